@@ -1,0 +1,40 @@
+/* options.h — the `scaling` command line: one getopt_long table that also prints --help, then validation.
+ * Host-only (no CUDA headers): CI tests parsing and every rejection. */
+#pragma once
+#include <stddef.h>
+#include <stdio.h>
+
+#define OPT_LIST_MAX 32
+
+typedef struct {
+    const char *strategy;               /* default "single" */
+    int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep, default {1} */
+    const char *model;                  /* lenet | resnet18, default resnet18 */
+    const char *dataset;                /* fashion-mnist | mnist | synthetic, default fashion-mnist */
+    const char *data_dir;               /* default data/<dataset> */
+    int batch[OPT_LIST_MAX]; int n_batch;       /* global batch on one GPU, default {256} */
+    double lr[OPT_LIST_MAX]; int n_lr;          /* lr on one GPU, default {0.1} */
+    int weak;                           /* 1: --scale weak (default), 0: strong */
+    int epochs;                         /* default 3 */
+    unsigned long long seeds[OPT_LIST_MAX]; int n_seeds;  /* default {1} */
+    double momentum;                    /* default 0 (plain SGD, as the PyTorch reference) */
+    double weight_decay;                /* default 0 */
+    const char *math;                   /* fp32 | tf32, default tf32 */
+    const char *init;                   /* normal | xavier; default: normal for resnet18, xavier for lenet */
+    const char *out;                    /* CSV path, default results/scaling.csv */
+} options_t;
+
+/* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */
+extern const char *const options_models[];
+extern const char *const options_datasets[];
+extern const char *const options_maths[];
+extern const char *const options_inits[];
+
+/* Fills defaults, then parses argv. Returns 0 on success, 1 if --help was printed to stdout,
+ * 2 on a parse error with a one-line message (naming the option and the bad value) in err. */
+int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
+/* Checks what parsing cannot: names against the valid lists (strategies given by the caller), GPU counts
+ * against n_devices, batch divisibility for strong scaling. 0 ok, 2 with a one-line message in err. */
+int options_validate(const options_t *o, const char *const *strategies, int n_devices, char *err, size_t errlen);
+/* Writes the --help text (generated from the option table) to f. */
+void options_usage(FILE *f, const char *prog);

@@ -1,0 +1,17 @@
+/* sweep.h — the cross product of the option lists, with weak or strong scaling of batch and learning rate.
+ * Host-only. */
+#pragma once
+#include "options.h"
+
+typedef struct {
+    int index;                  /* 0-based position in the sweep */
+    int gpus;
+    int global_batch;           /* weak: batch * gpus; strong: batch */
+    int per_gpu_batch;          /* global_batch / gpus */
+    double lr;                  /* weak: lr * gpus; strong: lr */
+    unsigned long long seed;
+} sweep_point_t;
+
+/* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed.
+ * Returns the count, or -1 with a message in err (e.g. a batch not divisible by a GPU count). */
+int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t errlen);

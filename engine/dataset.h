@@ -1,0 +1,31 @@
+/* dataset.h — the whole data set resident on one GPU as normalised floats, shuffled per epoch from a seeded
+ * RNG and gathered into batches on the GPU: no host round trip per step. */
+#pragma once
+#include <cuda_runtime.h>
+#include "idx.h"
+
+typedef struct {
+    int device;
+    int n_train, n_test, pixels;    /* pixels = rows*cols = 784 */
+    float *train_x, *test_x;        /* (n, 28, 28, 1) in [0, 1]: byte / 255, as the PyTorch reference */
+    int *train_y, *test_y;
+    int *perm;                      /* (n_train) this epoch's order, on the GPU */
+} dataset_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Uploads d to the current device (call after cudaSetDevice). */
+void dataset_upload(dataset_t *ds, const idx_dataset_t *d);
+/* Host Fisher-Yates permutation from (seed, epoch), uploaded once per epoch on `stream`.
+ * Every replica of a run draws the same permutation, so shards partition one global order. */
+void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
+/* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n. */
+void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);
+/* Test rows first .. first+n-1 (clamped to n_test; rows past the end are copies of the last row, counted out
+ * by the caller's n_valid). */
+void dataset_gather_test(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);
+void dataset_free(dataset_t *ds);
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,51 @@
+/* gpu.h — one GPU context: device, compute and communication streams, cuDNN/cuBLAS handles, math mode,
+ * the workspace arena and the cuDNN algorithm cache. No globals: every launcher gets one of these. */
+#pragma once
+#include <stddef.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <cublas_v2.h>
+
+typedef enum { MATH_FP32 = 0, MATH_TF32 = 1 } math_t;
+
+/* cudnnFind results, keyed by everything that defines a convolution's shape. */
+#define CONV_CACHE_MAX 64
+typedef struct {
+    int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math */
+    int fwd, bwd_data, bwd_filter;           /* cudnn*Algo_t values */
+    int fwd_math, bwd_data_math, bwd_filter_math;   /* cudnnMathType_t chosen with each */
+    size_t ws_fwd, ws_bwd_data, ws_bwd_filter;
+} conv_algo_t;
+
+typedef struct gpu {
+    int device;                 /* CUDA ordinal */
+    cudaStream_t stream;        /* compute: forward, backward, update */
+    cudaStream_t comm_stream;   /* communication, ordered against `stream` with events */
+    cudnnHandle_t cudnn;        /* bound to `stream` */
+    cublasHandle_t cublas;      /* bound to `stream` */
+    math_t math;
+    void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */
+    size_t workspace_bytes;
+    float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
+    int ones_len;
+    int n_conv_algos;
+    conv_algo_t conv_algos[CONV_CACHE_MAX];
+} gpu_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. */
+void gpu_init(gpu_t *g, int device, math_t math);
+void gpu_free(gpu_t *g);
+/* Grows the workspace arena to at least `bytes` (never shrinks); call outside any timed region. */
+void gpu_workspace_reserve(gpu_t *g, size_t bytes);
+/* Releases the arena and allocates exactly `bytes`: used after algorithm search to give back the search arena. */
+void gpu_workspace_set(gpu_t *g, size_t bytes);
+/* Ensures g->ones has at least n elements. */
+void gpu_ones_reserve(gpu_t *g, int n);
+/* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
+size_t gpu_mem_used(const gpu_t *g);
+#ifdef __cplusplus
+}
+#endif

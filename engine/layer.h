@@ -1,0 +1,82 @@
+/* layer.h — the layer interface. A layer kind is a table of functions (layer_ops_t) over a layer_t;
+ * layers hold views into the model's flat parameter/gradient buffers and own only descriptors and scratch. */
+#pragma once
+#include <stddef.h>
+#include "tensor.h"
+#include "gpu.h"
+#include "rng.h"
+
+typedef enum { INIT_NORMAL = 0, INIT_XAVIER = 1 } init_t;
+
+typedef struct layer layer_t;
+
+typedef struct {
+    const char *name;   /* "conv", "bn", "relu", "maxpool", "avgpool", "gap", "dense", "add", "flatten" */
+    /* Output shape from l->in_shape[] and the config; returns -1 (and writes why to err) on a bad config.
+     * Host-only: no CUDA calls. */
+    int (*out_shape)(const layer_t *l, shape_t *out, char *err, size_t errlen);
+    /* Trainable floats (weights then biases) and non-trainable state floats (BN running mean, var). */
+    size_t (*param_count)(const layer_t *l);
+    size_t (*state_count)(const layer_t *l);
+    /* Host-side initialisation of this layer's slices of host copies of params and state.
+     * NULL for layers without parameters or state. */
+    void (*init)(const layer_t *l, float *params, float *state, init_t init, rng_t *rng);
+    /* After every buffer is bound: create descriptors, run cudnnFind (caching per shape in g), allocate
+     * private scratch. Returns the workspace bytes the chosen algorithms need from g->workspace. */
+    size_t (*setup)(layer_t *l, gpu_t *g);
+    /* y = f(x). training selects batch statistics (BN) and keeps what backward needs. */
+    void (*forward)(layer_t *l, gpu_t *g, int training);
+    /* dx[i] = dx_beta[i]*dx[i] + df/dx[i] . dy  for each i with dx[i] != NULL;
+     * dw = dw_beta*dw + df/dw . dy  (dw_beta = 1 accumulates micro-batches). */
+    void (*backward)(layer_t *l, gpu_t *g, float dw_beta);
+    void (*destroy)(layer_t *l);
+} layer_ops_t;
+
+/* Per-kind configuration; unused fields stay 0. */
+typedef struct {
+    int k;          /* conv/pool window (square) */
+    int stride;
+    int pad;
+    int cout;       /* conv output channels; dense output features */
+    int bias;       /* conv: has a bias (dense always has one) */
+} layer_cfg_t;
+
+struct layer {
+    const layer_ops_t *ops;
+    layer_cfg_t cfg;
+    char label[32];             /* e.g. "s2.b0.conv1", for NVTX, errors and tests */
+
+    /* graph: indices into the model's tensor table */
+    int n_in;
+    int in[2];
+    int out;
+    shape_t in_shape[2];
+    shape_t out_shape;
+
+    /* bound device pointers (set by the model after allocation) */
+    const float *x[2];
+    float *dx[2];               /* NULL: this input needs no gradient (the data) */
+    float dx_beta[2];           /* 0 overwrite, 1 accumulate: a tensor read by several layers */
+    float *y;
+    const float *dy;
+
+    float *w, *dw;              /* view: params/grads + offset; biases follow weights */
+    size_t n_params;
+    size_t param_offset;        /* floats from the start of the flat buffer */
+    float *state;               /* view into the model's state buffer (BN running stats) */
+    size_t n_state;
+    size_t state_offset;
+
+    void *priv;                 /* kind-specific: descriptors, algorithm choice, saved statistics */
+};
+
+/* The kinds, one file each under engine/layers/. */
+extern const layer_ops_t layer_conv_ops;
+extern const layer_ops_t layer_bn_ops;
+extern const layer_ops_t layer_relu_ops;
+extern const layer_ops_t layer_maxpool_ops;
+extern const layer_ops_t layer_avgpool_ops;
+extern const layer_ops_t layer_gap_ops;
+extern const layer_ops_t layer_dense_ops;
+extern const layer_ops_t layer_add_ops;
+extern const layer_ops_t layer_flatten_ops;

@@ -1,0 +1,64 @@
+/* model.h — a model is a small DAG of layers over a table of NHWC tensors, with all parameters in one
+ * contiguous device buffer and all gradients in another (layers hold views), so an all-reduce is one call. */
+#pragma once
+#include <stddef.h>
+#include "layer.h"
+
+#define MODEL_MAX_LAYERS 96
+#define MODEL_MAX_TENSORS 97
+
+typedef struct {
+    shape_t shape;
+    float *val;         /* activation */
+    float *grad;        /* d loss / d activation; NULL for the input */
+    char label[32];
+} tensor_t;
+
+typedef struct model {
+    char name[16];                  /* "lenet", "resnet18" */
+    int batch;                      /* the N every tensor was built for */
+    int classes;
+    int n_layers;
+    layer_t layers[MODEL_MAX_LAYERS];
+    int n_tensors;
+    tensor_t tensors[MODEL_MAX_TENSORS];
+    int input;                      /* tensor index of the images (N, 28, 28, 1) */
+    int logits;                     /* tensor index of the logits (N, 1, 1, classes) */
+
+    size_t n_params, n_state;
+    float *params, *grads, *momentum;   /* flat device buffers, n_params floats each, layer order */
+    float *state;                       /* flat device buffer: BN running statistics */
+    int *labels;                        /* (N) device labels of the current batch */
+    double *acc;                        /* device: [loss sum, correct count] since the last reset */
+    size_t workspace_bytes;             /* the arena the chosen algorithms need */
+    void *act_block;                    /* one allocation for every activation and activation gradient */
+} model_t;
+
+/* ---- building (host only) ---- */
+void model_begin(model_t *m, const char *name, int batch, shape_t input, int classes);
+/* Appends a layer reading tensor(s) in0 (and in1 >= 0 for add); returns the output tensor index,
+ * or exits with a message on an invalid configuration. */
+int model_add(model_t *m, const layer_ops_t *ops, const char *label, int in0, int in1, layer_cfg_t cfg);
+/* Closes the graph: assigns parameter/state offsets and which gradients accumulate. */
+void model_end(model_t *m, int logits);
+
+/* ---- builders (engine/models/) ---- */
+void model_build_lenet(model_t *m, int batch);
+void model_build_resnet18(model_t *m, int batch);
+/* Builds by name; returns -1 for an unknown name. */
+int model_build(model_t *m, const char *name, int batch);
+
+/* ---- device ---- */
+/* Allocates buffers on g's device, binds views, runs each layer's setup (algorithm search),
+ * and sizes g's workspace arena. */
+void model_alloc(model_t *m, gpu_t *g);
+/* Host initialisation from seed, then one upload; running statistics start at mean 0, var 1. */
+void model_init_params(model_t *m, init_t init, unsigned long long seed);
+/* Forward through every layer; images must already be in tensors[input], labels in m->labels. */
+void model_forward(model_t *m, gpu_t *g, int training);
+/* Loss, gradient of the logits (scale = 1/global batch) and accumulation of loss/correct into m->acc;
+ * n_valid < batch marks padding rows (evaluation of a last partial chunk). */
+void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad);
+/* Backward through every layer in reverse; dw_beta = 1 accumulates into the existing gradients. */
+void model_backward(model_t *m, gpu_t *g, float dw_beta);
+void model_free(model_t *m);

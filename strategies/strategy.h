@@ -1,0 +1,51 @@
+/* strategy.h — a training strategy is a small struct of function pointers (after nccl-tests' testColl):
+ * it decides what runs on which GPU and what is exchanged; the engine does all arithmetic.
+ * Strategies are registered by name in strategies/registry.c and chosen at run time. */
+#pragma once
+#include "../engine/model.h"
+#include "../engine/dataset.h"
+
+/* What one run trains: filled by the harness from a sweep point. */
+typedef struct {
+    const char *model;          /* "lenet" | "resnet18" */
+    int n_gpus;
+    const int *devices;         /* CUDA ordinals, n_gpus of them */
+    int global_batch;           /* per optimizer step, over all GPUs */
+    double lr, momentum, weight_decay;
+    math_t math;
+    init_t init;
+    unsigned long long seed;
+    const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
+} run_cfg_t;
+
+/* What a strategy reports for one epoch (filled by epoch_end). Fields a strategy does not measure stay < 0. */
+typedef struct {
+    int steps;
+    double epoch_s;             /* from CUDA events around the epoch's steps */
+    double train_loss, train_acc;
+    double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
+    int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
+    double peak_mem_mb;
+} epoch_stats_t;
+
+typedef struct strategy {
+    const char *name;
+    const char *summary;        /* one line for --help */
+    /* Builds replicas/stages on cfg->devices; returns 0, or -1 with a message in err (e.g. out of memory). */
+    int (*setup)(void **state, const run_cfg_t *cfg, char *err, size_t errlen);
+    /* Starts an epoch: shuffle (same order on every GPU), reset accumulators, record the start event. */
+    void (*epoch_begin)(void *state, int epoch);
+    /* One optimizer step over global batch `step` of the epoch. No host synchronisation. */
+    void (*train_step)(void *state, int step);
+    /* Ends the epoch: record the stop event, synchronise once, read the accumulators. */
+    void (*epoch_end)(void *state, epoch_stats_t *out);
+    /* Test-set accuracy with running BN statistics. */
+    double (*evaluate)(void *state);
+    void (*teardown)(void *state);
+} strategy_t;
+
+/* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */
+extern const strategy_t *const strategy_table[];
+const strategy_t *strategy_find(const char *name);
+/* Names only, NULL-terminated (for validation and --help). */
+const char *const *strategy_names(void);

@@ -1,0 +1,20 @@
+/* test.h — a minimal test harness shared by host and GPU tests: EXPECT checks that count and continue,
+ * a closing "N passed, N failed" line, and the exit-77 skip that ctest reports as skipped. */
+#pragma once
+#include <stdio.h>
+#include <stdlib.h>
+#include <math.h>
+
+static int test_passed_ = 0, test_failed_ = 0;
+
+#define EXPECT(cond, ...) do { if (cond) test_passed_++; else { test_failed_++; \
+    fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); fprintf(stderr, __VA_ARGS__); \
+    fputc('\n', stderr); } } while (0)
+
+/* Prints the closing line that CI reads and returns the process exit status. */
+static inline int test_summary(void) {
+    printf("%d passed, %d failed\n", test_passed_, test_failed_);
+    return test_failed_ ? 1 : 0;
+}
+
+#define TEST_SKIP_CODE 77
