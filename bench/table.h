@@ -1,0 +1,13 @@
+/* table.h — the human-readable result table on stdout, in the manner of nccl-tests: a '#' header,
+ * one fixed-width line per epoch, a per-run summary over steady epochs. Host-only. */
+#pragma once
+#include <stdio.h>
+#include "results.h"
+
+/* '#'-prefixed header naming the columns. */
+void table_header(FILE *f);
+/* One fixed-width line for an epoch row. */
+void table_row(FILE *f, const results_row_t *row);
+/* Summary of a run over its steady epochs (phase "steady"): mean epoch seconds, min-max spread, images/s,
+ * final test accuracy. n may be 0 (no steady epoch: says so). */
+void table_summary(FILE *f, const results_row_t *rows, int n);
