@@ -1,1 +1,186 @@
-int main(void) { return 0; }
+/* scaling.c — the `scaling` command: options -> sweep -> one run per configuration through the chosen
+ * strategy -> one CSV row per epoch (flushed), a result table on stdout and progress with ETA on stderr. */
+#include "options.h"
+#include "sweep.h"
+#include "results.h"
+#include "table.h"
+#include "env.h"
+#include "../engine/idx.h"
+#include "../engine/nvtx.h"
+#include "../strategies/strategy.h"
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double wall_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void utc_stamp(char *buf, size_t len, const char *fmt) {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, fmt, &tm);
+}
+
+static void fmt_duration(char *buf, size_t len, double s) {
+    if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
+    else if (s < 60) snprintf(buf, len, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+static int fail(const char *msg) {
+    fprintf(stderr, "scaling: error: %s\n", msg);
+    return 2;
+}
+
+/* Runs one sweep point; writes one row per epoch. Returns 0, or 1 if the run could not be set up. */
+static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+                     results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done) {
+    int devices[OPT_LIST_MAX];
+    for (int i = 0; i < pt->gpus; i++) devices[i] = i;
+    run_cfg_t cfg = {
+        .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
+        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : MATH_TF32,
+        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
+        .seed = pt->seed, .data = data,
+    };
+    results_row_t row = {0};
+    char stamp[32];
+    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
+    snprintf(row.run_id, sizeof row.run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
+    row.strategy = st->name;
+    row.model = o->model;
+    row.dataset = o->dataset;
+    row.math = o->math;
+    row.init = o->init;
+    row.seed = pt->seed;
+    row.gpus = pt->gpus;
+    row.global_batch = pt->global_batch;
+    row.per_gpu_batch = pt->per_gpu_batch;
+    row.lr = pt->lr;
+    row.momentum = o->momentum;
+    row.weight_decay = o->weight_decay;
+    row.compute_ms = row.comm_ms = row.exposed_comm_ms = row.bytes_per_step = -1;
+    row.algbw_gbs = row.busbw_gbs = row.bubble = row.bubble_ideal = -1;
+    row.stages = row.micro_batches = -1;
+    row.env = env;
+
+    char err[512] = "";
+    void *state = NULL;
+    nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
+    int rc = st->setup(&state, &cfg, err, sizeof err);
+    nvtx_pop();
+    if (rc != 0) {
+        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
+                st->name, pt->gpus, pt->global_batch, err);
+        return 1;
+    }
+    results_row_t rows[256];
+    int n_rows = 0;
+    for (int e = 1; e <= o->epochs; e++) {
+        double w0 = wall_now();
+        epoch_stats_t s;
+        memset(&s, 0, sizeof s);
+        nvtx_push("epoch %d", e);
+        int steps = st->steps_per_epoch(state);
+        st->epoch_begin(state, e);
+        for (int i = 0; i < steps; i++) {
+            nvtx_push("step %d", i);
+            st->train_step(state, i);
+            nvtx_pop();
+        }
+        st->epoch_end(state, &s);
+        double acc = st->evaluate(state);
+        nvtx_pop();
+        row.epoch = e;
+        row.phase = e == 1 ? "warmup" : "steady";
+        row.steps = s.steps;
+        row.epoch_s = s.epoch_s;
+        row.step_ms = s.step_ms;
+        row.images_per_s = (double)s.steps * pt->global_batch / s.epoch_s;
+        row.train_loss = s.train_loss;
+        row.train_acc = s.train_acc;
+        row.test_acc = acc;
+        row.peak_mem_mb = s.peak_mem_mb;
+        row.status = isfinite(s.train_loss) ? "ok" : "diverged";
+        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+        if (results_write(res, &row, err, sizeof err) != 0) {
+            fprintf(stderr, "scaling: error: %s\n", err);
+            st->teardown(state);
+            exit(1);
+        }
+        table_row(stdout, &row);
+        fflush(stdout);
+        if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
+        /* ETA from the mean wall time per epoch so far (evaluation included), over all remaining epochs. */
+        double w = wall_now() - w0;
+        *wall_per_epoch = (*wall_per_epoch * *epochs_done + w) / (*epochs_done + 1);
+        (*epochs_done)++;
+        int left = (n_points - pt->index - 1) * o->epochs + (o->epochs - e);
+        char eta[32];
+        fmt_duration(eta, sizeof eta, left * *wall_per_epoch);
+        fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", pt->index + 1,
+                n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
+        if (!isfinite(s.train_loss)) break;   /* diverged: later epochs would only repeat NaN */
+    }
+    table_summary(stdout, rows, n_rows);
+    fflush(stdout);
+    st->teardown(state);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    options_t o;
+    char err[512] = "";
+    int rc = options_parse(&o, argc, argv, err, sizeof err);
+    if (rc == 1) return 0;
+    if (rc != 0) return fail(err);
+
+    /* Everything that needs no GPU is checked first, so a typo is reported as such even on a GPU-less box. */
+    if (options_validate(&o, strategy_names(), 1 << 30, err, sizeof err) != 0) return fail(err);
+    int n_dev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    if (ce != cudaSuccess || n_dev == 0) {
+        snprintf(err, sizeof err, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        return fail(err);
+    }
+    if (options_validate(&o, strategy_names(), n_dev, err, sizeof err) != 0) return fail(err);
+    const strategy_t *st = strategy_find(o.strategy);
+
+    sweep_point_t *pts = NULL;
+    int n_points = sweep_expand(&o, &pts, err, sizeof err);
+    if (n_points < 0) return fail(err);
+
+    idx_dataset_t data;
+    if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
+    else if (idx_load_dataset(o.data_dir, &data, err, sizeof err) != 0) return fail(err);
+
+    results_t res;
+    if (results_open(&res, o.out, err, sizeof err) != 0) return fail(err);
+    results_env_t env;
+    env_collect(&env, 0);
+    printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
+           st->name, o.model, o.dataset, o.math, o.init, n_points, o.epochs, o.out);
+    printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,
+           env.cudnn, env.nccl, env.host, env.git_commit);
+    table_header(stdout);
+    fflush(stdout);
+    double wall_per_epoch = 0;
+    int epochs_done = 0, failed = 0;
+    for (int i = 0; i < n_points; i++)
+        failed += run_point(&o, st, &pts[i], &data, &res, &env, n_points, &wall_per_epoch, &epochs_done);
+    results_close(&res);
+    idx_free(&data);
+    free(pts);
+    printf("# %d run(s), %d failed; rows in %s\n", n_points, failed, o.out);
+    return failed ? 1 : 0;
+}

@@ -10,6 +10,8 @@ typedef struct {
     float *train_x, *test_x;        /* (n, 28, 28, 1) in [0, 1]: byte / 255, as the PyTorch reference */
     int *train_y, *test_y;
     int *perm;                      /* (n_train) this epoch's order, on the GPU */
+    int *perm_host;                 /* (n_train) pinned source of the async perm upload */
+    cudaEvent_t perm_copied;        /* recorded after that upload: perm_host is reused only once it fires */
 } dataset_t;
 
 #ifdef __cplusplus
@@ -18,7 +20,8 @@ extern "C" {
 /* Uploads d to the current device (call after cudaSetDevice). */
 void dataset_upload(dataset_t *ds, const idx_dataset_t *d);
 /* Host Fisher-Yates permutation from (seed, epoch), uploaded once per epoch on `stream`.
- * Every replica of a run draws the same permutation, so shards partition one global order. */
+ * Every replica of a run draws the same permutation, so shards partition one global order.
+ * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity. */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
 /* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n. */
 void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);

@@ -44,6 +44,8 @@ void gpu_workspace_reserve(gpu_t *g, size_t bytes);
 void gpu_workspace_set(gpu_t *g, size_t bytes);
 /* Ensures g->ones has at least n elements. */
 void gpu_ones_reserve(gpu_t *g, int n);
+/* Fills p[0..n) with uniform values in [lo, hi) on g->stream (algorithm search must not time on zeros). */
+void gpu_fill_uniform(const gpu_t *g, float *p, size_t n, unsigned seed, float lo, float hi);
 /* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
 size_t gpu_mem_used(const gpu_t *g);
 #ifdef __cplusplus

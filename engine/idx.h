@@ -15,6 +15,10 @@ typedef struct {
     idx_split_t train, test;
 } idx_dataset_t;
 
+#ifdef __cplusplus
+extern "C" {   /* called from CUDA sources (dataset tests, strategies) */
+#endif
+
 /* Reads <dir>/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz], preferring .gz. Validates magic numbers
  * (0x00000803 images, 0x00000801 labels), dimensions (28x28), that image and label counts agree, that the
  * file holds exactly the bytes its header promises, and that labels are < 10. On failure returns -1 and
@@ -25,3 +29,6 @@ int idx_load_split(const char *images_path, const char *labels_path, idx_split_t
 /* Random images and labels for throughput-only runs (--dataset synthetic): 60000 train, 10000 test. */
 void idx_synthetic(idx_dataset_t *d, unsigned long long seed);
 void idx_free(idx_dataset_t *d);
+#ifdef __cplusplus
+}
+#endif

@@ -22,6 +22,7 @@ typedef struct {
 typedef struct {
     int steps;
     double epoch_s;             /* from CUDA events around the epoch's steps */
+    double step_ms;             /* median step, from per-step CUDA events */
     double train_loss, train_acc;
     double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
     int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
@@ -33,6 +34,8 @@ typedef struct strategy {
     const char *summary;        /* one line for --help */
     /* Builds replicas/stages on cfg->devices; returns 0, or -1 with a message in err (e.g. out of memory). */
     int (*setup)(void **state, const run_cfg_t *cfg, char *err, size_t errlen);
+    /* Optimizer steps in one epoch (the last partial global batch is dropped). */
+    int (*steps_per_epoch)(void *state);
     /* Starts an epoch: shuffle (same order on every GPU), reset accumulators, record the start event. */
     void (*epoch_begin)(void *state, int epoch);
     /* One optimizer step over global batch `step` of the epoch. No host synchronisation. */

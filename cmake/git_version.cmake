@@ -1,0 +1,14 @@
+# Writes git_version.h with `git describe --always --dirty` at every build, rewriting it only when it changes,
+# so rows name the commit that was actually built rather than the one at configure time.
+execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
+                OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR v STREQUAL "")
+  set(v "unknown")
+endif()
+set(content "#define GIT_VERSION \"${v}\"\n")
+if(EXISTS ${OUT})
+  file(READ ${OUT} old)
+endif()
+if(NOT "${old}" STREQUAL "${content}")
+  file(WRITE ${OUT} "${content}")
+endif()

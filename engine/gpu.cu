@@ -1,0 +1,97 @@
+/* gpu.cu — creation and teardown of a GPU context (streams, cuDNN/cuBLAS handles, workspace arena).
+ * Everything a launcher needs hangs off gpu_t, so several GPUs can be driven from one host thread. */
+#include "gpu.h"
+#include "check.h"
+#include <string.h>
+
+void gpu_init(gpu_t *g, int device, math_t math) {
+    memset(g, 0, sizeof *g);
+    g->device = device;
+    g->math = math;
+    CHECK_CUDA(cudaSetDevice(device));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&g->comm_stream, cudaStreamNonBlocking));
+    CHECK_CUDNN(cudnnCreate(&g->cudnn));
+    CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
+    CHECK_CUBLAS(cublasCreate(&g->cublas));
+    CHECK_CUBLAS(cublasSetStream(g->cublas, g->stream));
+    /* Strict fp32 must not silently become TF32: pedantic math also rules out the NVIDIA_TF32_OVERRIDE path. */
+    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+}
+
+void gpu_workspace_reserve(gpu_t *g, size_t bytes) {
+    if (bytes <= g->workspace_bytes) return;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));   /* the old arena may still be in use */
+    if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
+    CHECK_CUDA(cudaMalloc(&g->workspace, bytes));
+    g->workspace_bytes = bytes;
+}
+
+void gpu_workspace_set(gpu_t *g, size_t bytes) {
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
+    g->workspace = NULL;
+    g->workspace_bytes = 0;
+    if (bytes) {
+        CHECK_CUDA(cudaMalloc(&g->workspace, bytes));
+        g->workspace_bytes = bytes;
+    }
+}
+
+// --- kernels
+__global__ static void fill_kernel(float *p, int n, float v) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) p[i] = v;
+}
+
+/* Counter-based hash: fills any size without host data or RNG state. */
+__global__ static void fill_hash_kernel(float *p, size_t n, unsigned seed, float lo, float hi) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)i * 2654435761u ^ (unsigned)(i >> 32) ^ seed;
+        h ^= h >> 16; h *= 0x7feb352du; h ^= h >> 15; h *= 0x846ca68bu; h ^= h >> 16;
+        p[i] = lo + (hi - lo) * (float)(h >> 8) * (1.0f / 16777216.0f);
+    }
+}
+
+// --- launchers
+void gpu_fill_uniform(const gpu_t *g, float *p, size_t n, unsigned seed, float lo, float hi) {
+    if (!n) return;
+    size_t blocks = (n + 255) / 256;
+    if (blocks > 8192) blocks = 8192;
+    fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>(p, n, seed, lo, hi);
+    CHECK_LAUNCH();
+}
+
+void gpu_ones_reserve(gpu_t *g, int n) {
+    if (n <= g->ones_len) return;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    if (g->ones) CHECK_CUDA(cudaFree(g->ones));
+    CHECK_CUDA(cudaMalloc(&g->ones, (size_t)n * sizeof(float)));
+    fill_kernel<<<(n + 255) / 256, 256, 0, g->stream>>>(g->ones, n, 1.0f);
+    CHECK_LAUNCH();
+    g->ones_len = n;
+}
+
+size_t gpu_mem_used(const gpu_t *g) {
+    size_t free_b = 0, total_b = 0;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    return total_b - free_b;
+}
+
+void gpu_free(gpu_t *g) {
+    if (!g->stream) return;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    CHECK_CUDA(cudaStreamSynchronize(g->comm_stream));
+    if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
+    if (g->ones) CHECK_CUDA(cudaFree(g->ones));
+    CHECK_CUBLAS(cublasDestroy(g->cublas));
+    CHECK_CUDNN(cudnnDestroy(g->cudnn));
+    CHECK_CUDA(cudaStreamDestroy(g->stream));
+    CHECK_CUDA(cudaStreamDestroy(g->comm_stream));
+    memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,197 @@
+/* model.c — building a layer graph, giving it one flat parameter/gradient buffer, and running it.
+ * The model owns all memory; layers only see views, so strategies can reduce or split the flat buffers. */
+#include "model.h"
+#include "check.h"
+#include "nvtx.h"
+#include "layers/softmax_xent.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN_FLOATS 64   /* 256-byte alignment for every tensor and every layer's parameter slice */
+
+static size_t align_up(size_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
+
+static int add_tensor(model_t *m, shape_t s, const char *label) {
+    if (m->n_tensors >= MODEL_MAX_TENSORS) {
+        fprintf(stderr, "model %s: more than %d tensors\n", m->name, MODEL_MAX_TENSORS);
+        exit(1);
+    }
+    tensor_t *t = &m->tensors[m->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->shape = s;
+    snprintf(t->label, sizeof t->label, "%s", label);
+    return m->n_tensors++;
+}
+
+void model_begin(model_t *m, const char *name, int batch, shape_t input, int classes) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->batch = batch;
+    m->classes = classes;
+    input.n = batch;
+    m->input = add_tensor(m, input, "input");
+    m->logits = -1;
+}
+
+int model_add(model_t *m, const layer_ops_t *ops, const char *label, int in0, int in1, layer_cfg_t cfg) {
+    if (m->n_layers >= MODEL_MAX_LAYERS) {
+        fprintf(stderr, "model %s: more than %d layers\n", m->name, MODEL_MAX_LAYERS);
+        exit(1);
+    }
+    layer_t *l = &m->layers[m->n_layers];
+    memset(l, 0, sizeof *l);
+    l->ops = ops;
+    l->cfg = cfg;
+    snprintf(l->label, sizeof l->label, "%s", label);
+    l->n_in = in1 >= 0 ? 2 : 1;
+    l->in[0] = in0;
+    l->in[1] = in1;
+    for (int i = 0; i < l->n_in; i++) l->in_shape[i] = m->tensors[l->in[i]].shape;
+    char err[256] = "";
+    if (ops->out_shape(l, &l->out_shape, err, sizeof err) != 0) {
+        fprintf(stderr, "model %s: layer %s (%s): %s\n", m->name, label, ops->name, err);
+        exit(1);
+    }
+    l->out = add_tensor(m, l->out_shape, label);
+    l->n_params = ops->param_count(l);
+    l->n_state = ops->state_count(l);
+    m->n_layers++;
+    return l->out;
+}
+
+void model_end(model_t *m, int logits) {
+    m->logits = logits;
+    size_t p = 0, s = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        l->param_offset = p;
+        l->state_offset = s;
+        p += align_up(l->n_params);
+        s += align_up(l->n_state);
+    }
+    m->n_params = p;
+    m->n_state = s;
+    /* Backward runs in reverse: the last reader of a tensor writes its gradient first (overwrite), every
+     * earlier reader adds to it. This is what makes a residual branch's two gradients sum. */
+    char written[MODEL_MAX_TENSORS] = {0};
+    for (int i = m->n_layers - 1; i >= 0; i--) {
+        layer_t *l = &m->layers[i];
+        for (int k = 0; k < l->n_in; k++) {
+            l->dx_beta[k] = written[l->in[k]] ? 1.0f : 0.0f;
+            written[l->in[k]] = 1;
+        }
+    }
+}
+
+int model_build(model_t *m, const char *name, int batch) {
+    if (strcmp(name, "lenet") == 0) model_build_lenet(m, batch);
+    else if (strcmp(name, "resnet18") == 0) model_build_resnet18(m, batch);
+    else return -1;
+    return 0;
+}
+
+void model_alloc(model_t *m, gpu_t *g) {
+    CHECK_CUDA(cudaSetDevice(g->device));
+    size_t floats = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        size_t n = align_up(shape_numel(m->tensors[i].shape));
+        floats += (i == m->input) ? n : 2 * n;   /* the data needs no gradient */
+    }
+    CHECK_CUDA(cudaMalloc(&m->act_block, floats * sizeof(float)));
+    float *p = (float *)m->act_block;
+    for (int i = 0; i < m->n_tensors; i++) {
+        tensor_t *t = &m->tensors[i];
+        size_t n = align_up(shape_numel(t->shape));
+        t->val = p; p += n;
+        if (i != m->input) { t->grad = p; p += n; }
+    }
+    /* Algorithm search times real kernels: give it non-zero data, as training will. */
+    gpu_fill_uniform(g, (float *)m->act_block, floats, 12345u, -1.0f, 1.0f);
+
+    size_t pbytes = (m->n_params ? m->n_params : 1) * sizeof(float);
+    CHECK_CUDA(cudaMalloc((void **)&m->params, pbytes));
+    CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
+    CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
+    CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
+    CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
+    CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
+    gpu_fill_uniform(g, m->params, m->n_params, 777u, -0.05f, 0.05f);
+    gpu_fill_uniform(g, m->grads, m->n_params, 778u, -0.05f, 0.05f);
+    CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
+
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        for (int k = 0; k < l->n_in; k++) {
+            l->x[k] = m->tensors[l->in[k]].val;
+            l->dx[k] = m->tensors[l->in[k]].grad;
+        }
+        l->y = m->tensors[l->out].val;
+        l->dy = m->tensors[l->out].grad;
+        l->w = m->params + l->param_offset;
+        l->dw = m->grads + l->param_offset;
+        l->state = m->state + l->state_offset;
+    }
+    /* A generous search arena during cudnnFind, then exactly what the chosen algorithms need. */
+    gpu_workspace_reserve(g, (size_t)512 << 20);
+    size_t need = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        size_t w = l->ops->setup ? l->ops->setup(l, g) : 0;
+        if (w > need) need = w;
+    }
+    m->workspace_bytes = need;
+    gpu_workspace_set(g, need);
+    gpu_ones_reserve(g, m->batch);
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+}
+
+void model_init_params(model_t *m, init_t init, unsigned long long seed) {
+    float *hp = calloc(m->n_params ? m->n_params : 1, sizeof(float));
+    float *hs = calloc(m->n_state ? m->n_state : 1, sizeof(float));
+    if (!hp || !hs) { fprintf(stderr, "model_init_params: out of host memory\n"); exit(1); }
+    rng_t rng;
+    rng_seed(&rng, seed);
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        if (l->ops->init) l->ops->init(l, hp + l->param_offset, hs + l->state_offset, init, &rng);
+    }
+    CHECK_CUDA(cudaMemcpy(m->params, hp, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(m->state, hs, m->n_state * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemset(m->grads, 0, m->n_params * sizeof(float)));
+    CHECK_CUDA(cudaMemset(m->momentum, 0, m->n_params * sizeof(float)));
+    free(hp);
+    free(hs);
+}
+
+void model_forward(model_t *m, gpu_t *g, int training) {
+    nvtx_push("forward gpu%d", g->device);
+    for (int i = 0; i < m->n_layers; i++) m->layers[i].ops->forward(&m->layers[i], g, training);
+    nvtx_pop();
+}
+
+void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad) {
+    tensor_t *t = &m->tensors[m->logits];
+    softmax_xent(t->val, m->labels, want_grad ? t->grad : NULL, m->batch, n_valid, m->classes, scale, m->acc,
+                 g->stream);
+}
+
+void model_backward(model_t *m, gpu_t *g, float dw_beta) {
+    nvtx_push("backward gpu%d", g->device);
+    for (int i = m->n_layers - 1; i >= 0; i--) m->layers[i].ops->backward(&m->layers[i], g, dw_beta);
+    nvtx_pop();
+}
+
+void model_free(model_t *m) {
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->layers[i].ops->destroy) m->layers[i].ops->destroy(&m->layers[i]);
+    CHECK_CUDA(cudaFree(m->act_block));
+    CHECK_CUDA(cudaFree(m->params));
+    CHECK_CUDA(cudaFree(m->grads));
+    CHECK_CUDA(cudaFree(m->momentum));
+    CHECK_CUDA(cudaFree(m->state));
+    CHECK_CUDA(cudaFree(m->labels));
+    CHECK_CUDA(cudaFree(m->acc));
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,47 @@
+/* resnet18.c — the d2l ResNet-18 for 1x28x28 inputs: 3x3 stem (stride 1, no max-pool), four stages of two
+ * residual blocks (64/128/256/512, 1x1 stride-2 projection on each down-sampling block), global average pool, dense 10. */
+#include "../model.h"
+#include <stdio.h>
+
+static int conv(model_t *m, const char *label, int in, int cout, int k, int stride, int pad) {
+    /* Biases kept although BN follows, to match the reference's nn.Conv2d default (bias=True). */
+    return model_add(m, &layer_conv_ops, label, in, -1,
+                     (layer_cfg_t){.k = k, .stride = stride, .pad = pad, .cout = cout, .bias = 1});
+}
+
+static int bn(model_t *m, const char *label, int in) {
+    return model_add(m, &layer_bn_ops, label, in, -1, (layer_cfg_t){0});
+}
+
+static int relu(model_t *m, const char *label, int in) {
+    return model_add(m, &layer_relu_ops, label, in, -1, (layer_cfg_t){0});
+}
+
+/* relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)), shortcut = 1x1 conv when the shape changes. */
+static int residual(model_t *m, int x, int stage, int blk, int cout, int stride, int project) {
+    char l[32];
+#define LBL(s) (snprintf(l, sizeof l, "s%d.b%d.%s", stage, blk, s), l)
+    int y = conv(m, LBL("conv1"), x, cout, 3, stride, 1);
+    y = relu(m, LBL("relu1"), bn(m, LBL("bn1"), y));
+    y = bn(m, LBL("bn2"), conv(m, LBL("conv2"), y, cout, 3, 1, 1));
+    int sc = project ? conv(m, LBL("proj"), x, cout, 1, stride, 0) : x;
+    y = model_add(m, &layer_add_ops, LBL("add"), y, sc, (layer_cfg_t){0});
+    y = relu(m, LBL("relu2"), y);
+#undef LBL
+    return y;
+}
+
+void model_build_resnet18(model_t *m, int batch) {
+    model_begin(m, "resnet18", batch, (shape_t){batch, 28, 28, 1}, 10);
+    int t = conv(m, "stem.conv", m->input, 64, 3, 1, 1);
+    t = relu(m, "stem.relu", bn(m, "stem.bn", t));
+    static const int channels[4] = {64, 128, 256, 512};
+    for (int s = 0; s < 4; s++) {
+        int down = s > 0;   /* stage 1 keeps 64 channels at 28x28, as in d2l */
+        t = residual(m, t, s + 1, 0, channels[s], down ? 2 : 1, down);
+        t = residual(m, t, s + 1, 1, channels[s], 1, 0);
+    }
+    t = model_add(m, &layer_gap_ops, "gap", t, -1, (layer_cfg_t){0});
+    t = model_add(m, &layer_dense_ops, "fc", t, -1, (layer_cfg_t){.cout = 10});
+    model_end(m, t);
+}

@@ -1,0 +1,128 @@
+/* replica.c — a model replica on one GPU: data gather, forward, loss, backward, SGD, evaluation and timing.
+ * Loss and accuracy stay on the GPU until epoch end, so the only host synchronisation is once per epoch. */
+#include "replica.h"
+#include "check.h"
+#include "nvtx.h"
+#include "sgd.h"
+#include <stdlib.h>
+#include <string.h>
+
+int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
+                 init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
+                 const idx_dataset_t *data, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    CHECK_CUDA(cudaSetDevice(device));
+    CHECK_CUDA(cudaFree(0));   /* create the context first so the baseline includes it */
+    size_t free_b, total_b;
+    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    r->mem_base = total_b - free_b;
+    r->shard_batch = shard_batch;
+    r->global_batch = global_batch;
+    r->steps_per_epoch = data->train.n / global_batch;
+    if (r->steps_per_epoch < 1) {
+        snprintf(err, errlen, "global batch %d is larger than the %d training images", global_batch, data->train.n);
+        return -1;
+    }
+    r->lr = lr;
+    r->momentum = momentum;
+    r->weight_decay = weight_decay;
+    r->seed = seed;
+    gpu_init(&r->gpu, device, math);
+    if (model_build(&r->model, model, shard_batch) != 0) {
+        snprintf(err, errlen, "unknown model \"%s\"", model);
+        return -1;
+    }
+    dataset_upload(&r->data, data);
+    model_alloc(&r->model, &r->gpu);
+    model_init_params(&r->model, init, seed);
+    r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
+    if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
+    for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    return 0;
+}
+
+void replica_epoch_begin(replica_t *r, int epoch) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaEventRecord(r->step_events[0], r->gpu.stream));
+    dataset_shuffle(&r->data, r->seed, epoch, r->gpu.stream);
+    CHECK_CUDA(cudaMemsetAsync(r->model.acc, 0, 2 * sizeof(double), r->gpu.stream));
+}
+
+void replica_compute(replica_t *r, int step, int shard) {
+    model_t *m = &r->model;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    int first = step * r->global_batch + shard * r->shard_batch;
+    dataset_gather_train(&r->data, first, r->shard_batch, m->tensors[m->input].val, m->labels, r->gpu.stream);
+    model_forward(m, &r->gpu, 1);
+    model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
+    model_backward(m, &r->gpu, 0.0f);
+}
+
+void replica_update(replica_t *r, int step) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    nvtx_push("optimizer gpu%d", r->gpu.device);
+    sgd_step(r->model.params, r->model.grads, r->model.momentum, r->model.n_params, r->lr, r->momentum,
+             r->weight_decay, r->gpu.stream);
+    nvtx_pop();
+    CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaEventSynchronize(r->step_events[steps]));
+    float ms = 0.0f;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, r->step_events[0], r->step_events[steps]));
+    *epoch_s = ms / 1000.0;
+    float *d = malloc((size_t)steps * sizeof(float));
+    if (!d) { fprintf(stderr, "replica_epoch_end: out of host memory\n"); exit(1); }
+    for (int i = 0; i < steps; i++) CHECK_CUDA(cudaEventElapsedTime(&d[i], r->step_events[i], r->step_events[i + 1]));
+    qsort(d, (size_t)steps, sizeof(float), cmp_float);
+    *median_step_ms = steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
+    free(d);
+    double h[2];
+    CHECK_CUDA(cudaMemcpy(h, r->model.acc, sizeof h, cudaMemcpyDeviceToHost));
+    double images = (double)steps * r->shard_batch;
+    *loss = h[0] / images;
+    *acc = h[1] / images;
+}
+
+double replica_evaluate(replica_t *r) {
+    model_t *m = &r->model;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    nvtx_push("evaluate gpu%d", r->gpu.device);
+    CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), r->gpu.stream));
+    int n = r->data.n_test;
+    for (int first = 0; first < n; first += m->batch) {
+        int valid = n - first < m->batch ? n - first : m->batch;
+        dataset_gather_test(&r->data, first, m->batch, m->tensors[m->input].val, m->labels, r->gpu.stream);
+        model_forward(m, &r->gpu, 0);
+        model_loss(m, &r->gpu, valid, 1.0f, 0);
+    }
+    double h[2];
+    CHECK_CUDA(cudaMemcpyAsync(h, m->acc, sizeof h, cudaMemcpyDeviceToHost, r->gpu.stream));
+    CHECK_CUDA(cudaStreamSynchronize(r->gpu.stream));
+    nvtx_pop();
+    return h[1] / n;
+}
+
+double replica_mem_mb(const replica_t *r) {
+    return (double)(gpu_mem_used(&r->gpu) - r->mem_base) / (1024.0 * 1024.0);
+}
+
+void replica_free(replica_t *r) {
+    if (!r->gpu.stream) return;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (int i = 0; r->step_events && i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventDestroy(r->step_events[i]));
+    free(r->step_events);
+    model_free(&r->model);
+    dataset_free(&r->data);
+    gpu_free(&r->gpu);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,40 @@
+/* replica.h — one GPU's full copy of a model with its data set, events and optimizer settings: the unit that
+ * the single-GPU and data-parallel strategies drive. A step is a fixed sequence of launches on known streams. */
+#pragma once
+#include "gpu.h"
+#include "model.h"
+#include "dataset.h"
+
+typedef struct {
+    gpu_t gpu;
+    model_t model;
+    dataset_t data;
+    int shard_batch;            /* images this replica processes per step */
+    int global_batch;           /* images per optimizer step over all replicas */
+    int steps_per_epoch;        /* n_train / global_batch: the last partial batch is dropped, as the reference */
+    float lr, momentum, weight_decay;
+    unsigned long long seed;
+    cudaEvent_t *step_events;   /* steps_per_epoch + 1 timing events on the compute stream */
+    size_t mem_base;            /* device memory in use before this replica allocated anything */
+} replica_t;
+
+/* Builds the model for shard_batch images on `device`, uploads the data set, searches algorithms and
+ * initialises parameters from seed (identical on every replica). Returns 0, or -1 with a reason in err. */
+int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
+                 init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
+                 const idx_dataset_t *data, char *err, size_t errlen);
+/* Shuffles (same order on every replica), zeroes the loss/accuracy accumulators, records the start event. */
+void replica_epoch_begin(replica_t *r, int epoch);
+/* Gathers this replica's shard of global batch `step` (shard `shard` of the global batch), forward, loss with
+ * scale 1/global_batch, backward into the flat gradient buffer (overwriting it). No host synchronisation. */
+void replica_compute(replica_t *r, int step, int shard);
+/* SGD over the flat buffer, then records the step's timing event. */
+void replica_update(replica_t *r, int step);
+/* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy
+ * over the images this replica trained on. */
+void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc);
+/* Test accuracy with running BN statistics, in chunks of shard_batch; padding rows are not counted. */
+double replica_evaluate(replica_t *r);
+/* Device memory in use now minus what was in use before the replica existed, in MiB. */
+double replica_mem_mb(const replica_t *r);
+void replica_free(replica_t *r);

@@ -1,0 +1,25 @@
+/* registry.c — the one table of strategies, chosen at run time by --strategy NAME.
+ * Adding a strategy is one file and one line here. */
+#include "strategy.h"
+#include <string.h>
+
+extern const strategy_t strategy_single;
+
+const strategy_t *const strategy_table[] = {
+    &strategy_single,
+    NULL,
+};
+
+const strategy_t *strategy_find(const char *name) {
+    for (int i = 0; strategy_table[i]; i++)
+        if (strcmp(strategy_table[i]->name, name) == 0) return strategy_table[i];
+    return NULL;
+}
+
+const char *const *strategy_names(void) {
+    /* Built once from the table; the table is constant, so this is a cache, not state. */
+    static const char *names[sizeof strategy_table / sizeof strategy_table[0]];
+    if (!names[0])
+        for (int i = 0; strategy_table[i]; i++) names[i] = strategy_table[i]->name;
+    return names;
+}

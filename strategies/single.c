@@ -1,0 +1,59 @@
+/* single.c — the one-GPU strategy: one replica, no communication. It is the reference every other strategy
+ * is checked against, and the T1 of every speedup. */
+#include "strategy.h"
+#include "../engine/replica.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    if (cfg->n_gpus != 1) {
+        snprintf(err, errlen, "strategy single runs on exactly 1 GPU (asked for %d)", cfg->n_gpus);
+        return -1;
+    }
+    replica_t *r = calloc(1, sizeof *r);
+    if (!r) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (replica_init(r, cfg->devices[0], cfg->model, cfg->global_batch, cfg->global_batch, cfg->math, cfg->init,
+                     cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay, cfg->data, err,
+                     errlen) != 0) {
+        replica_free(r);
+        free(r);
+        return -1;
+    }
+    *state = r;
+    return 0;
+}
+
+static int single_steps(void *state) { return ((replica_t *)state)->steps_per_epoch; }
+
+static void single_epoch_begin(void *state, int epoch) { replica_epoch_begin(state, epoch); }
+
+static void single_train_step(void *state, int step) {
+    replica_compute(state, step, 0);
+    replica_update(state, step);
+}
+
+static void single_epoch_end(void *state, epoch_stats_t *out) {
+    replica_t *r = state;
+    out->steps = r->steps_per_epoch;
+    replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
+    out->peak_mem_mb = replica_mem_mb(r);
+}
+
+static double single_evaluate(void *state) { return replica_evaluate(state); }
+
+static void single_teardown(void *state) {
+    replica_free(state);
+    free(state);
+}
+
+const strategy_t strategy_single = {
+    .name = "single",
+    .summary = "one GPU, no communication (the reference)",
+    .setup = single_setup,
+    .steps_per_epoch = single_steps,
+    .epoch_begin = single_epoch_begin,
+    .train_step = single_train_step,
+    .epoch_end = single_epoch_end,
+    .evaluate = single_evaluate,
+    .teardown = single_teardown,
+};
