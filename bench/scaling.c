@@ -145,8 +145,16 @@ int main(int argc, char **argv) {
     if (rc == 1) return 0;
     if (rc != 0) return fail(err);
 
-    /* Everything that needs no GPU is checked first, so a typo is reported as such even on a GPU-less box. */
+    /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
+     * machine without one; nothing is written before every check has passed. */
     if (options_validate(&o, strategy_names(), 1 << 30, err, sizeof err) != 0) return fail(err);
+    const strategy_t *st = strategy_find(o.strategy);
+    sweep_point_t *pts = NULL;
+    int n_points = sweep_expand(&o, &pts, err, sizeof err);
+    if (n_points < 0) return fail(err);
+    idx_dataset_t data;
+    if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
+    else if (idx_load_dataset(o.data_dir, &data, err, sizeof err) != 0) return fail(err);
     int n_dev = 0;
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
     if (ce != cudaSuccess || n_dev == 0) {
@@ -154,15 +162,6 @@ int main(int argc, char **argv) {
         return fail(err);
     }
     if (options_validate(&o, strategy_names(), n_dev, err, sizeof err) != 0) return fail(err);
-    const strategy_t *st = strategy_find(o.strategy);
-
-    sweep_point_t *pts = NULL;
-    int n_points = sweep_expand(&o, &pts, err, sizeof err);
-    if (n_points < 0) return fail(err);
-
-    idx_dataset_t data;
-    if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
-    else if (idx_load_dataset(o.data_dir, &data, err, sizeof err) != 0) return fail(err);
 
     results_t res;
     if (results_open(&res, o.out, err, sizeof err) != 0) return fail(err);

@@ -1,1 +1,82 @@
-/* placeholder */
+/* table.c — the human-readable result table on stdout, after nccl-tests: '#' comment lines that any plot
+ * or grep skips, fixed-width epoch lines, and a per-run summary over the steady epochs. */
+#include "table.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Column widths shared by the header and the rows, so they cannot drift apart. */
+#define W_GPUS   6
+#define W_GBATCH 7
+#define W_LR     9
+#define W_EPOCH  6
+#define W_PHASE  7
+#define W_EPOCHS 9
+#define W_IMGS   9
+#define W_LOSS   8
+#define W_TACC   10
+#define W_TEST   9
+#define W_STATUS 9
+
+void table_header(FILE *f) {
+    fprintf(f, "#%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s\n", W_GPUS - 1, "gpus", W_GBATCH, "gbatch", W_LR, "lr",
+            W_EPOCH, "epoch", W_PHASE, "phase", W_EPOCHS, "epoch_s", W_IMGS, "img/s", W_LOSS, "loss",
+            W_TACC, "train_acc", W_TEST, "test_acc", W_STATUS, "status");
+}
+
+/* Not-applicable numbers (negative) print as '-', like nccl-tests' "N/A", keeping the columns aligned. */
+static void put_num(FILE *f, int width, int prec, double x) {
+    if (x < 0) fprintf(f, "%*s", width, "-");
+    else fprintf(f, "%*.*f", width, prec, x);
+}
+
+void table_row(FILE *f, const results_row_t *r) {
+    fprintf(f, "%*d%*d%*.4g%*d%*s", W_GPUS, r->gpus, W_GBATCH, r->global_batch, W_LR, r->lr, W_EPOCH, r->epoch,
+            W_PHASE, r->phase ? r->phase : "-");
+    put_num(f, W_EPOCHS, 3, r->epoch_s);
+    put_num(f, W_IMGS, 0, r->images_per_s);
+    put_num(f, W_LOSS, 4, r->train_loss);
+    put_num(f, W_TACC, 4, r->train_acc);
+    put_num(f, W_TEST, 4, r->test_acc);
+    fprintf(f, "%*s\n", W_STATUS, r->status ? r->status : "-");
+}
+
+static int is_steady(const results_row_t *r) {
+    return r->phase && strcmp(r->phase, "steady") == 0 && r->epoch_s >= 0 && isfinite(r->epoch_s);
+}
+
+void table_summary(FILE *f, const results_row_t *rows, int n) {
+    int steady = 0;
+    double sum = 0, lo = INFINITY, hi = -INFINITY, imgs = 0;
+    int n_imgs = 0;
+    double test_acc = -1;
+    const char *status = NULL;
+    for (int i = 0; i < n; i++) {
+        const results_row_t *r = &rows[i];
+        if (r->test_acc >= 0) test_acc = r->test_acc;
+        if (r->status) status = r->status;
+        if (!is_steady(r)) continue;
+        steady++;
+        sum += r->epoch_s;
+        if (r->epoch_s < lo) lo = r->epoch_s;
+        if (r->epoch_s > hi) hi = r->epoch_s;
+        if (r->images_per_s >= 0) { imgs += r->images_per_s; n_imgs++; }
+    }
+    const results_row_t *first = n > 0 ? &rows[0] : NULL;
+    if (first)
+        fprintf(f, "# summary gpus %d gbatch %d lr %.4g:", first->gpus, first->global_batch, first->lr);
+    else
+        fprintf(f, "# summary:");
+    if (!steady) {
+        /* Epoch 1 pays for algorithm search and first touch, so it is never averaged in. */
+        fprintf(f, " no steady epoch (epoch 1 is warmup; use --epochs 2 or more to time)");
+    } else {
+        double mean = sum / steady;
+        fprintf(f, " epoch_s mean %.3f min-max %.3f-%.3f (spread %.1f%%) over %d steady epoch%s", mean, lo, hi,
+                mean > 0 ? 100.0 * (hi - lo) / mean : 0.0, steady, steady == 1 ? "" : "s");
+        if (n_imgs) fprintf(f, ", img/s %.0f", imgs / n_imgs);
+    }
+    if (test_acc >= 0) fprintf(f, ", test_acc %.4f", test_acc);
+    if (status) fprintf(f, ", status %s", status);
+    fputc('\n', f);
+}

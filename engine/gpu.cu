@@ -15,8 +15,9 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
     CHECK_CUBLAS(cublasCreate(&g->cublas));
     CHECK_CUBLAS(cublasSetStream(g->cublas, g->stream));
-    /* Strict fp32 must not silently become TF32: pedantic math also rules out the NVIDIA_TF32_OVERRIDE path. */
-    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+    /* GEMMs stay fp32 in both modes: tf32 means PyTorch's default (TF32 convolutions, strict fp32 matmuls), so
+     * the two engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. */
+    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_TF32 ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH));
 }
 
 void gpu_workspace_reserve(gpu_t *g, size_t bytes) {

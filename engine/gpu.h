@@ -6,6 +6,8 @@
 #include <cudnn.h>
 #include <cublas_v2.h>
 
+/* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
+ * (PyTorch's defaults, so the comparison with it is at the same math). */
 typedef enum { MATH_FP32 = 0, MATH_TF32 = 1 } math_t;
 
 /* cudnnFind results, keyed by everything that defines a convolution's shape. */

@@ -1,0 +1,169 @@
+/* dataset.cu — the data set resident on one GPU: bytes uploaded once and normalised there, a per-epoch
+ * permutation drawn on the host from (seed, epoch), and gather kernels that build each batch on the GPU. */
+#include "dataset.h"
+#include "check.h"
+#include "rng.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DS_THREADS 256
+#define DS_MAX_BLOCKS (1 << 20)   /* grid-stride beyond this; far more than any batch needs */
+
+static unsigned grid_for(size_t n) {
+    size_t b = (n + DS_THREADS - 1) / DS_THREADS;
+    return (unsigned)(b < DS_MAX_BLOCKS ? b : DS_MAX_BLOCKS);
+}
+
+/* byte / 255 in float, a true division: it matches PyTorch's ToTensor and the host reference bit for bit,
+ * where multiplying by 1/255 would not. */
+__global__ static void bytes_to_unit_kernel(const uint8_t *__restrict__ in, float *__restrict__ out, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = (float)in[i] / 255.0f;
+}
+
+__global__ static void bytes_to_int_kernel(const uint8_t *__restrict__ in, int *__restrict__ out, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = in[i];
+}
+
+/* One thread per element T of the output (T = float4 where rows allow: 784 floats = 196 float4). Source row
+ * of output row i: perm[first + i] when perm is given (train), else first + i clamped to [0, last] (test).
+ * The thread holding a row's first element also copies its label, saving a second launch per batch. */
+template <typename T>
+__global__ static void gather_kernel(const T *__restrict__ src, const int *__restrict__ src_y,
+                                     const int *__restrict__ perm, int first, int n, int last, int row_elems,
+                                     T *__restrict__ x, int *__restrict__ y) {
+    size_t total = (size_t)n * row_elems;
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
+        int i = (int)(t / row_elems), c = (int)(t % row_elems);
+        int r = first + i;
+        r = perm ? perm[r] : min(r, last);
+        x[t] = src[(size_t)r * row_elems + c];
+        if (y && c == 0) y[i] = src_y[r];
+    }
+}
+
+static void launch_gather(const float *src, const int *src_y, const int *perm, int first, int n, int last,
+                          int pixels, float *x, int *y, cudaStream_t stream) {
+    if (n <= 0) return;   /* a zero-block grid is a launch error */
+    /* float4 needs 16-byte alignment at both ends; a caller's x offset by a partial row falls back. */
+    if (pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % 16 == 0) {
+        int row_vec = pixels / 4;
+        gather_kernel<float4><<<grid_for((size_t)n * row_vec), DS_THREADS, 0, stream>>>(
+            (const float4 *)src, src_y, perm, first, n, last, row_vec, (float4 *)x, y);
+    } else {
+        gather_kernel<float><<<grid_for((size_t)n * pixels), DS_THREADS, 0, stream>>>(
+            src, src_y, perm, first, n, last, pixels, x, y);
+    }
+    CHECK_LAUNCH();
+}
+
+/* Copies one split's bytes through `staging` and converts them in place on the GPU, so the host never
+ * holds the 188 MB float copy of the training images. */
+static void upload_split(const idx_split_t *s, int pixels, uint8_t *staging, float **x, int **y, cudaStream_t stream) {
+    size_t img = (size_t)s->n * pixels, lab = (size_t)s->n;
+    CHECK_CUDA(cudaMalloc((void **)x, img * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)y, lab * sizeof(int)));
+    CHECK_CUDA(cudaMemcpyAsync(staging, s->images, img, cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaMemcpyAsync(staging + img, s->labels, lab, cudaMemcpyHostToDevice, stream));
+    bytes_to_unit_kernel<<<grid_for(img), DS_THREADS, 0, stream>>>(staging, *x, img);
+    CHECK_LAUNCH();
+    bytes_to_int_kernel<<<grid_for(lab), DS_THREADS, 0, stream>>>(staging + img, *y, lab);
+    CHECK_LAUNCH();
+    /* staging is reused by the next split, and the host bytes may be freed once upload returns. */
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+}
+
+void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
+    memset(ds, 0, sizeof *ds);
+    int pixels = d->train.rows * d->train.cols;
+    if (d->train.n <= 0 || d->test.n <= 0 || pixels <= 0 || d->test.rows * d->test.cols != pixels) {
+        char why[128];
+        snprintf(why, sizeof why, "bad splits: %d train, %d test, %dx%d vs %dx%d", d->train.n, d->test.n,
+                 d->train.rows, d->train.cols, d->test.rows, d->test.cols);
+        check_fail(__FILE__, __LINE__, "dataset_upload", why);
+    }
+    CHECK_CUDA(cudaGetDevice(&ds->device));
+    ds->n_train = d->train.n;
+    ds->n_test = d->test.n;
+    ds->pixels = pixels;
+
+    /* A private non-blocking stream: the upload neither waits on nor serialises the legacy default stream. */
+    cudaStream_t stream;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    size_t staging_bytes = (size_t)ds->n_train * (pixels + 1);
+    if ((size_t)ds->n_test * (pixels + 1) > staging_bytes) staging_bytes = (size_t)ds->n_test * (pixels + 1);
+    uint8_t *staging;
+    CHECK_CUDA(cudaMalloc((void **)&staging, staging_bytes));
+    upload_split(&d->train, pixels, staging, &ds->train_x, &ds->train_y, stream);
+    upload_split(&d->test, pixels, staging, &ds->test_x, &ds->test_y, stream);
+    CHECK_CUDA(cudaFree(staging));
+
+    /* Identity order until the first shuffle, so a gather before it reads valid rows. */
+    CHECK_CUDA(cudaMalloc((void **)&ds->perm, (size_t)ds->n_train * sizeof(int)));
+    CHECK_CUDA(cudaMallocHost((void **)&ds->perm_host, (size_t)ds->n_train * sizeof(int)));
+    for (int i = 0; i < ds->n_train; i++) ds->perm_host[i] = i;
+    CHECK_CUDA(cudaMemcpyAsync(ds->perm, ds->perm_host, (size_t)ds->n_train * sizeof(int), cudaMemcpyHostToDevice,
+                               stream));
+    CHECK_CUDA(cudaEventCreateWithFlags(&ds->perm_copied, cudaEventDisableTiming));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamDestroy(stream));
+}
+
+/* Seed formula: rng_seed(seed * 1000003 + epoch). The prime multiplier keeps (seed, epoch) and (seed, epoch+1)
+ * on unrelated splitmix64 streams and distinct for every epoch below a million; every replica computes the
+ * same value, so no broadcast of the order is needed. */
+void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream) {
+    /* perm_host is the source of the previous epoch's async copy, which may still be queued behind a
+     * whole epoch of work on `stream`: wait for that copy, not for the stream. */
+    CHECK_CUDA(cudaEventSynchronize(ds->perm_copied));
+    rng_t r;
+    rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
+    rng_permutation(&r, ds->perm_host, ds->n_train);
+    /* Ordered after earlier gathers on `stream` that still read the old perm; gathers on other streams
+     * must be ordered against `stream` by the caller. */
+    CHECK_CUDA(cudaMemcpyAsync(ds->perm, ds->perm_host, (size_t)ds->n_train * sizeof(int), cudaMemcpyHostToDevice,
+                               stream));
+    CHECK_CUDA(cudaEventRecord(ds->perm_copied, stream));
+}
+
+/* A bad range is a caller bug (a wrong shard or batch offset), and reading past perm would be silent. */
+void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream) {
+    if (first < 0 || n < 0 || first > ds->n_train - n) {
+        char why[128];
+        snprintf(why, sizeof why, "rows %d..%d outside 0..%d", first, first + n - 1, ds->n_train - 1);
+        check_fail(__FILE__, __LINE__, "dataset_gather_train", why);
+    }
+    launch_gather(ds->train_x, ds->train_y, ds->perm, first, n, ds->n_train - 1, ds->pixels, x, y, stream);
+}
+
+/* Rows at or past n_test repeat row n_test-1, so the last partial batch keeps its full shape; the caller
+ * counts only its n_valid rows. y may be NULL where only images are wanted. */
+void dataset_gather_test(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream) {
+    if (first < 0 || n < 0) {
+        char why[128];
+        snprintf(why, sizeof why, "first %d, n %d", first, n);
+        check_fail(__FILE__, __LINE__, "dataset_gather_test", why);
+    }
+    launch_gather(ds->test_x, ds->test_y, NULL, first, n, ds->n_test - 1, ds->pixels, x, y, stream);
+}
+
+void dataset_free(dataset_t *ds) {
+    if (!ds->train_x && !ds->perm_copied) { memset(ds, 0, sizeof *ds); return; }   /* never uploaded, or freed */
+    int prev = 0;
+    CHECK_CUDA(cudaGetDevice(&prev));
+    CHECK_CUDA(cudaSetDevice(ds->device));   /* events and pinned memory belong to the upload's device */
+    if (ds->perm_copied) {
+        CHECK_CUDA(cudaEventSynchronize(ds->perm_copied));   /* perm_host may still be a copy's source */
+        CHECK_CUDA(cudaEventDestroy(ds->perm_copied));
+    }
+    CHECK_CUDA(cudaFreeHost(ds->perm_host));
+    CHECK_CUDA(cudaFree(ds->perm));
+    CHECK_CUDA(cudaFree(ds->train_x));
+    CHECK_CUDA(cudaFree(ds->train_y));
+    CHECK_CUDA(cudaFree(ds->test_x));
+    CHECK_CUDA(cudaFree(ds->test_y));
+    CHECK_CUDA(cudaSetDevice(prev));
+    memset(ds, 0, sizeof *ds);
+}

