@@ -22,7 +22,7 @@ static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "
 enum {
     OPT_HELP = 'h',
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
-    OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT,
+    OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +41,7 @@ static const struct option long_opts[] = {
     {"math",         required_argument, NULL, OPT_MATH},
     {"init",         required_argument, NULL, OPT_INIT},
     {"out",          required_argument, NULL, OPT_OUT},
+    {"steps",        required_argument, NULL, OPT_STEPS},
     {"help",         no_argument,       NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -67,11 +68,12 @@ static const opt_help_t opt_help[] = {
     {"LIST", "comma-separated unsigned RNG seeds (init and data order)", NULL, "1"},
     {"X",    "SGD momentum (0: plain SGD)", NULL, "0"},
     {"X",    "L2 weight decay", NULL, "0"},
-    {"MODE", "tf32: TF32 tensor cores in cuDNN convolutions and cuBLAS GEMMs;\n"
-             "fp32: strict IEEE fp32 everywhere", options_maths, "tf32"},
+    {"MODE", "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
+             "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere", options_maths, "tf32"},
     {"NAME", "weight initialisation", options_inits, "normal for resnet18, xavier for lenet"},
     {"PATH", "CSV file to append one row per epoch to (directories are created)", NULL,
              "results/scaling.csv"},
+    {"N",    "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)", NULL, "0"},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -201,6 +203,7 @@ static void set_defaults(options_t *o) {
     o->math = "tf32";
     o->init = NULL;                     /* resolved from the model after parsing */
     o->out = "results/scaling.csv";
+    o->steps = 0;
 }
 
 static const char *long_name(int val) {
@@ -230,6 +233,13 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_DATA_DIR: o->data_dir = arg; return nonempty(opt, "directory", arg, err, errlen);
     case OPT_OUT:      o->out = arg;     return nonempty(opt, "path", arg, err, errlen);
     case OPT_EPOCHS:   return parse_pos_int(opt, arg, &o->epochs, err, errlen);
+    case OPT_STEPS: {   /* 0 is allowed here (the whole epoch), unlike --epochs */
+        unsigned long long v;
+        if (parse_u64(opt, arg, &v, err, errlen)) return 2;
+        if (v > INT_MAX) return fail(err, errlen, "--%s: \"%s\" is too large", opt, arg);
+        o->steps = (int)v;
+        return 0;
+    }
     case OPT_SCALE:
         if (check_choice(opt, "scale", scales, arg, err, errlen)) return 2;
         o->weak = strcmp(arg, "weak") == 0;

@@ -22,6 +22,7 @@ typedef struct {
     const char *math;                   /* fp32 | tf32, default tf32 */
     const char *init;                   /* normal | xavier; default: normal for resnet18, xavier for lenet */
     const char *out;                    /* CSV path, default results/scaling.csv */
+    int steps;                          /* cap on steps per epoch, 0 = whole epoch (smoke tests, profiling) */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */

@@ -92,13 +92,14 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         memset(&s, 0, sizeof s);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
+        if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
         for (int i = 0; i < steps; i++) {
             nvtx_push("step %d", i);
             st->train_step(state, i);
             nvtx_pop();
         }
-        st->epoch_end(state, &s);
+        st->epoch_end(state, steps, &s);
         double acc = st->evaluate(state);
         nvtx_pop();
         row.epoch = e;

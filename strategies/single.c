@@ -32,9 +32,9 @@ static void single_train_step(void *state, int step) {
     replica_update(state, step);
 }
 
-static void single_epoch_end(void *state, epoch_stats_t *out) {
+static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     replica_t *r = state;
-    out->steps = r->steps_per_epoch;
+    out->steps = steps;
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
 }

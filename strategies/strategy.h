@@ -40,8 +40,9 @@ typedef struct strategy {
     void (*epoch_begin)(void *state, int epoch);
     /* One optimizer step over global batch `step` of the epoch. No host synchronisation. */
     void (*train_step)(void *state, int step);
-    /* Ends the epoch: record the stop event, synchronise once, read the accumulators. */
-    void (*epoch_end)(void *state, epoch_stats_t *out);
+    /* Ends the epoch after `steps` steps (fewer than steps_per_epoch under --steps): record the stop event,
+     * synchronise once, read the accumulators. */
+    void (*epoch_end)(void *state, int steps, epoch_stats_t *out);
     /* Test-set accuracy with running BN statistics. */
     double (*evaluate)(void *state);
     void (*teardown)(void *state);

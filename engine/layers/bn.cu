@@ -9,7 +9,9 @@
  * 0 forces the classic SPATIAL path everywhere. */
 #define BN_TRY_PERSISTENT 1
 #define BN_EPS 1e-5
-#define BN_MOMENTUM 0.1   /* cuDNN's exponentialAverageFactor: running = 0.9 running + 0.1 batch */
+/* cuDNN's exponentialAverageFactor: running = 0.9 running + 0.1 batch, the batch variance entering unbiased
+ * (x M/(M-1)) as in PyTorch; tests/gpu/test_layers checks both conventions apart. */
+#define BN_MOMENTUM 0.1
 
 typedef struct {
     cudnnTensorDescriptor_t x_desc;     // (N, H, W, C): x, y, dx, dy
@@ -145,7 +147,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
                      why[0] ? ": " : "", why);
             /* NOT_SUPPORTED is an expected answer for some shapes; anything else deserves a line. */
             if (CUDNN_STATUS_CATEGORY(s) != CUDNN_STATUS_NOT_SUPPORTED)
-                fprintf(stderr, "bn %s: falling back to %s\n", layer_name(l), p->path);
+                fprintf(stderr, "bn %s: falling back to %s\n", cu_label(l), p->path);
             bn_use_classic(p);
         }
     }

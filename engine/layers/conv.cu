@@ -17,6 +17,7 @@ typedef struct {
     cudnnConvolutionDescriptor_t fwd_desc, bwd_data_desc, bwd_filter_desc;
     conv_algo_t algo;                   // this layer's copy of the cache entry
     int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
+    int strict;                         // fp32: every direction runs under FMA whatever the search reported
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -101,7 +102,7 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
     int i = perf_pick(p, n, g->math, g->workspace_bytes);
     if (i >= 0) return i;
     fprintf(stderr, "conv %s: no usable %s algorithm (arena %zu bytes, math %s); cuDNN reported:\n",
-            layer_name(l), dir, g->workspace_bytes, g->math == MATH_FP32 ? "fp32" : "tf32");
+            cu_label(l), dir, g->workspace_bytes, g->math == MATH_FP32 ? "fp32" : "tf32");
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  algo %d status %s time %.3f ms memory %zu deterministic %d math %s\n", p[j].algo,
                 cudnnGetErrorString(p[j].status), p[j].time, p[j].memory, (int)p[j].determinism, math_name(p[j].math));
@@ -208,7 +209,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     int dn = 0, dc = 0, dh = 0, dw = 0;
     CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(p->fwd_desc, p->x_desc, p->w_desc, &dn, &dc, &dh, &dw));
     if (dn != out.n || dc != out.c || dh != out.h || dw != out.w) {
-        fprintf(stderr, "conv %s: cuDNN output (%d, %d, %d, %d) != layer output (%d, %d, %d, %d)\n", layer_name(l),
+        fprintf(stderr, "conv %s: cuDNN output (%d, %d, %d, %d) != layer output (%d, %d, %d, %d)\n", cu_label(l),
                 dn, dh, dw, dc, out.n, out.h, out.w, out.c);
         check_fail(__FILE__, __LINE__, "cudnnGetConvolution2dForwardOutputDim", "shape mismatch");
     }
@@ -217,6 +218,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     conv_algo_t spare;
     conv_algo_t *e = cache_entry(g, key, &spare);
     p->has_bwd_data = l->dx[0] != NULL;
+    p->strict = g->math == MATH_FP32;
     if (e->fwd < 0) find_fwd(l, g, p, e);
     if (e->bwd_filter < 0) find_bwd_filter(l, g, p, e);
     if (p->has_bwd_data && e->bwd_data < 0) find_bwd_data(l, g, p, e);
@@ -265,8 +267,9 @@ extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
     const conv_algo_t *a = &p->algo;
     char bd[64] = "skipped (no dx)";
     if (p->has_bwd_data) snprintf(bd, sizeof bd, "%d/%s ws %zu", a->bwd_data, math_name(a->bwd_data_math), a->ws_bwd_data);
-    snprintf(buf, len, "fwd %d/%s ws %zu, bwd_data %s, bwd_filter %d/%s ws %zu", a->fwd, math_name(a->fwd_math),
-             a->ws_fwd, bd, a->bwd_filter, math_name(a->bwd_filter_math), a->ws_bwd_filter);
+    snprintf(buf, len, "algo/math as found: fwd %d/%s ws %zu, bwd_data %s, bwd_filter %d/%s ws %zu%s", a->fwd,
+             math_name(a->fwd_math), a->ws_fwd, bd, a->bwd_filter, math_name(a->bwd_filter_math), a->ws_bwd_filter,
+             p->strict ? " (all run as FMA)" : "");
 }
 
 const layer_ops_t layer_conv_ops = {

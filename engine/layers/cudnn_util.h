@@ -31,7 +31,7 @@ static inline void cudnn_tensor_desc_free(cudnnTensorDescriptor_t *d) {
 }
 
 /* The label for messages, or the kind's name when the layer has none. */
-static inline const char *layer_name(const layer_t *l) { return l->label[0] ? l->label : l->ops->name; }
+static inline const char *cu_label(const layer_t *l) { return l->label[0] ? l->label : l->ops->name; }
 
 #ifdef __cplusplus
 extern "C" {

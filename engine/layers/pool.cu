@@ -63,7 +63,7 @@ static size_t pool_setup(layer_t *l, gpu_t *g) {
     CHECK_CUDNN(cudnnGetPooling2dForwardOutputDim(p->pool, p->x_desc, &n, &ch, &h, &w));
     if (n != l->out_shape.n || ch != l->out_shape.c || h != l->out_shape.h || w != l->out_shape.w) {
         fprintf(stderr, "%s %s: cuDNN output (%d, %d, %d, %d) != layer output (%d, %d, %d, %d)\n", l->ops->name,
-                layer_name(l), n, h, w, ch, l->out_shape.n, l->out_shape.h, l->out_shape.w, l->out_shape.c);
+                cu_label(l), n, h, w, ch, l->out_shape.n, l->out_shape.h, l->out_shape.w, l->out_shape.c);
         check_fail(__FILE__, __LINE__, "cudnnGetPooling2dForwardOutputDim", "shape mismatch");
     }
     return 0;

@@ -29,7 +29,7 @@ static double train_accuracy(const char *model, const char *dataset, int batch, 
         st->epoch_begin(state, e);
         int steps = st->steps_per_epoch(state);
         for (int i = 0; i < steps; i++) st->train_step(state, i);
-        st->epoch_end(state, &s);
+        st->epoch_end(state, steps, &s);
         acc = st->evaluate(state);
         printf("%s/%s epoch %d: %d steps, %.3f s, train loss %.4f, train acc %.4f, test acc %.4f\n", model, dataset,
                e, s.steps, s.epoch_s, s.train_loss, s.train_acc, acc);

@@ -1,0 +1,638 @@
+/* test_layers.cu — every layer kind, stand-alone, against CPU double-precision references in strict fp32:
+ * y, dx (overwrite and accumulate), dw/db (overwrite and accumulate), BN running statistics, and the fused loss.
+ * Run: ./test_layers [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include "test.h"
+#include "engine/layer.h"
+#include "engine/gpu.h"
+#include "engine/check.h"
+#include "engine/layers/softmax_xent.h"
+#include "engine/layers/cudnn_util.h"
+
+#define TOL 1e-4           /* relative L2 error, strict fp32 */
+#define TOL_TF32 5e-3      /* 10-bit mantissa products */
+
+static shape_t shp(int n, int h, int w, int c) { shape_t s = {n, h, w, c}; return s; }
+static layer_cfg_t cfg(int k, int stride, int pad, int cout, int bias) {
+    layer_cfg_t c = {k, stride, pad, cout, bias};
+    return c;
+}
+static size_t at(shape_t s, int n, int h, int w, int c) { return (((size_t)n * s.h + h) * s.w + w) * s.c + c; }
+
+static float *falloc(size_t n) {
+    float *p = (float *)calloc(n ? n : 1, sizeof(float));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+static double *dalloc(size_t n) {
+    double *p = (double *)calloc(n ? n : 1, sizeof(double));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+static float *dev_alloc(size_t n) {
+    float *p = NULL;
+    if (n) CHECK_CUDA(cudaMalloc((void **)&p, n * sizeof(float)));
+    return p;
+}
+static void upload(float *d, const float *h, size_t n) { if (n) CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); }
+static void download(float *h, const float *d, size_t n) { if (n) CHECK_CUDA(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost)); }
+/* All-ones bytes are a NaN: any element a layer forgets to write fails the comparison. */
+static void poison(float *d, size_t n) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * sizeof(float))); }
+static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
+    for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+}
+
+/* Relative L2 error of got against ref (absolute when ref is all zero), one line, and on failure where it starts.
+ * shape decodes flat indices as [a, b, c, d] (NHWC or KRSC); NULL prints flat indices. */
+static double check(const char *what, const char *tensor, const float *got, const double *ref, size_t n,
+                    const shape_t *shape, double tol) {
+    double num = 0.0, den = 0.0, refmax = 0.0, worst = -1.0;
+    size_t nonfinite = 0, worst_i = 0, first_bad = (size_t)-1;
+    for (size_t i = 0; i < n; i++) refmax = fmax(refmax, fabs(ref[i]));
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)got[i] - ref[i];
+        if (!isfinite(got[i])) nonfinite++;
+        num += d * d;
+        den += ref[i] * ref[i];
+        double ad = isfinite(d) ? fabs(d) : INFINITY;
+        if (ad > worst) { worst = ad; worst_i = i; }
+        if (first_bad == (size_t)-1 && !(fabs(d) <= tol * (refmax > 0 ? refmax : 1.0))) first_bad = i;
+    }
+    double err = den > 0 ? sqrt(num / den) : sqrt(num);
+    int ok = err <= tol;   // false for NaN
+    printf("%-4s %-30s %-14s rel_err %.3e  (n=%zu)\n", ok ? "ok" : "FAIL", what, tensor, err, n);
+    if (!ok) {
+        size_t idx[2] = {first_bad, worst_i};
+        const char *lab[2] = {"first mismatch", "worst"};
+        for (int k = 0; k < 2; k++) {
+            size_t i = idx[k];
+            if (i == (size_t)-1) continue;
+            char where[96];
+            if (shape) {
+                shape_t s = *shape;
+                snprintf(where, sizeof where, "[%zu,%zu,%zu,%zu]", i / ((size_t)s.h * s.w * s.c),
+                         i / ((size_t)s.w * s.c) % s.h, i / s.c % s.w, i % s.c);
+            } else {
+                snprintf(where, sizeof where, "[%zu]", i);
+            }
+            printf("       %s at %zu %s: got %.9g ref %.9g\n", lab[k], i, where, got[i], ref[i]);
+        }
+        printf("       %zu non-finite of %zu; |ref|max %.3e\n", nonfinite, n, refmax);
+    }
+    EXPECT(ok, "%s %s: rel_err %.3e > %.0e", what, tensor, err, tol);
+    return err;
+}
+
+// --- CPU references (double); gradients accumulate into zeroed arrays, the runner adds beta * prior
+
+typedef struct {
+    const float *x[2], *w, *state, *dy;     // inputs, host
+    double *y, *dx[2], *dw, *state_out;     // dx[i] NULL when not wanted
+    double *state_alt;                      // an alternative convention, printed when state_out fails
+    const char *state_alt_name;
+} ref_t;
+
+typedef void (*ref_fn)(const layer_t *l, int training, ref_t *r);
+
+static void ref_conv(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    shape_t in = l->in_shape[0], out = l->out_shape;
+    int K = out.c, k = l->cfg.k, st = l->cfg.stride, pad = l->cfg.pad, C = in.c;
+    size_t nw = (size_t)K * k * k * C;
+    const float *b = l->cfg.bias ? r->w + nw : NULL;
+    for (int n = 0; n < out.n; n++)
+        for (int oh = 0; oh < out.h; oh++)
+            for (int ow = 0; ow < out.w; ow++)
+                for (int kk = 0; kk < K; kk++) {
+                    size_t o = at(out, n, oh, ow, kk);
+                    double acc = b ? b[kk] : 0.0, g = r->dy[o];
+                    if (b) r->dw[nw + kk] += g;
+                    for (int rr = 0; rr < k; rr++)
+                        for (int ss = 0; ss < k; ss++) {
+                            int ih = oh * st - pad + rr, iw = ow * st - pad + ss;
+                            if (ih < 0 || ih >= in.h || iw < 0 || iw >= in.w) continue;
+                            for (int c = 0; c < C; c++) {
+                                size_t xi = at(in, n, ih, iw, c), wi = (((size_t)kk * k + rr) * k + ss) * C + c;
+                                acc += (double)r->x[0][xi] * r->w[wi];
+                                r->dw[wi] += g * r->x[0][xi];
+                                if (r->dx[0]) r->dx[0][xi] += g * r->w[wi];
+                            }
+                        }
+                    r->y[o] = acc;
+                }
+}
+
+/* Training normalises with the biased batch variance; the running var is expected to receive the unbiased one
+ * (x M/(M-1), M = N*H*W), which is PyTorch's convention and what cuDNN is relied on for by PyTorch. x spans [-3, 5]
+ * so the two conventions differ by ~10x the tolerance; on failure the error against the biased one is printed. */
+static void ref_bn(const layer_t *l, int training, ref_t *r) {
+    shape_t s = l->in_shape[0];
+    int C = s.c;
+    size_t M = (size_t)s.n * s.h * s.w;
+    const float *x = r->x[0], *gam = r->w, *bet = r->w + C, *rm = r->state, *rv = r->state + C;
+    for (int c = 0; c < C; c++) {
+        double mean = 0.0, var = 0.0;
+        for (size_t i = 0; i < M; i++) mean += x[i * C + c];
+        mean /= M;
+        for (size_t i = 0; i < M; i++) var += (x[i * C + c] - mean) * (x[i * C + c] - mean);
+        var /= M;
+        if (!training) {
+            double inv = 1.0 / sqrt((double)rv[c] + 1e-5);
+            for (size_t i = 0; i < M; i++) r->y[i * C + c] = gam[c] * (x[i * C + c] - rm[c]) * inv + bet[c];
+            r->state_out[c] = r->state_alt[c] = rm[c];
+            r->state_out[C + c] = r->state_alt[C + c] = rv[c];
+            continue;
+        }
+        double inv = 1.0 / sqrt(var + 1e-5), dbeta = 0.0, dgamma = 0.0;
+        for (size_t i = 0; i < M; i++) {
+            double xh = (x[i * C + c] - mean) * inv;
+            r->y[i * C + c] = gam[c] * xh + bet[c];
+            dbeta += r->dy[i * C + c];
+            dgamma += r->dy[i * C + c] * xh;
+        }
+        r->dw[c] += dgamma;
+        r->dw[C + c] += dbeta;
+        if (r->dx[0])
+            for (size_t i = 0; i < M; i++) {
+                double xh = (x[i * C + c] - mean) * inv;
+                r->dx[0][i * C + c] += gam[c] * inv / M * (M * r->dy[i * C + c] - dbeta - xh * dgamma);
+            }
+        r->state_out[c] = r->state_alt[c] = 0.9 * rm[c] + 0.1 * mean;
+        r->state_out[C + c] = 0.9 * rv[c] + 0.1 * var * M / (M - 1);
+        r->state_alt[C + c] = 0.9 * rv[c] + 0.1 * var;
+    }
+    r->state_alt_name = "biased running var";
+}
+
+static void ref_relu(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    size_t n = shape_numel(l->in_shape[0]);
+    for (size_t i = 0; i < n; i++) {
+        r->y[i] = r->x[0][i] > 0 ? r->x[0][i] : 0.0;
+        if (r->dx[0]) r->dx[0][i] += r->x[0][i] > 0 ? r->dy[i] : 0.0;
+    }
+}
+
+/* Max ignores padding; average divides by k*k (padding counts as zeros). gap is the window h x w. */
+static void ref_pool_impl(const layer_t *l, ref_t *r, int is_max, int k_h, int k_w, int st_h, int st_w, int pad) {
+    shape_t in = l->in_shape[0], out = l->out_shape;
+    for (int n = 0; n < out.n; n++)
+        for (int oh = 0; oh < out.h; oh++)
+            for (int ow = 0; ow < out.w; ow++)
+                for (int c = 0; c < out.c; c++) {
+                    size_t o = at(out, n, oh, ow, c), best = 0;
+                    double acc = is_max ? -INFINITY : 0.0;
+                    for (int rr = 0; rr < k_h; rr++)
+                        for (int ss = 0; ss < k_w; ss++) {
+                            int ih = oh * st_h - pad + rr, iw = ow * st_w - pad + ss;
+                            if (ih < 0 || ih >= in.h || iw < 0 || iw >= in.w) continue;
+                            size_t xi = at(in, n, ih, iw, c);
+                            if (!is_max) {
+                                acc += r->x[0][xi];
+                                if (r->dx[0]) r->dx[0][xi] += r->dy[o] / (k_h * k_w);
+                            } else if (r->x[0][xi] > acc) {
+                                acc = r->x[0][xi];
+                                best = xi;
+                            }
+                        }
+                    r->y[o] = is_max ? acc : acc / (k_h * k_w);
+                    if (is_max && r->dx[0]) r->dx[0][best] += r->dy[o];
+                }
+}
+static void ref_maxpool(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    ref_pool_impl(l, r, 1, l->cfg.k, l->cfg.k, l->cfg.stride, l->cfg.stride, l->cfg.pad);
+}
+static void ref_avgpool(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    ref_pool_impl(l, r, 0, l->cfg.k, l->cfg.k, l->cfg.stride, l->cfg.stride, l->cfg.pad);
+}
+static void ref_gap(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    shape_t in = l->in_shape[0];
+    ref_pool_impl(l, r, 0, in.h, in.w, in.h, in.w, 0);
+}
+
+static void ref_dense(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    int N = l->in_shape[0].n, in = (int)shape_per_sample(l->in_shape[0]), out = l->cfg.cout;
+    const float *b = r->w + (size_t)in * out;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < out; o++) {
+            double acc = b[o], g = r->dy[(size_t)n * out + o];
+            for (int i = 0; i < in; i++) {
+                acc += (double)r->w[(size_t)o * in + i] * r->x[0][(size_t)n * in + i];
+                r->dw[(size_t)o * in + i] += g * r->x[0][(size_t)n * in + i];
+                if (r->dx[0]) r->dx[0][(size_t)n * in + i] += g * r->w[(size_t)o * in + i];
+            }
+            r->dw[(size_t)in * out + o] += g;
+            r->y[(size_t)n * out + o] = acc;
+        }
+}
+
+static void ref_add(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    size_t n = shape_numel(l->in_shape[0]);
+    for (size_t i = 0; i < n; i++) {
+        r->y[i] = (double)r->x[0][i] + r->x[1][i];
+        for (int k = 0; k < 2; k++) if (r->dx[k]) r->dx[k][i] += r->dy[i];
+    }
+}
+
+static void ref_flatten(const layer_t *l, int training, ref_t *r) {
+    (void)training;
+    size_t n = shape_numel(l->in_shape[0]);
+    for (size_t i = 0; i < n; i++) {
+        r->y[i] = r->x[0][i];
+        if (r->dx[0]) r->dx[0][i] += r->dy[i];
+    }
+}
+
+// --- the runner
+
+typedef struct {
+    const char *name;
+    const layer_ops_t *ops;
+    layer_cfg_t cfg;
+    int n_in;
+    shape_t in;                 // both inputs of add share it
+    int need_dx;                // 0: dx[0] = NULL, as for the layer reading the data
+    int training;               // 0: forward only (BN inference)
+    double x_lo, x_hi;
+    ref_fn ref;
+    double tol;                 // 0: TOL
+} case_t;
+
+/* Floats of the first parameter block (weights, gamma) and the names of both blocks. */
+static size_t param_split(const layer_t *l, const char **a, const char **b) {
+    shape_t in = l->in_shape[0];
+    if (l->ops == &layer_bn_ops) { *a = "dgamma"; *b = "dbeta"; return (size_t)in.c; }
+    *a = "dw"; *b = "db";
+    if (l->ops == &layer_conv_ops) return (size_t)l->cfg.cout * l->cfg.k * l->cfg.k * in.c;
+    if (l->ops == &layer_dense_ops) return (size_t)l->cfg.cout * shape_per_sample(in);
+    return l->n_params;
+}
+
+static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
+    layer_t l;
+    memset(&l, 0, sizeof l);
+    l.ops = c->ops;
+    l.cfg = c->cfg;
+    snprintf(l.label, sizeof l.label, "%s", c->name);
+    l.n_in = c->n_in;
+    for (int i = 0; i < c->n_in; i++) l.in_shape[i] = c->in;
+    char err[256] = "";
+    int rc = l.ops->out_shape(&l, &l.out_shape, err, sizeof err);
+    EXPECT(rc == 0, "%s: out_shape: %s", c->name, err);
+    if (rc != 0) return;
+    double tol = c->tol > 0 ? c->tol : TOL;
+    size_t nin = shape_numel(c->in), nout = shape_numel(l.out_shape);
+    size_t np = l.ops->param_count(&l), ns = l.ops->state_count(&l);
+    l.n_params = np;
+    l.n_state = ns;
+
+    float *hx[2] = {NULL, NULL}, *hdx0[2] = {NULL, NULL}, *hw = falloc(np), *hdw0 = falloc(np), *hs = falloc(ns);
+    size_t big = nin > nout ? nin : nout;
+    if (np > big) big = np;
+    if (ns > big) big = ns;
+    float *hdy = falloc(nout), *got = falloc(big);
+    for (int i = 0; i < c->n_in; i++) {
+        hx[i] = falloc(nin);
+        hdx0[i] = falloc(nin);
+        fill(rng, hx[i], nin, c->x_lo, c->x_hi);
+        fill(rng, hdx0[i], nin, -1, 1);
+    }
+    fill(rng, hw, np, -0.5, 0.5);
+    fill(rng, hdw0, np, -1, 1);
+    fill(rng, hdy, nout, -1, 1);
+    if (l.ops == &layer_bn_ops) {   // gamma, beta, running mean, running var (> 0)
+        int C = c->in.c;
+        fill(rng, hw, C, 0.5, 1.5);
+        fill(rng, hs, C, -0.5, 0.5);
+        fill(rng, hs + C, C, 0.5, 1.5);
+    }
+
+    float *dx_dev[2] = {NULL, NULL}, *y = dev_alloc(nout), *dy = dev_alloc(nout);
+    for (int i = 0; i < c->n_in; i++) {
+        float *x = dev_alloc(nin);
+        upload(x, hx[i], nin);
+        l.x[i] = x;
+        if (c->need_dx) l.dx[i] = dx_dev[i] = dev_alloc(nin);
+    }
+    l.y = y;
+    l.dy = dy;
+    l.w = dev_alloc(np);
+    l.dw = dev_alloc(np);
+    l.state = dev_alloc(ns);
+    upload(dy, hdy, nout);
+    upload(l.w, hw, np);
+    upload(l.state, hs, ns);
+
+    size_t ws = l.ops->setup ? l.ops->setup(&l, g) : 0;
+    char info[256] = "";
+    if (l.ops == &layer_conv_ops) layer_conv_describe(&l, info, sizeof info);
+    if (l.ops == &layer_bn_ops) snprintf(info, sizeof info, "%s", layer_bn_path(&l));
+    printf("---- %s: in (%d, %d, %d, %d) -> out (%d, %d, %d, %d), params %zu, workspace %zu%s%s\n", c->name, c->in.n,
+           c->in.h, c->in.w, c->in.c, l.out_shape.n, l.out_shape.h, l.out_shape.w, l.out_shape.c, np, ws,
+           info[0] ? "; " : "", info);
+    EXPECT(ws <= g->workspace_bytes, "%s: setup wants %zu workspace bytes > arena %zu", c->name, ws, g->workspace_bytes);
+
+    ref_t r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < c->n_in; i++) r.x[i] = hx[i];
+    r.w = hw;
+    r.state = hs;
+    r.dy = hdy;
+    r.y = dalloc(nout);
+    for (int i = 0; i < c->n_in; i++) if (c->need_dx && c->training) r.dx[i] = dalloc(nin);
+    r.dw = dalloc(np);
+    r.state_out = dalloc(ns);
+    r.state_alt = dalloc(ns);
+    c->ref(&l, c->training, &r);
+    double *want = dalloc(big);
+
+    const char *pa = NULL, *pb = NULL;
+    size_t split = np ? param_split(&l, &pa, &pb) : 0;
+    shape_t wshape = {l.cfg.cout, l.cfg.k, l.cfg.k, c->in.c};   // KRSC, for conv weight indices
+    for (int pass = 0; pass < (c->training ? 2 : 1); pass++) {
+        /* Pass 0 overwrites (beta 0) into NaN, pass 1 accumulates (beta 1) onto random priors; add mixes both. */
+        float beta = (float)pass;
+        for (int i = 0; i < c->n_in; i++) l.dx_beta[i] = (i == 1) ? 1.0f - beta : beta;
+        poison(y, nout);
+        for (int i = 0; i < c->n_in; i++)
+            if (dx_dev[i]) { if (l.dx_beta[i] != 0.0f) upload(dx_dev[i], hdx0[i], nin); else poison(dx_dev[i], nin); }
+        if (beta != 0.0f) upload(l.dw, hdw0, np); else poison(l.dw, np);
+        upload(l.state, hs, ns);
+
+        l.ops->forward(&l, g, c->training);
+        if (c->training) l.ops->backward(&l, g, beta);
+        CHECK_CUDA(cudaStreamSynchronize(g->stream));
+        CHECK_CUDA(cudaGetLastError());
+
+        char tn[32];
+        if (pass == 0) {
+            download(got, y, nout);
+            check(c->name, "y", got, r.y, nout, &l.out_shape, tol);
+        }
+        for (int i = 0; c->training && i < c->n_in; i++) {
+            if (!dx_dev[i]) continue;
+            download(got, dx_dev[i], nin);
+            for (size_t j = 0; j < nin; j++) want[j] = r.dx[i][j] + l.dx_beta[i] * hdx0[i][j];
+            snprintf(tn, sizeof tn, "dx%s(beta=%g)", c->n_in > 1 ? (i ? "1" : "0") : "", l.dx_beta[i]);
+            check(c->name, tn, got, want, nin, &c->in, tol);
+        }
+        if (c->training && np) {
+            download(got, l.dw, np);
+            for (size_t j = 0; j < np; j++) want[j] = r.dw[j] + beta * hdw0[j];
+            snprintf(tn, sizeof tn, "%s(beta=%g)", pa, beta);
+            check(c->name, tn, got, want, split, l.ops == &layer_conv_ops ? &wshape : NULL, tol);
+            if (np > split) {
+                snprintf(tn, sizeof tn, "%s(beta=%g)", pb, beta);
+                check(c->name, tn, got + split, want + split, np - split, NULL, tol);
+            }
+        }
+        if (pass == 0 && ns) {   // BN: running mean (C) then running var (C)
+            size_t h = ns / 2;
+            download(got, l.state, ns);
+            check(c->name, c->training ? "running mean" : "run. mean kept", got, r.state_out, h, NULL, tol);
+            double e = check(c->name, c->training ? "running var" : "run. var kept", got + h, r.state_out + h,
+                             ns - h, NULL, tol);
+            if (!(e <= tol) && r.state_alt_name) {
+                double num = 0.0, den = 0.0;
+                for (size_t j = h; j < ns; j++) {
+                    num += (got[j] - r.state_alt[j]) * (got[j] - r.state_alt[j]);
+                    den += r.state_alt[j] * r.state_alt[j];
+                }
+                printf("       vs %s: rel_err %.3e\n", r.state_alt_name, sqrt(num / den));
+            }
+        }
+    }
+    /* Setup's algorithm search and the passes must never write the inputs or the weights. */
+    int intact = 1;
+    for (int i = 0; i < c->n_in; i++) {
+        download(got, l.x[i], nin);
+        intact &= memcmp(got, hx[i], nin * sizeof(float)) == 0;
+    }
+    if (np) {
+        download(got, l.w, np);
+        intact &= memcmp(got, hw, np * sizeof(float)) == 0;
+    }
+    printf("%-4s %-30s %-14s bitwise\n", intact ? "ok" : "FAIL", c->name, "x, w intact");
+    EXPECT(intact, "%s: setup, forward or backward wrote an input or the weights", c->name);
+
+    if (l.ops->destroy) l.ops->destroy(&l);
+    EXPECT(l.priv == NULL, "%s: destroy left priv set", c->name);
+    for (int i = 0; i < c->n_in; i++) {
+        CHECK_CUDA(cudaFree((void *)l.x[i]));
+        if (dx_dev[i]) CHECK_CUDA(cudaFree(dx_dev[i]));
+        free(hx[i]);
+        free(hdx0[i]);
+        free(r.dx[i]);
+    }
+    CHECK_CUDA(cudaFree(y));
+    CHECK_CUDA(cudaFree(dy));
+    if (l.w) CHECK_CUDA(cudaFree(l.w));
+    if (l.dw) CHECK_CUDA(cudaFree(l.dw));
+    if (l.state) CHECK_CUDA(cudaFree(l.state));
+    free(hw); free(hdw0); free(hs); free(hdy); free(got); free(want);
+    free(r.y); free(r.dw); free(r.state_out); free(r.state_alt);
+}
+
+// --- softmax + cross-entropy
+
+static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int classes) {
+    char name[64];
+    snprintf(name, sizeof name, "softmax_xent n=%d valid=%d cls=%d", n, n_valid, classes);
+    size_t nz = (size_t)n * classes;
+    float *hz = falloc(nz), *got = falloc(nz);
+    int *hl = (int *)calloc((size_t)n, sizeof(int));
+    double *want = dalloc(nz);
+    fill(rng, hz, nz, -4, 4);
+    for (int i = 0; i < n; i++) hl[i] = i < n_valid ? (int)rng_below(rng, (uint32_t)classes) : 12345;   // padding: never read
+    /* Ties for the maximum: the first index wins, so row 0 (label = second) is wrong, row 1 (label = first) right. */
+    if (n_valid >= 2 && classes >= 8) {
+        hz[2] = hz[5] = 10.0f; hl[0] = 5;
+        hz[classes + 3] = hz[classes + 7] = 10.0f; hl[1] = 3;
+    }
+    float scale = 1.0f / (float)n;
+    double loss = 0.0, correct = 0.0;
+    for (int i = 0; i < n; i++) {
+        const float *z = hz + (size_t)i * classes;
+        if (i >= n_valid) { for (int j = 0; j < classes; j++) want[(size_t)i * classes + j] = 0.0; continue; }
+        double m = -INFINITY, s = 0.0;
+        int am = 0;
+        for (int j = 0; j < classes; j++) if (z[j] > m) { m = z[j]; am = j; }
+        for (int j = 0; j < classes; j++) s += exp(z[j] - m);
+        loss += log(s) + m - z[hl[i]];
+        correct += am == hl[i];
+        for (int j = 0; j < classes; j++) want[(size_t)i * classes + j] = scale * (exp(z[j] - m) / s - (j == hl[i]));
+    }
+
+    float *dz, *ddz;
+    int *dl;
+    double *dacc, prior[2] = {0.25, 3.0}, acc[2];
+    CHECK_CUDA(cudaMalloc((void **)&dz, nz * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&ddz, nz * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&dl, (size_t)n * sizeof(int)));
+    CHECK_CUDA(cudaMalloc((void **)&dacc, 2 * sizeof(double)));
+    upload(dz, hz, nz);
+    poison(ddz, nz);
+    CHECK_CUDA(cudaMemcpy(dl, hl, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dacc, prior, sizeof prior, cudaMemcpyHostToDevice));
+    softmax_xent(dz, dl, ddz, n, n_valid, classes, scale, dacc, g->stream);
+    softmax_xent(dz, dl, NULL, n, n_valid, classes, scale, dacc, g->stream);   // loss only: accumulates again
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    CHECK_CUDA(cudaMemcpy(acc, dacc, sizeof acc, cudaMemcpyDeviceToHost));
+    download(got, ddz, nz);
+
+    shape_t zs = {n, 1, 1, classes};
+    check(name, "dlogits", got, want, nz, &zs, TOL);
+    int pad_zero = 1;
+    for (size_t j = (size_t)n_valid * classes; j < nz; j++) pad_zero &= got[j] == 0.0f;
+    EXPECT(pad_zero, "%s: padding rows of dlogits are not exactly 0", name);
+    double lsum = acc[0] - prior[0], want_l = 2.0 * loss;
+    float lf = (float)lsum;
+    check(name, "loss sum (x2)", &lf, &want_l, 1, NULL, TOL);
+    printf("%-4s %-30s %-14s got %.0f want %.0f\n", acc[1] - prior[1] == 2.0 * correct ? "ok" : "FAIL", name,
+           "correct (x2)", acc[1] - prior[1], 2.0 * correct);
+    EXPECT(acc[1] - prior[1] == 2.0 * correct, "%s: correct %.0f != %.0f", name, acc[1] - prior[1], 2.0 * correct);
+
+    CHECK_CUDA(cudaFree(dz)); CHECK_CUDA(cudaFree(ddz)); CHECK_CUDA(cudaFree(dl)); CHECK_CUDA(cudaFree(dacc));
+    free(hz); free(got); free(hl); free(want);
+}
+
+// --- host-only: shapes, counts, initialisation
+
+static void test_host_side(void) {
+    layer_t l;
+    char err[256];
+    shape_t s;
+    memset(&l, 0, sizeof l);
+    l.n_in = 1;
+    l.ops = &layer_conv_ops;
+    l.in_shape[0] = shp(2, 16, 16, 64);
+    l.cfg = cfg(3, 1, 1, 64, 1);
+    EXPECT(l.ops->out_shape(&l, &s, err, sizeof err) == 0 && s.h == 16 && s.c == 64, "conv out_shape: %s", err);
+    l.out_shape = s;
+    size_t nw = 64 * 3 * 3 * 64;
+    EXPECT(l.ops->param_count(&l) == nw + 64, "conv param_count %zu", l.ops->param_count(&l));
+    float *p = falloc(nw + 64);
+    rng_t rng;
+    rng_seed(&rng, 1);
+    for (int mode = 0; mode < 2; mode++) {
+        for (size_t i = 0; i < nw + 64; i++) p[i] = 7.0f;
+        l.ops->init(&l, p, NULL, (init_t)mode, &rng);
+        double a = sqrt(6.0 / (64 * 9 + 64 * 9)), sd = 0.0, mx = 0.0;
+        for (size_t i = 0; i < nw; i++) { sd += (double)p[i] * p[i]; mx = fmax(mx, fabs(p[i])); }
+        sd = sqrt(sd / nw);
+        int bias0 = 1;
+        for (int i = 0; i < 64; i++) bias0 &= p[nw + i] == 0.0f;
+        double want_sd = mode == INIT_XAVIER ? a / sqrt(3.0) : 0.01;
+        printf("%-4s init conv %-8s std %.5f (want %.5f), max %.5f, biases zero %d\n",
+               fabs(sd / want_sd - 1) < 0.03 && bias0 ? "ok" : "FAIL", mode ? "xavier" : "normal", sd, want_sd, mx, bias0);
+        EXPECT(fabs(sd / want_sd - 1) < 0.03, "conv init %d: std %.5f want %.5f", mode, sd, want_sd);
+        EXPECT(bias0, "conv init %d: biases not zero", mode);
+        if (mode == INIT_XAVIER) EXPECT(mx <= a, "xavier max %.5f > bound %.5f", mx, a);
+    }
+    free(p);
+
+    l.ops = &layer_dense_ops;
+    l.in_shape[0] = shp(2, 3, 3, 4);
+    l.cfg = cfg(0, 0, 0, 10, 0);
+    EXPECT(l.ops->out_shape(&l, &s, err, sizeof err) == 0 && s.h == 1 && s.w == 1 && s.c == 10, "dense out_shape");
+    EXPECT(l.ops->param_count(&l) == 36 * 10 + 10, "dense param_count %zu", l.ops->param_count(&l));
+
+    l.ops = &layer_bn_ops;
+    l.in_shape[0] = shp(2, 3, 3, 5);
+    float bp[10], bs[10];
+    l.ops->init(&l, bp, bs, INIT_XAVIER, &rng);
+    int bn_ok = l.ops->param_count(&l) == 10 && l.ops->state_count(&l) == 10;
+    for (int i = 0; i < 5; i++) bn_ok &= bp[i] == 1.0f && bp[5 + i] == 0.0f && bs[i] == 0.0f && bs[5 + i] == 1.0f;
+    EXPECT(bn_ok, "bn counts or init (gamma 1, beta 0, mean 0, var 1)");
+
+    /* Bad configurations are refused with a message, not crashed on. */
+    l.ops = &layer_maxpool_ops;
+    l.cfg = cfg(2, 2, 2, 0, 0);
+    err[0] = 0;
+    EXPECT(l.ops->out_shape(&l, &s, err, sizeof err) == -1 && err[0], "maxpool pad >= k accepted");
+    l.ops = &layer_add_ops;
+    l.n_in = 2;
+    l.in_shape[1] = shp(2, 3, 3, 6);
+    err[0] = 0;
+    EXPECT(l.ops->out_shape(&l, &s, err, sizeof err) == -1 && err[0], "add of different shapes accepted");
+    printf("     host-side: out_shape/param_count/init checks done (bad-config message: \"%s\")\n", err);
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);   // keep check lines in order with FAIL lines on stderr, even when piped
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return TEST_SKIP_CODE;
+    }
+    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
+                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    int cublas_ver = 0;
+    printf("# test_layers: seed %llu (rerun: test_layers %llu), device %s (sm_%d%d), cuDNN %zu\n", seed, seed,
+           prop.name, prop.major, prop.minor, cudnnGetVersion());
+    rng_t rng;
+    rng_seed(&rng, seed);
+
+    test_host_side();
+
+    gpu_t g;
+    gpu_init(&g, 0, MATH_FP32);
+    gpu_workspace_reserve(&g, (size_t)256 << 20);
+    CHECK_CUBLAS(cublasGetVersion(g.cublas, &cublas_ver));
+    printf("# cuBLAS %d, math fp32 (strict)\n", cublas_ver);
+
+    const case_t cases[] = {
+        {"conv k3 s1 p1 bias", &layer_conv_ops, {3, 1, 1, 8, 1}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s1 p1 nobias", &layer_conv_ops, {3, 1, 1, 8, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s2 p1 bias", &layer_conv_ops, {3, 2, 1, 12, 1}, 1, {5, 10, 10, 6}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k1 s2 p0 bias", &layer_conv_ops, {1, 2, 0, 16, 1}, 1, {4, 8, 8, 8}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k5 s1 p0 c1 (first, no dx)", &layer_conv_ops, {5, 1, 0, 6, 1}, 1, {6, 12, 12, 1}, 0, 1, 0, 1, ref_conv, 0},
+        {"conv k5 s1 p0 c1", &layer_conv_ops, {5, 1, 0, 6, 1}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 0},
+        {"bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, 0},
+        {"bn train c3", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {4, 7, 7, 3}, 1, 1, -3, 5, ref_bn, 0},
+        {"bn inference c16", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 0, -3, 5, ref_bn, 0},
+        {"relu", &layer_relu_ops, {0, 0, 0, 0, 0}, 1, {4, 9, 9, 7}, 1, 1, -1, 1, ref_relu, 0},
+        {"maxpool k2 s2", &layer_maxpool_ops, {2, 2, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_maxpool, 0},
+        {"maxpool k3 s2 p1", &layer_maxpool_ops, {3, 2, 1, 0, 0}, 1, {4, 9, 9, 6}, 1, 1, -1, 1, ref_maxpool, 0},
+        {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 0},
+        {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 0},
+        {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 0},
+        {"dense flat (first, no dx)", &layer_dense_ops, {0, 0, 0, 12, 0}, 1, {8, 1, 1, 50}, 0, 1, -1, 1, ref_dense, 0},
+        {"add", &layer_add_ops, {0, 0, 0, 0, 0}, 2, {4, 7, 7, 8}, 1, 1, -1, 1, ref_add, 0},
+        {"flatten", &layer_flatten_ops, {0, 0, 0, 0, 0}, 1, {4, 5, 5, 3}, 1, 1, -1, 1, ref_flatten, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&g, &cases[i], &rng);
+
+    test_softmax_xent(&g, &rng, 37, 33, 10);
+    test_softmax_xent(&g, &rng, 16, 16, 100);
+    test_softmax_xent(&g, &rng, 5, 0, 10);
+    gpu_free(&g);
+
+    /* TF32: only that the tensor-core path is chosen, runs and stays close; strict checks are the fp32 ones. */
+    gpu_t t;
+    gpu_init(&t, 0, MATH_TF32);
+    gpu_workspace_reserve(&t, (size_t)256 << 20);
+    const case_t tf32[] = {
+        {"[tf32] conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, TOL_TF32},
+        {"[tf32] dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, TOL_TF32},
+    };
+    for (size_t i = 0; i < sizeof tf32 / sizeof tf32[0]; i++) run_case(&t, &tf32[i], &rng);
+    gpu_free(&t);
+
+    printf("# seed %llu\n", seed);
+    return test_summary();
+}
