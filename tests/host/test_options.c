@@ -80,6 +80,11 @@ static void test_each_option(void) {
     EXPECT(strcmp(o.out, "x/y.csv") == 0, "out");
 
     EXPECT(PARSE(&o, err, "--scale", "weak") == 0 && o.weak == 1, "scale weak");
+    EXPECT(PARSE(&o, err, "--steps", "20") == 0 && o.steps == 20, "steps 20");
+    EXPECT(PARSE(&o, err, "--steps", "0") == 0 && o.steps == 0, "steps 0 is the whole epoch");
+    EXPECT(PARSE(&o, err, "--epochs", "2") == 0 && o.steps == 0, "steps default 0");
+    EXPECT(PARSE(&o, err, "--steps", "-3") == 2 && strstr(err, "--steps: \"-3\"") != NULL, "steps -3: %s", err);
+    EXPECT(PARSE(&o, err, "--steps", "9999999999") == 2 && strstr(err, "too large") != NULL, "steps huge: %s", err);
     EXPECT(PARSE(&o, err, "--gpus=2", "--lr=0.2") == 0 && o.gpus[0] == 2 && o.lr[0] == 0.2, "--opt=value form");
     EXPECT(PARSE(&o, err, "--batch", "8", "--batch", "16") == 0 && o.n_batch == 1 && o.batch[0] == 16, "last wins");
     EXPECT(PARSE(&o, err, "--math", "tf32", "--init", "xavier") == 0 && strcmp(o.init, "xavier") == 0, "%s", err);
@@ -183,7 +188,7 @@ static void test_help(void) {
     options_usage(f, "scaling");
     fclose(f);
     static const char *const longs[] = {"strategy", "gpus", "model", "dataset", "data-dir", "batch", "lr", "scale",
-                                        "epochs", "seed", "momentum", "weight-decay", "math", "init", "out", "help"};
+                                        "epochs", "seed", "momentum", "weight-decay", "math", "init", "out", "steps", "help"};
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
         char name[64];
         snprintf(name, sizeof name, "--%s", longs[i]);
@@ -193,7 +198,7 @@ static void test_help(void) {
         "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
         "(default: data/<dataset>)", "(default: 256)", "(default: 0.1)", "(default: weak)", "(default: 3)",
         "(default: 1)", "(default: 0)", "(default: tf32)", "(default: normal for resnet18, xavier for lenet)",
-        "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions and cuBLAS GEMMs",
+        "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
         "strict IEEE fp32 everywhere", "one of: lenet, resnet18", "one of: fashion-mnist, mnist, synthetic",
         "one of: fp32, tf32", "one of: normal, xavier", "one of: weak, strong",
     };
