@@ -17,7 +17,7 @@ static void driver_version(char *buf, size_t len) {
             /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." : take the first dotted number */
             for (char *p = line; *p; p++) {
                 int a, b;
-                if (sscanf(p, "%d.%d", &a, &b) == 2 && (p == line || p[-1] == ' ')) {
+                if (*p >= '0' && *p <= '9' && (p == line || p[-1] == ' ') && sscanf(p, "%d.%d", &a, &b) == 2) {
                     size_t n = strcspn(p, " \n");
                     snprintf(buf, len, "%.*s", (int)n, p);
                     fclose(f);

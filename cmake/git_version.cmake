@@ -3,7 +3,12 @@
 execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
                 OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR v STREQUAL "")
-  set(v "unknown")
+  # A copy of the tree without .git (a GPU node fed by rsync) can name its commit through the environment.
+  if(DEFINED ENV{SCALING_GIT_VERSION})
+    set(v "$ENV{SCALING_GIT_VERSION}")
+  else()
+    set(v "unknown")
+  endif()
 endif()
 set(content "#define GIT_VERSION \"${v}\"\n")
 if(EXISTS ${OUT})
