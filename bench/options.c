@@ -15,6 +15,10 @@ const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", N
 const char *const options_maths[] = {"fp32", "tf32", NULL};
 const char *const options_inits[] = {"normal", "xavier", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
+const char *const options_naive_paths[] = {"auto", "p2p", "host", NULL};
+const char *const options_schedules[] = {"gpipe", "1f1b", NULL};
+const char *const options_benches[] = {"allreduce", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 /* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
 static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "data/synthetic", NULL};
 
@@ -23,6 +27,8 @@ enum {
     OPT_HELP = 'h',
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
+    OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
+    OPT_TRACE,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +48,15 @@ static const struct option long_opts[] = {
     {"init",         required_argument, NULL, OPT_INIT},
     {"out",          required_argument, NULL, OPT_OUT},
     {"steps",        required_argument, NULL, OPT_STEPS},
+    {"naive-path",   required_argument, NULL, OPT_NAIVE_PATH},
+    {"bucket-mb",    required_argument, NULL, OPT_BUCKET_MB},
+    {"overlap",      required_argument, NULL, OPT_OVERLAP},
+    {"micro-batches", required_argument, NULL, OPT_MICRO_BATCHES},
+    {"schedule",     required_argument, NULL, OPT_SCHEDULE},
+    {"split",        required_argument, NULL, OPT_SPLIT},
+    {"bench",        required_argument, NULL, OPT_BENCH},
+    {"resume",       no_argument,       NULL, OPT_RESUME},
+    {"trace",        required_argument, NULL, OPT_TRACE},
     {"help",         no_argument,       NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -74,6 +89,17 @@ static const opt_help_t opt_help[] = {
     {"PATH", "CSV file to append one row per epoch to (directories are created)", NULL,
              "results/scaling.csv"},
     {"N",    "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)", NULL, "0"},
+    {"PATH", "naive: how gradients reach GPU 0 (auto: peer copies where peer access exists)",
+             options_naive_paths, "auto"},
+    {"X",    "nccl: gradient bucket size in MiB for the all-reduce", NULL, "25"},
+    {"MODE", "nccl: overlap the all-reduce of each bucket with the rest of backward", on_off, "on"},
+    {"M",    "pipeline: micro-batches per global batch", NULL, "1"},
+    {"NAME", "pipeline: forward/backward order of the micro-batches", options_schedules, "gpipe"},
+    {"LIST", "pipeline: layer indices where stages 2..N start", NULL, "auto, balanced by measured layer times"},
+    {"NAME", "run a benchmark instead of training: allreduce sweeps 4 KB..256 MB per strategy",
+             options_benches, NULL},
+    {NULL,   "skip configurations already complete in --out", NULL, NULL},
+    {"PATH", "also write a Chrome-trace/Perfetto JSON timeline of a few steps per run", NULL, NULL},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -204,6 +230,15 @@ static void set_defaults(options_t *o) {
     o->init = NULL;                     /* resolved from the model after parsing */
     o->out = "results/scaling.csv";
     o->steps = 0;
+    o->naive_path = "auto";
+    o->bucket_mb = 25.0;
+    o->overlap = 1;
+    o->micro_batches = 1;
+    o->schedule = "gpipe";
+    o->n_split = 0;
+    o->bench = NULL;
+    o->resume = 0;
+    o->trace = NULL;
 }
 
 static const char *long_name(int val) {
@@ -240,6 +275,21 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
         o->steps = (int)v;
         return 0;
     }
+    case OPT_NAIVE_PATH: o->naive_path = arg; return check_choice(opt, "path", options_naive_paths, arg, err, errlen);
+    case OPT_SCHEDULE: o->schedule = arg; return check_choice(opt, "schedule", options_schedules, arg, err, errlen);
+    case OPT_BENCH:    o->bench = arg;    return check_choice(opt, "benchmark", options_benches, arg, err, errlen);
+    case OPT_TRACE:    o->trace = arg;    return nonempty(opt, "path", arg, err, errlen);
+    case OPT_RESUME:   o->resume = 1;     return 0;
+    case OPT_MICRO_BATCHES: return parse_pos_int(opt, arg, &o->micro_batches, err, errlen);
+    case OPT_SPLIT:    return parse_list(opt, arg, LIST_INT, o->split, &o->n_split, err, errlen);
+    case OPT_BUCKET_MB:
+        if (parse_number(opt, arg, 1, &x, err, errlen)) return 2;
+        o->bucket_mb = x;
+        return 0;
+    case OPT_OVERLAP:
+        if (check_choice(opt, "overlap", on_off, arg, err, errlen)) return 2;
+        o->overlap = strcmp(arg, "on") == 0;
+        return 0;
     case OPT_SCALE:
         if (check_choice(opt, "scale", scales, arg, err, errlen)) return 2;
         o->weak = strcmp(arg, "weak") == 0;

@@ -23,6 +23,15 @@ typedef struct {
     const char *init;                   /* normal | xavier; default: normal for resnet18, xavier for lenet */
     const char *out;                    /* CSV path, default results/scaling.csv */
     int steps;                          /* cap on steps per epoch, 0 = whole epoch (smoke tests, profiling) */
+    const char *naive_path;             /* naive: auto | p2p | host, default auto */
+    double bucket_mb;                   /* nccl: all-reduce bucket size in MiB, default 25 */
+    int overlap;                        /* nccl: 1 overlap buckets with backward (default), 0 after backward */
+    int micro_batches;                  /* pipeline: default 1 */
+    const char *schedule;               /* pipeline: gpipe | 1f1b, default gpipe */
+    int split[OPT_LIST_MAX]; int n_split;       /* pipeline: stage starts by layer index; 0 entries = auto */
+    const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */
+    int resume;                         /* skip configurations already complete in --out */
+    const char *trace;                  /* Chrome-trace JSON path, or NULL */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */
@@ -30,6 +39,9 @@ extern const char *const options_models[];
 extern const char *const options_datasets[];
 extern const char *const options_maths[];
 extern const char *const options_inits[];
+extern const char *const options_naive_paths[];
+extern const char *const options_schedules[];
+extern const char *const options_benches[];
 
 /* Fills defaults, then parses argv. Returns 0 on success, 1 if --help was printed to stdout,
  * 2 on a parse error with a one-line message (naming the option and the bad value) in err. */

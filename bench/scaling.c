@@ -52,6 +52,11 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : MATH_TF32,
         .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
         .seed = pt->seed, .data = data,
+        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
+                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
+        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
+        .micro_batches = o->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
     };
     results_row_t row = {0};
     char stamp[32];
@@ -69,9 +74,6 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.lr = pt->lr;
     row.momentum = o->momentum;
     row.weight_decay = o->weight_decay;
-    row.compute_ms = row.comm_ms = row.exposed_comm_ms = row.bytes_per_step = -1;
-    row.algbw_gbs = row.busbw_gbs = row.bubble = row.bubble_ideal = -1;
-    row.stages = row.micro_batches = -1;
     row.env = env;
 
     char err[512] = "";
@@ -88,8 +90,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     int n_rows = 0;
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
-        epoch_stats_t s;
-        memset(&s, 0, sizeof s);
+        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
+                           .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
+                           .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -112,7 +115,23 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         row.train_acc = s.train_acc;
         row.test_acc = acc;
         row.peak_mem_mb = s.peak_mem_mb;
-        row.status = isfinite(s.train_loss) ? "ok" : "diverged";
+        row.compute_ms = s.compute_ms;
+        row.comm_ms = s.comm_ms;
+        row.exposed_comm_ms = s.exposed_comm_ms;
+        row.bytes_per_step = s.bytes_per_step;
+        row.algbw_gbs = s.algbw_gbs;
+        row.busbw_gbs = s.busbw_gbs;
+        row.nccl_algo = s.nccl_algo;
+        row.replicas = s.replicas_identical < 0 ? "" : s.replicas_identical ? "identical" : "DIFFER";
+        row.stages = s.stages;
+        row.micro_batches = s.micro_batches;
+        row.schedule = s.schedule;
+        row.split = s.split;
+        row.stage_busy_ms = s.stage_busy_ms;
+        row.bubble = s.bubble;
+        row.bubble_ideal = s.bubble_ideal;
+        /* A replica that missed an update is a failed run, not a mysteriously lower accuracy. */
+        row.status = !isfinite(s.train_loss) ? "diverged" : s.replicas_identical == 0 ? "replicas-differ" : "ok";
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
         if (results_write(res, &row, err, sizeof err) != 0) {
             fprintf(stderr, "scaling: error: %s\n", err);

@@ -179,8 +179,12 @@ void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad) {
 
 void model_backward(model_t *m, gpu_t *g, float dw_beta) {
     nvtx_push("backward gpu%d", g->device);
-    for (int i = m->n_layers - 1; i >= 0; i--) m->layers[i].ops->backward(&m->layers[i], g, dw_beta);
+    model_backward_range(m, g, 0, m->n_layers, dw_beta);
     nvtx_pop();
+}
+
+void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_beta) {
+    for (int i = end - 1; i >= first; i--) m->layers[i].ops->backward(&m->layers[i], g, dw_beta);
 }
 
 void model_free(model_t *m) {

@@ -61,4 +61,7 @@ void model_forward(model_t *m, gpu_t *g, int training);
 void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad);
 /* Backward through every layer in reverse; dw_beta = 1 accumulates into the existing gradients. */
 void model_backward(model_t *m, gpu_t *g, float dw_beta);
+/* Backward of layers end-1 down to first only: data-parallel strategies interleave it with bucketed
+ * all-reduces (a bucket's gradients are final once every layer holding them has run backward). */
+void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
 void model_free(model_t *m);

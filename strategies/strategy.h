@@ -16,7 +16,18 @@ typedef struct {
     init_t init;
     unsigned long long seed;
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
+    /* data-parallel */
+    int naive_path;             /* NAIVE_PATH_AUTO | _P2P | _HOST */
+    size_t bucket_bytes;        /* nccl: all-reduce bucket size */
+    int overlap;                /* nccl: 1 launch each bucket as soon as backward has produced it */
+    /* pipeline */
+    int micro_batches;
+    int schedule_1f1b;          /* 0 gpipe, 1 1f1b */
+    const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
+    int n_split;
 } run_cfg_t;
+
+enum { NAIVE_PATH_AUTO = 0, NAIVE_PATH_P2P = 1, NAIVE_PATH_HOST = 2 };
 
 /* What a strategy reports for one epoch (filled by epoch_end). Fields a strategy does not measure stay < 0. */
 typedef struct {
@@ -26,7 +37,13 @@ typedef struct {
     double train_loss, train_acc;
     double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
     int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
-    double peak_mem_mb;
+    double peak_mem_mb;         /* max over the run's GPUs */
+    double algbw_gbs, busbw_gbs;        /* achieved by the gradient reduction (nccl-tests' definitions) */
+    char nccl_algo[16];         /* "" if not applicable */
+    /* pipeline; stages < 0: not applicable */
+    int stages, micro_batches;
+    char schedule[8], split[64], stage_busy_ms[128];
+    double bubble, bubble_ideal;
 } epoch_stats_t;
 
 typedef struct strategy {
