@@ -69,9 +69,9 @@ int main(void) {
             pick[t] = best;
         }
         for (int t = TOP; t < TOP + RND; t++) pick[t] = l->param_offset + (size_t)rand() % l->n_params;
-        double best_rel = INFINITY;
+        double best_rel = INFINITY, best_ctrl = 0;
         for (int hi = 0; hi < 3; hi++) {
-            double num = 0, den = 0;
+            double num = 0, den = 0, ctrl = 0;
             for (int t = 0; t < TOP + RND; t++) {
                 size_t k = pick[t];
                 float orig = p[k], v;
@@ -83,13 +83,17 @@ int main(void) {
                 double fd = (lp - lm) / (2.0 * hs[hi]);
                 num += (fd - grad[k]) * (fd - grad[k]);
                 den += (double)grad[k] * grad[k];
+                ctrl += (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]);   /* a gradient 10% off */
             }
             double rel = den > 0 ? sqrt(num / den) : sqrt(num);
             printf("%-8s %7zu params  h %.0e: relative error %.2e\n", l->label, l->n_params, hs[hi], rel);
-            if (rel < best_rel) best_rel = rel;
+            if (rel < best_rel) { best_rel = rel; best_ctrl = den > 0 ? sqrt(ctrl / den) : 0; }
             EXPECT(den > 0, "layer %s: gradient all zero on the largest elements (a dead layer?)", l->label);
         }
-        EXPECT(best_rel < 1e-2, "layer %s gradient differs from finite differences: best %.3e", l->label, best_rel);
+        /* 5e-2: measured fp32 LeNet errors are 2e-2 at the best h (kinks crossed), see the log. The control shows
+         * the same comparison rejects a gradient that is 10% off, so the tolerance still discriminates. */
+        EXPECT(best_rel < 5e-2, "layer %s gradient differs from finite differences: best %.3e", l->label, best_rel);
+        EXPECT(best_ctrl > 5e-2, "layer %s: control (gradient x 1.1) not rejected: %.3e", l->label, best_ctrl);
     }
     free(grad);
     free(p);
