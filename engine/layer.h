@@ -39,7 +39,11 @@ typedef struct {
     int pad;
     int cout;       /* conv output channels; dense output features */
     int bias;       /* conv: has a bias (dense always has one) */
+    int fuse;       /* bn: BN_FUSE_NONE, BN_FUSE_RELU (relu(bn(x))), BN_FUSE_ADD_RELU (relu(bn(x0) + x1)) */
 } layer_cfg_t;
+
+/* Fusing the activation (and a residual add) into batch norm saves whole passes over the activations. */
+enum { BN_FUSE_NONE = 0, BN_FUSE_RELU = 1, BN_FUSE_ADD_RELU = 2 };
 
 struct layer {
     const layer_ops_t *ops;

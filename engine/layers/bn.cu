@@ -1,5 +1,6 @@
 /* bn.cu — spatial batch normalisation over C for NHWC activations through cuDNN (eps 1e-5, momentum 0.1 as in
- * PyTorch). Training normalises with batch statistics and updates the running ones; inference uses the running ones. */
+ * PyTorch), optionally fused with ReLU or with a residual add + ReLU (cfg.fuse): y = relu(bn(x0) [+ x1]).
+ * Training normalises with batch statistics and updates the running ones; inference uses the running ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +15,13 @@
 #define BN_MOMENTUM 0.1
 
 typedef struct {
-    cudnnTensorDescriptor_t x_desc;     // (N, H, W, C): x, y, dx, dy
+    cudnnTensorDescriptor_t x_desc;     // (N, H, W, C): x, y, dx, dy, and the residual x1 / dx1
     cudnnTensorDescriptor_t p_desc;     // (1, C, 1, 1): gamma, beta, means, variances
+    cudnnActivationDescriptor_t act;    // ReLU, for fused layers
     cudnnBatchNormMode_t mode;
     int ex;                             // 1: Ex API with SPATIAL_PERSISTENT, 0: classic API with SPATIAL
+    cudnnBatchNormOps_t ops;            // what cuDNN fuses: BN alone, or BN + activation (+ add)
+    float *dpre;                        // fused by hand or dx1 accumulated: d(pre-activation), (N, H, W, C)
     float *scratch;                     // (4, C): saved mean, saved 1/sqrt(var+eps), probe running mean, var
     void *reserve;                      // Ex only: what forward leaves for backward
     size_t reserve_bytes;
@@ -28,7 +32,17 @@ typedef struct {
 
 static int bn_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
     shape_t in = l->in_shape[0];
-    if (l->n_in != 1) { snprintf(err, errlen, "bn takes 1 input, got %d", l->n_in); return -1; }
+    int want = l->cfg.fuse == BN_FUSE_ADD_RELU ? 2 : 1;
+    if (l->cfg.fuse < BN_FUSE_NONE || l->cfg.fuse > BN_FUSE_ADD_RELU) {
+        snprintf(err, errlen, "bn: unknown fuse mode %d", l->cfg.fuse);
+        return -1;
+    }
+    if (l->n_in != want) { snprintf(err, errlen, "bn (fuse %d) takes %d input(s), got %d", l->cfg.fuse, want, l->n_in); return -1; }
+    if (want == 2 && memcmp(&l->in_shape[0], &l->in_shape[1], sizeof(shape_t)) != 0) {
+        snprintf(err, errlen, "bn add: residual (%d, %d, %d, %d) differs from input (%d, %d, %d, %d)", l->in_shape[1].n,
+                 l->in_shape[1].h, l->in_shape[1].w, l->in_shape[1].c, in.n, in.h, in.w, in.c);
+        return -1;
+    }
     if (in.c < 1 || (long long)in.n * in.h * in.w < 2) {
         snprintf(err, errlen, "bn needs C >= 1 and at least 2 values per channel (got (%d, %d, %d, %d))",
                  in.n, in.h, in.w, in.c);
@@ -54,44 +68,57 @@ static void bn_init(const layer_t *l, float *params, float *state, init_t init, 
 
 // --- launchers
 
+static int bn_has_add(const layer_t *l) { return l->cfg.fuse == BN_FUSE_ADD_RELU; }
+static int bn_cudnn_add(const bn_priv_t *p) { return p->ops == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION; }
+static int bn_cudnn_act(const bn_priv_t *p) { return p->ops != CUDNN_BATCHNORM_OPS_BN; }
+
 static cudnnStatus_t bn_forward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *p, float *run_mean, float *run_var) {
     int c = l->in_shape[0].c;
     return cudnnBatchNormalizationForwardTrainingEx(
-        g->cudnn, p->mode, CUDNN_BATCHNORM_OPS_BN, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0], NULL, NULL, p->x_desc, l->y,
-        p->p_desc, l->w, l->w + c, BN_MOMENTUM, run_mean, run_var, BN_EPS, p->scratch, p->scratch + c, NULL,
-        g->workspace, p->ws_fwd, p->reserve, p->reserve_bytes);
+        g->cudnn, p->mode, p->ops, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0], bn_cudnn_add(p) ? p->x_desc : NULL,
+        bn_cudnn_add(p) ? l->x[1] : NULL, p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM, run_mean, run_var,
+        BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL, g->workspace, p->ws_fwd, p->reserve,
+        p->reserve_bytes);
 }
 
-static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *p, float *dx, float dx_beta,
-                                    float dw_beta) {
+/* dy is the gradient of the BN output (before any activation cuDNN does not fuse); dz receives the residual's
+ * gradient when cuDNN fuses the add. */
+static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *p, const float *dy, float *dx,
+                                    float *dz, float dx_beta, float dw_beta) {
     int c = l->in_shape[0].c;
     return cudnnBatchNormalizationBackwardEx(
-        g->cudnn, p->mode, CUDNN_BATCHNORM_OPS_BN, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc, l->x[0],
-        p->x_desc, l->y, p->x_desc, l->dy, NULL, NULL, p->x_desc, dx, p->p_desc, l->w, l->w + c, l->dw, l->dw + c,
-        BN_EPS, p->scratch, p->scratch + c, NULL, g->workspace, p->ws_bwd, p->reserve, p->reserve_bytes);
+        g->cudnn, p->mode, p->ops, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc, l->x[0],
+        p->x_desc, l->y, p->x_desc, dy, bn_cudnn_add(p) ? p->x_desc : NULL, dz, p->x_desc, dx, p->p_desc, l->w,
+        l->w + c, l->dw, l->dw + c, BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL,
+        g->workspace, p->ws_bwd, p->reserve, p->reserve_bytes);
 }
 
 /* A real forward + backward (overwriting and accumulating) on the bound buffers, so an unsupported shape shows up
  * here rather than mid-training. Running statistics go to scratch: the model's state is not touched. */
 static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
+    if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
+    p->reserve = NULL;
+    p->reserve_bytes = 0;
     int c = l->in_shape[0].c;
     cudnnStatus_t s;
-    s = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(g->cudnn, p->mode, CUDNN_BATCHNORM_OPS_BN, p->x_desc,
-                                                                 NULL, p->x_desc, p->p_desc, NULL, &p->ws_fwd);
+    cudnnTensorDescriptor_t z = bn_cudnn_add(p) ? p->x_desc : NULL;
+    cudnnActivationDescriptor_t a = bn_cudnn_act(p) ? p->act : NULL;
+    s = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(g->cudnn, p->mode, p->ops, p->x_desc, z, p->x_desc,
+                                                                 p->p_desc, a, &p->ws_fwd);
     if (s != CUDNN_STATUS_SUCCESS) return s;
-    s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(g->cudnn, p->mode, CUDNN_BATCHNORM_OPS_BN, p->x_desc,
-                                                          p->x_desc, p->x_desc, NULL, p->x_desc, p->p_desc, NULL,
-                                                          &p->ws_bwd);
+    s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(g->cudnn, p->mode, p->ops, p->x_desc, p->x_desc, p->x_desc,
+                                                          z, p->x_desc, p->p_desc, a, &p->ws_bwd);
     if (s != CUDNN_STATUS_SUCCESS) return s;
-    s = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(g->cudnn, p->mode, CUDNN_BATCHNORM_OPS_BN, NULL,
-                                                             p->x_desc, &p->reserve_bytes);
+    s = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(g->cudnn, p->mode, p->ops, a, p->x_desc,
+                                                             &p->reserve_bytes);
     if (s != CUDNN_STATUS_SUCCESS) return s;
     if (p->ws_fwd > g->workspace_bytes || p->ws_bwd > g->workspace_bytes) return CUDNN_STATUS_ALLOC_FAILED;
     if (p->reserve_bytes) CHECK_CUDA(cudaMalloc(&p->reserve, p->reserve_bytes));
     float *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
+    float *dz = bn_cudnn_add(p) ? p->dpre : NULL;
     if ((s = bn_forward_ex(l, g, p, p->scratch + 2 * c, p->scratch + 3 * c)) != CUDNN_STATUS_SUCCESS) return s;
-    if ((s = bn_backward_ex(l, g, p, dx, 0.0f, 0.0f)) != CUDNN_STATUS_SUCCESS) return s;
-    if ((s = bn_backward_ex(l, g, p, dx, 1.0f, 1.0f)) != CUDNN_STATUS_SUCCESS) return s;
+    if ((s = bn_backward_ex(l, g, p, l->dy, dx, dz, 0.0f, 0.0f)) != CUDNN_STATUS_SUCCESS) return s;
+    if ((s = bn_backward_ex(l, g, p, l->dy, dx, dz, 1.0f, 1.0f)) != CUDNN_STATUS_SUCCESS) return s;
     CHECK_CUDA(cudaStreamSynchronize(g->stream));   // a failing kernel of the probe surfaces here, named
     return CUDNN_STATUS_SUCCESS;
 }
@@ -103,6 +130,8 @@ static void bn_destroy(layer_t *l) {
     if (!p) return;
     cudnn_tensor_desc_free(&p->x_desc);
     cudnn_tensor_desc_free(&p->p_desc);
+    if (p->act) CHECK_CUDNN(cudnnDestroyActivationDescriptor(p->act));
+    if (p->dpre) CHECK_CUDA(cudaFree(p->dpre));
     if (p->scratch) CHECK_CUDA(cudaFree(p->scratch));
     if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
     if (p->dx_sink) CHECK_CUDA(cudaFree(p->dx_sink));
@@ -112,6 +141,7 @@ static void bn_destroy(layer_t *l) {
 
 static void bn_use_classic(bn_priv_t *p) {
     p->ex = 0;
+    p->ops = CUDNN_BATCHNORM_OPS_BN;
     p->mode = CUDNN_BATCHNORM_SPATIAL;
     p->ws_fwd = p->ws_bwd = 0;
     if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
@@ -131,27 +161,48 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
     if (!l->dx[0]) CHECK_CUDA(cudaMalloc((void **)&p->dx_sink, shape_numel(in) * sizeof(float)));
 
+    if (l->cfg.fuse != BN_FUSE_NONE) {
+        CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
+        CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+        CHECK_CUDA(cudaMalloc((void **)&p->dpre, shape_numel(in) * sizeof(float)));
+    }
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");
-    if (BN_TRY_PERSISTENT) {
+    /* Most fused first: cuDNN's fused kernels where it has them, then BN alone with the rest done here. */
+    cudnnBatchNormOps_t tries[2] = {CUDNN_BATCHNORM_OPS_BN, CUDNN_BATCHNORM_OPS_BN};
+    if (l->cfg.fuse == BN_FUSE_RELU) tries[0] = CUDNN_BATCHNORM_OPS_BN_ACTIVATION;
+    if (l->cfg.fuse == BN_FUSE_ADD_RELU) tries[0] = CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
+    char why[160] = "";
+    for (int t = 0; BN_TRY_PERSISTENT && t < 2 && !p->ex; t++) {
+        if (t == 1 && tries[1] == tries[0]) break;
         p->ex = 1;
         p->mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+        p->ops = tries[t];
         cudnnStatus_t s = bn_probe_ex(l, g, p);
         if (s == CUDNN_STATUS_SUCCESS) {
-            snprintf(p->path, sizeof p->path, "Ex SPATIAL_PERSISTENT (ws fwd %zu bwd %zu, reserve %zu)", p->ws_fwd,
-                     p->ws_bwd, p->reserve_bytes);
-        } else {
-            char why[128] = "";
-            cudnnGetLastErrorString(why, sizeof why);
-            snprintf(p->path, sizeof p->path, "SPATIAL (Ex SPATIAL_PERSISTENT: %s%s%s)", cudnnGetErrorString(s),
-                     why[0] ? ": " : "", why);
-            /* NOT_SUPPORTED is an expected answer for some shapes; anything else deserves a line. */
-            if (CUDNN_STATUS_CATEGORY(s) != CUDNN_STATUS_NOT_SUPPORTED)
-                fprintf(stderr, "bn %s: falling back to %s\n", cu_label(l), p->path);
-            bn_use_classic(p);
+            snprintf(p->path, sizeof p->path, "Ex SPATIAL_PERSISTENT %s (ws fwd %zu bwd %zu, reserve %zu)%s%s",
+                     p->ops == CUDNN_BATCHNORM_OPS_BN ? "BN" : p->ops == CUDNN_BATCHNORM_OPS_BN_ACTIVATION
+                     ? "BN+ReLU" : "BN+add+ReLU", p->ws_fwd, p->ws_bwd, p->reserve_bytes, why[0] ? "; " : "", why);
+            break;
         }
+        char last[128] = "";
+        cudnnGetLastErrorString(last, sizeof last);
+        snprintf(why, sizeof why, "fused ops %d: %s%s%.80s", (int)p->ops, cudnnGetErrorString(s), last[0] ? ": " : "",
+                 last);
+        /* NOT_SUPPORTED is an expected answer for some shapes; anything else deserves a line. */
+        if (CUDNN_STATUS_CATEGORY(s) != CUDNN_STATUS_NOT_SUPPORTED)
+            fprintf(stderr, "bn %s: %s; trying the next path\n", cu_label(l), why);
+        bn_use_classic(p);
     }
+    if (!p->ex && BN_TRY_PERSISTENT) snprintf(p->path, sizeof p->path, "SPATIAL (%s)", why);
     return p->ws_fwd > p->ws_bwd ? p->ws_fwd : p->ws_bwd;
+}
+
+/* The parts of y = relu(bn + x1) that cuDNN did not fuse, in place on y. */
+static void bn_finish_forward(const layer_t *l, gpu_t *g, const bn_priv_t *p, int cudnn_fused) {
+    if (l->cfg.fuse == BN_FUSE_NONE || cudnn_fused) return;
+    if (bn_has_add(l)) CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->x_desc, l->x[1], &CU_ONE, p->x_desc, l->y));
+    CHECK_CUDNN(cudnnActivationForward(g->cudnn, p->act, &CU_ONE, p->x_desc, l->y, &CU_ZERO, p->x_desc, l->y));
 }
 
 static void bn_forward(layer_t *l, gpu_t *g, int training) {
@@ -163,12 +214,15 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
         CHECK_CUDNN(cudnnBatchNormalizationForwardInference(g->cudnn, CUDNN_BATCHNORM_SPATIAL, &CU_ONE, &CU_ZERO,
                                                             p->x_desc, l->x[0], p->x_desc, l->y, p->p_desc, l->w,
                                                             l->w + c, run_mean, run_var, BN_EPS));
+        bn_finish_forward(l, g, p, 0);
     } else if (p->ex) {
         CHECK_CUDNN(bn_forward_ex(l, g, p, run_mean, run_var));
+        bn_finish_forward(l, g, p, bn_cudnn_act(p));
     } else {
         CHECK_CUDNN(cudnnBatchNormalizationForwardTraining(g->cudnn, p->mode, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0],
                                                            p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM,
                                                            run_mean, run_var, BN_EPS, p->scratch, p->scratch + c));
+        bn_finish_forward(l, g, p, 0);
     }
 }
 
@@ -178,12 +232,31 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
     int c = l->in_shape[0].c;
     float *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
     float dx_beta = l->dx[0] ? l->dx_beta[0] : 0.0f;
+    const float *dy = l->dy;
+    int fused = p->ex && bn_cudnn_act(p);
+    if (l->cfg.fuse != BN_FUSE_NONE && !fused) {
+        /* ReLU backward by hand: y = relu(pre) > 0 exactly where pre > 0, so y serves as the activation input. */
+        CHECK_CUDNN(cudnnActivationBackward(g->cudnn, p->act, &CU_ONE, p->x_desc, l->y, p->x_desc, l->dy, p->x_desc,
+                                            l->y, &CU_ZERO, p->x_desc, p->dpre));
+        dy = p->dpre;
+    }
+    /* With cuDNN's fused add, dz goes to dx1 directly when nothing else has written dx1 yet, else via dpre. */
+    float *dz = NULL;
+    if (fused && bn_cudnn_add(p)) dz = l->dx_beta[1] == 0.0f ? l->dx[1] : p->dpre;
     if (p->ex) {
-        CHECK_CUDNN(bn_backward_ex(l, g, p, dx, dx_beta, dw_beta));
+        CHECK_CUDNN(bn_backward_ex(l, g, p, dy, dx, dz, dx_beta, dw_beta));
     } else {
         CHECK_CUDNN(cudnnBatchNormalizationBackward(g->cudnn, p->mode, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc,
-                                                    l->x[0], p->x_desc, l->dy, p->x_desc, dx, p->p_desc, l->w, l->dw,
+                                                    l->x[0], p->x_desc, dy, p->x_desc, dx, p->p_desc, l->w, l->dw,
                                                     l->dw + c, BN_EPS, p->scratch, p->scratch + c));
+    }
+    if (bn_has_add(l) && dz != l->dx[1]) {   // d x1 = d pre-activation, overwriting or accumulating
+        const float *src = fused ? dz : p->dpre;
+        if (l->dx_beta[1] == 0.0f)
+            CHECK_CUDA(cudaMemcpyAsync(l->dx[1], src, shape_numel(l->in_shape[1]) * sizeof(float),
+                                       cudaMemcpyDeviceToDevice, g->stream));
+        else
+            CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->x_desc, src, &l->dx_beta[1], p->x_desc, l->dx[1]));
     }
 }
 

@@ -9,24 +9,26 @@ static int conv(model_t *m, const char *label, int in, int cout, int k, int stri
                      (layer_cfg_t){.k = k, .stride = stride, .pad = pad, .cout = cout, .bias = 1});
 }
 
-static int bn(model_t *m, const char *label, int in) {
-    return model_add(m, &layer_bn_ops, label, in, -1, (layer_cfg_t){0});
+/* relu(bn(x)) as one layer: cuDNN's fused kernels save two passes over the activation each way. */
+static int bn_relu(model_t *m, const char *label, int in) {
+    return model_add(m, &layer_bn_ops, label, in, -1, (layer_cfg_t){.fuse = BN_FUSE_RELU});
 }
 
-static int relu(model_t *m, const char *label, int in) {
-    return model_add(m, &layer_relu_ops, label, in, -1, (layer_cfg_t){0});
+/* relu(bn(x) + shortcut) as one layer: the residual add and the block's last ReLU fused into batch norm. */
+static int bn_add_relu(model_t *m, const char *label, int in, int shortcut) {
+    return model_add(m, &layer_bn_ops, label, in, shortcut, (layer_cfg_t){.fuse = BN_FUSE_ADD_RELU});
 }
 
-/* relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)), shortcut = 1x1 conv when the shape changes. */
+/* relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)), shortcut = 1x1 conv when the shape changes; the ReLUs and
+ * the add run inside the batch-norm layers (cfg.fuse). */
 static int residual(model_t *m, int x, int stage, int blk, int cout, int stride, int project) {
     char l[32];
 #define LBL(s) (snprintf(l, sizeof l, "s%d.b%d.%s", stage, blk, s), l)
     int y = conv(m, LBL("conv1"), x, cout, 3, stride, 1);
-    y = relu(m, LBL("relu1"), bn(m, LBL("bn1"), y));
-    y = bn(m, LBL("bn2"), conv(m, LBL("conv2"), y, cout, 3, 1, 1));
+    y = bn_relu(m, LBL("bn1"), y);
+    y = conv(m, LBL("conv2"), y, cout, 3, 1, 1);
     int sc = project ? conv(m, LBL("proj"), x, cout, 1, stride, 0) : x;
-    y = model_add(m, &layer_add_ops, LBL("add"), y, sc, (layer_cfg_t){0});
-    y = relu(m, LBL("relu2"), y);
+    y = bn_add_relu(m, LBL("bn2"), y, sc);
 #undef LBL
     return y;
 }
@@ -34,7 +36,7 @@ static int residual(model_t *m, int x, int stage, int blk, int cout, int stride,
 void model_build_resnet18(model_t *m, int batch) {
     model_begin(m, "resnet18", batch, (shape_t){batch, 28, 28, 1}, 10);
     int t = conv(m, "stem.conv", m->input, 64, 3, 1, 1);
-    t = relu(m, "stem.relu", bn(m, "stem.bn", t));
+    t = bn_relu(m, "stem.bn", t);
     static const int channels[4] = {64, 128, 256, 512};
     for (int s = 0; s < 4; s++) {
         int down = s > 0;   /* stage 1 keeps 64 channels at 28x28, as in d2l */

@@ -19,7 +19,7 @@
 
 static shape_t shp(int n, int h, int w, int c) { shape_t s = {n, h, w, c}; return s; }
 static layer_cfg_t cfg(int k, int stride, int pad, int cout, int bias) {
-    layer_cfg_t c = {k, stride, pad, cout, bias};
+    layer_cfg_t c = {k, stride, pad, cout, bias, BN_FUSE_NONE};
     return c;
 }
 static size_t at(shape_t s, int n, int h, int w, int c) { return (((size_t)n * s.h + h) * s.w + w) * s.c + c; }
@@ -167,6 +167,27 @@ static void ref_bn(const layer_t *l, int training, ref_t *r) {
         r->state_alt[C + c] = 0.9 * rv[c] + 0.1 * var;
     }
     r->state_alt_name = "biased running var";
+}
+
+/* y = relu(bn(x0) [+ x1]): BN's reference on the forward, then ReLU's mask on the way back. */
+static void ref_bn_fused(const layer_t *l, int training, ref_t *r) {
+    shape_t s = l->in_shape[0];
+    size_t n = shape_numel(s);
+    float *zero = (float *)calloc(n, sizeof(float)), *dpre = (float *)calloc(n, sizeof(float));
+    double *pre = dalloc(n), *junk = dalloc(n > 64 ? n : 64), *dwj = dalloc(2 * (size_t)s.c);
+    ref_t f = *r;                       // forward only: BN output, nothing accumulated into r
+    f.dy = zero; f.y = pre; f.dx[0] = f.dx[1] = NULL; f.dw = dwj;
+    ref_bn(l, training, &f);
+    for (size_t i = 0; i < n; i++) {
+        if (l->cfg.fuse == BN_FUSE_ADD_RELU) pre[i] += r->x[1][i];
+        r->y[i] = pre[i] > 0 ? pre[i] : 0.0;
+        dpre[i] = pre[i] > 0 ? r->dy[i] : 0.0f;
+        if (l->cfg.fuse == BN_FUSE_ADD_RELU && r->dx[1]) r->dx[1][i] += dpre[i];
+    }
+    ref_t b = *r;                       // backward of BN with d(pre-activation)
+    b.dy = dpre; b.y = junk; b.dx[1] = NULL;
+    ref_bn(l, training, &b);
+    free(zero); free(dpre); free(pre); free(junk); free(dwj);
 }
 
 static void ref_relu(const layer_t *l, int training, ref_t *r) {
@@ -595,25 +616,30 @@ int main(int argc, char **argv) {
     printf("# cuBLAS %d, math fp32 (strict)\n", cublas_ver);
 
     const case_t cases[] = {
-        {"conv k3 s1 p1 bias", &layer_conv_ops, {3, 1, 1, 8, 1}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
-        {"conv k3 s1 p1 nobias", &layer_conv_ops, {3, 1, 1, 8, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
-        {"conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, 0},
-        {"conv k3 s2 p1 bias", &layer_conv_ops, {3, 2, 1, 12, 1}, 1, {5, 10, 10, 6}, 1, 1, -1, 1, ref_conv, 0},
-        {"conv k1 s2 p0 bias", &layer_conv_ops, {1, 2, 0, 16, 1}, 1, {4, 8, 8, 8}, 1, 1, -1, 1, ref_conv, 0},
-        {"conv k5 s1 p0 c1 (first, no dx)", &layer_conv_ops, {5, 1, 0, 6, 1}, 1, {6, 12, 12, 1}, 0, 1, 0, 1, ref_conv, 0},
-        {"conv k5 s1 p0 c1", &layer_conv_ops, {5, 1, 0, 6, 1}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 0},
-        {"bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, 0},
-        {"bn train c3", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {4, 7, 7, 3}, 1, 1, -3, 5, ref_bn, 0},
-        {"bn inference c16", &layer_bn_ops, {0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 0, -3, 5, ref_bn, 0},
-        {"relu", &layer_relu_ops, {0, 0, 0, 0, 0}, 1, {4, 9, 9, 7}, 1, 1, -1, 1, ref_relu, 0},
-        {"maxpool k2 s2", &layer_maxpool_ops, {2, 2, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_maxpool, 0},
-        {"maxpool k3 s2 p1", &layer_maxpool_ops, {3, 2, 1, 0, 0}, 1, {4, 9, 9, 6}, 1, 1, -1, 1, ref_maxpool, 0},
-        {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 0},
-        {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 0},
-        {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 0},
-        {"dense flat (first, no dx)", &layer_dense_ops, {0, 0, 0, 12, 0}, 1, {8, 1, 1, 50}, 0, 1, -1, 1, ref_dense, 0},
-        {"add", &layer_add_ops, {0, 0, 0, 0, 0}, 2, {4, 7, 7, 8}, 1, 1, -1, 1, ref_add, 0},
-        {"flatten", &layer_flatten_ops, {0, 0, 0, 0, 0}, 1, {4, 5, 5, 3}, 1, 1, -1, 1, ref_flatten, 0},
+        {"conv k3 s1 p1 bias", &layer_conv_ops, {3, 1, 1, 8, 1, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s1 p1 nobias", &layer_conv_ops, {3, 1, 1, 8, 0, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1, 0}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k3 s2 p1 bias", &layer_conv_ops, {3, 2, 1, 12, 1, 0}, 1, {5, 10, 10, 6}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k1 s2 p0 bias", &layer_conv_ops, {1, 2, 0, 16, 1, 0}, 1, {4, 8, 8, 8}, 1, 1, -1, 1, ref_conv, 0},
+        {"conv k5 s1 p0 c1 (first, no dx)", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 0, 1, 0, 1, ref_conv, 0},
+        {"conv k5 s1 p0 c1", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 0},
+        {"bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, 0},
+        {"bn train c3", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 3}, 1, 1, -3, 5, ref_bn, 0},
+        {"bn inference c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 0, -3, 5, ref_bn, 0},
+        {"bn+relu train c16", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_RELU}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn_fused, 0},
+        {"bn+add+relu train c16", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_ADD_RELU}, 2, {6, 8, 8, 16}, 1, 1, -3, 5,
+         ref_bn_fused, 0},
+        {"bn+add+relu infer c8", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_ADD_RELU}, 2, {4, 6, 6, 8}, 1, 0, -3, 5,
+         ref_bn_fused, 0},
+        {"relu", &layer_relu_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 9, 9, 7}, 1, 1, -1, 1, ref_relu, 0},
+        {"maxpool k2 s2", &layer_maxpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_maxpool, 0},
+        {"maxpool k3 s2 p1", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {4, 9, 9, 6}, 1, 1, -1, 1, ref_maxpool, 0},
+        {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 0},
+        {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 0},
+        {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 0},
+        {"dense flat (first, no dx)", &layer_dense_ops, {0, 0, 0, 12, 0, 0}, 1, {8, 1, 1, 50}, 0, 1, -1, 1, ref_dense, 0},
+        {"add", &layer_add_ops, {0, 0, 0, 0, 0, 0}, 2, {4, 7, 7, 8}, 1, 1, -1, 1, ref_add, 0},
+        {"flatten", &layer_flatten_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 5, 5, 3}, 1, 1, -1, 1, ref_flatten, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&g, &cases[i], &rng);
 
@@ -627,8 +653,8 @@ int main(int argc, char **argv) {
     gpu_init(&t, 0, MATH_TF32);
     gpu_workspace_reserve(&t, (size_t)256 << 20);
     const case_t tf32[] = {
-        {"[tf32] conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, TOL_TF32},
-        {"[tf32] dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, TOL_TF32},
+        {"[tf32] conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1, 0}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, TOL_TF32},
+        {"[tf32] dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, TOL_TF32},
     };
     for (size_t i = 0; i < sizeof tf32 / sizeof tf32[0]; i++) run_case(&t, &tf32[i], &rng);
     gpu_free(&t);
