@@ -28,7 +28,7 @@ enum {
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
     OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
-    OPT_TRACE,
+    OPT_TRACE, OPT_CUDA_GRAPH,
 };
 
 static const struct option long_opts[] = {
@@ -57,6 +57,7 @@ static const struct option long_opts[] = {
     {"bench",        required_argument, NULL, OPT_BENCH},
     {"resume",       no_argument,       NULL, OPT_RESUME},
     {"trace",        required_argument, NULL, OPT_TRACE},
+    {"cuda-graph",   required_argument, NULL, OPT_CUDA_GRAPH},
     {"help",         no_argument,       NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -100,6 +101,8 @@ static const opt_help_t opt_help[] = {
              options_benches, NULL},
     {NULL,   "skip configurations already complete in --out", NULL, NULL},
     {"PATH", "also write a Chrome-trace/Perfetto JSON timeline of a few steps per run", NULL, NULL},
+    {"MODE", "single: replay each step from a CUDA graph (one launch per step); off keeps\n"
+             "per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -239,6 +242,7 @@ static void set_defaults(options_t *o) {
     o->bench = NULL;
     o->resume = 0;
     o->trace = NULL;
+    o->cuda_graph = 1;
 }
 
 static const char *long_name(int val) {
@@ -285,6 +289,10 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_BUCKET_MB:
         if (parse_number(opt, arg, 1, &x, err, errlen)) return 2;
         o->bucket_mb = x;
+        return 0;
+    case OPT_CUDA_GRAPH:
+        if (check_choice(opt, "cuda-graph", on_off, arg, err, errlen)) return 2;
+        o->cuda_graph = strcmp(arg, "on") == 0;
         return 0;
     case OPT_OVERLAP:
         if (check_choice(opt, "overlap", on_off, arg, err, errlen)) return 2;

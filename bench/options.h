@@ -32,6 +32,7 @@ typedef struct {
     const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */
     int resume;                         /* skip configurations already complete in --out */
     const char *trace;                  /* Chrome-trace JSON path, or NULL */
+    int cuda_graph;                     /* single: 1 replay steps from a CUDA graph (default), 0 eager */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */

@@ -5,10 +5,13 @@
 #include "results.h"
 #include "table.h"
 #include "env.h"
+#include "allreduce_bench.h"
 #include "../engine/idx.h"
 #include "../engine/nvtx.h"
+#include "../engine/check.h"
 #include "../strategies/strategy.h"
 #include <cuda_runtime.h>
+#include <cuda_profiler_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +39,74 @@ static void fmt_duration(char *buf, size_t len, double s) {
     else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
 }
 
+/* SCALING_PROFILE_STEPS=K (scripts/profile.sh): the profiler range opens at step 0 of epoch 2 (the first steady
+ * epoch) of the first run and closes after K steps, so `nsys --capture-range=cudaProfilerApi` records K steady
+ * steps and no setup, warmup or evaluation. */
+typedef struct {
+    int steps;          /* K; 0: not profiling */
+    int state;          /* 0 waiting, 1 capturing, 2 done */
+} profile_t;
+
+static void profile_init(profile_t *p) {
+    const char *s = getenv("SCALING_PROFILE_STEPS");
+    p->steps = s ? atoi(s) : 0;
+    p->state = 0;
+}
+
+static void profile_before_step(profile_t *p, int epoch, int step) {
+    if (p->steps <= 0 || p->state != 0 || epoch != 2 || step != 0) return;
+    CHECK_CUDA(cudaProfilerStart());
+    p->state = 1;
+}
+
+static void profile_after_step(profile_t *p, int step, int last, const run_cfg_t *cfg) {
+    if (p->state != 1 || (step + 1 < p->steps && !last)) return;
+    /* The captured steps finish on every GPU before the range closes; the current device is restored. */
+    int cur;
+    CHECK_CUDA(cudaGetDevice(&cur));
+    for (int g = 0; g < cfg->n_gpus; g++) {
+        CHECK_CUDA(cudaSetDevice(cfg->devices[g]));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    CHECK_CUDA(cudaSetDevice(cur));
+    CHECK_CUDA(cudaProfilerStop());
+    p->state = 2;
+}
+
+/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed is not. */
+enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
+
+/* Numbers no epoch was measured for: written as empty cells. */
+static void row_unmeasured(results_row_t *r) {
+    r->steps = -1;
+    r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
+    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
+    r->stages = r->micro_batches = -1;
+    r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
+}
+
+static void write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
+    char err[512];
+    if (results_write(res, row, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: error: %s\n", err);
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    table_row(stdout, row);
+    fflush(stdout);
+}
+
 static int fail(const char *msg) {
     fprintf(stderr, "scaling: error: %s\n", msg);
     return 2;
 }
 
-/* Runs one sweep point; writes one row per epoch. Returns 0, or 1 if the run could not be set up. */
+/* Runs one sweep point; writes one row per epoch, or one row of status oom/failed (epoch 0, phase setup) when
+ * the run cannot be set up. With --resume (done != NULL) a configuration already complete in the CSV is skipped.
+ * Returns a RUN_* outcome. */
 static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done) {
+                     results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done,
+                     const results_scan_t *done, profile_t *prof) {
     int devices[OPT_LIST_MAX];
     for (int i = 0; i < pt->gpus; i++) devices[i] = i;
     run_cfg_t cfg = {
@@ -51,7 +114,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
         .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : MATH_TF32,
         .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
-        .seed = pt->seed, .data = data,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
@@ -75,6 +138,28 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.momentum = o->momentum;
     row.weight_decay = o->weight_decay;
     row.env = env;
+    /* Setup-failure rows name the pipeline configuration too, so --resume can tell its micro-batch counts apart. */
+    int pipeline = strcmp(st->name, "pipeline") == 0;
+
+    if (done) {
+        results_row_t want = row;
+        int full = data->train.n / pt->global_batch;
+        want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+        want.micro_batches = o->micro_batches;
+        want.schedule = o->schedule;
+        results_key_t key;
+        results_key_of_row(&want, &key);
+        int best = 0;
+        if (results_scan_done(done, &key, o->epochs, &best)) {
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu): skipped, complete in %s (--resume)\n",
+                   pt->index + 1, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed, o->out);
+            fflush(stdout);
+            return RUN_SKIPPED;
+        }
+        if (best > 0)
+            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
+                    "epoch 1 as %s\n", pt->index + 1, n_points, best, o->epochs, row.run_id);
+    }
 
     char err[512] = "";
     void *state = NULL;
@@ -82,12 +167,25 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     int rc = st->setup(&state, &cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
+        int oom = strstr(err, "out of memory") != NULL;
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
                 st->name, pt->gpus, pt->global_batch, err);
-        return 1;
+        row_unmeasured(&row);
+        row.epoch = 0;
+        row.phase = "setup";
+        row.status = oom ? "oom" : "failed";
+        if (pipeline) {
+            row.stages = pt->gpus;
+            row.micro_batches = o->micro_batches;
+            row.schedule = o->schedule;
+        }
+        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+        write_row(res, &row, NULL, st);
+        return oom ? RUN_OOM : RUN_FAILED;
     }
     results_row_t rows[256];
-    int n_rows = 0;
+    int n_rows = 0, outcome = RUN_OK;
+    double first_loss = NAN;
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
         epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
@@ -98,9 +196,11 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
         for (int i = 0; i < steps; i++) {
+            profile_before_step(prof, e, i);
             nvtx_push("step %d", i);
             st->train_step(state, i);
             nvtx_pop();
+            profile_after_step(prof, i, i + 1 == steps, &cfg);
         }
         st->epoch_end(state, steps, &s);
         double acc = st->evaluate(state);
@@ -130,16 +230,15 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         row.stage_busy_ms = s.stage_busy_ms;
         row.bubble = s.bubble;
         row.bubble_ideal = s.bubble_ideal;
-        /* A replica that missed an update is a failed run, not a mysteriously lower accuracy. */
-        row.status = !isfinite(s.train_loss) ? "diverged" : s.replicas_identical == 0 ? "replicas-differ" : "ok";
+        /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
+         * update is a failed run, not a mysteriously lower accuracy. */
+        if (e == 1) first_loss = s.train_loss;
+        int diverged = !isfinite(s.train_loss) || (e > 1 && first_loss > 0 && s.train_loss > 1e3 * first_loss);
+        row.status = diverged ? "diverged" : s.replicas_identical == 0 ? "replicas-differ" : "ok";
+        if (diverged) outcome = RUN_DIVERGED;
+        else if (s.replicas_identical == 0) outcome = RUN_FAILED;
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        if (results_write(res, &row, err, sizeof err) != 0) {
-            fprintf(stderr, "scaling: error: %s\n", err);
-            st->teardown(state);
-            exit(1);
-        }
-        table_row(stdout, &row);
-        fflush(stdout);
+        write_row(res, &row, state, st);
         if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
         /* ETA from the mean wall time per epoch so far (evaluation included), over all remaining epochs. */
         double w = wall_now() - w0;
@@ -150,12 +249,12 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         fmt_duration(eta, sizeof eta, left * *wall_per_epoch);
         fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", pt->index + 1,
                 n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
-        if (!isfinite(s.train_loss)) break;   /* diverged: later epochs would only repeat NaN */
+        if (diverged) break;   /* later epochs would only repeat it */
     }
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
     st->teardown(state);
-    return 0;
+    return outcome;
 }
 
 int main(int argc, char **argv) {
@@ -168,6 +267,7 @@ int main(int argc, char **argv) {
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
     if (options_validate(&o, strategy_names(), 1 << 30, err, sizeof err) != 0) return fail(err);
+    if (o.bench) return allreduce_bench_main(&o);   /* --bench allreduce: no training, no data set */
     const strategy_t *st = strategy_find(o.strategy);
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);
@@ -193,13 +293,28 @@ int main(int argc, char **argv) {
            env.cudnn, env.nccl, env.host, env.git_commit);
     table_header(stdout);
     fflush(stdout);
+    results_scan_t done = {0};
+    if (o.resume) {
+        if (results_scan(o.out, &done, err, sizeof err) != 0) return fail(err);
+        printf("# resume: %d run(s) already in %s%s\n", done.n, o.out,
+               done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
+    }
+    profile_t prof;
+    profile_init(&prof);
+    if (prof.steps > 0 && o.epochs < 2)
+        fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
+                o.epochs);
     double wall_per_epoch = 0;
-    int epochs_done = 0, failed = 0;
+    int epochs_done = 0, outcomes[RUN_OUTCOMES] = {0};
     for (int i = 0; i < n_points; i++)
-        failed += run_point(&o, st, &pts[i], &data, &res, &env, n_points, &wall_per_epoch, &epochs_done);
+        outcomes[run_point(&o, st, &pts[i], &data, &res, &env, n_points, &wall_per_epoch, &epochs_done,
+                           o.resume ? &done : NULL, &prof)]++;
+    results_scan_free(&done);
     results_close(&res);
     idx_free(&data);
     free(pts);
-    printf("# %d run(s), %d failed; rows in %s\n", n_points, failed, o.out);
-    return failed ? 1 : 0;
+    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", n_points,
+           outcomes[RUN_OK], outcomes[RUN_SKIPPED], outcomes[RUN_DIVERGED], outcomes[RUN_OOM], outcomes[RUN_FAILED],
+           o.out);
+    return outcomes[RUN_FAILED] ? 1 : 0;
 }

@@ -33,7 +33,13 @@ __global__ static void bytes_to_int_kernel(const uint8_t *__restrict__ in, int *
 template <typename T>
 __global__ static void gather_kernel(const T *__restrict__ src, const int *__restrict__ src_y,
                                      const int *__restrict__ perm, int first, int n, int last, int row_elems,
-                                     T *__restrict__ x, int *__restrict__ y) {
+                                     T *__restrict__ x, int *__restrict__ y, const int *__restrict__ step,
+                                     int step_stride) {
+    /* A step counter on the device lets one captured CUDA graph gather a different batch at every replay. */
+    if (step) {
+        first += *step * step_stride;
+        if (first < 0 || first + n - 1 > last) __trap();   // a caller bug: never read past the permutation
+    }
     size_t total = (size_t)n * row_elems;
     for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
         int i = (int)(t / row_elems), c = (int)(t % row_elems);
@@ -45,16 +51,17 @@ __global__ static void gather_kernel(const T *__restrict__ src, const int *__res
 }
 
 static void launch_gather(const float *src, const int *src_y, const int *perm, int first, int n, int last,
-                          int pixels, float *x, int *y, cudaStream_t stream) {
+                          int pixels, float *x, int *y, cudaStream_t stream, const int *step = NULL,
+                          int step_stride = 0) {
     if (n <= 0) return;   /* a zero-block grid is a launch error */
     /* float4 needs 16-byte alignment at both ends; a caller's x offset by a partial row falls back. */
     if (pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % 16 == 0) {
         int row_vec = pixels / 4;
         gather_kernel<float4><<<grid_for((size_t)n * row_vec), DS_THREADS, 0, stream>>>(
-            (const float4 *)src, src_y, perm, first, n, last, row_vec, (float4 *)x, y);
+            (const float4 *)src, src_y, perm, first, n, last, row_vec, (float4 *)x, y, step, step_stride);
     } else {
         gather_kernel<float><<<grid_for((size_t)n * pixels), DS_THREADS, 0, stream>>>(
-            src, src_y, perm, first, n, last, pixels, x, y);
+            src, src_y, perm, first, n, last, pixels, x, y, step, step_stride);
     }
     CHECK_LAUNCH();
 }
@@ -129,6 +136,19 @@ void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStre
 }
 
 /* A bad range is a caller bug (a wrong shard or batch offset), and reading past perm would be silent. */
+__global__ static void step_advance_kernel(int *step) { ++*step; }
+
+void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, float *x, int *y,
+                             cudaStream_t stream) {
+    launch_gather(ds->train_x, ds->train_y, ds->perm, offset, n, ds->n_train - 1, ds->pixels, x, y, stream, d_step,
+                  stride);
+}
+
+void dataset_step_advance(int *d_step, cudaStream_t stream) {
+    step_advance_kernel<<<1, 1, 0, stream>>>(d_step);
+    CHECK_LAUNCH();
+}
+
 void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream) {
     if (first < 0 || n < 0 || first > ds->n_train - n) {
         char why[128];

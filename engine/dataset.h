@@ -25,6 +25,11 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d);
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
 /* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n. */
 void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);
+/* As dataset_gather_train with first = *d_step * stride + offset read on the GPU, so the launch is the same
+ * at every step and can be replayed from a CUDA graph; dataset_step_advance increments *d_step on the stream. */
+void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, float *x, int *y,
+                             cudaStream_t stream);
+void dataset_step_advance(int *d_step, cudaStream_t stream);
 /* Test rows first .. first+n-1 (clamped to n_test; rows past the end are copies of the last row, counted out
  * by the caller's n_valid). */
 void dataset_gather_test(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);

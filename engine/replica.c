@@ -38,6 +38,8 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
+    CHECK_CUDA(cudaMalloc((void **)&r->d_step, sizeof(int)));
+    CHECK_CUDA(cudaMemset(r->d_step, 0, sizeof(int)));
     CHECK_CUDA(cudaDeviceSynchronize());
     return 0;
 }
@@ -47,16 +49,21 @@ void replica_epoch_begin(replica_t *r, int epoch) {
     CHECK_CUDA(cudaEventRecord(r->step_events[0], r->gpu.stream));
     dataset_shuffle(&r->data, r->seed, epoch, r->gpu.stream);
     CHECK_CUDA(cudaMemsetAsync(r->model.acc, 0, 2 * sizeof(double), r->gpu.stream));
+    CHECK_CUDA(cudaMemsetAsync(r->d_step, 0, sizeof(int), r->gpu.stream));
 }
 
-void replica_compute(replica_t *r, int step, int shard) {
+void replica_forward_loss(replica_t *r, int step, int shard) {
     model_t *m = &r->model;
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
     int first = step * r->global_batch + shard * r->shard_batch;
     dataset_gather_train(&r->data, first, r->shard_batch, m->tensors[m->input].val, m->labels, r->gpu.stream);
     model_forward(m, &r->gpu, 1);
     model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
-    model_backward(m, &r->gpu, 0.0f);
+}
+
+void replica_compute(replica_t *r, int step, int shard) {
+    replica_forward_loss(r, step, shard);
+    model_backward(&r->model, &r->gpu, 0.0f);
 }
 
 void replica_update(replica_t *r, int step) {
@@ -65,6 +72,39 @@ void replica_update(replica_t *r, int step) {
     sgd_step(r->model.params, r->model.grads, r->model.momentum, r->model.n_params, r->lr, r->momentum,
              r->weight_decay, r->gpu.stream);
     nvtx_pop();
+    CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
+}
+
+/* One whole step with no host-side step number: what the graph holds. */
+static void step_body(replica_t *r) {
+    model_t *m = &r->model;
+    dataset_gather_train_at(&r->data, r->d_step, r->global_batch, 0, r->shard_batch, m->tensors[m->input].val,
+                            m->labels, r->gpu.stream);
+    model_forward(m, &r->gpu, 1);
+    model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
+    model_backward(m, &r->gpu, 0.0f);
+    nvtx_push("optimizer gpu%d", r->gpu.device);
+    sgd_step(m->params, m->grads, m->momentum, m->n_params, r->lr, r->momentum, r->weight_decay, r->gpu.stream);
+    nvtx_pop();
+    dataset_step_advance(r->d_step, r->gpu.stream);
+}
+
+void replica_step_graphed(replica_t *r, int step) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    if (r->graph_state == 0) {
+        step_body(r);
+        r->graph_state = 1;
+    } else {
+        if (r->graph_state == 1) {
+            /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
+            CHECK_CUDA(cudaStreamBeginCapture(r->gpu.stream, cudaStreamCaptureModeRelaxed));
+            step_body(r);
+            CHECK_CUDA(cudaStreamEndCapture(r->gpu.stream, &r->graph));
+            CHECK_CUDA(cudaGraphInstantiate(&r->graph_exec, r->graph, 0));
+            r->graph_state = 2;
+        }
+        CHECK_CUDA(cudaGraphLaunch(r->graph_exec, r->gpu.stream));
+    }
     CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
 }
 
@@ -121,6 +161,9 @@ void replica_free(replica_t *r) {
     CHECK_CUDA(cudaDeviceSynchronize());
     for (int i = 0; r->step_events && i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventDestroy(r->step_events[i]));
     free(r->step_events);
+    if (r->graph_exec) CHECK_CUDA(cudaGraphExecDestroy(r->graph_exec));
+    if (r->graph) CHECK_CUDA(cudaGraphDestroy(r->graph));
+    if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
     model_free(&r->model);
     dataset_free(&r->data);
     gpu_free(&r->gpu);

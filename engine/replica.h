@@ -16,6 +16,10 @@ typedef struct {
     unsigned long long seed;
     cudaEvent_t *step_events;   /* steps_per_epoch + 1 timing events on the compute stream */
     size_t mem_base;            /* device memory in use before this replica allocated anything */
+    int *d_step;                /* device step counter of the graphed path (reset each epoch) */
+    int graph_state;            /* -1 never (eager steps), 0 nothing yet, 1 warmed up eagerly, 2 captured */
+    cudaGraph_t graph;
+    cudaGraphExec_t graph_exec;
 } replica_t;
 
 /* Builds the model for shard_batch images on `device`, uploads the data set, searches algorithms and
@@ -28,6 +32,13 @@ void replica_epoch_begin(replica_t *r, int epoch);
 /* Gathers this replica's shard of global batch `step` (shard `shard` of the global batch), forward, loss with
  * scale 1/global_batch, backward into the flat gradient buffer (overwriting it). No host synchronisation. */
 void replica_compute(replica_t *r, int step, int shard);
+/* The first half of replica_compute: gather, forward and loss (with its gradient of the logits), no backward, so
+ * a strategy can run backward in pieces (model_backward_range) and reduce each piece as soon as it is done. */
+void replica_forward_loss(replica_t *r, int step, int shard);
+/* replica_compute + replica_update for a replica that trains alone, replayed from a CUDA graph: one launch per
+ * step instead of ~100 (LeNet's step is host-bound without it). The first call runs eagerly (library warm-up),
+ * the second captures. Steps must come in order from 0 within an epoch, as the harness calls them. */
+void replica_step_graphed(replica_t *r, int step);
 /* SGD over the flat buffer, then records the step's timing event. */
 void replica_update(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy

@@ -17,7 +17,8 @@ static double train_accuracy(const char *model, const char *dataset, int batch, 
     const strategy_t *st = strategy_find("single");
     int dev = 0;
     run_cfg_t cfg = {.model = model, .n_gpus = 1, .devices = &dev, .global_batch = batch, .lr = lr,
-                     .momentum = 0, .weight_decay = 0, .math = math, .init = init, .seed = 1, .data = &data};
+                     .momentum = 0, .weight_decay = 0, .math = math, .init = init, .seed = 1, .data = &data,
+                     .cuda_graph = 1};
     void *state;
     if (st->setup(&state, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "FAIL: setup: %s\n", err);
