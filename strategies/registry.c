@@ -4,9 +4,13 @@
 #include <string.h>
 
 extern const strategy_t strategy_single;
+extern const strategy_t strategy_naive;
+extern const strategy_t strategy_nccl;
 
 const strategy_t *const strategy_table[] = {
     &strategy_single,
+    &strategy_naive,
+    &strategy_nccl,
     NULL,
 };
 

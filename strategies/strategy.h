@@ -16,6 +16,7 @@ typedef struct {
     init_t init;
     unsigned long long seed;
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
+    int cuda_graph;             /* single: replay each step from a captured CUDA graph */
     /* data-parallel */
     int naive_path;             /* NAIVE_PATH_AUTO | _P2P | _HOST */
     size_t bucket_bytes;        /* nccl: all-reduce bucket size */
@@ -46,6 +47,20 @@ typedef struct {
     double bubble, bubble_ideal;
 } epoch_stats_t;
 
+/* A data-parallel strategy's gradient reduction on raw buffers: the code its train_step runs, callable by the
+ * all-reduce benchmark (--bench allreduce) and the exact-sum tests. */
+typedef struct {
+    /* Prepares an in-place sum over n GPUs (gpus[i]: device and streams) of up to max_count floats per GPU.
+     * naive_path is NAIVE_PATH_* (strategies other than naive ignore it). 0, or -1 with a message in err. */
+    int (*open)(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err, size_t errlen);
+    /* bufs[i] (on gpus[i]) becomes the elementwise sum over all i, count <= max_count. It starts after the work
+     * already queued on each gpus[i]->stream, and each gpus[i]->stream waits for it. No host synchronisation. */
+    void (*run)(void *ctx, float *const *bufs, size_t count);
+    /* How it reduces, for tables and rows: "p2p", "host" (naive), the NCCL algorithm (nccl). */
+    const char *(*algo)(void *ctx);
+    void (*close)(void *ctx);
+} reduce_ops_t;
+
 typedef struct strategy {
     const char *name;
     const char *summary;        /* one line for --help */
@@ -63,6 +78,7 @@ typedef struct strategy {
     /* Test-set accuracy with running BN statistics. */
     double (*evaluate)(void *state);
     void (*teardown)(void *state);
+    const reduce_ops_t *reduce;     /* optional: NULL for strategies without a gradient reduction */
 } strategy_t;
 
 /* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */

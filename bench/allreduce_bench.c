@@ -1,0 +1,239 @@
+/* allreduce_bench.c — the all-reduce benchmark: for each data-parallel strategy's reduction (naive copy-sum-broadcast,
+ * NCCL ring) and each GPU count, buffer sizes 4 KB..256 MB: one exactly checked run on integer inputs, warm-up, then
+ * timed iterations with CUDA events; nccl-tests' algbw/busbw. Run: ./scaling --bench allreduce --gpus 2,4 */
+#include "allreduce_bench.h"
+#include "env.h"
+#include "../engine/check.h"
+#include "../strategies/dp.h"
+#include <csv.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define BENCH_MIN_BYTES ((size_t)4 << 10)
+#define BENCH_MAX_BYTES ((size_t)256 << 20)
+#define BENCH_WARMUP 5
+#define BENCH_ITERS 20
+
+static const char BENCH_HEADER[] = "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
+                                   "gpu_name,driver,cuda,nccl,host,git_commit,timestamp";
+
+/* mkdir -p of path's directory part. */
+static int make_parents_(const char *path) {
+    char dir[512];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+/* Opens path for appending; a new or empty file gets the header, an existing one must already have it. */
+static FILE *csv_open_(const char *path) {
+    if (make_parents_(path) != 0) {
+        fprintf(stderr, "scaling: error: %s: cannot create its directory: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    FILE *f = fopen(path, "a+");
+    if (!f) {
+        fprintf(stderr, "scaling: error: %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char line[512] = "";
+    rewind(f);
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strcmp(line, BENCH_HEADER) != 0) {
+            fprintf(stderr, "scaling: error: %s: header differs from the all-reduce benchmark's (another CSV? use "
+                            "--out)\n", path);
+            fclose(f);
+            return NULL;
+        }
+    } else {
+        fprintf(f, "%s\n", BENCH_HEADER);
+    }
+    fseek(f, 0, SEEK_END);
+    return f;
+}
+
+static void csv_str_(FILE *f, const char *s, int last) {
+    csv_fwrite(f, s, strlen(s));
+    fputc(last ? '\n' : ',', f);
+}
+
+typedef struct {
+    const char *strategy, *algo;
+    int gpus;
+    size_t bytes;
+    double time_us, algbw, busbw;
+    unsigned long long wrong;
+} bench_row_t;
+
+static void csv_row_(FILE *f, const bench_row_t *r, const results_env_t *env, const char *stamp) {
+    csv_str_(f, r->strategy, 0);
+    fprintf(f, "%d,", r->gpus);
+    csv_str_(f, r->algo, 0);
+    fprintf(f, "%zu,%zu,float,sum,%.3f,%.4f,%.4f,%llu,", r->bytes, r->bytes / sizeof(float), r->time_us, r->algbw,
+            r->busbw, r->wrong);
+    const char *facts[] = {env->gpu_name, env->driver, env->cuda, env->nccl, env->host, env->git_commit};
+    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) csv_str_(f, facts[i], 0);
+    csv_str_(f, stamp, 1);
+}
+
+/* Mean time of one reduction over BENCH_ITERS, in ms: each GPU's compute stream brackets the iterations with
+ * events (the reduction starts after and ends before them), and the slowest GPU is the reduction's time. */
+static double time_reduce_(const reduce_ops_t *ops, void *ctx, gpu_t *gpus, int n, float *const *bufs, size_t count,
+                           cudaEvent_t *start, cudaEvent_t *stop) {
+    for (int w = 0; w < BENCH_WARMUP; w++) ops->run(ctx, bufs, count);
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(gpus[i].device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(gpus[i].device));
+        CHECK_CUDA(cudaEventRecord(start[i], gpus[i].stream));
+    }
+    for (int it = 0; it < BENCH_ITERS; it++) ops->run(ctx, bufs, count);
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(gpus[i].device));
+        CHECK_CUDA(cudaEventRecord(stop[i], gpus[i].stream));
+    }
+    for (int i = 0; i < n; i++) {
+        float ms = 0;
+        CHECK_CUDA(cudaEventSynchronize(stop[i]));
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start[i], stop[i]));
+        if (ms > worst) worst = ms;
+    }
+    return worst / BENCH_ITERS;
+}
+
+/* One strategy on n GPUs (devices 0..n-1). Returns wrong values (or -1 if the reduction could not be set up) and
+ * adds the rows to f. */
+static long long bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, const results_env_t *env,
+                            const char *stamp) {
+    gpu_t gpus[DP_MAX_GPUS];
+    gpu_t *gp[DP_MAX_GPUS];
+    float *bufs[DP_MAX_GPUS];
+    cudaEvent_t start[DP_MAX_GPUS], stop[DP_MAX_GPUS];
+    for (int i = 0; i < n; i++) {
+        gpu_init(&gpus[i], i, MATH_TF32);
+        gp[i] = &gpus[i];
+        CHECK_CUDA(cudaMalloc((void **)&bufs[i], BENCH_MAX_BYTES));
+        CHECK_CUDA(cudaEventCreate(&start[i]));
+        CHECK_CUDA(cudaEventCreate(&stop[i]));
+    }
+    int path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
+             : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO;
+    void *ctx = NULL;
+    char err[512] = "";
+    long long wrong = 0;
+    if (st->reduce->open(&ctx, gp, n, BENCH_MAX_BYTES / sizeof(float), path, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: %s on %d GPUs: %s\n", st->name, n, err);
+        printf("# %s on %d GPUs: setup failed: %s\n", st->name, n, err);
+        wrong = -1;
+    } else {
+        const char *algo = st->reduce->algo(ctx);
+        printf("#\n# %s (%s) on %d GPUs, in place\n", st->name, algo, n);
+        printf("#%11s %12s %6s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)",
+               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+        double bus_sum = 0;
+        int rows = 0;
+        for (size_t pow2 = BENCH_MIN_BYTES, extra = 0; pow2 <= BENCH_MAX_BYTES;) {
+            /* Powers of two, plus the reference's odd sizes (6.7 MiB, 45 MiB) so busbw compares at the same size. */
+            static const size_t odd[] = {7069696, 47185920};
+            size_t bytes = pow2;
+            if (extra < sizeof odd / sizeof odd[0] && odd[extra] < pow2) bytes = odd[extra++];
+            else pow2 *= 2;
+            size_t count = bytes / sizeof(float);
+            /* Checked before it is timed: a fast wrong reduction is not a result. */
+            unsigned long long bad = dp_check_reduce(st->reduce, ctx, gp, n, bufs, count);
+            double ms = time_reduce_(st->reduce, ctx, gpus, n, bufs, count, start, stop);
+            bench_row_t r = {.strategy = st->name, .algo = algo, .gpus = n, .bytes = bytes, .time_us = ms * 1e3,
+                             .wrong = bad};
+            r.algbw = (double)bytes / (ms * 1e-3) / 1e9;
+            r.busbw = r.algbw * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
+            printf("%12zu %12zu %6s %6s %11.2f %12.2f %12.2f %7llu\n", bytes, count, "float", "sum", r.time_us, r.algbw,
+                   r.busbw, bad);
+            fflush(stdout);
+            csv_row_(f, &r, env, stamp);
+            bus_sum += r.busbw;
+            rows++;
+            wrong += (long long)bad;
+        }
+        fflush(f);
+        printf("# Avg bus bandwidth    : %.3f GB/s\n", bus_sum / rows);
+        st->reduce->close(ctx);
+    }
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(gpus[i].device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaFree(bufs[i]));
+        CHECK_CUDA(cudaEventDestroy(start[i]));
+        CHECK_CUDA(cudaEventDestroy(stop[i]));
+        gpu_free(&gpus[i]);
+    }
+    return wrong;
+}
+
+int allreduce_bench_main(const options_t *o) {
+    int n_dev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    if (ce != cudaSuccess || n_dev == 0) {
+        fprintf(stderr, "scaling: error: no CUDA device (%s)\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        return 2;
+    }
+    for (int k = 0; k < o->n_gpus; k++)
+        if (o->gpus[k] > n_dev || o->gpus[k] > DP_MAX_GPUS) {
+            fprintf(stderr, "scaling: error: --gpus: %d GPUs requested, %d present (at most %d)\n", o->gpus[k], n_dev,
+                    DP_MAX_GPUS);
+            return 2;
+        }
+    const strategy_t *only = strategy_find(o->strategy);
+    if (only && !only->reduce) only = NULL;     /* the default strategy has none: benchmark every one that has */
+    /* The training CSV's default path holds another schema: the benchmark keeps its own default file. */
+    const char *path = strcmp(o->out, "results/scaling.csv") == 0 ? "results/allreduce.csv" : o->out;
+    FILE *f = csv_open_(path);
+    if (!f) return 2;
+    results_env_t env;
+    env_collect(&env, 0);
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    printf("# allreduce benchmark: float32 sum in place, %zu B..%zu B, %d warm-up + %d timed iterations per size\n",
+           BENCH_MIN_BYTES, BENCH_MAX_BYTES, BENCH_WARMUP, BENCH_ITERS);
+    printf("# time: CUDA events on each GPU, slowest GPU; algbw = size/time, busbw = algbw*2(n-1)/n -> %s\n", path);
+    printf("# %s, driver %s, CUDA %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda, env.nccl,
+           env.host, env.git_commit);
+    for (int d = 0; d < n_dev; d++) {
+        struct cudaDeviceProp p;
+        CHECK_CUDA(cudaGetDeviceProperties(&p, d));
+        printf("#  device %d [%04x:%02x:%02x] %s\n", d, p.pciDomainID, p.pciBusID, p.pciDeviceID, p.name);
+    }
+    long long wrong = 0;
+    int failed = 0;
+    for (int s = 0; strategy_table[s]; s++) {
+        const strategy_t *st = strategy_table[s];
+        if (!st->reduce || (only && only != st)) continue;
+        for (int k = 0; k < o->n_gpus; k++) {
+            int n = o->gpus[k];
+            if (n < 2) {
+                printf("#\n# %s on %d GPU: nothing to reduce, skipped\n", st->name, n);
+                continue;
+            }
+            long long w = bench_one_(st, n, o, f, &env, stamp);
+            if (w < 0) failed++;
+            else wrong += w;
+        }
+    }
+    fclose(f);
+    printf("#\n# Wrong values : %lld %s%s\n", wrong, wrong ? "FAILED" : "OK",
+           failed ? " (some reductions could not be set up)" : "");
+    return wrong || failed ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+/* dp.h — what the data-parallel strategies (naive, nccl) share: N replicas with one shard each, per-step CUDA-event
+ * timing read once per epoch, the bit-exact replica check, and the exact-sum check of a gradient reduction. */
+#pragma once
+#include "strategy.h"
+#include "../engine/replica.h"
+#include "../engine/reduce.h"
+
+#define DP_MAX_GPUS REDUCE_MAX_SRC  /* GPU 0 sums every other replica's gradients in one launch */
+#define DP_TIMED_MAX 256            /* steps per epoch that carry timing events (evenly spaced) */
+
+/* Every data-parallel strategy's state begins with a dp_t, so tests reach the replicas through (dp_t *)state. */
+typedef struct {
+    int n;
+    replica_t *reps;                /* n replicas, reps[i] on cfg->devices[i], shard i of every global batch */
+    int stride;                     /* steps stride*k carry timing events */
+    int n_slots;                    /* timed steps per epoch */
+    int comm_per_step;              /* timed communication intervals per step, on GPU 0's comm stream */
+    cudaEvent_t *marks;             /* [(i * n_slots + slot) * 2 + {0 backward done, 1 compute resumes}] on GPU i */
+    cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
+    unsigned long long *checksum[DP_MAX_GPUS];  /* device scratch of the replica check, one per GPU */
+    char algo[16];                  /* nccl_algo of the rows; "" where not applicable */
+} dp_t;
+
+/* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
+int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
+/* Creates the events of comm_per_step timed communication intervals per timed step (once, after setup). */
+void dp_comm_timing(dp_t *dp, int comm_per_step);
+/* The GPUs of the replicas, in replica order (out: DP_MAX_GPUS entries). */
+void dp_gpus(dp_t *dp, gpu_t **out);
+void dp_epoch_begin(dp_t *dp, int epoch);
+/* Records on every compute stream that backward is done (resume = 0) or that compute resumes after waiting
+ * for the reduced gradients (resume = 1); nothing on untimed steps. */
+void dp_mark(dp_t *dp, int step, int resume);
+/* Event k of the step's communication on GPU 0 (end = 0 begin, 1 end), or NULL on untimed steps. */
+cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
+/* SGD on every replica (each waits only for its own stream's work). */
+void dp_update(dp_t *dp, int step);
+/* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
+ * compute / communication / exposed time per step, gradient bytes, algbw / busbw, replica check, peak memory. */
+void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out);
+/* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises. */
+int dp_replicas_identical(dp_t *dp);
+/* Test accuracy of replica 0 (its own running BatchNorm statistics). */
+double dp_evaluate(dp_t *dp);
+void dp_teardown(dp_t *dp);
+
+/* Fills bufs[i] (count floats on gpus[i]) with reduce_fill_pattern(rank i), runs ops once, and returns how many
+ * elements over all GPUs differ from the exact sum. Synchronises; allocates (not for use inside a step). */
+unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, float *const *bufs,
+                                   size_t count);

@@ -1,0 +1,282 @@
+/* naive.c — `--strategy naive`: data parallelism with a hand-written all-reduce, the baseline that NCCL is measured
+ * against: every replica's gradients are copied to GPU 0 (peer copies, or staged through pinned host memory), summed
+ * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. */
+#include "dp.h"
+#include "../engine/check.h"
+#include "../engine/nvtx.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* The copy-sum-broadcast reduction, on raw buffers (training and the all-reduce benchmark run this same code). */
+typedef struct {
+    int n;
+    gpu_t *g[DP_MAX_GPUS];          /* borrowed */
+    int p2p[DP_MAX_GPUS];           /* source i >= 1: 1 peer copies to and from GPU 0, 0 staged through host */
+    int any_host;
+    size_t max_count;
+    float *recv[DP_MAX_GPUS];       /* on GPU 0: recv[i] receives GPU i's buffer (i >= 1) */
+    float *host[DP_MAX_GPUS];       /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
+    cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: its buffer is final (compute stream) */
+    cudaEvent_t sent[DP_MAX_GPUS];  /* GPU i: its buffer has left (comm stream) */
+    cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: the sum has arrived (comm stream) */
+    cudaEvent_t summed, staged;     /* GPU 0: the sum is in buffer 0 / in host[0] */
+    char algo[8];
+} naive_reducer_t;
+
+/* Peer access is a property of the context and outlives this run: a second run in the same process (a sweep, the
+ * tests) finds it enabled, and NCCL may rely on it too, so it is never disabled. */
+static void enable_peer_(int device, int peer) {
+    CHECK_CUDA(cudaSetDevice(device));
+    cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
+        return;
+    }
+    CHECK_CUDA(e);
+}
+
+static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, size_t max_count, int path, char *err,
+                              size_t errlen) {
+    memset(nr, 0, sizeof *nr);
+    if (n < 1 || n > DP_MAX_GPUS) {
+        snprintf(err, errlen, "naive: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
+        return -1;
+    }
+    nr->n = n;
+    nr->max_count = max_count;
+    for (int i = 0; i < n; i++) nr->g[i] = gpus[i];
+    int d0 = gpus[0]->device, n_p2p = 0;
+    for (int i = 1; i < n; i++) {
+        int to = 0, from = 0, di = gpus[i]->device;
+        CHECK_CUDA(cudaDeviceCanAccessPeer(&to, d0, di));
+        CHECK_CUDA(cudaDeviceCanAccessPeer(&from, di, d0));
+        if (path == NAIVE_PATH_P2P && !(to && from)) {
+            snprintf(err, errlen, "--naive-path p2p: GPU %d and GPU %d have no peer access (use auto or host)", d0, di);
+            return -1;
+        }
+        nr->p2p[i] = path != NAIVE_PATH_HOST && to && from;
+        if (nr->p2p[i]) {
+            enable_peer_(d0, di);
+            enable_peer_(di, d0);
+            n_p2p++;
+        } else {
+            nr->any_host = 1;
+        }
+    }
+    snprintf(nr->algo, sizeof nr->algo, "%s", n == 1 ? "none" : n_p2p == n - 1 ? "p2p" : n_p2p ? "mixed" : "host");
+    size_t bytes = (max_count ? max_count : 1) * sizeof(float);
+    for (int i = 1; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(d0));
+        CHECK_CUDA(cudaMalloc((void **)&nr->recv[i], bytes));
+        /* Portable: the staging buffer is written by one GPU's context and read by another's. */
+        if (!nr->p2p[i]) CHECK_CUDA(cudaHostAlloc((void **)&nr->host[i], bytes, cudaHostAllocPortable));
+    }
+    if (nr->any_host) CHECK_CUDA(cudaHostAlloc((void **)&nr->host[0], bytes, cudaHostAllocPortable));
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(gpus[i]->device));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->ready[i], cudaEventDisableTiming));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->sent[i], cudaEventDisableTiming));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->done[i], cudaEventDisableTiming));
+    }
+    CHECK_CUDA(cudaSetDevice(d0));
+    CHECK_CUDA(cudaEventCreateWithFlags(&nr->summed, cudaEventDisableTiming));
+    CHECK_CUDA(cudaEventCreateWithFlags(&nr->staged, cudaEventDisableTiming));
+    return 0;
+}
+
+/* In place over bufs[i] (on GPU i). GPU i's comm stream pushes its buffer to GPU 0 (all concurrently), GPU 0's comm
+ * stream sums, then every GPU's comm stream pulls the sum. Only events order the GPUs. t_begin / t_end (GPU 0
+ * events, or NULL) bracket the exchange from "every buffer is final" to "every GPU has the sum". */
+static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, cudaEvent_t t_begin,
+                         cudaEvent_t t_end) {
+    int n = nr->n;
+    if (n == 1 || count == 0) return;
+    size_t bytes = count * sizeof(float);
+    int d0 = nr->g[0]->device;
+    cudaStream_t comm0 = nr->g[0]->comm_stream;
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
+    }
+    for (int i = 1; i < n; i++) {
+        int di = nr->g[i]->device;
+        cudaStream_t cs = nr->g[i]->comm_stream;
+        CHECK_CUDA(cudaSetDevice(di));
+        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
+        if (nr->p2p[i]) {
+            nvtx_push("peer copy gpu%d->gpu%d", di, d0);
+            CHECK_CUDA(cudaMemcpyPeerAsync(nr->recv[i], d0, bufs[i], di, bytes, cs));
+        } else {
+            nvtx_push("host copy gpu%d->host", di);
+            CHECK_CUDA(cudaMemcpyAsync(nr->host[i], bufs[i], bytes, cudaMemcpyDeviceToHost, cs));
+        }
+        nvtx_pop();
+        CHECK_CUDA(cudaEventRecord(nr->sent[i], cs));
+    }
+    CHECK_CUDA(cudaSetDevice(d0));
+    CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->ready[0], 0));
+    if (t_begin) {
+        for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->ready[i], 0));
+        CHECK_CUDA(cudaEventRecord(t_begin, comm0));
+    }
+    for (int i = 1; i < n; i++) {
+        CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->sent[i], 0));
+        if (!nr->p2p[i]) {
+            nvtx_push("host copy host->gpu%d (from gpu%d)", d0, nr->g[i]->device);
+            CHECK_CUDA(cudaMemcpyAsync(nr->recv[i], nr->host[i], bytes, cudaMemcpyHostToDevice, comm0));
+            nvtx_pop();
+        }
+    }
+    nvtx_push("sum gpu%d", d0);
+    reduce_sum_into(bufs[0], (const float *const *)&nr->recv[1], n - 1, count, comm0);
+    nvtx_pop();
+    CHECK_CUDA(cudaEventRecord(nr->summed, comm0));
+    if (nr->any_host) {
+        nvtx_push("host copy gpu%d->host", d0);
+        CHECK_CUDA(cudaMemcpyAsync(nr->host[0], bufs[0], bytes, cudaMemcpyDeviceToHost, comm0));
+        nvtx_pop();
+        CHECK_CUDA(cudaEventRecord(nr->staged, comm0));
+    }
+    for (int i = 1; i < n; i++) {
+        int di = nr->g[i]->device;
+        cudaStream_t cs = nr->g[i]->comm_stream;
+        CHECK_CUDA(cudaSetDevice(di));
+        if (nr->p2p[i]) {
+            CHECK_CUDA(cudaStreamWaitEvent(cs, nr->summed, 0));
+            nvtx_push("peer copy gpu%d->gpu%d", d0, di);
+            CHECK_CUDA(cudaMemcpyPeerAsync(bufs[i], di, bufs[0], d0, bytes, cs));
+        } else {
+            CHECK_CUDA(cudaStreamWaitEvent(cs, nr->staged, 0));
+            nvtx_push("host copy host->gpu%d", di);
+            CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], bytes, cudaMemcpyHostToDevice, cs));
+        }
+        nvtx_pop();
+        CHECK_CUDA(cudaEventRecord(nr->done[i], cs));
+        CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->done[i], 0));
+    }
+    CHECK_CUDA(cudaSetDevice(d0));
+    if (t_end) {
+        for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->done[i], 0));
+        CHECK_CUDA(cudaEventRecord(t_end, comm0));
+    }
+    /* GPU 0 also waits for the broadcast: the other GPUs read buffer 0 until then, and the next backward
+     * overwrites it. */
+    CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->summed, 0));
+    for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->done[i], 0));
+}
+
+static void naive_reducer_free(naive_reducer_t *nr) {
+    if (!nr->n) return;
+    for (int i = 0; i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        /* A failed init may have returned before creating the events. */
+        if (nr->ready[i]) CHECK_CUDA(cudaEventDestroy(nr->ready[i]));
+        if (nr->sent[i]) CHECK_CUDA(cudaEventDestroy(nr->sent[i]));
+        if (nr->done[i]) CHECK_CUDA(cudaEventDestroy(nr->done[i]));
+    }
+    CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
+    if (nr->summed) CHECK_CUDA(cudaEventDestroy(nr->summed));
+    if (nr->staged) CHECK_CUDA(cudaEventDestroy(nr->staged));
+    for (int i = 0; i < nr->n; i++) {
+        if (nr->recv[i]) CHECK_CUDA(cudaFree(nr->recv[i]));
+        if (nr->host[i]) CHECK_CUDA(cudaFreeHost(nr->host[i]));
+    }
+    memset(nr, 0, sizeof *nr);
+}
+
+// ---- the reduction as a reduce_ops_t (benchmark, tests)
+
+static int naive_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err,
+                          size_t errlen) {
+    naive_reducer_t *nr = malloc(sizeof *nr);
+    if (!nr) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (naive_reducer_init(nr, gpus, n, max_count, naive_path, err, errlen) != 0) {
+        naive_reducer_free(nr);
+        free(nr);
+        return -1;
+    }
+    *ctx = nr;
+    return 0;
+}
+
+static void naive_ops_run(void *ctx, float *const *bufs, size_t count) { naive_reduce(ctx, bufs, count, NULL, NULL); }
+
+static const char *naive_ops_algo(void *ctx) { return ((naive_reducer_t *)ctx)->algo; }
+
+static void naive_ops_close(void *ctx) {
+    naive_reducer_free(ctx);
+    free(ctx);
+}
+
+static const reduce_ops_t naive_reduce_ops = {
+    .open = naive_ops_open, .run = naive_ops_run, .algo = naive_ops_algo, .close = naive_ops_close,
+};
+
+// ---- the strategy
+
+typedef struct {
+    dp_t dp;                        /* first: tests reach the replicas through (dp_t *)state */
+    naive_reducer_t red;
+} naive_t;
+
+static void naive_teardown(void *state) {
+    naive_t *s = state;
+    naive_reducer_free(&s->red);
+    dp_teardown(&s->dp);
+    free(s);
+}
+
+static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    naive_t *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (dp_setup(&s->dp, cfg, err, errlen) != 0) {
+        free(s);
+        return -1;
+    }
+    gpu_t *g[DP_MAX_GPUS];
+    dp_gpus(&s->dp, g);
+    if (naive_reducer_init(&s->red, g, s->dp.n, s->dp.reps[0].model.n_params, cfg->naive_path, err, errlen) != 0) {
+        naive_teardown(s);
+        return -1;
+    }
+    if (s->dp.n > 1) dp_comm_timing(&s->dp, 1);
+    *state = s;
+    return 0;
+}
+
+static int naive_steps(void *state) { return ((naive_t *)state)->dp.reps[0].steps_per_epoch; }
+
+static void naive_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((naive_t *)state)->dp, epoch); }
+
+static void naive_train_step(void *state, int step) {
+    naive_t *s = state;
+    dp_t *dp = &s->dp;
+    float *grads[DP_MAX_GPUS];
+    for (int i = 0; i < dp->n; i++) {
+        replica_compute(&dp->reps[i], step, i);
+        grads[i] = dp->reps[i].model.grads;
+    }
+    dp_mark(dp, step, 0);
+    naive_reduce(&s->red, grads, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
+                 dp_comm_event(dp, step, 0, 1));
+    dp_mark(dp, step, 1);
+    dp_update(dp, step);
+}
+
+static void naive_epoch_end(void *state, int steps, epoch_stats_t *out) { dp_epoch_end(&((naive_t *)state)->dp, steps, out); }
+
+static double naive_evaluate(void *state) { return dp_evaluate(&((naive_t *)state)->dp); }
+
+const strategy_t strategy_naive = {
+    .name = "naive",
+    .summary = "data parallel: gradients copied to GPU 0, summed there, copied back (--naive-path)",
+    .setup = naive_setup,
+    .steps_per_epoch = naive_steps,
+    .epoch_begin = naive_epoch_begin,
+    .train_step = naive_train_step,
+    .epoch_end = naive_epoch_end,
+    .evaluate = naive_evaluate,
+    .teardown = naive_teardown,
+    .reduce = &naive_reduce_ops,
+};

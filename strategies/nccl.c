@@ -1,0 +1,274 @@
+/* nccl.c — `--strategy nccl`: data parallelism with NCCL's ring all-reduce, one process driving every GPU
+ * (ncclCommInitAll + group calls). Gradients are reduced in buckets of consecutive layers, each launched on the
+ * comm streams as soon as backward has produced it (--overlap on), so communication hides behind backward. */
+#include "dp.h"
+#include "../engine/check.h"
+#include "../engine/nvtx.h"
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The all-reduce on raw buffers (training and the all-reduce benchmark run this same code). */
+typedef struct {
+    int n;
+    gpu_t *g[DP_MAX_GPUS];          /* borrowed */
+    ncclComm_t comm[DP_MAX_GPUS];   /* none for one GPU: nothing to exchange */
+    cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
+    cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: every queued all-reduce has finished (comm stream) */
+    char algo[16];                  /* the NCCL_ALGO the communicators were created under */
+} nccl_reducer_t;
+
+static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, char *err, size_t errlen) {
+    memset(nr, 0, sizeof *nr);
+    if (n < 1 || n > DP_MAX_GPUS) {
+        snprintf(err, errlen, "nccl: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
+        return -1;
+    }
+    /* The strategy is the ring all-reduce (the study compares it with naive's copy-sum-broadcast); left alone,
+     * NCCL picks NVLS or tree for some sizes and machines. A user's own NCCL_ALGO wins, and the row says which. */
+    setenv("NCCL_ALGO", "Ring", 0);
+    snprintf(nr->algo, sizeof nr->algo, "%s", getenv("NCCL_ALGO"));
+    int devs[DP_MAX_GPUS];
+    for (int i = 0; i < n; i++) {
+        nr->g[i] = gpus[i];
+        devs[i] = gpus[i]->device;
+    }
+    if (n > 1) {
+        ncclResult_t r = ncclCommInitAll(nr->comm, n, devs);
+        if (r != ncclSuccess) {
+            snprintf(err, errlen, "ncclCommInitAll over %d GPUs: %s (%s)", n, ncclGetErrorString(r),
+                     ncclGetLastError(NULL));
+            memset(nr->comm, 0, sizeof nr->comm);
+            return -1;
+        }
+    }
+    nr->n = n;
+    for (int i = 0; i < n; i++) {
+        CHECK_CUDA(cudaSetDevice(devs[i]));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->ready[i], cudaEventDisableTiming));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->done[i], cudaEventDisableTiming));
+    }
+    return 0;
+}
+
+/* All-reduces floats [offset, offset + count) of every bufs[i], in place, once the work already queued on each
+ * compute stream is done. t_begin / t_end (GPU 0 events, or NULL) bracket it on GPU 0's comm stream. */
+static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t offset, size_t count, int bucket,
+                              cudaEvent_t t_begin, cudaEvent_t t_end) {
+    if (nr->n == 1 || count == 0) return;
+    for (int i = 0; i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
+        CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->comm_stream, nr->ready[i], 0));
+    }
+    if (t_begin) {
+        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
+        CHECK_CUDA(cudaEventRecord(t_begin, nr->g[0]->comm_stream));
+    }
+    /* One thread drives every GPU: the calls must be one group, or the first would wait for its peers forever. */
+    CHECK_NCCL(ncclGroupStart());
+    for (int i = 0; i < nr->n; i++) {
+        nvtx_push("allreduce bucket %d gpu%d", bucket, nr->g[i]->device);
+        CHECK_NCCL(ncclAllReduce(bufs[i] + offset, bufs[i] + offset, count, ncclFloat, ncclSum, nr->comm[i],
+                                 nr->g[i]->comm_stream));
+        nvtx_pop();
+    }
+    CHECK_NCCL(ncclGroupEnd());
+    if (t_end) {
+        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
+        CHECK_CUDA(cudaEventRecord(t_end, nr->g[0]->comm_stream));
+    }
+}
+
+/* Every compute stream waits for every all-reduce queued so far on its GPU's comm stream. */
+static void nccl_reduce_finish(nccl_reducer_t *nr) {
+    if (nr->n == 1) return;
+    for (int i = 0; i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        CHECK_CUDA(cudaEventRecord(nr->done[i], nr->g[i]->comm_stream));
+        CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->done[i], 0));
+    }
+}
+
+static void nccl_reducer_free(nccl_reducer_t *nr) {
+    if (!nr->n) return;
+    for (int i = 0; i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaEventDestroy(nr->ready[i]));
+        CHECK_CUDA(cudaEventDestroy(nr->done[i]));
+    }
+    if (nr->n > 1) {
+        /* Finalising is collective: from one thread, the communicators finalise together in one group. */
+        CHECK_NCCL(ncclGroupStart());
+        for (int i = 0; i < nr->n; i++) CHECK_NCCL(ncclCommFinalize(nr->comm[i]));
+        CHECK_NCCL(ncclGroupEnd());
+        for (int i = 0; i < nr->n; i++) CHECK_NCCL(ncclCommDestroy(nr->comm[i]));
+    }
+    memset(nr, 0, sizeof *nr);
+}
+
+// ---- the reduction as a reduce_ops_t (benchmark, tests): one bucket over the whole buffer
+
+static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err,
+                         size_t errlen) {
+    (void)max_count;
+    (void)naive_path;
+    nccl_reducer_t *nr = malloc(sizeof *nr);
+    if (!nr) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (nccl_reducer_init(nr, gpus, n, err, errlen) != 0) {
+        free(nr);
+        return -1;
+    }
+    *ctx = nr;
+    return 0;
+}
+
+static void nccl_ops_run(void *ctx, float *const *bufs, size_t count) {
+    nccl_reduce_slice(ctx, bufs, 0, count, 0, NULL, NULL);
+    nccl_reduce_finish(ctx);
+}
+
+static const char *nccl_ops_algo(void *ctx) { return ((nccl_reducer_t *)ctx)->algo; }
+
+static void nccl_ops_close(void *ctx) {
+    nccl_reducer_free(ctx);
+    free(ctx);
+}
+
+static const reduce_ops_t nccl_reduce_ops = {
+    .open = nccl_ops_open, .run = nccl_ops_run, .algo = nccl_ops_algo, .close = nccl_ops_close,
+};
+
+// ---- buckets
+
+typedef struct {
+    int lo, hi;                     /* layers [lo, hi): backward runs hi-1 down to lo */
+    size_t offset, count;           /* their contiguous slice of the flat gradient buffer, in floats */
+} bucket_t;
+
+/* Layer i's slice runs from its offset to the next layer's (alignment padding included), so the buckets tile the
+ * whole flat buffer. Walking from the last layer back, a bucket takes the next layer that holds parameters (with
+ * the parameter-free layers above it) while it stays within bucket_bytes; a single larger layer is a bucket of its
+ * own. Parameter-free layers below a full bucket open the next one, so they never delay a bucket's launch. */
+static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
+    int L = m->n_layers, nb = 0;
+#define SLICE(i) (((i) + 1 < L ? m->layers[(i) + 1].param_offset : m->n_params) - m->layers[i].param_offset)
+    for (int hi = L; hi > 0;) {
+        int lo = hi;
+        size_t count = 0;
+        while (lo > 0) {
+            int j = lo - 1;
+            while (j > 0 && SLICE(j) == 0) j--;
+            if (count && (count + SLICE(j)) * sizeof(float) > bucket_bytes) break;
+            count += SLICE(j);
+            lo = j;
+        }
+        out[nb++] = (bucket_t){.lo = lo, .hi = hi, .offset = m->layers[lo].param_offset, .count = count};
+        hi = lo;
+    }
+#undef SLICE
+    /* A last bucket of nothing but parameter-free first layers would launch an empty all-reduce: fold it into
+     * the one before (whose backward then runs a little longer before its all-reduce starts). */
+    if (nb > 1 && out[nb - 1].count == 0) {
+        out[nb - 2].lo = out[nb - 1].lo;
+        out[nb - 2].offset = out[nb - 1].offset;
+        nb--;
+    }
+    return nb;
+}
+
+// ---- the strategy
+
+typedef struct {
+    dp_t dp;                        /* first: tests reach the replicas through (dp_t *)state */
+    nccl_reducer_t red;
+    int overlap;
+    int n_buckets;
+    bucket_t buckets[MODEL_MAX_LAYERS];
+} nccl_t;
+
+static void nccl_teardown(void *state) {
+    nccl_t *s = state;
+    nccl_reducer_free(&s->red);
+    dp_teardown(&s->dp);
+    free(s);
+}
+
+static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    nccl_t *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (dp_setup(&s->dp, cfg, err, errlen) != 0) {
+        free(s);
+        return -1;
+    }
+    gpu_t *g[DP_MAX_GPUS];
+    dp_gpus(&s->dp, g);
+    if (nccl_reducer_init(&s->red, g, s->dp.n, err, errlen) != 0) {
+        nccl_teardown(s);
+        return -1;
+    }
+    s->overlap = cfg->overlap;
+    s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
+    if (s->dp.n > 1) {
+        dp_comm_timing(&s->dp, s->n_buckets);
+        snprintf(s->dp.algo, sizeof s->dp.algo, "%s", s->red.algo);
+    }
+    *state = s;
+    return 0;
+}
+
+static int nccl_steps(void *state) { return ((nccl_t *)state)->dp.reps[0].steps_per_epoch; }
+
+static void nccl_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((nccl_t *)state)->dp, epoch); }
+
+static void launch_bucket_(nccl_t *s, float *const *grads, int step, int b) {
+    const bucket_t *k = &s->buckets[b];
+    nccl_reduce_slice(&s->red, grads, k->offset, k->count, b, dp_comm_event(&s->dp, step, b, 0),
+                      dp_comm_event(&s->dp, step, b, 1));
+}
+
+static void nccl_train_step(void *state, int step) {
+    nccl_t *s = state;
+    dp_t *dp = &s->dp;
+    float *grads[DP_MAX_GPUS];
+    for (int i = 0; i < dp->n; i++) {
+        replica_forward_loss(&dp->reps[i], step, i);
+        grads[i] = dp->reps[i].model.grads;
+    }
+    /* Backward bucket by bucket, every replica in turn, so bucket b's all-reduce is queued while bucket b+1's
+     * backward is still computing. */
+    for (int b = 0; b < s->n_buckets; b++) {
+        for (int i = 0; i < dp->n; i++) {
+            replica_t *r = &dp->reps[i];
+            CHECK_CUDA(cudaSetDevice(r->gpu.device));
+            nvtx_push("backward bucket %d gpu%d", b, r->gpu.device);
+            model_backward_range(&r->model, &r->gpu, s->buckets[b].lo, s->buckets[b].hi, 0.0f);
+            nvtx_pop();
+        }
+        if (s->overlap) launch_bucket_(s, grads, step, b);
+    }
+    dp_mark(dp, step, 0);
+    if (!s->overlap)
+        for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, grads, step, b);
+    nccl_reduce_finish(&s->red);
+    dp_mark(dp, step, 1);
+    dp_update(dp, step);
+}
+
+static void nccl_epoch_end(void *state, int steps, epoch_stats_t *out) { dp_epoch_end(&((nccl_t *)state)->dp, steps, out); }
+
+static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)->dp); }
+
+const strategy_t strategy_nccl = {
+    .name = "nccl",
+    .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, --overlap)",
+    .setup = nccl_setup,
+    .steps_per_epoch = nccl_steps,
+    .epoch_begin = nccl_epoch_begin,
+    .train_step = nccl_train_step,
+    .epoch_end = nccl_epoch_end,
+    .evaluate = nccl_evaluate,
+    .teardown = nccl_teardown,
+    .reduce = &nccl_reduce_ops,
+};

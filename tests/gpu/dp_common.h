@@ -1,0 +1,65 @@
+/* dp_common.h — what the data-parallel GPU tests share: the GPU counts to test (2 and min(4, present)), loading
+ * MNIST, and training k steps through a real strategy while keeping its state for inspection. */
+#pragma once
+#include "gpu_test.h"
+#include "../../engine/check.h"
+#include "../../engine/idx.h"
+#include "../../strategies/dp.h"
+#include <string.h>
+
+/* Fills counts with 2 and min(4, devices present), without repeats; returns how many. */
+static inline int dp_test_counts(int *counts) {
+    int n_dev = 0;
+    CHECK_CUDA(cudaGetDeviceCount(&n_dev));
+    int hi = n_dev < 4 ? n_dev : 4, k = 0;
+    counts[k++] = 2;
+    if (hi > 2) counts[k++] = hi;
+    return k;
+}
+
+static inline void dp_test_load(idx_dataset_t *data, const char *name) {
+    char err[512], dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", DATA_ROOT, name);
+    if (idx_load_dataset(dir, data, err, sizeof err) != 0) {
+        fprintf(stderr, "FAIL: data: %s (run scripts/setup.sh)\n", err);
+        exit(1);
+    }
+}
+
+/* Sets up st under cfg and trains `steps` steps of epoch `epoch` (0 steps: set up only); stats of the epoch in
+ * *s when steps > 0. Exits on a setup failure. */
+static inline void *dp_test_train(const strategy_t *st, const run_cfg_t *cfg, int steps, epoch_stats_t *s) {
+    char err[512] = "";
+    void *state = NULL;
+    if (st->setup(&state, cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "FAIL: %s on %d GPUs: setup: %s\n", st->name, cfg->n_gpus, err);
+        exit(1);
+    }
+    if (steps > 0) {
+        st->epoch_begin(state, 1);
+        for (int i = 0; i < steps; i++) st->train_step(state, i);
+        st->epoch_end(state, steps, s);
+    }
+    return state;
+}
+
+/* Host copy of a replica's flat parameters (n_params floats, malloc'd). */
+static inline float *dp_test_params(const replica_t *r) {
+    float *h = malloc(r->model.n_params * sizeof(float));
+    if (!h) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(h, r->model.params, r->model.n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    return h;
+}
+
+/* ||a - b|| / ||b|| in double, for float vectors. */
+static inline double dp_test_rel(const float *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}

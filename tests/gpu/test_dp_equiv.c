@@ -1,0 +1,112 @@
+/* test_dp_equiv.c — data parallelism changes where the arithmetic runs, not what it computes: after k = 5 steps,
+ * LeNet trained by naive and nccl on N GPUs with global batch B has the parameters of 1-GPU `single` training with
+ * batch B (relative error <= 1e-5, strict fp32), on 1, 2 and min(4, present) GPUs, with every reduction variant.
+ * The rows' measurements are checked for sanity on the way. */
+#include "dp_common.h"
+
+#define B 96            /* divisible by 1, 2, 3 and 4 */
+#define K 5
+
+typedef struct {
+    const char *strategy, *label;
+    int naive_path;
+    size_t bucket_bytes;
+    int overlap;
+} variant_t;
+
+static const variant_t variants[] = {
+    {"naive", "naive auto", NAIVE_PATH_AUTO, 0, 1},
+    {"naive", "naive host", NAIVE_PATH_HOST, 0, 1},
+    {"nccl", "nccl 25 MiB overlap", 0, (size_t)25 << 20, 1},
+    {"nccl", "nccl 64 KiB overlap", 0, (size_t)64 << 10, 1},       /* LeNet in 4 buckets */
+    {"nccl", "nccl 64 KiB no overlap", 0, (size_t)64 << 10, 0},
+};
+
+int main(void) {
+    gpu_test_require(2);
+    idx_dataset_t data;
+    dp_test_load(&data, "mnist");
+    int devices[4] = {0, 1, 2, 3};
+    run_cfg_t cfg = {.model = "lenet", .n_gpus = 1, .devices = devices, .global_batch = B, .lr = 0.1,
+                     .momentum = 0.9, .weight_decay = 5e-4, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1,
+                     .data = &data};
+
+    /* The reference: one GPU, batch B; its state is the replica (strategies/single.c). */
+    const strategy_t *single = strategy_find("single");
+    epoch_stats_t s;
+    void *st0 = dp_test_train(single, &cfg, 0, &s);
+    float *p0 = dp_test_params((replica_t *)st0);
+    single->teardown(st0);
+    st0 = dp_test_train(single, &cfg, K, &s);
+    size_t n_params = ((replica_t *)st0)->model.n_params;
+    float *ref = dp_test_params((replica_t *)st0);
+    double single_acc = single->evaluate(st0);
+    single->teardown(st0);
+    float *dref = malloc(n_params * sizeof(float)), *d = malloc(n_params * sizeof(float));
+    for (size_t k = 0; k < n_params; k++) dref[k] = ref[k] - p0[k];
+    double single_loss = s.train_loss;
+    printf("single: %d steps, loss %.4f, update norm ratio %.3g\n", K, s.train_loss, dp_test_rel(dref, ref, n_params));
+
+    int counts[3] = {1}, n_counts = 1 + dp_test_counts(counts + 1);
+    const char *user_algo = getenv("NCCL_ALGO");
+    for (int c = 0; c < n_counts; c++)
+        for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+            const variant_t *var = &variants[v];
+            int n = counts[c];
+            cfg.n_gpus = n;
+            cfg.naive_path = var->naive_path;
+            cfg.bucket_bytes = var->bucket_bytes;
+            cfg.overlap = var->overlap;
+            const strategy_t *st = strategy_find(var->strategy);
+            memset(&s, 0, sizeof s);
+            void *state = dp_test_train(st, &cfg, K, &s);
+            dp_t *dp = state;
+            double acc = st->evaluate(state);
+            for (int i = 0; i < n; i++) {
+                float *p = dp_test_params(&dp->reps[i]);
+                double rel = dp_test_rel(p, ref, n_params);
+                for (size_t k = 0; k < n_params; k++) d[k] = p[k] - p0[k];
+                double rel_update = dp_test_rel(d, dref, n_params);
+                if (i == 0)
+                    printf("%-24s %d GPU%s: params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), "
+                           "compute %.3f ms, comm %.3f ms, exposed %.3f ms, busbw %.2f GB/s, algo \"%s\"\n",
+                           var->label, n, n == 1 ? " " : "s", rel, rel_update, s.train_loss, single_loss, s.compute_ms,
+                           s.comm_ms, s.exposed_comm_ms, s.busbw_gbs, s.nccl_algo);
+                EXPECT(rel <= 1e-5, "%s on %d GPUs: replica %d parameters differ from single: rel err %.3g", var->label,
+                       n, i, rel);
+                /* The update itself (not drowned by the initial weights) must match too, looser: the shards'
+                 * gradients are summed in another order than one batch's. */
+                EXPECT(rel_update <= 1e-3, "%s on %d GPUs: replica %d update differs from single: rel err %.3g",
+                       var->label, n, i, rel_update);
+                free(p);
+            }
+            EXPECT(s.steps == K && s.replicas_identical == 1, "%s on %d GPUs: steps %d, replicas_identical %d",
+                   var->label, n, s.steps, s.replicas_identical);
+            EXPECT(fabs(s.train_loss - single_loss) <= 1e-5 * single_loss, "%s on %d GPUs: loss %.7f, single %.7f",
+                   var->label, n, s.train_loss, single_loss);
+            /* Replica 0 evaluates with the same parameters (LeNet has no BatchNorm): only near-ties may flip. */
+            EXPECT(fabs(acc - single_acc) <= 2e-3, "%s on %d GPUs: test accuracy %.4f, single %.4f", var->label, n,
+                   acc, single_acc);
+            EXPECT(s.compute_ms > 0 && s.exposed_comm_ms >= 0 && s.epoch_s > 0 && s.step_ms > 0,
+                   "%s on %d GPUs: compute %.3f exposed %.3f epoch %.3f step %.3f", var->label, n, s.compute_ms,
+                   s.exposed_comm_ms, s.epoch_s, s.step_ms);
+            if (n > 1) {
+                EXPECT(s.comm_ms > 0 && s.bytes_per_step == (double)n_params * sizeof(float) && s.algbw_gbs > 0 &&
+                           fabs(s.busbw_gbs - s.algbw_gbs * 2.0 * (n - 1) / n) < 1e-9 * s.busbw_gbs + 1e-12,
+                       "%s on %d GPUs: comm %.3f ms, bytes %.0f, algbw %.3f, busbw %.3f", var->label, n, s.comm_ms,
+                       s.bytes_per_step, s.algbw_gbs, s.busbw_gbs);
+                if (strcmp(var->strategy, "nccl") == 0)
+                    EXPECT(strcmp(s.nccl_algo, user_algo ? user_algo : "Ring") == 0, "nccl_algo \"%s\"", s.nccl_algo);
+            } else {
+                EXPECT(s.comm_ms == 0 && s.bytes_per_step == 0, "%s on 1 GPU: comm %.3f bytes %.0f", var->label,
+                       s.comm_ms, s.bytes_per_step);
+            }
+            st->teardown(state);
+        }
+    free(p0);
+    free(ref);
+    free(dref);
+    free(d);
+    idx_free(&data);
+    return test_summary();
+}
