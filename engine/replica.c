@@ -75,36 +75,65 @@ void replica_update(replica_t *r, int step) {
     CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
 }
 
-/* One whole step with no host-side step number: what the graph holds. */
-static void step_body(replica_t *r) {
+void replica_seg_forward(replica_t *r, const void *shard) {
     model_t *m = &r->model;
-    dataset_gather_train_at(&r->data, r->d_step, r->global_batch, 0, r->shard_batch, m->tensors[m->input].val,
+    int offset = *(const int *)shard * r->shard_batch;
+    dataset_gather_train_at(&r->data, r->d_step, r->global_batch, offset, r->shard_batch, m->tensors[m->input].val,
                             m->labels, r->gpu.stream);
     model_forward(m, &r->gpu, 1);
     model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
-    model_backward(m, &r->gpu, 0.0f);
+}
+
+void replica_seg_backward(replica_t *r, const void *range) {
+    const int *lh = range;
+    model_backward_range(&r->model, &r->gpu, lh[0], lh[1], 0.0f);
+}
+
+void replica_seg_update(replica_t *r, const void *unused) {
+    (void)unused;
+    model_t *m = &r->model;
     nvtx_push("optimizer gpu%d", r->gpu.device);
     sgd_step(m->params, m->grads, m->momentum, m->n_params, r->lr, r->momentum, r->weight_decay, r->gpu.stream);
     nvtx_pop();
     dataset_step_advance(r->d_step, r->gpu.stream);
 }
 
-void replica_step_graphed(replica_t *r, int step) {
+void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg) {
+    if (slot < 0 || slot >= REPLICA_MAX_SEGMENTS) check_fail(__FILE__, __LINE__, "replica_run_segment", "bad slot");
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    if (r->graph_state == 0) {
-        step_body(r);
-        r->graph_state = 1;
-    } else {
-        if (r->graph_state == 1) {
-            /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
-            CHECK_CUDA(cudaStreamBeginCapture(r->gpu.stream, cudaStreamCaptureModeRelaxed));
-            step_body(r);
-            CHECK_CUDA(cudaStreamEndCapture(r->gpu.stream, &r->graph));
-            CHECK_CUDA(cudaGraphInstantiate(&r->graph_exec, r->graph, 0));
-            r->graph_state = 2;
-        }
-        CHECK_CUDA(cudaGraphLaunch(r->graph_exec, r->gpu.stream));
+    replica_segment_t *s = &r->seg[slot];
+    if (!r->use_graphs || s->state == 0) {
+        fn(r, arg);
+        s->state = s->state ? s->state : 1;
+        return;
     }
+    if (s->state == 1) {
+        /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
+        CHECK_CUDA(cudaStreamBeginCapture(r->gpu.stream, cudaStreamCaptureModeRelaxed));
+        fn(r, arg);
+        CHECK_CUDA(cudaStreamEndCapture(r->gpu.stream, &s->graph));
+        CHECK_CUDA(cudaGraphInstantiate(&s->exec, s->graph, 0));
+        s->state = 2;
+    }
+    CHECK_CUDA(cudaGraphLaunch(s->exec, r->gpu.stream));
+}
+
+static void seg_whole_step(replica_t *r, const void *unused) {
+    static const int shard0 = 0;
+    int range[2] = {0, r->model.n_layers};
+    (void)unused;
+    replica_seg_forward(r, &shard0);
+    replica_seg_backward(r, range);
+    replica_seg_update(r, NULL);
+}
+
+void replica_step_graphed(replica_t *r, int step) {
+    replica_run_segment(r, 0, seg_whole_step, NULL);
+    replica_mark_step(r, step);
+}
+
+void replica_mark_step(replica_t *r, int step) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
     CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
 }
 
@@ -161,8 +190,10 @@ void replica_free(replica_t *r) {
     CHECK_CUDA(cudaDeviceSynchronize());
     for (int i = 0; r->step_events && i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventDestroy(r->step_events[i]));
     free(r->step_events);
-    if (r->graph_exec) CHECK_CUDA(cudaGraphExecDestroy(r->graph_exec));
-    if (r->graph) CHECK_CUDA(cudaGraphDestroy(r->graph));
+    for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) {
+        if (r->seg[i].exec) CHECK_CUDA(cudaGraphExecDestroy(r->seg[i].exec));
+        if (r->seg[i].graph) CHECK_CUDA(cudaGraphDestroy(r->seg[i].graph));
+    }
     if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
     model_free(&r->model);
     dataset_free(&r->data);

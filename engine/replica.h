@@ -5,7 +5,16 @@
 #include "model.h"
 #include "dataset.h"
 
+/* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
+ * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
+#define REPLICA_MAX_SEGMENTS 64
 typedef struct {
+    int state;                  /* 0 never run, 1 run once eagerly (library warm-up), 2 captured */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+} replica_segment_t;
+
+typedef struct replica {
     gpu_t gpu;
     model_t model;
     dataset_t data;
@@ -16,10 +25,9 @@ typedef struct {
     unsigned long long seed;
     cudaEvent_t *step_events;   /* steps_per_epoch + 1 timing events on the compute stream */
     size_t mem_base;            /* device memory in use before this replica allocated anything */
-    int *d_step;                /* device step counter of the graphed path (reset each epoch) */
-    int graph_state;            /* -1 never (eager steps), 0 nothing yet, 1 warmed up eagerly, 2 captured */
-    cudaGraph_t graph;
-    cudaGraphExec_t graph_exec;
+    int *d_step;                /* device step counter read by the segments' gather (reset each epoch) */
+    int use_graphs;             /* 1: segments are captured once and replayed; 0: run eagerly every step */
+    replica_segment_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
 /* Builds the model for shard_batch images on `device`, uploads the data set, searches algorithms and
@@ -35,10 +43,20 @@ void replica_compute(replica_t *r, int step, int shard);
 /* The first half of replica_compute: gather, forward and loss (with its gradient of the logits), no backward, so
  * a strategy can run backward in pieces (model_backward_range) and reduce each piece as soon as it is done. */
 void replica_forward_loss(replica_t *r, int step, int shard);
-/* replica_compute + replica_update for a replica that trains alone, replayed from a CUDA graph: one launch per
- * step instead of ~100 (LeNet's step is host-bound without it). The first call runs eagerly (library warm-up),
- * the second captures. Steps must come in order from 0 within an epoch, as the harness calls them. */
+/* Runs fn(r, arg) on r's compute stream as segment `slot`: with use_graphs, eagerly at the first call (library
+ * warm-up), captured at the second, replayed from the graph afterwards; otherwise eagerly every time. fn must
+ * launch the same work every time given the same arg (step-dependent data comes from d_step). */
+void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg);
+/* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: SGD,
+ * then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi), overwriting grads. */
+void replica_seg_forward(replica_t *r, const void *shard);
+void replica_seg_backward(replica_t *r, const void *range);
+void replica_seg_update(replica_t *r, const void *unused);
+/* A whole step of a replica that trains alone (segment 0: forward, loss, backward, SGD), then the step's event.
+ * Steps must come in order from 0 within an epoch, as the harness calls them. */
 void replica_step_graphed(replica_t *r, int step);
+/* Records the step's timing event (after the update segment of data-parallel strategies). */
+void replica_mark_step(replica_t *r, int step);
 /* SGD over the flat buffer, then records the step's timing event. */
 void replica_update(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy

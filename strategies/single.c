@@ -19,7 +19,7 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
         free(r);
         return -1;
     }
-    r->graph_state = cfg->cuda_graph ? 0 : -1;   /* -1: never graph */
+    r->use_graphs = cfg->cuda_graph;
     *state = r;
     return 0;
 }
@@ -29,13 +29,7 @@ static int single_steps(void *state) { return ((replica_t *)state)->steps_per_ep
 static void single_epoch_begin(void *state, int epoch) { replica_epoch_begin(state, epoch); }
 
 static void single_train_step(void *state, int step) {
-    replica_t *r = state;
-    if (r->graph_state >= 0) {
-        replica_step_graphed(r, step);
-        return;
-    }
-    replica_compute(r, step, 0);
-    replica_update(r, step);
+    replica_step_graphed(state, step);   /* eager when --cuda-graph off: the same segment, not captured */
 }
 
 static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
