@@ -219,16 +219,29 @@ static int header_diff(const char *path, const char *have, char *err, size_t err
     }
 }
 
-/* Reads the first line (without its line ending) and whether the file ends in '\n'. */
-static int read_existing(FILE *f, char **first, int *ends_nl) {
+/* Reads the first line (without its line ending), whether the file ends in '\n', and whether its last line
+ * leaves a quoted field open (an odd number of '"' since the last '\n', read from the last 64 KiB). */
+static int read_existing(FILE *f, char **first, int *ends_nl, int *open_quote) {
     size_t cap = 0;
     *first = NULL;
+    *open_quote = 0;
     if (fseek(f, 0, SEEK_SET) != 0) return -1;
     ssize_t n = getline(first, &cap, f);
     if (n < 0) return -1;
     while (n > 0 && ((*first)[n - 1] == '\n' || (*first)[n - 1] == '\r')) (*first)[--n] = '\0';
     if (fseek(f, -1, SEEK_END) != 0) return -1;
     *ends_nl = fgetc(f) == '\n';
+    if (*ends_nl) return 0;
+    enum { TAIL = 65536 };
+    long size = ftell(f);
+    long take = size < TAIL ? size : TAIL;
+    char *tail = malloc(TAIL);
+    if (!tail || size < 0 || fseek(f, size - take, SEEK_SET) != 0) { free(tail); return -1; }
+    size_t got = fread(tail, 1, (size_t)take, f);
+    int quotes = 0;
+    for (size_t i = got; i > 0 && tail[i - 1] != '\n'; i--) quotes += tail[i - 1] == '"';
+    *open_quote = quotes % 2;
+    free(tail);
     return 0;
 }
 
@@ -256,14 +269,15 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     int rc = 0;
     if (st.st_size > 0) {
         char *first = NULL;
-        int ends_nl = 1;
-        if (read_existing(f, &first, &ends_nl) != 0) {
+        int ends_nl = 1, open_quote = 0;
+        if (read_existing(f, &first, &ends_nl, &open_quote) != 0) {
             rc = fail(err, errlen, 2, "%s: cannot read the existing header: %s", path, strerror(errno));
         } else if (header_diff(path, first, err, errlen) != 0) {
             rc = 2;
-        } else if (!ends_nl && write_synced(f, "\n", 1) != 0) {
+        } else if (!ends_nl && write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1) != 0) {
             /* A writer killed mid-row leaves no final newline; without one our first row would be glued
-             * onto the partial line and both would be lost. */
+             * onto the partial line and both would be lost. A row cut inside a quoted cell (a GPU name with
+             * a comma) also gets its quote closed, or every later row would be read as part of that cell. */
             rc = fail(err, errlen, 2, "%s: cannot repair the missing final newline: %s", path, strerror(errno));
         }
         free(first);
@@ -296,4 +310,190 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
 void results_close(results_t *r) {
     if (r->f) fclose(r->f);
     r->f = NULL;
+}
+
+// ---- resume: scan an existing CSV
+
+const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
+    "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
+    "init", "micro_batches", "schedule", "steps",
+};
+
+/* Key cells that a row may leave empty, matching any value (see results.h). */
+static int key_wildcard(int i) {
+    const char *c = results_key_columns[i];
+    return strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 || strcmp(c, "steps") == 0;
+}
+
+static int column_index(const char *name) {
+    for (int i = 0; results_columns[i]; i++)
+        if (strcmp(results_columns[i], name) == 0) return i;
+    return -1;
+}
+
+/* One record as libcsv delivers it: only the cells the scan needs are kept (64 bytes each is enough for every
+ * key cell; a longer one is cut, which can only make two configurations look the same if they differ beyond
+ * 63 characters of a name). */
+#define SCAN_MAXF 128
+typedef struct {
+    int nf;                                 /* fields in the current record */
+    int want[SCAN_MAXF];                    /* column -> 1 if kept */
+    char cell[SCAN_MAXF][64];
+    int header_done, header_bad, header_col;
+    char header_got[64];
+    results_scan_t *s;
+    int col_run, col_epoch, col_status, col_key[RESULTS_KEY_FIELDS];
+    int oom;
+} scan_ctx_t;
+
+static void scan_field(void *data, size_t len, void *ctx_) {
+    scan_ctx_t *c = ctx_;
+    int i = c->nf++;
+    if (i >= SCAN_MAXF || (!c->want[i] && c->header_done)) return;
+    size_t n = len < sizeof c->cell[i] - 1 ? len : sizeof c->cell[i] - 1;
+    memcpy(c->cell[i], data ? data : "", n);
+    c->cell[i][n] = '\0';
+}
+
+static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
+    /* Rows of a run are consecutive in practice, so the last run is checked first. */
+    for (int i = s->n - 1; i >= 0; i--)
+        if (strcmp(s->runs[i].run_id, run_id) == 0) return &s->runs[i];
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        results_run_t *r = realloc(s->runs, (size_t)cap * sizeof *r);
+        if (!r) return NULL;
+        s->runs = r;
+        s->cap = cap;
+    }
+    results_run_t *r = &s->runs[s->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+    return r;
+}
+
+static void scan_row(int term, void *ctx_) {
+    (void)term;
+    scan_ctx_t *c = ctx_;
+    int nf = c->nf, ncols = results_ncolumns();
+    c->nf = 0;
+    if (!c->header_done) {
+        c->header_done = 1;
+        for (int i = 0; i <= ncols; i++) {
+            const char *got = i < nf && i < SCAN_MAXF ? c->cell[i] : NULL;
+            const char *want = results_columns[i];
+            if (!got && !want) break;
+            if (got && want && strcmp(got, want) == 0) continue;
+            c->header_bad = 1;
+            c->header_col = i + 1;
+            snprintf(c->header_got, sizeof c->header_got, "%s", got ? got : "(none)");
+            break;
+        }
+        return;
+    }
+    if (c->header_bad) return;
+    if (nf != ncols) { c->s->bad_rows++; return; }
+    char *end;
+    long epoch = strtol(c->cell[c->col_epoch], &end, 10);
+    if (!c->cell[c->col_run][0] || end == c->cell[c->col_epoch] || *end || epoch < 0) { c->s->bad_rows++; return; }
+    c->s->rows++;
+    results_run_t *r = scan_run(c->s, c->cell[c->col_run]);
+    if (!r) { c->oom = 1; return; }
+    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
+    const char *st = c->cell[c->col_status];
+    int ended = strcmp(st, "diverged") == 0 || strcmp(st, "oom") == 0;
+    int measured = ended || strcmp(st, "ok") == 0 || strcmp(st, "replicas-differ") == 0;
+    if (measured && epoch > r->epochs) r->epochs = (int)epoch;
+    if (ended) r->ended = 1;
+}
+
+int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    if (err && errlen) err[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) return 0;
+        return fail(err, errlen, 2, "%s: cannot read: %s", path, strerror(errno));
+    }
+    scan_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) { fclose(f); return fail(err, errlen, 2, "%s: out of memory scanning", path); }
+    c->s = s;
+    c->col_run = column_index("run_id");
+    c->col_epoch = column_index("epoch");
+    c->col_status = column_index("status");
+    c->want[c->col_run] = c->want[c->col_epoch] = c->want[c->col_status] = 1;
+    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) {
+        c->col_key[k] = column_index(results_key_columns[k]);
+        c->want[c->col_key[k]] = 1;
+    }
+    /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
+    struct csv_parser p;
+    int rc = 0;
+    if (csv_init(&p, 0) != 0) rc = fail(err, errlen, 2, "%s: cannot initialise the CSV parser", path);
+    char buf[65536];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (csv_parse(&p, buf, n, scan_field, scan_row, c) != n)
+            rc = fail(err, errlen, 2, "%s: %s", path, csv_strerror(csv_error(&p)));
+    if (!rc && ferror(f)) rc = fail(err, errlen, 2, "%s: read error: %s", path, strerror(errno));
+    if (!rc) csv_fini(&p, scan_field, scan_row, c);
+    csv_free(&p);
+    fclose(f);
+    if (!rc && c->header_bad)
+        rc = fail(err, errlen, 2, "%s: header differs from this version's columns (first difference at column %d: "
+                  "'%s' vs '%s')", path, c->header_col, c->header_got,
+                  c->header_col <= results_ncolumns() ? results_columns[c->header_col - 1] : "(none)");
+    if (!rc && c->oom) rc = fail(err, errlen, 2, "%s: out of memory scanning", path);
+    free(c);
+    if (rc) results_scan_free(s);
+    return rc;
+}
+
+void results_scan_free(results_scan_t *s) {
+    free(s->runs);
+    memset(s, 0, sizeof *s);
+}
+
+/* The key is taken from the formatted row, through the same parser as the scan, so the two cannot format a
+ * number differently. */
+void results_key_of_row(const results_row_t *row, results_key_t *k) {
+    memset(k, 0, sizeof *k);
+    line_t l = {0};
+    line_row(&l, row);
+    scan_ctx_t *c = calloc(1, sizeof *c);
+    struct csv_parser p;
+    if (!l.oom && c && csv_init(&p, 0) == 0) {
+        c->header_done = 1;
+        for (int i = 0; i < SCAN_MAXF; i++) c->want[i] = 1;
+        /* Parse fields only: the row callback is not needed, the cells stay in c. */
+        csv_parse(&p, l.s, l.len, scan_field, NULL, c);
+        csv_fini(&p, scan_field, NULL, c);
+        csv_free(&p);
+        for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+            int col = column_index(results_key_columns[i]);
+            if (col >= 0 && col < c->nf) memcpy(k->cell[i], c->cell[col], sizeof k->cell[i]);
+        }
+    }
+    free(c);
+    free(l.s);
+}
+
+static int key_match(const results_key_t *row, const results_key_t *want) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+        if (!row->cell[i][0] && key_wildcard(i)) continue;
+        if (strcmp(row->cell[i], want->cell[i]) != 0) return 0;
+    }
+    return 1;
+}
+
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best) {
+    int most = 0, done = 0;
+    for (int i = 0; i < s->n; i++) {
+        const results_run_t *r = &s->runs[i];
+        if (!key_match(&r->key, k)) continue;
+        if (r->epochs > most) most = r->epochs;
+        if (r->ended || r->epochs >= epochs) done = 1;
+    }
+    if (best) *best = most;
+    return done;
 }

@@ -65,3 +65,45 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
 void results_close(results_t *r);
 /* Formats one row to a caller buffer as the CSV line (without newline), for tests and the table. */
 int results_format(const results_row_t *row, char *buf, size_t len);
+
+// ---- resume: what an existing CSV already holds (host-only; --resume)
+
+/* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
+ * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
+ * math, init, micro_batches, schedule and steps (per epoch: a --steps smoke test is not the full study).
+ * Not part of it: the per-GPU batch (follows from gpus and global_batch), the pipeline split (measured when
+ * automatic), and timings. A row's empty micro_batches, schedule or steps cell matches any value: data-parallel
+ * rows leave the pipeline columns empty, and a setup-failure row has no steps. */
+#define RESULTS_KEY_FIELDS 14
+typedef struct {
+    char cell[RESULTS_KEY_FIELDS][64];
+} results_key_t;
+
+/* Column names of the key, in results_key_t order. */
+extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
+
+/* One run (one run_id) found in the CSV. A run whose rows stop short (killed) is re-run from epoch 1 under a
+ * new run_id; its rows stay in the CSV and summaries use the latest complete run of each configuration. */
+typedef struct {
+    char run_id[64];
+    results_key_t key;
+    int epochs;         /* highest epoch written with a measured status (ok, diverged, oom, replicas-differ) */
+    int ended;          /* 1: a row has status diverged or oom; re-running would only repeat it */
+} results_run_t;
+
+typedef struct {
+    results_run_t *runs;
+    int n, cap;
+    int rows;           /* data rows read */
+    int bad_rows;       /* records with the wrong number of fields (a line cut short by a kill), skipped */
+} results_scan_t;
+
+/* Reads path with libcsv's parser. A missing or empty file is an empty scan. 0 ok; 2 with a one-line message
+ * when the file cannot be read or its header is not this version's. */
+int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
+void results_scan_free(results_scan_t *s);
+/* The key of a row about to be written (the same cells results_write would write). */
+void results_key_of_row(const results_row_t *row, results_key_t *k);
+/* The resume decision: 1 if a run of k's configuration reached `epochs` epochs or ended diverged or oom, so the
+ * configuration is skipped; 0 if it must run (again). *best gets the most epochs any run of it reached. */
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best);

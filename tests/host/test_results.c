@@ -301,6 +301,22 @@ static void test_missing_newline(void) {
     expect_full_row(&p, 3);
     parsed_free(&p);
 
+    /* Killed inside a quoted cell (the GPU name has a comma): the quote is closed before the newline, so the
+     * next row is not swallowed into that cell. */
+    char cut[2048];
+    snprintf(cut, sizeof cut, "%s", line);
+    *strstr(cut, "HBM3, ") = '\0';
+    snprintf(text, sizeof text, "%s\n%s\n%s", brief_columns, line, cut);
+    write_file(path, text);
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    results_close(&r);
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
+    EXPECT(p.nf[2] == 41, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    expect_full_row(&p, 1);
+    expect_full_row(&p, 3);
+    parsed_free(&p);
+
     /* Only a header, without its newline. */
     write_file(path, brief_columns);
     EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);

@@ -1,0 +1,131 @@
+# lib.awk — helpers shared by data.awk and report.awk (POSIX awk).
+
+function isnum(x) { return x ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+
+# Appends v to the list a[k, 1..n[k]].
+function push(a, n, k, v) { a[k, ++n[k]] = v }
+
+# Median of the list a[k, 1..n[k]], or "" when it is empty.
+function kmedian(a, n, k,    i, j, c, t, x) {
+    c = n[k] + 0
+    if (c == 0) return ""
+    for (i = 1; i <= c; i++) {
+        x = a[k, i] + 0
+        for (j = i - 1; j >= 1 && t[j] > x; j--) t[j + 1] = t[j]
+        t[j + 1] = x
+    }
+    return c % 2 ? t[(c + 1) / 2] : (t[c / 2] + t[c / 2 + 1]) / 2
+}
+
+# Sorts s[1..c] as strings, ascending (insertion sort: the lists are short).
+function sortstr(s, c,    i, j, x) {
+    for (i = 2; i <= c; i++) {
+        x = s[i]
+        for (j = i - 1; j >= 1 && s[j] > x; j--) s[j + 1] = s[j]
+        s[j + 1] = x
+    }
+}
+
+# A number as a fixed-width string that sorts like the number (non-negative values).
+function nkey(x) { return sprintf("%025.10f", x + 0) }
+
+# File-name-safe text.
+function safe(s) { gsub(/[^A-Za-z0-9._-]/, "_", s); return s }
+
+function min(a, b) { return a == "" ? b : (b == "" ? a : (a + 0 < b + 0 ? a : b)) }
+function max(a, b) { return a == "" ? b : (b == "" ? a : (a + 0 > b + 0 ? a : b)) }
+
+function min_s(a, b) { return a == "" || b < a ? b : a }
+function max_s(a, b) { return a == "" || b > a ? b : a }
+function gpus_word(n) { return n == 1 ? "1 GPU" : n " GPUs" }
+
+# ---- a study: the rows select.awk kept, gathered per run (one run per configuration)
+#
+# Per run: R_g (model-dataset group), R_s strategy, R_n GPUs, R_G global and R_b per-GPU batch, R_lr, R_seed,
+# R_M micro-batches, R_sched, R_pipe (a pipeline row), R_bk (the batch of its line: per-GPU, or global for the
+# pipeline), R_algo (nccl_algo), facc (final test accuracy, %), fstat (final status), last (last epoch); lists of the steady epochs'
+# T epoch_s, I images/s, S step_ms, C compute_ms, X exposed_comm_ms, Q comm_ms, Y bytes_per_step, B bubble,
+# BI bubble_ideal, N steps; A "epoch accuracy%" of every epoch. study_medians() fills tmed, imed, smed, cmed, xmed,
+# qmed, ymed, bmed, bimed, nmed. Groups: groups[1..ng], G_sub "model on dataset", G_gpus, G_hosts, G_commits.
+
+function batch_word(run) { return R_pipe[run] ? "batch " R_bk[run] : R_bk[run] "/GPU" }
+
+function study_header(    i) { for (i = 1; i <= NF; i++) col[$i] = i }
+
+function study_fact(arr, list, g, v) {
+    if (v != "" && !((g, v) in arr)) { arr[g, v] = 1; list[g] = list[g] (list[g] == "" ? "" : ", ") v }
+}
+
+function study_row(    run, g, e, d) {
+    run = $col["run_id"]
+    if (!(run in R_g)) {
+        g = safe($col["model"] "-" $col["dataset"])
+        R_g[run] = g
+        if (!(g in G_sub)) { G_sub[g] = $col["model"] " on " $col["dataset"]; ng++; groups[ng] = g }
+        R_s[run] = $col["strategy"]
+        R_n[run] = $col["gpus"] + 0
+        R_G[run] = $col["global_batch"] + 0
+        R_b[run] = $col["per_gpu_batch"] + 0
+        R_lr[run] = $col["lr"]
+        R_seed[run] = $col["seed"]
+        R_M[run] = $col["micro_batches"]
+        R_sched[run] = $col["schedule"]
+        R_pipe[run] = $col["micro_batches"] != "" || $col["strategy"] == "pipeline"
+        R_bk[run] = R_pipe[run] ? R_G[run] : R_b[run]
+        R_algo[run] = $col["nccl_algo"]
+        nr++; runs[nr] = run
+        if ($col["seed"] != "") seeds[g, $col["seed"]] = 1
+    }
+    g = R_g[run]
+    study_fact(G_gpu, G_gpus, g, $col["gpu_name"])
+    study_fact(G_host, G_hosts, g, $col["host"])
+    study_fact(G_commit, G_commits, g, $col["git_commit"])
+    d = substr($col["timestamp"], 1, 10)
+    if (d != "") { G_d0[g] = min_s(G_d0[g], d); G_d1[g] = max_s(G_d1[g], d) }
+    e = $col["epoch"]
+    if (isnum(e) && e + 0 >= 1 && isnum($col["test_acc"])) push(A, An, run, (e + 0) " " 100 * $col["test_acc"])
+    if (isnum(e) && (!(run in last) || e + 0 >= last[run])) {
+        last[run] = e + 0
+        facc[run] = isnum($col["test_acc"]) ? 100 * $col["test_acc"] : ""
+        fstat[run] = $col["status"]
+    }
+    if ($col["phase"] == "steady") {
+        if (isnum($col["epoch_s"])) push(T, Tn, run, $col["epoch_s"])
+        if (isnum($col["images_per_s"])) push(I, In, run, $col["images_per_s"])
+        if (isnum($col["step_ms"])) push(S, Sn, run, $col["step_ms"])
+        if (isnum($col["compute_ms"])) push(C, Cn, run, $col["compute_ms"])
+        if (isnum($col["exposed_comm_ms"])) push(X, Xn, run, $col["exposed_comm_ms"])
+        if (isnum($col["comm_ms"])) push(Q, Qn, run, $col["comm_ms"])
+        if (isnum($col["bytes_per_step"])) push(Y, Yn, run, $col["bytes_per_step"])
+        if (isnum($col["bubble"])) push(B, Bn, run, $col["bubble"])
+        if (isnum($col["bubble_ideal"])) push(BI, BIn, run, $col["bubble_ideal"])
+        if (isnum($col["steps"])) push(N, Nn, run, $col["steps"])
+    }
+}
+
+function study_medians(    i, run) {
+    for (i = 1; i <= nr; i++) {
+        run = runs[i]
+        tmed[run] = kmedian(T, Tn, run)
+        imed[run] = kmedian(I, In, run)
+        smed[run] = kmedian(S, Sn, run)
+        cmed[run] = kmedian(C, Cn, run)
+        xmed[run] = kmedian(X, Xn, run)
+        qmed[run] = kmedian(Q, Qn, run)
+        ymed[run] = kmedian(Y, Yn, run)
+        bmed[run] = kmedian(B, Bn, run)
+        bimed[run] = kmedian(BI, BIn, run)
+        nmed[run] = kmedian(N, Nn, run)
+    }
+    # T1: the single strategy's best steady epoch time and median step per (group, batch)
+    for (i = 1; i <= nr; i++) {
+        run = runs[i]
+        if (R_s[run] != "single" || tmed[run] == "") continue
+        if (!((R_g[run], R_bk[run]) in T1) || tmed[run] + 0 < T1[R_g[run], R_bk[run]] + 0) {
+            T1[R_g[run], R_bk[run]] = tmed[run]
+            STEP1[R_g[run], R_bk[run]] = smed[run]
+        }
+    }
+}
+
+function study_dates(g) { return G_d0[g] == G_d1[g] ? G_d0[g] : G_d0[g] " to " G_d1[g] }

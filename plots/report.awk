@@ -1,0 +1,243 @@
+# report.awk — REPORT.md of a study from select.awk's TSV: per model and dataset, the figures plot.sh made, a
+# summary table per strategy (best steady epoch time, speedup T1/TN, efficiency T1/(N*TN), final test accuracy)
+# with a model beside the measured figures, and the runs that ended oom, diverged or failed.
+#
+# Model. Data-parallel epoch = steps x (t_compute + t_allreduce(n, S)), no overlap: t_compute is the strategy
+# single's median step at the same per-GPU batch, S the gradient bytes reduced per step, and t_allreduce the
+# alpha-beta model fitted to the all-reduce benchmark (least squares on the relative error, so the small sizes
+# set alpha and the large ones beta):
+#   ring (nccl and any other):  t(n, S) = 2(n-1) alpha + 2(n-1)/n S beta
+#   naive (every byte through GPU 0, gathered then broadcast):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta
+# Pipeline epoch = steps x t_compute(global batch) / p x (M + p - 1) / M: p balanced stages, the GPipe bubble
+# (p-1)/(M+p-1) and nothing else; the measured bubble stands beside that formula.
+#
+#   awk -F'\t' -v bench=BENCH.tsv -v benchsrc=X_allreduce.csv -v figs=FIGS -v src=X.csv -v rows=N -v allruns=N \
+#       -v leftout=N -f plots/lib.awk -f plots/report.awk selected.tsv > REPORT.md
+
+NR == 1 { study_header(); next }
+{ study_row() }
+
+function f3(x) { return x == "" ? "—" : sprintf("%.3f", x) }
+function f2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
+function pct(x) { return x == "" ? "—" : sprintf("%.1f %%", x) }
+
+# ---- the alpha-beta fit, per strategy (and algorithm, where the benchmark names one) of the benchmark.
+# A fit is keyed "strategy" or "strategy (algo)"; FITFOR[strategy, algo] and FITDEF[strategy] find it again.
+function ring_form(s) { sub(/ \(.*/, "", s); return s != "naive" }
+function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, bytescol) {
+    if (bench == "") return
+    while ((getline line < bench) > 0) {
+        nf = split(line, f, "\t")
+        if (!bh) {
+            bh = 1
+            for (i = 1; i <= nf; i++) bcol[f[i]] = i
+            bytescol = ("size_bytes" in bcol) ? bcol["size_bytes"] : bcol["bytes"]
+            if (!("strategy" in bcol) || !("gpus" in bcol) || bytescol == "" || !("time_us" in bcol)) {
+                bench_err = "no columns strategy, gpus, size_bytes (or bytes), time_us"
+                break
+            }
+            continue
+        }
+        algo = ("algo" in bcol) ? f[bcol["algo"]] : ""
+        s = f[bcol["strategy"]] (algo != "" ? " (" algo ")" : "")
+        n = f[bcol["gpus"]] + 0; S = f[bytescol] + 0; t = f[bcol["time_us"]] + 0
+        wrong = ("wrong" in bcol) ? f[bcol["wrong"]] : 0
+        if (n < 2 || S <= 0 || t <= 0 || (isnum(wrong) && wrong + 0 > 0)) continue
+        if (!(s in FIT_n)) {
+            nfit++; fits[nfit] = s
+            FITFOR[f[bcol["strategy"]], algo] = s
+            if (!(f[bcol["strategy"]] in FITDEF)) FITDEF[f[bcol["strategy"]]] = s
+        }
+        k = ++FIT_n[s]
+        FIT_x1[s, k] = 2 * (n - 1)
+        FIT_x2[s, k] = (ring_form(s) ? 2 * (n - 1) / n : 2 * (n - 1)) * S
+        FIT_t[s, k] = t
+        if (!((s, n) in FIT_gpus)) { FIT_gpus[s, n] = 1; FIT_gl[s] = FIT_gl[s] (FIT_gl[s] == "" ? "" : ", ") n }
+        FIT_bytes[s] = max(FIT_bytes[s], S); FIT_bmin[s] = min(FIT_bmin[s], S)
+    }
+    close(bench)
+    for (i = 1; i <= nfit; i++) {
+        s = fits[i]
+        saa = sab = sbb = sa = sb = 0
+        for (k = 1; k <= FIT_n[s]; k++) {
+            a = FIT_x1[s, k] / FIT_t[s, k]; b = FIT_x2[s, k] / FIT_t[s, k]
+            saa += a * a; sab += a * b; sbb += b * b; sa += a; sb += b
+        }
+        det = saa * sbb - sab * sab
+        if (FIT_n[s] < 2 || det == 0) { FIT_bad[s] = 1; continue }
+        ALPHA[s] = (sa * sbb - sb * sab) / det      # us
+        BETA[s] = (saa * sb - sab * sa) / det       # us per byte
+        FIT_err[s] = 0
+        for (k = 1; k <= FIT_n[s]; k++) {
+            e = (ALPHA[s] * FIT_x1[s, k] + BETA[s] * FIT_x2[s, k]) / FIT_t[s, k] - 1
+            if (e < 0) e = -e
+            if (e > FIT_err[s]) FIT_err[s] = e
+        }
+    }
+}
+
+# The fit for strategy s whose rows record algorithm algo: that algorithm's, else the strategy's first.
+function fit_of(s, algo) { return (s, algo) in FITFOR ? FITFOR[s, algo] : ((s in FITDEF) ? FITDEF[s] : "") }
+
+# Model all-reduce time in ms for fit s on n GPUs and S bytes; "" without a fit.
+function allreduce_ms(s, n, S) {
+    if (n < 2) return 0
+    if (!(s in ALPHA) || S == "") return ""
+    return (2 * (n - 1) * ALPHA[s] + (ring_form(s) ? 2 * (n - 1) / n : 2 * (n - 1)) * S * BETA[s]) / 1e3
+}
+
+function figure(name, alt) {
+    if (name in FIG) printf "![%s](%s)\n\n", alt, name
+}
+
+END {
+    study_medians()
+    fit_bench()
+    # figures plot.sh wrote
+    if (figs != "") { while ((getline line < figs) > 0) { FIG[line] = 1; nfigl++; figl[nfigl] = line }; close(figs) }
+
+    printf "# Scaling study: %s\n\n", src
+    for (gi = 1; gi <= ng; gi++) {
+        g = groups[gi]
+        printf "- **%s**: %s; host %s; commit %s; %s\n", G_sub[g], G_gpus[g] == "" ? "GPU unknown" : G_gpus[g],
+            G_hosts[g] == "" ? "?" : G_hosts[g], G_commits[g] == "" ? "?" : G_commits[g], study_dates(g)
+    }
+    printf "- %d rows, %d runs, %d configurations", rows, allruns, nr
+    if (leftout > 0) printf "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run of the same configuration)", leftout
+    printf "\n\n"
+    printf "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
+    printf "strategy, GPU count and batch; **best** is the lowest epoch time over their learning rates and seeds, and "
+    printf "the final test accuracy is the best over them, with its learning rate. Speedup T1/TN and efficiency "
+    printf "T1/(N·TN) take T1 from the strategy `single` at the same batch (weak scaling: the same batch per GPU).\n\n"
+
+    printf "## All-reduce model\n\n"
+    if (bench == "") {
+        printf "no all-reduce benchmark: model line omitted (run `./scaling --bench allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n\n", benchdefault
+    } else if (bench_err != "" || nfit == 0) {
+        printf "%s: %s: model line omitted.\n\n", benchsrc, bench_err != "" ? bench_err : "no usable rows (gpus >= 2, bytes and time_us > 0, wrong = 0)"
+    } else {
+        printf "α-β fit to `%s` (least squares on the relative error; t in µs, S in bytes):\n\n", benchsrc
+        printf "| strategy | model t(n, S) | α (µs) | 1/β (GB/s) | points | GPU counts | sizes | max error |\n"
+        printf "|---|---|---:|---:|---:|---|---|---:|\n"
+        for (i = 1; i <= nfit; i++) {
+            s = fits[i]
+            if (s in FIT_bad) { printf "| %s | — | — | — | %d | %s | | not enough distinct points |\n", s, FIT_n[s], FIT_gl[s]; continue }
+            printf "| %s | %s | %.2f | %s | %d | %s | %s–%s B | %.1f %% |\n", s,
+                ring_form(s) ? "2(n−1)α + 2(n−1)/n·S·β (ring)" : "2(n−1)α + 2(n−1)·S·β (through GPU 0)",
+                ALPHA[s], (BETA[s] > 0 ? sprintf("%.1f", 1e-3 / BETA[s]) : "—"), FIT_n[s], FIT_gl[s],
+                FIT_bmin[s], FIT_bytes[s], 100 * FIT_err[s]
+        }
+        printf "\nThe model epoch time is steps × (single's median step at the same per-GPU batch + t(n, S)), with S the "
+        printf "gradient bytes reduced per step: no overlap of communication with backward, so an overlapping strategy "
+        printf "can beat it.\n\n"
+    }
+
+    for (gi = 1; gi <= ng; gi++) {
+        g = groups[gi]
+        printf "## %s\n\n", G_sub[g]
+
+        # table rows: (strategy, GPUs, batch) for single and data-parallel; (GPUs, schedule, batch, M) for the pipeline
+        delete rowk; nrow = 0
+        for (i = 1; i <= nr; i++) {
+            run = runs[i]
+            if (R_g[run] != g) continue
+            if (R_pipe[run]) k = g SUBSEP "2" R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
+            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run])
+            if (!(k in ROW)) { ROW[k] = 1; nrow++; rowk[nrow] = k; ROWS_S[k] = R_s[run] }
+            # best time, best accuracy, statuses
+            if (tmed[run] != "" && (!(k in BEST) || tmed[run] + 0 < tmed[BEST[k]] + 0)) BEST[k] = run
+            if (facc[run] != "" && (!(k in BACC) || facc[run] + 0 > facc[BACC[k]] + 0)) BACC[k] = run
+            if (!((k, fstat[run]) in ST)) { nst[k]++; stn[k, nst[k]] = fstat[run] }
+            ST[k, fstat[run]]++
+            ANY[k] = run
+        }
+        sortstr(rowk, nrow)
+
+        printf "### Figures\n\n"
+        figure("epoch_time-" g ".png", "epoch time against GPU count")
+        figure("speedup-" g ".png", "speedup and efficiency against GPU count")
+        figure("throughput-" g ".png", "throughput against per-GPU batch")
+        figure("breakdown-" g ".png", "per-step compute, exposed communication and idle time")
+        figure("bubble-" g ".png", "pipeline bubble against micro-batches")
+        figure("acc_lr-" g ".png", "final test accuracy against learning rate")
+        for (i = 1; i <= nfigl; i++)
+            if (index(figl[i], "acc_epoch-" g "-") == 1) figure(figl[i], "test accuracy against epoch")
+        if (nfigl == 0) printf "(no figures: %s)\n\n", figs_note == "" ? "plot.sh made none" : figs_note
+
+        printf "### Summary\n"
+        cur = ""
+        for (r = 1; r <= nrow; r++) {
+            k = rowk[r]; s = ROWS_S[k]; run = ANY[k]; b = BEST[k]; a = BACC[k]
+            pipe = R_pipe[run]
+            if (s != cur) {
+                cur = s
+                printf "\n#### %s\n\n", s
+                if (pipe) {
+                    pipenote = 1
+                    printf "| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | status |\n"
+                    printf "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
+                } else if (bench != "" && nfit > 0 && s != "single") {
+                    printf "| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n"
+                    printf "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n"
+                } else {
+                    printf "| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | status |\n"
+                    printf "|---:|---:|---:|---:|---:|---:|---|---|\n"
+                }
+            }
+            n = R_n[run]; bk = R_bk[run]
+            t = b != "" ? tmed[b] : ""
+            t1 = (g, bk) in T1 ? T1[g, bk] : ""
+            sp = t != "" && t1 != "" ? t1 / t : ""
+            ef = sp != "" ? 100 * sp / n : ""
+            acc = a != "" ? sprintf("%.1f %% (lr %s)", facc[a], R_lr[a]) : "—"
+            steps = b != "" ? nmed[b] : ""
+            stl = ""
+            for (j = 1; j <= nst[k]; j++) {
+                stl = stl (j > 1 ? ", " : "") stn[k, j]
+                if (nst[k] > 1 || ST[k, stn[k, j]] > 1) stl = stl " (" ST[k, stn[k, j]] ")"
+            }
+            if (pipe) {
+                M = R_M[run] + 0; p = n
+                model = (g, bk) in STEP1 && steps != "" ? steps * STEP1[g, bk] / p * (M + p - 1) / M / 1e3 : ""
+                printf "| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n, R_sched[run], bk, M,
+                    f3(t), f3(model), f2(sp), pct(ef), b != "" && bmed[b] != "" ? pct(100 * bmed[b]) : "—",
+                    pct(100 * (p - 1) / (M + p - 1)), b != "" && imed[b] != "" ? sprintf("%.0f", imed[b]) : "—", acc, stl
+            } else if (bench != "" && nfit > 0 && s != "single") {
+                tc = (g, bk) in STEP1 ? STEP1[g, bk] : (b != "" ? cmed[b] : "")
+                mark = (g, bk) in STEP1 ? "" : " †"
+                tar = b != "" ? allreduce_ms(fit_of(s, R_algo[b]), n, ymed[b]) : ""
+                model = tc != "" && tar != "" && steps != "" ? steps * (tc + tar) / 1e3 : ""
+                msp = model != "" && t1 != "" ? t1 / model : ""
+                comm = (b != "" && qmed[b] != "" ? sprintf("%.3f", qmed[b]) : "—") " / " (tar != "" ? sprintf("%.3f", tar) : "—")
+                if (model != "" && mark != "") dagger = 1
+                printf "| %d | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps,
+                    f3(t), f3(model), model != "" ? mark : "", f2(sp), f2(msp), pct(ef), comm, acc, stl
+            } else {
+                printf "| %d | %d | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps, f3(t), f2(sp),
+                    pct(ef), acc, stl
+            }
+        }
+        if (dagger) printf "\n† no `single` run at this batch: the model uses this run's own compute time per step.\n"
+        if (pipenote) {
+            printf "\nPipeline: T1 and the model use `single` at the same global batch; model epoch = steps × single's "
+            printf "median step / p × (M + p − 1)/M, i.e. p balanced stages with the ideal bubble (p−1)/(M+p−1) and free "
+            printf "transfers between them.\n"
+        }
+        dagger = pipenote = 0
+        printf "\n"
+
+        # runs that did not end ok
+        nf = 0
+        for (i = 1; i <= nr; i++) {
+            run = runs[i]
+            if (R_g[run] != g || fstat[run] == "ok") continue
+            if (!nf++) {
+                printf "### Runs that did not end ok\n\n"
+                printf "| strategy | GPUs | batch | lr | M | status | last epoch | run |\n|---|---:|---:|---:|---:|---|---:|---|\n"
+            }
+            printf "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", R_s[run], R_n[run], R_G[run], R_lr[run],
+                R_M[run] == "" ? "—" : R_M[run], fstat[run], last[run], run
+        }
+        if (nf) printf "\n"
+    }
+}

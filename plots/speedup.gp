@@ -1,0 +1,24 @@
+# speedup.gp — (b) speedup T1/TN and efficiency T1/(N*TN) against GPU count, each beside its ideal line.
+# Data (data.awk): blocks of "GPUs speedup efficiency_percent" under a quoted title line.
+set multiplot layout 1,2 title "Speedup and efficiency against GPU count (T1: strategy single)\n".subtitle
+set logscale x 2
+set xlabel 'GPUs (log2 scale)'
+set offsets graph 0.04, graph 0.04, graph 0.05, 0
+set ylabel 'speedup T1/TN (x, log2 scale)'
+set logscale y 2
+set yrange [0.8:*]
+set autoscale yfixmax
+set offsets graph 0.04, graph 0.04, graph 0.08, 0
+# one legend for both panels (the right one): here only the ideal line is named
+set key top left
+plot x with lines lc rgb '#000000' lw 1.5 dt 2 title 'ideal (N)', \
+     for [i=0:*] data index i using 1:2 with linespoints lt i+1 notitle
+unset label 99
+set ylabel 'efficiency T1/(N x TN) (%)'
+unset logscale y
+set yrange [0:110]
+set offsets graph 0.04, graph 0.04, 0, 0
+set key bottom left
+plot 100 with lines lc rgb '#000000' lw 1.5 dt 2 title 'ideal (100 %)', \
+     for [i=0:*] data index i using 1:3 with linespoints lt i+1 title columnheader(1)
+unset multiplot

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# test_plot.sh — scripts/plot.sh on the study fixture (tests/fixtures/study.csv, made by test_fixture.c): every
+# figure the fixture has data for is written as a non-empty PNG of the size plots/common.gp sets (read from the
+# IHDR chunk) and as an SVG holding its title and the caption with the GPU and the date; figures without data
+# are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly.
+# Skips (77) where gnuplot is missing (scripts/setup.sh installs gnuplot-nox; CI has it).
+set -u
+root=$2
+fixture=$root/tests/fixtures/study.csv
+plot=$root/scripts/plot.sh
+if ! command -v gnuplot >/dev/null; then echo "SKIP: gnuplot not found (scripts/setup.sh installs gnuplot-nox)"; exit 77; fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+W=1000; H=640       # plots/common.gp
+g=resnet18-fashion-mnist
+figures="epoch_time-$g speedup-$g throughput-$g acc_epoch-$g-naive acc_epoch-$g-nccl acc_epoch-$g-pipeline
+         acc_epoch-$g-single acc_lr-$g breakdown-$g bubble-$g"
+
+# png_size FILE: "width height" from the IHDR chunk (bytes 16..23, big-endian), or nothing if not a PNG.
+png_size() {
+    local sig
+    sig=$(od -An -tx1 -N8 "$1" | tr -d ' \n')
+    [ "$sig" = 89504e470d0a1a0a ] || return 1
+    od -An -tu1 -j16 -N8 "$1" | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4, $5 * 16777216 + $6 * 65536 + $7 * 256 + $8 }'
+}
+
+# check_png FILE: a PNG of W x H with some content.
+check_png() {
+    local size
+    if [ ! -s "$1" ]; then bad "$1: missing or empty"; return; fi
+    size=$(png_size "$1") || { bad "$1: not a PNG"; return; }
+    [ "$size" = "$W $H" ] && [ "$(wc -c <"$1")" -gt 10000 ] && ok || bad "$1: size '$size', $(wc -c <"$1") bytes; want $W $H"
+}
+
+# ---- the whole fixture
+"$plot" "$fixture" "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && ok || { bad "plot.sh exit $rc"; cat "$tmp/stderr"; }
+for f in $figures; do
+    check_png "$tmp/out/$f.png"
+    grep -qx "$tmp/out/$f.png" "$tmp/stdout" && ok || bad "$f.png not listed on stdout"
+    svg=$tmp/out/$f.svg
+    if [ -s "$svg" ] && grep -q '<svg' "$svg" && grep -q 'GPU: NVIDIA H200' "$svg" && grep -q '2026-01-05' "$svg"; then ok
+    else bad "$svg: missing, or no caption with the GPU and the date"; fi
+done
+n=$(ls "$tmp/out"/*.png | wc -l)
+[ "$n" -eq 10 ] && ok || bad "10 PNGs expected, $n written"
+# titles, axis units and legends, spot-checked in the SVG text
+grep -q 'Steady epoch time against GPU count' "$tmp/out/epoch_time-$g.svg" && grep -q 'epoch time (s' "$tmp/out/epoch_time-$g.svg" &&
+    grep -q 'nccl, 256/GPU' "$tmp/out/epoch_time-$g.svg" && ok || bad "epoch_time: title, y unit or legend missing"
+grep -q 'ideal (100 %)' "$tmp/out/speedup-$g.svg" && grep -q 'efficiency T1/(N x TN) (%)' "$tmp/out/speedup-$g.svg" &&
+    ok || bad "speedup: ideal line or efficiency axis missing"
+grep -q 'exposed communication' "$tmp/out/breakdown-$g.svg" && grep -q 'time per step (ms' "$tmp/out/breakdown-$g.svg" &&
+    grep -q 'nccl 4x 256/GPU' "$tmp/out/breakdown-$g.svg" && ok || bad "breakdown: legend, unit or bar label missing"
+grep -q 'ideal (p-1)/(M+p-1), p = 4' "$tmp/out/bubble-$g.svg" && grep -q 'measured, 4 stages' "$tmp/out/bubble-$g.svg" &&
+    ok || bad "bubble: measured or ideal line missing"
+grep -q '(diverged)' "$tmp/out/acc_epoch-$g-nccl.svg" && ok || bad "acc_epoch: the diverged run is not marked"
+# the run killed after epoch 1 (its test accuracy 45.5 %) is replaced by its resumed run
+grep -q 'select: 1 run(s) left out' "$tmp/stderr" && ok || bad "select note missing: $(cat "$tmp/stderr")"
+
+# ---- one run of one strategy: most figures have no data and say so, one line each
+head -n 1 "$fixture" >"$tmp/one.csv"
+grep ',single,resnet18,fashion-mnist,1,1,256,256,0.1,' "$fixture" >>"$tmp/one.csv"
+"$plot" "$tmp/one.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+skips=$(grep -c '^plot: skip ' "$tmp/stderr")
+if [ $rc -eq 0 ] && [ "$skips" -eq 6 ] && [ "$(wc -l <"$tmp/stdout")" -eq 1 ]; then ok
+else bad "one run: rc=$rc, $skips skip notes (want 6), stdout: $(cat "$tmp/stdout")"; cat "$tmp/stderr"; fi
+for w in epoch_time speedup throughput acc_lr breakdown bubble; do
+    grep -q "^plot: skip $w (resnet18 on fashion-mnist): " "$tmp/stderr" && ok || bad "no skip note for $w"
+done
+check_png "$tmp/one/acc_epoch-$g-single.png"      # default OUTDIR: the CSV's path without .csv
+
+# ---- a line cut by a kill inside a quoted cell, and a GPU name that needs quoting
+sed 's/,NVIDIA H200,/,"NVIDIA H200, ""SXM""",/' "$fixture" >"$tmp/cut.csv"
+printf '20260105T100000Z-0-1,2026-01-05T10:00:05Z,nccl,resnet18,fashion-mnist,1,2,512,256,0.2,0,0,tf32,normal,1,warmup,117,2.4,2,3,4,5,6,ok,,,,,,,,,,,,,,,,1,"NVIDIA H2' >>"$tmp/cut.csv"
+"$plot" "$tmp/cut.csv" "$tmp/cut" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && grep -q '1 record(s) with the wrong number of fields skipped' "$tmp/stderr" && ok ||
+    { bad "cut line: rc=$rc"; cat "$tmp/stderr"; }
+grep -q 'GPU: NVIDIA H200, &quot;SXM&quot;\|GPU: NVIDIA H200, "SXM"' "$tmp/cut/epoch_time-$g.svg" && ok ||
+    bad "quoted GPU name not in the caption: $(grep -o 'GPU: [^<]*' "$tmp/cut/epoch_time-$g.svg" | head -1)"
+cmp -s <(sed -n '/<path/p' "$tmp/cut/bubble-$g.svg") <(sed -n '/<path/p' "$tmp/out/bubble-$g.svg") && ok ||
+    bad "the quoted GPU name changed the data of a figure"
+
+# ---- bad input: one line, exit 2
+"$plot" "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'no such file' "$tmp/stderr" && ok || bad "missing CSV: rc=$rc"
+printf 'a,b\n1,2\n' >"$tmp/other.csv"
+"$plot" "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'not a scaling results CSV' "$tmp/stderr" && ok ||
+    bad "foreign CSV: rc=$rc: $(cat "$tmp/stderr")"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

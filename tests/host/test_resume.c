@@ -1,0 +1,172 @@
+/* test_resume.c — --resume's scan of an existing CSV and its skip decision: complete, killed, diverged, oom
+ * and failed runs; the wildcard cells of data-parallel and setup-failure rows; --steps and --epochs changes;
+ * a line cut by a kill; a foreign header. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/results.h"
+#include "test.h"
+
+#include <string.h>
+#include <unistd.h>
+
+static char tmp_root[256];
+
+static const results_env_t env = {.gpu_name = "NVIDIA H200, \"test\"", .driver = "580", .cuda = "13.0",
+                                  .cudnn = "9", .nccl = "2.27", .host = "h", .git_commit = "abc"};
+
+/* A data-parallel row of the given run; the pipeline columns are empty, as the nccl strategy writes them. */
+static results_row_t row_of(const char *run_id, const char *strategy, int gpus, double lr, int epoch,
+                            const char *status) {
+    results_row_t r = {
+        .strategy = strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
+        .seed = 1, .gpus = gpus, .global_batch = 256 * gpus, .per_gpu_batch = 256, .lr = lr, .momentum = 0,
+        .weight_decay = 0, .epoch = epoch, .phase = epoch <= 1 ? "warmup" : "steady", .steps = 60000 / (256 * gpus),
+        .epoch_s = 1.0, .images_per_s = 60000, .step_ms = 4, .train_loss = 0.5, .train_acc = 0.8, .test_acc = 0.8,
+        .status = status, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
+        .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,
+        .peak_mem_mb = -1, .env = &env,
+    };
+    snprintf(r.run_id, sizeof r.run_id, "%s", run_id);
+    snprintf(r.timestamp, sizeof r.timestamp, "2026-01-05T10:00:%02dZ", epoch);
+    return r;
+}
+
+/* The key scaling.c builds before a run: every option's value, micro-batches and schedule included. */
+static results_key_t query(const char *strategy, int gpus, double lr, int micro_batches, int steps) {
+    results_row_t r = row_of("", strategy, gpus, lr, 0, NULL);
+    r.micro_batches = micro_batches;
+    r.schedule = "gpipe";
+    r.steps = steps;
+    results_key_t k;
+    results_key_of_row(&r, &k);
+    return k;
+}
+
+static void write_rows(const char *path, const results_row_t *rows, int n) {
+    results_t r;
+    char err[512];
+    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open %s: %s", path, err);
+    for (int i = 0; i < n; i++) EXPECT(results_write(&r, &rows[i], err, sizeof err) == 0, "write: %s", err);
+    results_close(&r);
+}
+
+static void test_key(void) {
+    results_key_t k = query("nccl", 4, 0.1 * 3, 1, 58);
+    int col = -1;
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (strcmp(results_key_columns[i], "lr") == 0) col = i;
+    EXPECT(col >= 0 && strcmp(k.cell[col], "0.3") == 0, "lr 0.1*3 keys as the CSV writes it: '%s'",
+           col >= 0 ? k.cell[col] : "?");
+    EXPECT(strcmp(k.cell[0], "nccl") == 0 && strcmp(k.cell[4], "4") == 0 && strcmp(k.cell[5], "1024") == 0,
+           "strategy, gpus, global batch: %s %s %s", k.cell[0], k.cell[4], k.cell[5]);
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+        int found = 0;
+        for (int c = 0; results_columns[c]; c++) found |= strcmp(results_columns[c], results_key_columns[i]) == 0;
+        EXPECT(found, "key column %s is a CSV column", results_key_columns[i]);
+    }
+}
+
+static void test_scan(void) {
+    char path[512], err[512];
+    results_scan_t s;
+    snprintf(path, sizeof path, "%s/none.csv", tmp_root);
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 0 && s.rows == 0, "missing file: empty scan");
+    results_key_t k = query("nccl", 2, 0.2, 1, 117);
+    int best = -1;
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "nothing done in an empty scan");
+    results_scan_free(&s);
+
+    snprintf(path, sizeof path, "%s/study.csv", tmp_root);
+    results_row_t rows[32];
+    int n = 0;
+    /* complete: nccl 2 GPUs lr 0.2, 3 epochs */
+    for (int e = 1; e <= 3; e++) rows[n++] = row_of("A-0-1", "nccl", 2, 0.2, e, "ok");
+    /* killed after epoch 1: nccl 4 GPUs lr 0.4 */
+    rows[n++] = row_of("A-1-1", "nccl", 4, 0.4, 1, "ok");
+    /* diverged at epoch 2: naive 2 GPUs lr 1.6 */
+    rows[n++] = row_of("A-2-1", "naive", 2, 1.6, 1, "ok");
+    rows[n++] = row_of("A-2-1", "naive", 2, 1.6, 2, "diverged");
+    /* setup failures: oom (naive 4) and failed (single 2) at epoch 0, no steps */
+    results_row_t oom = row_of("A-3-1", "naive", 4, 0.4, 0, "oom");
+    oom.steps = -1; oom.phase = "setup"; oom.epoch_s = oom.step_ms = oom.train_loss = oom.test_acc = -1;
+    rows[n++] = oom;
+    results_row_t failed = oom;
+    snprintf(failed.run_id, sizeof failed.run_id, "A-4-1");
+    failed.strategy = "single";
+    failed.gpus = 2;
+    failed.lr = 0.2;
+    failed.global_batch = 512;
+    failed.status = "failed";
+    rows[n++] = failed;
+    /* pipeline, 4 micro-batches, complete */
+    for (int e = 1; e <= 3; e++) {
+        results_row_t p = row_of("A-5-1", "pipeline", 2, 0.2, e, "ok");
+        p.stages = 2; p.micro_batches = 4; p.schedule = "gpipe"; p.split = "0,9";
+        rows[n++] = p;
+    }
+    write_rows(path, rows, n);
+    /* A later sweep: the killed configuration re-run under a new run id, cut short again by a kill mid-row. */
+    results_row_t again = row_of("B-1-2", "nccl", 4, 0.4, 1, "ok");
+    write_rows(path, &again, 1);
+    FILE *f = fopen(path, "a");
+    fputs("B-1-2,2026-01-05T11:00:02Z,nccl,resnet18,fashion-mnist,1,4,1024,256,0.4,0,0,tf32,normal,2,ste", f);
+    fclose(f);
+
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0, "scan: %s", err);
+    EXPECT(s.rows == n + 1, "rows read: %d want %d", s.rows, n + 1);
+    EXPECT(s.bad_rows == 1, "the cut line is skipped: %d", s.bad_rows);
+    EXPECT(s.n == 7, "runs: %d", s.n);
+
+    k = query("nccl", 2, 0.2, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 3, "complete run skipped (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 5, &best) == 0 && best == 3, "--epochs 5 runs it again (best %d)", best);
+    k = query("nccl", 2, 0.2, 1, 20);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another --steps is another configuration");
+    k = query("nccl", 4, 0.1 * 4, 1, 58);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 1, "killed twice: runs again (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 1, &best) == 1, "--epochs 1: epoch 1 is complete");
+    k = query("naive", 2, 1.6, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 2, "diverged: skipped (best %d)", best);
+    k = query("naive", 4, 0.4, 1, 58);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 0, "oom at setup: skipped, whatever the steps");
+    k = query("single", 2, 0.2, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "failed at setup: tried again");
+    k = query("pipeline", 2, 0.2, 4, 117);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "pipeline M=4 complete");
+    k = query("pipeline", 2, 0.2, 8, 117);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "pipeline M=8 is another configuration");
+    k = query("nccl", 2, 0.2, 1, 117);
+    memcpy(k.cell[1], "lenet", 6);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "another model is another configuration");
+    results_scan_free(&s);
+
+    /* Appending after the cut line (results_open repairs it) keeps the file readable. */
+    again = row_of("B-1-2", "nccl", 4, 0.4, 2, "ok");
+    write_rows(path, &again, 1);
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.bad_rows == 1, "scan after repair: %s", err);
+    k = query("nccl", 4, 0.4, 1, 58);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 2, "epoch 2 of the re-run counted: %d", best);
+    results_scan_free(&s);
+
+    /* A foreign header is an error naming the column; an empty file is an empty scan. */
+    snprintf(path, sizeof path, "%s/other.csv", tmp_root);
+    f = fopen(path, "w");
+    fputs("run_id,timestamp,strategy,modelx\n", f);
+    fclose(f);
+    EXPECT(results_scan(path, &s, err, sizeof err) == 2 && strstr(err, "column 4: 'modelx' vs 'model'"),
+           "foreign header: %s", err);
+    f = fopen(path, "w");
+    fclose(f);
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 0, "empty file: %s", err);
+    results_scan_free(&s);
+}
+
+int main(void) {
+    snprintf(tmp_root, sizeof tmp_root, "%s/test_resume.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
+    test_key();
+    test_scan();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
+    return test_summary();
+}
