@@ -72,7 +72,7 @@ typedef struct {
 
 static const opt_help_t opt_help[] = {
     {"NAME", "parallel strategy (an unknown name prints the valid ones)", NULL, "single"},
-    {"LIST", "comma-separated GPU counts to sweep, e.g. 1,2,4", NULL, "1"},
+    {"LIST", "comma-separated GPU counts to sweep, e.g. 1,2,4", NULL, "1; under mpirun/srun the process count"},
     {"NAME", "network", options_models, "resnet18"},
     {"NAME", "training data", options_datasets, "fashion-mnist"},
     {"DIR",  "directory of the IDX files", NULL, "data/<dataset>"},
@@ -94,7 +94,8 @@ static const opt_help_t opt_help[] = {
              options_naive_paths, "auto"},
     {"X",    "nccl: gradient bucket size in MiB for the all-reduce", NULL, "25"},
     {"MODE", "nccl: overlap the all-reduce of each bucket with the rest of backward", on_off, "on"},
-    {"M",    "pipeline: micro-batches per global batch", NULL, "1"},
+    {"LIST", "pipeline: micro-batches per global batch to sweep, e.g. 1,2,4,8 (each must\n"
+             "divide the global batch)", NULL, "1"},
     {"NAME", "pipeline: forward/backward order of the micro-batches", options_schedules, "gpipe"},
     {"LIST", "pipeline: layer indices where stages 2..N start", NULL, "auto, balanced by measured layer times"},
     {"NAME", "run a benchmark instead of training: allreduce sweeps 4 KB..256 MB per strategy",
@@ -236,7 +237,7 @@ static void set_defaults(options_t *o) {
     o->naive_path = "auto";
     o->bucket_mb = 25.0;
     o->overlap = 1;
-    o->micro_batches = 1;
+    o->micro[0] = 1;    o->n_micro = 1;
     o->schedule = "gpipe";
     o->n_split = 0;
     o->bench = NULL;
@@ -261,7 +262,7 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     double x;
     switch (c) {
     case OPT_STRATEGY: o->strategy = arg; return nonempty(opt, "strategy name", arg, err, errlen);
-    case OPT_GPUS:     return parse_list(opt, arg, LIST_INT, o->gpus, &o->n_gpus, err, errlen);
+    case OPT_GPUS:     o->gpus_given = 1; return parse_list(opt, arg, LIST_INT, o->gpus, &o->n_gpus, err, errlen);
     case OPT_BATCH:    return parse_list(opt, arg, LIST_INT, o->batch, &o->n_batch, err, errlen);
     case OPT_LR:       return parse_list(opt, arg, LIST_DOUBLE, o->lr, &o->n_lr, err, errlen);
     case OPT_SEED:     return parse_list(opt, arg, LIST_U64, o->seeds, &o->n_seeds, err, errlen);
@@ -284,7 +285,7 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_BENCH:    o->bench = arg;    return check_choice(opt, "benchmark", options_benches, arg, err, errlen);
     case OPT_TRACE:    o->trace = arg;    return nonempty(opt, "path", arg, err, errlen);
     case OPT_RESUME:   o->resume = 1;     return 0;
-    case OPT_MICRO_BATCHES: return parse_pos_int(opt, arg, &o->micro_batches, err, errlen);
+    case OPT_MICRO_BATCHES: return parse_list(opt, arg, LIST_INT, o->micro, &o->n_micro, err, errlen);
     case OPT_SPLIT:    return parse_list(opt, arg, LIST_INT, o->split, &o->n_split, err, errlen);
     case OPT_BUCKET_MB:
         if (parse_number(opt, arg, 1, &x, err, errlen)) return 2;
@@ -381,8 +382,14 @@ int options_validate(const options_t *o, const char *const *strategies, int n_de
     if (check_choice("math", "math mode", options_maths, o->math, err, errlen)) return 2;
     if (check_choice("init", "init", options_inits, o->init, err, errlen)) return 2;
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
-        check_list("lr", o->n_lr, err, errlen) || check_list("seed", o->n_seeds, err, errlen))
+        check_list("lr", o->n_lr, err, errlen) || check_list("seed", o->n_seeds, err, errlen) ||
+        check_list("micro-batches", o->n_micro, err, errlen))
         return 2;
+    /* Micro-batches and splits are the pipeline's: for another strategy a list would repeat identical runs. */
+    if (strcmp(o->strategy, "pipeline") != 0 && (o->n_micro != 1 || o->micro[0] != 1))
+        return fail(err, errlen, "--micro-batches applies to --strategy pipeline only (strategy is %s)", o->strategy);
+    if (strcmp(o->strategy, "pipeline") != 0 && o->n_split)
+        return fail(err, errlen, "--split applies to --strategy pipeline only (strategy is %s)", o->strategy);
     if (o->epochs < 1) return fail(err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
@@ -403,6 +410,20 @@ int options_validate(const options_t *o, const char *const *strategies, int n_de
                 return fail(err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", o->batch[b],
                             o->gpus[g], o->gpus[g] == 1 ? "" : "s");
     }
+    return 0;
+}
+
+int options_for_world(options_t *o, int world, char *err, size_t errlen) {
+    if (err && errlen) err[0] = '\0';
+    if (!o->gpus_given) {
+        o->gpus[0] = world;
+        o->n_gpus = 1;
+        return 0;
+    }
+    for (int i = 0; i < o->n_gpus; i++)
+        if (o->gpus[i] != world)
+            return fail(err, errlen, "--gpus %d, but %d processes were started: with one process per GPU, --gpus is "
+                        "the number of processes (or leave it out)", o->gpus[i], world);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 typedef struct {
     const char *strategy;               /* default "single" */
     int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep, default {1} */
+    int gpus_given;                     /* 1 when --gpus was on the command line */
     const char *model;                  /* lenet | resnet18, default resnet18 */
     const char *dataset;                /* fashion-mnist | mnist | synthetic, default fashion-mnist */
     const char *data_dir;               /* default data/<dataset> */
@@ -26,7 +27,7 @@ typedef struct {
     const char *naive_path;             /* naive: auto | p2p | host, default auto */
     double bucket_mb;                   /* nccl: all-reduce bucket size in MiB, default 25 */
     int overlap;                        /* nccl: 1 overlap buckets with backward (default), 0 after backward */
-    int micro_batches;                  /* pipeline: default 1 */
+    int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost), default {1} */
     const char *schedule;               /* pipeline: gpipe | 1f1b, default gpipe */
     int split[OPT_LIST_MAX]; int n_split;       /* pipeline: stage starts by layer index; 0 entries = auto */
     const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */
@@ -50,5 +51,8 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
 /* Checks what parsing cannot: names against the valid lists (strategies given by the caller), GPU counts
  * against n_devices, batch divisibility for strong scaling. 0 ok, 2 with a one-line message in err. */
 int options_validate(const options_t *o, const char *const *strategies, int n_devices, char *err, size_t errlen);
+/* One process per GPU (mpirun/srun with `world` processes): --gpus omitted becomes the world size; given, every
+ * count must equal it. 0, or 2 with a one-line message in err. */
+int options_for_world(options_t *o, int world, char *err, size_t errlen);
 /* Writes the --help text (generated from the option table) to f. */
 void options_usage(FILE *f, const char *prog);

@@ -10,8 +10,10 @@
 #include "../engine/nvtx.h"
 #include "../engine/check.h"
 #include "../strategies/strategy.h"
+#include "../strategies/dist.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +87,10 @@ static void row_unmeasured(results_row_t *r) {
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
 }
 
+/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). */
 static void write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
     char err[512];
-    if (results_write(res, row, err, sizeof err) != 0) {
+    if (res && results_write(res, row, err, sizeof err) != 0) {
         fprintf(stderr, "scaling: error: %s\n", err);
         if (state) st->teardown(state);
         exit(1);
@@ -101,14 +104,45 @@ static int fail(const char *msg) {
     return 2;
 }
 
+/* A step that may fail (rc != 0, message in err). With one process per GPU every rank takes part: all learn the
+ * first rank's failure (dist_agree), rank 0 prints it once, and all exit 2 together. 0: go on; 2: exit with it. */
+static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
+    if (dist_agree(dist, rc, err, errlen) == 0) return 0;
+    if (!dist || dist->is_root) fprintf(stderr, "scaling: error: %s\n", err);
+    return 2;
+}
+
+/* SCALING_DUMP_PARAMS=PATH: the run's final flat parameters (replica 0's; rank 0's under mpirun/srun) as raw
+ * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run overwrites it. */
+static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
+    const char *path = getenv("SCALING_DUMP_PARAMS");
+    if (!path || !*path || (dist && !dist->is_root)) return;
+    if (!st->params) {
+        fprintf(stderr, "scaling: SCALING_DUMP_PARAMS: strategy %s cannot hand out its parameters; nothing written\n",
+                st->name);
+        return;
+    }
+    size_t n = st->params(state, NULL, 0);
+    float *h = malloc(n * sizeof *h);
+    if (!h) { fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS: out of host memory\n"); exit(1); }
+    st->params(state, h, n);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(h, sizeof *h, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    free(h);
+}
+
 /* Runs one sweep point; writes one row per epoch, or one row of status oom/failed (epoch 0, phase setup) when
  * the run cannot be set up. With --resume (done != NULL) a configuration already complete in the CSV is skipped.
  * Returns a RUN_* outcome. */
 static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
                      results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done,
-                     const results_scan_t *done, profile_t *prof) {
+                     const results_scan_t *done, profile_t *prof, const dist_t *dist) {
     int devices[OPT_LIST_MAX];
-    for (int i = 0; i < pt->gpus; i++) devices[i] = i;
+    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) devices[i] = i;   /* under dist pt->gpus is the world */
+    int is_root = !dist || dist->is_root;
     run_cfg_t cfg = {
         .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
@@ -118,9 +152,14 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
-        .micro_batches = o->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
         .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
     };
+    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
+        devices[0] = dist->device;
+        cfg.n_gpus = 1;
+        cfg.dist = dist;
+    }
     results_row_t row = {0};
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
@@ -145,18 +184,21 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         results_row_t want = row;
         int full = data->train.n / pt->global_batch;
         want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.micro_batches = o->micro_batches;
+        want.micro_batches = pt->micro_batches;
         want.schedule = o->schedule;
         results_key_t key;
         results_key_of_row(&want, &key);
         int best = 0;
-        if (results_scan_done(done, &key, o->epochs, &best)) {
+        /* Rank 0 alone read the CSV: its decision is every rank's. */
+        int skip = is_root && results_scan_done(done, &key, o->epochs, &best);
+        dist_bcast(dist, &skip, sizeof skip);
+        if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu): skipped, complete in %s (--resume)\n",
                    pt->index + 1, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed, o->out);
             fflush(stdout);
             return RUN_SKIPPED;
         }
-        if (best > 0)
+        if (best > 0 && is_root)
             fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
                     "epoch 1 as %s\n", pt->index + 1, n_points, best, o->epochs, row.run_id);
     }
@@ -168,15 +210,16 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     nvtx_pop();
     if (rc != 0) {
         int oom = strstr(err, "out of memory") != NULL;
-        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
-                st->name, pt->gpus, pt->global_batch, err);
+        if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
+            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
+                    st->name, pt->gpus, pt->global_batch, err);
         row_unmeasured(&row);
         row.epoch = 0;
         row.phase = "setup";
         row.status = oom ? "oom" : "failed";
         if (pipeline) {
             row.stages = pt->gpus;
-            row.micro_batches = o->micro_batches;
+            row.micro_batches = pt->micro_batches;
             row.schedule = o->schedule;
         }
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
@@ -247,74 +290,121 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         int left = (n_points - pt->index - 1) * o->epochs + (o->epochs - e);
         char eta[32];
         fmt_duration(eta, sizeof eta, left * *wall_per_epoch);
-        fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", pt->index + 1,
-                n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
+        if (is_root)
+            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", pt->index + 1,
+                    n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
     }
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
+    dump_params(st, state, dist);
     st->teardown(state);
     return outcome;
 }
 
-int main(int argc, char **argv) {
+/* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
+ * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
+ * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
+static int scaling_main(int argc, char **argv, dist_t *dist) {
     options_t o;
     char err[512] = "";
     int rc = options_parse(&o, argc, argv, err, sizeof err);
     if (rc == 1) return 0;
-    if (rc != 0) return fail(err);
+    if (failed(dist, rc, err, sizeof err)) return 2;
 
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
-    if (options_validate(&o, strategy_names(), 1 << 30, err, sizeof err) != 0) return fail(err);
+    if (failed(dist, options_validate(&o, strategy_names(), 1 << 30, err, sizeof err), err, sizeof err)) return 2;
+    if (dist) {     /* one process per GPU: nccl only, and --gpus is the number of processes */
+        rc = 0;
+        if (o.bench)
+            rc = 2, snprintf(err, sizeof err, "--bench %s runs in one process; launch it without mpirun/srun", o.bench);
+        else if (!strategy_find(o.strategy)->multi_process)
+            rc = 2, snprintf(err, sizeof err, "strategy %s runs in one process; launch it without mpirun (one process "
+                             "per GPU is --strategy nccl)", o.strategy);
+        else
+            rc = options_for_world(&o, dist->size, err, sizeof err);
+        if (failed(dist, rc, err, sizeof err)) return 2;
+    }
     if (o.bench) return allreduce_bench_main(&o);   /* --bench allreduce: no training, no data set */
     const strategy_t *st = strategy_find(o.strategy);
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);
-    if (n_points < 0) return fail(err);
+    if (failed(dist, n_points < 0, err, sizeof err)) return 2;
     idx_dataset_t data;
+    rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
     if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
-    else if (idx_load_dataset(o.data_dir, &data, err, sizeof err) != 0) return fail(err);
+    else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
+    if (failed(dist, rc, err, sizeof err)) return 2;
     int n_dev = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n_dev);
-    if (ce != cudaSuccess || n_dev == 0) {
-        snprintf(err, sizeof err, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-        return fail(err);
+    if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
+        if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
+        n_dev = -1;
+    } else {
+        cudaError_t ce = cudaGetDeviceCount(&n_dev);
+        if (ce != cudaSuccess || n_dev == 0) {
+            snprintf(err, sizeof err, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+            return fail(err);
+        }
     }
-    if (options_validate(&o, strategy_names(), n_dev, err, sizeof err) != 0) return fail(err);
+    if (failed(dist, options_validate(&o, strategy_names(), n_dev, err, sizeof err), err, sizeof err)) return 2;
 
-    results_t res;
-    if (results_open(&res, o.out, err, sizeof err) != 0) return fail(err);
+    results_t res = {0};
+    int is_root = !dist || dist->is_root;
+    if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     results_env_t env;
-    env_collect(&env, 0);
+    env_collect(&env, dist ? dist->device : 0);
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
            st->name, o.model, o.dataset, o.math, o.init, n_points, o.epochs, o.out);
     printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,
            env.cudnn, env.nccl, env.host, env.git_commit);
+    dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);
     results_scan_t done = {0};
     if (o.resume) {
-        if (results_scan(o.out, &done, err, sizeof err) != 0) return fail(err);
+        if (failed(dist, is_root ? results_scan(o.out, &done, err, sizeof err) : 0, err, sizeof err)) return 2;
         printf("# resume: %d run(s) already in %s%s\n", done.n, o.out,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
     profile_t prof;
     profile_init(&prof);
-    if (prof.steps > 0 && o.epochs < 2)
+    if (prof.steps > 0 && o.epochs < 2 && is_root)
         fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
                 o.epochs);
     double wall_per_epoch = 0;
     int epochs_done = 0, outcomes[RUN_OUTCOMES] = {0};
     for (int i = 0; i < n_points; i++)
-        outcomes[run_point(&o, st, &pts[i], &data, &res, &env, n_points, &wall_per_epoch, &epochs_done,
-                           o.resume ? &done : NULL, &prof)]++;
+        outcomes[run_point(&o, st, &pts[i], &data, is_root ? &res : NULL, &env, n_points, &wall_per_epoch,
+                           &epochs_done, o.resume ? &done : NULL, &prof, dist)]++;
     results_scan_free(&done);
-    results_close(&res);
+    if (is_root) results_close(&res);
     idx_free(&data);
     free(pts);
     printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", n_points,
            outcomes[RUN_OK], outcomes[RUN_SKIPPED], outcomes[RUN_DIVERGED], outcomes[RUN_OOM], outcomes[RUN_FAILED],
            o.out);
     return outcomes[RUN_FAILED] ? 1 : 0;
+}
+
+/* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
+ * every way out of scaling_main, so every rank exits with the same status. A plain ./scaling never touches MPI. */
+int main(int argc, char **argv) {
+    char err[512] = "";
+    dist_t d;
+    int mode = dist_init(&d, err, sizeof err);
+    if (mode < 0) {
+        if (d.is_root) fprintf(stderr, "scaling: error: %s\n", err);
+        return 2;
+    }
+    dist_t *dist = mode == 1 ? &d : NULL;
+    if (dist && !dist->is_root && !freopen("/dev/null", "w", stdout)) {
+        fprintf(stderr, "scaling: error: rank %d: cannot redirect stdout to /dev/null: %s\n", dist->rank,
+                strerror(errno));
+        return 1;
+    }
+    int rc = scaling_main(argc, argv, dist);
+    fflush(stdout);
+    dist_finalize(dist);
+    return rc;
 }

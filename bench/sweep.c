@@ -1,5 +1,5 @@
-/* sweep.c — expands the option lists into the runs of a study (gpus x batch x lr x seed), applying weak or
- * strong scaling to the global batch and learning rate. */
+/* sweep.c — expands the option lists into the runs of a study (gpus x batch x lr x seed x micro-batches), applying
+ * weak or strong scaling to the global batch and learning rate. */
 #include "sweep.h"
 
 #include <limits.h>
@@ -17,10 +17,15 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
 
 /* Checks everything first, so a bad combination late in the sweep fails before the first run starts. */
 static int sweep_check(const options_t *o, char *err, size_t errlen) {
-    if (o->n_gpus < 1 || o->n_batch < 1 || o->n_lr < 1 || o->n_seeds < 1)
-        return fail(err, errlen, "empty sweep: --gpus, --batch, --lr and --seed each need at least one value");
-    if (o->n_gpus > OPT_LIST_MAX || o->n_batch > OPT_LIST_MAX || o->n_lr > OPT_LIST_MAX || o->n_seeds > OPT_LIST_MAX)
+    if (o->n_gpus < 1 || o->n_batch < 1 || o->n_lr < 1 || o->n_seeds < 1 || o->n_micro < 1)
+        return fail(err, errlen, "empty sweep: --gpus, --batch, --lr, --seed and --micro-batches each need at least "
+                    "one value");
+    if (o->n_gpus > OPT_LIST_MAX || o->n_batch > OPT_LIST_MAX || o->n_lr > OPT_LIST_MAX || o->n_seeds > OPT_LIST_MAX ||
+        o->n_micro > OPT_LIST_MAX)
         return fail(err, errlen, "sweep list longer than %d values", OPT_LIST_MAX);
+    for (int m = 0; m < o->n_micro; m++)
+        if (o->micro[m] < 1)
+            return fail(err, errlen, "--micro-batches: \"%d\" is not a positive integer", o->micro[m]);
     for (int g = 0; g < o->n_gpus; g++) {
         int gpus = o->gpus[g];
         if (gpus < 1) return fail(err, errlen, "--gpus: \"%d\" is not a positive integer", gpus);
@@ -32,6 +37,12 @@ static int sweep_check(const options_t *o, char *err, size_t errlen) {
             if (!o->weak && batch % gpus)
                 return fail(err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", batch, gpus,
                             gpus == 1 ? "" : "s");
+            int global = o->weak ? batch * gpus : batch;
+            for (int m = 0; m < o->n_micro; m++)
+                if (global % o->micro[m])
+                    return fail(err, errlen, "--micro-batches %d does not divide the global batch %d (%d GPU%s, "
+                                "%s scaling)", o->micro[m], global, gpus, gpus == 1 ? "" : "s",
+                                o->weak ? "weak" : "strong");
         }
     }
     for (int l = 0; l < o->n_lr; l++)
@@ -43,24 +54,26 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
     *points = NULL;
     if (err && errlen) err[0] = '\0';
     if (sweep_check(o, err, errlen)) return -1;
-    int n = o->n_gpus * o->n_batch * o->n_lr * o->n_seeds;
+    int n = o->n_gpus * o->n_batch * o->n_lr * o->n_seeds * o->n_micro;
     sweep_point_t *p = calloc((size_t)n, sizeof *p);
     if (!p) return fail(err, errlen, "out of memory expanding a sweep of %d runs", n);
     int k = 0;
     for (int g = 0; g < o->n_gpus; g++)
         for (int b = 0; b < o->n_batch; b++)
             for (int l = 0; l < o->n_lr; l++)
-                for (int s = 0; s < o->n_seeds; s++, k++) {
-                    int gpus = o->gpus[g];
-                    p[k].index = k;
-                    p[k].gpus = gpus;
-                    /* Weak scaling keeps the per-GPU work fixed and applies the linear lr scaling rule
-                     * (Goyal et al.); strong scaling splits a fixed global batch, so the lr stays put. */
-                    p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
-                    p[k].per_gpu_batch = p[k].global_batch / gpus;
-                    p[k].lr = o->weak ? o->lr[l] * gpus : o->lr[l];
-                    p[k].seed = o->seeds[s];
-                }
+                for (int s = 0; s < o->n_seeds; s++)
+                    for (int mb = 0; mb < o->n_micro; mb++, k++) {
+                        int gpus = o->gpus[g];
+                        p[k].index = k;
+                        p[k].gpus = gpus;
+                        /* Weak scaling keeps the per-GPU work fixed and applies the linear lr scaling rule
+                         * (Goyal et al.); strong scaling splits a fixed global batch, so the lr stays put. */
+                        p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
+                        p[k].per_gpu_batch = p[k].global_batch / gpus;
+                        p[k].lr = o->weak ? o->lr[l] * gpus : o->lr[l];
+                        p[k].seed = o->seeds[s];
+                        p[k].micro_batches = o->micro[mb];
+                    }
     *points = p;
     return n;
 }

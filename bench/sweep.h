@@ -10,8 +10,10 @@ typedef struct {
     int per_gpu_batch;          /* global_batch / gpus */
     double lr;                  /* weak: lr * gpus; strong: lr */
     unsigned long long seed;
+    int micro_batches;          /* pipeline: micro-batches per global batch (1 for other strategies) */
 } sweep_point_t;
 
-/* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed.
- * Returns the count, or -1 with a message in err (e.g. a batch not divisible by a GPU count). */
+/* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed x micro-batches.
+ * Returns the count, or -1 with a message in err (e.g. a batch not divisible by a GPU count, or a micro-batch
+ * count that does not divide a global batch). */
 int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t errlen);

@@ -70,8 +70,10 @@ void model_end(model_t *m, int logits) {
         p += align_up(l->n_params);
         s += align_up(l->n_state);
     }
-    m->n_params = p;
-    m->n_state = s;
+    m->n_params = m->n_params_all = p;
+    m->n_state = m->n_state_all = s;
+    m->first = 0;
+    m->end = m->n_layers;
     /* Backward runs in reverse: the last reader of a tensor writes its gradient first (overwrite), every
      * earlier reader adds to it. This is what makes a residual branch's two gradients sum. */
     char written[MODEL_MAX_TENSORS] = {0};
@@ -91,37 +93,100 @@ int model_build(model_t *m, const char *name, int batch) {
     return 0;
 }
 
-void model_alloc(model_t *m, gpu_t *g) {
+/* How many tensors produced before layer i (the input included) are read at or after i. */
+static int crossing_at(const model_t *m, int i) {
+    int n = 0;
+    for (int t = 0; t < m->n_tensors; t++) {
+        int produced_before = t == m->input;
+        for (int j = 0; j < i && !produced_before; j++) produced_before = m->layers[j].out == t;
+        if (!produced_before) continue;
+        int read_after = 0;
+        for (int j = i; j < m->n_layers && !read_after; j++)
+            for (int k = 0; k < m->layers[j].n_in; k++) read_after |= m->layers[j].in[k] == t;
+        n += read_after;
+    }
+    return n;
+}
+
+/* Where layer i's slice starts in the whole flat buffers (i == n_layers: the end). */
+static size_t param_offset_of(const model_t *m, int i) {
+    return i < m->n_layers ? m->layers[i].param_offset : m->n_params_all;
+}
+static size_t state_offset_of(const model_t *m, int i) {
+    return i < m->n_layers ? m->layers[i].state_offset : m->n_state_all;
+}
+
+/* model_alloc, model_alloc_range and model_alloc_slot: allocate what layers [first, end) touch; with an owner,
+ * only activations, labels and layer state, the rest bound to the owner's buffers. */
+static void alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t *owner) {
+    if (first < 0 || end > m->n_layers || first >= end) {
+        fprintf(stderr, "model %s: bad layer range [%d, %d) of %d layers\n", m->name, first, end, m->n_layers);
+        exit(1);
+    }
+    /* A stage boundary that more than one tensor crosses would leave a layer reading memory nobody wrote. */
+    if ((first > 0 && crossing_at(m, first) != 1) || (end < m->n_layers && crossing_at(m, end) != 1)) {
+        fprintf(stderr, "model %s: layers [%d, %d) do not start and end at cut points\n", m->name, first, end);
+        exit(1);
+    }
     CHECK_CUDA(cudaSetDevice(g->device));
+    m->first = first;
+    m->end = end;
+    m->shared = owner != NULL;
+    char touched[MODEL_MAX_TENSORS] = {0};
+    for (int i = first; i < end; i++) {
+        const layer_t *l = &m->layers[i];
+        for (int k = 0; k < l->n_in; k++) touched[l->in[k]] = 1;
+        touched[l->out] = 1;
+    }
+    /* A slot shares its owner's activation gradients: they live only within one micro-batch's backward. */
     size_t floats = 0;
     for (int i = 0; i < m->n_tensors; i++) {
+        if (!touched[i]) continue;
         size_t n = align_up(shape_numel(m->tensors[i].shape));
-        floats += (i == m->input) ? n : 2 * n;   /* the data needs no gradient */
+        floats += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
     }
-    CHECK_CUDA(cudaMalloc(&m->act_block, floats * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&m->act_block, (floats ? floats : 1) * sizeof(float)));
     float *p = (float *)m->act_block;
     for (int i = 0; i < m->n_tensors; i++) {
         tensor_t *t = &m->tensors[i];
+        t->val = t->grad = NULL;
+        if (!touched[i]) continue;
         size_t n = align_up(shape_numel(t->shape));
         t->val = p; p += n;
-        if (i != m->input) { t->grad = p; p += n; }
+        if (owner) t->grad = owner->tensors[i].grad;
+        else if (i != m->input) { t->grad = p; p += n; }
     }
     /* Algorithm search times real kernels: give it non-zero data, as training will. */
     gpu_fill_uniform(g, (float *)m->act_block, floats, 12345u, -1.0f, 1.0f);
 
+    m->param_first = param_offset_of(m, first);
+    m->state_first = state_offset_of(m, first);
+    m->n_params = param_offset_of(m, end) - m->param_first;
+    m->n_state = state_offset_of(m, end) - m->state_first;
     size_t pbytes = (m->n_params ? m->n_params : 1) * sizeof(float);
-    CHECK_CUDA(cudaMalloc((void **)&m->params, pbytes));
-    CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
-    CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
-    CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+    if (owner) {
+        m->params = owner->params;
+        m->grads = owner->grads;
+        m->momentum = owner->momentum;
+        m->state = owner->state;
+    } else {
+        CHECK_CUDA(cudaMalloc((void **)&m->params, pbytes));
+        CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
+        CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
+        CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+    }
     CHECK_CUDA(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
-    CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
-    CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
-    gpu_fill_uniform(g, m->params, m->n_params, 777u, -0.05f, 0.05f);
-    gpu_fill_uniform(g, m->grads, m->n_params, 778u, -0.05f, 0.05f);
-    CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
+    if (owner) {
+        m->acc = owner->acc;
+    } else {
+        CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
+        CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
+        gpu_fill_uniform(g, m->params, m->n_params, 777u, -0.05f, 0.05f);
+        gpu_fill_uniform(g, m->grads, m->n_params, 778u, -0.05f, 0.05f);
+        CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
+    }
 
-    for (int i = 0; i < m->n_layers; i++) {
+    for (int i = first; i < end; i++) {
         layer_t *l = &m->layers[i];
         for (int k = 0; k < l->n_in; k++) {
             l->x[k] = m->tensors[l->in[k]].val;
@@ -129,14 +194,14 @@ void model_alloc(model_t *m, gpu_t *g) {
         }
         l->y = m->tensors[l->out].val;
         l->dy = m->tensors[l->out].grad;
-        l->w = m->params + l->param_offset;
-        l->dw = m->grads + l->param_offset;
-        l->state = m->state + l->state_offset;
+        l->w = m->params + (l->param_offset - m->param_first);
+        l->dw = m->grads + (l->param_offset - m->param_first);
+        l->state = m->state + (l->state_offset - m->state_first);
     }
     /* A generous search arena during cudnnFind, then exactly what the chosen algorithms need. */
     gpu_workspace_reserve(g, (size_t)512 << 20);
     size_t need = 0;
-    for (int i = 0; i < m->n_layers; i++) {
+    for (int i = first; i < end; i++) {
         layer_t *l = &m->layers[i];
         size_t w = l->ops->setup ? l->ops->setup(l, g) : 0;
         if (w > need) need = w;
@@ -147,9 +212,31 @@ void model_alloc(model_t *m, gpu_t *g) {
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
 }
 
+void model_alloc(model_t *m, gpu_t *g) { alloc_layers(m, g, 0, m->n_layers, NULL); }
+
+void model_alloc_range(model_t *m, gpu_t *g, int first, int end) { alloc_layers(m, g, first, end, NULL); }
+
+void model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner) {
+    if (m->n_layers != owner->n_layers || m->batch != owner->batch) {
+        fprintf(stderr, "model %s: a slot must be built like its owner (%d layers, batch %d; got %d, %d)\n",
+                m->name, owner->n_layers, owner->batch, m->n_layers, m->batch);
+        exit(1);
+    }
+    alloc_layers(m, g, owner->first, owner->end, owner);
+}
+
+int model_cut_points(const model_t *m, int *cuts) {
+    int n = 0;
+    for (int i = 1; i < m->n_layers; i++)
+        if (crossing_at(m, i) == 1) cuts[n++] = i;
+    return n;
+}
+
 void model_init_params(model_t *m, init_t init, unsigned long long seed) {
-    float *hp = calloc(m->n_params ? m->n_params : 1, sizeof(float));
-    float *hs = calloc(m->n_state ? m->n_state : 1, sizeof(float));
+    /* Every layer draws from one stream in layer order, whichever slice is uploaded: a stage's parameters are
+     * exactly the ones the whole model gets on one GPU. */
+    float *hp = calloc(m->n_params_all ? m->n_params_all : 1, sizeof(float));
+    float *hs = calloc(m->n_state_all ? m->n_state_all : 1, sizeof(float));
     if (!hp || !hs) { fprintf(stderr, "model_init_params: out of host memory\n"); exit(1); }
     rng_t rng;
     rng_seed(&rng, seed);
@@ -157,8 +244,8 @@ void model_init_params(model_t *m, init_t init, unsigned long long seed) {
         layer_t *l = &m->layers[i];
         if (l->ops->init) l->ops->init(l, hp + l->param_offset, hs + l->state_offset, init, &rng);
     }
-    CHECK_CUDA(cudaMemcpy(m->params, hp, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(m->state, hs, m->n_state * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(m->params, hp + m->param_first, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(m->state, hs + m->state_first, m->n_state * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemset(m->grads, 0, m->n_params * sizeof(float)));
     CHECK_CUDA(cudaMemset(m->momentum, 0, m->n_params * sizeof(float)));
     free(hp);
@@ -169,6 +256,10 @@ void model_forward(model_t *m, gpu_t *g, int training) {
     nvtx_push("forward gpu%d", g->device);
     for (int i = 0; i < m->n_layers; i++) m->layers[i].ops->forward(&m->layers[i], g, training);
     nvtx_pop();
+}
+
+void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training) {
+    for (int i = first; i < end; i++) m->layers[i].ops->forward(&m->layers[i], g, training);
 }
 
 void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad) {
@@ -191,11 +282,13 @@ void model_free(model_t *m) {
     for (int i = 0; i < m->n_layers; i++)
         if (m->layers[i].ops->destroy) m->layers[i].ops->destroy(&m->layers[i]);
     CHECK_CUDA(cudaFree(m->act_block));
-    CHECK_CUDA(cudaFree(m->params));
-    CHECK_CUDA(cudaFree(m->grads));
-    CHECK_CUDA(cudaFree(m->momentum));
-    CHECK_CUDA(cudaFree(m->state));
     CHECK_CUDA(cudaFree(m->labels));
-    CHECK_CUDA(cudaFree(m->acc));
+    if (!m->shared) {   /* a slot's other buffers are its owner's */
+        CHECK_CUDA(cudaFree(m->params));
+        CHECK_CUDA(cudaFree(m->grads));
+        CHECK_CUDA(cudaFree(m->momentum));
+        CHECK_CUDA(cudaFree(m->state));
+        CHECK_CUDA(cudaFree(m->acc));
+    }
     memset(m, 0, sizeof *m);
 }

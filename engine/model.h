@@ -32,6 +32,14 @@ typedef struct model {
     double *acc;                        /* device: [loss sum, correct count] since the last reset */
     size_t workspace_bytes;             /* the arena the chosen algorithms need */
     void *act_block;                    /* one allocation for every activation and activation gradient */
+
+    /* A pipeline stage is an instance that runs only layers [first, end) and holds only its slice of the flat
+     * buffers; a whole model is the stage [0, n_layers) with the whole buffers. */
+    int first, end;
+    size_t param_first, state_first;    /* where this instance's slice starts in the whole model's flat buffers */
+    size_t n_params_all, n_state_all;   /* the whole model's sizes (n_params, n_state: this instance's slice) */
+    int shared;                         /* 1: params, grads, momentum, state, activation gradients and acc are
+                                         * another instance's (a further activation slot of the same stage) */
 } model_t;
 
 /* ---- building (host only) ---- */
@@ -52,7 +60,8 @@ int model_build(model_t *m, const char *name, int batch);
 /* Allocates buffers on g's device, binds views, runs each layer's setup (algorithm search),
  * and sizes g's workspace arena. */
 void model_alloc(model_t *m, gpu_t *g);
-/* Host initialisation from seed, then one upload; running statistics start at mean 0, var 1. */
+/* Host initialisation from seed, then one upload; running statistics start at mean 0, var 1. The whole model is
+ * initialised with one RNG stream and a stage uploads its slice, so stages start as 1-GPU training does. */
 void model_init_params(model_t *m, init_t init, unsigned long long seed);
 /* Forward through every layer; images must already be in tensors[input], labels in m->labels. */
 void model_forward(model_t *m, gpu_t *g, int training);
@@ -65,3 +74,20 @@ void model_backward(model_t *m, gpu_t *g, float dw_beta);
  * all-reduces (a bucket's gradients are final once every layer holding them has run backward). */
 void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
 void model_free(model_t *m);
+
+/* ---- pipeline stages ---- */
+/* Layer indices i (1 <= i < n_layers) before which a stage may start: exactly one tensor produced before i (or
+ * the input) is read at or after i, so one activation crosses forward and one gradient backward. LeNet: every
+ * boundary; ResNet-18: block boundaries. Host only. Writes them in increasing order to cuts; returns the count. */
+int model_cut_points(const model_t *m, int *cuts);
+/* As model_alloc for layers [first, end) only: the tensors they read or write (the boundary input with a
+ * gradient buffer unless it is the data), this stage's contiguous slice of the flat parameter, gradient,
+ * momentum and state buffers (n_params/n_state become the slice's sizes), their setup and workspace.
+ * first must be 0 or a cut point, end a cut point or n_layers. */
+void model_alloc_range(model_t *m, gpu_t *g, int first, int end);
+/* A further activation slot of owner's stage on the same GPU (m built by the same builder and batch): its own
+ * activations, labels and layer state (BN saved statistics), and owner's parameters, gradients, momentum,
+ * running statistics, activation gradients and accumulators. Free it before owner. */
+void model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner);
+/* Forward of layers first .. end-1 (a stage: model_forward_range(m, g, m->first, m->end, training)). */
+void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training);

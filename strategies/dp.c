@@ -1,6 +1,7 @@
 /* dp.c — the replicas, timing, replica check and evaluation that the naive and nccl strategies share, so the
  * two differ only in how gradients are exchanged (and their rows are measured the same way). */
 #include "dp.h"
+#include "dist.h"
 #include "shard.h"
 #include "../engine/check.h"
 #include <stdlib.h>
@@ -13,11 +14,20 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
         snprintf(err, errlen, "at most %d GPUs for a data-parallel strategy (asked for %d)", DP_MAX_GPUS, n);
         return -1;
     }
+    /* One process per GPU: this process's replica is shard `rank` of the world's (cfg->n_gpus is 1 there). */
+    if (cfg->dist && n != 1) {
+        snprintf(err, errlen, "one process per GPU: each process drives 1 GPU (asked for %d)", n);
+        return -1;
+    }
+    int world = cfg->dist ? cfg->dist->size : n;
     shard_t sh;
-    if (shard_split(cfg->global_batch, n, 0, &sh, err, errlen) != 0) return -1;
+    if (shard_split(cfg->global_batch, world, 0, &sh, err, errlen) != 0) return -1;
     dp->reps = calloc((size_t)n, sizeof *dp->reps);
     if (!dp->reps) { snprintf(err, errlen, "out of host memory"); return -1; }
     dp->n = n;
+    dp->dist = cfg->dist;
+    dp->world = world;
+    dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
     for (int i = 0; i < n; i++)
         if (replica_init(&dp->reps[i], cfg->devices[i], cfg->model, sh.count, cfg->global_batch, cfg->math,
                          cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay,
@@ -93,26 +103,25 @@ static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
     return ms;
 }
 
+/* What one replica measured in an epoch; with dist, every process's replicas are gathered to rank 0, which
+ * combines them in replica order exactly as one process driving them all would. */
+typedef struct {
+    double epoch_s, step_ms, loss, acc, mem_mb, compute_ms, exposed_ms;
+} rep_stats_t;
+
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     out->steps = steps;
-    out->epoch_s = out->step_ms = out->train_loss = out->train_acc = 0;
-    out->peak_mem_mb = 0;
+    rep_stats_t local[DP_MAX_GPUS];
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];
-        double es, ms, loss, acc;
-        replica_epoch_end(r, steps, &es, &ms, &loss, &acc);
+        replica_epoch_end(r, steps, &local[i].epoch_s, &local[i].step_ms, &local[i].loss, &local[i].acc);
         /* The comm stream's events may trail the compute stream's last one: wait for everything, once. */
         CHECK_CUDA(cudaDeviceSynchronize());
-        if (es > out->epoch_s) out->epoch_s = es;
-        if (ms > out->step_ms) out->step_ms = ms;
-        out->train_loss += loss / dp->n;    /* equal shards: the mean over replicas is the mean over images */
-        out->train_acc += acc / dp->n;
-        double mem = replica_mem_mb(r);
-        if (mem > out->peak_mem_mb) out->peak_mem_mb = mem;
+        local[i].mem_mb = replica_mem_mb(r);
     }
     /* Per GPU: mean over the timed steps of (step time - exposed wait) and of the exposed wait; the row gets
      * the slowest GPU, because the step ends when it does. Communication is timed on GPU 0's comm stream. */
-    double compute = 0, exposed = 0, comm = 0;
+    double comm = 0;
     int timed = 0;
     for (int i = 0; i < dp->n; i++) {
         double c = 0, x = 0;
@@ -127,24 +136,49 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
                     comm += elapsed_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
                                        dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
         }
-        if (timed && c / timed > compute) compute = c / timed;
-        if (timed && x / timed > exposed) exposed = x / timed;
+        local[i].compute_ms = timed ? c / timed : 0;
+        local[i].exposed_ms = timed ? x / timed : 0;
     }
-    out->compute_ms = compute;
-    out->exposed_comm_ms = exposed;
-    double grad_bytes = (double)dp->reps[0].model.n_params * sizeof(float);
-    if (dp->n > 1 && timed && comm > 0) {
-        out->comm_ms = comm / timed;
-        out->bytes_per_step = grad_bytes;
-        /* nccl-tests' definitions for an all-reduce of S bytes in t seconds: algbw = S/t, busbw = algbw*2(n-1)/n. */
-        out->algbw_gbs = grad_bytes / (out->comm_ms * 1e-3) / 1e9;
-        out->busbw_gbs = out->algbw_gbs * 2.0 * (dp->n - 1) / dp->n;
-    } else {
-        out->comm_ms = 0;               /* one replica: nothing to exchange */
-        out->bytes_per_step = 0;
+    rep_stats_t *all = local;
+    if (dp->dist) {
+        all = malloc((size_t)dp->world * sizeof *all);
+        if (!all) { fprintf(stderr, "dp_epoch_end: out of host memory\n"); exit(1); }
+        dist_gather(dp->dist, local, (size_t)dp->n * sizeof *local, all);
     }
+    if (!dp->dist || dp->dist->is_root) {
+        int w = dp->world;
+        out->epoch_s = out->step_ms = out->train_loss = out->train_acc = 0;
+        out->peak_mem_mb = 0;
+        double compute = 0, exposed = 0;
+        for (int i = 0; i < w; i++) {
+            if (all[i].epoch_s > out->epoch_s) out->epoch_s = all[i].epoch_s;
+            if (all[i].step_ms > out->step_ms) out->step_ms = all[i].step_ms;
+            out->train_loss += all[i].loss / w;     /* equal shards: the mean over replicas is the mean over images */
+            out->train_acc += all[i].acc / w;
+            if (all[i].mem_mb > out->peak_mem_mb) out->peak_mem_mb = all[i].mem_mb;
+            if (all[i].compute_ms > compute) compute = all[i].compute_ms;
+            if (all[i].exposed_ms > exposed) exposed = all[i].exposed_ms;
+        }
+        out->compute_ms = compute;
+        out->exposed_comm_ms = exposed;
+        double grad_bytes = (double)dp->reps[0].model.n_params * sizeof(float);
+        if (w > 1 && timed && comm > 0) {
+            out->comm_ms = comm / timed;
+            out->bytes_per_step = grad_bytes;
+            /* nccl-tests' definitions for an all-reduce of S bytes in t seconds: algbw = S/t,
+             * busbw = algbw*2(n-1)/n. */
+            out->algbw_gbs = grad_bytes / (out->comm_ms * 1e-3) / 1e9;
+            out->busbw_gbs = out->algbw_gbs * 2.0 * (w - 1) / w;
+        } else {
+            out->comm_ms = 0;               /* one replica: nothing to exchange */
+            out->bytes_per_step = 0;
+        }
+    }
+    if (all != local) free(all);
     out->replicas_identical = dp_replicas_identical(dp);
     snprintf(out->nccl_algo, sizeof out->nccl_algo, "%s", dp->algo);
+    /* Every rank leaves with rank 0's figures, so the status of the row, and what the run does next, agree. */
+    dist_bcast(dp->dist, out, sizeof *out);
 }
 
 int dp_replicas_identical(dp_t *dp) {
@@ -161,10 +195,34 @@ int dp_replicas_identical(dp_t *dp) {
         CHECK_CUDA(cudaStreamSynchronize(dp->reps[i].gpu.stream));
         same &= sums[i] == sums[0];
     }
+    if (dp->dist) {
+        /* One replica per process: every rank's checksum to every rank, compared with rank 0's. */
+        unsigned long long *all = malloc((size_t)dp->world * sizeof *all);
+        if (!all) { fprintf(stderr, "dp_replicas_identical: out of host memory\n"); exit(1); }
+        dist_allgather_u64(dp->dist, sums[0], all);
+        for (int r = 0; r < dp->world; r++) same &= all[r] == all[0];
+        free(all);
+    }
     return same;
 }
 
-double dp_evaluate(dp_t *dp) { return replica_evaluate(&dp->reps[0]); }
+double dp_evaluate(dp_t *dp) {
+    if (!dp->dist) return replica_evaluate(&dp->reps[0]);
+    /* Rank 0 holds replica 0 (shard 0, its running statistics): the figure single-process mode reports. */
+    double acc = dp->dist->is_root ? replica_evaluate(&dp->reps[0]) : 0;
+    dist_bcast(dp->dist, &acc, sizeof acc);
+    return acc;
+}
+
+size_t dp_params(dp_t *dp, float *host, size_t max) {
+    const replica_t *r = &dp->reps[0];
+    size_t n = r->model.n_params;
+    if (!host) return n;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(host, r->model.params, (n < max ? n : max) * sizeof(float), cudaMemcpyDeviceToHost));
+    return n;
+}
 
 void dp_teardown(dp_t *dp) {
     for (int i = 0; i < dp->n; i++) {

@@ -19,6 +19,11 @@ typedef struct {
     cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
     unsigned long long *checksum[DP_MAX_GPUS];  /* device scratch of the replica check, one per GPU */
     char algo[16];                  /* nccl_algo of the rows; "" where not applicable */
+    /* One process per GPU (cfg->dist, strategies/dist.h): this process's replicas are shards shard0.. of the
+     * world's; statistics, the replica check and evaluation then span every process. */
+    const struct dist *dist;        /* NULL: this process drives every replica */
+    int world;                      /* replicas over all processes (n without dist) */
+    int shard0;                     /* shard of reps[0] in every global batch (0 without dist) */
 } dp_t;
 
 /* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
@@ -38,10 +43,15 @@ void dp_update(dp_t *dp, int step);
 /* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
  * compute / communication / exposed time per step, gradient bytes, algbw / busbw, replica check, peak memory. */
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out);
-/* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises. */
+/* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises.
+ * With dist: over every process's replicas (collective), the same answer on every rank. */
 int dp_replicas_identical(dp_t *dp);
-/* Test accuracy of replica 0 (its own running BatchNorm statistics). */
+/* Test accuracy of replica 0 (its own running BatchNorm statistics). With dist: rank 0 evaluates, every rank gets
+ * its figure (collective). */
 double dp_evaluate(dp_t *dp);
+/* Copies replica 0's flat parameters to host (max floats at most) and returns the parameter count (host NULL:
+ * only the count). Synchronises. The strategies' `params` hook. */
+size_t dp_params(dp_t *dp, float *host, size_t max);
 void dp_teardown(dp_t *dp);
 
 /* Fills bufs[i] (count floats on gpus[i]) with reduce_fill_pattern(rank i), runs ops once, and returns how many

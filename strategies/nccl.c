@@ -1,7 +1,9 @@
 /* nccl.c — `--strategy nccl`: data parallelism with NCCL's ring all-reduce, one process driving every GPU
- * (ncclCommInitAll + group calls). Gradients are reduced in buckets of consecutive layers, each launched on the
- * comm streams as soon as backward has produced it (--overlap on), so communication hides behind backward. */
+ * (ncclCommInitAll + group calls), or one process per GPU under mpirun/srun (ncclCommInitRank, strategies/dist.h).
+ * Gradients are reduced in buckets of consecutive layers, each launched on the comm streams as soon as backward
+ * has produced it (--overlap on), so communication hides behind backward. */
 #include "dp.h"
+#include "dist.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include <nccl.h>
@@ -10,7 +12,8 @@
 
 /* The all-reduce on raw buffers (training and the all-reduce benchmark run this same code). */
 typedef struct {
-    int n;
+    int n;                          /* GPUs this process drives */
+    int world;                      /* GPUs in the all-reduce: n, or dist->size with one process per GPU */
     gpu_t *g[DP_MAX_GPUS];          /* borrowed */
     ncclComm_t comm[DP_MAX_GPUS];   /* none for one GPU: nothing to exchange */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
@@ -18,7 +21,10 @@ typedef struct {
     char algo[16];                  /* the NCCL_ALGO the communicators were created under */
 } nccl_reducer_t;
 
-static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, char *err, size_t errlen) {
+/* One communicator per GPU of this process (ncclCommInitAll), or with dist one per process: rank dist->rank of
+ * dist->size (ncclCommInitRank, the unique id broadcast from rank 0 over MPI). */
+static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, const dist_t *dist, char *err,
+                             size_t errlen) {
     memset(nr, 0, sizeof *nr);
     if (n < 1 || n > DP_MAX_GPUS) {
         snprintf(err, errlen, "nccl: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
@@ -33,7 +39,26 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, char
         nr->g[i] = gpus[i];
         devs[i] = gpus[i]->device;
     }
-    if (n > 1) {
+    if (dist) {
+        if (n != 1) {
+            snprintf(err, errlen, "nccl: one process per GPU drives 1 GPU (asked for %d)", n);
+            return -1;
+        }
+        ncclUniqueId id;
+        dist_nccl_id(dist, &id, sizeof id);
+        CHECK_CUDA(cudaSetDevice(devs[0]));
+        ncclResult_t r = ncclCommInitRank(&nr->comm[0], dist->size, id, dist->rank);
+        if (r != ncclSuccess)
+            snprintf(err, errlen, "ncclCommInitRank (rank %d of %d, GPU %d): %s (%s)", dist->rank, dist->size, devs[0],
+                     ncclGetErrorString(r), ncclGetLastError(NULL));
+        /* Every rank learns of a failure anywhere; the others drop their communicator without talking to it. */
+        if (dist_agree(dist, r == ncclSuccess ? 0 : -1, err, errlen) != 0) {
+            if (r == ncclSuccess) CHECK_NCCL(ncclCommAbort(nr->comm[0]));
+            memset(nr->comm, 0, sizeof nr->comm);
+            return -1;
+        }
+        nr->world = dist->size;
+    } else if (n > 1) {
         ncclResult_t r = ncclCommInitAll(nr->comm, n, devs);
         if (r != ncclSuccess) {
             snprintf(err, errlen, "ncclCommInitAll over %d GPUs: %s (%s)", n, ncclGetErrorString(r),
@@ -42,6 +67,7 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, char
             return -1;
         }
     }
+    if (!dist) nr->world = n;
     nr->n = n;
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(devs[i]));
@@ -55,7 +81,7 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, char
  * compute stream is done. t_begin / t_end (GPU 0 events, or NULL) bracket it on GPU 0's comm stream. */
 static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t offset, size_t count, int bucket,
                               cudaEvent_t t_begin, cudaEvent_t t_end) {
-    if (nr->n == 1 || count == 0) return;
+    if (nr->world == 1 || count == 0) return;
     for (int i = 0; i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
@@ -82,7 +108,7 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t off
 
 /* Every compute stream waits for every all-reduce queued so far on its GPU's comm stream. */
 static void nccl_reduce_finish(nccl_reducer_t *nr) {
-    if (nr->n == 1) return;
+    if (nr->world == 1) return;
     for (int i = 0; i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         CHECK_CUDA(cudaEventRecord(nr->done[i], nr->g[i]->comm_stream));
@@ -98,7 +124,7 @@ static void nccl_reducer_free(nccl_reducer_t *nr) {
         CHECK_CUDA(cudaEventDestroy(nr->ready[i]));
         CHECK_CUDA(cudaEventDestroy(nr->done[i]));
     }
-    if (nr->n > 1) {
+    if (nr->world > 1) {
         /* Finalising is collective: from one thread, the communicators finalise together in one group. */
         CHECK_NCCL(ncclGroupStart());
         for (int i = 0; i < nr->n; i++) CHECK_NCCL(ncclCommFinalize(nr->comm[i]));
@@ -116,7 +142,7 @@ static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count
     (void)naive_path;
     nccl_reducer_t *nr = malloc(sizeof *nr);
     if (!nr) { snprintf(err, errlen, "out of host memory"); return -1; }
-    if (nccl_reducer_init(nr, gpus, n, err, errlen) != 0) {
+    if (nccl_reducer_init(nr, gpus, n, NULL, err, errlen) != 0) {
         free(nr);
         return -1;
     }
@@ -198,19 +224,23 @@ static void nccl_teardown(void *state) {
 static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
     nccl_t *s = calloc(1, sizeof *s);
     if (!s) { snprintf(err, errlen, "out of host memory"); return -1; }
-    if (dp_setup(&s->dp, cfg, err, errlen) != 0) {
+    int mine = dp_setup(&s->dp, cfg, err, errlen);
+    /* One process per GPU: a rank that cannot set up (out of memory on its GPU) must not leave the others waiting
+     * in ncclCommInitRank; every rank reports the first failure. */
+    if (dist_agree(cfg->dist, mine, err, errlen) != 0) {
+        if (mine == 0) dp_teardown(&s->dp);
         free(s);
         return -1;
     }
     gpu_t *g[DP_MAX_GPUS];
     dp_gpus(&s->dp, g);
-    if (nccl_reducer_init(&s->red, g, s->dp.n, err, errlen) != 0) {
+    if (nccl_reducer_init(&s->red, g, s->dp.n, cfg->dist, err, errlen) != 0) {
         nccl_teardown(s);
         return -1;
     }
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
-    if (s->dp.n > 1) {
+    if (s->dp.world > 1) {
         dp_comm_timing(&s->dp, s->n_buckets);
         snprintf(s->dp.algo, sizeof s->dp.algo, "%s", s->red.algo);
     }
@@ -233,7 +263,7 @@ static void nccl_train_step(void *state, int step) {
     dp_t *dp = &s->dp;
     float *grads[DP_MAX_GPUS];
     for (int i = 0; i < dp->n; i++) {
-        replica_forward_loss(&dp->reps[i], step, i);
+        replica_forward_loss(&dp->reps[i], step, dp->shard0 + i);
         grads[i] = dp->reps[i].model.grads;
     }
     /* Backward bucket by bucket, every replica in turn, so bucket b's all-reduce is queued while bucket b+1's
@@ -260,6 +290,8 @@ static void nccl_epoch_end(void *state, int steps, epoch_stats_t *out) { dp_epoc
 
 static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)->dp); }
 
+static size_t nccl_params(void *state, float *host, size_t max) { return dp_params(&((nccl_t *)state)->dp, host, max); }
+
 const strategy_t strategy_nccl = {
     .name = "nccl",
     .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, --overlap)",
@@ -271,4 +303,6 @@ const strategy_t strategy_nccl = {
     .evaluate = nccl_evaluate,
     .teardown = nccl_teardown,
     .reduce = &nccl_reduce_ops,
+    .params = nccl_params,
+    .multi_process = 1,
 };

@@ -6,11 +6,13 @@
 extern const strategy_t strategy_single;
 extern const strategy_t strategy_naive;
 extern const strategy_t strategy_nccl;
+extern const strategy_t strategy_pipeline;
 
 const strategy_t *const strategy_table[] = {
     &strategy_single,
     &strategy_naive,
     &strategy_nccl,
+    &strategy_pipeline,
     NULL,
 };
 

@@ -26,6 +26,10 @@ typedef struct {
     int schedule_1f1b;          /* 0 gpipe, 1 1f1b */
     const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
     int n_split;
+    /* One process per GPU (mpirun/srun, strategies/dist.h), only for strategies with multi_process set: this
+     * process drives n_gpus = 1 GPU (devices[0], its node-local one) and holds shard dist->rank of the global
+     * batch; the run spans dist->size GPUs. NULL: this process drives all n_gpus GPUs. */
+    const struct dist *dist;
 } run_cfg_t;
 
 enum { NAIVE_PATH_AUTO = 0, NAIVE_PATH_P2P = 1, NAIVE_PATH_HOST = 2 };
@@ -79,6 +83,11 @@ typedef struct strategy {
     double (*evaluate)(void *state);
     void (*teardown)(void *state);
     const reduce_ops_t *reduce;     /* optional: NULL for strategies without a gradient reduction */
+    /* Optional: copies replica 0's flat parameters (rank 0's under dist) to host, at most max floats, and returns
+     * the parameter count (host NULL: the count only). Synchronises. For SCALING_DUMP_PARAMS and tests. */
+    size_t (*params)(void *state, float *host, size_t max);
+    /* 1: can run one process per GPU under mpirun/srun (run_cfg_t.dist); 0: one process drives all its GPUs. */
+    int multi_process;
 } strategy_t;
 
 /* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */

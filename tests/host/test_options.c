@@ -247,8 +247,32 @@ static void test_validate(void) {
            strstr(err, "--model: unknown model \"alexnet\"") != NULL, "got '%s'", err);
 }
 
+/* --micro-batches is a sweep list for the pipeline; it and --split are rejected for other strategies. */
+static void test_pipeline_options(void) {
+    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
+    options_t o;
+    char err[256];
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == 1, "default M {1}");
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "1,2,4,8,16", "--split", "7") == 0, "%s", err);
+    EXPECT(o.n_micro == 5 && o.micro[0] == 1 && o.micro[4] == 16 && o.n_split == 1 && o.split[0] == 7, "M list");
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
+    EXPECT(PARSE(&o, err, "--micro-batches", "2,0") == 2 &&
+           strstr(err, "--micro-batches: \"0\" is not a positive integer") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--micro-batches", "2,,4") == 2 && strstr(err, "empty item") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "4") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+           strstr(err, "--micro-batches applies to --strategy pipeline only (strategy is nccl)") != NULL, "got '%s'",
+           err);
+    EXPECT(PARSE(&o, err, "--strategy", "single", "--split", "3") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+           strstr(err, "--split applies to --strategy pipeline only") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "1") == 0 &&
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "M = 1 is every strategy's: %s", err);
+}
+
 int main(void) {
     test_defaults();
+    test_pipeline_options();
     test_each_option();
     test_rejections();
     test_help();

@@ -107,8 +107,44 @@ static void test_bad_input(void) {
     EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && strstr(err, "overflows"), "overflow: '%s'", err);
 }
 
+/* Micro-batch counts are the innermost dimension, and each must divide every global batch of the sweep. */
+static void test_micro_batches(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){"--strategy", "pipeline", "--gpus", "2,4", "--batch", "1024", "--scale",
+                                           "strong", "--micro-batches", "1,2,4,8,16", "--seed", "1,2", NULL}) == 0,
+           "parse");
+    int n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 2 * 2 * 5, "count %d (%s)", n, err);
+    int k = 0, ok = 1;
+    for (int g = 0; g < 2; g++)
+        for (int s = 0; s < 2; s++)
+            for (int m = 0; m < 5; m++, k++)
+                if (k >= n || p[k].index != k || p[k].gpus != o.gpus[g] || p[k].seed != o.seeds[s] ||
+                    p[k].micro_batches != o.micro[m] || p[k].global_batch != 1024)
+                    ok = 0;
+    EXPECT(ok, "gpus x batch x lr x seed x micro-batches order");
+    free(p);
+
+    EXPECT(parse(&o, (const char *const[]){NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 1 && p[0].micro_batches == 1, "default: one micro-batch");
+    free(p);
+
+    /* Weak scaling: 100 x 3 GPUs = 300 is not divisible by 8. */
+    EXPECT(parse(&o, (const char *const[]){"--strategy", "pipeline", "--gpus", "2,3", "--batch", "100",
+                                           "--micro-batches", "4,8", NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == -1 && p == NULL, "indivisible micro-batch count rejected: %d", n);
+    EXPECT(strstr(err, "--micro-batches 8 does not divide the global batch 300 (3 GPUs, weak scaling)") != NULL,
+           "got '%s'", err);
+    free(p);
+}
+
 int main(void) {
     test_default_point();
+    test_micro_batches();
     test_weak();
     test_strong();
     test_bad_input();

@@ -1,0 +1,249 @@
+/* dist.c — one process per GPU: launcher detection, MPI_Init, node-local rank from MPI's shared-memory split,
+ * the GPU of each process, the NCCL unique id broadcast and the few collectives the harness needs (agreement on
+ * errors, gathering per-rank statistics to rank 0). Without MPI (no HAVE_MPI) only the refusal is compiled:
+ * dist_init never returns 1, so every other function sees a NULL dist_t and does nothing.
+ *
+ *   mpirun -np 4 ./scaling --strategy nccl --model lenet --dataset mnist        (see README: one process per GPU) */
+#include "dist.h"
+#include "dist_env.h"
+#include "../engine/check.h"
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef HAVE_MPI
+#include <mpi.h>
+#endif
+
+#define DIST_MSG 1024           /* agreed messages travel in a fixed buffer */
+#define DIST_BUS 32             /* PCI bus id "0000:00:00.0" with room */
+
+static const char *process_getenv_(void *ctx, const char *name) {
+    (void)ctx;
+    return getenv(name);
+}
+
+#ifdef HAVE_MPI
+
+typedef struct {
+    MPI_Comm node;              /* the processes of this node (MPI_COMM_TYPE_SHARED) */
+} dist_impl_t;
+
+static MPI_Comm node_comm_(const dist_t *d) { return ((dist_impl_t *)d->impl)->node; }
+
+/* The hint for a world that MPI and the launcher see differently. */
+static const char *mismatch_hint_(const char *launcher) {
+    if (strcmp(launcher, "srun") == 0)
+        return "run srun --mpi=pmix (srun --mpi=list shows what this Slurm offers)";
+    return "is this scaling built against the MPI that this launcher belongs to?";
+}
+
+int dist_init(dist_t *d, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    d->size = d->local_size = d->n_nodes = d->is_root = 1;
+    d->device = -1;
+    if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
+    dist_env_t env;
+    if (dist_env_detect(process_getenv_, NULL, &env, err, errlen) != 0) return -1;
+    if (!dist_env_multi(&env)) return 0;
+    d->launcher = env.launcher;
+
+    CHECK_MPI(MPI_Init(NULL, NULL));
+    /* Errors come back as codes, so CHECK_MPI reports them with file:line instead of MPI's own abort. */
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &d->rank));
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &d->size));
+    d->is_root = d->rank == 0;
+    if (env.size < 0 && d->size == 1) {
+        /* A PMIx launcher that did not say how many it started, and started one: the single-process mode. */
+        CHECK_MPI(MPI_Finalize());
+        d->launcher = NULL;
+        return 0;
+    }
+    if (env.size > 0 && env.size != d->size) {
+        /* Typically srun without PMIx: every process is an MPI singleton of its own (rank 0 of 1). The
+         * launcher's rank decides who prints, so the message comes once. */
+        snprintf(err, errlen, "%s started %d processes but MPI sees %d: %s", env.launcher, env.size, d->size,
+                 mismatch_hint_(env.launcher));
+        d->is_root = env.rank == 0;
+        CHECK_MPI(MPI_Finalize());
+        return -1;
+    }
+    dist_impl_t *impl = calloc(1, sizeof *impl);
+    if (!impl) { fprintf(stderr, "dist_init: out of host memory\n"); exit(1); }
+    d->impl = impl;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &impl->node));
+    CHECK_MPI(MPI_Comm_set_errhandler(impl->node, MPI_ERRORS_RETURN));
+    CHECK_MPI(MPI_Comm_rank(impl->node, &d->local_rank));
+    CHECK_MPI(MPI_Comm_size(impl->node, &d->local_size));
+    int first = d->local_rank == 0;
+    CHECK_MPI(MPI_Allreduce(&first, &d->n_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    int rc = dist_local_rank_check(&env, d->local_rank, d->host, err, errlen);
+    rc = dist_agree(d, rc, err, errlen);
+    if (rc != 0) {
+        dist_finalize(d);
+        d->is_root = d->rank == 0;
+        return -1;
+    }
+    return 1;
+}
+
+int dist_select_device(dist_t *d, char *err, size_t errlen) {
+    int n = 0, rc;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "no CUDA device on %s (%s)", d->host, cudaGetErrorString(e));
+        n = 0;
+        rc = -1;
+    } else {
+        rc = dist_pick_device(d->local_rank, d->local_size, n, d->host, &d->device, err, errlen);
+    }
+    char bus[DIST_BUS] = "";
+    if (rc == 0) {
+        /* Set before anything touches CUDA, so no process creates a context on another process's GPU. */
+        CHECK_CUDA(cudaSetDevice(d->device));
+        CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, d->device));
+    }
+    /* One device visible per process but the same one twice (or a node with one GPU): compare physical GPUs. */
+    char *all = calloc((size_t)d->local_size, DIST_BUS);
+    if (!all) { fprintf(stderr, "dist_select_device: out of host memory\n"); exit(1); }
+    CHECK_MPI(MPI_Allgather(bus, DIST_BUS, MPI_CHAR, all, DIST_BUS, MPI_CHAR, node_comm_(d)));
+    for (int j = 0; rc == 0 && j < d->local_rank; j++)
+        if (strncmp(all + (size_t)j * DIST_BUS, bus, DIST_BUS) == 0) {
+            snprintf(err, errlen, "local ranks %d and %d on %s would both drive the GPU at PCI %s: give each process "
+                     "its own GPU (one process per GPU)", j, d->local_rank, d->host, bus);
+            rc = -1;
+        }
+    free(all);
+    if (rc != 0) d->device = -1;
+    return dist_agree(d, rc, err, errlen);
+}
+
+int dist_agree(const dist_t *d, int rc, char *err, size_t errlen) {
+    if (!d) return rc;
+    int mine = rc ? d->rank : d->size, first;
+    CHECK_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == d->size) return 0;
+    char msg[DIST_MSG] = "";
+    if (d->rank == first) {
+        if (first) snprintf(msg, sizeof msg, "rank %d on %s: %s", first, d->host, err);
+        else snprintf(msg, sizeof msg, "%s", err);
+    }
+    CHECK_MPI(MPI_Bcast(msg, DIST_MSG, MPI_CHAR, first, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Bcast(&rc, 1, MPI_INT, first, MPI_COMM_WORLD));
+    if (err && errlen) snprintf(err, errlen, "%s", msg);
+    return rc;
+}
+
+void dist_bcast(const dist_t *d, void *buf, size_t bytes) {
+    if (!d) return;
+    CHECK_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+void dist_gather(const dist_t *d, const void *mine, size_t bytes, void *out) {
+    if (!d) { memcpy(out, mine, bytes); return; }
+    CHECK_MPI(MPI_Gather(mine, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+void dist_allgather_u64(const dist_t *d, unsigned long long mine, unsigned long long *out) {
+    if (!d) { out[0] = mine; return; }
+    CHECK_MPI(MPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, out, 1, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD));
+}
+
+double dist_max(const dist_t *d, double x) {
+    if (!d) return x;
+    double m;
+    CHECK_MPI(MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+    return m;
+}
+
+void dist_nccl_id(const dist_t *d, void *id, size_t bytes) {
+    if (d->is_root) CHECK_NCCL(ncclGetUniqueId((ncclUniqueId *)id));
+    CHECK_MPI(MPI_Bcast(id, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD));
+}
+
+typedef struct {
+    char host[64], bus[DIST_BUS];
+    int pid, local_rank, local_size, device;
+} rank_line_t;
+
+void dist_report(const dist_t *d, FILE *f) {
+    if (!d) return;
+    rank_line_t me = {.pid = (int)getpid(), .local_rank = d->local_rank, .local_size = d->local_size,
+                      .device = d->device};
+    snprintf(me.host, sizeof me.host, "%s", d->host);
+    if (d->device < 0 || cudaDeviceGetPCIBusId(me.bus, sizeof me.bus, d->device) != cudaSuccess)
+        snprintf(me.bus, sizeof me.bus, "?");
+    rank_line_t *all = d->is_root ? calloc((size_t)d->size, sizeof *all) : NULL;
+    if (d->is_root && !all) { fprintf(stderr, "dist_report: out of host memory\n"); exit(1); }
+    CHECK_MPI(MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD));
+    if (!d->is_root) return;
+    fprintf(f, "# one process per GPU: %d ranks on %d node(s), started by %s\n", d->size, d->n_nodes, d->launcher);
+    for (int r = 0; r < d->size; r++)
+        fprintf(f, "#   rank %-3d host %-20s pid %-8d local %d/%d  device %d  PCI %s\n", r, all[r].host, all[r].pid,
+                all[r].local_rank, all[r].local_size, all[r].device, all[r].bus);
+    free(all);
+}
+
+void dist_finalize(dist_t *d) {
+    if (!d || !d->impl) return;
+    dist_impl_t *impl = d->impl;
+    CHECK_MPI(MPI_Comm_free(&impl->node));
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Finalize());
+    free(impl);
+    d->impl = NULL;
+}
+
+#else   /* no MPI in this build */
+
+int dist_init(dist_t *d, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    d->size = d->local_size = d->n_nodes = d->is_root = 1;
+    d->device = -1;
+    if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
+    dist_env_t env;
+    if (dist_env_detect(process_getenv_, NULL, &env, err, errlen) != 0) return -1;
+    if (!dist_env_multi(&env)) return 0;
+    d->is_root = env.rank == 0;
+    if (env.size > 0)
+        snprintf(err, errlen, "this build has no MPI (install libopenmpi-dev and rebuild) but it was started by %s "
+                 "with %d processes", env.launcher, env.size);
+    else
+        snprintf(err, errlen, "this build has no MPI (install libopenmpi-dev and rebuild) but it was started by %s "
+                 "(rank %d)", env.launcher, env.rank);
+    return -1;
+}
+
+/* dist_init never returns 1 here, so callers hold no dist_t: reaching these with one is a bug. */
+static void no_mpi_(const char *fn) {
+    fprintf(stderr, "scaling: internal error: %s called with a dist_t in a build without MPI\n", fn);
+    exit(1);
+}
+
+int dist_select_device(dist_t *d, char *err, size_t errlen) {
+    (void)d; (void)err; (void)errlen;
+    no_mpi_(__func__);
+    return -1;
+}
+int dist_agree(const dist_t *d, int rc, char *err, size_t errlen) {
+    (void)err; (void)errlen;
+    if (d) no_mpi_(__func__);
+    return rc;
+}
+void dist_bcast(const dist_t *d, void *buf, size_t bytes) { (void)buf; (void)bytes; if (d) no_mpi_(__func__); }
+void dist_gather(const dist_t *d, const void *mine, size_t bytes, void *out) {
+    if (d) no_mpi_(__func__);
+    memcpy(out, mine, bytes);
+}
+void dist_allgather_u64(const dist_t *d, unsigned long long mine, unsigned long long *out) {
+    if (d) no_mpi_(__func__);
+    out[0] = mine;
+}
+double dist_max(const dist_t *d, double x) { if (d) no_mpi_(__func__); return x; }
+void dist_nccl_id(const dist_t *d, void *id, size_t bytes) { (void)d; (void)id; (void)bytes; no_mpi_(__func__); }
+void dist_report(const dist_t *d, FILE *f) { (void)f; if (d) no_mpi_(__func__); }
+void dist_finalize(dist_t *d) { (void)d; }
+
+#endif

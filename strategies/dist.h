@@ -1,0 +1,57 @@
+/* dist.h — one process per GPU: the process-level bootstrap of `mpirun -np N ./scaling --strategy nccl` (and
+ * `srun --mpi=pmix -n N`), after llm.c's multi_gpu_config_init with its traps fixed (STYLE.md §4, §5.11).
+ *
+ *   rank, size      MPI_COMM_WORLD
+ *   local rank      MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): node-local, never rank % GPUs; a launcher's own
+ *                   local-rank variable (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, MPI_LOCALRANKID) must agree
+ *   GPU             device local_rank, or device 0 where one device is visible per process; no two processes of
+ *                   a node may drive the same GPU (PCI bus ids compared over the node)
+ *   NCCL unique id  rank 0's ncclGetUniqueId, MPI_Bcast to every rank (dist_nccl_id)
+ *
+ * MPI is initialised only when a launcher started several processes (dist_env.h), so a plain ./scaling never
+ * needs it. Built with MPI where CMake finds it (HAVE_MPI); a build without MPI started by a launcher refuses
+ * with a message saying so. Every MPI call is checked (CHECK_MPI). A NULL dist_t * everywhere means the
+ * single-process mode, and the collectives below are then no-ops. */
+#pragma once
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct dist {
+    int rank, size;             /* MPI_COMM_WORLD */
+    int local_rank, local_size; /* on this node (shared-memory split) */
+    int is_root;                /* rank 0: the only one that writes the CSV, the table and progress */
+    int n_nodes;
+    int device;                 /* CUDA ordinal this process drives; -1 until dist_select_device */
+    const char *launcher;       /* "mpirun", "srun", ... (dist_env.h) */
+    char host[64];
+    void *impl;                 /* MPI handles (dist.c) */
+} dist_t;
+
+/* Detects a launcher from the environment. Returns
+ *    0  single process (no launcher, or a launcher that started one): d->size 1, d->is_root 1, nothing to free;
+ *    1  several processes: MPI is initialised, d filled (device still -1); call dist_finalize at the end;
+ *   -1  refused, one-line message in err, to be printed only where d->is_root (so once per job): this build has
+ *       no MPI, MPI sees another world than the launcher (srun without --mpi=pmix), or a local-rank mismatch.
+ *       MPI, if it was initialised, is finalised again; exit with status 2. */
+int dist_init(dist_t *d, char *err, size_t errlen);
+/* Picks and sets this process's GPU (see above), with n_visible = cudaGetDeviceCount. Collective; 0, or -1
+ * with the message of the lowest failing rank in err on every rank. */
+int dist_select_device(dist_t *d, char *err, size_t errlen);
+/* Agreement after a step that may fail on some ranks only (a missing data file on one node, out of memory on
+ * one GPU): every rank passes its own rc (0 ok) and message; every rank gets back the rc of the lowest failing
+ * rank, and that rank's message in err, prefixed "rank R on HOST: " when R is not 0. Collective. NULL d: rc. */
+int dist_agree(const dist_t *d, int rc, char *err, size_t errlen);
+/* Rank 0's bytes to every rank (epoch statistics, decisions only rank 0 can take). NULL d: nothing. */
+void dist_bcast(const dist_t *d, void *buf, size_t bytes);
+/* Every rank's `bytes` to rank 0's out (size * bytes, rank-major); out is only written on rank 0. */
+void dist_gather(const dist_t *d, const void *mine, size_t bytes, void *out);
+/* Every rank's value to every rank's out[size]. */
+void dist_allgather_u64(const dist_t *d, unsigned long long mine, unsigned long long *out);
+/* Max of x over the ranks, on every rank. NULL d: x. */
+double dist_max(const dist_t *d, double x);
+/* A fresh NCCL unique id (ncclUniqueId, 128 bytes) from rank 0 to every rank. Collective. */
+void dist_nccl_id(const dist_t *d, void *id, size_t bytes);
+/* One line per rank on rank 0's f: "# rank R  host H  pid P  local L/S  device D  PCI B". Collective. */
+void dist_report(const dist_t *d, FILE *f);
+/* MPI_Finalize (after a barrier, so no rank leaves while another still talks to it). NULL d: nothing. */
+void dist_finalize(dist_t *d);

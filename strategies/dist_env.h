@@ -1,0 +1,170 @@
+/* dist_env.h — which launcher started this process, and which GPU it should drive: pure functions of an
+ * environment table and a few numbers, no MPI and no CUDA, so CI tests every launcher's variables.
+ *
+ *   dist_env_detect(getenv_fn, ctx, &env, err, len)   Open MPI mpirun, MPICH/Intel mpiexec (PMI), PMIx, srun
+ *   dist_local_rank_check(&env, mpi_local_rank, ...)  the launcher's node-local rank must be MPI's
+ *   dist_pick_device(local_rank, local_size, n_visible, &device, ...)
+ *
+ * The traps of llm.c's multi_gpu_config_init (STYLE.md §4) avoided here: the local GPU is never rank % GPUs (it
+ * comes from the node-local rank, and the caller checks that no two processes of a node drive one GPU); a Slurm
+ * batch script, which carries SLURM_NTASKS=N and SLURM_PROCID=0 itself, is not mistaken for rank 0 of N (only an
+ * srun step counts); and a launcher's local-rank variable is only trusted from that launcher (a SLURM_LOCALID
+ * inherited by every process of an mpirun inside an allocation says 0 for all of them). */
+#pragma once
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Looks a variable up: the real getenv in the program, a table in the tests. NULL when unset. */
+typedef const char *(*dist_getenv_t)(void *ctx, const char *name);
+
+typedef struct {
+    const char *launcher;       /* "mpirun", "srun", "mpiexec" (PMI) or "a PMIx launcher"; NULL: none */
+    int size;                   /* processes it started; -1 when the launcher does not say (PMIx alone) */
+    int rank;                   /* this process's rank in them */
+    int local_rank;             /* node-local rank as the launcher states it, or -1 */
+    const char *local_rank_var; /* the variable local_rank came from, or NULL */
+} dist_env_t;
+
+/* A variable holding a non-negative decimal int: 1 with *out set, 0 unset, -1 set but malformed. */
+static inline int dist_env_int_(dist_getenv_t get, void *ctx, const char *name, int *out) {
+    const char *s = get(ctx, name);
+    if (!s) return 0;
+    char *end;
+    long v = (*s >= '0' && *s <= '9') ? strtol(s, &end, 10) : -1;
+    if (v < 0 || *end || v > INT_MAX) return -1;
+    *out = (int)v;
+    return 1;
+}
+
+/* Reads a variable into *out; -1 with a message naming it when it is malformed. */
+static inline int dist_env_get_(dist_getenv_t get, void *ctx, const char *name, int *out, int *present, char *err,
+                                size_t errlen) {
+    int rc = dist_env_int_(get, ctx, name, out);
+    if (rc < 0) {
+        snprintf(err, errlen, "environment variable %s=\"%s\" is not a non-negative integer", name, get(ctx, name));
+        return -1;
+    }
+    *present = rc;
+    return 0;
+}
+
+/* Fills env from the launcher's variables, first match wins:
+ *   Open MPI's mpirun    OMPI_COMM_WORLD_SIZE, _RANK, _LOCAL_RANK
+ *   PMI (MPICH/Intel mpiexec, srun --mpi=pmi2)   PMI_SIZE, PMI_RANK; local rank MPI_LOCALRANKID, or SLURM_LOCALID
+ *                        inside an srun step
+ *   PMIx (srun --mpi=pmix, prterun)   PMIX_RANK; size from the srun step, else unknown (-1)
+ *   srun                 SLURM_STEP_NUM_TASKS (or SLURM_NTASKS in a step), SLURM_PROCID, SLURM_LOCALID; only in a
+ *                        step (SLURM_STEP_ID set): the batch script itself is not one of the tasks
+ * No launcher: env->launcher NULL, size 1, rank 0. Returns 0, or -1 with a one-line message when a variable is
+ * malformed or the rank lies outside the size. */
+static inline int dist_env_detect(dist_getenv_t get, void *ctx, dist_env_t *env, char *err, size_t errlen) {
+    env->launcher = NULL;
+    env->size = 1;
+    env->rank = 0;
+    env->local_rank = -1;
+    env->local_rank_var = NULL;
+    int v, have, have_rank;
+    /* An srun step: SLURM_STEP_ID (SLURM_STEPID in old releases) is set for the tasks of srun, not for the batch
+     * script, whose SLURM_NTASKS and SLURM_PROCID=0 describe the allocation. */
+    int slurm_step = get(ctx, "SLURM_STEP_ID") != NULL || get(ctx, "SLURM_STEPID") != NULL;
+    int slurm_size = -1, slurm_rank = -1, slurm_local = -1;
+    if (slurm_step) {
+        if (dist_env_get_(get, ctx, "SLURM_STEP_NUM_TASKS", &v, &have, err, errlen)) return -1;
+        if (have) slurm_size = v;
+        else {
+            if (dist_env_get_(get, ctx, "SLURM_NTASKS", &v, &have, err, errlen)) return -1;
+            if (have) slurm_size = v;
+        }
+        if (dist_env_get_(get, ctx, "SLURM_PROCID", &v, &have, err, errlen)) return -1;
+        if (have) slurm_rank = v;
+        if (dist_env_get_(get, ctx, "SLURM_LOCALID", &v, &have, err, errlen)) return -1;
+        if (have) slurm_local = v;
+    }
+
+    if (dist_env_get_(get, ctx, "OMPI_COMM_WORLD_SIZE", &v, &have, err, errlen)) return -1;
+    if (have) {
+        env->launcher = "mpirun";
+        env->size = v;
+        if (dist_env_get_(get, ctx, "OMPI_COMM_WORLD_RANK", &env->rank, &have_rank, err, errlen)) return -1;
+        if (!have_rank) env->rank = -1;
+        if (dist_env_get_(get, ctx, "OMPI_COMM_WORLD_LOCAL_RANK", &v, &have, err, errlen)) return -1;
+        if (have) { env->local_rank = v; env->local_rank_var = "OMPI_COMM_WORLD_LOCAL_RANK"; }
+    } else if (dist_env_get_(get, ctx, "PMI_SIZE", &v, &have, err, errlen) == 0 && have) {
+        env->launcher = slurm_step ? "srun" : "mpiexec";
+        env->size = v;
+        if (dist_env_get_(get, ctx, "PMI_RANK", &env->rank, &have_rank, err, errlen)) return -1;
+        if (!have_rank) env->rank = -1;
+        if (dist_env_get_(get, ctx, "MPI_LOCALRANKID", &v, &have, err, errlen)) return -1;
+        if (have) { env->local_rank = v; env->local_rank_var = "MPI_LOCALRANKID"; }
+        else if (slurm_local >= 0) { env->local_rank = slurm_local; env->local_rank_var = "SLURM_LOCALID"; }
+    } else if (get(ctx, "PMI_SIZE")) {
+        return -1;                                  /* malformed PMI_SIZE: the message is in err */
+    } else if (dist_env_get_(get, ctx, "PMIX_RANK", &v, &have, err, errlen) == 0 && have) {
+        env->launcher = slurm_step ? "srun" : "a PMIx launcher";
+        env->rank = v;
+        env->size = slurm_step ? slurm_size : -1;
+        if (slurm_step && slurm_local >= 0) { env->local_rank = slurm_local; env->local_rank_var = "SLURM_LOCALID"; }
+    } else if (get(ctx, "PMIX_RANK")) {
+        return -1;
+    } else if (slurm_step && slurm_size >= 0) {
+        env->launcher = "srun";
+        env->size = slurm_size;
+        env->rank = slurm_rank;
+        if (slurm_local >= 0) { env->local_rank = slurm_local; env->local_rank_var = "SLURM_LOCALID"; }
+    }
+    if (!env->launcher) return 0;
+    if (env->size == 0) {
+        snprintf(err, errlen, "%s says it started 0 processes", env->launcher);
+        return -1;
+    }
+    if (env->rank < 0) {
+        snprintf(err, errlen, "%s started %d processes but does not say this one's rank", env->launcher, env->size);
+        return -1;
+    }
+    if (env->size > 0 && env->rank >= env->size) {
+        snprintf(err, errlen, "%s: rank %d outside 0..%d", env->launcher, env->rank, env->size - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when this process is one of several started by a launcher (or a PMIx launcher that does not say how many):
+ * then MPI is initialised. A launcher that started one process runs the ordinary single-process mode. */
+static inline int dist_env_multi(const dist_env_t *env) {
+    return env->launcher && env->size != 1;
+}
+
+/* The launcher's node-local rank, where it states one, must be the one MPI's shared-memory split gives. 0, or -1
+ * with a message naming both. */
+static inline int dist_local_rank_check(const dist_env_t *env, int mpi_local_rank, const char *host, char *err,
+                                        size_t errlen) {
+    if (env->local_rank < 0 || env->local_rank == mpi_local_rank) return 0;
+    snprintf(err, errlen, "rank %d on %s: %s=%d but MPI's shared-memory split makes it local rank %d", env->rank,
+             host, env->local_rank_var, env->local_rank, mpi_local_rank);
+    return -1;
+}
+
+/* The CUDA ordinal for node-local rank local_rank of local_size processes that each see n_visible devices:
+ * the only one when CUDA_VISIBLE_DEVICES (or the launcher's GPU binding) leaves one device per process, else
+ * device local_rank. 0, or -1 with a message when the node has fewer visible GPUs than processes. Two processes
+ * that still end up on one physical GPU (one device visible to each, the same one) are the caller's check. */
+static inline int dist_pick_device(int local_rank, int local_size, int n_visible, const char *host, int *device,
+                                   char *err, size_t errlen) {
+    if (n_visible < 1) {
+        snprintf(err, errlen, "%s: no CUDA device visible to local rank %d", host, local_rank);
+        return -1;
+    }
+    if (n_visible == 1) {
+        *device = 0;
+        return 0;
+    }
+    if (local_rank < 0 || local_rank >= local_size || local_size > n_visible) {
+        snprintf(err, errlen, "%s: %d processes on this node but only %d CUDA devices visible (one GPU per process)",
+                 host, local_size, n_visible);
+        return -1;
+    }
+    *device = local_rank;
+    return 0;
+}

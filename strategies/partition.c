@@ -1,0 +1,142 @@
+/* partition.c — balancing pipeline stages over a model's valid cut points (exact, by dynamic programming) and
+ * checking hand-given splits, with one-line messages that say what is wrong. */
+#include "partition.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static double range_cost(const double *cost, int a, int b) {
+    double c = 0;
+    for (int i = a; i < b; i++) c += cost[i];
+    return c;
+}
+
+double partition_stage_cost(const double *cost, int n_layers, const int *starts, int p, int k) {
+    return range_cost(cost, starts[k], k + 1 < p ? starts[k + 1] : n_layers);
+}
+
+void partition_format(const int *starts, int p, char *buf, size_t len) {
+    size_t used = 0;
+    if (len) buf[0] = '\0';
+    for (int k = 0; k < p; k++) {
+        int n = snprintf(buf + used, len - used, "%s%d", k ? "," : "", starts[k]);
+        if (n < 0 || (size_t)n >= len - used) break;
+        used += (size_t)n;
+    }
+}
+
+int partition_feasible(int p, int n_layers, int n_cuts, char *err, size_t errlen) {
+    if (p < 1) return fail(err, errlen, "pipeline: %d stages", p);
+    if (p > n_layers)
+        return fail(err, errlen, "pipeline: %d stages (GPUs) but the model has only %d layers: more stages than layers",
+                    p, n_layers);
+    if (p - 1 > n_cuts)
+        return fail(err, errlen, "pipeline: %d stages need %d cuts but the model has only %d valid cut points "
+                    "(at most %d stages)", p, p - 1, n_cuts, n_cuts + 1);
+    return 0;
+}
+
+int partition_balance(const double *cost, int n_layers, const int *cuts, int n_cuts, int p, int *starts, char *err,
+                      size_t errlen) {
+    if (partition_feasible(p, n_layers, n_cuts, err, errlen)) return -1;
+    /* Positions 0 .. n_cuts + 1: layer 0, the cut points, the end. best[q][k]: the slowest stage of the best split
+     * of layers [0, pos[k]) into q stages; from[q][k]: where its last stage starts. */
+    int npos = n_cuts + 2;
+    int *pos = malloc((size_t)npos * sizeof *pos);
+    double *best = malloc((size_t)(p + 1) * npos * sizeof *best);
+    int *from = malloc((size_t)(p + 1) * npos * sizeof *from);
+    if (!pos || !best || !from) {
+        free(pos); free(best); free(from);
+        return fail(err, errlen, "pipeline: out of host memory balancing stages");
+    }
+    pos[0] = 0;
+    for (int i = 0; i < n_cuts; i++) pos[i + 1] = cuts[i];
+    pos[npos - 1] = n_layers;
+#define BEST(q, k) best[(size_t)(q) * npos + (k)]
+#define FROM(q, k) from[(size_t)(q) * npos + (k)]
+    for (int k = 0; k < npos; k++) {
+        BEST(1, k) = range_cost(cost, 0, pos[k]);
+        FROM(1, k) = 0;
+    }
+    for (int q = 2; q <= p; q++)
+        for (int k = 0; k < npos; k++) {
+            BEST(q, k) = -1;
+            FROM(q, k) = -1;
+            /* The previous q - 1 stages end at pos[j]; each needs at least one layer. */
+            for (int j = q - 1; j < k; j++) {
+                if (BEST(q - 1, j) < 0) continue;
+                double c = range_cost(cost, pos[j], pos[k]);
+                double worst = c > BEST(q - 1, j) ? c : BEST(q - 1, j);
+                if (BEST(q, k) < 0 || worst < BEST(q, k)) {
+                    BEST(q, k) = worst;
+                    FROM(q, k) = j;
+                }
+            }
+        }
+    int k = npos - 1;
+    for (int q = p; q >= 1; q--) {
+        starts[q - 1] = pos[FROM(q, k)];
+        k = FROM(q, k);
+    }
+#undef BEST
+#undef FROM
+    free(pos);
+    free(best);
+    free(from);
+    return 0;
+}
+
+static void layer_name(const char *const *labels, int i, char *buf, size_t len) {
+    if (labels && labels[i]) snprintf(buf, len, "%d (%s)", i, labels[i]);
+    else snprintf(buf, len, "%d", i);
+}
+
+int partition_check(const int *split, int n_split, int n_layers, const int *cuts, int n_cuts, int p,
+                    const char *const *labels, int *starts, char *err, size_t errlen) {
+    if (p > n_layers)
+        return fail(err, errlen, "--split: %d stages (GPUs) but the model has only %d layers: more stages than layers",
+                    p, n_layers);
+    if (n_split != p - 1)
+        return fail(err, errlen, "--split: %d value%s for %d GPU%s: give the first layer of stages 2..%d (%d value%s)",
+                    n_split, n_split == 1 ? "" : "s", p, p == 1 ? "" : "s", p, p - 1, p - 1 == 1 ? "" : "s");
+    starts[0] = 0;
+    for (int k = 0; k < n_split; k++) {
+        int v = split[k];
+        if (v < 0 || v > n_layers)
+            return fail(err, errlen, "--split: layer %d is out of range (the model has layers 0..%d; stages start at "
+                        "1..%d)", v, n_layers - 1, n_layers - 1);
+        if (v == 0) return fail(err, errlen, "--split: stage 2 starts at layer 0: stage 1 would be empty");
+        if (v == n_layers)
+            return fail(err, errlen, "--split: stage %d starts at layer %d, past the last layer: it would be empty",
+                        k + 2, v);
+        if (v <= starts[k])
+            return fail(err, errlen, "--split: stage %d would be empty (%d does not come after %d: values must be "
+                        "strictly increasing)", k + 1, v, starts[k]);
+        int ok = 0;
+        for (int c = 0; c < n_cuts; c++) ok |= cuts[c] == v;
+        if (!ok) {
+            char name[64], valid[256] = "";
+            size_t used = 0;
+            layer_name(labels, v, name, sizeof name);
+            for (int c = 0; c < n_cuts && used < sizeof valid; c++) {
+                int n = snprintf(valid + used, sizeof valid - used, "%s%d", c ? "," : "", cuts[c]);
+                if (n < 0) break;
+                used += (size_t)n;
+            }
+            return fail(err, errlen, "--split: layer %s is not a valid cut: more than one tensor crosses it "
+                        "(valid cuts: %s)", name, valid);
+        }
+        starts[k + 1] = v;
+    }
+    return 0;
+}

@@ -1,0 +1,276 @@
+/* pipe_run.c — running the pipeline: one step's plan (forward, backward and copies of every micro-batch on every
+ * stage's streams, ordered by events), the updates, evaluation through the stages, and the copies between GPUs. */
+#include "pipeline.h"
+#include "../engine/check.h"
+#include "../engine/nvtx.h"
+#include "../engine/sgd.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- links: peer copies, or staged through pinned host memory ---- */
+
+/* Peer access is a property of the context and outlives this run (a sweep, the tests): never disabled. */
+static void enable_peer_(int device, int peer) {
+    CHECK_CUDA(cudaSetDevice(device));
+    cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
+        return;
+    }
+    CHECK_CUDA(e);
+}
+
+static size_t tensor_bytes(const model_t *m, int t) { return shape_numel(m->tensors[t].shape) * sizeof(float); }
+
+static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path, char *err, size_t errlen) {
+    pipe_link_t *l = &pp->link[from][to];
+    int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device, ab = 0, ba = 0;   /* distinct (setup checks) */
+    CHECK_CUDA(cudaDeviceCanAccessPeer(&ab, a, b));
+    CHECK_CUDA(cudaDeviceCanAccessPeer(&ba, b, a));
+    if (naive_path == NAIVE_PATH_P2P && !(ab && ba)) {
+        snprintf(err, errlen, "--naive-path p2p: GPU %d and GPU %d have no peer access (use auto or host)", a, b);
+        return -1;
+    }
+    l->used = 1;
+    l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
+    l->bytes = bytes > l->bytes ? bytes : l->bytes;
+    if (l->peer) {
+        enable_peer_(a, b);
+        enable_peer_(b, a);
+    }
+    return 0;
+}
+
+int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
+    for (int s = 1; s < pp->p; s++) {
+        const model_t *m = &pp->st[s].slot[0];
+        size_t act = tensor_bytes(m, pp->st[s].in_tensor);
+        if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) || link_open_(pp, s, s - 1, act, naive_path, err, errlen))
+            return -1;
+    }
+    /* The labels go from stage 0, which gathers the batch, straight to the last stage, which needs them. */
+    if (pp->p > 1 && link_open_(pp, 0, pp->p - 1, (size_t)pp->micro_batch * sizeof(int), naive_path, err, errlen))
+        return -1;
+    int staged = 0;
+    for (int a = 0; a < pp->p; a++)
+        for (int b = 0; b < pp->p; b++) {
+            pipe_link_t *l = &pp->link[a][b];
+            if (!l->used) continue;
+            CHECK_CUDA(cudaSetDevice(pp->st[a].gpu.device));
+            CHECK_CUDA(cudaEventCreateWithFlags(&l->staged, cudaEventDisableTiming));
+            if (!l->peer) CHECK_CUDA(cudaStreamCreateWithFlags(&l->stream, cudaStreamNonBlocking));
+            CHECK_CUDA(cudaSetDevice(pp->st[b].gpu.device));
+            CHECK_CUDA(cudaEventCreateWithFlags(&l->done, cudaEventDisableTiming));
+            if (!l->peer) {
+                /* Portable: written by one GPU's context and read by another's. */
+                CHECK_CUDA(cudaHostAlloc((void **)&l->pinned, l->bytes, cudaHostAllocPortable));
+                staged++;
+            }
+        }
+    if (staged) fprintf(stderr, "pipeline: %d link(s) staged through pinned host memory (no peer access%s)\n", staged,
+                        naive_path == NAIVE_PATH_HOST ? ": --naive-path host" : "");
+    return 0;
+}
+
+void pipe_links_free(pipe_t *pp) {
+    for (int a = 0; a < pp->p; a++)
+        for (int b = 0; b < pp->p; b++) {
+            pipe_link_t *l = &pp->link[a][b];
+            if (!l->used) continue;
+            if (l->stream) {
+                CHECK_CUDA(cudaSetDevice(pp->st[a].gpu.device));
+                CHECK_CUDA(cudaStreamSynchronize(l->stream));
+                CHECK_CUDA(cudaStreamDestroy(l->stream));
+            }
+            if (l->pinned) CHECK_CUDA(cudaFreeHost(l->pinned));
+            if (l->staged) CHECK_CUDA(cudaEventDestroy(l->staged));
+            if (l->done) CHECK_CUDA(cudaEventDestroy(l->done));
+            memset(l, 0, sizeof *l);
+        }
+}
+
+/* dst (on stage `to`) = src (on stage `from`), ordered on `on` (a stream of `to`'s GPU) after the events `wait`.
+ * Staged: device-to-host on the link's stream once the waits and the link's previous copy are done (the pinned
+ * buffer is free again), then host-to-device on `on`. */
+static void xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on,
+                 const cudaEvent_t *wait, int n_wait) {
+    pipe_link_t *l = &pp->link[from][to];
+    int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device;
+    if (l->peer) {
+        CHECK_CUDA(cudaSetDevice(b));
+        for (int w = 0; w < n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(on, wait[w], 0));
+        CHECK_CUDA(cudaMemcpyPeerAsync(dst, b, src, a, bytes, on));
+        return;
+    }
+    cudaStream_t out = l->stream;
+    CHECK_CUDA(cudaSetDevice(a));
+    for (int w = 0; w < n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(out, wait[w], 0));
+    CHECK_CUDA(cudaStreamWaitEvent(out, l->done, 0));
+    CHECK_CUDA(cudaMemcpyAsync(l->pinned, src, bytes, cudaMemcpyDeviceToHost, out));
+    CHECK_CUDA(cudaEventRecord(l->staged, out));
+    CHECK_CUDA(cudaSetDevice(b));
+    CHECK_CUDA(cudaStreamWaitEvent(on, l->staged, 0));
+    CHECK_CUDA(cudaMemcpyAsync(dst, l->pinned, bytes, cudaMemcpyHostToDevice, on));
+    CHECK_CUDA(cudaEventRecord(l->done, on));
+}
+
+/* ---- one step ---- */
+
+static cudaEvent_t event_of(const pipe_t *pp, sched_ref_t r) { return pp->st[r.stage].ev[r.kind][r.mb]; }
+
+static void wait_ops(const pipe_t *pp, const sched_op_t *o, cudaStream_t s) {
+    for (int w = 0; w < o->n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(s, event_of(pp, o->wait[w]), 0));
+}
+
+static void busy_mark(pipe_stage_t *S, int ops, int timed, int k, int end) {
+    if (timed >= 0) CHECK_CUDA(cudaEventRecord(S->busy[((size_t)timed * ops + k) * 2 + end], S->gpu.stream));
+}
+
+static void run_forward(pipe_t *pp, const sched_op_t *o, int step, int timed, int k) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s];
+    model_t *m = &S->slot[o->slot];
+    gpu_t *g = &S->gpu;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    wait_ops(pp, o, g->stream);
+    nvtx_push("fwd s%d mb%d gpu%d", s, mb, g->device);
+    busy_mark(S, pp->ops_per_stage, timed, k, 0);
+    if (s == 0)
+        dataset_gather_train(&S->data, step * pp->global_batch + mb * pp->micro_batch, pp->micro_batch,
+                             m->tensors[m->input].val, m->labels, g->stream);
+    model_forward_range(m, g, S->first, S->end, 1);
+    busy_mark(S, pp->ops_per_stage, timed, k, 1);
+    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_FWD][mb], g->stream));
+    nvtx_pop();
+}
+
+static void run_backward(pipe_t *pp, const sched_op_t *o, int timed, int k) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s];
+    model_t *m = &S->slot[o->slot];
+    gpu_t *g = &S->gpu;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    wait_ops(pp, o, g->stream);
+    nvtx_push("bwd s%d mb%d gpu%d", s, mb, g->device);
+    busy_mark(S, pp->ops_per_stage, timed, k, 0);
+    /* The loss is taken at the backward, not the forward: logits gradients live in the stage's one set of
+     * activation gradients, which only the micro-batch in backward may use. 1/global batch: the micro-batches'
+     * accumulated gradients are the whole batch's gradient. */
+    if (s == pp->p - 1) model_loss(m, g, pp->micro_batch, 1.0f / (float)pp->global_batch, 1);
+    model_backward_range(m, g, S->first, S->end, o->first_bwd ? 0.0f : 1.0f);
+    busy_mark(S, pp->ops_per_stage, timed, k, 1);
+    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_BWD][mb], g->stream));
+    nvtx_pop();
+}
+
+static void run_act(pipe_t *pp, const sched_op_t *o) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s], *F = &pp->st[s - 1];
+    model_t *dst = &S->slot[o->slot], *src = &F->slot[o->src_slot];
+    cudaEvent_t wait[2];
+    for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
+    nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
+    xfer(pp, s - 1, s, dst->tensors[S->in_tensor].val, src->tensors[S->in_tensor].val,
+         tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, wait, o->n_wait);
+    if (s == pp->p - 1) {
+        /* Stage 0 gathered them before its forward, which the previous stage's forward (waited on) follows. */
+        const model_t *first = &pp->st[0].slot[mb % pp->st[0].n_slots];
+        xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream, wait,
+             o->n_wait);
+    }
+    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_ACT][mb], S->gpu.comm_stream));
+    nvtx_pop();
+}
+
+static void run_grad(pipe_t *pp, const sched_op_t *o) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s], *N = &pp->st[s + 1];
+    cudaEvent_t wait[2];
+    for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
+    nvtx_push("p2p grad s%d->s%d mb%d", s + 1, s, mb);
+    /* Activation gradients are the stage's one set (slot 0's, shared by every slot). */
+    xfer(pp, s + 1, s, S->slot[0].tensors[S->out_tensor].grad, N->slot[0].tensors[N->in_tensor].grad,
+         tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, wait, o->n_wait);
+    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
+    nvtx_pop();
+}
+
+static int timed_index(const pipe_t *pp, int step) {
+    if (step % pp->stride) return -1;
+    int t = step / pp->stride;
+    return t < pp->n_timed ? t : -1;
+}
+
+void pipe_step(pipe_t *pp, int step) {
+    int timed = timed_index(pp, step);
+    int k[SCHED_MAX_STAGES] = {0};   /* compute ops so far on each stage: the busy events' index */
+    for (int i = 0; i < pp->sched.n_ops; i++) {
+        const sched_op_t *o = &pp->sched.ops[i];
+        switch (o->op.kind) {
+        case SCHED_FWD: run_forward(pp, o, step, timed, k[o->op.stage]++); break;
+        case SCHED_BWD: run_backward(pp, o, timed, k[o->op.stage]++); break;
+        case SCHED_ACT: run_act(pp, o); break;
+        default:        run_grad(pp, o); break;
+        }
+    }
+    for (int s = 0; s < pp->p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        model_t *m = &S->slot[0];
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
+        sgd_step(m->params, m->grads, m->momentum, m->n_params, pp->lr, pp->momentum, pp->weight_decay, S->gpu.stream);
+        CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
+        nvtx_pop();
+    }
+    /* The step ends when the last stage has updated: one timeline (stage 0's) for the step time. Stage 0 runs the
+     * step's last backward anyway, so this wait costs nothing. */
+    pipe_stage_t *S0 = &pp->st[0];
+    CHECK_CUDA(cudaSetDevice(S0->gpu.device));
+    for (int s = 1; s < pp->p; s++) CHECK_CUDA(cudaStreamWaitEvent(S0->gpu.stream, pp->st[s].updated, 0));
+    CHECK_CUDA(cudaEventRecord(pp->step_events[step + 1], S0->gpu.stream));
+}
+
+/* ---- evaluation ---- */
+
+double pipe_evaluate(pipe_t *pp) {
+    int p = pp->p, chunk = pp->micro_batch, n = pp->st[0].data.n_test;
+    pipe_stage_t *L = &pp->st[p - 1];
+    nvtx_push("evaluate pipeline");
+    CHECK_CUDA(cudaSetDevice(L->gpu.device));
+    CHECK_CUDA(cudaMemsetAsync(L->slot[0].acc, 0, 2 * sizeof(double), L->gpu.stream));
+    for (int first = 0; first < n; first += chunk) {
+        int valid = n - first < chunk ? n - first : chunk;
+        for (int s = 0; s < p; s++) {
+            pipe_stage_t *S = &pp->st[s];
+            model_t *m = &S->slot[0];
+            gpu_t *g = &S->gpu;
+            CHECK_CUDA(cudaSetDevice(g->device));
+            /* What this chunk overwrites must have been taken by the previous chunk's readers: the next stage
+             * (this stage's output) and, on stage 0, the last stage (the labels). */
+            if (first > 0 && s + 1 < p) CHECK_CUDA(cudaStreamWaitEvent(g->stream, pp->st[s + 1].eval_in, 0));
+            if (first > 0 && s == 0 && p > 2) CHECK_CUDA(cudaStreamWaitEvent(g->stream, L->eval_in, 0));
+            if (s == 0) {
+                dataset_gather_test(&S->data, first, chunk, m->tensors[m->input].val, m->labels, g->stream);
+            } else {
+                const model_t *prev = &pp->st[s - 1].slot[0];
+                xfer(pp, s - 1, s, m->tensors[S->in_tensor].val, prev->tensors[S->in_tensor].val,
+                     tensor_bytes(m, S->in_tensor), g->stream, &pp->st[s - 1].eval_fwd, 1);
+                if (s == p - 1)
+                    xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int), g->stream,
+                         &pp->st[0].eval_fwd, 1);
+                CHECK_CUDA(cudaSetDevice(g->device));
+                CHECK_CUDA(cudaEventRecord(S->eval_in, g->stream));
+            }
+            model_forward_range(m, g, S->first, S->end, 0);
+            if (s == p - 1) model_loss(m, g, valid, 1.0f, 0);
+            CHECK_CUDA(cudaEventRecord(S->eval_fwd, g->stream));
+        }
+    }
+    double h[2];
+    CHECK_CUDA(cudaSetDevice(L->gpu.device));
+    CHECK_CUDA(cudaMemcpyAsync(h, L->slot[0].acc, sizeof h, cudaMemcpyDeviceToHost, L->gpu.stream));
+    CHECK_CUDA(cudaStreamSynchronize(L->gpu.stream));
+    nvtx_pop();
+    return h[1] / n;
+}

@@ -1,0 +1,338 @@
+/* pipeline.c — the model-split strategy: consecutive layer ranges (stages) on consecutive GPUs, each global batch
+ * cut into micro-batches run in GPipe or 1F1B order (pipe_schedule.c), stages balanced by measured layer times. */
+#include "pipeline.h"
+#include "../engine/check.h"
+#include "../engine/nvtx.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void pipe_teardown(void *state);
+
+static int setup_fail_(pipe_t *pp, model_t *m) {
+    free(m);
+    pipe_teardown(pp);
+    return -1;
+}
+
+/* Checks everything that needs no GPU, so a bad --split or batch fails before any device is touched. */
+static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, size_t errlen) {
+    int p = cfg->n_gpus, mbs = cfg->micro_batches > 0 ? cfg->micro_batches : 1;
+    if (p < 1 || p > SCHED_MAX_STAGES) {
+        snprintf(err, errlen, "pipeline: %d GPUs (1..%d stages supported)", p, SCHED_MAX_STAGES);
+        return -1;
+    }
+    if (cfg->global_batch % mbs) {
+        snprintf(err, errlen, "pipeline: --micro-batches %d does not divide the global batch %d", mbs,
+                 cfg->global_batch);
+        return -1;
+    }
+    pp->p = p;
+    pp->micro = mbs;
+    pp->global_batch = cfg->global_batch;
+    pp->micro_batch = cfg->global_batch / mbs;
+    pp->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
+    if (pp->steps_per_epoch < 1) {
+        snprintf(err, errlen, "global batch %d is larger than the %d training images", cfg->global_batch,
+                 cfg->data->train.n);
+        return -1;
+    }
+    if (model_build(m, cfg->model, pp->micro_batch) != 0) {
+        snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
+        return -1;
+    }
+    for (int i = 0; i < p; i++)
+        for (int j = 0; j < i; j++)
+            if (cfg->devices[i] == cfg->devices[j]) {
+                snprintf(err, errlen, "pipeline: GPU %d given twice (one stage per GPU)", cfg->devices[i]);
+                return -1;
+            }
+    if (pipe_check_split(pp, cfg, m, err, errlen) != 0) return -1;
+    return sched_build(&pp->sched, p, mbs, cfg->schedule_1f1b, err, errlen);
+}
+
+/* Stage s's slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add activations. */
+static void stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg) {
+    pipe_stage_t *S = &pp->st[s];
+    gpu_t *g = &S->gpu;
+    S->first = pp->starts[s];
+    S->end = pp->starts[s + 1];
+    S->n_slots = pp->sched.slots[s];
+    S->slot = calloc((size_t)S->n_slots, sizeof *S->slot);
+    if (!S->slot) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    size_t ws = 0;
+    for (int k = 0; k < S->n_slots; k++) {
+        model_build(&S->slot[k], cfg->model, pp->micro_batch);
+        if (k == 0) model_alloc_range(&S->slot[0], g, S->first, S->end);
+        else model_alloc_slot(&S->slot[k], g, &S->slot[0]);
+        if (S->slot[k].workspace_bytes > ws) ws = S->slot[k].workspace_bytes;
+    }
+    gpu_workspace_set(g, ws);   /* every slot's layers run from the one arena, one at a time on the stream */
+    /* After every slot's setup: BN's algorithm probes update the running statistics they share. */
+    model_init_params(&S->slot[0], cfg->init, cfg->seed);
+    const model_t *m = &S->slot[0];
+    S->in_tensor = s == 0 ? m->input : m->layers[S->first - 1].out;
+    S->out_tensor = m->layers[S->end - 1].out;
+    for (int k = 0; k < SCHED_KINDS; k++) {
+        S->ev[k] = calloc((size_t)pp->micro, sizeof(cudaEvent_t));
+        if (!S->ev[k]) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+        for (int j = 0; j < pp->micro; j++) CHECK_CUDA(cudaEventCreateWithFlags(&S->ev[k][j], cudaEventDisableTiming));
+    }
+    CHECK_CUDA(cudaEventCreateWithFlags(&S->updated, cudaEventDisableTiming));
+    CHECK_CUDA(cudaEventCreateWithFlags(&S->eval_fwd, cudaEventDisableTiming));
+    CHECK_CUDA(cudaEventCreateWithFlags(&S->eval_in, cudaEventDisableTiming));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&S->grad_stream, cudaStreamNonBlocking));
+    size_t n_busy = (size_t)pp->n_timed * pp->ops_per_stage * 2;
+    S->busy = calloc(n_busy, sizeof(cudaEvent_t));
+    if (!S->busy) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    for (size_t i = 0; i < n_busy; i++) CHECK_CUDA(cudaEventCreate(&S->busy[i]));
+}
+
+static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    pipe_t *pp = calloc(1, sizeof *pp);
+    model_t *m = calloc(1, sizeof *m);
+    if (!pp || !m) {
+        free(pp); free(m);
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    if (check_cfg(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
+    pp->lr = (float)cfg->lr;
+    pp->momentum = (float)cfg->momentum;
+    pp->weight_decay = (float)cfg->weight_decay;
+    pp->seed = cfg->seed;
+    pp->ops_per_stage = 2 * pp->micro;
+    pp->stride = (pp->steps_per_epoch + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
+    int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */
+    if (cap < 1) cap = 1;
+    if (cap < PIPE_TIMED_MAX) pp->stride = (pp->steps_per_epoch + cap - 1) / cap;
+    pp->n_timed = (pp->steps_per_epoch + pp->stride - 1) / pp->stride;
+
+    for (int s = 0; s < pp->p; s++) {
+        CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
+        CHECK_CUDA(cudaFree(0));   /* the context first, so the baseline includes it */
+        size_t free_b, total_b;
+        CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+        pp->st[s].mem_base = total_b - free_b;
+        gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
+    }
+    pipe_choose_split(pp, cfg, m);
+    free(m);
+    m = NULL;
+    for (int s = 0; s < pp->p; s++) {
+        CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
+        stage_alloc(pp, s, cfg);
+        if (s == 0) {
+            dataset_upload(&pp->st[0].data, cfg->data);
+            pp->st[0].has_data = 1;
+        }
+    }
+    if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
+    for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
+        const model_t *b = &pp->st[s].slot[0];
+        pp->bytes_per_step += 2.0 * pp->micro * shape_numel(b->tensors[pp->st[s].in_tensor].shape) * sizeof(float);
+    }
+    if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
+    CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
+    pp->step_events = calloc((size_t)pp->steps_per_epoch + 1, sizeof(cudaEvent_t));
+    if (!pp->step_events) {
+        snprintf(err, errlen, "out of host memory");
+        return setup_fail_(pp, m);
+    }
+    for (int i = 0; i <= pp->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&pp->step_events[i]));
+    for (int s = 0; s < pp->p; s++) {
+        CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    fprintf(stderr, "pipeline: %d stage(s), %d micro-batch(es) of %d, %s; activation slots and device memory:",
+            pp->p, pp->micro, pp->micro_batch, cfg->schedule_1f1b ? "1f1b" : "gpipe");
+    for (int s = 0; s < pp->p; s++)
+        fprintf(stderr, "%s GPU %d: %d slot(s), %.1f MiB activations, %.1f MiB in use", s ? ";" : "",
+                pp->st[s].gpu.device, pp->st[s].n_slots, pipeline_act_bytes(pp, s) / 1048576.0,
+                pipeline_stage_mem_mb(pp, s));
+    fprintf(stderr, "\n");
+    *state = pp;
+    return 0;
+}
+
+static int pipe_steps(void *state) { return ((pipe_t *)state)->steps_per_epoch; }
+
+static void pipe_epoch_begin(void *state, int epoch) {
+    pipe_t *pp = state;
+    pipe_stage_t *S0 = &pp->st[0], *L = &pp->st[pp->p - 1];
+    CHECK_CUDA(cudaSetDevice(S0->gpu.device));
+    CHECK_CUDA(cudaEventRecord(pp->step_events[0], S0->gpu.stream));
+    dataset_shuffle(&S0->data, pp->seed, epoch, S0->gpu.stream);
+    CHECK_CUDA(cudaSetDevice(L->gpu.device));
+    CHECK_CUDA(cudaMemsetAsync(L->slot[0].acc, 0, 2 * sizeof(double), L->gpu.stream));
+}
+
+static void pipe_train_step(void *state, int step) { pipe_step(state, step); }
+
+static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0.0f;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+}
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
+    pipe_t *pp = state;
+    for (int s = 0; s < pp->p; s++) {
+        CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    out->steps = steps;
+    out->epoch_s = steps > 0 ? elapsed_ms(pp->step_events[0], pp->step_events[steps]) / 1000.0 : 0;
+    float *d = malloc((size_t)(steps > 0 ? steps : 1) * sizeof(float));
+    if (!d) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    for (int i = 0; i < steps; i++) d[i] = elapsed_ms(pp->step_events[i], pp->step_events[i + 1]);
+    qsort(d, (size_t)steps, sizeof(float), cmp_float);
+    out->step_ms = steps < 1 ? 0 : steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
+    free(d);
+    double h[2];
+    pipe_stage_t *L = &pp->st[pp->p - 1];
+    CHECK_CUDA(cudaSetDevice(L->gpu.device));
+    CHECK_CUDA(cudaMemcpy(h, L->slot[0].acc, sizeof h, cudaMemcpyDeviceToHost));
+    double images = (double)steps * pp->global_batch;
+    out->train_loss = images > 0 ? h[0] / images : 0;
+    out->train_acc = images > 0 ? h[1] / images : 0;
+
+    /* Busy: each stage's forward and backward time per step (events around each op, after its waits); the
+     * bubble: the share of the step the mean stage is not busy. Over the timed steps this epoch ran. */
+    double step_sum = 0, busy[SCHED_MAX_STAGES] = {0}, busy_mean = 0;
+    int timed = 0;
+    for (int t = 0; t < pp->n_timed && t * pp->stride < steps; t++, timed++)
+        step_sum += elapsed_ms(pp->step_events[t * pp->stride], pp->step_events[t * pp->stride + 1]);
+    size_t used = 0;
+    out->stage_busy_ms[0] = '\0';
+    for (int s = 0; s < pp->p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        for (int t = 0; t < timed; t++)
+            for (int k = 0; k < pp->ops_per_stage; k++) {
+                size_t e = ((size_t)t * pp->ops_per_stage + k) * 2;
+                busy[s] += elapsed_ms(S->busy[e], S->busy[e + 1]);
+            }
+        busy[s] = timed ? busy[s] / timed : 0;
+        busy_mean += busy[s] / pp->p;
+        int n = snprintf(out->stage_busy_ms + used, sizeof out->stage_busy_ms - used, "%s%.3f", s ? ";" : "", busy[s]);
+        if (n > 0 && (size_t)n < sizeof out->stage_busy_ms - used) used += (size_t)n;
+    }
+    double step_mean = timed ? step_sum / timed : 0;
+    out->compute_ms = 0;
+    for (int s = 0; s < pp->p; s++) if (busy[s] > out->compute_ms) out->compute_ms = busy[s];   /* slowest stage */
+    out->bubble = step_mean > 0 ? 1.0 - busy_mean / step_mean : -1;
+    out->bubble_ideal = sched_ideal_bubble(pp->p, pp->micro);
+    out->bytes_per_step = pp->bytes_per_step;
+    out->stages = pp->p;
+    out->micro_batches = pp->micro;
+    snprintf(out->schedule, sizeof out->schedule, "%s", pp->sched.one_f_one_b ? "1f1b" : "gpipe");
+    snprintf(out->split, sizeof out->split, "%s", pp->split);
+    out->peak_mem_mb = 0;
+    fprintf(stderr, "pipeline: busy ms/step %s of %.3f ms steps (bubble %.3f, ideal %.3f); MiB in use:",
+            out->stage_busy_ms, step_mean, out->bubble, out->bubble_ideal);
+    for (int s = 0; s < pp->p; s++) {
+        double mb = pipeline_stage_mem_mb(pp, s);
+        if (mb > out->peak_mem_mb) out->peak_mem_mb = mb;
+        fprintf(stderr, " gpu%d %.0f", pp->st[s].gpu.device, mb);
+    }
+    fprintf(stderr, "\n");
+}
+
+static double pipe_evaluate_(void *state) { return pipe_evaluate(state); }
+
+static void pipe_teardown(void *state) {
+    pipe_t *pp = state;
+    if (!pp) return;
+    for (int s = 0; s < pp->p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        if (!S->gpu.stream) continue;
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    pipe_links_free(pp);
+    if (pp->step_events) {
+        CHECK_CUDA(cudaSetDevice(pp->st[0].gpu.device));
+        for (int i = 0; i <= pp->steps_per_epoch; i++) CHECK_CUDA(cudaEventDestroy(pp->step_events[i]));
+        free(pp->step_events);
+    }
+    for (int s = 0; s < pp->p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        if (!S->gpu.stream) continue;
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        for (int k = S->n_slots - 1; S->slot && k >= 0; k--) model_free(&S->slot[k]);   /* slots before owner */
+        free(S->slot);
+        for (int k = 0; k < SCHED_KINDS; k++) {
+            for (int j = 0; S->ev[k] && j < pp->micro; j++) CHECK_CUDA(cudaEventDestroy(S->ev[k][j]));
+            free(S->ev[k]);
+        }
+        for (size_t i = 0; S->busy && i < (size_t)pp->n_timed * pp->ops_per_stage * 2; i++)
+            CHECK_CUDA(cudaEventDestroy(S->busy[i]));
+        free(S->busy);
+        if (S->updated) CHECK_CUDA(cudaEventDestroy(S->updated));
+        if (S->eval_fwd) CHECK_CUDA(cudaEventDestroy(S->eval_fwd));
+        if (S->eval_in) CHECK_CUDA(cudaEventDestroy(S->eval_in));
+        if (S->grad_stream) CHECK_CUDA(cudaStreamDestroy(S->grad_stream));
+        if (S->has_data) dataset_free(&S->data);
+        gpu_free(&S->gpu);
+    }
+    sched_free(&pp->sched);
+    free(pp);
+}
+
+void pipeline_download_params(pipe_t *pp, float *host) {
+    for (int s = 0; s < pp->p; s++) {
+        const model_t *m = &pp->st[s].slot[0];
+        CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaMemcpy(host + m->param_first, m->params, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    }
+}
+
+double pipeline_stage_mem_mb(const pipe_t *pp, int s) {
+    return (double)(gpu_mem_used(&pp->st[s].gpu) - pp->st[s].mem_base) / (1024.0 * 1024.0);
+}
+
+size_t pipeline_act_bytes(const pipe_t *pp, int s) {
+    const pipe_stage_t *S = &pp->st[s];
+    size_t b = 0;
+    for (int k = 0; k < S->n_slots; k++) {
+        const model_t *m = &S->slot[k];
+        for (int t = 0; t < m->n_tensors; t++)
+            if (m->tensors[t].val) b += shape_numel(m->tensors[t].shape) * sizeof(float);
+    }
+    return b;
+}
+
+/* The whole flat parameter buffer, for SCALING_DUMP_PARAMS and tests: the stages' slices side by side. */
+static size_t pipe_params(void *state, float *host, size_t max) {
+    pipe_t *pp = state;
+    size_t n = pp->st[0].slot[0].n_params_all;
+    if (!host) return n;
+    float *all = max >= n ? host : malloc((n ? n : 1) * sizeof *all);
+    if (!all) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    pipeline_download_params(pp, all);
+    if (all != host) {
+        memcpy(host, all, max * sizeof *all);
+        free(all);
+    }
+    return n;
+}
+
+const strategy_t strategy_pipeline = {
+    .name = "pipeline",
+    .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+    .setup = pipe_setup,
+    .steps_per_epoch = pipe_steps,
+    .epoch_begin = pipe_epoch_begin,
+    .train_step = pipe_train_step,
+    .epoch_end = pipe_epoch_end,
+    .evaluate = pipe_evaluate_,
+    .teardown = pipe_teardown,
+    .params = pipe_params,
+};

@@ -1,0 +1,78 @@
+/* pipeline.h — the pipeline strategy's state: consecutive layer ranges (stages) on consecutive GPUs, each with
+ * activation slots for its micro-batches in flight, the events of one step's plan and the links between GPUs.
+ * Shared by pipeline.c (the strategy), pipe_run.c (a step, evaluation, copies), pipe_balance.c and the GPU tests. */
+#pragma once
+#include "strategy.h"
+#include "pipe_schedule.h"
+
+#define PIPE_TIMED_MAX 32       /* steps per epoch that carry busy-time events (evenly spaced) */
+#define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
+
+typedef struct {
+    gpu_t gpu;                      /* stream: forward, backward, update; comm_stream: incoming activations */
+    int first, end;                 /* layers [first, end) */
+    int in_tensor, out_tensor;      /* the boundary tensors (in: the images on stage 0; out: the logits last) */
+    int n_slots;
+    model_t *slot;                  /* slot[0] owns the parameters, gradients, momentum, running statistics and
+                                     * activation gradients; slot[k] adds its own activations (model_alloc_slot) */
+    cudaStream_t grad_stream;       /* incoming gradients */
+    cudaEvent_t *ev[SCHED_KINDS];   /* [mb]: the op (kind, this stage, mb) is done */
+    cudaEvent_t updated;            /* this step's SGD is done */
+    cudaEvent_t eval_fwd, eval_in;  /* evaluation: this chunk's forward is done / its input has been taken */
+    cudaEvent_t *busy;              /* [(timed step * ops + k) * 2 + {0 begin, 1 end}] around compute op k */
+    size_t mem_base;                /* device memory in use before the run */
+    dataset_t data;                 /* stage 0 only: images and labels */
+    int has_data;
+} pipe_stage_t;
+
+typedef struct {
+    int used, peer;                 /* peer: direct copies; else staged through `pinned` */
+    float *pinned;                  /* portable pinned buffer of `bytes` */
+    cudaStream_t stream;            /* on the sender: the device-to-host halves, in the order the receiver takes them
+                                     * (one stream per link: a shared one would add waits the plan does not have) */
+    size_t bytes;
+    cudaEvent_t staged;             /* on the sender: the device-to-host half is done */
+    cudaEvent_t done;               /* on the receiver: the host-to-device half is done, `pinned` is free again */
+} pipe_link_t;
+
+typedef struct pipe {
+    int p, micro, micro_batch, global_batch, steps_per_epoch;
+    float lr, momentum, weight_decay;
+    unsigned long long seed;
+    sched_t sched;
+    int starts[SCHED_MAX_STAGES + 1];   /* stage s runs layers starts[s] .. starts[s+1]-1 */
+    char split[64];                     /* "0,23,41": the row's split */
+    pipe_stage_t st[SCHED_MAX_STAGES];
+    pipe_link_t link[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* [from stage][to stage] */
+    cudaEvent_t *step_events;           /* steps_per_epoch + 1 on stage 0: a step ends when every stage updated */
+    int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry busy events; 2 * micro ops each */
+    double bytes_per_step;              /* activations, gradients and labels copied between GPUs per step */
+} pipe_t;
+
+/* ---- pipe_balance.c ---- */
+/* Forward + backward milliseconds of each layer of `model` at `batch` images on g: CUDA events around every layer,
+ * the median of a few repetitions after warm-up. Allocates and frees a whole model on g. */
+void pipe_measure_layers(gpu_t *g, const char *model, int batch, double *cost_ms, int n_layers);
+/* Host only, before any GPU is touched: checks the hand split in cfg (filling pp->starts) or, without one, that
+ * pp->p stages fit the model's cut points. m: the model built at the micro-batch. 0, or -1 with a message. */
+int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);
+/* Without a hand split, balances the stages by layer times measured on stage 0's GPU; prints the split. */
+void pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m);
+
+/* ---- pipe_run.c ---- */
+/* One optimizer step: the plan's ops, every stage's SGD, then stage 0 waits for every update and records the
+ * step's event. Launches only: no host synchronisation. */
+void pipe_step(pipe_t *pp, int step);
+/* Test accuracy: the test set in micro-batch chunks through the stages (running BN statistics). Synchronises. */
+double pipe_evaluate(pipe_t *pp);
+/* Sets up the links between the stages that exchange data (peer access where both ways exist, unless
+ * naive_path forces host staging). 0, or -1 with a message (NAIVE_PATH_P2P without peer access). */
+int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen);
+void pipe_links_free(pipe_t *pp);
+
+/* ---- pipeline.c: for tests ---- */
+/* The whole flat parameter buffer (n_params_all floats) assembled from the stages' slices. Synchronises. */
+void pipeline_download_params(pipe_t *pp, float *host);
+/* Device memory stage s's GPU holds for this run, in MiB, and the bytes of its activation slots. */
+double pipeline_stage_mem_mb(const pipe_t *pp, int s);
+size_t pipeline_act_bytes(const pipe_t *pp, int s);

@@ -1,0 +1,119 @@
+/* test_pipeline_equiv.c — splitting the model and the batch changes where and in which order the arithmetic runs,
+ * not what it computes: after k = 5 steps, LeNet trained by the pipeline on p = 2 and min(4, present) stages with
+ * M = 1, 2, 4 micro-batches, under GPipe and 1F1B, has the parameters of 1-GPU `single` training with the same
+ * global batch (relative error <= 1e-5, strict fp32): accumulated micro-batch gradients are the batch gradient.
+ * Also a hand split, copies staged through host memory, and the row's pipeline columns. */
+#include "dp_common.h"
+#include "../../strategies/pipe_schedule.h"
+
+#define B 96            /* divisible by 1, 2, 3 and 4, and by the micro-batch counts */
+#define K 5
+
+typedef struct {
+    int gpus, micro, f1b, naive_path;
+    const int *split;
+    int n_split;
+} case_t;
+
+static int count_fields(const char *s) {
+    int n = *s ? 1 : 0;
+    for (; *s; s++) n += *s == ';';
+    return n;
+}
+
+static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const float *p0, const float *dref,
+                     size_t n_params, double single_loss, double single_acc) {
+    const strategy_t *st = strategy_find("pipeline");
+    cfg.n_gpus = c->gpus;
+    cfg.micro_batches = c->micro;
+    cfg.schedule_1f1b = c->f1b;
+    cfg.naive_path = c->naive_path;
+    cfg.split = c->split;
+    cfg.n_split = c->n_split;
+    epoch_stats_t s;
+    memset(&s, 0, sizeof s);
+    void *state = dp_test_train(st, &cfg, K, &s);
+    double acc = st->evaluate(state);
+    size_t n = st->params(state, NULL, 0);
+    float *p = malloc(n * sizeof *p), *d = malloc(n * sizeof *d);
+    st->params(state, p, n);
+    char label[96];
+    snprintf(label, sizeof label, "%d stages, M=%d, %s%s%s", c->gpus, c->micro, c->f1b ? "1f1b" : "gpipe",
+             c->split ? ", --split" : "", c->naive_path == NAIVE_PATH_HOST ? ", host-staged" : "");
+    EXPECT(n == n_params, "%s: %zu parameters, single has %zu", label, n, n_params);
+    if (n == n_params) {
+        double rel = dp_test_rel(p, ref, n);
+        for (size_t k = 0; k < n; k++) d[k] = p[k] - p0[k];
+        double rel_update = dp_test_rel(d, dref, n);
+        printf("%-40s split %-8s params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), busy %s ms, "
+               "bubble %.3f (ideal %.3f), step %.3f ms, %.0f MiB\n", label, s.split, rel, rel_update, s.train_loss,
+               single_loss, s.stage_busy_ms, s.bubble, s.bubble_ideal, s.step_ms, s.peak_mem_mb);
+        EXPECT(rel <= 1e-5, "%s: parameters differ from single: rel err %.3g", label, rel);
+        /* The update alone, looser: micro-batch gradients are summed in another order than one batch's. */
+        EXPECT(rel_update <= 1e-3, "%s: update differs from single: rel err %.3g", label, rel_update);
+    }
+    EXPECT(fabs(s.train_loss - single_loss) <= 1e-5 * single_loss, "%s: loss %.7f, single %.7f", label, s.train_loss,
+           single_loss);
+    EXPECT(fabs(acc - single_acc) <= 2e-3, "%s: test accuracy %.4f, single %.4f", label, acc, single_acc);
+    EXPECT(s.steps == K && s.stages == c->gpus && s.micro_batches == c->micro &&
+           strcmp(s.schedule, c->f1b ? "1f1b" : "gpipe") == 0, "%s: steps %d stages %d micro %d schedule %s", label,
+           s.steps, s.stages, s.micro_batches, s.schedule);
+    EXPECT(count_fields(s.stage_busy_ms) == c->gpus && count_fields(s.split) == 1 && strncmp(s.split, "0", 1) == 0,
+           "%s: busy \"%s\", split \"%s\"", label, s.stage_busy_ms, s.split);
+    if (c->split) EXPECT(strcmp(s.split, "0,7") == 0, "%s: split \"%s\"", label, s.split);
+    EXPECT(fabs(s.bubble_ideal - sched_ideal_bubble(c->gpus, c->micro)) < 1e-12 && s.bubble >= -0.01 && s.bubble < 1,
+           "%s: bubble %.4f, ideal %.4f", label, s.bubble, s.bubble_ideal);
+    EXPECT(s.epoch_s > 0 && s.step_ms > 0 && s.compute_ms > 0 && s.peak_mem_mb > 0 &&
+           (c->gpus == 1 ? s.bytes_per_step == 0 : s.bytes_per_step > 0),
+           "%s: epoch %.4f step %.4f compute %.4f mem %.1f bytes %.0f", label, s.epoch_s, s.step_ms, s.compute_ms,
+           s.peak_mem_mb, s.bytes_per_step);
+    st->teardown(state);
+    free(p);
+    free(d);
+}
+
+int main(void) {
+    gpu_test_require(2);
+    idx_dataset_t data;
+    dp_test_load(&data, "mnist");
+    int devices[4] = {0, 1, 2, 3};
+    run_cfg_t cfg = {.model = "lenet", .n_gpus = 1, .devices = devices, .global_batch = B, .lr = 0.1,
+                     .momentum = 0.9, .weight_decay = 5e-4, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1,
+                     .data = &data, .micro_batches = 1};
+
+    /* The reference: one GPU, batch B; its state is the replica (strategies/single.c). */
+    const strategy_t *single = strategy_find("single");
+    epoch_stats_t s;
+    void *st0 = dp_test_train(single, &cfg, 0, &s);
+    float *p0 = dp_test_params((replica_t *)st0);
+    single->teardown(st0);
+    st0 = dp_test_train(single, &cfg, K, &s);
+    size_t n_params = ((replica_t *)st0)->model.n_params;
+    float *ref = dp_test_params((replica_t *)st0);
+    double single_acc = single->evaluate(st0), single_loss = s.train_loss;
+    single->teardown(st0);
+    float *dref = malloc(n_params * sizeof(float));
+    for (size_t k = 0; k < n_params; k++) dref[k] = ref[k] - p0[k];
+
+    int counts[2], n_counts = dp_test_counts(counts);
+    static const int micro[3] = {1, 2, 4};
+    static const int classic[1] = {7};   /* convolutions on GPU 0, dense layers on GPU 1 */
+    for (int c = 0; c < n_counts; c++)
+        for (int f1b = 0; f1b <= 1; f1b++)
+            for (int m = 0; m < 3; m++) {
+                case_t cs = {counts[c], micro[m], f1b, NAIVE_PATH_AUTO, NULL, 0};
+                run_case(&cs, cfg, ref, p0, dref, n_params, single_loss, single_acc);
+            }
+    case_t extra[] = {
+        {2, 2, 0, NAIVE_PATH_AUTO, classic, 1},     /* a hand split */
+        {2, 4, 1, NAIVE_PATH_HOST, NULL, 0},        /* copies staged through pinned host memory */
+        {1, 4, 0, NAIVE_PATH_AUTO, NULL, 0},        /* one stage: gradient accumulation alone */
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        run_case(&extra[i], cfg, ref, p0, dref, n_params, single_loss, single_acc);
+    free(p0);
+    free(ref);
+    free(dref);
+    idx_free(&data);
+    return test_summary();
+}
