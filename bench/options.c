@@ -90,8 +90,8 @@ static const opt_help_t opt_help[] = {
     {"PATH", "CSV file to append one row per epoch to (directories are created)", NULL,
              "results/scaling.csv"},
     {"N",    "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)", NULL, "0"},
-    {"PATH", "naive: how gradients reach GPU 0 (auto: peer copies where peer access exists)",
-             options_naive_paths, "auto"},
+    {"PATH", "naive: how gradients reach GPU 0; pipeline: how activations and gradients cross\n"
+             "between stages (auto: peer copies where peer access exists)", options_naive_paths, "auto"},
     {"X",    "nccl: gradient bucket size in MiB for the all-reduce", NULL, "25"},
     {"MODE", "nccl: overlap the all-reduce of each bucket with the rest of backward", on_off, "on"},
     {"LIST", "pipeline: micro-batches per global batch to sweep, e.g. 1,2,4,8 (each must\n"
@@ -102,8 +102,8 @@ static const opt_help_t opt_help[] = {
              options_benches, NULL},
     {NULL,   "skip configurations already complete in --out", NULL, NULL},
     {"PATH", "also write a Chrome-trace/Perfetto JSON timeline of a few steps per run", NULL, NULL},
-    {"MODE", "single: replay each step from a CUDA graph (one launch per step); off keeps\n"
-             "per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
+    {"MODE", "single/naive/nccl: replay each step's compute from CUDA graphs (a few launches per\n"
+             "step); off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 

@@ -128,7 +128,7 @@ static void seg_whole_step(replica_t *r, const void *unused) {
 }
 
 void replica_step_graphed(replica_t *r, int step) {
-    replica_run_segment(r, 0, seg_whole_step, NULL);
+    replica_run_segment(r, REPLICA_SEG_STEP, seg_whole_step, NULL);
     replica_mark_step(r, step);
 }
 

@@ -7,7 +7,8 @@
 
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
-#define REPLICA_MAX_SEGMENTS 64
+#define REPLICA_MAX_SEGMENTS (MODEL_MAX_LAYERS + 3)   /* a backward segment per bucket, at most one per layer */
+enum { REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_BACKWARD = 3 };
 typedef struct {
     int state;                  /* 0 never run, 1 run once eagerly (library warm-up), 2 captured */
     cudaGraph_t graph;

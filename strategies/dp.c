@@ -34,6 +34,8 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
                          cfg->data, err, errlen) != 0) {
             dp_teardown(dp);
             return -1;
+        } else {
+            dp->reps[i].use_graphs = cfg->cuda_graph;
         }
     /* Timing events on an even sample of the steps keeps the event count bounded for small batches
      * (LeNet at batch 4 has 15000 steps) while every part of the epoch is represented. */
@@ -94,7 +96,20 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
 }
 
 void dp_update(dp_t *dp, int step) {
-    for (int i = 0; i < dp->n; i++) replica_update(&dp->reps[i], step);
+    for (int i = 0; i < dp->n; i++) {
+        replica_run_segment(&dp->reps[i], REPLICA_SEG_UPDATE, replica_seg_update, NULL);
+        replica_mark_step(&dp->reps[i], step);
+    }
+}
+
+void dp_forward(dp_t *dp, int i) {
+    int shard = dp->shard0 + i;
+    replica_run_segment(&dp->reps[i], REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
+}
+
+void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
+    int range[2] = {lo, hi};
+    replica_run_segment(&dp->reps[i], REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
 }
 
 static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {

@@ -39,6 +39,10 @@ void dp_mark(dp_t *dp, int step, int resume);
 /* Event k of the step's communication on GPU 0 (end = 0 begin, 1 end), or NULL on untimed steps. */
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
 /* SGD on every replica (each waits only for its own stream's work). */
+/* Replica i's gather of its shard of the step's batch, forward and loss (a CUDA-graph segment with --cuda-graph). */
+void dp_forward(dp_t *dp, int i);
+/* Replica i's backward over layers [lo, hi) as graph segment `segment` (0 for a whole backward, b for bucket b). */
+void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
 void dp_update(dp_t *dp, int step);
 /* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
  * compute / communication / exposed time per step, gradient bytes, algbw / busbw, replica check, peak memory. */

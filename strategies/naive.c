@@ -254,7 +254,8 @@ static void naive_train_step(void *state, int step) {
     dp_t *dp = &s->dp;
     float *grads[DP_MAX_GPUS];
     for (int i = 0; i < dp->n; i++) {
-        replica_compute(&dp->reps[i], step, i);
+        dp_forward(dp, i);
+        dp_backward(dp, i, 0, 0, dp->reps[i].model.n_layers);
         grads[i] = dp->reps[i].model.grads;
     }
     dp_mark(dp, step, 0);

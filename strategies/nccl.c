@@ -263,7 +263,7 @@ static void nccl_train_step(void *state, int step) {
     dp_t *dp = &s->dp;
     float *grads[DP_MAX_GPUS];
     for (int i = 0; i < dp->n; i++) {
-        replica_forward_loss(&dp->reps[i], step, dp->shard0 + i);
+        dp_forward(dp, i);
         grads[i] = dp->reps[i].model.grads;
     }
     /* Backward bucket by bucket, every replica in turn, so bucket b's all-reduce is queued while bucket b+1's
@@ -273,7 +273,7 @@ static void nccl_train_step(void *state, int step) {
             replica_t *r = &dp->reps[i];
             CHECK_CUDA(cudaSetDevice(r->gpu.device));
             nvtx_push("backward bucket %d gpu%d", b, r->gpu.device);
-            model_backward_range(&r->model, &r->gpu, s->buckets[b].lo, s->buckets[b].hi, 0.0f);
+            dp_backward(dp, i, b, s->buckets[b].lo, s->buckets[b].hi);
             nvtx_pop();
         }
         if (s->overlap) launch_bucket_(s, grads, step, b);
