@@ -12,31 +12,35 @@ epochs=${3:-4}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 R=(--model resnet18 --dataset fashion-mnist --batch 256 --lr 0.1 --epochs "$epochs")
+# GPU counts: powers of two up to what this machine has (1, 2, 4 on a 4-GPU node).
+n_dev=$(nvidia-smi -L | grep -c '^GPU')
+counts=(1); for g in 2 4 8; do [ "$g" -le "$n_dev" ] && counts+=("$g"); done
+list=$(IFS=,; echo "${counts[*]}"); multi=$(IFS=,; echo "${counts[*]:1}"); top=${counts[-1]}
 
 if [ -f "$anchor" ] && python3 -c 'import torch' 2>/dev/null; then
     echo "== PyTorch DDP eager-fp32, 1/2/4 GPUs, $epochs epochs"
-    python3 "$anchor" data/fashion-mnist "$epochs" eager-fp32 1,2,4 | tee "$out/torch.csv"
+    python3 "$anchor" data/fashion-mnist "$epochs" eager-fp32 "$list" | tee "$out/torch.csv"
 fi
 echo "== single at the global batches of 1, 2, 4 GPUs (T1 and the accuracy reference)"
-for g in 1 2 4; do
+for g in "${counts[@]}"; do
     ./scaling --strategy single --model resnet18 --batch $((256 * g)) --lr "0.$g" --epochs "$epochs" \
         --out "$out/single.csv" | grep -E '^#|^ +[0-9]'
 done
 echo "== nccl and naive, one process, weak scaling"
-./scaling --strategy nccl --gpus 1,2,4 "${R[@]}" --out "$out/ours.csv" | grep -E '^#|^ +[0-9]'
-./scaling --strategy naive --gpus 1,2,4 "${R[@]}" --out "$out/ours.csv" | grep -E '^#|^ +[0-9]'
-./scaling --strategy nccl --gpus 2,4 --overlap off "${R[@]}" --out "$out/overlap_off.csv" | grep -E '^# summary'
+./scaling --strategy nccl --gpus "$list" "${R[@]}" --out "$out/ours.csv" | grep -E '^#|^ +[0-9]'
+./scaling --strategy naive --gpus "$list" "${R[@]}" --out "$out/ours.csv" | grep -E '^#|^ +[0-9]'
+./scaling --strategy nccl --gpus "$multi" --overlap off "${R[@]}" --out "$out/overlap_off.csv" | grep -E '^# summary'
 if command -v mpirun >/dev/null; then
-    echo "== nccl, one process per GPU (mpirun -np 4)"
-    mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE -np 4 ./scaling --strategy nccl "${R[@]}" \
+    echo "== nccl, one process per GPU (mpirun -np $top)"
+    mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE -np "$top" ./scaling --strategy nccl "${R[@]}" \
         --out "$out/ours_mpi.csv" | grep -E '^# summary'
 fi
-echo "== bucket size, 4 GPUs"
+echo "== bucket size, $top GPUs"
 for b in 2 8 25 64 128; do
-    ./scaling --strategy nccl --gpus 4 --bucket-mb $b "${R[@]}" --epochs 3 --out "$out/buckets.csv" | grep -E '^# summary'
+    ./scaling --strategy nccl --gpus "$top" --bucket-mb $b "${R[@]}" --epochs 3 --out "$out/buckets.csv" | grep -E '^# summary'
 done
 echo "== all-reduce benchmark"
-./scaling --bench allreduce --gpus 2,4 --out "$out/allreduce.csv" | grep -E '^# [a-z]|7069696 |47185920 |268435456 '
+./scaling --bench allreduce --gpus "$multi" --out "$out/allreduce.csv" | grep -E '^# [a-z]|7069696 |47185920 |268435456 '
 
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import csv, os, statistics, sys
@@ -57,7 +61,7 @@ for r in rows("torch.csv"):
         torch.setdefault(int(r["gpus"]), []).append(float(r["epoch_s"]))
 tacc = {int(r["gpus"]): float(r["test_acc"]) for r in rows("torch.csv")}
 env = (single or ours)[0]
-print(f"GPU: {env['gpu_name']} x4, driver {env['driver']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}, NCCL {env['nccl']}, commit {env['git_commit']}")
+print(f"GPU: {env['gpu_name']}, driver {env['driver']}, CUDA {env['cuda']}, cuDNN {env['cudnn']}, NCCL {env['nccl']}, commit {env['git_commit']}")
 t1 = steady(single, global_batch=256)
 print(f"T1 = single, batch 256: {t1[0]:.3f} s (median of steady epochs)")
 print("strategy   gpus  epoch_s [min,max]        eff T1/(N*TN)  comm_ms exposed_ms busbw  test_acc  1-GPU same batch  torch epoch_s")
@@ -72,7 +76,7 @@ for name, rs, strat in (("nccl", ours, "nccl"), ("naive", ours, "naive"), ("nccl
 for g in (1, 2, 4):
     if g in torch:
         print(f"torch DDP {g} GPU: {statistics.median(torch[g]):.3f} s, efficiency {statistics.median(torch[1]) / (g * statistics.median(torch[g])) * 100:.1f} %, test acc {tacc.get(g, float('nan')):.4f}")
-print("bucket size (4 GPUs, nccl; runs in the order of the loop above) -> median steady epoch s")
+print("bucket size (largest GPU count, nccl; runs in the order of the loop above) -> median steady epoch s")
 seen = []
 for r in buckets:
     if r["run_id"] not in seen: seen.append(r["run_id"])
