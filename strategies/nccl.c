@@ -180,12 +180,23 @@ typedef struct {
 static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
     int L = m->n_layers, nb = 0;
 #define SLICE(i) (((i) + 1 < L ? m->layers[(i) + 1].param_offset : m->n_params) - m->layers[i].param_offset)
-    for (int hi = L; hi > 0;) {
+    /* The first layers' bucket is reduced after the whole backward, with nothing left to hide it behind: keep it
+     * small (1/8 of a bucket), so the exposed all-reduce is short. Measured on 2 H200s: a 19 MB tail bucket left
+     * 0.12 ms of a 6.6 ms ResNet-18 step exposed. */
+    int tail = 0;
+    size_t tail_count = 0;
+    while (tail < L) {
+        size_t next = SLICE(tail);
+        if (tail_count && (tail_count + next) * sizeof(float) > bucket_bytes / 8) break;
+        tail_count += next;
+        tail++;
+    }
+    for (int hi = L; hi > tail;) {
         int lo = hi;
         size_t count = 0;
-        while (lo > 0) {
+        while (lo > tail) {
             int j = lo - 1;
-            while (j > 0 && SLICE(j) == 0) j--;
+            while (j > tail && SLICE(j) == 0) j--;
             if (count && (count + SLICE(j)) * sizeof(float) > bucket_bytes) break;
             count += SLICE(j);
             lo = j;
@@ -193,6 +204,7 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
         out[nb++] = (bucket_t){.lo = lo, .hi = hi, .offset = m->layers[lo].param_offset, .count = count};
         hi = lo;
     }
+    if (tail > 0) out[nb++] = (bucket_t){.lo = 0, .hi = tail, .offset = 0, .count = tail_count};
 #undef SLICE
     /* A last bucket of nothing but parameter-free first layers would launch an empty all-reduce: fold it into
      * the one before (whose backward then runs a little longer before its all-reduce starts). */
