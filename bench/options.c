@@ -103,7 +103,8 @@ static const opt_help_t opt_help[] = {
     {NULL,   "skip configurations already complete in --out", NULL, NULL},
     {"PATH", "also write a Chrome-trace/Perfetto JSON timeline of a few steps per run", NULL, NULL},
     {"MODE", "single/naive/nccl: replay each step's compute from CUDA graphs (a few launches per\n"
-             "step); off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
+             "step); pipeline: each micro-batch's forward and backward (up to 64 micro-batches);\n"
+             "off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -390,6 +391,10 @@ int options_validate(const options_t *o, const char *const *strategies, int n_de
         return fail(err, errlen, "--micro-batches applies to --strategy pipeline only (strategy is %s)", o->strategy);
     if (strcmp(o->strategy, "pipeline") != 0 && o->n_split)
         return fail(err, errlen, "--split applies to --strategy pipeline only (strategy is %s)", o->strategy);
+    for (int i = 0; o->n_split && i < o->n_gpus; i++)   /* one hand split fits one stage count */
+        if (o->gpus[i] != o->n_split + 1)
+            return fail(err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
+                        o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return fail(err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {

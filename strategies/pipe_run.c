@@ -68,8 +68,8 @@ int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
                 staged++;
             }
         }
-    if (staged) fprintf(stderr, "pipeline: %d link(s) staged through pinned host memory (no peer access%s)\n", staged,
-                        naive_path == NAIVE_PATH_HOST ? ": --naive-path host" : "");
+    if (staged) fprintf(stderr, "pipeline: %d link(s) staged through pinned host memory (%s)\n", staged,
+                        naive_path == NAIVE_PATH_HOST ? "--naive-path host" : "no peer access");
     return 0;
 }
 
@@ -127,19 +127,58 @@ static void busy_mark(pipe_stage_t *S, int ops, int timed, int k, int end) {
     if (timed >= 0) CHECK_CUDA(cudaEventRecord(S->busy[((size_t)timed * ops + k) * 2 + end], S->gpu.stream));
 }
 
-static void run_forward(pipe_t *pp, const sched_op_t *o, int step, int timed, int k) {
-    int s = o->op.stage, mb = o->op.mb;
+/* The work of one forward or backward: the same launches at every step (the gather reads the step from d_step), so
+ * it can be captured once. */
+static void body(pipe_t *pp, const sched_op_t *o) {
+    int s = o->op.stage;
     pipe_stage_t *S = &pp->st[s];
     model_t *m = &S->slot[o->slot];
+    gpu_t *g = &S->gpu;
+    if (o->op.kind == SCHED_FWD) {
+        if (s == 0)
+            dataset_gather_train_at(&S->data, pp->d_step, pp->global_batch, o->op.mb * pp->micro_batch,
+                                    pp->micro_batch, m->tensors[m->input].val, m->labels, g->stream);
+        model_forward_range(m, g, S->first, S->end, 1);
+        return;
+    }
+    /* The loss is taken at the backward, not the forward: logits gradients live in the stage's one set of
+     * activation gradients, which only the micro-batch in backward may use. 1/global batch: the micro-batches'
+     * accumulated gradients are the whole batch's gradient. */
+    if (s == pp->p - 1) model_loss(m, g, pp->micro_batch, 1.0f / (float)pp->global_batch, 1);
+    model_backward_range(m, g, S->first, S->end, o->first_bwd ? 0.0f : 1.0f);
+}
+
+/* Runs body(o) on its stage's compute stream: with graphs, eagerly the first time (cuDNN and cuBLAS warm up), then
+ * captured, then replayed. The waits and timing events stay outside the graph, on the stream. */
+static void run_body(pipe_t *pp, const sched_op_t *o) {
+    pipe_stage_t *S = &pp->st[o->op.stage];
+    pipe_graph_t *gr = o->op.kind == SCHED_FWD ? &S->fwd_graph[o->op.stage == 0 ? o->op.mb : o->slot]
+                                               : &S->bwd_graph[o->slot * 2 + o->first_bwd];
+    if (!pp->use_graphs || gr->state == 0) {
+        body(pp, o);
+        gr->state = gr->state ? gr->state : 1;
+        return;
+    }
+    if (gr->state == 1) {
+        /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
+        CHECK_CUDA(cudaStreamBeginCapture(S->gpu.stream, cudaStreamCaptureModeRelaxed));
+        body(pp, o);
+        CHECK_CUDA(cudaStreamEndCapture(S->gpu.stream, &gr->graph));
+        CHECK_CUDA(cudaGraphInstantiate(&gr->exec, gr->graph, 0));
+        gr->state = 2;
+    }
+    CHECK_CUDA(cudaGraphLaunch(gr->exec, S->gpu.stream));
+}
+
+static void run_forward(pipe_t *pp, const sched_op_t *o, int timed, int k) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
     CHECK_CUDA(cudaSetDevice(g->device));
     wait_ops(pp, o, g->stream);
     nvtx_push("fwd s%d mb%d gpu%d", s, mb, g->device);
     busy_mark(S, pp->ops_per_stage, timed, k, 0);
-    if (s == 0)
-        dataset_gather_train(&S->data, step * pp->global_batch + mb * pp->micro_batch, pp->micro_batch,
-                             m->tensors[m->input].val, m->labels, g->stream);
-    model_forward_range(m, g, S->first, S->end, 1);
+    run_body(pp, o);
     busy_mark(S, pp->ops_per_stage, timed, k, 1);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_FWD][mb], g->stream));
     nvtx_pop();
@@ -148,17 +187,12 @@ static void run_forward(pipe_t *pp, const sched_op_t *o, int step, int timed, in
 static void run_backward(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     int s = o->op.stage, mb = o->op.mb;
     pipe_stage_t *S = &pp->st[s];
-    model_t *m = &S->slot[o->slot];
     gpu_t *g = &S->gpu;
     CHECK_CUDA(cudaSetDevice(g->device));
     wait_ops(pp, o, g->stream);
     nvtx_push("bwd s%d mb%d gpu%d", s, mb, g->device);
     busy_mark(S, pp->ops_per_stage, timed, k, 0);
-    /* The loss is taken at the backward, not the forward: logits gradients live in the stage's one set of
-     * activation gradients, which only the micro-batch in backward may use. 1/global batch: the micro-batches'
-     * accumulated gradients are the whole batch's gradient. */
-    if (s == pp->p - 1) model_loss(m, g, pp->micro_batch, 1.0f / (float)pp->global_batch, 1);
-    model_backward_range(m, g, S->first, S->end, o->first_bwd ? 0.0f : 1.0f);
+    run_body(pp, o);
     busy_mark(S, pp->ops_per_stage, timed, k, 1);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_BWD][mb], g->stream));
     nvtx_pop();
@@ -208,7 +242,7 @@ void pipe_step(pipe_t *pp, int step) {
     for (int i = 0; i < pp->sched.n_ops; i++) {
         const sched_op_t *o = &pp->sched.ops[i];
         switch (o->op.kind) {
-        case SCHED_FWD: run_forward(pp, o, step, timed, k[o->op.stage]++); break;
+        case SCHED_FWD: run_forward(pp, o, timed, k[o->op.stage]++); break;
         case SCHED_BWD: run_backward(pp, o, timed, k[o->op.stage]++); break;
         case SCHED_ACT: run_act(pp, o); break;
         default:        run_grad(pp, o); break;
@@ -227,6 +261,7 @@ void pipe_step(pipe_t *pp, int step) {
      * step's last backward anyway, so this wait costs nothing. */
     pipe_stage_t *S0 = &pp->st[0];
     CHECK_CUDA(cudaSetDevice(S0->gpu.device));
+    dataset_step_advance(pp->d_step, S0->gpu.stream);   /* after the step's gathers, all on this stream */
     for (int s = 1; s < pp->p; s++) CHECK_CUDA(cudaStreamWaitEvent(S0->gpu.stream, pp->st[s].updated, 0));
     CHECK_CUDA(cudaEventRecord(pp->step_events[step + 1], S0->gpu.stream));
 }

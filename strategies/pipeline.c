@@ -86,6 +86,17 @@ static void stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg) {
     S->busy = calloc(n_busy, sizeof(cudaEvent_t));
     if (!S->busy) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     for (size_t i = 0; i < n_busy; i++) CHECK_CUDA(cudaEventCreate(&S->busy[i]));
+    S->fwd_graph = calloc((size_t)(s == 0 ? pp->micro : S->n_slots), sizeof *S->fwd_graph);
+    S->bwd_graph = calloc((size_t)S->n_slots * 2, sizeof *S->bwd_graph);
+    if (!S->fwd_graph || !S->bwd_graph) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+}
+
+static void graphs_free(pipe_graph_t *g, int n) {
+    for (int i = 0; g && i < n; i++) {
+        if (g[i].exec) CHECK_CUDA(cudaGraphExecDestroy(g[i].exec));
+        if (g[i].graph) CHECK_CUDA(cudaGraphDestroy(g[i].graph));
+    }
+    free(g);
 }
 
 static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
@@ -101,6 +112,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     pp->momentum = (float)cfg->momentum;
     pp->weight_decay = (float)cfg->weight_decay;
     pp->seed = cfg->seed;
+    pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
     pp->ops_per_stage = 2 * pp->micro;
     pp->stride = (pp->steps_per_epoch + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
     int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */
@@ -125,6 +137,8 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         if (s == 0) {
             dataset_upload(&pp->st[0].data, cfg->data);
             pp->st[0].has_data = 1;
+            CHECK_CUDA(cudaMalloc((void **)&pp->d_step, sizeof(int)));
+            CHECK_CUDA(cudaMemset(pp->d_step, 0, sizeof(int)));
         }
     }
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
@@ -163,6 +177,7 @@ static void pipe_epoch_begin(void *state, int epoch) {
     CHECK_CUDA(cudaSetDevice(S0->gpu.device));
     CHECK_CUDA(cudaEventRecord(pp->step_events[0], S0->gpu.stream));
     dataset_shuffle(&S0->data, pp->seed, epoch, S0->gpu.stream);
+    CHECK_CUDA(cudaMemsetAsync(pp->d_step, 0, sizeof(int), S0->gpu.stream));
     CHECK_CUDA(cudaSetDevice(L->gpu.device));
     CHECK_CUDA(cudaMemsetAsync(L->slot[0].acc, 0, 2 * sizeof(double), L->gpu.stream));
 }
@@ -265,6 +280,8 @@ static void pipe_teardown(void *state) {
         pipe_stage_t *S = &pp->st[s];
         if (!S->gpu.stream) continue;
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        graphs_free(S->fwd_graph, s == 0 ? pp->micro : S->n_slots);
+        graphs_free(S->bwd_graph, S->n_slots * 2);
         for (int k = S->n_slots - 1; S->slot && k >= 0; k--) model_free(&S->slot[k]);   /* slots before owner */
         free(S->slot);
         for (int k = 0; k < SCHED_KINDS; k++) {
@@ -278,6 +295,7 @@ static void pipe_teardown(void *state) {
         if (S->eval_fwd) CHECK_CUDA(cudaEventDestroy(S->eval_fwd));
         if (S->eval_in) CHECK_CUDA(cudaEventDestroy(S->eval_in));
         if (S->grad_stream) CHECK_CUDA(cudaStreamDestroy(S->grad_stream));
+        if (s == 0 && pp->d_step) CHECK_CUDA(cudaFree(pp->d_step));
         if (S->has_data) dataset_free(&S->data);
         gpu_free(&S->gpu);
     }

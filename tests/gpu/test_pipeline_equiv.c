@@ -2,7 +2,8 @@
  * not what it computes: after k = 5 steps, LeNet trained by the pipeline on p = 2 and min(4, present) stages with
  * M = 1, 2, 4 micro-batches, under GPipe and 1F1B, has the parameters of 1-GPU `single` training with the same
  * global batch (relative error <= 1e-5, strict fp32): accumulated micro-batch gradients are the batch gradient.
- * Also a hand split, copies staged through host memory, and the row's pipeline columns. */
+ * Steps replay from CUDA graphs as in the command (--cuda-graph on); also eager steps, a hand split, copies staged
+ * through host memory, one stage, and the row's pipeline columns. */
 #include "dp_common.h"
 #include "../../strategies/pipe_schedule.h"
 
@@ -13,6 +14,7 @@ typedef struct {
     int gpus, micro, f1b, naive_path;
     const int *split;
     int n_split;
+    int graphs;
 } case_t;
 
 static int count_fields(const char *s) {
@@ -30,6 +32,7 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     cfg.naive_path = c->naive_path;
     cfg.split = c->split;
     cfg.n_split = c->n_split;
+    cfg.cuda_graph = c->graphs;
     epoch_stats_t s;
     memset(&s, 0, sizeof s);
     void *state = dp_test_train(st, &cfg, K, &s);
@@ -38,8 +41,9 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     float *p = malloc(n * sizeof *p), *d = malloc(n * sizeof *d);
     st->params(state, p, n);
     char label[96];
-    snprintf(label, sizeof label, "%d stages, M=%d, %s%s%s", c->gpus, c->micro, c->f1b ? "1f1b" : "gpipe",
-             c->split ? ", --split" : "", c->naive_path == NAIVE_PATH_HOST ? ", host-staged" : "");
+    snprintf(label, sizeof label, "%d stages, M=%d, %s%s%s%s", c->gpus, c->micro, c->f1b ? "1f1b" : "gpipe",
+             c->split ? ", --split" : "", c->naive_path == NAIVE_PATH_HOST ? ", host-staged" : "",
+             c->graphs ? "" : ", eager");
     EXPECT(n == n_params, "%s: %zu parameters, single has %zu", label, n, n_params);
     if (n == n_params) {
         double rel = dp_test_rel(p, ref, n);
@@ -101,13 +105,15 @@ int main(void) {
     for (int c = 0; c < n_counts; c++)
         for (int f1b = 0; f1b <= 1; f1b++)
             for (int m = 0; m < 3; m++) {
-                case_t cs = {counts[c], micro[m], f1b, NAIVE_PATH_AUTO, NULL, 0};
+                case_t cs = {counts[c], micro[m], f1b, NAIVE_PATH_AUTO, NULL, 0, 1};
                 run_case(&cs, cfg, ref, p0, dref, n_params, single_loss, single_acc);
             }
     case_t extra[] = {
-        {2, 2, 0, NAIVE_PATH_AUTO, classic, 1},     /* a hand split */
-        {2, 4, 1, NAIVE_PATH_HOST, NULL, 0},        /* copies staged through pinned host memory */
-        {1, 4, 0, NAIVE_PATH_AUTO, NULL, 0},        /* one stage: gradient accumulation alone */
+        {2, 2, 0, NAIVE_PATH_AUTO, classic, 1, 1},  /* a hand split */
+        {2, 4, 1, NAIVE_PATH_HOST, NULL, 0, 1},     /* copies staged through pinned host memory */
+        {1, 4, 0, NAIVE_PATH_AUTO, NULL, 0, 1},     /* one stage: gradient accumulation alone */
+        {2, 4, 1, NAIVE_PATH_AUTO, NULL, 0, 0},     /* eager: every launch from the host at every step */
+        {2, 4, 0, NAIVE_PATH_AUTO, NULL, 0, 0},
     };
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
         run_case(&extra[i], cfg, ref, p0, dref, n_params, single_loss, single_acc);

@@ -255,7 +255,14 @@ static void test_pipeline_options(void) {
     EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == 1, "default M {1}");
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "1,2,4,8,16", "--split", "7") == 0, "%s", err);
     EXPECT(o.n_micro == 5 && o.micro[0] == 1 && o.micro[4] == 16 && o.n_split == 1 && o.split[0] == 7, "M list");
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+           strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 1") != NULL, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2", "--micro-batches", "1,2,4,8,16", "--split",
+                 "7") == 0, "%s", err);
     EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2,4", "--split", "7") == 0, "%s", err);
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
+           strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 4") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,0") == 2 &&
            strstr(err, "--micro-batches: \"0\" is not a positive integer") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,,4") == 2 && strstr(err, "empty item") != NULL, "got '%s'", err);

@@ -1,5 +1,5 @@
-/* test_sweep.c — sweep expansion: the gpus x batch x lr x seed order and counts, the weak and strong scaling
- * arithmetic, and the rejection of a strong-scaling batch that does not split evenly. */
+/* test_sweep.c — sweep expansion: the gpus x batch x lr x seed x micro-batches order and counts, the weak and strong
+ * scaling arithmetic, and the rejection of a batch that does not split evenly (over GPUs or micro-batches). */
 #include "bench/sweep.h"
 #include "test.h"
 

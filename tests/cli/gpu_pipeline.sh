@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# gpu_pipeline.sh — the pipeline through the real command: short LeNet runs on 2 (and 4 where present) GPUs with
+# --micro-batches 1,4 under both schedules (and eager, --cuda-graph off) give status ok and every pipeline column
+# (stages, micro-batches, schedule, split, per-stage busy times, bubble beside its ideal); a bad --split is a failed
+# run with its message.
+set -u
+bin=$1; root=$2
+n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 2 ]; then
+    echo "SKIP: needs 2 CUDA devices, found $n_dev"; exit 77
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() {   # check "<what>" <condition exit status>
+    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+gpus=2; [ "$n_dev" -ge 4 ] && gpus=2,4
+n_counts=$(echo "$gpus" | tr ',' '\n' | wc -l)
+data=(--model lenet --dataset mnist --data-dir "$root/data/mnist")
+
+csv=$tmp/pipe.csv
+for sched in gpipe 1f1b; do
+    "$bin" --strategy pipeline --gpus "$gpus" "${data[@]}" --batch 256 --scale strong --micro-batches 1,4 \
+        --schedule "$sched" --epochs 2 --steps 10 --out "$csv" >"$tmp/$sched.log" 2>&1
+    rc=$?
+    check "scaling --strategy pipeline --schedule $sched exits $rc" $rc
+    [ $rc -eq 0 ] || tail -n 20 "$tmp/$sched.log"
+    grep -q "^pipeline: split 0," "$tmp/$sched.log"; check "$sched: the split is printed" $?
+done
+# Eager steps (no CUDA graphs): the same columns.
+"$bin" --strategy pipeline --gpus 2 "${data[@]}" --batch 256 --scale strong --micro-batches 4 --schedule 1f1b \
+    --cuda-graph off --epochs 2 --steps 10 --out "$csv" >"$tmp/eager.log" 2>&1
+rc=$?
+check "scaling --strategy pipeline --cuda-graph off exits $rc" $rc
+[ $rc -eq 0 ] || tail -n 20 "$tmp/eager.log"
+# The split cell holds commas: read the CSV as RFC 4180 (plots/csv.awk), columns by header name.
+rows=$(awk -f "$root/plots/csv.awk" "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { p = $c["gpus"]; m = $c["micro_batches"]; busy = $c["stage_busy_ms"]
+      bad = $c["status"] != "ok" || $c["stages"] != p || (m != 1 && m != 4) || $c["split"] !~ /^0,/ \
+            || split(busy, b, ";") != p || $c["bubble"] == "" || $c["peak_mem_mb"] == ""
+      ideal = (p - 1) / (m + p - 1)
+      if ($c["bubble_ideal"] - ideal > 1e-4 || ideal - $c["bubble_ideal"] > 1e-4) bad = 1
+      if (bad) { print "bad row: " $0 > "/dev/stderr"; nbad++ }
+      n++ }
+    END { print n + 0, nbad + 0 }')
+set -- $rows
+want=$((2 * n_counts * 2 * 2 + 2))   # 2 schedules x GPU counts x 2 micro-batch counts x 2 epochs, + the eager run
+check "CSV has $1 rows, want $want" $([ "$1" -eq "$want" ]; echo $?)
+check "$2 rows with a wrong status or pipeline column" $([ "$2" -eq 0 ]; echo $?)
+
+# A split inside the model's range but not a cut point: the run fails at setup with the message, the sweep goes on.
+bad=$tmp/bad.csv
+"$bin" --strategy pipeline --gpus 2 --model resnet18 --dataset mnist --data-dir "$root/data/mnist" --batch 64 \
+    --split 12 --epochs 1 --steps 2 --out "$bad" >"$tmp/bad.log" 2>&1
+rc=$?
+check "a bad --split exits 1 (a failed run), got $rc" $([ $rc -eq 1 ]; echo $?)
+grep -q "layer 12 (s2.b0.conv2) is not a valid cut" "$tmp/bad.log"; check "bad --split message" $?
+grep -q ",failed," "$bad"; check "bad --split row has status failed" $?
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

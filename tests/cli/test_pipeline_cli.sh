@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_pipeline_cli.sh — the pipeline's options through the command on CI (no GPU needed: all fail before one is
+# looked for): a micro-batch count that does not divide the global batch, micro-batches or --split given to
+# another strategy, a bad micro-batch list, a split for another stage count. One line, exit 2, no CSV written.
+set -u
+bin=$1; root=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+csv=$tmp/out.csv
+pass=0; fail=0
+expect_error() {   # expect_error "<substring of the message>" args...
+    local want=$1; shift
+    rm -f "$csv"
+    "$bin" --out "$csv" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; local rc=$?
+    local lines; lines=$(wc -l <"$tmp/stderr")
+    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$want" "$tmp/stderr" && [ ! -e "$csv" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: scaling $* -> rc=$rc, $lines stderr line(s); wanted '$want'; got:"
+        cat "$tmp/stderr"
+    fi
+}
+data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
+expect_error '--micro-batches 3 does not divide the global batch 256' --strategy pipeline --micro-batches 1,3 "${data[@]}"
+expect_error '--micro-batches 8 does not divide the global batch 300 (3 GPUs, weak scaling)' \
+    --strategy pipeline --gpus 2,3 --batch 100 --micro-batches 4,8 "${data[@]}"
+expect_error '--micro-batches applies to --strategy pipeline only (strategy is nccl)' \
+    --strategy nccl --micro-batches 2 "${data[@]}"
+expect_error '--split applies to --strategy pipeline only' --strategy single --split 3 "${data[@]}"
+expect_error '--micro-batches: "0" is not a positive integer' --strategy pipeline --micro-batches 0 "${data[@]}"
+expect_error '--split: "a" is not a positive integer' --strategy pipeline --split a "${data[@]}"
+expect_error '--schedule: unknown schedule "zb"' --strategy pipeline --schedule zb "${data[@]}"
+expect_error '--split gives 1 stage start (2 stages) but --gpus has 4' --strategy pipeline --gpus 2,4 --split 7 \
+    "${data[@]}"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
