@@ -76,6 +76,16 @@ void gpu_ones_reserve(gpu_t *g, int n) {
     g->ones_len = n;
 }
 
+void gpu_enable_peer(int device, int peer) {
+    CHECK_CUDA(cudaSetDevice(device));
+    cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+        (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
+        return;
+    }
+    CHECK_CUDA(e);
+}
+
 size_t gpu_mem_used(const gpu_t *g) {
     size_t free_b = 0, total_b = 0;
     CHECK_CUDA(cudaSetDevice(g->device));

@@ -48,6 +48,9 @@ void gpu_workspace_set(gpu_t *g, size_t bytes);
 void gpu_ones_reserve(gpu_t *g, int n);
 /* Fills p[0..n) with uniform values in [lo, hi) on g->stream (algorithm search must not time on zeros). */
 void gpu_fill_uniform(const gpu_t *g, float *p, size_t n, unsigned seed, float lo, float hi);
+/* Lets `device` access `peer`'s memory. Peer access is a property of the context and outlives a run (a sweep,
+ * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error. */
+void gpu_enable_peer(int device, int peer);
 /* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
 size_t gpu_mem_used(const gpu_t *g);
 #ifdef __cplusplus

@@ -23,17 +23,6 @@ typedef struct {
     char algo[8];
 } naive_reducer_t;
 
-/* Peer access is a property of the context and outlives this run: a second run in the same process (a sweep, the
- * tests) finds it enabled, and NCCL may rely on it too, so it is never disabled. */
-static void enable_peer_(int device, int peer) {
-    CHECK_CUDA(cudaSetDevice(device));
-    cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
-        return;
-    }
-    CHECK_CUDA(e);
-}
 
 static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, size_t max_count, int path, char *err,
                               size_t errlen) {
@@ -56,8 +45,8 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
         }
         nr->p2p[i] = path != NAIVE_PATH_HOST && to && from;
         if (nr->p2p[i]) {
-            enable_peer_(d0, di);
-            enable_peer_(di, d0);
+            gpu_enable_peer(d0, di);
+            gpu_enable_peer(di, d0);
             n_p2p++;
         } else {
             nr->any_host = 1;

@@ -10,16 +10,6 @@
 
 /* ---- links: peer copies, or staged through pinned host memory ---- */
 
-/* Peer access is a property of the context and outlives this run (a sweep, the tests): never disabled. */
-static void enable_peer_(int device, int peer) {
-    CHECK_CUDA(cudaSetDevice(device));
-    cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) {
-        (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
-        return;
-    }
-    CHECK_CUDA(e);
-}
 
 static size_t tensor_bytes(const model_t *m, int t) { return shape_numel(m->tensors[t].shape) * sizeof(float); }
 
@@ -36,8 +26,8 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
     l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
     l->bytes = bytes > l->bytes ? bytes : l->bytes;
     if (l->peer) {
-        enable_peer_(a, b);
-        enable_peer_(b, a);
+        gpu_enable_peer(a, b);
+        gpu_enable_peer(b, a);
     }
     return 0;
 }
@@ -170,31 +160,18 @@ static void run_body(pipe_t *pp, const sched_op_t *o) {
     CHECK_CUDA(cudaGraphLaunch(gr->exec, S->gpu.stream));
 }
 
-static void run_forward(pipe_t *pp, const sched_op_t *o, int timed, int k) {
-    int s = o->op.stage, mb = o->op.mb;
+/* A forward or backward op of the schedule: its waits, then its graph, bracketed by the busy-time events. */
+static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
+    int s = o->op.stage, mb = o->op.mb, kind = o->op.kind;
     pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
     CHECK_CUDA(cudaSetDevice(g->device));
     wait_ops(pp, o, g->stream);
-    nvtx_push("fwd s%d mb%d gpu%d", s, mb, g->device);
+    nvtx_push("%s s%d mb%d gpu%d", kind == SCHED_FWD ? "fwd" : "bwd", s, mb, g->device);
     busy_mark(S, pp->ops_per_stage, timed, k, 0);
     run_body(pp, o);
     busy_mark(S, pp->ops_per_stage, timed, k, 1);
-    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_FWD][mb], g->stream));
-    nvtx_pop();
-}
-
-static void run_backward(pipe_t *pp, const sched_op_t *o, int timed, int k) {
-    int s = o->op.stage, mb = o->op.mb;
-    pipe_stage_t *S = &pp->st[s];
-    gpu_t *g = &S->gpu;
-    CHECK_CUDA(cudaSetDevice(g->device));
-    wait_ops(pp, o, g->stream);
-    nvtx_push("bwd s%d mb%d gpu%d", s, mb, g->device);
-    busy_mark(S, pp->ops_per_stage, timed, k, 0);
-    run_body(pp, o);
-    busy_mark(S, pp->ops_per_stage, timed, k, 1);
-    CHECK_CUDA(cudaEventRecord(S->ev[SCHED_BWD][mb], g->stream));
+    CHECK_CUDA(cudaEventRecord(S->ev[kind][mb], g->stream));
     nvtx_pop();
 }
 
@@ -242,8 +219,8 @@ void pipe_step(pipe_t *pp, int step) {
     for (int i = 0; i < pp->sched.n_ops; i++) {
         const sched_op_t *o = &pp->sched.ops[i];
         switch (o->op.kind) {
-        case SCHED_FWD: run_forward(pp, o, timed, k[o->op.stage]++); break;
-        case SCHED_BWD: run_backward(pp, o, timed, k[o->op.stage]++); break;
+        case SCHED_FWD:
+        case SCHED_BWD: run_compute_op(pp, o, timed, k[o->op.stage]++); break;
         case SCHED_ACT: run_act(pp, o); break;
         default:        run_grad(pp, o); break;
         }
