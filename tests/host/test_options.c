@@ -208,6 +208,14 @@ static void test_help(void) {
 }
 
 static void test_validate(void) {
+    {
+        options_t t;
+        char e[256] = "";
+        static const char *const names[] = {"single", NULL};
+        EXPECT(PARSE(&t, e, "--trace", "x.json") == 0, "--trace parses: %s", e);
+        EXPECT(options_validate(&t, names, 1, e, sizeof e) == 2 && strstr(e, "--trace") != NULL,
+               "--trace is refused until implemented: %s", e);
+    }
     static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
     options_t o;
     char err[256];
