@@ -117,8 +117,9 @@ static size_t state_offset_of(const model_t *m, int i) {
 }
 
 /* model_alloc, model_alloc_range and model_alloc_slot: allocate what layers [first, end) touch; with an owner,
- * only activations, labels and layer state, the rest bound to the owner's buffers. */
-static void alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t *owner) {
+ * only activations, labels and layer state, the rest bound to the owner's buffers. Returns -1, with nothing
+ * allocated, when the activations (by far the largest allocation) do not fit: a sweep records that as oom. */
+static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t *owner) {
     if (first < 0 || end > m->n_layers || first >= end) {
         fprintf(stderr, "model %s: bad layer range [%d, %d) of %d layers\n", m->name, first, end, m->n_layers);
         exit(1);
@@ -145,7 +146,14 @@ static void alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t
         size_t n = align_up(shape_numel(m->tensors[i].shape));
         floats += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
     }
-    CHECK_CUDA(cudaMalloc(&m->act_block, (floats ? floats : 1) * sizeof(float)));
+    m->act_bytes = (floats ? floats : 1) * sizeof(float);
+    cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
+        m->act_block = NULL;
+        return -1;
+    }
+    CHECK_CUDA(e);
     float *p = (float *)m->act_block;
     for (int i = 0; i < m->n_tensors; i++) {
         tensor_t *t = &m->tensors[i];
@@ -198,8 +206,13 @@ static void alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t
         l->dw = m->grads + (l->param_offset - m->param_first);
         l->state = m->state + (l->state_offset - m->state_first);
     }
-    /* A generous search arena during cudnnFind, then exactly what the chosen algorithms need. */
-    gpu_workspace_reserve(g, (size_t)512 << 20);
+    /* A generous search arena during cudnnFind (less where memory is short: cuDNN then only tries algorithms
+     * that fit), then exactly what the chosen algorithms need. */
+    size_t free_b = 0, total_b = 0;
+    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    size_t arena = (size_t)512 << 20;
+    while (arena > ((size_t)16 << 20) && arena > free_b / 2) arena /= 2;
+    gpu_workspace_reserve(g, arena);
     size_t need = 0;
     for (int i = first; i < end; i++) {
         layer_t *l = &m->layers[i];
@@ -210,19 +223,20 @@ static void alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t
     gpu_workspace_set(g, need);
     gpu_ones_reserve(g, m->batch);
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    return 0;
 }
 
-void model_alloc(model_t *m, gpu_t *g) { alloc_layers(m, g, 0, m->n_layers, NULL); }
+int model_alloc(model_t *m, gpu_t *g) { return alloc_layers(m, g, 0, m->n_layers, NULL); }
 
-void model_alloc_range(model_t *m, gpu_t *g, int first, int end) { alloc_layers(m, g, first, end, NULL); }
+int model_alloc_range(model_t *m, gpu_t *g, int first, int end) { return alloc_layers(m, g, first, end, NULL); }
 
-void model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner) {
+int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner) {
     if (m->n_layers != owner->n_layers || m->batch != owner->batch) {
         fprintf(stderr, "model %s: a slot must be built like its owner (%d layers, batch %d; got %d, %d)\n",
                 m->name, owner->n_layers, owner->batch, m->n_layers, m->batch);
         exit(1);
     }
-    alloc_layers(m, g, owner->first, owner->end, owner);
+    return alloc_layers(m, g, owner->first, owner->end, owner);
 }
 
 int model_cut_points(const model_t *m, int *cuts) {

@@ -32,6 +32,7 @@ typedef struct model {
     double *acc;                        /* device: [loss sum, correct count] since the last reset */
     size_t workspace_bytes;             /* the arena the chosen algorithms need */
     void *act_block;                    /* one allocation for every activation and activation gradient */
+    size_t act_bytes;                   /* its size (also when it did not fit: the out-of-memory message) */
 
     /* A pipeline stage is an instance that runs only layers [first, end) and holds only its slice of the flat
      * buffers; a whole model is the stage [0, n_layers) with the whole buffers. */
@@ -58,8 +59,8 @@ int model_build(model_t *m, const char *name, int batch);
 
 /* ---- device ---- */
 /* Allocates buffers on g's device, binds views, runs each layer's setup (algorithm search),
- * and sizes g's workspace arena. */
-void model_alloc(model_t *m, gpu_t *g);
+ * and sizes g's workspace arena. 0, or -1 with nothing allocated when the activations (act_bytes) do not fit. */
+int model_alloc(model_t *m, gpu_t *g);
 /* Host initialisation from seed, then one upload; running statistics start at mean 0, var 1. The whole model is
  * initialised with one RNG stream and a stage uploads its slice, so stages start as 1-GPU training does. */
 void model_init_params(model_t *m, init_t init, unsigned long long seed);
@@ -84,10 +85,10 @@ int model_cut_points(const model_t *m, int *cuts);
  * gradient buffer unless it is the data), this stage's contiguous slice of the flat parameter, gradient,
  * momentum and state buffers (n_params/n_state become the slice's sizes), their setup and workspace.
  * first must be 0 or a cut point, end a cut point or n_layers. */
-void model_alloc_range(model_t *m, gpu_t *g, int first, int end);
+int model_alloc_range(model_t *m, gpu_t *g, int first, int end);
 /* A further activation slot of owner's stage on the same GPU (m built by the same builder and batch): its own
  * activations, labels and layer state (BN saved statistics), and owner's parameters, gradients, momentum,
  * running statistics, activation gradients and accumulators. Free it before owner. */
-void model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner);
+int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner);
 /* Forward of layers first .. end-1 (a stage: model_forward_range(m, g, m->first, m->end, training)). */
 void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training);

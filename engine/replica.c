@@ -33,7 +33,11 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
         return -1;
     }
     dataset_upload(&r->data, data);
-    model_alloc(&r->model, &r->gpu);
+    if (model_alloc(&r->model, &r->gpu) != 0) {
+        snprintf(err, errlen, "out of memory: %s at %d images per GPU needs %.0f MiB of activations on GPU %d",
+                 model, shard_batch, (double)r->model.act_bytes / (1024.0 * 1024.0), device);
+        return -1;
+    }
     model_init_params(&r->model, init, seed);
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }

@@ -25,7 +25,8 @@ void pipe_measure_layers(gpu_t *g, const char *model, int batch, double *cost_ms
     nvtx_push("pipeline balance: layer times gpu%d", g->device);
     if (model_build(m, model, batch) != 0 || m->n_layers != n_layers)
         check_fail(__FILE__, __LINE__, "model_build", "the model to measure differs from the one to split");
-    model_alloc(m, g);
+    if (model_alloc(m, g) != 0)
+        check_fail(__FILE__, __LINE__, "model_alloc", "out of memory measuring layer times at the micro-batch size");
     /* Activations and gradients hold model_alloc's uniform fill: kernels run at their real cost on non-zero data. */
     for (int i = 0; i < 2 * n_layers + 2; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
     for (int r = 0; r < BALANCE_WARMUP + BALANCE_REPS; r++) {

@@ -51,8 +51,9 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
     return sched_build(&pp->sched, p, mbs, cfg->schedule_1f1b, err, errlen);
 }
 
-/* Stage s's slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add activations. */
-static void stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg) {
+/* Stage s's slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add activations.
+ * -1 with a message when a slot's activations do not fit. */
+static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
     pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
     S->first = pp->starts[s];
@@ -63,8 +64,13 @@ static void stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg) {
     size_t ws = 0;
     for (int k = 0; k < S->n_slots; k++) {
         model_build(&S->slot[k], cfg->model, pp->micro_batch);
-        if (k == 0) model_alloc_range(&S->slot[0], g, S->first, S->end);
-        else model_alloc_slot(&S->slot[k], g, &S->slot[0]);
+        int rc = k == 0 ? model_alloc_range(&S->slot[0], g, S->first, S->end)
+                        : model_alloc_slot(&S->slot[k], g, &S->slot[0]);
+        if (rc != 0) {
+            snprintf(err, errlen, "out of memory: stage %d activation slot %d needs %.0f MiB on GPU %d", s, k,
+                     (double)S->slot[k].act_bytes / (1024.0 * 1024.0), g->device);
+            return -1;
+        }
         if (S->slot[k].workspace_bytes > ws) ws = S->slot[k].workspace_bytes;
     }
     gpu_workspace_set(g, ws);   /* every slot's layers run from the one arena, one at a time on the stream */
@@ -89,6 +95,7 @@ static void stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg) {
     S->fwd_graph = calloc((size_t)(s == 0 ? pp->micro : S->n_slots), sizeof *S->fwd_graph);
     S->bwd_graph = calloc((size_t)S->n_slots * 2, sizeof *S->bwd_graph);
     if (!S->fwd_graph || !S->bwd_graph) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    return 0;
 }
 
 static void graphs_free(pipe_graph_t *g, int n) {
@@ -133,7 +140,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     m = NULL;
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
-        stage_alloc(pp, s, cfg);
+        if (stage_alloc(pp, s, cfg, err, errlen) != 0) return setup_fail_(pp, m);
         if (s == 0) {
             dataset_upload(&pp->st[0].data, cfg->data);
             pp->st[0].has_data = 1;
