@@ -8,6 +8,8 @@
 #include "allreduce_bench.h"
 #include "../engine/idx.h"
 #include "../engine/nvtx.h"
+#include "../engine/trace.h"
+#include "trace_json.h"
 #include "../engine/check.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
@@ -137,6 +139,30 @@ static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
 /* Runs one sweep point; writes one row per epoch, or one row of status oom/failed (epoch 0, phase setup) when
  * the run cannot be set up. With --resume (done != NULL) a configuration already complete in the CSV is skipped.
  * Returns a RUN_* outcome. */
+/* --trace: TRACE_STEPS steps from the middle of epoch 2 (epoch 1 with --epochs 1) are recorded per run, written
+ * after that epoch; with several runs the file name gets "-run<N>" before its extension. */
+#define TRACE_STEPS 5
+static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point_t *pt, int n_points,
+                              const char *strategy, int is_root) {
+    trace_event_t *ev = malloc((size_t)(tr->n ? tr->n : 1) * sizeof *ev);
+    if (!ev) { fprintf(stderr, "scaling: --trace: out of host memory\n"); exit(1); }
+    int n = trace_resolve(tr, ev);
+    char path[600], title[160], err[640];
+    const char *dot = strrchr(o->trace, '.');
+    if (n_points > 1 && dot && !strchr(dot, '/'))
+        snprintf(path, sizeof path, "%.*s-run%d%s", (int)(dot - o->trace), o->trace, pt->index + 1, dot);
+    else if (n_points > 1) snprintf(path, sizeof path, "%s-run%d", o->trace, pt->index + 1);
+    else snprintf(path, sizeof path, "%s", o->trace);
+    snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
+             pt->global_batch, TRACE_STEPS);
+    if (is_root) {
+        if (trace_json_write(path, ev, n, title, err, sizeof err) != 0) fprintf(stderr, "scaling: --trace: %s\n", err);
+        else fprintf(stderr, "scaling: timeline of %d ranges in %s\n", n, path);
+    }
+    free(ev);
+    trace_reset(tr);
+}
+
 static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
                      results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done,
                      const results_scan_t *done, profile_t *prof, const dist_t *dist) {
@@ -205,10 +231,16 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
 
     char err[512] = "";
     void *state = NULL;
+    trace_t tr = {0};
+    if (o->trace) {
+        trace_init(&tr, 64 * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1) + 256);
+        cfg.trace = &tr;
+    }
     nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
     int rc = st->setup(&state, &cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
+        if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
         if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
             fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
@@ -238,14 +270,18 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
+        int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
         for (int i = 0; i < steps; i++) {
             profile_before_step(prof, e, i);
+            tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
             nvtx_push("step %d", i);
             st->train_step(state, i);
             nvtx_pop();
             profile_after_step(prof, i, i + 1 == steps, &cfg);
         }
+        tr.active = 0;
         st->epoch_end(state, steps, &s);
+        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->name, is_root);
         double acc = st->evaluate(state);
         nvtx_pop();
         row.epoch = e;
@@ -299,6 +335,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     fflush(stdout);
     dump_params(st, state, dist);
     st->teardown(state);
+    if (o->trace) trace_free(&tr);
     return outcome;
 }
 

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "nvtx.h"
 #include "sgd.h"
+#include "trace.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,23 @@ static void seg_whole_step(replica_t *r, const void *unused) {
 
 void replica_step_graphed(replica_t *r, int step) {
     replica_run_segment(r, REPLICA_SEG_STEP, seg_whole_step, NULL);
+    replica_mark_step(r, step);
+}
+
+void replica_run_traced(replica_t *r, const char *name, int slot, void (*fn)(replica_t *r, const void *arg),
+                        const void *arg) {
+    int k = trace_begin(r->trace, r->gpu.device, TRACE_COMPUTE, r->gpu.stream, name);
+    replica_run_segment(r, slot, fn, arg);
+    trace_end(r->trace, k, r->gpu.stream);
+}
+
+void replica_step_traced(replica_t *r, int step) {
+    static const int shard0 = 0;
+    int range[2] = {0, r->model.n_layers};
+    trace_origin(r->trace, r->gpu.device, r->gpu.stream);
+    replica_run_traced(r, "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard0);
+    replica_run_traced(r, "backward", REPLICA_SEG_BACKWARD, replica_seg_backward, range);
+    replica_run_traced(r, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
     replica_mark_step(r, step);
 }
 

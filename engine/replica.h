@@ -28,6 +28,7 @@ typedef struct replica {
     size_t mem_base;            /* device memory in use before this replica allocated anything */
     int *d_step;                /* device step counter read by the segments' gather (reset each epoch) */
     int use_graphs;             /* 1: segments are captured once and replayed; 0: run eagerly every step */
+    struct trace *trace;        /* --trace recorder (engine/trace.h), or NULL */
     replica_segment_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
@@ -56,6 +57,12 @@ void replica_seg_update(replica_t *r, const void *unused);
 /* A whole step of a replica that trains alone (segment 0: forward, loss, backward, SGD), then the step's event.
  * Steps must come in order from 0 within an epoch, as the harness calls them. */
 void replica_step_graphed(replica_t *r, int step);
+/* As replica_step_graphed, but in three segments (forward, backward, update) each in a --trace range, on GPU
+ * clocks aligned at the step's start: used for the few traced steps. */
+void replica_step_traced(replica_t *r, int step);
+/* Runs segment `slot` inside a --trace range named `name` on the compute stream (no range when not tracing). */
+void replica_run_traced(replica_t *r, const char *name, int slot, void (*fn)(replica_t *r, const void *arg),
+                        const void *arg);
 /* Records the step's timing event (after the update segment of data-parallel strategies). */
 void replica_mark_step(replica_t *r, int step);
 /* SGD over the flat buffer, then records the step's timing event. */

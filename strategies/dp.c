@@ -4,6 +4,7 @@
 #include "dist.h"
 #include "shard.h"
 #include "../engine/check.h"
+#include "../engine/trace.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
             return -1;
         } else {
             dp->reps[i].use_graphs = cfg->cuda_graph;
+            dp->reps[i].trace = cfg->trace;
         }
     /* Timing events on an even sample of the steps keeps the event count bounded for small batches
      * (LeNet at batch 4 has 15000 steps) while every part of the epoch is represented. */
@@ -97,19 +99,23 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
 
 void dp_update(dp_t *dp, int step) {
     for (int i = 0; i < dp->n; i++) {
-        replica_run_segment(&dp->reps[i], REPLICA_SEG_UPDATE, replica_seg_update, NULL);
+        replica_run_traced(&dp->reps[i], "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
         replica_mark_step(&dp->reps[i], step);
     }
 }
 
 void dp_forward(dp_t *dp, int i) {
     int shard = dp->shard0 + i;
-    replica_run_segment(&dp->reps[i], REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
+    if (i == 0)   /* every GPU's time zero, back to back at the step's start (only while tracing) */
+        for (int k = 0; k < dp->n; k++) trace_origin(dp->reps[k].trace, dp->reps[k].gpu.device, dp->reps[k].gpu.stream);
+    replica_run_traced(&dp->reps[i], "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
 }
 
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
     int range[2] = {lo, hi};
-    replica_run_segment(&dp->reps[i], REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
+    char name[32];
+    snprintf(name, sizeof name, "backward %d", segment);
+    replica_run_traced(&dp->reps[i], name, REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
 }
 
 static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {

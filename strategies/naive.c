@@ -2,6 +2,7 @@
  * against: every replica's gradients are copied to GPU 0 (peer copies, or staged through pinned host memory), summed
  * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. */
 #include "dp.h"
+#include "../engine/trace.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include <stdlib.h>
@@ -21,6 +22,7 @@ typedef struct {
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: the sum has arrived (comm stream) */
     cudaEvent_t summed, staged;     /* GPU 0: the sum is in buffer 0 / in host[0] */
     char algo[8];
+    struct trace *trace;            /* --trace recorder, or NULL */
 } naive_reducer_t;
 
 
@@ -92,6 +94,7 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
+        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to gpu0");
         if (nr->p2p[i]) {
             nvtx_push("peer copy gpu%d->gpu%d", di, d0);
             CHECK_CUDA(cudaMemcpyPeerAsync(nr->recv[i], d0, bufs[i], di, bytes, cs));
@@ -99,6 +102,7 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
             nvtx_push("host copy gpu%d->host", di);
             CHECK_CUDA(cudaMemcpyAsync(nr->host[i], bufs[i], bytes, cudaMemcpyDeviceToHost, cs));
         }
+        trace_end(nr->trace, tr, cs);
         nvtx_pop();
         CHECK_CUDA(cudaEventRecord(nr->sent[i], cs));
     }
@@ -117,7 +121,9 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
         }
     }
     nvtx_push("sum gpu%d", d0);
+    int tr_sum = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "sum");
     reduce_sum_into(bufs[0], (const float *const *)&nr->recv[1], n - 1, count, comm0);
+    trace_end(nr->trace, tr_sum, comm0);
     nvtx_pop();
     CHECK_CUDA(cudaEventRecord(nr->summed, comm0));
     if (nr->any_host) {
@@ -130,15 +136,16 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
         int di = nr->g[i]->device;
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
+        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->p2p[i] ? nr->summed : nr->staged, 0));
+        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy from gpu0");
         if (nr->p2p[i]) {
-            CHECK_CUDA(cudaStreamWaitEvent(cs, nr->summed, 0));
             nvtx_push("peer copy gpu%d->gpu%d", d0, di);
             CHECK_CUDA(cudaMemcpyPeerAsync(bufs[i], di, bufs[0], d0, bytes, cs));
         } else {
-            CHECK_CUDA(cudaStreamWaitEvent(cs, nr->staged, 0));
             nvtx_push("host copy host->gpu%d", di);
             CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], bytes, cudaMemcpyHostToDevice, cs));
         }
+        trace_end(nr->trace, tr, cs);
         nvtx_pop();
         CHECK_CUDA(cudaEventRecord(nr->done[i], cs));
         CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->done[i], 0));
@@ -229,6 +236,7 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
         naive_teardown(s);
         return -1;
     }
+    s->red.trace = cfg->trace;
     if (s->dp.n > 1) dp_comm_timing(&s->dp, 1);
     *state = s;
     return 0;

@@ -3,6 +3,7 @@
  * Gradients are reduced in buckets of consecutive layers, each launched on the comm streams as soon as backward
  * has produced it (--overlap on), so communication hides behind backward. */
 #include "dp.h"
+#include "../engine/trace.h"
 #include "dist.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
@@ -19,6 +20,7 @@ typedef struct {
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: every queued all-reduce has finished (comm stream) */
     char algo[16];                  /* the NCCL_ALGO the communicators were created under */
+    struct trace *trace;            /* --trace recorder, or NULL */
 } nccl_reducer_t;
 
 /* One communicator per GPU of this process (ncclCommInitAll), or with dist one per process: rank dist->rank of
@@ -91,6 +93,11 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t off
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
         CHECK_CUDA(cudaEventRecord(t_begin, nr->g[0]->comm_stream));
     }
+    int tr[DP_MAX_GPUS];
+    char name[32];
+    snprintf(name, sizeof name, "allreduce %d", bucket);
+    for (int i = 0; i < nr->n; i++)
+        tr[i] = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, nr->g[i]->comm_stream, name);
     /* One thread drives every GPU: the calls must be one group, or the first would wait for its peers forever. */
     CHECK_NCCL(ncclGroupStart());
     for (int i = 0; i < nr->n; i++) {
@@ -100,6 +107,7 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t off
         nvtx_pop();
     }
     CHECK_NCCL(ncclGroupEnd());
+    for (int i = 0; i < nr->n; i++) trace_end(nr->trace, tr[i], nr->g[i]->comm_stream);
     if (t_end) {
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
         CHECK_CUDA(cudaEventRecord(t_end, nr->g[0]->comm_stream));
@@ -250,6 +258,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         nccl_teardown(s);
         return -1;
     }
+    s->red.trace = cfg->trace;
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
     if (s->dp.world > 1) {

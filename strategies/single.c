@@ -2,6 +2,7 @@
  * is checked against, and the T1 of every speedup. */
 #include "strategy.h"
 #include "../engine/replica.h"
+#include "../engine/trace.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +21,7 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
         return -1;
     }
     r->use_graphs = cfg->cuda_graph;
+    r->trace = cfg->trace;
     *state = r;
     return 0;
 }
@@ -29,7 +31,9 @@ static int single_steps(void *state) { return ((replica_t *)state)->steps_per_ep
 static void single_epoch_begin(void *state, int epoch) { replica_epoch_begin(state, epoch); }
 
 static void single_train_step(void *state, int step) {
-    replica_step_graphed(state, step);   /* eager when --cuda-graph off: the same segment, not captured */
+    replica_t *r = state;
+    if (r->trace && r->trace->active) replica_step_traced(r, step);   /* forward, backward, update apart */
+    else replica_step_graphed(r, step);   /* eager when --cuda-graph off: the same segment, not captured */
 }
 
 static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {

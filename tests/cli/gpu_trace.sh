@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# gpu_trace.sh — --trace on real runs: single (and naive, nccl where 2 GPUs exist) write valid Chrome-trace JSON
+# with forward, backward and update ranges on every GPU (communication ranges for the data-parallel ones), ordered
+# per GPU and stream, each lasting more than zero time.
+set -u
+bin=$1; root=$2
+n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 1 ]; then echo "SKIP: no CUDA device"; exit 77; fi
+if ! command -v python3 >/dev/null; then echo "SKIP: no python3 to read the JSON"; exit 77; fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 30)
+check() {   # check NAME JSON GPUS NEED_COMM
+    if python3 - "$2" "$3" "$4" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); gpus = int(sys.argv[2]); comm = sys.argv[3] == "1"
+x = [e for e in d["traceEvents"] if e["ph"] == "X"]
+assert x, "no ranges"
+for a, b in zip(x, x[1:]):
+    assert (a["pid"], a["tid"], a["ts"]) <= (b["pid"], b["tid"], b["ts"]), ("order", a, b)
+assert all(e["dur"] > 0 for e in x), "a range of zero length"
+assert len({e["pid"] for e in x}) == gpus, "GPUs"
+for g in {e["pid"] for e in x}:
+    names = {e["name"].split()[0] for e in x if e["pid"] == g}
+    assert {"forward", "backward", "update"} <= names, names
+    if comm: assert any(e["tid"] == 1 for e in x if e["pid"] == g), "no communication range on GPU %d" % g
+PY
+    then pass=$((pass + 1)); echo "ok   $1"; else fail=$((fail + 1)); echo "FAIL $1"; fi
+}
+"$bin" --strategy single "${L[@]}" --trace "$tmp/single.json" --out "$tmp/a.csv" >/dev/null 2>"$tmp/err" \
+    || { cat "$tmp/err"; }
+check single "$tmp/single.json" 1 0
+if [ "$n_dev" -ge 2 ]; then
+    for s in naive nccl; do
+        "$bin" --strategy $s --gpus 2 "${L[@]}" --trace "$tmp/$s.json" --out "$tmp/b.csv" >/dev/null 2>"$tmp/err" \
+            || cat "$tmp/err"
+        check $s "$tmp/$s.json" 2 1
+    done
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
