@@ -251,6 +251,22 @@ static int write_synced(FILE *f, const char *s, size_t n) {
     return fsync(fileno(f));
 }
 
+int results_check(const char *path, char *err, size_t errlen) {
+    if (err && errlen) err[0] = '\0';
+    if (!path || !*path) return fail(err, errlen, 2, "--out: empty path");
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;   /* absent (or unreadable: results_open will say why when it is time to write) */
+    char *first = NULL;
+    int ends_nl = 1, open_quote = 0, rc = 0;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        read_existing(f, &first, &ends_nl, &open_quote) == 0 && header_diff(path, first, err, errlen) != 0)
+        rc = 2;
+    free(first);
+    fclose(f);
+    return rc;
+}
+
 int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     if (err && errlen) err[0] = '\0';
@@ -402,7 +418,8 @@ static void scan_row(int term, void *ctx_) {
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
     const char *st = c->cell[c->col_status];
     int ended = strcmp(st, "diverged") == 0 || strcmp(st, "oom") == 0;
-    int measured = ended || strcmp(st, "ok") == 0 || strcmp(st, "replicas-differ") == 0;
+    /* replicas-differ is a failed run, retried like "failed" rows: only ok epochs count as done. */
+    int measured = ended || strcmp(st, "ok") == 0;
     if (measured && epoch > r->epochs) r->epochs = (int)epoch;
     if (ended) r->ended = 1;
 }

@@ -30,7 +30,7 @@ typedef struct {
     int steps;                  /* optimizer steps in the epoch */
     double epoch_s;             /* CUDA-event time of the epoch's training steps */
     double images_per_s;
-    double step_ms;             /* epoch_s / steps * 1000 */
+    double step_ms;             /* median of the per-step CUDA-event times */
     double train_loss, train_acc, test_acc;
     const char *status;         /* "ok", "diverged", "oom", "failed" */
     /* data-parallel (issue: naive / nccl) */
@@ -60,6 +60,9 @@ typedef struct {
  * header, otherwise returns 2 with a one-line message ("<path>: header differs from this version's ...").
  * Parent directories are created. */
 int results_open(results_t *r, const char *path, char *err, size_t errlen);
+/* Read-only: 2 with results_open's one-line message when path exists with another header, else 0. Lets the
+ * command refuse a foreign CSV before anything else (even on a machine without a GPU) while writing nothing. */
+int results_check(const char *path, char *err, size_t errlen);
 /* Writes one row with libcsv quoting, then fflush + fsync. 0 ok, -1 on an I/O error (message in err). */
 int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen);
 void results_close(results_t *r);

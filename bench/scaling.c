@@ -313,9 +313,10 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
          * update is a failed run, not a mysteriously lower accuracy. */
         if (e == 1) first_loss = s.train_loss;
         int diverged = !isfinite(s.train_loss) || (e > 1 && first_loss > 0 && s.train_loss > 1e3 * first_loss);
-        row.status = diverged ? "diverged" : s.replicas_identical == 0 ? "replicas-differ" : "ok";
-        if (diverged) outcome = RUN_DIVERGED;
-        else if (s.replicas_identical == 0) outcome = RUN_FAILED;
+        /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
+        row.status = s.replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
+        if (s.replicas_identical == 0) outcome = RUN_FAILED;
+        else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
         write_row(res, &row, state, st);
         if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
@@ -368,6 +369,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);
     if (failed(dist, n_points < 0, err, sizeof err)) return 2;
+    /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
+    if (failed(dist, (!dist || dist->is_root) ? results_check(o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     idx_dataset_t data;
     rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
     if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);

@@ -57,29 +57,6 @@ void replica_epoch_begin(replica_t *r, int epoch) {
     CHECK_CUDA(cudaMemsetAsync(r->d_step, 0, sizeof(int), r->gpu.stream));
 }
 
-void replica_forward_loss(replica_t *r, int step, int shard) {
-    model_t *m = &r->model;
-    CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    int first = step * r->global_batch + shard * r->shard_batch;
-    dataset_gather_train(&r->data, first, r->shard_batch, m->tensors[m->input].val, m->labels, r->gpu.stream);
-    model_forward(m, &r->gpu, 1);
-    model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
-}
-
-void replica_compute(replica_t *r, int step, int shard) {
-    replica_forward_loss(r, step, shard);
-    model_backward(&r->model, &r->gpu, 0.0f);
-}
-
-void replica_update(replica_t *r, int step) {
-    CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    nvtx_push("optimizer gpu%d", r->gpu.device);
-    sgd_step(r->model.params, r->model.grads, r->model.momentum, r->model.n_params, r->lr, r->momentum,
-             r->weight_decay, r->gpu.stream);
-    nvtx_pop();
-    CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
-}
-
 void replica_seg_forward(replica_t *r, const void *shard) {
     model_t *m = &r->model;
     int offset = *(const int *)shard * r->shard_batch;
@@ -91,7 +68,9 @@ void replica_seg_forward(replica_t *r, const void *shard) {
 
 void replica_seg_backward(replica_t *r, const void *range) {
     const int *lh = range;
+    nvtx_push("backward gpu%d", r->gpu.device);
     model_backward_range(&r->model, &r->gpu, lh[0], lh[1], 0.0f);
+    nvtx_pop();
 }
 
 void replica_seg_update(replica_t *r, const void *unused) {

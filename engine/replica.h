@@ -39,12 +39,6 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
                  const idx_dataset_t *data, char *err, size_t errlen);
 /* Shuffles (same order on every replica), zeroes the loss/accuracy accumulators, records the start event. */
 void replica_epoch_begin(replica_t *r, int epoch);
-/* Gathers this replica's shard of global batch `step` (shard `shard` of the global batch), forward, loss with
- * scale 1/global_batch, backward into the flat gradient buffer (overwriting it). No host synchronisation. */
-void replica_compute(replica_t *r, int step, int shard);
-/* The first half of replica_compute: gather, forward and loss (with its gradient of the logits), no backward, so
- * a strategy can run backward in pieces (model_backward_range) and reduce each piece as soon as it is done. */
-void replica_forward_loss(replica_t *r, int step, int shard);
 /* Runs fn(r, arg) on r's compute stream as segment `slot`: with use_graphs, eagerly at the first call (library
  * warm-up), captured at the second, replayed from the graph afterwards; otherwise eagerly every time. fn must
  * launch the same work every time given the same arg (step-dependent data comes from d_step). */
@@ -65,8 +59,6 @@ void replica_run_traced(replica_t *r, const char *name, int slot, void (*fn)(rep
                         const void *arg);
 /* Records the step's timing event (after the update segment of data-parallel strategies). */
 void replica_mark_step(replica_t *r, int step);
-/* SGD over the flat buffer, then records the step's timing event. */
-void replica_update(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy
  * over the images this replica trained on. */
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc);

@@ -1,5 +1,5 @@
 /* sgd.cu — the optimizer step over the whole flat buffer: one launch per step whatever the model.
- * float4 accesses because the update is purely memory-bound (5 floats moved per parameter). */
+ * A grid-stride loop over the flat buffer: the update is purely memory-bound (5 floats moved per parameter). */
 #include "sgd.h"
 #include "check.h"
 

@@ -39,6 +39,16 @@ static const char *mismatch_hint_(const char *launcher) {
     return "is this scaling built against the MPI that this launcher belongs to?";
 }
 
+/* A rank that exits on an error (check_fail, a failed CSV write) must not leave the other ranks blocked in a
+ * collective: at exit, an MPI that was initialised but not finalised is aborted, which ends the whole job.
+ * Unchecked on purpose: this runs inside exit(). */
+static void abort_unfinished_mpi_(void) {
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (init && !fin) MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 int dist_init(dist_t *d, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->size = d->local_size = d->n_nodes = d->is_root = 1;
@@ -50,6 +60,7 @@ int dist_init(dist_t *d, char *err, size_t errlen) {
     d->launcher = env.launcher;
 
     CHECK_MPI(MPI_Init(NULL, NULL));
+    atexit(abort_unfinished_mpi_);
     /* Errors come back as codes, so CHECK_MPI reports them with file:line instead of MPI's own abort. */
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &d->rank));
@@ -127,7 +138,8 @@ int dist_agree(const dist_t *d, int rc, char *err, size_t errlen) {
     if (first == d->size) return 0;
     char msg[DIST_MSG] = "";
     if (d->rank == first) {
-        if (first) snprintf(msg, sizeof msg, "rank %d on %s: %s", first, d->host, err);
+        /* Messages that already name their rank (the local-rank check) keep their own prefix. */
+        if (first && strncmp(err, "rank ", 5) != 0) snprintf(msg, sizeof msg, "rank %d on %s: %s", first, d->host, err);
         else snprintf(msg, sizeof msg, "%s", err);
     }
     CHECK_MPI(MPI_Bcast(msg, DIST_MSG, MPI_CHAR, first, MPI_COMM_WORLD));

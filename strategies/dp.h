@@ -18,7 +18,7 @@ typedef struct {
     cudaEvent_t *marks;             /* [(i * n_slots + slot) * 2 + {0 backward done, 1 compute resumes}] on GPU i */
     cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
     unsigned long long *checksum[DP_MAX_GPUS];  /* device scratch of the replica check, one per GPU */
-    char algo[16];                  /* nccl_algo of the rows; "" where not applicable */
+    char algo[64];                  /* nccl_algo of the rows; "" where not applicable */
     /* One process per GPU (cfg->dist, strategies/dist.h): this process's replicas are shards shard0.. of the
      * world's; statistics, the replica check and evaluation then span every process. */
     const struct dist *dist;        /* NULL: this process drives every replica */
@@ -38,11 +38,11 @@ void dp_epoch_begin(dp_t *dp, int epoch);
 void dp_mark(dp_t *dp, int step, int resume);
 /* Event k of the step's communication on GPU 0 (end = 0 begin, 1 end), or NULL on untimed steps. */
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
-/* SGD on every replica (each waits only for its own stream's work). */
 /* Replica i's gather of its shard of the step's batch, forward and loss (a CUDA-graph segment with --cuda-graph). */
 void dp_forward(dp_t *dp, int i);
 /* Replica i's backward over layers [lo, hi) as graph segment `segment` (0 for a whole backward, b for bucket b). */
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
+/* SGD on every replica (each waits only for its own stream's work), then the step's timing event. */
 void dp_update(dp_t *dp, int step);
 /* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
  * compute / communication / exposed time per step, gradient bytes, algbw / busbw, replica check, peak memory. */

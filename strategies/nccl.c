@@ -19,7 +19,7 @@ typedef struct {
     ncclComm_t comm[DP_MAX_GPUS];   /* none for one GPU: nothing to exchange */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: every queued all-reduce has finished (comm stream) */
-    char algo[16];                  /* the NCCL_ALGO the communicators were created under */
+    char algo[64];                  /* the NCCL_ALGO the communicators were created under */
     struct trace *trace;            /* --trace recorder, or NULL */
 } nccl_reducer_t;
 
@@ -214,14 +214,21 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
     }
     if (tail > 0) out[nb++] = (bucket_t){.lo = 0, .hi = tail, .offset = 0, .count = tail_count};
 #undef SLICE
-    /* A last bucket of nothing but parameter-free first layers would launch an empty all-reduce: fold it into
-     * the one before (whose backward then runs a little longer before its all-reduce starts). */
-    if (nb > 1 && out[nb - 1].count == 0) {
-        out[nb - 2].lo = out[nb - 1].lo;
-        out[nb - 2].offset = out[nb - 1].offset;
-        nb--;
+    /* A bucket of nothing but parameter-free layers (wherever the tail cap or the size limit left one) would
+     * launch an empty all-reduce and leave its timing events unrecorded: fold it into the bucket before it (whose
+     * backward then runs a little longer before its all-reduce starts), or after it if it is the first. */
+    int kept = 0;
+    for (int b = 0; b < nb; b++) {
+        if (out[b].count == 0 && kept > 0) {
+            out[kept - 1].lo = out[b].lo;
+            out[kept - 1].offset = out[b].offset;
+        } else if (out[b].count == 0 && b + 1 < nb) {
+            out[b + 1].hi = out[b].hi;
+        } else {
+            out[kept++] = out[b];
+        }
     }
-    return nb;
+    return kept ? kept : nb;
 }
 
 // ---- the strategy

@@ -45,7 +45,7 @@ typedef struct {
     int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
     double peak_mem_mb;         /* max over the run's GPUs */
     double algbw_gbs, busbw_gbs;        /* achieved by the gradient reduction (nccl-tests' definitions) */
-    char nccl_algo[16];         /* "" if not applicable */
+    char nccl_algo[64];         /* "" if not applicable */
     /* pipeline; stages < 0: not applicable */
     int stages, micro_batches;
     char schedule[8], split[64], stage_busy_ms[128];
