@@ -87,8 +87,8 @@ static const opt_help_t opt_help[] = {
     {"MODE", "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
              "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere", options_maths, "tf32"},
     {"NAME", "weight initialisation", options_inits, "normal for resnet18, xavier for lenet"},
-    {"PATH", "CSV file to append one row per epoch to (directories are created)", NULL,
-             "results/scaling.csv"},
+    {"PATH", "CSV file to append one row per epoch to (directories are created);\n"
+             "--bench allreduce writes results/allreduce.csv unless given one", NULL, "results/scaling.csv"},
     {"N",    "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)", NULL, "0"},
     {"PATH", "naive: how gradients reach GPU 0; pipeline: how activations and gradients cross\n"
              "between stages (auto: peer copies where peer access exists)", options_naive_paths, "auto"},
@@ -101,8 +101,8 @@ static const opt_help_t opt_help[] = {
     {"NAME", "run a benchmark instead of training: allreduce sweeps 4 KB..256 MB per strategy",
              options_benches, NULL},
     {NULL,   "skip configurations already complete in --out", NULL, NULL},
-    {"PATH", "write a Chrome-trace/Perfetto JSON timeline of 5 steps of epoch 2 per run (CUDA events;\n"
-             "single, naive, nccl)", NULL, NULL},
+    {"PATH", "write a Chrome-trace/Perfetto JSON timeline of 5 steps of epoch 2 (1 with --epochs 1)\n"
+             "per run, from CUDA events; single, naive, nccl", NULL, NULL},
     {"MODE", "single/naive/nccl: replay each step's compute from CUDA graphs (a few launches per\n"
              "step); pipeline: each micro-batch's forward and backward (up to 64 micro-batches);\n"
              "off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},

@@ -156,6 +156,8 @@ static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point
     snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
              pt->global_batch, TRACE_STEPS);
     if (is_root) {
+        if (tr->dropped)
+            fprintf(stderr, "scaling: --trace: %d ranges did not fit the recorder and are missing\n", tr->dropped);
         if (trace_json_write(path, ev, n, title, err, sizeof err) != 0) fprintf(stderr, "scaling: --trace: %s\n", err);
         else fprintf(stderr, "scaling: timeline of %d ranges in %s\n", n, path);
     }
@@ -233,7 +235,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     void *state = NULL;
     trace_t tr = {0};
     if (o->trace) {
-        trace_init(&tr, 64 * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1) + 256);
+        /* Per GPU and step: forward, update and a backward plus a communication range per bucket (at most one
+         * bucket per layer). */
+        trace_init(&tr, (2 * MODEL_MAX_LAYERS + 8) * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         cfg.trace = &tr;
     }
     nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
@@ -347,7 +351,11 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     options_t o;
     char err[512] = "";
     int rc = options_parse(&o, argc, argv, err, sizeof err);
-    if (rc == 1) return 0;
+    if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
+        printf("\nStrategies (--strategy):\n");
+        for (int i = 0; strategy_table[i]; i++) printf("  %-10s %s\n", strategy_table[i]->name, strategy_table[i]->summary);
+        return 0;
+    }
     if (failed(dist, rc, err, sizeof err)) return 2;
 
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a

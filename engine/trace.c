@@ -25,7 +25,11 @@ void trace_origin(trace_t *t, int device, cudaStream_t stream) {
 }
 
 int trace_begin(trace_t *t, int device, int lane, cudaStream_t stream, const char *name) {
-    if (!t || !t->active || t->n == t->cap) return -1;
+    if (!t || !t->active) return -1;
+    if (t->n == t->cap) {
+        t->dropped++;
+        return -1;
+    }
     trace_range_t *r = &t->r[t->n];
     r->gpu = device;
     r->lane = lane;
@@ -78,6 +82,7 @@ void trace_reset(trace_t *t) {
     }
     t->n = 0;
     t->n_origins = 0;
+    t->dropped = 0;
 }
 
 void trace_free(trace_t *t) {

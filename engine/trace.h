@@ -15,6 +15,7 @@ typedef struct {
 typedef struct trace {
     int active;                 /* set by the harness for the steps to record */
     int n, cap;
+    int dropped;                /* ranges not recorded because the recorder was full (reported, never silent) */
     trace_range_t *r;
     int n_origins;
     int origin_dev[TRACE_MAX_DEVICES];

@@ -266,6 +266,8 @@ static void naive_epoch_end(void *state, int steps, epoch_stats_t *out) { dp_epo
 
 static double naive_evaluate(void *state) { return dp_evaluate(&((naive_t *)state)->dp); }
 
+static size_t naive_params(void *state, float *host, size_t max) { return dp_params(&((naive_t *)state)->dp, host, max); }
+
 const strategy_t strategy_naive = {
     .name = "naive",
     .summary = "data parallel: gradients copied to GPU 0, summed there, copied back (--naive-path)",
@@ -277,4 +279,5 @@ const strategy_t strategy_naive = {
     .evaluate = naive_evaluate,
     .teardown = naive_teardown,
     .reduce = &naive_reduce_ops,
+    .params = naive_params,
 };

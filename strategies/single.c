@@ -3,6 +3,7 @@
 #include "strategy.h"
 #include "../engine/replica.h"
 #include "../engine/trace.h"
+#include "../engine/check.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,6 +51,17 @@ static void single_teardown(void *state) {
     free(state);
 }
 
+/* SCALING_DUMP_PARAMS: the flat parameter buffer, to compare strategies parameter by parameter. */
+static size_t single_params(void *state, float *host, size_t max) {
+    const replica_t *r = state;
+    if (!host) return r->model.n_params;   /* the size query */
+    size_t n = r->model.n_params < max ? r->model.n_params : max;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaStreamSynchronize(r->gpu.stream));
+    CHECK_CUDA(cudaMemcpy(host, r->model.params, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return r->model.n_params;
+}
+
 const strategy_t strategy_single = {
     .name = "single",
     .summary = "one GPU, no communication (the reference)",
@@ -60,4 +72,5 @@ const strategy_t strategy_single = {
     .epoch_end = single_epoch_end,
     .evaluate = single_evaluate,
     .teardown = single_teardown,
+    .params = single_params,
 };
