@@ -358,9 +358,11 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
 
+    const char *names[32];
+    strategy_names(names, 32);
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
-    if (failed(dist, options_validate(&o, strategy_names(), 1 << 30, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(&o, names, 1 << 30, err, sizeof err), err, sizeof err)) return 2;
     if (dist) {     /* one process per GPU: nccl only, and --gpus is the number of processes */
         rc = 0;
         if (o.bench)
@@ -395,7 +397,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             return fail(err);
         }
     }
-    if (failed(dist, options_validate(&o, strategy_names(), n_dev, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(&o, names, n_dev, err, sizeof err), err, sizeof err)) return 2;
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;

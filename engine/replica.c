@@ -5,6 +5,7 @@
 #include "nvtx.h"
 #include "sgd.h"
 #include "trace.h"
+#include "timing.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,23 +139,11 @@ void replica_mark_step(replica_t *r, int step) {
     CHECK_CUDA(cudaEventRecord(r->step_events[step + 1], r->gpu.stream));
 }
 
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc) {
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
     CHECK_CUDA(cudaEventSynchronize(r->step_events[steps]));
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, r->step_events[0], r->step_events[steps]));
-    *epoch_s = ms / 1000.0;
-    float *d = malloc((size_t)steps * sizeof(float));
-    if (!d) { fprintf(stderr, "replica_epoch_end: out of host memory\n"); exit(1); }
-    for (int i = 0; i < steps; i++) CHECK_CUDA(cudaEventElapsedTime(&d[i], r->step_events[i], r->step_events[i + 1]));
-    qsort(d, (size_t)steps, sizeof(float), cmp_float);
-    *median_step_ms = steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
-    free(d);
+    *epoch_s = timing_ms(r->step_events[0], r->step_events[steps]) / 1000.0;
+    *median_step_ms = timing_median_step_ms(r->step_events, steps);
     double h[2];
     CHECK_CUDA(cudaMemcpy(h, r->model.acc, sizeof h, cudaMemcpyDeviceToHost));
     double images = (double)steps * r->shard_batch;

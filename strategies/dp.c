@@ -5,6 +5,7 @@
 #include "shard.h"
 #include "../engine/check.h"
 #include "../engine/trace.h"
+#include "../engine/timing.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,12 +119,6 @@ void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
     replica_run_traced(&dp->reps[i], name, REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
 }
 
-static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-    return ms;
-}
-
 /* What one replica measured in an epoch; with dist, every process's replicas are gathered to rank 0, which
  * combines them in replica order exactly as one process driving them all would. */
 typedef struct {
@@ -149,12 +144,12 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         timed = 0;
         for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++, timed++) {
             int step = s * dp->stride;
-            double wait = elapsed_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1));
+            double wait = timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1));
             x += wait;
-            c += elapsed_ms(dp->reps[i].step_events[step], dp->reps[i].step_events[step + 1]) - wait;
+            c += timing_ms(dp->reps[i].step_events[step], dp->reps[i].step_events[step + 1]) - wait;
             if (i == 0)
                 for (int k = 0; k < dp->comm_per_step; k++)
-                    comm += elapsed_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
+                    comm += timing_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
                                        dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
         }
         local[i].compute_ms = timed ? c / timed : 0;

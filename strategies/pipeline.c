@@ -1,6 +1,7 @@
 /* pipeline.c — the model-split strategy: consecutive layer ranges (stages) on consecutive GPUs, each global batch
  * cut into micro-batches run in GPipe or 1F1B order (pipe_schedule.c), stages balanced by measured layer times. */
 #include "pipeline.h"
+#include "../engine/timing.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include <stdio.h>
@@ -191,17 +192,6 @@ static void pipe_epoch_begin(void *state, int epoch) {
 
 static void pipe_train_step(void *state, int step) { pipe_step(state, step); }
 
-static float elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
-    float ms = 0.0f;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-    return ms;
-}
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
-
 static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     pipe_t *pp = state;
     for (int s = 0; s < pp->p; s++) {
@@ -209,13 +199,8 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
         CHECK_CUDA(cudaDeviceSynchronize());
     }
     out->steps = steps;
-    out->epoch_s = steps > 0 ? elapsed_ms(pp->step_events[0], pp->step_events[steps]) / 1000.0 : 0;
-    float *d = malloc((size_t)(steps > 0 ? steps : 1) * sizeof(float));
-    if (!d) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
-    for (int i = 0; i < steps; i++) d[i] = elapsed_ms(pp->step_events[i], pp->step_events[i + 1]);
-    qsort(d, (size_t)steps, sizeof(float), cmp_float);
-    out->step_ms = steps < 1 ? 0 : steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
-    free(d);
+    out->epoch_s = steps > 0 ? timing_ms(pp->step_events[0], pp->step_events[steps]) / 1000.0 : 0;
+    out->step_ms = timing_median_step_ms(pp->step_events, steps);
     double h[2];
     pipe_stage_t *L = &pp->st[pp->p - 1];
     CHECK_CUDA(cudaSetDevice(L->gpu.device));
@@ -229,7 +214,7 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     double step_sum = 0, busy[SCHED_MAX_STAGES] = {0}, busy_mean = 0;
     int timed = 0;
     for (int t = 0; t < pp->n_timed && t * pp->stride < steps; t++, timed++)
-        step_sum += elapsed_ms(pp->step_events[t * pp->stride], pp->step_events[t * pp->stride + 1]);
+        step_sum += timing_ms(pp->step_events[t * pp->stride], pp->step_events[t * pp->stride + 1]);
     size_t used = 0;
     out->stage_busy_ms[0] = '\0';
     for (int s = 0; s < pp->p; s++) {
@@ -238,7 +223,7 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
         for (int t = 0; t < timed; t++)
             for (int k = 0; k < pp->ops_per_stage; k++) {
                 size_t e = ((size_t)t * pp->ops_per_stage + k) * 2;
-                busy[s] += elapsed_ms(S->busy[e], S->busy[e + 1]);
+                busy[s] += timing_ms(S->busy[e], S->busy[e + 1]);
             }
         busy[s] = timed ? busy[s] / timed : 0;
         busy_mean += busy[s] / pp->p;

@@ -22,10 +22,9 @@ const strategy_t *strategy_find(const char *name) {
     return NULL;
 }
 
-const char *const *strategy_names(void) {
-    /* Built once from the table; the table is constant, so this is a cache, not state. */
-    static const char *names[sizeof strategy_table / sizeof strategy_table[0]];
-    if (!names[0])
-        for (int i = 0; strategy_table[i]; i++) names[i] = strategy_table[i]->name;
-    return names;
+int strategy_names(const char **out, int max) {
+    int n = 0;
+    for (int i = 0; strategy_table[i] && n + 1 < max; i++) out[n++] = strategy_table[i]->name;
+    out[n] = NULL;
+    return n;
 }

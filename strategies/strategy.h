@@ -94,5 +94,5 @@ typedef struct strategy {
 /* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */
 extern const strategy_t *const strategy_table[];
 const strategy_t *strategy_find(const char *name);
-/* Names only, NULL-terminated (for validation and --help). */
-const char *const *strategy_names(void);
+/* Writes the names, NULL-terminated, into out (max entries including the NULL); returns the count. */
+int strategy_names(const char **out, int max);
