@@ -1,5 +1,5 @@
 /* dp.c — the replicas, timing, replica check and evaluation that the naive and nccl strategies share, so the
- * two differ only in how gradients are exchanged (and their rows are measured the same way). */
+ * two differ only in how gradients are exchanged (compute, exposed time and the replica check are measured alike). */
 #include "dp.h"
 #include "dist.h"
 #include "shard.h"
