@@ -17,7 +17,10 @@ counts=(1); for g in 2 4; do [ "$g" -le "$n_dev" ] && counts+=("$g"); done
 gpus=$(IFS=,; echo "${counts[*]}"); multi=$(IFS=,; echo "${counts[*]:1}")
 csv=$out/study.csv
 log=$out/commands.txt
-run() { echo "./scaling $*" | tee -a "$log"; ./scaling "$@" --out "$csv" --resume | grep -E '^# (summary|run)'; }
+run() {   # a failed configuration is a row of its own: the study goes on
+    echo "./scaling $*" | tee -a "$log"
+    ./scaling "$@" --out "$csv" --resume | grep -E '^# (summary|run)' || true
+}
 
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"
 for model in resnet18 lenet; do
@@ -38,7 +41,7 @@ for model in resnet18 lenet; do
 done
 if [ -n "$multi" ]; then
     echo "./scaling --bench allreduce --gpus $multi --out ${csv%.csv}_allreduce.csv" >> "$log"
-    ./scaling --bench allreduce --gpus "$multi" --out "${csv%.csv}_allreduce.csv" | grep -E '^# [A-Za-z]'
+    ./scaling --bench allreduce --gpus "$multi" --out "${csv%.csv}_allreduce.csv" | grep -E '^# [A-Za-z]' || true
 fi
 scripts/report.sh "$csv"
 echo "study: $csv, plots and REPORT.md in ${csv%.csv}/, commands in $log"
