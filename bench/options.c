@@ -1,12 +1,12 @@
 /* options.c — the `scaling` command line: one getopt_long table with a parallel help table, so --help and the
  * parser cannot drift; every error is one line naming the option and the bad value. */
 #include "options.h"
+#include "../engine/errmsg.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,13 +112,6 @@ static const opt_help_t opt_help[] = {
 _Static_assert(sizeof long_opts / sizeof long_opts[0] == sizeof opt_help / sizeof opt_help[0] + 1,
                "every long option needs exactly one help entry");
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return 2;
-}
 
 static void join_names(char *buf, size_t len, const char *const *names) {
     size_t used = 0;
@@ -142,7 +135,7 @@ static int check_choice(const char *opt, const char *what, const char *const *na
     if (name_index(names, s) >= 0) return 0;
     char valid[256];
     join_names(valid, sizeof valid, names);
-    return fail(err, errlen, "--%s: unknown %s \"%s\" (valid: %s)", opt, what, s, valid);
+    return errmsg(2, err, errlen, "--%s: unknown %s \"%s\" (valid: %s)", opt, what, s, valid);
 }
 
 /* strtol/strtod accept leading blanks and signs we do not want to silently take, so items must start
@@ -157,7 +150,7 @@ static int parse_pos_int(const char *opt, const char *s, int *out, char *err, si
     errno = 0;
     long v = starts_number(s, 1) ? strtol(s, &end, 10) : 0;
     if (!starts_number(s, 1) || *end || errno || v <= 0 || v > INT_MAX)
-        return fail(err, errlen, "--%s: \"%s\" is not a positive integer", opt, s);
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a positive integer", opt, s);
     *out = (int)v;
     return 0;
 }
@@ -167,7 +160,7 @@ static int parse_u64(const char *opt, const char *s, unsigned long long *out, ch
     errno = 0;
     unsigned long long v = starts_number(s, 0) ? strtoull(s, &end, 10) : 0;
     if (!starts_number(s, 0) || *end || errno)
-        return fail(err, errlen, "--%s: \"%s\" is not an unsigned integer", opt, s);
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not an unsigned integer", opt, s);
     *out = v;
     return 0;
 }
@@ -178,11 +171,11 @@ static int parse_number(const char *opt, const char *s, int positive, double *ou
     errno = 0;
     double v = starts_number(s, 1) ? strtod(s, &end) : 0;
     if (!starts_number(s, 1) || *end)
-        return fail(err, errlen, "--%s: \"%s\" is not a number", opt, s);
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a number", opt, s);
     if (!isfinite(v) || errno == ERANGE)
-        return fail(err, errlen, "--%s: \"%s\" is not a finite number", opt, s);
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a finite number", opt, s);
     if (positive ? !(v > 0) : !(v >= 0))
-        return fail(err, errlen, "--%s: \"%s\" must be a %s number", opt, s,
+        return errmsg(2, err, errlen, "--%s: \"%s\" must be a %s number", opt, s,
                     positive ? "positive" : "non-negative");
     *out = v;
     return 0;
@@ -196,13 +189,13 @@ static int parse_list(const char *opt, const char *arg, list_kind_t kind, void *
     size_t len = strlen(arg);
     char item[128];
     int count = 0;
-    if (len == 0) return fail(err, errlen, "--%s: empty list", opt);
+    if (len == 0) return errmsg(2, err, errlen, "--%s: empty list", opt);
     for (const char *p = arg;; ) {
         const char *comma = strchr(p, ',');
         size_t ilen = comma ? (size_t)(comma - p) : strlen(p);
-        if (ilen == 0) return fail(err, errlen, "--%s: empty item in list \"%s\"", opt, arg);
+        if (ilen == 0) return errmsg(2, err, errlen, "--%s: empty item in list \"%s\"", opt, arg);
         if (count == OPT_LIST_MAX)
-            return fail(err, errlen, "--%s: more than %d values in \"%s\"", opt, OPT_LIST_MAX, arg);
+            return errmsg(2, err, errlen, "--%s: more than %d values in \"%s\"", opt, OPT_LIST_MAX, arg);
         if (ilen >= sizeof item) ilen = sizeof item - 1;    /* too long to be valid; still quoted in the error */
         memcpy(item, p, ilen);
         item[ilen] = '\0';
@@ -255,7 +248,7 @@ static const char *long_name(int val) {
 }
 
 static int nonempty(const char *opt, const char *what, const char *s, char *err, size_t errlen) {
-    return *s ? 0 : fail(err, errlen, "--%s: empty %s", opt, what);
+    return *s ? 0 : errmsg(2, err, errlen, "--%s: empty %s", opt, what);
 }
 
 /* One option with its argument; 0, or 2 with the message in err. */
@@ -278,7 +271,7 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_STEPS: {   /* 0 is allowed here (the whole epoch), unlike --epochs */
         unsigned long long v;
         if (parse_u64(opt, arg, &v, err, errlen)) return 2;
-        if (v > INT_MAX) return fail(err, errlen, "--%s: \"%s\" is too large", opt, arg);
+        if (v > INT_MAX) return errmsg(2, err, errlen, "--%s: \"%s\" is too large", opt, arg);
         o->steps = (int)v;
         return 0;
     }
@@ -314,7 +307,7 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
         o->weight_decay = x;
         return 0;
     }
-    return fail(err, errlen, "internal error: option code %d has no handler", c);
+    return errmsg(2, err, errlen, "internal error: option code %d has no handler", c);
 }
 
 /* getopt reports '?' for unknown, ambiguous and argument-taking-no-argument options alike; the offending
@@ -327,12 +320,12 @@ static int unknown_option(int argc, char **argv, char *err, size_t errlen) {
             for (int i = 0; long_opts[i].name; i++)
                 if (long_opts[i].has_arg == no_argument && strlen(long_opts[i].name) == (size_t)(eq - word - 2)
                     && strncmp(long_opts[i].name, word + 2, (size_t)(eq - word - 2)) == 0)
-                    return fail(err, errlen, "--%s: takes no argument (got \"%s\")", long_opts[i].name, word);
+                    return errmsg(2, err, errlen, "--%s: takes no argument (got \"%s\")", long_opts[i].name, word);
         }
-        return fail(err, errlen, "unknown or ambiguous option \"%s\" (see --help)", word);
+        return errmsg(2, err, errlen, "unknown or ambiguous option \"%s\" (see --help)", word);
     }
-    if (optopt > 0 && optopt < 256) return fail(err, errlen, "unknown option \"-%c\" (see --help)", optopt);
-    return fail(err, errlen, "unknown option \"%s\" (see --help)", word ? word : "?");
+    if (optopt > 0 && optopt < 256) return errmsg(2, err, errlen, "unknown option \"-%c\" (see --help)", optopt);
+    return errmsg(2, err, errlen, "unknown option \"%s\" (see --help)", word ? word : "?");
 }
 
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen) {
@@ -350,26 +343,26 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
             return 1;
         }
         if (c == ':') {
-            if (optopt == OPT_HELP || optopt <= 0) return fail(err, errlen, "missing argument");
-            return fail(err, errlen, "--%s: missing argument", long_name(optopt));
+            if (optopt == OPT_HELP || optopt <= 0) return errmsg(2, err, errlen, "missing argument");
+            return errmsg(2, err, errlen, "--%s: missing argument", long_name(optopt));
         }
         if (c == '?') return unknown_option(argc, argv, err, errlen);
         /* "--gpus --batch 4" would otherwise parse "--batch" as the GPU list and report a confusing value. */
         if (optarg && strncmp(optarg, "--", 2) == 0 && optarg[2])
-            return fail(err, errlen, "--%s: missing argument (got option \"%s\")", long_name(c), optarg);
+            return errmsg(2, err, errlen, "--%s: missing argument (got option \"%s\")", long_name(c), optarg);
         int rc = apply(o, c, optarg ? optarg : "", err, errlen);
         if (rc) return rc;
     }
     if (optind < argc)
-        return fail(err, errlen, "unexpected argument \"%s\" (options take the form --name VALUE)", argv[optind]);
+        return errmsg(2, err, errlen, "unexpected argument \"%s\" (options take the form --name VALUE)", argv[optind]);
     if (!o->data_dir) o->data_dir = dataset_dirs[name_index(options_datasets, o->dataset)];
     if (!o->init) o->init = strcmp(o->model, "lenet") == 0 ? "xavier" : "normal";
     return 0;
 }
 
 static int check_list(const char *opt, int n, char *err, size_t errlen) {
-    if (n < 1) return fail(err, errlen, "--%s: empty list", opt);
-    if (n > OPT_LIST_MAX) return fail(err, errlen, "--%s: more than %d values", opt, OPT_LIST_MAX);
+    if (n < 1) return errmsg(2, err, errlen, "--%s: empty list", opt);
+    if (n > OPT_LIST_MAX) return errmsg(2, err, errlen, "--%s: more than %d values", opt, OPT_LIST_MAX);
     return 0;
 }
 
@@ -377,7 +370,7 @@ static int check_list(const char *opt, int n, char *err, size_t errlen) {
 int options_validate(const options_t *o, const char *const *strategies, int n_devices, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
     if (!o->strategy || !o->model || !o->dataset || !o->math || !o->init || !o->data_dir || !o->out)
-        return fail(err, errlen, "options not filled in (call options_parse first)");
+        return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
     if (strategies && check_choice("strategy", "strategy", strategies, o->strategy, err, errlen)) return 2;
     if (check_choice("model", "model", options_models, o->model, err, errlen)) return 2;
     if (check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
@@ -389,35 +382,35 @@ int options_validate(const options_t *o, const char *const *strategies, int n_de
         return 2;
     /* Micro-batches and splits are the pipeline's: for another strategy a list would repeat identical runs. */
     if (strcmp(o->strategy, "pipeline") != 0 && (o->n_micro != 1 || o->micro[0] != 1))
-        return fail(err, errlen, "--micro-batches applies to --strategy pipeline only (strategy is %s)", o->strategy);
+        return errmsg(2, err, errlen, "--micro-batches applies to --strategy pipeline only (strategy is %s)", o->strategy);
     if (strcmp(o->strategy, "pipeline") != 0 && o->n_split)
-        return fail(err, errlen, "--split applies to --strategy pipeline only (strategy is %s)", o->strategy);
+        return errmsg(2, err, errlen, "--split applies to --strategy pipeline only (strategy is %s)", o->strategy);
     for (int i = 0; o->n_split && i < o->n_gpus; i++)   /* one hand split fits one stage count */
         if (o->gpus[i] != o->n_split + 1)
-            return fail(err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
+            return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
                         o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
-    if (o->epochs < 1) return fail(err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
+    if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
     /* Refused rather than ignored: a user asking for a timeline must not get a run without one. */
     if (o->trace && strcmp(o->strategy, "pipeline") == 0)
-        return fail(err, errlen, "--trace: not recorded for --strategy pipeline yet; for its timeline use "
+        return errmsg(2, err, errlen, "--trace: not recorded for --strategy pipeline yet; for its timeline use "
                     "scripts/profile.sh (Nsight Systems)");
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
-        if (o->gpus[i] < 1) return fail(err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
+        if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
         if (o->gpus[i] > max_gpus) max_gpus = o->gpus[i];
     }
     if (n_devices >= 0 && max_gpus > n_devices) {
         if (n_devices == 0)
-            return fail(err, errlen, "--gpus: %d GPU%s requested but no CUDA device present", max_gpus,
+            return errmsg(2, err, errlen, "--gpus: %d GPU%s requested but no CUDA device present", max_gpus,
                         max_gpus == 1 ? "" : "s");
-        return fail(err, errlen, "--gpus: %d GPU%s requested but only %d CUDA device%s present", max_gpus,
+        return errmsg(2, err, errlen, "--gpus: %d GPU%s requested but only %d CUDA device%s present", max_gpus,
                     max_gpus == 1 ? "" : "s", n_devices, n_devices == 1 ? "" : "s");
     }
     for (int b = 0; b < o->n_batch; b++) {
-        if (o->batch[b] < 1) return fail(err, errlen, "--batch: \"%d\" is not a positive integer", o->batch[b]);
+        if (o->batch[b] < 1) return errmsg(2, err, errlen, "--batch: \"%d\" is not a positive integer", o->batch[b]);
         for (int g = 0; !o->weak && g < o->n_gpus; g++)
             if (o->batch[b] % o->gpus[g])
-                return fail(err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", o->batch[b],
+                return errmsg(2, err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", o->batch[b],
                             o->gpus[g], o->gpus[g] == 1 ? "" : "s");
     }
     return 0;
@@ -432,7 +425,7 @@ int options_for_world(options_t *o, int world, char *err, size_t errlen) {
     }
     for (int i = 0; i < o->n_gpus; i++)
         if (o->gpus[i] != world)
-            return fail(err, errlen, "--gpus %d, but %d processes were started: with one process per GPU, --gpus is "
+            return errmsg(2, err, errlen, "--gpus %d, but %d processes were started: with one process per GPU, --gpus is "
                         "the number of processes (or leave it out)", o->gpus[i], world);
     return 0;
 }

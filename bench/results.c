@@ -2,10 +2,11 @@
  * quoted by libcsv where needed, written with one fwrite and fsync'd so a killed sweep leaves whole rows. */
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
+#include "../engine/errmsg.h"
 
 #include <csv.h>
-#include <errno.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,13 +30,6 @@ int results_ncolumns(void) {
     return n;
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return rc;
-}
 
 // ---- line builder: a growing buffer, so stage lists or long names never truncate a row
 
@@ -177,7 +171,7 @@ int results_format(const results_row_t *row, char *buf, size_t len) {
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path, char *err, size_t errlen) {
     char dir[512];
-    if (strlen(path) >= sizeof dir) return fail(err, errlen, 2, "%s: path too long", path);
+    if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path too long", path);
     strcpy(dir, path);
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return 0;
@@ -187,13 +181,13 @@ static int make_parents(const char *path, char *err, size_t errlen) {
         char c = *p;
         *p = '\0';
         if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return fail(err, errlen, 2, "%s: cannot create directory: %s", dir, strerror(errno));
+            return errmsg(2, err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
         *p = c;
         if (!c) break;
     }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return fail(err, errlen, 2, "%s: not a directory", dir);
+        return errmsg(2, err, errlen, "%s: not a directory", dir);
     return 0;
 }
 
@@ -212,7 +206,7 @@ static int header_diff(const char *path, const char *have, char *err, size_t err
         }
         if (!want && !col) return 0;
         if (want && col && strlen(want) == n && strncmp(col, want, n) == 0) continue;
-        return fail(err, errlen, 2,
+        return errmsg(2, err, errlen,
                     "%s: existing header differs from this version's columns (first difference at column %d: "
                     "'%.*s' vs '%s'); write to a new --out file",
                     path, i + 1, col ? (int)n : 6, col ? col : "(none)", want ? want : "(none)");
@@ -253,7 +247,7 @@ static int write_synced(FILE *f, const char *s, size_t n) {
 
 int results_check(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
-    if (!path || !*path) return fail(err, errlen, 2, "--out: empty path");
+    if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
     FILE *f = fopen(path, "r");
     if (!f) return 0;   /* absent (or unreadable: results_open will say why when it is time to write) */
     char *first = NULL;
@@ -270,16 +264,16 @@ int results_check(const char *path, char *err, size_t errlen) {
 int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     if (err && errlen) err[0] = '\0';
-    if (!path || !*path) return fail(err, errlen, 2, "--out: empty path");
-    if (strlen(path) >= sizeof r->path) return fail(err, errlen, 2, "%s: path too long", path);
+    if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
+    if (strlen(path) >= sizeof r->path) return errmsg(2, err, errlen, "%s: path too long", path);
     if (make_parents(path, err, errlen)) return 2;
     /* "a+" never truncates, so a file we reject is left byte-identical. */
     FILE *f = fopen(path, "a+");
-    if (!f) return fail(err, errlen, 2, "%s: cannot open for appending: %s", path, strerror(errno));
+    if (!f) return errmsg(2, err, errlen, "%s: cannot open for appending: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         fclose(f);
-        return fail(err, errlen, 2, "%s: not a regular file", path);
+        return errmsg(2, err, errlen, "%s: not a regular file", path);
     }
     line_t l = {0};
     int rc = 0;
@@ -287,21 +281,21 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
         char *first = NULL;
         int ends_nl = 1, open_quote = 0;
         if (read_existing(f, &first, &ends_nl, &open_quote) != 0) {
-            rc = fail(err, errlen, 2, "%s: cannot read the existing header: %s", path, strerror(errno));
+            rc = errmsg(2, err, errlen, "%s: cannot read the existing header: %s", path, strerror(errno));
         } else if (header_diff(path, first, err, errlen) != 0) {
             rc = 2;
         } else if (!ends_nl && write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1) != 0) {
             /* A writer killed mid-row leaves no final newline; without one our first row would be glued
              * onto the partial line and both would be lost. A row cut inside a quoted cell (a GPU name with
              * a comma) also gets its quote closed, or every later row would be read as part of that cell. */
-            rc = fail(err, errlen, 2, "%s: cannot repair the missing final newline: %s", path, strerror(errno));
+            rc = errmsg(2, err, errlen, "%s: cannot repair the missing final newline: %s", path, strerror(errno));
         }
         free(first);
     } else {
         line_header(&l);
         line_raw(&l, "\n", 1);
         if (l.oom || write_synced(f, l.s, l.len) != 0)
-            rc = fail(err, errlen, 2, "%s: cannot write the header: %s", path, strerror(errno));
+            rc = errmsg(2, err, errlen, "%s: cannot write the header: %s", path, strerror(errno));
     }
     free(l.s);
     if (rc) { fclose(f); return rc; }
@@ -311,14 +305,14 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
 }
 
 int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen) {
-    if (!r->f) return fail(err, errlen, -1, "results file not open");
+    if (!r->f) return errmsg(-1, err, errlen, "results file not open");
     line_t l = {0};
     line_row(&l, row);
     line_raw(&l, "\n", 1);
     int rc = 0;
-    if (l.oom) rc = fail(err, errlen, -1, "%s: out of memory formatting a row", r->path);
+    if (l.oom) rc = errmsg(-1, err, errlen, "%s: out of memory formatting a row", r->path);
     else if (write_synced(r->f, l.s, l.len) != 0)
-        rc = fail(err, errlen, -1, "%s: write failed: %s", r->path, strerror(errno));
+        rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
     free(l.s);
     return rc;
 }
@@ -430,10 +424,10 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) 
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno == ENOENT) return 0;
-        return fail(err, errlen, 2, "%s: cannot read: %s", path, strerror(errno));
+        return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
     }
     scan_ctx_t *c = calloc(1, sizeof *c);
-    if (!c) { fclose(f); return fail(err, errlen, 2, "%s: out of memory scanning", path); }
+    if (!c) { fclose(f); return errmsg(2, err, errlen, "%s: out of memory scanning", path); }
     c->s = s;
     c->col_run = column_index("run_id");
     c->col_epoch = column_index("epoch");
@@ -446,21 +440,21 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) 
     /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
     struct csv_parser p;
     int rc = 0;
-    if (csv_init(&p, 0) != 0) rc = fail(err, errlen, 2, "%s: cannot initialise the CSV parser", path);
+    if (csv_init(&p, 0) != 0) rc = errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
     char buf[65536];
     size_t n;
     while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
         if (csv_parse(&p, buf, n, scan_field, scan_row, c) != n)
-            rc = fail(err, errlen, 2, "%s: %s", path, csv_strerror(csv_error(&p)));
-    if (!rc && ferror(f)) rc = fail(err, errlen, 2, "%s: read error: %s", path, strerror(errno));
+            rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
+    if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
     if (!rc) csv_fini(&p, scan_field, scan_row, c);
     csv_free(&p);
     fclose(f);
     if (!rc && c->header_bad)
-        rc = fail(err, errlen, 2, "%s: header differs from this version's columns (first difference at column %d: "
+        rc = errmsg(2, err, errlen, "%s: header differs from this version's columns (first difference at column %d: "
                   "'%s' vs '%s')", path, c->header_col, c->header_got,
                   c->header_col <= results_ncolumns() ? results_columns[c->header_col - 1] : "(none)");
-    if (!rc && c->oom) rc = fail(err, errlen, 2, "%s: out of memory scanning", path);
+    if (!rc && c->oom) rc = errmsg(2, err, errlen, "%s: out of memory scanning", path);
     free(c);
     if (rc) results_scan_free(s);
     return rc;

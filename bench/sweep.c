@@ -1,52 +1,45 @@
 /* sweep.c — expands the option lists into the runs of a study (gpus x batch x lr x seed x micro-batches), applying
  * weak or strong scaling to the global batch and learning rate. */
 #include "sweep.h"
+#include "../engine/errmsg.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Checks everything first, so a bad combination late in the sweep fails before the first run starts. */
 static int sweep_check(const options_t *o, char *err, size_t errlen) {
     if (o->n_gpus < 1 || o->n_batch < 1 || o->n_lr < 1 || o->n_seeds < 1 || o->n_micro < 1)
-        return fail(err, errlen, "empty sweep: --gpus, --batch, --lr, --seed and --micro-batches each need at least "
+        return errmsg(-1, err, errlen, "empty sweep: --gpus, --batch, --lr, --seed and --micro-batches each need at least "
                     "one value");
     if (o->n_gpus > OPT_LIST_MAX || o->n_batch > OPT_LIST_MAX || o->n_lr > OPT_LIST_MAX || o->n_seeds > OPT_LIST_MAX ||
         o->n_micro > OPT_LIST_MAX)
-        return fail(err, errlen, "sweep list longer than %d values", OPT_LIST_MAX);
+        return errmsg(-1, err, errlen, "sweep list longer than %d values", OPT_LIST_MAX);
     for (int m = 0; m < o->n_micro; m++)
         if (o->micro[m] < 1)
-            return fail(err, errlen, "--micro-batches: \"%d\" is not a positive integer", o->micro[m]);
+            return errmsg(-1, err, errlen, "--micro-batches: \"%d\" is not a positive integer", o->micro[m]);
     for (int g = 0; g < o->n_gpus; g++) {
         int gpus = o->gpus[g];
-        if (gpus < 1) return fail(err, errlen, "--gpus: \"%d\" is not a positive integer", gpus);
+        if (gpus < 1) return errmsg(-1, err, errlen, "--gpus: \"%d\" is not a positive integer", gpus);
         for (int b = 0; b < o->n_batch; b++) {
             int batch = o->batch[b];
-            if (batch < 1) return fail(err, errlen, "--batch: \"%d\" is not a positive integer", batch);
+            if (batch < 1) return errmsg(-1, err, errlen, "--batch: \"%d\" is not a positive integer", batch);
             if (o->weak && batch > INT_MAX / gpus)
-                return fail(err, errlen, "--batch %d x %d GPUs overflows the global batch", batch, gpus);
+                return errmsg(-1, err, errlen, "--batch %d x %d GPUs overflows the global batch", batch, gpus);
             if (!o->weak && batch % gpus)
-                return fail(err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", batch, gpus,
+                return errmsg(-1, err, errlen, "--batch %d is not divisible by %d GPU%s (strong scaling)", batch, gpus,
                             gpus == 1 ? "" : "s");
             int global = o->weak ? batch * gpus : batch;
             for (int m = 0; m < o->n_micro; m++)
                 if (global % o->micro[m])
-                    return fail(err, errlen, "--micro-batches %d does not divide the global batch %d (%d GPU%s, "
+                    return errmsg(-1, err, errlen, "--micro-batches %d does not divide the global batch %d (%d GPU%s, "
                                 "%s scaling)", o->micro[m], global, gpus, gpus == 1 ? "" : "s",
                                 o->weak ? "weak" : "strong");
         }
     }
     for (int l = 0; l < o->n_lr; l++)
-        if (!(o->lr[l] > 0)) return fail(err, errlen, "--lr: \"%g\" must be a positive number", o->lr[l]);
+        if (!(o->lr[l] > 0)) return errmsg(-1, err, errlen, "--lr: \"%g\" must be a positive number", o->lr[l]);
     return 0;
 }
 
@@ -56,7 +49,7 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
     if (sweep_check(o, err, errlen)) return -1;
     int n = o->n_gpus * o->n_batch * o->n_lr * o->n_seeds * o->n_micro;
     sweep_point_t *p = calloc((size_t)n, sizeof *p);
-    if (!p) return fail(err, errlen, "out of memory expanding a sweep of %d runs", n);
+    if (!p) return errmsg(-1, err, errlen, "out of memory expanding a sweep of %d runs", n);
     int k = 0;
     for (int g = 0; g < o->n_gpus; g++)
         for (int b = 0; b < o->n_batch; b++)

@@ -24,6 +24,17 @@ static const char *process_getenv_(void *ctx, const char *name) {
     return getenv(name);
 }
 
+/* What both builds do first: a one-process dist_t, then the launcher's environment. Returns -1 (err set) for a
+ * confused environment, 0 for one process (nothing more to do), 1 when a launcher started several. */
+static int dist_start_(dist_t *d, dist_env_t *env, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    d->size = d->local_size = d->n_nodes = d->is_root = 1;
+    d->device = -1;
+    if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
+    if (dist_env_detect(process_getenv_, NULL, env, err, errlen) != 0) return -1;
+    return dist_env_multi(env) ? 1 : 0;
+}
+
 #ifdef HAVE_MPI
 
 typedef struct {
@@ -50,13 +61,9 @@ static void abort_unfinished_mpi_(void) {
 }
 
 int dist_init(dist_t *d, char *err, size_t errlen) {
-    memset(d, 0, sizeof *d);
-    d->size = d->local_size = d->n_nodes = d->is_root = 1;
-    d->device = -1;
-    if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
     dist_env_t env;
-    if (dist_env_detect(process_getenv_, NULL, &env, err, errlen) != 0) return -1;
-    if (!dist_env_multi(&env)) return 0;
+    int multi = dist_start_(d, &env, err, errlen);
+    if (multi <= 0) return multi;
     d->launcher = env.launcher;
 
     CHECK_MPI(MPI_Init(NULL, NULL));
@@ -211,13 +218,9 @@ void dist_finalize(dist_t *d) {
 #else   /* no MPI in this build */
 
 int dist_init(dist_t *d, char *err, size_t errlen) {
-    memset(d, 0, sizeof *d);
-    d->size = d->local_size = d->n_nodes = d->is_root = 1;
-    d->device = -1;
-    if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
     dist_env_t env;
-    if (dist_env_detect(process_getenv_, NULL, &env, err, errlen) != 0) return -1;
-    if (!dist_env_multi(&env)) return 0;
+    int multi = dist_start_(d, &env, err, errlen);
+    if (multi <= 0) return multi;
     d->is_root = env.rank == 0;
     if (env.size > 0)
         snprintf(err, errlen, "this build has no MPI (install libopenmpi-dev and rebuild) but it was started by %s "

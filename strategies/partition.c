@@ -1,19 +1,12 @@
 /* partition.c — balancing pipeline stages over a model's valid cut points (exact, by dynamic programming) and
  * checking hand-given splits, with one-line messages that say what is wrong. */
 #include "partition.h"
+#include "../engine/errmsg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static double range_cost(const double *cost, int a, int b) {
     double c = 0;
@@ -36,12 +29,12 @@ void partition_format(const int *starts, int p, char *buf, size_t len) {
 }
 
 int partition_feasible(int p, int n_layers, int n_cuts, char *err, size_t errlen) {
-    if (p < 1) return fail(err, errlen, "pipeline: %d stages", p);
+    if (p < 1) return errmsg(-1, err, errlen, "pipeline: %d stages", p);
     if (p > n_layers)
-        return fail(err, errlen, "pipeline: %d stages (GPUs) but the model has only %d layers: more stages than layers",
+        return errmsg(-1, err, errlen, "pipeline: %d stages (GPUs) but the model has only %d layers: more stages than layers",
                     p, n_layers);
     if (p - 1 > n_cuts)
-        return fail(err, errlen, "pipeline: %d stages need %d cuts but the model has only %d valid cut points "
+        return errmsg(-1, err, errlen, "pipeline: %d stages need %d cuts but the model has only %d valid cut points "
                     "(at most %d stages)", p, p - 1, n_cuts, n_cuts + 1);
     return 0;
 }
@@ -57,7 +50,7 @@ int partition_balance(const double *cost, int n_layers, const int *cuts, int n_c
     int *from = malloc((size_t)(p + 1) * npos * sizeof *from);
     if (!pos || !best || !from) {
         free(pos); free(best); free(from);
-        return fail(err, errlen, "pipeline: out of host memory balancing stages");
+        return errmsg(-1, err, errlen, "pipeline: out of host memory balancing stages");
     }
     pos[0] = 0;
     for (int i = 0; i < n_cuts; i++) pos[i + 1] = cuts[i];
@@ -104,23 +97,23 @@ static void layer_name(const char *const *labels, int i, char *buf, size_t len) 
 int partition_check(const int *split, int n_split, int n_layers, const int *cuts, int n_cuts, int p,
                     const char *const *labels, int *starts, char *err, size_t errlen) {
     if (p > n_layers)
-        return fail(err, errlen, "--split: %d stages (GPUs) but the model has only %d layers: more stages than layers",
+        return errmsg(-1, err, errlen, "--split: %d stages (GPUs) but the model has only %d layers: more stages than layers",
                     p, n_layers);
     if (n_split != p - 1)
-        return fail(err, errlen, "--split: %d value%s for %d GPU%s: give the first layer of stages 2..%d (%d value%s)",
+        return errmsg(-1, err, errlen, "--split: %d value%s for %d GPU%s: give the first layer of stages 2..%d (%d value%s)",
                     n_split, n_split == 1 ? "" : "s", p, p == 1 ? "" : "s", p, p - 1, p - 1 == 1 ? "" : "s");
     starts[0] = 0;
     for (int k = 0; k < n_split; k++) {
         int v = split[k];
         if (v < 0 || v > n_layers)
-            return fail(err, errlen, "--split: layer %d is out of range (the model has layers 0..%d; stages start at "
+            return errmsg(-1, err, errlen, "--split: layer %d is out of range (the model has layers 0..%d; stages start at "
                         "1..%d)", v, n_layers - 1, n_layers - 1);
-        if (v == 0) return fail(err, errlen, "--split: stage 2 starts at layer 0: stage 1 would be empty");
+        if (v == 0) return errmsg(-1, err, errlen, "--split: stage 2 starts at layer 0: stage 1 would be empty");
         if (v == n_layers)
-            return fail(err, errlen, "--split: stage %d starts at layer %d, past the last layer: it would be empty",
+            return errmsg(-1, err, errlen, "--split: stage %d starts at layer %d, past the last layer: it would be empty",
                         k + 2, v);
         if (v <= starts[k])
-            return fail(err, errlen, "--split: stage %d would be empty (%d does not come after %d: values must be "
+            return errmsg(-1, err, errlen, "--split: stage %d would be empty (%d does not come after %d: values must be "
                         "strictly increasing)", k + 1, v, starts[k]);
         int ok = 0;
         for (int c = 0; c < n_cuts; c++) ok |= cuts[c] == v;
@@ -133,7 +126,7 @@ int partition_check(const int *split, int n_split, int n_layers, const int *cuts
                 if (n < 0) break;
                 used += (size_t)n;
             }
-            return fail(err, errlen, "--split: layer %s is not a valid cut: more than one tensor crosses it "
+            return errmsg(-1, err, errlen, "--split: layer %s is not a valid cut: more than one tensor crosses it "
                         "(valid cuts: %s)", name, valid);
         }
         starts[k + 1] = v;

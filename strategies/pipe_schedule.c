@@ -1,19 +1,12 @@
 /* pipe_schedule.c — builds the plan of one pipeline step: GPipe / 1F1B order per stage, activation slots, the
  * events each op waits on (data dependencies and buffer reuse), and a host enqueue order that respects them. */
 #include "pipe_schedule.h"
+#include "../engine/errmsg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 int sched_slots(int stages, int stage, int micro, int one_f_one_b) {
     if (!one_f_one_b) return micro;
@@ -87,9 +80,9 @@ typedef struct {
 int sched_build(sched_t *s, int stages, int micro, int one_f_one_b, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     if (stages < 1 || stages > SCHED_MAX_STAGES)
-        return fail(err, errlen, "pipeline: %d stages (1..%d supported)", stages, SCHED_MAX_STAGES);
+        return errmsg(-1, err, errlen, "pipeline: %d stages (1..%d supported)", stages, SCHED_MAX_STAGES);
     if (micro < 1 || micro > SCHED_MAX_MICRO)
-        return fail(err, errlen, "pipeline: %d micro-batches (1..%d supported)", micro, SCHED_MAX_MICRO);
+        return errmsg(-1, err, errlen, "pipeline: %d micro-batches (1..%d supported)", micro, SCHED_MAX_MICRO);
     int p = stages, m = micro;
     s->stages = p;
     s->micro = m;
@@ -104,7 +97,7 @@ int sched_build(sched_t *s, int stages, int micro, int one_f_one_b, char *err, s
     s->ops = calloc((size_t)p * 4 * m, sizeof *s->ops);
     if (!q || !pool || !done || !s->ops) {
         free(q); free(pool); free(done); sched_free(s);
-        return fail(err, errlen, "pipeline: out of host memory for the schedule");
+        return errmsg(-1, err, errlen, "pipeline: out of host memory for the schedule");
     }
     sched_ref_t *next = pool;
     for (int st = 0; st < p; st++) {
@@ -121,7 +114,7 @@ int sched_build(sched_t *s, int stages, int micro, int one_f_one_b, char *err, s
             if (c->ops[k].kind == SCHED_BWD) seen_bwd = c->ops[k].mb;
             else if (c->ops[k].mb >= s->slots[st] && seen_bwd < c->ops[k].mb - s->slots[st]) {
                 free(q); free(pool); free(done); sched_free(s);
-                return fail(err, errlen, "pipeline: internal error: stage %d reuses a slot too early", st);
+                return errmsg(-1, err, errlen, "pipeline: internal error: stage %d reuses a slot too early", st);
             }
         }
     }
@@ -150,7 +143,7 @@ int sched_build(sched_t *s, int stages, int micro, int one_f_one_b, char *err, s
         }
         if (!progress) {
             free(q); free(pool); free(done); sched_free(s);
-            return fail(err, errlen, "pipeline: internal error: schedule deadlock (%d stages, %d micro-batches, %s)",
+            return errmsg(-1, err, errlen, "pipeline: internal error: schedule deadlock (%d stages, %d micro-batches, %s)",
                         p, m, one_f_one_b ? "1f1b" : "gpipe");
         }
     }

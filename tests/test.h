@@ -18,3 +18,18 @@ static inline int test_summary(void) {
 }
 
 #define TEST_SKIP_CODE 77
+
+/* A whole file as a NUL-terminated string (malloc'd; NULL and *len 0 if it cannot be opened). */
+static inline char *test_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { *len = 0; return NULL; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)malloc((size_t)(n > 0 ? n : 0) + 1);   /* the cast: CUDA tests include this as C++ */
+    if (!buf) { fclose(f); *len = 0; return NULL; }
+    *len = fread(buf, 1, (size_t)(n > 0 ? n : 0), f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}

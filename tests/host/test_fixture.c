@@ -266,22 +266,10 @@ static int write_allreduce(const char *path) {
     return fclose(f);
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { *len = 0; return NULL; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static void expect_same(const char *made, const char *committed) {
     size_t a_len, b_len;
-    char *a = slurp(made, &a_len), *b = slurp(committed, &b_len);
+    char *a = test_slurp(made, &a_len), *b = test_slurp(committed, &b_len);
     EXPECT(a && b && a_len == b_len && memcmp(a, b, a_len) == 0,
            "%s differs from what this version writes: regenerate with build/tests/test_fixture --write "
            "tests/fixtures (then review the diff)", committed);

@@ -52,22 +52,10 @@ static int parse_text(const char *text, size_t len, parsed_t *p) {
     return rc;
 }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { *len = 0; return NULL; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static int parse_file(const char *path, parsed_t *p) {
     size_t len;
-    char *text = slurp(path, &len);
+    char *text = test_slurp(path, &len);
     int rc = text ? parse_text(text, len, p) : -1;
     free(text);
     return rc;
@@ -240,7 +228,7 @@ static void test_header_mismatch(void) {
     EXPECT(strcmp(err, want) == 0, "got '%s'", err);
     EXPECT(r.f == NULL, "no handle on failure");
     size_t len;
-    char *after = slurp(path, &len);
+    char *after = test_slurp(path, &len);
     EXPECT(after && len == strlen(old) && memcmp(after, old, len) == 0, "file unchanged");
     free(after);
 
@@ -256,7 +244,7 @@ static void test_header_mismatch(void) {
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
            strstr(err, "(first difference at column 48: 'extra' vs '(none)')") != NULL, "got '%s'", err);
-    after = slurp(path, &len);
+    after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
     /* Something that is not our CSV at all. */
