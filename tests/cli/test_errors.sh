@@ -3,25 +3,8 @@
 # untouched. Runs on CI (no GPU): the no-device case hides devices with CUDA_VISIBLE_DEVICES.
 set -u
 bin=$1; root=$2
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-csv=$tmp/out.csv
+source "$(dirname "$0")/lib.sh"
 printf 'precious,existing,content\n' > "$tmp/other.csv"
-pass=0; fail=0
-
-# expect_error "<substring of the message>" args...
-expect_error() {
-    local want=$1; shift
-    rm -f "$csv"
-    "$bin" --out "$csv" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; local rc=$?
-    local lines; lines=$(wc -l <"$tmp/stderr")
-    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$want" "$tmp/stderr" && [ ! -e "$csv" ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: scaling $* -> rc=$rc, $lines stderr line(s), csv $( [ -e "$csv" ] && echo written || echo absent ); wanted '$want'; got:"
-        cat "$tmp/stderr"
-    fi
-}
 
 data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
 expect_error 'unknown strategy "warp" (valid: single'   --strategy warp "${data[@]}"

@@ -4,22 +4,7 @@
 # another strategy, a bad micro-batch list, a split for another stage count. One line, exit 2, no CSV written.
 set -u
 bin=$1; root=$2
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-csv=$tmp/out.csv
-pass=0; fail=0
-expect_error() {   # expect_error "<substring of the message>" args...
-    local want=$1; shift
-    rm -f "$csv"
-    "$bin" --out "$csv" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; local rc=$?
-    local lines; lines=$(wc -l <"$tmp/stderr")
-    if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -qF -- "$want" "$tmp/stderr" && [ ! -e "$csv" ]; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL: scaling $* -> rc=$rc, $lines stderr line(s); wanted '$want'; got:"
-        cat "$tmp/stderr"
-    fi
-}
+source "$(dirname "$0")/lib.sh"
 data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
 expect_error '--micro-batches 3 does not divide the global batch 256' --strategy pipeline --micro-batches 1,3 "${data[@]}"
 expect_error '--micro-batches 8 does not divide the global batch 300 (3 GPUs, weak scaling)' \
