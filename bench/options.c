@@ -102,7 +102,7 @@ static const opt_help_t opt_help[] = {
              options_benches, NULL},
     {NULL,   "skip configurations already complete in --out", NULL, NULL},
     {"PATH", "write a Chrome-trace/Perfetto JSON timeline of 5 steps of epoch 2 (1 with --epochs 1)\n"
-             "per run, from CUDA events; single, naive, nccl", NULL, NULL},
+             "per run, from CUDA events (compute, copies and update on every GPU)", NULL, NULL},
     {"MODE", "single/naive/nccl: replay each step's compute from CUDA graphs (a few launches per\n"
              "step); pipeline: each micro-batch's forward and backward (up to 64 micro-batches);\n"
              "off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
@@ -390,10 +390,6 @@ int options_validate(const options_t *o, const char *const *strategies, int n_de
             return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
                         o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
-    /* Refused rather than ignored: a user asking for a timeline must not get a run without one. */
-    if (o->trace && strcmp(o->strategy, "pipeline") == 0)
-        return errmsg(2, err, errlen, "--trace: not recorded for --strategy pipeline yet; for its timeline use "
-                    "scripts/profile.sh (Nsight Systems)");
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);

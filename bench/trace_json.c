@@ -36,17 +36,21 @@ int trace_json_write(const char *path, trace_event_t *ev, int n, const char *tit
     put_string(f, title ? title : "");
     fprintf(f, ", \"clock\": \"CUDA events; each GPU's time zero is the start of the first traced step\"},\n"
                " \"traceEvents\": [");
-    int first = 1, last_gpu = -1;
+    static const char *const lane_name[TRACE_LANES] = {"compute", "communication", "gradients in"};
+    int first = 1, last_gpu = -1, last_lane = -1;
     for (int i = 0; i < n; i++) {
-        if (ev[i].gpu != last_gpu) {   /* name the process and its two threads once per GPU */
+        if (ev[i].gpu != last_gpu) {   /* name each GPU, and each of its streams that has ranges, once */
             last_gpu = ev[i].gpu;
+            last_lane = -1;
             fprintf(f, "%s\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
                        "\"args\": {\"name\": \"GPU %d\"}}", first ? "" : ",", ev[i].gpu, ev[i].gpu);
-            fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
-                       "\"args\": {\"name\": \"compute\"}}", ev[i].gpu, TRACE_COMPUTE);
-            fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
-                       "\"args\": {\"name\": \"communication\"}}", ev[i].gpu, TRACE_COMM);
             first = 0;
+        }
+        if (ev[i].lane != last_lane) {
+            last_lane = ev[i].lane;
+            int known = last_lane >= 0 && last_lane < TRACE_LANES;
+            fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": %d, "
+                       "\"args\": {\"name\": \"%s\"}}", ev[i].gpu, last_lane, known ? lane_name[last_lane] : "stream");
         }
         fprintf(f, ",\n  {\"ph\": \"X\", \"name\": ");
         put_string(f, ev[i].name);

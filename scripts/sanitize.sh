@@ -1,20 +1,10 @@
 #!/usr/bin/env bash
-# sanitize.sh — compute-sanitizer runs that are not (yet) tests: racecheck on single, memcheck on nccl and
-# pipeline (2 GPUs), each on a short LeNet run, keeping the full reports. On 2 H200s (2026-11-22) all three exited
-# with errors (exit 9) that were not examined yet: they may be findings in this code or tool reports on NVIDIA's
-# own kernels (cuDNN for racecheck, NCCL's memory handling for memcheck). Read the logs before trusting either.
+# sanitize.sh — compute-sanitizer memcheck and racecheck on a short run of every strategy, keeping the full logs:
+# the test gpu_memcheck (tests/cli/gpu_memcheck.sh says what is instrumented and why) with its logs in OUTDIR.
 #
-#   scripts/sanitize.sh [OUTDIR]      (needs ./scaling built, data/mnist, 2 GPUs for nccl/pipeline)
+#   scripts/sanitize.sh [OUTDIR]      (needs build/ from setup.sh, data/mnist, 2 GPUs for the multi-GPU runs)
 set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-results/sanitize}
-mkdir -p "$out"
-cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-[ -x "$cs" ] || { echo "sanitize: error: compute-sanitizer not found (set COMPUTE_SANITIZER)" >&2; exit 2; }
-L=(--model lenet --dataset mnist --batch 64 --epochs 2 --steps 8 --out "$out/runs.csv")
-"$cs" --tool racecheck ./scaling --strategy single "${L[@]}" --steps 3 >"$out/racecheck-single.log" 2>&1
-echo "racecheck single: exit $?"
-"$cs" --tool memcheck ./scaling --strategy nccl --gpus 2 "${L[@]}" >"$out/memcheck-nccl.log" 2>&1
-echo "memcheck nccl: exit $?"
-"$cs" --tool memcheck ./scaling --strategy pipeline --gpus 2 --micro-batches 2 "${L[@]}" >"$out/memcheck-pipeline.log" 2>&1
-echo "memcheck pipeline: exit $?"
-grep -h -m 5 "=========" "$out"/*.log
+[ -x build/scaling ] || { echo "sanitize: error: build/scaling not found (run scripts/setup.sh first)" >&2; exit 2; }
+SANITIZE_KEEP=$out bash tests/cli/gpu_memcheck.sh "$PWD/build/scaling" "$PWD"

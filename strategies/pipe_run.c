@@ -1,6 +1,7 @@
 /* pipe_run.c — running the pipeline: one step's plan (forward, backward and copies of every micro-batch on every
  * stage's streams, ordered by events), the updates, evaluation through the stages, and the copies between GPUs. */
 #include "pipeline.h"
+#include "../engine/trace.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include "../engine/sgd.h"
@@ -22,10 +23,13 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
         snprintf(err, errlen, "--naive-path p2p: GPU %d and GPU %d have no peer access (use auto or host)", a, b);
         return -1;
     }
+    /* Peer access is per pair of GPUs and is enabled once: the activation, gradient and label links of a pair
+     * share it, and a second cudaDeviceEnablePeerAccess fails (handled, but compute-sanitizer reports it). */
+    int paired = l->used || pp->link[to][from].used;
     l->used = 1;
     l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
     l->bytes = bytes > l->bytes ? bytes : l->bytes;
-    if (l->peer) {
+    if (l->peer && !paired) {
         gpu_enable_peer(a, b);
         gpu_enable_peer(b, a);
     }
@@ -80,28 +84,45 @@ void pipe_links_free(pipe_t *pp) {
         }
 }
 
-/* dst (on stage `to`) = src (on stage `from`), ordered on `on` (a stream of `to`'s GPU) after the events `wait`.
- * Staged: device-to-host on the link's stream once the waits and the link's previous copy are done (the pinned
- * buffer is free again), then host-to-device on `on`. */
-static void xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on,
-                 const cudaEvent_t *wait, int n_wait) {
+/* --trace: a range on `device`'s `stream` named "<what> mb<mb> from gpu<src_dev>" ("... to host" for src_dev < 0,
+ * the sender's half of a staged copy), or -1 outside traced steps. */
+static int copy_trace_begin(const pipe_t *pp, int device, int lane, cudaStream_t stream, const char *what, int mb,
+                            int src_dev) {
+    if (!pp->trace || !pp->trace->active) return -1;
+    char name[TRACE_NAME];
+    if (src_dev < 0) snprintf(name, sizeof name, "%s mb%d to host", what, mb);
+    else snprintf(name, sizeof name, "%s mb%d from gpu%d", what, mb, src_dev);
+    return trace_begin(pp->trace, device, lane, stream, name);
+}
+
+/* dst (on stage `to`) = src (on stage `from`), ordered on `on` (a stream of `to`'s GPU, timeline row `lane`) after
+ * the events `wait`. Staged: device-to-host on the link's stream once the waits and the link's previous copy are
+ * done (the pinned buffer is free again), then host-to-device on `on`. what/mb name the copy in --trace. */
+static void xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on, int lane,
+                 const cudaEvent_t *wait, int n_wait, const char *what, int mb) {
     pipe_link_t *l = &pp->link[from][to];
     int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device;
     if (l->peer) {
         CHECK_CUDA(cudaSetDevice(b));
         for (int w = 0; w < n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(on, wait[w], 0));
+        int tr = copy_trace_begin(pp, b, lane, on, what, mb, a);
         CHECK_CUDA(cudaMemcpyPeerAsync(dst, b, src, a, bytes, on));
+        trace_end(pp->trace, tr, on);
         return;
     }
     cudaStream_t out = l->stream;
     CHECK_CUDA(cudaSetDevice(a));
     for (int w = 0; w < n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(out, wait[w], 0));
     CHECK_CUDA(cudaStreamWaitEvent(out, l->done, 0));
+    int tr = copy_trace_begin(pp, a, TRACE_COMM, out, what, mb, -1);
     CHECK_CUDA(cudaMemcpyAsync(l->pinned, src, bytes, cudaMemcpyDeviceToHost, out));
+    trace_end(pp->trace, tr, out);
     CHECK_CUDA(cudaEventRecord(l->staged, out));
     CHECK_CUDA(cudaSetDevice(b));
     CHECK_CUDA(cudaStreamWaitEvent(on, l->staged, 0));
+    tr = copy_trace_begin(pp, b, lane, on, what, mb, a);
     CHECK_CUDA(cudaMemcpyAsync(dst, l->pinned, bytes, cudaMemcpyHostToDevice, on));
+    trace_end(pp->trace, tr, on);
     CHECK_CUDA(cudaEventRecord(l->done, on));
 }
 
@@ -169,7 +190,14 @@ static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     wait_ops(pp, o, g->stream);
     nvtx_push("%s s%d mb%d gpu%d", kind == SCHED_FWD ? "fwd" : "bwd", s, mb, g->device);
     busy_mark(S, pp->ops_per_stage, timed, k, 0);
+    int tr = -1;
+    if (pp->trace && pp->trace->active) {
+        char name[TRACE_NAME];
+        snprintf(name, sizeof name, "%s mb%d", kind == SCHED_FWD ? "forward" : "backward", mb);
+        tr = trace_begin(pp->trace, g->device, TRACE_COMPUTE, g->stream, name);
+    }
     run_body(pp, o);
+    trace_end(pp->trace, tr, g->stream);
     busy_mark(S, pp->ops_per_stage, timed, k, 1);
     CHECK_CUDA(cudaEventRecord(S->ev[kind][mb], g->stream));
     nvtx_pop();
@@ -183,12 +211,12 @@ static void run_act(pipe_t *pp, const sched_op_t *o) {
     for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
     nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
     xfer(pp, s - 1, s, dst->tensors[S->in_tensor].val, src->tensors[S->in_tensor].val,
-         tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, wait, o->n_wait);
+         tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
     if (s == pp->p - 1) {
         /* Stage 0 gathered them before its forward, which the previous stage's forward (waited on) follows. */
         const model_t *first = &pp->st[0].slot[mb % pp->st[0].n_slots];
-        xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream, wait,
-             o->n_wait);
+        xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream,
+             TRACE_COMM, wait, o->n_wait, "labels", mb);
     }
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_ACT][mb], S->gpu.comm_stream));
     nvtx_pop();
@@ -202,7 +230,7 @@ static void run_grad(pipe_t *pp, const sched_op_t *o) {
     nvtx_push("p2p grad s%d->s%d mb%d", s + 1, s, mb);
     /* Activation gradients are the stage's one set (slot 0's, shared by every slot). */
     xfer(pp, s + 1, s, S->slot[0].tensors[S->out_tensor].grad, N->slot[0].tensors[N->in_tensor].grad,
-         tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, wait, o->n_wait);
+         tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
     nvtx_pop();
 }
@@ -216,6 +244,8 @@ static int timed_index(const pipe_t *pp, int step) {
 void pipe_step(pipe_t *pp, int step) {
     int timed = timed_index(pp, step);
     int k[SCHED_MAX_STAGES] = {0};   /* compute ops so far on each stage: the busy events' index */
+    for (int s = 0; s < pp->p; s++)   /* --trace: every GPU's time zero, back to back (no-op outside traced steps) */
+        trace_origin(pp->trace, pp->st[s].gpu.device, pp->st[s].gpu.stream);
     for (int i = 0; i < pp->sched.n_ops; i++) {
         const sched_op_t *o = &pp->sched.ops[i];
         switch (o->op.kind) {
@@ -230,7 +260,9 @@ void pipe_step(pipe_t *pp, int step) {
         model_t *m = &S->slot[0];
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
+        int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
         sgd_step(m->params, m->grads, m->momentum, m->n_params, pp->lr, pp->momentum, pp->weight_decay, S->gpu.stream);
+        trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
         nvtx_pop();
     }
@@ -267,10 +299,10 @@ double pipe_evaluate(pipe_t *pp) {
             } else {
                 const model_t *prev = &pp->st[s - 1].slot[0];
                 xfer(pp, s - 1, s, m->tensors[S->in_tensor].val, prev->tensors[S->in_tensor].val,
-                     tensor_bytes(m, S->in_tensor), g->stream, &pp->st[s - 1].eval_fwd, 1);
+                     tensor_bytes(m, S->in_tensor), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1, "activations", 0);
                 if (s == p - 1)
                     xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int), g->stream,
-                         &pp->st[0].eval_fwd, 1);
+                         TRACE_COMM, &pp->st[0].eval_fwd, 1, "labels", 0);
                 CHECK_CUDA(cudaSetDevice(g->device));
                 CHECK_CUDA(cudaEventRecord(S->eval_in, g->stream));
             }

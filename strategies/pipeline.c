@@ -121,6 +121,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     pp->weight_decay = (float)cfg->weight_decay;
     pp->seed = cfg->seed;
     pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
+    pp->trace = cfg->trace;
     pp->ops_per_stage = 2 * pp->micro;
     pp->stride = (pp->steps_per_epoch + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
     int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */

@@ -59,6 +59,7 @@ typedef struct pipe {
     int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry busy events; 2 * micro ops each */
     double bytes_per_step;              /* activations, gradients and labels copied between GPUs per step */
     int use_graphs;                     /* forwards and backwards replayed from CUDA graphs (--cuda-graph) */
+    struct trace *trace;                /* --trace recorder (ranges while trace->active), or NULL */
     int *d_step;                        /* stage 0: the step within the epoch, read by the captured gathers */
 } pipe_t;
 

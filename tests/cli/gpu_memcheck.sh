@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# gpu_memcheck.sh — compute-sanitizer memcheck on short real LeNet runs (MNIST, 2 epochs of a few steps, so
-# shuffling, gather, training, evaluation and the epoch boundary are all exercised) of single and, where 2 GPUs
-# are present, naive: no error may be reported. scripts/sanitize.sh runs the rest (racecheck, nccl, pipeline),
-# which reported errors on 2 H200s that are not yet understood (see the README).
+# gpu_memcheck.sh — compute-sanitizer memcheck and racecheck on a short real LeNet run (MNIST, 2 epochs of a few
+# steps: shuffle, gather, training, evaluation and the epoch boundary) of every strategy; no error may be reported.
+#
+# What is checked, and why not more:
+# - memcheck instruments every kernel. It also reports CUDA API calls that return an error. NCCL 2.28 makes such
+#   calls itself and handles them (cudaFuncGetAttributes on kernels not built for this GPU, error 209; enabling
+#   peer access it already has, 704): a report whose first frame past libcuda is in libnccl is counted and shown,
+#   not failed. Every other report fails, ours included (our API calls are checked anyway, see engine/check.h).
+# - racecheck instruments this project's kernels (the __global__ functions under engine/ and strategies/, read
+#   from the sources), plus a full run over test_layers, which drives every cuDNN/cuBLAS layer at small shapes.
+#   Instrumenting cuDNN's kernels in a real training run is beyond the tool: on an H100 machine with 125 GiB the
+#   racecheck process grew to 130 GB and was killed by the kernel's OOM killer (2026-11-22).
+# SANITIZE_KEEP=DIR keeps every log there (scripts/sanitize.sh). Needs data/mnist; 2 GPUs for the multi-GPU runs.
 set -u
 bin=$1; root=$2
 n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -12,24 +21,56 @@ fi
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 if [ ! -x "$cs" ]; then echo "SKIP: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+logs=${SANITIZE_KEEP:-$tmp}; mkdir -p "$logs"
 pass=0; fail=0
-# run TOOL NAME scaling-args...
-run() {
+
+# One report block: "========= Program hit ..." or "========= Invalid ..." up to the next blank "=========" line.
+# Prints "<ours> <nccl>": reports outside NCCL's own API calls, and those inside them.
+classify() {
+    awk '
+        /^========= [A-Z]/ && !/ERROR SUMMARY|RACECHECK SUMMARY|COMPUTE-SANITIZER|Target application|process didn.t/ {
+            if (open) n[kind]++
+            open = 1; kind = ($0 ~ /^========= Program hit/) ? "api" : "ours"; frame = 0; next }
+        open && /Host Frame:/ && !/libcuda\.so/ && frame == 0 {
+            frame = 1; if (kind == "api" && $0 ~ /libnccl\.so/) kind = "nccl"; else if (kind == "api") kind = "ours" }
+        END { if (open) n[kind]++; printf "%d %d\n", n["ours"] + n["api"], n["nccl"] }' "$1"
+}
+
+# check TOOL NAME sanitizer-and-program-args...
+check() {
     local tool=$1 name=$2; shift 2
-    "$cs" --tool "$tool" --error-exitcode 9 "$@" >"$tmp/$name.log" 2>&1
-    local rc=$?
-    if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$tmp/$name.log"; then
-        pass=$((pass + 1)); echo "ok   $tool $name"
+    local log=$logs/$tool-$name.log
+    "$cs" --tool "$tool" --print-limit 100000 "$@" >"$log" 2>&1
+    local rc=$? ours nccl
+    read -r ours nccl < <(classify "$log")
+    local summary; summary=$(grep -h -E "(ERROR|RACECHECK) SUMMARY" "$log" | head -1)
+    if [ $rc -eq 0 ] && [ "$ours" -eq 0 ] && [ -n "$summary" ]; then
+        pass=$((pass + 1))
+        echo "ok   $tool $name: ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")"
     else
-        fail=$((fail + 1)); echo "FAIL $tool $name: exit $rc"; grep -m 20 -E "=========" "$tmp/$name.log"; tail -n 5 "$tmp/$name.log"
+        fail=$((fail + 1)); echo "FAIL $tool $name: exit $rc, $ours report(s) not inside NCCL"
+        grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"
     fi
 }
+
+ours=()
+for k in $(grep -rhoE '__global__ void [A-Za-z_0-9]+' "$root/engine" "$root/strategies" | awk '{print $3}' | sort -u); do
+    ours+=(--kernel-name "kns=$k")
+done
+[ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }
+
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
-run memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"
+check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"
+check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --out "$tmp/b.csv"
+check racecheck layers "$(dirname "$bin")/tests/test_layers"
 if [ "$n_dev" -ge 2 ]; then
-    run memcheck naive "$bin" --strategy naive --gpus 2 "${L[@]}" --out "$tmp/c.csv"
+    for s in naive nccl pipeline; do
+        x=(); [ $s = pipeline ] && x=(--micro-batches 2)
+        check memcheck $s "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv"
+        check racecheck $s "${ours[@]}" "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/r-$s.csv"
+    done
 else
-    echo "note: 1 GPU: naive is not sanitised here"
+    echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

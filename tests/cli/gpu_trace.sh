@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# gpu_trace.sh — --trace on real runs: single (and naive, nccl where 2 GPUs exist) write valid Chrome-trace JSON
-# with forward, backward and update ranges on every GPU (communication ranges for the data-parallel ones), ordered
-# per GPU and stream, each lasting more than zero time.
+# gpu_trace.sh — --trace on real runs: single (and naive, nccl, pipeline where 2 GPUs exist) write valid
+# Chrome-trace JSON with forward, backward and update ranges on every GPU (communication ranges for the multi-GPU
+# ones: all-reduce and copies; for the pipeline, a copy into every stage), ordered per GPU and stream, each lasting
+# more than zero time.
 set -u
 bin=$1; root=$2
 n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -23,7 +24,7 @@ assert len({e["pid"] for e in x}) == gpus, "GPUs"
 for g in {e["pid"] for e in x}:
     names = {e["name"].split()[0] for e in x if e["pid"] == g}
     assert {"forward", "backward", "update"} <= names, names
-    if comm: assert any(e["tid"] == 1 for e in x if e["pid"] == g), "no communication range on GPU %d" % g
+    if comm: assert any(e["tid"] >= 1 for e in x if e["pid"] == g), "no communication range on GPU %d" % g
 PY
     then pass=$((pass + 1)); echo "ok   $1"; else fail=$((fail + 1)); echo "FAIL $1"; fi
 }
@@ -31,11 +32,23 @@ PY
     || { cat "$tmp/err"; }
 check single "$tmp/single.json" 1 0
 if [ "$n_dev" -ge 2 ]; then
-    for s in naive nccl; do
-        "$bin" --strategy $s --gpus 2 "${L[@]}" --trace "$tmp/$s.json" --out "$tmp/b.csv" >/dev/null 2>"$tmp/err" \
-            || cat "$tmp/err"
+    for s in naive nccl pipeline; do
+        x=(); [ $s = pipeline ] && x=(--micro-batches 4 --schedule 1f1b)
+        "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --trace "$tmp/$s.json" --out "$tmp/b.csv" >/dev/null \
+            2>"$tmp/err" || cat "$tmp/err"
         check $s "$tmp/$s.json" 2 1
     done
+    # The pipeline's ranges name their micro-batch: 5 steps x 4 micro-batches of forward and of backward per GPU.
+    if python3 - "$tmp/pipeline.json" <<'PY'
+import json, sys
+x = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+for g in {e["pid"] for e in x}:
+    for kind in ("forward", "backward"):
+        n = sum(1 for e in x if e["pid"] == g and e["name"].startswith(kind + " mb"))
+        assert n == 20, (g, kind, n)
+    assert sum(1 for e in x if e["pid"] == g and e["name"] == "update") == 5, g
+PY
+    then pass=$((pass + 1)); echo "ok   pipeline ranges per micro-batch"; else fail=$((fail + 1)); echo "FAIL pipeline ranges per micro-batch"; fi
 fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

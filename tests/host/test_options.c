@@ -215,8 +215,9 @@ static void test_validate(void) {
         EXPECT(PARSE(&t, e, "--trace", "x.json") == 0 && strcmp(t.trace, "x.json") == 0, "--trace parses: %s", e);
         EXPECT(options_validate(&t, names, 1, e, sizeof e) == 0, "--trace with single: %s", e);
         EXPECT(PARSE(&t, e, "--trace", "x.json", "--strategy", "pipeline") == 0, "parse: %s", e);
-        EXPECT(options_validate(&t, names, 1, e, sizeof e) == 2 && strstr(e, "--trace") != NULL,
-               "--trace is refused for pipeline until it records ranges: %s", e);
+        EXPECT(options_validate(&t, names, 2, e, sizeof e) == 0, "--trace with pipeline: %s", e);
+        EXPECT(PARSE(&t, e, "--trace", "", "--strategy", "pipeline") == 2 && strstr(e, "--trace") != NULL,
+               "an empty --trace path is refused: %s", e);
     }
     static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
     options_t o;
