@@ -43,5 +43,9 @@ if [ -n "$multi" ]; then
     echo "./scaling --bench allreduce --gpus $multi --out ${csv%.csv}_allreduce.csv" >> "$log"
     ./scaling --bench allreduce --gpus "$multi" --out "${csv%.csv}_allreduce.csv" | grep -E '^# [A-Za-z]' || true
 fi
-scripts/report.sh "$csv"
-echo "study: $csv, plots and REPORT.md in ${csv%.csv}/, commands in $log"
+if command -v gnuplot >/dev/null; then
+    scripts/report.sh "$csv"
+    echo "study: $csv, plots and REPORT.md in ${csv%.csv}/, commands in $log"
+else   # GPU nodes often have no gnuplot: the CSVs are the study; plots and report can be made anywhere
+    echo "study: $csv and commands in $log; no gnuplot here: run scripts/report.sh $csv where it is installed"
+fi
