@@ -54,7 +54,7 @@ check() {
 }
 
 ours=()
-for k in $(grep -rhoE '__global__ void [A-Za-z_0-9]+' "$root/engine" "$root/strategies" | awk '{print $3}' | sort -u); do
+for k in $(grep -rhoE '__global__ (static )?void [A-Za-z_0-9]+' "$root/engine" "$root/strategies" | awk '{print $NF}' | sort -u); do
     ours+=(--kernel-name "kns=$k")
 done
 [ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }
