@@ -6,6 +6,25 @@
 #include <string.h>
 #include <time.h>
 
+enum { TOP = 16, RND = 8, N_PICK = TOP + RND, KEEP = N_PICK - N_PICK / 4 };
+
+/* sqrt(sum err / sum g2) over the KEEP coordinates with the smallest err: a ReLU or max-pool kink crossed within
+ * +-h spoils single coordinates, a wrong gradient spoils them all. (Single wrong elements are test_layers' job:
+ * it compares every element of every layer with a CPU double-precision reference.) */
+static double trimmed_rel(const double *err, const double *g2) {
+    int used[N_PICK] = {0};
+    double num = 0, den = 0;
+    for (int k = 0; k < KEEP; k++) {
+        int best = -1;
+        for (int t = 0; t < N_PICK; t++)
+            if (!used[t] && (best < 0 || err[t] < err[best])) best = t;
+        used[best] = 1;
+        num += err[best];
+        den += g2[best];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
 /* Mean loss over the batch for the current parameters (acc[0] is a double sum on the GPU). */
 static double batch_loss(model_t *m, gpu_t *g) {
     CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
@@ -50,14 +69,13 @@ int main(void) {
     /* Central differences on each layer's 16 largest-gradient elements (where the difference of two fp32 losses
      * carries the most signal) plus 8 random ones. A finite difference has two error sources that move in
      * opposite directions with h: fp32 rounding of the loss (~1e-7 relative, amplified by 1/h) and ReLU/max-pool
-     * kinks crossed within +-h (growing with h). So each layer is checked at three steps and judged at the best;
-     * a wrong gradient is wrong at every h. */
+     * kinks crossed within +-h (growing with h). So each layer is checked at three steps and judged at the best,
+     * on the best three quarters of its coordinates (trimmed_rel); a wrong gradient is wrong at every h. */
     static const float hs[3] = {1e-2f, 3e-3f, 1e-3f};
-    enum { TOP = 16, RND = 8 };
     for (int li = 0; li < m.n_layers; li++) {
         layer_t *l = &m.layers[li];
         if (!l->n_params) continue;
-        size_t pick[TOP + RND];
+        size_t pick[N_PICK];
         for (int t = 0; t < TOP; t++) {          /* top-|g| by repeated selection: n_params is small */
             size_t best = l->param_offset;
             float bv = -1.0f;
@@ -68,11 +86,11 @@ int main(void) {
             }
             pick[t] = best;
         }
-        for (int t = TOP; t < TOP + RND; t++) pick[t] = l->param_offset + (size_t)rand() % l->n_params;
+        for (int t = TOP; t < N_PICK; t++) pick[t] = l->param_offset + (size_t)rand() % l->n_params;
         double best_rel = INFINITY, best_ctrl = 0;
         for (int hi = 0; hi < 3; hi++) {
-            double num = 0, den = 0, ctrl = 0;
-            for (int t = 0; t < TOP + RND; t++) {
+            double err[N_PICK], ctrl[N_PICK], g2[N_PICK], den = 0;
+            for (int t = 0; t < N_PICK; t++) {
                 size_t k = pick[t];
                 float orig = p[k], v;
                 v = orig + hs[hi]; CHECK_CUDA(cudaMemcpy(m.params + k, &v, sizeof v, cudaMemcpyHostToDevice));
@@ -81,17 +99,20 @@ int main(void) {
                 double lm = batch_loss(&m, &g);
                 CHECK_CUDA(cudaMemcpy(m.params + k, &orig, sizeof orig, cudaMemcpyHostToDevice));
                 double fd = (lp - lm) / (2.0 * hs[hi]);
-                num += (fd - grad[k]) * (fd - grad[k]);
-                den += (double)grad[k] * grad[k];
-                ctrl += (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]);   /* a gradient 10% off */
+                err[t] = (fd - grad[k]) * (fd - grad[k]);
+                ctrl[t] = (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]);   /* a gradient 10% off */
+                g2[t] = (double)grad[k] * grad[k];
+                den += g2[t];
             }
-            double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-            printf("%-8s %7zu params  h %.0e: relative error %.2e\n", l->label, l->n_params, hs[hi], rel);
-            if (rel < best_rel) { best_rel = rel; best_ctrl = den > 0 ? sqrt(ctrl / den) : 0; }
+            double rel = trimmed_rel(err, g2);
+            printf("%-8s %7zu params  h %.0e: relative error %.2e (control %.2e)\n", l->label, l->n_params, hs[hi],
+                   rel, trimmed_rel(ctrl, g2));
+            if (rel < best_rel) { best_rel = rel; best_ctrl = trimmed_rel(ctrl, g2); }
             EXPECT(den > 0, "layer %s: gradient all zero on the largest elements (a dead layer?)", l->label);
         }
-        /* 5e-2: measured fp32 LeNet errors are 2e-2 at the best h (kinks crossed), see the log. The control shows
-         * the same comparison rejects a gradient that is 10% off, so the tolerance still discriminates. */
+        /* 5e-2: measured fp32 LeNet errors were 2-3e-2 at the best h over all coordinates, and once 6.9e-2 (fc1,
+         * 2 x H200, 2026-11-22), which the trimming is for. The control shows the same comparison rejects a
+         * gradient that is 10% off, so the tolerance still discriminates. */
         EXPECT(best_rel < 5e-2, "layer %s gradient differs from finite differences: best %.3e", l->label, best_rel);
         EXPECT(best_ctrl > 5e-2, "layer %s: control (gradient x 1.1) not rejected: %.3e", l->label, best_ctrl);
     }
