@@ -1,12 +1,13 @@
 # Writes git_version.h with `git describe --always --dirty` at every build, rewriting it only when it changes,
 # so rows name the commit that was actually built rather than the one at configure time.
-execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
-                OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0 OR v STREQUAL "")
-  # A copy of the tree without .git (a GPU node fed by rsync) can name its commit through the environment.
-  if(DEFINED ENV{SCALING_GIT_VERSION})
-    set(v "$ENV{SCALING_GIT_VERSION}")
-  else()
+# SCALING_GIT_VERSION, where set, wins: a copy of the tree on a GPU node may carry a .git that is not the commit
+# being built (seen: a device copy whose .git stood at an older commit, so rows said "<older>-dirty").
+if(DEFINED ENV{SCALING_GIT_VERSION} AND NOT "$ENV{SCALING_GIT_VERSION}" STREQUAL "")
+  set(v "$ENV{SCALING_GIT_VERSION}")
+else()
+  execute_process(COMMAND git -C ${SRC} describe --always --dirty --abbrev=12
+                  OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0 OR v STREQUAL "")
     set(v "unknown")
   endif()
 endif()
