@@ -31,6 +31,19 @@ int main(void) {
     buf[len] = 0;
     EXPECT(strstr(buf, "\"odd \\\"name\\\" \\\\ x\"") != NULL, "escaped name in %s", buf);
     EXPECT(strstr(buf, "\"GPU 0\"") && strstr(buf, "\"GPU 1\"") && strstr(buf, "\"communication\""), "labels");
+    /* A stream row is named only where it has ranges: no pipeline gradient row in a data-parallel trace. */
+    EXPECT(strstr(buf, "gradients in") == NULL, "a row named without ranges: %s", buf);
+    trace_event_t pipe[2] = {{0, TRACE_COMM_IN2, "gradients mb0 from gpu1", 50.0, 5.0},
+                             {1, TRACE_COMM, "activations mb0 from gpu0", 20.0, 5.0}};
+    EXPECT(trace_json_write(path, pipe, 2, "p", err, sizeof err) == 0, "write: %s", err);
+    f = fopen(path, "r");
+    len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[len] = 0;
+    EXPECT(strstr(buf, "\"tid\": 2, \"args\": {\"name\": \"gradients in\"}") != NULL &&
+           strstr(buf, "\"tid\": 1, \"args\": {\"name\": \"communication\"}") != NULL &&
+           strstr(buf, "\"compute\"") == NULL, "pipeline rows: %s", buf);
+    EXPECT(trace_json_write(path, ev, 6, "test \"title\"", err, sizeof err) == 0, "rewrite: %s", err);
     EXPECT(trace_json_write("/nonexistent-dir/x.json", ev, 6, "t", err, sizeof err) == -1 && strstr(err, "x.json"),
            "unwritable path gives a message: %s", err);
     if (system("command -v python3 >/dev/null 2>&1") == 0) {
