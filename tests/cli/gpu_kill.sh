@@ -7,16 +7,14 @@
 # stay), exit 0 and leave a well-formed file; a second --resume must add nothing.
 set -u
 bin=$1; root=$2
-if ! "$bin" --help >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-    echo "SKIP: no CUDA device (nvidia-smi found none)"; exit 77
-fi
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_require 1
 pid=""
-tmp=$(mktemp -d); trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 csv=$tmp/kill.csv
 EPOCHS=8
 args=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --lr "0.05,0.1" --epochs "$EPOCHS"
       --steps 100 --out "$csv")
-pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
@@ -93,5 +91,4 @@ lines=$(wc -l <"$csv")
 [ $rc -eq 0 ] && [ "$(wc -l <"$csv")" -eq "$lines" ] && grep -q '0 ok, 2 skipped' "$tmp/run3.out" && ok ||
     bad "second --resume: rc=$rc, $(($(wc -l <"$csv") - lines)) new rows"
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

@@ -17,15 +17,11 @@
 # SANITIZE_KEEP=DIR keeps every log there (scripts/sanitize.sh). Needs data/mnist; 2 GPUs for the multi-GPU runs.
 set -u
 bin=$1; root=$2
-n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 1 ]; then
-    echo "SKIP: no CUDA device (nvidia-smi found none)"; exit 77
-fi
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_require 1
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 if [ ! -x "$cs" ]; then echo "SKIP: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 77; fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 logs=${SANITIZE_KEEP:-$tmp}; mkdir -p "$logs"
-pass=0; fail=0
 
 # One report block: "========= Program hit ..." or "========= Invalid ..." up to the next blank "=========" line.
 # Prints "<ours> <nccl>": reports outside NCCL's own API calls, and those inside them.
@@ -75,5 +71,4 @@ if [ "$n_dev" -ge 2 ]; then
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

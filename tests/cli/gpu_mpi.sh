@@ -9,10 +9,8 @@
 set -u
 bin=$1; root=$2
 mpirun=${MPIRUN:-mpirun}
-n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 2 ]; then
-    echo "SKIP: needs 2 CUDA devices, found $n_dev"; exit 77
-fi
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_require 2
 if ! command -v "$mpirun" >/dev/null 2>&1; then
     echo "SKIP: no $mpirun on the PATH (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, then rebuild)"
     exit 77
@@ -20,14 +18,9 @@ fi
 opts=(--oversubscribe --bind-to none)
 [ "$(id -u)" -eq 0 ] && opts+=(--allow-run-as-root)
 for v in $(env | sed -n 's/^\(NCCL_[A-Z0-9_]*\)=.*/\1/p'); do opts+=(-x "$v"); done
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if "$mpirun" "${opts[@]}" -np 2 "$bin" --help 2>&1 | grep -qF "this build has no MPI"; then
     echo "SKIP: this scaling was built without MPI (install libopenmpi-dev and rebuild)"; exit 77
 fi
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
 # Columns by header name (no cell before the environment columns holds a comma in these runs).
 col() {     # col FILE NAME: the column's cells of every row, one per line
     awk -F, -v want="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next } { print $c }' "$1"
@@ -96,5 +89,4 @@ for n in $counts; do
     fi
 done
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

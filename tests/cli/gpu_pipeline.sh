@@ -5,15 +5,8 @@
 # run with its message.
 set -u
 bin=$1; root=$2
-n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 2 ]; then
-    echo "SKIP: needs 2 CUDA devices, found $n_dev"; exit 77
-fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_require 2
 gpus=2; [ "$n_dev" -ge 4 ] && gpus=2,4
 n_counts=$(echo "$gpus" | tr ',' '\n' | wc -l)
 data=(--model lenet --dataset mnist --data-dir "$root/data/mnist")
@@ -57,5 +50,4 @@ check "a bad --split exits 1 (a failed run), got $rc" $([ $rc -eq 1 ]; echo $?)
 grep -q "layer 12 (s2.b0.conv2) is not a valid cut" "$tmp/bad.log"; check "bad --split message" $?
 grep -q ",failed," "$bad"; check "bad --split row has status failed" $?
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

@@ -5,11 +5,9 @@
 # more than zero time.
 set -u
 bin=$1; root=$2
-n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt 1 ]; then echo "SKIP: no CUDA device"; exit 77; fi
+source "$(dirname "$0")/gpu_lib.sh"
+gpu_require 1
 if ! command -v python3 >/dev/null; then echo "SKIP: no python3 to read the JSON"; exit 77; fi
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 30)
 check() {   # check NAME JSON GPUS NEED_COMM
     if python3 - "$2" "$3" "$4" <<'PY'
@@ -50,5 +48,4 @@ for g in {e["pid"] for e in x}:
 PY
     then pass=$((pass + 1)); echo "ok   pipeline ranges per micro-batch"; else fail=$((fail + 1)); echo "FAIL pipeline ranges per micro-batch"; fi
 fi
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary
