@@ -4,7 +4,7 @@
 # `--bench allreduce` checks every size exactly (exit 0, "Wrong values : 0 OK") and writes one CSV row per size.
 set -u
 bin=$1; root=$2
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 2
 gpus=1,2; [ "$n_dev" -ge 4 ] && gpus=1,2,4
 n_counts=$(echo "$gpus" | tr ',' '\n' | wc -l)

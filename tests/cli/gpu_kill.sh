@@ -7,7 +7,7 @@
 # stay), exit 0 and leave a well-formed file; a second --resume must add nothing.
 set -u
 bin=$1; root=$2
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT

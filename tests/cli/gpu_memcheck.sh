@@ -17,7 +17,7 @@
 # SANITIZE_KEEP=DIR keeps every log there (scripts/sanitize.sh). Needs data/mnist; 2 GPUs for the multi-GPU runs.
 set -u
 bin=$1; root=$2
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 if [ ! -x "$cs" ]; then echo "SKIP: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 77; fi

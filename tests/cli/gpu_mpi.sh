@@ -9,7 +9,7 @@
 set -u
 bin=$1; root=$2
 mpirun=${MPIRUN:-mpirun}
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 2
 if ! command -v "$mpirun" >/dev/null 2>&1; then
     echo "SKIP: no $mpirun on the PATH (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, then rebuild)"

@@ -5,7 +5,7 @@
 # run with its message.
 set -u
 bin=$1; root=$2
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 2
 gpus=2; [ "$n_dev" -ge 4 ] && gpus=2,4
 n_counts=$(echo "$gpus" | tr ',' '\n' | wc -l)

@@ -5,7 +5,7 @@
 # more than zero time.
 set -u
 bin=$1; root=$2
-source "$(dirname "$0")/gpu_lib.sh"
+source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
 if ! command -v python3 >/dev/null; then echo "SKIP: no python3 to read the JSON"; exit 77; fi
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 30)

@@ -1,6 +1,6 @@
-# gpu_lib.sh — what the GPU command-line tests share: a skip (exit 77, with a message) where `scaling` cannot run or
+# lib_gpu.sh — what the GPU command-line tests share: a skip (exit 77, with a message) where `scaling` cannot run or
 # too few GPUs are present, a scratch folder, pass/fail counters with check, and the closing summary.
-# Sourced by tests/cli/gpu_*.sh after they set bin (the scaling binary).
+# Sourced by tests/cli/gpu_*.sh after they set bin (the scaling binary); not a test itself, so not named gpu_*.sh.
 gpu_require() {   # gpu_require N: skip unless bin runs and N CUDA devices are present; sets n_dev
     n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     if ! "$bin" --help >/dev/null 2>&1 || [ "$n_dev" -lt "$1" ]; then
