@@ -7,8 +7,10 @@
 #include <cublas_v2.h>
 
 /* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
- * (PyTorch's defaults, so the comparison with it is at the same math). */
-typedef enum { MATH_FP32 = 0, MATH_TF32 = 1 } math_t;
+ * (PyTorch's defaults, so the comparison with it is at the same math). bf16: mixed precision as PyTorch's bf16
+ * autocast: bf16 activations and convolution/dense operands with fp32 accumulation, fp32 master parameters,
+ * batch-norm statistics and loss. */
+typedef enum { MATH_FP32 = 0, MATH_TF32 = 1, MATH_BF16 = 2 } math_t;
 
 /* cudnnFind results, keyed by everything that defines a convolution's shape. */
 #define CONV_CACHE_MAX 64

@@ -4,6 +4,7 @@
 #pragma once
 #include "../engine/model.h"
 #include "../engine/dataset.h"
+#include "../engine/dtype.h"
 
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
     int naive_path;             /* NAIVE_PATH_AUTO | _P2P | _HOST */
     size_t bucket_bytes;        /* nccl: all-reduce bucket size */
     int overlap;                /* nccl: 1 launch each bucket as soon as backward has produced it */
+    dtype_t grad_dtype;         /* naive, nccl: the gradients' type on the wire (fp32 default, bf16 as DDP's hook) */
     /* pipeline */
     int micro_batches;
     int schedule_1f1b;          /* 0 gpipe, 1 1f1b */
