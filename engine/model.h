@@ -28,6 +28,8 @@ typedef struct model {
     size_t n_params, n_state;
     float *params, *grads, *momentum;   /* flat device buffers, n_params floats each, layer order */
     float *state;                       /* flat device buffer: BN running statistics */
+    void *params_bf16;                  /* --math bf16: the bf16 copy of params that convolutions and dense layers
+                                         * read, rewritten by every SGD step; NULL otherwise */
     int *labels;                        /* (N) device labels of the current batch */
     double *acc;                        /* device: [loss sum, correct count] since the last reset */
     size_t workspace_bytes;             /* the arena the chosen algorithms need */

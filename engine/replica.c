@@ -41,6 +41,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
         return -1;
     }
     model_init_params(&r->model, init, seed);
+    replica_set_update_grads(r, r->model.grads, DTYPE_FP32);
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
@@ -48,6 +49,11 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     CHECK_CUDA(cudaMemset(r->d_step, 0, sizeof(int)));
     CHECK_CUDA(cudaDeviceSynchronize());
     return 0;
+}
+
+void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
+    r->update_grads = grads;
+    r->update_grad_dtype = t;
 }
 
 void replica_epoch_begin(replica_t *r, int epoch) {
@@ -78,7 +84,8 @@ void replica_seg_update(replica_t *r, const void *unused) {
     (void)unused;
     model_t *m = &r->model;
     nvtx_push("optimizer gpu%d", r->gpu.device);
-    sgd_step(m->params, m->grads, m->momentum, m->n_params, r->lr, r->momentum, r->weight_decay, r->gpu.stream);
+    sgd_step(m->params, m->params_bf16, r->update_grads, r->update_grad_dtype, m->momentum, m->n_params, r->lr,
+             r->momentum, r->weight_decay, r->gpu.stream);
     nvtx_pop();
     dataset_step_advance(r->d_step, r->gpu.stream);
 }

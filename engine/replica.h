@@ -4,6 +4,7 @@
 #include "gpu.h"
 #include "model.h"
 #include "dataset.h"
+#include "dtype.h"
 
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
@@ -29,6 +30,8 @@ typedef struct replica {
     int *d_step;                /* device step counter read by the segments' gather (reset each epoch) */
     int use_graphs;             /* 1: segments are captured once and replayed; 0: run eagerly every step */
     struct trace *trace;        /* --trace recorder (engine/trace.h), or NULL */
+    const void *update_grads;   /* what the update segment reads: the model's fp32 grads unless a strategy set */
+    dtype_t update_grad_dtype;  /* another buffer (replica_set_update_grads) */
     replica_segment_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
@@ -37,6 +40,10 @@ typedef struct replica {
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
                  init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
                  const idx_dataset_t *data, char *err, size_t errlen);
+/* The update reads n_params gradients of type t from grads instead of the model's fp32 buffer: a bf16 all-reduce
+ * leaves the summed gradient in a bf16 buffer, which the SGD kernel widens as it reads. Call before the first step
+ * (the update segment is captured into a CUDA graph with the pointer it had then). */
+void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
 /* Shuffles (same order on every replica), zeroes the loss/accuracy accumulators, records the start event. */
 void replica_epoch_begin(replica_t *r, int epoch);
 /* Runs fn(r, arg) on r's compute stream as segment `slot`: with use_graphs, eagerly at the first call (library

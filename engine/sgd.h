@@ -3,13 +3,18 @@
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
+#include "dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* g' = grad + wd * p;  v = mu * v + g' (v starts at 0);  p -= lr * (mu > 0 ? v : g').  momentum may be NULL when mu == 0. */
-void sgd_step(float *params, const float *grads, float *momentum, size_t n, float lr, float mu, float wd,
-              cudaStream_t stream);
+/* g' = grad + wd * p;  v = mu * v + g' (v starts at 0);  p -= lr * (mu > 0 ? v : g').  momentum may be NULL when
+ * mu == 0. grads hold n elements of grad_dtype: fp32 normally, bf16 where a bf16 all-reduce left the summed
+ * gradient (--grad-dtype bf16), which the update then reads directly instead of a cast back to fp32 first.
+ * params_bf16, when not NULL, receives the bf16 rounding of every updated parameter (the copy --math bf16
+ * convolutions and dense layers read): written by this kernel, so the copy costs no pass of its own. */
+void sgd_step(float *params, void *params_bf16, const void *grads, dtype_t grad_dtype, float *momentum, size_t n,
+              float lr, float mu, float wd, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

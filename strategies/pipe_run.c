@@ -261,7 +261,8 @@ void pipe_step(pipe_t *pp, int step) {
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
-        sgd_step(m->params, m->grads, m->momentum, m->n_params, pp->lr, pp->momentum, pp->weight_decay, S->gpu.stream);
+        sgd_step(m->params, m->params_bf16, m->grads, DTYPE_FP32, m->momentum, m->n_params, pp->lr, pp->momentum,
+                 pp->weight_decay, S->gpu.stream);
         trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
         nvtx_pop();
