@@ -12,7 +12,7 @@
 
 const char *const options_models[] = {"lenet", "resnet18", NULL};
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
-const char *const options_maths[] = {"fp32", "tf32", NULL};
+const char *const options_maths[] = {"fp32", "tf32", "bf16", NULL};
 const char *const options_inits[] = {"normal", "xavier", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_naive_paths[] = {"auto", "p2p", "host", NULL};
@@ -85,7 +85,8 @@ static const opt_help_t opt_help[] = {
     {"X",    "SGD momentum (0: plain SGD)", NULL, "0"},
     {"X",    "L2 weight decay", NULL, "0"},
     {"MODE", "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
-             "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere", options_maths, "tf32"},
+             "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere; bf16: mixed precision\n"
+             "as PyTorch's bf16 autocast (bf16 activations, fp32 parameters and statistics)", options_maths, "tf32"},
     {"NAME", "weight initialisation", options_inits, "normal for resnet18, xavier for lenet"},
     {"PATH", "CSV file to append one row per epoch to (directories are created);\n"
              "--bench allreduce writes results/allreduce.csv unless given one", NULL, "results/scaling.csv"},

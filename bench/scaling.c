@@ -174,7 +174,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     run_cfg_t cfg = {
         .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
-        .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : MATH_TF32,
+        .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : strcmp(o->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
         .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cuda_bf16.h>
 
 #define DS_THREADS 256
 #define DS_MAX_BLOCKS (1 << 20)   /* grid-stride beyond this; far more than any batch needs */
@@ -27,13 +28,26 @@ __global__ static void bytes_to_int_kernel(const uint8_t *__restrict__ in, int *
         out[i] = in[i];
 }
 
-/* One thread per element T of the output (T = float4 where rows allow: 784 floats = 196 float4). Source row
- * of output row i: perm[first + i] when perm is given (train), else first + i clamped to [0, last] (test).
+/* Four bf16: the bf16 output of one float4 of pixels (8 bytes, aligned as the float4 source is). */
+typedef struct __align__(8) { __nv_bfloat162 a, b; } bf16x4_t;
+
+/* Element conversions of the gather: the data set is fp32 on the GPU, a bf16 model's input is its bf16 rounding
+ * (what autocast feeds the first convolution). */
+__device__ static inline void put(float &d, float s) { d = s; }
+__device__ static inline void put(float4 &d, float4 s) { d = s; }
+__device__ static inline void put(__nv_bfloat16 &d, float s) { d = __float2bfloat16_rn(s); }
+__device__ static inline void put(bf16x4_t &d, float4 s) {
+    d.a = __floats2bfloat162_rn(s.x, s.y);
+    d.b = __floats2bfloat162_rn(s.z, s.w);
+}
+
+/* One thread per element S of a row (S = float4 where rows allow: 784 floats = 196 float4), written as D. Source
+ * row of output row i: perm[first + i] when perm is given (train), else first + i clamped to [0, last] (test).
  * The thread holding a row's first element also copies its label, saving a second launch per batch. */
-template <typename T>
-__global__ static void gather_kernel(const T *__restrict__ src, const int *__restrict__ src_y,
+template <typename S, typename D>
+__global__ static void gather_kernel(const S *__restrict__ src, const int *__restrict__ src_y,
                                      const int *__restrict__ perm, int first, int n, int last, int row_elems,
-                                     T *__restrict__ x, int *__restrict__ y, const int *__restrict__ step,
+                                     D *__restrict__ x, int *__restrict__ y, const int *__restrict__ step,
                                      int step_stride) {
     /* A step counter on the device lets one captured CUDA graph gather a different batch at every replay. */
     if (step) {
@@ -45,24 +59,35 @@ __global__ static void gather_kernel(const T *__restrict__ src, const int *__res
         int i = (int)(t / row_elems), c = (int)(t % row_elems);
         int r = first + i;
         r = perm ? perm[r] : min(r, last);
-        x[t] = src[(size_t)r * row_elems + c];
+        put(x[t], src[(size_t)r * row_elems + c]);
         if (y && c == 0) y[i] = src_y[r];
     }
 }
 
+template <typename S, typename D>
+static void gather_as(const S *src, const int *src_y, const int *perm, int first, int n, int last, int row_elems,
+                      D *x, int *y, cudaStream_t stream, const int *step, int step_stride) {
+    gather_kernel<S, D><<<grid_for((size_t)n * row_elems), DS_THREADS, 0, stream>>>(src, src_y, perm, first, n, last,
+                                                                                  row_elems, x, y, step, step_stride);
+}
+
 static void launch_gather(const float *src, const int *src_y, const int *perm, int first, int n, int last,
-                          int pixels, float *x, int *y, cudaStream_t stream, const int *step = NULL,
+                          int pixels, void *x, dtype_t t, int *y, cudaStream_t stream, const int *step = NULL,
                           int step_stride = 0) {
     if (n <= 0) return;   /* a zero-block grid is a launch error */
-    /* float4 needs 16-byte alignment at both ends; a caller's x offset by a partial row falls back. */
-    if (pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % 16 == 0) {
-        int row_vec = pixels / 4;
-        gather_kernel<float4><<<grid_for((size_t)n * row_vec), DS_THREADS, 0, stream>>>(
-            (const float4 *)src, src_y, perm, first, n, last, row_vec, (float4 *)x, y, step, step_stride);
-    } else {
-        gather_kernel<float><<<grid_for((size_t)n * pixels), DS_THREADS, 0, stream>>>(
-            src, src_y, perm, first, n, last, pixels, x, y, step, step_stride);
-    }
+    /* Vectors of 4 need 16-byte alignment of the source and 16 (fp32) or 8 (bf16) bytes of the output; a caller's
+     * x offset by a partial row falls back. */
+    int vec = pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % (4 * dtype_size(t)) == 0;
+    if (vec && t == DTYPE_BF16)
+        gather_as((const float4 *)src, src_y, perm, first, n, last, pixels / 4, (bf16x4_t *)x, y, stream, step,
+                  step_stride);
+    else if (vec)
+        gather_as((const float4 *)src, src_y, perm, first, n, last, pixels / 4, (float4 *)x, y, stream, step,
+                  step_stride);
+    else if (t == DTYPE_BF16)
+        gather_as(src, src_y, perm, first, n, last, pixels, (__nv_bfloat16 *)x, y, stream, step, step_stride);
+    else
+        gather_as(src, src_y, perm, first, n, last, pixels, (float *)x, y, stream, step, step_stride);
     CHECK_LAUNCH();
 }
 
@@ -138,9 +163,9 @@ void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStre
 /* A bad range is a caller bug (a wrong shard or batch offset), and reading past perm would be silent. */
 __global__ static void step_advance_kernel(int *step) { ++*step; }
 
-void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, float *x, int *y,
-                             cudaStream_t stream) {
-    launch_gather(ds->train_x, ds->train_y, ds->perm, offset, n, ds->n_train - 1, ds->pixels, x, y, stream, d_step,
+void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, void *x,
+                             dtype_t t, int *y, cudaStream_t stream) {
+    launch_gather(ds->train_x, ds->train_y, ds->perm, offset, n, ds->n_train - 1, ds->pixels, x, t, y, stream, d_step,
                   stride);
 }
 
@@ -149,24 +174,24 @@ void dataset_step_advance(int *d_step, cudaStream_t stream) {
     CHECK_LAUNCH();
 }
 
-void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream) {
+void dataset_gather_train(const dataset_t *ds, int first, int n, void *x, dtype_t t, int *y, cudaStream_t stream) {
     if (first < 0 || n < 0 || first > ds->n_train - n) {
         char why[128];
         snprintf(why, sizeof why, "rows %d..%d outside 0..%d", first, first + n - 1, ds->n_train - 1);
         check_fail(__FILE__, __LINE__, "dataset_gather_train", why);
     }
-    launch_gather(ds->train_x, ds->train_y, ds->perm, first, n, ds->n_train - 1, ds->pixels, x, y, stream);
+    launch_gather(ds->train_x, ds->train_y, ds->perm, first, n, ds->n_train - 1, ds->pixels, x, t, y, stream);
 }
 
 /* Rows at or past n_test repeat row n_test-1, so the last partial batch keeps its full shape; the caller
  * counts only its n_valid rows. y may be NULL where only images are wanted. */
-void dataset_gather_test(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream) {
+void dataset_gather_test(const dataset_t *ds, int first, int n, void *x, dtype_t t, int *y, cudaStream_t stream) {
     if (first < 0 || n < 0) {
         char why[128];
         snprintf(why, sizeof why, "first %d, n %d", first, n);
         check_fail(__FILE__, __LINE__, "dataset_gather_test", why);
     }
-    launch_gather(ds->test_x, ds->test_y, NULL, first, n, ds->n_test - 1, ds->pixels, x, y, stream);
+    launch_gather(ds->test_x, ds->test_y, NULL, first, n, ds->n_test - 1, ds->pixels, x, t, y, stream);
 }
 
 void dataset_free(dataset_t *ds) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 #include "idx.h"
+#include "dtype.h"
 
 typedef struct {
     int device;
@@ -23,16 +24,17 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d);
  * Every replica of a run draws the same permutation, so shards partition one global order.
  * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity. */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
-/* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n. */
-void dataset_gather_train(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);
+/* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n; x of type t (bf16: each pixel
+ * rounded to nearest even). */
+void dataset_gather_train(const dataset_t *ds, int first, int n, void *x, dtype_t t, int *y, cudaStream_t stream);
 /* As dataset_gather_train with first = *d_step * stride + offset read on the GPU, so the launch is the same
  * at every step and can be replayed from a CUDA graph; dataset_step_advance increments *d_step on the stream. */
-void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, float *x, int *y,
-                             cudaStream_t stream);
+void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, void *x,
+                             dtype_t t, int *y, cudaStream_t stream);
 void dataset_step_advance(int *d_step, cudaStream_t stream);
 /* Test rows first .. first+n-1 (clamped to n_test; rows past the end are copies of the last row, counted out
  * by the caller's n_valid). */
-void dataset_gather_test(const dataset_t *ds, int first, int n, float *x, int *y, cudaStream_t stream);
+void dataset_gather_test(const dataset_t *ds, int first, int n, void *x, dtype_t t, int *y, cudaStream_t stream);
 void dataset_free(dataset_t *ds);
 #ifdef __cplusplus
 }

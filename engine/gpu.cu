@@ -3,6 +3,7 @@
 #include "gpu.h"
 #include "check.h"
 #include <string.h>
+#include <cuda_bf16.h>
 
 void gpu_init(gpu_t *g, int device, math_t math) {
     memset(g, 0, sizeof *g);
@@ -15,9 +16,10 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
     CHECK_CUBLAS(cublasCreate(&g->cublas));
     CHECK_CUBLAS(cublasSetStream(g->cublas, g->stream));
-    /* GEMMs stay fp32 in both modes: tf32 means PyTorch's default (TF32 convolutions, strict fp32 matmuls), so
-     * the two engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. */
-    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_TF32 ? CUBLAS_DEFAULT_MATH : CUBLAS_PEDANTIC_MATH));
+    /* fp32 GEMMs stay fp32 under tf32: PyTorch's default (TF32 convolutions, strict fp32 matmuls), so the two
+     * engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. bf16 GEMMs
+     * (cublasGemmEx, fp32 compute) use tensor cores under the default mode. */
+    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_FP32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 void gpu_workspace_reserve(gpu_t *g, size_t bytes) {
@@ -42,26 +44,30 @@ void gpu_workspace_set(gpu_t *g, size_t bytes) {
 }
 
 // --- kernels
-__global__ static void fill_kernel(float *p, int n, float v) {
+__global__ static void ones_kernel(float *p, __nv_bfloat16 *q, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) p[i] = v;
+    if (i < n) { p[i] = 1.0f; q[i] = __float2bfloat16_rn(1.0f); }
 }
 
 /* Counter-based hash: fills any size without host data or RNG state. */
-__global__ static void fill_hash_kernel(float *p, size_t n, unsigned seed, float lo, float hi) {
+template <typename T>
+__global__ static void fill_hash_kernel(T *p, size_t n, unsigned seed, float lo, float hi) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         unsigned h = (unsigned)i * 2654435761u ^ (unsigned)(i >> 32) ^ seed;
         h ^= h >> 16; h *= 0x7feb352du; h ^= h >> 15; h *= 0x846ca68bu; h ^= h >> 16;
-        p[i] = lo + (hi - lo) * (float)(h >> 8) * (1.0f / 16777216.0f);
+        p[i] = (T)(lo + (hi - lo) * (float)(h >> 8) * (1.0f / 16777216.0f));
     }
 }
 
 // --- launchers
-void gpu_fill_uniform(const gpu_t *g, float *p, size_t n, unsigned seed, float lo, float hi) {
+void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned seed, float lo, float hi) {
     if (!n) return;
     size_t blocks = (n + 255) / 256;
     if (blocks > 8192) blocks = 8192;
-    fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>(p, n, seed, lo, hi);
+    if (t == DTYPE_BF16)
+        fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>((__nv_bfloat16 *)p, n, seed, lo, hi);
+    else
+        fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>((float *)p, n, seed, lo, hi);
     CHECK_LAUNCH();
 }
 
@@ -70,8 +76,10 @@ void gpu_ones_reserve(gpu_t *g, int n) {
     CHECK_CUDA(cudaSetDevice(g->device));
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     if (g->ones) CHECK_CUDA(cudaFree(g->ones));
+    if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
     CHECK_CUDA(cudaMalloc(&g->ones, (size_t)n * sizeof(float)));
-    fill_kernel<<<(n + 255) / 256, 256, 0, g->stream>>>(g->ones, n, 1.0f);
+    CHECK_CUDA(cudaMalloc(&g->ones_bf16, (size_t)n * sizeof(__nv_bfloat16)));
+    ones_kernel<<<(n + 255) / 256, 256, 0, g->stream>>>(g->ones, (__nv_bfloat16 *)g->ones_bf16, n);
     CHECK_LAUNCH();
     g->ones_len = n;
 }
@@ -100,6 +108,7 @@ void gpu_free(gpu_t *g) {
     CHECK_CUDA(cudaStreamSynchronize(g->comm_stream));
     if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
     if (g->ones) CHECK_CUDA(cudaFree(g->ones));
+    if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
     CHECK_CUBLAS(cublasDestroy(g->cublas));
     CHECK_CUDNN(cudnnDestroy(g->cudnn));
     CHECK_CUDA(cudaStreamDestroy(g->stream));

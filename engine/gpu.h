@@ -5,12 +5,17 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <cublas_v2.h>
+#include "dtype.h"
 
 /* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
  * (PyTorch's defaults, so the comparison with it is at the same math). bf16: mixed precision as PyTorch's bf16
  * autocast: bf16 activations and convolution/dense operands with fp32 accumulation, fp32 master parameters,
  * batch-norm statistics and loss. */
 typedef enum { MATH_FP32 = 0, MATH_TF32 = 1, MATH_BF16 = 2 } math_t;
+
+static inline const char *gpu_math_name(math_t m) {
+    return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
+}
 
 /* cudnnFind results, keyed by everything that defines a convolution's shape. */
 #define CONV_CACHE_MAX 64
@@ -31,6 +36,7 @@ typedef struct gpu {
     void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */
     size_t workspace_bytes;
     float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
+    void *ones_bf16;            /* the same in bf16, for bf16 layers' GEMMs */
     int ones_len;
     int n_conv_algos;
     conv_algo_t conv_algos[CONV_CACHE_MAX];
@@ -46,10 +52,11 @@ void gpu_free(gpu_t *g);
 void gpu_workspace_reserve(gpu_t *g, size_t bytes);
 /* Releases the arena and allocates exactly `bytes`: used after algorithm search to give back the search arena. */
 void gpu_workspace_set(gpu_t *g, size_t bytes);
-/* Ensures g->ones has at least n elements. */
+/* Ensures g->ones and g->ones_bf16 have at least n elements. */
 void gpu_ones_reserve(gpu_t *g, int n);
-/* Fills p[0..n) with uniform values in [lo, hi) on g->stream (algorithm search must not time on zeros). */
-void gpu_fill_uniform(const gpu_t *g, float *p, size_t n, unsigned seed, float lo, float hi);
+/* Fills p[0..n) (elements of type t) with uniform values in [lo, hi) on g->stream (algorithm search must not time
+ * on zeros). */
+void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned seed, float lo, float hi);
 /* Lets `device` access `peer`'s memory. Peer access is a property of the context and outlives a run (a sweep,
  * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error. */
 void gpu_enable_peer(int device, int peer);

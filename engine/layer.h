@@ -5,6 +5,7 @@
 #include "tensor.h"
 #include "gpu.h"
 #include "rng.h"
+#include "dtype.h"
 
 typedef enum { INIT_NORMAL = 0, INIT_XAVIER = 1 } init_t;
 
@@ -27,7 +28,7 @@ typedef struct {
     /* y = f(x). training selects batch statistics (BN) and keeps what backward needs. */
     void (*forward)(layer_t *l, gpu_t *g, int training);
     /* dx[i] = dx_beta[i]*dx[i] + df/dx[i] . dy  for each i with dx[i] != NULL;
-     * dw = dw_beta*dw + df/dw . dy  (dw_beta = 1 accumulates micro-batches). */
+     * dw = dw_beta*dw + df/dw . dy  (dw_beta = 1 accumulates micro-batches; in fp32 whatever the layer's dtype). */
     void (*backward)(layer_t *l, gpu_t *g, float dw_beta);
     void (*destroy)(layer_t *l);
 } layer_ops_t;
@@ -57,14 +58,20 @@ struct layer {
     shape_t in_shape[2];
     shape_t out_shape;
 
-    /* bound device pointers (set by the model after allocation) */
-    const float *x[2];
-    float *dx[2];               /* NULL: this input needs no gradient (the data) */
-    float dx_beta[2];           /* 0 overwrite, 1 accumulate: a tensor read by several layers */
-    float *y;
-    const float *dy;
+    /* Precision is a parameter of the layer, set by the model from the GPU's math before setup: the type of x, dx,
+     * y and dy. bf16 (--math bf16) is PyTorch's bf16 autocast: convolution and dense operands in bf16 with fp32
+     * accumulation (they read w_lp), batch norm with fp32 statistics, scale and bias; w and dw stay fp32. */
+    dtype_t dtype;
 
-    float *w, *dw;              /* view: params/grads + offset; biases follow weights */
+    /* bound device pointers (set by the model after allocation), of type `dtype` */
+    const void *x[2];
+    void *dx[2];                /* NULL: this input needs no gradient (the data) */
+    float dx_beta[2];           /* 0 overwrite, 1 accumulate: a tensor read by several layers */
+    void *y;
+    const void *dy;
+
+    float *w, *dw;              /* view: params/grads + offset; biases follow weights. Always fp32 */
+    const void *w_lp;           /* bf16 layers: view into the model's bf16 copy of the parameters (else NULL) */
     size_t n_params;
     size_t param_offset;        /* floats from the start of the flat buffer */
     float *state;               /* view into the model's state buffer (BN running stats) */

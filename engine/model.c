@@ -4,11 +4,12 @@
 #include "check.h"
 #include "nvtx.h"
 #include "layers/softmax_xent.h"
+#include "convert.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIGN_FLOATS 64   /* 256-byte alignment for every tensor and every layer's parameter slice */
+#define ALIGN_FLOATS 64   /* elements: 256 bytes in fp32, 128 in bf16, for every tensor and parameter slice */
 
 static size_t align_up(size_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
@@ -139,14 +140,17 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         for (int k = 0; k < l->n_in; k++) touched[l->in[k]] = 1;
         touched[l->out] = 1;
     }
+    /* Activations and their gradients in the math's activation type; everything else stays fp32. */
+    m->act_dtype = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
+    size_t esz = dtype_size(m->act_dtype);
     /* A slot shares its owner's activation gradients: they live only within one micro-batch's backward. */
-    size_t floats = 0;
+    size_t elems = 0;
     for (int i = 0; i < m->n_tensors; i++) {
         if (!touched[i]) continue;
         size_t n = align_up(shape_numel(m->tensors[i].shape));
-        floats += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
+        elems += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
     }
-    m->act_bytes = (floats ? floats : 1) * sizeof(float);
+    m->act_bytes = (elems ? elems : 1) * esz;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
@@ -154,26 +158,28 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         return -1;
     }
     CHECK_CUDA(e);
-    float *p = (float *)m->act_block;
+    char *p = (char *)m->act_block;
     for (int i = 0; i < m->n_tensors; i++) {
         tensor_t *t = &m->tensors[i];
         t->val = t->grad = NULL;
         if (!touched[i]) continue;
-        size_t n = align_up(shape_numel(t->shape));
+        size_t n = align_up(shape_numel(t->shape)) * esz;
         t->val = p; p += n;
         if (owner) t->grad = owner->tensors[i].grad;
         else if (i != m->input) { t->grad = p; p += n; }
     }
     /* Algorithm search times real kernels: give it non-zero data, as training will. */
-    gpu_fill_uniform(g, (float *)m->act_block, floats, 12345u, -1.0f, 1.0f);
+    gpu_fill_uniform(g, m->act_block, m->act_dtype, elems, 12345u, -1.0f, 1.0f);
 
     m->param_first = param_offset_of(m, first);
     m->state_first = state_offset_of(m, first);
     m->n_params = param_offset_of(m, end) - m->param_first;
     m->n_state = state_offset_of(m, end) - m->state_first;
     size_t pbytes = (m->n_params ? m->n_params : 1) * sizeof(float);
+    int lp = m->act_dtype == DTYPE_BF16;
     if (owner) {
         m->params = owner->params;
+        m->params_bf16 = owner->params_bf16;
         m->grads = owner->grads;
         m->momentum = owner->momentum;
         m->state = owner->state;
@@ -182,6 +188,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
         CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
         CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+        m->params_bf16 = NULL;
+        if (lp) CHECK_CUDA(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
     }
     CHECK_CUDA(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
     if (owner) {
@@ -189,8 +197,9 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     } else {
         CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
         CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
-        gpu_fill_uniform(g, m->params, m->n_params, 777u, -0.05f, 0.05f);
-        gpu_fill_uniform(g, m->grads, m->n_params, 778u, -0.05f, 0.05f);
+        gpu_fill_uniform(g, m->params, DTYPE_FP32, m->n_params, 777u, -0.05f, 0.05f);
+        gpu_fill_uniform(g, m->grads, DTYPE_FP32, m->n_params, 778u, -0.05f, 0.05f);
+        if (lp) convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, g->stream);
         CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
     }
 
@@ -202,6 +211,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         }
         l->y = m->tensors[l->out].val;
         l->dy = m->tensors[l->out].grad;
+        l->dtype = m->act_dtype;
+        l->w_lp = lp ? (const char *)m->params_bf16 + (l->param_offset - m->param_first) * dtype_size(DTYPE_BF16) : NULL;
         l->w = m->params + (l->param_offset - m->param_first);
         l->dw = m->grads + (l->param_offset - m->param_first);
         l->state = m->state + (l->state_offset - m->state_first);
@@ -259,6 +270,10 @@ void model_init_params(model_t *m, init_t init, unsigned long long seed) {
         if (l->ops->init) l->ops->init(l, hp + l->param_offset, hs + l->state_offset, init, &rng);
     }
     CHECK_CUDA(cudaMemcpy(m->params, hp + m->param_first, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
+    if (m->params_bf16) {   /* the bf16 copy starts as the rounding of the initial parameters, as SGD keeps it */
+        convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, 0);
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
     CHECK_CUDA(cudaMemcpy(m->state, hs + m->state_first, m->n_state * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemset(m->grads, 0, m->n_params * sizeof(float)));
     CHECK_CUDA(cudaMemset(m->momentum, 0, m->n_params * sizeof(float)));
@@ -278,8 +293,8 @@ void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training)
 
 void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad) {
     tensor_t *t = &m->tensors[m->logits];
-    softmax_xent(t->val, m->labels, want_grad ? t->grad : NULL, m->batch, n_valid, m->classes, scale, m->acc,
-                 g->stream);
+    softmax_xent(t->val, m->labels, want_grad ? t->grad : NULL, m->act_dtype, m->batch, n_valid, m->classes, scale,
+                 m->acc, g->stream);
 }
 
 void model_backward(model_t *m, gpu_t *g, float dw_beta) {
@@ -302,6 +317,7 @@ void model_free(model_t *m) {
         CHECK_CUDA(cudaFree(m->grads));
         CHECK_CUDA(cudaFree(m->momentum));
         CHECK_CUDA(cudaFree(m->state));
+        if (m->params_bf16) CHECK_CUDA(cudaFree(m->params_bf16));
         CHECK_CUDA(cudaFree(m->acc));
     }
     memset(m, 0, sizeof *m);

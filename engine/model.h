@@ -9,14 +9,16 @@
 
 typedef struct {
     shape_t shape;
-    float *val;         /* activation */
-    float *grad;        /* d loss / d activation; NULL for the input */
+    void *val;          /* activation, of the model's act_dtype */
+    void *grad;         /* d loss / d activation; NULL for the input */
     char label[32];
 } tensor_t;
 
 typedef struct model {
     char name[16];                  /* "lenet", "resnet18" */
     int batch;                      /* the N every tensor was built for */
+    dtype_t act_dtype;              /* activations and their gradients: bf16 under --math bf16, else fp32 (set by
+                                     * model_alloc from the GPU's math) */
     int classes;
     int n_layers;
     layer_t layers[MODEL_MAX_LAYERS];

@@ -68,7 +68,7 @@ void replica_seg_forward(replica_t *r, const void *shard) {
     model_t *m = &r->model;
     int offset = *(const int *)shard * r->shard_batch;
     dataset_gather_train_at(&r->data, r->d_step, r->global_batch, offset, r->shard_batch, m->tensors[m->input].val,
-                            m->labels, r->gpu.stream);
+                            m->act_dtype, m->labels, r->gpu.stream);
     model_forward(m, &r->gpu, 1);
     model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
 }
@@ -90,24 +90,22 @@ void replica_seg_update(replica_t *r, const void *unused) {
     dataset_step_advance(r->d_step, r->gpu.stream);
 }
 
+/* graph_seg_run's callback shape for a segment body. */
+typedef struct {
+    replica_t *r;
+    void (*fn)(replica_t *r, const void *arg);
+} seg_call_t;
+
+static void seg_call_(void *ctx, const void *arg) {
+    const seg_call_t *c = ctx;
+    c->fn(c->r, arg);
+}
+
 void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg) {
     if (slot < 0 || slot >= REPLICA_MAX_SEGMENTS) check_fail(__FILE__, __LINE__, "replica_run_segment", "bad slot");
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    replica_segment_t *s = &r->seg[slot];
-    if (!r->use_graphs || s->state == 0) {
-        fn(r, arg);
-        s->state = s->state ? s->state : 1;
-        return;
-    }
-    if (s->state == 1) {
-        /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
-        CHECK_CUDA(cudaStreamBeginCapture(r->gpu.stream, cudaStreamCaptureModeRelaxed));
-        fn(r, arg);
-        CHECK_CUDA(cudaStreamEndCapture(r->gpu.stream, &s->graph));
-        CHECK_CUDA(cudaGraphInstantiate(&s->exec, s->graph, 0));
-        s->state = 2;
-    }
-    CHECK_CUDA(cudaGraphLaunch(s->exec, r->gpu.stream));
+    seg_call_t c = {r, fn};
+    graph_seg_run(&r->seg[slot], r->gpu.stream, r->use_graphs, seg_call_, &c, arg);
 }
 
 static void seg_whole_step(replica_t *r, const void *unused) {
@@ -166,7 +164,8 @@ double replica_evaluate(replica_t *r) {
     int n = r->data.n_test;
     for (int first = 0; first < n; first += m->batch) {
         int valid = n - first < m->batch ? n - first : m->batch;
-        dataset_gather_test(&r->data, first, m->batch, m->tensors[m->input].val, m->labels, r->gpu.stream);
+        dataset_gather_test(&r->data, first, m->batch, m->tensors[m->input].val, m->act_dtype, m->labels,
+                            r->gpu.stream);
         model_forward(m, &r->gpu, 0);
         model_loss(m, &r->gpu, valid, 1.0f, 0);
     }
@@ -187,10 +186,7 @@ void replica_free(replica_t *r) {
     CHECK_CUDA(cudaDeviceSynchronize());
     for (int i = 0; r->step_events && i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventDestroy(r->step_events[i]));
     free(r->step_events);
-    for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) {
-        if (r->seg[i].exec) CHECK_CUDA(cudaGraphExecDestroy(r->seg[i].exec));
-        if (r->seg[i].graph) CHECK_CUDA(cudaGraphDestroy(r->seg[i].graph));
-    }
+    for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) graph_seg_free(&r->seg[i]);
     if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
     model_free(&r->model);
     dataset_free(&r->data);

@@ -5,16 +5,12 @@
 #include "model.h"
 #include "dataset.h"
 #include "dtype.h"
+#include "graph.h"
 
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
 #define REPLICA_MAX_SEGMENTS (MODEL_MAX_LAYERS + 3)   /* a backward segment per bucket, at most one per layer */
 enum { REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_BACKWARD = 3 };
-typedef struct {
-    int state;                  /* 0 never run, 1 run once eagerly (library warm-up), 2 captured */
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-} replica_segment_t;
 
 typedef struct replica {
     gpu_t gpu;
@@ -32,7 +28,7 @@ typedef struct replica {
     struct trace *trace;        /* --trace recorder (engine/trace.h), or NULL */
     const void *update_grads;   /* what the update segment reads: the model's fp32 grads unless a strategy set */
     dtype_t update_grad_dtype;  /* another buffer (replica_set_update_grads) */
-    replica_segment_t seg[REPLICA_MAX_SEGMENTS];
+    graph_seg_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
 /* Builds the model for shard_batch images on `device`, uploads the data set, searches algorithms and

@@ -12,7 +12,10 @@
 /* ---- links: peer copies, or staged through pinned host memory ---- */
 
 
-static size_t tensor_bytes(const model_t *m, int t) { return shape_numel(m->tensors[t].shape) * sizeof(float); }
+/* Activations and their gradients cross between stages in the run's activation type (bf16 under --math bf16). */
+static size_t tensor_bytes(const model_t *m, int t) {
+    return shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
+}
 
 static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path, char *err, size_t errlen) {
     pipe_link_t *l = &pp->link[from][to];
@@ -140,7 +143,9 @@ static void busy_mark(pipe_stage_t *S, int ops, int timed, int k, int end) {
 
 /* The work of one forward or backward: the same launches at every step (the gather reads the step from d_step), so
  * it can be captured once. */
-static void body(pipe_t *pp, const sched_op_t *o) {
+static void body(void *ctx, const void *arg) {
+    pipe_t *pp = ctx;
+    const sched_op_t *o = arg;
     int s = o->op.stage;
     pipe_stage_t *S = &pp->st[s];
     model_t *m = &S->slot[o->slot];
@@ -148,7 +153,7 @@ static void body(pipe_t *pp, const sched_op_t *o) {
     if (o->op.kind == SCHED_FWD) {
         if (s == 0)
             dataset_gather_train_at(&S->data, pp->d_step, pp->global_batch, o->op.mb * pp->micro_batch,
-                                    pp->micro_batch, m->tensors[m->input].val, m->labels, g->stream);
+                                    pp->micro_batch, m->tensors[m->input].val, m->act_dtype, m->labels, g->stream);
         model_forward_range(m, g, S->first, S->end, 1);
         return;
     }
@@ -159,26 +164,13 @@ static void body(pipe_t *pp, const sched_op_t *o) {
     model_backward_range(m, g, S->first, S->end, o->first_bwd ? 0.0f : 1.0f);
 }
 
-/* Runs body(o) on its stage's compute stream: with graphs, eagerly the first time (cuDNN and cuBLAS warm up), then
- * captured, then replayed. The waits and timing events stay outside the graph, on the stream. */
+/* Runs body(o) on its stage's compute stream, replayed from a CUDA graph with --cuda-graph (engine/graph.h). The
+ * waits and timing events stay outside the graph, on the stream. */
 static void run_body(pipe_t *pp, const sched_op_t *o) {
     pipe_stage_t *S = &pp->st[o->op.stage];
-    pipe_graph_t *gr = o->op.kind == SCHED_FWD ? &S->fwd_graph[o->op.stage == 0 ? o->op.mb : o->slot]
-                                               : &S->bwd_graph[o->slot * 2 + o->first_bwd];
-    if (!pp->use_graphs || gr->state == 0) {
-        body(pp, o);
-        gr->state = gr->state ? gr->state : 1;
-        return;
-    }
-    if (gr->state == 1) {
-        /* Relaxed: cuDNN and cuBLAS query the device and stream while being captured. */
-        CHECK_CUDA(cudaStreamBeginCapture(S->gpu.stream, cudaStreamCaptureModeRelaxed));
-        body(pp, o);
-        CHECK_CUDA(cudaStreamEndCapture(S->gpu.stream, &gr->graph));
-        CHECK_CUDA(cudaGraphInstantiate(&gr->exec, gr->graph, 0));
-        gr->state = 2;
-    }
-    CHECK_CUDA(cudaGraphLaunch(gr->exec, S->gpu.stream));
+    graph_seg_t *gr = o->op.kind == SCHED_FWD ? &S->fwd_graph[o->op.stage == 0 ? o->op.mb : o->slot]
+                                              : &S->bwd_graph[o->slot * 2 + o->first_bwd];
+    graph_seg_run(gr, S->gpu.stream, pp->use_graphs, body, pp, o);
 }
 
 /* A forward or backward op of the schedule: its waits, then its graph, bracketed by the busy-time events. */
@@ -296,7 +288,8 @@ double pipe_evaluate(pipe_t *pp) {
             if (first > 0 && s + 1 < p) CHECK_CUDA(cudaStreamWaitEvent(g->stream, pp->st[s + 1].eval_in, 0));
             if (first > 0 && s == 0 && p > 2) CHECK_CUDA(cudaStreamWaitEvent(g->stream, L->eval_in, 0));
             if (s == 0) {
-                dataset_gather_test(&S->data, first, chunk, m->tensors[m->input].val, m->labels, g->stream);
+                dataset_gather_test(&S->data, first, chunk, m->tensors[m->input].val, m->act_dtype, m->labels,
+                                    g->stream);
             } else {
                 const model_t *prev = &pp->st[s - 1].slot[0];
                 xfer(pp, s - 1, s, m->tensors[S->in_tensor].val, prev->tensors[S->in_tensor].val,

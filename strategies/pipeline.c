@@ -99,11 +99,8 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     return 0;
 }
 
-static void graphs_free(pipe_graph_t *g, int n) {
-    for (int i = 0; g && i < n; i++) {
-        if (g[i].exec) CHECK_CUDA(cudaGraphExecDestroy(g[i].exec));
-        if (g[i].graph) CHECK_CUDA(cudaGraphDestroy(g[i].graph));
-    }
+static void graphs_free(graph_seg_t *g, int n) {
+    for (int i = 0; g && i < n; i++) graph_seg_free(&g[i]);
     free(g);
 }
 
@@ -153,7 +150,8 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
     for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
         const model_t *b = &pp->st[s].slot[0];
-        pp->bytes_per_step += 2.0 * pp->micro * shape_numel(b->tensors[pp->st[s].in_tensor].shape) * sizeof(float);
+        pp->bytes_per_step += 2.0 * pp->micro * shape_numel(b->tensors[pp->st[s].in_tensor].shape) *
+                             dtype_size(b->act_dtype);
     }
     if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
     CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
@@ -315,7 +313,7 @@ size_t pipeline_act_bytes(const pipe_t *pp, int s) {
     for (int k = 0; k < S->n_slots; k++) {
         const model_t *m = &S->slot[k];
         for (int t = 0; t < m->n_tensors; t++)
-            if (m->tensors[t].val) b += shape_numel(m->tensors[t].shape) * sizeof(float);
+            if (m->tensors[t].val) b += shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
     }
     return b;
 }

@@ -4,18 +4,12 @@
 #pragma once
 #include "strategy.h"
 #include "pipe_schedule.h"
+#include "../engine/graph.h"
 
 #define PIPE_TIMED_MAX 32       /* steps per epoch that carry busy-time events (evenly spaced) */
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
 #define PIPE_GRAPH_MAX_MICRO 64 /* more micro-batches run eagerly: a graph per micro-batch would cost more than it saves */
 
-/* A forward or backward of one slot, captured once into a CUDA graph and replayed: one launch instead of dozens,
- * each with cuDNN's host overhead, so one host thread keeps every GPU fed at many micro-batches. */
-typedef struct {
-    int state;                      /* 0 never run, 1 run once eagerly (library warm-up), 2 captured */
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-} pipe_graph_t;
 
 typedef struct {
     gpu_t gpu;                      /* stream: forward, backward, update; comm_stream: incoming activations */
@@ -29,8 +23,8 @@ typedef struct {
     cudaEvent_t updated;            /* this step's SGD is done */
     cudaEvent_t eval_fwd, eval_in;  /* evaluation: this chunk's forward is done / its input has been taken */
     cudaEvent_t *busy;              /* [(timed step * ops + k) * 2 + {0 begin, 1 end}] around compute op k */
-    pipe_graph_t *fwd_graph;        /* [slot], or on stage 0 [micro-batch] (the gather's offset differs) */
-    pipe_graph_t *bwd_graph;        /* [slot * 2 + first backward of the step] */
+    graph_seg_t *fwd_graph;        /* [slot], or on stage 0 [micro-batch] (the gather's offset differs) */
+    graph_seg_t *bwd_graph;        /* [slot * 2 + first backward of the step] */
     size_t mem_base;                /* device memory in use before the run */
     dataset_t data;                 /* stage 0 only: images and labels */
     int has_data;

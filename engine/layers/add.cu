@@ -38,8 +38,9 @@ static size_t add_setup(layer_t *l, gpu_t *g) {
     add_priv_t *p = (add_priv_t *)calloc(1, sizeof *p);
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
-    p->desc = cudnn_nhwc_desc(l->in_shape[0]);
+    p->desc = cudnn_nhwc_desc(l->in_shape[0], l->dtype);
     CHECK_CUDNN(cudnnCreateOpTensorDescriptor(&p->op));
+    /* The sum is formed in fp32 for every data type (bf16 inputs are widened, the result rounded once). */
     CHECK_CUDNN(cudnnSetOpTensorDescriptor(p->op, CUDNN_OP_TENSOR_ADD, CUDNN_DATA_FLOAT, CUDNN_PROPAGATE_NAN));
     return 0;
 }
@@ -58,8 +59,8 @@ static void add_backward(layer_t *l, gpu_t *g, float dw_beta) {
     for (int i = 0; i < 2; i++) {
         if (!l->dx[i]) continue;
         if (l->dx_beta[i] == 0.0f)
-            CHECK_CUDA(cudaMemcpyAsync(l->dx[i], l->dy, shape_numel(l->out_shape) * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, g->stream));
+            CHECK_CUDA(cudaMemcpyAsync(l->dx[i], l->dy, layer_bytes(l, l->out_shape), cudaMemcpyDeviceToDevice,
+                                       g->stream));
         else   // dx = 1 * dy + dx_beta * dx
             CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->desc, l->dy, &l->dx_beta[i], p->desc, l->dx[i]));
     }

@@ -21,12 +21,12 @@ typedef struct {
     cudnnBatchNormMode_t mode;
     int ex;                             // 1: Ex API with SPATIAL_PERSISTENT, 0: classic API with SPATIAL
     cudnnBatchNormOps_t ops;            // what cuDNN fuses: BN alone, or BN + activation (+ add)
-    float *dpre;                        // fused by hand or dx1 accumulated: d(pre-activation), (N, H, W, C)
+    void *dpre;                         // fused by hand or dx1 accumulated: d(pre-activation), (N, H, W, C)
     float *scratch;                     // (4, C): saved mean, saved 1/sqrt(var+eps), probe running mean, var
     void *reserve;                      // Ex only: what forward leaves for backward
     size_t reserve_bytes;
     size_t ws_fwd, ws_bwd;              // Ex only: bytes of g->workspace
-    float *dx_sink;                     // cuDNN always writes dx: a target when the input needs no gradient
+    void *dx_sink;                      // cuDNN always writes dx: a target when the input needs no gradient
     char path[192];                     // what setup chose and why, for tests and logs
 } bn_priv_t;
 
@@ -83,8 +83,8 @@ static cudnnStatus_t bn_forward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *
 
 /* dy is the gradient of the BN output (before any activation cuDNN does not fuse); dz receives the residual's
  * gradient when cuDNN fuses the add. */
-static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *p, const float *dy, float *dx,
-                                    float *dz, float dx_beta, float dw_beta) {
+static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *p, const void *dy, void *dx,
+                                    void *dz, float dx_beta, float dw_beta) {
     int c = l->in_shape[0].c;
     return cudnnBatchNormalizationBackwardEx(
         g->cudnn, p->mode, p->ops, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc, l->x[0],
@@ -114,8 +114,8 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
     if (s != CUDNN_STATUS_SUCCESS) return s;
     if (p->ws_fwd > g->workspace_bytes || p->ws_bwd > g->workspace_bytes) return CUDNN_STATUS_ALLOC_FAILED;
     if (p->reserve_bytes) CHECK_CUDA(cudaMalloc(&p->reserve, p->reserve_bytes));
-    float *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
-    float *dz = bn_cudnn_add(p) ? p->dpre : NULL;
+    void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
+    void *dz = bn_cudnn_add(p) ? p->dpre : NULL;
     if ((s = bn_forward_ex(l, g, p, p->scratch + 2 * c, p->scratch + 3 * c)) != CUDNN_STATUS_SUCCESS) return s;
     if ((s = bn_backward_ex(l, g, p, l->dy, dx, dz, 0.0f, 0.0f)) != CUDNN_STATUS_SUCCESS) return s;
     if ((s = bn_backward_ex(l, g, p, l->dy, dx, dz, 1.0f, 1.0f)) != CUDNN_STATUS_SUCCESS) return s;
@@ -155,16 +155,18 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
     shape_t in = l->in_shape[0];
-    p->x_desc = cudnn_nhwc_desc(in);
+    /* bf16 layers: x, y and their gradients in bf16; scale, bias, statistics and their gradients in fp32 (the
+     * descriptor cuDNN derives is fp32 for bf16 data), as autocast keeps batch norm. */
+    p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
     CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
-    if (!l->dx[0]) CHECK_CUDA(cudaMalloc((void **)&p->dx_sink, shape_numel(in) * sizeof(float)));
+    if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
 
     if (l->cfg.fuse != BN_FUSE_NONE) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-        CHECK_CUDA(cudaMalloc((void **)&p->dpre, shape_numel(in) * sizeof(float)));
+        CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     }
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");
@@ -230,9 +232,9 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
 static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const bn_priv_t *p = (const bn_priv_t *)l->priv;
     int c = l->in_shape[0].c;
-    float *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
+    void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
     float dx_beta = l->dx[0] ? l->dx_beta[0] : 0.0f;
-    const float *dy = l->dy;
+    const void *dy = l->dy;
     int fused = p->ex && bn_cudnn_act(p);
     if (l->cfg.fuse != BN_FUSE_NONE && !fused) {
         /* ReLU backward by hand: y = relu(pre) > 0 exactly where pre > 0, so y serves as the activation input. */
@@ -241,7 +243,7 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
         dy = p->dpre;
     }
     /* With cuDNN's fused add, dz goes to dx1 directly when nothing else has written dx1 yet, else via dpre. */
-    float *dz = NULL;
+    void *dz = NULL;
     if (fused && bn_cudnn_add(p)) dz = l->dx_beta[1] == 0.0f ? l->dx[1] : p->dpre;
     if (p->ex) {
         CHECK_CUDNN(bn_backward_ex(l, g, p, dy, dx, dz, dx_beta, dw_beta));
@@ -251,10 +253,10 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
                                                     l->dw + c, BN_EPS, p->scratch, p->scratch + c));
     }
     if (bn_has_add(l) && dz != l->dx[1]) {   // d x1 = d pre-activation, overwriting or accumulating
-        const float *src = fused ? dz : p->dpre;
+        const void *src = fused ? dz : p->dpre;
         if (l->dx_beta[1] == 0.0f)
-            CHECK_CUDA(cudaMemcpyAsync(l->dx[1], src, shape_numel(l->in_shape[1]) * sizeof(float),
-                                       cudaMemcpyDeviceToDevice, g->stream));
+            CHECK_CUDA(cudaMemcpyAsync(l->dx[1], src, layer_bytes(l, l->in_shape[1]), cudaMemcpyDeviceToDevice,
+                                       g->stream));
         else
             CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->x_desc, src, &l->dx_beta[1], p->x_desc, l->dx[1]));
     }

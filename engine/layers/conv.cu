@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <stdint.h>
 #include "cudnn_util.h"
+#include "../convert.h"
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
 
@@ -18,6 +20,7 @@ typedef struct {
     conv_algo_t algo;                   // this layer's copy of the cache entry
     int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
     int strict;                         // fp32: every direction runs under FMA whatever the search reported
+    void *dw16;                         // bf16 layers: cuDNN's bf16 filter gradient, then added to dw in fp32
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -102,7 +105,7 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
     int i = perf_pick(p, n, g->math, g->workspace_bytes);
     if (i >= 0) return i;
     fprintf(stderr, "conv %s: no usable %s algorithm (arena %zu bytes, math %s); cuDNN reported:\n",
-            cu_label(l), dir, g->workspace_bytes, g->math == MATH_FP32 ? "fp32" : "tf32");
+            cu_label(l), dir, g->workspace_bytes, gpu_math_name(g->math));
     for (int j = 0; j < n; j++)
         fprintf(stderr, "  algo %d status %s time %.3f ms memory %zu deterministic %d math %s\n", p[j].algo,
                 cudnnGetErrorString(p[j].status), p[j].time, p[j].memory, (int)p[j].determinism, math_name(p[j].math));
@@ -110,47 +113,53 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
     return -1;
 }
 
-/* Find*Ex runs the real kernels on the bound buffers: it writes y, dx and dw (never w), all of which
- * forward/backward overwrite before anyone reads them. */
-static void find_fwd(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
-    cudnnConvolutionFwdAlgoPerf_t r[PERF_MAX];
-    perf_t q[PERF_MAX];
+/* The weights and filter gradient cuDNN sees: the bf16 copy and bf16 scratch for bf16 layers (cuDNN's legacy API
+ * wants one data type for x, w and y), the fp32 parameters otherwise. */
+static const void *conv_w(const layer_t *l) { return l->dtype == DTYPE_BF16 ? l->w_lp : l->w; }
+static void *conv_dw(const layer_t *l, const conv_priv_t *p) { return l->dtype == DTYPE_BF16 ? p->dw16 : l->dw; }
+
+enum { DIR_FWD, DIR_BWD_DATA, DIR_BWD_FILTER };
+static const char *const dir_names[] = {"forward", "backward-data", "backward-filter"};
+
+/* cudnnFind*Ex for one direction, results into q; returns their count. Find*Ex runs the real kernels on the bound
+ * buffers: it writes y, dx and dw (never w), all of which forward/backward overwrite before anyone reads them. */
+static int find_run(const layer_t *l, const gpu_t *g, const conv_priv_t *p, int dir, perf_t *q) {
     int max = 0, n = 0;
-    CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(g->cudnn, &max));
-    CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->w_desc, l->w, p->fwd_desc,
-                                                       p->y_desc, l->y, max < PERF_MAX ? max : PERF_MAX, &n, r,
-                                                       g->workspace, g->workspace_bytes));
-    PERF_COPY(q, r, n);
-    int i = perf_pick_or_die(l, g, "forward", q, n);
-    e->fwd = q[i].algo; e->fwd_math = q[i].math; e->ws_fwd = q[i].memory;
+    if (dir == DIR_FWD) {
+        cudnnConvolutionFwdAlgoPerf_t r[PERF_MAX];
+        CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(g->cudnn, &max));
+        CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->w_desc, conv_w(l),
+                                                           p->fwd_desc, p->y_desc, l->y, max < PERF_MAX ? max : PERF_MAX,
+                                                           &n, r, g->workspace, g->workspace_bytes));
+        PERF_COPY(q, r, n);
+    } else if (dir == DIR_BWD_DATA) {
+        cudnnConvolutionBwdDataAlgoPerf_t r[PERF_MAX];
+        CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(g->cudnn, &max));
+        CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(g->cudnn, p->w_desc, conv_w(l), p->y_desc, l->dy,
+                                                                p->bwd_data_desc, p->x_desc, l->dx[0],
+                                                                max < PERF_MAX ? max : PERF_MAX, &n, r,
+                                                                g->workspace, g->workspace_bytes));
+        PERF_COPY(q, r, n);
+    } else {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[PERF_MAX];
+        CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(g->cudnn, &max));
+        CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->y_desc, l->dy,
+                                                                  p->bwd_filter_desc, p->w_desc, conv_dw(l, p),
+                                                                  max < PERF_MAX ? max : PERF_MAX, &n, r,
+                                                                  g->workspace, g->workspace_bytes));
+        PERF_COPY(q, r, n);
+    }
+    return n;
 }
 
-static void find_bwd_data(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
-    cudnnConvolutionBwdDataAlgoPerf_t r[PERF_MAX];
+/* Searches one direction and stores its choice (algorithm, math type, workspace) in the cache entry. */
+static void find_algo(const layer_t *l, const gpu_t *g, const conv_priv_t *p, int dir, conv_algo_t *e) {
     perf_t q[PERF_MAX];
-    int max = 0, n = 0;
-    CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(g->cudnn, &max));
-    CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(g->cudnn, p->w_desc, l->w, p->y_desc, l->dy,
-                                                            p->bwd_data_desc, p->x_desc, l->dx[0],
-                                                            max < PERF_MAX ? max : PERF_MAX, &n, r,
-                                                            g->workspace, g->workspace_bytes));
-    PERF_COPY(q, r, n);
-    int i = perf_pick_or_die(l, g, "backward-data", q, n);
-    e->bwd_data = q[i].algo; e->bwd_data_math = q[i].math; e->ws_bwd_data = q[i].memory;
-}
-
-static void find_bwd_filter(const layer_t *l, const gpu_t *g, const conv_priv_t *p, conv_algo_t *e) {
-    cudnnConvolutionBwdFilterAlgoPerf_t r[PERF_MAX];
-    perf_t q[PERF_MAX];
-    int max = 0, n = 0;
-    CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(g->cudnn, &max));
-    CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->y_desc, l->dy,
-                                                              p->bwd_filter_desc, p->w_desc, l->dw,
-                                                              max < PERF_MAX ? max : PERF_MAX, &n, r,
-                                                              g->workspace, g->workspace_bytes));
-    PERF_COPY(q, r, n);
-    int i = perf_pick_or_die(l, g, "backward-filter", q, n);
-    e->bwd_filter = q[i].algo; e->bwd_filter_math = q[i].math; e->ws_bwd_filter = q[i].memory;
+    int n = find_run(l, g, p, dir, q);
+    const perf_t *b = &q[perf_pick_or_die(l, g, dir_names[dir], q, n)];
+    if (dir == DIR_FWD) { e->fwd = b->algo; e->fwd_math = b->math; e->ws_fwd = b->memory; }
+    else if (dir == DIR_BWD_DATA) { e->bwd_data = b->algo; e->bwd_data_math = b->math; e->ws_bwd_data = b->memory; }
+    else { e->bwd_filter = b->algo; e->bwd_filter_math = b->math; e->ws_bwd_filter = b->memory; }
 }
 
 /* The cache entry for this shape, inserted empty (algorithms -1) when new; a full cache degrades to a private
@@ -174,6 +183,7 @@ static void conv_destroy(layer_t *l) {
     cudnn_tensor_desc_free(&p->y_desc);
     cudnn_tensor_desc_free(&p->b_desc);
     if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
+    if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -181,7 +191,7 @@ static void conv_destroy(layer_t *l) {
     l->priv = NULL;
 }
 
-/* Strict fp32 runs under FMA whatever the search reported; TF32 runs under the math type that was timed. */
+/* Strict fp32 runs under FMA whatever the search reported; TF32 and bf16 run under the math type that was timed. */
 static cudnnMathType_t run_math(const gpu_t *g, int chosen) {
     return g->math == MATH_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
 }
@@ -194,19 +204,25 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     const layer_cfg_t *c = &l->cfg;
     shape_t in = l->in_shape[0], out = l->out_shape;
 
-    p->x_desc = cudnn_nhwc_desc(in);
-    p->y_desc = cudnn_nhwc_desc(out);
+    p->x_desc = cudnn_nhwc_desc(in, l->dtype);
+    p->y_desc = cudnn_nhwc_desc(out, l->dtype);
+    if (l->dtype == DTYPE_BF16) {
+        if (!l->w_lp) check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
+        CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
+    }
     if (c->bias) {
-        p->b_desc = cudnn_channel_desc(c->cout);
+        p->b_desc = cudnn_channel_desc(c->cout, l->dtype);
         /* The bias gradient is a GEMV against ones(N*OH*OW): cuDNN's NHWC BackwardBias kernel took ~310 us per
          * call for a (256, 28, 28, 64) gradient on an H100 (6 ms of a 14 ms ResNet-18 step), GEMV ~20 us. */
         gpu_ones_reserve(g, l->out_shape.n * l->out_shape.h * l->out_shape.w);
     }
     CHECK_CUDNN(cudnnCreateFilterDescriptor(&p->w_desc));
-    CHECK_CUDNN(cudnnSetFilter4dDescriptor(p->w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, c->cout, in.c, c->k, c->k));
+    CHECK_CUDNN(cudnnSetFilter4dDescriptor(p->w_desc, cudnn_dtype(l->dtype), CUDNN_TENSOR_NHWC, c->cout, in.c, c->k,
+                                           c->k));
     cudnnConvolutionDescriptor_t *descs[3] = {&p->fwd_desc, &p->bwd_data_desc, &p->bwd_filter_desc};
     for (int i = 0; i < 3; i++) {
         CHECK_CUDNN(cudnnCreateConvolutionDescriptor(descs[i]));
+        /* The compute type is fp32 for every data type: bf16 products accumulate in fp32 (PSEUDO_BFLOAT16). */
         CHECK_CUDNN(cudnnSetConvolution2dDescriptor(*descs[i], c->pad, c->pad, c->stride, c->stride, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         CHECK_CUDNN(cudnnSetConvolutionMathType(*descs[i], g->math == MATH_FP32 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
@@ -224,9 +240,9 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     conv_algo_t *e = cache_entry(g, key, &spare);
     p->has_bwd_data = l->dx[0] != NULL;
     p->strict = g->math == MATH_FP32;
-    if (e->fwd < 0) find_fwd(l, g, p, e);
-    if (e->bwd_filter < 0) find_bwd_filter(l, g, p, e);
-    if (p->has_bwd_data && e->bwd_data < 0) find_bwd_data(l, g, p, e);
+    if (e->fwd < 0) find_algo(l, g, p, DIR_FWD, e);
+    if (e->bwd_filter < 0) find_algo(l, g, p, DIR_BWD_FILTER, e);
+    if (p->has_bwd_data && e->bwd_data < 0) find_algo(l, g, p, DIR_BWD_DATA, e);
     p->algo = *e;
 
     CHECK_CUDNN(cudnnSetConvolutionMathType(p->fwd_desc, run_math(g, p->algo.fwd_math)));
@@ -243,29 +259,34 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
-    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, l->w, p->fwd_desc,
+    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, conv_w(l), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
                                         &CU_ZERO, p->y_desc, l->y));
     if (l->cfg.bias)
-        CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->b_desc, l->w + conv_weight_count(l), &CU_ONE, p->y_desc, l->y));
+        CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->b_desc, param_at(l, conv_weight_count(l)), &CU_ONE,
+                                   p->y_desc, l->y));
 }
 
 static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
-    if (l->cfg.bias) {   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
-        int k = l->out_shape.c, m = l->out_shape.n * l->out_shape.h * l->out_shape.w;
-        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, l->dy, k, g->ones, 1, &dw_beta,
-                                 l->dw + conv_weight_count(l), 1));
-    }
+    size_t nw = conv_weight_count(l);
+    if (l->cfg.bias)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
+        blas_bias_grad(g, l->dtype, l->dy, l->out_shape.c, l->out_shape.n * l->out_shape.h * l->out_shape.w, dw_beta,
+                       l->dw + nw);
+    /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
+     * as autocast's cast-back into the fp32 parameter's .grad does. */
+    int lp = l->dtype == DTYPE_BF16;
+    float beta = lp ? 0.0f : dw_beta;
     CHECK_CUDNN(cudnnConvolutionBackwardFilter(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->y_desc, l->dy,
                                                p->bwd_filter_desc, (cudnnConvolutionBwdFilterAlgo_t)p->algo.bwd_filter,
-                                               g->workspace, p->algo.ws_bwd_filter, &dw_beta, p->w_desc, l->dw));
+                                               g->workspace, p->algo.ws_bwd_filter, &beta, p->w_desc, conv_dw(l, p)));
+    if (lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
     if (!l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
-    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, l->w, p->y_desc, l->dy, p->bwd_data_desc,
-                                             (cudnnConvolutionBwdDataAlgo_t)p->algo.bwd_data, g->workspace,
-                                             p->algo.ws_bwd_data, &l->dx_beta[0], p->x_desc, l->dx[0]));
+    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, conv_w(l), p->y_desc, l->dy,
+                                             p->bwd_data_desc, (cudnnConvolutionBwdDataAlgo_t)p->algo.bwd_data,
+                                             g->workspace, p->algo.ws_bwd_data, &l->dx_beta[0], p->x_desc, l->dx[0]));
 }
 
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {

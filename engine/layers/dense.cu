@@ -40,34 +40,34 @@ static void dense_init(const layer_t *l, float *params, float *state, init_t ini
 }
 
 static size_t dense_setup(layer_t *l, gpu_t *g) {
+    if (l->dtype == DTYPE_BF16 && !l->w_lp)
+        check_fail(__FILE__, __LINE__, "dense_setup", "bf16 layer without a bf16 weight copy bound");
     gpu_ones_reserve(g, l->in_shape[0].n);   // bias broadcast and reduction run through GEMM/GEMV with ones(N)
     return 0;
 }
 
+/* Operands in the layer's type (bf16 layers read the bf16 weight copy); parameter gradients always in fp32. */
 static void dense_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
-    const float *b = l->w + (size_t)in * out;
-    // Y^T (out, N) = W (out, in) . X^T (in, N)
-    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, &CU_ONE, l->w, in, l->x[0], in,
-                             &CU_ZERO, l->y, out));
-    // Y^T (out, N) += b (out, 1) . ones (1, N)
-    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_N, out, n, 1, &CU_ONE, b, out, g->ones, 1, &CU_ONE,
-                             l->y, out));
+    dtype_t t = l->dtype;
+    // Y^T (out, N) = b (out, 1) . ones (1, N), then += W (out, in) . X^T (in, N): the sum is rounded once into Y
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, out, n, 1, t, param_at(l, (size_t)in * out), out, blas_ones(g, t), 1, 0.0f,
+              t, l->y, out);
+    blas_gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, t, param_at(l, 0), in, l->x[0], in, 1.0f, t, l->y, out);
 }
 
 static void dense_backward(layer_t *l, gpu_t *g, float dw_beta) {
     int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
-    float *db = l->dw + (size_t)in * out;
+    dtype_t t = l->dtype;
     // dW^T (in, out) = X^T (in, N) . dY (N, out)
-    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, &CU_ONE, l->x[0], in, l->dy, out,
-                             &dw_beta, l->dw, in));
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, t, l->x[0], in, l->dy, out, dw_beta, DTYPE_FP32, l->dw, in);
     // db (out) = dY^T (out, N) . ones (N)
-    CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, out, n, &CU_ONE, l->dy, out, g->ones, 1, &dw_beta, db, 1));
+    blas_bias_grad(g, t, l->dy, out, n, dw_beta, l->dw + (size_t)in * out);
     if (!l->dx[0]) return;
     // dX^T (in, N) = W^T (in, out) . dY^T (out, N)
-    CHECK_CUBLAS(cublasSgemm(g->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, &CU_ONE, l->w, in, l->dy, out,
-                             &l->dx_beta[0], l->dx[0], in));
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, t, param_at(l, 0), in, l->dy, out, l->dx_beta[0], t, l->dx[0],
+              in);
 }
 
 static void dense_destroy(layer_t *l) { (void)l; }   // nothing private: cuBLAS needs no descriptors

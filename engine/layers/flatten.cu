@@ -35,14 +35,13 @@ static size_t flatten_setup(layer_t *l, gpu_t *g) {
     flatten_priv_t *p = (flatten_priv_t *)calloc(1, sizeof *p);
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
-    p->desc = cudnn_nhwc_desc(l->out_shape);
+    p->desc = cudnn_nhwc_desc(l->out_shape, l->dtype);
     return 0;
 }
 
 static void flatten_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
-    CHECK_CUDA(cudaMemcpyAsync(l->y, l->x[0], shape_numel(l->out_shape) * sizeof(float), cudaMemcpyDeviceToDevice,
-                               g->stream));
+    CHECK_CUDA(cudaMemcpyAsync(l->y, l->x[0], layer_bytes(l, l->out_shape), cudaMemcpyDeviceToDevice, g->stream));
 }
 
 static void flatten_backward(layer_t *l, gpu_t *g, float dw_beta) {
@@ -50,7 +49,7 @@ static void flatten_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const flatten_priv_t *p = (const flatten_priv_t *)l->priv;
     if (!l->dx[0]) return;
     if (l->dx_beta[0] == 0.0f)
-        CHECK_CUDA(cudaMemcpyAsync(l->dx[0], l->dy, shape_numel(l->out_shape) * sizeof(float), cudaMemcpyDeviceToDevice,
+        CHECK_CUDA(cudaMemcpyAsync(l->dx[0], l->dy, layer_bytes(l, l->out_shape), cudaMemcpyDeviceToDevice,
                                    g->stream));
     else   // dx = 1 * dy + dx_beta * dx
         CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->desc, l->dy, &l->dx_beta[0], p->desc, l->dx[0]));

@@ -1,5 +1,6 @@
-/* pool.cu — max and average pooling (square window, stride, zero padding) on NHWC tensors through cuDNN.
- * Two kinds share one implementation: layer_maxpool_ops and layer_avgpool_ops differ only in the cuDNN mode. */
+/* pool.cu — max and average pooling (square window, stride, zero padding) on NHWC tensors through cuDNN, and
+ * global average pooling, which is average pooling with one window over the whole H x W plane: three kinds, one
+ * implementation, differing only in the cuDNN mode and where the window comes from. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "cudnn_util.h"
@@ -31,6 +32,21 @@ static int pool_out_shape(const layer_t *l, shape_t *out, char *err, size_t errl
     return 0;
 }
 
+/* gap: (N, H, W, C) -> (N, 1, 1, C), the mean over each channel's plane. */
+static int gap_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
+    shape_t in = l->in_shape[0];
+    if (l->n_in != 1) { snprintf(err, errlen, "gap takes 1 input, got %d", l->n_in); return -1; }
+    if (in.h < 1 || in.w < 1 || in.c < 1) {
+        snprintf(err, errlen, "gap needs a non-empty input (got (%d, %d, %d, %d))", in.n, in.h, in.w, in.c);
+        return -1;
+    }
+    out->n = in.n;
+    out->h = 1;
+    out->w = 1;
+    out->c = in.c;
+    return 0;
+}
+
 static size_t pool_count(const layer_t *l) { (void)l; return 0; }
 
 static void pool_destroy(layer_t *l) {
@@ -50,15 +66,19 @@ static size_t pool_setup(layer_t *l, gpu_t *g) {
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
     const layer_cfg_t *c = &l->cfg;
-    p->x_desc = cudnn_nhwc_desc(l->in_shape[0]);
-    p->y_desc = cudnn_nhwc_desc(l->out_shape);
+    shape_t in = l->in_shape[0];
+    p->x_desc = cudnn_nhwc_desc(in, l->dtype);
+    p->y_desc = cudnn_nhwc_desc(l->out_shape, l->dtype);
     /* MAX_DETERMINISTIC: overlapping windows (k > stride) must not make replicas' gradients differ.
-     * Average divides by k*k everywhere, as PyTorch's count_include_pad=True. */
+     * Average divides by k*k everywhere, as PyTorch's count_include_pad=True; gap has no padding, so that is
+     * the mean over H*W. */
     cudnnPoolingMode_t mode = l->ops == &layer_maxpool_ops ? CUDNN_POOLING_MAX_DETERMINISTIC
                                                            : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    int gap = l->ops == &layer_gap_ops;
     CHECK_CUDNN(cudnnCreatePoolingDescriptor(&p->pool));
-    CHECK_CUDNN(cudnnSetPooling2dDescriptor(p->pool, mode, CUDNN_PROPAGATE_NAN, c->k, c->k, c->pad, c->pad,
-                                            c->stride, c->stride));
+    CHECK_CUDNN(cudnnSetPooling2dDescriptor(p->pool, mode, CUDNN_PROPAGATE_NAN, gap ? in.h : c->k, gap ? in.w : c->k,
+                                            gap ? 0 : c->pad, gap ? 0 : c->pad, gap ? in.h : c->stride,
+                                            gap ? in.w : c->stride));
     int n = 0, ch = 0, h = 0, w = 0;
     CHECK_CUDNN(cudnnGetPooling2dForwardOutputDim(p->pool, p->x_desc, &n, &ch, &h, &w));
     if (n != l->out_shape.n || ch != l->out_shape.c || h != l->out_shape.h || w != l->out_shape.w) {
@@ -91,5 +111,10 @@ const layer_ops_t layer_maxpool_ops = {
 
 const layer_ops_t layer_avgpool_ops = {
     "avgpool", pool_out_shape, pool_count, pool_count, NULL,
+    pool_setup, pool_forward, pool_backward, pool_destroy,
+};
+
+const layer_ops_t layer_gap_ops = {
+    "gap", gap_out_shape, pool_count, pool_count, NULL,
     pool_setup, pool_forward, pool_backward, pool_destroy,
 };

@@ -32,7 +32,7 @@ static size_t relu_setup(layer_t *l, gpu_t *g) {
     relu_priv_t *p = (relu_priv_t *)calloc(1, sizeof *p);
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
-    p->desc = cudnn_nhwc_desc(l->in_shape[0]);
+    p->desc = cudnn_nhwc_desc(l->in_shape[0], l->dtype);
     CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
     /* NaN propagates so a diverging run shows up in the loss instead of being clipped to 0. */
     CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0));

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include "softmax_xent.h"
 #include "../check.h"
+#include <cuda_bf16.h>
 
 #define XENT_WARPS 8   /* rows per block: one warp per row */
 
@@ -11,7 +12,8 @@
 
 /* One warp per row (classes is small: 10 here), lanes striding over the classes. Loss and correct counts are
  * reduced in the block and added to acc once per block, not once per row. */
-__global__ static void softmax_xent_kernel(const float *logits, const int *labels, float *dlogits, int n, int n_valid,
+template <typename T>
+__global__ static void softmax_xent_kernel(const T *logits, const int *labels, T *dlogits, int n, int n_valid,
                                            int classes, float scale, double *acc) {
     __shared__ double s_loss[XENT_WARPS];
     __shared__ double s_correct[XENT_WARPS];
@@ -19,34 +21,34 @@ __global__ static void softmax_xent_kernel(const float *logits, const int *label
     int row = blockIdx.x * XENT_WARPS + warp;
     double loss = 0.0, correct = 0.0;
     if (row < n) {
-        const float *z = logits + (size_t)row * classes;      // (classes)
-        float *dz = dlogits ? dlogits + (size_t)row * classes : NULL;
+        const T *z = logits + (size_t)row * classes;          // (classes), widened to fp32 as read
+        T *dz = dlogits ? dlogits + (size_t)row * classes : NULL;
         if (row >= n_valid) {
-            if (dz) for (int j = lane; j < classes; j += 32) dz[j] = 0.0f;   // padding rows contribute nothing
+            if (dz) for (int j = lane; j < classes; j += 32) dz[j] = (T)0.0f;   // padding rows contribute nothing
         } else {
             /* max and first argmax: each lane sees increasing j, so it keeps its first maximum; across lanes ties go
              * to the smaller index. An empty lane carries (-inf, INT_MAX) and never wins. */
             float m = -INFINITY;
             int am = INT_MAX;
             for (int j = lane; j < classes; j += 32)
-                if (am == INT_MAX || z[j] > m) { m = z[j]; am = j; }
+                if (am == INT_MAX || (float)z[j] > m) { m = (float)z[j]; am = j; }
             for (int off = 16; off > 0; off >>= 1) {
                 float om = __shfl_xor_sync(0xffffffffu, m, off);
                 int oa = __shfl_xor_sync(0xffffffffu, am, off);
                 if (om > m || (om == m && oa < am)) { m = om; am = oa; }
             }
             float s = 0.0f;
-            for (int j = lane; j < classes; j += 32) s += expf(z[j] - m);
+            for (int j = lane; j < classes; j += 32) s += expf((float)z[j] - m);
             for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
             int label = labels[row];
             bool ok = label >= 0 && label < classes;
             /* log-sum-exp - z[label], with the max subtracted inside both terms so neither overflows. */
-            loss = ok ? (double)(logf(s) - (z[label] - m)) : (double)NAN;   // a bad label shows as a NaN loss
+            loss = ok ? (double)(logf(s) - ((float)z[label] - m)) : (double)NAN;   // a bad label: a NaN loss
             correct = (ok && am == label) ? 1.0 : 0.0;
             if (dz) {
                 float inv = 1.0f / s;
                 for (int j = lane; j < classes; j += 32)
-                    dz[j] = scale * (expf(z[j] - m) * inv - (j == label ? 1.0f : 0.0f));
+                    dz[j] = (T)(scale * (expf((float)z[j] - m) * inv - (j == label ? 1.0f : 0.0f)));
             }
         }
     }
@@ -62,11 +64,17 @@ __global__ static void softmax_xent_kernel(const float *logits, const int *label
 
 // --- launchers
 
-extern "C" void softmax_xent(const float *logits, const int *labels, float *dlogits, int n, int n_valid, int classes,
-                             float scale, double *acc, cudaStream_t stream) {
+extern "C" void softmax_xent(const void *logits, const int *labels, void *dlogits, dtype_t t, int n, int n_valid,
+                             int classes, float scale, double *acc, cudaStream_t stream) {
     if (n <= 0) return;
     if (n_valid > n) n_valid = n;
     int blocks = (n + XENT_WARPS - 1) / XENT_WARPS;
-    softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>(logits, labels, dlogits, n, n_valid, classes, scale, acc);
+    if (t == DTYPE_BF16)
+        softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>((const __nv_bfloat16 *)logits, labels,
+                                                                    (__nv_bfloat16 *)dlogits, n, n_valid, classes,
+                                                                    scale, acc);
+    else
+        softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>((const float *)logits, labels, (float *)dlogits, n,
+                                                                    n_valid, classes, scale, acc);
     CHECK_LAUNCH();
 }

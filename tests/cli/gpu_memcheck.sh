@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpu_memcheck.sh — compute-sanitizer memcheck and racecheck on a short real LeNet run (MNIST, 2 epochs of a few
-# steps: shuffle, gather, training, evaluation and the epoch boundary) of every strategy; no error may be reported.
+# steps: shuffle, gather, training, evaluation and the epoch boundary) of every strategy, memcheck also in bf16
+# mixed precision; no error may be reported.
 #
 # What is checked, and why not more:
 # - memcheck instruments every kernel. It also reports CUDA API calls that return an error. NCCL 2.28 makes such
@@ -60,12 +61,14 @@ done
 
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
 check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"
+check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"
 check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"
 check racecheck layers "$(dirname "$bin")/tests/test_layers"
 if [ "$n_dev" -ge 2 ]; then
     for s in naive nccl pipeline; do
         x=(); [ $s = pipeline ] && x=(--micro-batches 2)
         check memcheck $s "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv"
+        check memcheck $s-bf16 "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --math bf16 --out "$tmp/m16-$s.csv"
         check racecheck $s "${ours[@]}" "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --math fp32 --out "$tmp/r-$s.csv"
     done
 else

@@ -3,7 +3,7 @@
 #include "engine/check.h"
 #include "engine/dataset.h"
 #include "engine/rng.h"
-#include "test.h"
+#include "gpu_test.h"
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,39 +24,49 @@ static void read_perm(const dataset_t *ds, int *p, cudaStream_t s) {
     CHECK_CUDA(cudaStreamSynchronize(s));
 }
 
-/* Compares a gathered batch (already on the host) with rows[i] of split s; returns the number of mismatches. */
-static long compare_batch(const idx_split_t *s, const int *rows, int n, const float *x, const int *y) {
+/* Compares a gathered batch (already on the host, as floats) with rows[i] of split s; returns the number of
+ * mismatches. bf16: the gather's output must be byte / 255 rounded to nearest even. */
+static long compare_batch(const idx_split_t *s, const int *rows, int n, const float *x, const int *y, int bf16) {
     long bad = 0;
     int pix = s->rows * s->cols;
     for (int i = 0; i < n; i++) {
         const uint8_t *src = s->images + (size_t)rows[i] * pix;
-        for (int k = 0; k < pix; k++) bad += !same_float(x[(size_t)i * pix + k], (float)src[k] / 255.0f);
+        for (int k = 0; k < pix; k++) {
+            float want = (float)src[k] / 255.0f;
+            bad += !same_float(x[(size_t)i * pix + k], bf16 ? bf16_round(want) : want);
+        }
         bad += y[i] != s->labels[rows[i]];
     }
     return bad;
 }
 
-/* Gathers n train rows from `first` into x_dev + offset floats (offset 1 exercises the unaligned path). */
+/* Gathers n train rows from `first` into x_dev + offset elements of type t (offset 1 exercises the unaligned
+ * path), and compares them with the host's. */
 static void check_train_gather(const dataset_t *ds, const idx_split_t *s, const int *perm, int first, int n,
-                               int offset, float *x_dev, int *y_dev, float *x, int *y, cudaStream_t st,
+                               int offset, dtype_t t, void *x_dev, int *y_dev, float *x, int *y, cudaStream_t st,
                                const char *what) {
-    dataset_gather_train(ds, first, n, x_dev + offset, y_dev, st);
-    CHECK_CUDA(cudaMemcpyAsync(x, x_dev + offset, (size_t)n * ds->pixels * sizeof(float), cudaMemcpyDeviceToHost, st));
+    size_t count = (size_t)n * ds->pixels, esz = dtype_size(t);
+    char *dst = (char *)x_dev + offset * esz;
+    dataset_gather_train(ds, first, n, dst, t, y_dev, st);
+    CHECK_CUDA(cudaMemcpyAsync(x, dst, count * esz, cudaMemcpyDeviceToHost, st));
     CHECK_CUDA(cudaMemcpyAsync(y, y_dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, st));
     CHECK_CUDA(cudaStreamSynchronize(st));
-    long bad = compare_batch(s, perm + first, n, x, y);
-    EXPECT(bad == 0, "%s: %ld values differ from the host (first %d, n %d, offset %d)", what, bad, first, n, offset);
+    if (t == DTYPE_BF16)   /* widen in place, from the end: bf16 element k sits in the first half of the buffer */
+        for (size_t k = count; k-- > 0;) x[k] = bf16_value(((const unsigned short *)x)[k]);
+    long bad = compare_batch(s, perm + first, n, x, y, t == DTYPE_BF16);
+    EXPECT(bad == 0, "%s (%s): %ld values differ from the host (first %d, n %d, offset %d)", what, dtype_name(t), bad,
+           first, n, offset);
 }
 
 static void check_test_gather(const dataset_t *ds, const idx_split_t *s, int first, int n, float *x_dev,
                               int *y_dev, float *x, int *y, cudaStream_t st) {
-    dataset_gather_test(ds, first, n, x_dev, y_dev, st);
+    dataset_gather_test(ds, first, n, x_dev, DTYPE_FP32, y_dev, st);
     CHECK_CUDA(cudaMemcpyAsync(x, x_dev, (size_t)n * ds->pixels * sizeof(float), cudaMemcpyDeviceToHost, st));
     CHECK_CUDA(cudaMemcpyAsync(y, y_dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, st));
     CHECK_CUDA(cudaStreamSynchronize(st));
     int *rows = (int *)malloc((size_t)n * sizeof(int));
     for (int i = 0; i < n; i++) rows[i] = first + i < s->n ? first + i : s->n - 1;   /* the documented clamp */
-    long bad = compare_batch(s, rows, n, x, y);
+    long bad = compare_batch(s, rows, n, x, y, 0);
     EXPECT(bad == 0, "gather_test first %d n %d: %ld values differ", first, n, bad);
     free(rows);
 }
@@ -168,11 +178,13 @@ int main(void) {
     CHECK_CUDA(cudaMalloc((void **)&x_dev, ((size_t)batch * ds.pixels + 4) * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&y_dev, (size_t)batch * sizeof(int)));
     dataset_shuffle(&ds, SEED, 0, st);
-    check_train_gather(&ds, tr, p0, 0, batch, 0, x_dev, y_dev, x, y, st, "first batch");
-    check_train_gather(&ds, tr, p0, 12345, 300, 0, x_dev, y_dev, x, y, st, "middle batch");
-    check_train_gather(&ds, tr, p0, n - 77, 77, 0, x_dev, y_dev, x, y, st, "last partial batch");
-    check_train_gather(&ds, tr, p0, 1000, 129, 1, x_dev, y_dev, x, y, st, "unaligned output");
-    dataset_gather_train(&ds, 5, 0, x_dev, y_dev, st);   /* empty: no launch, no error */
+    for (int t = DTYPE_FP32; t <= DTYPE_BF16; t++) {
+        check_train_gather(&ds, tr, p0, 0, batch, 0, (dtype_t)t, x_dev, y_dev, x, y, st, "first batch");
+        check_train_gather(&ds, tr, p0, 12345, 300, 0, (dtype_t)t, x_dev, y_dev, x, y, st, "middle batch");
+        check_train_gather(&ds, tr, p0, n - 77, 77, 0, (dtype_t)t, x_dev, y_dev, x, y, st, "last partial batch");
+        check_train_gather(&ds, tr, p0, 1000, 129, 1, (dtype_t)t, x_dev, y_dev, x, y, st, "unaligned output");
+    }
+    dataset_gather_train(&ds, 5, 0, x_dev, DTYPE_FP32, y_dev, st);   /* empty: no launch, no error */
     CHECK_CUDA(cudaStreamSynchronize(st));
 
     /* Shuffles queued back to back with gathers, all behind a stalled stream: each gather must see its own
@@ -187,14 +199,14 @@ int main(void) {
         CHECK_CUDA(cudaLaunchHostFunc(st, stall_stream, NULL));
         for (int ep = 0; ep < epochs; ep++) {
             dataset_shuffle(&ds, SEED, 100 + ep, st);
-            dataset_gather_train(&ds, first, batch, xs_dev + ep * row_floats, ys_dev + ep * batch, st);
+            dataset_gather_train(&ds, first, batch, xs_dev + ep * row_floats, DTYPE_FP32, ys_dev + ep * batch, st);
         }
         CHECK_CUDA(cudaStreamSynchronize(st));
         for (int ep = 0; ep < epochs; ep++) {
             CHECK_CUDA(cudaMemcpy(x, xs_dev + ep * row_floats, row_floats * sizeof(float), cudaMemcpyDeviceToHost));
             CHECK_CUDA(cudaMemcpy(y, ys_dev + ep * batch, (size_t)batch * sizeof(int), cudaMemcpyDeviceToHost));
             host_perm(ref, n, SEED, 100 + ep);
-            long bad = compare_batch(tr, ref + first, batch, x, y);
+            long bad = compare_batch(tr, ref + first, batch, x, y, 0);
             EXPECT(bad == 0, "queued shuffle, epoch %d: gather saw another epoch's order (%ld values differ)",
                    100 + ep, bad);
         }

@@ -50,7 +50,7 @@ int main(void) {
 
     /* Fresh random images and labels. */
     size_t px = shape_numel(m.tensors[m.input].shape);
-    gpu_fill_uniform(&g, m.tensors[m.input].val, px, seed, 0.0f, 1.0f);
+    gpu_fill_uniform(&g, m.tensors[m.input].val, m.act_dtype, px, seed, 0.0f, 1.0f);
     int labels[8];
     srand(seed);
     for (int i = 0; i < batch; i++) labels[i] = rand() % 10;

@@ -1,11 +1,12 @@
 /* test_graph.c — the CUDA-graph step replays exactly what the eager step does: after two epochs of a few steps
  * (the graph is captured in epoch 1 and replayed across the epoch boundary), parameters are bit-identical to
- * those of the same replica trained eagerly from the same starting point. */
+ * those of the same replica trained eagerly from the same starting point, in fp32 and in bf16 mixed precision. */
 #include "gpu_test.h"
 #include "../../engine/idx.h"
 #include "../../engine/check.h"
 #include "../../strategies/strategy.h"
 #include "../../engine/replica.h"
+#include "../../engine/convert.h"
 #include <string.h>
 
 /* Two epochs of 6 steps; returns the parameters (host copy, n of them). */
@@ -26,11 +27,11 @@ static float *train(const strategy_t *st, void *state, size_t *n) {
 /* One replica trains eagerly, is put back to its starting point, then trains from graphs: the same cuDNN
  * algorithms both times (two setups could time cudnnFind differently, pick other deterministic algorithms and
  * round differently, which is not what this test is about). */
-static void compare(const idx_dataset_t *data, const char *model) {
+static void compare(const idx_dataset_t *data, const char *model, math_t math) {
     const strategy_t *st = strategy_find("single");
     int dev = 0;
     run_cfg_t cfg = {.model = model, .n_gpus = 1, .devices = &dev, .global_batch = 64, .lr = 0.05, .momentum = 0.9,
-                     .weight_decay = 1e-4, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 7, .data = data,
+                     .weight_decay = 1e-4, .math = math, .init = INIT_XAVIER, .seed = 7, .data = data,
                      .cuda_graph = 0};
     void *state;
     char err[256];
@@ -51,15 +52,18 @@ static void compare(const idx_dataset_t *data, const char *model) {
     CHECK_CUDA(cudaMemcpy(m->params, p0, pb, cudaMemcpyDeviceToDevice));
     CHECK_CUDA(cudaMemcpy(m->momentum, v0, pb, cudaMemcpyDeviceToDevice));
     if (sb) CHECK_CUDA(cudaMemcpy(m->state, s0, sb, cudaMemcpyDeviceToDevice));
+    if (m->params_bf16)   /* the bf16 copy the layers read is part of the starting point */
+        convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
     CHECK_CUDA(cudaDeviceSynchronize());
     r->use_graphs = 1;
     float *graph = train(st, state, &n2);
     EXPECT(n1 == n2 && memcmp(eager, graph, n1 * sizeof(float)) == 0,
-           "%s: parameters after graphed steps differ from eager steps", model);
+           "%s (%s): parameters after graphed steps differ from eager steps", model, gpu_math_name(math));
     /* Not vacuous: training moved the parameters. */
     float *start = malloc(pb);
     CHECK_CUDA(cudaMemcpy(start, p0, pb, cudaMemcpyDeviceToHost));
-    EXPECT(memcmp(start, eager, pb) != 0, "%s: training left the parameters unchanged", model);
+    EXPECT(memcmp(start, eager, pb) != 0, "%s (%s): training left the parameters unchanged", model,
+           gpu_math_name(math));
     free(start);
     free(eager);
     free(graph);
@@ -73,8 +77,11 @@ int main(void) {
     gpu_test_require(1);
     idx_dataset_t data;
     idx_synthetic(&data, 3);
-    compare(&data, "lenet");
-    compare(&data, "resnet18");
+    const math_t maths[2] = {MATH_FP32, MATH_BF16};
+    for (int i = 0; i < 2; i++) {
+        compare(&data, "lenet", maths[i]);
+        compare(&data, "resnet18", maths[i]);
+    }
     idx_free(&data);
     return test_summary();
 }

@@ -1,5 +1,5 @@
-/* test_layers.cu — every layer kind, stand-alone, against CPU double-precision references in strict fp32:
- * y, dx (overwrite and accumulate), dw/db (overwrite and accumulate), BN running statistics, and the fused loss.
+/* test_layers.cu — every layer kind, stand-alone, against CPU double-precision references in strict fp32 and in
+ * bf16: y, dx (overwrite and accumulate), dw/db (overwrite and accumulate), BN running statistics, the fused loss.
  * Run: ./test_layers [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
-#include "test.h"
+#include "gpu_test.h"
 #include "engine/layer.h"
 #include "engine/gpu.h"
 #include "engine/check.h"
@@ -16,6 +16,16 @@
 
 #define TOL 1e-4           /* relative L2 error, strict fp32 */
 #define TOL_TF32 5e-3      /* 10-bit mantissa products */
+/* bf16 layers. The host rounds every bf16 input (x, dy, dx priors, the weights' bf16 copy) before computing the
+ * reference, so the reference sees exactly what the GPU sees, and the only errors left are (1) each rounding of a
+ * result to bf16: 8 significant bits, round to nearest, relative error <= 2^-8 per element, hence <= 2^-8 in the
+ * relative L2 norm; a value may be rounded more than once on its way out (conv's bias added to the rounded
+ * convolution, batch norm's ReLU applied to a rounded output), counted as `stages`; and (2) fp32 accumulation over
+ * the reduction length, which the strict-fp32 cases above bound by TOL at these same reduction lengths (the
+ * largest: 9 x 32 = 288 products for y and dx, 8*8*8 = 512 for dw). A layer that accumulated in bf16 instead
+ * would err by about sqrt(K) * 2^-9, which the negative control checks the tolerance rejects. */
+#define BF16_U 0.00390625  /* 2^-8 */
+#define TOL_BF16(stages) ((stages) * BF16_U + TOL)
 
 static shape_t shp(int n, int h, int w, int c) { shape_t s = {n, h, w, c}; return s; }
 static layer_cfg_t cfg(int k, int stride, int pad, int cout, int bias) {
@@ -34,17 +44,34 @@ static double *dalloc(size_t n) {
     if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
     return p;
 }
-static float *dev_alloc(size_t n) {
-    float *p = NULL;
-    if (n) CHECK_CUDA(cudaMalloc((void **)&p, n * sizeof(float)));
+/* Device buffers of n elements of type t; the host side is always float (bf16 values widened exactly). */
+static void *dev_alloc(size_t n, dtype_t t) {
+    void *p = NULL;
+    if (n) CHECK_CUDA(cudaMalloc(&p, n * dtype_size(t)));
     return p;
 }
-static void upload(float *d, const float *h, size_t n) { if (n) CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); }
-static void download(float *h, const float *d, size_t n) { if (n) CHECK_CUDA(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost)); }
-/* All-ones bytes are a NaN: any element a layer forgets to write fails the comparison. */
-static void poison(float *d, size_t n) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * sizeof(float))); }
+static void upload(void *d, const float *h, size_t n, dtype_t t) {
+    if (!n) return;
+    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
+    unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
+    for (size_t i = 0; i < n; i++) b[i] = bf16_bits(h[i]);
+    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
+    free(b);
+}
+static void download(float *h, const void *d, size_t n, dtype_t t) {
+    if (!n) return;
+    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
+    if (t == DTYPE_BF16)   /* widen in place from the end: element i's bits sit in the buffer's first half */
+        for (size_t i = n; i-- > 0;) h[i] = bf16_value(((const unsigned short *)h)[i]);
+}
+/* All-ones bytes are a NaN in fp32 and in bf16: any element a layer forgets to write fails the comparison. */
+static void poison(void *d, size_t n, dtype_t t) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
     for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+}
+/* What a bf16 buffer will hold: the reference is computed from exactly these values. */
+static void round_to(float *h, size_t n, dtype_t t) {
+    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_round(h[i]);
 }
 
 /* Relative L2 error of got against ref (absolute when ref is all zero), one line, and on failure where it starts.
@@ -312,6 +339,10 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
     EXPECT(rc == 0, "%s: out_shape: %s", c->name, err);
     if (rc != 0) return;
     double tol = c->tol > 0 ? c->tol : TOL;
+    /* The layer's precision follows the GPU context's math, as model_alloc sets it. */
+    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
+    int lp_w = t == DTYPE_BF16 && (l.ops == &layer_conv_ops || l.ops == &layer_dense_ops);   // reads a bf16 copy
+    l.dtype = t;
     size_t nin = shape_numel(c->in), nout = shape_numel(l.out_shape);
     size_t np = l.ops->param_count(&l), ns = l.ops->state_count(&l);
     l.n_params = np;
@@ -337,22 +368,35 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
         fill(rng, hs, C, -0.5, 0.5);
         fill(rng, hs + C, C, 0.5, 1.5);
     }
-
-    float *dx_dev[2] = {NULL, NULL}, *y = dev_alloc(nout), *dy = dev_alloc(nout);
+    /* bf16: activations and gradients are stored in bf16; convolution and dense weights are read from the bf16
+     * copy (batch norm reads its fp32 scale and bias); parameter gradients stay fp32. */
+    round_to(hdy, nout, t);
     for (int i = 0; i < c->n_in; i++) {
-        float *x = dev_alloc(nin);
-        upload(x, hx[i], nin);
+        round_to(hx[i], nin, t);
+        round_to(hdx0[i], nin, t);
+    }
+    if (lp_w) round_to(hw, np, t);
+
+    void *dx_dev[2] = {NULL, NULL}, *y = dev_alloc(nout, t), *dy = dev_alloc(nout, t), *w_lp = NULL;
+    for (int i = 0; i < c->n_in; i++) {
+        void *x = dev_alloc(nin, t);
+        upload(x, hx[i], nin, t);
         l.x[i] = x;
-        if (c->need_dx) l.dx[i] = dx_dev[i] = dev_alloc(nin);
+        if (c->need_dx) l.dx[i] = dx_dev[i] = dev_alloc(nin, t);
     }
     l.y = y;
     l.dy = dy;
-    l.w = dev_alloc(np);
-    l.dw = dev_alloc(np);
-    l.state = dev_alloc(ns);
-    upload(dy, hdy, nout);
-    upload(l.w, hw, np);
-    upload(l.state, hs, ns);
+    l.w = (float *)dev_alloc(np, DTYPE_FP32);
+    l.dw = (float *)dev_alloc(np, DTYPE_FP32);
+    l.state = (float *)dev_alloc(ns, DTYPE_FP32);
+    upload(dy, hdy, nout, t);
+    upload(l.w, hw, np, DTYPE_FP32);
+    upload(l.state, hs, ns, DTYPE_FP32);
+    if (lp_w) {
+        w_lp = dev_alloc(np, DTYPE_BF16);
+        upload(w_lp, hw, np, DTYPE_BF16);
+        l.w_lp = w_lp;
+    }
 
     size_t ws = l.ops->setup ? l.ops->setup(&l, g) : 0;
     char info[256] = "";
@@ -384,11 +428,14 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
         /* Pass 0 overwrites (beta 0) into NaN, pass 1 accumulates (beta 1) onto random priors; add mixes both. */
         float beta = (float)pass;
         for (int i = 0; i < c->n_in; i++) l.dx_beta[i] = (i == 1) ? 1.0f - beta : beta;
-        poison(y, nout);
+        poison(y, nout, t);
         for (int i = 0; i < c->n_in; i++)
-            if (dx_dev[i]) { if (l.dx_beta[i] != 0.0f) upload(dx_dev[i], hdx0[i], nin); else poison(dx_dev[i], nin); }
-        if (beta != 0.0f) upload(l.dw, hdw0, np); else poison(l.dw, np);
-        upload(l.state, hs, ns);
+            if (dx_dev[i]) {
+                if (l.dx_beta[i] != 0.0f) upload(dx_dev[i], hdx0[i], nin, t);
+                else poison(dx_dev[i], nin, t);
+            }
+        if (beta != 0.0f) upload(l.dw, hdw0, np, DTYPE_FP32); else poison(l.dw, np, DTYPE_FP32);
+        upload(l.state, hs, ns, DTYPE_FP32);
 
         l.ops->forward(&l, g, c->training);
         if (c->training) l.ops->backward(&l, g, beta);
@@ -397,18 +444,18 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
 
         char tn[32];
         if (pass == 0) {
-            download(got, y, nout);
+            download(got, y, nout, t);
             check(c->name, "y", got, r.y, nout, &l.out_shape, tol);
         }
         for (int i = 0; c->training && i < c->n_in; i++) {
             if (!dx_dev[i]) continue;
-            download(got, dx_dev[i], nin);
+            download(got, dx_dev[i], nin, t);
             for (size_t j = 0; j < nin; j++) want[j] = r.dx[i][j] + l.dx_beta[i] * hdx0[i][j];
             snprintf(tn, sizeof tn, "dx%s(beta=%g)", c->n_in > 1 ? (i ? "1" : "0") : "", l.dx_beta[i]);
             check(c->name, tn, got, want, nin, &c->in, tol);
         }
         if (c->training && np) {
-            download(got, l.dw, np);
+            download(got, l.dw, np, DTYPE_FP32);
             for (size_t j = 0; j < np; j++) want[j] = r.dw[j] + beta * hdw0[j];
             snprintf(tn, sizeof tn, "%s(beta=%g)", pa, beta);
             check(c->name, tn, got, want, split, l.ops == &layer_conv_ops ? &wshape : NULL, tol);
@@ -419,7 +466,7 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
         }
         if (pass == 0 && ns) {   // BN: running mean (C) then running var (C)
             size_t h = ns / 2;
-            download(got, l.state, ns);
+            download(got, l.state, ns, DTYPE_FP32);
             check(c->name, c->training ? "running mean" : "run. mean kept", got, r.state_out, h, NULL, tol);
             double e = check(c->name, c->training ? "running var" : "run. var kept", got + h, r.state_out + h,
                              ns - h, NULL, tol);
@@ -436,11 +483,15 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
     /* Setup's algorithm search and the passes must never write the inputs or the weights. */
     int intact = 1;
     for (int i = 0; i < c->n_in; i++) {
-        download(got, l.x[i], nin);
+        download(got, l.x[i], nin, t);
         intact &= memcmp(got, hx[i], nin * sizeof(float)) == 0;
     }
     if (np) {
-        download(got, l.w, np);
+        download(got, l.w, np, DTYPE_FP32);
+        intact &= memcmp(got, hw, np * sizeof(float)) == 0;
+    }
+    if (w_lp) {
+        download(got, w_lp, np, DTYPE_BF16);
         intact &= memcmp(got, hw, np * sizeof(float)) == 0;
     }
     printf("%-4s %-30s %-14s bitwise\n", intact ? "ok" : "FAIL", c->name, "x, w intact");
@@ -460,15 +511,20 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng) {
     if (l.w) CHECK_CUDA(cudaFree(l.w));
     if (l.dw) CHECK_CUDA(cudaFree(l.dw));
     if (l.state) CHECK_CUDA(cudaFree(l.state));
+    if (w_lp) CHECK_CUDA(cudaFree(w_lp));
     free(hw); free(hdw0); free(hs); free(hdy); free(got); free(want);
     free(r.y); free(r.dw); free(r.state_out); free(r.state_alt);
 }
 
 // --- softmax + cross-entropy
 
+/* bf16: logits and their gradient in bf16, the loss in fp32 from the (exact) bf16 logits: one rounding of dlogits. */
 static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int classes) {
+    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
+    double tol = t == DTYPE_BF16 ? TOL_BF16(1) : TOL;
     char name[64];
-    snprintf(name, sizeof name, "softmax_xent n=%d valid=%d cls=%d", n, n_valid, classes);
+    snprintf(name, sizeof name, "%ssoftmax_xent n=%d valid=%d cls=%d", t == DTYPE_BF16 ? "[bf16] " : "", n, n_valid,
+             classes);
     size_t nz = (size_t)n * classes;
     float *hz = falloc(nz), *got = falloc(nz);
     int *hl = (int *)calloc((size_t)n, sizeof(int));
@@ -480,6 +536,7 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
         hz[2] = hz[5] = 10.0f; hl[0] = 5;
         hz[classes + 3] = hz[classes + 7] = 10.0f; hl[1] = 3;
     }
+    round_to(hz, nz, t);
     float scale = 1.0f / (float)n;
     double loss = 0.0, correct = 0.0;
     for (int i = 0; i < n; i++) {
@@ -494,25 +551,23 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
         for (int j = 0; j < classes; j++) want[(size_t)i * classes + j] = scale * (exp(z[j] - m) / s - (j == hl[i]));
     }
 
-    float *dz, *ddz;
+    void *dz = dev_alloc(nz, t), *ddz = dev_alloc(nz, t);
     int *dl;
     double *dacc, prior[2] = {0.25, 3.0}, acc[2];
-    CHECK_CUDA(cudaMalloc((void **)&dz, nz * sizeof(float)));
-    CHECK_CUDA(cudaMalloc((void **)&ddz, nz * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&dl, (size_t)n * sizeof(int)));
     CHECK_CUDA(cudaMalloc((void **)&dacc, 2 * sizeof(double)));
-    upload(dz, hz, nz);
-    poison(ddz, nz);
+    upload(dz, hz, nz, t);
+    poison(ddz, nz, t);
     CHECK_CUDA(cudaMemcpy(dl, hl, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dacc, prior, sizeof prior, cudaMemcpyHostToDevice));
-    softmax_xent(dz, dl, ddz, n, n_valid, classes, scale, dacc, g->stream);
-    softmax_xent(dz, dl, NULL, n, n_valid, classes, scale, dacc, g->stream);   // loss only: accumulates again
+    softmax_xent(dz, dl, ddz, t, n, n_valid, classes, scale, dacc, g->stream);
+    softmax_xent(dz, dl, NULL, t, n, n_valid, classes, scale, dacc, g->stream);   // loss only: accumulates again
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     CHECK_CUDA(cudaMemcpy(acc, dacc, sizeof acc, cudaMemcpyDeviceToHost));
-    download(got, ddz, nz);
+    download(got, ddz, nz, t);
 
     shape_t zs = {n, 1, 1, classes};
-    check(name, "dlogits", got, want, nz, &zs, TOL);
+    check(name, "dlogits", got, want, nz, &zs, tol);
     int pad_zero = 1;
     for (size_t j = (size_t)n_valid * classes; j < nz; j++) pad_zero &= got[j] == 0.0f;
     EXPECT(pad_zero, "%s: padding rows of dlogits are not exactly 0", name);
@@ -525,6 +580,32 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
 
     CHECK_CUDA(cudaFree(dz)); CHECK_CUDA(cudaFree(ddz)); CHECK_CUDA(cudaFree(dl)); CHECK_CUDA(cudaFree(dacc));
     free(hz); free(got); free(hl); free(want);
+}
+
+// --- the bf16 tolerance's negative control
+
+/* The failure the bf16 tolerance exists to catch: products summed in bf16 (the running sum rounded after every
+ * add) instead of fp32. Dot products of the conv c32 case's length (3*3*32) on bf16-exact random inputs: their
+ * error against the exact sums must exceed the loosest bf16 tolerance used for a layer, or that tolerance could
+ * not tell such a layer from a correct one. Host only. */
+static void test_bf16_tolerance_rejects_bf16_accumulation(rng_t *rng) {
+    enum { K = 288, OUTS = 2048 };
+    double num = 0.0, den = 0.0;
+    for (int o = 0; o < OUTS; o++) {
+        double exact = 0.0;
+        float acc16 = 0.0f;
+        for (int k = 0; k < K; k++) {
+            float a = bf16_round((float)(2.0 * rng_uniform(rng) - 1.0)), b = bf16_round((float)(rng_uniform(rng) - 0.5));
+            exact += (double)a * b;
+            acc16 = bf16_round(acc16 + a * b);   /* a*b is exact in fp32: 8 x 8 significant bits */
+        }
+        num += (acc16 - exact) * (acc16 - exact);
+        den += exact * exact;
+    }
+    double err = sqrt(num / den), tol = TOL_BF16(2);
+    printf("%-4s %-30s %-14s rel_err %.3e vs tolerance %.3e (must exceed it)\n", err > tol ? "ok" : "FAIL",
+           "[control] bf16 accumulation", "y", err, tol);
+    EXPECT(err > tol, "bf16 tolerance %.3e would accept a layer accumulating in bf16 (rel_err %.3e)", tol, err);
 }
 
 // --- host-only: shapes, counts, initialisation
@@ -658,6 +739,45 @@ int main(int argc, char **argv) {
     };
     for (size_t i = 0; i < sizeof tf32 / sizeof tf32[0]; i++) run_case(&t, &tf32[i], &rng);
     gpu_free(&t);
+
+    /* bf16 (--math bf16): every layer kind, tolerance TOL_BF16(stages) (see its definition for the derivation). */
+    test_bf16_tolerance_rejects_bf16_accumulation(&rng);
+    gpu_t b;
+    gpu_init(&b, 0, MATH_BF16);
+    gpu_workspace_reserve(&b, (size_t)256 << 20);
+    printf("# math bf16: bf16 activations and conv/dense operands, fp32 accumulation and parameters\n");
+    const double T1 = TOL_BF16(1), T2 = TOL_BF16(2);
+    const case_t bf16[] = {
+        {"[bf16] conv k3 s1 p1 bias", &layer_conv_ops, {3, 1, 1, 8, 1, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, T2},
+        {"[bf16] conv k3 s1 p1 nobias", &layer_conv_ops, {3, 1, 1, 8, 0, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, T1},
+        {"[bf16] conv k3 s1 p1 c32", &layer_conv_ops, {3, 1, 1, 32, 1, 0}, 1, {8, 8, 8, 32}, 1, 1, -1, 1, ref_conv, T2},
+        {"[bf16] conv k3 s2 p1 bias", &layer_conv_ops, {3, 2, 1, 12, 1, 0}, 1, {5, 10, 10, 6}, 1, 1, -1, 1, ref_conv, T2},
+        {"[bf16] conv k1 s2 p0 bias", &layer_conv_ops, {1, 2, 0, 16, 1, 0}, 1, {4, 8, 8, 8}, 1, 1, -1, 1, ref_conv, T2},
+        {"[bf16] conv k5 c1 (first, no dx)", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 0, 1, 0, 1,
+         ref_conv, T2},
+        {"[bf16] conv k3 s1 p1 c1", &layer_conv_ops, {3, 1, 1, 16, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, T2},
+        {"[bf16] bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, T1},
+        {"[bf16] bn train c3", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 3}, 1, 1, -3, 5, ref_bn, T1},
+        {"[bf16] bn inference c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 0, -3, 5, ref_bn, T1},
+        {"[bf16] bn+relu train c16", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_RELU}, 1, {6, 8, 8, 16}, 1, 1, -3, 5,
+         ref_bn_fused, T1},
+        {"[bf16] bn+add+relu train c16", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_ADD_RELU}, 2, {6, 8, 8, 16}, 1, 1, -3, 5,
+         ref_bn_fused, T2},
+        {"[bf16] bn+add+relu infer c8", &layer_bn_ops, {0, 0, 0, 0, 0, BN_FUSE_ADD_RELU}, 2, {4, 6, 6, 8}, 1, 0, -3, 5,
+         ref_bn_fused, T2},
+        {"[bf16] relu", &layer_relu_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 9, 9, 7}, 1, 1, -1, 1, ref_relu, T1},
+        {"[bf16] maxpool k3 s2 p1", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {4, 9, 9, 6}, 1, 1, -1, 1, ref_maxpool, T1},
+        {"[bf16] avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, T1},
+        {"[bf16] gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, T1},
+        {"[bf16] dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, T1},
+        {"[bf16] dense flat (no dx)", &layer_dense_ops, {0, 0, 0, 12, 0, 0}, 1, {8, 1, 1, 50}, 0, 1, -1, 1, ref_dense, T1},
+        {"[bf16] add", &layer_add_ops, {0, 0, 0, 0, 0, 0}, 2, {4, 7, 7, 8}, 1, 1, -1, 1, ref_add, T1},
+        {"[bf16] flatten", &layer_flatten_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 5, 5, 3}, 1, 1, -1, 1, ref_flatten, T1},
+    };
+    for (size_t i = 0; i < sizeof bf16 / sizeof bf16[0]; i++) run_case(&b, &bf16[i], &rng);
+    test_softmax_xent(&b, &rng, 37, 33, 10);
+    test_softmax_xent(&b, &rng, 16, 16, 100);
+    gpu_free(&b);
 
     printf("# seed %llu\n", seed);
     return test_summary();

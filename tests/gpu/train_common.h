@@ -32,8 +32,8 @@ static double train_accuracy(const char *model, const char *dataset, int batch, 
         for (int i = 0; i < steps; i++) st->train_step(state, i);
         st->epoch_end(state, steps, &s);
         acc = st->evaluate(state);
-        printf("%s/%s epoch %d: %d steps, %.3f s, train loss %.4f, train acc %.4f, test acc %.4f\n", model, dataset,
-               e, s.steps, s.epoch_s, s.train_loss, s.train_acc, acc);
+        printf("%s/%s (%s) epoch %d: %d steps, %.3f s, train loss %.4f, train acc %.4f, test acc %.4f\n", model,
+               dataset, gpu_math_name(math), e, s.steps, s.epoch_s, s.train_loss, s.train_acc, acc);
     }
     st->teardown(state);
     idx_free(&data);

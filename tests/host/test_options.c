@@ -135,7 +135,7 @@ static void test_rejections(void) {
         {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
         {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18)"},
         {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
-        {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32)"},
+        {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
         {{"--init", "kaiming"}, "--init: unknown init \"kaiming\" (valid: normal, xavier)"},
         {{"--scale", "linear"}, "--scale: unknown scale \"linear\" (valid: weak, strong)"},
         {{"--strategy", ""}, "--strategy: empty strategy name"},

@@ -1,0 +1,26 @@
+/* blas.cu — the cuBLAS calls of the dense and convolution layers, typed by the layer's precision: fp32 through
+ * cublasSgemm/Sgemv (strict or TF32 per the handle), bf16 through cublasGemmEx with fp32 accumulation. */
+#include "cudnn_util.h"
+
+const void *blas_ones(const gpu_t *g, dtype_t t) { return t == DTYPE_BF16 ? g->ones_bf16 : (const void *)g->ones; }
+
+void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab, const void *A,
+               int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc) {
+    if (ab == DTYPE_FP32 && c == DTYPE_FP32) {
+        CHECK_CUBLAS(cublasSgemm(g->cublas, ta, tb, m, n, k, &CU_ONE, (const float *)A, lda, (const float *)B, ldb,
+                                 &beta, (float *)C, ldc));
+        return;
+    }
+    if (ab != DTYPE_BF16) check_fail(__FILE__, __LINE__, "blas_gemm", "fp32 operands with a bf16 result");
+    CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C,
+                              c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void blas_bias_grad(gpu_t *g, dtype_t t, const void *dy, int k, int m, float beta, float *db) {
+    if (t == DTYPE_FP32) {
+        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k, g->ones, 1, &beta, db, 1));
+        return;
+    }
+    /* cuBLAS has no mixed-type GEMV: a GEMM with n = 1 (bf16 operands, fp32 result). */
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, k, 1, m, DTYPE_BF16, dy, k, g->ones_bf16, m, beta, DTYPE_FP32, db, k);
+}
