@@ -410,6 +410,11 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
            st->name, o.model, o.dataset, o.math, o.init, n_points, o.epochs, o.out);
     printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,
            env.cudnn, env.nccl, env.host, env.git_commit);
+    model_t *shape = malloc(sizeof *shape);   /* host-only build: the layer shapes give the arithmetic per image */
+    if (shape && model_build(shape, o.model, 1) == 0)
+        printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
+               "shapes)\n", o.model, model_flops_per_image(shape) / 1e9);
+    free(shape);
     dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);

@@ -94,6 +94,23 @@ int model_build(model_t *m, const char *name, int batch) {
     return 0;
 }
 
+double model_flops_per_image(const model_t *m) {
+    double total = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer_t *l = &m->layers[i];
+        double macs;
+        if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
+            macs = (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
+        else if (l->ops == &layer_dense_ops)
+            macs = (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
+        else
+            continue;
+        int passes = l->in[0] == m->input ? 2 : 3;   /* forward, weight gradient, input gradient */
+        total += 2.0 * macs * passes;
+    }
+    return total;
+}
+
 /* How many tensors produced before layer i (the input included) are read at or after i. */
 static int crossing_at(const model_t *m, int i) {
     int n = 0;

@@ -60,6 +60,10 @@ void model_build_lenet(model_t *m, int batch);
 void model_build_resnet18(model_t *m, int batch);
 /* Builds by name; returns -1 for an unknown name. */
 int model_build(model_t *m, const char *name, int batch);
+/* Floating-point operations of one image's forward and backward through the convolutions and dense layers (2 per
+ * multiply-add; backward = the weight gradient, plus the input gradient except where the input is the data),
+ * counted from the layer shapes. The rest (batch norm, pooling, element-wise) is memory-bound and not counted. */
+double model_flops_per_image(const model_t *m);
 
 /* ---- device ---- */
 /* Allocates buffers on g's device, binds views, runs each layer's setup (algorithm search),
