@@ -22,7 +22,8 @@
 
 void table_header(FILE *f) {
     fprintf(f, "#%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s\n", W_GPUS - 1, "gpus", W_GBATCH, "gbatch", W_LR, "lr",
-            W_MATH, "math", W_GRADS, "grads", W_EPOCH, "epoch", W_PHASE, "phase", W_EPOCHS, "epoch_s", W_IMGS, "img/s", W_LOSS, "loss",
+            W_MATH, "math", W_GRADS, "grads", W_EPOCH, "epoch", W_PHASE, "phase", W_EPOCHS, "epoch_s", W_IMGS, "img/s",
+            W_LOSS, "loss",
             W_TACC, "train_acc", W_TEST, "test_acc", W_STATUS, "status");
 }
 

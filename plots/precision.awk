@@ -51,9 +51,10 @@ function precision_table(g,    nm, ref, i, j, run, k, m, nrw, t, t1, grads, line
     printf "### "
     for (j = 1; j <= nm; j++) printf "%s%s", (j > 1 ? " against " : ""), PM[j]
     printf "\n\nEach row holds the runs that differ in math only (the best over learning rates and seeds, as above); "
-    printf "a column m / %s is the ratio of the two epoch times. Speedup and efficiency are over `single` at the same ", PM[ref]
-    printf "batch and math; communication is the gradient reduction's time per step as a share of the step, with the "
-    printf "part the compute waited for (exposed) in parentheses.\n\n"
+    printf "a column m / %s is the ratio of the two epoch times. ", PM[ref]
+    printf "Speedup and efficiency are over `single` at the same batch and math; communication is the gradient "
+    printf "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
+    printf "parentheses.\n\n"
     head = "| strategy | GPUs | batch" (grads ? " | grads" : ""); rule = "|---|---:|---:" (grads ? "|---" : "")
     for (j = 1; j <= nm; j++) { head = head " | epoch (s) " PM[j]; rule = rule "|---:" }
     for (j = 1; j <= nm; j++) if (j != ref) { head = head " | " PM[j] " / " PM[ref]; rule = rule "|---:" }

@@ -122,7 +122,8 @@ static void run(gen_t *g, const cfg_t *c) {
         if (diverged) stop = 1;
         if (dp) {
             /* Compute as on one GPU at this per-GPU batch; the rest of the step is communication and idle. */
-            double single_s = pr ? pr->single_s : c->per_gpu_batch == 128 ? 3.35 : c->per_gpu_batch == 256 ? 2.81 : 2.55;
+            double single_s = pr                        ? pr->single_s
+                            : c->per_gpu_batch == 128 ? 3.35 : c->per_gpu_batch == 256 ? 2.81 : 2.55;
             double single_step = single_s / (TRAIN_IMAGES / c->per_gpu_batch) * 1e3;
             int nccl = strcmp(c->strategy, "nccl") == 0;
             double bytes = pr ? pr->bytes : GRAD_BYTES;

@@ -335,8 +335,8 @@ static void test_precision_options(void) {
     /* The all-reduce benchmark runs every reducing strategy itself, whatever --strategy says (default single). */
     EXPECT(PARSE(&o, err, "--bench", "allreduce", "--grad-dtype", "bf16") == 0 &&
            options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
-    EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 && options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0,
-           "no reducing list: the rule is skipped: %s", err);
+    EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 &&
+           options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "no reducing list skips the rule: %s", err);
 
     /* Hand-built options are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);

@@ -102,7 +102,8 @@ static const char *const full_cells[] = {
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,comm_ms,"
+    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,"
+    "comm_ms,"
     "exposed_comm_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,split,"
     "bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
 
