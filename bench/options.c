@@ -13,6 +13,8 @@
 const char *const options_models[] = {"lenet", "resnet18", NULL};
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
 const char *const options_maths[] = {"fp32", "tf32", "bf16", NULL};
+/* dtype_name()'s spellings, so a parsed name maps back to its dtype_t. */
+const char *const options_grad_dtypes[] = {"fp32", "bf16", NULL};
 const char *const options_inits[] = {"normal", "xavier", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_naive_paths[] = {"auto", "p2p", "host", NULL};
@@ -28,7 +30,7 @@ enum {
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
     OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
-    OPT_TRACE, OPT_CUDA_GRAPH,
+    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE,
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +47,7 @@ static const struct option long_opts[] = {
     {"momentum",     required_argument, NULL, OPT_MOMENTUM},
     {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
     {"math",         required_argument, NULL, OPT_MATH},
+    {"grad-dtype",   required_argument, NULL, OPT_GRAD_DTYPE},
     {"init",         required_argument, NULL, OPT_INIT},
     {"out",          required_argument, NULL, OPT_OUT},
     {"steps",        required_argument, NULL, OPT_STEPS},
@@ -84,9 +87,14 @@ static const opt_help_t opt_help[] = {
     {"LIST", "comma-separated unsigned RNG seeds (init and data order)", NULL, "1"},
     {"X",    "SGD momentum (0: plain SGD)", NULL, "0"},
     {"X",    "L2 weight decay", NULL, "0"},
-    {"MODE", "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
-             "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere; bf16: mixed precision\n"
-             "as PyTorch's bf16 autocast (bf16 activations, fp32 parameters and statistics)", options_maths, "tf32"},
+    {"LIST", "arithmetic to sweep, e.g. tf32,bf16.\n"
+             "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
+             "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere; bf16: mixed\n"
+             "precision as PyTorch's bf16 autocast (bf16 activations and tensor-core\n"
+             "operands, fp32 accumulation, master weights and loss; no loss scaling)", options_maths, "tf32"},
+    {"LIST", "naive, nccl: the gradients' type on the wire, a list to sweep, e.g.\n"
+             "fp32,bf16; bf16 is DDP's bf16 compression hook (cast, all-reduce in\n"
+             "bf16, cast back into the fp32 gradients)", options_grad_dtypes, "fp32"},
     {"NAME", "weight initialisation", options_inits, "normal for resnet18, xavier for lenet"},
     {"PATH", "CSV file to append one row per epoch to (directories are created);\n"
              "--bench allreduce writes results/allreduce.csv unless given one", NULL, "results/scaling.csv"},
@@ -182,7 +190,22 @@ static int parse_number(const char *opt, const char *s, int positive, double *ou
     return 0;
 }
 
-typedef enum { LIST_INT, LIST_DOUBLE, LIST_U64 } list_kind_t;
+/* A name from names, stored as names' own pointer so it outlives argv and the scratch copy it was cut from. */
+static int parse_name(const char *opt, const char *what, const char *const *names, const char *s, const char **out,
+                      char *err, size_t errlen) {
+    if (check_choice(opt, what, names, s, err, errlen)) return 2;
+    *out = names[name_index(names, s)];
+    return 0;
+}
+
+static int parse_dtype(const char *opt, const char *s, dtype_t *out, char *err, size_t errlen) {
+    const char *name;
+    if (parse_name(opt, "gradient dtype", options_grad_dtypes, s, &name, err, errlen)) return 2;
+    *out = strcmp(name, dtype_name(DTYPE_BF16)) == 0 ? DTYPE_BF16 : DTYPE_FP32;
+    return 0;
+}
+
+typedef enum { LIST_INT, LIST_DOUBLE, LIST_U64, LIST_MATH, LIST_DTYPE } list_kind_t;
 
 /* Splits a comma list into a scratch copy, so the message can quote the bad item alone. */
 static int parse_list(const char *opt, const char *arg, list_kind_t kind, void *dst, int *n,
@@ -202,6 +225,9 @@ static int parse_list(const char *opt, const char *arg, list_kind_t kind, void *
         item[ilen] = '\0';
         int rc = kind == LIST_INT    ? parse_pos_int(opt, item, (int *)dst + count, err, errlen)
                : kind == LIST_DOUBLE ? parse_number(opt, item, 1, (double *)dst + count, err, errlen)
+               : kind == LIST_MATH   ? parse_name(opt, "math mode", options_maths, item, (const char **)dst + count,
+                                                  err, errlen)
+               : kind == LIST_DTYPE  ? parse_dtype(opt, item, (dtype_t *)dst + count, err, errlen)
                                      : parse_u64(opt, item, (unsigned long long *)dst + count, err, errlen);
         if (rc) return rc;
         count++;
@@ -226,7 +252,8 @@ static void set_defaults(options_t *o) {
     o->seeds[0] = 1;    o->n_seeds = 1;
     o->momentum = 0;
     o->weight_decay = 0;
-    o->math = "tf32";
+    o->math[0] = "tf32";    o->n_math = 1;
+    o->grad_dtype[0] = DTYPE_FP32;  o->n_grad_dtype = 1;
     o->init = NULL;                     /* resolved from the model after parsing */
     o->out = "results/scaling.csv";
     o->steps = 0;
@@ -264,7 +291,8 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_SEED:     return parse_list(opt, arg, LIST_U64, o->seeds, &o->n_seeds, err, errlen);
     case OPT_MODEL:    o->model = arg;   return check_choice(opt, "model", options_models, arg, err, errlen);
     case OPT_DATASET:  o->dataset = arg; return check_choice(opt, "dataset", options_datasets, arg, err, errlen);
-    case OPT_MATH:     o->math = arg;    return check_choice(opt, "math mode", options_maths, arg, err, errlen);
+    case OPT_MATH:     return parse_list(opt, arg, LIST_MATH, o->math, &o->n_math, err, errlen);
+    case OPT_GRAD_DTYPE: return parse_list(opt, arg, LIST_DTYPE, o->grad_dtype, &o->n_grad_dtype, err, errlen);
     case OPT_INIT:     o->init = arg;    return check_choice(opt, "init", options_inits, arg, err, errlen);
     case OPT_DATA_DIR: o->data_dir = arg; return nonempty(opt, "directory", arg, err, errlen);
     case OPT_OUT:      o->out = arg;     return nonempty(opt, "path", arg, err, errlen);
@@ -368,19 +396,35 @@ static int check_list(const char *opt, int n, char *err, size_t errlen) {
 }
 
 /* n_devices < 0 skips the device-count check (used where devices are not queried, e.g. host tests). */
-int options_validate(const options_t *o, const char *const *strategies, int n_devices, char *err, size_t errlen) {
+int options_validate(const options_t *o, const char *const *strategies, const char *const *reducing, int n_devices,
+                     char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
-    if (!o->strategy || !o->model || !o->dataset || !o->math || !o->init || !o->data_dir || !o->out)
+    if (!o->strategy || !o->model || !o->dataset || !o->init || !o->data_dir || !o->out)
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
     if (strategies && check_choice("strategy", "strategy", strategies, o->strategy, err, errlen)) return 2;
     if (check_choice("model", "model", options_models, o->model, err, errlen)) return 2;
     if (check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
-    if (check_choice("math", "math mode", options_maths, o->math, err, errlen)) return 2;
     if (check_choice("init", "init", options_inits, o->init, err, errlen)) return 2;
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
         check_list("lr", o->n_lr, err, errlen) || check_list("seed", o->n_seeds, err, errlen) ||
-        check_list("micro-batches", o->n_micro, err, errlen))
+        check_list("micro-batches", o->n_micro, err, errlen) || check_list("math", o->n_math, err, errlen) ||
+        check_list("grad-dtype", o->n_grad_dtype, err, errlen))
         return 2;
+    for (int i = 0; i < o->n_math; i++)
+        if (check_choice("math", "math mode", options_maths, o->math[i] ? o->math[i] : "", err, errlen)) return 2;
+    int bf16_grads = 0;
+    for (int i = 0; i < o->n_grad_dtype; i++) {
+        if (o->grad_dtype[i] != DTYPE_FP32 && o->grad_dtype[i] != DTYPE_BF16)
+            return errmsg(2, err, errlen, "--grad-dtype: unknown gradient dtype %d", (int)o->grad_dtype[i]);
+        bf16_grads |= o->grad_dtype[i] == DTYPE_BF16;
+    }
+    /* Only a gradient reduction has a wire to narrow; the all-reduce benchmark measures every dtype itself. */
+    if (bf16_grads && reducing && !o->bench && name_index(reducing, o->strategy) < 0) {
+        char valid[256];
+        join_names(valid, sizeof valid, reducing);
+        return errmsg(2, err, errlen, "--grad-dtype bf16: strategy %s has no gradient reduction (bf16 gradients apply "
+                      "to: %s)", o->strategy, valid);
+    }
     /* Micro-batches and splits are the pipeline's: for another strategy a list would repeat identical runs. */
     if (strcmp(o->strategy, "pipeline") != 0 && (o->n_micro != 1 || o->micro[0] != 1))
         return errmsg(2, err, errlen, "--micro-batches applies to --strategy pipeline only (strategy is %s)", o->strategy);
@@ -438,8 +482,10 @@ static void print_wrapped(FILE *f, const char *text, int indent) {
 void options_usage(FILE *f, const char *prog) {
     enum { COL = 28 };
     fprintf(f, "Usage: %s [options]\n"
-               "Trains every combination of --gpus x --batch x --lr x --seed with one strategy, printing a\n"
-               "table per run and appending one CSV row per epoch to --out.\n\nOptions:\n", prog);
+               "Trains every combination of --gpus x --batch x --lr x --seed x --math x --grad-dtype\n"
+               "x --micro-batches (in that order, the last innermost: the precisions of one configuration\n"
+               "run back to back) with one strategy, printing a table per run and appending one CSV row\n"
+               "per epoch to --out.\n\nOptions:\n", prog);
     for (int i = 0; long_opts[i].name; i++) {
         const opt_help_t *h = &opt_help[i];
         char head[64];

@@ -3,6 +3,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdio.h>
+#include "../engine/dtype.h"
 
 #define OPT_LIST_MAX 32
 
@@ -20,7 +21,8 @@ typedef struct {
     unsigned long long seeds[OPT_LIST_MAX]; int n_seeds;  /* default {1} */
     double momentum;                    /* default 0 (plain SGD, as the PyTorch reference) */
     double weight_decay;                /* default 0 */
-    const char *math;                   /* fp32 | tf32, default tf32 */
+    const char *math[OPT_LIST_MAX]; int n_math;         /* fp32 | tf32 | bf16 to sweep, default {tf32} */
+    dtype_t grad_dtype[OPT_LIST_MAX]; int n_grad_dtype; /* naive, nccl: gradients on the wire, default {fp32} */
     const char *init;                   /* normal | xavier; default: normal for resnet18, xavier for lenet */
     const char *out;                    /* CSV path, default results/scaling.csv */
     int steps;                          /* cap on steps per epoch, 0 = whole epoch (smoke tests, profiling) */
@@ -40,6 +42,7 @@ typedef struct {
 extern const char *const options_models[];
 extern const char *const options_datasets[];
 extern const char *const options_maths[];
+extern const char *const options_grad_dtypes[];
 extern const char *const options_inits[];
 extern const char *const options_naive_paths[];
 extern const char *const options_schedules[];
@@ -49,8 +52,11 @@ extern const char *const options_benches[];
  * 2 on a parse error with a one-line message (naming the option and the bad value) in err. */
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen);
 /* Checks what parsing cannot: names against the valid lists (strategies given by the caller), GPU counts
- * against n_devices, batch divisibility for strong scaling. 0 ok, 2 with a one-line message in err. */
-int options_validate(const options_t *o, const char *const *strategies, int n_devices, char *err, size_t errlen);
+ * against n_devices, batch divisibility for strong scaling, and --grad-dtype bf16 only where the strategy reduces
+ * gradients (`reducing`: the caller's names of those, from the registry; NULL skips that check). 0 ok, 2 with a
+ * one-line message in err. */
+int options_validate(const options_t *o, const char *const *strategies, const char *const *reducing, int n_devices,
+                     char *err, size_t errlen);
 /* One process per GPU (mpirun/srun with `world` processes): --gpus omitted becomes the world size; given, every
  * count must equal it. 0, or 2 with a one-line message in err. */
 int options_for_world(options_t *o, int world, char *err, size_t errlen);

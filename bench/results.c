@@ -14,7 +14,8 @@
 
 const char *const results_columns[] = {
     "run_id", "timestamp", "strategy", "model", "dataset", "seed", "gpus", "global_batch", "per_gpu_batch",
-    "lr", "momentum", "weight_decay", "math", "init", "epoch", "phase", "steps", "epoch_s", "images_per_s",
+    "lr", "momentum", "weight_decay", "math", "grad_dtype", "init", "epoch", "phase", "steps", "epoch_s",
+    "images_per_s",
     "step_ms", "train_loss", "train_acc", "test_acc", "status",
     "compute_ms", "comm_ms", "exposed_comm_ms", "bytes_per_step", "algbw_gbs", "busbw_gbs", "nccl_algo",
     "replicas",
@@ -112,6 +113,7 @@ static void line_row(line_t *l, const results_row_t *r) {
     cell_num(l, "%.6g", r->momentum);
     cell_num(l, "%.6g", r->weight_decay);
     cell_str(l, r->math);
+    cell_str(l, r->grad_dtype);
     cell_str(l, r->init);
     cell_int(l, r->epoch);
     cell_str(l, r->phase);
@@ -326,13 +328,14 @@ void results_close(results_t *r) {
 
 const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "init", "micro_batches", "schedule", "steps",
+    "grad_dtype", "init", "micro_batches", "schedule", "steps",
 };
 
 /* Key cells that a row may leave empty, matching any value (see results.h). */
 static int key_wildcard(int i) {
     const char *c = results_key_columns[i];
-    return strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 || strcmp(c, "steps") == 0;
+    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
+           strcmp(c, "steps") == 0;
 }
 
 static int column_index(const char *name) {

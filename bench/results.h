@@ -22,6 +22,7 @@ typedef struct {
     char run_id[64];            /* <timestamp>-<sweep index>-<pid>: unique per run, shared by its epochs */
     char timestamp[32];         /* ISO 8601 UTC, when the row was written */
     const char *strategy, *model, *dataset, *math, *init;
+    const char *grad_dtype;     /* "fp32" / "bf16" on the wire; empty for a strategy without a gradient reduction */
     unsigned long long seed;
     int gpus, global_batch, per_gpu_batch;
     double lr, momentum, weight_decay;
@@ -73,11 +74,12 @@ int results_format(const results_row_t *row, char *buf, size_t len);
 
 /* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
  * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
- * math, init, micro_batches, schedule and steps (per epoch: a --steps smoke test is not the full study).
- * Not part of it: the per-GPU batch (follows from gpus and global_batch), the pipeline split (measured when
- * automatic), and timings. A row's empty micro_batches, schedule or steps cell matches any value: data-parallel
- * rows leave the pipeline columns empty, and a setup-failure row has no steps. */
-#define RESULTS_KEY_FIELDS 14
+ * math, grad_dtype, init, micro_batches, schedule and steps (per epoch: a --steps smoke test is not the full
+ * study). Not part of it: the per-GPU batch (follows from gpus and global_batch), the pipeline split (measured
+ * when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule or steps cell matches any value:
+ * strategies without a gradient reduction leave grad_dtype empty, data-parallel rows the pipeline columns, and a
+ * setup-failure row has no steps. */
+#define RESULTS_KEY_FIELDS 15
 typedef struct {
     char cell[RESULTS_KEY_FIELDS][64];
 } results_key_t;

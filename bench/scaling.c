@@ -174,7 +174,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     run_cfg_t cfg = {
         .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
-        .math = strcmp(o->math, "fp32") == 0 ? MATH_FP32 : strcmp(o->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
+        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
+        .grad_dtype = pt->grad_dtype,
         .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
@@ -195,7 +196,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.strategy = st->name;
     row.model = o->model;
     row.dataset = o->dataset;
-    row.math = o->math;
+    row.math = pt->math;
+    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
+    row.grad_dtype = st->reduce ? dtype_name(pt->grad_dtype) : "";
     row.init = o->init;
     row.seed = pt->seed;
     row.gpus = pt->gpus;
@@ -221,8 +224,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         int skip = is_root && results_scan_done(done, &key, o->epochs, &best);
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
-            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu): skipped, complete in %s (--resume)\n",
-                   pt->index + 1, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed, o->out);
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "
+                   "(--resume)\n", pt->index + 1, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   pt->math, *row.grad_dtype ? ", grads " : "", row.grad_dtype, o->out);
             fflush(stdout);
             return RUN_SKIPPED;
         }
@@ -249,8 +253,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
         if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
-            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d): setup failed: %s\n", pt->index + 1, n_points,
-                    st->name, pt->gpus, pt->global_batch, err);
+            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", pt->index + 1,
+                    n_points, st->name, pt->gpus, pt->global_batch, pt->math, err);
         row_unmeasured(&row);
         row.epoch = 0;
         row.phase = "setup";
@@ -360,11 +364,15 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
 
-    const char *names[32];
+    const char *names[32], *reducing[32];
     strategy_names(names, 32);
+    int n_reducing = 0;     /* the strategies with a gradient reduction: the only ones --grad-dtype bf16 fits */
+    for (int i = 0; strategy_table[i] && n_reducing + 1 < 32; i++)
+        if (strategy_table[i]->reduce) reducing[n_reducing++] = strategy_table[i]->name;
+    reducing[n_reducing] = NULL;
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
-    if (failed(dist, options_validate(&o, names, 1 << 30, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(&o, names, reducing, 1 << 30, err, sizeof err), err, sizeof err)) return 2;
     if (dist) {     /* one process per GPU: nccl only, and --gpus is the number of processes */
         rc = 0;
         if (o.bench)
@@ -399,15 +407,18 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             return fail(err);
         }
     }
-    if (failed(dist, options_validate(&o, names, n_dev, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(&o, names, reducing, n_dev, err, sizeof err), err, sizeof err)) return 2;
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     results_env_t env;
     env_collect(&env, dist ? dist->device : 0);
+    char maths[64] = "";
+    for (int i = 0; i < o.n_math; i++)
+        snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->name, o.model, o.dataset, o.math, o.init, n_points, o.epochs, o.out);
+           st->name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
     printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,
            env.cudnn, env.nccl, env.host, env.git_commit);
     model_t *shape = malloc(sizeof *shape);   /* host-only build: the layer shapes give the arithmetic per image */

@@ -1,5 +1,5 @@
-/* sweep.c — expands the option lists into the runs of a study (gpus x batch x lr x seed x micro-batches), applying
- * weak or strong scaling to the global batch and learning rate. */
+/* sweep.c — expands the option lists into the runs of a study (gpus x batch x lr x seed x math x grad dtype x
+ * micro-batches), applying weak or strong scaling to the global batch and learning rate. */
 #include "sweep.h"
 #include "../engine/errmsg.h"
 
@@ -10,11 +10,12 @@
 
 /* Checks everything first, so a bad combination late in the sweep fails before the first run starts. */
 static int sweep_check(const options_t *o, char *err, size_t errlen) {
-    if (o->n_gpus < 1 || o->n_batch < 1 || o->n_lr < 1 || o->n_seeds < 1 || o->n_micro < 1)
-        return errmsg(-1, err, errlen, "empty sweep: --gpus, --batch, --lr, --seed and --micro-batches each need at least "
-                    "one value");
+    if (o->n_gpus < 1 || o->n_batch < 1 || o->n_lr < 1 || o->n_seeds < 1 || o->n_micro < 1 || o->n_math < 1 ||
+        o->n_grad_dtype < 1)
+        return errmsg(-1, err, errlen, "empty sweep: --gpus, --batch, --lr, --seed, --math, --grad-dtype and "
+                    "--micro-batches each need at least one value");
     if (o->n_gpus > OPT_LIST_MAX || o->n_batch > OPT_LIST_MAX || o->n_lr > OPT_LIST_MAX || o->n_seeds > OPT_LIST_MAX ||
-        o->n_micro > OPT_LIST_MAX)
+        o->n_micro > OPT_LIST_MAX || o->n_math > OPT_LIST_MAX || o->n_grad_dtype > OPT_LIST_MAX)
         return errmsg(-1, err, errlen, "sweep list longer than %d values", OPT_LIST_MAX);
     for (int m = 0; m < o->n_micro; m++)
         if (o->micro[m] < 1)
@@ -47,26 +48,35 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
     *points = NULL;
     if (err && errlen) err[0] = '\0';
     if (sweep_check(o, err, errlen)) return -1;
-    int n = o->n_gpus * o->n_batch * o->n_lr * o->n_seeds * o->n_micro;
+    /* Seven lists of up to OPT_LIST_MAX values can multiply past INT_MAX; a million runs is years of device time,
+     * so a longer sweep is a mistake in the lists. */
+    long long total = (long long)o->n_gpus * o->n_batch * o->n_lr * o->n_seeds * o->n_math * o->n_grad_dtype *
+                      o->n_micro;
+    if (total > 1000000) return errmsg(-1, err, errlen, "a sweep of %lld runs is too many", total);
+    int n = (int)total;
     sweep_point_t *p = calloc((size_t)n, sizeof *p);
     if (!p) return errmsg(-1, err, errlen, "out of memory expanding a sweep of %d runs", n);
-    int k = 0;
-    for (int g = 0; g < o->n_gpus; g++)
-        for (int b = 0; b < o->n_batch; b++)
-            for (int l = 0; l < o->n_lr; l++)
-                for (int s = 0; s < o->n_seeds; s++)
-                    for (int mb = 0; mb < o->n_micro; mb++, k++) {
-                        int gpus = o->gpus[g];
-                        p[k].index = k;
-                        p[k].gpus = gpus;
-                        /* Weak scaling keeps the per-GPU work fixed and applies the linear lr scaling rule
-                         * (Goyal et al.); strong scaling splits a fixed global batch, so the lr stays put. */
-                        p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
-                        p[k].per_gpu_batch = p[k].global_batch / gpus;
-                        p[k].lr = o->weak ? o->lr[l] * gpus : o->lr[l];
-                        p[k].seed = o->seeds[s];
-                        p[k].micro_batches = o->micro[mb];
-                    }
+    for (int k = 0; k < n; k++) {
+        int r = k;      /* k in mixed radix: micro-batches the fastest digit, GPU counts the slowest */
+        int mb = r % o->n_micro; r /= o->n_micro;
+        int d = r % o->n_grad_dtype; r /= o->n_grad_dtype;
+        int m = r % o->n_math; r /= o->n_math;
+        int s = r % o->n_seeds; r /= o->n_seeds;
+        int l = r % o->n_lr; r /= o->n_lr;
+        int b = r % o->n_batch; r /= o->n_batch;
+        int gpus = o->gpus[r];
+        p[k].index = k;
+        p[k].gpus = gpus;
+        /* Weak scaling keeps the per-GPU work fixed and applies the linear lr scaling rule (Goyal et al.); strong
+         * scaling splits a fixed global batch, so the lr stays put. */
+        p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
+        p[k].per_gpu_batch = p[k].global_batch / gpus;
+        p[k].lr = o->weak ? o->lr[l] * gpus : o->lr[l];
+        p[k].seed = o->seeds[s];
+        p[k].math = o->math[m];
+        p[k].grad_dtype = o->grad_dtype[d];
+        p[k].micro_batches = o->micro[mb];
+    }
     *points = p;
     return n;
 }

@@ -10,10 +10,13 @@ typedef struct {
     int per_gpu_batch;          /* global_batch / gpus */
     double lr;                  /* weak: lr * gpus; strong: lr */
     unsigned long long seed;
+    const char *math;           /* a name from options_maths */
+    dtype_t grad_dtype;         /* naive, nccl: the gradients on the wire */
     int micro_batches;          /* pipeline: micro-batches per global batch (1 for other strategies) */
 } sweep_point_t;
 
-/* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed x micro-batches.
+/* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed x math x grad dtype x
+ * micro-batches: a configuration's precisions run back to back, so a sweep cut short leaves whole pairs.
  * Returns the count, or -1 with a message in err (e.g. a batch not divisible by a GPU count, or a micro-batch
  * count that does not divide a global batch). */
 int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t errlen);

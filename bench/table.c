@@ -9,6 +9,8 @@
 #define W_GPUS   6
 #define W_GBATCH 7
 #define W_LR     9
+#define W_MATH   6
+#define W_GRADS  6
 #define W_EPOCH  6
 #define W_PHASE  7
 #define W_EPOCHS 9
@@ -19,8 +21,9 @@
 #define W_STATUS 9
 
 void table_header(FILE *f) {
-    fprintf(f, "#%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s\n", W_GPUS - 1, "gpus", W_GBATCH, "gbatch", W_LR, "lr",
-            W_EPOCH, "epoch", W_PHASE, "phase", W_EPOCHS, "epoch_s", W_IMGS, "img/s", W_LOSS, "loss",
+    fprintf(f, "#%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s%*s\n", W_GPUS - 1, "gpus", W_GBATCH, "gbatch", W_LR, "lr",
+            W_MATH, "math", W_GRADS, "grads", W_EPOCH, "epoch", W_PHASE, "phase", W_EPOCHS, "epoch_s", W_IMGS, "img/s",
+            W_LOSS, "loss",
             W_TACC, "train_acc", W_TEST, "test_acc", W_STATUS, "status");
 }
 
@@ -31,8 +34,9 @@ static void put_num(FILE *f, int width, int prec, double x) {
 }
 
 void table_row(FILE *f, const results_row_t *r) {
-    fprintf(f, "%*d%*d%*.4g%*d%*s", W_GPUS, r->gpus, W_GBATCH, r->global_batch, W_LR, r->lr, W_EPOCH, r->epoch,
-            W_PHASE, r->phase ? r->phase : "-");
+    fprintf(f, "%*d%*d%*.4g%*s%*s%*d%*s", W_GPUS, r->gpus, W_GBATCH, r->global_batch, W_LR, r->lr, W_MATH,
+            r->math && *r->math ? r->math : "-", W_GRADS, r->grad_dtype && *r->grad_dtype ? r->grad_dtype : "-",
+            W_EPOCH, r->epoch, W_PHASE, r->phase ? r->phase : "-");
     put_num(f, W_EPOCHS, 3, r->epoch_s);
     put_num(f, W_IMGS, 0, r->images_per_s);
     put_num(f, W_LOSS, 4, r->train_loss);
@@ -63,9 +67,12 @@ void table_summary(FILE *f, const results_row_t *rows, int n) {
         if (r->images_per_s >= 0) { imgs += r->images_per_s; n_imgs++; }
     }
     const results_row_t *first = n > 0 ? &rows[0] : NULL;
-    if (first)
-        fprintf(f, "# summary gpus %d gbatch %d lr %.4g:", first->gpus, first->global_batch, first->lr);
-    else
+    if (first) {
+        fprintf(f, "# summary gpus %d gbatch %d lr %.4g", first->gpus, first->global_batch, first->lr);
+        if (first->math && *first->math) fprintf(f, " math %s", first->math);
+        if (first->grad_dtype && *first->grad_dtype) fprintf(f, " grads %s", first->grad_dtype);
+        fputc(':', f);
+    } else
         fprintf(f, "# summary:");
     if (!steady) {
         /* Epoch 1 pays for algorithm search and first touch, so it is never averaged in. */

@@ -8,7 +8,8 @@
 # highest throughput) over the runs it stands for (learning rates, seeds, pipeline micro-batch counts).
 # The batch of a line: the per-GPU batch for single and the data-parallel strategies (weak scaling keeps it
 # fixed), the global batch for the pipeline (every stage sees all of it). N = 1 of every line is the single
-# strategy at that batch where the strategy has no 1-GPU run of its own.
+# strategy at that batch and math where the strategy has no 1-GPU run of its own. Where a model's rows hold more
+# than one math (or gradient dtype), every line, bar and figure entry is split by it and names it.
 #
 #   awk -F'\t' -v dir=TMPDIR -v src=results/X.csv -f plots/lib.awk -f plots/data.awk selected.tsv
 
@@ -62,25 +63,26 @@ END {
         caption[g] = "GPU: " (G_gpus[g] == "" ? "unknown" : G_gpus[g]) "  |  " study_dates(g) "  |  " src
     }
 
-    # (a) epoch time and (b) speedup: one line per strategy and batch. Its N = 1 point is the strategy's own
-    # 1-GPU run, else single's at that batch. T1 of the speedup is single's where there is one (single is the
-    # reference of every strategy), else the line's own N = 1.
+    # (a) epoch time and (b) speedup: one line per strategy, batch and precision. Its N = 1 point is the
+    # strategy's own 1-GPU run, else single's at that batch and math. T1 of the speedup is single's where there is
+    # one (single is the reference of every strategy), else the line's own N = 1.
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (R_s[run] == "single" || tmed[run] == "") continue
-        k = R_s[run] SUBSEP nkey(R_bk[run])
-        point("time" g, k, R_n[run], tmed[run], 1, R_s[run] ", " batch_word(run) (R_pipe[run] ? " (best M)" : ""))
-        serbk["time" g, k] = R_bk[run]
+        k = R_s[run] SUBSEP nkey(R_bk[run]) SUBSEP prec_key(run)
+        point("time" g, k, R_n[run], tmed[run], 1,
+              with_prec(R_s[run] ", " batch_word(run) (R_pipe[run] ? " (best M)" : ""), run))
+        sert1["time" g, k] = g SUBSEP R_bk[run] SUBSEP R_m[run]     # its T1's key
     }
     for (gi = 1; gi <= ng; gi++) {
         g = groups[gi]; f = "time" g
         for (i = 1; i <= nser[f]; i++) {
-            k = serk[f, i]
-            if (!((f SUBSEP k SUBSEP 1) in PT) && ((g, serbk[f, k]) in T1)) point(f, k, 1, T1[g, serbk[f, k]], 1)
+            k = serk[f, i]; t1k = sert1[f, k]
+            if (!((f SUBSEP k SUBSEP 1) in PT) && (t1k in T1)) point(f, k, 1, T1[t1k], 1)
         }
         for (i = 1; i <= nser[f]; i++) {
-            k = serk[f, i]
-            t1 = (g, serbk[f, k]) in T1 ? T1[g, serbk[f, k]] : PT[f SUBSEP k SUBSEP 1]
+            k = serk[f, i]; t1k = sert1[f, k]
+            t1 = t1k in T1 ? T1[t1k] : PT[f SUBSEP k SUBSEP 1]
             if (t1 == "") continue
             for (j = 1; j <= npt[f, k]; j++) {
                 n = ptx[f, k, j]
@@ -100,7 +102,8 @@ END {
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (R_pipe[run] || imed[run] == "") continue
-        point("thr" g, R_s[run] SUBSEP nkey(R_n[run]), R_b[run], imed[run], 0, R_s[run] ", " gpus_word(R_n[run]))
+        point("thr" g, R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run), R_b[run], imed[run], 0,
+              with_prec(R_s[run] ", " gpus_word(R_n[run]), run))
     }
     for (gi = 1; gi <= ng; gi++) {
         g = groups[gi]; file = dir "/throughput-" g ".dat"
@@ -114,8 +117,9 @@ END {
         if (!An[run]) continue
         f = "acc" g SUBSEP R_s[run]
         if (!(f in accfig)) { accfig[f] = 1; nacc[g]++; accs[g, nacc[g]] = R_s[run] }
-        k = nkey(R_n[run]) SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_lr[run]) SUBSEP nkey(R_M[run]) SUBSEP R_seed[run] SUBSEP run
-        label = gpus_word(R_n[run]) ", " batch_word(run) ", lr " R_lr[run]
+        k = nkey(R_n[run]) SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_lr[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run) \
+            SUBSEP R_seed[run] SUBSEP run
+        label = with_prec(gpus_word(R_n[run]) ", " batch_word(run) ", lr " R_lr[run], run)
         if (R_pipe[run]) label = label ", M=" R_M[run]
         if (nseeds(g) > 1) label = label ", seed " R_seed[run]
         if (fstat[run] != "ok") label = label " (" fstat[run] ")"
@@ -138,20 +142,20 @@ END {
         if (!c) skip("acc_epoch.gp", g, "no epoch with a test accuracy")
     }
 
-    # (e) final test accuracy against learning rate: one line per strategy, GPU count and global batch;
+    # (e) final test accuracy against learning rate: one line per strategy, GPU count, global batch and precision;
     #     seeds of a configuration give their median
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (facc[run] == "") continue
-        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
+        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run)
         kk = g SUBSEP k SUBSEP R_lr[run]
         push(FA, FAn, kk, facc[run])
         if (!(kk in FK)) { FK[kk] = 1; nfk++; fks[nfk] = kk; fkrun[kk] = run }
     }
     for (i = 1; i <= nfk; i++) {
         kk = fks[i]; run = fkrun[kk]; g = R_g[run]
-        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
-        label = R_s[run] ", " gpus_word(R_n[run]) ", batch " R_G[run] (R_pipe[run] ? ", M=" R_M[run] : "")
+        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run)
+        label = with_prec(R_s[run] ", " gpus_word(R_n[run]) ", batch " R_G[run] (R_pipe[run] ? ", M=" R_M[run] : ""), run)
         point("lr" g, k, R_lr[run], kmedian(FA, FAn, kk), 0, label)
     }
     for (gi = 1; gi <= ng; gi++) {
@@ -173,7 +177,7 @@ END {
         run = runs[i]; g = R_g[run]
         if (smed[run] == "") continue
         if (cmed[run] == "" && (R_s[run] != "single" || !((g, R_bk[run]) in compbk))) continue
-        k = nkey(R_bk[run]) SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run])
+        k = nkey(R_bk[run]) SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run)
         if (!((g, k) in BAR) || smed[run] + 0 < smed[BAR[g, k]] + 0) {
             if (!((g, k) in BAR)) { nbar[g]++; bark[g, nbar[g]] = k }
             BAR[g, k] = run
@@ -193,7 +197,9 @@ END {
             expo = xmed[run] != "" ? xmed[run] : 0
             idle = smed[run] - comp - expo
             if (idle < 0) idle = 0
-            printf "\"%s %dx %s\" %.6g %.6g %.6g\n", R_s[run], R_n[run], R_pipe[run] ? "b" R_bk[run] : R_bk[run] "/GPU", comp, expo, idle >> file
+            w = prec_word(run)
+            printf "\"%s %dx %s%s\" %.6g %.6g %.6g\n", R_s[run], R_n[run], R_pipe[run] ? "b" R_bk[run] : R_bk[run] "/GPU",
+                w == "" ? "" : " " w, comp, expo, idle >> file
         }
         close(file)
         emit("breakdown.gp", "breakdown", g, file, "")
@@ -203,16 +209,16 @@ END {
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (bmed[run] == "" || !isnum(R_M[run])) continue
-        k = nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run])
+        k = nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP prec_key(run)
         kk = g SUBSEP k SUBSEP R_M[run]
         push(BB, BBn, kk, bmed[run])
         if (!(kk in BK)) { BK[kk] = 1; nbk++; bks[nbk] = kk; bkrun[kk] = run }
     }
     for (i = 1; i <= nbk; i++) {
         kk = bks[i]; run = bkrun[kk]; g = R_g[run]
-        k = nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run])
+        k = nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP prec_key(run)
         point("bub" g, k, R_M[run] + 0, 100 * kmedian(BB, BBn, kk), 0,
-              "measured, " R_n[run] " stages, " R_sched[run] ", batch " R_G[run])
+              with_prec("measured, " R_n[run] " stages, " R_sched[run] ", batch " R_G[run], run))
         p = R_n[run]
         point("bubi" g, nkey(p), R_M[run] + 0, 100 * (p - 1) / (R_M[run] + p - 1), 0, "ideal (p-1)/(M+p-1), p = " p)
     }

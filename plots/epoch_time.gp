@@ -6,5 +6,7 @@ set xlabel 'GPUs (log2 scale; 1 GPU: the strategy single where the strategy has 
 set ylabel 'epoch time (s, median of steady epochs)'
 set yrange [0:*]
 set offsets graph 0.04, graph 0.04, graph 0.05, 0
-set key top right
+# Past 8 lines (a study in several maths or gradient dtypes) the legend would hide the data: it goes outside.
+stats data using 1 nooutput
+if (STATS_blocks > 8) { set key outside right top font ',9' } else { set key top right }
 plot for [i=0:*] data index i using 1:2 with linespoints lt i+1 dt 1+i/10 title columnheader(1)

@@ -43,14 +43,35 @@ function gpus_word(n) { return n == 1 ? "1 GPU" : n " GPUs" }
 #
 # Per run: R_g (model-dataset group), R_s strategy, R_n GPUs, R_G global and R_b per-GPU batch, R_lr, R_seed,
 # R_M micro-batches, R_sched, R_pipe (a pipeline row), R_bk (the batch of its line: per-GPU, or global for the
-# pipeline), R_algo (nccl_algo), facc (final test accuracy, %), fstat (final status), last (last epoch); lists of the steady epochs'
+# pipeline), R_algo (nccl_algo), R_m math, R_gd grad_dtype ("" where the strategy has no gradient reduction, and
+# in every row of a CSV older than the column: its gradients were fp32), facc (final test accuracy, %), fstat
+# (final status), last (last epoch); lists of the steady epochs'
 # T epoch_s, I images/s, S step_ms, C compute_ms, X exposed_comm_ms, Q comm_ms, Y bytes_per_step, B bubble,
 # BI bubble_ideal, N steps; A "epoch accuracy%" of every epoch. study_medians() fills tmed, imed, smed, cmed, xmed,
-# qmed, ymed, bmed, bimed, nmed. Groups: groups[1..ng], G_sub "model on dataset", G_gpus, G_hosts, G_commits.
+# qmed, ymed, bmed, bimed, nmed. Groups: groups[1..ng], G_sub "model on dataset", G_gpus, G_hosts, G_commits,
+# G_nm and G_ngd (how many maths and gradient dtypes the group holds: figures and tables name them only past one).
+# T1 and STEP1 (single's best epoch and its median step) are per group, batch and math.
 
 function batch_word(run) { return R_pipe[run] ? "batch " R_bk[run] : R_bk[run] "/GPU" }
 
 function study_header(    i) { for (i = 1; i <= NF; i++) col[$i] = i }
+
+# A cell of a column that older CSVs lack: "" there ($col[name] of an absent name would be $0, the whole row).
+function cell(name) { return name in col ? $col[name] : "" }
+
+# Sort keys that put fp32 before tf32 before bf16 (and fp32 gradients before bf16 ones), as a study reads.
+function math_rank(m) { return m == "fp32" ? "1" : m == "tf32" ? "2" : m == "bf16" ? "3" : "4" m }
+function prec_key(run) { return math_rank(R_m[run]) SUBSEP math_rank(R_gd[run]) }
+
+# The math and gradient dtype of a run, each only where its group holds more than one: "" for a study in one
+# precision, so its figures and tables read as before the columns existed.
+function prec_word(run,    g, w) {
+    g = R_g[run]; w = ""
+    if (G_nm[g] > 1) w = R_m[run]
+    if (G_ngd[g] > 1 && R_gd[run] != "") w = w (w == "" ? "" : ", ") R_gd[run] " grads"
+    return w
+}
+function with_prec(label, run,    w) { w = prec_word(run); return w == "" ? label : label ", " w }
 
 function study_fact(arr, list, g, v) {
     if (v != "" && !((g, v) in arr)) { arr[g, v] = 1; list[g] = list[g] (list[g] == "" ? "" : ", ") v }
@@ -73,6 +94,10 @@ function study_row(    run, g, e, d) {
         R_pipe[run] = $col["micro_batches"] != "" || $col["strategy"] == "pipeline"
         R_bk[run] = R_pipe[run] ? R_G[run] : R_b[run]
         R_algo[run] = $col["nccl_algo"]
+        R_m[run] = $col["math"]
+        R_gd[run] = cell("grad_dtype")
+        if (!((g, "m", R_m[run]) in G_prec)) { G_prec[g, "m", R_m[run]] = 1; G_nm[g]++ }
+        if (R_gd[run] != "" && !((g, "d", R_gd[run]) in G_prec)) { G_prec[g, "d", R_gd[run]] = 1; G_ngd[g]++ }
         nr++; runs[nr] = run
         if ($col["seed"] != "") seeds[g, $col["seed"]] = 1
     }
@@ -117,13 +142,14 @@ function study_medians(    i, run) {
         bimed[run] = kmedian(BI, BIn, run)
         nmed[run] = kmedian(N, Nn, run)
     }
-    # T1: the single strategy's best steady epoch time and median step per (group, batch)
+    # T1: the single strategy's best steady epoch time and median step per (group, batch, math): a bf16 run's
+    # speedup is over single in bf16
     for (i = 1; i <= nr; i++) {
         run = runs[i]
         if (R_s[run] != "single" || tmed[run] == "") continue
-        if (!((R_g[run], R_bk[run]) in T1) || tmed[run] + 0 < T1[R_g[run], R_bk[run]] + 0) {
-            T1[R_g[run], R_bk[run]] = tmed[run]
-            STEP1[R_g[run], R_bk[run]] = smed[run]
+        if (!((R_g[run], R_bk[run], R_m[run]) in T1) || tmed[run] + 0 < T1[R_g[run], R_bk[run], R_m[run]] + 0) {
+            T1[R_g[run], R_bk[run], R_m[run]] = tmed[run]
+            STEP1[R_g[run], R_bk[run], R_m[run]] = smed[run]
         }
     }
 }

@@ -1,18 +1,21 @@
 # report.awk — REPORT.md of a study from select.awk's TSV: per model and dataset, the figures plot.sh made, a
 # summary table per strategy (best steady epoch time, speedup T1/TN, efficiency T1/(N*TN), final test accuracy)
-# with a model beside the measured figures, and the runs that ended oom, diverged or failed.
+# with a model beside the measured figures, the maths side by side where there are several (precision.awk), and
+# the runs that ended oom, diverged or failed. A table row is one precision (math and gradient dtype): T1 is
+# single's at the same batch and math.
 #
 # Model. Data-parallel epoch = steps x (t_compute + t_allreduce(n, S)), no overlap: t_compute is the strategy
-# single's median step at the same per-GPU batch, S the gradient bytes reduced per step, and t_allreduce the
-# alpha-beta model fitted to the all-reduce benchmark (least squares on the relative error, so the small sizes
-# set alpha and the large ones beta):
+# single's median step at the same per-GPU batch and math, S the gradient bytes reduced per step (the bytes on the
+# wire: half for bf16 gradients), and t_allreduce the alpha-beta model fitted to the all-reduce benchmark rows of
+# the run's gradient type (float, or bfloat16 for bf16 gradients; least squares on the relative error, so the
+# small sizes set alpha and the large ones beta):
 #   ring (nccl and any other):  t(n, S) = 2(n-1) alpha + 2(n-1)/n S beta
 #   naive (every byte through GPU 0, gathered then broadcast):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta
 # Pipeline epoch = steps x t_compute(global batch) / p x (M + p - 1) / M: p balanced stages, the GPipe bubble
 # (p-1)/(M+p-1) and nothing else; the measured bubble stands beside that formula.
 #
 #   awk -F'\t' -v bench=BENCH.tsv -v benchsrc=X_allreduce.csv -v figs=FIGS -v src=X.csv -v rows=N -v allruns=N \
-#       -v leftout=N -f plots/lib.awk -f plots/report.awk selected.tsv > REPORT.md
+#       -v leftout=N -f plots/lib.awk -f plots/precision.awk -f plots/report.awk selected.tsv > REPORT.md
 
 NR == 1 { study_header(); next }
 { study_row() }
@@ -21,10 +24,11 @@ function f3(x) { return x == "" ? "—" : sprintf("%.3f", x) }
 function f2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
 function pct(x) { return x == "" ? "—" : sprintf("%.1f %%", x) }
 
-# ---- the alpha-beta fit, per strategy (and algorithm, where the benchmark names one) of the benchmark.
-# A fit is keyed "strategy" or "strategy (algo)"; FITFOR[strategy, algo] and FITDEF[strategy] find it again.
-function ring_form(s) { sub(/ \(.*/, "", s); return s != "naive" }
-function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, bytescol) {
+# ---- the alpha-beta fit, per strategy (and algorithm, where the benchmark names one) and element type of the
+# benchmark. A fit is keyed "strategy", "strategy (algo)", and ", bfloat16" after it for a type other than float
+# (a benchmark without a type column is float); FITFOR[strategy, algo, type] and FITDEF[strategy, type] find it.
+function ring_form(s) { sub(/ \(.*/, "", s); sub(/,.*/, "", s); return s != "naive" }
+function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, bytescol, type) {
     if (bench == "") return
     while ((getline line < bench) > 0) {
         nf = split(line, f, "\t")
@@ -39,14 +43,15 @@ function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, byte
             continue
         }
         algo = ("algo" in bcol) ? f[bcol["algo"]] : ""
-        s = f[bcol["strategy"]] (algo != "" ? " (" algo ")" : "")
+        type = ("type" in bcol) ? f[bcol["type"]] : "float"
+        s = f[bcol["strategy"]] (algo != "" ? " (" algo ")" : "") (type != "float" ? ", " type : "")
         n = f[bcol["gpus"]] + 0; S = f[bytescol] + 0; t = f[bcol["time_us"]] + 0
         wrong = ("wrong" in bcol) ? f[bcol["wrong"]] : 0
         if (n < 2 || S <= 0 || t <= 0 || (isnum(wrong) && wrong + 0 > 0)) continue
         if (!(s in FIT_n)) {
             nfit++; fits[nfit] = s
-            FITFOR[f[bcol["strategy"]], algo] = s
-            if (!(f[bcol["strategy"]] in FITDEF)) FITDEF[f[bcol["strategy"]]] = s
+            FITFOR[f[bcol["strategy"]], algo, type] = s
+            if (!((f[bcol["strategy"]], type) in FITDEF)) FITDEF[f[bcol["strategy"]], type] = s
         }
         k = ++FIT_n[s]
         FIT_x1[s, k] = 2 * (n - 1)
@@ -76,14 +81,33 @@ function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, byte
     }
 }
 
-# The fit for strategy s whose rows record algorithm algo: that algorithm's, else the strategy's first.
-function fit_of(s, algo) { return (s, algo) in FITFOR ? FITFOR[s, algo] : ((s in FITDEF) ? FITDEF[s] : "") }
+# The fit for strategy s whose rows record algorithm algo and gradient dtype gd ("" in older CSVs: fp32): that
+# algorithm's of the gradients' type, else the strategy's first of that type. A benchmark without bfloat16 rows
+# (older than bf16 gradients) lends its float fit, at the row's bf16 payload; FIT_LENT says so.
+function fit_of(s, algo, gd,    type, lent) {
+    FIT_LENT = 0
+    type = gd == "bf16" ? "bfloat16" : "float"
+    if ((s, algo, type) in FITFOR) return FITFOR[s, algo, type]
+    if ((s, type) in FITDEF) return FITDEF[s, type]
+    if (type == "float") return ""
+    lent = fit_of(s, algo, "")
+    FIT_LENT = lent != ""
+    return lent
+}
 
 # Model all-reduce time in ms for fit s on n GPUs and S bytes; "" without a fit.
 function allreduce_ms(s, n, S) {
     if (n < 2) return 0
     if (!(s in ALPHA) || S == "") return ""
     return (2 * (n - 1) * ALPHA[s] + (ring_form(s) ? 2 * (n - 1) / n : 2 * (n - 1)) * S * BETA[s]) / 1e3
+}
+
+# The columns a summary table starts with where its group holds more than one math or gradient dtype.
+function prec_head(g) { return (G_nm[g] > 1 ? "| math " : "") (G_ngd[g] > 1 ? "| grads " : "") }
+function prec_rule(g) { return (G_nm[g] > 1 ? "|---" : "") (G_ngd[g] > 1 ? "|---" : "") }
+function prec_cells(run,    g) {
+    g = R_g[run]
+    return (G_nm[g] > 1 ? "| " R_m[run] " " : "") (G_ngd[g] > 1 ? "| " (R_gd[run] == "" ? "—" : R_gd[run]) " " : "")
 }
 
 function figure(name, alt) {
@@ -106,9 +130,10 @@ END {
     if (leftout > 0) printf "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run of the same configuration)", leftout
     printf "\n\n"
     printf "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
-    printf "strategy, GPU count and batch; **best** is the lowest epoch time over their learning rates and seeds, and "
-    printf "the final test accuracy is the best over them, with its learning rate. Speedup T1/TN and efficiency "
-    printf "T1/(N·TN) take T1 from the strategy `single` at the same batch (weak scaling: the same batch per GPU).\n\n"
+    printf "strategy, GPU count, batch, math and gradient dtype; **best** is the lowest epoch time over their learning "
+    printf "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
+    printf "and efficiency T1/(N·TN) take T1 from the strategy `single` at the same batch and math (weak scaling: the "
+    printf "same batch per GPU).\n\n"
 
     printf "## All-reduce model\n\n"
     if (bench == "") {
@@ -127,9 +152,9 @@ END {
                 ALPHA[s], (BETA[s] > 0 ? sprintf("%.1f", 1e-3 / BETA[s]) : "—"), FIT_n[s], FIT_gl[s],
                 FIT_bmin[s], FIT_bytes[s], 100 * FIT_err[s]
         }
-        printf "\nThe model epoch time is steps × (single's median step at the same per-GPU batch + t(n, S)), with S the "
-        printf "gradient bytes reduced per step: no overlap of communication with backward, so an overlapping strategy "
-        printf "can beat it.\n\n"
+        printf "\nThe model epoch time is steps × (single's median step at the same per-GPU batch and math + t(n, S)), "
+        printf "with S the gradient bytes reduced per step (the bytes on the wire) and t the fit of the gradients' type: "
+        printf "no overlap of communication with backward, so an overlapping strategy can beat it.\n\n"
     }
 
     for (gi = 1; gi <= ng; gi++) {
@@ -143,6 +168,7 @@ END {
             if (R_g[run] != g) continue
             if (R_pipe[run]) k = g SUBSEP "2" R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
             else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run])
+            k = k SUBSEP prec_key(run)
             if (!(k in ROW)) { ROW[k] = 1; nrow++; rowk[nrow] = k; ROWS_S[k] = R_s[run] }
             # best time, best accuracy, statuses
             if (tmed[run] != "" && (!(k in BEST) || tmed[run] + 0 < tmed[BEST[k]] + 0)) BEST[k] = run
@@ -174,19 +200,19 @@ END {
                 printf "\n#### %s\n\n", s
                 if (pipe) {
                     pipenote = 1
-                    printf "| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | status |\n"
-                    printf "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
+                    printf "%s| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | status |\n", prec_head(g)
+                    printf "%s|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", prec_rule(g)
                 } else if (bench != "" && nfit > 0 && s != "single") {
-                    printf "| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n"
-                    printf "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n"
+                    printf "%s| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n", prec_head(g)
+                    printf "%s|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n", prec_rule(g)
                 } else {
-                    printf "| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | status |\n"
-                    printf "|---:|---:|---:|---:|---:|---:|---|---|\n"
+                    printf "%s| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | status |\n", prec_head(g)
+                    printf "%s|---:|---:|---:|---:|---:|---:|---|---|\n", prec_rule(g)
                 }
             }
-            n = R_n[run]; bk = R_bk[run]
+            n = R_n[run]; bk = R_bk[run]; m = R_m[run]
             t = b != "" ? tmed[b] : ""
-            t1 = (g, bk) in T1 ? T1[g, bk] : ""
+            t1 = (g, bk, m) in T1 ? T1[g, bk, m] : ""
             sp = t != "" && t1 != "" ? t1 / t : ""
             ef = sp != "" ? 100 * sp / n : ""
             acc = a != "" ? sprintf("%.1f %% (lr %s)", facc[a], R_lr[a]) : "—"
@@ -198,33 +224,42 @@ END {
             }
             if (pipe) {
                 M = R_M[run] + 0; p = n
-                model = (g, bk) in STEP1 && steps != "" ? steps * STEP1[g, bk] / p * (M + p - 1) / M / 1e3 : ""
-                printf "| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", n, R_sched[run], bk, M,
+                model = (g, bk, m) in STEP1 && steps != "" ? steps * STEP1[g, bk, m] / p * (M + p - 1) / M / 1e3 : ""
+                printf "%s| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), n,
+                    R_sched[run], bk, M,
                     f3(t), f3(model), f2(sp), pct(ef), b != "" && bmed[b] != "" ? pct(100 * bmed[b]) : "—",
                     pct(100 * (p - 1) / (M + p - 1)), b != "" && imed[b] != "" ? sprintf("%.0f", imed[b]) : "—", acc, stl
             } else if (bench != "" && nfit > 0 && s != "single") {
-                tc = (g, bk) in STEP1 ? STEP1[g, bk] : (b != "" ? cmed[b] : "")
-                mark = (g, bk) in STEP1 ? "" : " †"
-                tar = b != "" ? allreduce_ms(fit_of(s, R_algo[b]), n, ymed[b]) : ""
+                tc = (g, bk, m) in STEP1 ? STEP1[g, bk, m] : (b != "" ? cmed[b] : "")
+                mark = (g, bk, m) in STEP1 ? "" : " †"
+                tar = b != "" ? allreduce_ms(fit_of(s, R_algo[b], R_gd[b]), n, ymed[b]) : ""
+                lent = b != "" && tar != "" && FIT_LENT ? " ‡" : ""
                 model = tc != "" && tar != "" && steps != "" ? steps * (tc + tar) / 1e3 : ""
                 msp = model != "" && t1 != "" ? t1 / model : ""
-                comm = (b != "" && qmed[b] != "" ? sprintf("%.3f", qmed[b]) : "—") " / " (tar != "" ? sprintf("%.3f", tar) : "—")
+                comm = (b != "" && qmed[b] != "" ? sprintf("%.3f", qmed[b]) : "—") " / " (tar != "" ? sprintf("%.3f", tar) : "—") lent
                 if (model != "" && mark != "") dagger = 1
-                printf "| %d | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps,
-                    f3(t), f3(model), model != "" ? mark : "", f2(sp), f2(msp), pct(ef), comm, acc, stl
+                if (lent != "") ddagger = 1
+                printf "%s| %d | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), n, bk,
+                    steps == "" ? "—" : steps, f3(t), f3(model), model != "" ? mark : "", f2(sp), f2(msp), pct(ef), comm,
+                    acc, stl
             } else {
-                printf "| %d | %d | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps, f3(t), f2(sp),
-                    pct(ef), acc, stl
+                printf "%s| %d | %d | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), n, bk, steps == "" ? "—" : steps,
+                    f3(t), f2(sp), pct(ef), acc, stl
             }
         }
-        if (dagger) printf "\n† no `single` run at this batch: the model uses this run's own compute time per step.\n"
+        if (dagger) printf "\n† no `single` run at this batch and math: the model uses this run's own compute time per step.\n"
+        if (ddagger) {
+            printf "\n‡ the benchmark has no bfloat16 rows (run `--bench allreduce` of this version): the float fit, at the "
+            printf "bf16 gradients' bytes.\n"
+        }
         if (pipenote) {
             printf "\nPipeline: T1 and the model use `single` at the same global batch; model epoch = steps × single's "
             printf "median step / p × (M + p − 1)/M, i.e. p balanced stages with the ideal bubble (p−1)/(M+p−1) and free "
             printf "transfers between them.\n"
         }
-        dagger = pipenote = 0
+        dagger = ddagger = pipenote = 0
         printf "\n"
+        precision_table(g)
 
         # runs that did not end ok
         nf = 0
@@ -235,7 +270,7 @@ END {
                 printf "### Runs that did not end ok\n\n"
                 printf "| strategy | GPUs | batch | lr | M | status | last epoch | run |\n|---|---:|---:|---:|---:|---|---:|---|\n"
             }
-            printf "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", R_s[run], R_n[run], R_G[run], R_lr[run],
+            printf "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", with_prec(R_s[run], run), R_n[run], R_G[run], R_lr[run],
                 R_M[run] == "" ? "—" : R_M[run], fstat[run], last[run], run
         }
         if (nf) printf "\n"

@@ -12,6 +12,8 @@
 #   acc_lr      final test accuracy against learning rate, one line per strategy, GPU count and batch
 #   breakdown   per-step compute, exposed communication and idle time, stacked, per strategy and GPU count
 #   bubble      pipeline bubble against micro-batches, measured and ideal (p-1)/(M+p-1)
+# Where a model's rows hold more than one math or gradient dtype (--math, --grad-dtype lists), every line and bar
+# is one precision and says which; a study in one precision draws the figures it always did.
 # The CSV is read as RFC 4180 (plots/csv.awk), then only the latest complete run of each configuration is kept
 # (plots/select.awk: a run killed part-way and resumed is replaced by the later run), then plots/data.awk
 # aggregates (medians over steady epochs) into small .dat files for gnuplot. Needs gnuplot and POSIX tools only.
@@ -26,7 +28,7 @@ die() { echo "plot: $*" >&2; exit 2; }
 gq() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
 
 (($# >= 1 && $# <= 2)) || die "usage: scripts/plot.sh results/X.csv [OUTDIR]"
-[[ $1 != -h && $1 != --help ]] || { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
+[[ $1 != -h && $1 != --help ]] || { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 csv=$1
 out=${2:-${csv%.csv}}
 [[ $out != "$csv" ]] || out=$csv.plots      # a CSV named without .csv

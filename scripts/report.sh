@@ -3,11 +3,12 @@
 # and adds per model/dataset a summary table per strategy (best steady epoch time, speedup T1/TN, efficiency
 # T1/(N*TN), final test accuracy) with a model beside the measured figures: the predicted epoch time from
 # single-GPU compute plus an alpha-beta all-reduce model fitted to the all-reduce benchmark, and for the pipeline
-# the bubble formula (p-1)/(M+p-1) beside the measured bubble (plots/report.awk says how).
+# the bubble formula (p-1)/(M+p-1) beside the measured bubble (plots/report.awk says how). A study in several
+# maths sets them side by side (epoch time, speedup, efficiency, communication share, accuracy: plots/precision.awk).
 #
 #   scripts/report.sh results/X.csv [--allreduce FILE] [--out DIR]
 #
-# --allreduce FILE: the CSV of `./scaling --bench allreduce` (columns strategy, gpus, bytes, time_us, wrong ...);
+# --allreduce FILE: the CSV of `./scaling --bench allreduce` (columns strategy, gpus, bytes, time_us, wrong, type ...);
 #                   default results/X_allreduce.csv where present; without one the model line is omitted.
 # --out DIR:        where REPORT.md and the figures go (default results/X/).
 # Without gnuplot the report is still written, without figures. Needs POSIX tools only.
@@ -26,7 +27,7 @@ while (($#)); do
         --allreduce=*) bench=${1#--allreduce=}; shift ;;
         --out) (($# >= 2)) || usage; out=$2; shift 2 ;;
         --out=*) out=${1#--out=}; shift ;;
-        -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "report: unknown option '$1'" >&2; usage ;;
         *) [[ -z $csv ]] || usage; csv=$1; shift ;;
     esac
@@ -65,6 +66,7 @@ if [[ -n $bench ]]; then awk -f "$PLOTS/csv.awk" "$bench" >"$tmp/bench.tsv"; fi
 
 awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefault="$benchdefault" \
     -v figs="$tmp/figs" -v figs_note="$figs_note" -v src="$csv" -v rows="$rows" -v allruns="$allruns" \
-    -v leftout=$((allruns - kept)) -f "$PLOTS/lib.awk" -f "$PLOTS/report.awk" "$tmp/selected.tsv" >"$tmp/REPORT.md"
+    -v leftout=$((allruns - kept)) -f "$PLOTS/lib.awk" -f "$PLOTS/precision.awk" -f "$PLOTS/report.awk" \
+    "$tmp/selected.tsv" >"$tmp/REPORT.md"
 mv -f "$tmp/REPORT.md" "$out/REPORT.md"
 echo "$out/REPORT.md"

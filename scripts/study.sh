@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
-# study.sh — the study of issue 5 in one command: every strategy on 1, 2 and 4 GPUs (as many as the machine
-# has), ResNet-18 on Fashion-MNIST and LeNet on MNIST, a batch sweep and a learning-rate sweep, the all-reduce
-# benchmark, then plots and REPORT.md. Resumable: rerun the same command after an interruption (--resume).
+# study.sh — the study of issue 9 in one command: tf32 against bf16 on 1 and 2 GPUs, ResNet-18 on Fashion-MNIST
+# and LeNet on MNIST, every strategy, fp32 and bf16 gradients for naive and nccl, the all-reduce benchmark (float
+# and bfloat16), then plots and REPORT.md with the maths side by side. Prints its elapsed time last.
 #
 #   scripts/study.sh [OUTDIR]        (default results/study-<UTC date>; needs ./scaling and data/ from setup.sh)
 #
-# Every sweep point is a separate run of 3 epochs. Run on 2 H200s in 274 s (results/study-h200x2-2026-11-22/);
-# not yet on 4 GPUs.
+# Resumable: rerun the same command after an interruption; training runs are skipped where complete (--resume),
+# the benchmark where its CSV is complete (it is written aside and moved in place when it ends well).
+# Every sweep point is a separate run of 3 epochs (warmup + 2 steady), one seed, lr 0.1 per GPU (weak scaling).
+# Per model, 32 runs: single at 3 batches and at the pipeline's batch; naive and nccl on 2 GPUs at 2 batches per
+# GPU, x 2 maths x 2 gradient dtypes; the pipeline on 2 GPUs, 1F1B, M = 1, 2, 4, 8; each in tf32 and bf16.
+# Trimmed from issue 5's study (results/study-h200x2-2026-11-22/: 78 runs in 274 s on 2 H200s) to fit about
+# 8 minutes there with both maths: no learning-rate sweep (accuracy is compared at one learning rate), 2
+# data-parallel batches instead of 3 and no 1-GPU naive/nccl runs (single is their 1-GPU point), no GPipe (1F1B,
+# the faster there), no 4-GPU runs. Not yet timed with the math axis: the elapsed time it prints is the measure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-results/study-$(date -u +%Y-%m-%d)}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 n_dev=$(nvidia-smi -L | grep -c '^GPU')
-counts=(1); for g in 2 4; do [ "$g" -le "$n_dev" ] && counts+=("$g"); done
-gpus=$(IFS=,; echo "${counts[*]}"); multi=$(IFS=,; echo "${counts[*]:1}")
+multi=""; [ "$n_dev" -ge 2 ] && multi=2
 csv=$out/study.csv
+bench=${csv%.csv}_allreduce.csv
 log=$out/commands.txt
+maths=tf32,bf16
 run() {   # a failed configuration is a row of its own: the study goes on
     echo "./scaling $*" | tee -a "$log"
     ./scaling "$@" --out "$csv" --resume | grep -E '^# (summary|run)' || true
@@ -24,28 +32,35 @@ run() {   # a failed configuration is a row of its own: the study goes on
 
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"
 for model in resnet18 lenet; do
-    if [ $model = resnet18 ]; then d=(--model resnet18 --dataset fashion-mnist --epochs 3); b=256; bs=128,256,512; pb=1024
-    else d=(--model lenet --dataset mnist --epochs 3); b=64; bs=32,64,128; pb=256; fi
-    for s in single naive nccl; do
-        g=$gpus; [ $s = single ] && g=1
-        run --strategy $s --gpus "$g" "${d[@]}" --batch "$bs" --lr 0.1          # batch sweep, weak scaling
-        run --strategy $s --gpus "$g" "${d[@]}" --batch "$b" --lr 0.05,0.2,0.4  # learning-rate sweep
+    # bs: single's batches; dps: the data-parallel ones per GPU; pb: the pipeline's global batch
+    if [ $model = resnet18 ]; then d=(--model resnet18 --dataset fashion-mnist); bs=128,256,512; dps=128,256; pb=1024
+    else d=(--model lenet --dataset mnist); bs=32,64,128; dps=32,64; pb=256; fi
+    d+=(--epochs 3)
+    run --strategy single "${d[@]}" --batch "$bs" --lr 0.1 --math "$maths"
+    [ -n "$multi" ] || continue
+    for s in naive nccl; do
+        run --strategy $s --gpus "$multi" "${d[@]}" --batch "$dps" --lr 0.1 --math "$maths" --grad-dtype fp32,bf16
     done
-    if [ -n "$multi" ]; then
-        run --strategy single "${d[@]}" --batch "$pb" --lr 0.1
-        for sch in gpipe 1f1b; do
-            run --strategy pipeline --gpus "$multi" --scale strong "${d[@]}" --batch "$pb" --lr 0.1 \
-                --micro-batches 1,2,4,8 --schedule $sch
-        done
-    fi
+    run --strategy single "${d[@]}" --batch "$pb" --lr 0.1 --math "$maths"       # the pipeline's T1
+    run --strategy pipeline --gpus "$multi" --scale strong "${d[@]}" --batch "$pb" --lr 0.1 --micro-batches 1,2,4,8 \
+        --schedule 1f1b --math "$maths"
 done
-if [ -n "$multi" ]; then
-    echo "./scaling --bench allreduce --gpus $multi --out ${csv%.csv}_allreduce.csv" >> "$log"
-    ./scaling --bench allreduce --gpus "$multi" --out "${csv%.csv}_allreduce.csv" | grep -E '^# [A-Za-z]' || true
+if [ -n "$multi" ] && [ ! -s "$bench" ]; then
+    echo "./scaling --bench allreduce --gpus $multi --grad-dtype fp32,bf16 --out $bench" >> "$log"
+    rm -f "$bench.part"
+    if ./scaling --bench allreduce --gpus "$multi" --grad-dtype fp32,bf16 --out "$bench.part" >"$out/bench.log"; then
+        mv "$bench.part" "$bench"
+    else
+        echo "study: the all-reduce benchmark failed (see $out/bench.log); the report has no model line" >&2
+    fi
+    grep -E '^# [A-Za-z]' "$out/bench.log" || true
 fi
-if command -v gnuplot >/dev/null; then
-    scripts/report.sh "$csv"
-    echo "study: $csv, plots and REPORT.md in ${csv%.csv}/, commands in $log"
-else   # GPU nodes often have no gnuplot: the CSVs are the study; plots and report can be made anywhere
-    echo "study: $csv and commands in $log; no gnuplot here: run scripts/report.sh $csv where it is installed"
-fi
+# Without gnuplot (GPU nodes often lack it) the report is written without figures; rerun report.sh where it is.
+scripts/report.sh "$csv" >/dev/null
+command -v gnuplot >/dev/null || echo "study: no gnuplot here: run scripts/report.sh $csv where it is installed"
+echo "# study took ${SECONDS} s" >> "$log"
+echo "study: $csv, ${bench##*/}, REPORT.md and figures in ${csv%.csv}/, commands in $log"
+# The summary: each model's tf32-against-bf16 table from REPORT.md
+awk '/^## / && !/All-reduce/ { print; next } /^### .* against / { on = 1; next } on && /^\|/ { print; t = 1; next }
+     on && t && !/^\|/ { on = t = 0; print "" }' "${csv%.csv}/REPORT.md"
+echo "study: ${SECONDS} s elapsed"

@@ -15,7 +15,19 @@ expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"
-expect_error '--math'                                    --math fp16 "${data[@]}"
+expect_error '--math: unknown math mode "fp16" (valid: fp32, tf32, bf16)' --math fp16 "${data[@]}"
+expect_error '--math: unknown math mode "fp16"'          --math tf32,bf16,fp16 "${data[@]}"
+expect_error '--grad-dtype: unknown gradient dtype "int8" (valid: fp32, bf16)' --grad-dtype int8 "${data[@]}"
+# bf16 gradients need a gradient reduction, wherever bf16 stands in the list; refused before any GPU is touched
+for s in single pipeline; do
+    CUDA_VISIBLE_DEVICES= expect_error "--grad-dtype bf16: strategy $s has no gradient reduction" \
+        --strategy $s --gpus 2 --grad-dtype fp32,bf16 --math tf32,bf16 "${data[@]}"
+done
+# ... and naive and nccl take it: the same command gets as far as the device check
+for s in naive nccl; do
+    CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy $s --gpus 2 --grad-dtype fp32,bf16 --math tf32,bf16 \
+        "${data[@]}"
+done
 expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
 expect_error "$tmp/nodata"                               --data-dir "$tmp/nodata" --model lenet --dataset mnist
 # a corrupt file: a truncated copy of the real test labels
@@ -39,7 +51,8 @@ else fail=$((fail + 1)); echo "FAIL: foreign-header CSV: rc=$rc"; cat "$tmp/stde
 
 # --help: exit 0, every long option listed.
 "$bin" --help >"$tmp/help" 2>&1; rc=$?
-for o in strategy gpus model dataset data-dir batch lr scale epochs seed momentum weight-decay math init out help; do
+for o in strategy gpus model dataset data-dir batch lr scale epochs seed momentum weight-decay math grad-dtype init out \
+         help; do
     grep -q -- "--$o" "$tmp/help" || { echo "FAIL: --help lacks --$o"; fail=$((fail + 1)); }
 done
 [ $rc -eq 0 ] && pass=$((pass + 1)) || { echo "FAIL: --help exit $rc"; fail=$((fail + 1)); }

@@ -3,6 +3,10 @@
 # figure the fixture has data for is written as a non-empty PNG of the size plots/common.gp sets (read from the
 # IHDR chunk) and as an SVG holding its title and the caption with the GPU and the date; figures without data
 # are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly.
+# The precision fixture (tests/fixtures/study_math.csv: tf32 and bf16, fp32 and bf16 gradients; constructed, see
+# test_fixture.c) gets a line per strategy, batch and precision, each naming it, and its speedups are over single
+# in the same math, checked against hand-computed values; a study in one precision names none, and reads the same
+# without the grad_dtype column (a CSV older than it).
 # Skips (77) where gnuplot is missing (scripts/setup.sh installs gnuplot-nox; CI has it).
 set -u
 root=$2
@@ -82,6 +86,51 @@ grep -q 'GPU: NVIDIA H200, &quot;SXM&quot;\|GPU: NVIDIA H200, "SXM"' "$tmp/cut/e
     bad "quoted GPU name not in the caption: $(grep -o 'GPU: [^<]*' "$tmp/cut/epoch_time-$g.svg" | head -1)"
 cmp -s <(sed -n '/<path/p' "$tmp/cut/bubble-$g.svg") <(sed -n '/<path/p' "$tmp/out/bubble-$g.svg") && ok ||
     bad "the quoted GPU name changed the data of a figure"
+
+# ---- one precision: no line names a math or a gradient dtype, and a CSV without the grad_dtype column (older than
+#      it) draws the same figures
+for f in $figures; do
+    grep -q ', tf32\|fp32 grads\| tf32 \| tf32"' "$tmp/out/$f.svg" && bad "$f.svg names a precision in a one-precision study" || ok
+done
+gcol=$(head -n 1 "$fixture" | tr ',' '\n' | grep -nx grad_dtype | cut -d: -f1)
+cut -d, -f"1-$((gcol - 1)),$((gcol + 1))-" "$fixture" >"$tmp/older.csv"    # no quoted commas in the fixture
+head -n 1 "$tmp/older.csv" | grep -q ',math,init,' && ok || bad "older.csv still has grad_dtype"
+"$plot" "$tmp/older.csv" "$tmp/older" >/dev/null 2>&1 && ok || bad "plot.sh on a CSV without grad_dtype failed"
+for f in $figures; do
+    cmp -s <(grep -v 'older.csv\|study.csv' "$tmp/older/$f.svg") <(grep -v 'older.csv\|study.csv' "$tmp/out/$f.svg") && ok ||
+        bad "$f.svg differs without the grad_dtype column"
+done
+
+# ---- tf32 against bf16, fp32 against bf16 gradients
+math=$root/tests/fixtures/study_math.csv
+"$plot" "$math" "$tmp/math" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/stdout")" -eq 9 ] && grep -q '^plot: skip acc_lr ' "$tmp/stderr" && ok ||
+    { bad "math fixture: rc=$rc, $(wc -l <"$tmp/stdout") figures (want 9)"; cat "$tmp/stderr"; }
+for f in epoch_time-$g speedup-$g throughput-$g breakdown-$g bubble-$g acc_epoch-$g-nccl; do check_png "$tmp/math/$f.png"; done
+for want in "epoch_time:nccl, 256/GPU, bf16, bf16 grads" "epoch_time:nccl, 256/GPU, tf32, fp32 grads" \
+            "epoch_time:pipeline, batch 512 (best M), bf16" "speedup:naive, 128/GPU, bf16, fp32 grads" \
+            "throughput:single, 1 GPU, bf16" "throughput:nccl, 2 GPUs, tf32, bf16 grads" \
+            "breakdown:nccl 2x 256/GPU bf16, bf16 grads" "breakdown:single 1x 256/GPU tf32" \
+            "bubble:measured, 2 stages, gpipe, batch 512, bf16" "acc_epoch:2 GPUs, 256/GPU, lr 0.2, bf16, bf16 grads"; do
+    f=${want%%:*}; [ "$f" = acc_epoch ] && f=acc_epoch-$g-nccl || f=$f-$g
+    grep -qF -- "${want#*:}" "$tmp/math/$f.svg" && ok || bad "$f.svg lacks the line '${want#*:}'"
+done
+# The figures' data, computed by hand from the fixture: single's bf16 epoch at 256 is 0.80 s, nccl's bf16/bf16 0.43 s
+# and tf32/fp32 0.79 s against single's tf32 1.49 s: speedups 0.80/0.43 = 1.86047 (93.0233 %) and 1.49/0.79 =
+# 1.88608 (94.3038 %). Over single in tf32 the bf16 line would read 1.49/0.43 = 3.4651.
+mkdir -p "$tmp/dat"
+awk -f "$root/plots/csv.awk" "$math" >"$tmp/rows.tsv"
+awk -F'\t' -f "$root/plots/select.awk" "$tmp/rows.tsv" "$tmp/rows.tsv" 2>/dev/null |
+    awk -F'\t' -v dir="$tmp/dat" -v src=x -f "$root/plots/lib.awk" -f "$root/plots/data.awk" >/dev/null
+block() { awk -v t="\"$2\"" '$0 == t { on = 1; next } on && NF == 0 { exit } on' "$1"; }
+[ "$(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')" = "1 1 100 2 1.86047 93.0233 " ] && ok ||
+    bad "speedup of nccl bf16/bf16: $(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')"
+[ "$(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, tf32, fp32 grads' | tr '\n' ' ')" = "1 1 100 2 1.88608 94.3038 " ] && ok ||
+    bad "speedup of nccl tf32/fp32: $(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, tf32, fp32 grads' | tr '\n' ' ')"
+[ "$(block "$tmp/dat/epoch_time-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')" = "1 0.8 2 0.43 " ] && ok ||
+    bad "epoch time of nccl bf16/bf16: $(block "$tmp/dat/epoch_time-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')"
+[ "$(grep -c '^"' "$tmp/dat/epoch_time-$g.dat")" -eq 18 ] && ok ||
+    bad "epoch_time: $(grep -c '^"' "$tmp/dat/epoch_time-$g.dat") lines, want 18 (2 strategies x 2 batches x 4 precisions + 2 pipeline)"
 
 # ---- bad input: one line, exit 2
 "$plot" "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?

@@ -8,6 +8,21 @@
 #   pipeline p = 4, M = 8: ideal bubble 3/11 = 27.3 %
 # Without a benchmark CSV the model line is omitted with a one-line note. gnuplot is not needed: without it the
 # report is written without figures.
+# The precision fixture tests/fixtures/study_math.csv (constructed, see test_fixture.c; 2 GPUs, tf32 and bf16, fp32
+# and bf16 gradients) with its benchmark study_math_allreduce.csv (float: nccl 10 us + 300 GB/s; bfloat16: nccl
+# 12 us + 280 GB/s), by hand:
+#   single 256 steady 1.49 s (tf32), 0.80 s (bf16): median steps 6.367521 and 3.418803 ms
+#   nccl 256/GPU, 117 steps, steady epochs (median) tf32/fp32 0.790, tf32/bf16 0.785, bf16/fp32 0.440, bf16/bf16 0.430
+#   bf16/bf16: speedup 0.80/0.43 = 1.86, efficiency 93.0 %; bytes on the wire 22351744, bfloat16 fit
+#     t = 2*12 us + 22351744 B / 280 GB/s = 103.828 us; model 117 x (3.418803 + 0.103828) ms = 0.412 s, model speedup
+#     0.80/0.412148 = 1.94; measured all-reduce 1.08 x 103.828 us = 0.112 ms (exposed 60 %: 0.0673 ms)
+#   tf32/fp32: t = 2*10 us + 44703488 B / 300 GB/s = 169.012 us; model 117 x 6.536533 ms = 0.765 s; speedup
+#     1.49/0.79 = 1.89, model 1.49/0.764774 = 1.95; measured 1.08 x 169.012 us = 0.183 ms
+#   side by side, bf16 gradients: 0.430/0.785 = 0.55; speedups 1.49/0.785 = 1.90 and 1.86; communication
+#     0.112134/6.709402 ms = 1.7 % (exposed 0.0672804 ms: 1.0 %) and 0.112134/3.675214 = 3.1 % (1.8 %); final
+#     accuracy 90.7 % and 90.4 %
+#   with study_allreduce.csv instead (float only: nccl 8 us + 150 GB/s) the bf16 rows borrow the float fit at their
+#     bytes, marked ‡: 2*8 us + 22351744 B / 150 GB/s = 165.012 us; fp32 rows 16 + 298.023 = 314.023 us
 set -u
 root=$2
 fixture=$root/tests/fixtures/study.csv
@@ -69,6 +84,44 @@ grep -q 'model line omitted' "$md" && bad "model line still omitted with a bench
 [ $rc -eq 0 ] && grep -qx '## lenet on mnist' "$tmp/two/REPORT.md" && grep -qx '## resnet18 on fashion-mnist' "$tmp/two/REPORT.md" &&
     [ "$(grep -c '^| 4 | 256 | 58 | 0\.750 | 0\.725 | 3\.75 |' "$tmp/two/REPORT.md")" -eq 2 ] &&
     [ "$(grep -c '^#### nccl$' "$tmp/two/REPORT.md")" -eq 2 ] && ok || bad "two models: rc=$rc, tables missing"
+
+# ---- one precision: no math or grads columns, no side-by-side section; a CSV older than grad_dtype reads the same
+grep -q '^| math |\|^### [a-z0-9]* against ' "$md" && bad "a one-precision study has precision columns or sections" || ok
+gcol=$(head -n 1 "$fixture" | tr ',' '\n' | grep -nx grad_dtype | cut -d: -f1)
+cut -d, -f"1-$((gcol - 1)),$((gcol + 1))-" "$fixture" >"$tmp/older.csv"    # no quoted commas in the fixture
+"$report" "$tmp/older.csv" --allreduce "$tmp/study_allreduce.csv" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && cmp -s <(tail -n +2 "$tmp/older/REPORT.md") <(tail -n +2 "$md") && ok ||
+    { bad "a CSV without grad_dtype reports differently (rc=$rc)"; diff <(tail -n +2 "$tmp/older/REPORT.md") <(tail -n +2 "$md") | head; }
+# the committed study of 2026-11-22 (older than grad_dtype) still reports: nccl, 2 GPUs, 256/GPU, 0.785 s, 94.9 %
+old=$root/results/study-h200x2-2026-11-22
+"$report" "$old/study.csv" --allreduce "$old/study_allreduce.csv" --out "$tmp/old" >/dev/null 2>&1; rc=$?
+[ $rc -eq 0 ] && ok || bad "report on $old/study.csv: exit $rc"
+hasre "$tmp/old/REPORT.md" '^\| 2 \| 256 \| 117 \| 0\.785 \| [0-9.]+ \| 1\.90 \| [0-9.]+ \| 94\.9 % \|'
+
+# ---- tf32 against bf16, fp32 against bf16 gradients
+mkdir -p "$tmp/m"
+cp "$root/tests/fixtures/study_math.csv" "$root/tests/fixtures/study_math_allreduce.csv" "$tmp/m/"
+"$report" "$tmp/m/study_math.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+mm=$tmp/m/study_math/REPORT.md
+[ $rc -eq 0 ] && ok || { bad "report.sh on the math fixture: exit $rc"; cat "$tmp/stderr"; }
+has "$mm" "78 rows, 26 runs, 26 configurations"
+hasre "$mm" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 10\.00 \| 300\.0 \| 9 \| 2 \|'
+hasre "$mm" '^\| nccl \(Ring\), bfloat16 \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 12\.00 \| 280\.0 \| 9 \| 2 \|'
+hasre "$mm" '^\| naive \(p2p\), bfloat16 \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(through GPU 0\) \| 18\.00 \| 280\.0 \| 9 \| 2 \|'
+# math | grads | GPUs | batch | steps | best | model | speedup | model speedup | efficiency | all-reduce | accuracy | status
+hasre "$mm" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| 0\.412 \| 1\.86 \| 1\.94 \| 93\.0 % \| 0\.112 / 0\.104 \| 90\.4 % \(lr 0\.2\) \| ok \|$'
+hasre "$mm" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| 0\.765 \| 1\.89 \| 1\.95 \| 94\.3 % \| 0\.183 / 0\.169 \| 90\.8 % \(lr 0\.2\) \| ok \|$'
+hasre "$mm" '^\| bf16 \| — \| 1 \| 256 \| 234 \| 0\.800 \| 1\.00 \| 100\.0 % \| 90\.9 % \(lr 0\.1\) \| ok \|$'
+grep -qx '### tf32 against bf16' "$mm" && ok || bad "no section '### tf32 against bf16'"
+# strategy | GPUs | batch | grads | epoch tf32, bf16 | bf16/tf32 | speedup x2 | efficiency x2 | communication x2 | accuracy x2
+hasre "$mm" '^\| nccl \| 2 \| 256/GPU \| bf16 \| 0\.785 \| 0\.430 \| 0\.55 \| 1\.90 \| 1\.86 \| 94\.9 % \| 93\.0 % \| 1\.7 % \(1\.0 %\) \| 3\.1 % \(1\.8 %\) \| 90\.7 % \| 90\.4 % \|$'
+hasre "$mm" '^\| single \| 1 \| 256/GPU \| — \| 1\.490 \| 0\.800 \| 0\.54 \| 1\.00 \| 1\.00 \| 100\.0 % \| 100\.0 % \| — \| — \| 91\.2 % \| 90\.9 % \|$'
+grep -q '‡' "$mm" && bad "a ‡ with a benchmark that has bfloat16 rows" || ok
+# a benchmark older than bf16 gradients: the bf16 rows borrow its float fit at their own bytes, and say so
+"$report" "$tmp/m/study_math.csv" --allreduce "$root/tests/fixtures/study_allreduce.csv" --out "$tmp/m2" >/dev/null 2>&1
+hasre "$tmp/m2/REPORT.md" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| [0-9.]+ \| 1\.86 \| [0-9.]+ \| 93\.0 % \| 0\.112 / 0\.165 ‡ \|'
+hasre "$tmp/m2/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| [0-9.]+ \| 1\.89 \| [0-9.]+ \| 94\.3 % \| 0\.183 / 0\.314 \|'
+has "$tmp/m2/REPORT.md" "‡ the benchmark has no bfloat16 rows"
 
 # ---- --allreduce FILE and --out DIR; a benchmark without the needed columns omits the model with a reason
 printf 'size,time\n4096,10\n' >"$tmp/odd.csv"

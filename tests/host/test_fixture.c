@@ -1,6 +1,6 @@
-/* test_fixture.c — builds the study fixture tests/fixtures/study.csv through results_write (so its header and
- * cell formats are this version's) plus the all-reduce benchmark fixture study_allreduce.csv, and checks that
- * the committed files are byte-identical. A schema change fails here first; regenerate with
+/* test_fixture.c — builds the study fixtures tests/fixtures/study.csv and study_math.csv through results_write (so
+ * their header and cell formats are this version's) plus their all-reduce benchmark fixtures, and checks that the
+ * committed files are byte-identical. A schema change fails here first; regenerate with
  *
  *   build/tests/test_fixture --write tests/fixtures
  *
@@ -14,7 +14,11 @@
  * 2.80, 2.82 s (median 2.81); nccl 4 GPUs batch 256/GPU lr 0.4 steady 0.74, 0.76 s (median 0.75): speedup
  * 2.81/0.75 = 3.75, efficiency 2.81/(4 x 0.75) = 93.7 %. The all-reduce times follow
  * t = 2(n-1)a + 2(n-1)/n S b exactly (nccl: a = 8 us, 1/b = 150 GB/s; naive: t = 2(n-1)a + 2(n-1) S b with
- * a = 15 us, 1/b = 40 GB/s), so a least-squares fit must give those numbers back. */
+ * a = 15 us, 1/b = 40 GB/s), so a least-squares fit must give those numbers back.
+ *
+ * The precision study (study_math.csv, study_math_allreduce.csv; write_study_math below says how it is made):
+ * constructed, plausible numbers for what scripts/study.sh's math axis runs on 2 GPUs: tf32 against bf16, fp32
+ * against bf16 gradients. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/results.h"
 #include "test.h"
@@ -31,13 +35,13 @@ static const results_env_t env = {
     .host = "h200-node-3", .git_commit = "1a2b3c4",
 };
 
-/* The all-reduce models the fixture follows, in ms for S bytes on n GPUs. */
-static double ring_ms(int n, double bytes) {
-    return n < 2 ? 0 : (2.0 * (n - 1) * 8e-6 + 2.0 * (n - 1) / n * bytes / 150e9) * 1e3;
+/* The alpha-beta all-reduce model the fixtures follow, in ms for S bytes on n GPUs (alpha in s, bandwidth in
+ * bytes/s): a ring moves 2(n-1)/n S per GPU, naive moves 2(n-1) S through GPU 0. */
+static double ab_ms(int naive, double alpha, double bw, int n, double bytes) {
+    return n < 2 ? 0 : (2.0 * (n - 1) * alpha + (naive ? 2.0 * (n - 1) : 2.0 * (n - 1) / n) * bytes / bw) * 1e3;
 }
-static double naive_ms(int n, double bytes) {
-    return n < 2 ? 0 : (2.0 * (n - 1) * 15e-6 + 2.0 * (n - 1) * bytes / 40e9) * 1e3;
-}
+static double ring_ms(int n, double bytes) { return ab_ms(0, 8e-6, 150e9, n, bytes); }
+static double naive_ms(int n, double bytes) { return ab_ms(1, 15e-6, 40e9, n, bytes); }
 
 typedef struct {
     results_t out;
@@ -72,12 +76,25 @@ typedef struct {
     int epochs;             /* rows to write: 3, or 1 (killed) */
     int diverges;           /* 1: the loss is NaN at epoch 2 and the run stops there */
     int micro_batches;      /* pipeline only */
+    const struct prec *prec;    /* NULL: tf32, fp32 gradients, the study's single times and all-reduce models */
 } cfg_t;
+
+/* A run's precision and what follows from it for a data-parallel run. */
+typedef struct prec {
+    const char *math, *grad;    /* grad: the gradient dtype of naive and nccl rows */
+    double single_s;            /* single's steady epoch at this per-GPU batch and math */
+    double bytes;               /* gradient bytes on the wire per step */
+    double comm_model_ms;       /* the reduction's modelled time for those bytes on this run's GPUs */
+} prec_t;
 
 /* Writes one run of c: epoch 1 warmup (35 % slower), epochs 2 and 3 at steady_s -/+ 0.01 s. */
 static void run(gen_t *g, const cfg_t *c) {
+    const prec_t *pr = c->prec;
+    int dp = strcmp(c->strategy, "naive") == 0 || strcmp(c->strategy, "nccl") == 0;
+    int pipe = c->micro_batches > 0;     /* only pipeline runs have micro-batches */
     results_row_t r = {
-        .strategy = c->strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
+        .strategy = c->strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = pr ? pr->math : "tf32",
+        .grad_dtype = !dp ? "" : pr ? pr->grad : "fp32", .init = "normal",
         .seed = 1, .gpus = c->gpus, .global_batch = c->global_batch, .per_gpu_batch = c->per_gpu_batch,
         .lr = c->lr, .momentum = 0, .weight_decay = 0, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1,
         .bytes_per_step = -1, .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1,
@@ -87,8 +104,6 @@ static void run(gen_t *g, const cfg_t *c) {
     stamp(t, sizeof t, g->clock, "%Y%m%dT%H%M%SZ");
     snprintf(r.run_id, sizeof r.run_id, "%s-%d-%d", t, g->index++, g->pid);
     int steps = TRAIN_IMAGES / c->global_batch;
-    int dp = strcmp(c->strategy, "naive") == 0 || strcmp(c->strategy, "nccl") == 0;
-    int pipe = strcmp(c->strategy, "pipeline") == 0;
     static const double loss[] = {0.56, 0.34, 0.27}, dacc[] = {-0.045, -0.015, 0};
     int stop = 0;
     for (int e = 1; e <= c->epochs && !stop; e++) {
@@ -107,14 +122,17 @@ static void run(gen_t *g, const cfg_t *c) {
         if (diverged) stop = 1;
         if (dp) {
             /* Compute as on one GPU at this per-GPU batch; the rest of the step is communication and idle. */
-            double single_step = (c->per_gpu_batch == 128 ? 3.35 : c->per_gpu_batch == 256 ? 2.81 : 2.55) /
-                                 (TRAIN_IMAGES / c->per_gpu_batch) * 1e3;
+            double single_s = pr                        ? pr->single_s
+                            : c->per_gpu_batch == 128 ? 3.35 : c->per_gpu_batch == 256 ? 2.81 : 2.55;
+            double single_step = single_s / (TRAIN_IMAGES / c->per_gpu_batch) * 1e3;
             int nccl = strcmp(c->strategy, "nccl") == 0;
+            double bytes = pr ? pr->bytes : GRAD_BYTES;
+            double model = pr ? pr->comm_model_ms : nccl ? ring_ms(c->gpus, bytes) : naive_ms(c->gpus, bytes);
             r.compute_ms = single_step * (1 + 0.002 * e);
-            r.comm_ms = nccl ? ring_ms(c->gpus, GRAD_BYTES) * 1.08 : naive_ms(c->gpus, GRAD_BYTES) * 1.05;
+            r.comm_ms = model * (nccl ? 1.08 : 1.05);
             r.exposed_comm_ms = nccl ? 0.6 * r.comm_ms : r.comm_ms;
-            r.bytes_per_step = GRAD_BYTES;
-            r.algbw_gbs = GRAD_BYTES / (r.comm_ms * 1e-3) / 1e9;
+            r.bytes_per_step = bytes;
+            r.algbw_gbs = bytes / (r.comm_ms * 1e-3) / 1e9;
             r.busbw_gbs = r.algbw_gbs * 2.0 * (c->gpus - 1) / c->gpus;
             r.nccl_algo = nccl ? "Ring" : "";
             r.replicas = "identical";
@@ -178,13 +196,13 @@ static int write_study(const char *path) {
     sweep(&g);
     for (int b = 0; b < 4; b++) {
         int batch = b < 3 ? batches[b] : 1024;
-        cfg_t c = {"single", 1, batch, batch, 0.1, b < 3 ? single_s[b] : 2.45, acc_of(batch, 0.1), 3, 0, 0};
+        cfg_t c = {"single", 1, batch, batch, 0.1, b < 3 ? single_s[b] : 2.45, acc_of(batch, 0.1), 3, 0, 0, NULL};
         run(&g, &c);
     }
     sweep(&g);
     for (int l = 0; l < 2; l++) {
         double lr = l ? 0.2 : 0.05;
-        cfg_t c = {"single", 1, 256, 256, lr, 2.81 * 1.03, acc_of(256, lr), 3, 0, 0};
+        cfg_t c = {"single", 1, 256, 256, lr, 2.81 * 1.03, acc_of(256, lr), 3, 0, 0, NULL};
         run(&g, &c);
     }
     sweep(&g);
@@ -202,7 +220,7 @@ static int write_study(const char *path) {
                 double t = steps * step / 1e3;
                 if (s && n == 4 && per == 256) t = 0.75;
                 t = (double)(long)(t * 1000 + 0.5) / 1000;
-                cfg_t c = {name, n, per, global, 0.1 * n, t, acc_of(global, 0.1 * n), 3, 0, 0};
+                cfg_t c = {name, n, per, global, 0.1 * n, t, acc_of(global, 0.1 * n), 3, 0, 0, NULL};
                 run(&g, &c);
             }
         sweep(&g);
@@ -218,7 +236,7 @@ static int write_study(const char *path) {
                 double t = (double)(long)(steps * step * 1.03 + 0.5) / 1000;
                 double lr = lrs[l] * n;
                 int diverges = s && n == 4 && l == 2;
-                cfg_t c = {name, n, 256, global, lr, t, diverges ? 0.66 : acc_of(global, lr), 3, diverges, 0};
+                cfg_t c = {name, n, 256, global, lr, t, diverges ? 0.66 : acc_of(global, lr), 3, diverges, 0, NULL};
                 if (s && n == 2 && l == 1 && g.pid == killed_pid) {
                     /* killed after epoch 1; `--resume` skips the first point and re-runs this one */
                     c.epochs = 1;
@@ -239,7 +257,7 @@ static int write_study(const char *path) {
             double bubble = (double)(p - 1) / (m + p - 1) + 0.02 + 0.005 * p;
             double t = 2.45 / p / (1 - bubble) * (1.04 + 0.015 * m);
             t = (double)(long)(t * 1000 + 0.5) / 1000;
-            cfg_t c = {"pipeline", p, 1024 / p, 1024, 0.4, t, acc_of(1024, 0.4), 3, 0, m};
+            cfg_t c = {"pipeline", p, 1024 / p, 1024, 0.4, t, acc_of(1024, 0.4), 3, 0, m, NULL};
             run(&g, &c);
         }
     }
@@ -247,25 +265,118 @@ static int write_study(const char *path) {
     return 0;
 }
 
-static int write_allreduce(const char *path) {
+/* One family of all-reduce benchmark rows: a strategy's reduction of one element type, following the alpha-beta
+ * model (alpha in s, bandwidth in bytes/s) on 2, 4, ... max_gpus GPUs. */
+typedef struct {
+    const char *strategy, *algo, *type;
+    double elem, alpha, bw;
+    int max_gpus;
+} bench_line_t;
+
+static int write_bench(const char *path, const bench_line_t *lines, int n_lines) {
     FILE *f = fopen(path, "w");
     if (!f) { perror(path); return -1; }
     /* bench/allreduce_bench.c's header (BENCH_HEADER); report.awk finds its columns by name */
     fprintf(f, "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
                "gpu_name,driver,cuda,nccl,host,git_commit,timestamp\n");
-    for (int s = 0; s < 2; s++)
-        for (int n = 2; n <= 4; n *= 2)
+    for (int i = 0; i < n_lines; i++) {
+        const bench_line_t *b = &lines[i];
+        for (int n = 2; n <= b->max_gpus; n *= 2)
             for (double bytes = 4096; bytes <= 268435456.0; bytes *= 4) {
-                double us = (s ? ring_ms(n, bytes) : naive_ms(n, bytes)) * 1e3;
+                double us = ab_ms(strcmp(b->strategy, "naive") == 0, b->alpha, b->bw, n, bytes) * 1e3;
                 double alg = bytes / us / 1e3;
-                fprintf(f, "%s,%d,%s,%.0f,%.0f,float,sum,%.4f,%.4f,%.4f,0,%s,%s,%s,%s,%s,%s,2026-01-05T08:50:00Z\n",
-                        s ? "nccl" : "naive", n, s ? "Ring" : "p2p", bytes, bytes / 4, us, alg,
-                        alg * 2.0 * (n - 1) / n, env.gpu_name, env.driver, env.cuda, env.nccl, env.host,
-                        env.git_commit);
+                fprintf(f, "%s,%d,%s,%.0f,%.0f,%s,sum,%.4f,%.4f,%.4f,0,%s,%s,%s,%s,%s,%s,2026-01-05T08:50:00Z\n",
+                        b->strategy, n, b->algo, bytes, bytes / b->elem, b->type, us, alg, alg * 2.0 * (n - 1) / n,
+                        env.gpu_name, env.driver, env.cuda, env.nccl, env.host, env.git_commit);
             }
+    }
     return fclose(f);
 }
 
+/* The study's benchmark follows ring_ms and naive_ms exactly, on 2 and 4 GPUs. */
+static int write_allreduce(const char *path) {
+    static const bench_line_t lines[] = {
+        {"naive", "p2p", "float", 4, 15e-6, 40e9, 4},
+        {"nccl", "Ring", "float", 4, 8e-6, 150e9, 4},
+    };
+    return write_bench(path, lines, 2);
+}
+
+// ---- the precision study
+
+/* 2 GPUs (one host, NVLink): float all-reduces as measured on 2 H200s (ring about 10 us + 300 GB/s); bf16 ones
+ * a little slower per byte (the cast kernels add latency), so a report that fits the wrong type is caught. */
+static const bench_line_t math_bench[] = {
+    {"naive", "p2p", "float", 4, 15e-6, 300e9, 2},
+    {"naive", "p2p", "bfloat16", 2, 18e-6, 280e9, 2},
+    {"nccl", "Ring", "float", 4, 10e-6, 300e9, 2},
+    {"nccl", "Ring", "bfloat16", 2, 12e-6, 280e9, 2},
+};
+
+#define MATH_GRAD_BYTES 44703488.0  /* ResNet-18's fp32 gradients as the engine counts them; bf16 on the wire: half */
+
+/* The precision study: ResNet-18 on Fashion-MNIST, lr 0.1 per 256 images, as scripts/study.sh runs it on 2 GPUs:
+ *   single   1 GPU, batch 128, 256 and 512, tf32 and bf16 (steady epochs 1.79/1.49/1.32 s and 1.02/0.80/0.70 s:
+ *            bf16 at 0.54-0.57 of tf32, the engine's target)
+ *   naive    2 GPUs weak scaling, batch 128 and 256 per GPU, tf32 and bf16, fp32 and bf16 gradients: compute as
+ *   nccl     single's at that batch and math (+2 %), the reduction from math_bench's model at the bytes on the wire
+ *            (x1.08 nccl, x1.05 naive; exposed 60 % of it for nccl, all of it for naive) and 0.15 ms of overhead
+ *   pipeline 2 stages, global batch 512, 2 and 4 micro-batches, tf32 and bf16
+ * Final accuracy as the first study, 0.3 points lower in bf16 and 0.1 lower with bf16 gradients. Hand-checkable:
+ * nccl at 256 per GPU takes 0.790, 0.785, 0.440 and 0.430 s per steady epoch (median of 2) in tf32/fp32,
+ * tf32/bf16, bf16/fp32 and bf16/bf16 (math/gradients); single's bf16 epoch at 256 is 0.80 s. */
+static int write_study_math(const char *path) {
+    gen_t g = {.clock = 1767690000, .pid = 50000};      /* 2026-01-06T09:00:00Z */
+    char err[512];
+    unlink(path);
+    if (results_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
+    static const char *const maths[] = {"tf32", "bf16"}, *const grads[] = {"fp32", "bf16"};
+    static const int batches[] = {128, 256, 512};
+    static const double single_s[2][3] = {{1.79, 1.49, 1.32}, {1.02, 0.80, 0.70}};
+    static const double nccl_256[2][2] = {{0.790, 0.785}, {0.440, 0.430}};
+    for (int b0 = 0; b0 < 3; b0 += 2) {     /* one sweep of 128 and 256, then 512 (the pipeline's T1) */
+        sweep(&g);
+        for (int b = b0; b < (b0 ? 3 : 2); b++)
+            for (int m = 0; m < 2; m++) {
+                prec_t pr = {maths[m], "", single_s[m][b], 0, 0};
+                double acc = acc_of(batches[b], 0.1) - 0.003 * m;
+                cfg_t c = {"single", 1, batches[b], batches[b], 0.1, single_s[m][b], acc, 3, 0, 0, &pr};
+                run(&g, &c);
+            }
+    }
+    for (int s = 0; s < 2; s++) {
+        int nccl = s == 1;
+        sweep(&g);
+        for (int b = 0; b < 2; b++)
+            for (int m = 0; m < 2; m++)
+                for (int d = 0; d < 2; d++) {
+                    int per = batches[b], global = 2 * per, steps = TRAIN_IMAGES / global;
+                    const bench_line_t *bl = &math_bench[2 * s + d];
+                    double bytes = MATH_GRAD_BYTES / (d ? 2 : 1);
+                    prec_t pr = {maths[m], grads[d], single_s[m][b], bytes, ab_ms(!nccl, bl->alpha, bl->bw, 2, bytes)};
+                    double single_step = pr.single_s / (TRAIN_IMAGES / per) * 1e3;
+                    double comm = pr.comm_model_ms * (nccl ? 1.08 : 1.05);
+                    double t = steps * (single_step * 1.02 + (nccl ? 0.6 : 1) * comm + 0.15) / 1e3;
+                    if (nccl && per == 256) t = nccl_256[m][d];
+                    t = (double)(long)(t * 1000 + 0.5) / 1000;
+                    double acc = acc_of(global, 0.2) - 0.003 * m - 0.001 * d;
+                    cfg_t c = {nccl ? "nccl" : "naive", 2, per, global, 0.2, t, acc, 3, 0, 0, &pr};
+                    run(&g, &c);
+                }
+    }
+    sweep(&g);
+    for (int m = 0; m < 2; m++)
+        for (int mb = 2; mb <= 4; mb *= 2) {
+            double bubble = 1.0 / (mb + 1) + 0.02 + 0.005 * 2;
+            double t = single_s[m][2] / 2 / (1 - bubble) * (1.04 + 0.015 * mb);
+            t = (double)(long)(t * 1000 + 0.5) / 1000;
+            prec_t pr = {maths[m], "", single_s[m][2], 0, 0};
+            cfg_t c = {"pipeline", 2, 256, 512, 0.1, t, acc_of(512, 0.1) - 0.003 * m, 3, 0, mb, &pr};
+            run(&g, &c);
+        }
+    results_close(&g.out);
+    return 0;
+}
 
 static void expect_same(const char *made, const char *committed) {
     size_t a_len, b_len;
@@ -277,29 +388,48 @@ static void expect_same(const char *made, const char *committed) {
     free(b);
 }
 
+static int write_math_allreduce(const char *path) { return write_bench(path, math_bench, 4); }
+
+/* The fixtures, each written by its function and scanned back where it is a study (runs > 0). */
+static const struct {
+    const char *name;
+    int (*write)(const char *path);
+    int runs;
+} fixtures[] = {
+    {"study.csv", write_study, 38},
+    {"study_allreduce.csv", write_allreduce, 0},
+    {"study_math.csv", write_study_math, 26},
+    {"study_math_allreduce.csv", write_math_allreduce, 0},
+};
+#define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
+
 int main(int argc, char **argv) {
-    char study[600], allreduce[600];
+    char path[600];
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
-        snprintf(study, sizeof study, "%s/study.csv", argv[2]);
-        snprintf(allreduce, sizeof allreduce, "%s/study_allreduce.csv", argv[2]);
-        if (write_study(study) || write_allreduce(allreduce)) return 1;
-        printf("wrote %s and %s\n", study, allreduce);
+        for (int i = 0; i < N_FIXTURES; i++) {
+            snprintf(path, sizeof path, "%s/%s", argv[2], fixtures[i].name);
+            if (fixtures[i].write(path)) return 1;
+            printf("wrote %s\n", path);
+        }
         return test_summary();
     }
     char dir[256];
     snprintf(dir, sizeof dir, "%s/test_fixture.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
-    snprintf(study, sizeof study, "%s/study.csv", dir);
-    snprintf(allreduce, sizeof allreduce, "%s/study_allreduce.csv", dir);
-    EXPECT(write_study(study) == 0 && write_allreduce(allreduce) == 0, "fixtures written to %s", dir);
-    expect_same(study, FIXTURES "/study.csv");
-    expect_same(allreduce, FIXTURES "/study_allreduce.csv");
-    /* The fixture is a real study CSV: the resume scan reads every row of it. */
-    results_scan_t s;
-    char err[512];
-    EXPECT(results_scan(study, &s, err, sizeof err) == 0 && s.bad_rows == 0 && s.n == 38,
-           "scan: %s, %d runs, %d bad rows", err, s.n, s.bad_rows);
-    results_scan_free(&s);
+    for (int i = 0; i < N_FIXTURES; i++) {
+        char committed[600];
+        snprintf(path, sizeof path, "%s/%s", dir, fixtures[i].name);
+        snprintf(committed, sizeof committed, "%s/%s", FIXTURES, fixtures[i].name);
+        EXPECT(fixtures[i].write(path) == 0, "%s written to %s", fixtures[i].name, dir);
+        expect_same(path, committed);
+        if (!fixtures[i].runs) continue;
+        /* A study fixture is a real study CSV: the resume scan reads every row of it. */
+        results_scan_t s;
+        char err[512];
+        EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.bad_rows == 0 && s.n == fixtures[i].runs,
+               "scan %s: %s, %d runs, %d bad rows", fixtures[i].name, err, s.n, s.bad_rows);
+        results_scan_free(&s);
+    }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -43,7 +43,8 @@ static void test_defaults(void) {
     EXPECT(o.epochs == 3, "epochs %d", o.epochs);
     EXPECT(o.n_seeds == 1 && o.seeds[0] == 1, "seeds");
     EXPECT(o.momentum == 0 && o.weight_decay == 0, "momentum/weight decay");
-    EXPECT(strcmp(o.math, "tf32") == 0, "math %s", o.math);
+    EXPECT(o.n_math == 1 && strcmp(o.math[0], "tf32") == 0, "math %s", o.math[0]);
+    EXPECT(o.n_grad_dtype == 1 && o.grad_dtype[0] == DTYPE_FP32, "grad dtype");
     EXPECT(strcmp(o.init, "normal") == 0, "init for resnet18 %s", o.init);
     EXPECT(strcmp(o.out, "results/scaling.csv") == 0, "out %s", o.out);
 
@@ -75,7 +76,7 @@ static void test_each_option(void) {
     EXPECT(o.epochs == 7, "epochs");
     EXPECT(o.n_seeds == 3 && o.seeds[0] == 0 && o.seeds[1] == 42 && o.seeds[2] == 18446744073709551615ULL, "seeds");
     EXPECT(o.momentum == 0.9 && o.weight_decay == 5e-4, "momentum %g wd %g", o.momentum, o.weight_decay);
-    EXPECT(strcmp(o.math, "fp32") == 0, "math");
+    EXPECT(o.n_math == 1 && strcmp(o.math[0], "fp32") == 0, "math");
     EXPECT(strcmp(o.init, "normal") == 0, "explicit init kept for lenet: %s", o.init);
     EXPECT(strcmp(o.out, "x/y.csv") == 0, "out");
 
@@ -136,6 +137,14 @@ static void test_rejections(void) {
         {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18)"},
         {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
         {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
+        {{"--math", "tf32,fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
+        {{"--math", "TF32"}, "--math: unknown math mode \"TF32\""},
+        {{"--math", "tf32,"}, "--math: empty item in list \"tf32,\""},
+        {{"--math", ""}, "--math: empty list"},
+        {{"--grad-dtype", "int8"}, "--grad-dtype: unknown gradient dtype \"int8\" (valid: fp32, bf16)"},
+        {{"--grad-dtype", "fp32,fp16"}, "--grad-dtype: unknown gradient dtype \"fp16\" (valid: fp32, bf16)"},
+        {{"--grad-dtype", ",bf16"}, "--grad-dtype: empty item in list \",bf16\""},
+        {{"--grad-dtype"}, "--grad-dtype: missing argument"},
         {{"--init", "kaiming"}, "--init: unknown init \"kaiming\" (valid: normal, xavier)"},
         {{"--scale", "linear"}, "--scale: unknown scale \"linear\" (valid: weak, strong)"},
         {{"--strategy", ""}, "--strategy: empty strategy name"},
@@ -188,7 +197,8 @@ static void test_help(void) {
     options_usage(f, "scaling");
     fclose(f);
     static const char *const longs[] = {"strategy", "gpus", "model", "dataset", "data-dir", "batch", "lr", "scale",
-                                        "epochs", "seed", "momentum", "weight-decay", "math", "init", "out", "steps", "help"};
+                                        "epochs", "seed", "momentum", "weight-decay", "math", "grad-dtype", "init",
+                                        "out", "steps", "help"};
     for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
         char name[64];
         snprintf(name, sizeof name, "--%s", longs[i]);
@@ -200,7 +210,8 @@ static void test_help(void) {
         "(default: 1)", "(default: 0)", "(default: tf32)", "(default: normal for resnet18, xavier for lenet)",
         "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
         "strict IEEE fp32 everywhere", "one of: lenet, resnet18", "one of: fashion-mnist, mnist, synthetic",
-        "one of: fp32, tf32", "one of: normal, xavier", "one of: weak, strong",
+        "one of: fp32, tf32, bf16", "one of: normal, xavier", "one of: weak, strong", "one of: fp32, bf16",
+        "(default: fp32)", "no loss scaling", "--gpus x --batch x --lr x --seed x --math x --grad-dtype",
     };
     for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
         EXPECT(strstr(text, must[i]) != NULL, "usage contains '%s'", must[i]);
@@ -213,9 +224,9 @@ static void test_validate(void) {
         char e[256] = "";
         static const char *const names[] = {"single", "pipeline", NULL};
         EXPECT(PARSE(&t, e, "--trace", "x.json") == 0 && strcmp(t.trace, "x.json") == 0, "--trace parses: %s", e);
-        EXPECT(options_validate(&t, names, 1, e, sizeof e) == 0, "--trace with single: %s", e);
+        EXPECT(options_validate(&t, names, NULL, 1, e, sizeof e) == 0, "--trace with single: %s", e);
         EXPECT(PARSE(&t, e, "--trace", "x.json", "--strategy", "pipeline") == 0, "parse: %s", e);
-        EXPECT(options_validate(&t, names, 2, e, sizeof e) == 0, "--trace with pipeline: %s", e);
+        EXPECT(options_validate(&t, names, NULL, 2, e, sizeof e) == 0, "--trace with pipeline: %s", e);
         EXPECT(PARSE(&t, e, "--trace", "", "--strategy", "pipeline") == 2 && strstr(e, "--trace") != NULL,
                "an empty --trace path is refused: %s", e);
     }
@@ -223,38 +234,38 @@ static void test_validate(void) {
     options_t o;
     char err[256];
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--gpus", "1,2") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "valid: %s", err);
-    EXPECT(options_validate(&o, strategies, -1, err, sizeof err) == 0, "device check skipped: %s", err);
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "valid: %s", err);
+    EXPECT(options_validate(&o, strategies, NULL, -1, err, sizeof err) == 0, "device check skipped: %s", err);
 
     EXPECT(PARSE(&o, err, "--strategy", "horovod") == 0, "strategy names are checked later: %s", err);
-    EXPECT(options_validate(&o, strategies, 8, err, sizeof err) == 2, "unknown strategy");
+    EXPECT(options_validate(&o, strategies, NULL, 8, err, sizeof err) == 2, "unknown strategy");
     EXPECT(strstr(err, "--strategy: unknown strategy \"horovod\" (valid: single, naive, nccl, pipeline)") != NULL,
            "got '%s'", err);
 
     EXPECT(PARSE(&o, err, "--gpus", "1,4") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2, "too many GPUs");
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2, "too many GPUs");
     EXPECT(strstr(err, "--gpus: 4 GPUs requested but only 2 CUDA devices present") != NULL, "got '%s'", err);
-    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 2, "1 dev");
+    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && options_validate(&o, strategies, NULL, 1, err, sizeof err) == 2, "1 dev");
     EXPECT(strstr(err, "--gpus: 2 GPUs requested but only 1 CUDA device present") != NULL, "got '%s'", err);
-    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && options_validate(&o, strategies, 0, err, sizeof err) == 2,
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && options_validate(&o, strategies, NULL, 0, err, sizeof err) == 2,
            "no device");
     EXPECT(strstr(err, "--gpus: 1 GPU requested but no CUDA device present") != NULL, "got '%s'", err);
 
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,3", "--batch", "96,100") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2, "strong scaling divisibility");
+    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2, "strong scaling divisibility");
     EXPECT(strstr(err, "--batch 100 is not divisible by 3 GPUs (strong scaling)") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,4", "--batch", "98") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2 &&
            strstr(err, "--batch 98 is not divisible by 4 GPUs (strong scaling)") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--scale", "weak", "--gpus", "1,3", "--batch", "100") == 0 &&
-           options_validate(&o, strategies, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
+           options_validate(&o, strategies, NULL, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,4", "--batch", "256") == 0 &&
-           options_validate(&o, strategies, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
+           options_validate(&o, strategies, NULL, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
 
     /* Hand-built options (not from the parser) are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
     o.model = "alexnet";
-    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 1, err, sizeof err) == 2 &&
            strstr(err, "--model: unknown model \"alexnet\"") != NULL, "got '%s'", err);
 }
 
@@ -266,30 +277,87 @@ static void test_pipeline_options(void) {
     EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == 1, "default M {1}");
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "1,2,4,8,16", "--split", "7") == 0, "%s", err);
     EXPECT(o.n_micro == 5 && o.micro[0] == 1 && o.micro[4] == 16 && o.n_split == 1 && o.split[0] == 7, "M list");
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
            strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 1") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2", "--micro-batches", "1,2,4,8,16", "--split",
                  "7") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2,4", "--split", "7") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2 &&
            strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 4") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,0") == 2 &&
            strstr(err, "--micro-batches: \"0\" is not a positive integer") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,,4") == 2 && strstr(err, "empty item") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "4") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
            strstr(err, "--micro-batches applies to --strategy pipeline only (strategy is nccl)") != NULL, "got '%s'",
            err);
     EXPECT(PARSE(&o, err, "--strategy", "single", "--split", "3") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
            strstr(err, "--split applies to --strategy pipeline only") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "1") == 0 &&
-           options_validate(&o, strategies, 2, err, sizeof err) == 0, "M = 1 is every strategy's: %s", err);
+           options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "M = 1 is every strategy's: %s", err);
+}
+
+/* --math and --grad-dtype are sweep lists; bf16 gradients need a strategy with a gradient reduction, anywhere in
+ * the list, and the fp32 default never does (the rule must not refuse every strategy without a reduction). */
+static void test_precision_options(void) {
+    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
+    static const char *const reducing[] = {"naive", "nccl", NULL};
+    options_t o;
+    char err[256];
+    char arg[] = "bf16,tf32,fp32";     /* the parsed names must not point into argv, which the caller may reuse */
+    EXPECT(PARSE(&o, err, "--math", arg, "--grad-dtype", "bf16,fp32", "--strategy", "nccl") == 0, "%s", err);
+    EXPECT(o.n_math == 3 && strcmp(o.math[0], "bf16") == 0 && strcmp(o.math[1], "tf32") == 0 &&
+           strcmp(o.math[2], "fp32") == 0, "math list in order");
+    EXPECT(o.math[0] == options_maths[2] && o.math[2] == options_maths[0], "names are options_maths' own strings");
+    EXPECT(o.n_grad_dtype == 2 && o.grad_dtype[0] == DTYPE_BF16 && o.grad_dtype[1] == DTYPE_FP32, "grad dtype list");
+    EXPECT(options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "bf16 grads with nccl: %s", err);
+    EXPECT(PARSE(&o, err, "--grad-dtype", "bf16", "--strategy", "naive") == 0 &&
+           options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "bf16 grads with naive: %s", err);
+
+    static const char *const no_reduction[] = {"single", "pipeline"};
+    for (int i = 0; i < 2; i++) {
+        const char *st = no_reduction[i];
+        char want[160];
+        snprintf(want, sizeof want, "--grad-dtype bf16: strategy %s has no gradient reduction (bf16 gradients apply "
+                 "to: naive, nccl)", st);
+        EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "fp32,bf16") == 0, "%s", err);
+        EXPECT(options_validate(&o, strategies, reducing, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
+               "%s, bf16 last in the list: got '%s'", st, err);
+        EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "bf16") == 0 &&
+               options_validate(&o, strategies, reducing, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
+               "%s, bf16 alone: got '%s'", st, err);
+        EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "fp32", "--math", "tf32,bf16") == 0 &&
+               options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0,
+               "%s with fp32 gradients and both maths is valid: %s", st, err);
+    }
+    /* The all-reduce benchmark runs every reducing strategy itself, whatever --strategy says (default single). */
+    EXPECT(PARSE(&o, err, "--bench", "allreduce", "--grad-dtype", "bf16") == 0 &&
+           options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
+    EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 &&
+           options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "no reducing list skips the rule: %s", err);
+
+    /* Hand-built options are checked too. */
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
+    o.math[0] = "fp16";
+    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+           strstr(err, "--math: unknown math mode \"fp16\"") != NULL, "got '%s'", err);
+    o.math[0] = "tf32";
+    o.n_math = 0;
+    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+           strstr(err, "--math: empty list") != NULL, "got '%s'", err);
+    o.n_math = 1;
+    o.grad_dtype[0] = (dtype_t)7;
+    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+           strstr(err, "--grad-dtype: unknown gradient dtype 7") != NULL, "got '%s'", err);
+    o.grad_dtype[0] = DTYPE_FP32;
+    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 0, "restored: %s", err);
 }
 
 int main(void) {
     test_defaults();
+    test_precision_options();
     test_pipeline_options();
     test_each_option();
     test_rejections();

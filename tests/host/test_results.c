@@ -76,7 +76,7 @@ static const results_env_t env = {
 static results_row_t full_row(int epoch) {
     results_row_t r = {
         .strategy = "nccl", .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
-        .seed = 18446744073709551615ULL, .gpus = 2, .global_batch = 512, .per_gpu_batch = 256,
+        .grad_dtype = "bf16", .seed = 18446744073709551615ULL, .gpus = 2, .global_batch = 512, .per_gpu_batch = 256,
         .lr = 0.2, .momentum = 0.9, .weight_decay = 5e-4, .epoch = epoch, .phase = epoch == 1 ? "warmup" : "steady",
         .steps = 117, .epoch_s = 12.3456789, .images_per_s = 41234.5, .step_ms = 45.678912,
         .train_loss = 0.25, .train_acc = 0.91, .test_acc = 0.9, .status = "ok",
@@ -93,7 +93,7 @@ static results_row_t full_row(int epoch) {
 /* The expected cells of full_row(2), in column order. */
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
-    "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "normal", "2", "steady", "117",
+    "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
     "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok",
     "40.5", "6.25", "1.5", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "2048.5",
@@ -102,7 +102,8 @@ static const char *const full_cells[] = {
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,comm_ms,"
+    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,"
+    "comm_ms,"
     "exposed_comm_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,split,"
     "bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
 
@@ -121,7 +122,7 @@ static void test_columns(void) {
         strcat(joined, results_columns[i]);
     }
     EXPECT(strcmp(joined, brief_columns) == 0, "column order:\n%s", joined);
-    EXPECT(results_ncolumns() == 47, "47 columns: %d", results_ncolumns());
+    EXPECT(results_ncolumns() == 48, "48 columns: %d", results_ncolumns());
     EXPECT((int)(sizeof full_cells / sizeof full_cells[0]) == results_ncolumns(), "test table matches");
 }
 
@@ -150,13 +151,13 @@ static void test_format(void) {
                        .split = "0-3,4-7", .bubble = 0.27, .bubble_ideal = 0.2727, .stage_busy_ms = "1.5;2.25",
                        .peak_mem_mb = -1, .env = NULL};
     n = results_format(&e, line, sizeof line);
-    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == 47, "sparse row: %s", line);
-    if (p.nf[0] == 47) {
+    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == 48, "sparse row: %s", line);
+    if (p.nf[0] == 48) {
         static const struct { int col; const char *want; } cells[] = {
-            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {14, "1"}, {16, "0"}, {17, ""},
-            {19, ""}, {20, "nan"}, {21, ""}, {23, "diverged"}, {27, ""}, {30, ""}, {32, "4"}, {33, "8"},
-            {34, "gpipe"}, {35, "0-3,4-7"}, {36, "0.27"}, {37, "0.2727"}, {38, "1.5;2.25"}, {39, ""}, {40, ""},
-            {46, ""},
+            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"}, {18, ""},
+            {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {28, ""}, {31, ""}, {33, "4"}, {34, "8"},
+            {35, "gpipe"}, {36, "0-3,4-7"}, {37, "0.27"}, {38, "0.2727"}, {39, "1.5;2.25"}, {40, ""}, {41, ""},
+            {47, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -191,10 +192,10 @@ static void test_write_and_append(void) {
     parsed_t p;
     EXPECT(parse_file(path, &p) == 0, "file parses");
     EXPECT(p.nrows == 4, "header + 3 rows: %d", p.nrows);
-    EXPECT(p.nf[0] == 47, "header fields %d", p.nf[0]);
-    for (int i = 0; i < p.nf[0] && i < 47; i++)
+    EXPECT(p.nf[0] == 48, "header fields %d", p.nf[0]);
+    for (int i = 0; i < p.nf[0] && i < 48; i++)
         EXPECT(strcmp(p.f[0][i], results_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
-    EXPECT(p.nf[1] == 47 && strcmp(p.f[1][15], "warmup") == 0 && strcmp(p.f[1][14], "1") == 0, "epoch 1 row");
+    EXPECT(p.nf[1] == 48 && strcmp(p.f[1][16], "warmup") == 0 && strcmp(p.f[1][15], "1") == 0, "epoch 1 row");
     expect_full_row(&p, 2);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -204,7 +205,7 @@ static void test_write_and_append(void) {
     write_file(path, "");
     EXPECT(results_open(&r, path, err, sizeof err) == 0, "empty file: %s", err);
     results_close(&r);
-    EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == 47, "header written to an empty file");
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == 48, "header written to an empty file");
     parsed_free(&p);
 
     EXPECT(results_write(&r, &row, err, sizeof err) == -1, "write after close fails");
@@ -238,12 +239,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 47: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 48: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 48: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 49: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -300,7 +301,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 41, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 42, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -310,7 +311,7 @@ static void test_missing_newline(void) {
     EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
-    EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == 47, "header repaired");
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == 48, "header repaired");
     expect_full_row(&p, 1);
     parsed_free(&p);
 }
@@ -334,18 +335,21 @@ static void test_table(void) {
     rows[2].test_acc = 0.925;
     char *h = capture(header_fn, rows, 0);
     EXPECT(h[0] == '#', "header starts with '#': %s", h);
-    static const char *const cols[] = {"gpus", "gbatch", "lr", "epoch", "phase", "epoch_s", "img/s", "loss",
-                                       "train_acc", "test_acc", "status"};
+    static const char *const cols[] = {"gpus", "gbatch", "lr", "math", "grads", "epoch", "phase", "epoch_s", "img/s",
+                                       "loss", "train_acc", "test_acc", "status"};
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         EXPECT(strstr(h, cols[i]) != NULL, "header names %s", cols[i]);
     char *row = capture(row_fn, &rows[1], 1);
     EXPECT(strlen(row) == strlen(h), "row and header line up: %zu vs %zu\n%s%s", strlen(row), strlen(h), h, row);
     EXPECT(strstr(row, "steady") && strstr(row, "10.000") && strstr(row, "512"), "row: %s", row);
+    EXPECT(strstr(row, "  tf32  bf16 ") != NULL, "math and gradient dtype: %s", row);
     free(row);
     results_row_t na = rows[0];
     na.test_acc = -1;
+    na.grad_dtype = "";     /* a strategy without a gradient reduction */
     row = capture(row_fn, &na, 1);
     EXPECT(strlen(row) == strlen(h) && strstr(row, " - ") != NULL, "n/a printed as '-': %s", row);
+    EXPECT(strstr(row, "  tf32     - ") != NULL, "no gradient dtype printed as '-': %s", row);
     free(row);
     free(h);
 
@@ -354,6 +358,11 @@ static void test_table(void) {
     EXPECT(strstr(s, "mean 11.000") && strstr(s, "10.000-12.000") && strstr(s, "over 2 steady epochs"),
            "summary: %s", s);
     EXPECT(strstr(s, "test_acc 0.9250") != NULL, "final test accuracy: %s", s);
+    EXPECT(strstr(s, "# summary gpus 2 gbatch 512 lr 0.2 math tf32 grads bf16: ") == s, "precision named: %s", s);
+    free(s);
+    rows[0].grad_dtype = "";
+    s = capture(table_summary, rows, 1);
+    EXPECT(strstr(s, "lr 0.2 math tf32: ") != NULL, "no grads without a gradient reduction: %s", s);
     free(s);
     s = capture(table_summary, rows, 1);
     EXPECT(strstr(s, "no steady epoch") != NULL, "warmup only: %s", s);

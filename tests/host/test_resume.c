@@ -1,6 +1,6 @@
 /* test_resume.c — --resume's scan of an existing CSV and its skip decision: complete, killed, diverged, oom
  * and failed runs; the wildcard cells of data-parallel and setup-failure rows; --steps and --epochs changes;
- * a line cut by a kill; a foreign header. */
+ * math and gradient dtype as parts of a configuration; a line cut by a kill; a foreign or older header. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/results.h"
 #include "test.h"
@@ -160,11 +160,80 @@ static void test_scan(void) {
     results_scan_free(&s);
 }
 
+/* The key of a run at the given math and gradient dtype ("" for a strategy without a gradient reduction). */
+static results_key_t query_prec(const char *strategy, const char *math, const char *grad_dtype) {
+    results_row_t r = row_of("", strategy, 2, 0.2, 0, NULL);
+    r.math = math;
+    r.grad_dtype = grad_dtype;
+    r.steps = 117;
+    results_key_t k;
+    results_key_of_row(&r, &k);
+    return k;
+}
+
+static results_row_t row_prec(const char *run_id, const char *strategy, const char *math, const char *grad_dtype,
+                              int epoch) {
+    results_row_t r = row_of(run_id, strategy, 2, 0.2, epoch, "ok");
+    r.math = math;
+    r.grad_dtype = grad_dtype;
+    return r;
+}
+
+static void test_precision(void) {
+    char path[512], err[512];
+    snprintf(path, sizeof path, "%s/precision.csv", tmp_root);
+    results_row_t rows[16];
+    int n = 0;
+    for (int e = 1; e <= 3; e++) rows[n++] = row_prec("P-0-1", "nccl", "tf32", "fp32", e);
+    for (int e = 1; e <= 3; e++) rows[n++] = row_prec("P-1-1", "nccl", "bf16", "bf16", e);
+    rows[n++] = row_prec("P-2-1", "nccl", "bf16", "fp32", 1);             /* killed after epoch 1 */
+    for (int e = 1; e <= 3; e++) rows[n++] = row_prec("P-3-1", "single", "bf16", "", e);
+    for (int e = 1; e <= 3; e++) rows[n++] = row_prec("P-4-1", "naive", "tf32", "", e);   /* empty: any dtype */
+    write_rows(path, rows, n);
+    results_scan_t s;
+    int best = -1;
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 5 && s.bad_rows == 0, "scan: %s (%d runs)", err, s.n);
+
+    int col = -1;
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (strcmp(results_key_columns[i], "grad_dtype") == 0) col = i;
+    results_key_t k = query_prec("nccl", "bf16", "bf16");
+    EXPECT(col >= 0 && strcmp(k.cell[col], "bf16") == 0, "the key holds the gradient dtype: '%s'",
+           col >= 0 ? k.cell[col] : "?");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 3, "nccl bf16/bf16 complete");
+    k = query_prec("nccl", "tf32", "fp32");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "nccl tf32/fp32 complete");
+    k = query_prec("nccl", "tf32", "bf16");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another gradient dtype is another configuration");
+    k = query_prec("nccl", "bf16", "fp32");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 1, "killed bf16/fp32 runs again (best %d)", best);
+    k = query_prec("single", "bf16", "");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "single bf16 complete");
+    k = query_prec("single", "tf32", "");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another math is another configuration");
+    k = query_prec("naive", "tf32", "bf16");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "an empty grad_dtype cell matches any, as the pipeline cells do");
+    results_scan_free(&s);
+
+    /* A CSV of the version before grad_dtype: refused by the scan and by the append check, left as it was. */
+    snprintf(path, sizeof path, "%s/older.csv", tmp_root);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; results_columns[i]; i++)
+        if (strcmp(results_columns[i], "grad_dtype") != 0) fprintf(f, "%s%s", i ? "," : "", results_columns[i]);
+    fputc('\n', f);
+    fclose(f);
+    EXPECT(results_scan(path, &s, err, sizeof err) == 2 && strstr(err, "column 14: 'init' vs 'grad_dtype'") != NULL,
+           "older header refused by --resume: %s", err);
+    EXPECT(results_check(path, err, sizeof err) == 2 && strstr(err, "column 14: 'init' vs 'grad_dtype'") != NULL,
+           "older header refused for appending: %s", err);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_resume.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
     test_key();
     test_scan();
+    test_precision();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);

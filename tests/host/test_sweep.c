@@ -1,5 +1,6 @@
-/* test_sweep.c — sweep expansion: the gpus x batch x lr x seed x micro-batches order and counts, the weak and strong
- * scaling arithmetic, and the rejection of a batch that does not split evenly (over GPUs or micro-batches). */
+/* test_sweep.c — sweep expansion: the gpus x batch x lr x seed x math x grad dtype x micro-batches order and counts,
+ * the weak and strong scaling arithmetic, and the rejection of a batch that does not split evenly (over GPUs or
+ * micro-batches). */
 #include "bench/sweep.h"
 #include "test.h"
 
@@ -142,8 +143,60 @@ static void test_micro_batches(void) {
     free(p);
 }
 
+/* Math and grad dtype sit inside the seed and outside the micro-batches: one configuration's precisions run back to
+ * back, each with every micro-batch count. */
+static void test_precision_axes(void) {
+    options_t o;
+    sweep_point_t *p;
+    char err[256];
+    EXPECT(parse(&o, (const char *const[]){"--strategy", "nccl", "--gpus", "1,2", "--batch", "64,128", "--seed", "1,2",
+                                           "--math", "tf32,bf16", "--grad-dtype", "fp32,bf16", NULL}) == 0, "parse");
+    int n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 2 * 2 * 2 * 2 * 2, "count %d (%s)", n, err);
+    int k = 0, ok = 1;
+    for (int g = 0; g < 2; g++)
+        for (int b = 0; b < 2; b++)
+            for (int s = 0; s < 2; s++)
+                for (int m = 0; m < 2; m++)
+                    for (int d = 0; d < 2; d++, k++)
+                        if (k >= n || p[k].index != k || p[k].gpus != o.gpus[g] || p[k].per_gpu_batch != o.batch[b] ||
+                            p[k].seed != o.seeds[s] || strcmp(p[k].math, o.math[m]) != 0 ||
+                            p[k].grad_dtype != o.grad_dtype[d] || p[k].micro_batches != 1)
+                            ok = 0;
+    EXPECT(ok, "gpus x batch x lr x seed x math x grad dtype order");
+    /* The first four points: one configuration in every precision, tf32 before bf16 as listed. */
+    EXPECT(n >= 4 && strcmp(p[0].math, "tf32") == 0 && p[0].grad_dtype == DTYPE_FP32 && strcmp(p[1].math, "tf32") == 0
+           && p[1].grad_dtype == DTYPE_BF16 && strcmp(p[2].math, "bf16") == 0 && p[3].grad_dtype == DTYPE_BF16 &&
+           p[3].seed == 1 && p[3].gpus == 1 && p[3].global_batch == 64, "first configuration's four precisions");
+    free(p);
+
+    EXPECT(parse(&o, (const char *const[]){"--strategy", "pipeline", "--gpus", "2", "--math", "bf16,fp32",
+                                           "--micro-batches", "1,4", NULL}) == 0, "parse");
+    n = sweep_expand(&o, &p, err, sizeof err);
+    EXPECT(n == 4 && strcmp(p[0].math, "bf16") == 0 && p[0].micro_batches == 1 && p[1].micro_batches == 4 &&
+           strcmp(p[1].math, "bf16") == 0 && strcmp(p[2].math, "fp32") == 0 && p[3].micro_batches == 4,
+           "micro-batches innermost, inside the math: n %d", n);
+    free(p);
+
+    /* Seven full lists multiply past INT_MAX: refused, not wrapped around. */
+    EXPECT(parse(&o, (const char *const[]){NULL}) == 0, "parse");
+    o.n_gpus = o.n_batch = o.n_lr = o.n_seeds = o.n_math = o.n_grad_dtype = o.n_micro = OPT_LIST_MAX;
+    for (int i = 0; i < OPT_LIST_MAX; i++) {
+        o.gpus[i] = o.batch[i] = o.micro[i] = 1;
+        o.lr[i] = 0.1;
+        o.seeds[i] = 1;
+        o.math[i] = "tf32";
+        o.grad_dtype[i] = DTYPE_FP32;
+    }
+    EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && p == NULL &&
+           strstr(err, "a sweep of 34359738368 runs is too many") != NULL, "got '%s'", err);
+    o.n_math = 0;
+    EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && strstr(err, "empty sweep"), "no math: '%s'", err);
+}
+
 int main(void) {
     test_default_point();
+    test_precision_axes();
     test_micro_batches();
     test_weak();
     test_strong();
