@@ -245,9 +245,9 @@ int allreduce_bench_main(const options_t *o) {
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    printf("# allreduce benchmark: sums in place of float32, of bfloat16, and of bfloat16 cast from float32 first (algo "
-           "+cast: what --grad-dtype bf16 training runs), %zu B..%zu B on the wire, %d warm-up + %d timed iterations "
-           "per size\n", BENCH_MIN_BYTES, BENCH_MAX_BYTES, BENCH_WARMUP, BENCH_ITERS);
+    printf("# allreduce benchmark: sums in place of float32, of bfloat16, and of bfloat16 cast from float32 first "
+           "(algo +cast: what --grad-dtype bf16 training runs), %zu B..%zu B on the wire, %d warm-up + %d timed "
+           "iterations per size\n", BENCH_MIN_BYTES, BENCH_MAX_BYTES, BENCH_WARMUP, BENCH_ITERS);
     printf("# time: CUDA events on each GPU, slowest GPU; algbw = size/time, busbw = algbw*2(n-1)/n -> %s\n", path);
     printf("# %s, driver %s, CUDA %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda, env.nccl,
            env.host, env.git_commit);

@@ -28,7 +28,8 @@ template <typename T> struct vec16;
 template <> struct vec16<float> {
     static constexpr int N = 4;
     __device__ static void widen(uint4 v, float *f) {
-        f[0] = __uint_as_float(v.x); f[1] = __uint_as_float(v.y); f[2] = __uint_as_float(v.z); f[3] = __uint_as_float(v.w);
+        f[0] = __uint_as_float(v.x); f[1] = __uint_as_float(v.y);
+        f[2] = __uint_as_float(v.z); f[3] = __uint_as_float(v.w);
     }
     __device__ static uint4 narrow(const float *f) {
         return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
@@ -45,7 +46,9 @@ template <> struct vec16<__nv_bfloat16> {
         return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[0])) |
                (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[1])) << 16;
     }
-    __device__ static void widen(uint4 v, float *f) { widen2(v.x, f); widen2(v.y, f + 2); widen2(v.z, f + 4); widen2(v.w, f + 6); }
+    __device__ static void widen(uint4 v, float *f) {
+        widen2(v.x, f); widen2(v.y, f + 2); widen2(v.z, f + 4); widen2(v.w, f + 6);
+    }
     __device__ static uint4 narrow(const float *f) {
         return make_uint4(narrow2(f), narrow2(f + 2), narrow2(f + 4), narrow2(f + 6));
     }

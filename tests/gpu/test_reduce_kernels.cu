@@ -10,23 +10,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "gpu_test.h"
+#include "bf16_ref.h"
 #include "engine/reduce.h"
 #include "engine/check.h"
 #include "engine/rng.h"
-
-static uint32_t bits_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static float float_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static float widen_bf16(uint16_t h) { return float_of((uint32_t)h << 16); }
-
-/* Round to nearest even on the bit pattern: adding 0x7fff plus the bit that is kept last carries into the kept part
- * exactly when the dropped half is above one half, or equal to it with an odd kept part. Denormals, infinities and
- * the overflow of the largest finite values to infinity follow from the same carry. A NaN becomes 0x7fff, the
- * canonical NaN (cuda_bf16.hpp's host conversion gives the same). */
-static uint16_t rne_bf16(float f) {
-    uint32_t u = bits_of(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
 
 static void *dev_alloc(size_t bytes) {
     void *p = NULL;
@@ -70,9 +57,11 @@ static const struct { uint32_t in; uint16_t out; const char *what; } known[] = {
 #define N_KNOWN (sizeof known / sizeof known[0])
 
 static void check_reference(void) {
-    for (size_t i = 0; i < N_KNOWN; i++)
-        EXPECT(rne_bf16(float_of(known[i].in)) == known[i].out, "host reference: %s: 0x%08x -> 0x%04x, want 0x%04x",
-               known[i].what, known[i].in, rne_bf16(float_of(known[i].in)), known[i].out);
+    for (size_t i = 0; i < N_KNOWN; i++) {
+        uint16_t h = bf16_ref_rne(bf16_ref_float(known[i].in));
+        EXPECT(h == known[i].out, "host reference: %s: 0x%08x -> 0x%04x, want 0x%04x", known[i].what, known[i].in, h,
+               known[i].out);
+    }
 }
 
 // ---- the cast
@@ -81,7 +70,7 @@ static void check_reference(void) {
  * random payloads), exact ties, values near the overflow threshold, denormals, and ordinary normal values. */
 static void cast_inputs(rng_t *r, float *x, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        if (i < N_KNOWN) { x[i] = float_of(known[i].in); continue; }
+        if (i < N_KNOWN) { x[i] = bf16_ref_float(known[i].in); continue; }
         uint32_t u = (uint32_t)rng_u64(r);
         switch (i % 5) {
         case 0: break;                                                        /* anything */
@@ -90,7 +79,7 @@ static void cast_inputs(rng_t *r, float *x, size_t n) {
         case 3: u &= 0x807fffffu; break;                                      /* denormal (or zero) */
         default: u = (u & 0x807fffffu) | ((96u + (u >> 23) % 64u) << 23); break;   /* ordinary */
         }
-        x[i] = float_of(u);
+        x[i] = bf16_ref_float(u);
     }
 }
 
@@ -111,7 +100,7 @@ static void check_cast_at(const char *what, const float *h_src, size_t n, size_t
     CHECK_CUDA(cudaMemcpy(ref, d_ref, n * 2, cudaMemcpyDeviceToHost));
     size_t bad_host = 0, bad_intrinsic = 0, first = n;
     for (size_t i = 0; i < n; i++) {
-        int h = got[i] != rne_bf16(h_src[i]), d = got[i] != ref[i];
+        int h = got[i] != bf16_ref_rne(h_src[i]), d = got[i] != ref[i];
         bad_host += h;
         bad_intrinsic += d;
         if ((h || d) && first == n) first = i;
@@ -121,8 +110,8 @@ static void check_cast_at(const char *what, const float *h_src, size_t n, size_t
     printf("cast %-28s %8zu values: %zu differ from host RNE, %zu from __float2bfloat16_rn, %zu written past the end\n",
            what, n, bad_host, bad_intrinsic, past);
     EXPECT(bad_host == 0 && bad_intrinsic == 0, "cast %s: first difference at %zu: 0x%08x -> 0x%04x, host 0x%04x, "
-           "intrinsic 0x%04x", what, first, first < n ? bits_of(h_src[first]) : 0, first < n ? got[first] : 0,
-           first < n ? rne_bf16(h_src[first]) : 0, first < n ? ref[first] : 0);
+           "intrinsic 0x%04x", what, first, first < n ? bf16_ref_bits(h_src[first]) : 0, first < n ? got[first] : 0,
+           first < n ? bf16_ref_rne(h_src[first]) : 0, first < n ? ref[first] : 0);
     EXPECT(past == 0, "cast %s: %zu elements written past the end", what, past);
     CHECK_CUDA(cudaFree(d_src));
     CHECK_CUDA(cudaFree(d_dst));
@@ -137,8 +126,8 @@ static void check_cast(rng_t *r) {
     cast_inputs(r, x, n);
     size_t nan = 0, inf = 0, denorm = 0, ties = 0, overflow = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t u = bits_of(x[i]), e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
-        uint16_t h = rne_bf16(x[i]);
+        uint32_t u = bf16_ref_bits(x[i]), e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+        uint16_t h = bf16_ref_rne(x[i]);
         nan += e == 0xffu && m;
         inf += e == 0xffu && !m;
         denorm += e == 0 && m;
@@ -191,12 +180,12 @@ static void check_sum(rng_t *r, dtype_t t, int n_src, int misalign_dst, int misa
         uint32_t want, have = 0;
         for (int b = 0; b < nb; b++) {   /* dst first, then the sources in order, in fp32 */
             float v;
-            if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, h[b] + i * 2, 2); v = widen_bf16(x); }
+            if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, h[b] + i * 2, 2); v = bf16_ref_widen(x); }
             else memcpy(&v, h[b] + i * 4, 4);
             a = b == 0 ? v : a + v;
         }
-        if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, got + i * 2, 2); have = x; want = rne_bf16(a); }
-        else { memcpy(&have, got + i * 4, 4); want = bits_of(a); }
+        if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, got + i * 2, 2); have = x; want = bf16_ref_rne(a); }
+        else { memcpy(&have, got + i * 4, 4); want = bf16_ref_bits(a); }
         if (have != want && first == n) first = i;
         bad += have != want;
     }
@@ -234,7 +223,7 @@ static void check_patterns(rng_t *r) {
             for (size_t i = 0; i < n; i++) {
                 float v = f32[i];
                 int ok = v == floorf(v) && v >= base - 8 && v <= base + 7;
-                bad += !ok || b16[i] != rne_bf16(v) || widen_bf16(b16[i]) != v;
+                bad += !ok || b16[i] != bf16_ref_rne(v) || bf16_ref_widen(b16[i]) != v;
                 if (ok) seen[(int)v - base + 8] = 1;
                 want[i] += v;
             }
@@ -246,8 +235,8 @@ static void check_patterns(rng_t *r) {
         /* count_wrong on the exact sums, then on copies with m elements changed (+1, and one NaN). */
         size_t inexact = 0;
         for (size_t i = 0; i < n; i++) {
-            b16[i] = rne_bf16(want[i]);
-            inexact += widen_bf16(b16[i]) != want[i];
+            b16[i] = bf16_ref_rne(want[i]);
+            inexact += bf16_ref_widen(b16[i]) != want[i];
         }
         size_t m = 1 + rng_below(r, 50);
         for (int t = 0; t < 2; t++) {
@@ -259,9 +248,9 @@ static void check_patterns(rng_t *r) {
                 if (changed) {   /* m distinct positions: i = k * (n / m) + random offset within the stride */
                     for (size_t k = 0; k < m; k++) {
                         size_t i = k * (n / m) + rng_below(r, (uint32_t)(n / m));
-                        float v = k == 0 ? float_of(0x7fc00000u) : want[i] + (dt == DTYPE_BF16 ? 512.0f : 1.0f);
-                        uint16_t v16 = rne_bf16(v);
-                        int was_wrong = dt == DTYPE_BF16 && widen_bf16(b16[i]) != want[i];
+                        float v = k == 0 ? bf16_ref_float(0x7fc00000u) : want[i] + (dt == DTYPE_BF16 ? 512.0f : 1.0f);
+                        uint16_t v16 = bf16_ref_rne(v);
+                        int was_wrong = dt == DTYPE_BF16 && bf16_ref_widen(b16[i]) != want[i];
                         if (t) CHECK_CUDA(cudaMemcpy((uint16_t *)d16 + i, &v16, 2, cudaMemcpyHostToDevice));
                         else CHECK_CUDA(cudaMemcpy((float *)d32 + i, &v, 4, cudaMemcpyHostToDevice));
                         expect += !was_wrong;
