@@ -82,7 +82,8 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
 /* GPU i's bf16 wire buffer from its fp32 gradients, on `stream` (GPU i's current device). */
 static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *const *bufs, size_t count,
                   cudaStream_t stream) {
-    int tr = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, stream, "cast to bf16");
+    int lane = stream == nr->g[i]->stream ? TRACE_COMPUTE : TRACE_COMM;
+    int tr = trace_begin(nr->trace, nr->g[i]->device, lane, stream, "cast to bf16");
     nvtx_push("cast to bf16 gpu%d", nr->g[i]->device);
     reduce_cast_bf16(bufs[i], src[i], count, stream);
     nvtx_pop();

@@ -92,9 +92,15 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
     if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
     if (count == 0 || (nr->world == 1 && !src)) return;
     size_t esize = dtype_size(nr->wire);
+    int tr[DP_MAX_GPUS];
+    char name[32];
+    snprintf(name, sizeof name, "cast %d", bucket);
     if (nr->world == 1) {   /* nothing to exchange; the update still reads the rounded gradients */
+        cudaStream_t s = nr->g[0]->stream;
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
-        reduce_cast_bf16((char *)bufs[0] + offset * esize, src[0] + offset, count, nr->g[0]->stream);
+        tr[0] = trace_begin(nr->trace, nr->g[0]->device, TRACE_COMPUTE, s, name);
+        reduce_cast_bf16((char *)bufs[0] + offset * esize, src[0] + offset, count, s);
+        trace_end(nr->trace, tr[0], s);
         return;
     }
     for (int i = 0; i < nr->n; i++) {
@@ -106,10 +112,7 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
         CHECK_CUDA(cudaEventRecord(t_begin, nr->g[0]->comm_stream));
     }
-    int tr[DP_MAX_GPUS];
-    char name[32];
     if (src) {
-        snprintf(name, sizeof name, "cast %d", bucket);
         for (int i = 0; i < nr->n; i++) {
             cudaStream_t cs = nr->g[i]->comm_stream;
             CHECK_CUDA(cudaSetDevice(nr->g[i]->device));

@@ -191,15 +191,10 @@ int main(void) {
     int devices[1] = {0};
     run_cfg_t cfg = {.model = "lenet", .n_gpus = 1, .devices = devices, .global_batch = B, .lr = LR, .momentum = MU,
                      .weight_decay = WD, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1, .data = &data};
-    const strategy_t *single = strategy_find("single");
     epoch_stats_t s;
-    void *st0 = dp_test_train(single, &cfg, 0, &s);
-    float *p0 = dp_test_params((replica_t *)st0);
-    single->teardown(st0);
-    st0 = dp_test_train(single, &cfg, K, &s);
-    reference_t ref = {.p0 = p0, .ref = dp_test_params((replica_t *)st0),
-                       .n_params = ((replica_t *)st0)->model.n_params};
-    single->teardown(st0);
+    float *p0, *p_ref;
+    size_t n_params = dp_test_single(&cfg, K, &p0, &p_ref, &s, NULL);
+    reference_t ref = {.p0 = p0, .ref = p_ref, .n_params = n_params};
     double d2 = 0;
     for (size_t k = 0; k < ref.n_params; k++) d2 += ((double)ref.ref[k] - p0[k]) * ((double)ref.ref[k] - p0[k]);
     ref.dref_norm = sqrt(d2);
@@ -211,7 +206,7 @@ int main(void) {
         check("nccl", "nccl bf16 64 KiB", (size_t)64 << 10, counts[c], &data, &ref);   /* LeNet in 4 buckets */
     }
     free(p0);
-    free((void *)ref.ref);
+    free(p_ref);
     idx_free(&data);
     return test_summary();
 }
