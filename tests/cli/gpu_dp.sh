@@ -46,7 +46,8 @@ if "$bin" --help 2>/dev/null | grep -q -- --grad-dtype; then
     bad=$(awk -F, 'FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         FILENAME == ARGV[1] { if ($c["gpus"] == 2) b32[$c["strategy"], $c["epoch"]] = $c["bytes_per_step"]; next }
         { n++; k = $c["strategy"] SUBSEP $c["epoch"]
-          if ($c["status"] != "ok" || $c["replicas"] != "identical" || !(k in b32) || $c["bytes_per_step"] * 2 != b32[k]) {
+          if ($c["status"] != "ok" || $c["replicas"] != "identical" || !(k in b32) ||
+              $c["bytes_per_step"] * 2 != b32[k]) {
               print "bad bf16 row: " $0 > "/dev/stderr"; nbad++ } }
         END { if (n != 4) { print "want 4 bf16 rows, got " n + 0 > "/dev/stderr"; nbad++ }
               print nbad + 0 }' "$csv" "$csv16" || echo 1)
