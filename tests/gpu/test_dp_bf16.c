@@ -49,6 +49,13 @@ static double rel_d(const double *a, const double *b, size_t n) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
+/* One configuration's figures, for the table printed last. */
+typedef struct {
+    const char *label;
+    int gpus;
+    double measured, direct, bound, to_wire, to_fp32;
+} result_t;
+
 typedef struct {
     const float *p0, *ref;      /* single: initial parameters, and after K steps at batch B */
     double dref_norm;           /* ||ref - p0|| */
@@ -111,8 +118,8 @@ static void first_update(const float *p0, const float *p1, const uint16_t *w0, f
     free(b);
 }
 
-static void check(const char *strategy, const char *label, size_t bucket, int n, const idx_dataset_t *data,
-                  const reference_t *ref) {
+static result_t check(const char *strategy, const char *label, size_t bucket, int n, const idx_dataset_t *data,
+                      const reference_t *ref) {
     int devices[4] = {0, 1, 2, 3};
     run_cfg_t cfg = {.model = "lenet", .n_gpus = n, .devices = devices, .global_batch = B, .lr = LR, .momentum = MU,
                      .weight_decay = WD, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1, .data = data,
@@ -182,6 +189,7 @@ static void check(const char *strategy, const char *label, size_t bucket, int n,
     free(dir);
     free(p0);
     st->teardown(state);
+    return (result_t){label, n, worst, direct, bound, to_wire, to_fp32};
 }
 
 int main(void) {
@@ -200,11 +208,19 @@ int main(void) {
     ref.dref_norm = sqrt(d2);
     printf("single: %d steps at batch %d, loss %.4f, ||update|| %.4g\n", K, B, s.train_loss, ref.dref_norm);
 
-    int counts[2], n_counts = dp_test_counts(counts);
+    int counts[2], n_counts = dp_test_counts(counts), n_res = 0;
+    result_t res[4];
     for (int c = 0; c < n_counts; c++) {
-        check("naive", "naive bf16", 0, counts[c], &data, &ref);
-        check("nccl", "nccl bf16 64 KiB", (size_t)64 << 10, counts[c], &data, &ref);   /* LeNet in 4 buckets */
+        res[n_res++] = check("naive", "naive bf16", 0, counts[c], &data, &ref);
+        res[n_res++] = check("nccl", "nccl bf16 64 KiB", (size_t)64 << 10, counts[c], &data, &ref);   /* 4 buckets */
     }
+    printf("#\n# %d steps, update rel. error against single (fp32 gradients, batch %d)\n", K, B);
+    printf("# %-16s %4s %10s %10s %10s %7s %12s %12s\n", "strategy", "gpus", "measured", "direct", "bound", "margin",
+           "1st: wire", "1st: fp32");
+    for (int r = 0; r < n_res; r++)
+        printf("  %-16s %4d %10.3g %10.3g %10.3g %6.1fx %12.2g %12.2g\n", res[r].label, res[r].gpus, res[r].measured,
+               res[r].direct, res[r].bound, res[r].measured > 0 ? res[r].bound / res[r].measured : INFINITY,
+               res[r].to_wire, res[r].to_fp32);
     free(p0);
     free(p_ref);
     idx_free(&data);
