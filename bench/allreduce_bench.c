@@ -1,6 +1,7 @@
 /* allreduce_bench.c — the all-reduce benchmark: for each data-parallel strategy's reduction (naive copy-sum-broadcast,
- * NCCL ring) and each GPU count, buffer sizes 4 KB..256 MB: one exactly checked run on integer inputs, warm-up, then
- * timed iterations with CUDA events; nccl-tests' algbw/busbw. Run: ./scaling --bench allreduce --gpus 2,4 */
+ * NCCL ring), each GPU count and each wire type (float32; bfloat16 bare; bfloat16 with the fp32 -> bf16 cast that
+ * --grad-dtype bf16 training pays), 4 KB..256 MB on the wire: one exactly checked run on integer inputs, warm-up,
+ * then timed iterations with CUDA events; nccl-tests' algbw/busbw. Run: ./scaling --bench allreduce --gpus 2,4 */
 #include "allreduce_bench.h"
 #include "env.h"
 #include "../engine/check.h"
@@ -65,10 +66,22 @@ static void csv_str_(FILE *f, const char *s, int last) {
     fputc(last ? '\n' : ',', f);
 }
 
+/* One table of the benchmark: the wire type, and whether each reduction starts from fp32 inputs and casts them
+ * (timed with it, as training runs it: the row's algo gets "+cast"). */
 typedef struct {
-    const char *strategy, *algo;
+    dtype_t wire;
+    int cast;
+    const char *type;               /* nccl-tests' name of the wire type */
+} bench_kind_t;
+
+static const bench_kind_t BENCH_KINDS[] = {
+    {DTYPE_FP32, 0, "float"}, {DTYPE_BF16, 0, "bfloat16"}, {DTYPE_BF16, 1, "bfloat16"},
+};
+
+typedef struct {
+    const char *strategy, *algo, *type;
     int gpus;
-    size_t bytes;
+    size_t bytes, count;
     double time_us, algbw, busbw;
     unsigned long long wrong;
 } bench_row_t;
@@ -77,8 +90,8 @@ static void csv_row_(FILE *f, const bench_row_t *r, const results_env_t *env, co
     csv_str_(f, r->strategy, 0);
     fprintf(f, "%d,", r->gpus);
     csv_str_(f, r->algo, 0);
-    fprintf(f, "%zu,%zu,float,sum,%.3f,%.4f,%.4f,%llu,", r->bytes, r->bytes / sizeof(float), r->time_us, r->algbw,
-            r->busbw, r->wrong);
+    fprintf(f, "%zu,%zu,%s,sum,%.3f,%.4f,%.4f,%llu,", r->bytes, r->count, r->type, r->time_us, r->algbw, r->busbw,
+            r->wrong);
     const char *facts[] = {env->gpu_name, env->driver, env->cuda, env->nccl, env->host, env->git_commit};
     for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) csv_str_(f, facts[i], 0);
     csv_str_(f, stamp, 1);
@@ -86,9 +99,9 @@ static void csv_row_(FILE *f, const bench_row_t *r, const results_env_t *env, co
 
 /* Mean time of one reduction over BENCH_ITERS, in ms: each GPU's compute stream brackets the iterations with
  * events (the reduction starts after and ends before them), and the slowest GPU is the reduction's time. */
-static double time_reduce_(const reduce_ops_t *ops, void *ctx, gpu_t *gpus, int n, float *const *bufs, size_t count,
-                           cudaEvent_t *start, cudaEvent_t *stop) {
-    for (int w = 0; w < BENCH_WARMUP; w++) ops->run(ctx, bufs, count);
+static double time_reduce_(const reduce_ops_t *ops, void *ctx, gpu_t *gpus, int n, const float *const *src,
+                           void *const *bufs, size_t count, cudaEvent_t *start, cudaEvent_t *stop) {
+    for (int w = 0; w < BENCH_WARMUP; w++) ops->run(ctx, src, bufs, count);
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(gpus[i].device));
         CHECK_CUDA(cudaDeviceSynchronize());
@@ -97,7 +110,7 @@ static double time_reduce_(const reduce_ops_t *ops, void *ctx, gpu_t *gpus, int 
         CHECK_CUDA(cudaSetDevice(gpus[i].device));
         CHECK_CUDA(cudaEventRecord(start[i], gpus[i].stream));
     }
-    for (int it = 0; it < BENCH_ITERS; it++) ops->run(ctx, bufs, count);
+    for (int it = 0; it < BENCH_ITERS; it++) ops->run(ctx, src, bufs, count);
     double worst = 0;
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(gpus[i].device));
@@ -112,72 +125,98 @@ static double time_reduce_(const reduce_ops_t *ops, void *ctx, gpu_t *gpus, int 
     return worst / BENCH_ITERS;
 }
 
-/* One strategy on n GPUs (devices 0..n-1). Returns wrong values (or -1 if the reduction could not be set up) and
- * adds the rows to f. */
-static long long bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, const results_env_t *env,
-                            const char *stamp) {
+/* The buffers and events of one strategy on n GPUs (devices 0..n-1). */
+typedef struct {
+    int n;
     gpu_t gpus[DP_MAX_GPUS];
     gpu_t *gp[DP_MAX_GPUS];
-    float *bufs[DP_MAX_GPUS];
+    void *bufs[DP_MAX_GPUS];        /* BENCH_MAX_BYTES: the wire buffers */
+    float *src[DP_MAX_GPUS];        /* the fp32 inputs of a +cast table: 2 floats per wire byte at most */
     cudaEvent_t start[DP_MAX_GPUS], stop[DP_MAX_GPUS];
+} bench_gpus_t;
+
+/* One table: kind k of strategy st on b's GPUs. Returns wrong values (or -1 if the reduction could not be set up)
+ * and adds the rows to f. */
+static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench_gpus_t *b, int path, FILE *f,
+                              const results_env_t *env, const char *stamp) {
+    int n = b->n;
+    size_t esize = dtype_size(k->wire);
+    void *ctx = NULL;
+    char err[512] = "";
+    if (st->reduce->open(&ctx, b->gp, n, BENCH_MAX_BYTES / esize, path, k->wire, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: %s (%s) on %d GPUs: %s\n", st->name, k->type, n, err);
+        printf("# %s (%s) on %d GPUs: setup failed: %s\n", st->name, k->type, n, err);
+        return -1;
+    }
+    char algo[80];
+    snprintf(algo, sizeof algo, "%s%s", st->reduce->algo(ctx), k->cast ? "+cast" : "");
+    printf("#\n# %s (%s) on %d GPUs, %s in place%s\n", st->name, algo, n, k->type,
+           k->cast ? ", cast from float32 included" : "");
+    printf("#%11s %12s %8s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",
+           "busbw(GB/s)", "#wrong");
+    const float *const *src = k->cast ? (const float *const *)b->src : NULL;
+    double bus_sum = 0;
+    int rows = 0;
+    long long wrong = 0;
+    for (size_t pow2 = BENCH_MIN_BYTES, extra = 0; pow2 <= BENCH_MAX_BYTES;) {
+        /* Powers of two, plus the reference's odd sizes (6.7 MiB, 45 MiB) so busbw compares at the same size. */
+        static const size_t odd[] = {7069696, 47185920};
+        size_t bytes = pow2;
+        if (extra < sizeof odd / sizeof odd[0] && odd[extra] < pow2) bytes = odd[extra++];
+        else pow2 *= 2;
+        size_t count = bytes / esize;
+        /* Checked before it is timed: a fast wrong reduction is not a result. */
+        unsigned long long bad = dp_check_reduce(st->reduce, ctx, b->gp, n, k->wire, src, b->bufs, count, 0);
+        double ms = time_reduce_(st->reduce, ctx, b->gpus, n, src, b->bufs, count, b->start, b->stop);
+        bench_row_t r = {.strategy = st->name, .algo = algo, .type = k->type, .gpus = n, .bytes = bytes,
+                         .count = count, .time_us = ms * 1e3, .wrong = bad};
+        r.algbw = (double)bytes / (ms * 1e-3) / 1e9;
+        r.busbw = r.algbw * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
+        printf("%12zu %12zu %8s %6s %11.2f %12.2f %12.2f %7llu\n", bytes, count, k->type, "sum", r.time_us, r.algbw,
+               r.busbw, bad);
+        fflush(stdout);
+        csv_row_(f, &r, env, stamp);
+        bus_sum += r.busbw;
+        rows++;
+        wrong += (long long)bad;
+    }
+    fflush(f);
+    printf("# Avg bus bandwidth    : %.3f GB/s\n", bus_sum / rows);
+    st->reduce->close(ctx);
+    return wrong;
+}
+
+/* One strategy on n GPUs, every kind of table: adds the wrong values to *wrong and returns how many tables could
+ * not be set up. */
+static int bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, const results_env_t *env,
+                      const char *stamp, long long *wrong) {
+    bench_gpus_t b = {.n = n};
     for (int i = 0; i < n; i++) {
-        gpu_init(&gpus[i], i, MATH_TF32);
-        gp[i] = &gpus[i];
-        CHECK_CUDA(cudaMalloc((void **)&bufs[i], BENCH_MAX_BYTES));
-        CHECK_CUDA(cudaEventCreate(&start[i]));
-        CHECK_CUDA(cudaEventCreate(&stop[i]));
+        gpu_init(&b.gpus[i], i, MATH_TF32);
+        b.gp[i] = &b.gpus[i];
+        CHECK_CUDA(cudaMalloc(&b.bufs[i], BENCH_MAX_BYTES));
+        CHECK_CUDA(cudaMalloc((void **)&b.src[i], BENCH_MAX_BYTES / dtype_size(DTYPE_BF16) * sizeof(float)));
+        CHECK_CUDA(cudaEventCreate(&b.start[i]));
+        CHECK_CUDA(cudaEventCreate(&b.stop[i]));
     }
     int path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
              : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO;
-    void *ctx = NULL;
-    char err[512] = "";
-    long long wrong = 0;
-    if (st->reduce->open(&ctx, gp, n, BENCH_MAX_BYTES / sizeof(float), path, err, sizeof err) != 0) {
-        fprintf(stderr, "scaling: %s on %d GPUs: %s\n", st->name, n, err);
-        printf("# %s on %d GPUs: setup failed: %s\n", st->name, n, err);
-        wrong = -1;
-    } else {
-        const char *algo = st->reduce->algo(ctx);
-        printf("#\n# %s (%s) on %d GPUs, in place\n", st->name, algo, n);
-        printf("#%11s %12s %6s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)",
-               "algbw(GB/s)", "busbw(GB/s)", "#wrong");
-        double bus_sum = 0;
-        int rows = 0;
-        for (size_t pow2 = BENCH_MIN_BYTES, extra = 0; pow2 <= BENCH_MAX_BYTES;) {
-            /* Powers of two, plus the reference's odd sizes (6.7 MiB, 45 MiB) so busbw compares at the same size. */
-            static const size_t odd[] = {7069696, 47185920};
-            size_t bytes = pow2;
-            if (extra < sizeof odd / sizeof odd[0] && odd[extra] < pow2) bytes = odd[extra++];
-            else pow2 *= 2;
-            size_t count = bytes / sizeof(float);
-            /* Checked before it is timed: a fast wrong reduction is not a result. */
-            unsigned long long bad = dp_check_reduce(st->reduce, ctx, gp, n, bufs, count);
-            double ms = time_reduce_(st->reduce, ctx, gpus, n, bufs, count, start, stop);
-            bench_row_t r = {.strategy = st->name, .algo = algo, .gpus = n, .bytes = bytes, .time_us = ms * 1e3,
-                             .wrong = bad};
-            r.algbw = (double)bytes / (ms * 1e-3) / 1e9;
-            r.busbw = r.algbw * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
-            printf("%12zu %12zu %6s %6s %11.2f %12.2f %12.2f %7llu\n", bytes, count, "float", "sum", r.time_us, r.algbw,
-                   r.busbw, bad);
-            fflush(stdout);
-            csv_row_(f, &r, env, stamp);
-            bus_sum += r.busbw;
-            rows++;
-            wrong += (long long)bad;
-        }
-        fflush(f);
-        printf("# Avg bus bandwidth    : %.3f GB/s\n", bus_sum / rows);
-        st->reduce->close(ctx);
+    int failed = 0;
+    for (size_t k = 0; k < sizeof BENCH_KINDS / sizeof BENCH_KINDS[0]; k++) {
+        long long w = bench_table_(st, &BENCH_KINDS[k], &b, path, f, env, stamp);
+        if (w < 0) failed++;
+        else *wrong += w;
     }
     for (int i = 0; i < n; i++) {
-        CHECK_CUDA(cudaSetDevice(gpus[i].device));
+        CHECK_CUDA(cudaSetDevice(b.gpus[i].device));
         CHECK_CUDA(cudaDeviceSynchronize());
-        CHECK_CUDA(cudaFree(bufs[i]));
-        CHECK_CUDA(cudaEventDestroy(start[i]));
-        CHECK_CUDA(cudaEventDestroy(stop[i]));
-        gpu_free(&gpus[i]);
+        CHECK_CUDA(cudaFree(b.bufs[i]));
+        CHECK_CUDA(cudaFree(b.src[i]));
+        CHECK_CUDA(cudaEventDestroy(b.start[i]));
+        CHECK_CUDA(cudaEventDestroy(b.stop[i]));
+        gpu_free(&b.gpus[i]);
     }
-    return wrong;
+    return failed;
 }
 
 int allreduce_bench_main(const options_t *o) {
@@ -206,8 +245,9 @@ int allreduce_bench_main(const options_t *o) {
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    printf("# allreduce benchmark: float32 sum in place, %zu B..%zu B, %d warm-up + %d timed iterations per size\n",
-           BENCH_MIN_BYTES, BENCH_MAX_BYTES, BENCH_WARMUP, BENCH_ITERS);
+    printf("# allreduce benchmark: sums in place of float32, of bfloat16, and of bfloat16 cast from float32 first "
+           "(algo +cast: what --grad-dtype bf16 training runs), %zu B..%zu B on the wire, %d warm-up + %d timed "
+           "iterations per size\n", BENCH_MIN_BYTES, BENCH_MAX_BYTES, BENCH_WARMUP, BENCH_ITERS);
     printf("# time: CUDA events on each GPU, slowest GPU; algbw = size/time, busbw = algbw*2(n-1)/n -> %s\n", path);
     printf("# %s, driver %s, CUDA %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda, env.nccl,
            env.host, env.git_commit);
@@ -227,9 +267,7 @@ int allreduce_bench_main(const options_t *o) {
                 printf("#\n# %s on %d GPU: nothing to reduce, skipped\n", st->name, n);
                 continue;
             }
-            long long w = bench_one_(st, n, o, f, &env, stamp);
-            if (w < 0) failed++;
-            else wrong += w;
+            failed += bench_one_(st, n, o, f, &env, stamp, &wrong);
         }
     }
     fclose(f);

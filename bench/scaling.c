@@ -239,10 +239,10 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     void *state = NULL;
     trace_t tr = {0};
     if (o->trace) {
-        /* Per GPU and step: forward, update and a backward plus a communication range per bucket (at most one
-         * bucket per layer); the pipeline's forward, backward and up to three copies (each in two halves where
-         * staged) per micro-batch. */
-        int per_step = 2 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
+        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
+         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
+         * halves where staged) per micro-batch. */
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
         trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         cfg.trace = &tr;
     }

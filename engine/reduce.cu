@@ -1,11 +1,13 @@
-/* reduce.cu — kernels for data-parallel strategies: the sum of gradient buffers on the reducing GPU, the
- * bit-exact replica checksum, and the integer patterns that make all-reduce results exactly checkable. */
+/* reduce.cu — kernels for data-parallel strategies: the sum of gradient buffers on the reducing GPU (fp32, or bf16
+ * summed in fp32 arithmetic), the fp32 -> bf16 cast of gradients for the wire, the bit-exact replica checksum, and
+ * the integer patterns that make all-reduce results exactly checkable, in either type. */
 #include "reduce.h"
 #include "check.h"
+#include <cuda_bf16.h>
 #include <stdint.h>
 
 typedef struct {
-    const float *p[REDUCE_MAX_SRC];
+    const void *p[REDUCE_MAX_SRC];
 } src_list_t;
 
 static unsigned grid_for(size_t n, int threads) {
@@ -14,25 +16,85 @@ static unsigned grid_for(size_t n, int threads) {
     return blocks ? (unsigned)blocks : 1u;
 }
 
+// --- element types: arithmetic is fp32; a bf16 element is widened on load (exact: its bits are fp32's top half)
+// and rounded to nearest even on store. vec16<T> does the same for 16 bytes at once (the vector bodies).
+
+__device__ static float widen(float x) { return x; }
+__device__ static float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ static void narrow(float *p, float x) { *p = x; }
+__device__ static void narrow(__nv_bfloat16 *p, float x) { *p = __float2bfloat16_rn(x); }
+
+template <typename T> struct vec16;
+template <> struct vec16<float> {
+    static constexpr int N = 4;
+    __device__ static void widen(uint4 v, float *f) {
+        f[0] = __uint_as_float(v.x); f[1] = __uint_as_float(v.y);
+        f[2] = __uint_as_float(v.z); f[3] = __uint_as_float(v.w);
+    }
+    __device__ static uint4 narrow(const float *f) {
+        return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
+    }
+};
+template <> struct vec16<__nv_bfloat16> {
+    static constexpr int N = 8;
+    /* Little endian: the element at the lower address is the low half of each 32-bit word. */
+    __device__ static void widen2(unsigned w, float *f) {
+        f[0] = __uint_as_float(w << 16);
+        f[1] = __uint_as_float(w & 0xffff0000u);
+    }
+    __device__ static unsigned narrow2(const float *f) {
+        return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[0])) |
+               (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(f[1])) << 16;
+    }
+    __device__ static void widen(uint4 v, float *f) {
+        widen2(v.x, f); widen2(v.y, f + 2); widen2(v.z, f + 4); widen2(v.w, f + 6);
+    }
+    __device__ static uint4 narrow(const float *f) {
+        return make_uint4(narrow2(f), narrow2(f + 2), narrow2(f + 4), narrow2(f + 6));
+    }
+};
+
+static int aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
 // --- kernels
-/* Memory-bound: float4 when every pointer allows it (gradient slices are 256-byte aligned). */
-__global__ static void sum_into_vec_kernel(float4 *__restrict__ dst, src_list_t src, int n_src, size_t n4) {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
-        float4 a = dst[i];
+/* Memory-bound: 16-byte loads and stores when every pointer allows it (gradient slices are 256-byte aligned). */
+template <typename T>
+__global__ static void sum_into_vec_kernel(uint4 *__restrict__ dst, src_list_t src, int n_src, size_t n_vec) {
+    constexpr int N = vec16<T>::N;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += (size_t)gridDim.x * blockDim.x) {
+        float a[N], b[N];
+        vec16<T>::widen(dst[i], a);
         for (int s = 0; s < n_src; s++) {
-            float4 b = ((const float4 *)src.p[s])[i];
-            a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;
+            vec16<T>::widen(((const uint4 *)src.p[s])[i], b);
+#pragma unroll
+            for (int k = 0; k < N; k++) a[k] += b[k];
         }
-        dst[i] = a;
+        dst[i] = vec16<T>::narrow(a);
     }
 }
 
-__global__ static void sum_into_kernel(float *__restrict__ dst, src_list_t src, int n_src, size_t first, size_t n) {
+template <typename T>
+__global__ static void sum_into_kernel(T *__restrict__ dst, src_list_t src, int n_src, size_t first, size_t n) {
     for (size_t i = first + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float a = dst[i];
-        for (int s = 0; s < n_src; s++) a += src.p[s][i];
-        dst[i] = a;
+        float a = widen(dst[i]);
+        for (int s = 0; s < n_src; s++) a += widen(((const T *)src.p[s])[i]);
+        narrow(&dst[i], a);
     }
+}
+
+/* 8 floats (two 16-byte loads) in, 8 bf16 (one 16-byte store) out per iteration. */
+__global__ static void cast_bf16_vec_kernel(uint4 *__restrict__ dst, const float4 *__restrict__ src, size_t n8) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
+        float4 lo = src[2 * i], hi = src[2 * i + 1];
+        float f[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+        dst[i] = vec16<__nv_bfloat16>::narrow(f);
+    }
+}
+
+__global__ static void cast_bf16_kernel(__nv_bfloat16 *__restrict__ dst, const float *__restrict__ src, size_t first,
+                                        size_t n) {
+    for (size_t i = first + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = __float2bfloat16_rn(src[i]);
 }
 
 __device__ static unsigned long long mix64(unsigned long long x) {   /* splitmix64's finaliser */
@@ -57,45 +119,67 @@ __global__ static void checksum_kernel(const uint32_t *__restrict__ p, size_t n,
     }
 }
 
-__device__ static float pattern(size_t k, int rank) {
+__device__ static float pattern(size_t k, int rank, int base) {
     unsigned h = (unsigned)k * 2654435761u ^ (unsigned)(k >> 32) ^ ((unsigned)rank * 40503u + 0x9e3779b9u);
     h ^= h >> 15; h *= 0x2c1b3c6du; h ^= h >> 12;
-    return (float)((int)(h >> 28) - 8);
+    return (float)(base + (int)(h >> 28) - 8);
 }
 
-__global__ static void fill_pattern_kernel(float *p, size_t n, int rank) {
+template <typename T>
+__global__ static void fill_pattern_kernel(T *p, size_t n, int rank, int base) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = pattern(i, rank);
+        narrow(&p[i], pattern(i, rank, base));
 }
 
-__global__ static void count_wrong_kernel(const float *p, size_t n, int n_ranks, unsigned long long *wrong) {
+template <typename T>
+__global__ static void count_wrong_kernel(const T *p, size_t n, int n_ranks, int base, unsigned long long *wrong) {
     unsigned long long bad = 0;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         float want = 0.0f;
-        for (int r = 0; r < n_ranks; r++) want += pattern(i, r);
-        bad += p[i] != want;
+        for (int r = 0; r < n_ranks; r++) want += pattern(i, r, base);
+        bad += widen(p[i]) != want;
     }
     for (int o = 16; o > 0; o >>= 1) bad += __shfl_down_sync(0xffffffffu, bad, o);
     if ((threadIdx.x & 31) == 0 && bad) atomicAdd(wrong, bad);
 }
 
 // --- launchers
-void reduce_sum_into(float *dst, const float *const *src, int n_src, size_t n, cudaStream_t stream) {
-    if (n_src < 1 || n == 0) return;
-    if (n_src > REDUCE_MAX_SRC) check_fail(__FILE__, __LINE__, "reduce_sum_into", "more than REDUCE_MAX_SRC sources");
+template <typename T>
+static void sum_into(T *dst, const void *const *src, int n_src, size_t n, cudaStream_t stream) {
     src_list_t s = {};
-    int aligned = ((uintptr_t)dst & 15) == 0;
+    int aligned = aligned16(dst);
     for (int i = 0; i < n_src; i++) {
         s.p[i] = src[i];
-        aligned &= ((uintptr_t)src[i] & 15) == 0;
+        aligned &= aligned16(src[i]);
     }
-    size_t n4 = aligned ? n / 4 : 0;
-    if (n4) {
-        sum_into_vec_kernel<<<grid_for(n4, 256), 256, 0, stream>>>((float4 *)dst, s, n_src, n4);
+    constexpr int N = vec16<T>::N;
+    size_t n_vec = aligned ? n / N : 0;
+    if (n_vec) {
+        sum_into_vec_kernel<T><<<grid_for(n_vec, 256), 256, 0, stream>>>((uint4 *)dst, s, n_src, n_vec);
         CHECK_LAUNCH();
     }
-    if (4 * n4 < n) {
-        sum_into_kernel<<<grid_for(n - 4 * n4, 256), 256, 0, stream>>>(dst, s, n_src, 4 * n4, n);
+    if (N * n_vec < n) {
+        sum_into_kernel<T><<<grid_for(n - N * n_vec, 256), 256, 0, stream>>>(dst, s, n_src, N * n_vec, n);
+        CHECK_LAUNCH();
+    }
+}
+
+void reduce_sum_into(void *dst, const void *const *src, dtype_t t, int n_src, size_t n, cudaStream_t stream) {
+    if (n_src < 1 || n == 0) return;
+    if (n_src > REDUCE_MAX_SRC) check_fail(__FILE__, __LINE__, "reduce_sum_into", "more than REDUCE_MAX_SRC sources");
+    if (t == DTYPE_BF16) sum_into((__nv_bfloat16 *)dst, src, n_src, n, stream);
+    else sum_into((float *)dst, src, n_src, n, stream);
+}
+
+void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream) {
+    if (n == 0) return;
+    size_t n8 = aligned16(dst) && aligned16(src) ? n / 8 : 0;
+    if (n8) {
+        cast_bf16_vec_kernel<<<grid_for(n8, 256), 256, 0, stream>>>((uint4 *)dst, (const float4 *)src, n8);
+        CHECK_LAUNCH();
+    }
+    if (8 * n8 < n) {
+        cast_bf16_kernel<<<grid_for(n - 8 * n8, 256), 256, 0, stream>>>((__nv_bfloat16 *)dst, src, 8 * n8, n);
         CHECK_LAUNCH();
     }
 }
@@ -107,14 +191,21 @@ void reduce_checksum(const float *p, size_t n, unsigned long long *out, cudaStre
     CHECK_LAUNCH();
 }
 
-void reduce_fill_pattern(float *p, size_t n, int rank, cudaStream_t stream) {
+void reduce_fill_pattern(void *p, dtype_t t, size_t n, int rank, int base, cudaStream_t stream) {
     if (n == 0) return;
-    fill_pattern_kernel<<<grid_for(n, 256), 256, 0, stream>>>(p, n, rank);
+    if (t == DTYPE_BF16)
+        fill_pattern_kernel<<<grid_for(n, 256), 256, 0, stream>>>((__nv_bfloat16 *)p, n, rank, base);
+    else
+        fill_pattern_kernel<<<grid_for(n, 256), 256, 0, stream>>>((float *)p, n, rank, base);
     CHECK_LAUNCH();
 }
 
-void reduce_count_wrong(const float *p, size_t n, int n_ranks, unsigned long long *wrong, cudaStream_t stream) {
+void reduce_count_wrong(const void *p, dtype_t t, size_t n, int n_ranks, int base, unsigned long long *wrong,
+                        cudaStream_t stream) {
     if (n == 0) return;
-    count_wrong_kernel<<<grid_for(n, 256), 256, 0, stream>>>(p, n, n_ranks, wrong);
+    if (t == DTYPE_BF16)
+        count_wrong_kernel<<<grid_for(n, 256), 256, 0, stream>>>((const __nv_bfloat16 *)p, n, n_ranks, base, wrong);
+    else
+        count_wrong_kernel<<<grid_for(n, 256), 256, 0, stream>>>((const float *)p, n, n_ranks, base, wrong);
     CHECK_LAUNCH();
 }

@@ -1,26 +1,38 @@
-/* reduce.h — the few kernels that data-parallel strategies need besides training: summing gradient buffers,
- * a bit-exact checksum of a replica's parameters, and exactly checkable integer patterns for reduction tests. */
+/* reduce.h — the few kernels that data-parallel strategies need besides training: summing gradient buffers (fp32,
+ * or bf16 on the wire), the fp32 -> bf16 cast of gradients, a bit-exact checksum of a replica's parameters, and
+ * exactly checkable integer patterns for reduction tests. */
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
+#include "dtype.h"
 
 #define REDUCE_MAX_SRC 16   /* most buffers one reduce_sum_into launch adds (one per GPU) */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* dst[k] = (((dst[k] + src[0][k]) + src[1][k]) + ...) for k < n: a fixed order, so the sum is deterministic.
+/* dst[k] = (((dst[k] + src[0][k]) + src[1][k]) + ...) for k < n, every buffer holding n elements of type t: a fixed
+ * order, so the sum is deterministic. The sum is formed in fp32 arithmetic whatever t is; for bf16 each element is
+ * widened (exactly) on load and the fp32 sum is rounded to bf16 once, at the end (round to nearest even).
  * Every src must be readable from the current device (its own memory, or a peer's with peer access). */
-void reduce_sum_into(float *dst, const float *const *src, int n_src, size_t n, cudaStream_t stream);
+void reduce_sum_into(void *dst, const void *const *src, dtype_t t, int n_src, size_t n, cudaStream_t stream);
+/* dst[k] (bf16) = src[k] (fp32) rounded to nearest even, exactly as __float2bfloat16_rn: denormals are kept
+ * (bf16 has fp32's exponent range), values past the largest bf16 become +-inf, a NaN becomes a NaN. */
+void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream);
 /* *out (device) = sum over k of mix(k, bit pattern of p[k]) modulo 2^64. Integer addition commutes, so the value
  * does not depend on the launch shape, and any changed bit or moved value changes it (up to hash collisions):
  * equal checksums mean bit-identical buffers, which float sums could not tell. */
 void reduce_checksum(const float *p, size_t n, unsigned long long *out, cudaStream_t stream);
-/* p[k] = a small integer (-8..7) depending on (k, rank): sums over up to 2^20 ranks are exact in fp32. */
-void reduce_fill_pattern(float *p, size_t n, int rank, cudaStream_t stream);
-/* *wrong (device, accumulated: zero it first) += count of k where p[k] != sum over ranks 0..n_ranks-1 of the
- * pattern: what every buffer must hold after an all-reduce sum of reduce_fill_pattern inputs. */
-void reduce_count_wrong(const float *p, size_t n, int n_ranks, unsigned long long *wrong, cudaStream_t stream);
+/* p[k] (type t) = base + a small integer (-8..7) depending on (k, rank). With base 0 the sums over ranks are exact
+ * in fp32 (up to 2^20 ranks) and in bf16 (up to 32 ranks: |sum| <= 256, and so is every partial sum); base 248
+ * keeps each value exact in bf16 (240..255) while most sums of two or more are not (bf16 integers above 256 are
+ * even): the negative control of an exact bf16 check. */
+void reduce_fill_pattern(void *p, dtype_t t, size_t n, int rank, int base, cudaStream_t stream);
+/* *wrong (device, accumulated: zero it first) += count of k where p[k] (type t) != the sum over ranks
+ * 0..n_ranks-1 of the pattern with that base, formed exactly in fp32: what every buffer must hold after an
+ * all-reduce sum of reduce_fill_pattern inputs. */
+void reduce_count_wrong(const void *p, dtype_t t, size_t n, int n_ranks, int base, unsigned long long *wrong,
+                        cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

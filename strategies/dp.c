@@ -9,6 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --grad-dtype bf16: every replica's update reads its bf16 wire buffer, set before the first step because the update
+ * segment may be captured into a CUDA graph with the pointer it has then. Even one replica casts (nothing to
+ * exchange, but the same rounding), so a run's numerics do not depend on its GPU count, as with DDP's hook. */
+static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
+    dp->wire = wire;
+    if (wire != DTYPE_BF16) return 0;
+    for (int i = 0; i < dp->n; i++) {
+        replica_t *r = &dp->reps[i];
+        size_t bytes = r->model.n_params * dtype_size(wire);
+        CHECK_CUDA(cudaSetDevice(r->gpu.device));
+        cudaError_t e = cudaMalloc(&dp->wire_grads[i], bytes);
+        if (e == cudaErrorMemoryAllocation) {
+            (void)cudaGetLastError();   /* not sticky: the sweep goes on */
+            dp->wire_grads[i] = NULL;
+            snprintf(err, errlen, "out of memory: bf16 gradient buffer of %.0f MiB on GPU %d",
+                     (double)bytes / (1024.0 * 1024.0), r->gpu.device);
+            return -1;
+        }
+        CHECK_CUDA(e);
+        replica_set_update_grads(r, dp->wire_grads[i], wire);
+    }
+    return 0;
+}
+
 int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     memset(dp, 0, sizeof *dp);
     int n = cfg->n_gpus;
@@ -52,7 +76,19 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
         for (int k = 0; k < dp->n_slots * 2; k++) CHECK_CUDA(cudaEventCreate(&dp->marks[i * dp->n_slots * 2 + k]));
         CHECK_CUDA(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
     }
+    if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
+        dp_teardown(dp);
+        return -1;
+    }
     return 0;
+}
+
+const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs) {
+    for (int i = 0; i < dp->n; i++) {
+        src[i] = dp->reps[i].model.grads;
+        bufs[i] = dp->wire == DTYPE_BF16 ? dp->wire_grads[i] : dp->reps[i].model.grads;
+    }
+    return dp->wire == DTYPE_BF16 ? src : NULL;
 }
 
 void dp_comm_timing(dp_t *dp, int comm_per_step) {
@@ -177,7 +213,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         }
         out->compute_ms = compute;
         out->exposed_comm_ms = exposed;
-        double grad_bytes = (double)dp->reps[0].model.n_params * sizeof(float);
+        double grad_bytes = (double)dp->reps[0].model.n_params * dtype_size(dp->wire);   /* on the wire */
         if (w > 1 && timed && comm > 0) {
             out->comm_ms = comm / timed;
             out->bytes_per_step = grad_bytes;
@@ -252,6 +288,7 @@ void dp_teardown(dp_t *dp) {
             for (int k = 0; dp->comm && k < dp->n_slots * dp->comm_per_step * 2; k++)
                 CHECK_CUDA(cudaEventDestroy(dp->comm[k]));
         if (dp->checksum[i]) CHECK_CUDA(cudaFree(dp->checksum[i]));
+        if (dp->wire_grads[i]) CHECK_CUDA(cudaFree(dp->wire_grads[i]));
         replica_free(r);
     }
     free(dp->marks);
@@ -260,21 +297,22 @@ void dp_teardown(dp_t *dp) {
     memset(dp, 0, sizeof *dp);
 }
 
-unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, float *const *bufs,
-                                   size_t count) {
+unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, dtype_t wire,
+                                   const float *const *src, void *const *bufs, size_t count, int base) {
     unsigned long long *wrong[DP_MAX_GPUS];
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(gpus[i]->device));
         CHECK_CUDA(cudaMalloc((void **)&wrong[i], sizeof(unsigned long long)));
         CHECK_CUDA(cudaMemsetAsync(wrong[i], 0, sizeof(unsigned long long), gpus[i]->stream));
-        reduce_fill_pattern(bufs[i], count, i, gpus[i]->stream);
+        if (src) reduce_fill_pattern((void *)src[i], DTYPE_FP32, count, i, base, gpus[i]->stream);
+        else reduce_fill_pattern(bufs[i], wire, count, i, base, gpus[i]->stream);
     }
-    ops->run(ctx, bufs, count);
+    ops->run(ctx, src, bufs, count);
     unsigned long long total = 0;
     for (int i = 0; i < n; i++) {
         unsigned long long w = 0;
         CHECK_CUDA(cudaSetDevice(gpus[i]->device));
-        reduce_count_wrong(bufs[i], count, n, wrong[i], gpus[i]->stream);
+        reduce_count_wrong(bufs[i], wire, count, n, base, wrong[i], gpus[i]->stream);
         CHECK_CUDA(cudaMemcpyAsync(&w, wrong[i], sizeof w, cudaMemcpyDeviceToHost, gpus[i]->stream));
         CHECK_CUDA(cudaStreamSynchronize(gpus[i]->stream));
         CHECK_CUDA(cudaFree(wrong[i]));

@@ -24,10 +24,19 @@ typedef struct {
     const struct dist *dist;        /* NULL: this process drives every replica */
     int world;                      /* replicas over all processes (n without dist) */
     int shard0;                     /* shard of reps[0] in every global batch (0 without dist) */
+    /* --grad-dtype: the gradients' type on the wire. bf16: wire_grads[i] (n_params bf16 on replica i's GPU, the
+     * flat fp32 buffer's offsets) receives replica i's cast gradients, is all-reduced in place, and is what its
+     * update reads (replica_set_update_grads); fp32: NULL, the flat gradient buffer is reduced in place. */
+    dtype_t wire;
+    void *wire_grads[DP_MAX_GPUS];
 } dp_t;
 
 /* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
 int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
+/* What a step's reduction runs on (reduce_ops_t.run's src and bufs; src: DP_MAX_GPUS entries of storage): returns
+ * NULL for an fp32 wire, with bufs[i] the flat gradient buffer of replica i, and for bf16 src, with src[i] that
+ * buffer and bufs[i] wire_grads[i]. */
+const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs);
 /* Creates the events of comm_per_step timed communication intervals per timed step (once, after setup). */
 void dp_comm_timing(dp_t *dp, int comm_per_step);
 /* The GPUs of the replicas, in replica order (out: DP_MAX_GPUS entries). */
@@ -58,7 +67,8 @@ double dp_evaluate(dp_t *dp);
 size_t dp_params(dp_t *dp, float *host, size_t max);
 void dp_teardown(dp_t *dp);
 
-/* Fills bufs[i] (count floats on gpus[i]) with reduce_fill_pattern(rank i), runs ops once, and returns how many
- * elements over all GPUs differ from the exact sum. Synchronises; allocates (not for use inside a step). */
-unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, float *const *bufs,
-                                   size_t count);
+/* Fills the inputs with reduce_fill_pattern(rank i, base) (src[i], count fp32, where src is given; else bufs[i],
+ * count elements of type wire), runs ops once, and returns how many elements of bufs over all GPUs differ from the
+ * exact sum. Synchronises; allocates (not for use inside a step). */
+unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, dtype_t wire,
+                                   const float *const *src, void *const *bufs, size_t count, int base);

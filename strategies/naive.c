@@ -1,6 +1,8 @@
 /* naive.c — `--strategy naive`: data parallelism with a hand-written all-reduce, the baseline that NCCL is measured
  * against: every replica's gradients are copied to GPU 0 (peer copies, or staged through pinned host memory), summed
- * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. */
+ * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. With --grad-dtype
+ * bf16 every GPU first rounds its gradients to bf16, half the bytes move, and GPU 0 forms each element's sum in
+ * fp32 from the bf16 values, rounding it to bf16 once. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
@@ -14,9 +16,10 @@ typedef struct {
     gpu_t *g[DP_MAX_GPUS];          /* borrowed */
     int p2p[DP_MAX_GPUS];           /* source i >= 1: 1 peer copies to and from GPU 0, 0 staged through host */
     int any_host;
-    size_t max_count;
-    float *recv[DP_MAX_GPUS];       /* on GPU 0: recv[i] receives GPU i's buffer (i >= 1) */
-    float *host[DP_MAX_GPUS];       /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
+    dtype_t wire;                   /* the type of the buffers copied and summed */
+    size_t max_count;               /* elements of the wire type */
+    void *recv[DP_MAX_GPUS];        /* on GPU 0: recv[i] receives GPU i's buffer (i >= 1) */
+    void *host[DP_MAX_GPUS];        /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: its buffer is final (compute stream) */
     cudaEvent_t sent[DP_MAX_GPUS];  /* GPU i: its buffer has left (comm stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: the sum has arrived (comm stream) */
@@ -26,14 +29,15 @@ typedef struct {
 } naive_reducer_t;
 
 
-static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, size_t max_count, int path, char *err,
-                              size_t errlen) {
+static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, size_t max_count, int path,
+                              dtype_t wire, char *err, size_t errlen) {
     memset(nr, 0, sizeof *nr);
     if (n < 1 || n > DP_MAX_GPUS) {
         snprintf(err, errlen, "naive: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
         return -1;
     }
     nr->n = n;
+    nr->wire = wire;
     nr->max_count = max_count;
     for (int i = 0; i < n; i++) nr->g[i] = gpus[i];
     int d0 = gpus[0]->device, n_p2p = 0;
@@ -55,7 +59,7 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
         }
     }
     snprintf(nr->algo, sizeof nr->algo, "%s", n == 1 ? "none" : n_p2p == n - 1 ? "p2p" : n_p2p ? "mixed" : "host");
-    size_t bytes = (max_count ? max_count : 1) * sizeof(float);
+    size_t bytes = (max_count ? max_count : 1) * dtype_size(wire);
     for (int i = 1; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(d0));
         CHECK_CUDA(cudaMalloc((void **)&nr->recv[i], bytes));
@@ -75,14 +79,32 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     return 0;
 }
 
-/* In place over bufs[i] (on GPU i). GPU i's comm stream pushes its buffer to GPU 0 (all concurrently), GPU 0's comm
- * stream sums, then every GPU's comm stream pulls the sum. Only events order the GPUs. t_begin / t_end (GPU 0
- * events, or NULL) bracket the exchange from "every buffer is final" to "every GPU has the sum". */
-static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, cudaEvent_t t_begin,
-                         cudaEvent_t t_end) {
+/* GPU i's bf16 wire buffer from its fp32 gradients, on `stream` (GPU i's current device). */
+static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *const *bufs, size_t count,
+                  cudaStream_t stream) {
+    int lane = stream == nr->g[i]->stream ? TRACE_COMPUTE : TRACE_COMM;
+    int tr = trace_begin(nr->trace, nr->g[i]->device, lane, stream, "cast to bf16");
+    nvtx_push("cast to bf16 gpu%d", nr->g[i]->device);
+    reduce_cast_bf16(bufs[i], src[i], count, stream);
+    nvtx_pop();
+    trace_end(nr->trace, tr, stream);
+}
+
+/* In place over bufs[i] (on GPU i; src: cast into them first, see reduce_ops_t.run). GPU i's comm stream casts and
+ * pushes its buffer to GPU 0 (all concurrently), GPU 0's comm stream casts its own and sums, then every GPU's comm
+ * stream pulls the sum. Only events order the GPUs. t_begin / t_end (GPU 0 events, or NULL) bracket the exchange,
+ * casts included, from "every gradient is final" to "every GPU has the sum". */
+static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *const *bufs, size_t count,
+                         cudaEvent_t t_begin, cudaEvent_t t_end) {
     int n = nr->n;
-    if (n == 1 || count == 0) return;
-    size_t bytes = count * sizeof(float);
+    if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "naive_reduce", "a cast to an fp32 wire");
+    if (count == 0) return;
+    if (n == 1) {   /* nothing to exchange; the update still reads the rounded gradients */
+        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
+        if (src) cast_(nr, 0, src, bufs, count, nr->g[0]->stream);
+        return;
+    }
+    size_t bytes = count * dtype_size(nr->wire);
     int d0 = nr->g[0]->device;
     cudaStream_t comm0 = nr->g[0]->comm_stream;
     for (int i = 0; i < n; i++) {
@@ -94,6 +116,7 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
+        if (src) cast_(nr, i, src, bufs, count, cs);
         int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to gpu0");
         if (nr->p2p[i]) {
             nvtx_push("peer copy gpu%d->gpu%d", di, d0);
@@ -112,6 +135,7 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
         for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->ready[i], 0));
         CHECK_CUDA(cudaEventRecord(t_begin, comm0));
     }
+    if (src) cast_(nr, 0, src, bufs, count, comm0);   /* while the other GPUs' copies are in flight */
     for (int i = 1; i < n; i++) {
         CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->sent[i], 0));
         if (!nr->p2p[i]) {
@@ -122,7 +146,7 @@ static void naive_reduce(naive_reducer_t *nr, float *const *bufs, size_t count, 
     }
     nvtx_push("sum gpu%d", d0);
     int tr_sum = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "sum");
-    reduce_sum_into(bufs[0], (const float *const *)&nr->recv[1], n - 1, count, comm0);
+    reduce_sum_into(bufs[0], (const void *const *)&nr->recv[1], nr->wire, n - 1, count, comm0);
     trace_end(nr->trace, tr_sum, comm0);
     nvtx_pop();
     CHECK_CUDA(cudaEventRecord(nr->summed, comm0));
@@ -183,11 +207,11 @@ static void naive_reducer_free(naive_reducer_t *nr) {
 
 // ---- the reduction as a reduce_ops_t (benchmark, tests)
 
-static int naive_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err,
-                          size_t errlen) {
+static int naive_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, dtype_t wire,
+                          char *err, size_t errlen) {
     naive_reducer_t *nr = malloc(sizeof *nr);
     if (!nr) { snprintf(err, errlen, "out of host memory"); return -1; }
-    if (naive_reducer_init(nr, gpus, n, max_count, naive_path, err, errlen) != 0) {
+    if (naive_reducer_init(nr, gpus, n, max_count, naive_path, wire, err, errlen) != 0) {
         naive_reducer_free(nr);
         free(nr);
         return -1;
@@ -196,7 +220,9 @@ static int naive_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_coun
     return 0;
 }
 
-static void naive_ops_run(void *ctx, float *const *bufs, size_t count) { naive_reduce(ctx, bufs, count, NULL, NULL); }
+static void naive_ops_run(void *ctx, const float *const *src, void *const *bufs, size_t count) {
+    naive_reduce(ctx, src, bufs, count, NULL, NULL);
+}
 
 static const char *naive_ops_algo(void *ctx) { return ((naive_reducer_t *)ctx)->algo; }
 
@@ -232,7 +258,8 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
     }
     gpu_t *g[DP_MAX_GPUS];
     dp_gpus(&s->dp, g);
-    if (naive_reducer_init(&s->red, g, s->dp.n, s->dp.reps[0].model.n_params, cfg->naive_path, err, errlen) != 0) {
+    if (naive_reducer_init(&s->red, g, s->dp.n, s->dp.reps[0].model.n_params, cfg->naive_path, s->dp.wire, err,
+                           errlen) != 0) {
         naive_teardown(s);
         return -1;
     }
@@ -249,14 +276,15 @@ static void naive_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((naive_
 static void naive_train_step(void *state, int step) {
     naive_t *s = state;
     dp_t *dp = &s->dp;
-    float *grads[DP_MAX_GPUS];
+    const float *src_store[DP_MAX_GPUS];
+    void *bufs[DP_MAX_GPUS];
+    const float *const *src = dp_grad_buffers(dp, src_store, bufs);
     for (int i = 0; i < dp->n; i++) {
         dp_forward(dp, i);
         dp_backward(dp, i, 0, 0, dp->reps[i].model.n_layers);
-        grads[i] = dp->reps[i].model.grads;
     }
     dp_mark(dp, step, 0);
-    naive_reduce(&s->red, grads, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
+    naive_reduce(&s->red, src, bufs, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
                  dp_comm_event(dp, step, 0, 1));
     dp_mark(dp, step, 1);
     dp_update(dp, step);

@@ -1,7 +1,8 @@
 /* nccl.c — `--strategy nccl`: data parallelism with NCCL's ring all-reduce, one process driving every GPU
  * (ncclCommInitAll + group calls), or one process per GPU under mpirun/srun (ncclCommInitRank, strategies/dist.h).
  * Gradients are reduced in buckets of consecutive layers, each launched on the comm streams as soon as backward
- * has produced it (--overlap on), so communication hides behind backward. */
+ * has produced it (--overlap on), so communication hides behind backward. --grad-dtype bf16 is DDP's
+ * bf16_compress_hook: each bucket is rounded to bf16 on the comm stream and all-reduced in bf16. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "dist.h"
@@ -16,6 +17,7 @@ typedef struct {
     int n;                          /* GPUs this process drives */
     int world;                      /* GPUs in the all-reduce: n, or dist->size with one process per GPU */
     gpu_t *g[DP_MAX_GPUS];          /* borrowed */
+    dtype_t wire;                   /* the type all-reduced */
     ncclComm_t comm[DP_MAX_GPUS];   /* none for one GPU: nothing to exchange */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: every queued all-reduce has finished (comm stream) */
@@ -25,9 +27,10 @@ typedef struct {
 
 /* One communicator per GPU of this process (ncclCommInitAll), or with dist one per process: rank dist->rank of
  * dist->size (ncclCommInitRank, the unique id broadcast from rank 0 over MPI). */
-static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, const dist_t *dist, char *err,
-                             size_t errlen) {
+static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, const dist_t *dist, dtype_t wire,
+                             char *err, size_t errlen) {
     memset(nr, 0, sizeof *nr);
+    nr->wire = wire;
     if (n < 1 || n > DP_MAX_GPUS) {
         snprintf(err, errlen, "nccl: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
         return -1;
@@ -79,11 +82,27 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
     return 0;
 }
 
-/* All-reduces floats [offset, offset + count) of every bufs[i], in place, once the work already queued on each
- * compute stream is done. t_begin / t_end (GPU 0 events, or NULL) bracket it on GPU 0's comm stream. */
-static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t offset, size_t count, int bucket,
-                              cudaEvent_t t_begin, cudaEvent_t t_end) {
-    if (nr->world == 1 || count == 0) return;
+/* All-reduces elements [offset, offset + count) of every bufs[i], in place, once the work already queued on each
+ * compute stream is done; with src (bf16 wire), each GPU's comm stream first rounds src[i]'s same elements into
+ * bufs[i]. t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU 0's comm stream.
+ * NCCL's bf16 sum adds two bf16 values and rounds to bf16 at every step of the ring (__hadd on sm_80 and later,
+ * src/device/reduce_kernel.h): n - 1 roundings per element, one for 2 GPUs. */
+static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,
+                              size_t count, int bucket, cudaEvent_t t_begin, cudaEvent_t t_end) {
+    if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
+    if (count == 0 || (nr->world == 1 && !src)) return;
+    size_t esize = dtype_size(nr->wire);
+    int tr[DP_MAX_GPUS];
+    char name[32];
+    snprintf(name, sizeof name, "cast %d", bucket);
+    if (nr->world == 1) {   /* nothing to exchange; the update still reads the rounded gradients */
+        cudaStream_t s = nr->g[0]->stream;
+        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
+        tr[0] = trace_begin(nr->trace, nr->g[0]->device, TRACE_COMPUTE, s, name);
+        reduce_cast_bf16((char *)bufs[0] + offset * esize, src[0] + offset, count, s);
+        trace_end(nr->trace, tr[0], s);
+        return;
+    }
     for (int i = 0; i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
@@ -93,17 +112,27 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, float *const *bufs, size_t off
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
         CHECK_CUDA(cudaEventRecord(t_begin, nr->g[0]->comm_stream));
     }
-    int tr[DP_MAX_GPUS];
-    char name[32];
+    if (src) {
+        for (int i = 0; i < nr->n; i++) {
+            cudaStream_t cs = nr->g[i]->comm_stream;
+            CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+            tr[i] = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, cs, name);
+            nvtx_push("cast bucket %d gpu%d", bucket, nr->g[i]->device);
+            reduce_cast_bf16((char *)bufs[i] + offset * esize, src[i] + offset, count, cs);
+            nvtx_pop();
+            trace_end(nr->trace, tr[i], cs);
+        }
+    }
     snprintf(name, sizeof name, "allreduce %d", bucket);
     for (int i = 0; i < nr->n; i++)
         tr[i] = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, nr->g[i]->comm_stream, name);
+    ncclDataType_t type = nr->wire == DTYPE_BF16 ? ncclBfloat16 : ncclFloat;
     /* One thread drives every GPU: the calls must be one group, or the first would wait for its peers forever. */
     CHECK_NCCL(ncclGroupStart());
     for (int i = 0; i < nr->n; i++) {
         nvtx_push("allreduce bucket %d gpu%d", bucket, nr->g[i]->device);
-        CHECK_NCCL(ncclAllReduce(bufs[i] + offset, bufs[i] + offset, count, ncclFloat, ncclSum, nr->comm[i],
-                                 nr->g[i]->comm_stream));
+        char *b = (char *)bufs[i] + offset * esize;
+        CHECK_NCCL(ncclAllReduce(b, b, count, type, ncclSum, nr->comm[i], nr->g[i]->comm_stream));
         nvtx_pop();
     }
     CHECK_NCCL(ncclGroupEnd());
@@ -144,13 +173,13 @@ static void nccl_reducer_free(nccl_reducer_t *nr) {
 
 // ---- the reduction as a reduce_ops_t (benchmark, tests): one bucket over the whole buffer
 
-static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err,
-                         size_t errlen) {
+static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, dtype_t wire,
+                         char *err, size_t errlen) {
     (void)max_count;
     (void)naive_path;
     nccl_reducer_t *nr = malloc(sizeof *nr);
     if (!nr) { snprintf(err, errlen, "out of host memory"); return -1; }
-    if (nccl_reducer_init(nr, gpus, n, NULL, err, errlen) != 0) {
+    if (nccl_reducer_init(nr, gpus, n, NULL, wire, err, errlen) != 0) {
         free(nr);
         return -1;
     }
@@ -158,8 +187,8 @@ static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count
     return 0;
 }
 
-static void nccl_ops_run(void *ctx, float *const *bufs, size_t count) {
-    nccl_reduce_slice(ctx, bufs, 0, count, 0, NULL, NULL);
+static void nccl_ops_run(void *ctx, const float *const *src, void *const *bufs, size_t count) {
+    nccl_reduce_slice(ctx, src, bufs, 0, count, 0, NULL, NULL);
     nccl_reduce_finish(ctx);
 }
 
@@ -261,7 +290,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     }
     gpu_t *g[DP_MAX_GPUS];
     dp_gpus(&s->dp, g);
-    if (nccl_reducer_init(&s->red, g, s->dp.n, cfg->dist, err, errlen) != 0) {
+    if (nccl_reducer_init(&s->red, g, s->dp.n, cfg->dist, s->dp.wire, err, errlen) != 0) {
         nccl_teardown(s);
         return -1;
     }
@@ -280,20 +309,19 @@ static int nccl_steps(void *state) { return ((nccl_t *)state)->dp.reps[0].steps_
 
 static void nccl_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((nccl_t *)state)->dp, epoch); }
 
-static void launch_bucket_(nccl_t *s, float *const *grads, int step, int b) {
+static void launch_bucket_(nccl_t *s, const float *const *src, void *const *bufs, int step, int b) {
     const bucket_t *k = &s->buckets[b];
-    nccl_reduce_slice(&s->red, grads, k->offset, k->count, b, dp_comm_event(&s->dp, step, b, 0),
+    nccl_reduce_slice(&s->red, src, bufs, k->offset, k->count, b, dp_comm_event(&s->dp, step, b, 0),
                       dp_comm_event(&s->dp, step, b, 1));
 }
 
 static void nccl_train_step(void *state, int step) {
     nccl_t *s = state;
     dp_t *dp = &s->dp;
-    float *grads[DP_MAX_GPUS];
-    for (int i = 0; i < dp->n; i++) {
-        dp_forward(dp, i);
-        grads[i] = dp->reps[i].model.grads;
-    }
+    const float *src_store[DP_MAX_GPUS];
+    void *bufs[DP_MAX_GPUS];
+    const float *const *src = dp_grad_buffers(dp, src_store, bufs);
+    for (int i = 0; i < dp->n; i++) dp_forward(dp, i);
     /* Backward bucket by bucket, every replica in turn, so bucket b's all-reduce is queued while bucket b+1's
      * backward is still computing. */
     for (int b = 0; b < s->n_buckets; b++) {
@@ -304,11 +332,11 @@ static void nccl_train_step(void *state, int step) {
             dp_backward(dp, i, b, s->buckets[b].lo, s->buckets[b].hi);
             nvtx_pop();
         }
-        if (s->overlap) launch_bucket_(s, grads, step, b);
+        if (s->overlap) launch_bucket_(s, src, bufs, step, b);
     }
     dp_mark(dp, step, 0);
     if (!s->overlap)
-        for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, grads, step, b);
+        for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, src, bufs, step, b);
     nccl_reduce_finish(&s->red);
     dp_mark(dp, step, 1);
     dp_update(dp, step);

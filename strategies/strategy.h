@@ -57,12 +57,17 @@ typedef struct {
 /* A data-parallel strategy's gradient reduction on raw buffers: the code its train_step runs, callable by the
  * all-reduce benchmark (--bench allreduce) and the exact-sum tests. */
 typedef struct {
-    /* Prepares an in-place sum over n GPUs (gpus[i]: device and streams) of up to max_count floats per GPU.
-     * naive_path is NAIVE_PATH_* (strategies other than naive ignore it). 0, or -1 with a message in err. */
-    int (*open)(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, char *err, size_t errlen);
-    /* bufs[i] (on gpus[i]) becomes the elementwise sum over all i, count <= max_count. It starts after the work
-     * already queued on each gpus[i]->stream, and each gpus[i]->stream waits for it. No host synchronisation. */
-    void (*run)(void *ctx, float *const *bufs, size_t count);
+    /* Prepares an in-place sum over n GPUs (gpus[i]: device and streams) of up to max_count elements of type wire
+     * per GPU: fp32, or bf16 (--grad-dtype bf16: what goes over the wire and is summed). naive_path is
+     * NAIVE_PATH_* (strategies other than naive ignore it). 0, or -1 with a message in err. */
+    int (*open)(void **ctx, gpu_t *const *gpus, int n, size_t max_count, int naive_path, dtype_t wire, char *err,
+                size_t errlen);
+    /* bufs[i] (on gpus[i], count elements of the wire type, count <= max_count) becomes the elementwise sum over all
+     * i. With src (count fp32 on each gpus[i]) a bf16 wire is first written from it, rounded to nearest even, on
+     * each GPU's comm stream: the path training runs. src NULL: bufs already hold the inputs (the bare reduction,
+     * as nccl-tests times it); an fp32 wire needs src NULL. It starts after the work already queued on each
+     * gpus[i]->stream, and each gpus[i]->stream waits for it. No host synchronisation. */
+    void (*run)(void *ctx, const float *const *src, void *const *bufs, size_t count);
     /* How it reduces, for tables and rows: "p2p", "host" (naive), the NCCL algorithm (nccl). */
     const char *(*algo)(void *ctx);
     void (*close)(void *ctx);

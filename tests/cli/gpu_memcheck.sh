@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_memcheck.sh — compute-sanitizer memcheck and racecheck on a short real LeNet run (MNIST, 2 epochs of a few
-# steps: shuffle, gather, training, evaluation and the epoch boundary) of every strategy, memcheck also in bf16
-# mixed precision; no error may be reported.
+# steps: shuffle, gather, training, evaluation and the epoch boundary) of every strategy, each also in bf16 mixed
+# precision (naive and nccl with bf16 gradients on the wire too), and memcheck over test_reduce_kernels; no error
+# may be reported.
 #
 # What is checked, and why not more:
 # - memcheck instruments every kernel. It also reports CUDA API calls that return an error. NCCL 2.28 makes such
@@ -64,12 +65,20 @@ check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out
 check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"
 check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"
 check racecheck layers "$(dirname "$bin")/tests/test_layers"
+check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"
 if [ "$n_dev" -ge 2 ]; then
     for s in naive nccl pipeline; do
         x=(); [ $s = pipeline ] && x=(--micro-batches 2)
+        # bf16: --math bf16, and for naive and nccl bf16 gradients on the wire in the same run
+        x16=(--math bf16); [ $s != pipeline ] && x16+=(--grad-dtype bf16)
         check memcheck $s "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv"
-        check memcheck $s-bf16 "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --math bf16 --out "$tmp/m16-$s.csv"
+        check memcheck $s-bf16 "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" "${x16[@]}" --out "$tmp/m16-$s.csv"
         check racecheck $s "${ours[@]}" "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --math fp32 --out "$tmp/r-$s.csv"
+    done
+    # The wire casts and bf16 sums are our kernels: racecheck them in fp32 math (see above for why fp32).
+    for s in naive nccl; do
+        check racecheck $s-bf16 "${ours[@]}" "$bin" --strategy $s --gpus 2 --grad-dtype bf16 "${L[@]}" --math fp32 \
+            --out "$tmp/r16-$s.csv"
     done
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"

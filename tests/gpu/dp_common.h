@@ -1,5 +1,6 @@
 /* dp_common.h — what the data-parallel GPU tests share: the GPU counts to test (2 and min(4, present)), loading
- * MNIST, and training k steps through a real strategy while keeping its state for inspection. */
+ * MNIST, training k steps through a real strategy while keeping its state for inspection, and the single-GPU
+ * reference of the equivalence tests. */
 #pragma once
 #include "gpu_test.h"
 #include "../../engine/check.h"
@@ -51,6 +52,23 @@ static inline float *dp_test_params(const replica_t *r) {
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(h, r->model.params, r->model.n_params * sizeof(float), cudaMemcpyDeviceToHost));
     return h;
+}
+
+/* The reference of the equivalence tests: `single` on one GPU under cfg, its parameters before (*p0) and after k
+ * steps (*ref), both malloc'd. Returns the parameter count; the k steps' stats in *s, and the test accuracy after
+ * them in *acc unless acc is NULL. */
+static inline size_t dp_test_single(const run_cfg_t *cfg, int k, float **p0, float **ref, epoch_stats_t *s,
+                                    double *acc) {
+    const strategy_t *single = strategy_find("single");
+    void *st = dp_test_train(single, cfg, 0, s);
+    *p0 = dp_test_params((replica_t *)st);
+    single->teardown(st);
+    st = dp_test_train(single, cfg, k, s);
+    size_t n = ((replica_t *)st)->model.n_params;
+    *ref = dp_test_params((replica_t *)st);
+    if (acc) *acc = single->evaluate(st);
+    single->teardown(st);
+    return n;
 }
 
 /* ||a - b|| / ||b|| in double, for float vectors. */

@@ -31,17 +31,11 @@ int main(void) {
                      .momentum = 0.9, .weight_decay = 5e-4, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1,
                      .data = &data};
 
-    /* The reference: one GPU, batch B; its state is the replica (strategies/single.c). */
-    const strategy_t *single = strategy_find("single");
+    /* The reference: one GPU, batch B. */
     epoch_stats_t s;
-    void *st0 = dp_test_train(single, &cfg, 0, &s);
-    float *p0 = dp_test_params((replica_t *)st0);
-    single->teardown(st0);
-    st0 = dp_test_train(single, &cfg, K, &s);
-    size_t n_params = ((replica_t *)st0)->model.n_params;
-    float *ref = dp_test_params((replica_t *)st0);
-    double single_acc = single->evaluate(st0);
-    single->teardown(st0);
+    float *p0, *ref;
+    double single_acc;
+    size_t n_params = dp_test_single(&cfg, K, &p0, &ref, &s, &single_acc);
     float *dref = malloc(n_params * sizeof(float)), *d = malloc(n_params * sizeof(float));
     for (size_t k = 0; k < n_params; k++) dref[k] = ref[k] - p0[k];
     double single_loss = s.train_loss;

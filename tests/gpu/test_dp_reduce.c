@@ -1,6 +1,9 @@
 /* test_dp_reduce.c — every data-parallel strategy's gradient reduction sums exactly: integer-valued inputs (exact in
- * fp32) on 2 and on min(4, present) GPUs, at sizes that exercise the vector body and scalar tails, naive over its
- * peer and host paths; nothing past `count` may change, and a second call on the results sums again. */
+ * fp32 and in bf16) on 2 and on min(4, present) GPUs, at sizes that exercise the vector body and scalar tails, naive
+ * over its peer and host paths, for an fp32 wire, a bf16 wire, and a bf16 wire written by the cast from fp32 (the
+ * path --grad-dtype bf16 training runs); nothing past `count` may change, and a second call on the results sums
+ * again. Negative control: inputs exact in bf16 whose sums are not (base 248) are reported wrong on a bf16 wire,
+ * and right on an fp32 one. */
 #include "dp_common.h"
 
 #define MAX_COUNT (((size_t)1 << 22) + 5)
@@ -16,52 +19,75 @@ static int all_peers(int n) {
     return 1;
 }
 
-static void check_strategy(const strategy_t *st, int n, int path, const char *label) {
+/* The bytes of bufs[i] past `count` elements, for the guard check. */
+static void read_guard(void *const *bufs, int i, size_t count, size_t esize, unsigned char *out) {
+    CHECK_CUDA(cudaSetDevice(i));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(out, (char *)bufs[i] + count * esize, GUARD * esize, cudaMemcpyDeviceToHost));
+}
+
+static void check_strategy(const strategy_t *st, int n, int path, dtype_t wire, int cast, const char *what) {
     static const size_t counts[] = {1, 3, 4, 1000, 4097, (size_t)1 << 20, MAX_COUNT};
+    size_t esize = dtype_size(wire);
+    char label[96];
+    snprintf(label, sizeof label, "%s, %s wire%s", what, dtype_name(wire), cast ? " cast from fp32" : "");
     gpu_t gpus[DP_MAX_GPUS];
     gpu_t *gp[DP_MAX_GPUS];
-    float *bufs[DP_MAX_GPUS];
+    void *bufs[DP_MAX_GPUS];
+    float *src[DP_MAX_GPUS] = {NULL};
     for (int i = 0; i < n; i++) {
         gpu_init(&gpus[i], i, MATH_FP32);
         gp[i] = &gpus[i];
-        CHECK_CUDA(cudaMalloc((void **)&bufs[i], (MAX_COUNT + GUARD) * sizeof(float)));
+        CHECK_CUDA(cudaMalloc(&bufs[i], (MAX_COUNT + GUARD) * esize));
+        if (cast) CHECK_CUDA(cudaMalloc((void **)&src[i], MAX_COUNT * sizeof(float)));
     }
+    const float *const *srcs = cast ? (const float *const *)src : NULL;
     void *ctx = NULL;
     char err[512] = "";
-    int rc = st->reduce->open(&ctx, gp, n, MAX_COUNT, path, err, sizeof err);
+    int rc = st->reduce->open(&ctx, gp, n, MAX_COUNT, path, wire, err, sizeof err);
     EXPECT(rc == 0, "%s on %d GPUs: open: %s", label, n, err);
     if (rc == 0) {
         printf("%s on %d GPUs (%s)\n", label, n, st->reduce->algo(ctx));
         for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
             size_t count = counts[c];
-            float guard_before[DP_MAX_GPUS][GUARD], guard_after[GUARD];
+            unsigned char guard_before[DP_MAX_GPUS][GUARD * 4], guard_after[GUARD * 4];
             for (int i = 0; i < n; i++) {
                 CHECK_CUDA(cudaSetDevice(i));
-                reduce_fill_pattern(bufs[i], count + GUARD, 100 + i, gpus[i].stream);
-                CHECK_CUDA(cudaStreamSynchronize(gpus[i].stream));
-                CHECK_CUDA(cudaMemcpy(guard_before[i], bufs[i] + count, sizeof guard_after, cudaMemcpyDeviceToHost));
+                reduce_fill_pattern(bufs[i], wire, count + GUARD, 100 + i, 0, gpus[i].stream);
+                read_guard(bufs, i, count, esize, guard_before[i]);
             }
-            unsigned long long wrong = dp_check_reduce(st->reduce, ctx, gp, n, bufs, count);
-            EXPECT(wrong == 0, "%s on %d GPUs, %zu floats: %llu wrong sums", label, n, count, wrong);
+            unsigned long long wrong = dp_check_reduce(st->reduce, ctx, gp, n, wire, srcs, bufs, count, 0);
+            EXPECT(wrong == 0, "%s on %d GPUs, %zu elements: %llu wrong sums", label, n, count, wrong);
             for (int i = 0; i < n; i++) {
-                CHECK_CUDA(cudaSetDevice(i));
-                CHECK_CUDA(cudaMemcpy(guard_after, bufs[i] + count, sizeof guard_after, cudaMemcpyDeviceToHost));
-                EXPECT(memcmp(guard_before[i], guard_after, sizeof guard_after) == 0,
-                       "%s on %d GPUs, %zu floats: GPU %d changed past the end", label, n, count, i);
+                read_guard(bufs, i, count, esize, guard_after);
+                EXPECT(memcmp(guard_before[i], guard_after, GUARD * esize) == 0,
+                       "%s on %d GPUs, %zu elements: GPU %d changed past the end", label, n, count, i);
             }
-            /* Again on the sums: every buffer must become n times the sum (still exact: |n * sum| <= 128). */
-            st->reduce->run(ctx, bufs, count);
-            float first[2], got[2];
+            /* Again on the sums, bare: every buffer must become n times the sum (still exact in bf16:
+             * |n * sum| <= 128 for n <= 4). */
+            st->reduce->run(ctx, NULL, bufs, count);
+            unsigned char first[8], got[8];
             size_t m = count < 2 ? count : 2;
-            CHECK_CUDA(cudaSetDevice(0));
-            CHECK_CUDA(cudaDeviceSynchronize());
             for (int i = 0; i < n; i++) {
                 CHECK_CUDA(cudaSetDevice(i));
                 CHECK_CUDA(cudaDeviceSynchronize());
-                CHECK_CUDA(cudaMemcpy(got, bufs[i] + count - m, m * sizeof(float), cudaMemcpyDeviceToHost));
+                CHECK_CUDA(cudaMemcpy(got, (char *)bufs[i] + (count - m) * esize, m * esize, cudaMemcpyDeviceToHost));
                 if (i == 0) memcpy(first, got, sizeof got);
-                EXPECT(memcmp(first, got, m * sizeof(float)) == 0, "%s: second call: GPU %d differs from GPU 0",
-                       label, i);
+                EXPECT(memcmp(first, got, m * esize) == 0, "%s: second call: GPU %d differs from GPU 0", label, i);
+            }
+            /* The negative control: values 240..255 are exact in bf16, their sums over 2+ GPUs mostly are not
+             * (bf16 integers above 256 are even, above 512 multiples of 4): about half (n = 2) or three quarters
+             * (n = 4) of the elements must be reported on a bf16 wire, none on an fp32 wire. */
+            if (count >= 1000) {
+                unsigned long long w = dp_check_reduce(st->reduce, ctx, gp, n, wire, srcs, bufs, count, 248);
+                if (wire == DTYPE_BF16)
+                    EXPECT(w >= count * n / 4, "%s on %d GPUs, %zu elements: sums not exact in bf16 gave only %llu "
+                           "wrong of %zu", label, n, count, w, count * n);
+                else
+                    EXPECT(w == 0, "%s on %d GPUs, %zu elements: base 248 gave %llu wrong sums", label, n, count, w);
+                if (c + 1 == sizeof counts / sizeof counts[0])
+                    printf("  negative control (inputs 240..255): %llu of %zu elements reported wrong\n", w,
+                           count * n);
             }
         }
         st->reduce->close(ctx);
@@ -69,6 +95,7 @@ static void check_strategy(const strategy_t *st, int n, int path, const char *la
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(i));
         CHECK_CUDA(cudaFree(bufs[i]));
+        if (src[i]) CHECK_CUDA(cudaFree(src[i]));
         gpu_free(&gpus[i]);
     }
 }
@@ -79,13 +106,17 @@ int main(void) {
     const strategy_t *naive = strategy_find("naive"), *nccl = strategy_find("nccl");
     EXPECT(naive && naive->reduce && nccl && nccl->reduce, "naive and nccl are registered with a reduction");
     if (!naive || !nccl) return test_summary();
-    for (int k = 0; k < n_counts; k++) {
-        int n = counts[k];
-        check_strategy(naive, n, NAIVE_PATH_AUTO, "naive auto");
-        check_strategy(naive, n, NAIVE_PATH_HOST, "naive host");
-        if (all_peers(n)) check_strategy(naive, n, NAIVE_PATH_P2P, "naive p2p");
-        else printf("naive p2p on %d GPUs: no peer access between every pair, not tested\n", n);
-        check_strategy(nccl, n, 0, "nccl");
-    }
+    static const struct { dtype_t wire; int cast; } wires[] = {{DTYPE_FP32, 0}, {DTYPE_BF16, 0}, {DTYPE_BF16, 1}};
+    for (int k = 0; k < n_counts; k++)
+        for (size_t w = 0; w < sizeof wires / sizeof wires[0]; w++) {
+            int n = counts[k];
+            dtype_t t = wires[w].wire;
+            int cast = wires[w].cast;
+            check_strategy(naive, n, NAIVE_PATH_AUTO, t, cast, "naive auto");
+            check_strategy(naive, n, NAIVE_PATH_HOST, t, cast, "naive host");
+            if (all_peers(n)) check_strategy(naive, n, NAIVE_PATH_P2P, t, cast, "naive p2p");
+            else printf("naive p2p on %d GPUs: no peer access between every pair, not tested\n", n);
+            check_strategy(nccl, n, 0, t, cast, "nccl");
+        }
     return test_summary();
 }

@@ -1,6 +1,7 @@
 /* test_dp_replicas.c — replicas stay bit-identical under naive and nccl (LeNet, and ResNet-18 whose BatchNorm
- * statistics legitimately differ per replica while its parameters must not), on 2 and min(4, present) GPUs; and the
- * check can fail: a replica nudged by +1 or by one flipped bit is reported as differing, directly and in the row. */
+ * statistics legitimately differ per replica while its parameters must not), on 2 and min(4, present) GPUs, with
+ * fp32 and with bf16 gradients on the wire; and the check can fail: a replica nudged by +1 or by one flipped bit is
+ * reported as differing, directly and in the row. */
 #include "dp_common.h"
 
 static void set_param(replica_t *r, size_t k, float v) {
@@ -19,19 +20,21 @@ static float get_param(replica_t *r, size_t k) {
     return v;
 }
 
-static void check(const char *strategy, const char *model, int n, const idx_dataset_t *data, int corrupt) {
+static void check(const char *strategy, const char *model, int n, dtype_t grad, const idx_dataset_t *data,
+                  int corrupt) {
     int devices[4] = {0, 1, 2, 3};
     run_cfg_t cfg = {.model = model, .n_gpus = n, .devices = devices, .global_batch = 32 * n, .lr = 0.05,
                      .momentum = 0.9, .weight_decay = 5e-4, .math = MATH_TF32,
                      .init = strcmp(model, "lenet") == 0 ? INIT_XAVIER : INIT_NORMAL, .seed = 3, .data = data,
-                     .bucket_bytes = (size_t)4 << 20, .overlap = 1};
+                     .bucket_bytes = (size_t)4 << 20, .overlap = 1, .grad_dtype = grad};
     const strategy_t *st = strategy_find(strategy);
     epoch_stats_t s = {0};
     void *state = dp_test_train(st, &cfg, 8, &s);
     dp_t *dp = state;
-    printf("%s %s on %d GPUs: 8 steps, loss %.4f, replicas %s\n", strategy, model, n, s.train_loss,
-           s.replicas_identical == 1 ? "identical" : "DIFFER");
-    EXPECT(s.replicas_identical == 1, "%s %s on %d GPUs: replicas differ after 8 steps", strategy, model, n);
+    printf("%s %s on %d GPUs, %s gradients: 8 steps, loss %.4f, replicas %s\n", strategy, model, n, dtype_name(grad),
+           s.train_loss, s.replicas_identical == 1 ? "identical" : "DIFFER");
+    EXPECT(s.replicas_identical == 1, "%s %s on %d GPUs, %s gradients: replicas differ after 8 steps", strategy,
+           model, n, dtype_name(grad));
     EXPECT(dp_replicas_identical(dp) == 1, "%s %s on %d GPUs: direct check differs", strategy, model, n);
     if (corrupt) {
         /* A replica that missed an update: +1 on one weight of the last replica. */
@@ -73,10 +76,12 @@ int main(void) {
     int counts[2], n_counts = dp_test_counts(counts);
     static const char *const strategies[] = {"naive", "nccl"};
     for (int c = 0; c < n_counts; c++)
-        for (int k = 0; k < 2; k++) {
-            check(strategies[k], "lenet", counts[c], &data, 1);
-            check(strategies[k], "resnet18", counts[c], &data, 0);
-        }
+        for (int k = 0; k < 2; k++)
+            for (int t = 0; t < 2; t++) {
+                dtype_t grad = t ? DTYPE_BF16 : DTYPE_FP32;
+                check(strategies[k], "lenet", counts[c], grad, &data, 1);
+                check(strategies[k], "resnet18", counts[c], grad, &data, 0);
+            }
     idx_free(&data);
     return test_summary();
 }

@@ -1,0 +1,301 @@
+/* test_reduce_kernels.cu — engine/reduce.cu's kernels against CPU references, on fresh random inputs: the fp32 -> bf16
+ * cast bit for bit against a host round-to-nearest-even and against __float2bfloat16_rn itself (NaN, +-inf,
+ * denormals, ties and overflow included); the sums of fp32 and of bf16 buffers (fp32 arithmetic in a fixed order, one
+ * rounding for bf16) bit for bit; the pattern fill and the wrong count of the exact checks, in both types. Vector
+ * bodies and scalar paths (misaligned pointers, tails) alike.
+ * Run: ./test_reduce_kernels [seed]   (seed printed; exits 77 without a CUDA device) */
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "gpu_test.h"
+#include "bf16_ref.h"
+#include "engine/reduce.h"
+#include "engine/check.h"
+#include "engine/rng.h"
+
+static void *dev_alloc(size_t bytes) {
+    void *p = NULL;
+    CHECK_CUDA(cudaMalloc(&p, bytes ? bytes : 1));
+    return p;
+}
+static void *host_alloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+
+__global__ static void intrinsic_cast_kernel(__nv_bfloat16 *dst, const float *src, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[i] = __float2bfloat16_rn(src[i]);
+}
+
+// ---- the host reference itself, on known answers (so that it cannot agree with a wrong kernel by being wrong too);
+// they also open the GPU's inputs, so that every special value is cast there at least once.
+
+static const struct { uint32_t in; uint16_t out; const char *what; } known[] = {
+    {0x3f800000u, 0x3f80u, "1.0"},
+    {0x3f808000u, 0x3f80u, "tie, kept part even: down"},
+    {0x3f818000u, 0x3f82u, "tie, kept part odd: up"},
+    {0x3f807fffu, 0x3f80u, "just below a tie"},
+    {0x3f808001u, 0x3f81u, "just above a tie"},
+    {0xbf818000u, 0xbf82u, "negative tie, odd: away from zero"},
+    {0x7f7fffffu, 0x7f80u, "largest float: overflows to +inf"},
+    {0x7f800000u, 0x7f80u, "+inf"},
+    {0xff800000u, 0xff80u, "-inf"},
+    {0x00000001u, 0x0000u, "smallest denormal: to +0"},
+    {0x00008000u, 0x0000u, "denormal tie, even: to +0"},
+    {0x00018000u, 0x0002u, "denormal tie, odd: up"},
+    {0x007fffffu, 0x0080u, "largest denormal: up to the smallest normal"},
+    {0x00010000u, 0x0001u, "smallest bf16 denormal"},
+    {0x80000001u, 0x8000u, "negative denormal: to -0"},
+    {0x7fc00000u, 0x7fffu, "quiet NaN"},
+    {0x7f800001u, 0x7fffu, "signalling NaN"},
+    {0xffffffffu, 0x7fffu, "negative NaN"},
+};
+#define N_KNOWN (sizeof known / sizeof known[0])
+
+static void check_reference(void) {
+    for (size_t i = 0; i < N_KNOWN; i++) {
+        uint16_t h = bf16_ref_rne(bf16_ref_float(known[i].in));
+        EXPECT(h == known[i].out, "host reference: %s: 0x%08x -> 0x%04x, want 0x%04x", known[i].what, known[i].in, h,
+               known[i].out);
+    }
+}
+
+// ---- the cast
+
+/* The known answers' inputs, then every class of input, mixed: raw random bit patterns (all exponents: NaNs with
+ * random payloads), exact ties, values near the overflow threshold, denormals, and ordinary normal values. */
+static void cast_inputs(rng_t *r, float *x, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (i < N_KNOWN) { x[i] = bf16_ref_float(known[i].in); continue; }
+        uint32_t u = (uint32_t)rng_u64(r);
+        switch (i % 5) {
+        case 0: break;                                                        /* anything */
+        case 1: u = (u & 0xffff0000u) | 0x8000u; break;                       /* a tie */
+        case 2: u = (u & 0x807fffffu) | 0x7f000000u; break;                   /* exponent 254: may overflow */
+        case 3: u &= 0x807fffffu; break;                                      /* denormal (or zero) */
+        default: u = (u & 0x807fffffu) | ((96u + (u >> 23) % 64u) << 23); break;   /* ordinary */
+        }
+        x[i] = bf16_ref_float(u);
+    }
+}
+
+/* One cast with dst and src offset by the given elements (misaligned offsets take the scalar path). */
+static void check_cast_at(const char *what, const float *h_src, size_t n, size_t dst_off, size_t src_off) {
+    const size_t guard = 16;
+    float *d_src = (float *)dev_alloc((n + src_off) * sizeof(float));
+    uint16_t *d_dst = (uint16_t *)dev_alloc((n + dst_off + guard) * 2), *d_ref = (uint16_t *)dev_alloc(n * 2);
+    uint16_t *got = (uint16_t *)host_alloc((n + guard) * 2), *ref = (uint16_t *)host_alloc(n * 2);
+    CHECK_CUDA(cudaMemcpy(d_src + src_off, h_src, n * sizeof(float), cudaMemcpyHostToDevice));
+    /* 0xffff is a NaN the reference never produces (it writes 0x7fff): an element left unwritten fails. */
+    CHECK_CUDA(cudaMemset(d_dst, 0xff, (n + dst_off + guard) * 2));
+    reduce_cast_bf16(d_dst + dst_off, d_src + src_off, n, 0);
+    intrinsic_cast_kernel<<<1024, 256>>>((__nv_bfloat16 *)d_ref, d_src + src_off, n);
+    CHECK_LAUNCH();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(got, d_dst + dst_off, (n + guard) * 2, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(ref, d_ref, n * 2, cudaMemcpyDeviceToHost));
+    size_t bad_host = 0, bad_intrinsic = 0, first = n;
+    for (size_t i = 0; i < n; i++) {
+        int h = got[i] != bf16_ref_rne(h_src[i]), d = got[i] != ref[i];
+        bad_host += h;
+        bad_intrinsic += d;
+        if ((h || d) && first == n) first = i;
+    }
+    size_t past = 0;
+    for (size_t i = n; i < n + guard; i++) past += got[i] != 0xffffu;
+    printf("cast %-28s %8zu values: %zu differ from host RNE, %zu from __float2bfloat16_rn, %zu written past the end\n",
+           what, n, bad_host, bad_intrinsic, past);
+    EXPECT(bad_host == 0 && bad_intrinsic == 0, "cast %s: first difference at %zu: 0x%08x -> 0x%04x, host 0x%04x, "
+           "intrinsic 0x%04x", what, first, first < n ? bf16_ref_bits(h_src[first]) : 0, first < n ? got[first] : 0,
+           first < n ? bf16_ref_rne(h_src[first]) : 0, first < n ? ref[first] : 0);
+    EXPECT(past == 0, "cast %s: %zu elements written past the end", what, past);
+    CHECK_CUDA(cudaFree(d_src));
+    CHECK_CUDA(cudaFree(d_dst));
+    CHECK_CUDA(cudaFree(d_ref));
+    free(got);
+    free(ref);
+}
+
+static void check_cast(rng_t *r) {
+    size_t n = ((size_t)1 << 20) + 13;   /* not a multiple of 8: the vector body and a scalar tail */
+    float *x = (float *)host_alloc(n * sizeof(float));
+    cast_inputs(r, x, n);
+    size_t nan = 0, inf = 0, denorm = 0, ties = 0, overflow = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = bf16_ref_bits(x[i]), e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+        uint16_t h = bf16_ref_rne(x[i]);
+        nan += e == 0xffu && m;
+        inf += e == 0xffu && !m;
+        denorm += e == 0 && m;
+        ties += (u & 0xffffu) == 0x8000u && e != 0xffu;
+        overflow += e != 0xffu && (h & 0x7fffu) == 0x7f80u;
+    }
+    printf("cast inputs: %zu NaN, %zu inf, %zu denormal, %zu ties, %zu finite overflowing to inf\n", nan, inf, denorm,
+           ties, overflow);
+    EXPECT(nan && inf && denorm && ties && overflow, "every class of input is present");
+    check_cast_at("aligned (16-byte body)", x, n, 0, 0);
+    check_cast_at("dst misaligned", x, n, 1, 0);
+    check_cast_at("src misaligned", x, n, 0, 1);
+    check_cast_at("7 values (tail only)", x + 5, 7, 0, 0);
+    free(x);
+}
+
+// ---- the sums
+
+/* A finite value of either type: half from a narrow exponent window, so that the adds really round, half from the
+ * whole finite range (denormals included). */
+static uint32_t finite_bits(rng_t *r, size_t i) {
+    uint32_t u = (uint32_t)rng_u64(r);
+    uint32_t e = i % 2 ? 120u + (u >> 23) % 16u : (u >> 23) % 255u;
+    return (u & 0x807fffffu) | (e << 23);
+}
+
+static void check_sum(rng_t *r, dtype_t t, int n_src, int misalign_dst, int misalign_src) {
+    size_t n = ((size_t)1 << 18) + 7, es = dtype_size(t), off_d = misalign_dst ? 1 : 0, off_s = misalign_src ? 1 : 0;
+    int nb = n_src + 1;
+    unsigned char *h[REDUCE_MAX_SRC + 1];
+    void *d[REDUCE_MAX_SRC + 1];
+    for (int b = 0; b < nb; b++) {
+        h[b] = (unsigned char *)host_alloc(n * es);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = finite_bits(r, i);
+            if (t == DTYPE_BF16) { uint16_t v = (uint16_t)(u >> 16); memcpy(h[b] + i * 2, &v, 2); }
+            else memcpy(h[b] + i * 4, &u, 4);
+        }
+        size_t off = b == 0 ? off_d : (b == nb - 1 ? off_s : 0);   /* the last source may be misaligned */
+        d[b] = (char *)dev_alloc((n + 1) * es) + off * es;
+        CHECK_CUDA(cudaMemcpy(d[b], h[b], n * es, cudaMemcpyHostToDevice));
+    }
+    reduce_sum_into(d[0], (const void *const *)&d[1], t, n_src, n, 0);
+    unsigned char *got = (unsigned char *)host_alloc(n * es);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(got, d[0], n * es, cudaMemcpyDeviceToHost));
+    size_t bad = 0, first = n;
+    for (size_t i = 0; i < n; i++) {
+        float a = 0;
+        uint32_t want, have = 0;
+        for (int b = 0; b < nb; b++) {   /* dst first, then the sources in order, in fp32 */
+            float v;
+            if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, h[b] + i * 2, 2); v = bf16_ref_widen(x); }
+            else memcpy(&v, h[b] + i * 4, 4);
+            a = b == 0 ? v : a + v;
+        }
+        if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, got + i * 2, 2); have = x; want = bf16_ref_rne(a); }
+        else { memcpy(&have, got + i * 4, 4); want = bf16_ref_bits(a); }
+        if (have != want && first == n) first = i;
+        bad += have != want;
+    }
+    printf("sum %s, %d source%s%s%s: %zu of %zu differ from the host's fp32 sum%s\n", dtype_name(t), n_src,
+           n_src == 1 ? "" : "s", misalign_dst ? ", dst misaligned" : "", misalign_src ? ", a source misaligned" : "",
+           bad, n, t == DTYPE_BF16 ? " rounded once" : "");
+    EXPECT(bad == 0, "sum %s %d sources: first difference at %zu", dtype_name(t), n_src, first);
+    for (int b = 0; b < nb; b++) {
+        size_t off = b == 0 ? off_d : (b == nb - 1 ? off_s : 0);
+        CHECK_CUDA(cudaFree((char *)d[b] - off * es));
+        free(h[b]);
+    }
+    free(got);
+}
+
+// ---- the exact-check patterns
+
+static void check_patterns(rng_t *r) {
+    const size_t n = 100003;
+    const int ranks = 3;
+    float *f32 = (float *)host_alloc(n * sizeof(float)), *want = (float *)host_alloc(n * sizeof(float));
+    uint16_t *b16 = (uint16_t *)host_alloc(n * 2);
+    void *d32 = dev_alloc(n * sizeof(float)), *d16 = dev_alloc(n * 2);
+    unsigned long long *d_wrong = (unsigned long long *)dev_alloc(sizeof *d_wrong);
+    static const int bases[] = {0, 248};
+    for (size_t bi = 0; bi < 2; bi++) {
+        int base = bases[bi];
+        memset(want, 0, n * sizeof(float));
+        for (int rank = 0; rank < ranks; rank++) {
+            reduce_fill_pattern(d32, DTYPE_FP32, n, rank, base, 0);
+            reduce_fill_pattern(d16, DTYPE_BF16, n, rank, base, 0);
+            CHECK_CUDA(cudaMemcpy(f32, d32, n * sizeof(float), cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(b16, d16, n * 2, cudaMemcpyDeviceToHost));
+            size_t bad = 0, seen[16] = {0};
+            for (size_t i = 0; i < n; i++) {
+                float v = f32[i];
+                int ok = v == floorf(v) && v >= base - 8 && v <= base + 7;
+                bad += !ok || b16[i] != bf16_ref_rne(v) || bf16_ref_widen(b16[i]) != v;
+                if (ok) seen[(int)v - base + 8] = 1;
+                want[i] += v;
+            }
+            int distinct = 0;
+            for (int k = 0; k < 16; k++) distinct += (int)seen[k];
+            EXPECT(bad == 0 && distinct == 16, "fill base %d rank %d: %zu values not integers in [%d, %d] or bf16 "
+                   "differing from fp32, %d distinct values of 16", base, rank, bad, base - 8, base + 7, distinct);
+        }
+        /* count_wrong on the exact sums, then on copies with m elements changed (+1, and one NaN). */
+        size_t inexact = 0;
+        for (size_t i = 0; i < n; i++) {
+            b16[i] = bf16_ref_rne(want[i]);
+            inexact += bf16_ref_widen(b16[i]) != want[i];
+        }
+        size_t m = 1 + rng_below(r, 50);
+        for (int t = 0; t < 2; t++) {
+            dtype_t dt = t ? DTYPE_BF16 : DTYPE_FP32;
+            for (int changed = 0; changed < 2; changed++) {
+                size_t expect = (dt == DTYPE_BF16 ? inexact : 0);
+                if (t) CHECK_CUDA(cudaMemcpy(d16, b16, n * 2, cudaMemcpyHostToDevice));
+                else CHECK_CUDA(cudaMemcpy(d32, want, n * sizeof(float), cudaMemcpyHostToDevice));
+                if (changed) {   /* m distinct positions: i = k * (n / m) + random offset within the stride */
+                    for (size_t k = 0; k < m; k++) {
+                        size_t i = k * (n / m) + rng_below(r, (uint32_t)(n / m));
+                        float v = k == 0 ? bf16_ref_float(0x7fc00000u) : want[i] + (dt == DTYPE_BF16 ? 512.0f : 1.0f);
+                        uint16_t v16 = bf16_ref_rne(v);
+                        int was_wrong = dt == DTYPE_BF16 && bf16_ref_widen(b16[i]) != want[i];
+                        if (t) CHECK_CUDA(cudaMemcpy((uint16_t *)d16 + i, &v16, 2, cudaMemcpyHostToDevice));
+                        else CHECK_CUDA(cudaMemcpy((float *)d32 + i, &v, 4, cudaMemcpyHostToDevice));
+                        expect += !was_wrong;
+                    }
+                }
+                unsigned long long got = 0;
+                CHECK_CUDA(cudaMemset(d_wrong, 0, sizeof got));
+                reduce_count_wrong(t ? d16 : d32, dt, n, ranks, base, d_wrong, 0);
+                CHECK_CUDA(cudaMemcpy(&got, d_wrong, sizeof got, cudaMemcpyDeviceToHost));
+                printf("count_wrong %s, base %3d, %zu changed: %llu wrong (host: %zu)\n", dtype_name(dt), base,
+                       changed ? m : 0, got, expect);
+                EXPECT(got == expect, "count_wrong %s base %d changed %d: %llu, host %zu", dtype_name(dt), base,
+                       changed, got, expect);
+            }
+        }
+        EXPECT(base == 0 ? inexact == 0 : inexact > n / 2, "base %d: %zu of %zu sums over %d ranks not exact in bf16",
+               base, inexact, n, ranks);
+    }
+    CHECK_CUDA(cudaFree(d32));
+    CHECK_CUDA(cudaFree(d16));
+    CHECK_CUDA(cudaFree(d_wrong));
+    free(f32);
+    free(want);
+    free(b16);
+}
+
+int main(int argc, char **argv) {
+    check_reference();   /* host only: runs, and can fail, without a GPU */
+    if (test_failed_) return test_summary();
+    gpu_test_require(1);
+    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
+                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    printf("# test_reduce_kernels: seed %llu (rerun: test_reduce_kernels %llu)\n", seed, seed);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    CHECK_CUDA(cudaSetDevice(0));
+    check_cast(&rng);
+    for (int t = 0; t < 2; t++) {
+        dtype_t dt = t ? DTYPE_BF16 : DTYPE_FP32;
+        check_sum(&rng, dt, 1, 0, 0);
+        check_sum(&rng, dt, 3, 0, 0);
+        check_sum(&rng, dt, 2, 1, 0);
+        check_sum(&rng, dt, 2, 0, 1);
+    }
+    check_patterns(&rng);
+    printf("# seed %llu\n", seed);
+    return test_summary();
+}
