@@ -65,6 +65,7 @@ if [[ -n $bench ]]; then awk -f "$PLOTS/csv.awk" "$bench" >"$tmp/bench.tsv"; fi
 
 awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefault="$benchdefault" \
     -v figs="$tmp/figs" -v figs_note="$figs_note" -v src="$csv" -v rows="$rows" -v allruns="$allruns" \
-    -v leftout=$((allruns - kept)) -f "$PLOTS/lib.awk" -f "$PLOTS/report.awk" "$tmp/selected.tsv" >"$tmp/REPORT.md"
+    -v leftout=$((allruns - kept)) -f "$PLOTS/lib.awk" -f "$PLOTS/fit.awk" -f "$PLOTS/report.awk" \
+    "$tmp/selected.tsv" >"$tmp/REPORT.md"
 mv -f "$tmp/REPORT.md" "$out/REPORT.md"
 echo "$out/REPORT.md"
