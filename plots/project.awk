@@ -174,6 +174,8 @@ function explain() {
 function line_label(K) {
     return "nccl, " LB[K] "/GPU, " LM[K] (LG[K] != "fp32" ? ", " LG[K] " gradients" : "")
 }
+# The same, short, for the figure's legend.
+function line_key(K) { return "nccl " LB[K] "/GPU " LM[K] (LG[K] != "fp32" ? " " LG[K] " grads" : "") }
 
 # The runs of group g: nccl lines (per-GPU batch, math, grad dtype) with their best run per GPU count on this host
 # and per emulated node layout, pipeline lines (global batch, math, schedule) with their best run per stage count
@@ -238,7 +240,7 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
             S, t1, st1, phi, LNR[K] ? "(exposed / all-reduce time over " LNR[K] " nccl run(s))" : "(no overlap measured: none assumed)", ki
         printf "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) | speedup | efficiency |\n"
         printf "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
-        curve(dat, line_label(K) sprintf(" (φ %.2f)", phi))
+        curve(dat, line_key(K) sprintf(", φ %.2f", phi))
         dagger = 0
         for (G = 1; G <= 1024; G *= 2) {
             N = G <= gpn ? 1 : G / gpn; gg = G <= gpn ? G : gpn
@@ -267,7 +269,7 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
             p, BLIST, BSUM, imb, t1
         printf "| GPUs (stages) | bubble (p−1)/(M+p−1) | step (ms) | epoch (s) | speedup | efficiency |\n"
         printf "|---:|---:|---:|---:|---:|---:|\n"
-        curve(dat, sprintf("pipeline, batch %d, %s, M=%d", R_bk[run], P_math[run], M))
+        curve(dat, sprintf("pipeline batch %d %s %s M=%d", R_bk[run], P_math[run], R_sched[run], M))
         for (G = 1; G <= gpn && G <= 1024; G *= 2) {
             step = (M + G - 1) / M * BSUM / G * (G > 1 ? imb : 1)
             printf "| %d | %.1f %% | %.3f | %.3f | %.2f | %.1f %% |\n", G, 100 * (G - 1) / (M + G - 1), step,
@@ -311,7 +313,7 @@ function emulated_points(g,    i, k, run, r1) {
         if (R_g[run] != g || P_nodes[run] <= 1) continue
         r1 = REF[g, LB[MK[k]], LM[MK[k]]]
         if (r1 == "") continue
-        curve(mdat, sprintf("%s, %d nodes x %d GPU(s), measured", line_label(MK[k]), P_nodes[run], P_gpn[run]))
+        curve(mdat, sprintf("%s, %d nodes x %d, measured", line_key(MK[k]), P_nodes[run], P_gpn[run]))
         point(mdat, R_n[run], tmed[r1] / tmed[run], 100 * tmed[r1] / (R_n[run] * tmed[run]))
     }
 }

@@ -20,7 +20,7 @@ unset label 99
 set ylabel 'efficiency (%)'
 unset logscale y
 set yrange [0:110]
-set key bottom left
+set key bottom left font ',9'
 plot 100 with lines lc rgb '#000000' lw 1.5 dt 2 title 'ideal (100 %)', \
      for [i=0:*] data index i using 1:3 with lines lt i+1 title columnheader(1), \
      for [i=0:*] data2 index i using 1:3 with points lt i+1 pt 7 ps 1.4 title columnheader(1)
