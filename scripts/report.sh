@@ -52,7 +52,7 @@ while (($#)); do
         --net-latency-us=*) positive --net-latency-us "${1#*=}"; net_lat=${1#*=}; shift ;;
         --gpus-per-node) (($# >= 2)) || usage; gpn=$2; shift 2 ;;
         --gpus-per-node=*) gpn=${1#*=}; shift ;;
-        -h | --help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "report: unknown option '$1'" >&2; usage ;;
         *) [[ -z $csv ]] || usage; csv=$1; shift ;;
     esac
