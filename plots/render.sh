@@ -7,6 +7,7 @@
 # fields in `read`):
 #   plot US script US output name US data file US second data file US subtitle US caption
 #   skip US script US model/dataset US reason
+# shellcheck shell=bash
 
 # A gnuplot single-quoted string: only ' needs escaping (doubled).
 gq() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }

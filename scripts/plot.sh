@@ -41,7 +41,7 @@ awk -F'\t' -f "$PLOTS/select.awk" "$tmp/rows.tsv" "$tmp/rows.tsv" >"$tmp/selecte
 awk -F'\t' -v dir="$tmp" -v src="$csv" -f "$PLOTS/lib.awk" -f "$PLOTS/data.awk" "$tmp/selected.tsv" >"$tmp/manifest"
 
 mkdir -p "$out"
-# shellcheck source=../plots/render.sh
+# shellcheck source=plots/render.sh
 source "$PLOTS/render.sh"
 render_manifest "$tmp/manifest" "$out" "$tmp" >"$tmp/pngs"
 cat "$tmp/pngs"

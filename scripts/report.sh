@@ -33,8 +33,9 @@ usage() {
 }
 # A positive decimal number (no sign, no inf or nan, exponent of at most two digits), for option $1.
 positive() {
-    [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,2})?$ ]] && awk -v v="$2" 'BEGIN { exit !(v + 0 > 0) }' ||
+    if ! [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,2})?$ ]] || ! awk -v v="$2" 'BEGIN { exit !(v > 0) }'; then
         die "$1 '$2': not a positive number"
+    fi
 }
 
 csv="" bench="" out="" netbench="" net_gbs="" net_lat="" gpn=8
@@ -67,8 +68,9 @@ if [[ -z $bench && -f $benchdefault ]]; then bench=$benchdefault; fi
 netdefault="${csv%.csv}_allreduce_net.csv"
 if [[ -z $netbench && -f $netdefault ]]; then netbench=$netdefault; fi
 [[ -z $netbench || -r $netbench ]] || die "$netbench: no such file (--net-allreduce)"
-[[ $gpn =~ ^[1-9][0-9]{0,3}$ ]] && ((gpn >= 1 && gpn <= 1024 && (gpn & (gpn - 1)) == 0)) ||
+if ! [[ $gpn =~ ^[1-9][0-9]{0,3}$ ]] || ((gpn > 1024 || (gpn & (gpn - 1)) != 0)); then
     die "--gpus-per-node '$gpn': not a power of two from 1 to 1024"
+fi
 if [[ -z $netbench && -n $net_gbs$net_lat && ( -z $net_gbs || -z $net_lat ) ]]; then
     die "--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)"
 fi
@@ -107,10 +109,10 @@ awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefa
 mkdir "$tmp/proj"
 awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefault="$benchdefault" \
     -v netbench="${netbench:+$tmp/netbench.tsv}" -v netsrc="$netbench" -v net_gbs="$net_gbs" -v net_lat="$net_lat" \
-    -v gpn="$gpn" -v dir="$tmp/proj" -v gnuplot=$([[ -z $figs_note ]] && echo 1 || echo 0) -v src="$csv" \
+    -v gpn="$gpn" -v dir="$tmp/proj" -v gnuplot="$([[ -z $figs_note ]] && echo 1 || echo 0)" -v src="$csv" \
     -f "$PLOTS/lib.awk" -f "$PLOTS/fit.awk" -f "$PLOTS/project.awk" "$tmp/selected.tsv" >>"$tmp/REPORT.md"
 if [[ -s $tmp/proj/manifest ]]; then
-    # shellcheck source=../plots/render.sh
+    # shellcheck source=plots/render.sh
     source "$PLOTS/render.sh"
     render_manifest "$tmp/proj/manifest" "$out" "$tmp" >/dev/null
 fi

@@ -34,10 +34,9 @@
 # = 2.455 s against 3.040 s: -19.2 %. At n = 16 = 2 x 8: beta = max(1/150, 1/(8*3)) = 1/24 ns/B (S beta =
 # 1862.3697 us): ring = 28*8 + 2*30 + 1.875*1862.3697 = 3775.9 us; tree = 2*(56 + 30) + 3724.739 = 3896.7 us.
 set -u
-bin=$1 root=$2
+root=$2
 report=$root/scripts/report.sh
-# shellcheck source=lib.sh
-source "$root/tests/cli/lib.sh"      # tmp (removed on exit), pass, fail
+source "$(dirname "$0")/lib.sh"      # tmp (removed on exit), pass, fail
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
