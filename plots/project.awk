@@ -3,7 +3,7 @@
 # benchmarks, with the model's error at every measured point. Appended to REPORT.md by scripts/report.sh.
 #
 # Data parallel, weak scaling (the per-GPU batch b of the measured runs), n = N nodes x g GPUs:
-#   step(n) = t1 + phi x t_ar(N, g, S)      epoch = steps1 / n x step      speedup = n t1 / step   efficiency = t1 / step
+#   step(n) = t1 + phi x t_ar(N, g, S)    epoch = steps1 / n x step    speedup = n t1 / step    efficiency = t1 / step
 # t1 single's median step at b (and the same math), steps1 its steps per epoch, S the bytes the nccl rows reduce per
 # step (bytes_per_step: the gradients in the run's grad dtype), phi the measured overlap: exposed over total
 # all-reduce time of the nccl rows run on this host, held constant. t_ar is NCCL's own cost model (src/graph/
@@ -35,7 +35,7 @@ function cell(name) { return (name in col) ? $col[name] : "" }
 # Per run, beside lib.awk's: P_nodes, P_gpn (nodes and GPUs per node: 1 and the GPU count where the CSV predates
 # them), P_tr nccl_transport, P_math, P_gd grad_dtype (fp32 where absent); steady lists SB[run, stage] of
 # stage_busy_ms and IDL of idle_ms; P_ns stages with busy times.
-function project_row(    run, v, k, i, parts) {
+function project_row(    run, k, i, parts) {
     run = $col["run_id"]
     if (!(run in P_nodes)) {
         P_nodes[run] = isnum(cell("nodes")) ? cell("nodes") + 0 : 1
@@ -55,10 +55,13 @@ function log2i(x,    k) { for (k = 0; x >= 2; x /= 2) k++; return k }
 function ms(x) { return x == "" ? "—" : sprintf("%.3f", x) }
 function type_of(gd) { return gd == "bf16" ? "bfloat16" : "float" }
 
+# A fit the model can use: alpha >= 0 and beta > 0 (a least-squares fit of odd points can give neither).
+function usable(k) { return k != "" && (k in ALPHA) && ALPHA[k] >= 0 && BETA[k] > 0 }
+
 # The intra-node fit for nccl rows of algorithm algo reducing gd gradients: that type's, else float's.
 function intra_fit(algo, gd,    k) {
     k = fit_of("nccl", algo, type_of(gd))
-    return k != "" && (k in ALPHA) ? k : fit_of("nccl", algo, "float")
+    return usable(k) ? k : fit_of("nccl", algo, "float")
 }
 
 # All-reduce time (ms) of S bytes over N nodes x g GPUs by "ring" or "tree", intra-node fit ki.
@@ -86,7 +89,7 @@ function inter_path(    k, err) {
         err = fit_file(netbench, "net ")
         k = fit_of("net nccl", "", "float")
         if (err != "") INTER_NOTE = netsrc ": " err
-        else if (k == "" || !(k in ALPHA)) INTER_NOTE = netsrc ": no nccl rows that fit α and β"
+        else if (!usable(k)) INTER_NOTE = netsrc ": no nccl rows that fit α ≥ 0 and β > 0"
         else { ALPHA_E = ALPHA[k]; BETA_E = BETA[k]; INTER_SRC = "ring fit to `" netsrc "`"; INTER_CAP = "fit" }
     }
     if (net_lat != "") {
@@ -112,7 +115,7 @@ function single_refs(    i, run, k) {
     }
 }
 
-# A curve of figure g: its title, and point (x, speedup, efficiency %) in file f.
+# A new block of data file f under its title line; point() adds a line "GPUs speedup efficiency%" to it.
 function curve(f, title) { printf "%s\"%s\"\n", (f in NBLK) ? "\n\n" : "", title >> f; NBLK[f]++ }
 function point(f, x, sp, ef) { printf "%d %.6g %.6g\n", x, sp, ef >> f }
 
@@ -126,8 +129,8 @@ END {
     }
     err = fit_file(bench, "")
     KI = fit_of("nccl", "", "float")
-    if (err != "" || KI == "" || !(KI in ALPHA)) {
-        printf "%s: %s: projection omitted.\n", benchsrc, err != "" ? err : "no nccl rows that fit α and β"
+    if (err != "" || !usable(KI)) {
+        printf "%s: %s: projection omitted.\n", benchsrc, err != "" ? err : "no nccl rows that fit α ≥ 0 and β > 0"
         exit
     }
     inter_path()
@@ -138,7 +141,8 @@ END {
 
 function explain() {
     printf "Predicted from the measured steps, the all-reduce fits and NCCL's cost model, at 1 to 1024 GPUs as nodes × "
-    printf "%d GPUs per node (`--gpus-per-node`). Data parallel (nccl), weak scaling at the measured per-GPU batch:\n\n", gpn
+    printf "%d GPUs per node (`--gpus-per-node`). Data parallel (nccl), weak scaling at the measured per-GPU ", gpn
+    printf "batch:\n\n"
     printf "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
     printf "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
     printf "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap: exposed over total "
@@ -150,15 +154,16 @@ function explain() {
     printf "between nodes, and 2(n−1)/n of the bytes through the slowest link;\n"
     printf "  - tree: 2((g−1)·α_intra + log₂N·α_inter) + 2·S·β: a chain inside each node and a double binary tree "
     printf "across nodes, reduce then broadcast (NCCL's tree algbw is half its busbw);\n"
-    printf "  - β = β_intra on one node, else max(β_intra, β_inter/g): a node's g rings (NCCL channels) leave it through "
-    printf "g NICs, one per GPU.\n"
+    printf "  - β = β_intra on one node, else max(β_intra, β_inter/g): a node's g rings (NCCL channels) leave it "
+    printf "through g NICs, one per GPU.\n"
     printf "  NCCL picks whichever its model says is faster (the harness pins `NCCL_ALGO=Ring` unless `NCCL_ALGO` is "
     printf "set: unset it at scale); the projection takes the faster and names it. At a measured point the model uses "
     printf "the algorithm the row records.\n"
     printf "- Pipeline (every stage sees the global batch), on one node only: step(p) = (M + p − 1)/M × ΣB/p × "
     printf "imbalance, with B the stage busy times measured at the largest stage count and imbalance = max B / mean B "
     printf "(1 at p = 1); at a measured point step = (M + p − 1)/M × max B: the bubble (p−1)/(M+p−1) with the "
-    printf "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut into.\n\n"
+    printf "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut "
+    printf "into.\n\n"
     printf "| path | α (µs per step) | bandwidth (GB/s) | source |\n|---|---:|---:|---|\n"
     printf "| intra-node | %.2f | %.1f | ring fit `%s` to `%s` (above) |\n", ALPHA[KI], 1e-3 / BETA[KI], KI, benchsrc
     if (inter)
@@ -230,15 +235,19 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
         printf "#### %s\n\n", line_label(K)
         r1 = REF[g, LB[K], LM[K]]
         if (r1 == "" || LS[K] == "") {
-            printf "Not projected: %s.\n\n", r1 == "" ? "no `single` run at this batch and math (t₁)" : "no bytes_per_step"
+            if (r1 == "") printf "Not projected: no `single` run at this batch and math (t₁).\n\n"
+            else printf "Not projected: no bytes_per_step.\n\n"
             continue
         }
         ki = LKI[K] = intra_fit(LALG[K], LG[K])
         S = LS[K]; t1 = smed[r1]; st1 = nmed[r1]
         phi = LPHI[K] = LNR[K] ? LX[K] / LQ[K] : 1
-        printf "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f %s, intra-node fit `%s`.\n\n",
-            S, t1, st1, phi, LNR[K] ? "(exposed / all-reduce time over " LNR[K] " nccl run(s))" : "(no overlap measured: none assumed)", ki
-        printf "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) | speedup | efficiency |\n"
+        printf "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f ", S, t1, st1, phi
+        if (LNR[K]) printf "(exposed / all-reduce time over %d nccl run(s))", LNR[K]
+        else printf "(no overlap measured: none assumed)"
+        printf ", intra-node fit `%s`.\n\n", ki
+        printf "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
+        printf "| speedup | efficiency |\n"
         printf "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n"
         curve(dat, line_key(K) sprintf(", φ %.2f", phi))
         dagger = 0
@@ -253,7 +262,8 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
                 (G > st1 ? " †" : ""), G * t1 / step, 100 * t1 / step
             point(dat, G, G * t1 / step, 100 * t1 / step)
         }
-        if (dagger) printf "\n† the global batch exceeds the training set: an epoch is less than one step (a throughput view).\n"
+        if (dagger)
+            printf "\n† the global batch exceeds the training set: an epoch is less than a step (a throughput view).\n"
         printf "\n"
         measured_points(K, r1, 1)
     }
@@ -262,11 +272,16 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
         p = R_n[run]; M = R_M[run] + 0
         r1 = REF[g, R_bk[run], P_math[run]]
         printf "#### pipeline, batch %d, %s, %s, M = %d\n\n", R_bk[run], P_math[run], R_sched[run], M
-        if (r1 == "") { printf "Not projected: no `single` run at this batch and math (t₁).\n\n"; continue }
+        if (r1 == "" || M < 1) {
+            if (M < 1) printf "Not projected: no micro-batch count.\n\n"
+            else printf "Not projected: no `single` run at this batch and math (t₁).\n\n"
+            continue
+        }
         busy(run)
         imb = BMAX / (BSUM / P_ns[run]); t1 = smed[r1]
-        printf "Stage busy times measured at p = %d (%s ms per step, medians): ΣB = %.3f ms, imbalance %.3f; t₁ = %.3f ms.\n\n",
-            p, BLIST, BSUM, imb, t1
+        printf "Stage busy times measured at p = %d (%s ms per step, medians): ΣB = %.3f ms, imbalance %.3f; ", p,
+            BLIST, BSUM, imb
+        printf "t₁ = %.3f ms.\n\n", t1
         printf "| GPUs (stages) | bubble (p−1)/(M+p−1) | step (ms) | epoch (s) | speedup | efficiency |\n"
         printf "|---:|---:|---:|---:|---:|---:|\n"
         curve(dat, sprintf("pipeline batch %d %s %s M=%d", R_bk[run], P_math[run], R_sched[run], M))
@@ -291,7 +306,9 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
     cap = cap "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
     cap = cap "points: measured (T1: single's epoch)\\nGPU: " (G_gpus[g] == "" ? "unknown" : G_gpus[g]) "  |  " \
         study_dates(g) "  |  " src
-    if (gnuplot) printf "plot\037projection.gp\037projection-%s\037%s\037%s\037%s\037%s\n", g, dat, mdat, G_sub[g], cap > (dir "/manifest")
+    if (gnuplot)
+        printf "plot\037projection.gp\037projection-%s\037%s\037%s\037%s\037%s\n", g, dat, mdat, G_sub[g], cap \
+            > (dir "/manifest")
 }
 
 # The measured speedup and efficiency of line K (T1: single's epoch, run r1) on this host: 1 GPU, then its best run
@@ -324,7 +341,8 @@ function emulated_points(g,    i, k, run, r1) {
 function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
     printf "#### Model error at the measured points\n\n"
     printf "Error = (model − measured) / measured epoch time; exposed and idle are per step, from the rows.\n\n"
-    printf "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) | idle ms |\n"
+    printf "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) "
+    printf "| idle ms |\n"
     printf "|---|---:|---:|---:|---:|---:|---|---:|\n"
     for (i = 1; i <= nl + np; i++) {
         K = i <= nl ? lk[i] : pk[i - nl]
@@ -333,12 +351,12 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         r1 = REF[g, bk, i <= nl ? LM[K] : P_math[run]]
         if (r1 == "" || (r1 in seen)) continue
         seen[r1] = 1
-        err_row("single, " (i <= nl ? bk "/GPU" : "batch " bk) ", " P_math[r1], 1, "1 × 1", tmed[r1], nmed[r1] * smed[r1] / 1e3, "—", "—")
+        err_row("single, " (i <= nl ? bk "/GPU" : "batch " bk) ", " P_math[r1], 1, "1 × 1", tmed[r1],
+            nmed[r1] * smed[r1] / 1e3, "—", "—")
     }
     for (i = 1; i <= nm; i++) {
         k = mk[i]; run = MEAS[k]; K = MK[k]
         if (R_pipe[run]) {
-            r1 = REF[g, R_bk[run], P_math[run]]
             busy(run)
             model = nmed[run] * (R_M[run] + R_n[run] - 1) / R_M[run] * BMAX / 1e3
             err_row(sprintf("pipeline, batch %d, %s, %s, M = %d", R_bk[run], P_math[run], R_sched[run], R_M[run]),
@@ -352,7 +370,8 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         r1 = REF[g, LB[K], LM[K]]
         model = expo == "" ? "" : nmed[run] * (smed[r1] + expo) / 1e3
         lab = line_label(K) (N > 1 ? ", across nodes" (P_tr[run] != "" ? " (`" P_tr[run] "`)" : "") : "")
-        err_row(lab, R_n[run], N " × " P_gpn[run], tmed[run], model, ms(xmed[run]) " / " ms(expo), ms(kmedian(IDL, IDLn, run)))
+        err_row(lab, R_n[run], N " × " P_gpn[run], tmed[run], model, ms(xmed[run]) " / " ms(expo),
+            ms(kmedian(IDL, IDLn, run)))
     }
     printf "\n"
 }

@@ -5,7 +5,8 @@
 set bmargin 10
 nl(s) = (p_ = strstrt(s, '\n'), p_ ? s[1:p_-1]."\n".nl(s[p_+2:]) : s)
 set label 99 nl(caption) at screen 0.01, screen 0.1 left font ',9' textcolor rgb '#505050'
-set multiplot layout 1,2 title "Projected speedup and efficiency past this host (lines: model, points: measured)\n".subtitle
+set multiplot layout 1,2 \
+    title "Projected speedup and efficiency past this host (lines: model, points: measured)\n".subtitle
 set logscale x 2
 set xrange [0.8:1300]
 set xlabel 'GPUs (log2 scale)'

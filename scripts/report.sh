@@ -33,7 +33,8 @@ usage() {
 }
 # A positive decimal number (no sign, no inf or nan, exponent of at most two digits), for option $1.
 positive() {
-    if ! [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,2})?$ ]] || ! awk -v v="$2" 'BEGIN { exit !(v > 0) }'; then
+    if ! [[ $2 =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]{1,2})?$ ]] ||
+        ! awk -v v="$2" 'BEGIN { exit !(v > 0) }'; then
         die "$1 '$2': not a positive number"
     fi
 }

@@ -85,7 +85,11 @@ awk -F, -v OFS=, '
     function mid(a, n,    i, s) { s = a[28]; for (i = 29; i <= n - 7; i++) s = s "," a[i]; return s }
     function tail(a, n,    i, s) { s = a[n - 6]; for (i = n - 5; i <= n; i++) s = s "," a[i]; return s }
     function head(a,    i, s) { s = a[1]; for (i = 2; i <= 27; i++) s = s "," a[i]; return s }
-    NR == 1 { n = split($0, a, ","); print head(a), "idle_ms", mid(a, n), "nodes,gpus_per_node,nccl_transport", tail(a, n); next }
+    NR == 1 {
+        n = split($0, a, ",")
+        print head(a), "idle_ms", mid(a, n), "nodes,gpus_per_node,nccl_transport", tail(a, n)
+        next
+    }
     {
         n = split($0, a, ",")
         print head(a), "", mid(a, n), "1," a[7] ",", tail(a, n)
@@ -100,18 +104,21 @@ cp "$tmp/study_allreduce.csv" "$tmp/emu_allreduce.csv"
 {
     head -n 1 "$tmp/study_allreduce.csv"
     for s in 4096 65536 1048576 16777216 268435456; do
-        awk -v s=$s 'BEGIN { printf "nccl,2,Ring,%d,%d,float,sum,%.4f,0,0,0,NVIDIA H200,580.82.07,13.0,2.27.7,h200-node-3,1a2b3c4,2026-01-05T08:50:00Z\n", s, s / 4, 60 + s / 3000 }'
+        awk -v s=$s 'BEGIN { printf "nccl,2,Ring,%d,%d,float,sum,%.4f,0,0,0,", s, s / 4, 60 + s / 3000 }'
+        echo "NVIDIA H200,580.82.07,13.0,2.27.7,h200-node-3,1a2b3c4,2026-01-05T08:50:00Z"
     done
 } >"$tmp/emu_allreduce_net.csv"
 run_report "$tmp/c" "$tmp/emu.csv"
 p=$(proj "$tmp/c")
 has "$p" "| inter-node, per GPU | 30.00 | 3.0 | ring fit to \`$tmp/emu_allreduce_net.csv\` |"
-has "$p" "| nccl, 256/GPU, tf32, across nodes (\`NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1\`) | 2 | 2 × 1 | 3.040 | 2.455 | -19.2 % | 13.463 / 8.975 | 0.500 |"
+emu="nccl, 256/GPU, tf32, across nodes (\`NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1\`)"
+has "$p" "| $emu | 2 | 2 × 1 | 3.040 | 2.455 | -19.2 % | 13.463 / 8.975 | 0.500 |"
 has "$p" "| nccl, 256/GPU, tf32 | 2 | 1 × 2 | 1.481 |"
 has "$p" "φ = 0.600 (exposed / all-reduce time over 8 nccl run(s))"
 has "$p" "| 16 | 2 × 8 | 3.776 | 3.897 | ring |"
 run_report "$tmp/d" "$tmp/emu.csv" --net-gbs 50
-has "$(proj "$tmp/d")" "| inter-node, per GPU | 30.00 | 50.0 | ring fit to \`$tmp/emu_allreduce_net.csv\`, bandwidth from --net-gbs |"
+has "$(proj "$tmp/d")" \
+    "| inter-node, per GPU | 30.00 | 50.0 | ring fit to \`$tmp/emu_allreduce_net.csv\`, bandwidth from --net-gbs |"
 
 # ---- omitted: no benchmark; a benchmark without nccl rows; no inter-node path (one node only)
 cp "$tmp/study.csv" "$tmp/bare.csv"
@@ -121,7 +128,7 @@ has "$p" "no all-reduce benchmark: projection omitted"
 [ "$(wc -l <"$p")" -eq 3 ] && ok || bad "the omitted projection is more than its heading and one line"
 grep -v '^nccl,' "$tmp/study_allreduce.csv" >"$tmp/naive_only.csv"
 run_report "$tmp/f" "$tmp/study.csv" --allreduce "$tmp/naive_only.csv"
-has "$(proj "$tmp/f")" "$tmp/naive_only.csv: no nccl rows that fit α and β: projection omitted."
+has "$(proj "$tmp/f")" "$tmp/naive_only.csv: no nccl rows that fit α ≥ 0 and β > 0: projection omitted."
 run_report "$tmp/g" "$tmp/study.csv"
 p=$(proj "$tmp/g")
 has "$p" "data parallelism projected on one node only, up to 8 GPUs."
@@ -136,8 +143,8 @@ for args in "--net-gbs 0" "--net-gbs -1" "--net-gbs abc" "--net-latency-us x" "-
     for dir in "$tmp/none" "$tmp/a"; do
         # shellcheck disable=SC2086
         "$report" "$tmp/study.csv" --out "$dir" $args >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
-        if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -qF -- "$opt" "$tmp/stderr" && [ ! -s "$tmp/stdout" ] &&
-           [ ! -e "$tmp/none" ] && cmp -s "$tmp/kept.md" "$tmp/a/REPORT.md"; then
+        if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -qF -- "$opt" "$tmp/stderr" &&
+           [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/none" ] && cmp -s "$tmp/kept.md" "$tmp/a/REPORT.md"; then
             ok
         else
             bad "report.sh $args --out $dir: rc=$rc, stderr: $(cat "$tmp/stderr")"
