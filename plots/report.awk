@@ -15,7 +15,7 @@
 # (p-1)/(M+p-1) and nothing else; the measured bubble stands beside that formula.
 #
 #   awk -F'\t' -v bench=BENCH.tsv -v benchsrc=X_allreduce.csv -v figs=FIGS -v src=X.csv -v rows=N -v allruns=N \
-#       -v leftout=N -f plots/lib.awk -f plots/precision.awk -f plots/report.awk selected.tsv > REPORT.md
+#       -v leftout=N -f plots/lib.awk -f plots/fit.awk -f plots/precision.awk -f plots/report.awk selected.tsv > REPORT.md
 
 NR == 1 { study_header(); next }
 { study_row() }
@@ -24,83 +24,7 @@ function f3(x) { return x == "" ? "—" : sprintf("%.3f", x) }
 function f2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
 function pct(x) { return x == "" ? "—" : sprintf("%.1f %%", x) }
 
-# ---- the alpha-beta fit, per strategy (and algorithm, where the benchmark names one) and element type of the
-# benchmark. A fit is keyed "strategy", "strategy (algo)", and ", bfloat16" after it for a type other than float
-# (a benchmark without a type column is float); FITFOR[strategy, algo, type] and FITDEF[strategy, type] find it.
-function ring_form(s) { sub(/ \(.*/, "", s); sub(/,.*/, "", s); return s != "naive" }
-function fit_bench(    line, f, c, i, s, n, S, t, a, b, k, nf, wrong, algo, bytescol, type) {
-    if (bench == "") return
-    while ((getline line < bench) > 0) {
-        nf = split(line, f, "\t")
-        if (!bh) {
-            bh = 1
-            for (i = 1; i <= nf; i++) bcol[f[i]] = i
-            bytescol = ("size_bytes" in bcol) ? bcol["size_bytes"] : bcol["bytes"]
-            if (!("strategy" in bcol) || !("gpus" in bcol) || bytescol == "" || !("time_us" in bcol)) {
-                bench_err = "no columns strategy, gpus, size_bytes (or bytes), time_us"
-                break
-            }
-            continue
-        }
-        algo = ("algo" in bcol) ? f[bcol["algo"]] : ""
-        type = ("type" in bcol) ? f[bcol["type"]] : "float"
-        s = f[bcol["strategy"]] (algo != "" ? " (" algo ")" : "") (type != "float" ? ", " type : "")
-        n = f[bcol["gpus"]] + 0; S = f[bytescol] + 0; t = f[bcol["time_us"]] + 0
-        wrong = ("wrong" in bcol) ? f[bcol["wrong"]] : 0
-        if (n < 2 || S <= 0 || t <= 0 || (isnum(wrong) && wrong + 0 > 0)) continue
-        if (!(s in FIT_n)) {
-            nfit++; fits[nfit] = s
-            FITFOR[f[bcol["strategy"]], algo, type] = s
-            if (!((f[bcol["strategy"]], type) in FITDEF)) FITDEF[f[bcol["strategy"]], type] = s
-        }
-        k = ++FIT_n[s]
-        FIT_x1[s, k] = 2 * (n - 1)
-        FIT_x2[s, k] = (ring_form(s) ? 2 * (n - 1) / n : 2 * (n - 1)) * S
-        FIT_t[s, k] = t
-        if (!((s, n) in FIT_gpus)) { FIT_gpus[s, n] = 1; FIT_gl[s] = FIT_gl[s] (FIT_gl[s] == "" ? "" : ", ") n }
-        FIT_bytes[s] = max(FIT_bytes[s], S); FIT_bmin[s] = min(FIT_bmin[s], S)
-    }
-    close(bench)
-    for (i = 1; i <= nfit; i++) {
-        s = fits[i]
-        saa = sab = sbb = sa = sb = 0
-        for (k = 1; k <= FIT_n[s]; k++) {
-            a = FIT_x1[s, k] / FIT_t[s, k]; b = FIT_x2[s, k] / FIT_t[s, k]
-            saa += a * a; sab += a * b; sbb += b * b; sa += a; sb += b
-        }
-        det = saa * sbb - sab * sab
-        if (FIT_n[s] < 2 || det == 0) { FIT_bad[s] = 1; continue }
-        ALPHA[s] = (sa * sbb - sb * sab) / det      # us
-        BETA[s] = (saa * sb - sab * sa) / det       # us per byte
-        FIT_err[s] = 0
-        for (k = 1; k <= FIT_n[s]; k++) {
-            e = (ALPHA[s] * FIT_x1[s, k] + BETA[s] * FIT_x2[s, k]) / FIT_t[s, k] - 1
-            if (e < 0) e = -e
-            if (e > FIT_err[s]) FIT_err[s] = e
-        }
-    }
-}
-
-# The fit for strategy s whose rows record algorithm algo and gradient dtype gd ("" in older CSVs: fp32): that
-# algorithm's of the gradients' type, else the strategy's first of that type. A benchmark without bfloat16 rows
-# (older than bf16 gradients) lends its float fit, at the row's bf16 payload; FIT_LENT says so.
-function fit_of(s, algo, gd,    type, lent) {
-    FIT_LENT = 0
-    type = gd == "bf16" ? "bfloat16" : "float"
-    if ((s, algo, type) in FITFOR) return FITFOR[s, algo, type]
-    if ((s, type) in FITDEF) return FITDEF[s, type]
-    if (type == "float") return ""
-    lent = fit_of(s, algo, "")
-    FIT_LENT = lent != ""
-    return lent
-}
-
-# Model all-reduce time in ms for fit s on n GPUs and S bytes; "" without a fit.
-function allreduce_ms(s, n, S) {
-    if (n < 2) return 0
-    if (!(s in ALPHA) || S == "") return ""
-    return (2 * (n - 1) * ALPHA[s] + (ring_form(s) ? 2 * (n - 1) / n : 2 * (n - 1)) * S * BETA[s]) / 1e3
-}
+# The alpha-beta fit of the benchmark (fit_bench, fit_of, allreduce_ms) is plots/fit.awk.
 
 # The columns a summary table starts with where its group holds more than one math or gradient dtype.
 function prec_head(g) { return (G_nm[g] > 1 ? "| math " : "") (G_ngd[g] > 1 ? "| grads " : "") }
@@ -232,7 +156,7 @@ END {
             } else if (bench != "" && nfit > 0 && s != "single") {
                 tc = (g, bk, m) in STEP1 ? STEP1[g, bk, m] : (b != "" ? cmed[b] : "")
                 mark = (g, bk, m) in STEP1 ? "" : " †"
-                tar = b != "" ? allreduce_ms(fit_of(s, R_algo[b], R_gd[b]), n, ymed[b]) : ""
+                tar = b != "" ? allreduce_ms(fit_of_grads(s, R_algo[b], R_gd[b]), n, ymed[b]) : ""
                 lent = b != "" && tar != "" && FIT_LENT ? " ‡" : ""
                 model = tc != "" && tar != "" && steps != "" ? steps * (tc + tar) / 1e3 : ""
                 msp = model != "" && t1 != "" ? t1 / model : ""

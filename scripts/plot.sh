@@ -24,9 +24,6 @@ PLOTS="$ROOT/plots"
 
 die() { echo "plot: $*" >&2; exit 2; }
 
-# A gnuplot single-quoted string: only ' needs escaping (doubled).
-gq() { local s=${1//\'/\'\'}; printf "'%s'" "$s"; }
-
 (($# >= 1 && $# <= 2)) || die "usage: scripts/plot.sh results/X.csv [OUTDIR]"
 [[ $1 != -h && $1 != --help ]] || { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; }
 csv=$1
@@ -46,29 +43,9 @@ awk -F'\t' -f "$PLOTS/select.awk" "$tmp/rows.tsv" "$tmp/rows.tsv" >"$tmp/selecte
 awk -F'\t' -v dir="$tmp" -v src="$csv" -f "$PLOTS/lib.awk" -f "$PLOTS/data.awk" "$tmp/selected.tsv" >"$tmp/manifest"
 
 mkdir -p "$out"
-n=0
-while IFS=$'\037' read -r kind script name data data2 subtitle caption; do
-    if [[ $kind == skip ]]; then
-        echo "plot: skip ${script%.gp} ($name): $data" >&2
-        continue
-    fi
-    for fmt in png svg; do
-        {
-            echo "fmt = $(gq "$fmt")"
-            echo "out = $(gq "$out/$name")"
-            echo "data = $(gq "$data")"
-            echo "data2 = $(gq "$data2")"
-            echo "subtitle = $(gq "$subtitle")"
-            echo "caption = $(gq "$caption")"
-        } >"$tmp/vars.gp"
-        if ! gnuplot "$tmp/vars.gp" "$PLOTS/common.gp" "$PLOTS/$script" 2>"$tmp/gnuplot.err"; then
-            cat "$tmp/gnuplot.err" >&2
-            die "gnuplot failed on plots/$script for $name"
-        fi
-        # gnuplot warns on stderr without failing; a warning here is a script bug worth seeing
-        grep -v '^$' "$tmp/gnuplot.err" >&2 || true
-    done
-    echo "$out/$name.png"
-    n=$((n + 1))
-done <"$tmp/manifest"
+# shellcheck source=plots/render.sh
+source "$PLOTS/render.sh"
+render_manifest "$tmp/manifest" "$out" "$tmp" >"$tmp/pngs"
+cat "$tmp/pngs"
+n=$(wc -l <"$tmp/pngs")
 echo "plot: $n figure(s) in $out (PNG and SVG)" >&2

@@ -106,8 +106,8 @@ mm=$tmp/m/study_math/REPORT.md
 [ $rc -eq 0 ] && ok || { bad "report.sh on the math fixture: exit $rc"; cat "$tmp/stderr"; }
 has "$mm" "78 rows, 26 runs, 26 configurations"
 hasre "$mm" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 10\.00 \| 300\.0 \| 9 \| 2 \|'
-hasre "$mm" '^\| nccl \(Ring\), bfloat16 \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 12\.00 \| 280\.0 \| 9 \| 2 \|'
-hasre "$mm" '^\| naive \(p2p\), bfloat16 \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(through GPU 0\) \| 18\.00 \| 280\.0 \| 9 \| 2 \|'
+hasre "$mm" '^\| nccl \(Ring, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 12\.00 \| 280\.0 \| 9 \| 2 \|'
+hasre "$mm" '^\| naive \(p2p, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(through GPU 0\) \| 18\.00 \| 280\.0 \| 9 \| 2 \|'
 # math | grads | GPUs | batch | steps | best | model | speedup | model speedup | efficiency | all-reduce | accuracy | status
 hasre "$mm" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| 0\.412 \| 1\.86 \| 1\.94 \| 93\.0 % \| 0\.112 / 0\.104 \| 90\.4 % \(lr 0\.2\) \| ok \|$'
 hasre "$mm" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| 0\.765 \| 1\.89 \| 1\.95 \| 94\.3 % \| 0\.183 / 0\.169 \| 90\.8 % \(lr 0\.2\) \| ok \|$'
