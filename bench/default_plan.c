@@ -203,14 +203,15 @@ void default_plan_usage(FILE *f) {
                "  single    on 1 GPU at batch %s, and %s where the pipeline runs (its reference)\n"
                "  naive     on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)\n"
                "  nccl      the same\n"
-               "  pipeline  on the same GPU counts up to %d, global batch %s (strong scaling), %s,\n"
-               "            %d micro-batches (%d with more than %d stages)\n"
+               "  pipeline  on those GPU counts up to %d that divide its global batch %s (strong\n"
+               "            scaling), %s, %d micro-batches (%d with more than %d stages)\n"
                "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
                "Then study.csv, REPORT.md and the figures (scripts/report.sh; figures need gnuplot) are in the\n"
-               "folder, and the answer is printed: per strategy the speedup and efficiency on all GPUs against\n"
-               "single on 1 GPU, and the fastest strategy. It takes about a minute on 2 GPUs. Each sweep is\n"
-               "printed as the command that runs it alone.\n",
+               "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
+               "ran on against single on 1 GPU, and the fastest strategy. It is sized to take about a minute\n"
+               "on 2 H200s.\n"
+               "Each sweep is printed as the command that runs it alone.\n",
             choices[0].batch, choices[0].pipe_batch, choices[0].batch, PLAN_MAX_STAGES, choices[0].pipe_batch,
             PLAN_SCHEDULE, PLAN_MICRO, 2 * PLAN_MICRO, PLAN_MICRO, choices[1].batch, choices[1].pipe_batch,
             PLAN_EPOCHS, PLAN_LR);

@@ -6,7 +6,7 @@
  *   single     1 GPU, batch 256, and 1024 where the pipeline runs (its reference at the same global batch)
  *   naive      2, 4, ... GPUs and all of them, 256 per GPU (weak scaling)
  *   nccl       the same
- *   pipeline   the same GPU counts up to 8 stages, strong scaling at global batch 1024, 1F1B, 4 micro-batches
+ *   pipeline   those GPU counts up to 8 that divide 1024: strong scaling at global batch 1024, 1F1B, 4 micro-batches
  *              (8 where there are more than 4 stages, so every stage has one in flight)
  * LeNet: batch 64 per GPU, 256 for the pipeline.
  * Why these numbers (results/study-h200x2-2026-11-22, 2 H200s): 256 per GPU is the harness's default batch and
