@@ -33,6 +33,17 @@ static const answer_line_t *line_of(const answer_summary_t *s, const char *strat
 
 static int near(double a, double b) { return fabs(a - b) < 1e-12; }
 
+/* What answer_print writes for ans (malloc'd). */
+static char *printed(const char *what, const char *report) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return strdup("");
+    answer_print(f, &ans, what, report);
+    fclose(f);
+    return text;
+}
+
 static void test_median(void) {
     double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
     EXPECT(answer_median(odd, 3) == 2, "median of 3");
@@ -62,11 +73,7 @@ static void test_two_gpus(void) {
     EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest: %s",
            s.fastest >= 0 ? s.line[s.fastest].strategy : "none");
 
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    answer_print(f, &ans, "resnet18 on fashion-mnist", "results/x/REPORT.md");
-    fclose(f);
+    char *text = printed("resnet18 on fashion-mnist", "results/x/REPORT.md");
     EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist"), "title:\n%s", text);
     EXPECT(strstr(text, "  naive         2   256/GPU    0.785     1.495    1.90x     95.2 %  ok\n"), "naive line:\n%s", text);
     EXPECT(strstr(text, "  pipeline      2      1024    0.960     1.250    1.30x     65.1 %  ok\n"), "pipeline line:\n%s",
@@ -99,11 +106,7 @@ static void test_four_gpus(void) {
            "pipeline at 4 without a steady epoch: t %g, status %s", l ? l->t : 0, l ? l->status : "?");
     EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest nccl");
 
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    answer_print(f, &ans, "m on d", "r");
-    fclose(f);
+    char *text = printed("m on d", "r");
     EXPECT(strstr(text, "  pipeline      4      1024        -     1.600        -          -  oom\n"),
            "an untimed run prints '-':\n%s", text);
     EXPECT(strstr(text, "# fastest on 4 GPUs: nccl, 0.530 s per epoch\n"), "fastest:\n%s", text);
@@ -117,11 +120,7 @@ static void test_one_gpu(void) {
     answer_summary_t s;
     answer_summarise(&ans, &s);
     EXPECT(s.gpus == 1 && s.n == 1 && s.fastest == -1, "one GPU: %d lines, fastest %d", s.n, s.fastest);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    answer_print(f, &ans, "m on d", "r");
-    fclose(f);
+    char *text = printed("m on d", "r");
     EXPECT(strstr(text, "# one GPU: nothing to scale"), "one GPU:\n%s", text);
     free(text);
     answer_free(&ans);

@@ -64,6 +64,22 @@ static int count_runs(const default_plan_t *p) {
     return runs;
 }
 
+/* The plan on n GPUs: every strategy's GPU counts ("" where it does not run), the pipeline's micro-batches, the runs. */
+typedef struct {
+    int n;
+    const char *single_batch, *dp_gpus, *pipe_gpus;
+    int micro, runs;
+} gpu_case_t;
+
+static const gpu_case_t gpu_cases[] = {
+    {1,  "256",      "",         "",      1, 1},    /* single alone: no pipeline to be the reference of */
+    {2,  "256,1024", "2",        "2",     4, 5},
+    {3,  "256,1024", "2,3",      "2",     4, 7},    /* 1024 does not split into 3 stages' strong scaling */
+    {4,  "256,1024", "2,4",      "2,4",   4, 8},
+    {8,  "256,1024", "2,4,8",    "2,4,8", 8, 11},   /* more stages than 4 micro-batches keep busy: 8 */
+    {16, "256,1024", "2,4,8,16", "2,4,8", 8, 13},   /* the pipeline stops at 8 stages */
+};
+
 static void test_gpu_counts(void) {
     default_plan_t p;
     idx_dataset_t d;
@@ -74,58 +90,24 @@ static void test_gpu_counts(void) {
     EXPECT(strstr(err, "no CUDA device") && !strchr(err, '\n'), "0 GPUs: one line: %s", err);
     EXPECT(d.train.images == NULL && p.n_sweeps == 0 && p.dir[0] == '\0', "0 GPUs: nothing loaded or planned");
 
-    /* 1 GPU: single alone, no second batch (there is no pipeline to be the reference of) */
-    EXPECT(default_plan_make(&p, 1, DATA_ROOT, when, &d, err, sizeof err) == 0, "1 GPU: %s", err);
-    EXPECT(p.n_sweeps == 1, "1 GPU: %d sweeps", p.n_sweeps);
-    expect_sweep(&p, 0, "single", "1", "256", 1, 1);
-    EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "fashion-mnist") == 0 && p.note[0] == '\0',
-           "Fashion-MNIST installed: ResNet-18 on it, no note (%s)", p.note);
-    EXPECT(d.train.n == 60000 && d.test.n == 10000, "the data set is loaded: %d/%d", d.train.n, d.test.n);
-    EXPECT(strcmp(p.dir, DIR_NAME) == 0 && strcmp(p.csv, DIR_NAME "/study.csv") == 0, "folder %s, csv %s", p.dir,
-           p.csv);
-    EXPECT(count_runs(&p) == 1, "1 GPU: 1 run");
-    idx_free(&d);
-
-    /* 2 GPUs: every strategy; single also at the pipeline's global batch */
-    EXPECT(default_plan_make(&p, 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "2 GPUs: %s", err);
-    EXPECT(p.n_sweeps == 4, "2 GPUs: %d sweeps", p.n_sweeps);
-    expect_sweep(&p, 0, "single", "1", "256,1024", 1, 1);
-    expect_sweep(&p, 1, "naive", "2", "256", 1, 1);
-    expect_sweep(&p, 2, "nccl", "2", "256", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2", "1024", 0, 4);
-    EXPECT(count_runs(&p) == 5, "2 GPUs: 5 runs");
-    idx_free(&d);
-
-    /* 3 GPUs: all of them for data parallelism; 1024 does not split into 3 stages' strong scaling */
-    EXPECT(default_plan_make(&p, 3, DATA_ROOT, when, &d, err, sizeof err) == 0, "3 GPUs: %s", err);
-    expect_sweep(&p, 1, "naive", "2,3", "256", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2", "1024", 0, 4);
-    idx_free(&d);
-
-    EXPECT(default_plan_make(&p, 4, DATA_ROOT, when, &d, err, sizeof err) == 0, "4 GPUs: %s", err);
-    EXPECT(p.n_sweeps == 4, "4 GPUs: %d sweeps", p.n_sweeps);
-    expect_sweep(&p, 0, "single", "1", "256,1024", 1, 1);
-    expect_sweep(&p, 1, "naive", "2,4", "256", 1, 1);
-    expect_sweep(&p, 2, "nccl", "2,4", "256", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2,4", "1024", 0, 4);
-    EXPECT(count_runs(&p) == 8, "4 GPUs: 8 runs");
-    idx_free(&d);
-
-    /* 8 GPUs: more stages than 4 micro-batches would keep busy: 8 */
-    EXPECT(default_plan_make(&p, 8, DATA_ROOT, when, &d, err, sizeof err) == 0, "8 GPUs: %s", err);
-    EXPECT(p.n_sweeps == 4, "8 GPUs: %d sweeps", p.n_sweeps);
-    expect_sweep(&p, 0, "single", "1", "256,1024", 1, 1);
-    expect_sweep(&p, 1, "naive", "2,4,8", "256", 1, 1);
-    expect_sweep(&p, 2, "nccl", "2,4,8", "256", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2,4,8", "1024", 0, 8);
-    EXPECT(count_runs(&p) == 11, "8 GPUs: 11 runs");
-    idx_free(&d);
-
-    /* 16 GPUs: the pipeline stops at 8 stages */
-    EXPECT(default_plan_make(&p, 16, DATA_ROOT, when, &d, err, sizeof err) == 0, "16 GPUs: %s", err);
-    expect_sweep(&p, 1, "naive", "2,4,8,16", "256", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2,4,8", "1024", 0, 8);
-    idx_free(&d);
+    for (size_t c = 0; c < sizeof gpu_cases / sizeof gpu_cases[0]; c++) {
+        const gpu_case_t *g = &gpu_cases[c];
+        EXPECT(default_plan_make(&p, g->n, DATA_ROOT, when, &d, err, sizeof err) == 0, "%d GPUs: %s", g->n, err);
+        EXPECT(p.n_sweeps == (g->n > 1 ? 4 : 1), "%d GPUs: %d sweeps", g->n, p.n_sweeps);
+        expect_sweep(&p, 0, "single", "1", g->single_batch, 1, 1);
+        if (g->n > 1) {
+            expect_sweep(&p, 1, "naive", g->dp_gpus, "256", 1, 1);
+            expect_sweep(&p, 2, "nccl", g->dp_gpus, "256", 1, 1);
+            expect_sweep(&p, 3, "pipeline", g->pipe_gpus, "1024", 0, g->micro);
+        }
+        EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
+        EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "fashion-mnist") == 0 && p.note[0] == '\0',
+               "Fashion-MNIST installed: ResNet-18 on it, no note (%s)", p.note);
+        EXPECT(d.train.n == 60000 && d.test.n == 10000, "the data set is loaded: %d/%d", d.train.n, d.test.n);
+        EXPECT(strcmp(p.dir, DIR_NAME) == 0 && strcmp(p.csv, DIR_NAME "/study.csv") == 0, "folder %s, csv %s", p.dir,
+               p.csv);
+        idx_free(&d);
+    }
 }
 
 static void test_data_fallback(const char *tmp) {
@@ -254,8 +236,6 @@ int main(void) {
     test_data_fallback(tmp);
     test_command(tmp);
     test_folder(tmp);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    test_scratch_remove(tmp);
     return test_summary();
 }

@@ -87,8 +87,6 @@ int main(void) {
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
     test_find(tmp);
     test_run(tmp);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
+    test_scratch_remove(tmp);
     return test_summary();
 }
