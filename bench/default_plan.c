@@ -75,6 +75,7 @@ static int gpu_list(char *buf, size_t len, int n, int from, int to, int divides)
 
 /* Starts sweep i of strategy s on GPU counts gpus; the model, data, epochs and lr are every sweep's. */
 static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s, const char *gpus) {
+    if (p->n_sweeps == PLAN_MAX_SWEEPS) return -1;
     int i = p->n_sweeps++;
     p->argc[i] = 1;
     p->argv[i][0] = "scaling";
@@ -137,10 +138,9 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
         rc = rc || add_options(p, begin_sweep(p, c, "naive", multi), "batch", c->batch, NULL);
         rc = rc || add_options(p, begin_sweep(p, c, "nccl", multi), "batch", c->batch, NULL);
     }
-    if (stages) {
+    if (stages)
         rc = rc || add_options(p, begin_sweep(p, c, "pipeline", pipe), "scale", "strong", "batch", c->pipe_batch,
                                "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
-    }
     if (rc) {
         idx_free(data);
         return errmsg(2, err, errlen, "default study: a command line does not fit (data directory %s too long?)",

@@ -33,7 +33,10 @@ int report_run(const char *script, const char *csv, const char *out_dir, char *e
     char *argv[] = {(char *)script, (char *)csv, "--out", (char *)out_dir, NULL};
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0) return errmsg(-1, err, errlen, "%s: cannot start: out of memory", script);
-    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+    if (posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return errmsg(-1, err, errlen, "%s: cannot start: out of memory", script);
+    }
     fflush(NULL);   /* our buffered output first, so it stays in order with the script's */
     pid_t pid;
     int rc = posix_spawn(&pid, script, &fa, NULL, argv, environ);

@@ -1,5 +1,6 @@
 /* scaling.c — the `scaling` command: options -> sweep -> one run per configuration through the chosen
- * strategy -> one CSV row per epoch (flushed), a result table on stdout and progress with ETA on stderr. */
+ * strategy -> one CSV row per epoch (flushed), a result table on stdout and progress with ETA on stderr. With no
+ * options at all, the same runner serves the default study's sweeps (default_study.c). */
 #include "options.h"
 #include "sweep.h"
 #include "results.h"
