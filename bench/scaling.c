@@ -1,6 +1,5 @@
-/* scaling.c — the `scaling` command: options -> sweep -> one run per configuration through the chosen
- * strategy -> one CSV row per epoch (flushed), a result table on stdout and progress with ETA on stderr. With no
- * options at all, the same runner serves the default study's sweeps (default_study.c). */
+/* scaling.c — the `scaling` command: options (with none, the default study's plan) -> sweeps -> one run per
+ * configuration through its strategy -> one CSV row per epoch (flushed), a table on stdout, progress with ETA. */
 #include "options.h"
 #include "sweep.h"
 #include "results.h"
