@@ -90,6 +90,7 @@ want_lines=$(( n_dev > 1 ? 3 : 0 ))
 check "answer lines compared: $compared, want $want_lines (naive, nccl, pipeline on 2+ GPUs)" \
     $([ $compared -eq $want_lines ]; echo $?)
 if [ "$n_dev" -gt 1 ]; then
+    f=none ft=0
     read -r _ f ft < <(grep '^fastest' "$tmp/want")
     grep -q "^# fastest on $n_dev GPUs: $f, $(printf '%.3f' "$ft") s per epoch" "$tmp/answer"
     check "fastest on $n_dev GPUs: $f (recomputed)" $?
