@@ -71,8 +71,9 @@ static int best_run(const answer_t *a, const char *s, int g, int b, double *t) {
     return best;
 }
 
-static void add_line(answer_summary_t *s, const answer_t *a, int run, double t) {
-    if (s->n == ANSWER_MAX_LINES) return;
+/* Appends run's line (its time t); NULL when the summary is full. */
+static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int run, double t) {
+    if (s->n == ANSWER_MAX_LINES) return NULL;
     const answer_run_t *r = &a->runs[run];
     answer_line_t *l = &s->line[s->n++];
     l->strategy = r->strategy;
@@ -85,6 +86,7 @@ static void add_line(answer_summary_t *s, const answer_t *a, int run, double t) 
     best_run(a, "single", 1, r->batch, &l->t1);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
     l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
+    return l;
 }
 
 static int seen_before(const answer_t *a, int i, int same_batch) {
@@ -114,9 +116,9 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
         for (int j = 0; j < a->n; j++)
             if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;
         int best = best_run(a, r->strategy, g, -1, &t);
-        add_line(s, a, best, t);
-        const answer_line_t *l = &s->line[s->n - 1];
-        if (g == s->gpus && g > 1 && l->t >= 0 && (s->fastest < 0 || l->t < s->line[s->fastest].t)) s->fastest = s->n - 1;
+        const answer_line_t *l = add_line(s, a, best, t);
+        if (l && g == s->gpus && g > 1 && l->t >= 0 && (s->fastest < 0 || l->t < s->line[s->fastest].t))
+            s->fastest = s->n - 1;
     }
 }
 
