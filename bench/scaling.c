@@ -1,11 +1,14 @@
-/* scaling.c — the `scaling` command: options -> sweep -> one run per configuration through the chosen
- * strategy -> one CSV row per epoch (flushed), a result table on stdout and progress with ETA on stderr. */
+/* scaling.c — the `scaling` command: options (with none, the default study's plan) -> sweeps -> one run per
+ * configuration through its strategy -> one CSV row per epoch (flushed), a table on stdout, progress with ETA. */
 #include "options.h"
 #include "sweep.h"
 #include "results.h"
 #include "table.h"
 #include "env.h"
 #include "allreduce_bench.h"
+#include "progress.h"
+#include "answer.h"
+#include "default_study.h"
 #include "../engine/idx.h"
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
@@ -80,6 +83,14 @@ static void profile_after_step(profile_t *p, int step, int last, const run_cfg_t
 /* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed is not. */
 enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
 
+/* What the runs of one command share over its sweeps (one, or the default study's several): the run count and ETA
+ * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
+typedef struct {
+    progress_t prog;
+    answer_t *ans;
+    int outcomes[RUN_OUTCOMES];
+} study_t;
+
 /* Numbers no epoch was measured for: written as empty cells. */
 static void row_unmeasured(results_row_t *r) {
     r->steps = -1;
@@ -89,11 +100,17 @@ static void row_unmeasured(results_row_t *r) {
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
 }
 
-/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). */
-static void write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
+/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
+static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
     char err[512];
     if (res && results_write(res, row, err, sizeof err) != 0) {
         fprintf(stderr, "scaling: error: %s\n", err);
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    if (ans && answer_add(ans, row) != 0) {
+        fprintf(stderr, "scaling: error: out of host memory keeping the rows for the answer (they are in %s)\n",
+                res ? res->path : "the CSV");
         if (state) st->teardown(state);
         exit(1);
     }
@@ -166,8 +183,10 @@ static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point
 }
 
 static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, int n_points, double *wall_per_epoch, int *epochs_done,
-                     const results_scan_t *done, profile_t *prof, const dist_t *dist) {
+                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+                     const dist_t *dist) {
+    double t0 = wall_now();
+    int k = progress_next_run(&sd->prog), n_points = sd->prog.runs;   /* this run's number in the whole study */
     int devices[OPT_LIST_MAX];
     for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) devices[i] = i;   /* under dist pt->gpus is the world */
     int is_root = !dist || dist->is_root;
@@ -225,14 +244,15 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "
-                   "(--resume)\n", pt->index + 1, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   "(--resume)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
                    pt->math, *row.grad_dtype ? ", grads " : "", row.grad_dtype, o->out);
             fflush(stdout);
+            progress_drop(&sd->prog, o->epochs, 1);
             return RUN_SKIPPED;
         }
         if (best > 0 && is_root)
             fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
-                    "epoch 1 as %s\n", pt->index + 1, n_points, best, o->epochs, row.run_id);
+                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row.run_id);
     }
 
     char err[512] = "";
@@ -253,8 +273,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
         if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
-            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", pt->index + 1,
-                    n_points, st->name, pt->gpus, pt->global_batch, pt->math, err);
+            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", k, n_points,
+                    st->name, pt->gpus, pt->global_batch, pt->math, err);
         row_unmeasured(&row);
         row.epoch = 0;
         row.phase = "setup";
@@ -265,9 +285,11 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
             row.schedule = o->schedule;
         }
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, &row, NULL, st);
+        write_row(res, sd->ans, &row, NULL, st);
+        progress_drop(&sd->prog, o->epochs, 1);
         return oom ? RUN_OOM : RUN_FAILED;
     }
+    progress_setup_done(&sd->prog, wall_now() - t0);
     results_row_t rows[256];
     int n_rows = 0, outcome = RUN_OK;
     double first_loss = NAN;
@@ -328,17 +350,15 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         if (s.replicas_identical == 0) outcome = RUN_FAILED;
         else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, &row, state, st);
+        write_row(res, sd->ans, &row, state, st);
         if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
-        /* ETA from the mean wall time per epoch so far (evaluation included), over all remaining epochs. */
-        double w = wall_now() - w0;
-        *wall_per_epoch = (*wall_per_epoch * *epochs_done + w) / (*epochs_done + 1);
-        (*epochs_done)++;
-        int left = (n_points - pt->index - 1) * o->epochs + (o->epochs - e);
+        /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
+        progress_epoch_done(&sd->prog, wall_now() - w0);
+        if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
         char eta[32];
-        fmt_duration(eta, sizeof eta, left * *wall_per_epoch);
+        fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
         if (is_root)
-            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", pt->index + 1,
+            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
                     n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
     }
@@ -348,6 +368,68 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     st->teardown(state);
     if (o->trace) trace_free(&tr);
     return outcome;
+}
+
+/* One sweep: every point of o's lists (pts) through o's strategy, rows into res (NULL on ranks other than 0). With
+ * --resume the configurations already complete in o->out are skipped. 0, or 2 after a message. */
+static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
+                     results_t *res, const results_env_t *env, study_t *sd, profile_t *prof, const dist_t *dist) {
+    char err[512] = "";
+    const strategy_t *st = strategy_find(o->strategy);
+    results_scan_t done = {0};
+    if (o->resume) {
+        if (failed(dist, res ? results_scan(o->out, &done, err, sizeof err) : 0, err, sizeof err)) return 2;
+        printf("# resume: %d run(s) already in %s%s\n", done.n, o->out,
+               done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
+    }
+    for (int i = 0; i < n_points; i++)
+        sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
+    results_scan_free(&done);
+    return 0;
+}
+
+static void print_env(const results_env_t *env) {
+    printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env->gpu_name, env->driver, env->cuda,
+           env->cudnn, env->nccl, env->host, env->git_commit);
+}
+
+/* The arithmetic per image of the model, counted from its layer shapes (a host-only build), for benchmarks. */
+static void print_flops(const char *model) {
+    model_t *shape = malloc(sizeof *shape);
+    if (shape && model_build(shape, model, 1) == 0)
+        printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
+               "shapes)\n", model, model_flops_per_image(shape) / 1e9);
+    free(shape);
+}
+
+static void print_outcomes(const study_t *sd, const char *out) {
+    const int *n = sd->outcomes;
+    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", sd->prog.runs, n[RUN_OK],
+           n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], out);
+}
+
+/* ./scaling with no options (and no launcher): the default study (bench/default_study.h), one sweep per strategy
+ * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
+static int default_main(void) {
+    default_study_t ds;
+    char err[512] = "";
+    if (default_study_begin(&ds, err, sizeof err)) return fail(err);
+    results_env_t env;
+    env_collect(&env, 0);
+    print_env(&env);
+    study_t sd = {.ans = &ds.ans};
+    progress_init(&sd.prog, ds.runs, ds.epochs);
+    profile_t prof;
+    profile_init(&prof);
+    for (int i = 0; i < ds.plan.n_sweeps; i++) {
+        default_study_announce(&ds, i, stdout);
+        table_header(stdout);
+        fflush(stdout);
+        run_sweep(&ds.plan.sweep[i], ds.pts[i], ds.n_pts[i], &ds.data, &ds.res, &env, &sd, &prof, NULL);
+    }
+    print_outcomes(&sd, ds.plan.csv);
+    int rc = default_study_end(&ds);
+    return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
 }
 
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
@@ -360,6 +442,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
         printf("\nStrategies (--strategy):\n");
         for (int i = 0; strategy_table[i]; i++) printf("  %-10s %s\n", strategy_table[i]->name, strategy_table[i]->summary);
+        default_plan_usage(stdout);
         return 0;
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
@@ -419,40 +502,25 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
            st->name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
-    printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,
-           env.cudnn, env.nccl, env.host, env.git_commit);
-    model_t *shape = malloc(sizeof *shape);   /* host-only build: the layer shapes give the arithmetic per image */
-    if (shape && model_build(shape, o.model, 1) == 0)
-        printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
-               "shapes)\n", o.model, model_flops_per_image(shape) / 1e9);
-    free(shape);
+    print_env(&env);
+    print_flops(o.model);
     dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);
-    results_scan_t done = {0};
-    if (o.resume) {
-        if (failed(dist, is_root ? results_scan(o.out, &done, err, sizeof err) : 0, err, sizeof err)) return 2;
-        printf("# resume: %d run(s) already in %s%s\n", done.n, o.out,
-               done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
-    }
     profile_t prof;
     profile_init(&prof);
     if (prof.steps > 0 && o.epochs < 2 && is_root)
         fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
                 o.epochs);
-    double wall_per_epoch = 0;
-    int epochs_done = 0, outcomes[RUN_OUTCOMES] = {0};
-    for (int i = 0; i < n_points; i++)
-        outcomes[run_point(&o, st, &pts[i], &data, is_root ? &res : NULL, &env, n_points, &wall_per_epoch,
-                           &epochs_done, o.resume ? &done : NULL, &prof, dist)]++;
-    results_scan_free(&done);
+    study_t sd = {.ans = NULL};
+    progress_init(&sd.prog, n_points, (long)n_points * o.epochs);
+    rc = run_sweep(&o, pts, n_points, &data, is_root ? &res : NULL, &env, &sd, &prof, dist);
     if (is_root) results_close(&res);
     idx_free(&data);
     free(pts);
-    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", n_points,
-           outcomes[RUN_OK], outcomes[RUN_SKIPPED], outcomes[RUN_DIVERGED], outcomes[RUN_OOM], outcomes[RUN_FAILED],
-           o.out);
-    return outcomes[RUN_FAILED] ? 1 : 0;
+    if (rc) return rc;
+    print_outcomes(&sd, o.out);
+    return sd.outcomes[RUN_FAILED] ? 1 : 0;
 }
 
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
@@ -471,7 +539,7 @@ int main(int argc, char **argv) {
                 strerror(errno));
         return 1;
     }
-    int rc = scaling_main(argc, argv, dist);
+    int rc = argc == 1 && !dist ? default_main() : scaling_main(argc, argv, dist);
     fflush(stdout);
     dist_finalize(dist);
     return rc;

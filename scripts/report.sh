@@ -89,8 +89,10 @@ if command -v gnuplot >/dev/null; then
     "$ROOT/scripts/plot.sh" "$csv" "$out" >"$tmp/pngs" || die "plot.sh failed"
     sed 's|.*/||' "$tmp/pngs" >"$tmp/figs"
 else
-    figs_note="gnuplot not found; scripts/setup.sh installs gnuplot-nox"
-    echo "report: $figs_note: writing the report without figures" >&2
+    # The figures come later from the same command, run where gnuplot is (setup.sh installs it where apt works).
+    figs_note="gnuplot not found; for the figures install gnuplot-nox (scripts/setup.sh does) and run scripts/report.sh again"
+    printf -v again '%q ' "${BASH_SOURCE[0]}" "$csv" --out "$out"
+    echo "report: gnuplot not found: the report has no figures; for them install gnuplot-nox (scripts/setup.sh does) and run ${again% }" >&2
     : >"$tmp/figs"
 fi
 

@@ -33,3 +33,10 @@ static inline char *test_slurp(const char *path, size_t *len) {
     fclose(f);
     return buf;
 }
+
+/* Removes a scratch folder (made with mkdtemp) and everything in it; says so on stderr where it cannot. */
+static inline void test_scratch_remove(const char *dir) {
+    char cmd[1100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);      /* mkdtemp names hold no quote */
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}

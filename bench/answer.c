@@ -1,0 +1,158 @@
+/* answer.c — the default study's answer: each run's steady-epoch median, gathered per strategy at the largest GPU
+ * count it ran, against single on 1 GPU at the same batch, the way scripts/report.sh's tables count them. */
+#include "answer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
+    for (int i = a->n - 1; i >= 0; i--)
+        if (strcmp(a->runs[i].run_id, row->run_id) == 0) return &a->runs[i];
+    if (a->n == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 16;
+        answer_run_t *r = realloc(a->runs, (size_t)cap * sizeof *r);
+        if (!r) return NULL;
+        a->runs = r;
+        a->cap = cap;
+    }
+    answer_run_t *r = &a->runs[a->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->run_id, sizeof r->run_id, "%s", row->run_id);
+    snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
+    r->gpus = row->gpus;
+    /* As plots/lib.awk: a row with micro-batches (or of the pipeline) is a pipeline row, whose line is its global batch. */
+    r->pipeline = row->micro_batches > 0 || strcmp(r->strategy, "pipeline") == 0;
+    r->batch = r->pipeline ? row->global_batch : row->per_gpu_batch;
+    return r;
+}
+
+int answer_add(answer_t *a, const results_row_t *row) {
+    answer_run_t *r = run_of(a, row);
+    if (!r) return -1;
+    snprintf(r->status, sizeof r->status, "%s", row->status ? row->status : "");
+    if (row->phase && strcmp(row->phase, "steady") == 0 && row->epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
+        r->steady[r->n_steady++] = row->epoch_s;
+    return 0;
+}
+
+void answer_free(answer_t *a) {
+    free(a->runs);
+    memset(a, 0, sizeof *a);
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double answer_median(double *x, int n) {
+    if (n <= 0) return -1;
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+static double run_median(const answer_run_t *r) {
+    double x[ANSWER_MAX_STEADY];
+    memcpy(x, r->steady, (size_t)r->n_steady * sizeof *x);
+    return answer_median(x, r->n_steady);
+}
+
+/* The fastest timed run of strategy s on g GPUs (at batch b, or any batch for b < 0); else the last untimed one. */
+static int best_run(const answer_t *a, const char *s, int g, int b, double *t) {
+    int best = -1;
+    *t = -1;
+    for (int i = 0; i < a->n; i++) {
+        const answer_run_t *r = &a->runs[i];
+        if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b)) continue;
+        double m = run_median(r);
+        if (m >= 0 && (*t < 0 || m < *t)) best = i, *t = m;
+        else if (*t < 0) best = i;
+    }
+    return best;
+}
+
+/* Appends run's line (its time t); NULL when the summary is full. */
+static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int run, double t) {
+    if (s->n == ANSWER_MAX_LINES) return NULL;
+    const answer_run_t *r = &a->runs[run];
+    answer_line_t *l = &s->line[s->n++];
+    l->strategy = r->strategy;
+    l->status = r->status;
+    l->gpus = r->gpus;
+    l->batch = r->batch;
+    l->pipeline = r->pipeline;
+    l->n_steady = r->n_steady;
+    l->t = t;
+    best_run(a, "single", 1, r->batch, &l->t1);
+    l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
+    l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
+    return l;
+}
+
+static int seen_before(const answer_t *a, int i, int same_batch) {
+    for (int j = 0; j < i; j++)
+        if (strcmp(a->runs[j].strategy, a->runs[i].strategy) == 0 && (!same_batch || a->runs[j].batch == a->runs[i].batch))
+            return 1;
+    return 0;
+}
+
+void answer_summarise(const answer_t *a, answer_summary_t *s) {
+    memset(s, 0, sizeof *s);
+    s->fastest = -1;
+    for (int i = 0; i < a->n; i++)
+        if (a->runs[i].gpus > s->gpus) s->gpus = a->runs[i].gpus;
+    double t;
+    /* single: one reference line per batch on 1 GPU */
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->runs[i].strategy, "single") == 0 && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
+            int best = best_run(a, "single", 1, a->runs[i].batch, &t);
+            add_line(s, a, best, t);
+        }
+    /* every other strategy at the largest GPU count it ran */
+    for (int i = 0; i < a->n; i++) {
+        const answer_run_t *r = &a->runs[i];
+        if (strcmp(r->strategy, "single") == 0 || seen_before(a, i, 0)) continue;
+        int g = 0;
+        for (int j = 0; j < a->n; j++)
+            if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;
+        int best = best_run(a, r->strategy, g, -1, &t);
+        const answer_line_t *l = add_line(s, a, best, t);
+        if (l && g == s->gpus && g > 1 && l->t >= 0 && (s->fastest < 0 || l->t < s->line[s->fastest].t))
+            s->fastest = s->n - 1;
+    }
+}
+
+/* One right-aligned column after a blank; '-' where there is no number. */
+static void put(FILE *f, int width, double x) {
+    if (x < 0) fprintf(f, " %*s", width, "-");
+    else fprintf(f, " %*.3f", width, x);
+}
+
+void answer_print(FILE *f, const answer_t *a, const char *what, const char *report) {
+    answer_summary_t s;
+    answer_summarise(a, &s);
+    fprintf(f, "# answer: %s; epoch_s is the median of a run's steady epochs; speedup and efficiency are against\n"
+               "# single on 1 GPU at the same batch (per GPU; the pipeline's is global)\n", what);
+    fprintf(f, "# %-10s %4s %9s %8s %9s %8s %10s  %s\n", "strategy", "gpus", "batch", "epoch_s", "single_s", "speedup",
+            "efficiency", "status");
+    for (int i = 0; i < s.n; i++) {
+        const answer_line_t *l = &s.line[i];
+        char batch[32];
+        snprintf(batch, sizeof batch, l->pipeline ? "%d" : "%d/GPU", l->batch);
+        fprintf(f, "  %-10s %4d %9s", l->strategy, l->gpus, batch);
+        put(f, 8, l->t);
+        put(f, 9, l->t1);
+        if (l->speedup < 0) fprintf(f, " %8s %10s", "-", "-");
+        else fprintf(f, " %7.2fx %8.1f %%", l->speedup, 100 * l->efficiency);
+        fprintf(f, "  %s\n", l->t < 0 && !l->status[0] ? "no steady epoch" : l->status);
+    }
+    if (s.fastest >= 0)
+        fprintf(f, "# fastest on %d GPUs: %s, %.3f s per epoch\n", s.gpus, s.line[s.fastest].strategy,
+                s.line[s.fastest].t);
+    else if (s.gpus <= 1)
+        fprintf(f, "# one GPU: nothing to scale; with 2 or more GPUs the default study also runs naive, nccl and "
+                   "pipeline\n");
+    else
+        fprintf(f, "# fastest on %d GPUs: none (no strategy finished a steady epoch there)\n", s.gpus);
+    fprintf(f, "# report: %s\n", report);
+}

@@ -1,0 +1,51 @@
+/* answer.h — the default study's closing answer, from the rows it wrote: per strategy the speedup T1/TN and efficiency
+ * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there. Host-only.
+ *
+ * Numbers as scripts/report.sh computes them (plots/lib.awk): a run's time is the median of its steady epochs'
+ * epoch_s; T1 is the strategy single at the same batch (per GPU for single and the data-parallel strategies, the
+ * global batch for the pipeline); where a strategy has several runs at one GPU count and batch, the fastest counts. */
+#pragma once
+#include "results.h"
+
+#include <stdio.h>
+
+#define ANSWER_MAX_STEADY 256
+
+/* One run, from its rows. */
+typedef struct {
+    char run_id[64], strategy[32], status[32];
+    int gpus, batch, pipeline;                  /* batch: per GPU, or global for the pipeline */
+    double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
+    int n_steady;
+} answer_run_t;
+
+typedef struct {
+    answer_run_t *runs;
+    int n, cap;
+} answer_t;
+
+/* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */
+typedef struct {
+    const char *strategy, *status;
+    int gpus, batch, pipeline, n_steady;
+    double t, t1;                               /* median steady epoch (s); single's at the same batch, or < 0 */
+    double speedup, efficiency;                 /* t1 / t and speedup / gpus; < 0 without t or t1 */
+} answer_line_t;
+
+#define ANSWER_MAX_LINES 16
+
+typedef struct {
+    int n;
+    answer_line_t line[ANSWER_MAX_LINES];       /* single first, then the strategies in the order they ran */
+    int gpus;                                   /* the largest GPU count any run had */
+    int fastest;                                /* index in line of the fastest strategy on `gpus` GPUs (>= 2), or -1 */
+} answer_summary_t;
+
+/* Adds one written row (a setup-failure row included) to its run. 0, or -1 when out of host memory. */
+int answer_add(answer_t *a, const results_row_t *row);
+void answer_free(answer_t *a);
+/* The median of x[0..n-1] (reorders x); < 0 for n = 0. */
+double answer_median(double *x, int n);
+void answer_summarise(const answer_t *a, answer_summary_t *s);
+/* Prints the answer: a '#' title, one line per strategy, the fastest one, and where the report is. */
+void answer_print(FILE *f, const answer_t *a, const char *what, const char *report);

@@ -1,0 +1,218 @@
+/* default_plan.c — the default study's sweeps, written as the command lines that would run each alone and parsed by
+ * the one option parser, so what runs is exactly what is printed; and its fresh output folder. */
+#include "default_plan.h"
+#include "../engine/errmsg.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PLAN_EPOCHS "5"
+#define PLAN_LR "0.05"
+#define PLAN_MICRO 4            /* the pipeline's micro-batches, doubled until every stage has one */
+#define PLAN_SCHEDULE "1f1b"
+
+/* In order of preference: the first data set that loads sets the model and batches. */
+typedef struct {
+    const char *dataset, *model;
+    const char *batch, *pipe_batch;     /* per GPU (weak scaling); the pipeline's global batch (strong) */
+} plan_choice_t;
+
+static const plan_choice_t choices[] = {
+    {"fashion-mnist", "resnet18", "256", "1024"},
+    {"mnist",         "lenet",    "64",  "256"},
+    {"synthetic",     "resnet18", "256", "1024"},
+};
+
+/* Appends one word to sweep i's command line (i < 0: a sweep that could not start; fails). */
+static int add_word(default_plan_t *p, int i, const char *fmt, ...) {
+    if (i < 0) return -1;
+    char *buf = p->words[i];
+    size_t used = 0;
+    for (int k = 1; k < p->argc[i]; k++) used += strlen(p->argv[i][k]) + 1;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + used, sizeof p->words[i] - used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof p->words[i] - used || p->argc[i] + 1 >= PLAN_MAX_ARGS) return -1;
+    p->argv[i][p->argc[i]++] = buf + used;
+    p->argv[i][p->argc[i]] = NULL;
+    return 0;
+}
+
+/* Appends "--name value" pairs, NULL-terminated. */
+static int add_options(default_plan_t *p, int i, ...) {
+    va_list ap;
+    va_start(ap, i);
+    int rc = 0;
+    for (const char *name; !rc && (name = va_arg(ap, const char *));) {
+        const char *value = va_arg(ap, const char *);
+        rc = add_word(p, i, "--%s", name) || add_word(p, i, "%s", value);
+    }
+    va_end(ap);
+    return rc;
+}
+
+/* GPU counts 1, 2, 4, ... and n itself, those from `from` to `to` that divide `divides` (0: any), as a comma list;
+ * returns the largest (0: none). */
+static int gpu_list(char *buf, size_t len, int n, int from, int to, int divides) {
+    int largest = 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (long g = 1; g <= n; g = g * 2 > n && g < n ? n : g * 2) {
+        if (g >= from && g <= to && (!divides || divides % g == 0)) {
+            int k = snprintf(buf + used, len - used, "%s%ld", largest ? "," : "", g);
+            if (k < 0 || (size_t)k >= len - used) break;
+            used += (size_t)k;
+            largest = (int)g;
+        }
+        if (g == n) break;
+    }
+    return largest;
+}
+
+/* Starts sweep i of strategy s on GPU counts gpus; the model, data, epochs and lr are every sweep's. */
+static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s, const char *gpus) {
+    if (p->n_sweeps == PLAN_MAX_SWEEPS) return -1;
+    int i = p->n_sweeps++;
+    p->argc[i] = 1;
+    p->argv[i][0] = "scaling";
+    int rc = add_options(p, i, "strategy", s, "gpus", gpus, "model", c->model, "dataset", c->dataset, NULL);
+    /* The default --data-dir is data/<dataset> in the current directory; another root is spelled out. */
+    char def[64];
+    snprintf(def, sizeof def, "data/%s", c->dataset);
+    if (!rc && strcmp(c->dataset, "synthetic") != 0 && strcmp(p->data_dir, def) != 0)
+        rc = add_options(p, i, "data-dir", p->data_dir, NULL);
+    return rc || add_options(p, i, "epochs", PLAN_EPOCHS, "lr", PLAN_LR, NULL) ? -1 : i;
+}
+
+/* Picks the data set (the first of choices that loads) and says in p->note why where it is not the first. */
+static const plan_choice_t *pick_data(default_plan_t *p, const char *data_root, idx_dataset_t *data) {
+    char why[2][300];
+    for (int k = 0; k < 2; k++) {
+        snprintf(p->data_dir, sizeof p->data_dir, "%s/%s", data_root, choices[k].dataset);
+        if (idx_load_dataset(p->data_dir, data, why[k], sizeof why[k]) == 0) {
+            if (k > 0)
+                snprintf(p->note, sizeof p->note, "default study: LeNet on MNIST, because Fashion-MNIST did not load "
+                         "(%s; scripts/setup.sh installs it)", why[0]);
+            return &choices[k];
+        }
+    }
+    p->data_dir[0] = '\0';
+    idx_synthetic(data, 1);
+    snprintf(p->note, sizeof p->note, "default study: ResNet-18 on synthetic data (timings only), because neither "
+             "Fashion-MNIST (%s) nor MNIST (%s) loaded; scripts/setup.sh installs both", why[0], why[1]);
+    return &choices[2];
+}
+
+int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time_t now, idx_dataset_t *data,
+                      char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    memset(data, 0, sizeof *data);
+    if (err && errlen) err[0] = '\0';
+    if (n_gpus < 1) return errmsg(2, err, errlen, "no CUDA device: the default study needs at least one GPU");
+    p->n_gpus = n_gpus;
+
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    if (!strftime(p->dir, sizeof p->dir, "results/default-%Y%m%dT%H%M%SZ", &tm))
+        return errmsg(2, err, errlen, "default study: cannot name the output folder");
+    snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
+
+    const plan_choice_t *c = pick_data(p, data_root, data);
+    p->model = c->model;
+    p->dataset = c->dataset;
+
+    char multi[160], pipe[160], micro[16], single_batch[32];
+    int largest = gpu_list(multi, sizeof multi, n_gpus, 2, n_gpus, 0);
+    /* Strong scaling wants the global batch to divide by the stage count (3 GPUs: the pipeline runs on 2). */
+    int stages = gpu_list(pipe, sizeof pipe, n_gpus, 2, PLAN_MAX_STAGES, atoi(c->pipe_batch)), m = PLAN_MICRO;
+    while (m < stages) m *= 2;
+    snprintf(micro, sizeof micro, "%d", m);
+    snprintf(single_batch, sizeof single_batch, stages ? "%s,%s" : "%s", c->batch, c->pipe_batch);
+
+    int rc = add_options(p, begin_sweep(p, c, "single", "1"), "batch", single_batch, NULL);
+    if (largest) {
+        rc = rc || add_options(p, begin_sweep(p, c, "naive", multi), "batch", c->batch, NULL);
+        rc = rc || add_options(p, begin_sweep(p, c, "nccl", multi), "batch", c->batch, NULL);
+    }
+    if (stages)
+        rc = rc || add_options(p, begin_sweep(p, c, "pipeline", pipe), "scale", "strong", "batch", c->pipe_batch,
+                               "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
+    if (rc) {
+        idx_free(data);
+        return errmsg(2, err, errlen, "default study: a command line does not fit (data directory %s too long?)",
+                      p->data_dir);
+    }
+    for (int i = 0; i < p->n_sweeps; i++) {
+        options_t *o = &p->sweep[i];
+        if (options_parse(o, p->argc[i], p->argv[i], err, errlen) ||
+            options_validate(o, NULL, NULL, n_gpus, err, errlen)) {
+            idx_free(data);
+            return 2;
+        }
+        o->out = p->csv;
+    }
+    return 0;
+}
+
+int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen) {
+    if (mkdir("results", 0777) != 0 && errno != EEXIST)
+        return errmsg(2, err, errlen, "results: cannot create directory: %s", strerror(errno));
+    char base[sizeof p->dir];
+    snprintf(base, sizeof base, "%s", p->dir);
+    for (int k = 1; k < 100; k++) {
+        if (k > 1 && snprintf(p->dir, sizeof p->dir, "%s-%d", base, k) >= (int)sizeof p->dir)
+            return errmsg(2, err, errlen, "%s: path too long", base);
+        /* mkdir, not a stat first: two studies started in the same second cannot both take one name. */
+        if (mkdir(p->dir, 0777) == 0) {
+            snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
+            return 0;
+        }
+        if (errno != EEXIST) return errmsg(2, err, errlen, "%s: cannot create directory: %s", p->dir, strerror(errno));
+    }
+    return errmsg(2, err, errlen, "%s: it and 98 numbered variants exist already", base);
+}
+
+/* A word as the shell reads it: bare when it is plainly safe, else single-quoted. */
+static size_t put_word(char *buf, size_t len, const char *w) {
+    int bare = *w != '\0';
+    for (const char *c = w; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,/=:+", *c)) bare = 0;
+    size_t used = 0;
+    int n = snprintf(buf, len, bare ? " %s" : " '", w);
+    used += n > 0 ? (size_t)n : 0;
+    for (const char *c = w; !bare && *c && used + 5 < len; c++)
+        used += (size_t)snprintf(buf + used, len - used, *c == '\'' ? "'\\''" : "%c", *c);
+    if (!bare && used + 1 < len) used += (size_t)snprintf(buf + used, len - used, "'");
+    return used < len ? used : len - 1;
+}
+
+void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "./scaling");
+    for (int k = 1; k < p->argc[i] && used < len; k++) used += put_word(buf + used, len - used, p->argv[i][k]);
+    if (used < len) used += put_word(buf + used, len - used, "--out");
+    if (used < len) put_word(buf + used, len - used, p->csv);
+}
+
+void default_plan_usage(FILE *f) {
+    fprintf(f, "\nWith no options at all (and not under mpirun/srun), scaling runs the default study on the GPUs\n"
+               "present and writes it into a new folder results/default-<UTC time>/ in the current directory:\n"
+               "  single    on 1 GPU at batch %s, and %s where the pipeline runs (its reference)\n"
+               "  naive     on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)\n"
+               "  nccl      the same\n"
+               "  pipeline  on those GPU counts up to %d that divide its global batch %s (strong\n"
+               "            scaling), %s, %d micro-batches (%d with more than %d stages)\n"
+               "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
+               "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
+               "Then study.csv, REPORT.md and the figures (scripts/report.sh; figures need gnuplot) are in the\n"
+               "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
+               "ran on against single on 1 GPU, and the fastest strategy. It is sized to take about a minute\n"
+               "on 2 H200s.\n"
+               "Each sweep is printed as the command that runs it alone.\n",
+            choices[0].batch, choices[0].pipe_batch, choices[0].batch, PLAN_MAX_STAGES, choices[0].pipe_batch,
+            PLAN_SCHEDULE, PLAN_MICRO, 2 * PLAN_MICRO, PLAN_MICRO, choices[1].batch, choices[1].pipe_batch,
+            PLAN_EPOCHS, PLAN_LR);
+}

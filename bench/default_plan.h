@@ -1,0 +1,55 @@
+/* default_plan.h — what `./scaling` with no options runs: from the GPUs present and the data sets installed, the
+ * sweeps of the default study (one per strategy) and the fresh folder it writes. Host-only: CI tests every GPU count.
+ *
+ * The study (default_plan_usage prints it): ResNet-18 on Fashion-MNIST (LeNet on MNIST where only MNIST loads,
+ * ResNet-18 on synthetic data where neither does), 5 epochs per run, learning rate 0.05 per GPU:
+ *   single     1 GPU, batch 256, and 1024 where the pipeline runs (its reference at the same global batch)
+ *   naive      2, 4, ... GPUs and all of them, 256 per GPU (weak scaling)
+ *   nccl       the same
+ *   pipeline   those GPU counts up to 8 that divide 1024: strong scaling at global batch 1024, 1F1B, 4 micro-batches
+ *              (8 where there are more than 4 stages, so every stage has one in flight)
+ * LeNet: batch 64 per GPU, 256 for the pipeline.
+ * Why these numbers (results/study-h200x2-2026-11-22, 2 H200s): 256 per GPU is the harness's default batch and
+ * keeps data-parallel efficiency near 95 %; the pipeline's best there was 1F1B with 4 micro-batches of a 1024 batch;
+ * lr 0.05 is that study's best 1-GPU accuracy, and 0.05 x 8 GPUs = 0.4 is the largest scaled rate it trained
+ * without collapse (LeNet collapsed at 0.8). Its runs took about 2 s of setup each (5 s for a pipeline's first) plus
+ * their epochs: with 5 epochs (4 steady, epoch 1 being warm-up) the 5 runs on 2 H200s add up to about 45 s. */
+#pragma once
+#include "options.h"
+#include "../engine/idx.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#define PLAN_MAX_SWEEPS 4
+#define PLAN_MAX_ARGS 32
+#define PLAN_MAX_STAGES 8       /* ResNet-18 has 11 valid pipeline cuts (12 stages), LeNet 9 (10): 8 fit both */
+
+typedef struct {
+    int n_gpus;                         /* GPUs present: the largest count the study runs */
+    const char *model, *dataset;        /* what every sweep trains */
+    char note[1024];                     /* for stderr: why not ResNet-18 on Fashion-MNIST; "" when it is */
+    int n_sweeps;
+    options_t sweep[PLAN_MAX_SWEEPS];   /* in run order, single first; out points at csv */
+    char dir[256];                      /* results/default-<UTC YYYYmmddTHHMMSSZ>[-K] */
+    char csv[300];                      /* <dir>/study.csv */
+    /* The sweeps as command-line words (options_parse keeps pointers into them): a plan is never copied. */
+    char data_dir[256];
+    char words[PLAN_MAX_SWEEPS][512];
+    char *argv[PLAN_MAX_SWEEPS][PLAN_MAX_ARGS];
+    int argc[PLAN_MAX_SWEEPS];
+} default_plan_t;
+
+/* Plans the study for n_gpus GPUs with the data sets under data_root ("data" in the current directory for the
+ * command): <data_root>/fashion-mnist when it loads, else <data_root>/mnist, else synthetic data; the loaded set is
+ * left in *data (idx_free it). The folder is named from `now` (UTC) under "results"; nothing is created. Returns 0,
+ * or 2 with a one-line message in err (no GPU: nothing is loaded). */
+int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time_t now, idx_dataset_t *data,
+                      char *err, size_t errlen);
+/* Creates the plan's folder (and "results" where missing). A study never appends to an older one: where the folder
+ * exists, the first free name with "-2", "-3", ... appended is taken, and csv follows. 0, or 2 with a message. */
+int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen);
+/* Sweep i as the command that would run it alone: "./scaling --strategy ... --out <csv>". */
+void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len);
+/* The default study in words, for --help. */
+void default_plan_usage(FILE *f);

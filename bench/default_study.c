@@ -1,0 +1,98 @@
+/* default_study.c — the default study around its sweeps: a GPU count and a plan, every sweep validated before a
+ * folder exists, then at the end scripts/report.sh (found from the build's source tree or beside the binary) and
+ * the answer, printed from the rows in memory, so a report that fails costs neither rows nor answer. */
+#include "default_study.h"
+#include "report_run.h"
+#include "../strategies/strategy.h"
+
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SCALING_SOURCE_DIR
+#define SCALING_SOURCE_DIR ""
+#endif
+
+static void free_points(default_study_t *ds) {
+    for (int i = 0; i < PLAN_MAX_SWEEPS; i++) {
+        free(ds->pts[i]);
+        ds->pts[i] = NULL;
+    }
+}
+
+int default_study_begin(default_study_t *ds, char *err, size_t errlen) {
+    memset(ds, 0, sizeof *ds);
+    int n_dev = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n_dev);
+    if (ce != cudaSuccess || n_dev == 0) {
+        snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+        return 2;
+    }
+    if (default_plan_make(&ds->plan, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
+    const char *names[32];
+    strategy_names(names, 32);
+    for (int i = 0; i < ds->plan.n_sweeps; i++) {
+        const options_t *o = &ds->plan.sweep[i];
+        ds->n_pts[i] = options_validate(o, names, NULL, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
+        if (ds->n_pts[i] < 0) {
+            free_points(ds);
+            idx_free(&ds->data);
+            return 2;
+        }
+        ds->runs += ds->n_pts[i];
+        ds->epochs += (long)ds->n_pts[i] * o->epochs;
+    }
+    if (default_plan_create_dir(&ds->plan, err, errlen)) {
+        free_points(ds);
+        idx_free(&ds->data);
+        return 2;
+    }
+    if (results_open(&ds->res, ds->plan.csv, err, errlen)) {
+        rmdir(ds->plan.dir);    /* empty: nothing is left behind */
+        free_points(ds);
+        idx_free(&ds->data);
+        return 2;
+    }
+    if (ds->plan.note[0]) fprintf(stderr, "scaling: %s\n", ds->plan.note);
+    printf("# scaling: default study (./scaling with no options; see --help): %s on %s, %d sweep(s), %d run(s) x %d "
+           "epoch(s) on up to %d GPU(s) -> %s/\n", ds->plan.model, ds->plan.dataset, ds->plan.n_sweeps, ds->runs,
+           ds->plan.sweep[0].epochs, ds->plan.n_gpus, ds->plan.dir);
+    return 0;
+}
+
+void default_study_announce(const default_study_t *ds, int i, FILE *f) {
+    char cmd[1024];
+    default_plan_command(&ds->plan, i, cmd, sizeof cmd);
+    fprintf(f, "# sweep %d/%d (%d run(s)): %s\n", i + 1, ds->plan.n_sweeps, ds->n_pts[i], cmd);
+}
+
+/* scripts/report.sh <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
+static int make_report(const default_plan_t *plan) {
+    char exe[1024], script[1100], err[1300];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    int rc = report_find(script, sizeof script, SCALING_SOURCE_DIR, exe, err, sizeof err);
+    if (rc == 0) rc = report_run(script, plan->csv, plan->dir, err, sizeof err);
+    if (rc == 0) return 0;
+    fprintf(stderr, "scaling: error: %s; the study's rows are complete in %s: make the report with "
+            "scripts/report.sh %s --out %s\n", err, plan->csv, plan->csv, plan->dir);
+    return 1;
+}
+
+int default_study_end(default_study_t *ds) {
+    results_close(&ds->res);
+    free_points(ds);
+    idx_free(&ds->data);
+    int rc = make_report(&ds->plan);
+    char what[128], report[300];
+    snprintf(what, sizeof what, "%s on %s", ds->plan.model, ds->plan.dataset);
+    if (rc == 0) snprintf(report, sizeof report, "%s/REPORT.md", ds->plan.dir);
+    else snprintf(report, sizeof report, "not written (scripts/report.sh failed: see above)");
+    fflush(stderr);
+    answer_print(stdout, &ds->ans, what, report);
+    fflush(stdout);
+    answer_free(&ds->ans);
+    return rc;
+}

@@ -1,0 +1,30 @@
+/* default_study.h — `./scaling` with no options: the default study's set-up and close around scaling.c's sweeps.
+ * Set-up checks everything (a GPU, the plan, every sweep) before it creates the fresh folder and its CSV; the close
+ * runs scripts/report.sh on the CSV and prints the answer from the rows the study wrote. */
+#pragma once
+#include "default_plan.h"
+#include "sweep.h"
+#include "results.h"
+#include "answer.h"
+
+#include <stdio.h>
+
+typedef struct {
+    default_plan_t plan;
+    idx_dataset_t data;                         /* the plan's data set, loaded once for every sweep */
+    sweep_point_t *pts[PLAN_MAX_SWEEPS];        /* each sweep's runs */
+    int n_pts[PLAN_MAX_SWEEPS];
+    int runs;                                   /* over every sweep */
+    long epochs;
+    results_t res;                              /* plan.csv, open */
+    answer_t ans;                               /* every row written, for the answer */
+} default_study_t;
+
+/* Counts the GPUs, plans the study, validates and expands every sweep, then creates the folder and opens its CSV and
+ * prints what will run. 0, or 2 with a one-line message in err and nothing created. */
+int default_study_begin(default_study_t *ds, char *err, size_t errlen);
+/* Prints sweep i (of n) as the command that runs it alone. */
+void default_study_announce(const default_study_t *ds, int i, FILE *f);
+/* Closes the CSV, runs scripts/report.sh into the folder, prints the answer and frees ds. 0; 1 when the report
+ * failed (said on stderr, with the command that makes it again; the CSV is complete either way). */
+int default_study_end(default_study_t *ds);

@@ -1,0 +1,135 @@
+/* test_answer.c — the default study's answer from rows: steady-epoch medians (warm-up left out), T1 from single at the
+ * same batch (per GPU; the pipeline's global), each strategy at its largest GPU count, the fastest there, runs with no
+ * steady epoch, and the one-GPU study. */
+#include "bench/answer.h"
+#include "test.h"
+
+#include <string.h>
+
+static answer_t ans;
+
+/* Adds a run: one warm-up epoch of 9 s (which must never count) then the steady epoch times given; none: a setup row. */
+static void add_run(const char *id, const char *strategy, int gpus, int per_gpu, int micro, const double *steady, int n,
+                    const char *status) {
+    results_row_t r = {.strategy = strategy, .gpus = gpus, .per_gpu_batch = per_gpu, .micro_batches = micro};
+    r.global_batch = micro > 0 ? per_gpu : per_gpu * gpus;     /* the pipeline: strong scaling, per_gpu = global */
+    snprintf(r.run_id, sizeof r.run_id, "%s", id);
+    if (n == 0)     /* a run that could not be set up: its one row */
+        r.epoch = 0, r.phase = "setup", r.epoch_s = -1, r.status = status;
+    else
+        r.epoch = 1, r.phase = "warmup", r.epoch_s = 9, r.status = "ok";
+    EXPECT(answer_add(&ans, &r) == 0, "add");
+    for (int i = 0; i < n; i++) {
+        r.epoch = i + 2, r.phase = "steady", r.epoch_s = steady[i], r.status = i + 1 == n ? status : "ok";
+        EXPECT(answer_add(&ans, &r) == 0, "add");
+    }
+}
+
+static const answer_line_t *line_of(const answer_summary_t *s, const char *strategy, int batch) {
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->line[i].strategy, strategy) == 0 && (batch < 0 || s->line[i].batch == batch)) return &s->line[i];
+    return NULL;
+}
+
+static int near(double a, double b) { return fabs(a - b) < 1e-12; }
+
+/* What answer_print writes for ans (malloc'd). */
+static char *printed(const char *what, const char *report) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return strdup("");
+    answer_print(f, &ans, what, report);
+    fclose(f);
+    return text;
+}
+
+static void test_median(void) {
+    double odd[] = {3, 1, 2}, even[] = {4, 1, 3, 2};
+    EXPECT(answer_median(odd, 3) == 2, "median of 3");
+    EXPECT(answer_median(even, 4) == 2.5, "median of 4");
+    EXPECT(answer_median(NULL, 0) < 0, "no values: < 0");
+}
+
+static void test_two_gpus(void) {
+    memset(&ans, 0, sizeof ans);
+    add_run("s256", "single", 1, 256, -1, (const double[]){1.50, 1.48, 1.52, 1.49}, 4, "ok");   /* median 1.495 */
+    add_run("s1024", "single", 1, 1024, -1, (const double[]){1.25, 1.26, 1.24, 1.25}, 4, "ok"); /* median 1.25 */
+    add_run("n1", "naive", 2, 256, -1, (const double[]){0.79, 0.78, 0.78, 0.80}, 4, "ok");      /* median 0.785 */
+    add_run("c1", "nccl", 2, 256, -1, (const double[]){0.77, 0.78, 0.76}, 3, "ok");             /* median 0.77 */
+    add_run("p1", "pipeline", 2, 1024, 4, (const double[]){0.96, 0.95, 0.97, 0.96}, 4, "ok");   /* median 0.96 */
+    answer_summary_t s;
+    answer_summarise(&ans, &s);
+    EXPECT(s.gpus == 2 && s.n == 5, "gpus %d, lines %d", s.gpus, s.n);
+    const answer_line_t *l = line_of(&s, "single", 256);
+    EXPECT(l && near(l->t, 1.495) && near(l->speedup, 1), "single 256: %g", l ? l->t : -1);
+    l = line_of(&s, "naive", -1);
+    EXPECT(l && near(l->t, 0.785) && near(l->t1, 1.495) && near(l->speedup, 1.495 / 0.785) &&
+           near(l->efficiency, 1.495 / 0.785 / 2), "naive: t %g t1 %g", l ? l->t : -1, l ? l->t1 : -1);
+    /* The pipeline's reference is single at its global batch 1024, not at 256 */
+    l = line_of(&s, "pipeline", -1);
+    EXPECT(l && l->pipeline && l->batch == 1024 && near(l->t1, 1.25) && near(l->speedup, 1.25 / 0.96),
+           "pipeline: batch %d t1 %g", l ? l->batch : -1, l ? l->t1 : -1);
+    EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest: %s",
+           s.fastest >= 0 ? s.line[s.fastest].strategy : "none");
+
+    char *text = printed("resnet18 on fashion-mnist", "results/x/REPORT.md");
+    EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist"), "title:\n%s", text);
+    EXPECT(strstr(text, "  naive         2   256/GPU    0.785     1.495    1.90x     95.2 %  ok\n"), "naive line:\n%s", text);
+    EXPECT(strstr(text, "  pipeline      2      1024    0.960     1.250    1.30x     65.1 %  ok\n"), "pipeline line:\n%s",
+           text);
+    EXPECT(strstr(text, "# fastest on 2 GPUs: nccl, 0.770 s per epoch\n"), "fastest line:\n%s", text);
+    EXPECT(strstr(text, "# report: results/x/REPORT.md\n"), "report line:\n%s", text);
+    free(text);
+    answer_free(&ans);
+}
+
+/* 4 GPUs: each strategy at its largest count, the best run there; one that never reached a steady epoch. */
+static void test_four_gpus(void) {
+    memset(&ans, 0, sizeof ans);
+    add_run("s", "single", 1, 256, -1, (const double[]){2.0, 2.0}, 2, "ok");
+    add_run("s1024", "single", 1, 1024, -1, (const double[]){1.6, 1.6}, 2, "ok");
+    add_run("n2", "naive", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run("n4", "naive", 4, 256, -1, (const double[]){0.6, 0.6}, 2, "ok");
+    add_run("c2", "nccl", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run("c4", "nccl", 4, 256, -1, (const double[]){0.52, 0.54}, 2, "ok");
+    add_run("c4b", "nccl", 4, 256, -1, (const double[]){0.55, 0.55}, 2, "ok");   /* slower repeat: the best counts */
+    add_run("p2", "pipeline", 2, 1024, 4, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run("p4", "pipeline", 4, 1024, 4, NULL, 0, "oom");
+    answer_summary_t s;
+    answer_summarise(&ans, &s);
+    EXPECT(s.gpus == 4, "gpus %d", s.gpus);
+    const answer_line_t *l = line_of(&s, "nccl", -1);
+    EXPECT(l && l->gpus == 4 && near(l->t, 0.53) && near(l->speedup, 2.0 / 0.53), "nccl at 4: %g", l ? l->t : -1);
+    l = line_of(&s, "pipeline", -1);
+    EXPECT(l && l->gpus == 4 && l->t < 0 && l->speedup < 0 && strcmp(l->status, "oom") == 0,
+           "pipeline at 4 without a steady epoch: t %g, status %s", l ? l->t : 0, l ? l->status : "?");
+    EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest nccl");
+
+    char *text = printed("m on d", "r");
+    EXPECT(strstr(text, "  pipeline      4      1024        -     1.600        -          -  oom\n"),
+           "an untimed run prints '-':\n%s", text);
+    EXPECT(strstr(text, "# fastest on 4 GPUs: nccl, 0.530 s per epoch\n"), "fastest:\n%s", text);
+    free(text);
+    answer_free(&ans);
+}
+
+static void test_one_gpu(void) {
+    memset(&ans, 0, sizeof ans);
+    add_run("s", "single", 1, 256, -1, (const double[]){1.5, 1.4, 1.6, 1.5}, 4, "ok");
+    answer_summary_t s;
+    answer_summarise(&ans, &s);
+    EXPECT(s.gpus == 1 && s.n == 1 && s.fastest == -1, "one GPU: %d lines, fastest %d", s.n, s.fastest);
+    char *text = printed("m on d", "r");
+    EXPECT(strstr(text, "# one GPU: nothing to scale"), "one GPU:\n%s", text);
+    free(text);
+    answer_free(&ans);
+}
+
+int main(void) {
+    test_median();
+    test_two_gpus();
+    test_four_gpus();
+    test_one_gpu();
+    return test_summary();
+}

@@ -1,0 +1,241 @@
+/* test_default_plan.c — the default study's plan without a GPU: its sweeps on 0, 1, 2, 3, 4, 8 and 16 GPUs, the data
+ * set it falls back to (MNIST, then synthetic) when Fashion-MNIST is missing or broken, the printed commands, and the
+ * fresh folder (never an older study's). */
+#define _POSIX_C_SOURCE 200809L   /* mkdtemp */
+#include "bench/default_plan.h"
+#include "bench/sweep.h"
+#include "test.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const time_t when = 1795362819;     /* 2026-11-22T15:53:39Z */
+#define DIR_NAME "results/default-20261122T155339Z"
+
+static int is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* "2,4,8" from a GPU-count list. */
+static void list_text(char *buf, size_t len, const int *v, int n) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < len; i++) used += (size_t)snprintf(buf + used, len - used, "%s%d", i ? "," : "", v[i]);
+}
+
+/* Sweep i: its strategy, GPU counts, batches, scaling and micro-batches. */
+static void expect_sweep(const default_plan_t *p, int i, const char *strategy, const char *gpus, const char *batch,
+                         int weak, int micro) {
+    if (i >= p->n_sweeps) {
+        EXPECT(0, "%d GPUs: no sweep %d (%s)", p->n_gpus, i, strategy);
+        return;
+    }
+    const options_t *o = &p->sweep[i];
+    char g[128], b[128];
+    list_text(g, sizeof g, o->gpus, o->n_gpus);
+    list_text(b, sizeof b, o->batch, o->n_batch);
+    EXPECT(strcmp(o->strategy, strategy) == 0, "%d GPUs, sweep %d: strategy %s, want %s", p->n_gpus, i, o->strategy,
+           strategy);
+    EXPECT(strcmp(g, gpus) == 0, "%d GPUs, %s: gpus %s, want %s", p->n_gpus, strategy, g, gpus);
+    EXPECT(strcmp(b, batch) == 0, "%d GPUs, %s: batch %s, want %s", p->n_gpus, strategy, b, batch);
+    EXPECT(o->weak == weak, "%d GPUs, %s: weak %d", p->n_gpus, strategy, o->weak);
+    EXPECT(o->n_micro == 1 && o->micro[0] == micro, "%d GPUs, %s: micro-batches %d", p->n_gpus, strategy, o->micro[0]);
+    EXPECT(strcmp(o->schedule, micro > 1 ? "1f1b" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
+    EXPECT(o->epochs == 5 && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
+           o->epochs, o->lr[0]);
+    EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
+           o->dataset);
+    EXPECT(o->out == p->csv, "%s: --out is the plan's CSV", strategy);
+}
+
+/* The number of runs the plan's sweeps expand to. */
+static int count_runs(const default_plan_t *p) {
+    int runs = 0;
+    for (int i = 0; i < p->n_sweeps; i++) {
+        sweep_point_t *pts;
+        char err[256];
+        int n = sweep_expand(&p->sweep[i], &pts, err, sizeof err);
+        EXPECT(n > 0, "sweep %d expands: %s", i, err);
+        free(pts);
+        runs += n > 0 ? n : 0;
+    }
+    return runs;
+}
+
+/* The plan on n GPUs: every strategy's GPU counts ("" where it does not run), the pipeline's micro-batches, the runs. */
+typedef struct {
+    int n;
+    const char *single_batch, *dp_gpus, *pipe_gpus;
+    int micro, runs;
+} gpu_case_t;
+
+static const gpu_case_t gpu_cases[] = {
+    {1,  "256",      "",         "",      1, 1},    /* single alone: no pipeline to be the reference of */
+    {2,  "256,1024", "2",        "2",     4, 5},
+    {3,  "256,1024", "2,3",      "2",     4, 7},    /* 1024 does not split into 3 stages' strong scaling */
+    {4,  "256,1024", "2,4",      "2,4",   4, 8},
+    {8,  "256,1024", "2,4,8",    "2,4,8", 8, 11},   /* more stages than 4 micro-batches keep busy: 8 */
+    {16, "256,1024", "2,4,8,16", "2,4,8", 8, 13},   /* the pipeline stops at 8 stages */
+};
+
+static void test_gpu_counts(void) {
+    default_plan_t p;
+    idx_dataset_t d;
+    char err[256];
+
+    /* 0 GPUs: the one-line error; nothing loaded, nothing named */
+    EXPECT(default_plan_make(&p, 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs refused");
+    EXPECT(strstr(err, "no CUDA device") && !strchr(err, '\n'), "0 GPUs: one line: %s", err);
+    EXPECT(d.train.images == NULL && p.n_sweeps == 0 && p.dir[0] == '\0', "0 GPUs: nothing loaded or planned");
+
+    for (size_t c = 0; c < sizeof gpu_cases / sizeof gpu_cases[0]; c++) {
+        const gpu_case_t *g = &gpu_cases[c];
+        EXPECT(default_plan_make(&p, g->n, DATA_ROOT, when, &d, err, sizeof err) == 0, "%d GPUs: %s", g->n, err);
+        EXPECT(p.n_sweeps == (g->n > 1 ? 4 : 1), "%d GPUs: %d sweeps", g->n, p.n_sweeps);
+        expect_sweep(&p, 0, "single", "1", g->single_batch, 1, 1);
+        if (g->n > 1) {
+            expect_sweep(&p, 1, "naive", g->dp_gpus, "256", 1, 1);
+            expect_sweep(&p, 2, "nccl", g->dp_gpus, "256", 1, 1);
+            expect_sweep(&p, 3, "pipeline", g->pipe_gpus, "1024", 0, g->micro);
+        }
+        EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
+        EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "fashion-mnist") == 0 && p.note[0] == '\0',
+               "Fashion-MNIST installed: ResNet-18 on it, no note (%s)", p.note);
+        EXPECT(d.train.n == 60000 && d.test.n == 10000, "the data set is loaded: %d/%d", d.train.n, d.test.n);
+        EXPECT(strcmp(p.dir, DIR_NAME) == 0 && strcmp(p.csv, DIR_NAME "/study.csv") == 0, "folder %s, csv %s", p.dir,
+               p.csv);
+        idx_free(&d);
+    }
+}
+
+static void test_data_fallback(const char *tmp) {
+    default_plan_t p;
+    idx_dataset_t d;
+    char err[256], root[512], path[600];
+
+    /* Only MNIST: LeNet on it, with its batches, and a note saying why */
+    snprintf(root, sizeof root, "%s/only-mnist", tmp);
+    mkdir(root, 0777);
+    snprintf(path, sizeof path, "%s/mnist", root);
+    EXPECT(symlink(DATA_ROOT "/mnist", path) == 0, "symlink %s", path);
+    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "only MNIST: %s", err);
+    EXPECT(strcmp(p.model, "lenet") == 0 && strcmp(p.dataset, "mnist") == 0, "only MNIST: %s on %s", p.model,
+           p.dataset);
+    expect_sweep(&p, 0, "single", "1", "64,256", 1, 1);
+    expect_sweep(&p, 1, "naive", "2", "64", 1, 1);
+    expect_sweep(&p, 3, "pipeline", "2", "256", 0, 4);
+    EXPECT(strcmp(p.sweep[0].data_dir, path) == 0, "data dir %s", p.sweep[0].data_dir);
+    EXPECT(strstr(p.note, "LeNet on MNIST") && strstr(p.note, "Fashion-MNIST") && !strchr(p.note, '\n'),
+           "note: %s", p.note);
+    EXPECT(d.train.n == 60000, "MNIST loaded");
+    idx_free(&d);
+
+    /* Fashion-MNIST present but broken (empty files) counts as missing, and the note names the file */
+    snprintf(path, sizeof path, "%s/fashion-mnist", root);
+    mkdir(path, 0777);
+    const char *files[] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                           "t10k-labels-idx1-ubyte"};
+    for (int i = 0; i < 4; i++) {
+        char f[700];
+        snprintf(f, sizeof f, "%s/%s", path, files[i]);
+        FILE *fp = fopen(f, "w");
+        if (fp) fclose(fp);
+    }
+    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "broken Fashion-MNIST: %s", err);
+    EXPECT(strcmp(p.dataset, "mnist") == 0 && strstr(p.note, "train-images-idx3-ubyte"), "broken: %s: %s", p.dataset,
+           p.note);
+    idx_free(&d);
+
+    /* Neither: ResNet-18 on synthetic data */
+    snprintf(root, sizeof root, "%s/none", tmp);
+    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "no data: %s", err);
+    EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "synthetic") == 0, "no data: %s on %s", p.model,
+           p.dataset);
+    expect_sweep(&p, 3, "pipeline", "2", "1024", 0, 4);
+    EXPECT(strstr(p.note, "synthetic") && strstr(p.note, "MNIST"), "note: %s", p.note);
+    EXPECT(d.train.n == 60000 && d.test.n == 10000, "synthetic data: %d/%d", d.train.n, d.test.n);
+    idx_free(&d);
+}
+
+static void test_command(const char *tmp) {
+    default_plan_t p;
+    idx_dataset_t d;
+    char err[256], cmd[1024];
+    /* Where the data is data/<dataset> (the repository root), the command needs no --data-dir. */
+    char cwd[512], here[600];
+    EXPECT(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+    snprintf(here, sizeof here, "%s/repo", tmp);
+    mkdir(here, 0777);
+    EXPECT(chdir(here) == 0 && symlink(DATA_ROOT, "data") == 0, "a checkout with data/ in %s", here);
+    EXPECT(default_plan_make(&p, 2, "data", when, &d, err, sizeof err) == 0, "%s", err);
+    default_plan_command(&p, 3, cmd, sizeof cmd);
+    EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 5 "
+                       "--lr 0.05 --scale strong --batch 1024 --micro-batches 4 --schedule 1f1b --out " DIR_NAME
+                       "/study.csv") == 0, "command: %s", cmd);
+    idx_free(&d);
+    EXPECT(chdir(cwd) == 0, "chdir back");
+
+    /* Another data root is spelled out, quoted for the shell where it must be */
+    char root[512], link[600];
+    snprintf(root, sizeof root, "%s/it's here", tmp);
+    mkdir(root, 0777);
+    snprintf(link, sizeof link, "%s/fashion-mnist", root);
+    EXPECT(symlink(DATA_ROOT "/fashion-mnist", link) == 0, "symlink");
+    EXPECT(default_plan_make(&p, 1, root, when, &d, err, sizeof err) == 0, "%s", err);
+    default_plan_command(&p, 0, cmd, sizeof cmd);
+    char want[1200];
+    snprintf(want, sizeof want, "./scaling --strategy single --gpus 1 --model resnet18 --dataset fashion-mnist "
+             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 5 --lr 0.05 --batch 256 --out " DIR_NAME "/study.csv",
+             tmp);
+    EXPECT(strcmp(cmd, want) == 0, "quoted command:\n  %s\nwant\n  %s", cmd, want);
+    idx_free(&d);
+}
+
+/* The folder is created only on request, and an existing one (an older study) is never reused. */
+static void test_folder(const char *tmp) {
+    default_plan_t p, q;
+    idx_dataset_t d;
+    char err[256], cwd[512], dir[600];
+    EXPECT(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+    snprintf(dir, sizeof dir, "%s/work", tmp);
+    mkdir(dir, 0777);
+    EXPECT(chdir(dir) == 0, "chdir %s", dir);
+
+    EXPECT(default_plan_make(&p, 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs");
+    EXPECT(default_plan_make(&p, 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
+    idx_free(&d);
+    EXPECT(!is_dir("results"), "planning creates nothing");
+    EXPECT(default_plan_create_dir(&p, err, sizeof err) == 0 && is_dir(DIR_NAME), "created %s: %s", p.dir, err);
+    EXPECT(strcmp(p.csv, DIR_NAME "/study.csv") == 0, "csv %s", p.csv);
+
+    /* The same second again: a fresh name, and every sweep's --out follows it */
+    EXPECT(default_plan_make(&q, 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
+    idx_free(&d);
+    EXPECT(default_plan_create_dir(&q, err, sizeof err) == 0, "%s", err);
+    EXPECT(strcmp(q.dir, DIR_NAME "-2") == 0 && is_dir(DIR_NAME "-2"), "second study in %s", q.dir);
+    EXPECT(strcmp(q.sweep[2].out, DIR_NAME "-2/study.csv") == 0, "its sweeps write %s", q.sweep[2].out);
+
+    /* "results" that is not a directory: one line, exit status 2 */
+    EXPECT(chdir("..") == 0, "chdir ..");
+    snprintf(dir, sizeof dir, "%s/file", tmp);
+    mkdir(dir, 0777);
+    EXPECT(chdir(dir) == 0, "chdir %s", dir);
+    FILE *f = fopen("results", "w");
+    if (f) fclose(f);
+    EXPECT(default_plan_create_dir(&p, err, sizeof err) == 2 && !strchr(err, '\n') && strstr(err, "results"),
+           "results is a file: %s", err);
+    EXPECT(chdir(cwd) == 0, "chdir back");
+}
+
+int main(void) {
+    char tmp[] = "/tmp/test_default_plan.XXXXXX";
+    if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
+    test_gpu_counts();
+    test_data_fallback(tmp);
+    test_command(tmp);
+    test_folder(tmp);
+    test_scratch_remove(tmp);
+    return test_summary();
+}
