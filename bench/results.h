@@ -35,6 +35,7 @@ typedef struct {
     const char *status;         /* "ok", "diverged", "oom", "failed" */
     /* data-parallel (issue: naive / nccl) */
     double compute_ms, comm_ms, exposed_comm_ms;    /* per step */
+    double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
     double bytes_per_step, algbw_gbs, busbw_gbs;
     const char *nccl_algo;
     const char *replicas;       /* "identical" / "DIFFER" */
@@ -44,6 +45,10 @@ typedef struct {
     double bubble, bubble_ideal;
     const char *stage_busy_ms;  /* ";"-separated per stage */
     double peak_mem_mb;         /* max over GPUs, device memory in use by this run */
+    /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each; the NCCL transport
+     * settings in force for nccl rows ("default" when none is set), empty for the other strategies */
+    int nodes, gpus_per_node;
+    const char *nccl_transport;
     const results_env_t *env;
 } results_row_t;
 

@@ -84,7 +84,7 @@ enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
 static void row_unmeasured(results_row_t *r) {
     r->steps = -1;
     r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
-    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
+    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
     r->stages = r->micro_batches = -1;
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
 }
@@ -269,9 +269,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     double first_loss = NAN;
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
-        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
-                           .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
-                           .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1,
+                           .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
+                           .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -303,6 +303,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         row.compute_ms = s.compute_ms;
         row.comm_ms = s.comm_ms;
         row.exposed_comm_ms = s.exposed_comm_ms;
+        row.idle_ms = s.idle_ms;
         row.bytes_per_step = s.bytes_per_step;
         row.algbw_gbs = s.algbw_gbs;
         row.busbw_gbs = s.busbw_gbs;
