@@ -331,7 +331,7 @@ void results_close(results_t *r) {
 
 const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "init", "micro_batches", "schedule", "steps",
+    "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport",
 };
 
 /* Key cells that a row may leave empty, matching any value (see results.h). */

@@ -205,6 +205,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.momentum = o->momentum;
     row.weight_decay = o->weight_decay;
     row.env = env;
+    row.nodes = dist ? dist->n_nodes : 1;
+    row.gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row.nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
     /* Setup-failure rows name the pipeline configuration too, so --resume can tell its micro-batch counts apart. */
     int pipeline = strcmp(st->name, "pipeline") == 0;
 
@@ -407,6 +410,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     results_env_t env;
     env_collect(&env, dist ? dist->device : 0);
+    dist_nccl_transport(dist, env.nccl_transport, sizeof env.nccl_transport);
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
            st->name, o.model, o.dataset, o.math, o.init, n_points, o.epochs, o.out);
     printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env.gpu_name, env.driver, env.cuda,

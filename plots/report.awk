@@ -142,7 +142,7 @@ END {
             run = runs[i]
             if (R_g[run] != g) continue
             if (R_pipe[run]) k = g SUBSEP "2" R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
-            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run])
+            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run]) SUBSEP R_link[run]
             if (!(k in ROW)) { ROW[k] = 1; nrow++; rowk[nrow] = k; ROWS_S[k] = R_s[run] }
             # best time, best accuracy, statuses
             if (tmed[run] != "" && (!(k in BEST) || tmed[run] + 0 < tmed[BEST[k]] + 0)) BEST[k] = run
@@ -185,6 +185,7 @@ END {
                 }
             }
             n = R_n[run]; bk = R_bk[run]
+            gl = n (R_link[run] == "" ? "" : " (" R_link[run] ")")     # GPUs, and the link where not one node's default
             t = b != "" ? tmed[b] : ""
             t1 = (g, bk) in T1 ? T1[g, bk] : ""
             sp = t != "" && t1 != "" ? t1 / t : ""
@@ -210,10 +211,10 @@ END {
                 msp = model != "" && t1 != "" ? t1 / model : ""
                 comm = (b != "" && qmed[b] != "" ? sprintf("%.3f", qmed[b]) : "—") " / " (tar != "" ? sprintf("%.3f", tar) : "—")
                 if (model != "" && mark != "") dagger = 1
-                printf "| %d | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps,
+                printf "| %s | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", gl, bk, steps == "" ? "—" : steps,
                     f3(t), f3(model), model != "" ? mark : "", f2(sp), f2(msp), pct(ef), comm, acc, stl
             } else {
-                printf "| %d | %d | %s | %s | %s | %s | %s | %s |\n", n, bk, steps == "" ? "—" : steps, f3(t), f2(sp),
+                printf "| %s | %d | %s | %s | %s | %s | %s | %s |\n", gl, bk, steps == "" ? "—" : steps, f3(t), f2(sp),
                     pct(ef), acc, stl
             }
         }
