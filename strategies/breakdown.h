@@ -13,6 +13,7 @@
  * The figures are means over the timed steps, so compute + exposed + idle = the GPU's mean step over them. A row
  * takes one GPU's four figures together: the GPU with the most compute, the one the others wait for. */
 #pragma once
+#include <stdio.h>
 
 typedef struct {
     double step_ms, compute_ms, exposed_ms, idle_ms;
@@ -54,4 +55,15 @@ static inline int breakdown_pick(const breakdown_t *gpu, int n) {
 static inline double breakdown_overlap(double a0, double a1, double b0, double b1) {
     double lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
     return hi > lo ? hi - lo : 0;
+}
+
+/* One line on f with every GPU's figures (many GPUs: the row's only), the row's marked, for a look at the GPUs a row
+ * does not show; GPU i is named unit i ("gpu 3", "stage 1"). */
+static inline void breakdown_print(FILE *f, const char *unit, const breakdown_t *gpu, int n, int row) {
+    fprintf(f, "breakdown: ms per step, mean of %d timed steps:", gpu[row].steps);
+    for (int i = 0; i < n; i++)
+        if (n <= 16 || i == row)
+            fprintf(f, "%s %s %d step %.3f = compute %.3f + exposed %.3f + idle %.3f%s", i ? ";" : "", unit, i,
+                    gpu[i].step_ms, gpu[i].compute_ms, gpu[i].exposed_ms, gpu[i].idle_ms, i == row ? " (row)" : "");
+    fprintf(f, "\n");
 }

@@ -214,14 +214,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         out->compute_ms = per_gpu[g].compute_ms;
         out->exposed_comm_ms = per_gpu[g].exposed_ms;
         out->idle_ms = per_gpu[g].idle_ms;
-        /* Every GPU's figures on stderr (the row holds one GPU's), for a look at the others; many GPUs: the row's. */
-        fprintf(stderr, "breakdown: ms per step, mean of %d timed steps:", timed);
-        for (int i = 0; i < w; i++)
-            if (w <= 16 || i == g)
-                fprintf(stderr, "%s gpu%d step %.3f = compute %.3f + exposed %.3f + idle %.3f%s", i ? ";" : "", i,
-                        per_gpu[i].step_ms, per_gpu[i].compute_ms, per_gpu[i].exposed_ms, per_gpu[i].idle_ms,
-                        i == g ? " (row)" : "");
-        fprintf(stderr, "\n");
+        breakdown_print(stderr, "gpu", per_gpu, w, g);
         free(per_gpu);
         double grad_bytes = (double)dp->reps[0].model.n_params * sizeof(float);
         if (w > 1 && timed && comm > 0) {
