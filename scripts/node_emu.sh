@@ -19,21 +19,23 @@ rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${SLURM_PROCID:-}}}
 size=${OMPI_COMM_WORLD_SIZE:-${PMI_SIZE:-${SLURM_STEP_NUM_TASKS:-}}}
 local=${OMPI_COMM_WORLD_LOCAL_RANK:-${MPI_LOCALRANKID:-${SLURM_LOCALID:-}}}
 host_ranks=${OMPI_COMM_WORLD_LOCAL_SIZE:-${MPI_LOCALNRANKS:-}}
-# die WHO MESSAGE: the rank named by WHO prints (rank0: rank 0; host0: this host's first rank; self: this one);
-# every rank exits 2.
+# die WHO MESSAGE...: the rank named by WHO prints the words of MESSAGE as one line (rank0: rank 0; host0: this
+# host's first rank; self: this one); every rank exits 2.
 die() {
-    case $1 in
-        rank0) [ "${rank:-0}" = 0 ] && echo "node_emu: $2" >&2 ;;
-        host0) [ "${local:-0}" = 0 ] && echo "node_emu: $2" >&2 ;;
-        *) echo "node_emu: $2" >&2 ;;
+    local who=$1; shift
+    case $who in
+        rank0) [ "${rank:-0}" = 0 ] && echo "node_emu: $*" >&2 ;;
+        host0) [ "${local:-0}" = 0 ] && echo "node_emu: $*" >&2 ;;
+        *) echo "node_emu: $*" >&2 ;;
     esac
     exit 2
 }
 
 nodes=${1:-}
-[[ $nodes =~ ^[1-9][0-9]*$ ]] || die rank0 "NODES \"$nodes\": want a positive integer (usage: mpirun -np N scripts/node_emu.sh NODES COMMAND...)"
+usage="usage: mpirun -np N scripts/node_emu.sh NODES COMMAND..."
+[[ $nodes =~ ^[1-9][0-9]*$ ]] || die rank0 "NODES \"$nodes\": want a positive integer ($usage)"
 shift
-(($# >= 1)) || die rank0 "no command to run (usage: mpirun -np N scripts/node_emu.sh NODES COMMAND...)"
+(($# >= 1)) || die rank0 "no command to run ($usage)"
 [[ $rank =~ ^[0-9]+$ && $size =~ ^[1-9][0-9]*$ && $local =~ ^[0-9]+$ ]] ||
     die rank0 "not started by a launcher that states rank, size and local rank (mpirun, mpiexec, srun)"
 ((size % nodes == 0)) || die rank0 "$size ranks on $nodes nodes: the node count does not divide the ranks"
@@ -44,10 +46,11 @@ else
     mapfile -t gpus < <(nvidia-smi -L 2>/dev/null | sed -n 's/^GPU \([0-9]*\):.*/\1/p')
 fi
 if [ -n "$host_ranks" ]; then
-    ((host_ranks <= ${#gpus[@]})) ||
-        die host0 "$(hostname): ${#gpus[@]} GPU(s) but the launcher started $host_ranks ranks on this host (one GPU per rank)"
+    ((host_ranks <= ${#gpus[@]})) || die host0 "$(hostname): ${#gpus[@]} GPU(s) but the launcher started" \
+        "$host_ranks ranks on this host (one GPU per rank)"
 elif ((local >= ${#gpus[@]})); then     # the host's rank count unknown: the ranks past the GPUs say so
-    die self "$(hostname): ${#gpus[@]} GPU(s) but the launcher started at least $((local + 1)) ranks on this host (one GPU per rank)"
+    die self "$(hostname): ${#gpus[@]} GPU(s) but the launcher started at least $((local + 1)) ranks on this host" \
+        "(one GPU per rank)"
 fi
 
 per=$((size / nodes))
