@@ -1,18 +1,20 @@
-# lib_mpi.sh — what the one-process-per-GPU GPU tests share (gpu_mpi.sh, gpu_twonode.sh): mpirun and its options
-# (a skip, 77 with a message, without mpirun or in a build without MPI), cells of a CSV by column name, and the
-# comparison of an mpirun run with the one-process run of the same training. Sourced after lib_gpu.sh; sets mpirun
-# and mpi_opts. NCCL_* variables of this environment (NCCL_NVLS_ENABLE=0 on H200 hosts) go to every rank.
-mpirun=${MPIRUN:-mpirun}
-if ! command -v "$mpirun" >/dev/null 2>&1; then
-    echo "SKIP: no $mpirun on the PATH (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, then rebuild)"
-    exit 77
-fi
-mpi_opts=(--oversubscribe --bind-to none)
-[ "$(id -u)" -eq 0 ] && mpi_opts+=(--allow-run-as-root)
-for v in $(env | sed -n 's/^\(NCCL_[A-Z0-9_]*\)=.*/\1/p'); do mpi_opts+=(-x "$v"); done
-if "$mpirun" "${mpi_opts[@]}" -np 2 "$bin" --help 2>&1 | grep -qF "this build has no MPI"; then
-    echo "SKIP: this scaling was built without MPI (install libopenmpi-dev and rebuild)"; exit 77
-fi
+# lib_mpi.sh — what the GPU tests that use mpirun share (gpu_mpi.sh, gpu_twonode.sh, gpu_breakdown.sh): mpirun and
+# its options, cells of a CSV by column name, and the comparison of an mpirun run with the one-process run of the
+# same training. Sourced after lib_gpu.sh (bin set). MPIRUN overrides the launcher; NCCL_* variables of this
+# environment (NCCL_NVLS_ENABLE=0 on H200 hosts) go to every rank.
+
+# mpi_setup: sets mpirun and mpi_opts; returns 1 with the reason in mpi_missing where there is no mpirun or this
+# scaling was built without MPI.
+mpi_setup() {
+    mpirun=${MPIRUN:-mpirun}
+    mpi_opts=(--oversubscribe --bind-to none)
+    [ "$(id -u)" -eq 0 ] && mpi_opts+=(--allow-run-as-root)
+    for v in $(env | sed -n 's/^\(NCCL_[A-Z0-9_]*\)=.*/\1/p'); do mpi_opts+=(-x "$v"); done
+    mpi_missing="no $mpirun on the PATH (Debian/Ubuntu: apt-get install openmpi-bin libopenmpi-dev, then rebuild)"
+    command -v "$mpirun" >/dev/null 2>&1 || return 1
+    mpi_missing="this scaling was built without MPI (install libopenmpi-dev and rebuild)"
+    ! "$mpirun" "${mpi_opts[@]}" -np 2 "$bin" --help 2>&1 | grep -qF "this build has no MPI"
+}
 
 # Columns by header name (no cell before the environment columns holds a comma in these runs).
 col() {     # col FILE NAME: the column's cells of every row, one per line
