@@ -2,7 +2,8 @@
  * mpirun, MPICH/Intel mpiexec through PMI, srun with PMIx or PMI-2, a bare srun step), from tables of environment
  * variables as each sets them; the traps (a Slurm batch script is not rank 0 of N; a SLURM_LOCALID inherited by an
  * mpirun inside an allocation is not trusted); the local-rank agreement; the GPU of each node-local rank (never
- * rank % GPUs); and --gpus under a launcher. */
+ * rank % GPUs); --gpus under a launcher; node identities (SCALING_NODE_ID), ranks per node, and a row's NCCL
+ * transport settings. `test_dist_env --probe` reports on its real environment (tests/cli/test_slurm.sh). */
 #include "strategies/dist_env.h"
 #include "bench/options.h"
 #include "test.h"
@@ -11,6 +12,11 @@
 typedef struct {
     const char *const *kv;      /* name, value, name, value, ..., NULL */
 } table_t;
+
+static const char *process_getenv(void *ctx, const char *name) {
+    (void)ctx;
+    return getenv(name);
+}
 
 static const char *table_get(void *ctx, const char *name) {
     const table_t *t = ctx;
@@ -236,7 +242,26 @@ static void test_transport(void) {
     EXPECT(n == 5, "%d transport variables", n);
 }
 
-int main(void) {
+/* --probe: what this process's real environment says, for tests/cli/test_slurm.sh, which runs it as the task of a
+ * stand-in srun: "launcher L size N rank R local K multi M device D" (device -1: dist_pick_device refused). */
+static int probe(void) {
+    dist_env_t e;
+    char err[256] = "";
+    if (dist_env_detect(process_getenv, NULL, &e, err, sizeof err) != 0) {
+        printf("refused: %s\n", err);
+        return 1;
+    }
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    int n_visible = vis && *vis ? 1 : 0, dev = -1;
+    for (const char *c = vis; c && *c; c++) n_visible += *c == ',';
+    if (dist_pick_device(e.local_rank, e.local_rank + 1, n_visible, "probe", &dev, err, sizeof err) != 0) dev = -1;
+    printf("launcher %s size %d rank %d local %d multi %d device %d\n", e.launcher ? e.launcher : "none", e.size,
+           e.rank, e.local_rank, dist_env_multi(&e), dev);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--probe") == 0) return probe();
     test_node_id();
     test_nodes_check();
     test_transport();
