@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib_mpi.sh — what the GPU tests that use mpirun share (gpu_mpi.sh, gpu_twonode.sh, gpu_breakdown.sh): mpirun and
 # its options, cells of a CSV by column name, and the comparison of an mpirun run with the one-process run of the
 # same training. Sourced after lib_gpu.sh (bin set). MPIRUN overrides the launcher; NCCL_* variables of this
