@@ -2,12 +2,29 @@
 # lib_links.sh — one training configuration over several links, for slowlink.sh and twonode.sh: a run in one process,
 # under `mpirun -np 2`, or on 2 nodes emulated on this host (scripts/node_emu.sh), plain or under Nsight Systems
 # (one capture per process, summarised by lib_nsys.sh), and the tables that set the rows' compute, exposed and idle
-# time beside what the kernels' own timestamps say. Sourced after lib_nsys.sh; the caller sets ROOT, out (the
-# output folder), bin (scaling) and defines die.
+# time beside what the kernels' own timestamps say. Sourced; the caller sets ROOT and defines die.
+source "$ROOT/scripts/lib_nsys.sh"
 
-# links_init: mpirun and its options (every NCCL_* of this environment to every rank; --bind-to none, as the README
-# says for timings), nsys and its libraries where profiling (nsys set non-empty by the caller's NSYS_WANTED=1).
+# links_args DEFAULT_OUT [OUTDIR [DEBDIR]]: the scripts' arguments and environment: out (OUTDIR, else DEFAULT_OUT;
+# created), DEBDIR, steps (STEPS, default 200) and bin (SCALING, else ./scaling, else build/scaling). Dies with one
+# line on a bad STEPS, without the binary, or on a host with fewer than 2 GPUs.
+links_args() {
+    out=${2:-$1}
+    DEBDIR=${3:-}
+    steps=${STEPS:-200}
+    [[ $steps =~ ^[1-9][0-9]*$ ]] || die "STEPS=$steps: not a positive integer"
+    bin=${SCALING:-}
+    for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -z $bin && -x $c ]] && bin=$c; done
+    [[ -n $bin && -x $bin ]] || die "scaling binary not found (scripts/setup.sh builds it; or set SCALING)"
+    (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || die "needs 2 GPUs (nvidia-smi lists fewer)"
+    mkdir -p "$out"
+}
+
+# links_init: mpirun and its options (every NCCL_* of this environment to every rank, NCCL_NVLS_ENABLE=0 unless set,
+# as scripts/study.sh; --bind-to none, as the README says for timings), nsys and its libraries where profiling
+# (nsys set non-empty by the caller's NSYS_WANTED=1).
 links_init() {
+    export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
     mpirun=${MPIRUN:-mpirun}
     command -v "$mpirun" >/dev/null || die "no $mpirun on the PATH (apt-get install openmpi-bin)"
     mpi_opts=(--oversubscribe --bind-to none)

@@ -15,20 +15,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "slowlink: $*" >&2; exit 2; }
-source "$ROOT/scripts/lib_nsys.sh"
 source "$ROOT/scripts/lib_links.sh"
-
-out=${1:-$ROOT/results/slowlink-$(date -u +%Y-%m-%d)}
-DEBDIR=${2:-}
-steps=${STEPS:-200}
-[[ $steps =~ ^[1-9][0-9]*$ ]] || die "STEPS=$steps: not a positive integer"
-bin=${SCALING:-}
-for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -z $bin && -x $c ]] && bin=$c; done
-[[ -n $bin && -x $bin ]] || die "scaling binary not found (scripts/setup.sh builds it; or set SCALING)"
-(($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || die "needs 2 GPUs (nvidia-smi lists fewer)"
-mkdir -p "$out"
+links_args "$ROOT/results/slowlink-$(date -u +%Y-%m-%d)" "$@"
 NSYS_WANTED=1 links_init
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 run=(--strategy nccl --model resnet18 --dataset fashion-mnist --data-dir "$ROOT/data/fashion-mnist" --batch 256)
 slow=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1)
 t0=$SECONDS

@@ -16,21 +16,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "twonode: $*" >&2; exit 2; }
-source "$ROOT/scripts/lib_nsys.sh"
 source "$ROOT/scripts/lib_links.sh"
-
-out=${1:-$ROOT/results/twonode-$(date -u +%Y-%m-%d)}
-DEBDIR=${2:-}
-steps=${STEPS:-200}
-[[ $steps =~ ^[1-9][0-9]*$ ]] || die "STEPS=$steps: not a positive integer"
-bin=${SCALING:-}
-for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -z $bin && -x $c ]] && bin=$c; done
-[[ -n $bin && -x $bin ]] || die "scaling binary not found (scripts/setup.sh builds it; or set SCALING)"
-(($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || die "needs 2 GPUs (nvidia-smi lists fewer)"
-mkdir -p "$out"
+links_args "$ROOT/results/twonode-$(date -u +%Y-%m-%d)" "$@"
 profile=1; [[ ${NSYS:-} == none ]] && { profile=0; unset NSYS; }
 NSYS_WANTED=$profile links_init
-export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 csv=$out/twonode.csv
 t0=$SECONDS
 names=()

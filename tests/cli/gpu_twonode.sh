@@ -13,9 +13,8 @@
 set -u
 bin=$1; root=$2
 source "$(dirname "$0")/lib_gpu.sh"
-gpu_require 2
 source "$(dirname "$0")/lib_mpi.sh"
-mpi_setup || { echo "SKIP: $mpi_missing"; exit 77; }
+mpi_require 2
 emu=("$root/scripts/node_emu.sh" 2)
 run=(--strategy nccl --model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --seed 3 --math fp32)
 two=(-x NCCL_NET=Socket -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM

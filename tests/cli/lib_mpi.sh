@@ -4,6 +4,12 @@
 # same training. Sourced after lib_gpu.sh (bin set). MPIRUN overrides the launcher; NCCL_* variables of this
 # environment (NCCL_NVLS_ENABLE=0 on H200 hosts) go to every rank.
 
+# mpi_require N: skips (77, with the reason) unless N GPUs, mpirun and an MPI build are present (mpi_setup).
+mpi_require() {
+    gpu_require "$1"
+    mpi_setup || { echo "SKIP: $mpi_missing"; exit 77; }
+}
+
 # mpi_setup: sets mpirun and mpi_opts; returns 1 with the reason in mpi_missing where there is no mpirun or this
 # scaling was built without MPI.
 mpi_setup() {

@@ -83,7 +83,6 @@ chmod +x "$tmp/bin/"*
 export STANDIN_LOG=$tmp/log PATH="$tmp/bin:$PATH"
 (
     die() { echo "die: $*"; exit 2; }
-    source "$ROOT/scripts/lib_nsys.sh"
     source "$ROOT/scripts/lib_links.sh"
     out=$tmp/out bin=$tmp/bin/scaling NSYS=$tmp/bin/nsys
     NSYS_WANTED=1 links_init
