@@ -80,8 +80,8 @@ int results_format(const results_row_t *row, char *buf, size_t len);
 /* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
  * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
  * math, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study), nodes and
- * nccl_transport (the same run over another link is another experiment). Not part of it: the per-GPU batch (follows from gpus and global_batch), the pipeline split (measured when
- * automatic), and timings. A row's empty micro_batches, schedule or steps cell matches any value: data-parallel
+ * nccl_transport (the same run over another link is another experiment). Not part of it: the per-GPU batch
+ * (follows from gpus and global_batch), the pipeline split (measured when automatic), and timings. A row's empty micro_batches, schedule or steps cell matches any value: data-parallel
  * rows leave the pipeline columns empty, and a setup-failure row has no steps. */
 #define RESULTS_KEY_FIELDS 16
 typedef struct {

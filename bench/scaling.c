@@ -84,7 +84,8 @@ enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
 static void row_unmeasured(results_row_t *r) {
     r->steps = -1;
     r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
-    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
+    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = -1;
+    r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
     r->stages = r->micro_batches = -1;
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
 }

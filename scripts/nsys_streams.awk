@@ -60,7 +60,8 @@ END {
             else idle += g
         }
         if (unsorted)
-            printf "nsys_streams.awk: %d ops of GPU %s out of start order (not counted)\n", unsorted, dev > "/dev/stderr"
+            printf "nsys_streams.awk: %d ops of GPU %s out of start order (not counted)\n", unsorted,
+                dev > "/dev/stderr"
         span = E[k, n[k]] - S[k, 1]
         id = dev
         if (match(id, /\([0-9]+\)$/)) id = substr(id, RSTART + 1, RLENGTH - 2)     # "NVIDIA H200 (1)": 1

@@ -70,7 +70,8 @@ chmod +x "$tmp/bin/srun" "$tmp/bin/probe"
 job() {
     local name=$1; shift
     (cd "$tmp/submit" && env -i PATH="$tmp/bin:$PATH" HOME="$tmp" SCALING="$tmp/bin/probe" \
-        FAKE_SRUN_LOG="$tmp/$name.srun" SLURM_JOB_ID=4242 SLURM_NNODES=2 SLURM_NTASKS=4 SLURM_TASKS_PER_NODE='2(x2)' SLURM_GPUS_ON_NODE=2 \
+        FAKE_SRUN_LOG="$tmp/$name.srun" SLURM_JOB_ID=4242 SLURM_NNODES=2 SLURM_NTASKS=4 \
+        SLURM_TASKS_PER_NODE='2(x2)' SLURM_GPUS_ON_NODE=2 \
         SLURM_JOB_NODELIST='gpu[1-2]' SLURM_SUBMIT_DIR="$tmp/submit" SLURM_NTASKS_PER_NODE=2 "$@" \
         bash "$sbatch" --strategy nccl --model lenet >"$tmp/$name.out" 2>&1)
     rc=$?

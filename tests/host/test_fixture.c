@@ -85,7 +85,8 @@ typedef struct {
     double idle;            /* idle_ms: the compute stream without work */
 } link_t;
 
-/* Writes one run of c over link (NULL: one node): epoch 1 warmup (35 % slower), epochs 2 and 3 at steady_s -/+ 0.01 s. */
+/* Writes one run of c over link (NULL: one node): epoch 1 warmup (35 % slower), epochs 2 and 3 at steady_s -/+
+ * 0.01 s. */
 static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
     results_row_t r = {
         .strategy = c->strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
@@ -250,7 +251,8 @@ static int write_study(const char *path) {
                 run(&g, &c);
             }
     }
-    /* nccl on 2 emulated nodes over sockets: compute as on one GPU, exposed 0.6 of an all-reduce 8x slower, idle 9 ms */
+    /* nccl on 2 emulated nodes over sockets: compute as on one GPU, exposed 0.6 of an all-reduce 8x slower, idle
+     * 9 ms */
     sweep(&g);
     {
         double single_step = 2.81 / (TRAIN_IMAGES / 256) * 1e3, comm = ring_ms(2, GRAD_BYTES) * 1.08 * 8;
