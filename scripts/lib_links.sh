@@ -72,7 +72,7 @@ links_run() {
     done
 }
 
-# links_rows NAME: the last breakdown line of NAME's log (epoch 2's) as "gpu step compute exposed idle" lines.
+# links_rows NAME: the last breakdown line of NAME's log (its last epoch's) as "gpu step compute exposed idle" lines.
 links_rows() {
     grep '^breakdown: ' "$out/$1.log" | tail -n 1 | tr ';' '\n' |
         sed -nE 's/.*(gpu|stage) ([0-9]+) step ([0-9.]+) = compute ([0-9.]+) \+ exposed ([0-9.]+) \+ idle ([0-9.]+).*/'\

@@ -41,8 +41,8 @@ if ((profile)); then
     names+=(resnet18-nccl-nvlink-nsys resnet18-nccl-2nodes-nsys)
 fi
 if command -v gnuplot >/dev/null; then
-    "$ROOT/scripts/report.sh" "$csv" >/dev/null
-    echo "twonode: figures and REPORT.md in ${csv%.csv}/"
+    if "$ROOT/scripts/report.sh" "$csv" >/dev/null; then echo "twonode: figures and REPORT.md in ${csv%.csv}/"
+    else echo "twonode: scripts/report.sh $csv failed (the CSV is complete; run it again where it works)"; fi
 else
     echo "twonode: no gnuplot here: run scripts/report.sh $csv where it is installed"
 fi
