@@ -108,6 +108,9 @@ job uneven SLURM_NTASKS=3 SLURM_TASKS_PER_NODE=2,1
 refused uneven "scaling.sbatch: 3 tasks on 2 nodes (2,1 per node): the node count does not divide the tasks"
 job fewgpus SLURM_GPUS_ON_NODE=1
 refused fewgpus "scaling.sbatch: 2 tasks per node but 1 GPU(s) on "
+job nogres SLURM_GPUS_ON_NODE=
+check "a Slurm that does not state the node's GPUs: exit $rc, srun called (scaling checks the GPUs itself)" \
+    $([ $rc -eq 0 ] && [ -s "$tmp/nogres.srun" ]; echo $?)
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
