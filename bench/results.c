@@ -17,10 +17,12 @@ const char *const results_columns[] = {
     "lr", "momentum", "weight_decay", "math", "grad_dtype", "init", "epoch", "phase", "steps", "epoch_s",
     "images_per_s",
     "step_ms", "train_loss", "train_acc", "test_acc", "status",
-    "compute_ms", "comm_ms", "exposed_comm_ms", "bytes_per_step", "algbw_gbs", "busbw_gbs", "nccl_algo",
+    "compute_ms", "comm_ms", "exposed_comm_ms", "idle_ms", "bytes_per_step", "algbw_gbs", "busbw_gbs",
+    "nccl_algo",
     "replicas",
     "stages", "micro_batches", "schedule", "split", "bubble", "bubble_ideal", "stage_busy_ms",
     "peak_mem_mb",
+    "nodes", "gpus_per_node", "nccl_transport",
     "gpu_name", "driver", "cuda", "cudnn", "nccl", "host", "git_commit",
     NULL,
 };
@@ -128,6 +130,7 @@ static void line_row(line_t *l, const results_row_t *r) {
     cell_num(l, "%.6g", r->compute_ms);
     cell_num(l, "%.6g", r->comm_ms);
     cell_num(l, "%.6g", r->exposed_comm_ms);
+    cell_num(l, "%.6g", r->idle_ms);
     cell_num(l, "%.0f", r->bytes_per_step);     /* a byte count: %.6g would round a 44 MB gradient */
     cell_num(l, "%.6g", r->algbw_gbs);
     cell_num(l, "%.6g", r->busbw_gbs);
@@ -141,6 +144,9 @@ static void line_row(line_t *l, const results_row_t *r) {
     cell_num(l, "%.6g", r->bubble_ideal);
     cell_str(l, r->stage_busy_ms);
     cell_num(l, "%.6g", r->peak_mem_mb);
+    cell_int(l, r->nodes > 0 ? r->nodes : -1);     /* 0: a row built without them (tests), not a count */
+    cell_int(l, r->gpus_per_node > 0 ? r->gpus_per_node : -1);
+    cell_str(l, r->nccl_transport);
     cell_str(l, e ? e->gpu_name : NULL);
     cell_str(l, e ? e->driver : NULL);
     cell_str(l, e ? e->cuda : NULL);
@@ -328,7 +334,7 @@ void results_close(results_t *r) {
 
 const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "grad_dtype", "init", "micro_batches", "schedule", "steps",
+    "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport",
 };
 
 /* Key cells that a row may leave empty, matching any value (see results.h). */

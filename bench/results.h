@@ -15,6 +15,7 @@ typedef struct {
     char nccl[32];
     char host[64];
     char git_commit[48];
+    char nccl_transport[256];   /* the NCCL transport settings in force (strategies/dist.h), for nccl rows */
 } results_env_t;
 
 /* One epoch of one run. Numbers < 0 (or empty strings) are written as empty cells: "not applicable". */
@@ -36,6 +37,7 @@ typedef struct {
     const char *status;         /* "ok", "diverged", "oom", "failed" */
     /* data-parallel (issue: naive / nccl) */
     double compute_ms, comm_ms, exposed_comm_ms;    /* per step */
+    double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
     double bytes_per_step, algbw_gbs, busbw_gbs;
     const char *nccl_algo;
     const char *replicas;       /* "identical" / "DIFFER" */
@@ -45,6 +47,10 @@ typedef struct {
     double bubble, bubble_ideal;
     const char *stage_busy_ms;  /* ";"-separated per stage */
     double peak_mem_mb;         /* max over GPUs, device memory in use by this run */
+    /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each; the NCCL transport
+     * settings in force for nccl rows ("default" when none is set), empty for the other strategies */
+    int nodes, gpus_per_node;
+    const char *nccl_transport;
     const results_env_t *env;
 } results_row_t;
 
@@ -74,12 +80,13 @@ int results_format(const results_row_t *row, char *buf, size_t len);
 
 /* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
  * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
- * math, grad_dtype, init, micro_batches, schedule and steps (per epoch: a --steps smoke test is not the full
- * study). Not part of it: the per-GPU batch (follows from gpus and global_batch), the pipeline split (measured
- * when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule or steps cell matches any value:
- * strategies without a gradient reduction leave grad_dtype empty, data-parallel rows the pipeline columns, and a
- * setup-failure row has no steps. */
-#define RESULTS_KEY_FIELDS 15
+ * math, grad_dtype, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
+ * nodes and nccl_transport (the same run over another link is another experiment). Not part of it: the per-GPU
+ * batch (follows from gpus and global_batch), the pipeline split (measured when automatic), and timings. A row's
+ * empty grad_dtype, micro_batches, schedule or steps cell matches any value: strategies without a gradient
+ * reduction leave grad_dtype empty, data-parallel rows the pipeline columns, and a setup-failure row has no
+ * steps. */
+#define RESULTS_KEY_FIELDS 17
 typedef struct {
     char cell[RESULTS_KEY_FIELDS][64];
 } results_key_t;

@@ -95,7 +95,8 @@ typedef struct {
 static void row_unmeasured(results_row_t *r) {
     r->steps = -1;
     r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
-    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
+    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = -1;
+    r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
     r->stages = r->micro_batches = -1;
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
 }
@@ -227,6 +228,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.momentum = o->momentum;
     row.weight_decay = o->weight_decay;
     row.env = env;
+    row.nodes = dist ? dist->n_nodes : 1;
+    row.gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row.nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
     /* Setup-failure rows name the pipeline configuration too, so --resume can tell its micro-batch counts apart. */
     int pipeline = strcmp(st->name, "pipeline") == 0;
 
@@ -295,9 +299,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     double first_loss = NAN;
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
-        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
-                           .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
-                           .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1,
+                           .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
+                           .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -329,6 +333,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         row.compute_ms = s.compute_ms;
         row.comm_ms = s.comm_ms;
         row.exposed_comm_ms = s.exposed_comm_ms;
+        row.idle_ms = s.idle_ms;
         row.bytes_per_step = s.bytes_per_step;
         row.algbw_gbs = s.algbw_gbs;
         row.busbw_gbs = s.busbw_gbs;
@@ -497,6 +502,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     results_env_t env;
     env_collect(&env, dist ? dist->device : 0);
+    dist_nccl_transport(dist, env.nccl_transport, sizeof env.nccl_transport);
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);

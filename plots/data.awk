@@ -69,9 +69,9 @@ END {
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (R_s[run] == "single" || tmed[run] == "") continue
-        k = R_s[run] SUBSEP nkey(R_bk[run]) SUBSEP prec_key(run)
+        k = R_s[run] SUBSEP nkey(R_bk[run]) SUBSEP prec_key(run) SUBSEP R_link[run]
         point("time" g, k, R_n[run], tmed[run], 1,
-              with_prec(R_s[run] ", " batch_word(run) (R_pipe[run] ? " (best M)" : ""), run))
+              with_prec(R_s[run] ", " batch_word(run) link_word(run) (R_pipe[run] ? " (best M)" : ""), run))
         sert1["time" g, k] = g SUBSEP R_bk[run] SUBSEP R_m[run]     # its T1's key
     }
     for (gi = 1; gi <= ng; gi++) {
@@ -102,8 +102,8 @@ END {
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (R_pipe[run] || imed[run] == "") continue
-        point("thr" g, R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run), R_b[run], imed[run], 0,
-              with_prec(R_s[run] ", " gpus_word(R_n[run]), run))
+        point("thr" g, R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run) SUBSEP R_link[run], R_b[run], imed[run], 0,
+              with_prec(R_s[run] ", " gpus_word(R_n[run]) link_word(run), run))
     }
     for (gi = 1; gi <= ng; gi++) {
         g = groups[gi]; file = dir "/throughput-" g ".dat"
@@ -118,8 +118,8 @@ END {
         f = "acc" g SUBSEP R_s[run]
         if (!(f in accfig)) { accfig[f] = 1; nacc[g]++; accs[g, nacc[g]] = R_s[run] }
         k = nkey(R_n[run]) SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_lr[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run) \
-            SUBSEP R_seed[run] SUBSEP run
-        label = with_prec(gpus_word(R_n[run]) ", " batch_word(run) ", lr " R_lr[run], run)
+            SUBSEP R_link[run] SUBSEP R_seed[run] SUBSEP run
+        label = with_prec(gpus_word(R_n[run]) link_word(run) ", " batch_word(run) ", lr " R_lr[run], run)
         if (R_pipe[run]) label = label ", M=" R_M[run]
         if (nseeds(g) > 1) label = label ", seed " R_seed[run]
         if (fstat[run] != "ok") label = label " (" fstat[run] ")"
@@ -147,15 +147,16 @@ END {
     for (i = 1; i <= nr; i++) {
         run = runs[i]; g = R_g[run]
         if (facc[run] == "") continue
-        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run)
+        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run) SUBSEP R_link[run]
         kk = g SUBSEP k SUBSEP R_lr[run]
         push(FA, FAn, kk, facc[run])
         if (!(kk in FK)) { FK[kk] = 1; nfk++; fks[nfk] = kk; fkrun[kk] = run }
     }
     for (i = 1; i <= nfk; i++) {
         kk = fks[i]; run = fkrun[kk]; g = R_g[run]
-        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run)
-        label = with_prec(R_s[run] ", " gpus_word(R_n[run]) ", batch " R_G[run] (R_pipe[run] ? ", M=" R_M[run] : ""), run)
+        k = R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run]) SUBSEP prec_key(run) SUBSEP R_link[run]
+        label = with_prec(R_s[run] ", " gpus_word(R_n[run]) link_word(run) ", batch " R_G[run] \
+                          (R_pipe[run] ? ", M=" R_M[run] : ""), run)
         point("lr" g, k, R_lr[run], kmedian(FA, FAn, kk), 0, label)
     }
     for (gi = 1; gi <= ng; gi++) {
@@ -166,9 +167,10 @@ END {
         else skip("acc_lr.gp", g, "no configuration swept over 2 or more learning rates")
     }
 
-    # (f) per-step compute, exposed communication and idle: one bar per strategy, GPU count and batch, from the
-    #     run with the best median step, grouped by batch; single shows its whole step as compute, at the
-    #     batches the other strategies ran
+    # (f) per-step compute, exposed communication and idle: one bar per strategy, GPU count, batch and link, from
+    #     the run with the best median step, grouped by batch; single shows its whole step as compute, at the
+    #     batches the other strategies ran. Idle is the idle_ms column (the row's GPU: compute + exposed + idle is
+    #     its mean step); an older CSV without it gets step - compute - exposed, clipped at 0.
     for (i = 1; i <= nr; i++) {
         run = runs[i]
         if (smed[run] != "" && cmed[run] != "") { hascomp[R_g[run]] = 1; compbk[R_g[run], R_bk[run]] = 1 }
@@ -177,7 +179,8 @@ END {
         run = runs[i]; g = R_g[run]
         if (smed[run] == "") continue
         if (cmed[run] == "" && (R_s[run] != "single" || !((g, R_bk[run]) in compbk))) continue
-        k = nkey(R_bk[run]) SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run)
+        k = nkey(R_bk[run]) SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP prec_key(run) \
+            SUBSEP R_link[run]
         if (!((g, k) in BAR) || smed[run] + 0 < smed[BAR[g, k]] + 0) {
             if (!((g, k) in BAR)) { nbar[g]++; bark[g, nbar[g]] = k }
             BAR[g, k] = run
@@ -195,11 +198,11 @@ END {
             run = BAR[g, keys[i]]
             comp = cmed[run] != "" ? cmed[run] : smed[run]
             expo = xmed[run] != "" ? xmed[run] : 0
-            idle = smed[run] - comp - expo
+            idle = dmed[run] != "" ? dmed[run] : smed[run] - comp - expo
             if (idle < 0) idle = 0
             w = prec_word(run)
-            printf "\"%s %dx %s%s\" %.6g %.6g %.6g\n", R_s[run], R_n[run], R_pipe[run] ? "b" R_bk[run] : R_bk[run] "/GPU",
-                w == "" ? "" : " " w, comp, expo, idle >> file
+            printf "\"%s %dx %s%s%s\" %.6g %.6g %.6g\n", R_s[run], R_n[run], R_pipe[run] ? "b" R_bk[run] : R_bk[run] "/GPU",
+                link_word(run), w == "" ? "" : " " w, comp, expo, idle >> file
         }
         close(file)
         emit("breakdown.gp", "breakdown", g, file, "")

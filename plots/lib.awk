@@ -44,15 +44,31 @@ function gpus_word(n) { return n == 1 ? "1 GPU" : n " GPUs" }
 # Per run: R_g (model-dataset group), R_s strategy, R_n GPUs, R_G global and R_b per-GPU batch, R_lr, R_seed,
 # R_M micro-batches, R_sched, R_pipe (a pipeline row), R_bk (the batch of its line: per-GPU, or global for the
 # pipeline), R_algo (nccl_algo), R_m math, R_gd grad_dtype ("" where the strategy has no gradient reduction, and
-# in every row of a CSV older than the column: its gradients were fp32), facc (final test accuracy, %), fstat
-# (final status), last (last epoch); lists of the steady epochs'
-# T epoch_s, I images/s, S step_ms, C compute_ms, X exposed_comm_ms, Q comm_ms, Y bytes_per_step, B bubble,
-# BI bubble_ideal, N steps; A "epoch accuracy%" of every epoch. study_medians() fills tmed, imed, smed, cmed, xmed,
-# qmed, ymed, bmed, bimed, nmed. Groups: groups[1..ng], G_sub "model on dataset", G_gpus, G_hosts, G_commits,
-# G_nm and G_ngd (how many maths and gradient dtypes the group holds: figures and tables name them only past one).
-# T1 and STEP1 (single's best epoch and its median step) are per group, batch and math.
+# in every row of a CSV older than the column: its gradients were fp32), R_link (link_tag: "" on one node with
+# NCCL's default transports), facc (final test accuracy, %), fstat (final status), last (last epoch); lists of the
+# steady epochs' T epoch_s, I images/s, S step_ms, C compute_ms, X exposed_comm_ms, D idle_ms, Q comm_ms, Y
+# bytes_per_step, B bubble, BI bubble_ideal, N steps; A "epoch accuracy%" of every epoch. study_medians() fills
+# tmed, imed, smed, cmed, xmed, dmed, qmed, ymed, bmed, bimed, nmed. Groups: groups[1..ng], G_sub "model on
+# dataset", G_gpus, G_hosts, G_commits, G_nm and G_ngd (how many maths and gradient dtypes the group holds: figures
+# and tables name them only past one). T1 and STEP1 (single's best epoch and its median step) are per group, batch
+# and math. Columns an older CSV lacks (grad_dtype, idle_ms, nodes, nccl_transport) read as empty.
 
 function batch_word(run) { return R_pipe[run] ? "batch " R_bk[run] : R_bk[run] "/GPU" }
+
+# The link a run's GPUs talked over, for keys and labels: "" on one node with NCCL's default transports; else
+# "2 nodes" and the NCCL settings without their NCCL_ prefix, less NCCL_HOSTID (it only names the nodes).
+function link_tag(nodes, tr,    n, i, p, s, t) {
+    t = nodes + 0 > 1 ? nodes " nodes" : ""
+    if (tr == "" || tr == "default") return t
+    n = split(tr, p, ";")
+    for (i = 1; i <= n; i++) {
+        if (p[i] ~ /^NCCL_HOSTID=/) continue
+        s = p[i]; sub(/^NCCL_/, "", s)
+        t = t (t == "" ? "" : ", ") s
+    }
+    return t
+}
+function link_word(run) { return R_link[run] == "" ? "" : ", " R_link[run] }
 
 function study_header(    i) { for (i = 1; i <= NF; i++) col[$i] = i }
 
@@ -98,6 +114,7 @@ function study_row(    run, g, e, d) {
         R_gd[run] = cell("grad_dtype")
         if (!((g, "m", R_m[run]) in G_prec)) { G_prec[g, "m", R_m[run]] = 1; G_nm[g]++ }
         if (R_gd[run] != "" && !((g, "d", R_gd[run]) in G_prec)) { G_prec[g, "d", R_gd[run]] = 1; G_ngd[g]++ }
+        R_link[run] = link_tag(cell("nodes"), cell("nccl_transport"))
         nr++; runs[nr] = run
         if ($col["seed"] != "") seeds[g, $col["seed"]] = 1
     }
@@ -120,6 +137,7 @@ function study_row(    run, g, e, d) {
         if (isnum($col["step_ms"])) push(S, Sn, run, $col["step_ms"])
         if (isnum($col["compute_ms"])) push(C, Cn, run, $col["compute_ms"])
         if (isnum($col["exposed_comm_ms"])) push(X, Xn, run, $col["exposed_comm_ms"])
+        if (isnum(cell("idle_ms"))) push(D, Dn, run, cell("idle_ms"))
         if (isnum($col["comm_ms"])) push(Q, Qn, run, $col["comm_ms"])
         if (isnum($col["bytes_per_step"])) push(Y, Yn, run, $col["bytes_per_step"])
         if (isnum($col["bubble"])) push(B, Bn, run, $col["bubble"])
@@ -136,6 +154,7 @@ function study_medians(    i, run) {
         smed[run] = kmedian(S, Sn, run)
         cmed[run] = kmedian(C, Cn, run)
         xmed[run] = kmedian(X, Xn, run)
+        dmed[run] = kmedian(D, Dn, run)
         qmed[run] = kmedian(Q, Qn, run)
         ymed[run] = kmedian(Y, Yn, run)
         bmed[run] = kmedian(B, Bn, run)

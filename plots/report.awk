@@ -91,7 +91,8 @@ END {
             run = runs[i]
             if (R_g[run] != g) continue
             if (R_pipe[run]) k = g SUBSEP "2" R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
-            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run])
+            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run]) \
+                SUBSEP R_link[run]
             k = k SUBSEP prec_key(run)
             if (!(k in ROW)) { ROW[k] = 1; nrow++; rowk[nrow] = k; ROWS_S[k] = R_s[run] }
             # best time, best accuracy, statuses
@@ -135,6 +136,7 @@ END {
                 }
             }
             n = R_n[run]; bk = R_bk[run]; m = R_m[run]
+            gl = n (R_link[run] == "" ? "" : " (" R_link[run] ")")     # GPUs, and the link where not one node's default
             t = b != "" ? tmed[b] : ""
             t1 = (g, bk, m) in T1 ? T1[g, bk, m] : ""
             sp = t != "" && t1 != "" ? t1 / t : ""
@@ -163,11 +165,11 @@ END {
                 comm = (b != "" && qmed[b] != "" ? sprintf("%.3f", qmed[b]) : "—") " / " (tar != "" ? sprintf("%.3f", tar) : "—") lent
                 if (model != "" && mark != "") dagger = 1
                 if (lent != "") ddagger = 1
-                printf "%s| %d | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), n, bk,
+                printf "%s| %s | %d | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), gl, bk,
                     steps == "" ? "—" : steps, f3(t), f3(model), model != "" ? mark : "", f2(sp), f2(msp), pct(ef), comm,
                     acc, stl
             } else {
-                printf "%s| %d | %d | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), n, bk, steps == "" ? "—" : steps,
+                printf "%s| %s | %d | %s | %s | %s | %s | %s | %s |\n", prec_cells(run), gl, bk, steps == "" ? "—" : steps,
                     f3(t), f2(sp), pct(ef), acc, stl
             }
         }

@@ -21,34 +21,12 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 die() { echo "profile: $*" >&2; exit 2; }
+source "$ROOT/scripts/lib_nsys.sh"
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0; fi
 
-# nsys: $NSYS, the PATH, then where CUDA, Nsight Systems and Nsight Compute install it (newest version last).
-find_nsys() {
-    local c
-    if [[ -n ${NSYS:-} ]]; then
-        [[ -x $NSYS && ! -d $NSYS ]] || die "NSYS=$NSYS: not an executable"
-        echo "$NSYS"; return
-    fi
-    if c=$(command -v nsys); then echo "$c"; return; fi
-    local found=""
-    shopt -s nullglob
-    for c in /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-             /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys; do
-        [[ -x $c ]] && found=$c
-    done
-    shopt -u nullglob
-    [[ -n $found ]] || die "nsys not found: not on the PATH, NSYS not set, none under /usr/local/cuda or /opt/nvidia; install Nsight Systems or set NSYS=/path/to/nsys"
-    echo "$found"
-}
-
-nsys=$(find_nsys)
-deps="$ROOT/.deps/prefix/usr/lib/x86_64-linux-gnu"
-if [[ -d $deps ]]; then export LD_LIBRARY_PATH="$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; fi
-if missing=$(ldd "$nsys" 2>/dev/null | awk '/not found/ { printf "%s%s", sep, $1; sep = ", " }') && [[ -n $missing ]]; then
-    die "$nsys cannot start: missing $missing (unpack libdw1 and libelf1 into .deps/prefix; README: Profiling)"
-fi
+nsys=$(nsys_find)
+nsys_libs "$nsys"
 
 bin=${SCALING:-}
 if [[ -z $bin ]]; then

@@ -17,6 +17,7 @@
 #endif
 
 #define DIST_MSG 1024           /* agreed messages travel in a fixed buffer */
+_Static_assert(sizeof(((dist_t *)0)->node) == DIST_NODE_ID_MAX, "dist_t.node holds a node identity");
 #define DIST_BUS 32             /* PCI bus id "0000:00:00.0" with room */
 
 static const char *process_getenv_(void *ctx, const char *name) {
@@ -28,9 +29,10 @@ static const char *process_getenv_(void *ctx, const char *name) {
  * confused environment, 0 for one process (nothing more to do), 1 when a launcher started several. */
 static int dist_start_(dist_t *d, dist_env_t *env, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
-    d->size = d->local_size = d->n_nodes = d->is_root = 1;
+    d->size = d->local_size = d->n_nodes = d->gpus_per_node = d->is_root = 1;
     d->device = -1;
     if (gethostname(d->host, sizeof d->host - 1) != 0) snprintf(d->host, sizeof d->host, "?");
+    snprintf(d->node, sizeof d->node, "%s", d->host);
     if (dist_env_detect(process_getenv_, NULL, env, err, errlen) != 0) return -1;
     return dist_env_multi(env) ? 1 : 0;
 }
@@ -38,16 +40,58 @@ static int dist_start_(dist_t *d, dist_env_t *env, char *err, size_t errlen) {
 #ifdef HAVE_MPI
 
 typedef struct {
-    MPI_Comm node;              /* the processes of this node (MPI_COMM_TYPE_SHARED) */
+    MPI_Comm host;              /* the processes of this host (MPI_COMM_TYPE_SHARED): they share its GPUs */
 } dist_impl_t;
 
-static MPI_Comm node_comm_(const dist_t *d) { return ((dist_impl_t *)d->impl)->node; }
+static MPI_Comm host_comm_(const dist_t *d) { return ((dist_impl_t *)d->impl)->host; }
 
 /* The hint for a world that MPI and the launcher see differently. */
 static const char *mismatch_hint_(const char *launcher) {
     if (strcmp(launcher, "srun") == 0)
         return "run srun --mpi=pmix (srun --mpi=list shows what this Slurm offers)";
     return "is this scaling built against the MPI that this launcher belongs to?";
+}
+
+/* The ranks of each node: MPI's shared-memory split (the host), or with SCALING_NODE_ID on every rank the ranks that
+ * share its value; a node is labelled by its lowest rank. Fills local_rank, local_size (within the node), n_nodes
+ * and gpus_per_node. 0, or -1 with a message; collective (each step agrees before the next). */
+static int nodes_init_(dist_t *d, const dist_env_t *env, char *err, size_t errlen) {
+    dist_impl_t *impl = d->impl;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &impl->host));
+    CHECK_MPI(MPI_Comm_set_errhandler(impl->host, MPI_ERRORS_RETURN));
+    int over = dist_node_id(process_getenv_, NULL, d->host, d->node, sizeof d->node, err, errlen);
+    if (dist_agree(d, over < 0 ? -1 : 0, err, errlen) != 0) return -1;
+    int n_over = 0;
+    CHECK_MPI(MPI_Allreduce(&over, &n_over, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    if (n_over != 0 && n_over != d->size) {
+        snprintf(err, errlen, "SCALING_NODE_ID is set on %d of the %d ranks: set it on every rank or on none", n_over,
+                 d->size);
+        return -1;
+    }
+    int label = d->rank;
+    int *labels = malloc((size_t)d->size * sizeof *labels);
+    char *ids = n_over ? malloc((size_t)d->size * DIST_NODE_ID_MAX) : NULL;
+    if (!labels || (n_over && !ids)) { fprintf(stderr, "dist_init: out of host memory\n"); exit(1); }
+    if (n_over) {
+        CHECK_MPI(MPI_Allgather(d->node, DIST_NODE_ID_MAX, MPI_CHAR, ids, DIST_NODE_ID_MAX, MPI_CHAR, MPI_COMM_WORLD));
+        for (int r = d->rank - 1; r >= 0; r--)
+            if (strncmp(ids + (size_t)r * DIST_NODE_ID_MAX, d->node, DIST_NODE_ID_MAX) == 0) label = r;
+    } else {
+        CHECK_MPI(MPI_Allreduce(&d->rank, &label, 1, MPI_INT, MPI_MIN, impl->host));
+    }
+    MPI_Comm node;
+    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, label, d->rank, &node));
+    CHECK_MPI(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+    CHECK_MPI(MPI_Comm_rank(node, &d->local_rank));
+    CHECK_MPI(MPI_Comm_size(node, &d->local_size));
+    CHECK_MPI(MPI_Comm_free(&node));
+    CHECK_MPI(MPI_Allgather(&label, 1, MPI_INT, labels, 1, MPI_INT, MPI_COMM_WORLD));
+    int rc = dist_nodes_check(labels, d->size, &d->n_nodes, &d->gpus_per_node, err, errlen);
+    free(labels);
+    free(ids);
+    /* Under the override the launcher's local rank counts the host's ranks, not the node's: nothing to compare. */
+    if (rc == 0 && !n_over) rc = dist_local_rank_check(env, d->local_rank, d->host, err, errlen);
+    return rc;
 }
 
 /* A rank that exits on an error (check_fail, a failed CSV write) must not leave the other ranks blocked in a
@@ -90,14 +134,9 @@ int dist_init(dist_t *d, char *err, size_t errlen) {
     }
     dist_impl_t *impl = calloc(1, sizeof *impl);
     if (!impl) { fprintf(stderr, "dist_init: out of host memory\n"); exit(1); }
+    impl->host = MPI_COMM_NULL;
     d->impl = impl;
-    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &impl->node));
-    CHECK_MPI(MPI_Comm_set_errhandler(impl->node, MPI_ERRORS_RETURN));
-    CHECK_MPI(MPI_Comm_rank(impl->node, &d->local_rank));
-    CHECK_MPI(MPI_Comm_size(impl->node, &d->local_size));
-    int first = d->local_rank == 0;
-    CHECK_MPI(MPI_Allreduce(&first, &d->n_nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-    int rc = dist_local_rank_check(&env, d->local_rank, d->host, err, errlen);
+    int rc = nodes_init_(d, &env, err, errlen);
     rc = dist_agree(d, rc, err, errlen);
     if (rc != 0) {
         dist_finalize(d);
@@ -123,14 +162,18 @@ int dist_select_device(dist_t *d, char *err, size_t errlen) {
         CHECK_CUDA(cudaSetDevice(d->device));
         CHECK_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, d->device));
     }
-    /* One device visible per process but the same one twice (or a node with one GPU): compare physical GPUs. */
-    char *all = calloc((size_t)d->local_size, DIST_BUS);
+    /* One device visible per process but the same one twice (or a node with one GPU): compare the physical GPUs
+     * of every process on this host, emulated nodes included. */
+    int host_rank, host_size;
+    CHECK_MPI(MPI_Comm_rank(host_comm_(d), &host_rank));
+    CHECK_MPI(MPI_Comm_size(host_comm_(d), &host_size));
+    char *all = calloc((size_t)host_size, DIST_BUS);
     if (!all) { fprintf(stderr, "dist_select_device: out of host memory\n"); exit(1); }
-    CHECK_MPI(MPI_Allgather(bus, DIST_BUS, MPI_CHAR, all, DIST_BUS, MPI_CHAR, node_comm_(d)));
-    for (int j = 0; rc == 0 && j < d->local_rank; j++)
+    CHECK_MPI(MPI_Allgather(bus, DIST_BUS, MPI_CHAR, all, DIST_BUS, MPI_CHAR, host_comm_(d)));
+    for (int j = 0; rc == 0 && j < host_rank; j++)
         if (strncmp(all + (size_t)j * DIST_BUS, bus, DIST_BUS) == 0) {
             snprintf(err, errlen, "local ranks %d and %d on %s would both drive the GPU at PCI %s: give each process "
-                     "its own GPU (one process per GPU)", j, d->local_rank, d->host, bus);
+                     "its own GPU (one process per GPU)", j, host_rank, d->host, bus);
             rc = -1;
         }
     free(all);
@@ -183,7 +226,7 @@ void dist_nccl_id(const dist_t *d, void *id, size_t bytes) {
 }
 
 typedef struct {
-    char host[64], bus[DIST_BUS];
+    char host[64], node[DIST_NODE_ID_MAX], bus[DIST_BUS];
     int pid, local_rank, local_size, device;
 } rank_line_t;
 
@@ -192,23 +235,29 @@ void dist_report(const dist_t *d, FILE *f) {
     rank_line_t me = {.pid = (int)getpid(), .local_rank = d->local_rank, .local_size = d->local_size,
                       .device = d->device};
     snprintf(me.host, sizeof me.host, "%s", d->host);
+    snprintf(me.node, sizeof me.node, "%s", d->node);
     if (d->device < 0 || cudaDeviceGetPCIBusId(me.bus, sizeof me.bus, d->device) != cudaSuccess)
         snprintf(me.bus, sizeof me.bus, "?");
     rank_line_t *all = d->is_root ? calloc((size_t)d->size, sizeof *all) : NULL;
     if (d->is_root && !all) { fprintf(stderr, "dist_report: out of host memory\n"); exit(1); }
     CHECK_MPI(MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD));
     if (!d->is_root) return;
-    fprintf(f, "# one process per GPU: %d ranks on %d node(s), started by %s\n", d->size, d->n_nodes, d->launcher);
-    for (int r = 0; r < d->size; r++)
-        fprintf(f, "#   rank %-3d host %-20s pid %-8d local %d/%d  device %d  PCI %s\n", r, all[r].host, all[r].pid,
-                all[r].local_rank, all[r].local_size, all[r].device, all[r].bus);
+    fprintf(f, "# one process per GPU: %d ranks on %d node(s), %d per node, started by %s\n", d->size, d->n_nodes,
+            d->gpus_per_node, d->launcher);
+    for (int r = 0; r < d->size; r++) {
+        /* SCALING_NODE_ID: the node a rank counts as, where it is not its host */
+        char node[DIST_NODE_ID_MAX + 8] = "";
+        if (strcmp(all[r].node, all[r].host) != 0) snprintf(node, sizeof node, " node %s", all[r].node);
+        fprintf(f, "#   rank %-3d host %-20s%s pid %-8d local %d/%d  device %d  PCI %s\n", r, all[r].host, node,
+                all[r].pid, all[r].local_rank, all[r].local_size, all[r].device, all[r].bus);
+    }
     free(all);
 }
 
 void dist_finalize(dist_t *d) {
     if (!d || !d->impl) return;
     dist_impl_t *impl = d->impl;
-    CHECK_MPI(MPI_Comm_free(&impl->node));
+    if (impl->host != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&impl->host));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Finalize());
     free(impl);
@@ -262,3 +311,26 @@ void dist_report(const dist_t *d, FILE *f) { (void)f; if (d) no_mpi_(__func__); 
 void dist_finalize(dist_t *d) { (void)d; }
 
 #endif
+
+/* Both builds: the single-process mode has no dist_t, and dist_gather then copies this process's values. */
+#define DIST_VALUE 64           /* bytes of one variable's value gathered per rank (longer values are cut) */
+
+void dist_nccl_transport(const dist_t *d, char *out, size_t len) {
+    int n = d ? d->size : 1, root = !d || d->is_root;
+    char *all = malloc((size_t)n * DIST_VALUE);
+    const char **vals = malloc((size_t)n * sizeof *vals);
+    if (!all || !vals) { fprintf(stderr, "dist_nccl_transport: out of host memory\n"); exit(1); }
+    out[0] = '\0';
+    for (int v = 0; dist_nccl_transport_vars[v]; v++) {
+        char mine[DIST_VALUE] = "";
+        const char *e = getenv(dist_nccl_transport_vars[v]);
+        if (e) snprintf(mine, sizeof mine, "%s", e);
+        dist_gather(d, mine, sizeof mine, all);
+        if (!root) continue;
+        for (int r = 0; r < n; r++) vals[r] = all + (size_t)r * DIST_VALUE;
+        dist_transport_add(out, len, dist_nccl_transport_vars[v], vals, n);
+    }
+    if (root && !out[0]) snprintf(out, len, "default");
+    free(vals);
+    free(all);
+}

@@ -3,7 +3,10 @@
  *
  *   rank, size      MPI_COMM_WORLD
  *   local rank      MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): node-local, never rank % GPUs; a launcher's own
- *                   local-rank variable (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, MPI_LOCALRANKID) must agree
+ *                   local-rank variable (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, MPI_LOCALRANKID) must agree.
+ *                   SCALING_NODE_ID on every rank (a testing override, scripts/node_emu.sh) makes the ranks that
+ *                   share its value a node instead, so one host can stand in for several; every node must run
+ *                   the same number of ranks
  *   GPU             device local_rank, or device 0 where one device is visible per process; no two processes of
  *                   a node may drive the same GPU (PCI bus ids compared over the node)
  *   NCCL unique id  rank 0's ncclGetUniqueId, MPI_Bcast to every rank (dist_nccl_id)
@@ -21,9 +24,11 @@ typedef struct dist {
     int local_rank, local_size; /* on this node (shared-memory split) */
     int is_root;                /* rank 0: the only one that writes the CSV, the table and progress */
     int n_nodes;
+    int gpus_per_node;          /* ranks on each node (one GPU each): size / n_nodes */
     int device;                 /* CUDA ordinal this process drives; -1 until dist_select_device */
     const char *launcher;       /* "mpirun", "srun", ... (dist_env.h) */
     char host[64];
+    char node[64];              /* node identity: SCALING_NODE_ID where set, else host (dist_env.h) */
     void *impl;                 /* MPI handles (dist.c) */
 } dist_t;
 
@@ -51,6 +56,9 @@ void dist_allgather_u64(const dist_t *d, unsigned long long mine, unsigned long 
 double dist_max(const dist_t *d, double x);
 /* A fresh NCCL unique id (ncclUniqueId, 128 bytes) from rank 0 to every rank. Collective. */
 void dist_nccl_id(const dist_t *d, void *id, size_t bytes);
+/* The NCCL transport settings in force for a row (dist_env.h dist_transport_add over every rank's environment),
+ * "default" where none is set, on rank 0's out. Collective. NULL d: this process's. */
+void dist_nccl_transport(const dist_t *d, char *out, size_t len);
 /* One line per rank on rank 0's f: "# rank R  host H  pid P  local L/S  device D  PCI B". Collective. */
 void dist_report(const dist_t *d, FILE *f);
 /* MPI_Finalize (after a barrier, so no rank leaves while another still talks to it). NULL d: nothing. */

@@ -4,6 +4,7 @@
  *   dist_env_detect(getenv_fn, ctx, &env, err, len)   Open MPI mpirun, MPICH/Intel mpiexec (PMI), PMIx, srun
  *   dist_local_rank_check(&env, mpi_local_rank, ...)  the launcher's node-local rank must be MPI's
  *   dist_pick_device(local_rank, local_size, n_visible, &device, ...)
+ *   dist_node_id, dist_nodes_check, dist_transport_add   node identities, ranks per node, a row's NCCL settings
  *
  * The traps of llm.c's multi_gpu_config_init (STYLE.md §4) avoided here: the local GPU is never rank % GPUs (it
  * comes from the node-local rank, and the caller checks that no two processes of a node drive one GPU); a Slurm
@@ -15,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Looks a variable up: the real getenv in the program, a table in the tests. NULL when unset. */
 typedef const char *(*dist_getenv_t)(void *ctx, const char *name);
@@ -167,4 +169,79 @@ static inline int dist_pick_device(int local_rank, int local_size, int n_visible
     }
     *device = local_rank;
     return 0;
+}
+
+/* ---- nodes: which ranks share a node, and the NCCL transport settings of a row ---- */
+
+#define DIST_NODE_ID_MAX 64     /* bytes of a node identity, NUL included */
+
+/* This process's node identity: SCALING_NODE_ID where set (a testing override: ranks of one host counted as
+ * separate nodes, scripts/node_emu.sh), else the host name. Returns 1 for the override, 0 for the host name, or
+ * -1 with a message when SCALING_NODE_ID is empty, too long or holds other than [A-Za-z0-9._-]. */
+static inline int dist_node_id(dist_getenv_t get, void *ctx, const char *host, char *out, size_t len, char *err,
+                               size_t errlen) {
+    const char *id = get(ctx, "SCALING_NODE_ID");
+    if (!id) {
+        snprintf(out, len, "%s", host);
+        return 0;
+    }
+    size_t n = strlen(id), bad = strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-");
+    if (n == 0 || n >= DIST_NODE_ID_MAX || bad != n) {
+        snprintf(err, errlen, "SCALING_NODE_ID=\"%s\": want 1 to %d characters of A-Z a-z 0-9 . _ -", id,
+                 DIST_NODE_ID_MAX - 1);
+        return -1;
+    }
+    snprintf(out, len, "%s", id);
+    return 1;
+}
+
+/* The nodes of a job from node_of[r], any label shared by exactly the ranks of one node (the lowest rank on it):
+ * *n_nodes, and *per_node ranks on each. 0, or -1 with a one-line message when the nodes run different numbers of
+ * ranks (a study's rows are nodes x GPUs per node, one rank per GPU). */
+static inline int dist_nodes_check(const int *node_of, int size, int *n_nodes, int *per_node, char *err,
+                                   size_t errlen) {
+    int nodes = 0, first = -1, min = INT_MAX, max = 0;
+    for (int r = 0; r < size; r++) {
+        int on = 0, seen = 0;
+        for (int q = 0; q < size; q++) on += node_of[q] == node_of[r];
+        for (int q = 0; q < r; q++) seen |= node_of[q] == node_of[r];
+        if (seen) continue;
+        nodes++;
+        if (on < min) min = on;
+        if (on > max) { max = on; first = r; }
+    }
+    *n_nodes = nodes;
+    *per_node = nodes ? size / nodes : 0;
+    if (nodes == 0 || min == max) return 0;
+    if (size % nodes)
+        snprintf(err, errlen, "%d ranks on %d nodes: the node count does not divide the ranks (run the same number "
+                 "of ranks, one per GPU, on every node)", size, nodes);
+    else
+        snprintf(err, errlen, "%d ranks on %d nodes, but %d on the node of rank %d and %d on another: run the same "
+                 "number of ranks, one per GPU, on every node", size, nodes, max, first, min);
+    return -1;
+}
+
+/* The NCCL variables that choose its transports, in the order a row lists them. */
+static const char *const dist_nccl_transport_vars[] = {
+    "NCCL_NET", "NCCL_IB_DISABLE", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_HOSTID", NULL,
+};
+
+/* Appends "NAME=v" to out (';' between settings) for one variable given its value on each of n ranks (NULL or ""
+ * where unset): the distinct values in rank order joined by '|' ("NCCL_HOSTID=h-node0|h-node1"); nothing where no
+ * rank sets it. A value cut by len ends the text. */
+static inline void dist_transport_add(char *out, size_t len, const char *name, const char *const *vals, int n) {
+    size_t used = strlen(out);
+    int any = 0;
+    for (int r = 0; r < n; r++) {
+        if (!vals[r] || !*vals[r]) continue;
+        int dup = 0;
+        for (int q = 0; q < r; q++) dup |= vals[q] && strcmp(vals[q], vals[r]) == 0;
+        if (dup) continue;
+        int k = any ? snprintf(out + used, len - used, "|%s", vals[r])
+                    : snprintf(out + used, len - used, "%s%s=%s", used ? ";" : "", name, vals[r]);
+        if (k < 0 || (size_t)k >= len - used) return;
+        used += (size_t)k;
+        any = 1;
+    }
 }

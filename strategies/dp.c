@@ -1,6 +1,7 @@
 /* dp.c — the replicas, timing, replica check and evaluation that the naive and nccl strategies share, so the
  * two differ only in how gradients are exchanged (compute, exposed time and the replica check are measured alike). */
 #include "dp.h"
+#include "breakdown.h"
 #include "dist.h"
 #include "shard.h"
 #include "../engine/check.h"
@@ -101,11 +102,23 @@ void dp_comm_timing(dp_t *dp, int comm_per_step) {
     for (size_t k = 0; k < count; k++) CHECK_CUDA(cudaEventCreate(&dp->comm[k]));
 }
 
+void dp_busy_timing(dp_t *dp, int backward_segments) {
+    dp->n_segs = backward_segments + 2;
+    size_t per_gpu = (size_t)dp->n_slots * dp->n_segs * 2;
+    dp->busy = calloc((size_t)dp->n * per_gpu, sizeof(cudaEvent_t));
+    if (!dp->busy) { fprintf(stderr, "dp_busy_timing: out of host memory\n"); exit(1); }
+    for (int i = 0; i < dp->n; i++) {
+        CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
+        for (size_t k = 0; k < per_gpu; k++) CHECK_CUDA(cudaEventCreate(&dp->busy[i * per_gpu + k]));
+    }
+}
+
 void dp_gpus(dp_t *dp, gpu_t **out) {
     for (int i = 0; i < dp->n; i++) out[i] = &dp->reps[i].gpu;
 }
 
 void dp_epoch_begin(dp_t *dp, int epoch) {
+    dp->step = 0;
     for (int i = 0; i < dp->n; i++) replica_epoch_begin(&dp->reps[i], epoch);
 }
 
@@ -117,6 +130,22 @@ static int slot_of(const dp_t *dp, int step) {
 
 static cudaEvent_t mark_event(const dp_t *dp, int gpu, int slot, int resume) {
     return dp->marks[((size_t)gpu * dp->n_slots + slot) * 2 + resume];
+}
+
+static cudaEvent_t busy_event(const dp_t *dp, int gpu, int slot, int seg, int end) {
+    return dp->busy[(((size_t)gpu * dp->n_slots + slot) * dp->n_segs + seg) * 2 + end];
+}
+
+/* Runs segment `slot` of replica i (as replica_run_traced) between the busy events of compute segment `seg` of the
+ * step being enqueued, where that step is timed. */
+static void run_busy_(dp_t *dp, int i, int seg, const char *name, int slot, void (*fn)(replica_t *, const void *),
+                      const void *arg) {
+    replica_t *r = &dp->reps[i];
+    int s = dp->busy && seg < dp->n_segs ? slot_of(dp, dp->step) : -1;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 0), r->gpu.stream));
+    replica_run_traced(r, name, slot, fn, arg);
+    if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 1), r->gpu.stream));
 }
 
 void dp_mark(dp_t *dp, int step, int resume) {
@@ -135,31 +164,49 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
 }
 
 void dp_update(dp_t *dp, int step) {
+    dp->step = step;
     for (int i = 0; i < dp->n; i++) {
-        replica_run_traced(&dp->reps[i], "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
+        run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
         replica_mark_step(&dp->reps[i], step);
     }
+    dp->step = step + 1;
 }
 
 void dp_forward(dp_t *dp, int i) {
     int shard = dp->shard0 + i;
     if (i == 0)   /* every GPU's time zero, back to back at the step's start (only while tracing) */
         for (int k = 0; k < dp->n; k++) trace_origin(dp->reps[k].trace, dp->reps[k].gpu.device, dp->reps[k].gpu.stream);
-    replica_run_traced(&dp->reps[i], "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
+    run_busy_(dp, i, 0, "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
 }
 
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
     int range[2] = {lo, hi};
     char name[32];
     snprintf(name, sizeof name, "backward %d", segment);
-    replica_run_traced(&dp->reps[i], name, REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
+    run_busy_(dp, i, 1 + segment, name, REPLICA_SEG_BACKWARD + segment, replica_seg_backward, range);
 }
 
 /* What one replica measured in an epoch; with dist, every process's replicas are gathered to rank 0, which
  * combines them in replica order exactly as one process driving them all would. */
 typedef struct {
-    double epoch_s, step_ms, loss, acc, mem_mb, compute_ms, exposed_ms;
+    double epoch_s, step_ms, loss, acc, mem_mb;
+    breakdown_t b;                  /* means over the timed steps (breakdown.h) */
 } rep_stats_t;
+
+/* Replica i's breakdown over the epoch's first `steps` steps that carry events. */
+static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps) {
+    breakdown_t sum = {0};
+    const replica_t *r = &dp->reps[i];
+    for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++) {
+        int step = s * dp->stride;
+        double busy = 0;
+        for (int k = 0; dp->busy && k < dp->n_segs; k++)
+            busy += timing_ms(busy_event(dp, i, s, k, 0), busy_event(dp, i, s, k, 1));
+        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy,
+                      timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1)));
+    }
+    return breakdown_mean(sum);
+}
 
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     out->steps = steps;
@@ -170,27 +217,15 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         /* The comm stream's events may trail the compute stream's last one: wait for everything, once. */
         CHECK_CUDA(cudaDeviceSynchronize());
         local[i].mem_mb = replica_mem_mb(r);
+        local[i].b = replica_breakdown_(dp, i, steps);
     }
-    /* Per GPU: mean over the timed steps of (step time - exposed wait) and of the exposed wait; the row gets
-     * the slowest GPU, because the step ends when it does. Communication is timed on GPU 0's comm stream. */
+    /* Communication is timed on GPU 0's comm stream, over the same timed steps. */
     double comm = 0;
-    int timed = 0;
-    for (int i = 0; i < dp->n; i++) {
-        double c = 0, x = 0;
-        timed = 0;
-        for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++, timed++) {
-            int step = s * dp->stride;
-            double wait = timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1));
-            x += wait;
-            c += timing_ms(dp->reps[i].step_events[step], dp->reps[i].step_events[step + 1]) - wait;
-            if (i == 0)
-                for (int k = 0; k < dp->comm_per_step; k++)
-                    comm += timing_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
-                                       dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
-        }
-        local[i].compute_ms = timed ? c / timed : 0;
-        local[i].exposed_ms = timed ? x / timed : 0;
-    }
+    int timed = local[0].b.steps;
+    for (int s = 0; s < timed; s++)
+        for (int k = 0; k < dp->comm_per_step; k++)
+            comm += timing_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
+                               dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
     rep_stats_t *all = local;
     if (dp->dist) {
         all = malloc((size_t)dp->world * sizeof *all);
@@ -201,18 +236,22 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         int w = dp->world;
         out->epoch_s = out->step_ms = out->train_loss = out->train_acc = 0;
         out->peak_mem_mb = 0;
-        double compute = 0, exposed = 0;
+        breakdown_t *per_gpu = calloc((size_t)w, sizeof *per_gpu);
+        if (!per_gpu) { fprintf(stderr, "dp_epoch_end: out of host memory\n"); exit(1); }
         for (int i = 0; i < w; i++) {
             if (all[i].epoch_s > out->epoch_s) out->epoch_s = all[i].epoch_s;
             if (all[i].step_ms > out->step_ms) out->step_ms = all[i].step_ms;
             out->train_loss += all[i].loss / w;     /* equal shards: the mean over replicas is the mean over images */
             out->train_acc += all[i].acc / w;
             if (all[i].mem_mb > out->peak_mem_mb) out->peak_mem_mb = all[i].mem_mb;
-            if (all[i].compute_ms > compute) compute = all[i].compute_ms;
-            if (all[i].exposed_ms > exposed) exposed = all[i].exposed_ms;
+            per_gpu[i] = all[i].b;
         }
-        out->compute_ms = compute;
-        out->exposed_comm_ms = exposed;
+        int g = breakdown_pick(per_gpu, w);
+        out->compute_ms = per_gpu[g].compute_ms;
+        out->exposed_comm_ms = per_gpu[g].exposed_ms;
+        out->idle_ms = per_gpu[g].idle_ms;
+        breakdown_print(stderr, "gpu", per_gpu, w, g);
+        free(per_gpu);
         double grad_bytes = (double)dp->reps[0].model.n_params * dtype_size(dp->wire);   /* on the wire */
         if (w > 1 && timed && comm > 0) {
             out->comm_ms = comm / timed;
@@ -284,6 +323,8 @@ void dp_teardown(dp_t *dp) {
         CHECK_CUDA(cudaDeviceSynchronize());
         for (int k = 0; dp->marks && k < dp->n_slots * 2; k++)
             CHECK_CUDA(cudaEventDestroy(dp->marks[i * dp->n_slots * 2 + k]));
+        for (int k = 0; dp->busy && k < dp->n_slots * dp->n_segs * 2; k++)
+            CHECK_CUDA(cudaEventDestroy(dp->busy[(size_t)i * dp->n_slots * dp->n_segs * 2 + k]));
         if (i == 0)
             for (int k = 0; dp->comm && k < dp->n_slots * dp->comm_per_step * 2; k++)
                 CHECK_CUDA(cudaEventDestroy(dp->comm[k]));
@@ -292,6 +333,7 @@ void dp_teardown(dp_t *dp) {
         replica_free(r);
     }
     free(dp->marks);
+    free(dp->busy);
     free(dp->comm);
     free(dp->reps);
     memset(dp, 0, sizeof *dp);

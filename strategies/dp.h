@@ -17,6 +17,9 @@ typedef struct {
     int comm_per_step;              /* timed communication intervals per step, on GPU 0's comm stream */
     cudaEvent_t *marks;             /* [(i * n_slots + slot) * 2 + {0 backward done, 1 compute resumes}] on GPU i */
     cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
+    int n_segs;                     /* compute segments per step: forward, the backward segments, update */
+    cudaEvent_t *busy;              /* [((i * n_slots + slot) * n_segs + seg) * 2 + {0 begin, 1 end}] on GPU i */
+    int step;                       /* the step being enqueued: dp_epoch_begin sets 0, dp_update advances it */
     unsigned long long *checksum[DP_MAX_GPUS];  /* device scratch of the replica check, one per GPU */
     char algo[64];                  /* nccl_algo of the rows; "" where not applicable */
     /* One process per GPU (cfg->dist, strategies/dist.h): this process's replicas are shards shard0.. of the
@@ -39,6 +42,9 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
 const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs);
 /* Creates the events of comm_per_step timed communication intervals per timed step (once, after setup). */
 void dp_comm_timing(dp_t *dp, int comm_per_step);
+/* Creates the events around each of a timed step's compute segments (forward, backward_segments backward segments,
+ * update) on every GPU: the busy time of strategies/breakdown.h. Once, after setup. */
+void dp_busy_timing(dp_t *dp, int backward_segments);
 /* The GPUs of the replicas, in replica order (out: DP_MAX_GPUS entries). */
 void dp_gpus(dp_t *dp, gpu_t **out);
 void dp_epoch_begin(dp_t *dp, int epoch);
@@ -54,7 +60,8 @@ void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
 /* SGD on every replica (each waits only for its own stream's work), then the step's timing event. */
 void dp_update(dp_t *dp, int step);
 /* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
- * compute / communication / exposed time per step, gradient bytes, algbw / busbw, replica check, peak memory. */
+ * compute / exposed / idle time per step (strategies/breakdown.h: the GPU with the most compute, over every
+ * process's GPUs), communication time, gradient bytes, algbw / busbw, replica check, peak memory. */
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out);
 /* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises.
  * With dist: over every process's replicas (collective), the same answer on every rank. */

@@ -264,6 +264,7 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
         return -1;
     }
     s->red.trace = cfg->trace;
+    dp_busy_timing(&s->dp, 1);
     if (s->dp.n > 1) dp_comm_timing(&s->dp, 1);
     *state = s;
     return 0;

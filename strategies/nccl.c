@@ -297,6 +297,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     s->red.trace = cfg->trace;
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
+    dp_busy_timing(&s->dp, s->n_buckets);
     if (s->dp.world > 1) {
         dp_comm_timing(&s->dp, s->n_buckets);
         snprintf(s->dp.algo, sizeof s->dp.algo, "%s", s->red.algo);

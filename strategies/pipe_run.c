@@ -137,10 +137,6 @@ static void wait_ops(const pipe_t *pp, const sched_op_t *o, cudaStream_t s) {
     for (int w = 0; w < o->n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(s, event_of(pp, o->wait[w]), 0));
 }
 
-static void busy_mark(pipe_stage_t *S, int ops, int timed, int k, int end) {
-    if (timed >= 0) CHECK_CUDA(cudaEventRecord(S->busy[((size_t)timed * ops + k) * 2 + end], S->gpu.stream));
-}
-
 /* The work of one forward or backward: the same launches at every step (the gather reads the step from d_step), so
  * it can be captured once. */
 static void body(void *ctx, const void *arg) {
@@ -181,7 +177,7 @@ static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     CHECK_CUDA(cudaSetDevice(g->device));
     wait_ops(pp, o, g->stream);
     nvtx_push("%s s%d mb%d gpu%d", kind == SCHED_FWD ? "fwd" : "bwd", s, mb, g->device);
-    busy_mark(S, pp->ops_per_stage, timed, k, 0);
+    pipe_mark_busy(pp, s, timed, k, 0);
     int tr = -1;
     if (pp->trace && pp->trace->active) {
         char name[TRACE_NAME];
@@ -190,18 +186,19 @@ static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     }
     run_body(pp, o);
     trace_end(pp->trace, tr, g->stream);
-    busy_mark(S, pp->ops_per_stage, timed, k, 1);
+    pipe_mark_busy(pp, s, timed, k, 1);
     CHECK_CUDA(cudaEventRecord(S->ev[kind][mb], g->stream));
     nvtx_pop();
 }
 
-static void run_act(pipe_t *pp, const sched_op_t *o) {
+static void run_act(pipe_t *pp, const sched_op_t *o, int timed) {
     int s = o->op.stage, mb = o->op.mb;
     pipe_stage_t *S = &pp->st[s], *F = &pp->st[s - 1];
     model_t *dst = &S->slot[o->slot], *src = &F->slot[o->src_slot];
     cudaEvent_t wait[2];
     for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
     nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
+    pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     xfer(pp, s - 1, s, dst->tensors[S->in_tensor].val, src->tensors[S->in_tensor].val,
          tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
     if (s == pp->p - 1) {
@@ -210,41 +207,40 @@ static void run_act(pipe_t *pp, const sched_op_t *o) {
         xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream,
              TRACE_COMM, wait, o->n_wait, "labels", mb);
     }
+    pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_ACT][mb], S->gpu.comm_stream));
     nvtx_pop();
 }
 
-static void run_grad(pipe_t *pp, const sched_op_t *o) {
+static void run_grad(pipe_t *pp, const sched_op_t *o, int timed) {
     int s = o->op.stage, mb = o->op.mb;
     pipe_stage_t *S = &pp->st[s], *N = &pp->st[s + 1];
     cudaEvent_t wait[2];
     for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
     nvtx_push("p2p grad s%d->s%d mb%d", s + 1, s, mb);
+    pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     /* Activation gradients are the stage's one set (slot 0's, shared by every slot). */
     xfer(pp, s + 1, s, S->slot[0].tensors[S->out_tensor].grad, N->slot[0].tensors[N->in_tensor].grad,
          tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
+    pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
     nvtx_pop();
 }
 
-static int timed_index(const pipe_t *pp, int step) {
-    if (step % pp->stride) return -1;
-    int t = step / pp->stride;
-    return t < pp->n_timed ? t : -1;
-}
-
 void pipe_step(pipe_t *pp, int step) {
-    int timed = timed_index(pp, step);
+    int timed = pipe_timed(pp, step);
     int k[SCHED_MAX_STAGES] = {0};   /* compute ops so far on each stage: the busy events' index */
-    for (int s = 0; s < pp->p; s++)   /* --trace: every GPU's time zero, back to back (no-op outside traced steps) */
+    for (int s = 0; s < pp->p; s++) {   /* --trace: every GPU's time zero, back to back (no-op outside traced steps) */
         trace_origin(pp->trace, pp->st[s].gpu.device, pp->st[s].gpu.stream);
+        pipe_mark_window(pp, s, timed, 0);
+    }
     for (int i = 0; i < pp->sched.n_ops; i++) {
         const sched_op_t *o = &pp->sched.ops[i];
         switch (o->op.kind) {
         case SCHED_FWD:
         case SCHED_BWD: run_compute_op(pp, o, timed, k[o->op.stage]++); break;
-        case SCHED_ACT: run_act(pp, o); break;
-        default:        run_grad(pp, o); break;
+        case SCHED_ACT: run_act(pp, o, timed); break;
+        default:        run_grad(pp, o, timed); break;
         }
     }
     for (int s = 0; s < pp->p; s++) {
@@ -253,18 +249,28 @@ void pipe_step(pipe_t *pp, int step) {
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
+        pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 0);
         sgd_step(m->params, m->params_bf16, m->grads, DTYPE_FP32, m->momentum, m->n_params, pp->lr, pp->momentum,
                  pp->weight_decay, S->gpu.stream);
+        pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 1);
         trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
         nvtx_pop();
     }
     /* The step ends when the last stage has updated: one timeline (stage 0's) for the step time. Stage 0 runs the
-     * step's last backward anyway, so this wait costs nothing. */
+     * step's last backward anyway, so this wait costs nothing. Every other stage waits for every update too, so each
+     * stage's step window ends at the step's end; none of them has work of the next step before stage 0 sends it. */
     pipe_stage_t *S0 = &pp->st[0];
     CHECK_CUDA(cudaSetDevice(S0->gpu.device));
     dataset_step_advance(pp->d_step, S0->gpu.stream);   /* after the step's gathers, all on this stream */
-    for (int s = 1; s < pp->p; s++) CHECK_CUDA(cudaStreamWaitEvent(S0->gpu.stream, pp->st[s].updated, 0));
+    for (int s = 0; s < pp->p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        for (int q = 0; q < pp->p; q++)
+            if (q != s) CHECK_CUDA(cudaStreamWaitEvent(S->gpu.stream, pp->st[q].updated, 0));
+        pipe_mark_window(pp, s, timed, 1);
+    }
+    CHECK_CUDA(cudaSetDevice(S0->gpu.device));
     CHECK_CUDA(cudaEventRecord(pp->step_events[step + 1], S0->gpu.stream));
 }
 

@@ -89,10 +89,7 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     CHECK_CUDA(cudaEventCreateWithFlags(&S->eval_fwd, cudaEventDisableTiming));
     CHECK_CUDA(cudaEventCreateWithFlags(&S->eval_in, cudaEventDisableTiming));
     CHECK_CUDA(cudaStreamCreateWithFlags(&S->grad_stream, cudaStreamNonBlocking));
-    size_t n_busy = (size_t)pp->n_timed * pp->ops_per_stage * 2;
-    S->busy = calloc(n_busy, sizeof(cudaEvent_t));
-    if (!S->busy) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    for (size_t i = 0; i < n_busy; i++) CHECK_CUDA(cudaEventCreate(&S->busy[i]));
+    pipe_timing_init(pp, s);
     S->fwd_graph = calloc((size_t)(s == 0 ? pp->micro : S->n_slots), sizeof *S->fwd_graph);
     S->bwd_graph = calloc((size_t)S->n_slots * 2, sizeof *S->bwd_graph);
     if (!S->fwd_graph || !S->bwd_graph) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
@@ -208,32 +205,7 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->train_loss = images > 0 ? h[0] / images : 0;
     out->train_acc = images > 0 ? h[1] / images : 0;
 
-    /* Busy: each stage's forward and backward time per step (events around each op, after its waits); the
-     * bubble: the share of the step the mean stage is not busy. Over the timed steps this epoch ran. */
-    double step_sum = 0, busy[SCHED_MAX_STAGES] = {0}, busy_mean = 0;
-    int timed = 0;
-    for (int t = 0; t < pp->n_timed && t * pp->stride < steps; t++, timed++)
-        step_sum += timing_ms(pp->step_events[t * pp->stride], pp->step_events[t * pp->stride + 1]);
-    size_t used = 0;
-    out->stage_busy_ms[0] = '\0';
-    for (int s = 0; s < pp->p; s++) {
-        pipe_stage_t *S = &pp->st[s];
-        CHECK_CUDA(cudaSetDevice(S->gpu.device));
-        for (int t = 0; t < timed; t++)
-            for (int k = 0; k < pp->ops_per_stage; k++) {
-                size_t e = ((size_t)t * pp->ops_per_stage + k) * 2;
-                busy[s] += timing_ms(S->busy[e], S->busy[e + 1]);
-            }
-        busy[s] = timed ? busy[s] / timed : 0;
-        busy_mean += busy[s] / pp->p;
-        int n = snprintf(out->stage_busy_ms + used, sizeof out->stage_busy_ms - used, "%s%.3f", s ? ";" : "", busy[s]);
-        if (n > 0 && (size_t)n < sizeof out->stage_busy_ms - used) used += (size_t)n;
-    }
-    double step_mean = timed ? step_sum / timed : 0;
-    out->compute_ms = 0;
-    for (int s = 0; s < pp->p; s++) if (busy[s] > out->compute_ms) out->compute_ms = busy[s];   /* slowest stage */
-    out->bubble = step_mean > 0 ? 1.0 - busy_mean / step_mean : -1;
-    out->bubble_ideal = sched_ideal_bubble(pp->p, pp->micro);
+    double step_mean = pipe_timing_epoch(pp, steps, out);
     out->bytes_per_step = pp->bytes_per_step;
     out->stages = pp->p;
     out->micro_batches = pp->micro;
@@ -279,9 +251,7 @@ static void pipe_teardown(void *state) {
             for (int j = 0; S->ev[k] && j < pp->micro; j++) CHECK_CUDA(cudaEventDestroy(S->ev[k][j]));
             free(S->ev[k]);
         }
-        for (size_t i = 0; S->busy && i < (size_t)pp->n_timed * pp->ops_per_stage * 2; i++)
-            CHECK_CUDA(cudaEventDestroy(S->busy[i]));
-        free(S->busy);
+        pipe_timing_free(pp, s);
         if (S->updated) CHECK_CUDA(cudaEventDestroy(S->updated));
         if (S->eval_fwd) CHECK_CUDA(cudaEventDestroy(S->eval_fwd));
         if (S->eval_in) CHECK_CUDA(cudaEventDestroy(S->eval_in));

@@ -6,7 +6,7 @@
 #include "pipe_schedule.h"
 #include "../engine/graph.h"
 
-#define PIPE_TIMED_MAX 32       /* steps per epoch that carry busy-time events (evenly spaced) */
+#define PIPE_TIMED_MAX 32       /* steps per epoch that carry timing events (evenly spaced) */
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
 #define PIPE_GRAPH_MAX_MICRO 64 /* more micro-batches run eagerly: a graph per micro-batch would cost more than it saves */
 
@@ -22,9 +22,9 @@ typedef struct {
     cudaEvent_t *ev[SCHED_KINDS];   /* [mb]: the op (kind, this stage, mb) is done */
     cudaEvent_t updated;            /* this step's SGD is done */
     cudaEvent_t eval_fwd, eval_in;  /* evaluation: this chunk's forward is done / its input has been taken */
-    cudaEvent_t *busy;              /* [(timed step * ops + k) * 2 + {0 begin, 1 end}] around compute op k */
-    graph_seg_t *fwd_graph;        /* [slot], or on stage 0 [micro-batch] (the gather's offset differs) */
-    graph_seg_t *bwd_graph;        /* [slot * 2 + first backward of the step] */
+    cudaEvent_t *busy, *window, *copy;  /* timing events of the timed steps (pipe_timing.c) */
+    graph_seg_t *fwd_graph;         /* [slot], or on stage 0 [micro-batch] (the gather's offset differs) */
+    graph_seg_t *bwd_graph;         /* [slot * 2 + first backward of the step] */
     size_t mem_base;                /* device memory in use before the run */
     dataset_t data;                 /* stage 0 only: images and labels */
     int has_data;
@@ -50,7 +50,7 @@ typedef struct pipe {
     pipe_stage_t st[SCHED_MAX_STAGES];
     pipe_link_t link[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* [from stage][to stage] */
     cudaEvent_t *step_events;           /* steps_per_epoch + 1 on stage 0: a step ends when every stage updated */
-    int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry busy events; 2 * micro ops each */
+    int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry timing events; 2 * micro ops each */
     double bytes_per_step;              /* activations, gradients and labels copied between GPUs per step */
     int use_graphs;                     /* forwards and backwards replayed from CUDA graphs (--cuda-graph) */
     struct trace *trace;                /* --trace recorder (ranges while trace->active), or NULL */
@@ -77,6 +77,23 @@ double pipe_evaluate(pipe_t *pp);
  * naive_path forces host staging). 0, or -1 with a message (NAIVE_PATH_P2P without peer access). */
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen);
 void pipe_links_free(pipe_t *pp);
+
+/* ---- pipe_timing.c: where a step goes on each stage (strategies/breakdown.h) ---- */
+/* Creates / frees stage s's timing events (busy time, step window, incoming copies) for n_timed steps. */
+void pipe_timing_init(pipe_t *pp, int s);
+void pipe_timing_free(pipe_t *pp, int s);
+/* The timed-step index of `step`, or -1: the pipe_mark_* calls below do nothing for -1. */
+int pipe_timed(const pipe_t *pp, int step);
+/* On stage s's compute stream: the begin (end = 0) or end of its compute op k of timed step t (k = ops_per_stage:
+ * the update), or of the step's window (from the previous step's end, after every stage's update, to this one's). */
+void pipe_mark_busy(pipe_t *pp, int s, int t, int k, int end);
+void pipe_mark_window(pipe_t *pp, int s, int t, int end);
+/* Around copy op o (activations or gradients into o's stage) of timed step t, on the stream it arrives on; the
+ * begin waits for the sender's events `wait` first, so it marks when the data could start to move. */
+void pipe_mark_copy(pipe_t *pp, const sched_op_t *o, int t, int end, const cudaEvent_t *wait, int n_wait);
+/* After the epoch's synchronisation: stage_busy_ms (forward + backward per stage), bubble and bubble_ideal, and
+ * compute / exposed / idle of the stage with the most compute (every stage's on stderr). Returns the mean step. */
+double pipe_timing_epoch(pipe_t *pp, int steps, epoch_stats_t *out);
 
 /* ---- pipeline.c: for tests ---- */
 /* The whole flat parameter buffer (n_params_all floats) assembled from the stages' slices. Synchronises. */

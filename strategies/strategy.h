@@ -44,6 +44,7 @@ typedef struct {
     double step_ms;             /* median step, from per-step CUDA events */
     double train_loss, train_acc;
     double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
+    double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
     int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
     double peak_mem_mb;         /* max over the run's GPUs */
     double algbw_gbs, busbw_gbs;        /* achieved by the gradient reduction (nccl-tests' definitions) */

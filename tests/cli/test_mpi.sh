@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_mpi.sh — one process per GPU through a real `mpirun -np 2`, without a GPU (CI): every refusal is printed once
 # (by rank 0, or by the rank that failed, named) and every rank exits 2; --help prints once; nothing is written.
+# Nodes given by SCALING_NODE_ID (scripts/node_emu.sh): two emulated nodes start, uneven or partial ones are refused.
 # In a build without MPI, the launcher is detected and refused with the message saying so.
 # Skips (77) where mpirun is missing. MPIRUN overrides the launcher.
 set -u
@@ -78,6 +79,37 @@ if ls "$root"/data/mnist/train-images-idx3-ubyte* >/dev/null 2>&1; then
 else
     echo "note: $root/data/mnist missing (scripts/setup.sh): the rank-1-only failure is not tested"
 fi
+
+# Nodes from SCALING_NODE_ID (scripts/node_emu.sh): two ranks of this host as two nodes pass start-up (the
+# launcher's local rank 1 is not held against node-local rank 0) and stop at the missing data; uneven nodes, an
+# override on some ranks only, and a malformed one are refused once.
+nodata=(--strategy nccl --model lenet --dataset mnist --data-dir "$tmp/none" --out "$tmp/never.csv")
+"$mpirun" "${opts[@]}" -np 2 -x CUDA_VISIBLE_DEVICES=0,1 bash "$root/scripts/node_emu.sh" 2 "$bin" "${nodata[@]}" \
+    >"$tmp/emu.out" 2>&1; rc=$?
+check "2 emulated nodes exit $rc, want 2 (at the missing data)" $([ $rc -eq 2 ]; echo $?)
+once emu "scaling: error: $tmp/none/train-images-idx3-ubyte: not found"
+node_ids() {    # node_ids NAME ID...: one rank per ID, SCALING_NODE_ID=ID ("-": unset), output in $tmp/NAME.out
+    local name=$1 id app=()
+    shift
+    for id in "$@"; do
+        [ ${#app[@]} -gt 0 ] && app+=(:)
+        if [ "$id" = - ]; then app+=(-np 1 "$bin" "${nodata[@]}")
+        else app+=(-np 1 env SCALING_NODE_ID="$id" "$bin" "${nodata[@]}"); fi
+    done
+    "$mpirun" "${opts[@]}" "${app[@]}" >"$tmp/$name.out" 2>&1
+    rc=$?
+}
+node_ids uneven a a b
+check "3 ranks on 2 nodes exit $rc, want 2" $([ $rc -eq 2 ]; echo $?)
+once uneven "scaling: error: 3 ranks on 2 nodes: the node count does not divide the ranks"
+node_ids some a -
+check "SCALING_NODE_ID on 1 of 2 ranks exits $rc, want 2" $([ $rc -eq 2 ]; echo $?)
+once some "scaling: error: SCALING_NODE_ID is set on 1 of the 2 ranks: set it on every rank or on none"
+node_ids badid a "b c"
+check "malformed SCALING_NODE_ID exits $rc, want 2" $([ $rc -eq 2 ]; echo $?)
+once badid "scaling: error: rank 1 on "
+grep -qF 'SCALING_NODE_ID="b c": want 1 to 63 characters' "$tmp/badid.out" && check ok 0 ||
+    check "malformed SCALING_NODE_ID: message $(cat "$tmp/badid.out")" 1
 
 check "no CSV written by any refused run" $([ ! -e "$tmp/never.csv" ]; echo $?)
 echo "$pass passed, $fail failed"

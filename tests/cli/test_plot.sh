@@ -2,7 +2,8 @@
 # test_plot.sh — scripts/plot.sh on the study fixture (tests/fixtures/study.csv, made by test_fixture.c): every
 # figure the fixture has data for is written as a non-empty PNG of the size plots/common.gp sets (read from the
 # IHDR chunk) and as an SVG holding its title and the caption with the GPU and the date; figures without data
-# are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly.
+# are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly; the
+# breakdown takes idle from idle_ms, keeps runs over another link apart, and reads an older CSV without the column.
 # The precision fixture (tests/fixtures/study_math.csv: tf32 and bf16, fp32 and bf16 gradients; constructed, see
 # test_fixture.c) gets a line per strategy, batch and precision, each naming it, and its speedups are over single
 # in the same math, checked against hand-computed values; a study in one precision names none, and reads the same
@@ -131,6 +132,37 @@ block() { awk -v t="\"$2\"" '$0 == t { on = 1; next } on && NF == 0 { exit } on'
     bad "epoch time of nccl bf16/bf16: $(block "$tmp/dat/epoch_time-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')"
 [ "$(grep -c '^"' "$tmp/dat/epoch_time-$g.dat")" -eq 18 ] && ok ||
     bad "epoch_time: $(grep -c '^"' "$tmp/dat/epoch_time-$g.dat") lines, want 18 (2 strategies x 2 batches x 4 precisions + 2 pipeline)"
+
+# ---- the breakdown's data: idle from the idle_ms column, runs over other links as bars of their own, and an older
+#      CSV without the columns idle_ms, nodes, gpus_per_node, nccl_transport (idle = step - compute - exposed)
+breakdown_dat() {   # breakdown_dat CSV GROUP: the breakdown data file that plot.sh's awk makes from CSV
+    local d=$tmp/dat$((++nd))
+    mkdir -p "$d"
+    awk -f "$root/plots/csv.awk" "$1" >"$d/rows.tsv"
+    awk -F'\t' -f "$root/plots/select.awk" "$d/rows.tsv" "$d/rows.tsv" >"$d/selected.tsv" 2>/dev/null
+    awk -F'\t' -v dir="$d" -v src="$1" -f "$root/plots/lib.awk" -f "$root/plots/data.awk" "$d/selected.tsv" >/dev/null
+    cat "$d/breakdown-$2.dat"
+}
+nd=0
+# The emulated 2-node nccl run (test_fixture.c): compute 12.0566, 12.0806 -> 12.0686, exposed 1.62767, idle 9.
+breakdown_dat "$fixture" $g >"$tmp/bd"
+grep -qx '"nccl 2x 256/GPU, 2 nodes" 12.0686 1.62767 9' "$tmp/bd" && ok || bad "2-node bar: $(grep '2 nodes' "$tmp/bd")"
+grep -q '^"nccl 2x 256/GPU" ' "$tmp/bd" && ok || bad "the one-node 2-GPU nccl bar is gone: $(cat "$tmp/bd")"
+# The same rows with another idle_ms: the bar follows the column, not step - compute - exposed.
+sed '/node-3.node1/ s/,1\.62767,9,44696872,/,1.62767,7.75,44696872,/' "$fixture" >"$tmp/idle.csv"
+breakdown_dat "$tmp/idle.csv" $g | grep -qx '"nccl 2x 256/GPU, 2 nodes" 12.0686 1.62767 7.75' && ok ||
+    bad "idle_ms not read: $(breakdown_dat "$tmp/idle.csv" $g | grep '2 nodes')"
+# An older CSV (results/study-h200x2-2026-11-22, before idle_ms): its best pipeline run (1f1b, M = 4) has median
+# step 16.50295 ms and compute 13.6124 ms, so idle 2.89055.
+old=$root/results/study-h200x2-2026-11-22/study.csv
+if [ -f "$old" ] && ! head -n 1 "$old" | grep -q idle_ms; then
+    breakdown_dat "$old" $g | grep -qx '"pipeline 2x b1024" 13.6124 0 2.89055' && ok ||
+        bad "older CSV: $(breakdown_dat "$old" $g | grep pipeline)"
+    "$plot" "$old" "$tmp/old" >/dev/null 2>"$tmp/stderr" && [ -s "$tmp/old/breakdown-$g.png" ] && ok ||
+        { bad "plot.sh on an older CSV"; cat "$tmp/stderr"; }
+else
+    bad "$old: missing, or not the older layout this case needs"
+fi
 
 # ---- bad input: one line, exit 2
 "$plot" "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?

@@ -41,7 +41,7 @@ md=$tmp/study/REPORT.md
 [ $rc -eq 0 ] && [ -s "$md" ] && grep -qx "$md" "$tmp/stdout" && ok || { bad "report.sh exit $rc"; cat "$tmp/stderr"; }
 has "$md" "# Scaling study: $tmp/study.csv"
 has "$md" "NVIDIA H200; host h200-node-3; commit 1a2b3c4; 2026-01-05"
-has "$md" "109 rows, 38 runs, 37 configurations; 1 run(s) left out"
+has "$md" "112 rows, 39 runs, 38 configurations; 1 run(s) left out"
 has "$md" "no all-reduce benchmark: model line omitted"
 for s in "## All-reduce model" "## resnet18 on fashion-mnist" "### Figures" "### Summary" "#### single" "#### naive" \
          "#### nccl" "#### pipeline" "### Runs that did not end ok"; do
@@ -50,6 +50,8 @@ done
 # nccl, 4 GPUs, 256/GPU: GPUs | batch | steps | best | speedup | efficiency | accuracy | status
 hasre "$md" '^\| 4 \| 256 \| 58 \| 0\.750 \| 3\.75 \| 93\.7 % \| 90\.4 % \(lr 0\.4\) \| ok \(3\), diverged \(1\) \|$'
 hasre "$md" '^\| 1 \| 256 \| 234 \| 2\.810 \| 1\.00 \| 100\.0 % \|'
+# the emulated 2-node nccl run is a row of its own beside the one-node 2-GPU run, its link named
+hasre "$md" '^\| 2 \(2 nodes\) \| 256 \| 117 \| 2\.655 \| 1\.06 \| 52\.9 % \|'
 # pipeline, 4 stages, 8 micro-batches: measured bubble beside the formula
 hasre "$md" '^\| 4 \| gpipe \| 1024 \| 8 \| 1\.034 \| 0\.842 \| 2\.37 \| 59\.2 % \| 31\.3 % \| 27\.3 % \|'
 # the failure rows, and the killed run left out

@@ -2,7 +2,8 @@
  * mpirun, MPICH/Intel mpiexec through PMI, srun with PMIx or PMI-2, a bare srun step), from tables of environment
  * variables as each sets them; the traps (a Slurm batch script is not rank 0 of N; a SLURM_LOCALID inherited by an
  * mpirun inside an allocation is not trusted); the local-rank agreement; the GPU of each node-local rank (never
- * rank % GPUs); and --gpus under a launcher. */
+ * rank % GPUs); --gpus under a launcher; node identities (SCALING_NODE_ID), ranks per node, and a row's NCCL
+ * transport settings. `test_dist_env --probe` reports on its real environment (tests/cli/test_slurm.sh). */
 #include "strategies/dist_env.h"
 #include "bench/options.h"
 #include "test.h"
@@ -11,6 +12,11 @@
 typedef struct {
     const char *const *kv;      /* name, value, name, value, ..., NULL */
 } table_t;
+
+static const char *process_getenv(void *ctx, const char *name) {
+    (void)ctx;
+    return getenv(name);
+}
 
 static const char *table_get(void *ctx, const char *name) {
     const table_t *t = ctx;
@@ -167,7 +173,98 @@ static void test_gpus_for_world(void) {
     EXPECT(strstr(err, "--gpus 2, but 4 processes were started") != NULL, "message \"%s\"", err);
 }
 
-int main(void) {
+static void test_node_id(void) {
+    char node[DIST_NODE_ID_MAX], err[256];
+    static const char *const plain[] = {"HOME", "/root", NULL};
+    table_t t = {plain};
+    EXPECT(dist_node_id(table_get, &t, "gpu-host-7", node, sizeof node, err, sizeof err) == 0 &&
+           strcmp(node, "gpu-host-7") == 0, "no override: the host name, got \"%s\"", node);
+    static const char *const over[] = {"SCALING_NODE_ID", "gpu-host-7.node1", NULL};
+    t.kv = over;
+    EXPECT(dist_node_id(table_get, &t, "gpu-host-7", node, sizeof node, err, sizeof err) == 1 &&
+           strcmp(node, "gpu-host-7.node1") == 0, "override: got \"%s\"", node);
+    static const char *const empty[] = {"SCALING_NODE_ID", "", NULL};
+    static const char *const space[] = {"SCALING_NODE_ID", "node 1", NULL};
+    static const char *const longer[] = {"SCALING_NODE_ID",
+        "a123456789b123456789c123456789d123456789e123456789f123456789g123", NULL};   /* 64 characters */
+    const char *const *bad[] = {empty, space, longer};
+    for (int i = 0; i < 3; i++) {
+        t.kv = bad[i];
+        err[0] = '\0';
+        EXPECT(dist_node_id(table_get, &t, "h", node, sizeof node, err, sizeof err) == -1 &&
+               strstr(err, "SCALING_NODE_ID=\"") == err, "bad SCALING_NODE_ID %d accepted (%s)", i, err);
+    }
+}
+
+static void test_nodes_check(void) {
+    char err[256];
+    int nodes = -1, per = -1;
+    /* 8 ranks placed round-robin over 2 nodes: labels are each node's lowest rank. */
+    static const int round_robin[] = {0, 1, 0, 1, 0, 1, 0, 1};
+    EXPECT(dist_nodes_check(round_robin, 8, &nodes, &per, err, sizeof err) == 0 && nodes == 2 && per == 4,
+           "2 nodes x 4: %d x %d", nodes, per);
+    static const int emulated[] = {0, 1};
+    EXPECT(dist_nodes_check(emulated, 2, &nodes, &per, err, sizeof err) == 0 && nodes == 2 && per == 1,
+           "2 emulated nodes x 1: %d x %d", nodes, per);
+    static const int one[] = {0, 0, 0};
+    EXPECT(dist_nodes_check(one, 3, &nodes, &per, err, sizeof err) == 0 && nodes == 1 && per == 3, "1 node x 3");
+    static const int three_on_two[] = {0, 0, 2};
+    err[0] = '\0';
+    EXPECT(dist_nodes_check(three_on_two, 3, &nodes, &per, err, sizeof err) == -1, "3 ranks on 2 nodes accepted");
+    EXPECT(strstr(err, "3 ranks on 2 nodes: the node count does not divide the ranks") != NULL, "message \"%s\"",
+           err);
+    static const int uneven[] = {0, 0, 0, 3, 4, 4};     /* 3 + 1 + 2 on 3 nodes: divides, but uneven */
+    err[0] = '\0';
+    EXPECT(dist_nodes_check(uneven, 6, &nodes, &per, err, sizeof err) == -1, "3+1+2 accepted");
+    EXPECT(strstr(err, "6 ranks on 3 nodes, but 3 on the node of rank 0 and 1 on another") != NULL,
+           "message \"%s\"", err);
+}
+
+static void test_transport(void) {
+    char out[128] = "";
+    const char *none[] = {NULL, ""};
+    dist_transport_add(out, sizeof out, "NCCL_NET", none, 2);
+    EXPECT(out[0] == '\0', "unset everywhere adds nothing: \"%s\"", out);
+    const char *same[] = {"1", "1"};
+    dist_transport_add(out, sizeof out, "NCCL_P2P_DISABLE", same, 2);
+    const char *hosts[] = {"h-node0", "h-node1", "h-node0"};
+    dist_transport_add(out, sizeof out, "NCCL_HOSTID", hosts, 3);
+    EXPECT(strcmp(out, "NCCL_P2P_DISABLE=1;NCCL_HOSTID=h-node0|h-node1") == 0, "got \"%s\"", out);
+    const char *some[] = {NULL, "Socket"};
+    out[0] = '\0';
+    dist_transport_add(out, sizeof out, "NCCL_NET", some, 2);
+    EXPECT(strcmp(out, "NCCL_NET=Socket") == 0, "set on one rank: \"%s\"", out);
+    char tiny[12] = "";
+    dist_transport_add(tiny, sizeof tiny, "NCCL_HOSTID", hosts, 3);
+    EXPECT(strlen(tiny) < sizeof tiny, "a cut value stays inside the buffer");
+    int n = 0;
+    for (; dist_nccl_transport_vars[n]; n++) {}
+    EXPECT(n == 5, "%d transport variables", n);
+}
+
+/* --probe: what this process's real environment says, for tests/cli/test_slurm.sh, which runs it as the task of a
+ * stand-in srun: "launcher L size N rank R local K multi M device D" (device -1: dist_pick_device refused). */
+static int probe(void) {
+    dist_env_t e;
+    char err[256] = "";
+    if (dist_env_detect(process_getenv, NULL, &e, err, sizeof err) != 0) {
+        printf("refused: %s\n", err);
+        return 1;
+    }
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    int n_visible = vis && *vis ? 1 : 0, dev = -1;
+    for (const char *c = vis; c && *c; c++) n_visible += *c == ',';
+    if (dist_pick_device(e.local_rank, e.local_rank + 1, n_visible, "probe", &dev, err, sizeof err) != 0) dev = -1;
+    printf("launcher %s size %d rank %d local %d multi %d device %d\n", e.launcher ? e.launcher : "none", e.size,
+           e.rank, e.local_rank, dist_env_multi(&e), dev);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--probe") == 0) return probe();
+    test_node_id();
+    test_nodes_check();
+    test_transport();
     test_launchers();
     test_malformed();
     test_local_rank_check();

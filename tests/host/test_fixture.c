@@ -10,6 +10,9 @@
  *   nccl    the same, and lr 0.8 (diverges on 4 GPUs); its lr sweep was killed after epoch 1 of
  *           (2 GPUs, lr 0.2) and resumed: that configuration has a 1-epoch run and a later complete one
  *   pipeline 2,4 GPUs, global batch 1024, lr 0.4, micro-batches 1,2,4,8 (gpipe)
+ *   nccl    2 GPUs as 2 emulated nodes (scripts/node_emu.sh) on NCCL's socket transport, batch 256/GPU, lr 0.2:
+ *           the all-reduce 8x slower, the compute stream idle 9 ms a step (the host late to launch)
+ * Data-parallel rows: compute + exposed + idle = the step (idle_ms).
  * Three epochs per run (warmup + 2 steady). Hand-checkable figures: single batch 256 lr 0.1 steady epochs
  * 2.80, 2.82 s (median 2.81); nccl 4 GPUs batch 256/GPU lr 0.4 steady 0.74, 0.76 s (median 0.75): speedup
  * 2.81/0.75 = 3.75, efficiency 2.81/(4 x 0.75) = 93.7 %. The all-reduce times follow
@@ -87,8 +90,17 @@ typedef struct prec {
     double comm_model_ms;       /* the reduction's modelled time for those bytes on this run's GPUs */
 } prec_t;
 
-/* Writes one run of c: epoch 1 warmup (35 % slower), epochs 2 and 3 at steady_s -/+ 0.01 s. */
-static void run(gen_t *g, const cfg_t *c) {
+/* Where a data-parallel run's GPUs are, when not on one node with NCCL's default transports. */
+typedef struct {
+    int nodes;
+    const char *transport;  /* nccl_transport */
+    double slow;            /* the all-reduce takes this many times as long */
+    double idle;            /* idle_ms: the compute stream without work */
+} link_t;
+
+/* Writes one run of c over link (NULL: one node): epoch 1 warmup (35 % slower), epochs 2 and 3 at steady_s -/+
+ * 0.01 s. */
+static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
     const prec_t *pr = c->prec;
     int dp = strcmp(c->strategy, "naive") == 0 || strcmp(c->strategy, "nccl") == 0;
     int pipe = c->micro_batches > 0;     /* only pipeline runs have micro-batches */
@@ -98,8 +110,10 @@ static void run(gen_t *g, const cfg_t *c) {
         .seed = 1, .gpus = c->gpus, .global_batch = c->global_batch, .per_gpu_batch = c->per_gpu_batch,
         .lr = c->lr, .momentum = 0, .weight_decay = 0, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1,
         .bytes_per_step = -1, .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1,
-        .bubble_ideal = -1, .env = &env,
+        .bubble_ideal = -1, .idle_ms = -1, .nodes = link ? link->nodes : 1, .env = &env,
+        .nccl_transport = strcmp(c->strategy, "nccl") ? NULL : link ? link->transport : "default",
     };
+    r.gpus_per_node = c->gpus / r.nodes;
     char t[32];
     stamp(t, sizeof t, g->clock, "%Y%m%dT%H%M%SZ");
     snprintf(r.run_id, sizeof r.run_id, "%s-%d-%d", t, g->index++, g->pid);
@@ -130,7 +144,10 @@ static void run(gen_t *g, const cfg_t *c) {
             double model = pr ? pr->comm_model_ms : nccl ? ring_ms(c->gpus, bytes) : naive_ms(c->gpus, bytes);
             r.compute_ms = single_step * (1 + 0.002 * e);
             r.comm_ms = model * (nccl ? 1.08 : 1.05);
+            if (link) r.comm_ms *= link->slow;
             r.exposed_comm_ms = nccl ? 0.6 * r.comm_ms : r.comm_ms;
+            r.idle_ms = link ? link->idle : r.step_ms - r.compute_ms - r.exposed_comm_ms;
+            if (r.idle_ms < 0) r.idle_ms = 0;
             r.bytes_per_step = bytes;
             r.algbw_gbs = bytes / (r.comm_ms * 1e-3) / 1e9;
             r.busbw_gbs = r.algbw_gbs * 2.0 * (c->gpus - 1) / c->gpus;
@@ -158,6 +175,8 @@ static void run(gen_t *g, const cfg_t *c) {
         put(g, &r);
     }
 }
+
+static void run(gen_t *g, const cfg_t *c) { run_over(g, c, NULL); }
 
 /* One configuration that could not be set up: one row, epoch 0, phase setup. */
 static void setup_failure(gen_t *g, const char *strategy, int gpus, int batch, double lr, const char *status) {
@@ -249,6 +268,17 @@ static int write_study(const char *path) {
                 }
                 run(&g, &c);
             }
+    }
+    /* nccl on 2 emulated nodes over sockets: compute as on one GPU, exposed 0.6 of an all-reduce 8x slower, idle
+     * 9 ms */
+    sweep(&g);
+    {
+        double single_step = 2.81 / (TRAIN_IMAGES / 256) * 1e3, comm = ring_ms(2, GRAD_BYTES) * 1.08 * 8;
+        double step = single_step * (1 + 0.002 * 2.5) + 0.6 * comm + 9.0;
+        double t = (double)(long)(TRAIN_IMAGES / 512 * step + 0.5) / 1000;
+        cfg_t c = {"nccl", 2, 256, 512, 0.2, t, acc_of(512, 0.2), 3, 0, 0, NULL};
+        link_t two = {2, "NCCL_HOSTID=h200-node-3.node0|h200-node-3.node1", 8, 9.0};
+        run_over(&g, &c, &two);
     }
     /* pipeline: strong scaling of global batch 1024, one sweep per micro-batch count */
     for (int m = 1; m <= 8; m *= 2) {
@@ -396,7 +426,7 @@ static const struct {
     int (*write)(const char *path);
     int runs;
 } fixtures[] = {
-    {"study.csv", write_study, 38},
+    {"study.csv", write_study, 39},
     {"study_allreduce.csv", write_allreduce, 0},
     {"study_math.csv", write_study_math, 26},
     {"study_math_allreduce.csv", write_math_allreduce, 0},

@@ -80,10 +80,11 @@ static results_row_t full_row(int epoch) {
         .lr = 0.2, .momentum = 0.9, .weight_decay = 5e-4, .epoch = epoch, .phase = epoch == 1 ? "warmup" : "steady",
         .steps = 117, .epoch_s = 12.3456789, .images_per_s = 41234.5, .step_ms = 45.678912,
         .train_loss = 0.25, .train_acc = 0.91, .test_acc = 0.9, .status = "ok",
-        .compute_ms = 40.5, .comm_ms = 6.25, .exposed_comm_ms = 1.5, .bytes_per_step = 44696872,
+        .compute_ms = 40.5, .comm_ms = 6.25, .exposed_comm_ms = 1.5, .idle_ms = 3.67891, .bytes_per_step = 44696872,
         .algbw_gbs = 120.5, .busbw_gbs = 120.5, .nccl_algo = "Ring", .replicas = "identical",
         .stages = -1, .micro_batches = -1, .schedule = NULL, .split = "", .bubble = -1, .bubble_ideal = -1,
-        .stage_busy_ms = NULL, .peak_mem_mb = 2048.5, .env = &env,
+        .stage_busy_ms = NULL, .peak_mem_mb = 2048.5, .nodes = 2, .gpus_per_node = 1,
+        .nccl_transport = "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", .env = &env,
     };
     snprintf(r.run_id, sizeof r.run_id, "20260101T000000Z-3-4242");
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-01T00:00:%02dZ", epoch);
@@ -95,17 +96,18 @@ static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
     "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok",
-    "40.5", "6.25", "1.5", "44696872", "120.5", "120.5", "Ring", "identical",
-    "", "", "", "", "", "", "", "2048.5",
+    "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
+    "", "", "", "", "", "", "", "2048.5", "2", "1", "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0",
     "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
     "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,"
-    "comm_ms,"
-    "exposed_comm_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,split,"
-    "bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
+    "comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,"
+    "split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,nodes,gpus_per_node,nccl_transport,gpu_name,driver,cuda,"
+    "cudnn,nccl,host,git_commit";
+#define NCOLS 52
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -122,7 +124,7 @@ static void test_columns(void) {
         strcat(joined, results_columns[i]);
     }
     EXPECT(strcmp(joined, brief_columns) == 0, "column order:\n%s", joined);
-    EXPECT(results_ncolumns() == 48, "48 columns: %d", results_ncolumns());
+    EXPECT(results_ncolumns() == NCOLS, "%d columns: %d", NCOLS, results_ncolumns());
     EXPECT((int)(sizeof full_cells / sizeof full_cells[0]) == results_ncolumns(), "test table matches");
 }
 
@@ -146,18 +148,18 @@ static void test_format(void) {
     results_row_t e = {.seed = 7, .gpus = -1, .global_batch = -1, .per_gpu_batch = -1, .lr = -1, .momentum = 0,
                        .weight_decay = -1, .epoch = 1, .steps = 0, .epoch_s = -1, .images_per_s = -1,
                        .step_ms = -1, .train_loss = NAN, .train_acc = -1, .test_acc = -1, .status = "diverged",
-                       .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
+                       .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1, .bytes_per_step = -1,
                        .algbw_gbs = -1, .busbw_gbs = -1, .stages = 4, .micro_batches = 8, .schedule = "gpipe",
                        .split = "0-3,4-7", .bubble = 0.27, .bubble_ideal = 0.2727, .stage_busy_ms = "1.5;2.25",
                        .peak_mem_mb = -1, .env = NULL};
     n = results_format(&e, line, sizeof line);
-    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == 48, "sparse row: %s", line);
-    if (p.nf[0] == 48) {
+    EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "sparse row: %s", line);
+    if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
-            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"}, {18, ""},
-            {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {28, ""}, {31, ""}, {33, "4"}, {34, "8"},
-            {35, "gpipe"}, {36, "0-3,4-7"}, {37, "0.27"}, {38, "0.2727"}, {39, "1.5;2.25"}, {40, ""}, {41, ""},
-            {47, ""},
+            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"},
+            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {28, ""}, {29, ""}, {32, ""}, {34, "4"},
+            {35, "8"}, {36, "gpipe"}, {37, "0-3,4-7"}, {38, "0.27"}, {39, "0.2727"}, {40, "1.5;2.25"}, {41, ""},
+            {42, ""}, {43, ""}, {44, ""}, {45, ""}, {51, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -192,10 +194,10 @@ static void test_write_and_append(void) {
     parsed_t p;
     EXPECT(parse_file(path, &p) == 0, "file parses");
     EXPECT(p.nrows == 4, "header + 3 rows: %d", p.nrows);
-    EXPECT(p.nf[0] == 48, "header fields %d", p.nf[0]);
-    for (int i = 0; i < p.nf[0] && i < 48; i++)
+    EXPECT(p.nf[0] == NCOLS, "header fields %d", p.nf[0]);
+    for (int i = 0; i < p.nf[0] && i < NCOLS; i++)
         EXPECT(strcmp(p.f[0][i], results_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
-    EXPECT(p.nf[1] == 48 && strcmp(p.f[1][16], "warmup") == 0 && strcmp(p.f[1][15], "1") == 0, "epoch 1 row");
+    EXPECT(p.nf[1] == NCOLS && strcmp(p.f[1][16], "warmup") == 0 && strcmp(p.f[1][15], "1") == 0, "epoch 1 row");
     expect_full_row(&p, 2);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -205,7 +207,7 @@ static void test_write_and_append(void) {
     write_file(path, "");
     EXPECT(results_open(&r, path, err, sizeof err) == 0, "empty file: %s", err);
     results_close(&r);
-    EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == 48, "header written to an empty file");
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "header written to an empty file");
     parsed_free(&p);
 
     EXPECT(results_write(&r, &row, err, sizeof err) == -1, "write after close fails");
@@ -239,12 +241,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 48: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 52: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 49: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 53: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -301,7 +303,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 42, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 46, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -311,7 +313,7 @@ static void test_missing_newline(void) {
     EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
-    EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == 48, "header repaired");
+    EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == NCOLS, "header repaired");
     expect_full_row(&p, 1);
     parsed_free(&p);
 }

@@ -23,7 +23,8 @@ static results_row_t row_of(const char *run_id, const char *strategy, int gpus, 
         .epoch_s = 1.0, .images_per_s = 60000, .step_ms = 4, .train_loss = 0.5, .train_acc = 0.8, .test_acc = 0.8,
         .status = status, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
         .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,
-        .peak_mem_mb = -1, .env = &env,
+        .peak_mem_mb = -1, .nodes = 1, .gpus_per_node = gpus,
+        .nccl_transport = strcmp(strategy, "nccl") == 0 ? "default" : NULL, .env = &env,
     };
     snprintf(r.run_id, sizeof r.run_id, "%s", run_id);
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-05T10:00:%02dZ", epoch);
@@ -39,6 +40,12 @@ static results_key_t query(const char *strategy, int gpus, double lr, int micro_
     results_key_t k;
     results_key_of_row(&r, &k);
     return k;
+}
+
+/* Sets key cell `name` (a column of results_key_columns) to value. */
+static void set_cell(results_key_t *k, const char *name, const char *value) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (strcmp(results_key_columns[i], name) == 0) snprintf(k->cell[i], sizeof k->cell[i], "%s", value);
 }
 
 static void write_rows(const char *path, const results_row_t *rows, int n) {
@@ -137,6 +144,12 @@ static void test_scan(void) {
     k = query("nccl", 2, 0.2, 1, 117);
     memcpy(k.cell[1], "lenet", 6);
     EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "another model is another configuration");
+    k = query("nccl", 4, 0.1 * 3, 1, 58);
+    set_cell(&k, "nccl_transport", "NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "the complete run over another NCCL transport is another one");
+    k = query("nccl", 4, 0.1 * 3, 1, 58);
+    set_cell(&k, "nodes", "2");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "the complete run on 2 nodes is another configuration");
     results_scan_free(&s);
 
     /* Appending after the cut line (results_open repairs it) keeps the file readable. */

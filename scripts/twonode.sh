@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# twonode.sh — the emulated two-node study of issue 10 on a host with 2 GPUs: ResNet-18 on Fashion-MNIST (256 per
+# GPU) and LeNet on MNIST (64 per GPU), 3 epochs of STEPS steps each, 2 GPUs:
+#   nccl   one process per GPU over NVLink (mpirun -np 2), and on 2 emulated nodes (scripts/node_emu.sh: one GPU
+#          and one NCCL_HOSTID per rank) over NCCL's socket transport (NCCL_NET=Socket);
+#   naive  one process driving both GPUs (it has no one-process-per-GPU mode, so it cannot span nodes): peer
+#          copies, and copies staged through host memory (--naive-path host), the nearest it has to a slow link.
+# Every run's rows go to OUTDIR/twonode.csv (nodes, gpus_per_node and nccl_transport tell the runs apart); the two
+# nccl ResNet-18 runs are repeated under Nsight Systems (epoch 2's STEPS steps captured; their rows in
+# OUTDIR/twonode-nsys.csv, per-process kernel and NVTX summaries, per-GPU stream summaries), then the figures and
+# REPORT.md (scripts/report.sh, where gnuplot is installed). Prints the durations and the table last.
+#
+#   scripts/twonode.sh [OUTDIR] [DEBDIR]       (default results/twonode-<UTC date>)
+#
+# DEBDIR, SCALING, NSYS, MPIRUN, STEPS (default 200) as in scripts/slowlink.sh; NSYS=none skips the profiled runs.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+die() { echo "twonode: $*" >&2; exit 2; }
+source "$ROOT/scripts/lib_links.sh"
+links_args "$ROOT/results/twonode-$(date -u +%Y-%m-%d)" "$@"
+profile=1; [[ ${NSYS:-} == none ]] && { profile=0; unset NSYS; }
+NSYS_WANTED=$profile links_init
+csv=$out/twonode.csv
+t0=$SECONDS
+names=()
+for model in resnet18 lenet; do
+    if [[ $model == resnet18 ]]; then d=(--model resnet18 --dataset fashion-mnist --batch 256)
+    else d=(--model lenet --dataset mnist --batch 64); fi
+    d+=(--data-dir "$ROOT/data/${d[3]}" --epochs 3 --steps "$steps" --out "$csv")
+    links_run "$model-nccl-nvlink" mpi -- --strategy nccl "${d[@]}"
+    links_run "$model-nccl-2nodes" emu NCCL_NET=Socket -- --strategy nccl "${d[@]}"
+    links_run "$model-naive-p2p" one -- --strategy naive --gpus 2 --naive-path p2p "${d[@]}"
+    links_run "$model-naive-host" one -- --strategy naive --gpus 2 --naive-path host "${d[@]}"
+    names+=("$model-nccl-nvlink" "$model-nccl-2nodes" "$model-naive-p2p" "$model-naive-host")
+done
+if ((profile)); then
+    p=(--strategy nccl --model resnet18 --dataset fashion-mnist --batch 256 --data-dir "$ROOT/data/fashion-mnist"
+       --epochs 2 --steps "$steps" --out "$out/twonode-nsys.csv")
+    LINKS_PROFILE=$steps links_run resnet18-nccl-nvlink-nsys mpi -- "${p[@]}"
+    LINKS_PROFILE=$steps links_run resnet18-nccl-2nodes-nsys emu NCCL_NET=Socket -- "${p[@]}"
+    names+=(resnet18-nccl-nvlink-nsys resnet18-nccl-2nodes-nsys)
+fi
+if command -v gnuplot >/dev/null; then
+    if "$ROOT/scripts/report.sh" "$csv" >/dev/null; then echo "twonode: figures and REPORT.md in ${csv%.csv}/"
+    else echo "twonode: scripts/report.sh $csv failed (the CSV is complete; run it again where it works)"; fi
+else
+    echo "twonode: no gnuplot here: run scripts/report.sh $csv where it is installed"
+fi
+
+echo
+echo "twonode: $((SECONDS - t0)) s; ms per step of each run's last epoch (profiled runs: the captured steps); see"
+echo "scripts/slowlink.sh for the columns. nodes, gpus_per_node, nccl_transport of the rows:"
+awk -f "$ROOT/plots/csv.awk" "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    !seen[$c["run_id"]]++ { printf "  %-8s %-8s %s node(s) x %s: %s\n", $c["model"], $c["strategy"], $c["nodes"],
+                            $c["gpus_per_node"], $c["nccl_transport"] == "" ? "-" : $c["nccl_transport"] }'
+links_table "${names[@]}"
