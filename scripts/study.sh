@@ -8,12 +8,12 @@
 # Resumable: rerun the same command after an interruption; training runs are skipped where complete (--resume),
 # the benchmark where its CSV is complete (it is written aside and moved in place when it ends well).
 # Every sweep point is a separate run of 3 epochs (warmup + 2 steady), one seed, lr 0.1 per GPU (weak scaling).
-# Per model, 32 runs: single at 3 batches and at the pipeline's batch; naive and nccl on 2 GPUs at 2 batches per
-# GPU, x 2 maths x 2 gradient dtypes; the pipeline on 2 GPUs, 1F1B, M = 1, 2, 4, 8; each in tf32 and bf16.
-# Trimmed from issue 5's study (results/study-h200x2-2026-11-22/: 78 runs in 274 s on 2 H200s) to fit about
-# 8 minutes there with both maths: no learning-rate sweep (accuracy is compared at one learning rate), 2
-# data-parallel batches instead of 3 and no 1-GPU naive/nccl runs (single is their 1-GPU point), no GPipe (1F1B,
-# the faster there), no 4-GPU runs. Not yet timed with the math axis: the elapsed time it prints is the measure.
+# Per model, 16 runs: single at the data-parallel batch and at the pipeline's; naive and nccl on 2 GPUs at one
+# batch per GPU (ResNet-18 256, LeNet 64) x 2 maths x 2 gradient dtypes; the pipeline on 2 GPUs, 1F1B, M = 2, 4
+# (the fastest in issue 5's study); each in tf32 and bf16. Trimmed from issue 5's study
+# (results/study-h200x2-2026-11-22/: 78 runs in 274 s on 2 H200s) to fit about 5 minutes there with both maths
+# and both gradient dtypes: no batch or learning-rate sweep (issue 5's study has them in tf32), no 1-GPU
+# naive/nccl runs (single is their 1-GPU point), no GPipe and no M = 1 or 8, no 4-GPU runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-results/study-$(date -u +%Y-%m-%d)}
@@ -33,16 +33,16 @@ run() {   # a failed configuration is a row of its own: the study goes on
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"
 for model in resnet18 lenet; do
     # bs: single's batches; dps: the data-parallel ones per GPU; pb: the pipeline's global batch
-    if [ $model = resnet18 ]; then d=(--model resnet18 --dataset fashion-mnist); bs=128,256,512; dps=128,256; pb=1024
-    else d=(--model lenet --dataset mnist); bs=32,64,128; dps=32,64; pb=256; fi
+    if [ $model = resnet18 ]; then d=(--model resnet18 --dataset fashion-mnist); bs=256; dps=256; pb=512
+    else d=(--model lenet --dataset mnist); bs=64; dps=64; pb=128; fi
     d+=(--epochs 3)
     run --strategy single "${d[@]}" --batch "$bs" --lr 0.1 --math "$maths"
     [ -n "$multi" ] || continue
     for s in naive nccl; do
         run --strategy $s --gpus "$multi" "${d[@]}" --batch "$dps" --lr 0.1 --math "$maths" --grad-dtype fp32,bf16
     done
-    run --strategy single "${d[@]}" --batch "$pb" --lr 0.1 --math "$maths"       # the pipeline's T1
-    run --strategy pipeline --gpus "$multi" --scale strong "${d[@]}" --batch "$pb" --lr 0.1 --micro-batches 1,2,4,8 \
+    run --strategy single "${d[@]}" --batch "$pb" --lr 0.1 --math "$maths"       # the pipeline's T1 (strong scaling)
+    run --strategy pipeline --gpus "$multi" --scale strong "${d[@]}" --batch "$pb" --lr 0.1 --micro-batches 2,4 \
         --schedule 1f1b --math "$maths"
 done
 if [ -n "$multi" ] && [ ! -s "$bench" ]; then
