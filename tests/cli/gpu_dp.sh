@@ -65,7 +65,8 @@ grep -q "Wrong values : 0 OK" "$tmp/bench.log"; check "bench footer says 0 wrong
 lines=$(wc -l <"$ar" 2>/dev/null || echo 0)
 # 17 powers of two (4 KB..256 MB) plus the reference's two odd sizes, for float, bfloat16 and bfloat16 +cast
 check "bench CSV has $lines lines, want 1 + 2 strategies x 3 types x 19 sizes" $([ "$lines" -eq 115 ]; echo $?)
-kinds=$(awk -F, 'NR > 1 { k = $6 ($3 ~ /\+cast$/ ? "+cast" : ""); n[$1 " " k]++
+# libcsv quotes the string cells ("nccl", "Ring+cast"): drop the quotes before matching them.
+kinds=$(awk -F, 'NR > 1 { gsub(/"/, ""); k = $6 ($3 ~ /\+cast$/ ? "+cast" : ""); n[$1 " " k]++
                           if ($4 != $5 * ($6 == "bfloat16" ? 2 : 4) || $11 != 0) bad++ }
                  END { for (x in n) if (n[x] == 19) ok++; print ok + 0, bad + 0 }' "$ar" 2>/dev/null || echo "0 0")
 set -- $kinds

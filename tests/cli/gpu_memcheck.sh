@@ -9,6 +9,10 @@
 #   calls itself and handles them (cudaFuncGetAttributes on kernels not built for this GPU, error 209; enabling
 #   peer access it already has, 704): a report whose first frame past libcuda is in libnccl is counted and shown,
 #   not failed. Every other report fails, ours included (our API calls are checked anyway, see engine/check.h).
+# - racecheck over test_layers also instruments cuDNN's and cuBLAS's kernels. A shared-memory race report names
+#   two instructions of one kernel; where that kernel is not ours it is the library's own, whatever its inputs:
+#   counted and shown, not failed (seen on 2 H200s, 2026-11-23: 2 reports in cuDNN 9.14's Hopper bf16 dgrad kernel
+#   sm90_xmma_dgrad_implicit_gemm_indexed_bf16..._strided, with test_layers' results all correct).
 # - racecheck instruments this project's kernels (the __global__ functions under engine/ and strategies/, read
 #   from the sources) in runs with --math fp32, plus a full run over test_layers, which drives every cuDNN/cuBLAS
 #   layer at small shapes. Measured with compute-sanitizer 2025.3.1 on H100/H200 (2026-11-22): instrumenting every
@@ -28,13 +32,22 @@ logs=${SANITIZE_KEEP:-$tmp}; mkdir -p "$logs"
 # One report block: "========= Program hit ..." or "========= Invalid ..." up to the next blank "=========" line.
 # Prints "<ours> <nccl>": reports outside NCCL's own API calls, and those inside them.
 classify() {
-    awk '
+    awk -v mine=" $kernels " '
         /^========= [A-Z]/ && !/ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|COMPUTE-SANITIZER|Target application|process didn.t/ {
             if (open) n[kind]++
-            open = 1; kind = ($0 ~ /^========= Program hit/) ? "api" : "ours"; frame = 0; next }
+            open = 1; kind = ($0 ~ /^========= Program hit/) ? "api" : "ours"; frame = 0
+            # A shared-memory race is between two instructions of one kernel: outside our kernels it is the
+            # library kernel'"'"'s own, whatever inputs it is given.
+            if ($0 ~ /Race reported between/) {
+                t = $0; sub(/.*Race reported between [A-Za-z]+ access at /, "", t); sub(/\+0x.*/, "", t)
+                lib = 1; nm = split(mine, M, " ")
+                for (j = 1; j <= nm; j++) if (index(t, M[j] "<") || index(t, M[j] "(") || t == M[j]) lib = 0
+                if (lib) kind = "lib"
+            }
+            next }
         open && /Host Frame:/ && !/libcuda\.so/ && frame == 0 {
             frame = 1; if (kind == "api" && $0 ~ /libnccl\.so/) kind = "nccl"; else if (kind == "api") kind = "ours" }
-        END { if (open) n[kind]++; printf "%d %d\n", n["ours"] + n["api"], n["nccl"] }' "$1"
+        END { if (open) n[kind]++; printf "%d %d %d\n", n["ours"] + n["api"], n["nccl"], n["lib"] }' "$1"
 }
 
 # check TOOL NAME sanitizer-and-program-args...
@@ -42,20 +55,23 @@ check() {
     local tool=$1 name=$2; shift 2
     local log=$logs/$tool-$name.log
     "$cs" --tool "$tool" --print-limit 100000 "$@" >"$log" 2>&1
-    local rc=$? ours nccl
-    read -r ours nccl < <(classify "$log")
+    local rc=$? ours nccl lib
+    read -r ours nccl lib < <(classify "$log")
     local summary; summary=$(grep -h -E "(ERROR|RACECHECK) SUMMARY" "$log" | head -1)
     if [ $rc -eq 0 ] && [ "$ours" -eq 0 ] && [ -n "$summary" ]; then
         pass=$((pass + 1))
-        echo "ok   $tool $name: ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")"
+        echo "ok   $tool $name: ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")$(
+            [ "$lib" -gt 0 ] && echo " ($lib shared-memory race report(s) inside cuDNN/cuBLAS kernels, not ours)")"
     else
-        fail=$((fail + 1)); echo "FAIL $tool $name: exit $rc, $ours report(s) not inside NCCL"
+        fail=$((fail + 1)); echo "FAIL $tool $name: exit $rc, $ours report(s) not inside NCCL or a library kernel"
         grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"
     fi
 }
 
 ours=()
-for k in $(grep -rhoE '__global__ (static )?void [A-Za-z_0-9]+' "$root/engine" "$root/strategies" | awk '{print $NF}' | sort -u); do
+kernels=$(grep -rhoE '__global__ (static )?void [A-Za-z_0-9]+' "$root/engine" "$root/strategies" | awk '{print $NF}' | sort -u)
+kernels=$(echo $kernels)   # one line, space-separated: classify matches reports against it
+for k in $kernels; do
     ours+=(--kernel-name "kns=$k")
 done
 [ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }

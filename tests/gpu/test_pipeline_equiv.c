@@ -18,12 +18,13 @@ typedef struct {
 
 static const tol_t tol_fp32 = {1e-5, 1e-3, 1e-5, 2e-3};
 /* bf16: every weight-gradient element a bf16 convolution or dense layer produces is rounded to bf16 (relative
- * <= 2^-8) before it is summed in fp32. M micro-batches round M partial gradients where single rounds one sum, and
- * activations crossing stages are the same bf16 values either way, so a step's update differs by at most about
- * 2^-8 relative per element (M = 1 by none: the same kernels on the same shapes). Over K = 5 steps the parameters
- * drift apart through the changed activations too; the update tolerance allows 4 x 2^-8, the parameters (whose
- * norm is dominated by their initial values) 2^-8. Measured on an H200 pair: printed per case below. */
-static const tol_t tol_bf16 = {0.00390625, 0.015625, 0.00390625, 1e-2};
+ * <= 2^-8 of the value rounded) before it is summed in fp32. M micro-batches round M partial gradients where
+ * single rounds one sum: the error is 2^-8 of the partials, which exceed their sum wherever they cancel, so relative
+ * to the update it is a few 2^-8 (M = 1 has none: the same kernels on the same shapes). Measured on 2 H200s
+ * (2026-11-23), LeNet, K = 5 steps: update 0.0247 (M = 2) and 0.0228 (M = 4), parameters under 2^-8. The update
+ * tolerance, 16 x 2^-8 = 0.0625, still rejects what the test is for: a micro-batch dropped or counted twice moves
+ * the update by about 1/M, 25 % or more here. */
+static const tol_t tol_bf16 = {0.00390625, 0.0625, 0.00390625, 1e-2};
 
 typedef struct {
     int gpus, micro, f1b, naive_path;
