@@ -20,3 +20,6 @@ static inline uint16_t bf16_ref_rne(float f) {
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
+
+/* What a bf16 buffer holds after f is stored in it, as a float. */
+static inline float bf16_ref_round(float f) { return bf16_ref_widen(bf16_ref_rne(f)); }

@@ -1,11 +1,10 @@
 /* gpu_test.h — what every GPU test shares: skip (exit 77, which ctest reports as skipped) with a message where
- * fewer CUDA devices are present than the test needs, the relative-error measure, and bf16 on the host. */
+ * fewer CUDA devices are present than the test needs, and the relative-error measure of the comparisons. */
 #pragma once
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include "test.h"
 
 static inline void gpu_test_require(int n_gpus) {
@@ -29,19 +28,3 @@ static inline double rel_err_f(const float *a, const double *b, size_t n) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-/* bf16 on the host, for references: the bits of f rounded to nearest even (as __float2bfloat16_rn; NaN stays a
- * quiet NaN), and a bf16's value. */
-static inline unsigned short bf16_bits(float f) {
-    unsigned u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (unsigned short)(u >> 16);
-}
-static inline float bf16_value(unsigned short b) {
-    unsigned u = (unsigned)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static inline float bf16_round(float f) { return bf16_value(bf16_bits(f)); }

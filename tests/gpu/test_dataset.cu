@@ -4,6 +4,7 @@
 #include "engine/dataset.h"
 #include "engine/rng.h"
 #include "gpu_test.h"
+#include "bf16_ref.h"
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,7 +34,7 @@ static long compare_batch(const idx_split_t *s, const int *rows, int n, const fl
         const uint8_t *src = s->images + (size_t)rows[i] * pix;
         for (int k = 0; k < pix; k++) {
             float want = (float)src[k] / 255.0f;
-            bad += !same_float(x[(size_t)i * pix + k], bf16 ? bf16_round(want) : want);
+            bad += !same_float(x[(size_t)i * pix + k], bf16 ? bf16_ref_round(want) : want);
         }
         bad += y[i] != s->labels[rows[i]];
     }
@@ -52,7 +53,7 @@ static void check_train_gather(const dataset_t *ds, const idx_split_t *s, const 
     CHECK_CUDA(cudaMemcpyAsync(y, y_dev, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, st));
     CHECK_CUDA(cudaStreamSynchronize(st));
     if (t == DTYPE_BF16)   /* widen in place, from the end: bf16 element k sits in the first half of the buffer */
-        for (size_t k = count; k-- > 0;) x[k] = bf16_value(((const unsigned short *)x)[k]);
+        for (size_t k = count; k-- > 0;) x[k] = bf16_ref_widen(((const unsigned short *)x)[k]);
     long bad = compare_batch(s, perm + first, n, x, y, t == DTYPE_BF16);
     EXPECT(bad == 0, "%s (%s): %ld values differ from the host (first %d, n %d, offset %d)", what, dtype_name(t), bad,
            first, n, offset);

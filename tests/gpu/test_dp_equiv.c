@@ -1,7 +1,9 @@
 /* test_dp_equiv.c — data parallelism changes where the arithmetic runs, not what it computes: after k = 5 steps,
  * LeNet trained by naive and nccl on N GPUs with global batch B has the parameters of 1-GPU `single` training with
  * batch B (relative error <= 1e-5, strict fp32), on 1, 2 and min(4, present) GPUs, with every reduction variant.
- * The rows' measurements are checked for sanity on the way. */
+ * The rows' measurements are checked for sanity on the way. Then bf16 mixed precision: naive and nccl on 2 GPUs
+ * against single in bf16, with fp32 and with bf16 gradients on the wire, within dp_common.h's bf16 tolerances,
+ * replicas bit-identical. */
 #include "dp_common.h"
 
 #define B 96            /* divisible by 1, 2, 3 and 4 */
@@ -21,6 +23,58 @@ static const variant_t variants[] = {
     {"nccl", "nccl 64 KiB overlap", 0, (size_t)64 << 10, 1},       /* LeNet in 4 buckets */
     {"nccl", "nccl 64 KiB no overlap", 0, (size_t)64 << 10, 0},
 };
+
+/* --math bf16 on 2 GPUs against single in bf16 at the same global batch: each shard's bf16 weight gradients are
+ * rounded before they are summed (and once more on a bf16 wire), where single rounds the whole batch's once. */
+static void test_bf16(run_cfg_t *cfg) {
+    cfg->math = MATH_BF16;
+    cfg->n_gpus = 1;
+    cfg->grad_dtype = DTYPE_FP32;
+    epoch_stats_t s;
+    float *p0, *ref;
+    double single_acc;
+    size_t n = dp_test_single(cfg, K, &p0, &ref, &s, &single_acc);
+    double single_loss = s.train_loss;
+    float *dref = malloc(n * sizeof(float)), *d = malloc(n * sizeof(float));
+    for (size_t k = 0; k < n; k++) dref[k] = ref[k] - p0[k];
+    const dp_tol_t *tol = &dp_tol_bf16;
+    static const char *const strategies[2] = {"naive", "nccl"};
+    for (int v = 0; v < 2; v++)
+        for (int w = DTYPE_FP32; w <= DTYPE_BF16; w++) {
+            const strategy_t *st = strategy_find(strategies[v]);
+            cfg->n_gpus = 2;
+            cfg->naive_path = NAIVE_PATH_AUTO;
+            cfg->bucket_bytes = (size_t)25 << 20;
+            cfg->overlap = 1;
+            cfg->grad_dtype = (dtype_t)w;
+            memset(&s, 0, sizeof s);
+            void *state = dp_test_train(st, cfg, K, &s);
+            double acc = st->evaluate(state);
+            float *p = dp_test_params(&((dp_t *)state)->reps[0]);
+            double rel = dp_test_rel(p, ref, n);
+            for (size_t k = 0; k < n; k++) d[k] = p[k] - p0[k];
+            double rel_update = dp_test_rel(d, dref, n);
+            char label[64];
+            snprintf(label, sizeof label, "[bf16] %s, %s gradients, 2 GPUs", strategies[v], dtype_name((dtype_t)w));
+            printf("%-36s params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), acc %.4f (single %.4f)\n",
+                   label, rel, rel_update, s.train_loss, single_loss, acc, single_acc);
+            EXPECT(rel <= tol->params, "%s: parameters differ from single: rel err %.3g", label, rel);
+            EXPECT(rel_update <= tol->update, "%s: update differs from single: rel err %.3g", label, rel_update);
+            EXPECT(fabs(s.train_loss - single_loss) <= tol->loss * single_loss, "%s: loss %.7f, single %.7f", label,
+                   s.train_loss, single_loss);
+            EXPECT(fabs(acc - single_acc) <= tol->acc, "%s: test accuracy %.4f, single %.4f", label, acc, single_acc);
+            EXPECT(s.steps == K && s.replicas_identical == 1, "%s: steps %d, replicas_identical %d", label, s.steps,
+                   s.replicas_identical);
+            EXPECT(s.bytes_per_step == (double)n * dtype_size((dtype_t)w), "%s: bytes %.0f, want %zu per gradient",
+                   label, s.bytes_per_step, dtype_size((dtype_t)w));
+            free(p);
+            st->teardown(state);
+        }
+    free(p0);
+    free(ref);
+    free(dref);
+    free(d);
+}
 
 int main(void) {
     gpu_test_require(2);
@@ -101,6 +155,7 @@ int main(void) {
     free(ref);
     free(dref);
     free(d);
+    test_bf16(&cfg);
     idx_free(&data);
     return test_summary();
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "gpu_test.h"
+#include "bf16_ref.h"
 #include "engine/layer.h"
 #include "engine/gpu.h"
 #include "engine/check.h"
@@ -24,7 +25,6 @@
  * the reduction length, which the strict-fp32 cases above bound by TOL at these same reduction lengths (the
  * largest: 9 x 32 = 288 products for y and dx, 8*8*8 = 512 for dw). A layer that accumulated in bf16 instead
  * would err by about sqrt(K) * 2^-9, which the negative control checks the tolerance rejects. */
-#define BF16_U 0.00390625  /* 2^-8 */
 #define TOL_BF16(stages) ((stages) * BF16_U + TOL)
 
 static shape_t shp(int n, int h, int w, int c) { shape_t s = {n, h, w, c}; return s; }
@@ -54,7 +54,7 @@ static void upload(void *d, const float *h, size_t n, dtype_t t) {
     if (!n) return;
     if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
     unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
-    for (size_t i = 0; i < n; i++) b[i] = bf16_bits(h[i]);
+    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
     CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
     free(b);
 }
@@ -62,7 +62,7 @@ static void download(float *h, const void *d, size_t n, dtype_t t) {
     if (!n) return;
     CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
     if (t == DTYPE_BF16)   /* widen in place from the end: element i's bits sit in the buffer's first half */
-        for (size_t i = n; i-- > 0;) h[i] = bf16_value(((const unsigned short *)h)[i]);
+        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
 }
 /* All-ones bytes are a NaN in fp32 and in bf16: any element a layer forgets to write fails the comparison. */
 static void poison(void *d, size_t n, dtype_t t) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
@@ -71,7 +71,7 @@ static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
 }
 /* What a bf16 buffer will hold: the reference is computed from exactly these values. */
 static void round_to(float *h, size_t n, dtype_t t) {
-    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_round(h[i]);
+    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_ref_round(h[i]);
 }
 
 /* Relative L2 error of got against ref (absolute when ref is all zero), one line, and on failure where it starts.
@@ -595,9 +595,9 @@ static void test_bf16_tolerance_rejects_bf16_accumulation(rng_t *rng) {
         double exact = 0.0;
         float acc16 = 0.0f;
         for (int k = 0; k < K; k++) {
-            float a = bf16_round((float)(2.0 * rng_uniform(rng) - 1.0)), b = bf16_round((float)(rng_uniform(rng) - 0.5));
+            float a = bf16_ref_round((float)(2.0 * rng_uniform(rng) - 1.0)), b = bf16_ref_round((float)(rng_uniform(rng) - 0.5));
             exact += (double)a * b;
-            acc16 = bf16_round(acc16 + a * b);   /* a*b is exact in fp32: 8 x 8 significant bits */
+            acc16 = bf16_ref_round(acc16 + a * b);   /* a*b is exact in fp32: 8 x 8 significant bits */
         }
         num += (acc16 - exact) * (acc16 - exact);
         den += exact * exact;

@@ -4,27 +4,13 @@
  * global batch (relative error <= 1e-5, strict fp32): accumulated micro-batch gradients are the batch gradient.
  * Steps replay from CUDA graphs as in the command (--cuda-graph on); also eager steps, a hand split, copies staged
  * through host memory, one stage, and the row's pipeline columns. Then the same in bf16 mixed precision against
- * single in bf16 (2 stages, M = 1, 2, 4, both schedules), with the bf16 tolerances derived at tol_bf16. */
+ * single in bf16 (2 stages, M = 1, 2, 4, both schedules), with the bf16 tolerances of dp_common.h. */
 #include "dp_common.h"
 #include "../../strategies/pipe_schedule.h"
 
 #define B 96            /* divisible by 1, 2, 3 and 4, and by the micro-batch counts */
 #define K 5
 
-/* Tolerances of one math: parameters and the update after K steps (relative L2), loss (relative), accuracy. */
-typedef struct {
-    double params, update, loss, acc;
-} tol_t;
-
-static const tol_t tol_fp32 = {1e-5, 1e-3, 1e-5, 2e-3};
-/* bf16: every weight-gradient element a bf16 convolution or dense layer produces is rounded to bf16 (relative
- * <= 2^-8 of the value rounded) before it is summed in fp32. M micro-batches round M partial gradients where
- * single rounds one sum: the error is 2^-8 of the partials, which exceed their sum wherever they cancel, so relative
- * to the update it is a few 2^-8 (M = 1 has none: the same kernels on the same shapes). Measured on 2 H200s
- * (2026-11-23), LeNet, K = 5 steps: update 0.0247 (M = 2) and 0.0228 (M = 4), parameters under 2^-8. The update
- * tolerance, 16 x 2^-8 = 0.0625, still rejects what the test is for: a micro-batch dropped or counted twice moves
- * the update by about 1/M, 25 % or more here. */
-static const tol_t tol_bf16 = {0.00390625, 0.0625, 0.00390625, 1e-2};
 
 typedef struct {
     int gpus, micro, f1b, naive_path;
@@ -40,7 +26,7 @@ static int count_fields(const char *s) {
 }
 
 static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const float *p0, const float *dref,
-                     size_t n_params, double single_loss, double single_acc, const tol_t *tol) {
+                     size_t n_params, double single_loss, double single_acc, const dp_tol_t *tol) {
     const strategy_t *st = strategy_find("pipeline");
     cfg.n_gpus = c->gpus;
     cfg.micro_batches = c->micro;
@@ -114,7 +100,7 @@ int main(void) {
     };
     for (int bf = 0; bf <= 1; bf++) {
         cfg.math = bf ? MATH_BF16 : MATH_FP32;
-        const tol_t *tol = bf ? &tol_bf16 : &tol_fp32;
+        const dp_tol_t *tol = bf ? &dp_tol_bf16 : &dp_tol_fp32;
         /* The reference: one GPU, batch B; its state is the replica (strategies/single.c). */
         const strategy_t *single = strategy_find("single");
         epoch_stats_t s;
