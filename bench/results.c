@@ -357,7 +357,7 @@ static int column_index(const char *name) {
 typedef struct {
     int nf;                                 /* fields in the current record */
     int want[SCAN_MAXF];                    /* column -> 1 if kept */
-    char cell[SCAN_MAXF][64];
+    char cell[SCAN_MAXF][RESULTS_CELL_MAX];
     int header_done, header_bad, header_col;
     char header_got[64];
     results_scan_t *s;

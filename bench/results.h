@@ -87,8 +87,11 @@ int results_format(const results_row_t *row, char *buf, size_t len);
  * reduction leave grad_dtype empty, data-parallel rows the pipeline columns, and a setup-failure row has no
  * steps. */
 #define RESULTS_KEY_FIELDS 17
+/* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
+ * configurations never compare equal on a cut-off prefix. */
+#define RESULTS_CELL_MAX 256
 typedef struct {
-    char cell[RESULTS_KEY_FIELDS][64];
+    char cell[RESULTS_KEY_FIELDS][RESULTS_CELL_MAX];
 } results_key_t;
 
 /* Column names of the key, in results_key_t order. */

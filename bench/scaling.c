@@ -421,6 +421,7 @@ static int default_main(void) {
     if (default_study_begin(&ds, err, sizeof err)) return fail(err);
     results_env_t env;
     env_collect(&env, 0);
+    dist_nccl_transport(NULL, env.nccl_transport, sizeof env.nccl_transport);   /* as scaling_main records it */
     print_env(&env);
     study_t sd = {.ans = &ds.ans};
     progress_init(&sd.prog, ds.runs, ds.epochs);

@@ -41,6 +41,7 @@ function fit_file(file, tag,    line, f, i, s, n, S, t, a, b, k, nf, wrong, algo
             nfit++; fits[nfit] = s
             FITFOR[strat, algo, type] = s
             if (!((strat, type) in FITDEF)) FITDEF[strat, type] = s
+            if (algo ~ /\+cast$/ && !((strat, type) in FITCAST)) FITCAST[strat, type] = s
         }
         k = ++FIT_n[s]
         FIT_x1[s, k] = 2 * (n - 1)
@@ -80,9 +81,13 @@ function fit_of(s, algo, type) {
 
 # The fit for rows whose gradients travel as gd (the CSV's grad_dtype: "bf16", or "fp32"/"" for float): that
 # type's, else, for bf16 rows and a benchmark older than bf16 gradients, the float fit at the rows' bf16 payload,
-# with FIT_LENT = 1 so the report can say so.
+# with FIT_LENT = 1 so the report can say so. bf16 rows pay the cast from fp32 in their communication time, so their
+# fit is the benchmark's "+cast" table where it has one (the row's algorithm's, else the strategy's first), then the
+# bare bfloat16 one.
 function fit_of_grads(s, algo, gd,    k) {
     FIT_LENT = 0
+    if (gd == "bf16" && (s, algo "+cast", "bfloat16") in FITFOR) return FITFOR[s, algo "+cast", "bfloat16"]
+    if (gd == "bf16" && (s, "bfloat16") in FITCAST) return FITCAST[s, "bfloat16"]
     k = fit_of(s, algo, gd == "bf16" ? "bfloat16" : "float")
     if (k != "" || gd != "bf16") return k
     k = fit_of(s, algo, "float")

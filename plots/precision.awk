@@ -40,7 +40,7 @@ function precision_table(g,    nm, ref, i, j, run, k, m, nrw, t, t1, grads, line
         run = runs[i]
         if (R_g[run] != g) continue
         k = (R_pipe[run] ? "2" : R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] \
-            SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_M[run]) SUBSEP math_rank(R_gd[run])
+            SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_M[run]) SUBSEP math_rank(R_gd[run]) SUBSEP R_link[run]
         if (!(k in PR)) { PR[k] = run; prow[++nrw] = k }
         m = R_m[run]
         if (tmed[run] != "" && (!((k, m) in PBEST) || tmed[run] + 0 < tmed[PBEST[k, m]] + 0)) PBEST[k, m] = run
@@ -65,7 +65,8 @@ function precision_table(g,    nm, ref, i, j, run, k, m, nrw, t, t1, grads, line
 
     for (i = 1; i <= nrw; i++) {
         k = prow[i]; run = PR[k]
-        line = "| " R_s[run] (R_pipe[run] ? " " R_sched[run] ", M=" R_M[run] : "") " | " R_n[run] " | " batch_word(run)
+        line = "| " R_s[run] (R_pipe[run] ? " " R_sched[run] ", M=" R_M[run] : "") " | " R_n[run] \
+               (R_link[run] == "" ? "" : " (" R_link[run] ")") " | " batch_word(run)
         if (grads) line = line " | " (R_gd[run] == "" ? "—" : R_gd[run])
         for (j = 1; j <= nm; j++) line = line " | " f3((k, PM[j]) in PBEST ? tmed[PBEST[k, PM[j]]] : "")
         for (j = 1; j <= nm; j++) {

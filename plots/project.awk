@@ -103,7 +103,8 @@ function inter_path(    k, err) {
     inter = ALPHA_E != "" && BETA_E != ""
 }
 
-# single's best run per (group, batch, math): the T1 of every line (lib.awk's T1 does not separate maths).
+# single's best run per (group, batch, math): the T1 of every line, as lib.awk's T1, kept as the run for its step
+# and step count.
 function single_refs(    i, run, k) {
     for (i = 1; i <= nr; i++) {
         run = runs[i]
@@ -195,7 +196,7 @@ function gather(g,    i, run, K, k) {
             k = K SUBSEP nkey(R_n[run]) SUBSEP nkey(P_nodes[run]) SUBSEP P_tr[run]
             if (!(k in MEAS) || tmed[run] + 0 < tmed[MEAS[k]] + 0) MEAS[k] = run
             if (!(k in MK)) { MK[k] = K; nm++; mk[nm] = k }
-            if (P_nodes[run] > 1) continue
+            if (!on_host_link(run)) continue
             if (LALG[K] == "") LALG[K] = R_algo[run]
             if (xmed[run] != "" && qmed[run] + 0 > 0) { LX[K] += xmed[run]; LQ[K] += qmed[run]; LNR[K]++ }
         } else if (R_pipe[run] && P_ns[run] > 0) {
@@ -309,6 +310,10 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
             > (dir "/manifest")
 }
 
+# A run on this host's own links (one node, NCCL's default transports): what the intra-node fit describes. A run
+# over another link (emulated nodes, NCCL's socket transport forced on one node) is no point of its curves.
+function on_host_link(run) { return P_nodes[run] <= 1 && (P_tr[run] == "" || P_tr[run] == "default") }
+
 # The measured speedup and efficiency of line K (T1: single's epoch, run r1) on this host: 1 GPU, then its best run
 # per GPU count (nccl, dp = 1) or per stage count at M micro-batches (pipeline).
 function measured_points(K, r1, dp, M,    i, k, run) {
@@ -316,7 +321,7 @@ function measured_points(K, r1, dp, M,    i, k, run) {
     point(mdat, 1, 1, 100)
     for (i = 1; i <= nm; i++) {
         k = mk[i]; run = MEAS[k]
-        if (MK[k] != K || P_nodes[run] > 1 || (!dp && R_M[run] + 0 != M)) continue
+        if (MK[k] != K || !on_host_link(run) || (!dp && R_M[run] + 0 != M)) continue
         point(mdat, R_n[run], tmed[r1] / tmed[run], 100 * tmed[r1] / (R_n[run] * tmed[run]))
     }
 }
@@ -363,6 +368,7 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         }
         if (!(K in LKI)) continue
         N = P_nodes[run]
+        if (N <= 1 && !on_host_link(run)) continue     # one node over a forced transport: no path the model has
         expo = ar_row_ms(R_algo[run], N, R_n[run] / N, ymed[run] != "" ? ymed[run] : LS[K], LKI[K])
         if (expo != "") expo *= LPHI[K]
         r1 = REF[g, LB[K], LM[K]]

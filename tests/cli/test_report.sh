@@ -23,6 +23,9 @@
 #     accuracy 90.7 % and 90.4 %
 #   with study_allreduce.csv instead (float only: nccl 8 us + 150 GB/s) the bf16 rows borrow the float fit at their
 #     bytes, marked ‡: 2*8 us + 22351744 B / 150 GB/s = 165.012 us; fp32 rows 16 + 298.023 = 314.023 us
+#   with a "Ring+cast" bfloat16 table added (nccl 20 us + 200 GB/s, the cast from fp32 that bf16 rows pay), the bf16
+#     rows take it: t = 2*20 us + 22351744 B / 200 GB/s = 151.759 us; model 117 x (3.418803 + 0.151759) ms = 0.418 s,
+#     model speedup 0.80/0.417756 = 1.91
 set -u
 root=$2
 fixture=$root/tests/fixtures/study.csv
@@ -124,6 +127,16 @@ grep -q '‡' "$mm" && bad "a ‡ with a benchmark that has bfloat16 rows" || ok
 hasre "$tmp/m2/REPORT.md" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| [0-9.]+ \| 1\.86 \| [0-9.]+ \| 93\.0 % \| 0\.112 / 0\.165 ‡ \|'
 hasre "$tmp/m2/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| [0-9.]+ \| 1\.89 \| [0-9.]+ \| 94\.3 % \| 0\.183 / 0\.314 \|'
 has "$tmp/m2/REPORT.md" "‡ the benchmark has no bfloat16 rows"
+# a benchmark with the cast-inclusive table: bf16 rows are modelled with it, fp32 rows as before
+cp "$root/tests/fixtures/study_math_allreduce.csv" "$tmp/m/cast_allreduce.csv"
+for S in 4096 65536 1048576 16777216 268435456; do
+    awk -v S=$S 'BEGIN { printf "nccl,2,Ring+cast,%d,%d,bfloat16,sum,%.6f,0,0,0,", S, S / 2, 40 + S / 200e3 }'
+    echo "NVIDIA H200,580.82.07,13.0,2.27.7,h200-node-3,1a2b3c4,2026-01-05T08:50:00Z"
+done >>"$tmp/m/cast_allreduce.csv"
+"$report" "$tmp/m/study_math.csv" --allreduce "$tmp/m/cast_allreduce.csv" --out "$tmp/m3" >/dev/null 2>&1
+hasre "$tmp/m3/REPORT.md" '^\| nccl \(Ring\+cast, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 20\.00 \| 200\.0 \| 5 \| 2 \|'
+hasre "$tmp/m3/REPORT.md" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| 0\.418 \| 1\.86 \| 1\.91 \| 93\.0 % \| 0\.112 / 0\.152 \|'
+hasre "$tmp/m3/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| 0\.765 \| 1\.89 \| 1\.95 \| 94\.3 % \| 0\.183 / 0\.169 \|'
 
 # ---- --allreduce FILE and --out DIR; a benchmark without the needed columns omits the model with a reason
 printf 'size,time\n4096,10\n' >"$tmp/odd.csv"

@@ -241,12 +241,38 @@ static void test_precision(void) {
            "older header refused for appending: %s", err);
 }
 
+/* Two transports that agree on their first 63 characters are two configurations: the key keeps whole cells. */
+static void test_long_transport(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/long.csv", tmp_root);
+    static const char *const t1 = "NCCL_NET=Socket;NCCL_IB_DISABLE=1;NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1;"
+                                  "NCCL_HOSTID=node-a|node-b", *const t2 = "NCCL_NET=Socket;NCCL_IB_DISABLE=1;"
+                                  "NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1;NCCL_HOSTID=node-c|node-d";
+    results_row_t rows[3];
+    for (int e = 1; e <= 3; e++) {
+        rows[e - 1] = row_of("L-0-1", "nccl", 2, 0.2, e, "ok");
+        rows[e - 1].nccl_transport = t1;
+    }
+    write_rows(path, rows, 3);
+    results_scan_t s = {0};
+    char err[512];
+    int best = 0;
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 1, "scan: %s", err);
+    results_key_t k = query("nccl", 2, 0.2, 1, 117);
+    set_cell(&k, "nccl_transport", t1);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "the same long transport: complete");
+    set_cell(&k, "nccl_transport", t2);
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "a transport differing after character 63 is another one");
+    results_scan_free(&s);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_resume.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
     test_key();
     test_scan();
     test_precision();
+    test_long_transport();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
