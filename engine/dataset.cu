@@ -2,6 +2,7 @@
  * permutation drawn on the host from (seed, epoch), and gather kernels that build each batch on the GPU. */
 #include "dataset.h"
 #include "check.h"
+#include "launch.h"
 #include "rng.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -11,10 +12,7 @@
 #define DS_THREADS 256
 #define DS_MAX_BLOCKS (1 << 20)   /* grid-stride beyond this; far more than any batch needs */
 
-static unsigned grid_for(size_t n) {
-    size_t b = (n + DS_THREADS - 1) / DS_THREADS;
-    return (unsigned)(b < DS_MAX_BLOCKS ? b : DS_MAX_BLOCKS);
-}
+static unsigned grid_for(size_t n) { return launch_blocks(n, DS_THREADS, DS_MAX_BLOCKS); }
 
 /* byte / 255 in float, a true division: it matches PyTorch's ToTensor and the host reference bit for bit,
  * where multiplying by 1/255 would not. */

@@ -2,6 +2,7 @@
  * Everything a launcher needs hangs off gpu_t, so several GPUs can be driven from one host thread. */
 #include "gpu.h"
 #include "check.h"
+#include "launch.h"
 #include <string.h>
 #include <cuda_bf16.h>
 
@@ -62,12 +63,11 @@ __global__ static void fill_hash_kernel(T *p, size_t n, unsigned seed, float lo,
 // --- launchers
 void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned seed, float lo, float hi) {
     if (!n) return;
-    size_t blocks = (n + 255) / 256;
-    if (blocks > 8192) blocks = 8192;
+    unsigned blocks = launch_blocks(n, 256, 8192);
     if (t == DTYPE_BF16)
-        fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>((__nv_bfloat16 *)p, n, seed, lo, hi);
+        fill_hash_kernel<<<blocks, 256, 0, g->stream>>>((__nv_bfloat16 *)p, n, seed, lo, hi);
     else
-        fill_hash_kernel<<<(unsigned)blocks, 256, 0, g->stream>>>((float *)p, n, seed, lo, hi);
+        fill_hash_kernel<<<blocks, 256, 0, g->stream>>>((float *)p, n, seed, lo, hi);
     CHECK_LAUNCH();
 }
 

@@ -229,7 +229,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         l->y = m->tensors[l->out].val;
         l->dy = m->tensors[l->out].grad;
         l->dtype = m->act_dtype;
-        l->w_lp = lp ? (const char *)m->params_bf16 + (l->param_offset - m->param_first) * dtype_size(DTYPE_BF16) : NULL;
+        size_t at = l->param_offset - m->param_first;
+        l->w_lp = lp ? (const char *)m->params_bf16 + at * dtype_size(DTYPE_BF16) : NULL;
         l->w = m->params + (l->param_offset - m->param_first);
         l->dw = m->grads + (l->param_offset - m->param_first);
         l->state = m->state + (l->state_offset - m->state_first);

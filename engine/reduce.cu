@@ -3,6 +3,7 @@
  * the integer patterns that make all-reduce results exactly checkable, in either type. */
 #include "reduce.h"
 #include "check.h"
+#include "launch.h"
 #include <cuda_bf16.h>
 #include <stdint.h>
 
@@ -10,11 +11,7 @@ typedef struct {
     const void *p[REDUCE_MAX_SRC];
 } src_list_t;
 
-static unsigned grid_for(size_t n, int threads) {
-    size_t blocks = (n + threads - 1) / threads;
-    if (blocks > 4096) blocks = 4096;   /* grid-stride: a few waves on an H100/H200 */
-    return blocks ? (unsigned)blocks : 1u;
-}
+static unsigned grid_for(size_t n, int threads) { return launch_blocks(n, threads, 4096); }
 
 // --- element types: arithmetic is fp32; a bf16 element is widened on load (exact: its bits are fp32's top half)
 // and rounded to nearest even on store. vec16<T> does the same for 16 bytes at once (the vector bodies).

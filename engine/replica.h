@@ -26,8 +26,10 @@ typedef struct replica {
     int *d_step;                /* device step counter read by the segments' gather (reset each epoch) */
     int use_graphs;             /* 1: segments are captured once and replayed; 0: run eagerly every step */
     struct trace *trace;        /* --trace recorder (engine/trace.h), or NULL */
-    const void *update_grads;   /* what the update segment reads: the model's fp32 grads unless a strategy set */
-    dtype_t update_grad_dtype;  /* another buffer (replica_set_update_grads) */
+    /* The gradients the update segment reads: the model's fp32 grads, or the buffer a strategy set with
+     * replica_set_update_grads (a bf16 all-reduce's sum). */
+    const void *update_grads;
+    dtype_t update_grad_dtype;
     graph_seg_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 

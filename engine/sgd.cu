@@ -2,6 +2,7 @@
  * A grid-stride loop over the flat buffer: the update is purely memory-bound (5 floats moved per parameter). */
 #include "sgd.h"
 #include "check.h"
+#include "launch.h"
 #include <cuda_bf16.h>
 
 // --- kernels
@@ -26,11 +27,9 @@ __global__ static void sgd_kernel(float *__restrict__ p, __nv_bfloat16 *__restri
 template <typename G>
 static void sgd_launch(float *p, __nv_bfloat16 *p16, const G *g, float *v, size_t n, float lr, float mu, float wd,
                        cudaStream_t stream) {
+    if (n == 0) return;
     int threads = 256;
-    size_t blocks = (n + threads - 1) / threads;
-    if (blocks > 4096) blocks = 4096;   /* grid-stride: enough blocks to fill an H100/H200 several times */
-    if (blocks == 0) return;
-    unsigned b = (unsigned)blocks;
+    unsigned b = launch_blocks(n, threads, 4096);
     if (mu > 0.0f && p16) sgd_kernel<G, true, true><<<b, threads, 0, stream>>>(p, p16, g, v, n, lr, mu, wd);
     else if (mu > 0.0f) sgd_kernel<G, true, false><<<b, threads, 0, stream>>>(p, p16, g, v, n, lr, mu, wd);
     else if (p16) sgd_kernel<G, false, true><<<b, threads, 0, stream>>>(p, p16, g, v, n, lr, mu, wd);

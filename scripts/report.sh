@@ -81,6 +81,9 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Read and checked before anything is written: a CSV that is not a study's leaves no folder behind.
+awk -f "$PLOTS/csv.awk" "$csv" >"$tmp/rows.tsv"
+head -n 1 "$tmp/rows.tsv" | tr '\t' '\n' | grep -qx run_id || die "$csv: no column run_id: not a scaling results CSV"
 mkdir -p "$out"
 
 # Figures first: plot.sh prints the PNGs it wrote. Without gnuplot the tables still come.
@@ -96,8 +99,6 @@ else
     : >"$tmp/figs"
 fi
 
-awk -f "$PLOTS/csv.awk" "$csv" >"$tmp/rows.tsv"
-head -n 1 "$tmp/rows.tsv" | tr '\t' '\n' | grep -qx run_id || die "$csv: no column run_id: not a scaling results CSV"
 awk -F'\t' -f "$PLOTS/select.awk" "$tmp/rows.tsv" "$tmp/rows.tsv" >"$tmp/selected.tsv" 2>/dev/null
 rows=$(($(wc -l <"$tmp/rows.tsv") - 1))
 runcol=$(head -n 1 "$tmp/rows.tsv" | tr '\t' '\n' | grep -nx run_id | cut -d: -f1)

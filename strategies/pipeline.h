@@ -10,7 +10,6 @@
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
 #define PIPE_GRAPH_MAX_MICRO 64 /* more micro-batches run eagerly: a graph per micro-batch would cost more than it saves */
 
-
 typedef struct {
     gpu_t gpu;                      /* stream: forward, backward, update; comm_stream: incoming activations */
     int first, end;                 /* layers [first, end) */

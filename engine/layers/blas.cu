@@ -12,13 +12,15 @@ void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int 
         return;
     }
     if (ab != DTYPE_BF16) check_fail(__FILE__, __LINE__, "blas_gemm", "fp32 operands with a bf16 result");
+    cudaDataType_t ct = c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C,
-                              c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                              ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 void blas_bias_grad(gpu_t *g, dtype_t t, const void *dy, int k, int m, float beta, float *db) {
     if (t == DTYPE_FP32) {
-        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k, g->ones, 1, &beta, db, 1));
+        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k, g->ones, 1, &beta, db,
+                                 1));
         return;
     }
     /* cuBLAS has no mixed-type GEMV: a GEMM with n = 1 (bf16 operands, fp32 result). */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "cudnn_util.h"
 #include "../convert.h"
+#include "../launch.h"
 #include <cuda_bf16.h>
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
@@ -303,9 +304,9 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     size_t n = shape_numel(l->out_shape);
     int c = l->out_shape.c;
     if (l->dtype == DTYPE_BF16 && c % 8 == 0 && (uintptr_t)l->y % 16 == 0 && (uintptr_t)b % 16 == 0) {
-        size_t n8 = n / 8, blocks = (n8 + 255) / 256;
-        bias_add_bf16x8_kernel<<<(unsigned)(blocks > 4096 ? 4096 : blocks), 256, 0, g->stream>>>(
-            (uint4 *)l->y, (const uint4 *)b, n8, c / 8);
+        size_t n8 = n / 8;
+        bias_add_bf16x8_kernel<<<launch_blocks(n8, 256, 4096), 256, 0, g->stream>>>((uint4 *)l->y, (const uint4 *)b,
+                                                                                    n8, c / 8);
         CHECK_LAUNCH();
     } else {
         CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->b_desc, b, &CU_ONE, p->y_desc, l->y));

@@ -6,11 +6,9 @@
 
 #include <string.h>
 
-static answer_t ans;
-
 /* Adds a run: one warm-up epoch of 9 s (which must never count) then the steady epoch times given; none: a setup row. */
-static void add_run(const char *id, const char *strategy, int gpus, int per_gpu, int micro, const double *steady, int n,
-                    const char *status) {
+static void add_run(answer_t *ans, const char *id, const char *strategy, int gpus, int per_gpu, int micro,
+                    const double *steady, int n, const char *status) {
     results_row_t r = {.strategy = strategy, .gpus = gpus, .per_gpu_batch = per_gpu, .micro_batches = micro};
     r.global_batch = micro > 0 ? per_gpu : per_gpu * gpus;     /* the pipeline: strong scaling, per_gpu = global */
     snprintf(r.run_id, sizeof r.run_id, "%s", id);
@@ -18,10 +16,10 @@ static void add_run(const char *id, const char *strategy, int gpus, int per_gpu,
         r.epoch = 0, r.phase = "setup", r.epoch_s = -1, r.status = status;
     else
         r.epoch = 1, r.phase = "warmup", r.epoch_s = 9, r.status = "ok";
-    EXPECT(answer_add(&ans, &r) == 0, "add");
+    EXPECT(answer_add(ans, &r) == 0, "add");
     for (int i = 0; i < n; i++) {
         r.epoch = i + 2, r.phase = "steady", r.epoch_s = steady[i], r.status = i + 1 == n ? status : "ok";
-        EXPECT(answer_add(&ans, &r) == 0, "add");
+        EXPECT(answer_add(ans, &r) == 0, "add");
     }
 }
 
@@ -34,12 +32,12 @@ static const answer_line_t *line_of(const answer_summary_t *s, const char *strat
 static int near(double a, double b) { return fabs(a - b) < 1e-12; }
 
 /* What answer_print writes for ans (malloc'd). */
-static char *printed(const char *what, const char *report) {
+static char *printed(const answer_t *ans, const char *what, const char *report) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) return strdup("");
-    answer_print(f, &ans, what, report);
+    answer_print(f, ans, what, report);
     fclose(f);
     return text;
 }
@@ -52,12 +50,12 @@ static void test_median(void) {
 }
 
 static void test_two_gpus(void) {
-    memset(&ans, 0, sizeof ans);
-    add_run("s256", "single", 1, 256, -1, (const double[]){1.50, 1.48, 1.52, 1.49}, 4, "ok");   /* median 1.495 */
-    add_run("s1024", "single", 1, 1024, -1, (const double[]){1.25, 1.26, 1.24, 1.25}, 4, "ok"); /* median 1.25 */
-    add_run("n1", "naive", 2, 256, -1, (const double[]){0.79, 0.78, 0.78, 0.80}, 4, "ok");      /* median 0.785 */
-    add_run("c1", "nccl", 2, 256, -1, (const double[]){0.77, 0.78, 0.76}, 3, "ok");             /* median 0.77 */
-    add_run("p1", "pipeline", 2, 1024, 4, (const double[]){0.96, 0.95, 0.97, 0.96}, 4, "ok");   /* median 0.96 */
+    answer_t ans = {0};
+    add_run(&ans, "s256", "single", 1, 256, -1, (const double[]){1.50, 1.48, 1.52, 1.49}, 4, "ok");   /* median 1.495 */
+    add_run(&ans, "s1024", "single", 1, 1024, -1, (const double[]){1.25, 1.26, 1.24, 1.25}, 4, "ok"); /* median 1.25 */
+    add_run(&ans, "n1", "naive", 2, 256, -1, (const double[]){0.79, 0.78, 0.78, 0.80}, 4, "ok");      /* median 0.785 */
+    add_run(&ans, "c1", "nccl", 2, 256, -1, (const double[]){0.77, 0.78, 0.76}, 3, "ok");             /* median 0.77 */
+    add_run(&ans, "p1", "pipeline", 2, 1024, 4, (const double[]){0.96, 0.95, 0.97, 0.96}, 4, "ok");   /* median 0.96 */
     answer_summary_t s;
     answer_summarise(&ans, &s);
     EXPECT(s.gpus == 2 && s.n == 5, "gpus %d, lines %d", s.gpus, s.n);
@@ -73,7 +71,7 @@ static void test_two_gpus(void) {
     EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest: %s",
            s.fastest >= 0 ? s.line[s.fastest].strategy : "none");
 
-    char *text = printed("resnet18 on fashion-mnist", "results/x/REPORT.md");
+    char *text = printed(&ans, "resnet18 on fashion-mnist", "results/x/REPORT.md");
     EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist"), "title:\n%s", text);
     EXPECT(strstr(text, "  naive         2   256/GPU    0.785     1.495    1.90x     95.2 %  ok\n"), "naive line:\n%s", text);
     EXPECT(strstr(text, "  pipeline      2      1024    0.960     1.250    1.30x     65.1 %  ok\n"), "pipeline line:\n%s",
@@ -86,16 +84,16 @@ static void test_two_gpus(void) {
 
 /* 4 GPUs: each strategy at its largest count, the best run there; one that never reached a steady epoch. */
 static void test_four_gpus(void) {
-    memset(&ans, 0, sizeof ans);
-    add_run("s", "single", 1, 256, -1, (const double[]){2.0, 2.0}, 2, "ok");
-    add_run("s1024", "single", 1, 1024, -1, (const double[]){1.6, 1.6}, 2, "ok");
-    add_run("n2", "naive", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
-    add_run("n4", "naive", 4, 256, -1, (const double[]){0.6, 0.6}, 2, "ok");
-    add_run("c2", "nccl", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
-    add_run("c4", "nccl", 4, 256, -1, (const double[]){0.52, 0.54}, 2, "ok");
-    add_run("c4b", "nccl", 4, 256, -1, (const double[]){0.55, 0.55}, 2, "ok");   /* slower repeat: the best counts */
-    add_run("p2", "pipeline", 2, 1024, 4, (const double[]){1.0, 1.0}, 2, "ok");
-    add_run("p4", "pipeline", 4, 1024, 4, NULL, 0, "oom");
+    answer_t ans = {0};
+    add_run(&ans, "s", "single", 1, 256, -1, (const double[]){2.0, 2.0}, 2, "ok");
+    add_run(&ans, "s1024", "single", 1, 1024, -1, (const double[]){1.6, 1.6}, 2, "ok");
+    add_run(&ans, "n2", "naive", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run(&ans, "n4", "naive", 4, 256, -1, (const double[]){0.6, 0.6}, 2, "ok");
+    add_run(&ans, "c2", "nccl", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run(&ans, "c4", "nccl", 4, 256, -1, (const double[]){0.52, 0.54}, 2, "ok");
+    add_run(&ans, "c4b", "nccl", 4, 256, -1, (const double[]){0.55, 0.55}, 2, "ok");   /* slower repeat: the best counts */
+    add_run(&ans, "p2", "pipeline", 2, 1024, 4, (const double[]){1.0, 1.0}, 2, "ok");
+    add_run(&ans, "p4", "pipeline", 4, 1024, 4, NULL, 0, "oom");
     answer_summary_t s;
     answer_summarise(&ans, &s);
     EXPECT(s.gpus == 4, "gpus %d", s.gpus);
@@ -106,7 +104,7 @@ static void test_four_gpus(void) {
            "pipeline at 4 without a steady epoch: t %g, status %s", l ? l->t : 0, l ? l->status : "?");
     EXPECT(s.fastest >= 0 && strcmp(s.line[s.fastest].strategy, "nccl") == 0, "fastest nccl");
 
-    char *text = printed("m on d", "r");
+    char *text = printed(&ans, "m on d", "r");
     EXPECT(strstr(text, "  pipeline      4      1024        -     1.600        -          -  oom\n"),
            "an untimed run prints '-':\n%s", text);
     EXPECT(strstr(text, "# fastest on 4 GPUs: nccl, 0.530 s per epoch\n"), "fastest:\n%s", text);
@@ -115,12 +113,12 @@ static void test_four_gpus(void) {
 }
 
 static void test_one_gpu(void) {
-    memset(&ans, 0, sizeof ans);
-    add_run("s", "single", 1, 256, -1, (const double[]){1.5, 1.4, 1.6, 1.5}, 4, "ok");
+    answer_t ans = {0};
+    add_run(&ans, "s", "single", 1, 256, -1, (const double[]){1.5, 1.4, 1.6, 1.5}, 4, "ok");
     answer_summary_t s;
     answer_summarise(&ans, &s);
     EXPECT(s.gpus == 1 && s.n == 1 && s.fastest == -1, "one GPU: %d lines, fastest %d", s.n, s.fastest);
-    char *text = printed("m on d", "r");
+    char *text = printed(&ans, "m on d", "r");
     EXPECT(strstr(text, "# one GPU: nothing to scale"), "one GPU:\n%s", text);
     free(text);
     answer_free(&ans);
