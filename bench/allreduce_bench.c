@@ -239,7 +239,7 @@ int allreduce_bench_main(const options_t *o) {
     FILE *f = csv_open_(path);
     if (!f) return 2;
     results_env_t env;
-    env_collect(&env, 0);
+    env_collect(&env, NULL);
     char stamp[32];
     time_t now = time(NULL);
     struct tm tm;

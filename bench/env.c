@@ -2,6 +2,7 @@
  * The driver string comes from /proc/driver/nvidia/version when present (it names the exact kernel module). */
 #include "env.h"
 #include "git_version.h"
+#include "../strategies/dist.h"
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,8 +33,9 @@ static void driver_version(char *buf, size_t len) {
     else snprintf(buf, len, "?");
 }
 
-void env_collect(results_env_t *e, int device) {
+void env_collect(results_env_t *e, const dist_t *dist) {
     memset(e, 0, sizeof *e);
+    int device = dist ? dist->device : 0;
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, device) == cudaSuccess) snprintf(e->gpu_name, sizeof e->gpu_name, "%.95s", p.name);
     else snprintf(e->gpu_name, sizeof e->gpu_name, "?");
@@ -48,4 +50,5 @@ void env_collect(results_env_t *e, int device) {
     else snprintf(e->nccl, sizeof e->nccl, "?");
     if (gethostname(e->host, sizeof e->host - 1) != 0) snprintf(e->host, sizeof e->host, "?");
     snprintf(e->git_commit, sizeof e->git_commit, "%s", GIT_VERSION);
+    dist_nccl_transport(dist, e->nccl_transport, sizeof e->nccl_transport);
 }

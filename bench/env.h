@@ -3,5 +3,9 @@
 #pragma once
 #include "results.h"
 
-/* Fills e for CUDA device `device`. Never fails: unknown facts become "?". */
-void env_collect(results_env_t *e, int device);
+struct dist;   /* strategies/dist.h */
+
+/* Fills e for this process's CUDA device (dist's, or device 0), and the NCCL transport settings in force over
+ * every rank of dist (collective under mpirun/srun; dist NULL: this process's). Never fails: unknown facts become
+ * "?". */
+void env_collect(results_env_t *e, const struct dist *dist);

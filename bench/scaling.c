@@ -420,8 +420,7 @@ static int default_main(void) {
     char err[512] = "";
     if (default_study_begin(&ds, err, sizeof err)) return fail(err);
     results_env_t env;
-    env_collect(&env, 0);
-    dist_nccl_transport(NULL, env.nccl_transport, sizeof env.nccl_transport);   /* as scaling_main records it */
+    env_collect(&env, NULL);
     print_env(&env);
     study_t sd = {.ans = &ds.ans};
     progress_init(&sd.prog, ds.runs, ds.epochs);
@@ -502,8 +501,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     int is_root = !dist || dist->is_root;
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     results_env_t env;
-    env_collect(&env, dist ? dist->device : 0);
-    dist_nccl_transport(dist, env.nccl_transport, sizeof env.nccl_transport);
+    env_collect(&env, dist);
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
