@@ -11,8 +11,7 @@
 #include <string.h>
 
 /* --grad-dtype bf16: every replica's update reads its bf16 wire buffer, set before the first step because the update
- * segment may be captured into a CUDA graph with the pointer it has then. Even one replica casts (nothing to
- * exchange, but the same rounding), so a run's numerics do not depend on its GPU count, as with DDP's hook. */
+ * segment may be captured into a CUDA graph with the pointer it has then. Even one replica rounds (dp_update). */
 static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
     dp->wire = wire;
     if (wire != DTYPE_BF16) return 0;
@@ -163,10 +162,20 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
     return dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + end];
 }
 
+/* A lone replica with a bf16 wire (nothing to exchange) still rounds its gradients to bf16, as DDP's hook does in
+ * one process, so a run's numerics do not depend on its GPU count: here, in its update segment, compute like the
+ * update it feeds (and captured with it), where a strategy's reduction would have run it between segments. */
+static void seg_round_update_(replica_t *r, const void *wire) {
+    reduce_cast_bf16((void *)wire, r->model.grads, r->model.n_params, r->gpu.stream);
+    replica_seg_update(r, NULL);
+}
+
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
+    int round = dp->world == 1 && dp->wire == DTYPE_BF16;
     for (int i = 0; i < dp->n; i++) {
-        run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
+        if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
+        else run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
         replica_mark_step(&dp->reps[i], step);
     }
     dp->step = step + 1;

@@ -99,11 +99,7 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
     int n = nr->n;
     if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "naive_reduce", "a cast to an fp32 wire");
     if (count == 0) return;
-    if (n == 1) {   /* nothing to exchange; the update still reads the rounded gradients */
-        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
-        if (src) cast_(nr, 0, src, bufs, count, nr->g[0]->stream);
-        return;
-    }
+    if (n == 1) return;   /* nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire) */
     size_t bytes = count * dtype_size(nr->wire);
     int d0 = nr->g[0]->device;
     cudaStream_t comm0 = nr->g[0]->comm_stream;

@@ -90,19 +90,12 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
 static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,
                               size_t count, int bucket, cudaEvent_t t_begin, cudaEvent_t t_end) {
     if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
-    if (count == 0 || (nr->world == 1 && !src)) return;
+    /* One GPU: nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire). */
+    if (count == 0 || nr->world == 1) return;
     size_t esize = dtype_size(nr->wire);
     int tr[DP_MAX_GPUS];
     char name[32];
     snprintf(name, sizeof name, "cast %d", bucket);
-    if (nr->world == 1) {   /* nothing to exchange; the update still reads the rounded gradients */
-        cudaStream_t s = nr->g[0]->stream;
-        CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
-        tr[0] = trace_begin(nr->trace, nr->g[0]->device, TRACE_COMPUTE, s, name);
-        reduce_cast_bf16((char *)bufs[0] + offset * esize, src[0] + offset, count, s);
-        trace_end(nr->trace, tr[0], s);
-        return;
-    }
     for (int i = 0; i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
