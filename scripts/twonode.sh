@@ -7,8 +7,10 @@
 #          copies, and copies staged through host memory (--naive-path host), the nearest it has to a slow link.
 # Every run's rows go to OUTDIR/twonode.csv (nodes, gpus_per_node and nccl_transport tell the runs apart); the two
 # nccl ResNet-18 runs are repeated under Nsight Systems (epoch 2's STEPS steps captured; their rows in
-# OUTDIR/twonode-nsys.csv, per-process kernel and NVTX summaries, per-GPU stream summaries), then the figures and
-# REPORT.md (scripts/report.sh, where gnuplot is installed). Prints the durations and the table last.
+# OUTDIR/twonode-nsys.csv, per-process kernel and NVTX summaries, per-GPU stream summaries); the all-reduce
+# benchmark over NVLink and over the socket transport (OUTDIR/twonode_allreduce{,_net}.csv, the projection's
+# intra- and inter-node paths); then the figures and REPORT.md (scripts/report.sh, where gnuplot is installed).
+# Prints the durations and the table last.
 #
 #   scripts/twonode.sh [OUTDIR] [DEBDIR]       (default results/twonode-<UTC date>)
 #
@@ -33,6 +35,11 @@ for model in resnet18 lenet; do
     links_run "$model-naive-host" one -- --strategy naive --gpus 2 --naive-path host "${d[@]}"
     names+=("$model-nccl-nvlink" "$model-nccl-2nodes" "$model-naive-p2p" "$model-naive-host")
 done
+# The projection's two paths (scripts/report.sh finds them beside the CSV): the all-reduce benchmark over NVLink
+# (both strategies) and over NCCL's socket transport (nccl; P2P and shared memory off, one process).
+links_run allreduce-nvlink one -- --bench allreduce --gpus 2 --grad-dtype fp32,bf16 --out "${csv%.csv}_allreduce.csv"
+links_run allreduce-socket one NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 -- --bench allreduce --strategy nccl --gpus 2 \
+    --grad-dtype fp32,bf16 --out "${csv%.csv}_allreduce_net.csv"
 if ((profile)); then
     p=(--strategy nccl --model resnet18 --dataset fashion-mnist --batch 256 --data-dir "$ROOT/data/fashion-mnist"
        --epochs 2 --steps "$steps" --out "$out/twonode-nsys.csv")
