@@ -64,6 +64,14 @@ nsys_summarize() {
         die "nsys stats on $rep failed: $(tail -n 1 "$prefix.stats.err")"
     trace=$(ls "$prefix"*cuda_gpu_trace*.csv 2>/dev/null | head -n 1)
     [[ -n $trace ]] || die "nsys stats wrote no cuda_gpu_trace CSV for $rep"
+    # The capture closes at the epoch's end too: an epoch shorter than STEPS leaves fewer steps in it, counted
+    # from the harness's NVTX step ranges where the summary has them.
+    local nvtx captured
+    nvtx=$(ls "$prefix"*nvtx_sum*.csv 2>/dev/null | head -n 1)
+    if [[ -n $nvtx ]]; then
+        captured=$(grep -Ec ',scaling:step [0-9]+"?$' "$nvtx" || true)
+        ((captured > 0 && captured < steps)) && steps=$captured
+    fi
     awk -f "$ROOT/plots/csv.awk" "$trace" |
         awk -F'\t' -v steps="$steps" -v label="$label" -f "$ROOT/scripts/nsys_streams.awk"
     rm -f "$trace" "${rep%.nsys-rep}.sqlite" "$prefix.stats.err"

@@ -4,10 +4,11 @@
  * Per GPU and timed step, on its compute stream, from events recorded there:
  *   step      from the previous step's end to this step's end (the step's CUDA events)
  *   compute   the busy time: the sum of the intervals between events recorded before and after each forward,
- *             backward (bucket) and update segment (a CUDA graph, or the eager launches of one)
+ *             backward (bucket) and update segment (a CUDA graph, or the eager launches of one); a segment that
+ *             runs beside an all-reduce counts at most its solo time as compute (breakdown_stall)
  *   exposed   the time the stream waits for communication: data parallel, from the event after the last backward
- *             segment to the event after the wait for the reduced gradients; pipeline, the part of the gap before
- *             an op during which an incoming copy that op waits on is in flight
+ *             segment to the event after the wait for the reduced gradients, plus the stalls; pipeline, the part
+ *             of the gap before an op during which an incoming copy that op waits on is in flight
  *   idle      step - compute - exposed: every other gap (the host late to launch, a pipeline stage waiting for
  *             another stage's compute); never negative beyond the events' resolution, clipped at 0
  * The figures are means over the timed steps, so compute + exposed + idle = the GPU's mean step over them. A row
@@ -48,6 +49,16 @@ static inline int breakdown_pick(const breakdown_t *gpu, int n) {
     for (int i = 1; i < n; i++)
         if (gpu[i].compute_ms > gpu[best].compute_ms) best = i;
     return best;
+}
+
+/* The part of a segment's busy time that is communication's, not compute's: a segment's kernels can wait inside
+ * it for a kernel on another stream. cuDNN's persistent NHWC batch-norm kernels need every SM; while an NCCL
+ * kernel holds two, the next one does not start until that all-reduce ends (2 H200s, NCCL's socket transport: 6.4
+ * ms of kernels in a 16 ms busy backward, each stall ending with an NCCL kernel). Events around the segment cannot
+ * tell waiting from computing, so the same segment timed in a step where no communication ran beside it (its solo
+ * time) is its compute and the excess is exposed. Never negative; noise in the solo time shifts a few us. */
+static inline double breakdown_stall(double busy_ms, double solo_ms) {
+    return busy_ms > solo_ms ? busy_ms - solo_ms : 0;
 }
 
 /* Length of the overlap of the intervals [a0, a1] and [b0, b1] (0 when they do not meet): the part of a gap on the

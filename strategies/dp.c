@@ -112,6 +112,10 @@ void dp_busy_timing(dp_t *dp, int backward_segments) {
     }
 }
 
+void dp_solo_timing(dp_t *dp) { dp->solo = 1; }
+
+int dp_solo_step(const dp_t *dp, int step) { return dp->solo && step == 0; }
+
 void dp_gpus(dp_t *dp, gpu_t **out) {
     for (int i = 0; i < dp->n; i++) out[i] = &dp->reps[i].gpu;
 }
@@ -202,17 +206,23 @@ typedef struct {
     breakdown_t b;                  /* means over the timed steps (breakdown.h) */
 } rep_stats_t;
 
-/* Replica i's breakdown over the epoch's first `steps` steps that carry events. */
+/* Replica i's breakdown over the epoch's first `steps` steps that carry events. With solo steps, the backward
+ * segments that can run beside an all-reduce (buckets 1.., segments 2 .. n_segs - 2) count at most their time in
+ * step 0 (slot 0, the solo step) as compute, the rest as exposed (breakdown_stall). */
 static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps) {
     breakdown_t sum = {0};
     const replica_t *r = &dp->reps[i];
     for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++) {
         int step = s * dp->stride;
-        double busy = 0;
-        for (int k = 0; dp->busy && k < dp->n_segs; k++)
-            busy += timing_ms(busy_event(dp, i, s, k, 0), busy_event(dp, i, s, k, 1));
-        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy,
-                      timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1)));
+        double busy = 0, stall = 0;
+        for (int k = 0; dp->busy && k < dp->n_segs; k++) {
+            double t = timing_ms(busy_event(dp, i, s, k, 0), busy_event(dp, i, s, k, 1));
+            busy += t;
+            if (dp->solo && s > 0 && k >= 2 && k < dp->n_segs - 1)
+                stall += breakdown_stall(t, timing_ms(busy_event(dp, i, 0, k, 0), busy_event(dp, i, 0, k, 1)));
+        }
+        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy - stall,
+                      timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1)) + stall);
     }
     return breakdown_mean(sum);
 }

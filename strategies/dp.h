@@ -19,6 +19,10 @@ typedef struct {
     cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
     int n_segs;                     /* compute segments per step: forward, the backward segments, update */
     cudaEvent_t *busy;              /* [((i * n_slots + slot) * n_segs + seg) * 2 + {0 begin, 1 end}] on GPU i */
+    /* 1: backward segments 1.. can run beside an all-reduce (nccl, overlapped), so step 0 of every epoch runs its
+     * reductions after backward and its segments' busy times are the solo times that bound the other steps'
+     * compute (breakdown_stall). */
+    int solo;
     int step;                       /* the step being enqueued: dp_epoch_begin sets 0, dp_update advances it */
     unsigned long long *checksum[DP_MAX_GPUS];  /* device scratch of the replica check, one per GPU */
     char algo[64];                  /* nccl_algo of the rows; "" where not applicable */
@@ -45,6 +49,10 @@ void dp_comm_timing(dp_t *dp, int comm_per_step);
 /* Creates the events around each of a timed step's compute segments (forward, backward_segments backward segments,
  * update) on every GPU: the busy time of strategies/breakdown.h. Once, after setup. */
 void dp_busy_timing(dp_t *dp, int backward_segments);
+/* Asks for a solo step per epoch (dp_t.solo): for a strategy whose communication runs beside backward. */
+void dp_solo_timing(dp_t *dp);
+/* 1 if `step` is the epoch's solo step: the strategy runs its reductions after the whole backward. */
+int dp_solo_step(const dp_t *dp, int step);
 /* The GPUs of the replicas, in replica order (out: DP_MAX_GPUS entries). */
 void dp_gpus(dp_t *dp, gpu_t **out);
 void dp_epoch_begin(dp_t *dp, int epoch);

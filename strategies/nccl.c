@@ -291,6 +291,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
     dp_busy_timing(&s->dp, s->n_buckets);
+    if (s->overlap && s->n_buckets > 1 && s->dp.world > 1) dp_solo_timing(&s->dp);
     if (s->dp.world > 1) {
         dp_comm_timing(&s->dp, s->n_buckets);
         snprintf(s->dp.algo, sizeof s->dp.algo, "%s", s->red.algo);
@@ -315,6 +316,9 @@ static void nccl_train_step(void *state, int step) {
     const float *src_store[DP_MAX_GPUS];
     void *bufs[DP_MAX_GPUS];
     const float *const *src = dp_grad_buffers(dp, src_store, bufs);
+    /* The epoch's solo step (dp.h) runs as --overlap off: its backward segments alone time the compute that the
+     * other steps' segments, beside the all-reduces, may stretch. */
+    int overlap = s->overlap && !dp_solo_step(dp, step);
     for (int i = 0; i < dp->n; i++) dp_forward(dp, i);
     /* Backward bucket by bucket, every replica in turn, so bucket b's all-reduce is queued while bucket b+1's
      * backward is still computing. */
@@ -326,10 +330,10 @@ static void nccl_train_step(void *state, int step) {
             dp_backward(dp, i, b, s->buckets[b].lo, s->buckets[b].hi);
             nvtx_pop();
         }
-        if (s->overlap) launch_bucket_(s, src, bufs, step, b);
+        if (overlap) launch_bucket_(s, src, bufs, step, b);
     }
     dp_mark(dp, step, 0);
-    if (!s->overlap)
+    if (!overlap)
         for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, src, bufs, step, b);
     nccl_reduce_finish(&s->red);
     dp_mark(dp, step, 1);

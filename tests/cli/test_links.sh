@@ -13,20 +13,27 @@ check() {   # check "<what>" <condition exit status>
 }
 
 # ---- nsys_streams.awk: 2 steps on GPU 1. Compute stream 7: a kernel 0-1 ms, one 1.002-2 ms (a 2 us gap: active),
-# a 3 ms gap that ends 10 us after an NCCL kernel on stream 14 (1.5-4.99 ms: a wait), a kernel 5-6 ms, a 3 ms gap with
-# no NCCL kernel ending in it (idle), a kernel 9-10 ms; stream 15 has a small kernel (not the compute stream).
+# a 3 ms gap that ends 10 us after an NCCL kernel on stream 14 (1.5-4.99 ms: a wait), a kernel 5-6 ms with a graph
+# branch 5.5-5.8 ms beside it (counted once), a 3 ms gap whose next kernel starts 2 us before the NCCL kernel of
+# 6.5-9.002 ms ends (a kernel waiting for the SMs NCCL holds: a wait), a kernel 9-10 ms, a 2 ms gap with no NCCL
+# kernel ending near its end (idle), a kernel 12-13 ms; stream 15 has a small kernel (not the compute stream).
+# Per step: span 6.5, kernels (1 + 0.998 + 1 + 1 + 1) / 2, active + 0.002 / 2, wait 6 / 2, idle 2 / 2, nccl
+# (3.49 + 2.502) / 2.
 cat >"$tmp/trace.csv" <<'EOF'
 "Start (ns)","Duration (ns)","CorrId","Device","Ctx","Strm","Name"
 0,1000000,1,"NVIDIA H200 (1)",1,7,"conv, fwd"
 1002000,998000,2,"NVIDIA H200 (1)",1,7,k2
 1500000,3490000,3,"NVIDIA H200 (1)",1,14,ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096>)
 5000000,1000000,4,"NVIDIA H200 (1)",1,7,k3
-9000000,1000000,5,"NVIDIA H200 (1)",1,7,k4
-9100000,100000,6,"NVIDIA H200 (1)",1,15,k5
+5500000,300000,5,"NVIDIA H200 (1)",1,7,k3b
+6500000,2502000,6,"NVIDIA H200 (1)",1,14,ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096>)
+9000000,1000000,7,"NVIDIA H200 (1)",1,7,k4
+9100000,100000,8,"NVIDIA H200 (1)",1,15,k5
+12000000,1000000,9,"NVIDIA H200 (1)",1,7,k6
 EOF
 got=$(awk -f "$ROOT/plots/csv.awk" "$tmp/trace.csv" | awk -F'\t' -v steps=2 -v label="x rank 0" \
       -f "$ROOT/scripts/nsys_streams.awk")
-want="x rank 0 gpu 1 stream 7 steps 2 span 5.000 kernels 1.999 active 2.000 wait 1.500 idle 1.500 nccl 1.745"
+want="x rank 0 gpu 1 stream 7 steps 2 span 6.500 kernels 2.499 active 2.500 wait 3.000 idle 1.000 nccl 2.996"
 check "nsys_streams.awk: got \"$got\", want \"$want\"" $([ "$got" = "$want" ]; echo $?)
 printf 'a,b\n1,2\n' | awk -f "$ROOT/plots/csv.awk" | awk -F'\t' -v steps=2 -f "$ROOT/scripts/nsys_streams.awk" \
     >/dev/null 2>"$tmp/err"

@@ -9,7 +9,7 @@ static int near(double a, double b) { return fabs(a - b) <= 1e-9 * (fabs(b) > 1 
 static void test_adds_up(void) {
     breakdown_t b = {0};
     /* Three steps on a slow link: the compute stream is busy 6.7 ms, waits 1 ms for the all-reduce, and sits
-     * without work the rest (the host blocked inside the all-reduce launch). */
+     * without work the rest. */
     breakdown_add(&b, 22.0, 6.7, 1.0);
     breakdown_add(&b, 20.0, 6.6, 1.2);
     breakdown_add(&b, 24.0, 6.8, 0.8);
@@ -62,8 +62,23 @@ static void test_overlap(void) {
     EXPECT(breakdown_overlap(10, 10, 9, 11) == 0, "no gap");
 }
 
+static void test_stall(void) {
+    /* 2 H200s, socket transport: a backward bucket busy 9.9 ms of which 3.1 ms are its kernels run alone. */
+    EXPECT(near(breakdown_stall(9.9, 3.1), 6.8), "stall %.6f, want 6.8", breakdown_stall(9.9, 3.1));
+    EXPECT(breakdown_stall(3.0, 3.1) == 0, "faster than solo (noise): no stall, never negative");
+    EXPECT(breakdown_stall(3.1, 3.1) == 0, "as fast as solo: no stall");
+    /* Booked as exposed, the step still adds up and compute is the solo time. */
+    double busy = 1.0 + 9.9 + 0.5, stall = breakdown_stall(9.9, 3.1);
+    breakdown_t b = {0};
+    breakdown_add(&b, 12.0, busy - stall, 0.4 + stall);
+    breakdown_t m = breakdown_mean(b);
+    EXPECT(near(m.compute_ms, 1.0 + 3.1 + 0.5) && near(m.exposed_ms, 7.2) && near(m.idle_ms, 12.0 - 11.8),
+           "compute %.6f exposed %.6f idle %.6f", m.compute_ms, m.exposed_ms, m.idle_ms);
+}
+
 int main(void) {
     test_adds_up();
+    test_stall();
     test_pick();
     test_overlap();
     return test_summary();
