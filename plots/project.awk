@@ -221,13 +221,23 @@ function busy(run,    s, v) {
     }
 }
 
-function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, ex, run, k, p, M, imb, dagger, cap) {
+function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, ex, run, k, p, M, imb, dagger, cap,
+               drawn) {
     printf "### %s\n\n", G_sub[g]
     dat = dir "/projection-" g ".dat"; mdat = dir "/projection_measured-" g ".dat"
     printf "" > dat; printf "" > mdat
     delete NBLK
     gather(g)
     if (nl + np == 0) { printf "No nccl or pipeline runs to project.\n\n"; return }
+    # Every curve starts from single's step at its batch and math: without one there is nothing to draw.
+    drawn = 0
+    for (i = 1; i <= nl; i++) drawn += REF[g, LB[lk[i]], LM[lk[i]]] != "" && LS[lk[i]] != ""
+    for (i = 1; i <= np; i++) drawn += REF[g, R_bk[PR[pk[i]]], P_math[PR[pk[i]]]] != "" && R_M[PR[pk[i]]] + 0 >= 1
+    if (!drawn) {
+        printf "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); "
+        printf "run one beside them.\n\n"
+        return
+    }
     if (gnuplot) printf "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n", g
     for (i = 1; i <= nl; i++) {
         K = lk[i]

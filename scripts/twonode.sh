@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # twonode.sh — the emulated two-node study of issue 10 on a host with 2 GPUs: ResNet-18 on Fashion-MNIST (256 per
-# GPU) and LeNet on MNIST (64 per GPU), 3 epochs of STEPS steps each, 2 GPUs:
+# GPU) and LeNet on MNIST (64 per GPU), 3 epochs of STEPS steps each, on 1 GPU (single: the reference of speedup,
+# efficiency and the projection) and on 2 GPUs:
 #   nccl   one process per GPU over NVLink (mpirun -np 2), and on 2 emulated nodes (scripts/node_emu.sh: one GPU
 #          and one NCCL_HOSTID per rank) over NCCL's socket transport (NCCL_NET=Socket);
 #   naive  one process driving both GPUs (it has no one-process-per-GPU mode, so it cannot span nodes): peer
@@ -29,6 +30,7 @@ for model in resnet18 lenet; do
     if [[ $model == resnet18 ]]; then d=(--model resnet18 --dataset fashion-mnist --batch 256)
     else d=(--model lenet --dataset mnist --batch 64); fi
     d+=(--data-dir "$ROOT/data/${d[3]}" --epochs 3 --steps "$steps" --out "$csv")
+    links_run "$model-single" one -- --strategy single --gpus 1 "${d[@]}"     # t1 of speedup and projection
     links_run "$model-nccl-nvlink" mpi -- --strategy nccl "${d[@]}"
     links_run "$model-nccl-2nodes" emu NCCL_NET=Socket -- --strategy nccl "${d[@]}"
     links_run "$model-naive-p2p" one -- --strategy naive --gpus 2 --naive-path p2p "${d[@]}"

@@ -130,6 +130,17 @@ has "$p" "data parallelism projected on one node only, up to 8 GPUs."
 has "$p" "| 8 | 1 × 8 | 0.633 | 0.708 | ring | 0.380 | 12.389 | 0.3624 | 7.75 | 96.9 % |"
 lacks "$p" "| 16 | 2 × 8 |"
 
+# ---- no `single` rows (twonode.sh's first CSV): nothing to draw, one line, no figure (gnuplot failed on the empty
+# curve where installed)
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "strategy") c = i } NR == 1 || $c != "single"' \
+    "$tmp/study.csv" >"$tmp/nosingle.csv"
+cp "$tmp/study_allreduce.csv" "$tmp/nosingle_allreduce.csv"
+run_report "$tmp/h" "$tmp/nosingle.csv"
+p=$(proj "$tmp/h")
+has "$p" "Not projected: no \`single\` run at the batch and math of any nccl or pipeline run"
+lacks "$p" "![projected speedup"
+ls "$tmp/h"/projection-* >/dev/null 2>&1 && bad "a projection figure without a curve" || ok
+
 # ---- bad input: one line naming the option, exit 2, nothing written (no folder; an earlier report untouched)
 cp "$tmp/a/REPORT.md" "$tmp/kept.md"
 for args in "--net-gbs 0" "--net-gbs -1" "--net-gbs abc" "--net-latency-us x" "--net-gbs=0" "--net-latency-us 1e999" \
