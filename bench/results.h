@@ -81,12 +81,13 @@ int results_format(const results_row_t *row, char *buf, size_t len);
 /* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
  * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
  * math, grad_dtype, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
- * nodes and nccl_transport (the same run over another link is another experiment). Not part of it: the per-GPU
- * batch (follows from gpus and global_batch), the pipeline split (measured when automatic), and timings. A row's
- * empty grad_dtype, micro_batches, schedule or steps cell matches any value: strategies without a gradient
- * reduction leave grad_dtype empty, data-parallel rows the pipeline columns, and a setup-failure row has no
- * steps. */
-#define RESULTS_KEY_FIELDS 17
+ * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
+ * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
+ * pipeline split (measured when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule, steps
+ * or nccl_algo cell matches any value: strategies without a gradient reduction leave grad_dtype empty,
+ * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty nccl_algo
+ * asked for matches any too: what NCCL picks, or naive's --naive-path auto, is known only once the run is set up. */
+#define RESULTS_KEY_FIELDS 18
 /* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
  * configurations never compare equal on a cut-off prefix. */
 #define RESULTS_CELL_MAX 256

@@ -240,6 +240,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
         want.micro_batches = pt->micro_batches;
         want.schedule = o->schedule;
+        /* naive's copy path is the user's choice unless auto; NCCL's algorithm is NCCL's (the key leaves both
+         * open where not known yet). */
+        want.nccl_algo = strcmp(st->name, "naive") == 0 && strcmp(o->naive_path, "auto") != 0 ? o->naive_path : NULL;
         results_key_t key;
         results_key_of_row(&want, &key);
         int best = 0;

@@ -1,7 +1,7 @@
 # select.awk — keeps the rows of the latest complete run of every configuration (TSV in, TSV out, header kept).
 # A configuration is what results.h says (strategy, model, dataset, seed, gpus, global_batch, lr, momentum,
-# weight_decay, math, grad_dtype, init, micro_batches, schedule, steps, nodes, nccl_transport; a column an older
-# CSV lacks counts as empty). A run is complete when it reached the highest epoch
+# weight_decay, math, grad_dtype, init, micro_batches, schedule, steps, nodes, nccl_transport, nccl_algo; a column
+# an older CSV lacks counts as empty). A run is complete when it reached the highest epoch
 # any run of its configuration reached, or ended with status diverged, oom or failed. A run killed part-way
 # (its rows stay in the CSV) is replaced by the later run that --resume made; the number of runs left out is
 # written to stderr. Reads the file twice:
@@ -10,7 +10,7 @@
 BEGIN {
     OFS = "\t"
     nkeys = split("strategy model dataset seed gpus global_batch lr momentum weight_decay math grad_dtype init " \
-                  "micro_batches schedule steps nodes nccl_transport", KEYCOL, " ")
+                  "micro_batches schedule steps nodes nccl_transport nccl_algo", KEYCOL, " ")
 }
 FNR == 1 {
     if (NR == 1) for (i = 1; i <= NF; i++) col[$i] = i

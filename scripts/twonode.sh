@@ -30,7 +30,8 @@ for model in resnet18 lenet; do
     if [[ $model == resnet18 ]]; then d=(--model resnet18 --dataset fashion-mnist --batch 256)
     else d=(--model lenet --dataset mnist --batch 64); fi
     d+=(--data-dir "$ROOT/data/${d[3]}" --epochs 3 --steps "$steps" --out "$csv")
-    links_run "$model-single" one -- --strategy single --gpus 1 "${d[@]}"     # t1 of speedup and projection
+    # t1 of speedup and projection, over as many images per epoch as a 2-GPU run's STEPS steps
+    links_run "$model-single" one -- --strategy single --gpus 1 "${d[@]}" --steps $((2 * steps))
     links_run "$model-nccl-nvlink" mpi -- --strategy nccl "${d[@]}"
     links_run "$model-nccl-2nodes" emu NCCL_NET=Socket -- --strategy nccl "${d[@]}"
     links_run "$model-naive-p2p" one -- --strategy naive --gpus 2 --naive-path p2p "${d[@]}"

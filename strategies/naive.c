@@ -261,7 +261,11 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
     }
     s->red.trace = cfg->trace;
     dp_busy_timing(&s->dp, 1);
-    if (s->dp.n > 1) dp_comm_timing(&s->dp, 1);
+    if (s->dp.n > 1) {
+        dp_comm_timing(&s->dp, 1);
+        /* The rows' nccl_algo: the copy path, as the all-reduce benchmark names it (its fit is looked up by it). */
+        snprintf(s->dp.algo, sizeof s->dp.algo, "%s", s->red.algo);
+    }
     *state = s;
     return 0;
 }

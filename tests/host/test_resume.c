@@ -266,6 +266,35 @@ static void test_long_transport(void) {
     results_scan_free(&s);
 }
 
+/* naive over peer copies and over host memory are two experiments; a query that does not know the path yet (auto)
+ * finds either, and a row of the version that left the path empty matches any. */
+static void test_naive_path(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/naive.csv", tmp_root);
+    results_row_t rows[4];
+    for (int e = 1; e <= 3; e++) {
+        rows[e - 1] = row_of("H-0-1", "naive", 2, 0.2, e, "ok");
+        rows[e - 1].nccl_algo = "host";
+    }
+    rows[3] = row_of("O-0-1", "naive", 4, 0.2, 1, "oom");     /* older: no path recorded */
+    write_rows(path, rows, 4);
+    results_scan_t s = {0};
+    char err[512];
+    int best = 0;
+    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 2, "scan: %s", err);
+    results_key_t k = query("naive", 2, 0.2, 1, 117);
+    set_cell(&k, "nccl_algo", "p2p");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "--naive-path p2p after a host run: not done");
+    set_cell(&k, "nccl_algo", "host");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "--naive-path host: done");
+    set_cell(&k, "nccl_algo", "");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "--naive-path auto: the host run may be its run");
+    k = query("naive", 4, 0.2, 1, 58);
+    set_cell(&k, "nccl_algo", "p2p");
+    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "a row without a path matches any path");
+    results_scan_free(&s);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_resume.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
@@ -273,6 +302,7 @@ int main(void) {
     test_scan();
     test_precision();
     test_long_transport();
+    test_naive_path();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
