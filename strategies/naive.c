@@ -1,20 +1,14 @@
 /* naive.c — `--strategy naive`: data parallelism with a hand-written all-reduce, the baseline that NCCL is measured
  * against: every replica's gradients are copied to GPU 0 (peer copies, or staged through pinned host memory), summed
- * there, and the sum is copied back; every replica then runs the same SGD step. Peer copies go in chunks, so the
- * sum of one chunk goes back while the next is still coming in (the two directions of a link run at once). With
- * --grad-dtype bf16 every GPU first rounds its gradients to bf16, half the bytes move, and GPU 0 forms each
- * element's sum in fp32 from the bf16 values, rounding it to bf16 once. */
+ * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. With --grad-dtype
+ * bf16 every GPU first rounds its gradients to bf16, half the bytes move, and GPU 0 forms each element's sum in
+ * fp32 from the bf16 values, rounding it to bf16 once. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include <stdlib.h>
 #include <string.h>
-
-/* Peer-copy chunks: at most NAIVE_CHUNKS, none under NAIVE_CHUNK_MIN bytes (a chunk costs a copy launch, a sum
- * launch and an event per GPU: small buffers go whole). */
-#define NAIVE_CHUNKS 4
-#define NAIVE_CHUNK_MIN ((size_t)2 << 20)
 
 /* The copy-sum-broadcast reduction, on raw buffers (training and the all-reduce benchmark run this same code). */
 typedef struct {
@@ -27,7 +21,7 @@ typedef struct {
     void *recv[DP_MAX_GPUS];        /* on GPU 0: recv[i] receives GPU i's buffer (i >= 1) */
     void *host[DP_MAX_GPUS];        /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: its buffer is final (compute stream) */
-    cudaEvent_t sent[DP_MAX_GPUS][NAIVE_CHUNKS];  /* GPU i: chunk k of its buffer has left (comm stream) */
+    cudaEvent_t sent[DP_MAX_GPUS];  /* GPU i: its buffer has left (comm stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: the sum has arrived (comm stream) */
     cudaEvent_t summed, staged;     /* GPU 0: the sum is in buffer 0 / in host[0] */
     char algo[8];
@@ -76,7 +70,7 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(gpus[i]->device));
         CHECK_CUDA(cudaEventCreateWithFlags(&nr->ready[i], cudaEventDisableTiming));
-        for (int k = 0; k < NAIVE_CHUNKS; k++) CHECK_CUDA(cudaEventCreateWithFlags(&nr->sent[i][k], cudaEventDisableTiming));
+        CHECK_CUDA(cudaEventCreateWithFlags(&nr->sent[i], cudaEventDisableTiming));
         CHECK_CUDA(cudaEventCreateWithFlags(&nr->done[i], cudaEventDisableTiming));
     }
     CHECK_CUDA(cudaSetDevice(d0));
@@ -96,33 +90,19 @@ static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *con
     trace_end(nr->trace, tr, stream);
 }
 
-/* Chunk size in elements for `count` elements: whole buffers through host memory or under 2 NAIVE_CHUNK_MIN,
- * else up to NAIVE_CHUNKS chunks of a multiple of 1024 elements (16-byte aligned for the sum's vector loads). */
-static size_t chunk_elems_(const naive_reducer_t *nr, size_t count) {
-    size_t bytes = count * dtype_size(nr->wire);
-    size_t k = bytes / NAIVE_CHUNK_MIN;
-    if (nr->any_host || k < 2) return count;
-    if (k > NAIVE_CHUNKS) k = NAIVE_CHUNKS;
-    return ((count + k - 1) / k + 1023) / 1024 * 1024;
-}
-
 /* In place over bufs[i] (on GPU i; src: cast into them first, see reduce_ops_t.run). GPU i's comm stream casts and
- * pushes its buffer to GPU 0 chunk by chunk (all GPUs concurrently); GPU 0's comm stream casts its own, then per
- * chunk waits for it from every GPU, sums it and pushes the sum back to every peer GPU while the next chunk comes
- * in. Through host memory the buffers go whole and the sum is staged back through host[0]. Only events order the
- * GPUs. t_begin / t_end (GPU 0 events, or NULL) bracket the exchange, casts included, from "every gradient is
- * final" to "every GPU has the sum". */
+ * pushes its buffer to GPU 0 (all concurrently), GPU 0's comm stream casts its own and sums, then every GPU's comm
+ * stream pulls the sum. Only events order the GPUs. t_begin / t_end (GPU 0 events, or NULL) bracket the exchange,
+ * casts included, from "every gradient is final" to "every GPU has the sum". */
 static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *const *bufs, size_t count,
                          cudaEvent_t t_begin, cudaEvent_t t_end) {
     int n = nr->n;
     if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "naive_reduce", "a cast to an fp32 wire");
     if (count == 0) return;
     if (n == 1) return;   /* nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire) */
-    size_t esz = dtype_size(nr->wire), csz = chunk_elems_(nr, count);
-    int chunks = (int)((count + csz - 1) / csz);
+    size_t bytes = count * dtype_size(nr->wire);
     int d0 = nr->g[0]->device;
     cudaStream_t comm0 = nr->g[0]->comm_stream;
-#define AT(p, e) ((void *)((char *)(p) + (e) * esz))
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         CHECK_CUDA(cudaEventRecord(nr->ready[i], nr->g[i]->stream));
@@ -133,20 +113,17 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
         if (src) cast_(nr, i, src, bufs, count, cs);
-        for (int k = 0; k < chunks; k++) {
-            size_t off = (size_t)k * csz, len = count - off < csz ? count - off : csz;
-            int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to gpu0");
-            if (nr->p2p[i]) {
-                nvtx_push("peer copy gpu%d->gpu%d chunk %d", di, d0, k);
-                CHECK_CUDA(cudaMemcpyPeerAsync(AT(nr->recv[i], off), d0, AT(bufs[i], off), di, len * esz, cs));
-            } else {
-                nvtx_push("host copy gpu%d->host", di);
-                CHECK_CUDA(cudaMemcpyAsync(nr->host[i], bufs[i], len * esz, cudaMemcpyDeviceToHost, cs));
-            }
-            trace_end(nr->trace, tr, cs);
-            nvtx_pop();
-            CHECK_CUDA(cudaEventRecord(nr->sent[i][k], cs));
+        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to gpu0");
+        if (nr->p2p[i]) {
+            nvtx_push("peer copy gpu%d->gpu%d", di, d0);
+            CHECK_CUDA(cudaMemcpyPeerAsync(nr->recv[i], d0, bufs[i], di, bytes, cs));
+        } else {
+            nvtx_push("host copy gpu%d->host", di);
+            CHECK_CUDA(cudaMemcpyAsync(nr->host[i], bufs[i], bytes, cudaMemcpyDeviceToHost, cs));
         }
+        trace_end(nr->trace, tr, cs);
+        nvtx_pop();
+        CHECK_CUDA(cudaEventRecord(nr->sent[i], cs));
     }
     CHECK_CUDA(cudaSetDevice(d0));
     CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->ready[0], 0));
@@ -155,67 +132,53 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         CHECK_CUDA(cudaEventRecord(t_begin, comm0));
     }
     if (src) cast_(nr, 0, src, bufs, count, comm0);   /* while the other GPUs' copies are in flight */
-    for (int k = 0; k < chunks; k++) {
-        size_t off = (size_t)k * csz, len = count - off < csz ? count - off : csz;
-        const void *in[DP_MAX_GPUS];
-        for (int i = 1; i < n; i++) {
-            CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->sent[i][k], 0));
-            if (!nr->p2p[i]) {
-                nvtx_push("host copy host->gpu%d (from gpu%d)", d0, nr->g[i]->device);
-                CHECK_CUDA(cudaMemcpyAsync(nr->recv[i], nr->host[i], len * esz, cudaMemcpyHostToDevice, comm0));
-                nvtx_pop();
-            }
-            in[i - 1] = AT(nr->recv[i], off);
-        }
-        nvtx_push("sum gpu%d chunk %d", d0, k);
-        int tr_sum = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "sum");
-        reduce_sum_into(AT(bufs[0], off), in, nr->wire, n - 1, len, comm0);
-        trace_end(nr->trace, tr_sum, comm0);
-        nvtx_pop();
-        for (int i = 1; i < n; i++) {
-            if (!nr->p2p[i]) continue;
-            int di = nr->g[i]->device;
-            nvtx_push("peer copy gpu%d->gpu%d chunk %d", d0, di, k);
-            int tr = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "copy back");
-            CHECK_CUDA(cudaMemcpyPeerAsync(AT(bufs[i], off), di, AT(bufs[0], off), d0, len * esz, comm0));
-            trace_end(nr->trace, tr, comm0);
+    for (int i = 1; i < n; i++) {
+        CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->sent[i], 0));
+        if (!nr->p2p[i]) {
+            nvtx_push("host copy host->gpu%d (from gpu%d)", d0, nr->g[i]->device);
+            CHECK_CUDA(cudaMemcpyAsync(nr->recv[i], nr->host[i], bytes, cudaMemcpyHostToDevice, comm0));
             nvtx_pop();
         }
     }
-#undef AT
-    CHECK_CUDA(cudaEventRecord(nr->summed, comm0));   /* the sum on GPU 0 and on every peer-copy GPU */
+    nvtx_push("sum gpu%d", d0);
+    int tr_sum = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "sum");
+    reduce_sum_into(bufs[0], (const void *const *)&nr->recv[1], nr->wire, n - 1, count, comm0);
+    trace_end(nr->trace, tr_sum, comm0);
+    nvtx_pop();
+    CHECK_CUDA(cudaEventRecord(nr->summed, comm0));
     if (nr->any_host) {
         nvtx_push("host copy gpu%d->host", d0);
-        CHECK_CUDA(cudaMemcpyAsync(nr->host[0], bufs[0], count * esz, cudaMemcpyDeviceToHost, comm0));
+        CHECK_CUDA(cudaMemcpyAsync(nr->host[0], bufs[0], bytes, cudaMemcpyDeviceToHost, comm0));
         nvtx_pop();
         CHECK_CUDA(cudaEventRecord(nr->staged, comm0));
     }
     for (int i = 1; i < n; i++) {
         int di = nr->g[i]->device;
-        CHECK_CUDA(cudaSetDevice(di));
-        if (nr->p2p[i]) {
-            CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->summed, 0));
-            continue;
-        }
         cudaStream_t cs = nr->g[i]->comm_stream;
-        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->staged, 0));
+        CHECK_CUDA(cudaSetDevice(di));
+        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->p2p[i] ? nr->summed : nr->staged, 0));
         int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy from gpu0");
-        nvtx_push("host copy host->gpu%d", di);
-        CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], count * esz, cudaMemcpyHostToDevice, cs));
+        if (nr->p2p[i]) {
+            nvtx_push("peer copy gpu%d->gpu%d", d0, di);
+            CHECK_CUDA(cudaMemcpyPeerAsync(bufs[i], di, bufs[0], d0, bytes, cs));
+        } else {
+            nvtx_push("host copy host->gpu%d", di);
+            CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], bytes, cudaMemcpyHostToDevice, cs));
+        }
         trace_end(nr->trace, tr, cs);
         nvtx_pop();
         CHECK_CUDA(cudaEventRecord(nr->done[i], cs));
         CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->done[i], 0));
     }
     CHECK_CUDA(cudaSetDevice(d0));
-    for (int i = 1; i < n; i++)
-        if (!nr->p2p[i]) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->done[i], 0));
-    if (t_end) CHECK_CUDA(cudaEventRecord(t_end, comm0));
-    /* GPU 0's compute stream waits for the whole exchange: the other GPUs read buffer 0 until then, and the next
-     * backward overwrites it. */
+    if (t_end) {
+        for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->done[i], 0));
+        CHECK_CUDA(cudaEventRecord(t_end, comm0));
+    }
+    /* GPU 0 also waits for the broadcast: the other GPUs read buffer 0 until then, and the next backward
+     * overwrites it. */
     CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->summed, 0));
-    for (int i = 1; i < n; i++)
-        if (!nr->p2p[i]) CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->done[i], 0));
+    for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->done[i], 0));
 }
 
 static void naive_reducer_free(naive_reducer_t *nr) {
@@ -225,8 +188,7 @@ static void naive_reducer_free(naive_reducer_t *nr) {
         CHECK_CUDA(cudaDeviceSynchronize());
         /* A failed init may have returned before creating the events. */
         if (nr->ready[i]) CHECK_CUDA(cudaEventDestroy(nr->ready[i]));
-        for (int k = 0; k < NAIVE_CHUNKS; k++)
-            if (nr->sent[i][k]) CHECK_CUDA(cudaEventDestroy(nr->sent[i][k]));
+        if (nr->sent[i]) CHECK_CUDA(cudaEventDestroy(nr->sent[i]));
         if (nr->done[i]) CHECK_CUDA(cudaEventDestroy(nr->done[i]));
     }
     CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
