@@ -63,7 +63,7 @@ same_compute() {
 }
 
 # more_exposed FAST SLOW: the slow link's exposed time above 1 ms and twice the fast one's (the all-reduce over
-# sockets takes ~13 ms of a ~17 ms step): the wait is booked somewhere, and as communication.
+# sockets takes ~13 ms of a ~20 ms step): the wait is booked, and booked as communication.
 more_exposed() {
     local x1 x2
     x1=$(cut -d' ' -f3 "$tmp/$1.row" 2>/dev/null); x2=$(cut -d' ' -f3 "$tmp/$2.row" 2>/dev/null)
