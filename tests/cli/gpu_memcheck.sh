@@ -79,6 +79,9 @@ done
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
 check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"
 check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"
+# A lone replica with bf16 gradients rounds them in its update segment (strategies/dp.c, dp_update).
+check memcheck naive-1gpu-bf16 "$bin" --strategy naive --gpus 1 "${L[@]}" --math bf16 --grad-dtype bf16 \
+    --out "$tmp/a16n.csv"
 check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"
 check racecheck layers "$(dirname "$bin")/tests/test_layers"
 check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"
