@@ -161,14 +161,15 @@ function study_medians(    i, run) {
         bimed[run] = kmedian(BI, BIn, run)
         nmed[run] = kmedian(N, Nn, run)
     }
-    # T1: the single strategy's best steady epoch time and median step per (group, batch, math): a bf16 run's
-    # speedup is over single in bf16
+    # T1: the single strategy's best steady epoch time and median step per (group, batch, math), and its run
+    # (T1RUN): a bf16 run's speedup is over single in bf16
     for (i = 1; i <= nr; i++) {
         run = runs[i]
         if (R_s[run] != "single" || tmed[run] == "") continue
         if (!((R_g[run], R_bk[run], R_m[run]) in T1) || tmed[run] + 0 < T1[R_g[run], R_bk[run], R_m[run]] + 0) {
             T1[R_g[run], R_bk[run], R_m[run]] = tmed[run]
             STEP1[R_g[run], R_bk[run], R_m[run]] = smed[run]
+            T1RUN[R_g[run], R_bk[run], R_m[run]] = run
         }
     }
 }

@@ -31,19 +31,17 @@ NR == 1 { study_header(); next }
 { study_row(); project_row() }
 
 # Per run, beside lib.awk's: P_nodes, P_gpn (nodes and GPUs per node: 1 and the GPU count where the CSV predates
-# them), P_tr nccl_transport, P_math, P_gd grad_dtype (fp32 where absent); steady lists SB[run, stage] of
-# stage_busy_ms and IDL of idle_ms; P_ns stages with busy times.
+# them), P_tr nccl_transport, P_gd grad_dtype (fp32 where absent); steady lists SB[run, stage] of stage_busy_ms;
+# P_ns stages with busy times.
 function project_row(    run, k, i, parts) {
     run = $col["run_id"]
     if (!(run in P_nodes)) {
         P_nodes[run] = isnum(cell("nodes")) ? cell("nodes") + 0 : 1
         P_gpn[run] = isnum(cell("gpus_per_node")) ? cell("gpus_per_node") + 0 : R_n[run]
         P_tr[run] = cell("nccl_transport")
-        P_math[run] = cell("math")
-        P_gd[run] = cell("grad_dtype") == "" ? "fp32" : cell("grad_dtype")
+        P_gd[run] = R_gd[run] == "" ? "fp32" : R_gd[run]
     }
     if ($col["phase"] != "steady") return
-    if (isnum(cell("idle_ms"))) push(IDL, IDLn, run, cell("idle_ms"))
     k = split(cell("stage_busy_ms"), parts, ";")
     for (i = 1; i <= k; i++) if (isnum(parts[i])) push(SB, SBn, run SUBSEP i, parts[i])
     if (k > P_ns[run]) P_ns[run] = k
@@ -51,14 +49,14 @@ function project_row(    run, k, i, parts) {
 
 function log2i(x,    k) { for (k = 0; x >= 2; x /= 2) k++; return k }
 function ms(x) { return x == "" ? "—" : sprintf("%.3f", x) }
-function type_of(gd) { return gd == "bf16" ? "bfloat16" : "float" }
 
 # A fit the model can use: alpha >= 0 and beta > 0 (a least-squares fit of odd points can give neither).
 function usable(k) { return k != "" && (k in ALPHA) && ALPHA[k] >= 0 && BETA[k] > 0 }
 
-# The intra-node fit for nccl rows of algorithm algo reducing gd gradients: that type's, else float's.
+# The intra-node fit for nccl rows of algorithm algo reducing gd gradients: the one the report's model uses
+# (fit.awk's fit_of_grads: bf16 rows pay the cast), else float's.
 function intra_fit(algo, gd,    k) {
-    k = fit_of("nccl", algo, type_of(gd))
+    k = fit_of_grads("nccl", algo, gd)
     return usable(k) ? k : fit_of("nccl", algo, "float")
 }
 
@@ -103,17 +101,6 @@ function inter_path(    k, err) {
     inter = ALPHA_E != "" && BETA_E != ""
 }
 
-# single's best run per (group, batch, math): the T1 of every line, as lib.awk's T1, kept as the run for its step
-# and step count.
-function single_refs(    i, run, k) {
-    for (i = 1; i <= nr; i++) {
-        run = runs[i]
-        if (R_s[run] != "single" || tmed[run] == "" || smed[run] == "" || nmed[run] == "") continue
-        k = R_g[run] SUBSEP R_bk[run] SUBSEP P_math[run]
-        if (!(k in REF) || tmed[run] + 0 < tmed[REF[k]] + 0) REF[k] = run
-    }
-}
-
 # A new block of data file f under its title line; point() adds a line "GPUs speedup efficiency%" to it.
 function curve(f, title) { printf "%s\"%s\"\n", (f in NBLK) ? "\n\n" : "", title >> f; NBLK[f]++ }
 function point(f, x, sp, ef) { printf "%d %.6g %.6g\n", x, sp, ef >> f }
@@ -133,7 +120,6 @@ END {
         exit
     }
     inter_path()
-    single_refs()
     explain()
     for (gi = 1; gi <= ng; gi++) group(groups[gi])
 }
@@ -190,8 +176,8 @@ function gather(g,    i, run, K, k) {
         run = runs[i]
         if (R_g[run] != g || tmed[run] == "") continue
         if (R_s[run] == "nccl" && R_n[run] >= 2) {
-            K = g SUBSEP nkey(R_b[run]) SUBSEP P_math[run] SUBSEP P_gd[run]
-            if (!(K in LB)) { nl++; lk[nl] = K; LB[K] = R_b[run]; LM[K] = P_math[run]; LG[K] = P_gd[run] }
+            K = g SUBSEP nkey(R_b[run]) SUBSEP R_m[run] SUBSEP P_gd[run]
+            if (!(K in LB)) { nl++; lk[nl] = K; LB[K] = R_b[run]; LM[K] = R_m[run]; LG[K] = P_gd[run] }
             if (ymed[run] != "") LS[K] = max(LS[K], ymed[run])
             k = K SUBSEP nkey(R_n[run]) SUBSEP nkey(P_nodes[run]) SUBSEP P_tr[run]
             if (!(k in MEAS) || tmed[run] + 0 < tmed[MEAS[k]] + 0) MEAS[k] = run
@@ -200,7 +186,7 @@ function gather(g,    i, run, K, k) {
             if (LALG[K] == "") LALG[K] = R_algo[run]
             if (xmed[run] != "" && qmed[run] + 0 > 0) { LX[K] += xmed[run]; LQ[K] += qmed[run]; LNR[K]++ }
         } else if (R_pipe[run] && P_ns[run] > 0) {
-            K = g SUBSEP nkey(R_bk[run]) SUBSEP P_math[run] SUBSEP R_sched[run]
+            K = g SUBSEP nkey(R_bk[run]) SUBSEP R_m[run] SUBSEP R_sched[run]
             if (!(K in PR)) { np++; pk[np] = K }
             if (!(K in PR) || R_n[run] > R_n[PR[K]] || (R_n[run] == R_n[PR[K]] && tmed[run] + 0 < tmed[PR[K]] + 0))
                 PR[K] = run
@@ -231,8 +217,8 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
     if (nl + np == 0) { printf "No nccl or pipeline runs to project.\n\n"; return }
     # Every curve starts from single's step at its batch and math: without one there is nothing to draw.
     drawn = 0
-    for (i = 1; i <= nl; i++) drawn += REF[g, LB[lk[i]], LM[lk[i]]] != "" && LS[lk[i]] != ""
-    for (i = 1; i <= np; i++) drawn += REF[g, R_bk[PR[pk[i]]], P_math[PR[pk[i]]]] != "" && R_M[PR[pk[i]]] + 0 >= 1
+    for (i = 1; i <= nl; i++) drawn += T1RUN[g, LB[lk[i]], LM[lk[i]]] != "" && LS[lk[i]] != ""
+    for (i = 1; i <= np; i++) drawn += T1RUN[g, R_bk[PR[pk[i]]], R_m[PR[pk[i]]]] != "" && R_M[PR[pk[i]]] + 0 >= 1
     if (!drawn) {
         printf "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); "
         printf "run one beside them.\n\n"
@@ -242,7 +228,7 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
     for (i = 1; i <= nl; i++) {
         K = lk[i]
         printf "#### %s\n\n", line_label(K)
-        r1 = REF[g, LB[K], LM[K]]
+        r1 = T1RUN[g, LB[K], LM[K]]
         if (r1 == "" || LS[K] == "") {
             if (r1 == "") printf "Not projected: no `single` run at this batch and math (t₁).\n\n"
             else printf "Not projected: no bytes_per_step.\n\n"
@@ -279,8 +265,8 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
     for (i = 1; i <= np; i++) {
         K = pk[i]; run = PR[K]
         p = R_n[run]; M = R_M[run] + 0
-        r1 = REF[g, R_bk[run], P_math[run]]
-        printf "#### pipeline, batch %d, %s, %s, M = %d\n\n", R_bk[run], P_math[run], R_sched[run], M
+        r1 = T1RUN[g, R_bk[run], R_m[run]]
+        printf "#### pipeline, batch %d, %s, %s, M = %d\n\n", R_bk[run], R_m[run], R_sched[run], M
         if (r1 == "" || M < 1) {
             if (M < 1) printf "Not projected: no micro-batch count.\n\n"
             else printf "Not projected: no `single` run at this batch and math (t₁).\n\n"
@@ -293,7 +279,7 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
         printf "t₁ = %.3f ms.\n\n", t1
         printf "| GPUs (stages) | bubble (p−1)/(M+p−1) | step (ms) | epoch (s) | speedup | efficiency |\n"
         printf "|---:|---:|---:|---:|---:|---:|\n"
-        curve(dat, sprintf("pipeline batch %d %s %s M=%d", R_bk[run], P_math[run], R_sched[run], M))
+        curve(dat, sprintf("pipeline batch %d %s %s M=%d", R_bk[run], R_m[run], R_sched[run], M))
         for (G = 1; G <= gpn && G <= 1024; G *= 2) {
             step = (M + G - 1) / M * BSUM / G * (G > 1 ? imb : 1)
             printf "| %d | %.1f %% | %.3f | %.3f | %.2f | %.1f %% |\n", G, 100 * (G - 1) / (M + G - 1), step,
@@ -322,7 +308,7 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
 
 # A run on this host's own links (one node, NCCL's default transports): what the intra-node fit describes. A run
 # over another link (emulated nodes, NCCL's socket transport forced on one node) is no point of its curves.
-function on_host_link(run) { return P_nodes[run] <= 1 && (P_tr[run] == "" || P_tr[run] == "default") }
+function on_host_link(run) { return R_link[run] == "" }
 
 # The measured speedup and efficiency of line K (T1: single's epoch, run r1) on this host: 1 GPU, then its best run
 # per GPU count (nccl, dp = 1) or per stage count at M micro-batches (pipeline).
@@ -341,7 +327,7 @@ function emulated_points(g,    i, k, run, r1) {
     for (i = 1; i <= nm; i++) {
         k = mk[i]; run = MEAS[k]
         if (R_g[run] != g || P_nodes[run] <= 1) continue
-        r1 = REF[g, LB[MK[k]], LM[MK[k]]]
+        r1 = T1RUN[g, LB[MK[k]], LM[MK[k]]]
         if (r1 == "") continue
         curve(mdat, sprintf("%s, %d nodes x %d, measured", line_key(MK[k]), P_nodes[run], P_gpn[run]))
         point(mdat, R_n[run], tmed[r1] / tmed[run], 100 * tmed[r1] / (R_n[run] * tmed[run]))
@@ -361,10 +347,10 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         K = i <= nl ? lk[i] : pk[i - nl]
         run = i <= nl ? "" : PR[K]
         bk = i <= nl ? LB[K] : R_bk[run]
-        r1 = REF[g, bk, i <= nl ? LM[K] : P_math[run]]
+        r1 = T1RUN[g, bk, i <= nl ? LM[K] : R_m[run]]
         if (r1 == "" || (r1 in seen)) continue
         seen[r1] = 1
-        err_row("single, " (i <= nl ? bk "/GPU" : "batch " bk) ", " P_math[r1], 1, "1 × 1", tmed[r1],
+        err_row("single, " (i <= nl ? bk "/GPU" : "batch " bk) ", " R_m[r1], 1, "1 × 1", tmed[r1],
             nmed[r1] * smed[r1] / 1e3, "—", "—")
     }
     for (i = 1; i <= nm; i++) {
@@ -372,7 +358,7 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         if (R_pipe[run]) {
             busy(run)
             model = nmed[run] * (R_M[run] + R_n[run] - 1) / R_M[run] * BMAX / 1e3
-            err_row(sprintf("pipeline, batch %d, %s, %s, M = %d", R_bk[run], P_math[run], R_sched[run], R_M[run]),
+            err_row(sprintf("pipeline, batch %d, %s, %s, M = %d", R_bk[run], R_m[run], R_sched[run], R_M[run]),
                 R_n[run], "1 × " R_n[run], tmed[run], model, "—", "—")
             continue
         }
@@ -381,11 +367,11 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         if (N <= 1 && !on_host_link(run)) continue     # one node over a forced transport: no path the model has
         expo = ar_row_ms(R_algo[run], N, R_n[run] / N, ymed[run] != "" ? ymed[run] : LS[K], LKI[K])
         if (expo != "") expo *= LPHI[K]
-        r1 = REF[g, LB[K], LM[K]]
+        r1 = T1RUN[g, LB[K], LM[K]]
         model = expo == "" ? "" : nmed[run] * (smed[r1] + expo) / 1e3
         lab = line_label(K) (N > 1 ? ", across nodes" (P_tr[run] != "" ? " (`" P_tr[run] "`)" : "") : "")
         err_row(lab, R_n[run], N " × " P_gpn[run], tmed[run], model, ms(xmed[run]) " / " ms(expo),
-            ms(kmedian(IDL, IDLn, run)))
+            ms(dmed[run]))
     }
     printf "\n"
 }
