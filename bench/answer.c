@@ -19,6 +19,7 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     memset(r, 0, sizeof *r);
     snprintf(r->run_id, sizeof r->run_id, "%s", row->run_id);
     snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
+    snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
     r->gpus = row->gpus;
     /* As plots/lib.awk: a row with micro-batches (or of the pipeline) is a pipeline row, whose line is its global batch. */
     r->pipeline = row->micro_batches > 0 || strcmp(r->strategy, "pipeline") == 0;
@@ -57,13 +58,15 @@ static double run_median(const answer_run_t *r) {
     return answer_median(x, r->n_steady);
 }
 
-/* The fastest timed run of strategy s on g GPUs (at batch b, or any batch for b < 0); else the last untimed one. */
-static int best_run(const answer_t *a, const char *s, int g, int b, double *t) {
+/* The fastest timed run of strategy s on g GPUs (at batch b and math m, or any for b < 0 and m NULL); else the last
+ * untimed one. */
+static int best_run(const answer_t *a, const char *s, int g, int b, const char *m, double *t) {
     int best = -1;
     *t = -1;
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
-        if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b)) continue;
+        if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b) || (m && strcmp(r->math, m)))
+            continue;
         double m = run_median(r);
         if (m >= 0 && (*t < 0 || m < *t)) best = i, *t = m;
         else if (*t < 0) best = i;
@@ -83,15 +86,18 @@ static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int
     l->pipeline = r->pipeline;
     l->n_steady = r->n_steady;
     l->t = t;
-    best_run(a, "single", 1, r->batch, &l->t1);
+    best_run(a, "single", 1, r->batch, r->math, &l->t1);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
     l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
     return l;
 }
 
-static int seen_before(const answer_t *a, int i, int same_batch) {
+/* 1 if a run before run i has its strategy (and, with same_config, its batch and math). */
+static int seen_before(const answer_t *a, int i, int same_config) {
+    const answer_run_t *r = &a->runs[i];
     for (int j = 0; j < i; j++)
-        if (strcmp(a->runs[j].strategy, a->runs[i].strategy) == 0 && (!same_batch || a->runs[j].batch == a->runs[i].batch))
+        if (strcmp(a->runs[j].strategy, r->strategy) == 0 &&
+            (!same_config || (a->runs[j].batch == r->batch && strcmp(a->runs[j].math, r->math) == 0)))
             return 1;
     return 0;
 }
@@ -102,10 +108,10 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
     for (int i = 0; i < a->n; i++)
         if (a->runs[i].gpus > s->gpus) s->gpus = a->runs[i].gpus;
     double t;
-    /* single: one reference line per batch on 1 GPU */
+    /* single: one reference line per batch and math on 1 GPU */
     for (int i = 0; i < a->n; i++)
         if (strcmp(a->runs[i].strategy, "single") == 0 && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
-            int best = best_run(a, "single", 1, a->runs[i].batch, &t);
+            int best = best_run(a, "single", 1, a->runs[i].batch, a->runs[i].math, &t);
             add_line(s, a, best, t);
         }
     /* every other strategy at the largest GPU count it ran */
@@ -115,7 +121,7 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
         int g = 0;
         for (int j = 0; j < a->n; j++)
             if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;
-        int best = best_run(a, r->strategy, g, -1, &t);
+        int best = best_run(a, r->strategy, g, -1, NULL, &t);
         const answer_line_t *l = add_line(s, a, best, t);
         if (l && g == s->gpus && g > 1 && l->t >= 0 && (s->fastest < 0 || l->t < s->line[s->fastest].t))
             s->fastest = s->n - 1;

@@ -3,7 +3,8 @@
  *
  * Numbers as scripts/report.sh computes them (plots/lib.awk): a run's time is the median of its steady epochs'
  * epoch_s; T1 is the strategy single at the same batch (per GPU for single and the data-parallel strategies, the
- * global batch for the pipeline); where a strategy has several runs at one GPU count and batch, the fastest counts. */
+ * global batch for the pipeline) and math; where a strategy has several runs at one GPU count and batch, the
+ * fastest counts. */
 #pragma once
 #include "results.h"
 
@@ -13,7 +14,7 @@
 
 /* One run, from its rows. */
 typedef struct {
-    char run_id[64], strategy[32], status[32];
+    char run_id[64], strategy[32], status[32], math[16];
     int gpus, batch, pipeline;                  /* batch: per GPU, or global for the pipeline */
     double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
     int n_steady;

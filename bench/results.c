@@ -337,15 +337,12 @@ const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
 };
 
-/* Key cells that a row may leave empty, matching any value (see results.h). */
+/* Key cells that may be empty, in the row or in the query, matching any value (see results.h). */
 static int key_wildcard(int i) {
     const char *c = results_key_columns[i];
     return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
            strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
 }
-
-/* Key cells whose value the query may not know yet (results.h): empty there, they match any row. */
-static int key_unknown_before_setup(int i) { return strcmp(results_key_columns[i], "nccl_algo") == 0; }
 
 static int column_index(const char *name) {
     for (int i = 0; results_columns[i]; i++)
@@ -353,9 +350,8 @@ static int column_index(const char *name) {
     return -1;
 }
 
-/* One record as libcsv delivers it: only the cells the scan needs are kept (64 bytes each is enough for every
- * key cell; a longer one is cut, which can only make two configurations look the same if they differ beyond
- * 63 characters of a name). */
+/* One record as libcsv delivers it: only the cells the scan needs are kept, each RESULTS_CELL_MAX bytes (the
+ * longest a key cell can be, results.h). */
 #define SCAN_MAXF 128
 typedef struct {
     int nf;                                 /* fields in the current record */
@@ -503,8 +499,7 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
 
 static int key_match(const results_key_t *row, const results_key_t *want) {
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if (!row->cell[i][0] && key_wildcard(i)) continue;
-        if (!want->cell[i][0] && key_unknown_before_setup(i)) continue;
+        if ((!row->cell[i][0] || !want->cell[i][0]) && key_wildcard(i)) continue;
         if (strcmp(row->cell[i], want->cell[i]) != 0) return 0;
     }
     return 1;

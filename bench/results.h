@@ -85,8 +85,8 @@ int results_format(const results_row_t *row, char *buf, size_t len);
  * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
  * pipeline split (measured when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule, steps
  * or nccl_algo cell matches any value: strategies without a gradient reduction leave grad_dtype empty,
- * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty nccl_algo
- * asked for matches any too: what NCCL picks, or naive's --naive-path auto, is known only once the run is set up. */
+ * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty cell in the
+ * query matches alike: an nccl_algo not known before the run is set up (NCCL's choice, --naive-path auto). */
 #define RESULTS_KEY_FIELDS 18
 /* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
  * configurations never compare equal on a cut-off prefix. */

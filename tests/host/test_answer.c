@@ -124,8 +124,33 @@ static void test_one_gpu(void) {
     answer_free(&ans);
 }
 
+/* T1 is single in the same math: a tf32 run's speedup is over single in tf32, not over the faster bf16 single. */
+static void test_math(void) {
+    answer_t ans = {0};
+    const char *maths[] = {"tf32", "bf16", "tf32"}, *strategies[] = {"single", "single", "nccl"};
+    const double t[] = {1.40, 0.80, 0.75};
+    for (int k = 0; k < 3; k++) {
+        int gpus = k == 2 ? 2 : 1;
+        results_row_t r = {.strategy = strategies[k], .math = maths[k], .gpus = gpus, .per_gpu_batch = 256,
+                           .global_batch = 256 * gpus, .micro_batches = -1, .epoch = 2, .phase = "steady",
+                           .epoch_s = t[k], .status = "ok"};
+        snprintf(r.run_id, sizeof r.run_id, "m%d", k);
+        EXPECT(answer_add(&ans, &r) == 0, "add");
+    }
+    answer_summary_t s;
+    answer_summarise(&ans, &s);
+    const answer_line_t *c = line_of(&s, "nccl", -1);
+    EXPECT(c && near(c->t1, 1.40) && near(c->speedup, 1.40 / 0.75), "nccl tf32: t1 %.3f, want single tf32's 1.400",
+           c ? c->t1 : -1);
+    int singles = 0;
+    for (int i = 0; i < s.n; i++) singles += strcmp(s.line[i].strategy, "single") == 0;
+    EXPECT(singles == 2, "%d single lines, want one per math", singles);
+    answer_free(&ans);
+}
+
 int main(void) {
     test_median();
+    test_math();
     test_two_gpus();
     test_four_gpus();
     test_one_gpu();

@@ -56,6 +56,15 @@ static void write_rows(const char *path, const results_row_t *rows, int n) {
     results_close(&r);
 }
 
+/* Writes rows to tmp_root/name and scans that file into s, which must find `runs` runs. */
+static void write_and_scan(const char *name, const results_row_t *rows, int n, int runs, results_scan_t *s) {
+    char path[600], err[512] = "";
+    snprintf(path, sizeof path, "%s/%s", tmp_root, name);
+    write_rows(path, rows, n);
+    EXPECT(results_scan(path, s, err, sizeof err) == 0 && s->n == runs, "scan %s: %s (%d runs, want %d)", name, err,
+           s->n, runs);
+}
+
 static void test_key(void) {
     results_key_t k = query("nccl", 4, 0.1 * 3, 1, 58);
     int col = -1;
@@ -243,8 +252,6 @@ static void test_precision(void) {
 
 /* Two transports that agree on their first 63 characters are two configurations: the key keeps whole cells. */
 static void test_long_transport(void) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/long.csv", tmp_root);
     static const char *const t1 = "NCCL_NET=Socket;NCCL_IB_DISABLE=1;NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1;"
                                   "NCCL_HOSTID=node-a|node-b", *const t2 = "NCCL_NET=Socket;NCCL_IB_DISABLE=1;"
                                   "NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1;NCCL_HOSTID=node-c|node-d";
@@ -253,11 +260,9 @@ static void test_long_transport(void) {
         rows[e - 1] = row_of("L-0-1", "nccl", 2, 0.2, e, "ok");
         rows[e - 1].nccl_transport = t1;
     }
-    write_rows(path, rows, 3);
     results_scan_t s = {0};
-    char err[512];
     int best = 0;
-    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 1, "scan: %s", err);
+    write_and_scan("long.csv", rows, 3, 1, &s);
     results_key_t k = query("nccl", 2, 0.2, 1, 117);
     set_cell(&k, "nccl_transport", t1);
     EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "the same long transport: complete");
@@ -269,19 +274,15 @@ static void test_long_transport(void) {
 /* naive over peer copies and over host memory are two experiments; a query that does not know the path yet (auto)
  * finds either, and a row of the version that left the path empty matches any. */
 static void test_naive_path(void) {
-    char path[600];
-    snprintf(path, sizeof path, "%s/naive.csv", tmp_root);
     results_row_t rows[4];
     for (int e = 1; e <= 3; e++) {
         rows[e - 1] = row_of("H-0-1", "naive", 2, 0.2, e, "ok");
         rows[e - 1].nccl_algo = "host";
     }
     rows[3] = row_of("O-0-1", "naive", 4, 0.2, 1, "oom");     /* older: no path recorded */
-    write_rows(path, rows, 4);
     results_scan_t s = {0};
-    char err[512];
     int best = 0;
-    EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 2, "scan: %s", err);
+    write_and_scan("naive.csv", rows, 4, 2, &s);
     results_key_t k = query("naive", 2, 0.2, 1, 117);
     set_cell(&k, "nccl_algo", "p2p");
     EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "--naive-path p2p after a host run: not done");
