@@ -1,9 +1,8 @@
-/* convert.cu — fp32 <-> bf16 conversions of flat buffers. Memory-bound grid-stride loops; the widening is exact,
- * the narrowing rounds to nearest even as PyTorch's .to(torch.bfloat16) does. */
+/* convert.cu — bf16 -> fp32 widening (exact) of flat buffers, accumulating or not: a memory-bound grid-stride loop.
+ * The narrowing is reduce_cast_bf16 (engine/reduce.cu). */
 #include "convert.h"
 #include "check.h"
 #include "launch.h"
-#include "reduce.h"
 #include <cuda_bf16.h>
 
 // --- kernels
@@ -17,11 +16,6 @@ __global__ static void bf16_acc_f32_kernel(float *__restrict__ dst, const __nv_b
 }
 
 // --- launchers
-/* The gradients' wire cast (engine/reduce.cu, vectorised and tested bit for bit against round to nearest even). */
-void convert_f32_to_bf16(void *dst, const float *src, size_t n, cudaStream_t stream) {
-    reduce_cast_bf16(dst, src, n, stream);
-}
-
 void convert_bf16_acc_f32(float *dst, const void *src, size_t n, float beta, cudaStream_t stream) {
     if (!n) return;
     const __nv_bfloat16 *s = (const __nv_bfloat16 *)src;

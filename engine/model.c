@@ -4,7 +4,7 @@
 #include "check.h"
 #include "nvtx.h"
 #include "layers/softmax_xent.h"
-#include "convert.h"
+#include "reduce.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +216,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
         gpu_fill_uniform(g, m->params, DTYPE_FP32, m->n_params, 777u, -0.05f, 0.05f);
         gpu_fill_uniform(g, m->grads, DTYPE_FP32, m->n_params, 778u, -0.05f, 0.05f);
-        if (lp) convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, g->stream);
+        if (lp) reduce_cast_bf16(m->params_bf16, m->params, m->n_params, g->stream);
         CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
     }
 
@@ -289,7 +289,7 @@ void model_init_params(model_t *m, init_t init, unsigned long long seed) {
     }
     CHECK_CUDA(cudaMemcpy(m->params, hp + m->param_first, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
     if (m->params_bf16) {   /* the bf16 copy starts as the rounding of the initial parameters, as SGD keeps it */
-        convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, 0);
+        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, 0);
         CHECK_CUDA(cudaDeviceSynchronize());
     }
     CHECK_CUDA(cudaMemcpy(m->state, hs + m->state_first, m->n_state * sizeof(float), cudaMemcpyHostToDevice));

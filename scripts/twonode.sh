@@ -10,7 +10,7 @@
 # nccl ResNet-18 runs are repeated under Nsight Systems (epoch 2's STEPS steps captured; their rows in
 # OUTDIR/twonode-nsys.csv, per-process kernel and NVTX summaries, per-GPU stream summaries); the all-reduce
 # benchmark over NVLink and over the socket transport (OUTDIR/twonode_allreduce{,_net}.csv, the projection's
-# intra- and inter-node paths); then the figures and REPORT.md (scripts/report.sh, where gnuplot is installed).
+# intra- and inter-node paths); then REPORT.md and, where gnuplot is installed, the figures (scripts/report.sh).
 # Prints the durations and the table last.
 #
 #   scripts/twonode.sh [OUTDIR] [DEBDIR]       (default results/twonode-<UTC date>)
@@ -50,12 +50,9 @@ if ((profile)); then
     LINKS_PROFILE=$steps links_run resnet18-nccl-2nodes-nsys emu NCCL_NET=Socket -- "${p[@]}"
     names+=(resnet18-nccl-nvlink-nsys resnet18-nccl-2nodes-nsys)
 fi
-if command -v gnuplot >/dev/null; then
-    if "$ROOT/scripts/report.sh" "$csv" >/dev/null; then echo "twonode: figures and REPORT.md in ${csv%.csv}/"
-    else echo "twonode: scripts/report.sh $csv failed (the CSV is complete; run it again where it works)"; fi
-else
-    echo "twonode: no gnuplot here: run scripts/report.sh $csv where it is installed"
-fi
+# Without gnuplot, report.sh writes the tables and says how to add the figures.
+if "$ROOT/scripts/report.sh" "$csv" >/dev/null; then echo "twonode: REPORT.md in ${csv%.csv}/"
+else echo "twonode: scripts/report.sh $csv failed (the CSV is complete; run it again where it works)"; fi
 
 echo
 echo "twonode: $((SECONDS - t0)) s; ms per step of each run's last epoch (profiled runs: the captured steps); see"

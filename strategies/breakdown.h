@@ -6,9 +6,9 @@
  *   compute   the busy time: the sum of the intervals between events recorded before and after each forward,
  *             backward (bucket) and update segment (a CUDA graph, or the eager launches of one); a segment that
  *             runs beside an all-reduce counts at most its solo time as compute (breakdown_stall)
- *   exposed   the time the stream waits for communication: data parallel, from the event after the last backward
- *             segment to the event after the wait for the reduced gradients, plus the stalls; pipeline, the part
- *             of the gap before an op during which an incoming copy that op waits on is in flight
+ *   exposed   the time the stream waits for communication: data parallel, from the end of the last backward
+ *             segment to the start of the update (the wait for the reduced gradients), plus the stalls; pipeline,
+ *             the part of the gap before an op during which an incoming copy that op waits on is in flight
  *   idle      step - compute - exposed: every other gap (the host late to launch, a pipeline stage waiting for
  *             another stage's compute); never negative beyond the events' resolution, clipped at 0
  * The figures are means over the timed steps, so compute + exposed + idle = the GPU's mean step over them. A row

@@ -69,11 +69,8 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     int steps = dp->reps[0].steps_per_epoch;
     dp->stride = (steps + DP_TIMED_MAX - 1) / DP_TIMED_MAX;
     dp->n_slots = (steps + dp->stride - 1) / dp->stride;
-    dp->marks = calloc((size_t)n * dp->n_slots * 2, sizeof(cudaEvent_t));
-    if (!dp->marks) { snprintf(err, errlen, "out of host memory"); dp_teardown(dp); return -1; }
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
-        for (int k = 0; k < dp->n_slots * 2; k++) CHECK_CUDA(cudaEventCreate(&dp->marks[i * dp->n_slots * 2 + k]));
         CHECK_CUDA(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
     }
     if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
@@ -131,10 +128,6 @@ static int slot_of(const dp_t *dp, int step) {
     return s < dp->n_slots ? s : -1;
 }
 
-static cudaEvent_t mark_event(const dp_t *dp, int gpu, int slot, int resume) {
-    return dp->marks[((size_t)gpu * dp->n_slots + slot) * 2 + resume];
-}
-
 static cudaEvent_t busy_event(const dp_t *dp, int gpu, int slot, int seg, int end) {
     return dp->busy[(((size_t)gpu * dp->n_slots + slot) * dp->n_segs + seg) * 2 + end];
 }
@@ -149,15 +142,6 @@ static void run_busy_(dp_t *dp, int i, int seg, const char *name, int slot, void
     if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 0), r->gpu.stream));
     replica_run_traced(r, name, slot, fn, arg);
     if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 1), r->gpu.stream));
-}
-
-void dp_mark(dp_t *dp, int step, int resume) {
-    int s = slot_of(dp, step);
-    if (s < 0) return;
-    for (int i = 0; i < dp->n; i++) {
-        CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
-        CHECK_CUDA(cudaEventRecord(mark_event(dp, i, s, resume), dp->reps[i].gpu.stream));
-    }
 }
 
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
@@ -214,15 +198,18 @@ static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps) {
     const replica_t *r = &dp->reps[i];
     for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++) {
         int step = s * dp->stride;
-        double busy = 0, stall = 0;
+        double busy = 0, stall = 0, wait = 0;
         for (int k = 0; dp->busy && k < dp->n_segs; k++) {
             double t = timing_ms(busy_event(dp, i, s, k, 0), busy_event(dp, i, s, k, 1));
             busy += t;
             if (dp->solo && s > 0 && k >= 2 && k < dp->n_segs - 1)
                 stall += breakdown_stall(t, timing_ms(busy_event(dp, i, 0, k, 0), busy_event(dp, i, 0, k, 1)));
         }
-        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy - stall,
-                      timing_ms(mark_event(dp, i, s, 0), mark_event(dp, i, s, 1)) + stall);
+        /* The wait for the reduced gradients: from the last backward segment's end to the update's start (only
+         * event records and the wait itself lie between them on the compute stream). */
+        if (dp->busy)
+            wait = timing_ms(busy_event(dp, i, s, dp->n_segs - 2, 1), busy_event(dp, i, s, dp->n_segs - 1, 0));
+        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy - stall, wait + stall);
     }
     return breakdown_mean(sum);
 }
@@ -340,8 +327,6 @@ void dp_teardown(dp_t *dp) {
         if (!r->gpu.stream) continue;
         CHECK_CUDA(cudaSetDevice(r->gpu.device));
         CHECK_CUDA(cudaDeviceSynchronize());
-        for (int k = 0; dp->marks && k < dp->n_slots * 2; k++)
-            CHECK_CUDA(cudaEventDestroy(dp->marks[i * dp->n_slots * 2 + k]));
         for (int k = 0; dp->busy && k < dp->n_slots * dp->n_segs * 2; k++)
             CHECK_CUDA(cudaEventDestroy(dp->busy[(size_t)i * dp->n_slots * dp->n_segs * 2 + k]));
         if (i == 0)
@@ -351,7 +336,6 @@ void dp_teardown(dp_t *dp) {
         if (dp->wire_grads[i]) CHECK_CUDA(cudaFree(dp->wire_grads[i]));
         replica_free(r);
     }
-    free(dp->marks);
     free(dp->busy);
     free(dp->comm);
     free(dp->reps);

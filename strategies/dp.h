@@ -15,7 +15,6 @@ typedef struct {
     int stride;                     /* steps stride*k carry timing events */
     int n_slots;                    /* timed steps per epoch */
     int comm_per_step;              /* timed communication intervals per step, on GPU 0's comm stream */
-    cudaEvent_t *marks;             /* [(i * n_slots + slot) * 2 + {0 backward done, 1 compute resumes}] on GPU i */
     cudaEvent_t *comm;              /* [(slot * comm_per_step + k) * 2 + {0 begin, 1 end}] on GPU 0 */
     int n_segs;                     /* compute segments per step: forward, the backward segments, update */
     cudaEvent_t *busy;              /* [((i * n_slots + slot) * n_segs + seg) * 2 + {0 begin, 1 end}] on GPU i */
@@ -56,9 +55,6 @@ int dp_solo_step(const dp_t *dp, int step);
 /* The GPUs of the replicas, in replica order (out: DP_MAX_GPUS entries). */
 void dp_gpus(dp_t *dp, gpu_t **out);
 void dp_epoch_begin(dp_t *dp, int epoch);
-/* Records on every compute stream that backward is done (resume = 0) or that compute resumes after waiting
- * for the reduced gradients (resume = 1); nothing on untimed steps. */
-void dp_mark(dp_t *dp, int step, int resume);
 /* Event k of the step's communication on GPU 0 (end = 0 begin, 1 end), or NULL on untimed steps. */
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
 /* Replica i's gather of its shard of the step's batch, forward and loss (a CUDA-graph segment with --cuda-graph). */

@@ -79,11 +79,10 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     return 0;
 }
 
-/* GPU i's bf16 wire buffer from its fp32 gradients, on `stream` (GPU i's current device). */
+/* GPU i's bf16 wire buffer from its fp32 gradients, on `stream` (a comm stream of GPU i, the current device). */
 static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *const *bufs, size_t count,
                   cudaStream_t stream) {
-    int lane = stream == nr->g[i]->stream ? TRACE_COMPUTE : TRACE_COMM;
-    int tr = trace_begin(nr->trace, nr->g[i]->device, lane, stream, "cast to bf16");
+    int tr = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, stream, "cast to bf16");
     nvtx_push("cast to bf16 gpu%d", nr->g[i]->device);
     reduce_cast_bf16(bufs[i], src[i], count, stream);
     nvtx_pop();
@@ -284,10 +283,8 @@ static void naive_train_step(void *state, int step) {
         dp_forward(dp, i);
         dp_backward(dp, i, 0, 0, dp->reps[i].model.n_layers);
     }
-    dp_mark(dp, step, 0);
     naive_reduce(&s->red, src, bufs, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
                  dp_comm_event(dp, step, 0, 1));
-    dp_mark(dp, step, 1);
     dp_update(dp, step);
 }
 

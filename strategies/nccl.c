@@ -332,11 +332,9 @@ static void nccl_train_step(void *state, int step) {
         }
         if (overlap) launch_bucket_(s, src, bufs, step, b);
     }
-    dp_mark(dp, step, 0);
     if (!overlap)
         for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, src, bufs, step, b);
     nccl_reduce_finish(&s->red);
-    dp_mark(dp, step, 1);
     dp_update(dp, step);
 }
 

@@ -135,7 +135,6 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
 
 /* The weights and filter gradient cuDNN sees: the bf16 copy and bf16 scratch for bf16 layers (cuDNN's legacy API
  * wants one data type for x, w and y), the fp32 parameters otherwise. */
-static const void *conv_w(const layer_t *l) { return l->dtype == DTYPE_BF16 ? l->w_lp : l->w; }
 static void *conv_dw(const layer_t *l, const conv_priv_t *p) { return l->dtype == DTYPE_BF16 ? p->dw16 : l->dw; }
 
 enum { DIR_FWD, DIR_BWD_DATA, DIR_BWD_FILTER };
@@ -148,14 +147,14 @@ static int find_run(const layer_t *l, const gpu_t *g, const conv_priv_t *p, int 
     if (dir == DIR_FWD) {
         cudnnConvolutionFwdAlgoPerf_t r[PERF_MAX];
         CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(g->cudnn, &max));
-        CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->w_desc, conv_w(l),
+        CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(g->cudnn, p->x_desc, l->x[0], p->w_desc, param_at(l, 0),
                                                            p->fwd_desc, p->y_desc, l->y, max < PERF_MAX ? max : PERF_MAX,
                                                            &n, r, g->workspace, g->workspace_bytes));
         PERF_COPY(q, r, n);
     } else if (dir == DIR_BWD_DATA) {
         cudnnConvolutionBwdDataAlgoPerf_t r[PERF_MAX];
         CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(g->cudnn, &max));
-        CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(g->cudnn, p->w_desc, conv_w(l), p->y_desc, l->dy,
+        CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(g->cudnn, p->w_desc, param_at(l, 0), p->y_desc, l->dy,
                                                                 p->bwd_data_desc, p->x_desc, l->dx[0],
                                                                 max < PERF_MAX ? max : PERF_MAX, &n, r,
                                                                 g->workspace, g->workspace_bytes));
@@ -296,7 +295,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
-    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, conv_w(l), p->fwd_desc,
+    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
                                         &CU_ZERO, p->y_desc, l->y));
     if (!l->cfg.bias) return;
@@ -330,7 +329,7 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     if (!l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
-    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, conv_w(l), p->y_desc, l->dy,
+    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, param_at(l, 0), p->y_desc, l->dy,
                                              p->bwd_data_desc, (cudnnConvolutionBwdDataAlgo_t)p->algo.bwd_data,
                                              g->workspace, p->algo.ws_bwd_data, &l->dx_beta[0], p->x_desc, l->dx[0]));
 }

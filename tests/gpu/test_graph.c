@@ -6,7 +6,7 @@
 #include "../../engine/check.h"
 #include "../../strategies/strategy.h"
 #include "../../engine/replica.h"
-#include "../../engine/convert.h"
+#include "../../engine/reduce.h"
 #include <string.h>
 
 /* Two epochs of 6 steps; returns the parameters (host copy, n of them). */
@@ -53,7 +53,7 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math) {
     CHECK_CUDA(cudaMemcpy(m->momentum, v0, pb, cudaMemcpyDeviceToDevice));
     if (sb) CHECK_CUDA(cudaMemcpy(m->state, s0, sb, cudaMemcpyDeviceToDevice));
     if (m->params_bf16)   /* the bf16 copy the layers read is part of the starting point */
-        convert_f32_to_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
+        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
     CHECK_CUDA(cudaDeviceSynchronize());
     r->use_graphs = 1;
     float *graph = train(st, state, &n2);
