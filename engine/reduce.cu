@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 typedef struct {
-    const void *p[REDUCE_MAX_SRC];
-} src_list_t;
+    void *p[REDUCE_MAX_SRC];
+} ptr_list_t;
 
 static unsigned grid_for(size_t n, int threads) { return launch_blocks(n, threads, 4096); }
 
@@ -54,28 +54,48 @@ template <> struct vec16<__nv_bfloat16> {
 static int aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 // --- kernels
-/* Memory-bound: 16-byte loads and stores when every pointer allows it (gradient slices are 256-byte aligned). */
+/* own's value as the wire carries it: unchanged for fp32, rounded to bf16 (and widened back, exactly) for bf16. */
+__device__ static float on_wire(float x, float) { return x; }
+__device__ static float on_wire(float x, __nv_bfloat16) { return __bfloat162float(__float2bfloat16_rn(x)); }
+
+/* Memory-bound: 16-byte loads and stores when every pointer allows it (gradient slices are 256-byte aligned). The
+ * sources and outputs may be peers' memory: every element is read from all of them before it is written to any,
+ * so an output may alias a source. */
 template <typename T>
-__global__ static void sum_into_vec_kernel(uint4 *__restrict__ dst, src_list_t src, int n_src, size_t n_vec) {
+__global__ static void sum_into_vec_kernel(uint4 *__restrict__ dst, const float4 *__restrict__ own, ptr_list_t src,
+                                           int n_src, ptr_list_t out, int n_out, size_t n_vec) {
     constexpr int N = vec16<T>::N;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_vec; i += (size_t)gridDim.x * blockDim.x) {
         float a[N], b[N];
-        vec16<T>::widen(dst[i], a);
+        if (own) {
+#pragma unroll
+            for (int q = 0; q < N / 4; q++) {
+                float4 f = own[i * (N / 4) + q];
+                a[4 * q] = on_wire(f.x, T()); a[4 * q + 1] = on_wire(f.y, T());
+                a[4 * q + 2] = on_wire(f.z, T()); a[4 * q + 3] = on_wire(f.w, T());
+            }
+        } else {
+            vec16<T>::widen(dst[i], a);
+        }
         for (int s = 0; s < n_src; s++) {
             vec16<T>::widen(((const uint4 *)src.p[s])[i], b);
 #pragma unroll
             for (int k = 0; k < N; k++) a[k] += b[k];
         }
-        dst[i] = vec16<T>::narrow(a);
+        uint4 v = vec16<T>::narrow(a);
+        dst[i] = v;
+        for (int o = 0; o < n_out; o++) ((uint4 *)out.p[o])[i] = v;
     }
 }
 
 template <typename T>
-__global__ static void sum_into_kernel(T *__restrict__ dst, src_list_t src, int n_src, size_t first, size_t n) {
+__global__ static void sum_into_kernel(T *__restrict__ dst, const float *__restrict__ own, ptr_list_t src, int n_src,
+                                       ptr_list_t out, int n_out, size_t first, size_t n) {
     for (size_t i = first + (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        float a = widen(dst[i]);
+        float a = own ? on_wire(own[i], T()) : widen(dst[i]);
         for (int s = 0; s < n_src; s++) a += widen(((const T *)src.p[s])[i]);
         narrow(&dst[i], a);
+        for (int o = 0; o < n_out; o++) ((T *)out.p[o])[i] = dst[i];
     }
 }
 
@@ -141,31 +161,40 @@ __global__ static void count_wrong_kernel(const T *p, size_t n, int n_ranks, int
 }
 
 // --- launchers
-template <typename T>
-static void sum_into(T *dst, const void *const *src, int n_src, size_t n, cudaStream_t stream) {
-    src_list_t s = {};
-    int aligned = aligned16(dst);
-    for (int i = 0; i < n_src; i++) {
-        s.p[i] = src[i];
-        aligned &= aligned16(src[i]);
+static ptr_list_t ptr_list(const void *const *p, int n, int *aligned) {
+    ptr_list_t l = {};
+    for (int i = 0; i < n; i++) {
+        l.p[i] = (void *)p[i];
+        *aligned &= aligned16(p[i]);
     }
+    return l;
+}
+
+template <typename T>
+static void sum_into(T *dst, const float *own, const void *const *src, int n_src, void *const *out, int n_out, size_t n,
+                     cudaStream_t stream) {
+    int aligned = aligned16(dst) && (!own || aligned16(own));
+    ptr_list_t s = ptr_list(src, n_src, &aligned), o = ptr_list((const void *const *)out, n_out, &aligned);
     constexpr int N = vec16<T>::N;
     size_t n_vec = aligned ? n / N : 0;
     if (n_vec) {
-        sum_into_vec_kernel<T><<<grid_for(n_vec, 256), 256, 0, stream>>>((uint4 *)dst, s, n_src, n_vec);
+        sum_into_vec_kernel<T><<<grid_for(n_vec, 256), 256, 0, stream>>>((uint4 *)dst, (const float4 *)own, s, n_src,
+                                                                          o, n_out, n_vec);
         CHECK_LAUNCH();
     }
     if (N * n_vec < n) {
-        sum_into_kernel<T><<<grid_for(n - N * n_vec, 256), 256, 0, stream>>>(dst, s, n_src, N * n_vec, n);
+        sum_into_kernel<T><<<grid_for(n - N * n_vec, 256), 256, 0, stream>>>(dst, own, s, n_src, o, n_out, N * n_vec, n);
         CHECK_LAUNCH();
     }
 }
 
-void reduce_sum_into(void *dst, const void *const *src, dtype_t t, int n_src, size_t n, cudaStream_t stream) {
-    if (n_src < 1 || n == 0) return;
-    if (n_src > REDUCE_MAX_SRC) check_fail(__FILE__, __LINE__, "reduce_sum_into", "more than REDUCE_MAX_SRC sources");
-    if (t == DTYPE_BF16) sum_into((__nv_bfloat16 *)dst, src, n_src, n, stream);
-    else sum_into((float *)dst, src, n_src, n, stream);
+void reduce_sum_into(void *dst, const float *own, const void *const *src, int n_src, void *const *out, int n_out,
+                     dtype_t t, size_t n, cudaStream_t stream) {
+    if (n == 0) return;
+    if (n_src < 0 || n_src > REDUCE_MAX_SRC || n_out < 0 || n_out > REDUCE_MAX_SRC)
+        check_fail(__FILE__, __LINE__, "reduce_sum_into", "sources or outputs outside 0..REDUCE_MAX_SRC");
+    if (t == DTYPE_BF16) sum_into((__nv_bfloat16 *)dst, own, src, n_src, out, n_out, n, stream);
+    else sum_into((float *)dst, own, src, n_src, out, n_out, n, stream);
 }
 
 void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream) {

@@ -6,16 +6,21 @@
 #include <cuda_runtime.h>
 #include "dtype.h"
 
-#define REDUCE_MAX_SRC 16   /* most buffers one reduce_sum_into launch adds (one per GPU) */
+#define REDUCE_MAX_SRC 16   /* most buffers one reduce_sum_into launch reads, and writes (one per GPU) */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* dst[k] = (((dst[k] + src[0][k]) + src[1][k]) + ...) for k < n, every buffer holding n elements of type t: a fixed
- * order, so the sum is deterministic. The sum is formed in fp32 arithmetic whatever t is; for bf16 each element is
- * widened (exactly) on load and the fp32 sum is rounded to bf16 once, at the end (round to nearest even).
- * Every src must be readable from the current device (its own memory, or a peer's with peer access). */
-void reduce_sum_into(void *dst, const void *const *src, dtype_t t, int n_src, size_t n, cudaStream_t stream);
+/* dst[k] = (((d + src[0][k]) + src[1][k]) + ...) for k < n, and the same value into out[0][k] .. out[n_out-1][k]:
+ * every buffer holds n elements of type t, and a fixed order makes the sum deterministic. d is dst[k], or with own
+ * (fp32, NULL for none) own[k] as the wire carries it: unchanged for fp32, rounded to nearest even for bf16 (as
+ * reduce_cast_bf16 would have cast it into dst first). The sum is formed in fp32 arithmetic whatever t is; for bf16
+ * each element is widened (exactly) on load and the fp32 sum is rounded to bf16 once, at the end. Every src and out
+ * may be a peer's memory (with peer access), and an out may be a src: each element is read from every source before
+ * it is written anywhere. The one-pass all-reduce of --strategy naive: GPU 0 reads the peers' gradients and writes
+ * the sum back into them. */
+void reduce_sum_into(void *dst, const float *own, const void *const *src, int n_src, void *const *out, int n_out,
+                     dtype_t t, size_t n, cudaStream_t stream);
 /* dst[k] (bf16) = src[k] (fp32) rounded to nearest even, exactly as __float2bfloat16_rn: denormals are kept
  * (bf16 has fp32's exponent range), values past the largest bf16 become +-inf, a NaN becomes a NaN. */
 void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream);

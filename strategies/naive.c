@@ -1,8 +1,9 @@
 /* naive.c — `--strategy naive`: data parallelism with a hand-written all-reduce, the baseline that NCCL is measured
- * against: every replica's gradients are copied to GPU 0 (peer copies, or staged through pinned host memory), summed
- * there by one kernel, and the sum is copied back; every replica then runs the same SGD step. With --grad-dtype
- * bf16 every GPU first rounds its gradients to bf16, half the bytes move, and GPU 0 forms each element's sum in
- * fp32 from the bf16 values, rounding it to bf16 once. */
+ * against: once backward has ended, GPU 0 gathers every replica's gradients, sums them and sends the sum back, all
+ * through GPU 0 (no ring, no overlap with backward); every replica then runs the same SGD step. Over a peer link it
+ * is one kernel on GPU 0 that reads each peer's buffer and writes the sum back into it; without one, the buffers are
+ * staged through pinned host memory. With --grad-dtype bf16 every GPU first rounds its gradients to bf16, half the
+ * bytes move, and GPU 0 forms each element's sum in fp32 from the bf16 values, rounding it to bf16 once. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
@@ -14,15 +15,16 @@
 typedef struct {
     int n;
     gpu_t *g[DP_MAX_GPUS];          /* borrowed */
-    int p2p[DP_MAX_GPUS];           /* source i >= 1: 1 peer copies to and from GPU 0, 0 staged through host */
+    int p2p[DP_MAX_GPUS];           /* source i >= 1: 1 GPU 0 reads and writes its buffer over the peer link, 0
+                                     * staged through host */
     int any_host;
     dtype_t wire;                   /* the type of the buffers copied and summed */
     size_t max_count;               /* elements of the wire type */
-    void *recv[DP_MAX_GPUS];        /* on GPU 0: recv[i] receives GPU i's buffer (i >= 1) */
+    void *recv[DP_MAX_GPUS];        /* on GPU 0: recv[i] receives host-staged GPU i's buffer (i >= 1, no p2p) */
     void *host[DP_MAX_GPUS];        /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: its buffer is final (compute stream) */
-    cudaEvent_t sent[DP_MAX_GPUS];  /* GPU i: its buffer has left (comm stream) */
-    cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: the sum has arrived (comm stream) */
+    cudaEvent_t sent[DP_MAX_GPUS];  /* GPU i: its buffer can be read (cast, or staged in host memory) */
+    cudaEvent_t done[DP_MAX_GPUS];  /* GPU i, host-staged: the sum has arrived (comm stream) */
     cudaEvent_t summed, staged;     /* GPU 0: the sum is in buffer 0 / in host[0] */
     char algo[8];
     struct trace *trace;            /* --trace recorder, or NULL */
@@ -61,10 +63,11 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     snprintf(nr->algo, sizeof nr->algo, "%s", n == 1 ? "none" : n_p2p == n - 1 ? "p2p" : n_p2p ? "mixed" : "host");
     size_t bytes = (max_count ? max_count : 1) * dtype_size(wire);
     for (int i = 1; i < n; i++) {
+        if (nr->p2p[i]) continue;
         CHECK_CUDA(cudaSetDevice(d0));
         CHECK_CUDA(cudaMalloc((void **)&nr->recv[i], bytes));
         /* Portable: the staging buffer is written by one GPU's context and read by another's. */
-        if (!nr->p2p[i]) CHECK_CUDA(cudaHostAlloc((void **)&nr->host[i], bytes, cudaHostAllocPortable));
+        CHECK_CUDA(cudaHostAlloc((void **)&nr->host[i], bytes, cudaHostAllocPortable));
     }
     if (nr->any_host) CHECK_CUDA(cudaHostAlloc((void **)&nr->host[0], bytes, cudaHostAllocPortable));
     for (int i = 0; i < n; i++) {
@@ -89,10 +92,13 @@ static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *con
     trace_end(nr->trace, tr, stream);
 }
 
-/* In place over bufs[i] (on GPU i; src: cast into them first, see reduce_ops_t.run). GPU i's comm stream casts and
- * pushes its buffer to GPU 0 (all concurrently), GPU 0's comm stream casts its own and sums, then every GPU's comm
- * stream pulls the sum. Only events order the GPUs. t_begin / t_end (GPU 0 events, or NULL) bracket the exchange,
- * casts included, from "every gradient is final" to "every GPU has the sum". */
+/* In place over bufs[i] (on GPU i; src: cast into them first, see reduce_ops_t.run). Each GPU's comm stream casts
+ * its buffer (all concurrently); a GPU without peer access then stages it through host memory into recv[i] on GPU
+ * 0. One kernel on GPU 0's comm stream sums GPU 0's own gradients (cast on load) with every other buffer — read
+ * over the peer link where there is one — and writes the sum into buffer 0 and straight back into every peer's
+ * buffer; the sum goes back through host memory to the others. Only events order the GPUs. t_begin / t_end (GPU 0
+ * events, or NULL) bracket the exchange, casts included, from "every gradient is final" to "every GPU has the
+ * sum". */
 static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *const *bufs, size_t count,
                          cudaEvent_t t_begin, cudaEvent_t t_end) {
     int n = nr->n;
@@ -112,16 +118,13 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
         if (src) cast_(nr, i, src, bufs, count, cs);
-        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to gpu0");
-        if (nr->p2p[i]) {
-            nvtx_push("peer copy gpu%d->gpu%d", di, d0);
-            CHECK_CUDA(cudaMemcpyPeerAsync(nr->recv[i], d0, bufs[i], di, bytes, cs));
-        } else {
+        if (!nr->p2p[i]) {
+            int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to host");
             nvtx_push("host copy gpu%d->host", di);
             CHECK_CUDA(cudaMemcpyAsync(nr->host[i], bufs[i], bytes, cudaMemcpyDeviceToHost, cs));
+            nvtx_pop();
+            trace_end(nr->trace, tr, cs);
         }
-        trace_end(nr->trace, tr, cs);
-        nvtx_pop();
         CHECK_CUDA(cudaEventRecord(nr->sent[i], cs));
     }
     CHECK_CUDA(cudaSetDevice(d0));
@@ -130,18 +133,24 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->ready[i], 0));
         CHECK_CUDA(cudaEventRecord(t_begin, comm0));
     }
-    if (src) cast_(nr, 0, src, bufs, count, comm0);   /* while the other GPUs' copies are in flight */
+    const void *in[DP_MAX_GPUS];
+    void *out[DP_MAX_GPUS];
+    int n_out = 0;
     for (int i = 1; i < n; i++) {
         CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->sent[i], 0));
-        if (!nr->p2p[i]) {
+        if (nr->p2p[i]) {
+            in[i - 1] = bufs[i];
+            out[n_out++] = bufs[i];
+        } else {
             nvtx_push("host copy host->gpu%d (from gpu%d)", d0, nr->g[i]->device);
             CHECK_CUDA(cudaMemcpyAsync(nr->recv[i], nr->host[i], bytes, cudaMemcpyHostToDevice, comm0));
             nvtx_pop();
+            in[i - 1] = nr->recv[i];
         }
     }
-    nvtx_push("sum gpu%d", d0);
+    nvtx_push("sum on gpu%d, %d peer%s written back", d0, n_out, n_out == 1 ? "" : "s");
     int tr_sum = trace_begin(nr->trace, d0, TRACE_COMM, comm0, "sum");
-    reduce_sum_into(bufs[0], (const void *const *)&nr->recv[1], nr->wire, n - 1, count, comm0);
+    reduce_sum_into(bufs[0], src ? src[0] : NULL, in, n - 1, out, n_out, nr->wire, count, comm0);
     trace_end(nr->trace, tr_sum, comm0);
     nvtx_pop();
     CHECK_CUDA(cudaEventRecord(nr->summed, comm0));
@@ -155,29 +164,30 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         int di = nr->g[i]->device;
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
-        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->p2p[i] ? nr->summed : nr->staged, 0));
-        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy from gpu0");
-        if (nr->p2p[i]) {
-            nvtx_push("peer copy gpu%d->gpu%d", d0, di);
-            CHECK_CUDA(cudaMemcpyPeerAsync(bufs[i], di, bufs[0], d0, bytes, cs));
-        } else {
-            nvtx_push("host copy host->gpu%d", di);
-            CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], bytes, cudaMemcpyHostToDevice, cs));
+        if (nr->p2p[i]) {   /* the sum is already in bufs[i] */
+            CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->summed, 0));
+            continue;
         }
-        trace_end(nr->trace, tr, cs);
+        CHECK_CUDA(cudaStreamWaitEvent(cs, nr->staged, 0));
+        int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy from host");
+        nvtx_push("host copy host->gpu%d", di);
+        CHECK_CUDA(cudaMemcpyAsync(bufs[i], nr->host[0], bytes, cudaMemcpyHostToDevice, cs));
         nvtx_pop();
+        trace_end(nr->trace, tr, cs);
         CHECK_CUDA(cudaEventRecord(nr->done[i], cs));
         CHECK_CUDA(cudaStreamWaitEvent(nr->g[i]->stream, nr->done[i], 0));
     }
     CHECK_CUDA(cudaSetDevice(d0));
     if (t_end) {
-        for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->done[i], 0));
+        for (int i = 1; i < n; i++)
+            if (!nr->p2p[i]) CHECK_CUDA(cudaStreamWaitEvent(comm0, nr->done[i], 0));
         CHECK_CUDA(cudaEventRecord(t_end, comm0));
     }
-    /* GPU 0 also waits for the broadcast: the other GPUs read buffer 0 until then, and the next backward
-     * overwrites it. */
+    /* GPU 0 also waits for the host-staged broadcast: host[0] is read until then, and the next step's reduction
+     * rewrites it. */
     CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->summed, 0));
-    for (int i = 1; i < n; i++) CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->done[i], 0));
+    for (int i = 1; i < n; i++)
+        if (!nr->p2p[i]) CHECK_CUDA(cudaStreamWaitEvent(nr->g[0]->stream, nr->done[i], 0));
 }
 
 static void naive_reducer_free(naive_reducer_t *nr) {
@@ -296,7 +306,7 @@ static size_t naive_params(void *state, float *host, size_t max) { return dp_par
 
 const strategy_t strategy_naive = {
     .name = "naive",
-    .summary = "data parallel: gradients copied to GPU 0, summed there, copied back (--naive-path)",
+    .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward (--naive-path)",
     .setup = naive_setup,
     .steps_per_epoch = naive_steps,
     .epoch_begin = naive_epoch_begin,

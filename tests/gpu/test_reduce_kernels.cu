@@ -154,7 +154,9 @@ static uint32_t finite_bits(rng_t *r, size_t i) {
     return (u & 0x807fffffu) | (e << 23);
 }
 
-static void check_sum(rng_t *r, dtype_t t, int n_src, int misalign_dst, int misalign_src) {
+/* own: the sum starts from a fresh fp32 buffer as the wire carries it instead of dst; n_out: the sum is also written
+ * back into the first n_out sources, as naive writes it into its peers' buffers. */
+static void check_sum(rng_t *r, dtype_t t, int n_src, int misalign_dst, int misalign_src, int own, int n_out) {
     size_t n = ((size_t)1 << 18) + 7, es = dtype_size(t), off_d = misalign_dst ? 1 : 0, off_s = misalign_src ? 1 : 0;
     int nb = n_src + 1;
     unsigned char *h[REDUCE_MAX_SRC + 1];
@@ -170,34 +172,46 @@ static void check_sum(rng_t *r, dtype_t t, int n_src, int misalign_dst, int misa
         d[b] = (char *)dev_alloc((n + 1) * es) + off * es;
         CHECK_CUDA(cudaMemcpy(d[b], h[b], n * es, cudaMemcpyHostToDevice));
     }
-    reduce_sum_into(d[0], (const void *const *)&d[1], t, n_src, n, 0);
+    float *h_own = NULL, *d_own = NULL;
+    if (own) {
+        h_own = (float *)host_alloc(n * sizeof(float));
+        for (size_t i = 0; i < n; i++) { uint32_t u = finite_bits(r, i); memcpy(&h_own[i], &u, 4); }
+        d_own = (float *)dev_alloc(n * sizeof(float));
+        CHECK_CUDA(cudaMemcpy(d_own, h_own, n * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    reduce_sum_into(d[0], d_own, (const void *const *)&d[1], n_src, &d[1], n_out, t, n, 0);
     unsigned char *got = (unsigned char *)host_alloc(n * es);
     CHECK_CUDA(cudaDeviceSynchronize());
-    CHECK_CUDA(cudaMemcpy(got, d[0], n * es, cudaMemcpyDeviceToHost));
     size_t bad = 0, first = n;
-    for (size_t i = 0; i < n; i++) {
-        float a = 0;
-        uint32_t want, have = 0;
-        for (int b = 0; b < nb; b++) {   /* dst first, then the sources in order, in fp32 */
-            float v;
-            if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, h[b] + i * 2, 2); v = bf16_ref_widen(x); }
-            else memcpy(&v, h[b] + i * 4, 4);
-            a = b == 0 ? v : a + v;
+    for (int o = 0; o <= n_out; o++) {   /* dst, then every output */
+        CHECK_CUDA(cudaMemcpy(got, d[o], n * es, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; i++) {
+            float a = 0;
+            uint32_t want, have = 0;
+            for (int b = 0; b < nb; b++) {   /* dst (or own on the wire) first, then the sources in order, in fp32 */
+                float v;
+                if (b == 0 && own) v = t == DTYPE_BF16 ? bf16_ref_round(h_own[i]) : h_own[i];
+                else if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, h[b] + i * 2, 2); v = bf16_ref_widen(x); }
+                else memcpy(&v, h[b] + i * 4, 4);
+                a = b == 0 ? v : a + v;
+            }
+            if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, got + i * 2, 2); have = x; want = bf16_ref_rne(a); }
+            else { memcpy(&have, got + i * 4, 4); want = bf16_ref_bits(a); }
+            if (have != want && first == n) first = i;
+            bad += have != want;
         }
-        if (t == DTYPE_BF16) { uint16_t x; memcpy(&x, got + i * 2, 2); have = x; want = bf16_ref_rne(a); }
-        else { memcpy(&have, got + i * 4, 4); want = bf16_ref_bits(a); }
-        if (have != want && first == n) first = i;
-        bad += have != want;
     }
-    printf("sum %s, %d source%s%s%s: %zu of %zu differ from the host's fp32 sum%s\n", dtype_name(t), n_src,
-           n_src == 1 ? "" : "s", misalign_dst ? ", dst misaligned" : "", misalign_src ? ", a source misaligned" : "",
-           bad, n, t == DTYPE_BF16 ? " rounded once" : "");
+    printf("sum %s, %d source%s%s%s%s, written to dst%s: %zu of %zu differ from the host's fp32 sum%s\n",
+           dtype_name(t), n_src, n_src == 1 ? "" : "s", own ? " after an fp32 buffer on the wire" : "",
+           misalign_dst ? ", dst misaligned" : "", misalign_src ? ", a source misaligned" : "",
+           n_out ? " and back over sources" : "", bad, n * (n_out + 1), t == DTYPE_BF16 ? " rounded once" : "");
     EXPECT(bad == 0, "sum %s %d sources: first difference at %zu", dtype_name(t), n_src, first);
     for (int b = 0; b < nb; b++) {
         size_t off = b == 0 ? off_d : (b == nb - 1 ? off_s : 0);
         CHECK_CUDA(cudaFree((char *)d[b] - off * es));
         free(h[b]);
     }
+    if (own) { CHECK_CUDA(cudaFree(d_own)); free(h_own); }
     free(got);
 }
 
@@ -290,10 +304,13 @@ int main(int argc, char **argv) {
     check_cast(&rng);
     for (int t = 0; t < 2; t++) {
         dtype_t dt = t ? DTYPE_BF16 : DTYPE_FP32;
-        check_sum(&rng, dt, 1, 0, 0);
-        check_sum(&rng, dt, 3, 0, 0);
-        check_sum(&rng, dt, 2, 1, 0);
-        check_sum(&rng, dt, 2, 0, 1);
+        check_sum(&rng, dt, 1, 0, 0, 0, 0);
+        check_sum(&rng, dt, 3, 0, 0, 0, 0);
+        check_sum(&rng, dt, 2, 1, 0, 0, 0);
+        check_sum(&rng, dt, 2, 0, 1, 0, 0);
+        check_sum(&rng, dt, 1, 0, 0, 1, 1);   /* naive's in-place sum over one peer */
+        check_sum(&rng, dt, 3, 0, 0, 1, 2);
+        check_sum(&rng, dt, 2, 0, 1, 1, 2);   /* misaligned: the scalar path writes back too */
     }
     check_patterns(&rng);
     printf("# seed %llu\n", seed);
