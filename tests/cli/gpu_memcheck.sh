@@ -36,6 +36,10 @@ classify() {
         /^========= [A-Z]/ && !/ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY|COMPUTE-SANITIZER|Target application|process didn.t/ {
             if (open) n[kind]++
             open = 1; kind = ($0 ~ /^========= Program hit/) ? "api" : "ours"; frame = 0
+            # compute-sanitizer 2025.3 may name the calling library in the header and leave the frames unnamed
+            # (seen on 2 H200s, 2026-11-23: "Program hit .../libnccl.so.2 (error 209) ... on CUDA API call to
+            # .../libcuda.so.1", frames "[0x4cb045] in ").
+            if (kind == "api" && $0 ~ /^========= Program hit [^ ]*libnccl\.so/) { kind = "nccl"; frame = 1 }
             # A shared-memory race is between two instructions of one kernel: outside our kernels it is the
             # library kernel'"'"'s own, whatever inputs it is given.
             if ($0 ~ /Race reported between/) {
