@@ -8,7 +8,7 @@
 # relative error, FIT_bad when the points cannot separate alpha from beta. Least squares on the relative error, so
 # the small sizes set alpha and the large ones beta:
 #   ring (nccl and any other):  t(n, S) = 2(n-1) alpha + 2(n-1)/n S beta
-#   naive (every byte through GPU 0, gathered then broadcast):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta
+#   naive (every byte into and out of GPU 0):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta (1/beta: both directions)
 
 function ring_form(s) { sub(/ \(.*/, "", s); sub(/.* /, "", s); return s != "naive" }
 

@@ -10,7 +10,7 @@
 # the run's gradient type (float, or bfloat16 for bf16 gradients; least squares on the relative error, so the
 # small sizes set alpha and the large ones beta):
 #   ring (nccl and any other):  t(n, S) = 2(n-1) alpha + 2(n-1)/n S beta
-#   naive (every byte through GPU 0, gathered then broadcast):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta
+#   naive (every byte into and out of GPU 0):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta (1/beta: both directions)
 # Pipeline epoch = steps x t_compute(global batch) / p x (M + p - 1) / M: p balanced stages, the GPipe bubble
 # (p-1)/(M+p-1) and nothing else; the measured bubble stands beside that formula.
 #
@@ -72,7 +72,7 @@ END {
             s = fits[i]
             if (s in FIT_bad) { printf "| %s | — | — | — | %d | %s | | not enough distinct points |\n", s, FIT_n[s], FIT_gl[s]; continue }
             printf "| %s | %s | %.2f | %s | %d | %s | %s–%s B | %.1f %% |\n", s,
-                ring_form(s) ? "2(n−1)α + 2(n−1)/n·S·β (ring)" : "2(n−1)α + 2(n−1)·S·β (through GPU 0)",
+                ring_form(s) ? "2(n−1)α + 2(n−1)/n·S·β (ring)" : "2(n−1)α + 2(n−1)·S·β (in and out of GPU 0)",
                 ALPHA[s], (BETA[s] > 0 ? sprintf("%.1f", 1e-3 / BETA[s]) : "—"), FIT_n[s], FIT_gl[s],
                 FIT_bmin[s], FIT_bytes[s], 100 * FIT_err[s]
         }

@@ -78,7 +78,7 @@ cp "$root/tests/fixtures/study_allreduce.csv" "$tmp/study_allreduce.csv"
 "$report" "$tmp/study.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 0 ] && ok || { bad "report.sh with benchmark: exit $rc"; cat "$tmp/stderr"; }
 hasre "$md" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 8\.00 \| 150\.0 \| 18 \| 2, 4 \|'
-hasre "$md" '^\| naive \(p2p\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(through GPU 0\) \| 15\.00 \| 40\.0 \| 18 \| 2, 4 \|'
+hasre "$md" '^\| naive \(p2p\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(in and out of GPU 0\) \| 15\.00 \| 40\.0 \| 18 \| 2, 4 \|'
 # nccl 4 GPUs: GPUs | batch | steps | best | model | speedup | model speedup | efficiency | all-reduce measured / model
 hasre "$md" '^\| 4 \| 256 \| 58 \| 0\.750 \| 0\.725 \| 3\.75 \| 3\.87 \| 93\.7 % \| 0\.535 / 0\.495 \|'
 grep -q 'model line omitted' "$md" && bad "model line still omitted with a benchmark" || ok
@@ -112,7 +112,7 @@ mm=$tmp/m/study_math/REPORT.md
 has "$mm" "78 rows, 26 runs, 26 configurations"
 hasre "$mm" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 10\.00 \| 300\.0 \| 9 \| 2 \|'
 hasre "$mm" '^\| nccl \(Ring, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 12\.00 \| 280\.0 \| 9 \| 2 \|'
-hasre "$mm" '^\| naive \(p2p, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(through GPU 0\) \| 18\.00 \| 280\.0 \| 9 \| 2 \|'
+hasre "$mm" '^\| naive \(p2p, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(in and out of GPU 0\) \| 18\.00 \| 280\.0 \| 9 \| 2 \|'
 # math | grads | GPUs | batch | steps | best | model | speedup | model speedup | efficiency | all-reduce | accuracy | status
 hasre "$mm" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| 0\.412 \| 1\.86 \| 1\.94 \| 93\.0 % \| 0\.112 / 0\.104 \| 90\.4 % \(lr 0\.2\) \| ok \|$'
 hasre "$mm" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| 0\.765 \| 1\.89 \| 1\.95 \| 94\.3 % \| 0\.183 / 0\.169 \| 90\.8 % \(lr 0\.2\) \| ok \|$'
