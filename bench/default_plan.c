@@ -120,6 +120,7 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
     if (!strftime(p->dir, sizeof p->dir, "results/default-%Y%m%dT%H%M%SZ", &tm))
         return errmsg(2, err, errlen, "default study: cannot name the output folder");
     snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
+    snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
 
     const plan_choice_t *c = pick_data(p, data_root, data);
     p->model = c->model;
@@ -154,6 +155,7 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
             return 2;
         }
         o->out = p->csv;
+        o->conv_cache = p->conv_cache;   /* checked when the folder exists: it is new, the file is not there */
     }
     return 0;
 }
@@ -169,6 +171,7 @@ int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen) {
         /* mkdir, not a stat first: two studies started in the same second cannot both take one name. */
         if (mkdir(p->dir, 0777) == 0) {
             snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
+            snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
             return 0;
         }
         if (errno != EEXIST) return errmsg(2, err, errlen, "%s: cannot create directory: %s", p->dir, strerror(errno));
@@ -194,7 +197,9 @@ void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len)
     size_t used = (size_t)snprintf(buf, len, "./scaling");
     for (int k = 1; k < p->argc[i] && used < len; k++) used += put_word(buf + used, len - used, p->argv[i][k]);
     if (used < len) used += put_word(buf + used, len - used, "--out");
-    if (used < len) put_word(buf + used, len - used, p->csv);
+    if (used < len) used += put_word(buf + used, len - used, p->csv);
+    if (used < len) used += put_word(buf + used, len - used, "--conv-cache");
+    if (used < len) put_word(buf + used, len - used, p->conv_cache);
 }
 
 void default_plan_usage(FILE *f) {

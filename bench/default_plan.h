@@ -30,9 +30,11 @@ typedef struct {
     const char *model, *dataset;        /* what every sweep trains */
     char note[1024];                     /* for stderr: why not ResNet-18 on Fashion-MNIST; "" when it is */
     int n_sweeps;
-    options_t sweep[PLAN_MAX_SWEEPS];   /* in run order, single first; out points at csv */
+    options_t sweep[PLAN_MAX_SWEEPS];   /* in run order, single first; out points at csv, conv_cache at
+                                         * conv_cache */
     char dir[256];                      /* results/default-<UTC YYYYmmddTHHMMSSZ>[-K] */
     char csv[300];                      /* <dir>/study.csv */
+    char conv_cache[300];               /* <dir>/conv_algos.tsv: every run of the study runs the same kernels */
     /* The sweeps as command-line words (options_parse keeps pointers into them): a plan is never copied. */
     char data_dir[256];
     char words[PLAN_MAX_SWEEPS][512];

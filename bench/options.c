@@ -1,6 +1,7 @@
 /* options.c — the `scaling` command line: one getopt_long table with a parallel help table, so --help and the
  * parser cannot drift; every error is one line naming the option and the bad value. */
 #include "options.h"
+#include "../engine/conv_cache.h"
 #include "../engine/errmsg.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ enum {
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
     OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
-    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE,
+    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE, OPT_CONV_CACHE,
 };
 
 static const struct option long_opts[] = {
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
     {"resume",       no_argument,       NULL, OPT_RESUME},
     {"trace",        required_argument, NULL, OPT_TRACE},
     {"cuda-graph",   required_argument, NULL, OPT_CUDA_GRAPH},
+    {"conv-cache",   required_argument, NULL, OPT_CONV_CACHE},
     {"help",         no_argument,       NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -115,6 +117,10 @@ static const opt_help_t opt_help[] = {
     {"MODE", "single/naive/nccl: replay each step's compute from CUDA graphs (a few launches per\n"
              "step); pipeline: each micro-batch's forward and backward (up to 64 micro-batches);\n"
              "off keeps per-step forward/backward NVTX ranges for Nsight timelines", on_off, "on"},
+    {"PATH", "convolution algorithms from this file, searched and appended where it has none:\n"
+             "runs that share it run the same kernels (the search is timed, so two runs can\n"
+             "pick differently, and in bf16 that changes rounding; scripts/study.sh shares one)", NULL,
+             "search in every run"},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -267,6 +273,7 @@ static void set_defaults(options_t *o) {
     o->resume = 0;
     o->trace = NULL;
     o->cuda_graph = 1;
+    o->conv_cache = NULL;
 }
 
 static const char *long_name(int val) {
@@ -308,6 +315,7 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_SCHEDULE: o->schedule = arg; return check_choice(opt, "schedule", options_schedules, arg, err, errlen);
     case OPT_BENCH:    o->bench = arg;    return check_choice(opt, "benchmark", options_benches, arg, err, errlen);
     case OPT_TRACE:    o->trace = arg;    return nonempty(opt, "path", arg, err, errlen);
+    case OPT_CONV_CACHE: o->conv_cache = arg; return nonempty(opt, "path", arg, err, errlen);
     case OPT_RESUME:   o->resume = 1;     return 0;
     case OPT_MICRO_BATCHES: return parse_list(opt, arg, LIST_INT, o->micro, &o->n_micro, err, errlen);
     case OPT_SPLIT:    return parse_list(opt, arg, LIST_INT, o->split, &o->n_split, err, errlen);
@@ -435,6 +443,7 @@ int options_validate(const options_t *o, const char *const *strategies, const ch
             return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
                         o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
+    if (o->conv_cache && conv_cache_check(o->conv_cache, err, errlen) != 0) return 2;
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);

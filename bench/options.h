@@ -36,6 +36,7 @@ typedef struct {
     int resume;                         /* skip configurations already complete in --out */
     const char *trace;                  /* Chrome-trace JSON path, or NULL */
     int cuda_graph;                     /* single: 1 replay steps from a CUDA graph (default), 0 eager */
+    const char *conv_cache;             /* convolution algorithm file (engine/conv_cache.h), or NULL */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */

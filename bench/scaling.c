@@ -197,7 +197,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
         .grad_dtype = pt->grad_dtype,
         .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,

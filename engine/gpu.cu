@@ -3,6 +3,8 @@
 #include "gpu.h"
 #include "check.h"
 #include "launch.h"
+#include "conv_cache.h"
+#include <stdio.h>
 #include <string.h>
 #include <cuda_bf16.h>
 
@@ -92,6 +94,34 @@ void gpu_enable_peer(int device, int peer) {
         return;
     }
     CHECK_CUDA(e);
+}
+
+/* The GPU model and the cuDNN version: the choices of one hold for the other GPUs of its kind. */
+static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
+    snprintf(buf, len, "%s|cudnn %zu", prop.name, cudnnGetVersion());
+}
+
+void gpu_conv_cache_load(gpu_t *g) {
+    if (!g->conv_cache) return;
+    char id[CONV_CACHE_ID_MAX], err[512];
+    conv_cache_id(g, id, sizeof id);
+    if (conv_cache_load(g->conv_cache, id, g->conv_algos, &g->n_conv_algos, CONV_CACHE_MAX, err, sizeof err) != 0)
+        check_fail(__FILE__, __LINE__, "--conv-cache", err);
+}
+
+void gpu_conv_cache_save(gpu_t *g) {
+    if (!g->conv_cache) return;
+    char id[CONV_CACHE_ID_MAX], err[512];
+    conv_cache_id(g, id, sizeof id);
+    if (conv_cache_save(g->conv_cache, id, g->conv_algos, g->n_conv_algos, err, sizeof err) != 0)
+        check_fail(__FILE__, __LINE__, "--conv-cache", err);
+    /* Silent when every choice came from the file: a run that searched says so, as it may run other kernels. */
+    if (g->conv_searches)
+        printf("# --conv-cache %s: GPU %d searched %d convolution algorithm%s the file did not have\n", g->conv_cache,
+               g->device, g->conv_searches, g->conv_searches == 1 ? "" : "s");
+    g->conv_searches = 0;
 }
 
 size_t gpu_mem_used(const gpu_t *g) {

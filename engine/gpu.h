@@ -6,6 +6,7 @@
 #include <cudnn.h>
 #include <cublas_v2.h>
 #include "dtype.h"
+#include "conv_algo.h"
 
 /* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
  * (PyTorch's defaults, so the comparison with it is at the same math). bf16: mixed precision as PyTorch's bf16
@@ -17,14 +18,6 @@ static inline const char *gpu_math_name(math_t m) {
     return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
 }
 
-/* cudnnFind results, keyed by everything that defines a convolution's shape. */
-#define CONV_CACHE_MAX 64
-typedef struct {
-    int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math */
-    int fwd, bwd_data, bwd_filter;           /* cudnn*Algo_t values */
-    int fwd_math, bwd_data_math, bwd_filter_math;   /* cudnnMathType_t chosen with each */
-    size_t ws_fwd, ws_bwd_data, ws_bwd_filter;
-} conv_algo_t;
 
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
@@ -40,6 +33,8 @@ typedef struct gpu {
     int ones_len;
     int n_conv_algos;
     conv_algo_t conv_algos[CONV_CACHE_MAX];
+    const char *conv_cache;     /* --conv-cache file (engine/conv_cache.h), or NULL: borrowed */
+    int conv_searches;          /* algorithm searches (shape and direction) since the last gpu_conv_cache_save */
 } gpu_t;
 
 #ifdef __cplusplus
@@ -48,6 +43,11 @@ extern "C" {
 /* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
+/* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the
+ * search added (after, saying on stdout how many searches ran), under the GPU model's and cuDNN version's id. A file that cannot be read or written
+ * stops the run with its path and the reason (it was checked before the run began, conv_cache_check). */
+void gpu_conv_cache_load(gpu_t *g);
+void gpu_conv_cache_save(gpu_t *g);
 /* Grows the workspace arena to at least `bytes` (never shrinks); call outside any timed region. */
 void gpu_workspace_reserve(gpu_t *g, size_t bytes);
 /* Releases the arena and allocates exactly `bytes`: used after algorithm search to give back the search arena. */

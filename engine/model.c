@@ -242,12 +242,14 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     size_t arena = (size_t)512 << 20;
     while (arena > ((size_t)16 << 20) && arena > free_b / 2) arena /= 2;
     gpu_workspace_reserve(g, arena);
+    gpu_conv_cache_load(g);
     size_t need = 0;
     for (int i = first; i < end; i++) {
         layer_t *l = &m->layers[i];
         size_t w = l->ops->setup ? l->ops->setup(l, g) : 0;
         if (w > need) need = w;
     }
+    gpu_conv_cache_save(g);
     m->workspace_bytes = need;
     gpu_workspace_set(g, need);
     gpu_ones_reserve(g, m->batch);

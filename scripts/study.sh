@@ -8,6 +8,8 @@
 # Resumable: rerun the same command after an interruption; training runs are skipped where complete (--resume),
 # the benchmark where its CSV is complete (it is written aside and moved in place when it ends well).
 # Every sweep point is a separate run of 3 epochs (warmup + 2 steady), one seed, lr 0.1 per GPU (weak scaling).
+# Every run shares OUTDIR/conv_algos.tsv (--conv-cache): all of them run the same convolution kernels, so the
+# strategies' bf16 results differ only where their arithmetic does.
 # Per model, 16 runs: single at the data-parallel batch and at the pipeline's; naive and nccl on 2 GPUs at one
 # batch per GPU (ResNet-18 256, LeNet 64) x 2 maths x 2 gradient dtypes; the pipeline on 2 GPUs, 1F1B, M = 2, 4
 # (the fastest in issue 5's study); each in tf32 and bf16. Trimmed from issue 5's study
@@ -27,7 +29,7 @@ log=$out/commands.txt
 maths=tf32,bf16
 run() {   # a failed configuration is a row of its own: the study goes on
     echo "./scaling $*" | tee -a "$log"
-    ./scaling "$@" --out "$csv" --resume | grep -E '^# (summary|run)' || true
+    ./scaling "$@" --out "$csv" --conv-cache "$out/conv_algos.tsv" --resume | grep -E '^# (summary|run)' || true
 }
 
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"

@@ -56,7 +56,7 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
     for (int i = 0; i < n; i++)
         if (replica_init(&dp->reps[i], cfg->devices[i], cfg->model, sh.count, cfg->global_batch, cfg->math,
-                         cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay,
+                         cfg->conv_cache, cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay,
                          cfg->data, err, errlen) != 0) {
             dp_teardown(dp);
             return -1;

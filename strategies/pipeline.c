@@ -130,6 +130,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
         pp->st[s].mem_base = total_b - free_b;
         gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
+        pp->st[s].gpu.conv_cache = cfg->conv_cache;
     }
     pipe_choose_split(pp, cfg, m);
     free(m);

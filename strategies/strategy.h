@@ -19,6 +19,7 @@ typedef struct {
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
     int cuda_graph;             /* single: replay each step from a captured CUDA graph */
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
+    const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
     /* data-parallel */
     int naive_path;             /* NAIVE_PATH_AUTO | _P2P | _HOST */
     size_t bucket_bytes;        /* nccl: all-reduce bucket size */

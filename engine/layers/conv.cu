@@ -276,9 +276,13 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     conv_algo_t *e = cache_entry(g, key, &spare);
     p->has_bwd_data = l->dx[0] != NULL;
     p->strict = g->math == MATH_FP32;
-    if (e->fwd < 0) find_algo(l, g, p, DIR_FWD, e);
-    if (e->bwd_filter < 0) find_algo(l, g, p, DIR_BWD_FILTER, e);
-    if (p->has_bwd_data && e->bwd_data < 0) find_algo(l, g, p, DIR_BWD_DATA, e);
+    int want[3] = {e->fwd < 0, e->bwd_filter < 0, p->has_bwd_data && e->bwd_data < 0};
+    static const int dirs[3] = {DIR_FWD, DIR_BWD_FILTER, DIR_BWD_DATA};
+    for (int d = 0; d < 3; d++)
+        if (want[d]) {
+            find_algo(l, g, p, dirs[d], e);
+            g->conv_searches++;   /* --conv-cache says when a run searched (engine/gpu.h) */
+        }
     p->algo = *e;
 
     CHECK_CUDNN(cudnnSetConvolutionMathType(p->fwd_desc, run_math(g, p->algo.fwd_math)));

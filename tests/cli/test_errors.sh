@@ -29,6 +29,13 @@ for s in naive nccl; do
         "${data[@]}"
 done
 expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
+# --conv-cache: a folder that is not there, and a file that is not a conv cache (left as it was)
+expect_error "--conv-cache $tmp/none/algos.tsv: directory $tmp/none" --conv-cache "$tmp/none/algos.tsv" "${data[@]}"
+printf 'epoch,loss\n1,0.5\n' > "$tmp/algos.tsv"
+expect_error "--conv-cache $tmp/algos.tsv:1: not a conv-cache line" --conv-cache "$tmp/algos.tsv" "${data[@]}"
+[ "$(cat "$tmp/algos.tsv")" = "$(printf 'epoch,loss\n1,0.5')" ] && pass=$((pass + 1)) ||
+    { echo "FAIL: --conv-cache: the refused file changed"; fail=$((fail + 1)); }
+expect_error '--conv-cache: empty path'                   --conv-cache '' "${data[@]}"
 expect_error "$tmp/nodata"                               --data-dir "$tmp/nodata" --model lenet --dataset mnist
 # a corrupt file: a truncated copy of the real test labels
 mkdir -p "$tmp/bad"; cp "$root"/data/mnist/* "$tmp/bad/" 2>/dev/null

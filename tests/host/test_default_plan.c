@@ -48,6 +48,7 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
            o->dataset);
     EXPECT(o->out == p->csv, "%s: --out is the plan's CSV", strategy);
+    EXPECT(o->conv_cache == p->conv_cache, "%s: --conv-cache is the plan's", strategy);
 }
 
 /* The number of runs the plan's sweeps expand to. */
@@ -173,7 +174,7 @@ static void test_command(const char *tmp) {
     default_plan_command(&p, 3, cmd, sizeof cmd);
     EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 5 "
                        "--lr 0.05 --scale strong --batch 1024 --micro-batches 4 --schedule 1f1b --out " DIR_NAME
-                       "/study.csv") == 0, "command: %s", cmd);
+                       "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv") == 0, "command: %s", cmd);
     idx_free(&d);
     EXPECT(chdir(cwd) == 0, "chdir back");
 
@@ -187,7 +188,8 @@ static void test_command(const char *tmp) {
     default_plan_command(&p, 0, cmd, sizeof cmd);
     char want[1200];
     snprintf(want, sizeof want, "./scaling --strategy single --gpus 1 --model resnet18 --dataset fashion-mnist "
-             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 5 --lr 0.05 --batch 256 --out " DIR_NAME "/study.csv",
+             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 5 --lr 0.05 --batch 256 --out " DIR_NAME "/study.csv --conv-cache "
+             DIR_NAME "/conv_algos.tsv",
              tmp);
     EXPECT(strcmp(cmd, want) == 0, "quoted command:\n  %s\nwant\n  %s", cmd, want);
     idx_free(&d);
@@ -216,6 +218,7 @@ static void test_folder(const char *tmp) {
     EXPECT(default_plan_create_dir(&q, err, sizeof err) == 0, "%s", err);
     EXPECT(strcmp(q.dir, DIR_NAME "-2") == 0 && is_dir(DIR_NAME "-2"), "second study in %s", q.dir);
     EXPECT(strcmp(q.sweep[2].out, DIR_NAME "-2/study.csv") == 0, "its sweeps write %s", q.sweep[2].out);
+    EXPECT(strcmp(q.sweep[2].conv_cache, DIR_NAME "-2/conv_algos.tsv") == 0, "and share %s", q.sweep[2].conv_cache);
 
     /* "results" that is not a directory: one line, exit status 2 */
     EXPECT(chdir("..") == 0, "chdir ..");

@@ -1,0 +1,199 @@
+/* conv_cache.c — the --conv-cache file: cudnnFind's choices per shape and GPU model, read before a model's layers
+ * are set up and appended to after, so that runs sharing the file run the same convolution kernels. */
+#define _POSIX_C_SOURCE 200809L
+#include "conv_cache.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#define N_CHOICE 9
+#define LINE_MAX_ 1024
+
+/* conv_algo_t's choices in file order: per direction the algorithm, its math type and its workspace. */
+static void choices_get(const conv_algo_t *e, long long v[N_CHOICE]) {
+    long long w[N_CHOICE] = {e->fwd, e->fwd_math, (long long)e->ws_fwd, e->bwd_data, e->bwd_data_math,
+                             (long long)e->ws_bwd_data, e->bwd_filter, e->bwd_filter_math, (long long)e->ws_bwd_filter};
+    memcpy(v, w, sizeof w);
+}
+
+/* Direction d (0 fwd, 1 bwd_data, 2 bwd_filter) of `from` into `to` where `to` lacks it. */
+static void take_direction(conv_algo_t *to, const conv_algo_t *from, int d) {
+    if (d == 0 && to->fwd < 0 && from->fwd >= 0) {
+        to->fwd = from->fwd; to->fwd_math = from->fwd_math; to->ws_fwd = from->ws_fwd;
+    } else if (d == 1 && to->bwd_data < 0 && from->bwd_data >= 0) {
+        to->bwd_data = from->bwd_data; to->bwd_data_math = from->bwd_data_math; to->ws_bwd_data = from->ws_bwd_data;
+    } else if (d == 2 && to->bwd_filter < 0 && from->bwd_filter >= 0) {
+        to->bwd_filter = from->bwd_filter; to->bwd_filter_math = from->bwd_filter_math;
+        to->ws_bwd_filter = from->ws_bwd_filter;
+    }
+}
+
+static int has_direction(const conv_algo_t *e, int d) { return (d == 0 ? e->fwd : d == 1 ? e->bwd_data : e->bwd_filter) >= 0; }
+
+/* One line into *id (pointing into line) and *e. 0, or -1 with what is wrong in err. */
+static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, size_t errlen) {
+    char *tab = strchr(line, '\t');
+    if (!tab || tab == line) { snprintf(err, errlen, "no GPU id before a tab"); return -1; }
+    *tab = '\0';
+    *id = line;
+    char *p = tab + 1, *end;
+    long long v[12 + N_CHOICE];
+    for (int i = 0; i < 12 + N_CHOICE; i++) {
+        errno = 0;
+        v[i] = strtoll(p, &end, 10);
+        if (end == p || errno) { snprintf(err, errlen, "field %d is not an integer", i + 2); return -1; }
+        p = end;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (*p) { snprintf(err, errlen, "more than %d fields", 13 + N_CHOICE); return -1; }
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < 12; i++) e->key[i] = (int)v[i];
+    const long long *c = v + 12;
+    for (int d = 0; d < 3; d++)
+        if (c[3 * d] < -1 || (c[3 * d] >= 0 && c[3 * d + 2] < 0)) {
+            snprintf(err, errlen, "direction %d: algorithm %lld, workspace %lld", d, c[3 * d], c[3 * d + 2]);
+            return -1;
+        }
+    e->fwd = (int)c[0]; e->fwd_math = (int)c[1]; e->ws_fwd = (size_t)(c[0] >= 0 ? c[2] : 0);
+    e->bwd_data = (int)c[3]; e->bwd_data_math = (int)c[4]; e->ws_bwd_data = (size_t)(c[3] >= 0 ? c[5] : 0);
+    e->bwd_filter = (int)c[6]; e->bwd_filter_math = (int)c[7]; e->ws_bwd_filter = (size_t)(c[6] >= 0 ? c[8] : 0);
+    return 0;
+}
+
+static conv_algo_t *find_key(conv_algo_t *e, int n, const int key[12]) {
+    for (int i = 0; i < n; i++)
+        if (memcmp(e[i].key, key, sizeof e[i].key) == 0) return &e[i];
+    return NULL;
+}
+
+/* Reads f from its start, merging the lines for id (every line parsed; id NULL merges none). */
+static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err,
+                      size_t errlen) {
+    char line[LINE_MAX_], what[160];
+    int lineno = 0;
+    rewind(f);
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            snprintf(err, errlen, "%s:%d: line longer than %d bytes", path, lineno, LINE_MAX_ - 2);
+            return -1;
+        }
+        if (line[0] == '#' || line[0] == '\n') continue;
+        const char *lid;
+        conv_algo_t got;
+        if (parse_line(line, &lid, &got, what, sizeof what) != 0) {
+            snprintf(err, errlen, "%s:%d: not a conv-cache line (%s); delete the file to search again", path, lineno,
+                     what);
+            return -1;
+        }
+        if (!id || strcmp(lid, id) != 0) continue;
+        conv_algo_t *have = find_key(e, *n, got.key);
+        if (!have) {
+            if (*n >= max) continue;   /* a full cache searches the rest, as gpu_t's own cache does */
+            have = &e[(*n)++];
+            *have = got;
+            continue;
+        }
+        for (int d = 0; d < 3; d++) take_direction(have, &got, d);
+    }
+    if (ferror(f)) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    return 0;
+}
+
+int conv_cache_load(const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT) return 0;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = flock(fileno(f), LOCK_SH) == 0 ? read_lines(f, path, id, e, n, max, err, errlen)
+                                             : (snprintf(err, errlen, "%s: lock: %s", path, strerror(errno)), -1);
+    fclose(f);   /* releases the lock */
+    return rc;
+}
+
+int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen) {
+    int fd = open(path, O_RDWR | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+    FILE *f = fdopen(fd, "a+");
+    if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); close(fd); return -1; }
+    if (flock(fd, LOCK_EX) != 0) {
+        snprintf(err, errlen, "%s: lock: %s", path, strerror(errno));
+        fclose(f);
+        return -1;
+    }
+    conv_algo_t *file = malloc((size_t)(n > 0 ? n : 1) * sizeof *file);
+    int n_file = 0, rc = file ? 0 : -1;
+    if (!file) snprintf(err, errlen, "out of host memory");
+    /* Only the shapes being saved matter: the file's other lines stay as they are. */
+    if (rc == 0) {
+        for (; n_file < n; n_file++) {
+            file[n_file] = e[n_file];
+            file[n_file].fwd = file[n_file].bwd_data = file[n_file].bwd_filter = -1;
+        }
+        rc = read_lines(f, path, id, file, &n_file, n_file, err, errlen);
+    }
+    /* Every new line in one write(2) on an O_APPEND descriptor: a killed writer leaves whole lines or none. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = rc == 0 ? open_memstream(&buf, &len) : NULL;
+    if (rc == 0 && !m) { snprintf(err, errlen, "out of host memory"); rc = -1; }
+    if (m) {
+        fseek(f, 0, SEEK_END);
+        if (ftell(f) == 0)
+            fprintf(m, "# scaling --conv-cache: cudnnFind's choices per convolution shape; lines are appended, the "
+                       "first for a shape and direction wins (engine/conv_cache.h)\n");
+        for (int i = 0; i < n; i++) {
+            int adds = 0;
+            for (int d = 0; d < 3; d++) adds |= has_direction(&e[i], d) && !has_direction(&file[i], d);
+            if (!adds) continue;
+            fprintf(m, "%s\t", id);
+            for (int k = 0; k < 12; k++) fprintf(m, "%d ", e[i].key[k]);
+            long long v[N_CHOICE];
+            choices_get(&e[i], v);
+            for (int k = 0; k < N_CHOICE; k++) fprintf(m, k ? " %lld" : "\t%lld", v[k]);
+            fputc('\n', m);
+        }
+        fclose(m);
+        if (len && write(fd, buf, len) != (ssize_t)len) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            rc = -1;
+        }
+        free(buf);
+    }
+    free(file);
+    if (fclose(f) != 0 && rc == 0) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); rc = -1; }
+    return rc;
+}
+
+int conv_cache_check(const char *path, char *err, size_t errlen) {
+    if (!path[0]) { snprintf(err, errlen, "--conv-cache: empty path"); return -1; }
+    if (access(path, F_OK) == 0) {
+        if (access(path, R_OK | W_OK) != 0) {
+            snprintf(err, errlen, "--conv-cache %s: %s", path, strerror(errno));
+            return -1;
+        }
+        conv_algo_t none[1];
+        int n = 0;
+        char e2[400];
+        if (conv_cache_load(path, NULL, none, &n, 0, e2, sizeof e2) != 0) {
+            snprintf(err, errlen, "--conv-cache %s", e2);
+            return -1;
+        }
+        return 0;
+    }
+    char *copy = strdup(path);
+    if (!copy) { snprintf(err, errlen, "out of host memory"); return -1; }
+    const char *dir = dirname(copy);
+    int ok = access(dir, W_OK) == 0;
+    if (!ok) snprintf(err, errlen, "--conv-cache %s: directory %s: %s", path, dir, strerror(errno));
+    free(copy);
+    return ok ? 0 : -1;
+}

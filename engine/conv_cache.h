@@ -1,0 +1,30 @@
+/* conv_cache.h — cudnnFind's choices kept in a file (--conv-cache) so that every run that names it runs the same
+ * convolution algorithms: timing picks differently from process to process, and in bf16 the choice changes rounding.
+ *
+ * The file is text, one line per shape and GPU: "<id>\t<12 key ints>\t<9 choice ints>" (conv_algo_t's fields in
+ * order; -1 for a direction not searched), '#' lines are comments. id names the GPU model and the cuDNN version
+ * (engine/gpu.cu): another GPU's or another cuDNN's lines are kept but not used. Lines are only ever appended,
+ * under an exclusive flock, so processes that share the file (mpirun ranks, a study's runs) never lose a line; for
+ * a shape and direction the first line that has it wins. Host code (no CUDA), tested on CI. */
+#pragma once
+#include <stddef.h>
+#include "conv_algo.h"
+
+#define CONV_CACHE_ID_MAX 320
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Fills directions missing from the entries e[0..*n) (matched by key; new keys appended up to max) from path's
+ * lines for `id`. A missing file is an empty cache. 0, or -1 with "path:line: what" in err (unreadable file,
+ * malformed line). id NULL: only checks that every line parses. */
+int conv_cache_load(const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err, size_t errlen);
+/* Appends, under an exclusive lock, a line for each entry e[0..n) that has a direction the file's lines for `id`
+ * lack. Creates the file (with a comment line saying what it is). 0, or -1 with a message in err. */
+int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen);
+/* --conv-cache validation before any run: an existing file must parse and be writable, a new one's directory must
+ * exist and be writable. 0, or -1 with a one-line message in err. Writes nothing. */
+int conv_cache_check(const char *path, char *err, size_t errlen);
+#ifdef __cplusplus
+}
+#endif

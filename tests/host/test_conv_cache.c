@@ -1,0 +1,148 @@
+/* test_conv_cache.c — the --conv-cache file: choices saved by one run come back in the next for the same GPU id
+ * only; a direction searched later is appended and merged, the first line for a shape and direction wins, the file
+ * only grows (existing bytes kept), and a malformed or torn line or an unwritable place is refused with its path
+ * (and line) before any run. */
+#include "test.h"
+#include "engine/conv_cache.h"
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static conv_algo_t entry(int shape, int fwd, int bwd_data, int bwd_filter) {
+    conv_algo_t e;
+    memset(&e, 0, sizeof e);
+    for (int k = 0; k < 12; k++) e.key[k] = shape * 100 + k;
+    e.fwd = fwd; e.bwd_data = bwd_data; e.bwd_filter = bwd_filter;
+    e.fwd_math = fwd >= 0 ? 2 : 0; e.bwd_data_math = bwd_data >= 0 ? 1 : 0; e.bwd_filter_math = bwd_filter >= 0 ? 2 : 0;
+    e.ws_fwd = fwd >= 0 ? (size_t)5000000000ull + (size_t)shape : 0;   /* past 32 bits */
+    e.ws_bwd_data = bwd_data >= 0 ? 4096 : 0;
+    e.ws_bwd_filter = bwd_filter >= 0 ? 0 : 0;
+    return e;
+}
+
+static int same(const conv_algo_t *a, const conv_algo_t *b) {
+    return memcmp(a->key, b->key, sizeof a->key) == 0 && a->fwd == b->fwd && a->bwd_data == b->bwd_data &&
+           a->bwd_filter == b->bwd_filter && a->fwd_math == b->fwd_math && a->bwd_data_math == b->bwd_data_math &&
+           a->bwd_filter_math == b->bwd_filter_math && a->ws_fwd == b->ws_fwd && a->ws_bwd_data == b->ws_bwd_data &&
+           a->ws_bwd_filter == b->ws_bwd_filter;
+}
+
+static int count_lines(const char *path) {
+    size_t len;
+    char *s = test_slurp(path, &len);
+    int n = 0;
+    for (size_t i = 0; i < len; i++) n += s[i] == '\n';
+    free(s);
+    return n;
+}
+
+int main(void) {
+    char dir[] = "/tmp/test_conv_cache_XXXXXX";
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/algos.tsv", dir);
+    const char *h200 = "NVIDIA H200|cudnn 91400", *h100 = "NVIDIA H100 80GB HBM3|cudnn 91400";
+
+    /* No file yet: an empty cache, a valid place, and nothing written by either. */
+    conv_algo_t got[8];
+    int n = 0;
+    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 0, "missing file: n %d, %s", n, err);
+    EXPECT(conv_cache_check(path, err, sizeof err) == 0, "new file in a writable folder refused: %s", err);
+    EXPECT(access(path, F_OK) != 0, "load or check created the file");
+
+    /* A run searched two shapes (shape 2 without backward data: the network's first layer). */
+    conv_algo_t run1[2] = {entry(1, 1, 0, 1), entry(2, 0, -1, 3)};
+    EXPECT(conv_cache_save(path, h200, run1, 2, err, sizeof err) == 0, "save: %s", err);
+    int lines1 = count_lines(path);
+    EXPECT(lines1 == 3, "comment + 2 lines, got %d", lines1);
+    n = 0;
+    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 2, "load: n %d, %s", n, err);
+    EXPECT(n == 2 && same(&got[0], &run1[0]) && same(&got[1], &run1[1]), "loaded entries differ from the saved");
+    n = 0;
+    EXPECT(conv_cache_load(path, h100, got, &n, 8, err, sizeof err) == 0 && n == 0, "another GPU's id used: n %d", n);
+
+    /* Saving what the file already has appends nothing. */
+    EXPECT(conv_cache_save(path, h200, run1, 2, err, sizeof err) == 0 && count_lines(path) == lines1,
+           "a save of known choices grew the file to %d lines", count_lines(path));
+
+    /* A later run that loaded them searched shape 2's backward data (and timed shape 1 otherwise: ignored, the
+     * file's first choice stands) and a new shape 3. */
+    conv_algo_t run2[3] = {entry(1, 6, 5, 4), entry(2, 0, 1, 3), entry(3, 2, 2, 2)};
+    EXPECT(conv_cache_save(path, h200, run2, 3, err, sizeof err) == 0, "save 2: %s", err);
+    EXPECT(count_lines(path) == lines1 + 2, "want 2 lines appended (shape 2's new direction, shape 3), file has %d",
+           count_lines(path));
+    n = 0;
+    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 3, "load 2: n %d, %s", n, err);
+    conv_algo_t want2 = entry(2, 0, 1, 3);
+    EXPECT(n == 3 && same(&got[0], &run1[0]), "shape 1: the first line must win");
+    EXPECT(n == 3 && same(&got[1], &want2), "shape 2: directions of two lines merged");
+    EXPECT(n == 3 && same(&got[2], &run2[2]), "shape 3");
+
+    /* Entries already in the caller's cache keep their choices; only missing directions are filled. */
+    conv_algo_t mine[8] = {entry(2, 9, -1, -1)};
+    n = 1;
+    EXPECT(conv_cache_load(path, h200, mine, &n, 8, err, sizeof err) == 0 && n == 3, "merge into a cache: n %d", n);
+    EXPECT(mine[0].fwd == 9 && mine[0].bwd_data == 1 && mine[0].bwd_filter == 3, "merge: fwd %d bwd_data %d bwd_filter %d",
+           mine[0].fwd, mine[0].bwd_data, mine[0].bwd_filter);
+    n = 0;
+    EXPECT(conv_cache_load(path, h200, got, &n, 1, err, sizeof err) == 0 && n == 1, "a full cache takes what fits");
+
+    /* Another GPU's lines go beside, and the file only grows: every earlier byte is still there. */
+    size_t len_before, len_after;
+    char *before = test_slurp(path, &len_before);
+    EXPECT(conv_cache_save(path, h100, run1, 2, err, sizeof err) == 0, "save h100: %s", err);
+    char *after = test_slurp(path, &len_after);
+    EXPECT(before && after && len_after > len_before && memcmp(before, after, len_before) == 0,
+           "a save rewrote earlier bytes");
+    free(before);
+    free(after);
+
+    /* A line torn by a full disk (a save writes its lines in one write(2), so a killed writer cannot tear one):
+     * the loader, the check and a save all refuse the file, naming the line, and the save adds nothing. */
+    FILE *f = fopen(path, "a");
+    fputs("NVIDIA H200|cudnn 91400\t1 2 3", f);
+    fclose(f);
+    int torn_line = count_lines(path) + 1;
+    size_t len_torn;
+    free(test_slurp(path, &len_torn));
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d: not a conv-cache line", path, torn_line);
+    n = 0;
+    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == -1 && strstr(err, where) &&
+           strstr(err, "delete the file"), "load of a torn line: \"%s\"", err);
+    EXPECT(conv_cache_check(path, err, sizeof err) == -1 && strstr(err, "--conv-cache") && strstr(err, where),
+           "check: \"%s\"", err);
+    conv_algo_t run3 = entry(4, 1, 1, 1);
+    size_t len_now;
+    EXPECT(conv_cache_save(path, h200, &run3, 1, err, sizeof err) == -1 && strstr(err, where), "save: \"%s\"", err);
+    free(test_slurp(path, &len_now));
+    EXPECT(len_now == len_torn, "a refused save wrote %zu bytes", len_now - len_torn);
+
+    /* Malformed files and unusable places, each with its own message. */
+    static const struct { const char *text, *why; } bad[] = {
+        {"no tab at all\n", "no GPU id"},
+        {"id\t1 2 3 4 5 6 7 8 9 10 11 12\t1 2 3 4 5 6 7 8 x\n", "not an integer"},
+        {"id\t1 2 3 4 5 6 7 8 9 10 11 12\t1 2 3 4 5 6 7 8 9 10\n", "more than"},
+        {"id\t1 2 3 4 5 6 7 8 9 10 11 12\t-2 0 0 -1 0 0 -1 0 0\n", "direction 0"},
+        {"id\t1 2 3 4 5 6 7 8 9 10 11 12\t1 0 -5 -1 0 0 -1 0 0\n", "direction 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f = fopen(path, "w");
+        fprintf(f, "# comment\n%s", bad[i].text);
+        fclose(f);
+        EXPECT(conv_cache_check(path, err, sizeof err) == -1 && strstr(err, ":2: ") && strstr(err, bad[i].why),
+               "bad line %zu: \"%s\"", i, err);
+    }
+    char nodir[300];
+    snprintf(nodir, sizeof nodir, "%s/missing/algos.tsv", dir);
+    EXPECT(conv_cache_check(nodir, err, sizeof err) == -1 && strstr(err, "missing"), "missing folder: \"%s\"", err);
+    EXPECT(conv_cache_check("", err, sizeof err) == -1 && strstr(err, "empty"), "empty path: \"%s\"", err);
+    if (geteuid() != 0) {   /* root reads and writes whatever the mode says */
+        f = fopen(path, "w");
+        fclose(f);
+        chmod(path, 0444);
+        EXPECT(conv_cache_check(path, err, sizeof err) == -1, "a read-only file was accepted");
+    }
+    test_scratch_remove(dir);
+    return test_summary();
+}
