@@ -155,7 +155,6 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
             return 2;
         }
         o->out = p->csv;
-        o->conv_cache = p->conv_cache;   /* checked when the folder exists: it is new, the file is not there */
     }
     return 0;
 }
@@ -172,6 +171,8 @@ int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen) {
         if (mkdir(p->dir, 0777) == 0) {
             snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
             snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
+            /* Only now: validating a sweep checks that the cache's folder exists. */
+            for (int i = 0; i < p->n_sweeps; i++) p->sweep[i].conv_cache = p->conv_cache;
             return 0;
         }
         if (errno != EEXIST) return errmsg(2, err, errlen, "%s: cannot create directory: %s", p->dir, strerror(errno));
