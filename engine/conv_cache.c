@@ -33,7 +33,9 @@ static void take_direction(conv_algo_t *to, const conv_algo_t *from, int d) {
     }
 }
 
-static int has_direction(const conv_algo_t *e, int d) { return (d == 0 ? e->fwd : d == 1 ? e->bwd_data : e->bwd_filter) >= 0; }
+static int has_direction(const conv_algo_t *e, int d) {
+    return (d == 0 ? e->fwd : d == 1 ? e->bwd_data : e->bwd_filter) >= 0;
+}
 
 /* One line into *id (pointing into line) and *e. 0, or -1 with what is wrong in err. */
 static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, size_t errlen) {

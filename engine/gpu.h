@@ -44,8 +44,9 @@ extern "C" {
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
 /* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the
- * search added (after, saying on stdout how many searches ran), under the GPU model's and cuDNN version's id. A file that cannot be read or written
- * stops the run with its path and the reason (it was checked before the run began, conv_cache_check). */
+ * search added (after, saying on stdout how many searches ran), under the GPU model's and cuDNN version's id. A
+ * file that cannot be read or written stops the run with its path and the reason (it was checked before the run
+ * began, conv_cache_check). */
 void gpu_conv_cache_load(gpu_t *g);
 void gpu_conv_cache_save(gpu_t *g);
 /* Grows the workspace arena to at least `bytes` (never shrinks); call outside any timed region. */

@@ -183,7 +183,8 @@ static void sum_into(T *dst, const float *own, const void *const *src, int n_src
         CHECK_LAUNCH();
     }
     if (N * n_vec < n) {
-        sum_into_kernel<T><<<grid_for(n - N * n_vec, 256), 256, 0, stream>>>(dst, own, s, n_src, o, n_out, N * n_vec, n);
+        sum_into_kernel<T><<<grid_for(n - N * n_vec, 256), 256, 0, stream>>>(dst, own, s, n_src, o, n_out, N * n_vec,
+                                                                              n);
         CHECK_LAUNCH();
     }
 }

@@ -37,7 +37,8 @@ if [ "$n_dev" -ge 2 ]; then
     check "nccl ResNet-18 exits $rc" $rc
     ! grep -q "searched" "$tmp/nccl.log"; check "nccl searched nothing" $?
     a=$(losses "$tmp/naive.csv"); b=$(losses "$tmp/nccl.csv")
-    check "naive and nccl, bf16, fp32 gradients: same losses: '$a' and '$b'" "$([ -n "$a" ] && [ "$a" = "$b" ]; echo $?)"
+    same=$([ -n "$a" ] && [ "$a" = "$b" ]; echo $?)
+    check "naive and nccl, bf16, fp32 gradients: same losses: '$a' and '$b'" "$same"
 else
     echo "note: 1 GPU: naive against nccl not run"
 fi

@@ -82,8 +82,8 @@ int main(void) {
     conv_algo_t mine[8] = {entry(2, 9, -1, -1)};
     n = 1;
     EXPECT(conv_cache_load(path, h200, mine, &n, 8, err, sizeof err) == 0 && n == 3, "merge into a cache: n %d", n);
-    EXPECT(mine[0].fwd == 9 && mine[0].bwd_data == 1 && mine[0].bwd_filter == 3, "merge: fwd %d bwd_data %d bwd_filter %d",
-           mine[0].fwd, mine[0].bwd_data, mine[0].bwd_filter);
+    EXPECT(mine[0].fwd == 9 && mine[0].bwd_data == 1 && mine[0].bwd_filter == 3,
+           "merge: fwd %d bwd_data %d bwd_filter %d", mine[0].fwd, mine[0].bwd_data, mine[0].bwd_filter);
     n = 0;
     EXPECT(conv_cache_load(path, h200, got, &n, 1, err, sizeof err) == 0 && n == 1, "a full cache takes what fits");
 
