@@ -107,6 +107,12 @@ static const plan_choice_t *pick_data(default_plan_t *p, const char *data_root, 
     return &choices[2];
 }
 
+/* The study's files in p->dir (the sweeps point at these buffers, so a renamed folder renames them). */
+static void plan_paths(default_plan_t *p) {
+    snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
+    snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
+}
+
 int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time_t now, idx_dataset_t *data,
                       char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
@@ -119,8 +125,7 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
     gmtime_r(&now, &tm);
     if (!strftime(p->dir, sizeof p->dir, "results/default-%Y%m%dT%H%M%SZ", &tm))
         return errmsg(2, err, errlen, "default study: cannot name the output folder");
-    snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
-    snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
+    plan_paths(p);
 
     const plan_choice_t *c = pick_data(p, data_root, data);
     p->model = c->model;
@@ -155,6 +160,7 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
             return 2;
         }
         o->out = p->csv;
+        o->conv_cache = p->conv_cache;
     }
     return 0;
 }
@@ -169,10 +175,7 @@ int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen) {
             return errmsg(2, err, errlen, "%s: path too long", base);
         /* mkdir, not a stat first: two studies started in the same second cannot both take one name. */
         if (mkdir(p->dir, 0777) == 0) {
-            snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
-            snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
-            /* Only now: validating a sweep checks that the cache's folder exists. */
-            for (int i = 0; i < p->n_sweeps; i++) p->sweep[i].conv_cache = p->conv_cache;
+            plan_paths(p);
             return 0;
         }
         if (errno != EEXIST) return errmsg(2, err, errlen, "%s: cannot create directory: %s", p->dir, strerror(errno));

@@ -30,8 +30,8 @@ typedef struct {
     const char *model, *dataset;        /* what every sweep trains */
     char note[1024];                     /* for stderr: why not ResNet-18 on Fashion-MNIST; "" when it is */
     int n_sweeps;
-    options_t sweep[PLAN_MAX_SWEEPS];   /* in run order, single first; out points at csv, and once the
-                                         * folder exists (default_plan_create_dir) conv_cache at conv_cache */
+    options_t sweep[PLAN_MAX_SWEEPS];   /* in run order, single first; out points at csv, conv_cache at
+                                         * conv_cache */
     char dir[256];                      /* results/default-<UTC YYYYmmddTHHMMSSZ>[-K] */
     char csv[300];                      /* <dir>/study.csv */
     char conv_cache[300];               /* <dir>/conv_algos.tsv: every run of the study runs the same kernels */

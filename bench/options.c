@@ -1,7 +1,6 @@
 /* options.c — the `scaling` command line: one getopt_long table with a parallel help table, so --help and the
  * parser cannot drift; every error is one line naming the option and the bad value. */
 #include "options.h"
-#include "../engine/conv_cache.h"
 #include "../engine/errmsg.h"
 
 #include <errno.h>
@@ -443,7 +442,6 @@ int options_validate(const options_t *o, const char *const *strategies, const ch
             return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
                         o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
-    if (o->conv_cache && conv_cache_check(o->conv_cache, err, errlen) != 0) return 2;
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);

@@ -14,6 +14,7 @@
 #include "../engine/trace.h"
 #include "trace_json.h"
 #include "../engine/check.h"
+#include "../engine/conv_cache.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
 #include <cuda_runtime.h>
@@ -482,6 +483,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, n_points < 0, err, sizeof err)) return 2;
     /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
     if (failed(dist, (!dist || dist->is_root) ? results_check(o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
+    if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;
     idx_dataset_t data;
     rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
     if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);

@@ -1,12 +1,39 @@
 /* conv_algo.h — one convolution shape's algorithm choices (cudnnFind's), as gpu_t caches them and the
- * --conv-cache file keeps them. Plain ints, no CUDA headers, so that host code can read and write them. */
+ * --conv-cache file keeps them, and the growable list both keep them in. No CUDA headers: host code reads them. */
 #pragma once
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define CONV_CACHE_MAX 64
 typedef struct {
     int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math */
     int fwd, bwd_data, bwd_filter;           /* cudnn*Algo_t values; -1: not searched */
     int fwd_math, bwd_data_math, bwd_filter_math;   /* cudnnMathType_t chosen with each */
     size_t ws_fwd, ws_bwd_data, ws_bwd_filter;
 } conv_algo_t;
+
+/* The entry for key among e[0..n), or NULL. */
+static inline conv_algo_t *conv_algo_find(conv_algo_t *e, int n, const int key[12]) {
+    for (int i = 0; i < n; i++)
+        if (memcmp(e[i].key, key, sizeof e[i].key) == 0) return &e[i];
+    return NULL;
+}
+
+/* The entry for key in the growable list (*e, *n, *cap; free(*e) when done), appended with no direction searched
+ * (-1) when new. NULL when out of host memory. Appending may move the list: earlier entry pointers go stale. */
+static inline conv_algo_t *conv_algo_add(conv_algo_t **e, int *n, int *cap, const int key[12]) {
+    conv_algo_t *have = conv_algo_find(*e, *n, key);
+    if (have) return have;
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 64;
+        conv_algo_t *grown = (conv_algo_t *)realloc(*e, (size_t)c * sizeof *grown);
+        if (!grown) return NULL;
+        *e = grown;
+        *cap = c;
+    }
+    conv_algo_t *a = &(*e)[(*n)++];
+    memset(a, 0, sizeof *a);
+    memcpy(a->key, key, sizeof a->key);
+    a->fwd = a->bwd_data = a->bwd_filter = -1;
+    return a;
+}

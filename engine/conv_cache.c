@@ -67,14 +67,9 @@ static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, si
     return 0;
 }
 
-static conv_algo_t *find_key(conv_algo_t *e, int n, const int key[12]) {
-    for (int i = 0; i < n; i++)
-        if (memcmp(e[i].key, key, sizeof e[i].key) == 0) return &e[i];
-    return NULL;
-}
-
-/* Reads f from its start, merging the lines for id (every line parsed; id NULL merges none). */
-static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err,
+/* Reads f from its start, merging the lines for id into the growable list (*e, *n, *cap): every line is parsed,
+ * id NULL merges none. */
+static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err,
                       size_t errlen) {
     char line[LINE_MAX_], what[160];
     int lineno = 0;
@@ -95,27 +90,22 @@ static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t *e,
             return -1;
         }
         if (!id || strcmp(lid, id) != 0) continue;
-        conv_algo_t *have = find_key(e, *n, got.key);
-        if (!have) {
-            if (*n >= max) continue;   /* a full cache searches the rest, as gpu_t's own cache does */
-            have = &e[(*n)++];
-            *have = got;
-            continue;
-        }
+        conv_algo_t *have = conv_algo_add(e, n, cap, got.key);
+        if (!have) { snprintf(err, errlen, "%s: out of host memory", path); return -1; }
         for (int d = 0; d < 3; d++) take_direction(have, &got, d);
     }
     if (ferror(f)) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
     return 0;
 }
 
-int conv_cache_load(const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err, size_t errlen) {
+int conv_cache_load(const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT) return 0;
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    int rc = flock(fileno(f), LOCK_SH) == 0 ? read_lines(f, path, id, e, n, max, err, errlen)
+    int rc = flock(fileno(f), LOCK_SH) == 0 ? read_lines(f, path, id, e, n, cap, err, errlen)
                                              : (snprintf(err, errlen, "%s: lock: %s", path, strerror(errno)), -1);
     fclose(f);   /* releases the lock */
     return rc;
@@ -131,17 +121,9 @@ int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int 
         fclose(f);
         return -1;
     }
-    conv_algo_t *file = malloc((size_t)(n > 0 ? n : 1) * sizeof *file);
-    int n_file = 0, rc = file ? 0 : -1;
-    if (!file) snprintf(err, errlen, "out of host memory");
-    /* Only the shapes being saved matter: the file's other lines stay as they are. */
-    if (rc == 0) {
-        for (; n_file < n; n_file++) {
-            file[n_file] = e[n_file];
-            file[n_file].fwd = file[n_file].bwd_data = file[n_file].bwd_filter = -1;
-        }
-        rc = read_lines(f, path, id, file, &n_file, n_file, err, errlen);
-    }
+    conv_algo_t *file = NULL;   /* what the file holds for id now (another process may have appended) */
+    int n_file = 0, cap_file = 0;
+    int rc = read_lines(f, path, id, &file, &n_file, &cap_file, err, errlen);
     /* Every new line in one write(2) on an O_APPEND descriptor: a killed writer leaves whole lines or none. */
     char *buf = NULL;
     size_t len = 0;
@@ -153,8 +135,9 @@ int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int 
             fprintf(m, "# scaling --conv-cache: cudnnFind's choices per convolution shape; lines are appended, the "
                        "first for a shape and direction wins (engine/conv_cache.h)\n");
         for (int i = 0; i < n; i++) {
+            const conv_algo_t *had = conv_algo_find(file, n_file, e[i].key);
             int adds = 0;
-            for (int d = 0; d < 3; d++) adds |= has_direction(&e[i], d) && !has_direction(&file[i], d);
+            for (int d = 0; d < 3; d++) adds |= has_direction(&e[i], d) && !(had && has_direction(had, d));
             if (!adds) continue;
             fprintf(m, "%s\t", id);
             for (int k = 0; k < 12; k++) fprintf(m, "%d ", e[i].key[k]);
@@ -182,10 +165,10 @@ int conv_cache_check(const char *path, char *err, size_t errlen) {
             snprintf(err, errlen, "--conv-cache %s: %s", path, strerror(errno));
             return -1;
         }
-        conv_algo_t none[1];
-        int n = 0;
+        conv_algo_t *none = NULL;
+        int n = 0, cap = 0;
         char e2[400];
-        if (conv_cache_load(path, NULL, none, &n, 0, e2, sizeof e2) != 0) {
+        if (conv_cache_load(path, NULL, &none, &n, &cap, e2, sizeof e2) != 0) {
             snprintf(err, errlen, "--conv-cache %s", e2);
             return -1;
         }

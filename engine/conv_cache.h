@@ -15,10 +15,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Fills directions missing from the entries e[0..*n) (matched by key; new keys appended up to max) from path's
- * lines for `id`. A missing file is an empty cache. 0, or -1 with "path:line: what" in err (unreadable file,
- * malformed line). id NULL: only checks that every line parses. */
-int conv_cache_load(const char *path, const char *id, conv_algo_t *e, int *n, int max, char *err, size_t errlen);
+/* Fills directions missing from the growable list (*e, *n, *cap: conv_algo_add's; keys new to it appended) from
+ * path's lines for `id`. A missing file is an empty cache. 0, or -1 with "path:line: what" in err (unreadable
+ * file, malformed line). id NULL: only checks that every line parses. */
+int conv_cache_load(const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err, size_t errlen);
 /* Appends, under an exclusive lock, a line for each entry e[0..n) that has a direction the file's lines for `id`
  * lack. Creates the file (with a comment line saying what it is). 0, or -1 with a message in err. */
 int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen);

@@ -107,7 +107,7 @@ void gpu_conv_cache_load(gpu_t *g) {
     if (!g->conv_cache) return;
     char id[CONV_CACHE_ID_MAX], err[512];
     conv_cache_id(g, id, sizeof id);
-    if (conv_cache_load(g->conv_cache, id, g->conv_algos, &g->n_conv_algos, CONV_CACHE_MAX, err, sizeof err) != 0)
+    if (conv_cache_load(g->conv_cache, id, &g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, err, sizeof err))
         check_fail(__FILE__, __LINE__, "--conv-cache", err);
 }
 
@@ -143,5 +143,6 @@ void gpu_free(gpu_t *g) {
     CHECK_CUDNN(cudnnDestroy(g->cudnn));
     CHECK_CUDA(cudaStreamDestroy(g->stream));
     CHECK_CUDA(cudaStreamDestroy(g->comm_stream));
+    free(g->conv_algos);
     memset(g, 0, sizeof *g);
 }

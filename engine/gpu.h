@@ -31,8 +31,8 @@ typedef struct gpu {
     float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
     void *ones_bf16;            /* the same in bf16, for bf16 layers' GEMMs */
     int ones_len;
-    int n_conv_algos;
-    conv_algo_t conv_algos[CONV_CACHE_MAX];
+    conv_algo_t *conv_algos;    /* cudnnFind's choices per shape, n_conv_algos of them (conv_algo_add grows it) */
+    int n_conv_algos, cap_conv_algos;
     const char *conv_cache;     /* --conv-cache file (engine/conv_cache.h), or NULL: borrowed */
     int conv_searches;          /* algorithm searches (shape and direction) since the last gpu_conv_cache_save */
 } gpu_t;

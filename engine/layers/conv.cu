@@ -191,15 +191,10 @@ static void find_algo(const layer_t *l, const gpu_t *g, const conv_priv_t *p, in
     else { e->bwd_filter = b->algo; e->bwd_filter_math = b->math; e->ws_bwd_filter = b->memory; }
 }
 
-/* The cache entry for this shape, inserted empty (algorithms -1) when new; a full cache degrades to a private
- * entry, i.e. searching again, not to an error. */
-static conv_algo_t *cache_entry(gpu_t *g, const int key[12], conv_algo_t *spare) {
-    for (int i = 0; i < g->n_conv_algos; i++)
-        if (memcmp(g->conv_algos[i].key, key, sizeof g->conv_algos[i].key) == 0) return &g->conv_algos[i];
-    conv_algo_t *e = g->n_conv_algos < CONV_CACHE_MAX ? &g->conv_algos[g->n_conv_algos++] : spare;
-    memset(e, 0, sizeof *e);
-    memcpy(e->key, key, sizeof e->key);
-    e->fwd = e->bwd_data = e->bwd_filter = -1;
+/* The cache entry for this shape, inserted empty (algorithms -1) when new. Valid until the next insertion. */
+static conv_algo_t *cache_entry(gpu_t *g, const int key[12]) {
+    conv_algo_t *e = conv_algo_add(&g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, key);
+    if (!e) check_fail(__FILE__, __LINE__, "conv algorithm cache", "out of host memory");
     return e;
 }
 
@@ -272,8 +267,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     }
 
     int key[12] = {in.n, in.h, in.w, in.c, c->cout, c->k, c->k, c->stride, c->pad, out.h, out.w, (int)g->math};
-    conv_algo_t spare;
-    conv_algo_t *e = cache_entry(g, key, &spare);
+    conv_algo_t *e = cache_entry(g, key);
     p->has_bwd_data = l->dx[0] != NULL;
     p->strict = g->math == MATH_FP32;
     int want[3] = {e->fwd < 0, e->bwd_filter < 0, p->has_bwd_data && e->bwd_data < 0};

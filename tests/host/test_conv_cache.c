@@ -27,6 +27,15 @@ static int same(const conv_algo_t *a, const conv_algo_t *b) {
            a->ws_bwd_filter == b->ws_bwd_filter;
 }
 
+/* Loads path's lines for id into a fresh list (*got, freed first). */
+static int load(const char *path, const char *id, conv_algo_t **got, int *n, char *err, size_t errlen) {
+    free(*got);
+    *got = NULL;
+    *n = 0;
+    int cap = 0;
+    return conv_cache_load(path, id, got, n, &cap, err, errlen);
+}
+
 static int count_lines(const char *path) {
     size_t len;
     char *s = test_slurp(path, &len);
@@ -44,9 +53,9 @@ int main(void) {
     const char *h200 = "NVIDIA H200|cudnn 91400", *h100 = "NVIDIA H100 80GB HBM3|cudnn 91400";
 
     /* No file yet: an empty cache, a valid place, and nothing written by either. */
-    conv_algo_t got[8];
+    conv_algo_t *got = NULL;
     int n = 0;
-    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 0, "missing file: n %d, %s", n, err);
+    EXPECT(load(path, h200, &got, &n, err, sizeof err) == 0 && n == 0, "missing file: n %d, %s", n, err);
     EXPECT(conv_cache_check(path, err, sizeof err) == 0, "new file in a writable folder refused: %s", err);
     EXPECT(access(path, F_OK) != 0, "load or check created the file");
 
@@ -55,11 +64,9 @@ int main(void) {
     EXPECT(conv_cache_save(path, h200, run1, 2, err, sizeof err) == 0, "save: %s", err);
     int lines1 = count_lines(path);
     EXPECT(lines1 == 3, "comment + 2 lines, got %d", lines1);
-    n = 0;
-    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 2, "load: n %d, %s", n, err);
+    EXPECT(load(path, h200, &got, &n, err, sizeof err) == 0 && n == 2, "load: n %d, %s", n, err);
     EXPECT(n == 2 && same(&got[0], &run1[0]) && same(&got[1], &run1[1]), "loaded entries differ from the saved");
-    n = 0;
-    EXPECT(conv_cache_load(path, h100, got, &n, 8, err, sizeof err) == 0 && n == 0, "another GPU's id used: n %d", n);
+    EXPECT(load(path, h100, &got, &n, err, sizeof err) == 0 && n == 0, "another GPU's id used: n %d", n);
 
     /* Saving what the file already has appends nothing. */
     EXPECT(conv_cache_save(path, h200, run1, 2, err, sizeof err) == 0 && count_lines(path) == lines1,
@@ -71,21 +78,35 @@ int main(void) {
     EXPECT(conv_cache_save(path, h200, run2, 3, err, sizeof err) == 0, "save 2: %s", err);
     EXPECT(count_lines(path) == lines1 + 2, "want 2 lines appended (shape 2's new direction, shape 3), file has %d",
            count_lines(path));
-    n = 0;
-    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == 0 && n == 3, "load 2: n %d, %s", n, err);
+    EXPECT(load(path, h200, &got, &n, err, sizeof err) == 0 && n == 3, "load 2: n %d, %s", n, err);
     conv_algo_t want2 = entry(2, 0, 1, 3);
     EXPECT(n == 3 && same(&got[0], &run1[0]), "shape 1: the first line must win");
     EXPECT(n == 3 && same(&got[1], &want2), "shape 2: directions of two lines merged");
     EXPECT(n == 3 && same(&got[2], &run2[2]), "shape 3");
 
     /* Entries already in the caller's cache keep their choices; only missing directions are filled. */
-    conv_algo_t mine[8] = {entry(2, 9, -1, -1)};
-    n = 1;
-    EXPECT(conv_cache_load(path, h200, mine, &n, 8, err, sizeof err) == 0 && n == 3, "merge into a cache: n %d", n);
+    conv_algo_t *mine = malloc(sizeof *mine);
+    int n_mine = 1, cap_mine = 1;
+    mine[0] = entry(2, 9, -1, -1);
+    EXPECT(conv_cache_load(path, h200, &mine, &n_mine, &cap_mine, err, sizeof err) == 0 && n_mine == 3,
+           "merge into a cache: n %d", n_mine);
     EXPECT(mine[0].fwd == 9 && mine[0].bwd_data == 1 && mine[0].bwd_filter == 3,
            "merge: fwd %d bwd_data %d bwd_filter %d", mine[0].fwd, mine[0].bwd_data, mine[0].bwd_filter);
-    n = 0;
-    EXPECT(conv_cache_load(path, h200, got, &n, 1, err, sizeof err) == 0 && n == 1, "a full cache takes what fits");
+    free(mine);
+
+    /* A file of many shapes (a study's: ResNet-18 at three batches and both maths, LeNet, ...) comes back whole, and
+     * a run's own shapes after them are saved: a fixed-size cache once dropped what did not fit, and those shapes
+     * were searched again in every run. */
+    char many_path[300];
+    snprintf(many_path, sizeof many_path, "%s/many.tsv", dir);
+    conv_algo_t many[150];
+    for (int i = 0; i < 150; i++) many[i] = entry(10 + i, i % 7, i % 5, i % 3);
+    EXPECT(conv_cache_save(many_path, h200, many, 100, err, sizeof err) == 0, "save 100: %s", err);
+    EXPECT(load(many_path, h200, &got, &n, err, sizeof err) == 0 && n == 100, "100 shapes: %d loaded", n);
+    EXPECT(conv_cache_save(many_path, h200, many, 150, err, sizeof err) == 0 && count_lines(many_path) == 151,
+           "50 more appended: %d lines", count_lines(many_path));
+    EXPECT(load(many_path, h200, &got, &n, err, sizeof err) == 0 && n == 150 && same(&got[149], &many[149]),
+           "150 shapes: %d loaded", n);
 
     /* Another GPU's lines go beside, and the file only grows: every earlier byte is still there. */
     size_t len_before, len_after;
@@ -107,8 +128,7 @@ int main(void) {
     free(test_slurp(path, &len_torn));
     char where[300];
     snprintf(where, sizeof where, "%s:%d: not a conv-cache line", path, torn_line);
-    n = 0;
-    EXPECT(conv_cache_load(path, h200, got, &n, 8, err, sizeof err) == -1 && strstr(err, where) &&
+    EXPECT(load(path, h200, &got, &n, err, sizeof err) == -1 && strstr(err, where) &&
            strstr(err, "delete the file"), "load of a torn line: \"%s\"", err);
     EXPECT(conv_cache_check(path, err, sizeof err) == -1 && strstr(err, "--conv-cache") && strstr(err, where),
            "check: \"%s\"", err);
@@ -143,6 +163,7 @@ int main(void) {
         chmod(path, 0444);
         EXPECT(conv_cache_check(path, err, sizeof err) == -1, "a read-only file was accepted");
     }
+    free(got);
     test_scratch_remove(dir);
     return test_summary();
 }

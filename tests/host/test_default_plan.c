@@ -48,7 +48,7 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
            o->dataset);
     EXPECT(o->out == p->csv, "%s: --out is the plan's CSV", strategy);
-    EXPECT(o->conv_cache == NULL, "%s: --conv-cache set before its folder exists", strategy);
+    EXPECT(o->conv_cache == p->conv_cache, "%s: --conv-cache is the plan's", strategy);
 }
 
 /* The number of runs the plan's sweeps expand to. */
