@@ -10,7 +10,7 @@
 #   ring (nccl and any other):  t(n, S) = 2(n-1) alpha + 2(n-1)/n S beta
 #   naive (every byte into and out of GPU 0):  t(n, S) = 2(n-1) alpha + 2(n-1) S beta (1/beta: both directions)
 
-function ring_form(s) { sub(/ \(.*/, "", s); sub(/.* /, "", s); return s != "naive" }
+function ring_form(s) { return FIT_ring[s] }
 
 # report.awk's benchmark (the variable bench) under no tag; bench_err says why it has no fit.
 function fit_bench() { if (bench != "") bench_err = fit_file(bench, "") }
@@ -38,7 +38,7 @@ function fit_file(file, tag,    line, f, i, s, n, S, t, a, b, k, nf, wrong, algo
         wrong = ("wrong" in bcol) ? f[bcol["wrong"]] : 0
         if (n < 2 || S <= 0 || t <= 0 || (isnum(wrong) && wrong + 0 > 0)) continue
         if (!(s in FIT_n)) {
-            nfit++; fits[nfit] = s
+            nfit++; fits[nfit] = s; FIT_ring[s] = f[bcol["strategy"]] != "naive"
             FITFOR[strat, algo, type] = s
             if (!((strat, type) in FITDEF)) FITDEF[strat, type] = s
             if (algo ~ /\+cast$/ && !((strat, type) in FITCAST)) FITCAST[strat, type] = s

@@ -87,6 +87,12 @@ function prec_word(run,    g, w) {
     if (G_ngd[g] > 1 && R_gd[run] != "") w = w (w == "" ? "" : ", ") R_gd[run] " grads"
     return w
 }
+# A summary row's configuration less its precision: strategy (single first, the pipeline last), GPUs, schedule,
+# batch, micro-batches, link. report.awk adds prec_key, precision.awk the gradient dtype.
+function row_key(run) {
+    return (R_pipe[run] ? "2" : R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] \
+        SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_M[run]) SUBSEP R_link[run]
+}
 function with_prec(label, run,    w) { w = prec_word(run); return w == "" ? label : label ", " w }
 
 function study_fact(arr, list, g, v) {

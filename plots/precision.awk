@@ -35,13 +35,12 @@ function precision_table(g,    nm, ref, i, j, run, k, m, nrw, t, t1, grads, line
     for (j = 1; j <= nm; j++) if (PM[j] == "tf32") ref = j
     grads = G_ngd[g] > 1
     nrw = 0
-    delete PR; delete PBEST; delete PACC; delete prow
+    delete PAIR; delete PBEST; delete PACC; delete prow
     for (i = 1; i <= nr; i++) {
         run = runs[i]
         if (R_g[run] != g) continue
-        k = (R_pipe[run] ? "2" : R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] \
-            SUBSEP nkey(R_bk[run]) SUBSEP nkey(R_M[run]) SUBSEP math_rank(R_gd[run]) SUBSEP R_link[run]
-        if (!(k in PR)) { PR[k] = run; prow[++nrw] = k }
+        k = row_key(run) SUBSEP math_rank(R_gd[run])
+        if (!(k in PAIR)) { PAIR[k] = run; prow[++nrw] = k }
         m = R_m[run]
         if (tmed[run] != "" && (!((k, m) in PBEST) || tmed[run] + 0 < tmed[PBEST[k, m]] + 0)) PBEST[k, m] = run
         if (facc[run] != "" && (!((k, m) in PACC) || facc[run] + 0 > facc[PACC[k, m]] + 0)) PACC[k, m] = run
@@ -64,7 +63,7 @@ function precision_table(g,    nm, ref, i, j, run, k, m, nrw, t, t1, grads, line
     printf "%s |\n%s|\n", head, rule
 
     for (i = 1; i <= nrw; i++) {
-        k = prow[i]; run = PR[k]
+        k = prow[i]; run = PAIR[k]
         line = "| " R_s[run] (R_pipe[run] ? " " R_sched[run] ", M=" R_M[run] : "") " | " R_n[run] \
                (R_link[run] == "" ? "" : " (" R_link[run] ")") " | " batch_word(run)
         if (grads) line = line " | " (R_gd[run] == "" ? "—" : R_gd[run])

@@ -1,6 +1,7 @@
 # project.awk — the report's projection past this host: epoch time, speedup and efficiency of nccl data parallelism
 # at 1 to 1024 GPUs (nodes x GPUs per node) and of the pipeline on one node, from the study's rows and the all-reduce
-# benchmarks, with the model's error at every measured point. Appended to REPORT.md by scripts/report.sh.
+# benchmarks, with the model's error at every measured point. report.awk's pass calls project_row on every row and
+# projection() last, so the study and the fits are read once.
 #
 # Data parallel, weak scaling (the per-GPU batch b of the measured runs), n = N nodes x g GPUs:
 #   step(n) = t1 + phi x t_ar(N, g, S)    epoch = steps1 / n x step    speedup = n t1 / step    efficiency = t1 / step
@@ -21,14 +22,9 @@
 # for p' up to one node (copies between nodes and the model's number of valid cuts are not modelled); at a measured
 # point the step is (M + p - 1) / M x max(B), the bubble model with the measured stage times.
 #
-#   awk -F'\t' -v bench=B.tsv -v benchsrc=X_allreduce.csv -v benchdefault=X_allreduce.csv -v netbench=N.tsv \
-#       -v netsrc=X_allreduce_net.csv -v net_gbs=GBS -v net_lat=US -v gpn=8 -v dir=DIR -v gnuplot=0|1 -v src=X.csv \
-#       -f plots/lib.awk -f plots/fit.awk -f plots/project.awk selected.tsv >> REPORT.md
+# Its variables (beside report.awk's): benchdefault, netbench (TSV), netsrc, net_gbs, net_lat, gpn, dir, gnuplot.
 # Writes DIR/projection-<model>-<dataset>.dat (curves), DIR/projection_measured-<...>.dat (points) and
 # DIR/manifest (plots/render.sh's format) for plots/projection.gp.
-
-NR == 1 { study_header(); next }
-{ study_row(); project_row() }
 
 # Per run, beside lib.awk's: P_nodes, P_gpn (nodes and GPUs per node: 1 and the GPU count where the CSV predates
 # them), P_tr nccl_transport, P_gd grad_dtype (fp32 where absent); steady lists SB[run, stage] of stage_busy_ms;
@@ -48,7 +44,6 @@ function project_row(    run, k, i, parts) {
 }
 
 function log2i(x,    k) { for (k = 0; x >= 2; x /= 2) k++; return k }
-function ms(x) { return x == "" ? "—" : sprintf("%.3f", x) }
 
 # A fit the model can use: alpha >= 0 and beta > 0 (a least-squares fit of odd points can give neither).
 function usable(k) { return k != "" && (k in ALPHA) && ALPHA[k] >= 0 && BETA[k] > 0 }
@@ -105,19 +100,18 @@ function inter_path(    k, err) {
 function curve(f, title) { printf "%s\"%s\"\n", (f in NBLK) ? "\n\n" : "", title >> f; NBLK[f]++ }
 function point(f, x, sp, ef) { printf "%d %.6g %.6g\n", x, sp, ef >> f }
 
-END {
-    study_medians()
+function projection(    err, gi) {
     printf "## Projection past this host\n\n"
     if (bench == "") {
         printf "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run `./scaling --bench "
         printf "allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n", benchdefault
-        exit
+        return
     }
-    err = fit_file(bench, "")
+    err = bench_err
     KI = fit_of("nccl", "", "float")
     if (err != "" || !usable(KI)) {
         printf "%s: %s: projection omitted.\n", benchsrc, err != "" ? err : "no nccl rows that fit α ≥ 0 and β > 0"
-        exit
+        return
     }
     inter_path()
     explain()
@@ -252,8 +246,8 @@ function group(g,    i, K, r1, ki, S, t1, st1, phi, G, N, gg, r, t, tar, step, e
             r = ar_ms("ring", N, gg, S, ki); t = ar_ms("tree", N, gg, S, ki)
             tar = min(r, t); ex = phi * tar; step = t1 + ex
             if (G > st1) dagger = 1
-            printf "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg, ms(r), ms(t),
-                G == 1 ? "—" : (t + 0 < r + 0 ? "tree" : "ring"), ms(ex), ms(step), st1 / G * step / 1e3,
+            printf "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg, f3(r), f3(t),
+                G == 1 ? "—" : (t + 0 < r + 0 ? "tree" : "ring"), f3(ex), f3(step), st1 / G * step / 1e3,
                 (G > st1 ? " †" : ""), G * t1 / step, 100 * t1 / step
             point(dat, G, G * t1 / step, 100 * t1 / step)
         }
@@ -370,8 +364,8 @@ function errors(g,    i, k, K, run, r1, model, expo, N, lab, bk, seen) {
         r1 = T1RUN[g, LB[K], LM[K]]
         model = expo == "" ? "" : nmed[run] * (smed[r1] + expo) / 1e3
         lab = line_label(K) (N > 1 ? ", across nodes" (P_tr[run] != "" ? " (`" P_tr[run] "`)" : "") : "")
-        err_row(lab, R_n[run], N " × " P_gpn[run], tmed[run], model, ms(xmed[run]) " / " ms(expo),
-            ms(dmed[run]))
+        err_row(lab, R_n[run], N " × " P_gpn[run], tmed[run], model, f3(xmed[run]) " / " f3(expo),
+            f3(dmed[run]))
     }
     printf "\n"
 }

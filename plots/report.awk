@@ -15,10 +15,12 @@
 # (p-1)/(M+p-1) and nothing else; the measured bubble stands beside that formula.
 #
 #   awk -F'\t' -v bench=BENCH.tsv -v benchsrc=X_allreduce.csv -v figs=FIGS -v src=X.csv -v rows=N -v allruns=N \
-#       -v leftout=N -f plots/lib.awk -f plots/fit.awk -f plots/precision.awk -f plots/report.awk selected.tsv > REPORT.md
+#       -v leftout=N (and project.awk's variables) -f plots/lib.awk -f plots/fit.awk -f plots/precision.awk \
+#       -f plots/project.awk -f plots/report.awk selected.tsv > REPORT.md
+# The projection (project.awk) is its last section.
 
 NR == 1 { study_header(); next }
-{ study_row() }
+{ study_row(); project_row() }
 
 function f3(x) { return x == "" ? "—" : sprintf("%.3f", x) }
 function f2(x) { return x == "" ? "—" : sprintf("%.2f", x) }
@@ -90,10 +92,7 @@ END {
         for (i = 1; i <= nr; i++) {
             run = runs[i]
             if (R_g[run] != g) continue
-            if (R_pipe[run]) k = g SUBSEP "2" R_s[run] SUBSEP nkey(R_n[run]) SUBSEP R_sched[run] SUBSEP nkey(R_G[run]) SUBSEP nkey(R_M[run])
-            else k = g SUBSEP (R_s[run] == "single" ? "0" : "1") R_s[run] SUBSEP nkey(R_n[run]) SUBSEP nkey(R_bk[run]) \
-                SUBSEP R_link[run]
-            k = k SUBSEP prec_key(run)
+            k = g SUBSEP row_key(run) SUBSEP prec_key(run)
             if (!(k in ROW)) { ROW[k] = 1; nrow++; rowk[nrow] = k; ROWS_S[k] = R_s[run] }
             # best time, best accuracy, statuses
             if (tmed[run] != "" && (!(k in BEST) || tmed[run] + 0 < tmed[BEST[k]] + 0)) BEST[k] = run
@@ -201,4 +200,5 @@ END {
         }
         if (nf) printf "\n"
     }
+    projection()
 }

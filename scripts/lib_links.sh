@@ -13,9 +13,7 @@ links_args() {
     DEBDIR=${3:-}
     steps=${STEPS:-200}
     [[ $steps =~ ^[1-9][0-9]*$ ]] || die "STEPS=$steps: not a positive integer"
-    bin=${SCALING:-}
-    for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -z $bin && -x $c ]] && bin=$c; done
-    [[ -n $bin && -x $bin ]] || die "scaling binary not found (scripts/setup.sh builds it; or set SCALING)"
+    bin=$(scaling_bin)
     (($(nvidia-smi -L 2>/dev/null | grep -c '^GPU') >= 2)) || die "needs 2 GPUs (nvidia-smi lists fewer)"
     mkdir -p "$out"
 }

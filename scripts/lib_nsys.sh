@@ -4,6 +4,14 @@
 # of a capture (scripts/nsys_streams.awk). Sourced; the caller defines ROOT and die (its arguments as one line on
 # stderr, exit 2).
 
+# scaling_bin: prints the binary to run: $SCALING, else ./scaling, else build/scaling; dies without one.
+scaling_bin() {
+    local c bin=${SCALING:-}
+    for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -z $bin && -x $c ]] && bin=$c; done
+    [[ -n $bin && -x $bin ]] || die "scaling binary not found (scripts/setup.sh builds it; or set SCALING)"
+    echo "$bin"
+}
+
 # nsys_find: prints the nsys to use: $NSYS, the PATH, then where CUDA, Nsight Systems and Nsight Compute install it
 # (newest version last).
 nsys_find() {

@@ -28,11 +28,7 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then sed -n '2,22p' "${BASH_SOURCE[0]
 nsys=$(nsys_find)
 nsys_libs "$nsys"
 
-bin=${SCALING:-}
-if [[ -z $bin ]]; then
-    for c in "$ROOT/scaling" "$ROOT/build/scaling"; do [[ -x $c ]] && { bin=$c; break; }; done
-fi
-[[ -n $bin && -x $bin ]] || die "scaling binary not found (build it with scripts/setup.sh, or set SCALING)"
+bin=$(scaling_bin)
 
 steps=${SCALING_PROFILE_STEPS:-10}
 [[ $steps =~ ^[1-9][0-9]*$ ]] || die "SCALING_PROFILE_STEPS=$steps: not a positive integer"

@@ -107,17 +107,13 @@ kept=$(tail -n +2 "$tmp/selected.tsv" | cut -f"$runcol" | sort -u | wc -l)
 if [[ -n $bench ]]; then awk -f "$PLOTS/csv.awk" "$bench" >"$tmp/bench.tsv"; fi
 if [[ -n $netbench ]]; then awk -f "$PLOTS/csv.awk" "$netbench" >"$tmp/netbench.tsv"; fi
 
-awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefault="$benchdefault" \
-    -v figs="$tmp/figs" -v figs_note="$figs_note" -v src="$csv" -v rows="$rows" -v allruns="$allruns" \
-    -v leftout=$((allruns - kept)) -f "$PLOTS/lib.awk" -f "$PLOTS/fit.awk" -f "$PLOTS/precision.awk" \
-    -f "$PLOTS/report.awk" "$tmp/selected.tsv" >"$tmp/REPORT.md"
-
-# The projection (its own section at the end) and its figures.
 mkdir "$tmp/proj"
 awk -F'\t' -v bench="${bench:+$tmp/bench.tsv}" -v benchsrc="$bench" -v benchdefault="$benchdefault" \
-    -v netbench="${netbench:+$tmp/netbench.tsv}" -v netsrc="$netbench" -v net_gbs="$net_gbs" -v net_lat="$net_lat" \
-    -v gpn="$gpn" -v dir="$tmp/proj" -v gnuplot="$([[ -z $figs_note ]] && echo 1 || echo 0)" -v src="$csv" \
-    -f "$PLOTS/lib.awk" -f "$PLOTS/fit.awk" -f "$PLOTS/project.awk" "$tmp/selected.tsv" >>"$tmp/REPORT.md"
+    -v figs="$tmp/figs" -v figs_note="$figs_note" -v src="$csv" -v rows="$rows" -v allruns="$allruns" \
+    -v leftout=$((allruns - kept)) -v netbench="${netbench:+$tmp/netbench.tsv}" -v netsrc="$netbench" \
+    -v net_gbs="$net_gbs" -v net_lat="$net_lat" -v gpn="$gpn" -v dir="$tmp/proj" \
+    -v gnuplot="$([[ -z $figs_note ]] && echo 1 || echo 0)" -f "$PLOTS/lib.awk" -f "$PLOTS/fit.awk" \
+    -f "$PLOTS/precision.awk" -f "$PLOTS/project.awk" -f "$PLOTS/report.awk" "$tmp/selected.tsv" >"$tmp/REPORT.md"
 if [[ -s $tmp/proj/manifest ]]; then
     # shellcheck source=plots/render.sh
     source "$PLOTS/render.sh"
