@@ -67,8 +67,8 @@ static int best_run(const answer_t *a, const char *s, int g, int b, const char *
         const answer_run_t *r = &a->runs[i];
         if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b) || (m && strcmp(r->math, m)))
             continue;
-        double m = run_median(r);
-        if (m >= 0 && (*t < 0 || m < *t)) best = i, *t = m;
+        double med = run_median(r);
+        if (med >= 0 && (*t < 0 || med < *t)) best = i, *t = med;
         else if (*t < 0) best = i;
     }
     return best;
@@ -84,7 +84,6 @@ static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int
     l->gpus = r->gpus;
     l->batch = r->batch;
     l->pipeline = r->pipeline;
-    l->n_steady = r->n_steady;
     l->t = t;
     best_run(a, "single", 1, r->batch, r->math, &l->t1);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;

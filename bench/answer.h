@@ -28,7 +28,7 @@ typedef struct {
 /* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */
 typedef struct {
     const char *strategy, *status;
-    int gpus, batch, pipeline, n_steady;
+    int gpus, batch, pipeline;
     double t, t1;                               /* median steady epoch (s); single's at the same batch, or < 0 */
     double speedup, efficiency;                 /* t1 / t and speedup / gpus; < 0 without t or t1 */
 } answer_line_t;

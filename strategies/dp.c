@@ -6,6 +6,7 @@
 #include "shard.h"
 #include "../engine/check.h"
 #include "../engine/trace.h"
+#include "../engine/nvtx.h"
 #include "../engine/timing.h"
 #include <stdlib.h>
 #include <string.h>
@@ -364,4 +365,13 @@ unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *co
         total += w;
     }
     return total;
+}
+
+void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, cudaStream_t stream,
+                  const char *name) {
+    int tr = trace_begin(trace, device, TRACE_COMM, stream, name);
+    nvtx_push("%s gpu%d", name, device);
+    reduce_cast_bf16(wire, src, count, stream);
+    nvtx_pop();
+    trace_end(trace, tr, stream);
 }

@@ -78,6 +78,10 @@ double dp_evaluate(dp_t *dp);
 size_t dp_params(dp_t *dp, float *host, size_t max);
 void dp_teardown(dp_t *dp);
 
+/* The cast of a reduction's fp32 gradients into its bf16 wire buffer (count elements) on `stream` of `device` (the
+ * current device), inside a --trace range (trace NULL: none) and an NVTX range, both named after `name`. */
+void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, cudaStream_t stream,
+                  const char *name);
 /* Fills the inputs with reduce_fill_pattern(rank i, base) (src[i], count fp32, where src is given; else bufs[i],
  * count elements of type wire), runs ops once, and returns how many elements of bufs over all GPUs differ from the
  * exact sum. Synchronises; allocates (not for use inside a step). */

@@ -19,7 +19,6 @@ typedef struct {
                                      * staged through host */
     int any_host;
     dtype_t wire;                   /* the type of the buffers copied and summed */
-    size_t max_count;               /* elements of the wire type */
     void *recv[DP_MAX_GPUS];        /* on GPU 0: recv[i] receives host-staged GPU i's buffer (i >= 1, no p2p) */
     void *host[DP_MAX_GPUS];        /* pinned: host[i] stages GPU i's buffer, host[0] the broadcast of the sum */
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: its buffer is final (compute stream) */
@@ -40,7 +39,6 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     }
     nr->n = n;
     nr->wire = wire;
-    nr->max_count = max_count;
     for (int i = 0; i < n; i++) nr->g[i] = gpus[i];
     int d0 = gpus[0]->device, n_p2p = 0;
     for (int i = 1; i < n; i++) {
@@ -82,16 +80,6 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     return 0;
 }
 
-/* GPU i's bf16 wire buffer from its fp32 gradients, on `stream` (a comm stream of GPU i, the current device). */
-static void cast_(naive_reducer_t *nr, int i, const float *const *src, void *const *bufs, size_t count,
-                  cudaStream_t stream) {
-    int tr = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, stream, "cast to bf16");
-    nvtx_push("cast to bf16 gpu%d", nr->g[i]->device);
-    reduce_cast_bf16(bufs[i], src[i], count, stream);
-    nvtx_pop();
-    trace_end(nr->trace, tr, stream);
-}
-
 /* In place over bufs[i] (on GPU i; src: cast into them first, see reduce_ops_t.run). Each GPU's comm stream casts
  * its buffer (all concurrently); a GPU without peer access then stages it through host memory into recv[i] on GPU
  * 0. One kernel on GPU 0's comm stream sums GPU 0's own gradients (cast on load) with every other buffer — read
@@ -117,7 +105,7 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
-        if (src) cast_(nr, i, src, bufs, count, cs);
+        if (src) dp_cast_wire(nr->trace, di, bufs[i], src[i], count, cs, "cast to bf16");
         if (!nr->p2p[i]) {
             int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to host");
             nvtx_push("host copy gpu%d->host", di);

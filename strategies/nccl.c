@@ -105,16 +105,10 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
         CHECK_CUDA(cudaSetDevice(nr->g[0]->device));
         CHECK_CUDA(cudaEventRecord(t_begin, nr->g[0]->comm_stream));
     }
-    if (src) {
-        for (int i = 0; i < nr->n; i++) {
-            cudaStream_t cs = nr->g[i]->comm_stream;
-            CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
-            tr[i] = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, cs, name);
-            nvtx_push("cast bucket %d gpu%d", bucket, nr->g[i]->device);
-            reduce_cast_bf16((char *)bufs[i] + offset * esize, src[i] + offset, count, cs);
-            nvtx_pop();
-            trace_end(nr->trace, tr[i], cs);
-        }
+    for (int i = 0; src && i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        dp_cast_wire(nr->trace, nr->g[i]->device, (char *)bufs[i] + offset * esize, src[i] + offset, count,
+                     nr->g[i]->comm_stream, name);
     }
     snprintf(name, sizeof name, "allreduce %d", bucket);
     for (int i = 0; i < nr->n; i++)
