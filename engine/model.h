@@ -47,6 +47,11 @@ typedef struct model {
                                          * another instance's (a further activation slot of the same stage) */
 } model_t;
 
+/* Bytes of tensor t's activation (or its gradient): what a pipeline copy between stages moves. */
+static inline size_t model_tensor_bytes(const model_t *m, int t) {
+    return shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
+}
+
 /* ---- building (host only) ---- */
 void model_begin(model_t *m, const char *name, int batch, shape_t input, int classes);
 /* Appends a layer reading tensor(s) in0 (and in1 >= 0 for add); returns the output tensor index,

@@ -12,11 +12,6 @@
 /* ---- links: peer copies, or staged through pinned host memory ---- */
 
 
-/* Activations and their gradients cross between stages in the run's activation type (bf16 under --math bf16). */
-static size_t tensor_bytes(const model_t *m, int t) {
-    return shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
-}
-
 static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path, char *err, size_t errlen) {
     pipe_link_t *l = &pp->link[from][to];
     int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device, ab = 0, ba = 0;   /* distinct (setup checks) */
@@ -42,7 +37,7 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
     for (int s = 1; s < pp->p; s++) {
         const model_t *m = &pp->st[s].slot[0];
-        size_t act = tensor_bytes(m, pp->st[s].in_tensor);
+        size_t act = model_tensor_bytes(m, pp->st[s].in_tensor);
         if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) || link_open_(pp, s, s - 1, act, naive_path, err, errlen))
             return -1;
     }
@@ -200,7 +195,7 @@ static void run_act(pipe_t *pp, const sched_op_t *o, int timed) {
     nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
     pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     xfer(pp, s - 1, s, dst->tensors[S->in_tensor].val, src->tensors[S->in_tensor].val,
-         tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
+         model_tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
     if (s == pp->p - 1) {
         /* Stage 0 gathered them before its forward, which the previous stage's forward (waited on) follows. */
         const model_t *first = &pp->st[0].slot[mb % pp->st[0].n_slots];
@@ -221,7 +216,7 @@ static void run_grad(pipe_t *pp, const sched_op_t *o, int timed) {
     pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     /* Activation gradients are the stage's one set (slot 0's, shared by every slot). */
     xfer(pp, s + 1, s, S->slot[0].tensors[S->out_tensor].grad, N->slot[0].tensors[N->in_tensor].grad,
-         tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
+         model_tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
     pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
     nvtx_pop();
@@ -299,7 +294,7 @@ double pipe_evaluate(pipe_t *pp) {
             } else {
                 const model_t *prev = &pp->st[s - 1].slot[0];
                 xfer(pp, s - 1, s, m->tensors[S->in_tensor].val, prev->tensors[S->in_tensor].val,
-                     tensor_bytes(m, S->in_tensor), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1, "activations", 0);
+                     model_tensor_bytes(m, S->in_tensor), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1, "activations", 0);
                 if (s == p - 1)
                     xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int), g->stream,
                          TRACE_COMM, &pp->st[0].eval_fwd, 1, "labels", 0);

@@ -148,8 +148,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
     for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
         const model_t *b = &pp->st[s].slot[0];
-        pp->bytes_per_step += 2.0 * pp->micro * shape_numel(b->tensors[pp->st[s].in_tensor].shape) *
-                             dtype_size(b->act_dtype);
+        pp->bytes_per_step += 2.0 * pp->micro * model_tensor_bytes(b, pp->st[s].in_tensor);
     }
     if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
     CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
@@ -284,7 +283,7 @@ size_t pipeline_act_bytes(const pipe_t *pp, int s) {
     for (int k = 0; k < S->n_slots; k++) {
         const model_t *m = &S->slot[k];
         for (int t = 0; t < m->n_tensors; t++)
-            if (m->tensors[t].val) b += shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
+            if (m->tensors[t].val) b += model_tensor_bytes(m, t);
     }
     return b;
 }
