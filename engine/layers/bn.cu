@@ -28,7 +28,29 @@ typedef struct {
     size_t ws_fwd, ws_bwd;              // Ex only: bytes of g->workspace
     void *dx_sink;                      // cuDNN always writes dx: a target when the input needs no gradient
     char path[192];                     // what setup chose and why, for tests and logs
+    float *shift;                       // (C) beta + the folded conv bias (l->fold_b), or NULL without one
 } bn_priv_t;
+
+// --- kernels
+
+/* shift = beta + b: a shortcut convolution's bias folded into this layer's shift (layer.h, BIAS_FOLDED). */
+__global__ static void shift_fold_kernel(float *__restrict__ shift, const float *__restrict__ beta,
+                                         const float *__restrict__ b, int c) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < c) shift[i] = beta[i] + b[i];
+}
+
+/* The shift batch norm applies: beta, or beta plus the folded bias (computed by bn_shift_update). */
+static const float *bn_shift(const layer_t *l, const bn_priv_t *p) {
+    return p->shift ? p->shift : l->w + l->in_shape[0].c;
+}
+
+static void bn_shift_update(const layer_t *l, gpu_t *g, const bn_priv_t *p) {
+    if (!p->shift) return;
+    int c = l->in_shape[0].c;
+    shift_fold_kernel<<<(c + 255) / 256, 256, 0, g->stream>>>(p->shift, l->w + c, l->fold_b, c);
+    CHECK_LAUNCH();
+}
 
 static int bn_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
     shape_t in = l->in_shape[0];
@@ -76,7 +98,7 @@ static cudnnStatus_t bn_forward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *
     int c = l->in_shape[0].c;
     return cudnnBatchNormalizationForwardTrainingEx(
         g->cudnn, p->mode, p->ops, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0], bn_cudnn_add(p) ? p->x_desc : NULL,
-        bn_cudnn_add(p) ? l->x[1] : NULL, p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM, run_mean, run_var,
+        bn_cudnn_add(p) ? l->x[1] : NULL, p->x_desc, l->y, p->p_desc, l->w, bn_shift(l, p), BN_MOMENTUM, run_mean, run_var,
         BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL, g->workspace, p->ws_fwd, p->reserve,
         p->reserve_bytes);
 }
@@ -89,7 +111,7 @@ static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t 
     return cudnnBatchNormalizationBackwardEx(
         g->cudnn, p->mode, p->ops, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc, l->x[0],
         p->x_desc, l->y, p->x_desc, dy, bn_cudnn_add(p) ? p->x_desc : NULL, dz, p->x_desc, dx, p->p_desc, l->w,
-        l->w + c, l->dw, l->dw + c, BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL,
+        bn_shift(l, p), l->dw, l->dw + c, BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL,
         g->workspace, p->ws_bwd, p->reserve, p->reserve_bytes);
 }
 
@@ -135,6 +157,7 @@ static void bn_destroy(layer_t *l) {
     if (p->scratch) CHECK_CUDA(cudaFree(p->scratch));
     if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
     if (p->dx_sink) CHECK_CUDA(cudaFree(p->dx_sink));
+    if (p->shift) CHECK_CUDA(cudaFree(p->shift));
     free(p);
     l->priv = NULL;
 }
@@ -162,6 +185,10 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
     CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
     if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
+    if (l->fold_b) {
+        CHECK_CUDA(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
+        bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
+    }
 
     if (l->cfg.fuse != BN_FUSE_NONE) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
@@ -212,17 +239,18 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
     int c = l->in_shape[0].c;
     float *run_mean = l->state, *run_var = l->state + c;
     // (N, H, W, C) -> (N, H, W, C), statistics per C
+    bn_shift_update(l, g, p);
     if (!training) {
         CHECK_CUDNN(cudnnBatchNormalizationForwardInference(g->cudnn, CUDNN_BATCHNORM_SPATIAL, &CU_ONE, &CU_ZERO,
                                                             p->x_desc, l->x[0], p->x_desc, l->y, p->p_desc, l->w,
-                                                            l->w + c, run_mean, run_var, BN_EPS));
+                                                            bn_shift(l, p), run_mean, run_var, BN_EPS));
         bn_finish_forward(l, g, p, 0);
     } else if (p->ex) {
         CHECK_CUDNN(bn_forward_ex(l, g, p, run_mean, run_var));
         bn_finish_forward(l, g, p, bn_cudnn_act(p));
     } else {
         CHECK_CUDNN(cudnnBatchNormalizationForwardTraining(g->cudnn, p->mode, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0],
-                                                           p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM,
+                                                           p->x_desc, l->y, p->p_desc, l->w, bn_shift(l, p), BN_MOMENTUM,
                                                            run_mean, run_var, BN_EPS, p->scratch, p->scratch + c));
         bn_finish_forward(l, g, p, 0);
     }
@@ -260,6 +288,10 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
         else
             CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->x_desc, src, &l->dx_beta[1], p->x_desc, l->dx[1]));
     }
+    /* The folded bias shifts the output as beta does: its gradient is beta's, accumulated alike (dw_beta). */
+    if (p->shift)
+        CHECK_CUDA(cudaMemcpyAsync(l->fold_db, l->dw + c, (size_t)c * sizeof(float), cudaMemcpyDeviceToDevice,
+                                   g->stream));
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {

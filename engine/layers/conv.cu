@@ -241,7 +241,9 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
         if (!l->w_lp) check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
         CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
-    if (c->bias) {
+    if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
+        CHECK_CUDA(cudaMemsetAsync(l->dw + conv_weight_count(l), 0, (size_t)c->cout * sizeof(float), g->stream));
+    if (c->bias && l->bias_use == BIAS_ADD) {
         p->b_desc = cudnn_channel_desc(c->cout, l->dtype);
         /* The bias gradient is a GEMV against ones(N*OH*OW): cuDNN's NHWC BackwardBias kernel took ~310 us per
          * call for a (256, 28, 28, 64) gradient on an H100 (6 ms of a 14 ms ResNet-18 step), GEMV ~20 us. */
@@ -296,7 +298,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
                                         &CU_ZERO, p->y_desc, l->y));
-    if (!l->cfg.bias) return;
+    if (!l->cfg.bias || l->bias_use != BIAS_ADD) return;   /* DEAD: batch norm removes it; FOLDED: it adds it */
     const void *b = param_at(l, conv_weight_count(l));
     size_t n = shape_numel(l->out_shape);
     int c = l->out_shape.c;
@@ -313,7 +315,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
 static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     size_t nw = conv_weight_count(l);
-    if (l->cfg.bias)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
+    if (l->cfg.bias && l->bias_use == BIAS_ADD)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
         blas_bias_grad(g, l->dtype, l->dy, l->out_shape.c, l->out_shape.n * l->out_shape.h * l->out_shape.w, dw_beta,
                        l->dw + nw);
     /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
