@@ -6,15 +6,26 @@
 #include "../launch.h"
 #include <cuda_bf16.h>
 
-#define KG 8        /* output channels per thread in the forward kernel */
-#define TILE 32     /* output positions staged in shared memory per step of the filter-gradient kernel */
-#define WGRAD_THREADS 128
-#define PER_THREAD (CONV_DIRECT_MAX_P / WGRAD_THREADS)   /* filter elements per thread */
+#define KG 8                /* output channels per thread in the forward kernel */
+#define WGRAD_THREADS 256
+#define MAX_RRC 32          /* window elements R*R*C a filter-gradient thread accumulates in registers */
 
-__device__ static inline float ld(const float *p, size_t i) { return p[i]; }
-__device__ static inline float ld(const __nv_bfloat16 *p, size_t i) { return __bfloat162float(p[i]); }
-__device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
-__device__ static inline void st(__nv_bfloat16 *p, size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
+__device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
+
+/* KG consecutive outputs from fp32 sums, one rounding each: one 16-byte store in bf16, two in fp32 (K % 8 == 0). */
+__device__ static inline void store8(float *y, unsigned i, const float *a) {
+    ((float4 *)(y + i))[0] = make_float4(a[0], a[1], a[2], a[3]);
+    ((float4 *)(y + i))[1] = make_float4(a[4], a[5], a[6], a[7]);
+}
+__device__ static inline void store8(__nv_bfloat16 *y, unsigned i, const float *a) {
+    uint4 v;
+    __nv_bfloat162 *h = (__nv_bfloat162 *)&v;
+    for (int j = 0; j < 4; j++) h[j] = __floats2bfloat162_rn(a[2 * j], a[2 * j + 1]);
+    *(uint4 *)(y + i) = v;
+}
+__device__ static inline void store1(float *y, unsigned i, float a) { y[i] = a; }
+__device__ static inline void store1(__nv_bfloat16 *y, unsigned i, float a) { y[i] = __float2bfloat16_rn(a); }
 
 typedef struct {
     int n, h, w, c;         /* input (N, H, W, C) */
@@ -22,7 +33,7 @@ typedef struct {
     int r, stride, pad;     /* square window */
 } geom_t;
 
-// --- kernels
+// --- kernels (32-bit indices: conv_direct_applies bounds the tensors)
 
 /* y (N, OH, OW, K) = x (N, H, W, C) * w (K, R, R, C), fp32 accumulation, one rounding. One thread: KG channels of
  * one output position. The filter sits in shared memory as (R, R, C, K) so a thread's channels are contiguous. */
@@ -33,14 +44,13 @@ __global__ static void direct_fwd_kernel(const T *__restrict__ x, const T *__res
     int rrc = g.r * g.r * g.c;
     for (int i = threadIdx.x; i < g.k * rrc; i += blockDim.x) wsh[(i % rrc) * g.k + i / rrc] = ld(w, i);
     __syncthreads();
-    int groups = (g.k + KG - 1) / KG;
-    size_t total = (size_t)g.n * g.oh * g.ow * groups;
-    for (size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
-         idx += (size_t)gridDim.x * blockDim.x) {
+    unsigned groups = (g.k + KG - 1) / KG, total = (unsigned)g.n * g.oh * g.ow * groups;
+    for (unsigned idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
         int k0 = (int)(idx % groups) * KG;
-        size_t pix = idx / groups;
-        int ow = (int)(pix % g.ow), oh = (int)(pix / g.ow % g.oh), n = (int)(pix / ((size_t)g.ow * g.oh));
+        unsigned pix = idx / groups;
+        int ow = (int)(pix % g.ow), t = (int)(pix / g.ow), oh = t % g.oh, n = t / g.oh;
         float acc[KG];
+#pragma unroll
         for (int j = 0; j < KG; j++) acc[j] = 0.0f;
         for (int r = 0; r < g.r; r++) {
             int ih = oh * g.stride - g.pad + r;
@@ -49,59 +59,60 @@ __global__ static void direct_fwd_kernel(const T *__restrict__ x, const T *__res
                 int iw = ow * g.stride - g.pad + s;
                 if (iw < 0 || iw >= g.w) continue;
                 for (int c = 0; c < g.c; c++) {
-                    float v = ld(x, (((size_t)n * g.h + ih) * g.w + iw) * g.c + c);
+                    float v = ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * g.c + c);
                     const float *wr = wsh + ((r * g.r + s) * g.c + c) * g.k + k0;
+#pragma unroll
                     for (int j = 0; j < KG; j++)
                         if (k0 + j < g.k) acc[j] = fmaf(v, wr[j], acc[j]);
                 }
             }
         }
-        for (int j = 0; j < KG; j++)
-            if (k0 + j < g.k) st(y, pix * g.k + k0 + j, acc[j]);
+        if (g.k % KG == 0) {
+            store8(y, pix * g.k + k0, acc);
+        } else {
+#pragma unroll
+            for (int j = 0; j < KG; j++)
+                if (k0 + j < g.k) store1(y, pix * g.k + k0 + j, acc[j]);
+        }
     }
 }
 
-/* partial[b][p] = sum over block b's output positions of dy[pos][k] * x[window(pos)][r, s, c], p = (k, r, s, c) in
- * KRSC order. Each step stages TILE positions' dy rows and input windows in shared memory (coalesced loads), then
- * every thread adds its filter elements' products in a fixed order: deterministic. */
+/* partial[b][k][q] = sum over block b's output positions of dy[pos][k] * x[window(pos)][q], q = (r, s, c): the
+ * filter gradient in KRSC order. Thread (lane, k) holds its channel's R*R*C sums in registers and walks every
+ * lanes-th position of the block's range; the lanes are then added in order through shared memory: deterministic. */
 template <typename T>
 __global__ static void direct_wgrad_kernel(const T *__restrict__ x, const T *__restrict__ dy,
-                                           float *__restrict__ partial, geom_t g, size_t chunk) {
-    extern __shared__ float sh[];
-    int rrc = g.r * g.r * g.c, p_count = g.k * rrc;
-    float *dys = sh, *xs = sh + TILE * g.k;   /* (TILE, K) and (TILE, R*R*C) */
-    size_t m_total = (size_t)g.n * g.oh * g.ow;
-    size_t m0 = blockIdx.x * chunk, m1 = m0 + chunk < m_total ? m0 + chunk : m_total;
-    float acc[PER_THREAD];   /* indices known at compile time (unrolled loops): registers, not local memory */
+                                           float *__restrict__ partial, geom_t g, unsigned chunk) {
+    extern __shared__ float red[];   /* (lanes, K, R*R*C) */
+    int rrc = g.r * g.r * g.c, lanes = WGRAD_THREADS / g.k;
+    int k = threadIdx.x % g.k, lane = threadIdx.x / g.k;
+    unsigned m_total = (unsigned)g.n * g.oh * g.ow, m0 = blockIdx.x * chunk;
+    unsigned m1 = m0 + chunk < m_total ? m0 + chunk : m_total;
+    float acc[MAX_RRC];
 #pragma unroll
-    for (int i = 0; i < PER_THREAD; i++) acc[i] = 0.0f;
-    for (size_t t0 = m0; t0 < m1; t0 += TILE) {
-        int nt = (int)(m1 - t0 < TILE ? m1 - t0 : TILE);
-        __syncthreads();
-        for (int i = threadIdx.x; i < nt * g.k; i += blockDim.x) dys[i] = ld(dy, t0 * g.k + i);
-        for (int i = threadIdx.x; i < nt * rrc; i += blockDim.x) {
-            size_t pos = t0 + i / rrc;
-            int q = i % rrc, c = q % g.c, s = q / g.c % g.r, r = q / g.c / g.r;
-            int ow = (int)(pos % g.ow), oh = (int)(pos / g.ow % g.oh), n = (int)(pos / ((size_t)g.ow * g.oh));
-            int ih = oh * g.stride - g.pad + r, iw = ow * g.stride - g.pad + s;
-            xs[i] = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w ? ld(x, (((size_t)n * g.h + ih) * g.w + iw) * g.c + c)
-                                                               : 0.0f;
-        }
-        __syncthreads();
+    for (int q = 0; q < MAX_RRC; q++) acc[q] = 0.0f;
+    if (lane < lanes) {
+        for (unsigned m = m0 + lane; m < m1; m += lanes) {
+            float d = ld(dy, m * g.k + k);
+            int ow = (int)(m % g.ow), t = (int)(m / g.ow), oh = t % g.oh, n = t / g.oh;
 #pragma unroll
-        for (int i = 0; i < PER_THREAD; i++) {
-            int p = threadIdx.x + i * WGRAD_THREADS;
-            if (p >= p_count) break;
-            int k = p / rrc, q = p % rrc;
-            float a = acc[i];
-            for (int t = 0; t < nt; t++) a = fmaf(dys[t * g.k + k], xs[t * rrc + q], a);
-            acc[i] = a;
+            for (int q = 0; q < MAX_RRC; q++) {
+                if (q >= rrc) break;
+                int c = q % g.c, s = q / g.c % g.r, r = q / g.c / g.r;
+                int ih = oh * g.stride - g.pad + r, iw = ow * g.stride - g.pad + s;
+                if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
+                    acc[q] = fmaf(d, ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * g.c + c), acc[q]);
+            }
         }
+#pragma unroll
+        for (int q = 0; q < MAX_RRC; q++)
+            if (q < rrc) red[(lane * g.k + k) * rrc + q] = acc[q];
     }
-#pragma unroll
-    for (int i = 0; i < PER_THREAD; i++) {
-        int p = threadIdx.x + i * WGRAD_THREADS;
-        if (p < p_count) partial[(size_t)blockIdx.x * p_count + p] = acc[i];
+    __syncthreads();
+    for (int p = threadIdx.x; p < g.k * rrc; p += blockDim.x) {
+        float s = 0.0f;
+        for (int l = 0; l < lanes; l++) s += red[l * g.k * rrc + p];
+        partial[(size_t)blockIdx.x * g.k * rrc + p] = s;
     }
 }
 
@@ -124,12 +135,13 @@ static geom_t geom_of(shape_t in, shape_t out, int r, int stride, int pad) {
 
 /* Blocks of the filter-gradient kernel: about two per SM of an H100/H200, fewer for small inputs. */
 static int wgrad_blocks(shape_t out) {
-    size_t m = (size_t)out.n * out.h * out.w, b = (m + TILE - 1) / TILE;
+    size_t m = (size_t)out.n * out.h * out.w, b = (m + 255) / 256;
     return (int)(b < 264 ? b : 264);
 }
 
 extern "C" int conv_direct_applies(shape_t in, shape_t out, int r, int needs_dx) {
-    return !needs_dx && in.c <= 4 && r * r * in.c <= 32 && out.c <= 256 && out.c * r * r * in.c <= CONV_DIRECT_MAX_P;
+    return !needs_dx && in.c <= 4 && r * r * in.c <= MAX_RRC && out.c <= WGRAD_THREADS &&
+           out.c * r * r * in.c <= CONV_DIRECT_MAX_P && shape_numel(in) < (1u << 31) && shape_numel(out) < (1u << 31);
 }
 
 extern "C" size_t conv_direct_scratch_floats(shape_t in, shape_t out, int r) {
@@ -140,7 +152,7 @@ extern "C" void conv_direct_forward(const void *x, const void *w, void *y, dtype
                                     int stride, int pad, cudaStream_t stream) {
     geom_t g = geom_of(in, out, r, stride, pad);
     size_t total = (size_t)out.n * out.h * out.w * ((out.c + KG - 1) / KG);
-    unsigned blocks = launch_blocks(total, 256, 2048);
+    unsigned blocks = launch_blocks(total, 256, 4096);
     size_t shmem = (size_t)out.c * r * r * in.c * sizeof(float);
     if (t == DTYPE_BF16)
         direct_fwd_kernel<<<blocks, 256, shmem, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)w,
@@ -154,13 +166,15 @@ extern "C" void conv_direct_wgrad(const void *x, const void *dy, float *dw, floa
                                   shape_t in, shape_t out, int r, int stride, int pad, cudaStream_t stream) {
     geom_t g = geom_of(in, out, r, stride, pad);
     int blocks = wgrad_blocks(out), p_count = out.c * r * r * in.c;
-    size_t m = (size_t)out.n * out.h * out.w, chunk = (m + blocks - 1) / blocks;
-    size_t shmem = (size_t)TILE * (out.c + r * r * in.c) * sizeof(float);
+    size_t m = (size_t)out.n * out.h * out.w;
+    unsigned chunk = (unsigned)((m + blocks - 1) / blocks);
+    size_t shmem = (size_t)(WGRAD_THREADS / out.c) * p_count * sizeof(float);
     if (t == DTYPE_BF16)
-        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)dy,
-                                                            scratch, g, chunk);
+        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const __nv_bfloat16 *)x,
+                                                                      (const __nv_bfloat16 *)dy, scratch, g, chunk);
     else
-        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const float *)x, (const float *)dy, scratch, g, chunk);
+        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const float *)x, (const float *)dy, scratch, g,
+                                                                      chunk);
     CHECK_LAUNCH();
     direct_wgrad_sum_kernel<<<(p_count + 127) / 128, 128, 0, stream>>>(scratch, dw, p_count, blocks, beta);
     CHECK_LAUNCH();
