@@ -1,4 +1,4 @@
-/* conv_direct.cu — direct forward and filter-gradient kernels for a convolution over very few input channels whose
+/* conv_direct.cu — direct forward and filter-gradient kernels for a convolution over one input channel whose
  * input needs no gradient (the 1-channel stem of the 28x28 models): cuDNN runs such shapes on CUDA-core kernels
  * and layout transforms (~0.2 ms of a 2.9 ms ResNet-18 bf16 step on an H200) for 0.1 GFLOP of arithmetic. */
 #include "conv_direct.h"
@@ -8,7 +8,6 @@
 
 #define KG 8                /* output channels per thread in the forward kernel */
 #define WGRAD_THREADS 256
-#define MAX_RRC 32          /* window elements R*R*C a filter-gradient thread accumulates in registers */
 
 __device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
 __device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
@@ -37,11 +36,11 @@ typedef struct {
 
 /* y (N, OH, OW, K) = x (N, H, W, C) * w (K, R, R, C), fp32 accumulation, one rounding. One thread: KG channels of
  * one output position. The filter sits in shared memory as (R, R, C, K) so a thread's channels are contiguous. */
-template <typename T>
+template <typename T, int R, int C>
 __global__ static void direct_fwd_kernel(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
                                          geom_t g) {
     extern __shared__ float wsh[];
-    int rrc = g.r * g.r * g.c;
+    const int rrc = R * R * C;
     for (int i = threadIdx.x; i < g.k * rrc; i += blockDim.x) wsh[(i % rrc) * g.k + i / rrc] = ld(w, i);
     __syncthreads();
     unsigned groups = (g.k + KG - 1) / KG, total = (unsigned)g.n * g.oh * g.ow * groups;
@@ -52,15 +51,18 @@ __global__ static void direct_fwd_kernel(const T *__restrict__ x, const T *__res
         float acc[KG];
 #pragma unroll
         for (int j = 0; j < KG; j++) acc[j] = 0.0f;
-        for (int r = 0; r < g.r; r++) {
+#pragma unroll
+        for (int r = 0; r < R; r++) {
             int ih = oh * g.stride - g.pad + r;
             if (ih < 0 || ih >= g.h) continue;
-            for (int s = 0; s < g.r; s++) {
+#pragma unroll
+            for (int s = 0; s < R; s++) {
                 int iw = ow * g.stride - g.pad + s;
                 if (iw < 0 || iw >= g.w) continue;
-                for (int c = 0; c < g.c; c++) {
-                    float v = ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * g.c + c);
-                    const float *wr = wsh + ((r * g.r + s) * g.c + c) * g.k + k0;
+#pragma unroll
+                for (int c = 0; c < C; c++) {
+                    float v = ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * C + c);
+                    const float *wr = wsh + ((r * R + s) * C + c) * g.k + k0;
 #pragma unroll
                     for (int j = 0; j < KG; j++)
                         if (k0 + j < g.k) acc[j] = fmaf(v, wr[j], acc[j]);
@@ -80,33 +82,38 @@ __global__ static void direct_fwd_kernel(const T *__restrict__ x, const T *__res
 /* partial[b][k][q] = sum over block b's output positions of dy[pos][k] * x[window(pos)][q], q = (r, s, c): the
  * filter gradient in KRSC order. Thread (lane, k) holds its channel's R*R*C sums in registers and walks every
  * lanes-th position of the block's range; the lanes are then added in order through shared memory: deterministic. */
-template <typename T>
+template <typename T, int R, int C>
 __global__ static void direct_wgrad_kernel(const T *__restrict__ x, const T *__restrict__ dy,
                                            float *__restrict__ partial, geom_t g, unsigned chunk) {
     extern __shared__ float red[];   /* (lanes, K, R*R*C) */
-    int rrc = g.r * g.r * g.c, lanes = WGRAD_THREADS / g.k;
+    const int rrc = R * R * C;
+    int lanes = WGRAD_THREADS / g.k;
     int k = threadIdx.x % g.k, lane = threadIdx.x / g.k;
     unsigned m_total = (unsigned)g.n * g.oh * g.ow, m0 = blockIdx.x * chunk;
     unsigned m1 = m0 + chunk < m_total ? m0 + chunk : m_total;
-    float acc[MAX_RRC];
+    float acc[rrc];
 #pragma unroll
-    for (int q = 0; q < MAX_RRC; q++) acc[q] = 0.0f;
+    for (int q = 0; q < rrc; q++) acc[q] = 0.0f;
     if (lane < lanes) {
         for (unsigned m = m0 + lane; m < m1; m += lanes) {
             float d = ld(dy, m * g.k + k);
             int ow = (int)(m % g.ow), t = (int)(m / g.ow), oh = t % g.oh, n = t / g.oh;
 #pragma unroll
-            for (int q = 0; q < MAX_RRC; q++) {
-                if (q >= rrc) break;
-                int c = q % g.c, s = q / g.c % g.r, r = q / g.c / g.r;
-                int ih = oh * g.stride - g.pad + r, iw = ow * g.stride - g.pad + s;
-                if (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
-                    acc[q] = fmaf(d, ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * g.c + c), acc[q]);
+            for (int r = 0; r < R; r++) {
+                int ih = oh * g.stride - g.pad + r;
+#pragma unroll
+                for (int s = 0; s < R; s++) {
+                    int iw = ow * g.stride - g.pad + s;
+                    if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
+#pragma unroll
+                    for (int c = 0; c < C; c++)
+                        acc[(r * R + s) * C + c] =
+                            fmaf(d, ld(x, ((unsigned)(n * g.h + ih) * g.w + iw) * C + c), acc[(r * R + s) * C + c]);
+                }
             }
         }
 #pragma unroll
-        for (int q = 0; q < MAX_RRC; q++)
-            if (q < rrc) red[(lane * g.k + k) * rrc + q] = acc[q];
+        for (int q = 0; q < rrc; q++) red[(lane * g.k + k) * rrc + q] = acc[q];
     }
     __syncthreads();
     for (int p = threadIdx.x; p < g.k * rrc; p += blockDim.x) {
@@ -140,8 +147,10 @@ static int wgrad_blocks(shape_t out) {
 }
 
 extern "C" int conv_direct_applies(shape_t in, shape_t out, int r, int needs_dx) {
-    return !needs_dx && in.c <= 4 && r * r * in.c <= MAX_RRC && out.c <= WGRAD_THREADS &&
-           out.c * r * r * in.c <= CONV_DIRECT_MAX_P && shape_numel(in) < (1u << 31) && shape_numel(out) < (1u << 31);
+    /* The windows instantiated below (the 28x28 models' stems: ResNet-18's 3x3 and LeNet's 5x5 on one channel). */
+    int window = in.c == 1 && (r == 3 || r == 5);
+    return !needs_dx && window && out.c <= WGRAD_THREADS && out.c * r * r * in.c <= CONV_DIRECT_MAX_P &&
+           shape_numel(in) < (1u << 31) && shape_numel(out) < (1u << 31);
 }
 
 extern "C" size_t conv_direct_scratch_floats(shape_t in, shape_t out, int r) {
@@ -154,11 +163,12 @@ extern "C" void conv_direct_forward(const void *x, const void *w, void *y, dtype
     size_t total = (size_t)out.n * out.h * out.w * ((out.c + KG - 1) / KG);
     unsigned blocks = launch_blocks(total, 256, 4096);
     size_t shmem = (size_t)out.c * r * r * in.c * sizeof(float);
-    if (t == DTYPE_BF16)
-        direct_fwd_kernel<<<blocks, 256, shmem, stream>>>((const __nv_bfloat16 *)x, (const __nv_bfloat16 *)w,
-                                                          (__nv_bfloat16 *)y, g);
-    else
-        direct_fwd_kernel<<<blocks, 256, shmem, stream>>>((const float *)x, (const float *)w, (float *)y, g);
+#define FWD(T, R) direct_fwd_kernel<T, R, 1><<<blocks, 256, shmem, stream>>>((const T *)x, (const T *)w, (T *)y, g)
+    if (t == DTYPE_BF16 && r == 3) FWD(__nv_bfloat16, 3);
+    else if (t == DTYPE_BF16) FWD(__nv_bfloat16, 5);
+    else if (r == 3) FWD(float, 3);
+    else FWD(float, 5);
+#undef FWD
     CHECK_LAUNCH();
 }
 
@@ -169,12 +179,13 @@ extern "C" void conv_direct_wgrad(const void *x, const void *dy, float *dw, floa
     size_t m = (size_t)out.n * out.h * out.w;
     unsigned chunk = (unsigned)((m + blocks - 1) / blocks);
     size_t shmem = (size_t)(WGRAD_THREADS / out.c) * p_count * sizeof(float);
-    if (t == DTYPE_BF16)
-        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const __nv_bfloat16 *)x,
-                                                                      (const __nv_bfloat16 *)dy, scratch, g, chunk);
-    else
-        direct_wgrad_kernel<<<blocks, WGRAD_THREADS, shmem, stream>>>((const float *)x, (const float *)dy, scratch, g,
-                                                                      chunk);
+#define WGRAD(T, R) direct_wgrad_kernel<T, R, 1><<<blocks, WGRAD_THREADS, shmem, stream>>>((const T *)x, (const T *)dy, \
+                                                                                          scratch, g, chunk)
+    if (t == DTYPE_BF16 && r == 3) WGRAD(__nv_bfloat16, 3);
+    else if (t == DTYPE_BF16) WGRAD(__nv_bfloat16, 5);
+    else if (r == 3) WGRAD(float, 3);
+    else WGRAD(float, 5);
+#undef WGRAD
     CHECK_LAUNCH();
     direct_wgrad_sum_kernel<<<(p_count + 127) / 128, 128, 0, stream>>>(scratch, dw, p_count, blocks, beta);
     CHECK_LAUNCH();

@@ -1,5 +1,5 @@
-/* conv_direct.h — direct convolution kernels for inputs of very few channels that need no gradient (the stem of
- * the 28x28 models): forward and filter gradient only, fp32 accumulation, deterministic. Used by conv.cu. */
+/* conv_direct.h — direct convolution kernels for a one-channel input that needs no gradient (the stem of the
+ * 28x28 models): forward and filter gradient only, fp32 accumulation, deterministic. Used by conv.cu. */
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
@@ -12,7 +12,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* 1 where the direct kernels take this convolution: C <= 4, R*R*C <= 32, K <= 256 and no input gradient. */
+/* 1 where the direct kernels take this convolution: one input channel, a 3x3 or 5x5 window, K <= 256 and no input
+ * gradient. */
 int conv_direct_applies(shape_t in, shape_t out, int r, int needs_dx);
 /* Floats of device scratch conv_direct_wgrad needs (per-block partial sums). */
 size_t conv_direct_scratch_floats(shape_t in, shape_t out, int r);
