@@ -18,7 +18,7 @@ typedef struct {
 static result_t run_variant(gpu_t *g, int v, const float *params, const float *images, const int *labels) {
     model_t *m = calloc(1, sizeof *m);
     if (!m) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    model_build_resnet18(m, BATCH);
+    model_build(m, "resnet18", BATCH);
     for (int i = 0; i < m->n_layers; i++) {
         layer_t *l = &m->layers[i];
         if (v == ALL_ADDED) { l->bias_use = BIAS_ADD; l->fold_from = 0; }
@@ -62,7 +62,7 @@ int main(void) {
     /* Parameters as initialised, then every convolution bias drawn non-zero (they start at 0, which would make the
      * comparison vacuous). */
     model_t *m = calloc(1, sizeof *m);
-    model_build_resnet18(m, BATCH);
+    model_build(m, "resnet18", BATCH);
     model_alloc(m, &g);
     model_init_params(m, INIT_NORMAL, seed);
     float *params = malloc(m->n_params * sizeof(float));
