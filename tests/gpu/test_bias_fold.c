@@ -135,16 +135,16 @@ int main(void) {
            "added dead biases %.2e\n", whole, worst, worst_at, worst_fold, fold_ctrl, dead_ratio);
     /* fp32 through 20 convolutions and 17 batch norms: the logits agree to rounding (measured 2e-6 on an H200). A
      * gradient also crosses ReLU kinks, and a pre-activation within rounding of 0 takes the other side in one of the
-     * two models: at batch 8 one such flip moved one layer's gradient by 5e-3 (s4.b0.bn1, 128 values per channel)
-     * while the logits agreed to 2e-6. So the whole gradient is held to 1e-3 and single layers to 2e-2; a missing
-     * fold or a wrong shift moves them by the controls' amounts (0.2 and 1). */
+     * two models: at batch 8 such flips moved the whole gradient by up to 1.4e-2 (one layer 1.7e-2) between seeds
+     * while the logits agreed to 2e-6. So gradients are held to 5e-2; a missing fold or a wrong shift moves the
+     * logits by 0.2 and the folded biases' gradients by 1 (the controls). */
     EXPECT(e_logits < 1e-4, "logits differ: %.3e", e_logits);
-    EXPECT(whole < 1e-3, "gradients differ: %.3e over all weights", whole);
-    EXPECT(worst < 2e-2, "gradients differ: worst layer %s %.3e", worst_at, worst);
-    EXPECT(worst_fold < 2e-2, "folded bias gradients differ: %.3e", worst_fold);
+    EXPECT(whole < 5e-2, "gradients differ: %.3e over all weights", whole);
+    EXPECT(worst < 5e-2, "gradients differ: worst layer %s %.3e", worst_at, worst);
+    EXPECT(worst_fold < 5e-2, "folded bias gradients differ: %.3e", worst_fold);
     EXPECT(dead_ratio < 1e-3, "a dead bias's gradient is not negligible where added: %.3e", dead_ratio);
     EXPECT(e_ctrl > 1e-2, "control: dropping the folded biases changed the logits by only %.3e", e_ctrl);
-    EXPECT(fold_ctrl > 2e-2, "control: zero folded-bias gradients within the tolerance (%.3e)", fold_ctrl);
+    EXPECT(fold_ctrl > 5e-1, "control: zero folded-bias gradients within the tolerance (%.3e)", fold_ctrl);
     for (int v = 0; v < VARIANTS; v++) { free(r[v].logits); free(r[v].grads); }
     free(params);
     free(images);
