@@ -38,7 +38,7 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
                  cfg->data->train.n);
         return -1;
     }
-    if (model_build(m, cfg->model, pp->micro_batch) != 0) {
+    if (model_build_input(m, cfg->model, pp->micro_batch, model_input_of(cfg->data)) != 0) {
         snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
         return -1;
     }
@@ -64,7 +64,7 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     if (!S->slot) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     size_t ws = 0;
     for (int k = 0; k < S->n_slots; k++) {
-        model_build(&S->slot[k], cfg->model, pp->micro_batch);
+        model_build_input(&S->slot[k], cfg->model, pp->micro_batch, model_input_of(cfg->data));
         int rc = k == 0 ? model_alloc_range(&S->slot[0], g, S->first, S->end)
                         : model_alloc_slot(&S->slot[k], g, &S->slot[0]);
         if (rc != 0) {

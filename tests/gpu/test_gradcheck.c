@@ -40,9 +40,9 @@ int main(void) {
     gpu_test_require(1);
     gpu_t g;
     gpu_init(&g, 0, MATH_FP32);
-    model_t m;
+    static model_t m;   /* ~100 KB: not on the stack */
     const int batch = 8;
-    model_build_lenet(&m, batch);
+    model_build_lenet(&m, batch, (model_input_t){28, 1, 10});
     model_alloc(&m, &g);
     unsigned seed = (unsigned)time(NULL);
     printf("seed %u\n", seed);
