@@ -74,6 +74,10 @@ void model_build_resnet18(model_t *m, int batch, model_input_t in);
  * ResNet-101), 64 * 2^s bottleneck channels, 4x expansion. width: channels of the first stage's bottleneck (64 in
  * torchvision; smaller in tests). */
 void model_build_bottleneck(model_t *m, const char *name, int batch, model_input_t in, const int blocks[4], int width);
+/* Appends one bottleneck block reading tensor x: relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x))))))) + sc) with
+ * sc = proj.bn(proj(x)) (1x1, stride) when project, else x; conv2 (3x3) carries the stride; 4 x width outputs.
+ * Layers labelled "<prefix>.conv1" etc. Returns the output tensor. */
+int model_add_bottleneck(model_t *m, int x, const char *prefix, int width, int stride, int project);
 /* Builds by name at the model's default input; returns -1 for an unknown name. */
 int model_build(model_t *m, const char *name, int batch);
 /* Builds by name for input `in` (0 fields: defaults); -1 for an unknown name. Exits with a message on an input the

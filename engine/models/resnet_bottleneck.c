@@ -14,13 +14,12 @@ static int bn(model_t *m, const char *label, int in, int fuse, int shortcut) {
     return model_add(m, &layer_bn_ops, label, in, shortcut, (layer_cfg_t){.fuse = fuse});
 }
 
-/* relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x))))))) + shortcut(x)); shortcut = bn(conv 1x1 stride) where the
- * shape changes. The layers come in torchvision's order, the projection last, so no stage boundary can fall between
- * a block's layers: x is read by the first convolution and by the projection (or the add), which makes every
- * boundary inside the block one that two tensors cross (model_cut_points). */
-static int bottleneck(model_t *m, int x, int stage, int blk, int width, int stride, int project) {
+/* The projection comes before bn3, which adds it. No stage boundary can fall between a block's layers: x is read by
+ * the first convolution and by the projection (or the add), so two tensors cross every boundary inside the block
+ * (model_cut_points). */
+int model_add_bottleneck(model_t *m, int x, const char *prefix, int width, int stride, int project) {
     char l[32];
-#define LBL(s) (snprintf(l, sizeof l, "s%d.b%d.%s", stage, blk, s), l)
+#define LBL(s) (snprintf(l, sizeof l, "%s.%s", prefix, s), l)
     int y = conv(m, LBL("conv1"), x, width, 1, 1, 0);
     y = bn(m, LBL("bn1"), y, BN_FUSE_RELU, -1);
     y = conv(m, LBL("conv2"), y, width, 3, stride, 1);   /* v1.5: the stride on the 3x3, not the first 1x1 */
@@ -48,7 +47,9 @@ void model_build_bottleneck(model_t *m, const char *name, int batch, model_input
             int stride = b == 0 && s > 0 ? 2 : 1;
             /* torchvision projects where the stride or the channel count changes: every stage's first block. */
             int project = b == 0 && (stride != 1 || cin != 4 * w);
-            t = bottleneck(m, t, s + 1, b, w, stride, project);
+            char prefix[16];
+            snprintf(prefix, sizeof prefix, "s%d.b%d", s + 1, b);
+            t = model_add_bottleneck(m, t, prefix, w, stride, project);
             cin = 4 * w;
         }
     }
