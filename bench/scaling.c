@@ -410,10 +410,10 @@ static void print_flops(const char *model, const idx_dataset_t *data) {
     model_t *shape = malloc(sizeof *shape);
     model_input_t in = model_input_of(data);
     if (shape && model_build_input(shape, model, 2, in) == 0)   /* 2: batch norm needs 2 values on a 1x1 map */
-        printf("# model %s at %dx%dx%d, %d classes: %zu parameters, %d layers, %.4f GMAC forward, %.4f GFLOP per image "
-               "forward + backward (convolutions and dense layers, from the layer shapes)\n", model, in.channels,
-               in.image, in.image, in.classes, model_param_count(shape), shape->n_layers,
-               model_macs_per_image(shape) / 1e9, model_flops_per_image(shape) / 1e9);
+        printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
+               "shapes); %.4f GMAC forward; %zu parameters, %d layers, input %dx%dx%d, %d classes\n", model,
+               model_flops_per_image(shape) / 1e9, model_macs_per_image(shape) / 1e9, model_param_count(shape),
+               shape->n_layers, in.channels, in.image, in.image, in.classes);
     free(shape);
 }
 
