@@ -8,8 +8,9 @@
 #include <string.h>
 
 /* Provisional, to be replaced from a measured run (with the PyTorch anchor on the same data beside it): ResNet-18
- * reaches 0.90 after 3 epochs at 28x28 (test_train_resnet.c); a ResNet-50 at 96x96 after 2 is expected near it. */
-#define ACC_MIN 0.85
+ * reaches 0.90 after 3 epochs at 28x28 (test_train_resnet.c); a deeper ResNet-50 from scratch with plain SGD after
+ * 2 epochs is expected lower, and a broken gradient stays near 0.1. */
+#define ACC_MIN 0.80
 
 static void check_model(const char *name, size_t want_params) {
     gpu_t g;
