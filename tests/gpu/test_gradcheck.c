@@ -131,7 +131,7 @@ int main(void) {
      * inputs (the last stage on 1x1 maps, its batch norm over the batch of 8): stem, max-pool, all four kinds of
      * block (projection with and without stride), gap and fc, each parameter block checked. */
     static const int blocks[4] = {1, 1, 1, 1};
-    model_build_bottleneck(m, "narrow-bottleneck", 8, (model_input_t){32, 3, 10}, blocks, 4);
+    model_build_bottleneck(m, "narrow-resnet", 8, (model_input_t){32, 3, 10}, blocks, 4);
     gradcheck(m, &g, INIT_KAIMING, seed + 1);
     free(m);
     gpu_free(&g);
