@@ -61,7 +61,7 @@ total, peak = float('$total_mb'), float('$peak')
 if peak <= 0: print('512 768 1024'); sys.exit()
 fixed = 1024.0   # parameters, gradients, momentum, workspace: batch-independent, MiB (rough)
 fill = 256 * (0.97 * total - fixed) / max(peak - fixed, 1.0)
-print(' '.join(str(max(32, int(fill * f) // 32 * 32)) for f in (0.8, 0.95, 1.1, 1.3)))")
+print(' '.join(str(max(32, int(fill * f) // 32 * 32)) for f in (0.9, 1.05, 1.2)))")
     echo "== memory: ResNet-50 $math, batch 256 peaked at ${peak} MiB of ${total_mb}: batches $batches"
     for b in $batches; do
         rc=0
