@@ -198,7 +198,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
         .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
         .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
+        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
+              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
