@@ -133,8 +133,8 @@ for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"),
     med = statistics.median(ips); best[(model, math)] = med
     step = statistics.median(float(r["step_ms"]) for r in rows)
     mem = max(float(r["peak_mem_mb"]) for r in rows if r["peak_mem_mb"])
-    # The epoch's images/s includes the epoch's start (the host shuffle of 1.28 M indices); batch / median step is
-    # the steady rate the anchor's timing (steps only) compares with.
+    # The epoch's images/s is steps x batch over the epoch's CUDA events; batch / median step is the per-step rate,
+    # as the anchor times it (a mean over its steps).
     print(f"  {model:9s} {math} batch {batch}: {med:7.0f} images/s [{min(ips):.0f}, {max(ips):.0f}]  step {step:.2f} ms"
           f" = {1e3 * batch / step:.0f} images/s  peak {mem:.0f} MiB\n   {rate(model, med, math)}")
 torch = {}

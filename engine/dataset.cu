@@ -261,6 +261,9 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
  * on unrelated splitmix64 streams and distinct for every epoch below a million; every replica computes the
  * same value, so no broadcast of the order is needed. */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream) {
+    /* A generated image is an independent draw already, so the identity order is as random as any; drawing 1.28 M
+     * indices on the host would cost ~20 ms per replica and epoch, inside the timed epoch. */
+    if (ds->generated) return;
     /* perm_host is the source of the previous epoch's async copy, which may still be queued behind a
      * whole epoch of work on `stream`: wait for that copy, not for the stream. */
     CHECK_CUDA(cudaEventSynchronize(ds->perm_copied));

@@ -34,7 +34,8 @@ float dataset_generated_pixel(unsigned long long seed, int split, long long row,
 int dataset_generated_label(unsigned long long seed, int split, long long row, int classes);
 /* Host Fisher-Yates permutation from (seed, epoch), uploaded once per epoch on `stream`.
  * Every replica of a run draws the same permutation, so shards partition one global order.
- * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity. */
+ * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity; a generated set keeps
+ * the identity (its images are independent random draws). */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
 /* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n; x of type t (bf16: each pixel
  * rounded to nearest even). */
