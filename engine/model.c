@@ -123,15 +123,17 @@ size_t model_param_count(const model_t *m) {
     return n;
 }
 
+/* Forward multiply-adds of one image through layer l; 0 for the memory-bound kinds. */
+static double layer_macs(const layer_t *l) {
+    if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
+        return (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
+    if (l->ops == &layer_dense_ops) return (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
+    return 0;
+}
+
 double model_macs_per_image(const model_t *m) {
     double total = 0;
-    for (int i = 0; i < m->n_layers; i++) {
-        const layer_t *l = &m->layers[i];
-        if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
-            total += (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
-        else if (l->ops == &layer_dense_ops)
-            total += (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
-    }
+    for (int i = 0; i < m->n_layers; i++) total += layer_macs(&m->layers[i]);
     return total;
 }
 
@@ -139,15 +141,8 @@ double model_flops_per_image(const model_t *m) {
     double total = 0;
     for (int i = 0; i < m->n_layers; i++) {
         const layer_t *l = &m->layers[i];
-        double macs;
-        if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
-            macs = (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
-        else if (l->ops == &layer_dense_ops)
-            macs = (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
-        else
-            continue;
         int passes = l->in[0] == m->input ? 2 : 3;   /* forward, weight gradient, input gradient */
-        total += 2.0 * macs * passes;
+        total += 2.0 * layer_macs(l) * passes;
     }
     return total;
 }
