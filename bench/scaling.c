@@ -200,7 +200,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .grad_dtype = pt->grad_dtype,
         .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
               : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,

@@ -117,11 +117,13 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
     pp->trace = cfg->trace;
     pp->ops_per_stage = 2 * pp->micro;
-    pp->stride = (pp->steps_per_epoch + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
+    /* Timed steps spread over the steps an epoch will run: under --steps, far fewer than an ImageNet epoch's. */
+    int run_steps = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
+    pp->stride = (run_steps + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
     int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */
     if (cap < 1) cap = 1;
-    if (cap < PIPE_TIMED_MAX) pp->stride = (pp->steps_per_epoch + cap - 1) / cap;
-    pp->n_timed = (pp->steps_per_epoch + pp->stride - 1) / pp->stride;
+    if (cap < PIPE_TIMED_MAX) pp->stride = (run_steps + cap - 1) / cap;
+    pp->n_timed = (run_steps + pp->stride - 1) / pp->stride;   /* later steps (never run) go untimed */
 
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
