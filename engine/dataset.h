@@ -7,7 +7,7 @@
 
 typedef struct {
     int device;
-    int n_train, n_test, pixels;    /* pixels = rows*cols = 784 */
+    int n_train, n_test, pixels;    /* pixels = rows*cols*channels: 784 for the IDX sets */
     int side, channels, classes;    /* images as stored: side x side x channels; labels 0 .. classes-1 */
     int out_side;                   /* side of a gathered image: side, or the bilinear resize to it */
     int generated;                  /* 1: images and labels computed from (gen_seed, split, row) at gather time */
