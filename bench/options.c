@@ -2,6 +2,7 @@
  * parser cannot drift; every error is one line naming the option and the bad value. */
 #include "options.h"
 #include "../engine/errmsg.h"
+#include "../engine/model_info.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -10,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const options_models[] = {"lenet", "resnet18", NULL};
+const char *const options_models[] = {"lenet", "resnet18", "resnet50", "resnet101", NULL};   /* model_infos' names */
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
 const char *const options_maths[] = {"fp32", "tf32", "bf16", NULL};
 /* dtype_name()'s spellings, so a parsed name maps back to its dtype_t. */
 const char *const options_grad_dtypes[] = {"fp32", "bf16", NULL};
-const char *const options_inits[] = {"normal", "xavier", NULL};
+const char *const options_inits[] = {"normal", "xavier", "kaiming", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_naive_paths[] = {"auto", "p2p", "host", NULL};
 const char *const options_schedules[] = {"gpipe", "1f1b", NULL};
@@ -30,13 +31,14 @@ enum {
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
     OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
-    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE, OPT_CONV_CACHE,
+    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE, OPT_CONV_CACHE, OPT_IMAGE_SIZE,
 };
 
 static const struct option long_opts[] = {
     {"strategy",     required_argument, NULL, OPT_STRATEGY},
     {"gpus",         required_argument, NULL, OPT_GPUS},
     {"model",        required_argument, NULL, OPT_MODEL},
+    {"image-size",   required_argument, NULL, OPT_IMAGE_SIZE},
     {"dataset",      required_argument, NULL, OPT_DATASET},
     {"data-dir",     required_argument, NULL, OPT_DATA_DIR},
     {"batch",        required_argument, NULL, OPT_BATCH},
@@ -77,11 +79,14 @@ typedef struct {
 static const opt_help_t opt_help[] = {
     {"NAME", "parallel strategy (an unknown name prints the valid ones)", NULL, "single"},
     {"LIST", "comma-separated GPU counts to sweep, e.g. 1,2,4", NULL, "1; under mpirun/srun the process count"},
-    {"NAME", "network", options_models, "resnet18"},
+    {"NAME", "network (the models, their default batch and image size: below)", options_models, "resnet18"},
+    {"N",    "side of the square images the model trains on: MNIST and Fashion-MNIST are resized\n"
+             "on the GPU (bilinear, as torchvision's Resize), synthetic data is generated at it", NULL,
+             "the model's"},
     {"NAME", "training data", options_datasets, "fashion-mnist"},
     {"DIR",  "directory of the IDX files", NULL, "data/<dataset>"},
     {"LIST", "batch sizes on one GPU (weak scaling multiplies by the GPU count;\n"
-             "strong scaling splits it across the GPUs)", NULL, "256"},
+             "strong scaling splits it across the GPUs)", NULL, "the model's"},
     {"LIST", "learning rates on one GPU (weak scaling multiplies by the GPU count)", NULL, "0.1"},
     {"MODE", "weak: batch and lr grow with the GPUs; strong: fixed global batch", scales, "weak"},
     {"N",    "epochs per run; epoch 1 is warmup, later epochs are steady", NULL, "3"},
@@ -96,7 +101,7 @@ static const opt_help_t opt_help[] = {
     {"LIST", "naive, nccl: the gradients' type on the wire, a list to sweep, e.g.\n"
              "fp32,bf16; bf16 is DDP's bf16 compression hook (cast, all-reduce in\n"
              "bf16, cast back into the fp32 gradients)", options_grad_dtypes, "fp32"},
-    {"NAME", "weight initialisation", options_inits, "normal for resnet18, xavier for lenet"},
+    {"NAME", "weight initialisation (kaiming: torchvision's ResNet initialisation)", options_inits, "the model's"},
     {"PATH", "CSV file to append one row per epoch to (directories are created);\n"
              "--bench allreduce writes results/allreduce.csv unless given one", NULL, "results/scaling.csv"},
     {"N",    "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)", NULL, "0"},
@@ -292,7 +297,8 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     switch (c) {
     case OPT_STRATEGY: o->strategy = arg; return nonempty(opt, "strategy name", arg, err, errlen);
     case OPT_GPUS:     o->gpus_given = 1; return parse_list(opt, arg, LIST_INT, o->gpus, &o->n_gpus, err, errlen);
-    case OPT_BATCH:    return parse_list(opt, arg, LIST_INT, o->batch, &o->n_batch, err, errlen);
+    case OPT_BATCH:    o->batch_given = 1; return parse_list(opt, arg, LIST_INT, o->batch, &o->n_batch, err, errlen);
+    case OPT_IMAGE_SIZE: o->image_size_given = 1; return parse_pos_int(opt, arg, &o->image_size, err, errlen);
     case OPT_LR:       return parse_list(opt, arg, LIST_DOUBLE, o->lr, &o->n_lr, err, errlen);
     case OPT_SEED:     return parse_list(opt, arg, LIST_U64, o->seeds, &o->n_seeds, err, errlen);
     case OPT_MODEL:    o->model = arg;   return check_choice(opt, "model", options_models, arg, err, errlen);
@@ -392,7 +398,10 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (optind < argc)
         return errmsg(2, err, errlen, "unexpected argument \"%s\" (options take the form --name VALUE)", argv[optind]);
     if (!o->data_dir) o->data_dir = dataset_dirs[name_index(options_datasets, o->dataset)];
-    if (!o->init) o->init = strcmp(o->model, "lenet") == 0 ? "xavier" : "normal";
+    const model_info_t *mi = model_info(o->model);   /* the parser checked the name */
+    if (!o->init) o->init = mi->init;
+    if (!o->batch_given) o->batch[0] = mi->batch;
+    if (!o->image_size_given) o->image_size = mi->image;
     return 0;
 }
 
@@ -410,6 +419,17 @@ int options_validate(const options_t *o, const char *const *strategies, const ch
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
     if (strategies && check_choice("strategy", "strategy", strategies, o->strategy, err, errlen)) return 2;
     if (check_choice("model", "model", options_models, o->model, err, errlen)) return 2;
+    const model_info_t *mi = model_info(o->model);
+    if (!mi) return errmsg(2, err, errlen, "--model: %s is not in the model table", o->model);
+    if (o->image_size_given && !mi->resizable && o->image_size != mi->image)
+        return errmsg(2, err, errlen, "--image-size %d: model %s has a fixed %dx%d input (its dense layers are sized "
+                      "for it)", o->image_size, o->model, mi->image, mi->image);
+    if (o->image_size < mi->stride)
+        return errmsg(2, err, errlen, "--image-size %d is too small for %s: it down-samples %d-fold, so its last "
+                      "feature map would be smaller than 1x1 (at least %d)", o->image_size, o->model, mi->stride,
+                      mi->stride);
+    if (o->image_size > OPT_IMAGE_MAX)
+        return errmsg(2, err, errlen, "--image-size %d is larger than %d", o->image_size, OPT_IMAGE_MAX);
     if (check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
     if (check_choice("init", "init", options_inits, o->init, err, errlen)) return 2;
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
@@ -512,4 +532,12 @@ void options_usage(FILE *f, const char *prog) {
     }
     fprintf(f, "\nWeak scaling: global batch = batch x gpus, lr = lr x gpus. Strong scaling: global batch = batch\n"
                "(must divide by every GPU count), lr unchanged.\n");
+    fprintf(f, "\nModels (--model; batch and image size are the defaults of --batch and --image-size):\n");
+    for (int i = 0; model_infos[i].name; i++) {
+        const model_info_t *mi = &model_infos[i];
+        char img[48];
+        snprintf(img, sizeof img, mi->resizable ? "%d (>= %d)" : "%d (fixed)", mi->image, mi->stride);
+        fprintf(f, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes\n", mi->name, mi->batch, img,
+                mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
+    }
 }

@@ -6,15 +6,19 @@
 #include "../engine/dtype.h"
 
 #define OPT_LIST_MAX 32
+#define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
 
 typedef struct {
     const char *strategy;               /* default "single" */
     int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep, default {1} */
     int gpus_given;                     /* 1 when --gpus was on the command line */
-    const char *model;                  /* lenet | resnet18, default resnet18 */
+    const char *model;                  /* lenet | resnet18 | resnet50 | resnet101, default resnet18 */
+    int image_size;                     /* side of the images the model gets; the model's default when not given */
+    int image_size_given;               /* 1 when --image-size was on the command line */
     const char *dataset;                /* fashion-mnist | mnist | synthetic, default fashion-mnist */
     const char *data_dir;               /* default data/<dataset> */
-    int batch[OPT_LIST_MAX]; int n_batch;       /* global batch on one GPU, default {256} */
+    int batch[OPT_LIST_MAX]; int n_batch;       /* global batch on one GPU, default {the model's} */
+    int batch_given;                    /* 1 when --batch was on the command line */
     double lr[OPT_LIST_MAX]; int n_lr;          /* lr on one GPU, default {0.1} */
     int weak;                           /* 1: --scale weak (default), 0: strong */
     int epochs;                         /* default 3 */
@@ -23,7 +27,7 @@ typedef struct {
     double weight_decay;                /* default 0 */
     const char *math[OPT_LIST_MAX]; int n_math;         /* fp32 | tf32 | bf16 to sweep, default {tf32} */
     dtype_t grad_dtype[OPT_LIST_MAX]; int n_grad_dtype; /* naive, nccl: gradients on the wire, default {fp32} */
-    const char *init;                   /* normal | xavier; default: normal for resnet18, xavier for lenet */
+    const char *init;                   /* normal | xavier | kaiming; default: the model's (engine/model_info.h) */
     const char *out;                    /* CSV path, default results/scaling.csv */
     int steps;                          /* cap on steps per epoch, 0 = whole epoch (smoke tests, profiling) */
     const char *naive_path;             /* naive: auto | p2p | host, default auto */

@@ -15,6 +15,7 @@
 #include "trace_json.h"
 #include "../engine/check.h"
 #include "../engine/conv_cache.h"
+#include "../engine/model_info.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
 #include <cuda_runtime.h>
@@ -197,8 +198,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
         .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
         .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
+        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
+              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
@@ -322,7 +324,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         tr.active = 0;
         st->epoch_end(state, steps, &s);
         if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->name, is_root);
-        double acc = st->evaluate(state);
+        /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
+        double acc = data->synthetic ? -1 : st->evaluate(state);
         nvtx_pop();
         row.epoch = e;
         row.phase = e == 1 ? "warmup" : "steady";
@@ -331,7 +334,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         row.step_ms = s.step_ms;
         row.images_per_s = (double)s.steps * pt->global_batch / s.epoch_s;
         row.train_loss = s.train_loss;
-        row.train_acc = s.train_acc;
+        row.train_acc = data->synthetic ? -1 : s.train_acc;
         row.test_acc = acc;
         row.peak_mem_mb = s.peak_mem_mb;
         row.compute_ms = s.compute_ms;
@@ -402,12 +405,16 @@ static void print_env(const results_env_t *env) {
            env->cudnn, env->nccl, env->host, env->git_commit);
 }
 
-/* The arithmetic per image of the model, counted from its layer shapes (a host-only build), for benchmarks. */
-static void print_flops(const char *model) {
+/* The size and arithmetic per image of the model for this data, counted from its layer shapes (a host-only build),
+ * for benchmarks: parameters as torchvision counts them, forward multiply-adds as its GFLOPS column. */
+static void print_flops(const char *model, const idx_dataset_t *data) {
     model_t *shape = malloc(sizeof *shape);
-    if (shape && model_build(shape, model, 1) == 0)
+    model_input_t in = model_input_of(data);
+    if (shape && model_build_input(shape, model, 2, in) == 0)   /* 2: batch norm needs 2 values on a 1x1 map */
         printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
-               "shapes)\n", model, model_flops_per_image(shape) / 1e9);
+               "shapes); %.4f GMAC forward; %zu parameters, %d layers, input %dx%dx%d, %d classes\n", model,
+               model_flops_per_image(shape) / 1e9, model_macs_per_image(shape) / 1e9, model_param_count(shape),
+               shape->n_layers, in.channels, in.image, in.image, in.classes);
     free(shape);
 }
 
@@ -465,6 +472,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
     if (failed(dist, options_validate(&o, names, reducing, 1 << 30, err, sizeof err), err, sizeof err)) return 2;
+    /* A hand split must cut the layer graph where one tensor crosses (never inside a residual block). */
+    if (failed(dist, o.n_split ? model_split_check(o.model, o.split, o.n_split, err, sizeof err) : 0, err, sizeof err))
+        return 2;
     if (dist) {     /* one process per GPU: nccl only, and --gpus is the number of processes */
         rc = 0;
         if (o.bench)
@@ -486,9 +496,13 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;
     idx_dataset_t data;
     rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
-    if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
+    const model_info_t *mi = model_info(o.model);
+    if (strcmp(o.dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
+        idx_synthetic_generated(&data, 1, o.image_size, mi->synth_channels, mi->synth_classes);
+    else if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
     else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
     if (failed(dist, rc, err, sizeof err)) return 2;
+    data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
     int n_dev = 0;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
@@ -513,7 +527,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
            st->name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
     print_env(&env);
-    print_flops(o.model);
+    print_flops(o.model, &data);
     dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);

@@ -18,6 +18,8 @@ typedef struct {
     unsigned long long seed;
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
     int cuda_graph;             /* single: replay each step from a captured CUDA graph */
+    int steps_cap;              /* --steps: steps the harness runs per epoch (0: whole epochs); per-step bookkeeping
+                                 * is sized for min(this, steps per epoch), not for a 5,000-step ImageNet epoch */
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
     const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
     /* data-parallel */

@@ -85,8 +85,10 @@ static void conv_init(const layer_t *l, float *params, float *state, init_t init
     size_t nw = conv_weight_count(l);
     double kk = (double)l->cfg.k * l->cfg.k;
     double a = sqrt(6.0 / (l->in_shape[0].c * kk + l->cfg.cout * kk));   // Glorot: fan_in = C*k*k, fan_out = K*k*k
+    double he = sqrt(2.0 / (l->cfg.cout * kk));   // kaiming_normal_(mode="fan_out", nonlinearity="relu")
     for (size_t i = 0; i < nw; i++)
-        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a) : (float)(0.01 * rng_normal(rng));
+        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a)
+                  : init == INIT_KAIMING ? (float)(he * rng_normal(rng)) : (float)(0.01 * rng_normal(rng));
     if (l->cfg.bias) memset(params + nw, 0, (size_t)l->cfg.cout * sizeof(float));
 }
 

@@ -134,7 +134,7 @@ static void test_rejections(void) {
         {{"--momentum", "x"}, "--momentum: \"x\" is not a number"},
         {{"--weight-decay", "-1e-4"}, "--weight-decay: \"-1e-4\" must be a non-negative number"},
         {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
-        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18)"},
+        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18, resnet50, resnet101)"},
         {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
         {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
         {{"--math", "tf32,fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
@@ -145,7 +145,7 @@ static void test_rejections(void) {
         {{"--grad-dtype", "fp32,fp16"}, "--grad-dtype: unknown gradient dtype \"fp16\" (valid: fp32, bf16)"},
         {{"--grad-dtype", ",bf16"}, "--grad-dtype: empty item in list \",bf16\""},
         {{"--grad-dtype"}, "--grad-dtype: missing argument"},
-        {{"--init", "kaiming"}, "--init: unknown init \"kaiming\" (valid: normal, xavier)"},
+        {{"--init", "he"}, "--init: unknown init \"he\" (valid: normal, xavier, kaiming)"},
         {{"--scale", "linear"}, "--scale: unknown scale \"linear\" (valid: weak, strong)"},
         {{"--strategy", ""}, "--strategy: empty strategy name"},
         {{"--out", ""}, "--out: empty path"},
@@ -206,10 +206,10 @@ static void test_help(void) {
     }
     static const char *const must[] = {
         "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
-        "(default: data/<dataset>)", "(default: 256)", "(default: 0.1)", "(default: weak)", "(default: 3)",
-        "(default: 1)", "(default: 0)", "(default: tf32)", "(default: normal for resnet18, xavier for lenet)",
+        "(default: data/<dataset>)", "(default: the model's)", "(default: 0.1)", "(default: weak)", "(default: 3)",
+        "(default: 1)", "(default: 0)", "(default: tf32)", "Models (--model", "  resnet50   batch 256  image 224",
         "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
-        "strict IEEE fp32 everywhere", "one of: lenet, resnet18", "one of: fashion-mnist, mnist, synthetic",
+        "strict IEEE fp32 everywhere", "one of: lenet, resnet18, resnet50, resnet101", "one of: fashion-mnist, mnist, synthetic",
         "one of: fp32, tf32, bf16", "one of: normal, xavier", "one of: weak, strong", "one of: fp32, bf16",
         "(default: fp32)", "no loss scaling", "--gpus x --batch x --lr x --seed x --math x --grad-dtype",
     };
