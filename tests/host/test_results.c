@@ -445,6 +445,15 @@ static void test_read_fixture(void) {
     EXPECT(results_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
     results_rows_free(&t);
+    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, ...) reads whole. */
+    const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
+    EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 9 && t.unknown == 0, "committed study: %d rows, %d bad, "
+           "%d missing", t.n, t.bad_rows, t.missing);
+    int ok = 0;
+    for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;
+    EXPECT(ok > 200, "ok rows with a time: %d", ok);
+    results_rows_free(&t);
 }
 
 int main(void) {
