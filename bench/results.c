@@ -3,6 +3,7 @@
  * rows; and --resume's scan (results_read.c reads any version's CSV into rows). */
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
+#include "paths.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
@@ -10,6 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -149,7 +153,7 @@ int results_format(const results_row_t *row, char *buf, size_t len) {
 
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path, char *err, size_t errlen) {
-    char dir[512];
+    char dir[PATH_MAX];
     if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path too long", path);
     strcpy(dir, path);
     char *slash = strrchr(dir, '/');
@@ -227,16 +231,37 @@ static int write_synced(FILE *f, const char *s, size_t n) {
 int results_check(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;   /* absent (or unreadable: results_open will say why when it is time to write) */
+    int fd = paths_open_regular(path, O_RDONLY, 0);
+    if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {   /* absent (or unreadable: results_open will say why when it is time to write) */
+        if (fd >= 0) close(fd);
+        return 0;
+    }
     char *first = NULL;
     int ends_nl = 1, open_quote = 0, rc = 0;
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        read_existing(f, &first, &ends_nl, &open_quote) == 0 && header_diff(path, first, err, errlen) != 0)
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && read_existing(f, &first, &ends_nl, &open_quote) == 0 &&
+        header_diff(path, first, err, errlen) != 0)
         rc = 2;
     free(first);
     fclose(f);
+    return rc;
+}
+
+/* A writer killed mid-row leaves no final newline; without one the next row would be glued onto the partial line
+ * and both would be lost. A row cut inside a quoted cell (a GPU name with a comma) also gets its quote closed, or
+ * every later row would be read as part of that cell. Called under the lock. 0, or -1 with errno. */
+static int repair_tail(FILE *f) {
+    struct stat st;
+    if (fflush(f) != 0 || fstat(fileno(f), &st) != 0) return -1;
+    if (st.st_size == 0) return 0;
+    char *first = NULL;
+    int ends_nl = 1, open_quote = 0;
+    int rc = read_existing(f, &first, &ends_nl, &open_quote);
+    free(first);
+    if (rc == 0) rc = fseek(f, 0, SEEK_END);    /* from reading to writing: a seek between (C11 7.21.5.3) */
+    if (rc == 0 && !ends_nl) rc = write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1);
     return rc;
 }
 
@@ -246,29 +271,35 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
     if (strlen(path) >= sizeof r->path) return errmsg(2, err, errlen, "%s: path too long", path);
     if (make_parents(path, err, errlen)) return 2;
-    /* "a+" never truncates, so a file we reject is left byte-identical. */
-    FILE *f = fopen(path, "a+");
-    if (!f) return errmsg(2, err, errlen, "%s: cannot open for appending: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return errmsg(2, err, errlen, "%s: not a regular file", path);
+    /* O_APPEND never truncates, so a file we reject is left byte-identical; a FIFO or device is refused unopened
+     * for I/O (paths_open_regular). */
+    int fd = paths_open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
+    if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
+    FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return errmsg(2, err, errlen, "%s: cannot open for appending: %s", path, strerror(e));
     }
+    /* Under the lock, so that sweeps starting together on a new file write one header and whole rows. */
+    if (flock(fd, LOCK_EX) != 0) {
+        fclose(f);
+        return errmsg(2, err, errlen, "%s: cannot lock: %s", path, strerror(errno));
+    }
+    struct stat st;
     line_t l = {0};
     int rc = 0;
-    if (st.st_size > 0) {
+    if (fstat(fd, &st) != 0) {
+        rc = errmsg(2, err, errlen, "%s: %s", path, strerror(errno));
+    } else if (st.st_size > 0) {
         char *first = NULL;
         int ends_nl = 1, open_quote = 0;
-        if (read_existing(f, &first, &ends_nl, &open_quote) != 0) {
+        if (read_existing(f, &first, &ends_nl, &open_quote) != 0)
             rc = errmsg(2, err, errlen, "%s: cannot read the existing header: %s", path, strerror(errno));
-        } else if (header_diff(path, first, err, errlen) != 0) {
+        else if (header_diff(path, first, err, errlen) != 0)
             rc = 2;
-        } else if (!ends_nl && write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1) != 0) {
-            /* A writer killed mid-row leaves no final newline; without one our first row would be glued
-             * onto the partial line and both would be lost. A row cut inside a quoted cell (a GPU name with
-             * a comma) also gets its quote closed, or every later row would be read as part of that cell. */
+        else if (repair_tail(f) != 0)
             rc = errmsg(2, err, errlen, "%s: cannot repair the missing final newline: %s", path, strerror(errno));
-        }
         free(first);
     } else {
         line_header(&l);
@@ -277,6 +308,7 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
             rc = errmsg(2, err, errlen, "%s: cannot write the header: %s", path, strerror(errno));
     }
     free(l.s);
+    flock(fd, LOCK_UN);
     if (rc) { fclose(f); return rc; }
     r->f = f;
     strcpy(r->path, path);
@@ -288,10 +320,15 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
     line_t l = {0};
     line_row(&l, row);
     line_raw(&l, "\n", 1);
-    int rc = 0;
+    int rc = 0, fd = fileno(r->f);
     if (l.oom) rc = errmsg(-1, err, errlen, "%s: out of memory formatting a row", r->path);
-    else if (write_synced(r->f, l.s, l.len) != 0)
-        rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
+    else if (flock(fd, LOCK_EX) != 0) rc = errmsg(-1, err, errlen, "%s: cannot lock: %s", r->path, strerror(errno));
+    else {
+        /* Another process appending to the file may have been killed mid-row since our last row. */
+        if (repair_tail(r->f) != 0 || write_synced(r->f, l.s, l.len) != 0)
+            rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
+        flock(fd, LOCK_UN);
+    }
     free(l.s);
     return rc;
 }

@@ -144,7 +144,7 @@ void results_row_init(results_row_t *row);
 
 typedef struct {
     FILE *f;
-    char path[512];
+    char path[4096];            /* PATH_MAX */
 } results_t;
 
 /* Opens path for appending. A new or empty file gets the header; an existing file must have exactly this
@@ -154,7 +154,9 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen);
 /* Read-only: 2 with results_open's one-line message when path exists with another header, else 0. Lets the
  * command refuse a foreign CSV before anything else (even on a machine without a GPU) while writing nothing. */
 int results_check(const char *path, char *err, size_t errlen);
-/* Writes one row with libcsv quoting, then fflush + fsync. 0 ok, -1 on an I/O error (message in err). */
+/* Writes one row with libcsv quoting, then fflush + fsync, under an exclusive flock (as results_open writes the
+ * header), so sweeps appending to one file at once interleave whole rows under one header. 0 ok, -1 on an I/O error
+ * (message in err). */
 int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen);
 void results_close(results_t *r);
 /* Formats one row to a caller buffer as the CSV line (without newline), for tests and the table. */

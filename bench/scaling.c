@@ -13,13 +13,16 @@
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
 #include "trace_json.h"
+#include "paths.h"
 #include "../engine/check.h"
+#include "../engine/errmsg.h"
 #include "../engine/conv_cache.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +127,8 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
 }
 
 /* SCALING_DUMP_PARAMS=PATH: the run's final flat parameters (replica 0's; rank 0's under mpirun/srun) as raw
- * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run overwrites it. */
+ * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run replaces it whole
+ * (a temporary file renamed over it). */
 static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
     const char *path = getenv("SCALING_DUMP_PARAMS");
     if (!path || !*path || (dist && !dist->is_root)) return;
@@ -137,9 +141,13 @@ static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
     float *h = malloc(n * sizeof *h);
     if (!h) { fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS: out of host memory\n"); exit(1); }
     st->params(state, h, n);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(h, sizeof *h, n, f) != n || fclose(f) != 0) {
-        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s: %s\n", path, strerror(errno));
+    paths_replace_t r;
+    char err[PATH_MAX + 200];
+    int rc = paths_replace_begin(&r, path, err, sizeof err);
+    if (rc == 0 && fwrite(h, sizeof *h, n, r.f) != n) snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
+    if (rc == 0) rc = paths_replace_end(&r, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s\n", err);
         exit(1);
     }
     free(h);
@@ -156,12 +164,8 @@ static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point
     trace_event_t *ev = malloc((size_t)(tr->n ? tr->n : 1) * sizeof *ev);
     if (!ev) { fprintf(stderr, "scaling: --trace: out of host memory\n"); exit(1); }
     int n = trace_resolve(tr, ev);
-    char path[600], title[160], err[640];
-    const char *dot = strrchr(o->trace, '.');
-    if (n_points > 1 && dot && !strchr(dot, '/'))
-        snprintf(path, sizeof path, "%.*s-run%d%s", (int)(dot - o->trace), o->trace, pt->index + 1, dot);
-    else if (n_points > 1) snprintf(path, sizeof path, "%s-run%d", o->trace, pt->index + 1);
-    else snprintf(path, sizeof path, "%s", o->trace);
+    char path[PATH_MAX], title[160], err[PATH_MAX + 200];
+    trace_json_run_path(path, sizeof path, o->trace, n_points, pt->index);    /* fits: checked with the options */
     snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
              pt->global_batch, TRACE_STEPS);
     if (is_root) {
@@ -413,6 +417,33 @@ static int default_main(void) {
     return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
 }
 
+/* Every file the command will write (bench/paths.h): --out, --conv-cache, each run's --trace, SCALING_DUMP_PARAMS.
+ * 0, or 2 with a message. */
+static int check_outputs(const options_t *o, int n_points, char *err, size_t errlen) {
+    int n_trace = o->trace ? (n_points > 1 ? n_points : 1) : 0, n = 0;
+    paths_use_t *u = calloc((size_t)n_trace + 3, sizeof *u);
+    char (*trace)[PATH_MAX] = n_trace ? calloc((size_t)n_trace, sizeof *trace) : NULL;
+    if (!u || (n_trace && !trace)) {
+        free(u);
+        free(trace);
+        return errmsg(2, err, errlen, "out of host memory checking the output paths");
+    }
+    u[n++] = (paths_use_t){"--out", o->out, 0};
+    if (o->conv_cache) u[n++] = (paths_use_t){"--conv-cache", o->conv_cache, 0};
+    const char *dump = getenv("SCALING_DUMP_PARAMS");
+    if (dump && *dump) u[n++] = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
+    int rc = 0;
+    for (int i = 0; i < n_trace && !rc; i++) {
+        if (trace_json_run_path(trace[i], sizeof trace[i], o->trace, n_points, i) != 0)
+            rc = errmsg(2, err, errlen, "--trace: path longer than the limit of %d characters", PATH_MAX - 1);
+        u[n++] = (paths_use_t){"--trace", trace[i], 1};
+    }
+    if (!rc) rc = paths_check(u, n, err, errlen);
+    free(u);
+    free(trace);
+    return rc;
+}
+
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
  * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
  * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
@@ -452,10 +483,17 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             rc = options_for_world(&o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
-    if (o.bench) return allreduce_bench_main(&o);   /* --bench allreduce: no training, no data set */
+    if (o.bench) {      /* --bench allreduce: no training, no data set */
+        paths_use_t out = {"--out", o.out, 0};
+        if (paths_check(&out, 1, err, sizeof err)) return fail(err);
+        return allreduce_bench_main(&o);
+    }
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);
     if (failed(dist, n_points < 0, err, sizeof err)) return 2;
+    /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
+     * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
+    if (failed(dist, check_outputs(&o, n_points, err, sizeof err), err, sizeof err)) return 2;
     /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
     if (failed(dist, (!dist || dist->is_root) ? results_check(o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;

@@ -65,6 +65,13 @@ static double fake_evaluate(void *state) { return 0.5 + 0.1 * ((fake_t *)state)-
 
 static void fake_teardown(void *state) { free(state); }
 
+/* Eight "parameters" from the run's shape and last epoch, for SCALING_DUMP_PARAMS. */
+static size_t fake_params(void *state, float *host, size_t max) {
+    const fake_t *f = state;
+    for (size_t i = 0; host && i < max && i < 8; i++) host[i] = (float)(f->gpus * 1000 + f->epoch * 10 + (int)i);
+    return 8;
+}
+
 const strategy_t strategy_fake = {
     .info = {.name = "fake", .summary = "test only: no GPU work, epoch statistics from a formula", .no_gpu = 1},
     .setup = fake_setup,
@@ -74,4 +81,5 @@ const strategy_t strategy_fake = {
     .epoch_end = fake_epoch_end,
     .evaluate = fake_evaluate,
     .teardown = fake_teardown,
+    .params = fake_params,
 };
