@@ -417,31 +417,25 @@ static int default_main(void) {
     return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
 }
 
-/* Every file the command will write (bench/paths.h): --out, --conv-cache, each run's --trace, SCALING_DUMP_PARAMS.
+/* Every file the command will write (bench/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
+ * file (the runs' names differ from one another by construction, so each is checked against the others only).
  * 0, or 2 with a message. */
 static int check_outputs(const options_t *o, int n_points, char *err, size_t errlen) {
-    int n_trace = o->trace ? (n_points > 1 ? n_points : 1) : 0, n = 0;
-    paths_use_t *u = calloc((size_t)n_trace + 3, sizeof *u);
-    char (*trace)[PATH_MAX] = n_trace ? calloc((size_t)n_trace, sizeof *trace) : NULL;
-    if (!u || (n_trace && !trace)) {
-        free(u);
-        free(trace);
-        return errmsg(2, err, errlen, "out of host memory checking the output paths");
-    }
+    paths_use_t u[4];
+    char trace[PATH_MAX];
+    int n = 0;
     u[n++] = (paths_use_t){"--out", o->out, 0};
     if (o->conv_cache) u[n++] = (paths_use_t){"--conv-cache", o->conv_cache, 0};
     const char *dump = getenv("SCALING_DUMP_PARAMS");
     if (dump && *dump) u[n++] = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
-    int rc = 0;
-    for (int i = 0; i < n_trace && !rc; i++) {
-        if (trace_json_run_path(trace[i], sizeof trace[i], o->trace, n_points, i) != 0)
-            rc = errmsg(2, err, errlen, "--trace: path longer than the limit of %d characters", PATH_MAX - 1);
-        u[n++] = (paths_use_t){"--trace", trace[i], 1};
+    if (!o->trace) return paths_check(u, n, err, errlen);
+    u[n] = (paths_use_t){"--trace", trace, 1};
+    for (int i = 0; i < (n_points > 1 ? n_points : 1); i++) {
+        if (trace_json_run_path(trace, sizeof trace, o->trace, n_points, i) != 0)
+            return errmsg(2, err, errlen, "--trace: path longer than the limit of %d characters", PATH_MAX - 1);
+        if (paths_check(u, n + 1, err, errlen)) return 2;
     }
-    if (!rc) rc = paths_check(u, n, err, errlen);
-    free(u);
-    free(trace);
-    return rc;
+    return 0;
 }
 
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every

@@ -62,8 +62,7 @@ typedef struct {
 } reduce_ops_t;
 
 typedef struct strategy {
-    /* Name and properties, the only part bench/ may ask about (host-only, strategy_info.h). First, so a table of
-     * strategies is also read as one of infos. */
+    /* Name and properties: all that bench/ may ask about a strategy (host-only, strategy_info.h). */
     strategy_info_t info;
     /* Builds replicas/stages on cfg->devices; returns 0, or -1 with a message in err (e.g. out of memory). */
     int (*setup)(void **state, const run_cfg_t *cfg, char *err, size_t errlen);
