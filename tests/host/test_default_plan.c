@@ -239,10 +239,35 @@ static void test_folder(const char *tmp) {
     EXPECT(chdir(cwd) == 0, "chdir back");
 }
 
+/* The plan chooses strategies by property, not by name: the reference first, every strategy of replicas, every staged
+ * one, in registry order; a strategy that needs no GPU (a test's) is never in it; no reference is an error. */
+static void test_by_property(void) {
+    static const strategy_info_t fake = {.name = "fake", .no_gpu = 1}, ref = {.name = "base", .reference = 1},
+                                 rep = {.name = "ddp", .reduces = 1}, rep2 = {.name = "zero", .reduces = 1},
+                                 stg = {.name = "stages", .staged = 1, .t1_global_batch = 1};
+    static const strategy_info_t *const mine[] = {&fake, &rep, &stg, &ref, &rep2, NULL}, *const none[] = {&rep, NULL};
+    default_plan_t p;
+    idx_dataset_t d;
+    char err[256];
+    int rc = default_plan_make(&p, mine, 2, DATA_ROOT, when, &d, err, sizeof err);
+    EXPECT(rc == 0, "plan by property: %s", err);
+    if (rc == 0) {
+        EXPECT(p.n_sweeps == 4, "4 sweeps: %d", p.n_sweeps);
+        expect_sweep(&p, 0, "base", "1", "256,1024", 1, 1);
+        expect_sweep(&p, 1, "ddp", "2", "256", 1, 1);
+        expect_sweep(&p, 2, "zero", "2", "256", 1, 1);
+        expect_sweep(&p, 3, "stages", "2", "1024", 0, 4);
+        idx_free(&d);
+    }
+    EXPECT(default_plan_make(&p, none, 2, DATA_ROOT, when, &d, err, sizeof err) == 2 &&
+           strstr(err, "no reference strategy"), "no reference: %s", err);
+}
+
 int main(void) {
     char tmp[] = "/tmp/test_default_plan.XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
     test_gpu_counts();
+    test_by_property();
     test_data_fallback(tmp);
     test_command(tmp);
     test_folder(tmp);

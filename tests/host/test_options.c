@@ -361,7 +361,48 @@ static void test_precision_options(void) {
     EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 0, "restored: %s", err);
 }
 
+/* The table's own rules: defaults parsed through each option's parser, "given" only for the command line, the
+ * --bench output default derived after parsing, an over-long list item refused whole, properties deciding validity. */
+static void test_table(void) {
+    options_t o;
+    char err[256];
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && !options_given(&o, "gpus") && !options_given(&o, "out"),
+           "defaults are not given");
+    EXPECT(o.overlap == 1 && o.cuda_graph == 1 && o.bucket_mb == 25 && o.steps == 0 && strcmp(o.naive_path, "auto") == 0
+           && strcmp(o.schedule, "gpipe") == 0 && o.bench == NULL && o.trace == NULL && o.conv_cache == NULL &&
+           o.resume == 0 && o.n_split == 0, "every default from the table");
+    EXPECT(PARSE(&o, err, "--gpus", "2", "--resume") == 0 && options_given(&o, "gpus") && options_given(&o, "resume") &&
+           !options_given(&o, "batch") && !options_given(&o, "no-such-option"), "given: %s", err);
+    EXPECT(PARSE(&o, err, "--bench", "allreduce") == 0 && strcmp(o.out, "results/allreduce.csv") == 0,
+           "--bench default out %s", o.out);
+    EXPECT(PARSE(&o, err, "--bench", "allreduce", "--out", "x.csv") == 0 && strcmp(o.out, "x.csv") == 0,
+           "--bench with --out %s", o.out);
+    EXPECT(PARSE(&o, err, "--overlap", "off", "--cuda-graph", "off", "--scale", "strong") == 0 && o.overlap == 0 &&
+           o.cuda_graph == 0 && o.weak == 0, "flags");
+    char item[200], list[210];
+    memset(item, '0', sizeof item - 1);
+    item[0] = '1';
+    item[sizeof item - 1] = '\0';
+    snprintf(list, sizeof list, "0.1,%s", item);
+    EXPECT(PARSE(&o, err, "--lr", list) == 2 && strstr(err, "--lr: item \"1000") &&
+           strstr(err, "is longer than 127 characters"), "an over-long item is refused, not cut: %s", err);
+    item[127] = '\0';  /* 127 characters: read whole */
+    EXPECT(PARSE(&o, err, "--lr", item) == 0 && o.lr[0] == 1e126, "127 characters: %g (%s)", o.lr[0], err);
+    /* A strategy known only by its properties: a staged one takes micro-batches, one that reduces takes bf16. */
+    static const strategy_info_t stage = {.name = "stagey", .staged = 1}, red = {.name = "reducey", .reduces = 1};
+    static const strategy_info_t *const mine[] = {&stage, &red, NULL};
+    EXPECT(PARSE(&o, err, "--strategy", "stagey", "--micro-batches", "2,4") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 0, "staged by property: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "reducey", "--micro-batches", "2") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 2 &&
+           strstr(err, "--micro-batches applies to --strategy stagey only (strategy is reducey)"), "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--strategy", "stagey", "--grad-dtype", "bf16") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 2 &&
+           strstr(err, "strategy stagey has no gradient reduction (bf16 gradients apply to: reducey)"), "got '%s'", err);
+}
+
 int main(void) {
+    test_table();
     test_defaults();
     test_precision_options();
     test_pipeline_options();
