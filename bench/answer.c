@@ -21,8 +21,10 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
     snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
     r->gpus = row->gpus;
-    /* As plots/lib.awk: a row with micro-batches (or of the pipeline) is a pipeline row, whose line is its global batch. */
-    r->pipeline = row->micro_batches > 0 || strcmp(r->strategy, "pipeline") == 0;
+    /* As plots/lib.awk: a row with micro-batches (or of a strategy measured at the global batch) is a pipeline row,
+     * whose line is its global batch. */
+    const strategy_info_t *info = strategy_info_find(a->strategies, r->strategy);
+    r->pipeline = row->stats.micro_batches > 0 || (info && info->t1_global_batch);
     r->batch = r->pipeline ? row->global_batch : row->per_gpu_batch;
     return r;
 }
@@ -31,8 +33,8 @@ int answer_add(answer_t *a, const results_row_t *row) {
     answer_run_t *r = run_of(a, row);
     if (!r) return -1;
     snprintf(r->status, sizeof r->status, "%s", row->status ? row->status : "");
-    if (row->phase && strcmp(row->phase, "steady") == 0 && row->epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
-        r->steady[r->n_steady++] = row->epoch_s;
+    if (row->phase && strcmp(row->phase, "steady") == 0 && row->stats.epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
+        r->steady[r->n_steady++] = row->stats.epoch_s;
     return 0;
 }
 
@@ -58,11 +60,24 @@ static double run_median(const answer_run_t *r) {
     return answer_median(x, r->n_steady);
 }
 
+/* The reference strategy's name (T1's), or NULL. */
+static const char *reference(const answer_t *a) {
+    for (int i = 0; a->strategies && a->strategies[i]; i++)
+        if (a->strategies[i]->reference) return a->strategies[i]->name;
+    return NULL;
+}
+
+static int is_reference(const answer_t *a, const char *strategy) {
+    const char *ref = reference(a);
+    return ref && strcmp(ref, strategy) == 0;
+}
+
 /* The fastest timed run of strategy s on g GPUs (at batch b and math m, or any for b < 0 and m NULL); else the last
  * untimed one. */
 static int best_run(const answer_t *a, const char *s, int g, int b, const char *m, double *t) {
     int best = -1;
     *t = -1;
+    if (!s) return -1;
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
         if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b) || (m && strcmp(r->math, m)))
@@ -85,7 +100,7 @@ static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int
     l->batch = r->batch;
     l->pipeline = r->pipeline;
     l->t = t;
-    best_run(a, "single", 1, r->batch, r->math, &l->t1);
+    best_run(a, reference(a), 1, r->batch, r->math, &l->t1);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
     l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
     return l;
@@ -109,14 +124,14 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
     double t;
     /* single: one reference line per batch and math on 1 GPU */
     for (int i = 0; i < a->n; i++)
-        if (strcmp(a->runs[i].strategy, "single") == 0 && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
-            int best = best_run(a, "single", 1, a->runs[i].batch, a->runs[i].math, &t);
+        if (is_reference(a, a->runs[i].strategy) && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
+            int best = best_run(a, reference(a), 1, a->runs[i].batch, a->runs[i].math, &t);
             add_line(s, a, best, t);
         }
     /* every other strategy at the largest GPU count it ran */
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
-        if (strcmp(r->strategy, "single") == 0 || seen_before(a, i, 0)) continue;
+        if (is_reference(a, r->strategy) || seen_before(a, i, 0)) continue;
         int g = 0;
         for (int j = 0; j < a->n; j++)
             if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;

@@ -7,6 +7,7 @@
  * fastest counts. */
 #pragma once
 #include "results.h"
+#include "../strategies/strategy_info.h"
 
 #include <stdio.h>
 
@@ -23,6 +24,9 @@ typedef struct {
 typedef struct {
     answer_run_t *runs;
     int n, cap;
+    /* The registry's strategies (NULL-terminated), set by the caller: which one is the reference (T1) and which
+     * measure against it at the global batch. */
+    const strategy_info_t *const *strategies;
 } answer_t;
 
 /* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */

@@ -30,12 +30,13 @@ int default_study_begin(default_study_t *ds, char *err, size_t errlen) {
         snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
         return 2;
     }
-    if (default_plan_make(&ds->plan, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
-    const char *names[32];
-    strategy_names(names, 32);
+    const strategy_info_t **infos = ds->infos;
+    strategy_infos(infos, DEFAULT_STUDY_MAX_STRATEGIES);
+    if (default_plan_make(&ds->plan, infos, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
+    ds->ans.strategies = ds->infos;
     for (int i = 0; i < ds->plan.n_sweeps; i++) {
         const options_t *o = &ds->plan.sweep[i];
-        ds->n_pts[i] = options_validate(o, names, NULL, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
+        ds->n_pts[i] = options_validate(o, infos, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
         if (ds->n_pts[i] < 0) {
             free_points(ds);
             idx_free(&ds->data);

@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#define DEFAULT_STUDY_MAX_STRATEGIES 64
+
 typedef struct {
     default_plan_t plan;
     idx_dataset_t data;                         /* the plan's data set, loaded once for every sweep */
@@ -18,6 +20,7 @@ typedef struct {
     long epochs;
     results_t res;                              /* plan.csv, open */
     answer_t ans;                               /* every row written, for the answer */
+    const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;
 
 /* Counts the GPUs, plans the study, validates and expands every sweep, then creates the folder and opens its CSV and

@@ -306,8 +306,9 @@ static size_t pipe_params(void *state, float *host, size_t max) {
 }
 
 const strategy_t strategy_pipeline = {
-    .name = "pipeline",
-    .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+    .info = {.name = "pipeline",
+             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+             .staged = 1, .t1_global_batch = 1},
     .setup = pipe_setup,
     .steps_per_epoch = pipe_steps,
     .epoch_begin = pipe_epoch_begin,

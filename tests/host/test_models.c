@@ -165,15 +165,15 @@ static void test_options(void) {
     EXPECT(options_parse(&o, 3, a1, err, sizeof err) == 0, "%s", err);
     EXPECT(o.batch[0] == 256 && o.n_batch == 1 && o.image_size == 224 && strcmp(o.init, "kaiming") == 0,
            "resnet50 defaults: batch %d, image %d, init %s", o.batch[0], o.image_size, o.init);
-    EXPECT(options_validate(&o, NULL, NULL, -1, err, sizeof err) == 0, "%s", err);
+    EXPECT(options_validate(&o, NULL, -1, err, sizeof err) == 0, "%s", err);
     char *a2[] = {"scaling", "--model", "resnet101", "--image-size", "96", "--batch", "64"};
     EXPECT(options_parse(&o, 7, a2, err, sizeof err) == 0 && o.image_size == 96 && o.batch[0] == 64, "%s", err);
-    EXPECT(options_validate(&o, NULL, NULL, -1, err, sizeof err) == 0, "%s", err);
+    EXPECT(options_validate(&o, NULL, -1, err, sizeof err) == 0, "%s", err);
     char *a3[] = {"scaling", "--model", "resnet101"};
     EXPECT(options_parse(&o, 3, a3, err, sizeof err) == 0 && o.batch[0] == 128, "resnet101 batch %d", o.batch[0]);
     char *a4[] = {"scaling", "--model", "lenet"};
     EXPECT(options_parse(&o, 3, a4, err, sizeof err) == 0 && o.image_size == 28 && strcmp(o.init, "xavier") == 0 &&
-               o.batch[0] == 256 && options_validate(&o, NULL, NULL, -1, err, sizeof err) == 0,
+               o.batch[0] == 256 && options_validate(&o, NULL, -1, err, sizeof err) == 0,
            "lenet defaults: %s", err);
     static const struct { int argc; char *argv[8]; const char *msg; } bad[] = {
         {5, {"scaling", "--model", "resnet50", "--image-size", "0"}, "--image-size: \"0\" is not a positive integer"},
@@ -189,7 +189,7 @@ static void test_options(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = options_parse(&o, bad[i].argc, (char **)bad[i].argv, err, sizeof err);
-        if (rc == 0) rc = options_validate(&o, NULL, NULL, -1, err, sizeof err);
+        if (rc == 0) rc = options_validate(&o, NULL, -1, err, sizeof err);
         EXPECT(rc == 2 && strstr(err, bad[i].msg) && !strchr(err, '\n'), "%s %s: rc %d, \"%s\", want \"%s\"",
                bad[i].argv[3], bad[i].argv[4], rc, err, bad[i].msg);
     }
