@@ -295,19 +295,10 @@ static void group(proj_t *p, int g) {
     char dat[1400], mdat[1400];
     snprintf(dat, sizeof dat, "%s/projection-%s.dat", r->out, gr->id);
     snprintf(mdat, sizeof mdat, "%s/projection_measured-%s.dat", r->out, gr->id);
-    p->dat = fopen(dat, "w");
-    p->mdat = fopen(mdat, "w");
-    if (!p->dat || !p->mdat) {
-        if (p->dat) fclose(p->dat);
-        if (p->mdat) fclose(p->mdat);
-        fprintf(md, "(cannot write %s)\n\n", dat);
-        return;
-    }
     p->nblk_dat = p->nblk_mdat = 0;
     gather(p, g);
     if (p->nl + p->np == 0) {
         fprintf(md, "No nccl or pipeline runs to project.\n\n");
-        fclose(p->dat); fclose(p->mdat);
         return;
     }
     int drawn = 0;
@@ -318,7 +309,14 @@ static void group(proj_t *p, int g) {
     }
     if (!drawn) {
         fprintf(md, "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); run one beside them.\n\n");
-        fclose(p->dat); fclose(p->mdat);
+        return;
+    }
+    p->dat = fopen(dat, "w");
+    p->mdat = fopen(mdat, "w");
+    if (!p->dat || !p->mdat) {
+        if (p->dat) fclose(p->dat);
+        if (p->mdat) fclose(p->mdat);
+        fprintf(md, "(cannot write %s)\n\n", dat);
         return;
     }
     if (r->gnuplot) fprintf(md, "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n", gr->id);

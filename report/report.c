@@ -93,6 +93,16 @@ static void beside(char *out, size_t len, const char *csv, const char *suffix) {
     snprintf(out, len, "%.*s%s", (int)n, csv, suffix);
 }
 
+/* s as one shell word. */
+static void quoted(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("'\\''", f);
+        else fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
 static int write_report(report_t *r) {
     char err[1500] = "", md_tmp[1100], md_path[1100];
     if (report_figures(r, err, sizeof err)) return die("%s%s", err, ""), 1;
@@ -145,7 +155,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
     if (!rc && !readable(csv)) rc = die("%s: no such file%s", csv, "");
     char *end;
     long g = strtol(gpn, &end, 10);
-    if (!rc && (*end || end == gpn || g < 1 || g > 1024 || (g & (g - 1)) != 0))
+    if (!rc && (*end || end == gpn || gpn[0] == '0' || g < 1 || g > 1024 || (g & (g - 1)) != 0))
         rc = die("--gpus-per-node '%s': not a power of two from 1 to 1024%s", gpn, "");
     r->gpn = (int)g;
     r->src = csv;
@@ -156,7 +166,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
         if (*r->bench_src && !readable(r->bench_src)) rc = die("%s: no such file (--allreduce)%s", r->bench_src, "");
     }
     if (!rc) {
-        char d[1100];
+        char d[1024];
         beside(d, sizeof d, csv, "_allreduce_net.csv");
         if (net) snprintf(r->net_src, sizeof r->net_src, "%s", net);
         else if (readable(d)) snprintf(r->net_src, sizeof r->net_src, "%s", d);
@@ -181,6 +191,9 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
         if (b != 1) r->bench_err[0] = '\0';
         r->nfit_bench = r->fits.n;
     }
+    if (!rc && r->st.leftout)
+        fprintf(stderr, "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
+                        "of the same configuration\n", r->st.leftout);
     if (!rc && r->st.rows.dropped)
         fprintf(stderr, "report: %s: %d record(s) with the wrong number of fields skipped (a line cut short by a kill?)\n",
                 csv, r->st.rows.dropped);
@@ -192,7 +205,16 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
             r->figs_note = !*r->plots ? "plots/ not found beside the binary" :
                            "gnuplot not found; for the figures install gnuplot-nox (scripts/setup.sh does) and run "
                            "scaling report again";
-            fprintf(stderr, "report: %s: the report has no figures\n", r->figs_note);
+            /* the command that makes them, runnable as it stands where gnuplot is */
+            char self[1024];
+            ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+            self[n > 0 ? n : 0] = '\0';
+            fprintf(stderr, "report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
+                            "does) and run ", !*r->plots ? "plots/ not found" : "gnuplot not found");
+            quoted(stderr, n > 0 ? self : exe);
+            fputs(" report", stderr);
+            for (int i = 1; i < argc; i++) fputc(' ', stderr), quoted(stderr, argv[i]);
+            fputc('\n', stderr);
         }
         rc = write_report(r);
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_projection.sh — scripts/report.sh's projection past this host (plots/project.awk) on the study fixture,
+# test_projection.sh — the projection past this host of `scaling report` (report/project.c) on the study fixture,
 # against values computed by hand; its omission lines; and its options' bad input (one line, exit 2, nothing
 # written). gnuplot is not needed: without it the projection is written without its figure.
 #
@@ -35,15 +35,15 @@
 # 1862.3697 us): ring = 28*8 + 2*30 + 1.875*1862.3697 = 3775.9 us; tree = 2*(56 + 30) + 3724.739 = 3896.7 us.
 set -u
 root=$2
-report=$root/scripts/report.sh
+report=$1
 source "$(dirname "$0")/lib.sh"      # tmp (removed on exit), pass, fail
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
 lacks() { grep -qF -- "$2" "$1" && bad "$1 has: $2" || ok; }
-run_report() {   # run_report OUTDIR args...: report.sh must succeed
+run_report() {   # run_report OUTDIR args...: scaling report must succeed
     local dir=$1; shift
-    "$report" "$@" --out "$dir" >/dev/null 2>"$tmp/stderr" && ok || { bad "report.sh $* failed"; cat "$tmp/stderr"; }
+    "$report" report "$@" --out "$dir" >/dev/null 2>"$tmp/stderr" && ok || { bad "scaling report $* failed"; cat "$tmp/stderr"; }
 }
 # The projection section of a REPORT.md (the report's own model line says "model line omitted" elsewhere).
 proj() { sed -n '/^## Projection past this host$/,$p' "$1/REPORT.md" >"$1/proj.md"; echo "$1/proj.md"; }
@@ -81,7 +81,7 @@ lacks "$p" "| 8 | 1 × 8 |"
 # ---- the emulated two-node run and its network benchmark (columns of the newer CSV)
 awk -F, -v OFS=, '
     # The fixture has the columns of this version (nodes, gpus_per_node, nccl_transport, idle_ms): the emulated run
-    # is a copy of the one-node nccl run on 2 GPUs at 256 per GPU (seed 2: select.awk keys no node layout), over
+    # is a copy of the one-node nccl run on 2 GPUs at 256 per GPU (seed 2), over
     # NCCL'"'"'s socket transport. Its rows have no quoted cells (split is empty), so splitting on commas is safe.
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
     { print }
@@ -148,12 +148,12 @@ for args in "--net-gbs 0" "--net-gbs -1" "--net-gbs abc" "--net-latency-us x" "-
     opt=${args%% *}; opt=${opt%%=*}
     for dir in "$tmp/none" "$tmp/a"; do
         # shellcheck disable=SC2086
-        "$report" "$tmp/study.csv" --out "$dir" $args >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+        "$report" report "$tmp/study.csv" --out "$dir" $args >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
         if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -qF -- "$opt" "$tmp/stderr" &&
            [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/none" ] && cmp -s "$tmp/kept.md" "$tmp/a/REPORT.md"; then
             ok
         else
-            bad "report.sh $args --out $dir: rc=$rc, stderr: $(cat "$tmp/stderr")"
+            bad "scaling report $args --out $dir: rc=$rc, stderr: $(cat "$tmp/stderr")"
         fi
     done
 done

@@ -1,9 +1,9 @@
-# csv.awk — RFC 4180 CSV (as libcsv writes it: quoted only where needed, "" inside quotes) to TSV, for the plot
-# and report scripts. Quoted cells may hold commas, quotes and line breaks; tabs and line breaks inside a cell
-# become spaces. Records whose field count differs from the header's (a line cut short by a kill) are dropped
+# csv.awk — RFC 4180 CSV (as libcsv writes it: quoted only where needed, "" inside quotes) to TSV, for the Nsight
+# post-processing (lib_nsys.sh) and the scripts that list rows. Quoted cells may hold commas, quotes and line
+# breaks; tabs and line breaks inside a cell become spaces. Records whose field count differs from the header's (a line cut short by a kill) are dropped
 # with a one-line note on stderr. POSIX awk (mawk, gawk, busybox).
 #
-#   awk -f plots/csv.awk results/X.csv > X.tsv
+#   awk -f scripts/csv.awk results/X.csv > X.tsv
 function parse(rec,    i, c, n, field, inq, len) {
     if (index(rec, "\"") == 0) return split(rec, F, ",")
     n = 0; field = ""; inq = 0; len = length(rec)
