@@ -52,10 +52,10 @@ typedef struct {
     const char *math, *gd;
     double S;                   /* bytes per step, the largest of its runs */
     const char *algo;           /* the first on-host run's nccl_algo */
-    double lx, lq;
-    int lnr;
+    double lx, lq, lxe, lqe;    /* exposed and all-reduce time per step: runs on this host, runs across nodes */
+    int lnr, lnre;
     const fit_t *ki;
-    double phi;
+    double phi, phi_e;          /* the overlap on one node, and across nodes */
     int drawn;
 } line_t;
 
@@ -136,6 +136,7 @@ static void gather(proj_t *p, int g) {
             while (m < p->nm && strcmp(p->ms[m].key, k)) m++;
             if (m == p->nm) { snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k); p->ms[m].run = i; p->ms[m].pipe = 0; p->nm++; }
             else if (u->tmed < s->run[p->ms[m].run].tmed) p->ms[m].run = i;
+            if (u->nodes > 1 && !isnan(u->xmed) && u->qmed > 0) { l->lxe += u->xmed; l->lqe += u->qmed; l->lnre++; }
             if (!on_host_link(u)) continue;
             if (!*l->algo) l->algo = u->algo;
             if (!isnan(u->xmed) && u->qmed > 0) { l->lx += u->xmed; l->lq += u->qmed; l->lnr++; }
@@ -209,7 +210,7 @@ static void errors(proj_t *p, int g) {
     fprintf(md, "Error = (model − measured) / measured epoch time; exposed and idle are per step, from the rows.\n\n");
     fprintf(md, "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) "
                 "| idle ms |\n|---|---:|---:|---:|---:|---:|---|---:|\n");
-    int *seen = calloc((size_t)(s->nr ? s->nr : 1), sizeof *seen);
+    int *seen = calloc((size_t)(s->nr ? s->nr : 1), sizeof *seen), own = 0;
     for (int i = 0; seen && i < p->nl + p->np; i++) {
         int bk;
         const char *m;
@@ -242,7 +243,7 @@ static void errors(proj_t *p, int g) {
         int N = u->nodes;
         if (N <= 1 && !on_host_link(u)) continue;     /* one node over a forced transport: no path the model has */
         double ex = ar_row(&p->path, u->algo, N, u->gpus / N, !isnan(u->ymed) ? u->ymed : l->S, l->ki);
-        if (!isnan(ex)) ex *= l->phi;
+        if (!isnan(ex)) ex *= N > 1 ? l->phi_e : l->phi;
         int r1 = study_t1_run(s, g, l->b, l->math);
         double model = isnan(ex) ? NAN : u->nmed * (s->run[r1].smed + ex) / 1e3;
         line_label(lab, sizeof lab, l);
@@ -253,8 +254,12 @@ static void errors(proj_t *p, int g) {
         snprintf(lay, sizeof lay, "%d × %d", N, u->gpn);
         snprintf(expo, sizeof expo, "%s / %s", f3(x1, 32, u->xmed), f3(x2, 32, ex));
         err_row(md, lab, u->gpus, lay, u->tmed, model, expo, f3(x3, 32, u->dmed));
+        own += N > 1 && l->lnre > 0;
     }
     fprintf(md, "\n");
+    if (own)
+        fprintf(md, "φ across nodes is measured on the runs across nodes above: at those points the error tests t₁, "
+                    "the network fit and the cost model, not the overlap.\n\n");
 }
 
 static void measured_points(proj_t *p, int line, int pipe, int r1, int M) {
@@ -338,22 +343,30 @@ static void group(proj_t *p, int g) {
         l->drawn = 1;
         double S = l->S, t1 = s->run[r1].smed, st1 = s->run[r1].nmed;
         l->phi = l->lnr ? l->lx / l->lq : 1;
-        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f ", S, t1, (int)st1, l->phi);
-        if (l->lnr) fprintf(md, "(exposed / all-reduce time over %d nccl run(s))", l->lnr);
-        else fprintf(md, "(no overlap measured: none assumed)");
+        l->phi_e = l->lnre ? l->lxe / l->lqe : 1;
+        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f on one node ", S, t1,
+                (int)st1, l->phi);
+        if (l->lnr) fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
+        else fprintf(md, "(no overlap measured on this host: none assumed)");
+        if (p->path.inter) {
+            fprintf(md, ", φ = %.3f across nodes ", l->phi_e);
+            if (l->lnre) fprintf(md, "(over %d nccl run(s) across nodes)", l->lnre);
+            else fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
+        }
         fprintf(md, ", intra-node fit `%s`.\n\n", ki->name);
         fprintf(md, "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
                     "| speedup | efficiency |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
         char lk[200], t[260];
         line_key(lk, sizeof lk, l);
-        snprintf(t, sizeof t, "%s, φ %.2f", lk, l->phi);
+        if (p->path.inter) snprintf(t, sizeof t, "%s, φ %.2f, %.2f across nodes", lk, l->phi, l->phi_e);
+        else snprintf(t, sizeof t, "%s, φ %.2f", lk, l->phi);
         curve(p->dat, &p->nblk_dat, t);
         int dagger = 0;
         for (int G = 1; G <= 1024; G *= 2) {
             int N = G <= r->gpn ? 1 : G / r->gpn, gg = G <= r->gpn ? G : r->gpn;
             if (N > 1 && !p->path.inter) break;
             double rr = ar(&p->path, 0, N, gg, S, ki), tt = ar(&p->path, 1, N, gg, S, ki);
-            double tar = fmin(rr, tt), ex = l->phi * tar, step = t1 + ex;
+            double tar = fmin(rr, tt), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
             if (G > st1) dagger = 1;
             char a[32], b[32], c[32], d[32];
             fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg,
@@ -431,8 +444,11 @@ static void explain(proj_t *p) {
                 "%d GPUs per node (`--gpus-per-node`). Data parallel (nccl), weak scaling at the measured per-GPU batch:\n\n", r->gpn);
     fprintf(md, "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
                 "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
-                "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap: exposed over total "
-                "all-reduce time of the nccl rows on this host, held constant as the all-reduce grows.\n");
+                "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap (exposed over total "
+                "all-reduce time) of the nccl runs over the link nearest the projected one, held constant as the "
+                "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
+                "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
+                "overlap over a network.\n");
     fprintf(md, "- t_AR over N nodes × g GPUs (n = N·g) is NCCL's own cost model (`src/graph/tuning.cc`, "
                 "`ncclTopoTuneModel`: latency per step, bus bandwidth as nccl-tests' `doc/PERFORMANCE.md` defines it, "
                 "busbw = algbw·2(n−1)/n for a ring):\n");
