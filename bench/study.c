@@ -44,18 +44,21 @@ void study_progress_add(study_progress_t *p, int epoch, const char *status) {
 
 int study_complete(const study_progress_t *p, int epochs, int retry_failed) {
     if (is(p->status, "diverged") || is(p->status, "oom")) return 1;
-    if (is(p->status, "failed")) return !retry_failed;
+    /* replicas-differ is a failure of the run, not a measurement */
+    if (is(p->status, "failed") || is(p->status, "replicas-differ")) return !retry_failed;
     return p->epochs >= epochs;
 }
 
 int study_pick(const study_progress_t *const *p, int n) {
-    int most = 0, pick = -1;
+    int most = 0, pick = -1, furthest = -1;
     for (int i = 0; i < n; i++)
         if (p[i]->epochs > most) most = p[i]->epochs;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (study_complete(p[i], most, 1)) pick = i;
-    /* Runs that never trained an epoch (most = 0) are all complete, so pick >= 0 for n > 0. */
-    return pick;
+        if (p[i]->epochs == most) furthest = i;
+    }
+    /* none complete (every run failed, timed out or was interrupted): the latest that got furthest */
+    return pick >= 0 ? pick : furthest;
 }
 
 static int cmp_double(const void *x, const void *y) {

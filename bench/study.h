@@ -20,13 +20,15 @@ void study_progress_init(study_progress_t *p);
 void study_progress_add(study_progress_t *p, int epoch, const char *status);
 
 /* 1 when the run needs no re-run for a study of `epochs` epochs: it trained them all, or it ended diverged or oom
- * (re-running would repeat it). A run that ended failed counts as complete only without retry_failed; any other end
- * (killed part-way: its last row ok short of `epochs`, or timeout, interrupted) is not complete. */
+ * (re-running would repeat it). A run that ended failed (or replicas-differ) counts as complete only without
+ * retry_failed; any other end (killed part-way: its last row ok short of `epochs`, or timeout, interrupted) is not
+ * complete. --resume skips a configuration with a complete run; the report shows study_pick's run. */
 int study_complete(const study_progress_t *p, int epochs, int retry_failed);
 
 /* The run that stands for a configuration, among its n runs p[0..n-1] in the order they started: the latest of
- * those complete for the most epochs any of them trained (so a run killed part-way gives way to the run --resume
- * made, and a setup failure to its successful retry). -1 for n = 0. */
+ * those complete (retry_failed: failures are not) for the most epochs any of them trained, so a run killed part-way
+ * gives way to the run --resume made and a setup failure to its successful retry; without one, the latest that
+ * trained the most epochs. -1 for n = 0. */
 int study_pick(const study_progress_t *const *p, int n);
 
 /* The median of x[0..n-1] (reorders x); NAN for n = 0. A run's steady median is this over its steady epochs. */
