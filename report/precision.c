@@ -8,21 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PMAX 8
-
-typedef struct {
-    char key[600];
-    int pair;
-    int best[PMAX], acc[PMAX];
-} prow_t;
-
-static int cmp_prow(const void *a, const void *b) { return strcmp(((const prow_t *)a)->key, ((const prow_t *)b)->key); }
+static int cmp_prow(const void *a, const void *b) {
+    return strcmp(((const precision_row_t *)a)->key, ((const precision_row_t *)b)->key);
+}
 
 /* The group's maths in study order into pm; returns how many. */
-static int maths(const study_runs_t *s, int g, const char *pm[PMAX]) {
-    char key[PMAX][40];
+static int maths(const study_runs_t *s, int g, const char *pm[PRECISION_MAX]) {
+    char key[PRECISION_MAX][40];
     int n = 0;
-    for (int i = 0; i < s->nr && n < PMAX; i++) {
+    for (int i = 0; i < s->nr && n < PRECISION_MAX; i++) {
         const run_t *u = &s->run[i];
         if (u->group != g) continue;
         int j = 0;
@@ -43,26 +37,16 @@ static int maths(const study_runs_t *s, int g, const char *pm[PMAX]) {
     return n;
 }
 
-/* Communication per step as a share of the step, the exposed part in parentheses: "2.7 % (1.6 %)". */
-static const char *share(char *b, size_t n, const run_t *u) {
-    if (!u || isnan(u->qmed) || isnan(u->smed) || u->smed <= 0) { snprintf(b, n, "—"); return b; }
-    int l = snprintf(b, n, "%.1f %%", 100 * u->qmed / u->smed);
-    if (!isnan(u->xmed) && l > 0 && (size_t)l < n) snprintf(b + l, n - (size_t)l, " (%.1f %%)", 100 * u->xmed / u->smed);
-    return b;
-}
-
-void report_precision(report_t *r, FILE *md, int g) {
-    const study_runs_t *s = &r->st;
+int precision_table(const study_runs_t *s, int g, precision_t *t) {
+    memset(t, 0, sizeof *t);
     const group_t *gr = &s->grp[g];
-    if (gr->nm < 2) return;
-    const char *pm[PMAX];
-    int nm = maths(s, g, pm), ref = 0;
-    for (int j = 0; j < nm; j++)
-        if (strcmp(pm[j], "tf32") == 0) ref = j;
-    int grads = gr->ngd > 1;
-    prow_t *row = calloc((size_t)(s->nr ? s->nr : 1), sizeof *row);
-    if (!row) return;
-    int nrow = 0;
+    if (gr->nm < 2) return -1;
+    t->nm = maths(s, g, t->math);
+    for (int j = 0; j < t->nm; j++)
+        if (strcmp(t->math[j], "tf32") == 0) t->ref = j;
+    t->grads = gr->ngd > 1;
+    t->row = calloc((size_t)(s->nr ? s->nr : 1), sizeof *t->row);
+    if (!t->row) return -1;
     for (int i = 0; i < s->nr; i++) {
         const run_t *u = &s->run[i];
         if (u->group != g) continue;
@@ -71,21 +55,50 @@ void report_precision(report_t *r, FILE *md, int g) {
         study_math_rank(rk, sizeof rk, u->gd);
         key_str(k, sizeof k, rk);
         int j = 0;
-        while (j < nrow && strcmp(row[j].key, k)) j++;
-        if (j == nrow) {
-            snprintf(row[j].key, sizeof row[j].key, "%s", k);
-            row[j].pair = i;
-            for (int m = 0; m < PMAX; m++) row[j].best[m] = row[j].acc[m] = -1;
-            nrow++;
+        while (j < t->nrow && strcmp(t->row[j].key, k)) j++;
+        if (j == t->nrow) {
+            snprintf(t->row[j].key, sizeof t->row[j].key, "%s", k);
+            t->row[j].pair = i;
+            for (int m = 0; m < PRECISION_MAX; m++) t->row[j].best[m] = t->row[j].acc[m] = -1;
+            t->nrow++;
         }
         int m = 0;
-        while (m < nm && strcmp(pm[m], u->math)) m++;
-        if (m == nm) continue;
-        prow_t *w = &row[j];
+        while (m < t->nm && strcmp(t->math[m], u->math)) m++;
+        if (m == t->nm) continue;
+        precision_row_t *w = &t->row[j];
         if (!isnan(u->tmed) && (w->best[m] < 0 || u->tmed < s->run[w->best[m]].tmed)) w->best[m] = i;
         if (!isnan(u->facc) && (w->acc[m] < 0 || u->facc > s->run[w->acc[m]].facc)) w->acc[m] = i;
     }
-    qsort(row, (size_t)nrow, sizeof *row, cmp_prow);
+    qsort(t->row, (size_t)t->nrow, sizeof *t->row, cmp_prow);
+    for (int i = 0; i < t->nrow; i++) {
+        precision_row_t *w = &t->row[i];
+        const run_t *u = &s->run[w->pair];
+        for (int j = 0; j < t->nm; j++) {
+            const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL, *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
+            int t1 = study_t1_run(s, g, u->bk, t->math[j]);
+            w->t[j] = b ? b->tmed : NAN;
+            w->ratio[j] = b && ref ? b->tmed / ref->tmed : NAN;
+            w->speedup[j] = b && t1 >= 0 ? s->run[t1].tmed / b->tmed : NAN;
+            w->efficiency[j] = isnan(w->speedup[j]) ? NAN : 100 * w->speedup[j] / u->gpus;
+            w->comm[j] = b && !isnan(b->qmed) && !isnan(b->smed) && b->smed > 0 ? 100 * b->qmed / b->smed : NAN;
+            w->exposed[j] = b && !isnan(b->xmed) && !isnan(b->smed) && b->smed > 0 ? 100 * b->xmed / b->smed : NAN;
+            w->accuracy[j] = w->acc[j] >= 0 ? s->run[w->acc[j]].facc : NAN;
+        }
+    }
+    return 0;
+}
+
+void precision_free(precision_t *t) {
+    free(t->row);
+    memset(t, 0, sizeof *t);
+}
+
+void report_precision(report_t *r, FILE *md, int g) {
+    const study_runs_t *s = &r->st;
+    precision_t t;
+    if (precision_table(s, g, &t)) return;
+    const char *const *pm = t.math;
+    int nm = t.nm, ref = t.ref, grads = t.grads;
 
     fprintf(md, "### ");
     for (int j = 0; j < nm; j++) fprintf(md, "%s%s", j ? " against " : "", pm[j]);
@@ -105,8 +118,8 @@ void report_precision(report_t *r, FILE *md, int g) {
     for (int j = 0; j < nm + (nm - 1) + 4 * nm; j++) fprintf(md, "|---:");
     fprintf(md, "|\n");
 
-    for (int i = 0; i < nrow; i++) {
-        const prow_t *w = &row[i];
+    for (int i = 0; i < t.nrow; i++) {
+        const precision_row_t *w = &t.row[i];
         const run_t *u = &s->run[w->pair];
         char b[64], x[64];
         fprintf(md, "| %s", u->strategy);
@@ -115,26 +128,22 @@ void report_precision(report_t *r, FILE *md, int g) {
         if (*u->link) fprintf(md, " (%s)", u->link);
         fprintf(md, " | %s", batch_word(b, sizeof b, u));
         if (grads) fprintf(md, " | %s", *u->gd ? u->gd : "—");
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f3(x, sizeof x, w->best[j] >= 0 ? s->run[w->best[j]].tmed : NAN));
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f3(x, sizeof x, w->t[j]));
+        for (int j = 0; j < nm; j++)
+            if (j != ref) fprintf(md, " | %s", f2(x, sizeof x, w->ratio[j]));
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f2(x, sizeof x, w->speedup[j]));
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", pct(x, sizeof x, w->efficiency[j]));
         for (int j = 0; j < nm; j++) {
-            if (j == ref) continue;
-            double t = w->best[j] >= 0 && w->best[ref] >= 0 ? s->run[w->best[j]].tmed / s->run[w->best[ref]].tmed : NAN;
-            fprintf(md, " | %s", f2(x, sizeof x, t));
+            if (isnan(w->comm[j])) fprintf(md, " | —");
+            else if (isnan(w->exposed[j])) fprintf(md, " | %.1f %%", w->comm[j]);
+            else fprintf(md, " | %.1f %% (%.1f %%)", w->comm[j], w->exposed[j]);
         }
-        double sp[PMAX];
         for (int j = 0; j < nm; j++) {
-            int t1 = study_t1_run(s, g, u->bk, pm[j]);
-            sp[j] = w->best[j] >= 0 && t1 >= 0 ? s->run[t1].tmed / s->run[w->best[j]].tmed : NAN;
-            fprintf(md, " | %s", f2(x, sizeof x, sp[j]));
-        }
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", pct(x, sizeof x, isnan(sp[j]) ? NAN : 100 * sp[j] / u->gpus));
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", share(x, sizeof x, w->best[j] >= 0 ? &s->run[w->best[j]] : NULL));
-        for (int j = 0; j < nm; j++) {
-            if (w->acc[j] >= 0) fprintf(md, " | %.1f %%", s->run[w->acc[j]].facc);
+            if (!isnan(w->accuracy[j])) fprintf(md, " | %.1f %%", w->accuracy[j]);
             else fprintf(md, " | —");
         }
         fprintf(md, " |\n");
     }
     fprintf(md, "\n");
-    free(row);
+    precision_free(&t);
 }

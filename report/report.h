@@ -50,6 +50,33 @@ plot_t *report_plot_add(report_t *r);
  * 0, or 1 with a message. */
 int report_render(report_t *r, int from, char *err, size_t errlen);
 
+/* The maths of a model and dataset side by side (precision.c): a row pairs the runs that differ in math only; per
+ * math j its best steady epoch t (s), t over the reference math's (tf32 where present, else the first), speedup and
+ * efficiency (%) over single at the same batch and math, communication and its exposed part as % of the step, and
+ * the best final accuracy (%); NAN where there is none. */
+#define PRECISION_MAX 8
+typedef struct {
+    char key[600];
+    int pair;                   /* a run of the row */
+    int best[PRECISION_MAX], acc[PRECISION_MAX];
+    double t[PRECISION_MAX], ratio[PRECISION_MAX], speedup[PRECISION_MAX], efficiency[PRECISION_MAX];
+    double comm[PRECISION_MAX], exposed[PRECISION_MAX], accuracy[PRECISION_MAX];
+} precision_row_t;
+typedef struct {
+    int nm, ref, grads;         /* maths, the reference's index, 1 when the rows differ in gradient dtype too */
+    const char *math[PRECISION_MAX];
+    precision_row_t *row;
+    int nrow;
+} precision_t;
+/* -1 where group g holds one math (no table) or out of memory; else 0 and t to free with precision_free. */
+int precision_table(const study_runs_t *s, int g, precision_t *t);
+void precision_free(precision_t *t);
+
+/* NCCL's cost model (project.c): all-reduce time in ms of S bytes over N nodes × g GPUs, ring (tree = 0) or tree,
+ * with the intra-node α (µs) and β (µs per byte) and the inter-node ones per GPU; NAN past one node without
+ * an inter-node path (ae or be NAN). */
+double project_ar_ms(int tree, int N, int g, double S, double ai, double bi, double ae, double be);
+
 /* Shared formatting: "—" for NAN. */
 const char *f3(char *b, size_t n, double x);
 const char *f2(char *b, size_t n, double x);
