@@ -69,6 +69,12 @@ has "$p" "| single, 256/GPU, tf32 | 1 | 1 × 1 | 2.810 | 2.810 | +0.0 % | — | 
 has "$p" "| nccl, 256/GPU, tf32 | 4 | 1 × 4 | 0.750 | 0.714 | -4.8 % | 0.321 / 0.297 | 0.542 |"
 has "$p" "| pipeline, batch 1024, tf32, gpipe, M = 8 | 4 | 1 × 4 | 1.034 | 0.977 | -5.5 % | — | — |"
 lacks "$p" "projection omitted"
+for d in projection projection_measured; do
+    [ -s "$tmp/a/$d-resnet18-fashion-mnist.dat" ] && ok || bad "$d-resnet18-fashion-mnist.dat missing"
+done
+grep -qx '"nccl 256/GPU tf32, φ 0.60, 0.60 across nodes"' "$tmp/a/projection-resnet18-fashion-mnist.dat" &&
+    grep -qx '64 61.5639 96.1936' "$tmp/a/projection-resnet18-fashion-mnist.dat" && ok ||
+    bad "projection data: the 256/GPU curve's title or its 64-GPU point (61.56x, 96.2 %) missing"
 if command -v gnuplot >/dev/null; then
     [ -s "$tmp/a/projection-resnet18-fashion-mnist.png" ] && [ -s "$tmp/a/projection-resnet18-fashion-mnist.svg" ] &&
         ok || bad "projection figure missing"

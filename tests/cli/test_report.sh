@@ -61,6 +61,13 @@ hasre "$md" '^\| 4 \| gpipe \| 1024 \| 8 \| 1\.034 \| 0\.842 \| 2\.37 \| 59\.2 %
 hasre "$md" '^\| single \| 1 \| 32768 \| 0\.1 \| — \| oom \| 0 \|'
 hasre "$md" '^\| nccl \| 4 \| 1024 \| 3\.2 \| — \| diverged \| 2 \|'
 grep -q '20260105T090659Z-1-47819' "$md" && bad "the killed run appears in the report" || ok
+# one data file per figure, with or without gnuplot (the figures only draw them)
+g=resnet18-fashion-mnist
+for f in epoch_time speedup throughput acc_lr breakdown bubble bubble_ideal acc_epoch-$g-naive acc_epoch-$g-nccl \
+         acc_epoch-$g-pipeline acc_epoch-$g-single; do
+    case $f in acc_epoch-*) d=$tmp/study/$f.dat ;; *) d=$tmp/study/$f-$g.dat ;; esac
+    [ -s "$d" ] && head -n 1 "$d" | grep -q '^"\|^label ' && ok || bad "$d: missing, empty or without its header line"
+done
 # every linked figure exists beside the report (when gnuplot made them)
 if command -v gnuplot >/dev/null; then
     n=0
