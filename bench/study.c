@@ -72,9 +72,7 @@ double study_median(double *x, int n) {
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-int study_is_pipeline(const char *strategy, int micro_batches) {
-    return micro_batches > 0 || is(strategy, "pipeline");
-}
+int study_is_pipeline(const char *strategy, int micro_batches) { return micro_batches > 0 || is(strategy, "pipeline"); }
 
 int study_line_batch(int pipeline, int per_gpu_batch, int global_batch) {
     return pipeline ? global_batch : per_gpu_batch;

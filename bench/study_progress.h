@@ -4,8 +4,7 @@
 
 /* What a run's rows say about how far it got. */
 typedef struct {
-    int epochs;         /* highest epoch written with a measured status (ok, diverged, oom): what it trained */
-    int last_epoch;     /* highest epoch of any row (-1: no row) */
-    char status[32];    /* the status of its last row (highest epoch; the later row on a tie) */
+    int epochs;      /* highest epoch written with a measured status (ok, diverged, oom): what it trained */
+    int last_epoch;  /* highest epoch of any row (-1: no row) */
+    char status[32]; /* the status of its last row (highest epoch; the later row on a tie) */
 } study_progress_t;
-

@@ -1,6 +1,7 @@
 /* figures.c — the study figures' data files (one per figure, plain whitespace-separated columns, gnuplot blocks
- * under a quoted title line) and their drawing with plots/ *.gp scripts: times are steady medians, a line's point the best
- * (lowest time, highest throughput) over the runs it stands for (learning rates, seeds, micro-batch counts). */
+ * under a quoted title line) and their drawing with the gnuplot scripts of plots/: times are steady medians, a line's
+ * point the best (lowest time, highest throughput) over the runs it stands for (learning rates, seeds, micro-batch
+ * counts). */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
 
@@ -17,7 +18,7 @@ extern char **environ;
 
 typedef struct {
     char x[40];
-    double xv, y, y2;           /* y2: a second column (efficiency), NAN without */
+    double xv, y, y2; /* y2: a second column (efficiency), NAN without */
 } pt_t;
 
 typedef struct {
@@ -72,7 +73,8 @@ static void point(fig_t *f, const char *key, const char *x, double y, double y2,
         p->xv = atof(x);
         p->y = y;
         p->y2 = y2;
-    } else if (lo ? y < p->y : y > p->y) p->y = y, p->y2 = y2;
+    } else if (lo ? y < p->y : y > p->y)
+        p->y = y, p->y2 = y2;
 }
 static void pointn(fig_t *f, const char *key, double x, double y, double y2, int lo, const char *label) {
     char b[40];
@@ -85,7 +87,9 @@ static void fig_free(fig_t *f) {
     memset(f, 0, sizeof *f);
 }
 
-static int cmp_series(const void *a, const void *b) { return strcmp(((const series_t *)a)->key, ((const series_t *)b)->key); }
+static int cmp_series(const void *a, const void *b) {
+    return strcmp(((const series_t *)a)->key, ((const series_t *)b)->key);
+}
 static int cmp_pt(const void *a, const void *b) {
     const pt_t *p = a, *q = b;
     return (p->xv > q->xv) - (p->xv < q->xv);
@@ -106,8 +110,10 @@ static int write_series(fig_t *f, const char *path, int need, int drop) {
         fprintf(o, "\"%s\"\n", s->label);
         for (int j = 0; j < s->n; j++) {
             char y[40];
-            if (isnan(s->pt[j].y2)) fprintf(o, "%s %s\n", s->pt[j].x, num_s(y, sizeof y, s->pt[j].y));
-            else fprintf(o, "%s %.6g %.6g\n", s->pt[j].x, s->pt[j].y, s->pt[j].y2);
+            if (isnan(s->pt[j].y2))
+                fprintf(o, "%s %s\n", s->pt[j].x, num_s(y, sizeof y, s->pt[j].y));
+            else
+                fprintf(o, "%s %.6g %.6g\n", s->pt[j].x, s->pt[j].y, s->pt[j].y2);
         }
         if (s->n >= need) ok++;
     }
@@ -149,7 +155,11 @@ static void key_pl(char *k, size_t n, const run_t *u) {
     key_str(k, n, u->link);
 }
 
-#define FAIL(path) do { snprintf(err, errlen, "%s: cannot write", path); goto fail; } while (0)
+#define FAIL(path)                                                                                                     \
+    do {                                                                                                               \
+        snprintf(err, errlen, "%s: cannot write", path);                                                               \
+        goto fail;                                                                                                     \
+    } while (0)
 
 static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     const study_runs_t *s = &r->st;
@@ -161,8 +171,11 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
              r->src);
     /* (a) epoch time and (b) speedup: one line per strategy, batch, precision and link; its 1-GPU point is its own
      * run, else single's at that batch and math; T1 single's where there is one, else the line's own 1-GPU time */
-    int *t1k = calloc((size_t)(s->nr ? s->nr : 1), sizeof *t1k);     /* per series: a run whose bk and math it has */
-    if (!t1k) { snprintf(err, errlen, "out of memory"); return 1; }
+    int *t1k = calloc((size_t)(s->nr ? s->nr : 1), sizeof *t1k); /* per series: a run whose bk and math it has */
+    if (!t1k) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
     for (int i = 0; i < s->nr; i++) {
         const run_t *u = &s->run[i];
         if (u->group != g || study_is_reference(u->strategy) || isnan(u->tmed)) continue;
@@ -197,13 +210,18 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     snprintf(path, sizeof path, "%s/epoch_time-%s.dat", r->out, gr->id);
     snprintf(name, sizeof name, "epoch_time-%s", gr->id);
     if ((rc = write_series(&tf, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0) emit(r, "epoch_time.gp", name, path, "", gr->sub, cap);
-    else skip(r, "epoch_time.gp", gr, "no strategy has steady epoch times on 2 or more GPU counts");
+    if (rc > 0)
+        emit(r, "epoch_time.gp", name, path, "", gr->sub, cap);
+    else
+        skip(r, "epoch_time.gp", gr, "no strategy has steady epoch times on 2 or more GPU counts");
     snprintf(path, sizeof path, "%s/speedup-%s.dat", r->out, gr->id);
     snprintf(name, sizeof name, "speedup-%s", gr->id);
     if ((rc = write_series(&sf, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0) emit(r, "speedup.gp", name, path, "", gr->sub, cap);
-    else skip(r, "speedup.gp", gr, "no line with a 1-GPU time (strategy single at the same batch) and another GPU count");
+    if (rc > 0)
+        emit(r, "speedup.gp", name, path, "", gr->sub, cap);
+    else
+        skip(r, "speedup.gp", gr,
+             "no line with a 1-GPU time (strategy single at the same batch) and another GPU count");
 
     /* (c) throughput against the per-GPU batch: one line per strategy, GPU count, precision and link */
     for (int i = 0; i < s->nr; i++) {
@@ -213,15 +231,18 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         key_str(k, sizeof k, u->strategy);
         key_num(k, sizeof k, u->gpus);
         key_pl(k, sizeof k, u);
-        snprintf(lab, sizeof lab, "%s, %s%s", u->strategy, gpus_word(w1, sizeof w1, u->gpus), link_word(w2, sizeof w2, u));
+        snprintf(lab, sizeof lab, "%s, %s%s", u->strategy, gpus_word(w1, sizeof w1, u->gpus),
+                 link_word(w2, sizeof w2, u));
         with_prec(w2, sizeof w2, lab, s, u);
         pointn(&thr, k, u->b, u->imed, NAN, 0, w2);
     }
     snprintf(path, sizeof path, "%s/throughput-%s.dat", r->out, gr->id);
     snprintf(name, sizeof name, "throughput-%s", gr->id);
     if ((rc = write_series(&thr, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0) emit(r, "throughput.gp", name, path, "", gr->sub, cap);
-    else skip(r, "throughput.gp", gr, "no strategy and GPU count with 2 or more batch sizes");
+    if (rc > 0)
+        emit(r, "throughput.gp", name, path, "", gr->sub, cap);
+    else
+        skip(r, "throughput.gp", gr, "no strategy and GPU count with 2 or more batch sizes");
 
     /* (d) test accuracy against epoch: one figure per strategy (by name), one line per run */
     const char *names[64];
@@ -234,7 +255,11 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         if (j == nnames && nnames < 64) names[nnames++] = u->strategy;
     }
     for (int i = 1; i < nnames; i++)
-        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) { const char *t = names[j]; names[j] = names[j - 1]; names[j - 1] = t; }
+        for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
     for (int a = 0; a < nnames; a++) {
         fig_t af = {0};
         for (int i = 0; i < s->nr; i++) {
@@ -309,8 +334,10 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     snprintf(path, sizeof path, "%s/acc_lr-%s.dat", r->out, gr->id);
     snprintf(name, sizeof name, "acc_lr-%s", gr->id);
     if ((rc = write_series(&lr, path, 2, 1)) < 0) FAIL(path);
-    if (rc > 0) emit(r, "acc_lr.gp", name, path, "", gr->sub, cap);
-    else skip(r, "acc_lr.gp", gr, "no configuration swept over 2 or more learning rates");
+    if (rc > 0)
+        emit(r, "acc_lr.gp", name, path, "", gr->sub, cap);
+    else
+        skip(r, "acc_lr.gp", gr, "no configuration swept over 2 or more learning rates");
 
     /* (f) per-step compute, exposed communication and idle: one bar per batch, strategy, GPU count, precision and
      * link, from its run with the best median step; single shows its whole step as compute, at the batches the
@@ -319,9 +346,13 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         int has = 0;
         for (int i = 0; i < s->nr; i++)
             if (s->run[i].group == g && !isnan(s->run[i].smed) && !isnan(s->run[i].cmed)) has = 1;
-        if (!has) skip(r, "breakdown.gp", gr, "no rows with compute_ms (data-parallel strategies)");
+        if (!has)
+            skip(r, "breakdown.gp", gr, "no rows with compute_ms (data-parallel strategies)");
         else {
-            typedef struct { char key[600]; int run; } bar_t;
+            typedef struct {
+                char key[600];
+                int run;
+            } bar_t;
             bar_t *bar = calloc((size_t)s->nr, sizeof *bar);
             int nbar = 0;
             for (int i = 0; bar && i < s->nr; i++) {
@@ -330,7 +361,8 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
                 if (isnan(u->cmed)) {
                     int at = 0;
                     for (int j = 0; j < s->nr && !at; j++)
-                        at = s->run[j].group == g && s->run[j].bk == u->bk && !isnan(s->run[j].smed) && !isnan(s->run[j].cmed);
+                        at = s->run[j].group == g && s->run[j].bk == u->bk && !isnan(s->run[j].smed) &&
+                             !isnan(s->run[j].cmed);
                     if (!study_is_reference(u->strategy) || !at) continue;
                 }
                 k[0] = '\0';
@@ -341,13 +373,21 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
                 key_pl(k, sizeof k, u);
                 int j = 0;
                 while (j < nbar && strcmp(bar[j].key, k)) j++;
-                if (j == nbar) { snprintf(bar[j].key, sizeof bar[j].key, "%s", k); bar[j].run = i; nbar++; }
-                else if (u->smed < s->run[bar[j].run].smed) bar[j].run = i;
+                if (j == nbar) {
+                    snprintf(bar[j].key, sizeof bar[j].key, "%s", k);
+                    bar[j].run = i;
+                    nbar++;
+                } else if (u->smed < s->run[bar[j].run].smed)
+                    bar[j].run = i;
             }
             if (bar) qsort(bar, (size_t)nbar, sizeof *bar, (int (*)(const void *, const void *))strcmp);
             snprintf(path, sizeof path, "%s/breakdown-%s.dat", r->out, gr->id);
             FILE *o = fopen(path, "w");
-            if (!o || !bar) { free(bar); if (o) fclose(o); FAIL(path); }
+            if (!o || !bar) {
+                free(bar);
+                if (o) fclose(o);
+                FAIL(path);
+            }
             fprintf(o, "label compute exposed_comm idle\n");
             for (int i = 0; i < nbar; i++) {
                 const run_t *u = &s->run[bar[i].run];
@@ -355,10 +395,13 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
                 double idle = !isnan(u->dmed) ? u->dmed : u->smed - comp - expo;
                 if (idle < 0) idle = 0;
                 char bw[64], pw[64];
-                if (u->pipe) snprintf(bw, sizeof bw, "b%d", u->bk); else snprintf(bw, sizeof bw, "%d/GPU", u->bk);
+                if (u->pipe)
+                    snprintf(bw, sizeof bw, "b%d", u->bk);
+                else
+                    snprintf(bw, sizeof bw, "%d/GPU", u->bk);
                 prec_word(pw, sizeof pw, s, u);
-                fprintf(o, "\"%s %dx %s%s%s%s\" %.6g %.6g %.6g\n", u->strategy, u->gpus, bw, link_word(w2, sizeof w2, u),
-                        *pw ? " " : "", pw, comp, expo, idle);
+                fprintf(o, "\"%s %dx %s%s%s%s\" %.6g %.6g %.6g\n", u->strategy, u->gpus, bw,
+                        link_word(w2, sizeof w2, u), *pw ? " " : "", pw, comp, expo, idle);
             }
             free(bar);
             if (fclose(o) != 0) FAIL(path);
@@ -377,8 +420,9 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         int nb = 0;
         for (int j = 0; j < s->nr; j++) {
             const run_t *v = &s->run[j];
-            int same = v->group == g && !isnan(v->bmed) && isnum(v->mb) && v->gpus == u->gpus && !strcmp(v->sched, u->sched) &&
-                       v->G == u->G && !strcmp(v->math, u->math) && !strcmp(v->gd, u->gd) && !strcmp(v->mb, u->mb);
+            int same = v->group == g && !isnan(v->bmed) && isnum(v->mb) && v->gpus == u->gpus &&
+                       !strcmp(v->sched, u->sched) && v->G == u->G && !strcmp(v->math, u->math) &&
+                       !strcmp(v->gd, u->gd) && !strcmp(v->mb, u->mb);
             if (same && j < i) first = 0;
             if (same && nb < 256) b[nb++] = v->bmed;
         }
@@ -397,7 +441,8 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         snprintf(lab, sizeof lab, "ideal (p-1)/(M+p-1), p = %d", p);
         pointn(&bubi, k, u->M, 100.0 * (p - 1) / (u->M + p - 1), NAN, 0, lab);
     }
-    if (!bub.n) skip(r, "bubble.gp", gr, "no pipeline rows (columns micro_batches, bubble)");
+    if (!bub.n)
+        skip(r, "bubble.gp", gr, "no pipeline rows (columns micro_batches, bubble)");
     else {
         snprintf(path, sizeof path, "%s/bubble-%s.dat", r->out, gr->id);
         snprintf(path2, sizeof path2, "%s/bubble_ideal-%s.dat", r->out, gr->id);
@@ -411,7 +456,12 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
 fail:
     rc = 1;
 done:
-    fig_free(&tf); fig_free(&sf); fig_free(&thr); fig_free(&lr); fig_free(&bub); fig_free(&bubi);
+    fig_free(&tf);
+    fig_free(&sf);
+    fig_free(&thr);
+    fig_free(&lr);
+    fig_free(&bub);
+    fig_free(&bubi);
     return rc;
 }
 
@@ -436,12 +486,17 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
     for (int i = from; i < r->nplot && !rc; i++) {
         const plot_t *p = &r->plot[i];
         if (*p->skip) {
-            fprintf(stderr, "report: skip %.*s (%s): %s\n", (int)(strlen(p->script) - 3), p->script, p->subtitle, p->skip);
+            fprintf(stderr, "report: skip %.*s (%s): %s\n", (int)(strlen(p->script) - 3), p->script, p->subtitle,
+                    p->skip);
             continue;
         }
         for (int fmt = 0; fmt < 2 && !rc; fmt++) {
             FILE *v = fopen(vars, "w");
-            if (!v) { rc = 1; snprintf(err, errlen, "%s: cannot write", vars); break; }
+            if (!v) {
+                rc = 1;
+                snprintf(err, errlen, "%s: cannot write", vars);
+                break;
+            }
             char out[1400], common[1100], script[1100];
             snprintf(out, sizeof out, "%s/%s", r->out, p->name);
             gq(v, "fmt", fmt ? "svg" : "png");

@@ -47,10 +47,17 @@ void fit_solve(fit_t *k) {
     double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
     for (int i = 0; i < k->n; i++) {
         double a = k->x1[i] / k->t[i], b = k->x2[i] / k->t[i];
-        saa += a * a; sab += a * b; sbb += b * b; sa += a; sb += b;
+        saa += a * a;
+        sab += a * b;
+        sbb += b * b;
+        sa += a;
+        sb += b;
     }
     double det = saa * sbb - sab * sab;
-    if (k->n < 2 || det == 0) { k->bad = 1; return; }
+    if (k->n < 2 || det == 0) {
+        k->bad = 1;
+        return;
+    }
     k->alpha = (sa * sbb - sb * sab) / det;
     k->beta = (saa * sb - sab * sa) / det;
     k->err = 0;
@@ -92,7 +99,10 @@ int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t er
         fit_t *k = fit_find(f, name);
         if (!k) {
             fit_t *p = realloc(f->fit, (size_t)(f->n + 1) * sizeof *p);
-            if (!p) { rows_free(&t); return errmsg(2, err, errlen, "%s: out of memory", path); }
+            if (!p) {
+                rows_free(&t);
+                return errmsg(2, err, errlen, "%s: out of memory", path);
+            }
             f->fit = p;
             k = &f->fit[f->n++];
             memset(k, 0, sizeof *k);
@@ -125,7 +135,8 @@ static const fit_t *first_of(const fits_t *f, const char *s, const char *type, i
     for (int i = 0; i < f->n; i++) {
         const fit_t *k = &f->fit[i];
         size_t l = strlen(k->algo);
-        if (!strcmp(k->strategy, s) && !strcmp(k->type, type) && (!cast || (l >= 5 && !strcmp(k->algo + l - 5, "+cast"))))
+        if (!strcmp(k->strategy, s) && !strcmp(k->type, type) &&
+            (!cast || (l >= 5 && !strcmp(k->algo + l - 5, "+cast"))))
             return k;
     }
     return NULL;

@@ -7,15 +7,15 @@
 #include <stddef.h>
 
 typedef struct {
-    char name[240];             /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
+    char name[240]; /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
     char strategy[64], algo[64], type[32];
-    int ring;                   /* the ring form (every strategy but naive) */
-    int n, bad;                 /* points; bad: the points cannot separate α from β */
-    double alpha, beta;         /* µs, µs per byte */
-    double err;                 /* the largest relative error over the points */
-    double bmin, bmax;          /* sizes, bytes */
-    char gpus[64];              /* GPU counts, "2, 4" */
-    double *x1, *x2, *t;        /* the points: t ≈ α x1 + β x2 */
+    int ring;            /* the ring form (every strategy but naive) */
+    int n, bad;          /* points; bad: the points cannot separate α from β */
+    double alpha, beta;  /* µs, µs per byte */
+    double err;          /* the largest relative error over the points */
+    double bmin, bmax;   /* sizes, bytes */
+    char gpus[64];       /* GPU counts, "2, 4" */
+    double *x1, *x2, *t; /* the points: t ≈ α x1 + β x2 */
     int cap;
 } fit_t;
 

@@ -7,10 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *f3(char *b, size_t n, double x) { if (isnan(x)) snprintf(b, n, "—"); else snprintf(b, n, "%.3f", x); return b; }
-const char *f2(char *b, size_t n, double x) { if (isnan(x)) snprintf(b, n, "—"); else snprintf(b, n, "%.2f", x); return b; }
-const char *pct(char *b, size_t n, double x) { if (isnan(x)) snprintf(b, n, "—"); else snprintf(b, n, "%.1f %%", x); return b; }
-const char *gpus_word(char *b, size_t n, int g) { snprintf(b, n, g == 1 ? "1 GPU" : "%d GPUs", g); return b; }
+const char *f3(char *b, size_t n, double x) {
+    if (isnan(x))
+        snprintf(b, n, "—");
+    else
+        snprintf(b, n, "%.3f", x);
+    return b;
+}
+const char *f2(char *b, size_t n, double x) {
+    if (isnan(x))
+        snprintf(b, n, "—");
+    else
+        snprintf(b, n, "%.2f", x);
+    return b;
+}
+const char *pct(char *b, size_t n, double x) {
+    if (isnan(x))
+        snprintf(b, n, "—");
+    else
+        snprintf(b, n, "%.1f %%", x);
+    return b;
+}
+const char *gpus_word(char *b, size_t n, int g) {
+    snprintf(b, n, g == 1 ? "1 GPU" : "%d GPUs", g);
+    return b;
+}
 const char *batch_word(char *b, size_t n, const run_t *r) {
     snprintf(b, n, r->pipe ? "batch %d" : "%d/GPU", r->bk);
     return b;
@@ -53,8 +74,10 @@ void key_row(char *k, size_t n, const run_t *r) {
     key_str(k, n, r->link);
 }
 const char *study_dates(char *b, size_t n, const group_t *g) {
-    if (strcmp(g->d0, g->d1) == 0) snprintf(b, n, "%s", g->d0);
-    else snprintf(b, n, "%s to %s", g->d0, g->d1);
+    if (strcmp(g->d0, g->d1) == 0)
+        snprintf(b, n, "%s", g->d0);
+    else
+        snprintf(b, n, "%s to %s", g->d0, g->d1);
     return b;
 }
 
@@ -81,7 +104,10 @@ void report_precision(report_t *r, FILE *md, int g);
 
 static void figure(const report_t *r, FILE *md, const char *name, const char *alt) {
     for (int i = 0; i < r->nfig; i++)
-        if (strcmp(r->fig[i], name) == 0) { fprintf(md, "![%s](%s)\n\n", alt, name); return; }
+        if (strcmp(r->fig[i], name) == 0) {
+            fprintf(md, "![%s](%s)\n\n", alt, name);
+            return;
+        }
 }
 
 static void summary(report_t *r, FILE *md, int g) {
@@ -98,7 +124,11 @@ static void summary(report_t *r, FILE *md, int g) {
         key_prec(k, sizeof k, u);
         int j = 0;
         while (j < nrow && strcmp(row[j].key, k)) j++;
-        if (j == nrow) { snprintf(row[j].key, sizeof row[j].key, "%s", k); row[j].best = row[j].acc = -1; nrow++; }
+        if (j == nrow) {
+            snprintf(row[j].key, sizeof row[j].key, "%s", k);
+            row[j].best = row[j].acc = -1;
+            nrow++;
+        }
         srow_t *w = &row[j];
         if (!isnan(u->tmed) && (w->best < 0 || u->tmed < s->run[w->best].tmed)) w->best = i;
         if (!isnan(u->facc) && (w->acc < 0 || u->facc > s->run[w->acc].facc)) w->acc = i;
@@ -127,13 +157,23 @@ static void summary(report_t *r, FILE *md, int g) {
             fprintf(md, "\n#### %s\n\n", st);
             if (u->pipe) {
                 pipenote = 1;
-                fprintf(md, "%s| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | status |\n", ph);
+                fprintf(md,
+                        "%s| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | "
+                        "efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | "
+                        "status |\n",
+                        ph);
                 fprintf(md, "%s|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr);
             } else if (bench && !single) {
-                fprintf(md, "%s| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n", ph);
+                fprintf(md,
+                        "%s| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | "
+                        "efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n",
+                        ph);
                 fprintf(md, "%s|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n", pr);
             } else {
-                fprintf(md, "%s| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | status |\n", ph);
+                fprintf(md,
+                        "%s| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | "
+                        "status |\n",
+                        ph);
                 fprintf(md, "%s|---:|---:|---:|---:|---:|---:|---|---|\n", pr);
             }
         }
@@ -145,11 +185,15 @@ static void summary(report_t *r, FILE *md, int g) {
         int t1r = study_t1_run(s, g, bk, u->math);
         double t1 = t1r >= 0 ? s->run[t1r].tmed : NAN, step1 = t1r >= 0 ? s->run[t1r].smed : NAN;
         double sp = !isnan(t) && !isnan(t1) ? t1 / t : NAN, ef = isnan(sp) ? NAN : 100 * sp / n;
-        if (a) snprintf(acc, sizeof acc, "%.1f %% (lr %s)", a->facc, a->lr);
-        else snprintf(acc, sizeof acc, "—");
+        if (a)
+            snprintf(acc, sizeof acc, "%.1f %% (lr %s)", a->facc, a->lr);
+        else
+            snprintf(acc, sizeof acc, "—");
         double nsteps = b ? b->nmed : NAN;
-        if (isnan(nsteps)) snprintf(steps, sizeof steps, "—");
-        else num_s(steps, sizeof steps, nsteps);
+        if (isnan(nsteps))
+            snprintf(steps, sizeof steps, "—");
+        else
+            num_s(steps, sizeof steps, nsteps);
         for (int j = 0; j < w->nst; j++) {
             size_t l = strlen(stl);
             snprintf(stl + l, sizeof stl - l, "%s%s", j ? ", " : "", w->st[j]);
@@ -160,11 +204,17 @@ static void summary(report_t *r, FILE *md, int g) {
             int M = u->M, p = n;
             double model = t1r >= 0 && !isnan(nsteps) ? nsteps * step1 / p * (M + p - 1) / M / 1e3 : NAN;
             char bm[32], bi[32], ims[32];
-            if (b && !isnan(b->bmed)) pct(bm, sizeof bm, 100 * b->bmed); else snprintf(bm, sizeof bm, "—");
+            if (b && !isnan(b->bmed))
+                pct(bm, sizeof bm, 100 * b->bmed);
+            else
+                snprintf(bm, sizeof bm, "—");
             pct(bi, sizeof bi, 100.0 * (p - 1) / (M + p - 1));
-            if (b && !isnan(b->imed)) snprintf(ims, sizeof ims, "%.0f", b->imed); else snprintf(ims, sizeof ims, "—");
-            fprintf(md, "%s| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pc, n, u->sched, bk, M,
-                    f3(x1, 32, t), f3(x2, 32, model), f2(x3, 32, sp), pct(x4, 32, ef), bm, bi, ims, acc, stl);
+            if (b && !isnan(b->imed))
+                snprintf(ims, sizeof ims, "%.0f", b->imed);
+            else
+                snprintf(ims, sizeof ims, "—");
+            fprintf(md, "%s| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", pc, n, u->sched, bk,
+                    M, f3(x1, 32, t), f3(x2, 32, model), f2(x3, 32, sp), pct(x4, 32, ef), bm, bi, ims, acc, stl);
         } else if (bench && !single) {
             double tc = t1r >= 0 ? step1 : (b ? b->cmed : NAN);
             const char *mark = t1r >= 0 ? "" : " †";
@@ -179,8 +229,14 @@ static void summary(report_t *r, FILE *md, int g) {
             double model = !isnan(tc) && !isnan(tar) && !isnan(nsteps) ? nsteps * (tc + tar) / 1e3 : NAN;
             double msp = !isnan(model) && !isnan(t1) ? t1 / model : NAN;
             char comm[96], q[32], m[32];
-            if (b && !isnan(b->qmed)) snprintf(q, sizeof q, "%.3f", b->qmed); else snprintf(q, sizeof q, "—");
-            if (!isnan(tar)) snprintf(m, sizeof m, "%.3f", tar); else snprintf(m, sizeof m, "—");
+            if (b && !isnan(b->qmed))
+                snprintf(q, sizeof q, "%.3f", b->qmed);
+            else
+                snprintf(q, sizeof q, "—");
+            if (!isnan(tar))
+                snprintf(m, sizeof m, "%.3f", tar);
+            else
+                snprintf(m, sizeof m, "—");
             snprintf(comm, sizeof comm, "%s / %s%s", q, m, lentm);
             if (!isnan(model) && *mark) dagger = 1;
             if (*lentm) ddagger = 1;
@@ -193,14 +249,19 @@ static void summary(report_t *r, FILE *md, int g) {
         }
         (void)x6;
     }
-    if (dagger) fprintf(md, "\n† no `single` run at this batch and math: the model uses this run's own compute time per step.\n");
+    if (dagger)
+        fprintf(md,
+                "\n† no `single` run at this batch and math: the model uses this run's own compute time per step.\n");
     if (ddagger)
-        fprintf(md, "\n‡ the benchmark has no bfloat16 rows (run `--bench allreduce` of this version): the float fit, at the "
-                    "bf16 gradients' bytes.\n");
+        fprintf(
+            md,
+            "\n‡ the benchmark has no bfloat16 rows (run `--bench allreduce` of this version): the float fit, at the "
+            "bf16 gradients' bytes.\n");
     if (pipenote)
-        fprintf(md, "\nPipeline: T1 and the model use `single` at the same global batch; model epoch = steps × single's "
-                    "median step / p × (M + p − 1)/M, i.e. p balanced stages with the ideal bubble (p−1)/(M+p−1) and free "
-                    "transfers between them.\n");
+        fprintf(md,
+                "\nPipeline: T1 and the model use `single` at the same global batch; model epoch = steps × single's "
+                "median step / p × (M + p − 1)/M, i.e. p balanced stages with the ideal bubble (p−1)/(M+p−1) and free "
+                "transfers between them.\n");
     fprintf(md, "\n");
     free(row);
 }
@@ -212,8 +273,9 @@ static void not_ok(const report_t *r, FILE *md, int g) {
         const run_t *u = &s->run[i];
         if (u->group != g || strcmp(u->fstat, "ok") == 0) continue;
         if (!nf++)
-            fprintf(md, "### Runs that did not end ok\n\n| strategy | GPUs | batch | lr | M | status | last epoch | run |\n"
-                        "|---|---:|---:|---:|---:|---|---:|---|\n");
+            fprintf(md,
+                    "### Runs that did not end ok\n\n| strategy | GPUs | batch | lr | M | status | last epoch | run |\n"
+                    "|---|---:|---:|---:|---:|---|---:|---|\n");
         char w[200];
         fprintf(md, "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", with_prec(w, sizeof w, u->strategy, s, u), u->gpus,
                 u->G, u->lr, *u->mb ? u->mb : "—", u->fstat, u->last, u->run_id);
@@ -224,7 +286,10 @@ static void not_ok(const report_t *r, FILE *md, int g) {
 static void allreduce_model(const report_t *r, FILE *md) {
     fprintf(md, "## All-reduce model\n\n");
     if (!r->have_bench) {
-        fprintf(md, "no all-reduce benchmark: model line omitted (run `./scaling --bench allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n\n", r->bench_default);
+        fprintf(md,
+                "no all-reduce benchmark: model line omitted (run `./scaling --bench allreduce --gpus 2,4 --out %s`, "
+                "or pass `--allreduce FILE`).\n\n",
+                r->bench_default);
         return;
     }
     if (*r->bench_err || r->nfit_bench == 0) {
@@ -237,16 +302,23 @@ static void allreduce_model(const report_t *r, FILE *md) {
                 "|---|---|---:|---:|---:|---|---|---:|\n");
     for (int i = 0; i < r->nfit_bench; i++) {
         const fit_t *k = &r->fits.fit[i];
-        if (k->bad) { fprintf(md, "| %s | — | — | — | %d | %s | | not enough distinct points |\n", k->name, k->n, k->gpus); continue; }
+        if (k->bad) {
+            fprintf(md, "| %s | — | — | — | %d | %s | | not enough distinct points |\n", k->name, k->n, k->gpus);
+            continue;
+        }
         char ib[32], b0[32], b1[32];
-        if (k->beta > 0) snprintf(ib, sizeof ib, "%.1f", 1e-3 / k->beta); else snprintf(ib, sizeof ib, "—");
+        if (k->beta > 0)
+            snprintf(ib, sizeof ib, "%.1f", 1e-3 / k->beta);
+        else
+            snprintf(ib, sizeof ib, "—");
         fprintf(md, "| %s | %s | %.2f | %s | %d | %s | %s–%s B | %.1f %% |\n", k->name,
                 k->ring ? "2(n−1)α + 2(n−1)/n·S·β (ring)" : "2(n−1)α + 2(n−1)·S·β (in and out of GPU 0)", k->alpha, ib,
                 k->n, k->gpus, num_s(b0, sizeof b0, k->bmin), num_s(b1, sizeof b1, k->bmax), 100 * k->err);
     }
-    fprintf(md, "\nThe model epoch time is steps × (single's median step at the same per-GPU batch and math + t(n, S)), "
-                "with S the gradient bytes reduced per step (the bytes on the wire) and t the fit of the gradients' type: "
-                "no overlap of communication with backward, so an overlapping strategy can beat it.\n\n");
+    fprintf(md,
+            "\nThe model epoch time is steps × (single's median step at the same per-GPU batch and math + t(n, S)), "
+            "with S the gradient bytes reduced per step (the bytes on the wire) and t the fit of the gradients' type: "
+            "no overlap of communication with backward, so an overlapping strategy can beat it.\n\n");
 }
 
 void report_markdown(report_t *r, FILE *md) {
@@ -260,23 +332,29 @@ void report_markdown(report_t *r, FILE *md) {
     }
     fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.nrows, s->allruns, s->nr);
     if (s->leftout > 0)
-        fprintf(md, "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run of the same configuration)", s->leftout);
+        fprintf(md,
+                "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run "
+                "of the same configuration)",
+                s->leftout);
     fprintf(md, "\n\n");
-    fprintf(md, "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
-                "strategy, GPU count, batch, math and gradient dtype; **best** is the lowest epoch time over their learning "
-                "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
-                "and efficiency T1/(N·TN) take T1 from the strategy `single` at the same batch and math (weak scaling: the "
-                "same batch per GPU).\n\n");
+    fprintf(
+        md,
+        "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
+        "strategy, GPU count, batch, math and gradient dtype; **best** is the lowest epoch time over their learning "
+        "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
+        "and efficiency T1/(N·TN) take T1 from the strategy `single` at the same batch and math (weak scaling: the "
+        "same batch per GPU).\n\n");
     allreduce_model(r, md);
     for (int g = 0; g < s->ng; g++) {
         const group_t *gr = &s->grp[g];
         char n[300];
         fprintf(md, "## %s\n\n### Figures\n\n", gr->sub);
-        static const char *const figs[][2] = {
-            {"epoch_time", "epoch time against GPU count"}, {"speedup", "speedup and efficiency against GPU count"},
-            {"throughput", "throughput against per-GPU batch"},
-            {"breakdown", "per-step compute, exposed communication and idle time"},
-            {"bubble", "pipeline bubble against micro-batches"}, {"acc_lr", "final test accuracy against learning rate"}};
+        static const char *const figs[][2] = {{"epoch_time", "epoch time against GPU count"},
+                                              {"speedup", "speedup and efficiency against GPU count"},
+                                              {"throughput", "throughput against per-GPU batch"},
+                                              {"breakdown", "per-step compute, exposed communication and idle time"},
+                                              {"bubble", "pipeline bubble against micro-batches"},
+                                              {"acc_lr", "final test accuracy against learning rate"}};
         for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
             snprintf(n, sizeof n, "%s-%s.png", figs[i][0], gr->id);
             figure(r, md, n, figs[i][1]);

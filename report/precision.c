@@ -31,8 +31,12 @@ static int maths(const study_runs_t *s, int g, const char *pm[PRECISION_MAX]) {
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && strcmp(key[j - 1], key[j]) > 0; j--) {
             char t[40];
-            memcpy(t, key[j], 40); memcpy(key[j], key[j - 1], 40); memcpy(key[j - 1], t, 40);
-            const char *p = pm[j]; pm[j] = pm[j - 1]; pm[j - 1] = p;
+            memcpy(t, key[j], 40);
+            memcpy(key[j], key[j - 1], 40);
+            memcpy(key[j - 1], t, 40);
+            const char *p = pm[j];
+            pm[j] = pm[j - 1];
+            pm[j - 1] = p;
         }
     return n;
 }
@@ -74,7 +78,8 @@ int precision_table(const study_runs_t *s, int g, precision_t *t) {
         precision_row_t *w = &t->row[i];
         const run_t *u = &s->run[w->pair];
         for (int j = 0; j < t->nm; j++) {
-            const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL, *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
+            const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL,
+                        *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
             int t1 = study_t1_run(s, g, u->bk, t->math[j]);
             w->t[j] = b ? b->tmed : NAN;
             w->ratio[j] = b && ref ? b->tmed / ref->tmed : NAN;
@@ -102,8 +107,10 @@ void report_precision(report_t *r, FILE *md, int g) {
 
     fprintf(md, "### ");
     for (int j = 0; j < nm; j++) fprintf(md, "%s%s", j ? " against " : "", pm[j]);
-    fprintf(md, "\n\nEach row holds the runs that differ in math only (the best over learning rates and seeds, as above); "
-                "a column m / %s is the ratio of the two epoch times. ", pm[ref]);
+    fprintf(md,
+            "\n\nEach row holds the runs that differ in math only (the best over learning rates and seeds, as above); "
+            "a column m / %s is the ratio of the two epoch times. ",
+            pm[ref]);
     fprintf(md, "Speedup and efficiency are over `single` at the same batch and math; communication is the gradient "
                 "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
                 "parentheses.\n\n");
@@ -134,13 +141,18 @@ void report_precision(report_t *r, FILE *md, int g) {
         for (int j = 0; j < nm; j++) fprintf(md, " | %s", f2(x, sizeof x, w->speedup[j]));
         for (int j = 0; j < nm; j++) fprintf(md, " | %s", pct(x, sizeof x, w->efficiency[j]));
         for (int j = 0; j < nm; j++) {
-            if (isnan(w->comm[j])) fprintf(md, " | —");
-            else if (isnan(w->exposed[j])) fprintf(md, " | %.1f %%", w->comm[j]);
-            else fprintf(md, " | %.1f %% (%.1f %%)", w->comm[j], w->exposed[j]);
+            if (isnan(w->comm[j]))
+                fprintf(md, " | —");
+            else if (isnan(w->exposed[j]))
+                fprintf(md, " | %.1f %%", w->comm[j]);
+            else
+                fprintf(md, " | %.1f %% (%.1f %%)", w->comm[j], w->exposed[j]);
         }
         for (int j = 0; j < nm; j++) {
-            if (!isnan(w->accuracy[j])) fprintf(md, " | %.1f %%", w->accuracy[j]);
-            else fprintf(md, " | —");
+            if (!isnan(w->accuracy[j]))
+                fprintf(md, " | %.1f %%", w->accuracy[j]);
+            else
+                fprintf(md, " | —");
         }
         fprintf(md, " |\n");
     }

@@ -9,8 +9,8 @@
 #include <string.h>
 
 typedef struct {
-    const fit_t *ki;            /* the intra-node fit */
-    double ae, be;              /* inter-node α (µs) and β (µs per byte per GPU); NAN without a path */
+    const fit_t *ki; /* the intra-node fit */
+    double ae, be;   /* inter-node α (µs) and β (µs per byte per GPU); NAN without a path */
     int inter;
 } path_t;
 
@@ -26,10 +26,12 @@ double project_ar_ms(int tree, int N, int g, double S, double ai, double bi, dou
     int n = N * g;
     if (n < 2) return 0;
     if (N > 1 && (isnan(ae) || isnan(be))) return NAN;
-    if (N == 1) ae = be = 0;    /* no inter-node term on one node */
+    if (N == 1) ae = be = 0; /* no inter-node term on one node */
     double b = N > 1 ? fmax(bi, be / g) : bi, lat;
-    if (!tree) lat = (2.0 * (n - 1) - 2.0 * (N - 1)) * ai + 2.0 * (N - 1) * ae;
-    else lat = 2.0 * ((g - 1) * ai + log2i(N) * ae);
+    if (!tree)
+        lat = (2.0 * (n - 1) - 2.0 * (N - 1)) * ai + 2.0 * (N - 1) * ae;
+    else
+        lat = 2.0 * ((g - 1) * ai + log2i(N) * ae);
     return (lat + (!tree ? 2.0 * (n - 1) / n : 2.0) * S * b) / 1e3;
 }
 
@@ -50,12 +52,12 @@ typedef struct {
     char key[300];
     int b;
     const char *math, *gd;
-    double S;                   /* bytes per step, the largest of its runs */
-    const char *algo;           /* the first on-host run's nccl_algo */
-    double lx, lq, lxe, lqe;    /* exposed and all-reduce time per step: runs on this host, runs across nodes */
+    double S;                /* bytes per step, the largest of its runs */
+    const char *algo;        /* the first on-host run's nccl_algo */
+    double lx, lq, lxe, lqe; /* exposed and all-reduce time per step: runs on this host, runs across nodes */
     int lnr, lnre;
     const fit_t *ki;
-    double phi, phi_e;          /* the overlap on one node, and across nodes */
+    double phi, phi_e; /* the overlap on one node, and across nodes */
     int drawn;
 } line_t;
 
@@ -122,7 +124,10 @@ static void gather(proj_t *p, int g) {
             if (j == p->nl) {
                 memset(&p->ln[j], 0, sizeof p->ln[j]);
                 snprintf(p->ln[j].key, sizeof p->ln[j].key, "%s", K);
-                p->ln[j].b = u->b; p->ln[j].math = u->math; p->ln[j].gd = gd_of(u); p->ln[j].S = NAN;
+                p->ln[j].b = u->b;
+                p->ln[j].math = u->math;
+                p->ln[j].gd = gd_of(u);
+                p->ln[j].S = NAN;
                 p->ln[j].algo = "";
                 p->nl++;
             }
@@ -134,20 +139,36 @@ static void gather(proj_t *p, int g) {
             key_str(k, sizeof k, u->tr);
             int m = 0;
             while (m < p->nm && strcmp(p->ms[m].key, k)) m++;
-            if (m == p->nm) { snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k); p->ms[m].run = i; p->ms[m].pipe = 0; p->nm++; }
-            else if (u->tmed < s->run[p->ms[m].run].tmed) p->ms[m].run = i;
-            if (u->nodes > 1 && !isnan(u->xmed) && u->qmed > 0) { l->lxe += u->xmed; l->lqe += u->qmed; l->lnre++; }
+            if (m == p->nm) {
+                snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k);
+                p->ms[m].run = i;
+                p->ms[m].pipe = 0;
+                p->nm++;
+            } else if (u->tmed < s->run[p->ms[m].run].tmed)
+                p->ms[m].run = i;
+            if (u->nodes > 1 && !isnan(u->xmed) && u->qmed > 0) {
+                l->lxe += u->xmed;
+                l->lqe += u->qmed;
+                l->lnre++;
+            }
             if (!on_host_link(u)) continue;
             if (!*l->algo) l->algo = u->algo;
-            if (!isnan(u->xmed) && u->qmed > 0) { l->lx += u->xmed; l->lq += u->qmed; l->lnr++; }
+            if (!isnan(u->xmed) && u->qmed > 0) {
+                l->lx += u->xmed;
+                l->lq += u->qmed;
+                l->lnr++;
+            }
         } else if (u->pipe && u->ns > 0) {
             key_num(K, sizeof K, u->bk);
             key_str(K, sizeof K, u->math);
             key_str(K, sizeof K, u->sched);
             int j = 0;
             while (j < p->np && strcmp(p->pl[j].key, K)) j++;
-            if (j == p->np) { snprintf(p->pl[j].key, sizeof p->pl[j].key, "%s", K); p->pl[j].run = i; p->np++; }
-            else {
+            if (j == p->np) {
+                snprintf(p->pl[j].key, sizeof p->pl[j].key, "%s", K);
+                p->pl[j].run = i;
+                p->np++;
+            } else {
                 const run_t *o = &s->run[p->pl[j].run];
                 if (u->gpus > o->gpus || (u->gpus == o->gpus && u->tmed < o->tmed)) p->pl[j].run = i;
             }
@@ -156,8 +177,13 @@ static void gather(proj_t *p, int g) {
             key_num(k, sizeof k, u->M);
             int m = 0;
             while (m < p->nm && strcmp(p->ms[m].key, k)) m++;
-            if (m == p->nm) { snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k); p->ms[m].run = i; p->ms[m].pipe = 1; p->nm++; }
-            else if (u->tmed < s->run[p->ms[m].run].tmed) p->ms[m].run = i;
+            if (m == p->nm) {
+                snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k);
+                p->ms[m].run = i;
+                p->ms[m].pipe = 1;
+                p->nm++;
+            } else if (u->tmed < s->run[p->ms[m].run].tmed)
+                p->ms[m].run = i;
         }
     }
     qsort(p->ln, (size_t)p->nl, sizeof *p->ln, cmp_key);
@@ -170,7 +196,10 @@ static void gather(proj_t *p, int g) {
         for (int j = 0; j < nlines; j++) {
             const char *K = p->ms[m].pipe ? p->pl[j].key : p->ln[j].key;
             size_t n = strlen(K);
-            if (strncmp(p->ms[m].key, K, n) == 0 && p->ms[m].key[n] == '\034') { p->ms[m].line = j; break; }
+            if (strncmp(p->ms[m].key, K, n) == 0 && p->ms[m].key[n] == '\034') {
+                p->ms[m].line = j;
+                break;
+            }
         }
     }
 }
@@ -198,8 +227,14 @@ static void err_row(FILE *md, const char *label, int n, const char *layout, doub
     double e = isnan(model) ? NAN : 100 * (model - measured) / measured;
     if (!isnan(e) && e > -0.05 && e < 0.05) e = 0;
     char mo[32], er[32];
-    if (isnan(model)) snprintf(mo, sizeof mo, "—"); else snprintf(mo, sizeof mo, "%.3f", model);
-    if (isnan(e)) snprintf(er, sizeof er, "—"); else snprintf(er, sizeof er, "%+.1f %%", e);
+    if (isnan(model))
+        snprintf(mo, sizeof mo, "—");
+    else
+        snprintf(mo, sizeof mo, "%.3f", model);
+    if (isnan(e))
+        snprintf(er, sizeof er, "—");
+    else
+        snprintf(er, sizeof er, "%+.1f %%", e);
     fprintf(md, "| %s | %d | %s | %.3f | %s | %s | %s | %s |\n", label, n, layout, measured, mo, er, expo, idle);
 }
 
@@ -208,14 +243,18 @@ static void errors(proj_t *p, int g) {
     FILE *md = p->md;
     fprintf(md, "#### Model error at the measured points\n\n");
     fprintf(md, "Error = (model − measured) / measured epoch time; exposed and idle are per step, from the rows.\n\n");
-    fprintf(md, "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) "
-                "| idle ms |\n|---|---:|---:|---:|---:|---:|---|---:|\n");
+    fprintf(
+        md,
+        "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) "
+        "| idle ms |\n|---|---:|---:|---:|---:|---:|---|---:|\n");
     int *seen = calloc((size_t)(s->nr ? s->nr : 1), sizeof *seen), own = 0;
     for (int i = 0; seen && i < p->nl + p->np; i++) {
         int bk;
         const char *m;
-        if (i < p->nl) bk = p->ln[i].b, m = p->ln[i].math;
-        else bk = s->run[p->pl[i - p->nl].run].bk, m = s->run[p->pl[i - p->nl].run].math;
+        if (i < p->nl)
+            bk = p->ln[i].b, m = p->ln[i].math;
+        else
+            bk = s->run[p->pl[i - p->nl].run].bk, m = s->run[p->pl[i - p->nl].run].math;
         int r1 = study_t1_run(s, g, bk, m);
         if (r1 < 0 || seen[r1]) continue;
         seen[r1] = 1;
@@ -241,7 +280,7 @@ static void errors(proj_t *p, int g) {
         const line_t *l = p->ms[i].line >= 0 ? &p->ln[p->ms[i].line] : NULL;
         if (!l || !l->drawn) continue;
         int N = u->nodes;
-        if (N <= 1 && !on_host_link(u)) continue;     /* one node over a forced transport: no path the model has */
+        if (N <= 1 && !on_host_link(u)) continue; /* one node over a forced transport: no path the model has */
         double ex = ar_row(&p->path, u->algo, N, u->gpus / N, !isnan(u->ymed) ? u->ymed : l->S, l->ki);
         if (!isnan(ex)) ex *= N > 1 ? l->phi_e : l->phi;
         int r1 = study_t1_run(s, g, l->b, l->math);
@@ -313,7 +352,8 @@ static void group(proj_t *p, int g) {
         drawn += study_t1_run(s, g, u->bk, u->math) >= 0 && u->M >= 1;
     }
     if (!drawn) {
-        fprintf(md, "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); run one beside them.\n\n");
+        fprintf(md, "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); run one "
+                    "beside them.\n\n");
         return;
     }
     p->dat = fopen(dat, "w");
@@ -346,20 +386,26 @@ static void group(proj_t *p, int g) {
         l->phi_e = l->lnre ? l->lxe / l->lqe : 1;
         fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f on one node ", S, t1,
                 (int)st1, l->phi);
-        if (l->lnr) fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
-        else fprintf(md, "(no overlap measured on this host: none assumed)");
+        if (l->lnr)
+            fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
+        else
+            fprintf(md, "(no overlap measured on this host: none assumed)");
         if (p->path.inter) {
             fprintf(md, ", φ = %.3f across nodes ", l->phi_e);
-            if (l->lnre) fprintf(md, "(over %d nccl run(s) across nodes)", l->lnre);
-            else fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
+            if (l->lnre)
+                fprintf(md, "(over %d nccl run(s) across nodes)", l->lnre);
+            else
+                fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
         }
         fprintf(md, ", intra-node fit `%s`.\n\n", ki->name);
         fprintf(md, "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
                     "| speedup | efficiency |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
         char lk[200], t[260];
         line_key(lk, sizeof lk, l);
-        if (p->path.inter) snprintf(t, sizeof t, "%s, φ %.2f, %.2f across nodes", lk, l->phi, l->phi_e);
-        else snprintf(t, sizeof t, "%s, φ %.2f", lk, l->phi);
+        if (p->path.inter)
+            snprintf(t, sizeof t, "%s, φ %.2f, %.2f across nodes", lk, l->phi, l->phi_e);
+        else
+            snprintf(t, sizeof t, "%s, φ %.2f", lk, l->phi);
         curve(p->dat, &p->nblk_dat, t);
         int dagger = 0;
         for (int G = 1; G <= 1024; G *= 2) {
@@ -374,7 +420,10 @@ static void group(proj_t *p, int g) {
                     f3(d, 32, step), st1 / G * step / 1e3, G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
             point(p->dat, G, G * t1 / step, 100 * t1 / step);
         }
-        if (dagger) fprintf(md, "\n† the global batch exceeds the training set: an epoch is less than a step (a throughput view).\n");
+        if (dagger)
+            fprintf(
+                md,
+                "\n† the global batch exceeds the training set: an epoch is less than a step (a throughput view).\n");
         fprintf(md, "\n");
         measured_points(p, i, 0, r1, 0);
     }
@@ -425,30 +474,36 @@ static void group(proj_t *p, int g) {
         if (p->path.inter)
             snprintf(inter, sizeof inter, "inter-node %.1f us + %.1f GB/s per GPU (%s)", p->path.ae, 1e-3 / p->path.be,
                      r->inter_cap);
-        else snprintf(inter, sizeof inter, "no inter-node path: one node only");
+        else
+            snprintf(inter, sizeof inter, "no inter-node path: one node only");
         /* lines separated by a literal \n, which projection.gp turns into line breaks */
-        snprintf(f->caption, sizeof f->caption,
-                 "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
-                 "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
-                 "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
-                 "points: measured (T1: single's epoch)\\nGPU: %s  |  %s  |  %s",
-                 r->gpn, ki->alpha, 1e-3 / ki->beta, inter, *gr->gpus ? gr->gpus : "unknown",
-                 study_dates(d, sizeof d, gr), r->src);
+        snprintf(
+            f->caption, sizeof f->caption,
+            "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
+            "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
+            "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
+            "points: measured (T1: single's epoch)\\nGPU: %s  |  %s  |  %s",
+            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, *gr->gpus ? gr->gpus : "unknown", study_dates(d, sizeof d, gr),
+            r->src);
     }
 }
 
 static void explain(proj_t *p) {
     report_t *r = p->r;
     FILE *md = p->md;
-    fprintf(md, "Predicted from the measured steps, the all-reduce fits and NCCL's cost model, at 1 to 1024 GPUs as nodes × "
-                "%d GPUs per node (`--gpus-per-node`). Data parallel (nccl), weak scaling at the measured per-GPU batch:\n\n", r->gpn);
-    fprintf(md, "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
-                "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
-                "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap (exposed over total "
-                "all-reduce time) of the nccl runs over the link nearest the projected one, held constant as the "
-                "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
-                "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
-                "overlap over a network.\n");
+    fprintf(
+        md,
+        "Predicted from the measured steps, the all-reduce fits and NCCL's cost model, at 1 to 1024 GPUs as nodes × "
+        "%d GPUs per node (`--gpus-per-node`). Data parallel (nccl), weak scaling at the measured per-GPU batch:\n\n",
+        r->gpn);
+    fprintf(md,
+            "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
+            "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
+            "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap (exposed over total "
+            "all-reduce time) of the nccl runs over the link nearest the projected one, held constant as the "
+            "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
+            "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
+            "overlap over a network.\n");
     fprintf(md, "- t_AR over N nodes × g GPUs (n = N·g) is NCCL's own cost model (`src/graph/tuning.cc`, "
                 "`ncclTopoTuneModel`: latency per step, bus bandwidth as nccl-tests' `doc/PERFORMANCE.md` defines it, "
                 "busbw = algbw·2(n−1)/n for a ring):\n");
@@ -458,14 +513,16 @@ static void explain(proj_t *p) {
                 "across nodes, reduce then broadcast (NCCL's tree algbw is half its busbw);\n");
     fprintf(md, "  - β = β_intra on one node, else max(β_intra, β_inter/g): a node's g rings (NCCL channels) leave it "
                 "through g NICs, one per GPU.\n");
-    fprintf(md, "  NCCL picks whichever its model says is faster (the harness pins `NCCL_ALGO=Ring` unless `NCCL_ALGO` is "
-                "set: unset it at scale); the projection takes the faster and names it. At a measured point the model uses "
-                "the algorithm the row records.\n");
-    fprintf(md, "- Pipeline (every stage sees the global batch), on one node only: step(p) = (M + p − 1)/M × ΣB/p × "
-                "imbalance, with B the stage busy times measured at the largest stage count and imbalance = max B / mean B "
-                "(1 at p = 1); at a measured point step = (M + p − 1)/M × max B: the bubble (p−1)/(M+p−1) with the "
-                "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut "
-                "into.\n\n");
+    fprintf(md,
+            "  NCCL picks whichever its model says is faster (the harness pins `NCCL_ALGO=Ring` unless `NCCL_ALGO` is "
+            "set: unset it at scale); the projection takes the faster and names it. At a measured point the model uses "
+            "the algorithm the row records.\n");
+    fprintf(md,
+            "- Pipeline (every stage sees the global batch), on one node only: step(p) = (M + p − 1)/M × ΣB/p × "
+            "imbalance, with B the stage busy times measured at the largest stage count and imbalance = max B / mean B "
+            "(1 at p = 1); at a measured point step = (M + p − 1)/M × max B: the bubble (p−1)/(M+p−1) with the "
+            "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut "
+            "into.\n\n");
     fprintf(md, "| path | α (µs per step) | bandwidth (GB/s) | source |\n|---|---:|---:|---|\n");
     fprintf(md, "| intra-node | %.2f | %.1f | ring fit `%s` to `%s` (above) |\n", p->path.ki->alpha,
             1e-3 / p->path.ki->beta, p->path.ki->name, r->bench_src);
@@ -474,8 +531,10 @@ static void explain(proj_t *p) {
     fprintf(md, "\n");
     if (*r->inter_note) fprintf(md, "%s.\n\n", r->inter_note);
     if (!p->path.inter)
-        fprintf(md, "no inter-node path (no emulated-network benchmark: pass `--net-allreduce FILE`, or `--net-gbs` and "
-                    "`--net-latency-us`): data parallelism projected on one node only, up to %d GPUs.\n\n", r->gpn);
+        fprintf(md,
+                "no inter-node path (no emulated-network benchmark: pass `--net-allreduce FILE`, or `--net-gbs` and "
+                "`--net-latency-us`): data parallelism projected on one node only, up to %d GPUs.\n\n",
+                r->gpn);
 }
 
 /* The inter-node path: the network benchmark's nccl fit, each parameter replaced where given. */
@@ -489,8 +548,10 @@ static void inter_path(proj_t *p) {
         int rc = fits_read(&r->fits, r->net_src, "net ", err, sizeof err);
         const fit_t *k = rc ? NULL : fit_of(&r->fits, "net nccl", "", "float");
         (void)n0;
-        if (rc) snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
-        else if (!fit_usable(k)) snprintf(r->inter_note, sizeof r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
+        if (rc)
+            snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
+        else if (!fit_usable(k))
+            snprintf(r->inter_note, sizeof r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
         else {
             p->path.ae = k->alpha;
             p->path.be = k->beta;
@@ -518,8 +579,10 @@ static void inter_path(proj_t *p) {
 void report_projection(report_t *r, FILE *md) {
     fprintf(md, "## Projection past this host\n\n");
     if (!r->have_bench) {
-        fprintf(md, "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run `./scaling --bench "
-                    "allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n", r->bench_default);
+        fprintf(md,
+                "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run `./scaling --bench "
+                "allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n",
+                r->bench_default);
         return;
     }
     const fit_t *ki = fit_of(&r->fits, "nccl", "", "float");
@@ -533,11 +596,18 @@ void report_projection(report_t *r, FILE *md) {
     p.ln = calloc((size_t)n, sizeof *p.ln);
     p.pl = calloc((size_t)n, sizeof *p.pl);
     p.ms = calloc((size_t)n, sizeof *p.ms);
-    if (!p.ln || !p.pl || !p.ms) { free(p.ln); free(p.pl); free(p.ms); return; }
+    if (!p.ln || !p.pl || !p.ms) {
+        free(p.ln);
+        free(p.pl);
+        free(p.ms);
+        return;
+    }
     inter_path(&p);
     /* fits_read may have moved the fits: find the intra-node one again */
     p.path.ki = fit_of(&r->fits, "nccl", "", "float");
     explain(&p);
     for (int g = 0; g < r->st.ng; g++) group(&p, g);
-    free(p.ln); free(p.pl); free(p.ms);
+    free(p.ln);
+    free(p.pl);
+    free(p.ms);
 }

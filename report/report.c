@@ -13,7 +13,8 @@
 static const char usage_text[] =
     "usage: scaling report STUDY.csv [--out DIR] [--allreduce FILE] [--net-allreduce FILE] [--net-gbs GBS]\n"
     "                      [--net-latency-us US] [--gpus-per-node G]\n"
-    "Writes DIR/REPORT.md (default: the CSV's path less .csv), one data file per figure (*.dat) and, where gnuplot is,\n"
+    "Writes DIR/REPORT.md (default: the CSV's path less .csv), one data file per figure (*.dat) and, where gnuplot "
+    "is,\n"
     "the figures (PNG and SVG). doc/report.md says what each section and figure means.\n"
     "  --out DIR             where the report goes\n"
     "  --allreduce FILE      `scaling --bench allreduce` CSV: the α-β fits, the model columns and the projection\n"
@@ -77,7 +78,10 @@ static void find_plots(char *out, size_t len, const char *source_dir, const char
     out[0] = '\0';
     if (source_dir && *source_dir) {
         snprintf(p, sizeof p, "%s/plots/common.gp", source_dir);
-        if (readable(p)) { snprintf(out, len, "%s/plots", source_dir); return; }
+        if (readable(p)) {
+            snprintf(out, len, "%s/plots", source_dir);
+            return;
+        }
     }
     const char *slash = exe ? strrchr(exe, '/') : NULL;
     if (slash) {
@@ -97,8 +101,10 @@ static void beside(char *out, size_t len, const char *csv, const char *suffix) {
 static void quoted(FILE *f, const char *s) {
     fputc('\'', f);
     for (; *s; s++) {
-        if (*s == '\'') fputs("'\\''", f);
-        else fputc(*s, f);
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
     }
     fputc('\'', f);
 }
@@ -129,29 +135,48 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
     int rc = 0;
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i], *v = NULL;
-        static const char *const opts[] = {"--out", "--allreduce", "--net-allreduce", "--net-gbs", "--net-latency-us",
-                                           "--gpus-per-node"};
+        static const char *const opts[] = {"--out",     "--allreduce",      "--net-allreduce",
+                                           "--net-gbs", "--net-latency-us", "--gpus-per-node"};
         int o = -1;
         for (int k = 0; k < 6 && o < 0; k++) {
             size_t n = strlen(opts[k]);
             if (strcmp(a, opts[k]) == 0) {
-                if (i + 1 >= argc) { rc = die("%s needs a value%s", a, ""); break; }
+                if (i + 1 >= argc) {
+                    rc = die("%s needs a value%s", a, "");
+                    break;
+                }
                 o = k, v = argv[++i];
-            } else if (strncmp(a, opts[k], n) == 0 && a[n] == '=') o = k, v = a + n + 1;
+            } else if (strncmp(a, opts[k], n) == 0 && a[n] == '=')
+                o = k, v = a + n + 1;
         }
         if (rc) break;
-        if (o == 0) out = v;
-        else if (o == 1) bench = v;
-        else if (o == 2) net = v;
-        else if (o == 3 && !positive(v, &r->net_gbs)) rc = die("--net-gbs '%s': not a positive number%s", v, "");
-        else if (o == 4 && !positive(v, &r->net_lat)) rc = die("--net-latency-us '%s': not a positive number%s", v, "");
-        else if (o == 5) gpn = v;
-        else if (o < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) { fputs(usage_text, stdout); free(r); return 0; }
-        else if (o < 0 && a[0] == '-' && a[1]) rc = die("unknown option '%s'%s", a, "");
-        else if (o < 0 && csv) rc = die("one study CSV only ('%s' and '%s')", csv, a);
-        else if (o < 0) csv = a;
+        if (o == 0)
+            out = v;
+        else if (o == 1)
+            bench = v;
+        else if (o == 2)
+            net = v;
+        else if (o == 3 && !positive(v, &r->net_gbs))
+            rc = die("--net-gbs '%s': not a positive number%s", v, "");
+        else if (o == 4 && !positive(v, &r->net_lat))
+            rc = die("--net-latency-us '%s': not a positive number%s", v, "");
+        else if (o == 5)
+            gpn = v;
+        else if (o < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+            fputs(usage_text, stdout);
+            free(r);
+            return 0;
+        } else if (o < 0 && a[0] == '-' && a[1])
+            rc = die("unknown option '%s'%s", a, "");
+        else if (o < 0 && csv)
+            rc = die("one study CSV only ('%s' and '%s')", csv, a);
+        else if (o < 0)
+            csv = a;
     }
-    if (!rc && !csv) { fputs(usage_text, stderr); rc = 2; }
+    if (!rc && !csv) {
+        fputs(usage_text, stderr);
+        rc = 2;
+    }
     if (!rc && !readable(csv)) rc = die("%s: no such file%s", csv, "");
     char *end;
     long g = strtol(gpn, &end, 10);
@@ -161,24 +186,30 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
     r->src = csv;
     if (!rc) {
         beside(r->bench_default, sizeof r->bench_default, csv, "_allreduce.csv");
-        if (bench) snprintf(r->bench_src, sizeof r->bench_src, "%s", bench);
-        else if (readable(r->bench_default)) snprintf(r->bench_src, sizeof r->bench_src, "%s", r->bench_default);
+        if (bench)
+            snprintf(r->bench_src, sizeof r->bench_src, "%s", bench);
+        else if (readable(r->bench_default))
+            snprintf(r->bench_src, sizeof r->bench_src, "%s", r->bench_default);
         if (*r->bench_src && !readable(r->bench_src)) rc = die("%s: no such file (--allreduce)%s", r->bench_src, "");
     }
     if (!rc) {
         char d[1024];
         beside(d, sizeof d, csv, "_allreduce_net.csv");
-        if (net) snprintf(r->net_src, sizeof r->net_src, "%s", net);
-        else if (readable(d)) snprintf(r->net_src, sizeof r->net_src, "%s", d);
+        if (net)
+            snprintf(r->net_src, sizeof r->net_src, "%s", net);
+        else if (readable(d))
+            snprintf(r->net_src, sizeof r->net_src, "%s", d);
         if (*r->net_src && !readable(r->net_src)) rc = die("%s: no such file (--net-allreduce)%s", r->net_src, "");
     }
     if (!rc && !*r->net_src && (isnan(r->net_gbs) != isnan(r->net_lat)))
-        rc = die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)%s%s", "", "");
+        rc = die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)%s%s",
+                 "", "");
     if (!rc) {
-        if (out) snprintf(r->out, sizeof r->out, "%s", out);
+        if (out)
+            snprintf(r->out, sizeof r->out, "%s", out);
         else {
             beside(r->out, sizeof r->out, csv, "");
-            if (strcmp(r->out, csv) == 0) snprintf(r->out, sizeof r->out, "%s.plots", csv);  /* named without .csv */
+            if (strcmp(r->out, csv) == 0) snprintf(r->out, sizeof r->out, "%s.plots", csv); /* named without .csv */
         }
     }
     char err[1500] = "";
@@ -187,30 +218,42 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
     if (!rc && *r->bench_src) {
         r->have_bench = 1;
         int b = fits_read(&r->fits, r->bench_src, "", r->bench_err, sizeof r->bench_err);
-        if (b == 2) { fprintf(stderr, "report: %s\n", r->bench_err); rc = 2; }
+        if (b == 2) {
+            fprintf(stderr, "report: %s\n", r->bench_err);
+            rc = 2;
+        }
         if (b != 1) r->bench_err[0] = '\0';
         r->nfit_bench = r->fits.n;
     }
     if (!rc && r->st.leftout)
-        fprintf(stderr, "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
-                        "of the same configuration\n", r->st.leftout);
+        fprintf(stderr,
+                "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
+                "of the same configuration\n",
+                r->st.leftout);
     if (!rc && r->st.rows.dropped)
-        fprintf(stderr, "report: %s: %d record(s) with the wrong number of fields skipped (a line cut short by a kill?)\n",
-                csv, r->st.rows.dropped);
-    if (!rc && mkdirs(r->out) != 0) { fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno)); rc = 1; }
+        fprintf(stderr,
+                "report: %s: %d record(s) with the wrong number of fields skipped (a line cut short by a kill?)\n", csv,
+                r->st.rows.dropped);
+    if (!rc && mkdirs(r->out) != 0) {
+        fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno));
+        rc = 1;
+    }
     if (!rc) {
         find_plots(r->plots, sizeof r->plots, source_dir, exe);
         r->gnuplot = *r->plots && on_path("gnuplot");
         if (!r->gnuplot) {
-            r->figs_note = !*r->plots ? "plots/ not found beside the binary" :
-                           "gnuplot not found; for the figures install gnuplot-nox (scripts/setup.sh does) and run "
-                           "scaling report again";
+            r->figs_note =
+                !*r->plots ? "plots/ not found beside the binary"
+                           : "gnuplot not found; for the figures install gnuplot-nox (scripts/setup.sh does) and run "
+                             "scaling report again";
             /* the command that makes them, runnable as it stands where gnuplot is */
             char self[1024];
             ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
             self[n > 0 ? n : 0] = '\0';
-            fprintf(stderr, "report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
-                            "does) and run ", !*r->plots ? "plots/ not found" : "gnuplot not found");
+            fprintf(stderr,
+                    "report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
+                    "does) and run ",
+                    !*r->plots ? "plots/ not found" : "gnuplot not found");
             quoted(stderr, n > 0 ? self : exe);
             fputs(" report", stderr);
             for (int i = 1; i < argc; i++) fputc(' ', stderr), quoted(stderr, argv[i]);

@@ -10,22 +10,23 @@
 #define REPORT_MAX_FIGS 256
 
 typedef struct {
-    const char *src;            /* the study CSV as named */
-    char out[1024];             /* where REPORT.md and the figures go */
-    char plots[1024];           /* the gnuplot scripts (plots/), "" to draw none */
+    const char *src;  /* the study CSV as named */
+    char out[1024];   /* where REPORT.md and the figures go */
+    char plots[1024]; /* the gnuplot scripts (plots/), "" to draw none */
     char bench_src[1100], bench_default[1100], net_src[1024];
-    double net_gbs, net_lat;    /* NAN unless given */
-    int gpn;                    /* GPUs per node of the projected cluster */
-    int gnuplot;                /* 1 where gnuplot runs: figures are drawn and linked */
-    const char *figs_note;      /* why there are no figures, or NULL */
+    double net_gbs, net_lat; /* NAN unless given */
+    int gpn;                 /* GPUs per node of the projected cluster */
+    int gnuplot;             /* 1 where gnuplot runs: figures are drawn and linked */
+    const char *figs_note;   /* why there are no figures, or NULL */
     study_runs_t st;
-    fits_t fits;                /* the benchmark's fits, then the network benchmark's under "net " */
+    fits_t fits; /* the benchmark's fits, then the network benchmark's under "net " */
     int have_bench, nfit_bench;
     char bench_err[256];
-    char inter_src[1400], inter_cap[100], inter_note[1300];     /* the projection's inter-node path: source, caption, why none */
-    char fig[REPORT_MAX_FIGS][310];     /* PNGs drawn (file names), in the order drawn */
+    char inter_src[1400], inter_cap[100],
+        inter_note[1300];           /* the projection's inter-node path: source, caption, why none */
+    char fig[REPORT_MAX_FIGS][310]; /* PNGs drawn (file names), in the order drawn */
     int nfig;
-    struct plot *plot;                  /* figures to draw (figures.c) */
+    struct plot *plot; /* figures to draw (figures.c) */
     int nplot;
 } report_t;
 
@@ -46,8 +47,8 @@ typedef struct plot {
 int report_figures(report_t *r, char *err, size_t errlen);
 /* Adds a figure to r->plot; NULL when out of memory. */
 plot_t *report_plot_add(report_t *r);
-/* Draws r->plot[from..] with gnuplot (plots/ *.gp scripts), notes the skipped ones on stderr, adds the PNGs drawn to r->fig.
- * 0, or 1 with a message. */
+/* Draws r->plot[from..] with gnuplot (the scripts of plots/), notes the skipped ones on stderr, adds the PNGs
+ * drawn to r->fig. 0, or 1 with a message. */
 int report_render(report_t *r, int from, char *err, size_t errlen);
 
 /* The maths of a model and dataset side by side (precision.c): a row pairs the runs that differ in math only; per
@@ -57,13 +58,13 @@ int report_render(report_t *r, int from, char *err, size_t errlen);
 #define PRECISION_MAX 8
 typedef struct {
     char key[600];
-    int pair;                   /* a run of the row */
+    int pair; /* a run of the row */
     int best[PRECISION_MAX], acc[PRECISION_MAX];
     double t[PRECISION_MAX], ratio[PRECISION_MAX], speedup[PRECISION_MAX], efficiency[PRECISION_MAX];
     double comm[PRECISION_MAX], exposed[PRECISION_MAX], accuracy[PRECISION_MAX];
 } precision_row_t;
 typedef struct {
-    int nm, ref, grads;         /* maths, the reference's index, 1 when the rows differ in gradient dtype too */
+    int nm, ref, grads; /* maths, the reference's index, 1 when the rows differ in gradient dtype too */
     const char *math[PRECISION_MAX];
     precision_row_t *row;
     int nrow;

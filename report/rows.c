@@ -11,7 +11,7 @@
 
 typedef struct {
     rows_t *t;
-    char **rec;         /* the record being read */
+    char **rec; /* the record being read */
     int nf, cap;
     size_t ncell, capcell;
     int header_done, oom;
@@ -23,12 +23,18 @@ static void on_field(void *data, size_t len, void *ctx) {
     if (r->nf == r->cap) {
         int cap = r->cap ? 2 * r->cap : 64;
         char **p = realloc(r->rec, (size_t)cap * sizeof *p);
-        if (!p) { r->oom = 1; return; }
+        if (!p) {
+            r->oom = 1;
+            return;
+        }
         r->rec = p;
         r->cap = cap;
     }
     char *s = malloc(len + 1);
-    if (!s) { r->oom = 1; return; }
+    if (!s) {
+        r->oom = 1;
+        return;
+    }
     if (len) memcpy(s, data, len);
     s[len] = '\0';
     for (char *c = s; *c; c++)
@@ -45,22 +51,37 @@ static void on_record(int term, void *ctx) {
     (void)term;
     reader_t *r = ctx;
     rows_t *t = r->t;
-    if (r->oom) { drop(r); return; }
+    if (r->oom) {
+        drop(r);
+        return;
+    }
     if (!r->header_done) {
         r->header_done = 1;
         t->ncols = r->nf;
         t->names = malloc((size_t)r->nf * sizeof *t->names);
-        if (!t->names) { r->oom = 1; drop(r); return; }
+        if (!t->names) {
+            r->oom = 1;
+            drop(r);
+            return;
+        }
         memcpy(t->names, r->rec, (size_t)r->nf * sizeof *t->names);
         r->nf = 0;
         return;
     }
-    if (r->nf != t->ncols) { t->dropped++; drop(r); return; }
+    if (r->nf != t->ncols) {
+        t->dropped++;
+        drop(r);
+        return;
+    }
     if (r->ncell + (size_t)t->ncols > r->capcell) {
         size_t cap = r->capcell ? 2 * r->capcell : 4096;
         while (cap < r->ncell + (size_t)t->ncols) cap *= 2;
         char **p = realloc(t->cells, cap * sizeof *p);
-        if (!p) { r->oom = 1; drop(r); return; }
+        if (!p) {
+            r->oom = 1;
+            drop(r);
+            return;
+        }
         t->cells = p;
         r->capcell = cap;
     }

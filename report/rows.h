@@ -6,9 +6,9 @@
 
 typedef struct {
     int ncols, nrows;
-    char **names;       /* ncols column names */
-    char **cells;       /* nrows x ncols, row-major */
-    int dropped;        /* records whose field count differs from the header's (a line cut short by a kill) */
+    char **names; /* ncols column names */
+    char **cells; /* nrows x ncols, row-major */
+    int dropped;  /* records whose field count differs from the header's (a line cut short by a kill) */
 } rows_t;
 
 /* Reads path with libcsv. 0 ok; 2 with a one-line message when it cannot be read or is empty. */

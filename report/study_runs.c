@@ -12,7 +12,7 @@ void vec_push(vec_t *v, double x) {
     if (v->n == v->cap) {
         int cap = v->cap ? 2 * v->cap : 8;
         double *p = realloc(v->v, (size_t)cap * sizeof *p);
-        if (!p) return;     /* out of memory: the value is lost, the report goes on */
+        if (!p) return; /* out of memory: the value is lost, the report goes on */
         v->v = p;
         v->cap = cap;
     }
@@ -49,8 +49,10 @@ int isnum(const char *s) {
 }
 
 const char *num_s(char *buf, size_t len, double x) {
-    if (x == (double)(long long)x && fabs(x) < 1e15) snprintf(buf, len, "%lld", (long long)x);
-    else snprintf(buf, len, "%.6g", x);
+    if (x == (double)(long long)x && fabs(x) < 1e15)
+        snprintf(buf, len, "%lld", (long long)x);
+    else
+        snprintf(buf, len, "%.6g", x);
     return buf;
 }
 
@@ -65,10 +67,14 @@ void key_str(char *k, size_t len, const char *s) {
 }
 
 void study_math_rank(char *out, size_t len, const char *m) {
-    if (strcmp(m, "fp32") == 0) snprintf(out, len, "1");
-    else if (strcmp(m, "tf32") == 0) snprintf(out, len, "2");
-    else if (strcmp(m, "bf16") == 0) snprintf(out, len, "3");
-    else snprintf(out, len, "4%s", m);
+    if (strcmp(m, "fp32") == 0)
+        snprintf(out, len, "1");
+    else if (strcmp(m, "tf32") == 0)
+        snprintf(out, len, "2");
+    else if (strcmp(m, "bf16") == 0)
+        snprintf(out, len, "3");
+    else
+        snprintf(out, len, "4%s", m);
 }
 
 /* The link tag: "2 nodes" and the NCCL settings without their NCCL_ prefix, less NCCL_HOSTID (it only names the
@@ -109,14 +115,53 @@ static int add_distinct(char (*list)[16], int *n, int max, const char *v) {
     return 1;
 }
 
-enum { C_RUN, C_TS, C_STRAT, C_MODEL, C_DATA, C_SEED, C_GPUS, C_G, C_B, C_LR, C_MATH, C_GD, C_MB, C_SCHED, C_ALGO,
-       C_NODES, C_GPN, C_TR, C_EPOCH, C_PHASE, C_ACC, C_STATUS, C_GPU, C_HOST, C_COMMIT, C_EPS, C_IPS, C_STEP,
-       C_COMP, C_EXPO, C_IDLE, C_COMM, C_BYTES, C_BUB, C_BUBI, C_STEPS, C_SB, NCOL };
+enum {
+    C_RUN,
+    C_TS,
+    C_STRAT,
+    C_MODEL,
+    C_DATA,
+    C_SEED,
+    C_GPUS,
+    C_G,
+    C_B,
+    C_LR,
+    C_MATH,
+    C_GD,
+    C_MB,
+    C_SCHED,
+    C_ALGO,
+    C_NODES,
+    C_GPN,
+    C_TR,
+    C_EPOCH,
+    C_PHASE,
+    C_ACC,
+    C_STATUS,
+    C_GPU,
+    C_HOST,
+    C_COMMIT,
+    C_EPS,
+    C_IPS,
+    C_STEP,
+    C_COMP,
+    C_EXPO,
+    C_IDLE,
+    C_COMM,
+    C_BYTES,
+    C_BUB,
+    C_BUBI,
+    C_STEPS,
+    C_SB,
+    NCOL
+};
 static const char *const colname[NCOL] = {
-    "run_id", "timestamp", "strategy", "model", "dataset", "seed", "gpus", "global_batch", "per_gpu_batch", "lr",
-    "math", "grad_dtype", "micro_batches", "schedule", "nccl_algo", "nodes", "gpus_per_node", "nccl_transport",
-    "epoch", "phase", "test_acc", "status", "gpu_name", "host", "git_commit", "epoch_s", "images_per_s", "step_ms",
-    "compute_ms", "exposed_comm_ms", "idle_ms", "comm_ms", "bytes_per_step", "bubble", "bubble_ideal", "steps",
+    "run_id",        "timestamp",    "strategy",       "model",   "dataset",       "seed",
+    "gpus",          "global_batch", "per_gpu_batch",  "lr",      "math",          "grad_dtype",
+    "micro_batches", "schedule",     "nccl_algo",      "nodes",   "gpus_per_node", "nccl_transport",
+    "epoch",         "phase",        "test_acc",       "status",  "gpu_name",      "host",
+    "git_commit",    "epoch_s",      "images_per_s",   "step_ms", "compute_ms",    "exposed_comm_ms",
+    "idle_ms",       "comm_ms",      "bytes_per_step", "bubble",  "bubble_ideal",  "steps",
     "stage_busy_ms"};
 
 /* Runs of the file before selection: their key, progress and first timestamp. */
@@ -157,7 +202,10 @@ static int select_runs(study_runs_t *s, const int *col, char *err, size_t errlen
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) kcol[k] = rows_col(&s->rows, results_key_columns[k]);
     for (int r = 0; r < s->rows.nrows; r++) {
         int i = cand_of(&c, &n, &cap, rows_cell(&s->rows, r, col[C_RUN]));
-        if (i < 0) { free(c); return errmsg(2, err, errlen, "out of memory"); }
+        if (i < 0) {
+            free(c);
+            return errmsg(2, err, errlen, "out of memory");
+        }
         const char *ts = rows_cell(&s->rows, r, col[C_TS]), *e = rows_cell(&s->rows, r, col[C_EPOCH]);
         if (!c[i].first_ts) {
             c[i].first_ts = ts;
@@ -174,7 +222,11 @@ static int select_runs(study_runs_t *s, const int *col, char *err, size_t errlen
     const study_progress_t **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     int *members = malloc((size_t)(n ? n : 1) * sizeof *members);
     if (!order || !keys || !p || !members) {
-        free(order); free(keys); free(p); free(members); free(c);
+        free(order);
+        free(keys);
+        free(p);
+        free(members);
+        free(c);
         return errmsg(2, err, errlen, "out of memory");
     }
     for (int i = 0; i < n; i++) {
@@ -187,8 +239,10 @@ static int select_runs(study_runs_t *s, const int *col, char *err, size_t errlen
         cand_t *x = &c[order[o]];
         int k = 0;
         while (k < nk && !study_key_match(&keys[k], &x->key)) k++;
-        if (k == nk) keys[nk++] = x->key;
-        else study_key_merge(&keys[k], &x->key);
+        if (k == nk)
+            keys[nk++] = x->key;
+        else
+            study_key_merge(&keys[k], &x->key);
         x->config = k;
     }
     for (int k = 0; k < nk; k++) {
@@ -201,10 +255,21 @@ static int select_runs(study_runs_t *s, const int *col, char *err, size_t errlen
     s->leftout = n - nk;
     /* The kept runs, in the order of their first row. */
     s->run = calloc((size_t)(nk ? nk : 1), sizeof *s->run);
-    if (!s->run) { free(order); free(keys); free(p); free(members); free(c); return errmsg(2, err, errlen, "out of memory"); }
+    if (!s->run) {
+        free(order);
+        free(keys);
+        free(p);
+        free(members);
+        free(c);
+        return errmsg(2, err, errlen, "out of memory");
+    }
     for (int i = 0; i < n; i++)
         if (c[i].keep) s->run[s->nr++].run_id = c[i].id;
-    free(order); free(keys); free(p); free(members); free(c);
+    free(order);
+    free(keys);
+    free(p);
+    free(members);
+    free(c);
     return 0;
 }
 
@@ -336,9 +401,15 @@ int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
         study_free(s);
         return errmsg(2, err, errlen, "%s: no column run_id: not a scaling results CSV", path);
     }
-    if ((rc = select_runs(s, col, err, errlen))) { study_free(s); return rc; }
+    if ((rc = select_runs(s, col, err, errlen))) {
+        study_free(s);
+        return rc;
+    }
     char *seen = calloc((size_t)(s->nr ? s->nr : 1), 1);
-    if (!seen) { study_free(s); return errmsg(2, err, errlen, "out of memory"); }
+    if (!seen) {
+        study_free(s);
+        return errmsg(2, err, errlen, "out of memory");
+    }
     /* runs in the order of their first row (select_runs kept file order of first appearance) */
     int hint = -1;
     for (int r = 0; r < s->rows.nrows; r++) {
@@ -350,10 +421,17 @@ int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
     free(seen);
     for (int i = 0; i < s->nr; i++) {
         run_t *r = &s->run[i];
-        r->tmed = vec_median(&r->T); r->imed = vec_median(&r->I); r->smed = vec_median(&r->S);
-        r->cmed = vec_median(&r->C); r->xmed = vec_median(&r->X); r->dmed = vec_median(&r->D);
-        r->qmed = vec_median(&r->Q); r->ymed = vec_median(&r->Y); r->bmed = vec_median(&r->B);
-        r->bimed = vec_median(&r->BI); r->nmed = vec_median(&r->N);
+        r->tmed = vec_median(&r->T);
+        r->imed = vec_median(&r->I);
+        r->smed = vec_median(&r->S);
+        r->cmed = vec_median(&r->C);
+        r->xmed = vec_median(&r->X);
+        r->dmed = vec_median(&r->D);
+        r->qmed = vec_median(&r->Q);
+        r->ymed = vec_median(&r->Y);
+        r->bmed = vec_median(&r->B);
+        r->bimed = vec_median(&r->BI);
+        r->nmed = vec_median(&r->N);
     }
     return 0;
 }
@@ -361,8 +439,8 @@ int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
 void study_free(study_runs_t *s) {
     for (int i = 0; s->run && i < s->nr; i++) {
         run_t *r = &s->run[i];
-        vec_t *v[] = {&r->T, &r->I, &r->S, &r->C, &r->X, &r->D, &r->Q, &r->Y, &r->B, &r->BI, &r->N, &r->acc_e,
-                      &r->acc_v};
+        vec_t *v[] = {&r->T, &r->I, &r->S,  &r->C, &r->X,     &r->D,    &r->Q,
+                      &r->Y, &r->B, &r->BI, &r->N, &r->acc_e, &r->acc_v};
         for (size_t k = 0; k < sizeof v / sizeof *v; k++) free(v[k]->v);
         for (int k = 0; k < r->ns; k++) free(r->sb[k].v);
         free(r->sb);

@@ -12,31 +12,31 @@ typedef struct {
 /* One reported run. Strings point into the rows read. Medians are NAN where the run has no such steady value. */
 typedef struct {
     const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
-    char link[300];             /* the link its GPUs talked over: "" on one node with NCCL's default transports */
+    char link[300]; /* the link its GPUs talked over: "" on one node with NCCL's default transports */
     int group, gpus, G, b, bk, pipe, M, nodes, gpn;
-    double facc;                /* final test accuracy, %, NAN without one */
-    const char *fstat;          /* status of its last row */
-    int last;                   /* its last epoch */
+    double facc;       /* final test accuracy, %, NAN without one */
+    const char *fstat; /* status of its last row */
+    int last;          /* its last epoch */
     vec_t T, I, S, C, X, D, Q, Y, B, BI, N, acc_e, acc_v;
-    vec_t *sb;                  /* stage_busy_ms per stage, steady rows */
+    vec_t *sb; /* stage_busy_ms per stage, steady rows */
     int ns;
     double tmed, imed, smed, cmed, xmed, dmed, qmed, ymed, bmed, bimed, nmed;
 } run_t;
 
 typedef struct {
-    char id[200], sub[220];     /* file-name-safe "model-dataset", and "model on dataset" */
+    char id[200], sub[220]; /* file-name-safe "model-dataset", and "model on dataset" */
     char gpus[400], hosts[400], commits[400], d0[16], d1[16];
-    int nm, ngd, nseeds;        /* distinct maths, gradient dtypes, seeds */
+    int nm, ngd, nseeds; /* distinct maths, gradient dtypes, seeds */
     char maths[8][16], gds[8][16], seeds[64][32];
 } group_t;
 
 typedef struct {
     rows_t rows;
-    run_t *run;                 /* the reported runs, in the order of their first row */
+    run_t *run; /* the reported runs, in the order of their first row */
     int nr;
     group_t *grp;
     int ng;
-    int allruns, leftout;       /* runs in the file, and runs not reported (superseded in their configuration) */
+    int allruns, leftout; /* runs in the file, and runs not reported (superseded in their configuration) */
 } study_runs_t;
 
 /* Reads a study CSV. 0, or 2 with a one-line message (unreadable, or no run_id column: not a study). */

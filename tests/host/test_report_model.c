@@ -3,7 +3,7 @@
  * 0.4, and are not usable), the naive form, the fit a row's gradients take (the +cast table for bf16, the float fit
  * lent to bf16 rows of an older benchmark), NCCL's ring and tree cost model at hand-computed points, and the
  * precision table of the math fixture (tests/fixtures/study_math.csv, test_fixture.c). */
-#define _POSIX_C_SOURCE 200809L   /* mkdtemp */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "report/report.h"
 #include "test.h"
 
@@ -59,20 +59,24 @@ static void test_fit_of(const char *dir) {
     char path[600], err[600];
     snprintf(path, sizeof path, "%s/bench.csv", dir);
     FILE *f = fopen(path, "w");
-    if (!f) { EXPECT(0, "cannot write %s", path); return; }
+    if (!f) {
+        EXPECT(0, "cannot write %s", path);
+        return;
+    }
     fputs("strategy,gpus,algo,size_bytes,type,time_us,wrong\n", f);
     const double S[] = {4096, 1048576, 268435456};
     for (int i = 0; i < 3; i++) {
         fprintf(f, "nccl,2,Ring,%.0f,float,%.6f,0\n", S[i], 16 + S[i] / 150e3);
         fprintf(f, "nccl,2,Ring+cast,%.0f,bfloat16,%.6f,0\n", S[i], 40 + S[i] / 200e3);
-        fprintf(f, "nccl,2,Ring,%.0f,float,%.6f,3\n", S[i], 1e6);     /* wrong results: left out */
+        fprintf(f, "nccl,2,Ring,%.0f,float,%.6f,3\n", S[i], 1e6); /* wrong results: left out */
     }
-    fputs("nccl,1,Ring,4096,float,5,0\n", f);                        /* one GPU: left out */
+    fputs("nccl,1,Ring,4096,float,5,0\n", f); /* one GPU: left out */
     fclose(f);
     fits_t fits = {0};
     EXPECT(fits_read(&fits, path, "", err, sizeof err) == 0, "fits_read: %s", err);
     EXPECT(fits.n == 2 && strcmp(fits.fit[0].name, "nccl (Ring)") == 0 &&
-           strcmp(fits.fit[1].name, "nccl (Ring+cast, bfloat16)") == 0, "two fits: %d", fits.n);
+               strcmp(fits.fit[1].name, "nccl (Ring+cast, bfloat16)") == 0,
+           "two fits: %d", fits.n);
     EXPECT(fits.n == 2 && fits.fit[0].n == 3 && near(fits.fit[0].alpha, 8, 1e-6) && near(fits.fit[1].alpha, 20, 1e-6),
            "wrong rows and one GPU left out; α 8 and 20");
     int lent = -1;
@@ -86,7 +90,7 @@ static void test_fit_of(const char *dir) {
     fits_free(&fits);
     /* a benchmark older than bf16 gradients: its float fit, lent */
     f = fopen(path, "w");
-    fputs("strategy,gpus,bytes,time_us\n", f);      /* the oldest header: bytes, no algo, type or wrong */
+    fputs("strategy,gpus,bytes,time_us\n", f); /* the oldest header: bytes, no algo, type or wrong */
     for (int i = 0; i < 3; i++) fprintf(f, "nccl,2,%.0f,%.6f\n", S[i], 16 + S[i] / 150e3);
     fclose(f);
     EXPECT(fits_read(&fits, path, "", err, sizeof err) == 0, "an older benchmark: %s", err);
@@ -96,8 +100,8 @@ static void test_fit_of(const char *dir) {
     f = fopen(path, "w");
     fputs("size,time\n4096,10\n", f);
     fclose(f);
-    EXPECT(fits_read(&fits, path, "", err, sizeof err) == 1 && strstr(err, "no columns strategy"), "not a benchmark: %s",
-           err);
+    EXPECT(fits_read(&fits, path, "", err, sizeof err) == 1 && strstr(err, "no columns strategy"),
+           "not a benchmark: %s", err);
     fits_free(&fits);
 }
 
@@ -129,7 +133,8 @@ static void test_precision(void) {
     if (rc) return;
     precision_t t;
     EXPECT(precision_table(&s, 0, &t) == 0 && t.nm == 2 && strcmp(t.math[0], "tf32") == 0 &&
-           strcmp(t.math[1], "bf16") == 0 && t.ref == 0 && t.grads, "tf32 against bf16, reference tf32, grads apart");
+               strcmp(t.math[1], "bf16") == 0 && t.ref == 0 && t.grads,
+           "tf32 against bf16, reference tf32, grads apart");
     int found = 0;
     for (int i = 0; i < t.nrow; i++) {
         const precision_row_t *w = &t.row[i];
@@ -142,17 +147,20 @@ static void test_precision(void) {
             EXPECT(near(w->t[0], 0.785, 1e-9) && near(w->t[1], 0.430, 1e-9), "epochs %g %g", w->t[0], w->t[1]);
             EXPECT(near(w->ratio[1], 0.430 / 0.785, 1e-9) && w->ratio[0] == 1, "ratio %g", w->ratio[1]);
             EXPECT(near(w->speedup[0], 1.49 / 0.785, 1e-9) && near(w->speedup[1], 0.80 / 0.43, 1e-9) &&
-                   near(w->efficiency[1], 100 * 0.80 / 0.43 / 2, 1e-9), "speedups %g %g", w->speedup[0], w->speedup[1]);
-            EXPECT(near(w->comm[0], 100 * 0.112134 / 6.709402, 1e-5) && near(w->exposed[0], 100 * 0.0672804 / 6.709402, 1e-5)
-                   && near(w->comm[1], 100 * 0.112134 / 3.675214, 1e-5), "communication %g (%g), %g", w->comm[0],
-                   w->exposed[0], w->comm[1]);
+                       near(w->efficiency[1], 100 * 0.80 / 0.43 / 2, 1e-9),
+                   "speedups %g %g", w->speedup[0], w->speedup[1]);
+            EXPECT(near(w->comm[0], 100 * 0.112134 / 6.709402, 1e-5) &&
+                       near(w->exposed[0], 100 * 0.0672804 / 6.709402, 1e-5) &&
+                       near(w->comm[1], 100 * 0.112134 / 3.675214, 1e-5),
+                   "communication %g (%g), %g", w->comm[0], w->exposed[0], w->comm[1]);
             EXPECT(near(w->accuracy[0], 90.7, 1e-3) && near(w->accuracy[1], 90.4, 1e-3), "accuracy %g %g",
                    w->accuracy[0], w->accuracy[1]);
         }
         if (strcmp(u->strategy, "single") == 0 && u->bk == 256) {
             found++;
             EXPECT(near(w->t[0], 1.49, 1e-9) && near(w->t[1], 0.80, 1e-9) && w->speedup[0] == 1 && w->speedup[1] == 1 &&
-                   isnan(w->comm[0]), "single: 1.49, 0.80, speedups 1");
+                       isnan(w->comm[0]),
+                   "single: 1.49, 0.80, speedups 1");
         }
     }
     EXPECT(found == 2, "rows found: %d", found);
@@ -163,7 +171,10 @@ static void test_precision(void) {
 int main(void) {
     test_fit();
     char dir[] = "/tmp/test_report_model.XXXXXX";
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
     test_fit_of(dir);
     test_scratch_remove(dir);
     test_projection();

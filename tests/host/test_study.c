@@ -4,7 +4,7 @@
  * configuration (its ok run), a diverged run and an oom run stand as they ended, a run killed part-way gives way to
  * its re-run, seeds and learning rates are configurations of their own; medians of the steady epochs only; T1 is
  * single's fastest at the same batch and math. Synthetic-data rows (no accuracy) have throughput and no accuracy. */
-#define _POSIX_C_SOURCE 200809L   /* mkdtemp */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "bench/study.h"
 #include "report/study_runs.h"
 #include "test.h"
@@ -19,19 +19,24 @@ static void key(results_key_t *k, const char *cells[RESULTS_KEY_FIELDS]) {
 static void test_key(void) {
     /* strategy model dataset seed gpus global_batch lr momentum weight_decay math grad_dtype init micro_batches
      * schedule steps nodes nccl_transport nccl_algo */
-    const char *ok[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                        "normal", "", "", "117", "1", "default", "Ring"};
-    const char *setup[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                           "normal", "", "", "", "1", "default", ""};
-    const char *seed2[] = {"nccl", "resnet18", "fashion-mnist", "2", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                           "normal", "", "", "117", "1", "default", "Ring"};
-    const char *lr4[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.4", "0.9", "0.0005", "tf32", "fp32",
-                         "normal", "", "", "117", "1", "default", "Ring"};
-    const char *tree[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                          "normal", "", "", "117", "1", "default", "Tree"};
+    const char *ok[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9",     "0.0005",
+                        "tf32", "fp32",     "normal",        "",  "",  "117", "1",   "default", "Ring"};
+    const char *setup[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9",     "0.0005",
+                           "tf32", "fp32",     "normal",        "",  "",  "",    "1",   "default", ""};
+    const char *seed2[] = {"nccl", "resnet18", "fashion-mnist", "2", "2", "512", "0.2", "0.9",     "0.0005",
+                           "tf32", "fp32",     "normal",        "",  "",  "117", "1",   "default", "Ring"};
+    const char *lr4[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.4", "0.9",     "0.0005",
+                         "tf32", "fp32",     "normal",        "",  "",  "117", "1",   "default", "Ring"};
+    const char *tree[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9",     "0.0005",
+                          "tf32", "fp32",     "normal",        "",  "",  "117", "1",   "default", "Tree"};
     results_key_t a, b, c, d, e;
-    key(&a, ok); key(&b, setup); key(&c, seed2); key(&d, lr4); key(&e, tree);
-    EXPECT(study_key_match(&a, &b) && study_key_match(&b, &a), "a setup failure (no steps, no algorithm) matches its retry");
+    key(&a, ok);
+    key(&b, setup);
+    key(&c, seed2);
+    key(&d, lr4);
+    key(&e, tree);
+    EXPECT(study_key_match(&a, &b) && study_key_match(&b, &a),
+           "a setup failure (no steps, no algorithm) matches its retry");
     EXPECT(!study_key_match(&a, &c), "another seed is another configuration");
     EXPECT(!study_key_match(&a, &d), "another learning rate is another configuration");
     EXPECT(!study_key_match(&a, &e), "another NCCL algorithm is another configuration");
@@ -101,7 +106,8 @@ static FILE *csv;
 static void header(void) {
     fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
           "grad_dtype,init,micro_batches,schedule,steps,nodes,nccl_transport,nccl_algo,epoch,phase,epoch_s,step_ms,"
-          "images_per_s,test_acc,status\n", csv);
+          "images_per_s,test_acc,status\n",
+          csv);
 }
 /* One row; steps and algo "" for a setup row. */
 static void row(const char *id, const char *ts, const char *strategy, const char *dataset, int seed, int gpus,
@@ -109,9 +115,14 @@ static void row(const char *id, const char *ts, const char *strategy, const char
                 const char *acc, const char *status) {
     fprintf(csv, "%s,%s,%s,resnet18,%s,%d,%d,%d,%d,%s,0.9,0.0005,tf32,%s,normal,,,%s,1,%s,%s,%d,%s,", id, ts, strategy,
             dataset, seed, gpus, gpus * per_gpu, per_gpu, lr, strcmp(strategy, "single") ? "fp32" : "", steps,
-            strcmp(strategy, "nccl") ? "" : "default", algo, epoch, epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady");
-    if (epoch_s > 0) fprintf(csv, "%.10g,%.10g,%.10g", epoch_s, epoch_s * 1e3 / 100, 100 * per_gpu * gpus / epoch_s);
-    else fputs(",,", csv);
+            strcmp(strategy, "nccl") ? "" : "default", algo, epoch,
+            epoch == 0   ? "setup"
+            : epoch == 1 ? "warmup"
+                         : "steady");
+    if (epoch_s > 0)
+        fprintf(csv, "%.10g,%.10g,%.10g", epoch_s, epoch_s * 1e3 / 100, 100 * per_gpu * gpus / epoch_s);
+    else
+        fputs(",,", csv);
     fprintf(csv, ",%s,%s\n", acc, status);
 }
 /* A run of epochs 1..n: warm-up 9 s, then the steady times given; the last row ends with status. */
@@ -134,7 +145,10 @@ static void test_study_csv(const char *dir) {
     char path[600], err[600];
     snprintf(path, sizeof path, "%s/study.csv", dir);
     csv = fopen(path, "w");
-    if (!csv) { EXPECT(0, "cannot write %s", path); return; }
+    if (!csv) {
+        EXPECT(0, "cannot write %s", path);
+        return;
+    }
     header();
     const double a[] = {2.0, 2.2}, e[] = {1.9, 2.1}, f[] = {2.5, 2.6, 2.4}, b[] = {1.2, 1.0}, c[] = {1.3},
                  g[] = {0.7, 0.8}, s[] = {3.0, 3.2};
@@ -145,7 +159,8 @@ static void test_study_csv(const char *dir) {
     row("D", "2026-01-05T08:03:00Z", "single", "fashion-mnist", 1, 1, 32768, "0.1", "", "", 0, -1, "", "oom");
     run("E", "2026-01-05T08:04:00Z", "single", "fashion-mnist", 2, 1, 256, "0.1", e, 2, "ok", 1);
     run("F", "2026-01-05T08:05:00Z", "single", "fashion-mnist", 1, 1, 256, "0.05", f, 3, "ok", 1);
-    run("G1", "2026-01-05T08:06:00Z", "nccl", "fashion-mnist", 1, 4, 256, "0.4", g, 0, "ok", 1);   /* killed after epoch 1 */
+    run("G1", "2026-01-05T08:06:00Z", "nccl", "fashion-mnist", 1, 4, 256, "0.4", g, 0, "ok",
+        1); /* killed after epoch 1 */
     run("B2", "2026-01-05T09:00:00Z", "nccl", "fashion-mnist", 1, 2, 256, "0.2", b, 2, "ok", 1);
     run("G2", "2026-01-05T09:01:00Z", "nccl", "fashion-mnist", 1, 4, 256, "0.4", g, 2, "ok", 1);
     /* synthetic data: throughput, no accuracy */
@@ -165,7 +180,8 @@ static void test_study_csv(const char *dir) {
     EXPECT((r = find(&st, "C")) && strcmp(r->fstat, "diverged") == 0 && r->last == 2 && r->tmed == 1.3,
            "C: diverged at epoch 2");
     EXPECT((r = find(&st, "D")) && strcmp(r->fstat, "oom") == 0 && r->last == 0 && isnan(r->tmed), "D: oom at setup");
-    EXPECT((r = find(&st, "A")) && fabs(r->tmed - 2.1) < 1e-12 && fabs(r->facc - 90) < 1e-9, "A: median of the steady "
+    EXPECT((r = find(&st, "A")) && fabs(r->tmed - 2.1) < 1e-12 && fabs(r->facc - 90) < 1e-9,
+           "A: median of the steady "
            "epochs only (2.1; warm-up 9 s left out), final accuracy 90 %%");
     EXPECT((r = find(&st, "F")) && r->tmed == 2.5, "F: median of three");
     EXPECT(st.ng == 2, "two groups (fashion-mnist, synthetic): %d", st.ng);
@@ -175,8 +191,8 @@ static void test_study_csv(const char *dir) {
     EXPECT(study_t1_run(&st, 0, 512, "tf32") < 0, "no T1 at another batch");
     EXPECT(study_t1_run(&st, 0, 256, "bf16") < 0, "no T1 in another math");
     EXPECT((r = find(&st, "S")) && isnan(r->facc) && r->acc_e.n == 0 && fabs(r->tmed - 3.1) < 1e-12 &&
-           fabs(r->imed - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6, "synthetic: throughput and no accuracy (imed %g)",
-           r ? r->imed : 0);
+               fabs(r->imed - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6,
+           "synthetic: throughput and no accuracy (imed %g)", r ? r->imed : 0);
     study_free(&st);
 }
 
@@ -185,7 +201,10 @@ int main(void) {
     test_complete();
     test_median_t1();
     char dir[] = "/tmp/test_study.XXXXXX";
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
     test_study_csv(dir);
     test_scratch_remove(dir);
     return test_summary();
