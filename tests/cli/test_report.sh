@@ -80,6 +80,26 @@ else
     has "$md" "(no figures: gnuplot not found"
 fi
 
+# ---- a configuration whose first run failed at setup (no steps, no algorithm yet) and whose --resume retry ended ok
+#      is one configuration, reported by its ok run: its row keeps "ok (4)", no failure is listed, the failed run is
+#      left out (40 runs, 38 configurations)
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+    { print }
+    !done && $c["strategy"] == "nccl" && $c["gpus"] == 2 && $c["per_gpu_batch"] == 256 && $c["lr"] == "0.2" &&
+    $c["nodes"] == 1 && $c["epoch"] == 1 {
+        done = 1
+        $c["run_id"] = "20260101T000000Z-0-1"; $c["timestamp"] = "2026-01-01T00:00:00Z"; $c["epoch"] = 0
+        $c["phase"] = "setup"; $c["steps"] = ""; $c["nccl_algo"] = ""; $c["status"] = "failed"
+        for (k in c) if (k ~ /_ms$|_s$|^test_acc$|^train_|^bytes_per_step$|^algbw|^busbw/) $c[k] = ""
+        print
+    }' "$fixture" >"$tmp/retried.csv"
+"$report" report "$tmp/retried.csv" >/dev/null 2>&1; rc=$?
+rr=$tmp/retried/REPORT.md
+[ $rc -eq 0 ] && grep -q '20260101T000000Z-0-1' "$tmp/retried.csv" && ok || bad "retried fixture: rc=$rc"
+has "$rr" "113 rows, 40 runs, 38 configurations; 2 run(s) left out"
+hasre "$rr" '^\| 2 \| 256 \| 117 \| 1\.481 \| 1\.90 \| 94\.9 % \| 90\.8 % \(lr 0\.2\) \| ok \(4\) \|$'
+grep -q '20260101T000000Z-0-1\|failed (1)' "$rr" && bad "the failed setup run still counts in the report" || ok
+
 # ---- with the benchmark next to the CSV (the default --allreduce): the alpha-beta fit and the model line
 cp "$root/tests/fixtures/study_allreduce.csv" "$tmp/study_allreduce.csv"
 "$report" report "$tmp/study.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
