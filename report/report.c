@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,13 @@ static const char usage_text[] =
     "  --net-latency-us US   inter-node latency per all-reduce step in µs (replaces the network fit's)\n"
     "  --gpus-per-node G     GPUs per node of the projected cluster, a power of two up to 1024 (default 8)\n";
 
-static int die(const char *fmt, const char *a, const char *b) {
+__attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "report: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return 2;
 }
 
@@ -111,8 +115,8 @@ static void quoted(FILE *f, const char *s) {
 
 static int write_report(report_t *r) {
     char err[1500] = "", md_tmp[1100], md_path[1100];
-    if (report_figures(r, err, sizeof err)) return die("%s%s", err, ""), 1;
-    if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s%s", err, ""), 1;
+    if (report_figures(r, err, sizeof err)) return die("%s", err), 1;
+    if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s", err), 1;
     snprintf(md_tmp, sizeof md_tmp, "%s/.REPORT.md.tmp", r->out);
     snprintf(md_path, sizeof md_path, "%s/REPORT.md", r->out);
     FILE *md = fopen(md_tmp, "w");
@@ -121,7 +125,7 @@ static int write_report(report_t *r) {
     int from = r->nplot;
     report_projection(r, md);
     if (fclose(md) != 0) return die("%s: cannot write: %s", md_tmp, strerror(errno)), 1;
-    if (r->gnuplot && report_render(r, from, err, sizeof err)) return die("%s%s", err, ""), 1;
+    if (r->gnuplot && report_render(r, from, err, sizeof err)) return die("%s", err), 1;
     if (rename(md_tmp, md_path) != 0) return die("%s: %s", md_path, strerror(errno)), 1;
     printf("%s\n", md_path);
     return 0;
@@ -129,7 +133,7 @@ static int write_report(report_t *r) {
 
 int report_main(int argc, char **argv, const char *source_dir, const char *exe) {
     report_t *r = calloc(1, sizeof *r);
-    if (!r) return die("out of memory%s%s", "", ""), 1;
+    if (!r) return die("out of memory"), 1;
     const char *csv = NULL, *out = NULL, *bench = NULL, *net = NULL, *gpn = "8";
     r->net_gbs = r->net_lat = NAN;
     int rc = 0;
@@ -142,7 +146,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
             size_t n = strlen(opts[k]);
             if (strcmp(a, opts[k]) == 0) {
                 if (i + 1 >= argc) {
-                    rc = die("%s needs a value%s", a, "");
+                    rc = die("%s needs a value", a);
                     break;
                 }
                 o = k, v = argv[++i];
@@ -157,9 +161,9 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
         else if (o == 2)
             net = v;
         else if (o == 3 && !positive(v, &r->net_gbs))
-            rc = die("--net-gbs '%s': not a positive number%s", v, "");
+            rc = die("--net-gbs '%s': not a positive number", v);
         else if (o == 4 && !positive(v, &r->net_lat))
-            rc = die("--net-latency-us '%s': not a positive number%s", v, "");
+            rc = die("--net-latency-us '%s': not a positive number", v);
         else if (o == 5)
             gpn = v;
         else if (o < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
@@ -167,21 +171,18 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
             free(r);
             return 0;
         } else if (o < 0 && a[0] == '-' && a[1])
-            rc = die("unknown option '%s'%s", a, "");
+            rc = die("unknown option '%s'", a);
         else if (o < 0 && csv)
             rc = die("one study CSV only ('%s' and '%s')", csv, a);
         else if (o < 0)
             csv = a;
     }
-    if (!rc && !csv) {
-        fputs(usage_text, stderr);
-        rc = 2;
-    }
-    if (!rc && !readable(csv)) rc = die("%s: no such file%s", csv, "");
+    if (!rc && !csv) rc = die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
+    if (!rc && !readable(csv)) rc = die("%s: no such file", csv);
     char *end;
     long g = strtol(gpn, &end, 10);
     if (!rc && (*end || end == gpn || gpn[0] == '0' || g < 1 || g > 1024 || (g & (g - 1)) != 0))
-        rc = die("--gpus-per-node '%s': not a power of two from 1 to 1024%s", gpn, "");
+        rc = die("--gpus-per-node '%s': not a power of two from 1 to 1024", gpn);
     r->gpn = (int)g;
     r->src = csv;
     if (!rc) {
@@ -190,7 +191,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
             snprintf(r->bench_src, sizeof r->bench_src, "%s", bench);
         else if (readable(r->bench_default))
             snprintf(r->bench_src, sizeof r->bench_src, "%s", r->bench_default);
-        if (*r->bench_src && !readable(r->bench_src)) rc = die("%s: no such file (--allreduce)%s", r->bench_src, "");
+        if (*r->bench_src && !readable(r->bench_src)) rc = die("%s: no such file (--allreduce)", r->bench_src);
     }
     if (!rc) {
         char d[1024];
@@ -199,11 +200,10 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
             snprintf(r->net_src, sizeof r->net_src, "%s", net);
         else if (readable(d))
             snprintf(r->net_src, sizeof r->net_src, "%s", d);
-        if (*r->net_src && !readable(r->net_src)) rc = die("%s: no such file (--net-allreduce)%s", r->net_src, "");
+        if (*r->net_src && !readable(r->net_src)) rc = die("%s: no such file (--net-allreduce)", r->net_src);
     }
     if (!rc && !*r->net_src && (isnan(r->net_gbs) != isnan(r->net_lat)))
-        rc = die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)%s%s",
-                 "", "");
+        rc = die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)");
     if (!rc) {
         if (out)
             snprintf(r->out, sizeof r->out, "%s", out);

@@ -97,8 +97,11 @@ int rows_read(rows_t *t, const char *path, char *err, size_t errlen) {
     if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
     reader_t r = {.t = t};
     struct csv_parser p;
+    if (csv_init(&p, 0) != 0) {
+        fclose(f);
+        return errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
+    }
     int rc = 0;
-    if (csv_init(&p, 0) != 0) rc = errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
     char buf[65536];
     size_t n;
     while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
@@ -106,7 +109,7 @@ int rows_read(rows_t *t, const char *path, char *err, size_t errlen) {
             rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
     if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
     if (!rc) csv_fini(&p, on_field, on_record, &r);
-    if (!rc) csv_free(&p);
+    csv_free(&p);
     fclose(f);
     drop(&r);
     free(r.rec);
