@@ -163,6 +163,11 @@ else
     bad "$old: missing, or not the older layout this case needs"
 fi
 
+# ---- scripts/plot.sh, the old command: the same figures through scaling report, their PNGs listed
+SCALING=$scaling "$root/scripts/plot.sh" "$fixture" "$tmp/wrap" >"$tmp/stdout" 2>/dev/null; rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '\.png$' "$tmp/stdout")" -ge 10 ] && [ -s "$(head -n 1 "$tmp/stdout")" ] && ok ||
+    bad "scripts/plot.sh: rc=$rc, $(wc -l <"$tmp/stdout") PNGs listed"
+
 # ---- bad input: one line, exit 2
 plot "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'no such file' "$tmp/stderr" && ok || bad "missing CSV: rc=$rc"
