@@ -1,7 +1,10 @@
 /* answer.c — the default study's answer: each run's steady-epoch median, gathered per strategy at the largest GPU
- * count it ran, against single on 1 GPU at the same batch, the way scripts/report.sh's tables count them. */
+ * count it ran, against T1 at the same batch and math: the medians, T1 and line batches of bench/study.h, which the
+ * report's tables use too. */
 #include "answer.h"
+#include "study.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +24,8 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
     snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
     r->gpus = row->gpus;
-    /* As plots/lib.awk: a row with micro-batches (or of a strategy measured at the global batch) is a pipeline row,
-     * whose line is its global batch. */
-    const strategy_info_t *info = strategy_info_find(a->strategies, r->strategy);
-    r->pipeline = row->stats.micro_batches > 0 || (info && info->t1_global_batch);
-    r->batch = r->pipeline ? row->global_batch : row->per_gpu_batch;
+    r->pipeline = study_is_pipeline(r->strategy, row->stats.micro_batches);
+    r->batch = study_line_batch(r->pipeline, row->per_gpu_batch, row->global_batch);
     return r;
 }
 
@@ -43,15 +43,9 @@ void answer_free(answer_t *a) {
     memset(a, 0, sizeof *a);
 }
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 double answer_median(double *x, int n) {
-    if (n <= 0) return -1;
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+    double m = study_median(x, n);
+    return isnan(m) ? -1 : m;
 }
 
 static double run_median(const answer_run_t *r) {
@@ -89,6 +83,18 @@ static int best_run(const answer_t *a, const char *s, int g, int b, const char *
     return best;
 }
 
+/* T1 at batch b and math m (study.h); < 0 without one. */
+static double t1_of(const answer_t *a, int b, const char *m) {
+    study_t1_t t1;
+    study_t1_init(&t1);
+    for (int i = 0; i < a->n; i++)
+        if (a->runs[i].batch == b && strcmp(a->runs[i].math, m) == 0) {
+            double t = run_median(&a->runs[i]);
+            study_t1_offer(&t1, a->runs[i].strategy, i, t < 0 ? NAN : t);
+        }
+    return t1.run < 0 ? -1 : t1.t;
+}
+
 /* Appends run's line (its time t); NULL when the summary is full. */
 static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int run, double t) {
     if (s->n == ANSWER_MAX_LINES) return NULL;
@@ -100,7 +106,7 @@ static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int
     l->batch = r->batch;
     l->pipeline = r->pipeline;
     l->t = t;
-    best_run(a, reference(a), 1, r->batch, r->math, &l->t1);
+    l->t1 = t1_of(a, r->batch, r->math);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
     l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
     return l;

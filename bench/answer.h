@@ -1,10 +1,10 @@
 /* answer.h — the default study's closing answer, from the rows it wrote: per strategy the speedup T1/TN and efficiency
  * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there. Host-only.
  *
- * Numbers as scripts/report.sh computes them (plots/lib.awk): a run's time is the median of its steady epochs'
- * epoch_s; T1 is the strategy single at the same batch (per GPU for single and the data-parallel strategies, the
- * global batch for the pipeline) and math; where a strategy has several runs at one GPU count and batch, the
- * fastest counts. */
+ * Numbers as the report computes them (bench/study.h, used by both): a run's time is the median of its steady
+ * epochs' epoch_s; T1 is the strategy single's fastest at the same batch (per GPU for single and the data-parallel
+ * strategies, the global batch for the pipeline) and math; where a strategy has several runs at one GPU count and
+ * batch, the fastest counts. */
 #pragma once
 #include "results.h"
 #include "../strategies/strategy_info.h"

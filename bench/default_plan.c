@@ -241,7 +241,7 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
         }
     fprintf(f, "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
-               "Then study.csv, REPORT.md and the figures (scripts/report.sh; figures need gnuplot) are in the\n"
+               "Then study.csv, REPORT.md and the figures (scaling report; figures need gnuplot) are in the\n"
                "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
                "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
                "minute on 2 H200s.\n"

@@ -1,5 +1,5 @@
 /* default_study.c — the default study around its sweeps: a GPU count and a plan, every sweep validated before a
- * folder exists, then at the end scripts/report.sh (found from the build's source tree or beside the binary) and
+ * folder exists, then at the end `scaling report` (the binary itself, in a child process) and
  * the answer, printed from the rows in memory, so a report that fails costs neither rows nor answer. */
 #include "default_study.h"
 #include "report_run.h"
@@ -69,16 +69,15 @@ void default_study_announce(const default_study_t *ds, int i, FILE *f) {
     fprintf(f, "# sweep %d/%d (%d run(s)): %s\n", i + 1, ds->plan.n_sweeps, ds->n_pts[i], cmd);
 }
 
-/* scripts/report.sh <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
+/* scaling report <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
 static int make_report(const default_plan_t *plan) {
-    char exe[1024], script[1100], err[1300];
+    char exe[1024], err[1300];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    int rc = report_find(script, sizeof script, SCALING_SOURCE_DIR, exe, err, sizeof err);
-    if (rc == 0) rc = report_run(script, plan->csv, plan->dir, err, sizeof err);
+    int rc = report_run(exe, plan->csv, plan->dir, err, sizeof err);
     if (rc == 0) return 0;
     fprintf(stderr, "scaling: error: %s; the study's rows are complete in %s: make the report with "
-            "scripts/report.sh %s --out %s\n", err, plan->csv, plan->csv, plan->dir);
+            "scaling report %s --out %s\n", err, plan->csv, plan->csv, plan->dir);
     return 1;
 }
 
@@ -90,7 +89,7 @@ int default_study_end(default_study_t *ds) {
     char what[128], report[300];
     snprintf(what, sizeof what, "%s on %s", ds->plan.model, ds->plan.dataset);
     if (rc == 0) snprintf(report, sizeof report, "%s/REPORT.md", ds->plan.dir);
-    else snprintf(report, sizeof report, "not written (scripts/report.sh failed: see above)");
+    else snprintf(report, sizeof report, "not written (scaling report failed: see above)");
     fflush(stderr);
     answer_print(stdout, &ds->ans, what, report);
     fflush(stdout);

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
 #include "paths.h"
+#include "study.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
@@ -345,13 +346,6 @@ const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
 };
 
-/* Key cells that may be empty, in the row or in the query, matching any value (see results.h). */
-static int key_wildcard(int i) {
-    const char *c = results_key_columns[i];
-    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
-           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
-}
-
 int results_column_index(const char *name) {
     for (int i = 0; results_columns[i]; i++)
         if (strcmp(results_columns[i], name) == 0) return i;
@@ -395,6 +389,7 @@ static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
     results_run_t *r = &s->runs[s->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+    study_progress_init(&r->progress);
     return r;
 }
 
@@ -426,12 +421,7 @@ static void scan_row(int term, void *ctx_) {
     results_run_t *r = scan_run(c->s, c->cell[c->col_run]);
     if (!r) { c->oom = 1; return; }
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
-    const char *st = c->cell[c->col_status];
-    int ended = strcmp(st, "diverged") == 0 || strcmp(st, "oom") == 0;
-    /* replicas-differ is a failed run, retried like "failed" rows: only ok epochs count as done. */
-    int measured = ended || strcmp(st, "ok") == 0;
-    if (measured && epoch > r->epochs) r->epochs = (int)epoch;
-    if (ended) r->ended = 1;
+    study_progress_add(&r->progress, (int)epoch, c->cell[c->col_status]);
 }
 
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
@@ -505,21 +495,13 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
     free(l.s);
 }
 
-static int key_match(const results_key_t *row, const results_key_t *want) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!row->cell[i][0] || !want->cell[i][0]) && key_wildcard(i)) continue;
-        if (strcmp(row->cell[i], want->cell[i]) != 0) return 0;
-    }
-    return 1;
-}
-
 int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best) {
     int most = 0, done = 0;
     for (int i = 0; i < s->n; i++) {
         const results_run_t *r = &s->runs[i];
-        if (!key_match(&r->key, k)) continue;
-        if (r->epochs > most) most = r->epochs;
-        if (r->ended || r->epochs >= epochs) done = 1;
+        if (!study_key_match(&r->key, k)) continue;
+        if (r->progress.epochs > most) most = r->progress.epochs;
+        if (study_complete(&r->progress, epochs, 1)) done = 1;
     }
     if (best) *best = most;
     return done;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "../strategies/epoch_stats.h"
+#include "study_progress.h"
 
 /* Run-independent facts recorded in every row. */
 typedef struct {
@@ -207,8 +208,7 @@ extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
 typedef struct {
     char run_id[64];
     results_key_t key;
-    int epochs;         /* highest epoch written with a measured status (ok, diverged, oom, replicas-differ) */
-    int ended;          /* 1: a row has status diverged or oom; re-running would only repeat it */
+    study_progress_t progress;  /* how far it got: study.h's "complete" reads it */
 } results_run_t;
 
 typedef struct {
@@ -224,6 +224,7 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
 void results_scan_free(results_scan_t *s);
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* The resume decision: 1 if a run of k's configuration reached `epochs` epochs or ended diverged or oom, so the
- * configuration is skipped; 0 if it must run (again). *best gets the most epochs any run of it reached. */
+/* The resume decision: 1 if a run of k's configuration (study_key_match) is complete for `epochs` epochs
+ * (study_complete: failed runs are tried again), so the configuration is skipped; 0 if it must run (again). *best
+ * gets the most epochs any run of it trained. */
 int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best);

@@ -20,6 +20,7 @@
 #include "../engine/model_info.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
+#include "../report/report.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
 #include <errno.h>
@@ -560,6 +561,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
  * every way out of scaling_main, so every rank exits with the same status. A plain ./scaling never touches MPI. */
 int main(int argc, char **argv) {
+    /* before MPI or CUDA: the report runs where there is neither */
+    if (argc >= 2 && strcmp(argv[1], "report") == 0) return report_main(argc - 1, argv + 1, SCALING_SOURCE_DIR, argv[0]);
     char err[512] = "";
     dist_t d;
     int mode = dist_init(&d, err, sizeof err);
