@@ -12,8 +12,7 @@
 /* Channels one block covers with 16-byte accesses: 128 (bf16) or 256 (fp32) contiguous bytes of every row, whole
  * cache lines, and few enough that the finishing block sums a channel's partials with several threads. */
 #define BN_TILE_CHANNELS 64
-#define BN_MIN_ROWS 8           /* rows per thread at least in a reduction: fewer partial sums to finish */
-#define BN_APPLY_ROWS 8         /* rows per thread in the element-wise passes */
+#define BN_MIN_ROWS 2           /* rows per thread at least: small activations still fill one wave */
 #define BN_MAX_ROW_BLOCKS 512   /* partial sums kept per channel, the bound of the scratch */
 /* Rows loaded before any is used (memory-level parallelism), as many as fit in 128 registers (two blocks per SM):
  * four of x (and x1) forward, two of x, y and dy backward. */
@@ -188,8 +187,8 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
     run_var[ch] = (float)((1.0 - momentum) * run_var[ch] + momentum * var * ((double)m / (double)(m - 1)));
 }
 
-/* y = relu(scale x + shift [+ x1]). Row blocks run in reverse, so the first to start read the rows the statistics
- * pass read last: those most likely still in L2. */
+/* y = relu(scale x + shift [+ x1]). Each block takes the rows its twin in the statistics pass read (same grid),
+ * last group first: the rows read last are the likeliest still in L2 (x is read twice, from DRAM once at best). */
 template <typename T, int V, int FUSE>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restrict__ y, long long m, int c,
@@ -203,9 +202,10 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
         sc[j] = coef[CO_SCALE * c + c0 + j];
         sf[j] = coef[CO_SHIFT * c + c0 + j];
     }
-    long long r0, r1;
-    rows_of(m, gridDim.y, gridDim.y - 1 - blockIdx.y, &r0, &r1);
-    for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_FWD * lanes) {
+    long long r0, r1, step = (long long)BN_UNROLL_FWD * lanes;
+    rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
+    for (long long g0 = r0 + (r1 - r0 - 1) / step * step; r1 > r0 && g0 >= r0; g0 -= step) {
+        long long r = g0 + ty;
         pack_t<T, V> v[BN_UNROLL_FWD], w[BN_UNROLL_FWD];
 #pragma unroll
         for (int u = 0; u < BN_UNROLL_FWD; u++) {
@@ -295,7 +295,8 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
     coef[CO_K0 * c + ch] = (float)(-k1 * db / (double)m);
 }
 
-/* dx = dx_beta dx + k1 dpre + kx (x - mean) + k0 (dx != NULL); dx1 = dx1_beta dx1 + dpre (dx1 != NULL). */
+/* dx = dx_beta dx + k1 dpre + kx (x - mean) + k0 (dx != NULL); dx1 = dx1_beta dx1 + dpre (dx1 != NULL). Rows in the
+ * reduction's blocks, last group first, as the forward's apply pass. */
 template <typename T, int V, bool MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *dx, float dx_beta,
@@ -311,9 +312,10 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
         kx[j] = coef[CO_KX * c + c0 + j];
         k0[j] = coef[CO_K0 * c + c0 + j];
     }
-    long long r0, r1;
-    rows_of(m, gridDim.y, gridDim.y - 1 - blockIdx.y, &r0, &r1);
-    for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_BWD * lanes) {
+    long long r0, r1, step = (long long)BN_UNROLL_BWD * lanes;
+    rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
+    for (long long g0 = r0 + (r1 - r0 - 1) / step * step; r1 > r0 && g0 >= r0; g0 -= step) {
+        long long r = g0 + ty;
         pack_t<T, V> xv[BN_UNROLL_BWD], gv[BN_UNROLL_BWD], yv[BN_UNROLL_BWD];
 #pragma unroll
         for (int u = 0; u < BN_UNROLL_BWD; u++) {
@@ -368,9 +370,6 @@ static bn_nhwc_grid_t grid_plan(long long m, int c, int vec, long long resident)
     /* One wave: every block of a reduction resident at once, so no block waits for another to finish. */
     if (resident > 0 && rb > resident / g.tiles) rb = resident / g.tiles;
     g.rb = rb < 1 ? 1 : (int)rb;
-    rows = (long long)g.lanes * BN_APPLY_ROWS;
-    long long ra = (m + rows - 1) / rows;
-    g.rb_apply = ra < 1 ? 1 : ra > 65535 ? 65535 : (int)ra;
     return g;
 }
 
@@ -445,9 +444,8 @@ static const bn_nhwc_grid_t *grid_for(const bn_nhwc_t *b, const void *p0, const 
 }
 
 void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len) {
-    snprintf(buf, len, "vec %d, %d x %d blocks of %d x %d, apply %d x %d, scratch %zu bytes", b->vector.vec,
-             b->vector.tiles, b->vector.rb, b->vector.tw, b->vector.lanes, b->vector.tiles, b->vector.rb_apply,
-             bn_nhwc_scratch_bytes(b->m, b->c, b->dtype));
+    snprintf(buf, len, "vec %d, %d x %d blocks of %d x %d, scratch %zu bytes", b->vector.vec, b->vector.tiles,
+             b->vector.rb, b->vector.tw, b->vector.lanes, bn_nhwc_scratch_bytes(b->m, b->c, b->dtype));
 }
 
 template <typename T, int V>
@@ -459,7 +457,7 @@ static void forward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, c
     fwd_stats_kernel<T, V><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, b->m, b->c, part, b->arrivals, gamma, beta,
                                                                    rm, rv, coef, eps, mom);
     CHECK_LAUNCH();
-    dim3 grid(g->tiles, g->rb_apply);
+    dim3 grid(g->tiles, g->rb);
     if (b->fuse == BN_FUSE_ADD_RELU)
         fwd_apply_kernel<T, V, BN_FUSE_ADD_RELU><<<grid, block, 0, s>>>(x, x1, y, b->m, b->c, coef);
     else if (b->fuse == BN_FUSE_RELU)
@@ -503,7 +501,7 @@ static void backward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, 
                                                                           gamma, dgamma, dbeta, dw_beta, coef);
     CHECK_LAUNCH();
     if (!dx && !dx1) return;
-    bwd_apply_kernel<T, V, MASK><<<dim3(g->tiles, g->rb_apply), block, 0, s>>>(x, y, dy, dx, dx_beta, dx1, dx1_beta,
+    bwd_apply_kernel<T, V, MASK><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, y, dy, dx, dx_beta, dx1, dx1_beta,
                                                                                b->m, b->c, coef);
     CHECK_LAUNCH();
 }

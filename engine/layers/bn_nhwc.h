@@ -7,13 +7,14 @@
 
 /* How the kernels cover an (M, C) activation, M = N*H*W rows of C channels: blocks of tw x lanes threads, each
  * thread `vec` adjacent channels (one 16-byte access) of every lanes-th row; tiles blocks across C, row blocks
- * along M. Statistics kernels write one partial sum per (row block, channel). */
+ * along M, as many as are resident at once (one wave). */
 typedef struct {
     int vec;                    /* channels per access: 16 bytes' worth, or 1 (C not a multiple, or misaligned) */
     int tw, lanes;              /* blockDim.x (vectors across C), blockDim.y (rows in flight) */
     int tiles;                  /* gridDim.x */
-    int rb;                     /* gridDim.y of the reductions: the partial sums kept per channel */
-    int rb_apply;               /* gridDim.y of the element-wise passes */
+    int rb;                     /* gridDim.y: row blocks, each a contiguous chunk of rows; a reduction keeps one
+                                 * partial sum per row block and channel, its element-wise pass takes the same
+                                 * chunks */
 } bn_nhwc_grid_t;
 
 /* One batch-norm layer's kernels: its shape, its grids and its device scratch (allocated once, at init, so a
