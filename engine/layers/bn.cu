@@ -171,7 +171,8 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     }
     if (g->bn == GPU_BN_OWN) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
         p->own = 1;
-        bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device);
+        bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device,
+                     g->stream);
         char d[128];
         bn_nhwc_describe(&p->k, d, sizeof d);
         snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);

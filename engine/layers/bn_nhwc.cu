@@ -400,7 +400,7 @@ static long long resident_blocks(int sms) {
     return (long long)(n > 0 ? n : 1) * sms;
 }
 
-void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device) {
+void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device, cudaStream_t stream) {
     memset(b, 0, sizeof *b);
     b->m = m;
     b->c = c;
@@ -422,9 +422,9 @@ void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int dev
     size_t nf = scratch_floats(m, c, t, &tiles);
     CHECK_CUDA(cudaMalloc((void **)&b->scratch, bn_nhwc_scratch_bytes(m, c, t)));
     b->arrivals = (unsigned *)(b->scratch + nf);
-    CHECK_CUDA(cudaMemset(b->arrivals, 0, (size_t)tiles * sizeof(unsigned)));
+    CHECK_CUDA(cudaMemsetAsync(b->arrivals, 0, (size_t)tiles * sizeof(unsigned), stream));
     /* Saved statistics defined before any forward: a backward without one reads zeros, not garbage. */
-    CHECK_CUDA(cudaMemset(b->scratch, 0, (size_t)CO_COUNT * c * sizeof(float)));
+    CHECK_CUDA(cudaMemsetAsync(b->scratch, 0, (size_t)CO_COUNT * c * sizeof(float), stream));
 }
 
 void bn_nhwc_free(bn_nhwc_t *b) {

@@ -36,8 +36,9 @@ extern "C" {
 /* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t: known before any allocation, for the
  * model's memory plan. Host only. */
 size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t);
-/* Plans the grids for `device` and allocates the scratch (synchronous: call at setup). m >= 2, c >= 1. */
-void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device);
+/* Plans the grids for `device` and allocates the scratch, zeroing it on `stream` (the stream the kernels will run
+ * on, so they find it zeroed): call at setup. m >= 2, c >= 1. */
+void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device, cudaStream_t stream);
 void bn_nhwc_free(bn_nhwc_t *b);
 
 /* Training forward: batch mean and biased variance per channel over the m rows, saved mean and

@@ -175,6 +175,7 @@ static void rig_prepare(rig_t *r, const inputs_t *in, int pass) {
     upload(l->w, in->w, 2 * r->c, DTYPE_FP32);
     if (b != 0.0f) upload(l->dw, in->dw, 2 * r->c, DTYPE_FP32); else poison(l->dw, 2 * r->c, DTYPE_FP32);
     upload(l->state, in->state, 2 * r->c, DTYPE_FP32);
+    CHECK_CUDA(cudaDeviceSynchronize());   // the copies and memsets ran on the legacy stream; g->stream does not wait
 }
 
 static void rig_step(rig_t *r, gpu_t *g, int pass) {
