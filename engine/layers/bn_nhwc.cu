@@ -20,7 +20,13 @@
 #define BN_UNROLL_BWD 2
 
 /* Per-channel coefficients in the scratch, in units of C floats. */
-enum { CO_MEAN = 0, CO_INVSTD, CO_SCALE, CO_SHIFT, CO_K1, CO_KX, CO_K0, CO_COUNT };
+enum {
+    CO_MEAN = 0, CO_INVSTD,     /* what the forward saves (bn_nhwc_saved) */
+    CO_PIVOT, CO_CENTRE,        /* x - mean as (x - pivot) - centre: pivot = x in row 0, centre = mean - pivot */
+    CO_SCALE, CO_SHIFT,         /* gamma invstd, beta */
+    CO_K1, CO_KX, CO_K0,        /* dx = k1 dpre + kx (x - mean) + k0 */
+    CO_COUNT
+};
 
 // --- element access: V adjacent channels, one 16-byte access when V > 1, kept packed until used (half the
 // registers of floats for bf16, so more rows can be in flight)
@@ -76,6 +82,41 @@ __device__ __forceinline__ void block_sum2(float (&a)[V], float (&b)[V], float *
     }
 }
 
+/* Merges every row lane's Welford state (count n, means, sums of squared deviations m2) into row lane 0's, with
+ * Chan's formula, in a fixed tree. sh: 2 V blockDim.x blockDim.y floats, shn: blockDim.x blockDim.y floats. */
+template <int V>
+__device__ __forceinline__ void block_welford(float &n, float (&mean)[V], float (&m2)[V], float *sh, float *shn) {
+    const int tx = threadIdx.x, ty = threadIdx.y, tw = blockDim.x, lanes = blockDim.y, nt = tw * lanes;
+    int p2 = 1;
+    while (p2 < lanes) p2 <<= 1;
+    for (int s = p2 / 2; s >= 1; s >>= 1) {
+        if (ty >= s && ty < 2 * s) {
+            shn[ty * tw + tx] = n;
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                sh[j * nt + ty * tw + tx] = mean[j];
+                sh[(V + j) * nt + ty * tw + tx] = m2[j];
+            }
+        }
+        __syncthreads();
+        if (ty < s && ty + s < lanes) {
+            const int o = (ty + s) * tw + tx;
+            float nb = shn[o];
+            if (nb > 0.0f) {   // n = 0 takes the other side whole: f = 1, g = 0
+                float nn = n + nb, f = nb / nn, g = n * f;
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    float d = sh[j * nt + o] - mean[j];
+                    mean[j] = fmaf(d, f, mean[j]);
+                    m2[j] += sh[(V + j) * nt + o] + d * d * g;
+                }
+                n = nn;
+            }
+        }
+        __syncthreads();
+    }
+}
+
 /* After the block's partial sums are stored: 1 in the block that arrives last among its tile's row blocks (it then
  * sees every partial), which also re-arms the count for the next launch. */
 __device__ __forceinline__ int last_arrival(unsigned *arrivals) {
@@ -93,20 +134,34 @@ __device__ __forceinline__ int last_arrival(unsigned *arrivals) {
 }
 
 /* In the last block: the tile's channel ch (thread t < tile width in channels) gets the sums over all row blocks
- * of part[2 rb + k][ch] for k = 0, 1, in double, in a fixed order: threads split the row blocks into groups, then
- * group 0 adds the groups in order. Returns 1 for the threads that hold a channel's totals. */
-template <int V>
-__device__ __forceinline__ int finish_sums(const float *part, int c, double *t1, double *t2) {
+ * of part[2 b + k][ch] for k = 0, 1, in double, in a fixed order: threads split the row blocks into groups, then
+ * group 0 adds the groups in order. Returns 1 for the threads that hold a channel's totals. WELFORD: the partials
+ * are row block b's mean and m2 over its n_b rows, and the totals are sum n_b (mean_b - p) and
+ * sum m2_b + n_b (mean_b - p)^2 (*t1, *t2) around the pivot p = row block 0's mean (*pivot): sums of x - p and of
+ * (x - p)^2 over all rows, which give the variance with no more cancellation than p lies from the mean. */
+template <int V, bool WELFORD>
+__device__ __forceinline__ int finish_sums(const float *part, long long m, int c, double *t1, double *t2,
+                                           double *pivot) {
     __shared__ double shd[2][BN_THREADS];
     const int nt = blockDim.x * blockDim.y, t = threadIdx.y * blockDim.x + threadIdx.x;
     const int ct = blockDim.x * V, groups = nt / ct;   // ct <= nt: V <= lanes for every grid the host plans
     const int j = t % ct, grp = t / ct, ch = blockIdx.x * ct + j;
-    double s1 = 0.0, s2 = 0.0;
+    double s1 = 0.0, s2 = 0.0, p = 0.0;
     if (grp < groups && ch < c) {
+        const long long per = (m + gridDim.y - 1) / gridDim.y;
+        if (WELFORD) p = __ldcg(part + ch);
 #pragma unroll 8
         for (int b = grp; b < (int)gridDim.y; b += groups) {
-            s1 += __ldcg(part + (size_t)2 * b * c + ch);
-            s2 += __ldcg(part + ((size_t)2 * b + 1) * c + ch);
+            double a = __ldcg(part + (size_t)2 * b * c + ch), q = __ldcg(part + ((size_t)2 * b + 1) * c + ch);
+            if (WELFORD) {
+                long long r0 = (long long)b * per, r1 = r0 + per < m ? r0 + per : m;
+                double nb = r1 > r0 ? (double)(r1 - r0) : 0.0, d = a - p;
+                s1 += nb * d;
+                s2 += q + nb * d * d;
+            } else {
+                s1 += a;
+                s2 += q;
+            }
         }
     }
     if (grp < groups) {
@@ -121,28 +176,34 @@ __device__ __forceinline__ int finish_sums(const float *part, int c, double *t1,
     }
     *t1 = s1;
     *t2 = s2;
+    *pivot = p;
     return 1;
 }
 
 // --- forward
 
-/* Shifted sums per channel: s1 = sum (x - k), s2 = sum (x - k)^2 with k the channel's value in row 0, common to
- * every block, so partials add exactly like Chan's merge of (count, mean, M2) and the variance
- * s2/m - (s1/m)^2 cancels only as much as k lies from the mean (a sample of the data: about one standard
- * deviation), not as much as the mean lies from 0. The tile's last block finishes the statistics. */
+/* Welford per thread on x - pivot (a reciprocal per row, shared by its V channels), Chan's merge across the block's
+ * row lanes, one (mean, m2) per row block and channel; the tile's last block adds the row blocks around row block
+ * 0's mean (finish_sums) and finishes the statistics. The pivot, the channel's value in row 0, keeps the means
+ * Welford updates in fp32 of the size of the deviation rather than of the offset (an fp32 mean of 1000 has steps
+ * of 6e-5: Welford alone then loses a deviation of 3e-4), and Welford keeps a pivot far from the mean harmless
+ * (shifted sums alone would cancel as (mean - pivot)^2 / var). */
 template <typename T, int V>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsigned *arrivals,
                  const float *__restrict__ gamma, const float *__restrict__ beta, float *run_mean, float *run_var,
                  float *coef, double eps, double momentum) {
-    __shared__ float sh[2 * V * BN_THREADS];
+    __shared__ float sh[2 * V * BN_THREADS], shn[BN_THREADS];
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-    float k[V], s1[V], s2[V];
+    float n = 0.0f, mu[V], m2[V];   // rows seen (exact: < 2^24), mean of x - k, sum of squared deviations
 #pragma unroll
-    for (int j = 0; j < V; j++) k[j] = s1[j] = s2[j] = 0.0f;
+    for (int j = 0; j < V; j++) mu[j] = m2[j] = 0.0f;
     long long r0, r1;
     rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
+    float k[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) k[j] = 0.0f;
     if (c0 < c) {
         pack_t<T, V> k0 = load_p<T, V>(x + c0);
 #pragma unroll
@@ -155,39 +216,43 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
 #pragma unroll
             for (int u = 0; u < BN_UNROLL_FWD; u++)
                 if (r + (long long)u * lanes < r1) {
+                    n += 1.0f;
+                    const float inv = __frcp_rn(n);
 #pragma unroll
                     for (int j = 0; j < V; j++) {
-                        float d = to_f(v[u].v[j]) - k[j];
-                        s1[j] += d;
-                        s2[j] = fmaf(d, d, s2[j]);
+                        float xv = to_f(v[u].v[j]) - k[j], d = xv - mu[j];
+                        mu[j] = fmaf(d, inv, mu[j]);
+                        m2[j] = fmaf(d, xv - mu[j], m2[j]);
                     }
                 }
         }
     }
-    block_sum2<V>(s1, s2, sh);
+    block_welford<V>(n, mu, m2, sh, shn);
     if (ty == 0 && c0 < c) {
 #pragma unroll
         for (int j = 0; j < V; j++) {
-            part[(size_t)2 * blockIdx.y * c + c0 + j] = s1[j];
-            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = s2[j];
+            part[(size_t)2 * blockIdx.y * c + c0 + j] = mu[j];
+            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = m2[j];
         }
     }
     if (!last_arrival(arrivals)) return;
-    double t1, t2;
-    if (!finish_sums<V>(part, c, &t1, &t2)) return;
+    double t1, t2, p;
+    if (!finish_sums<V, true>(part, m, c, &t1, &t2, &p)) return;
     const int ch = blockIdx.x * blockDim.x * V + threadIdx.y * blockDim.x + threadIdx.x;
     double d = t1 / (double)m, var = t2 / (double)m - d * d;
     if (var < 0.0) var = 0.0;
-    double mean = (double)to_f(x[ch]) + d, inv = 1.0 / sqrt(var + eps), sc = (double)gamma[ch] * inv;
+    double pivot = to_f(x[ch]), mean = pivot + (p + d), inv = 1.0 / sqrt(var + eps);
     coef[CO_MEAN * c + ch] = (float)mean;
     coef[CO_INVSTD * c + ch] = (float)inv;
-    coef[CO_SCALE * c + ch] = (float)sc;
-    coef[CO_SHIFT * c + ch] = (float)((double)beta[ch] - mean * sc);
+    coef[CO_PIVOT * c + ch] = (float)pivot;
+    coef[CO_CENTRE * c + ch] = (float)(p + d);
+    coef[CO_SCALE * c + ch] = (float)((double)gamma[ch] * inv);
+    coef[CO_SHIFT * c + ch] = beta[ch];
     run_mean[ch] = (float)((1.0 - momentum) * run_mean[ch] + momentum * mean);
     run_var[ch] = (float)((1.0 - momentum) * run_var[ch] + momentum * var * ((double)m / (double)(m - 1)));
 }
 
-/* y = relu(scale x + shift [+ x1]). Each block takes the rows its twin in the statistics pass read (same grid),
+/* y = relu(scale (x - mean) + beta [+ x1]), x - mean as (x - pivot) - centre (both exact where it matters). Each block takes the rows its twin in the statistics pass read (same grid),
  * last group first: the rows read last are the likeliest still in L2 (x is read twice, from DRAM once at best). */
 template <typename T, int V, int FUSE>
 __global__ void __launch_bounds__(BN_THREADS, 2)
@@ -196,9 +261,11 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
-    float sc[V], sf[V];
+    float kp[V], mc[V], sc[V], sf[V];
 #pragma unroll
     for (int j = 0; j < V; j++) {
+        kp[j] = coef[CO_PIVOT * c + c0 + j];
+        mc[j] = coef[CO_CENTRE * c + c0 + j];
         sc[j] = coef[CO_SCALE * c + c0 + j];
         sf[j] = coef[CO_SHIFT * c + c0 + j];
     }
@@ -222,7 +289,7 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
             pack_t<T, V> o;
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                float a = fmaf(sc[j], to_f(v[u].v[j]), sf[j]);
+                float a = fmaf(sc[j], (to_f(v[u].v[j]) - kp[j]) - mc[j], sf[j]);
                 if (FUSE == BN_FUSE_ADD_RELU) a += to_f(w[u].v[j]);
                 if (FUSE != BN_FUSE_NONE) a = fmaxf(a, 0.0f);
                 o.v[j] = from_f<T>(a);
@@ -244,14 +311,17 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
     __shared__ float sh[2 * V * BN_THREADS];
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-    float mu[V], s1[V], s2[V];
+    float kp[V], mc[V], s1[V], s2[V];
 #pragma unroll
-    for (int j = 0; j < V; j++) mu[j] = s1[j] = s2[j] = 0.0f;
+    for (int j = 0; j < V; j++) kp[j] = mc[j] = s1[j] = s2[j] = 0.0f;
     long long r0, r1;
     rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
     if (c0 < c) {
 #pragma unroll
-        for (int j = 0; j < V; j++) mu[j] = coef[CO_MEAN * c + c0 + j];
+        for (int j = 0; j < V; j++) {
+            kp[j] = coef[CO_PIVOT * c + c0 + j];
+            mc[j] = coef[CO_CENTRE * c + c0 + j];
+        }
         for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_BWD * lanes) {
             pack_t<T, V> xv[BN_UNROLL_BWD], gv[BN_UNROLL_BWD], yv[BN_UNROLL_BWD];
 #pragma unroll
@@ -270,7 +340,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                     for (int j = 0; j < V; j++) {
                         float d = MASK && !(to_f(yv[u].v[j]) > 0.0f) ? 0.0f : to_f(gv[u].v[j]);
                         s1[j] += d;
-                        s2[j] = fmaf(d, to_f(xv[u].v[j]) - mu[j], s2[j]);
+                        s2[j] = fmaf(d, (to_f(xv[u].v[j]) - kp[j]) - mc[j], s2[j]);
                     }
                 }
         }
@@ -284,8 +354,8 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
         }
     }
     if (!last_arrival(arrivals)) return;
-    double t1, t2;
-    if (!finish_sums<V>(part, c, &t1, &t2)) return;
+    double t1, t2, p;
+    if (!finish_sums<V, false>(part, m, c, &t1, &t2, &p)) return;
     const int ch = blockIdx.x * blockDim.x * V + threadIdx.y * blockDim.x + threadIdx.x;
     double inv = coef[CO_INVSTD * c + ch], dg = t2 * inv, db = t1, k1 = (double)gamma[ch] * inv;
     dgamma[ch] = dw_beta == 0.0f ? (float)dg : (float)((double)dw_beta * dgamma[ch] + dg);
@@ -304,10 +374,11 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
-    float mu[V], k1[V], kx[V], k0[V];
+    float kp[V], mc[V], k1[V], kx[V], k0[V];
 #pragma unroll
     for (int j = 0; j < V; j++) {
-        mu[j] = coef[CO_MEAN * c + c0 + j];
+        kp[j] = coef[CO_PIVOT * c + c0 + j];
+        mc[j] = coef[CO_CENTRE * c + c0 + j];
         k1[j] = coef[CO_K1 * c + c0 + j];
         kx[j] = coef[CO_KX * c + c0 + j];
         k0[j] = coef[CO_K0 * c + c0 + j];
@@ -338,7 +409,7 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
                 if (dx_beta != 0.0f) o = load_p<T, V>(dx + rr * c + c0);
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    float v = fmaf(k1[j], d[j], fmaf(kx[j], to_f(xv[u].v[j]) - mu[j], k0[j]));
+                    float v = fmaf(k1[j], d[j], fmaf(kx[j], (to_f(xv[u].v[j]) - kp[j]) - mc[j], k0[j]));
                     o.v[j] = from_f<T>(dx_beta != 0.0f ? fmaf(dx_beta, to_f(o.v[j]), v) : v);
                 }
                 store_p<T, V>(dx + rr * c + c0, o);
