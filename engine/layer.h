@@ -46,6 +46,13 @@ typedef struct {
 /* Fusing the activation (and a residual add) into batch norm saves whole passes over the activations. */
 enum { BN_FUSE_NONE = 0, BN_FUSE_RELU = 1, BN_FUSE_ADD_RELU = 2 };
 
+/* What a convolution's bias does, from the graph (model_end). Batch norm subtracts the per-channel mean, so a bias
+ * feeding batch norm changes no output and gets an exactly zero gradient: it is neither added nor differentiated
+ * (DEAD; the parameter stays, as in the d2l model, with a gradient of 0). A bias feeding only the residual input of
+ * a batch norm + add lands where that batch norm's shift lands: the batch norm adds it to its shift and hands it
+ * the shift's gradient (FOLDED). Layers built outside a model keep ADD. */
+enum { BIAS_ADD = 0, BIAS_DEAD = 1, BIAS_FOLDED = 2 };
+
 struct layer {
     const layer_ops_t *ops;
     layer_cfg_t cfg;
@@ -77,6 +84,11 @@ struct layer {
     float *state;               /* view into the model's state buffer (BN running stats) */
     size_t n_state;
     size_t state_offset;
+
+    int bias_use;               /* conv with a bias: BIAS_ADD, BIAS_DEAD or BIAS_FOLDED (set by model_end) */
+    int fold_from;              /* bn with BN_FUSE_ADD_RELU: 1 + the index of the conv whose bias it folds, 0 none */
+    const float *fold_b;        /* that conv's fp32 bias (cout floats) and its gradient, bound with the views */
+    float *fold_db;
 
     void *priv;                 /* kind-specific: descriptors, algorithm choice, saved statistics */
 };

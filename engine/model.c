@@ -25,6 +25,8 @@ static int add_tensor(model_t *m, shape_t s, const char *label) {
     return m->n_tensors++;
 }
 
+static void assign_bias_use(model_t *m);
+
 void model_begin(model_t *m, const char *name, int batch, shape_t input, int classes) {
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%s", name);
@@ -83,6 +85,41 @@ void model_end(model_t *m, int logits) {
         for (int k = 0; k < l->n_in; k++) {
             l->dx_beta[k] = written[l->in[k]] ? 1.0f : 0.0f;
             written[l->in[k]] = 1;
+        }
+    }
+    assign_bias_use(m);
+}
+
+/* The one layer reading tensor t and at which input (returns -1 when none or several read it). */
+static int sole_reader(const model_t *m, int t, int *input) {
+    int who = -1;
+    for (int i = 0; i < m->n_layers; i++)
+        for (int k = 0; k < m->layers[i].n_in; k++)
+            if (m->layers[i].in[k] == t) {
+                if (who >= 0) return -1;
+                who = i;
+                *input = k;
+            }
+    return who;
+}
+
+/* BIAS_DEAD / BIAS_FOLDED for every biased convolution whose only reader is a batch norm (layer.h says why). */
+static void assign_bias_use(model_t *m) {
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        l->bias_use = BIAS_ADD;
+        l->fold_from = 0;
+    }
+    for (int i = 0; i < m->n_layers; i++) {
+        layer_t *l = &m->layers[i];
+        int k = 0, r;
+        if (l->ops != &layer_conv_ops || !l->cfg.bias || (r = sole_reader(m, l->out, &k)) < 0) continue;
+        layer_t *bn = &m->layers[r];
+        if (bn->ops != &layer_bn_ops) continue;
+        if (k == 0) l->bias_use = BIAS_DEAD;
+        else if (bn->cfg.fuse == BN_FUSE_ADD_RELU && !bn->fold_from) {
+            l->bias_use = BIAS_FOLDED;
+            bn->fold_from = i + 1;
         }
     }
 }
@@ -234,6 +271,20 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         l->w = m->params + (l->param_offset - m->param_first);
         l->dw = m->grads + (l->param_offset - m->param_first);
         l->state = m->state + (l->state_offset - m->state_first);
+    }
+    for (int i = first; i < end; i++) {   /* a folded bias and its batch norm sit in one block, so one stage */
+        layer_t *l = &m->layers[i];
+        l->fold_b = NULL;
+        l->fold_db = NULL;
+        if (!l->fold_from) continue;
+        const layer_t *c = &m->layers[l->fold_from - 1];
+        if (l->fold_from - 1 < first) {
+            fprintf(stderr, "model %s: layer %s folds the bias of %s, outside layers [%d, %d)\n", m->name, l->label,
+                    c->label, first, end);
+            exit(1);
+        }
+        l->fold_b = c->w + (c->n_params - (size_t)c->cfg.cout);
+        l->fold_db = c->dw + (c->n_params - (size_t)c->cfg.cout);
     }
     /* A generous search arena during cudnnFind (less where memory is short: cuDNN then only tries algorithms
      * that fit), then exactly what the chosen algorithms need. */

@@ -32,7 +32,29 @@ typedef struct {
     int own;                            // 1: training runs bn_nhwc's kernels (then nothing above but the
     bn_nhwc_t k;                        // descriptors and act, for inference, is set up)
     char path[192];                     // what setup chose and why, for tests and logs
+    float *shift;                       // (C) beta + the folded conv bias (l->fold_b), or NULL without one
 } bn_priv_t;
+
+// --- kernels
+
+/* shift = beta + b: a shortcut convolution's bias folded into this layer's shift (layer.h, BIAS_FOLDED). */
+__global__ static void shift_fold_kernel(float *__restrict__ shift, const float *__restrict__ beta,
+                                         const float *__restrict__ b, int c) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < c) shift[i] = beta[i] + b[i];
+}
+
+/* The shift batch norm applies: beta, or beta plus the folded bias (computed by bn_shift_update). */
+static const float *bn_shift(const layer_t *l, const bn_priv_t *p) {
+    return p->shift ? p->shift : l->w + l->in_shape[0].c;
+}
+
+static void bn_shift_update(const layer_t *l, gpu_t *g, const bn_priv_t *p) {
+    if (!p->shift) return;
+    int c = l->in_shape[0].c;
+    shift_fold_kernel<<<(c + 255) / 256, 256, 0, g->stream>>>(p->shift, l->w + c, l->fold_b, c);
+    CHECK_LAUNCH();
+}
 
 static int bn_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
     shape_t in = l->in_shape[0];
@@ -80,7 +102,7 @@ static cudnnStatus_t bn_forward_ex(const layer_t *l, gpu_t *g, const bn_priv_t *
     int c = l->in_shape[0].c;
     return cudnnBatchNormalizationForwardTrainingEx(
         g->cudnn, p->mode, p->ops, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0], bn_cudnn_add(p) ? p->x_desc : NULL,
-        bn_cudnn_add(p) ? l->x[1] : NULL, p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM, run_mean, run_var,
+        bn_cudnn_add(p) ? l->x[1] : NULL, p->x_desc, l->y, p->p_desc, l->w, bn_shift(l, p), BN_MOMENTUM, run_mean, run_var,
         BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL, g->workspace, p->ws_fwd, p->reserve,
         p->reserve_bytes);
 }
@@ -93,7 +115,7 @@ static cudnnStatus_t bn_backward_ex(const layer_t *l, gpu_t *g, const bn_priv_t 
     return cudnnBatchNormalizationBackwardEx(
         g->cudnn, p->mode, p->ops, &CU_ONE, &dx_beta, &CU_ONE, &dw_beta, p->x_desc, l->x[0],
         p->x_desc, l->y, p->x_desc, dy, bn_cudnn_add(p) ? p->x_desc : NULL, dz, p->x_desc, dx, p->p_desc, l->w,
-        l->w + c, l->dw, l->dw + c, BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL,
+        bn_shift(l, p), l->dw, l->dw + c, BN_EPS, p->scratch, p->scratch + c, bn_cudnn_act(p) ? p->act : NULL,
         g->workspace, p->ws_bwd, p->reserve, p->reserve_bytes);
 }
 
@@ -139,6 +161,7 @@ static void bn_destroy(layer_t *l) {
     if (p->scratch) CHECK_CUDA(cudaFree(p->scratch));
     if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
     if (p->dx_sink) CHECK_CUDA(cudaFree(p->dx_sink));
+    if (p->shift) CHECK_CUDA(cudaFree(p->shift));
     if (p->own) bn_nhwc_free(&p->k);
     free(p);
     l->priv = NULL;
@@ -165,6 +188,10 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
+    if (l->fold_b) {   // our training kernels add the folded bias themselves; inference and cuDNN read this
+        CHECK_CUDA(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
+        bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
+    }
     if (l->cfg.fuse != BN_FUSE_NONE) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
@@ -180,7 +207,6 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     }
     CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
     if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
-
     if (l->cfg.fuse != BN_FUSE_NONE) CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");
@@ -226,20 +252,21 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
     int c = l->in_shape[0].c;
     float *run_mean = l->state, *run_var = l->state + c;
     // (N, H, W, C) -> (N, H, W, C), statistics per C
+    if (!training || !p->own) bn_shift_update(l, g, p);
     if (!training) {
         CHECK_CUDNN(cudnnBatchNormalizationForwardInference(g->cudnn, CUDNN_BATCHNORM_SPATIAL, &CU_ONE, &CU_ZERO,
                                                             p->x_desc, l->x[0], p->x_desc, l->y, p->p_desc, l->w,
-                                                            l->w + c, run_mean, run_var, BN_EPS));
+                                                            bn_shift(l, p), run_mean, run_var, BN_EPS));
         bn_finish_forward(l, g, p, 0);
     } else if (p->own) {
-        bn_nhwc_forward(&p->k, l->x[0], bn_has_add(l) ? l->x[1] : NULL, l->y, l->w, l->w + c, run_mean, run_var,
-                        BN_EPS, BN_MOMENTUM, g->stream);
+        bn_nhwc_forward(&p->k, l->x[0], bn_has_add(l) ? l->x[1] : NULL, l->y, l->w, l->w + c, l->fold_b, run_mean,
+                        run_var, BN_EPS, BN_MOMENTUM, g->stream);
     } else if (p->ex) {
         CHECK_CUDNN(bn_forward_ex(l, g, p, run_mean, run_var));
         bn_finish_forward(l, g, p, bn_cudnn_act(p));
     } else {
         CHECK_CUDNN(cudnnBatchNormalizationForwardTraining(g->cudnn, p->mode, &CU_ONE, &CU_ZERO, p->x_desc, l->x[0],
-                                                           p->x_desc, l->y, p->p_desc, l->w, l->w + c, BN_MOMENTUM,
+                                                           p->x_desc, l->y, p->p_desc, l->w, bn_shift(l, p), BN_MOMENTUM,
                                                            run_mean, run_var, BN_EPS, p->scratch, p->scratch + c));
         bn_finish_forward(l, g, p, 0);
     }
@@ -252,8 +279,8 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
     if (p->own) {
         int add = bn_has_add(l);
         bn_nhwc_backward(&p->k, l->x[0], l->y, l->dy, l->dx[0], l->dx[0] ? l->dx_beta[0] : 0.0f,
-                         add ? l->dx[1] : NULL, add ? l->dx_beta[1] : 0.0f, l->w, l->dw, l->dw + c, dw_beta,
-                         g->stream);
+                         add ? l->dx[1] : NULL, add ? l->dx_beta[1] : 0.0f, l->w, l->dw, l->dw + c,
+                         p->shift ? l->fold_db : NULL, dw_beta, g->stream);
         return;
     }
     void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
@@ -284,6 +311,10 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
         else
             CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->x_desc, src, &l->dx_beta[1], p->x_desc, l->dx[1]));
     }
+    /* The folded bias shifts the output as beta does: its gradient is beta's, accumulated alike (dw_beta). */
+    if (p->shift)
+        CHECK_CUDA(cudaMemcpyAsync(l->fold_db, l->dw + c, (size_t)c * sizeof(float), cudaMemcpyDeviceToDevice,
+                                   g->stream));
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {

@@ -1,5 +1,6 @@
 /* bn_nhwc.cu — batch-norm training kernels for NHWC activations, near memory bandwidth: each direction is one
- * reduction over rows (partial sums per block, the tile's last block finishes the channel) and one element-wise pass. */
+ * reduction over rows (partial sums per block, the tile's last block finishes the channel) and one element-wise
+ * pass. */
 #include "bn_nhwc.h"
 #include "../check.h"
 #include "../layer.h"
@@ -191,8 +192,8 @@ __device__ __forceinline__ int finish_sums(const float *part, long long m, int c
 template <typename T, int V>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsigned *arrivals,
-                 const float *__restrict__ gamma, const float *__restrict__ beta, float *run_mean, float *run_var,
-                 float *coef, double eps, double momentum) {
+                 const float *__restrict__ gamma, const float *__restrict__ beta, const float *__restrict__ beta_add,
+                 float *run_mean, float *run_var, float *coef, double eps, double momentum) {
     __shared__ float sh[2 * V * BN_THREADS], shn[BN_THREADS];
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
@@ -247,13 +248,14 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
     coef[CO_PIVOT * c + ch] = (float)pivot;
     coef[CO_CENTRE * c + ch] = (float)(p + d);
     coef[CO_SCALE * c + ch] = (float)((double)gamma[ch] * inv);
-    coef[CO_SHIFT * c + ch] = beta[ch];
+    coef[CO_SHIFT * c + ch] = beta_add ? beta[ch] + beta_add[ch] : beta[ch];
     run_mean[ch] = (float)((1.0 - momentum) * run_mean[ch] + momentum * mean);
     run_var[ch] = (float)((1.0 - momentum) * run_var[ch] + momentum * var * ((double)m / (double)(m - 1)));
 }
 
-/* y = relu(scale (x - mean) + beta [+ x1]), x - mean as (x - pivot) - centre (both exact where it matters). Each block takes the rows its twin in the statistics pass read (same grid),
- * last group first: the rows read last are the likeliest still in L2 (x is read twice, from DRAM once at best). */
+/* y = relu(scale (x - mean) + beta [+ x1]), x - mean as (x - pivot) - centre (both exact where it matters). Each
+ * block takes the rows its twin in the statistics pass read (same grid), last group first: the rows read last are
+ * the likeliest still in L2 (x is read twice, from DRAM once at best). */
 template <typename T, int V, int FUSE>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restrict__ y, long long m, int c,
@@ -307,7 +309,7 @@ template <typename T, int V, bool MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, long long m, int c,
                   float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma, float *dbeta,
-                  float dw_beta, float *coef) {
+                  float *dbeta_copy, float dw_beta, float *coef) {
     __shared__ float sh[2 * V * BN_THREADS];
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
@@ -360,6 +362,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
     double inv = coef[CO_INVSTD * c + ch], dg = t2 * inv, db = t1, k1 = (double)gamma[ch] * inv;
     dgamma[ch] = dw_beta == 0.0f ? (float)dg : (float)((double)dw_beta * dgamma[ch] + dg);
     dbeta[ch] = dw_beta == 0.0f ? (float)db : (float)((double)dw_beta * dbeta[ch] + db);
+    if (dbeta_copy) dbeta_copy[ch] = dbeta[ch];
     coef[CO_K1 * c + ch] = (float)k1;
     coef[CO_KX * c + ch] = (float)(-k1 * inv * dg / (double)m);
     coef[CO_K0 * c + ch] = (float)(-k1 * db / (double)m);
@@ -418,7 +421,8 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
                 pack_t<T, V> o;
                 if (dx1_beta != 0.0f) o = load_p<T, V>(dx1 + rr * c + c0);
 #pragma unroll
-                for (int j = 0; j < V; j++) o.v[j] = from_f<T>(dx1_beta != 0.0f ? fmaf(dx1_beta, to_f(o.v[j]), d[j]) : d[j]);
+                for (int j = 0; j < V; j++)
+                    o.v[j] = from_f<T>(dx1_beta != 0.0f ? fmaf(dx1_beta, to_f(o.v[j]), d[j]) : d[j]);
                 store_p<T, V>(dx1 + rr * c + c0, o);
             }
         }
@@ -521,12 +525,12 @@ void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len) {
 
 template <typename T, int V>
 static void forward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, const T *x1, T *y,
-                      const float *gamma, const float *beta, float *rm, float *rv, double eps, double mom,
-                      cudaStream_t s) {
+                      const float *gamma, const float *beta, const float *beta_add, float *rm, float *rv, double eps,
+                      double mom, cudaStream_t s) {
     float *coef = b->scratch, *part = b->scratch + (size_t)CO_COUNT * b->c;
     dim3 block(g->tw, g->lanes);
     fwd_stats_kernel<T, V><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, b->m, b->c, part, b->arrivals, gamma, beta,
-                                                                   rm, rv, coef, eps, mom);
+                                                                   beta_add, rm, rv, coef, eps, mom);
     CHECK_LAUNCH();
     dim3 grid(g->tiles, g->rb);
     if (b->fuse == BN_FUSE_ADD_RELU)
@@ -539,37 +543,39 @@ static void forward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, c
 }
 
 void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
-                     const float *beta, float *running_mean, float *running_var, double eps, double momentum,
-                     cudaStream_t stream) {
+                     const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
+                     double momentum, cudaStream_t stream) {
     const void *res = b->fuse == BN_FUSE_ADD_RELU ? x1 : NULL;
     const bn_nhwc_grid_t *g = grid_for(b, x, res, y, NULL, NULL);
+    float *rm = running_mean, *rv = running_var;
     if (b->dtype == DTYPE_BF16) {
         typedef __nv_bfloat16 T;
         if (g->vec > 1)
-            forward_t<T, 8>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, running_mean, running_var, eps,
-                            momentum, stream);
+            forward_t<T, 8>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
+                            stream);
         else
-            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, running_mean, running_var, eps,
-                            momentum, stream);
+            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
+                            stream);
     } else {
         typedef float T;
         if (g->vec > 1)
-            forward_t<T, 4>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, running_mean, running_var, eps,
-                            momentum, stream);
+            forward_t<T, 4>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
+                            stream);
         else
-            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, running_mean, running_var, eps,
-                            momentum, stream);
+            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
+                            stream);
     }
 }
 
 template <typename T, int V, bool MASK>
 static void backward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, const T *y, const T *dy, T *dx,
                        float dx_beta, T *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta,
-                       float dw_beta, cudaStream_t s) {
+                       float *dbeta_copy, float dw_beta, cudaStream_t s) {
     float *coef = b->scratch, *part = b->scratch + (size_t)CO_COUNT * b->c;
     dim3 block(g->tw, g->lanes);
     bwd_reduce_kernel<T, V, MASK><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, y, dy, b->m, b->c, part, b->arrivals,
-                                                                          gamma, dgamma, dbeta, dw_beta, coef);
+                                                                          gamma, dgamma, dbeta, dbeta_copy, dw_beta,
+                                                                          coef);
     CHECK_LAUNCH();
     if (!dx && !dx1) return;
     bwd_apply_kernel<T, V, MASK><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, y, dy, dx, dx_beta, dx1, dx1_beta,
@@ -580,32 +586,34 @@ static void backward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, 
 template <typename T, int V>
 static void backward_v(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const void *x, const void *y, const void *dy,
                        void *dx, float dx_beta, void *dx1, float dx1_beta, const float *gamma, float *dgamma,
-                       float *dbeta, float dw_beta, cudaStream_t s) {
+                       float *dbeta, float *dbeta_copy, float dw_beta, cudaStream_t s) {
     if (b->fuse != BN_FUSE_NONE)
         backward_t<T, V, true>(b, g, (const T *)x, (const T *)y, (const T *)dy, (T *)dx, dx_beta, (T *)dx1, dx1_beta,
-                               gamma, dgamma, dbeta, dw_beta, s);
+                               gamma, dgamma, dbeta, dbeta_copy, dw_beta, s);
     else
         backward_t<T, V, false>(b, g, (const T *)x, (const T *)y, (const T *)dy, (T *)dx, dx_beta, (T *)dx1,
-                                dx1_beta, gamma, dgamma, dbeta, dw_beta, s);
+                                dx1_beta, gamma, dgamma, dbeta, dbeta_copy, dw_beta, s);
 }
 
 void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
-                      void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float dw_beta,
-                      cudaStream_t stream) {
+                      void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
+                      float dw_beta, cudaStream_t stream) {
     if (b->fuse != BN_FUSE_ADD_RELU) dx1 = NULL;
     const void *ym = b->fuse != BN_FUSE_NONE ? y : NULL;
     const bn_nhwc_grid_t *g = grid_for(b, x, ym, dy, dx, dx1);
     if (b->dtype == DTYPE_BF16) {
         if (g->vec > 1)
-            backward_v<__nv_bfloat16, 8>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dw_beta,
-                                         stream);
+            backward_v<__nv_bfloat16, 8>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta,
+                                         dbeta_copy, dw_beta, stream);
         else
-            backward_v<__nv_bfloat16, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dw_beta,
-                                         stream);
+            backward_v<__nv_bfloat16, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta,
+                                         dbeta_copy, dw_beta, stream);
     } else {
         if (g->vec > 1)
-            backward_v<float, 4>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dw_beta, stream);
+            backward_v<float, 4>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dbeta_copy,
+                                 dw_beta, stream);
         else
-            backward_v<float, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dw_beta, stream);
+            backward_v<float, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dbeta_copy,
+                                 dw_beta, stream);
     }
 }

@@ -43,19 +43,21 @@ void bn_nhwc_free(bn_nhwc_t *b);
 
 /* Training forward: batch mean and biased variance per channel over the m rows, saved mean and
  * 1/sqrt(var + eps) (bn_nhwc_saved), running_mean/var = (1 - momentum) running + momentum batch with the unbiased
- * variance (x m/(m-1)), then y = relu(gamma (x - mean) / sqrt(var + eps) + beta [+ x1]) (ReLU unless fuse is
- * BN_FUSE_NONE, x1 only for BN_FUSE_ADD_RELU). Deterministic: fixed reduction order, no floating-point atomics. */
+ * variance (x m/(m-1)), then y = relu(gamma (x - mean) / sqrt(var + eps) + beta [+ beta_add] [+ x1]) (ReLU unless
+ * fuse is BN_FUSE_NONE, x1 only for BN_FUSE_ADD_RELU; beta_add, a bias folded into the shift, may be NULL).
+ * Deterministic: fixed reduction order, no floating-point atomics. */
 void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
-                     const float *beta, float *running_mean, float *running_var, double eps, double momentum,
-                     cudaStream_t stream);
+                     const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
+                     double momentum, cudaStream_t stream);
 /* Training backward from the statistics the last forward saved: dpre = dy masked by y > 0 (fused ReLU; y > 0
  * exactly where the pre-activation is), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
- * d = dw_beta d + (each) into dgamma / dbeta; dx = dx_beta dx + gamma invstd (dpre - dbeta/m - xhat dgamma/m)
+ * d = dw_beta d + (each) into dgamma / dbeta, the new dbeta also written to dbeta_copy where not NULL (the folded
+ * bias's gradient); dx = dx_beta dx + gamma invstd (dpre - dbeta/m - xhat dgamma/m)
  * where dx != NULL; dx1 = dx1_beta dx1 + dpre where dx1 != NULL (BN_FUSE_ADD_RELU). A beta of 0 never reads the
  * old value (it may hold NaN). */
 void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
-                      void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float dw_beta,
-                      cudaStream_t stream);
+                      void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
+                      float dw_beta, cudaStream_t stream);
 /* Device pointer to the saved batch mean (c floats) followed by the saved 1/sqrt(var + eps) (c floats). */
 const float *bn_nhwc_saved(const bn_nhwc_t *b);
 /* "vec 8, 1 x 512 blocks" for logs and tests. */

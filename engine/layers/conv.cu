@@ -8,6 +8,7 @@
 #include "cudnn_util.h"
 #include "../convert.h"
 #include "../launch.h"
+#include "conv_direct.h"
 #include <cuda_bf16.h>
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
@@ -23,6 +24,8 @@ typedef struct {
     int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
     int strict;                         // fp32: every direction runs under FMA whatever the search reported
     void *dw16;                         // bf16 layers: cuDNN's bf16 filter gradient, then added to dw in fp32
+    int direct;                         // 1: conv_direct.cu's kernels (a few input channels, no dx), no cuDNN call
+    float *direct_scratch;              // their filter-gradient partial sums
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -208,6 +211,7 @@ static void conv_destroy(layer_t *l) {
     cudnn_tensor_desc_free(&p->b_desc);
     if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
     if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
+    if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -237,11 +241,16 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
 
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
-    if (l->dtype == DTYPE_BF16) {
+    p->direct = conv_direct_applies(in, out, c->k, l->dx[0] != NULL);
+    if (p->direct)
+        CHECK_CUDA(cudaMalloc((void **)&p->direct_scratch, conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
+    if (l->dtype == DTYPE_BF16 && !p->direct) {
         if (!l->w_lp) check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
         CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
-    if (c->bias) {
+    if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
+        CHECK_CUDA(cudaMemsetAsync(l->dw + conv_weight_count(l), 0, (size_t)c->cout * sizeof(float), g->stream));
+    if (c->bias && l->bias_use == BIAS_ADD) {
         p->b_desc = cudnn_channel_desc(c->cout, l->dtype);
         /* The bias gradient is a GEMV against ones(N*OH*OW): cuDNN's NHWC BackwardBias kernel took ~310 us per
          * call for a (256, 28, 28, 64) gradient on an H100 (6 ms of a 14 ms ResNet-18 step), GEMV ~20 us. */
@@ -266,6 +275,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
         check_fail(__FILE__, __LINE__, "cudnnGetConvolution2dForwardOutputDim", "shape mismatch");
     }
 
+    if (p->direct) return 0;   /* nothing to search, no workspace */
     int key[12] = {in.n, in.h, in.w, in.c, c->cout, c->k, c->k, c->stride, c->pad, out.h, out.w, (int)g->math};
     conv_algo_t *e = cache_entry(g, key);
     p->has_bwd_data = l->dx[0] != NULL;
@@ -293,10 +303,14 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
-    CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
+    if (p->direct)
+        conv_direct_forward(l->x[0], param_at(l, 0), l->y, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k,
+                            l->cfg.stride, l->cfg.pad, g->stream);
+    else
+        CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
                                         &CU_ZERO, p->y_desc, l->y));
-    if (!l->cfg.bias) return;
+    if (!l->cfg.bias || l->bias_use != BIAS_ADD) return;   /* DEAD: batch norm removes it; FOLDED: it adds it */
     const void *b = param_at(l, conv_weight_count(l));
     size_t n = shape_numel(l->out_shape);
     int c = l->out_shape.c;
@@ -313,9 +327,14 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
 static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     size_t nw = conv_weight_count(l);
-    if (l->cfg.bias)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
+    if (l->cfg.bias && l->bias_use == BIAS_ADD)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
         blas_bias_grad(g, l->dtype, l->dy, l->out_shape.c, l->out_shape.n * l->out_shape.h * l->out_shape.w, dw_beta,
                        l->dw + nw);
+    if (p->direct) {   /* fp32 filter gradient straight from the kernel; the input needs no gradient */
+        conv_direct_wgrad(l->x[0], l->dy, l->dw, dw_beta, p->direct_scratch, l->dtype, l->in_shape[0], l->out_shape,
+                          l->cfg.k, l->cfg.stride, l->cfg.pad, g->stream);
+        return;
+    }
     /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
      * as autocast's cast-back into the fp32 parameter's .grad does. */
     int lp = l->dtype == DTYPE_BF16;
@@ -335,6 +354,7 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     if (!p) { snprintf(buf, len, "not set up"); return; }
+    if (p->direct) { snprintf(buf, len, "direct kernels (conv_direct.cu): forward and filter gradient"); return; }
     const conv_algo_t *a = &p->algo;
     char bd[64] = "skipped (no dx)";
     if (p->has_bwd_data) snprintf(bd, sizeof bd, "%d/%s ws %zu", a->bwd_data, math_name(a->bwd_data_math), a->ws_bwd_data);

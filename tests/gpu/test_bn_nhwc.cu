@@ -1,7 +1,8 @@
 /* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
  * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
  * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays.
- * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench (ours vs cuDNN, batch 256, bf16; not a test). Exit 77 w/o GPU. */
+ * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench (ours vs cuDNN, batch 256, bf16; not a test).
+ * Exits 77 without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +106,9 @@ static void outs_alloc(outs_t *o, size_t n, size_t c) {
     o->y = falloc(n); o->dx0 = falloc(n); o->dx1 = falloc(n);
     o->dw = falloc(2 * c); o->state = falloc(2 * c); o->saved = falloc(2 * c);
 }
-static void outs_free(outs_t *o) { free(o->y); free(o->dx0); free(o->dx1); free(o->dw); free(o->state); free(o->saved); }
+static void outs_free(outs_t *o) {
+    free(o->y); free(o->dx0); free(o->dx1); free(o->dw); free(o->state); free(o->saved);
+}
 static int outs_same(const outs_t *a, const outs_t *b, size_t n, size_t c) {
     return !memcmp(a->y, b->y, n * 4) && !memcmp(a->dx0, b->dx0, n * 4) && !memcmp(a->dx1, b->dx1, n * 4) &&
            !memcmp(a->dw, b->dw, 2 * c * 4) && !memcmp(a->state, b->state, 2 * c * 4) &&

@@ -518,6 +518,11 @@ int main(int argc, char **argv) {
         {"conv k3 s2 p1 bias", &layer_conv_ops, {3, 2, 1, 12, 1, 0}, 1, {5, 10, 10, 6}, 1, 1, -1, 1, ref_conv, 2},
         {"conv k1 s2 p0 bias", &layer_conv_ops, {1, 2, 0, 16, 1, 0}, 1, {4, 8, 8, 8}, 1, 1, -1, 1, ref_conv, 2},
         {"conv k5 s1 p0 c1 (first, no dx)", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 0, 1, 0, 1, ref_conv, 2},
+        /* The d2l ResNet-18 stem (direct kernels, conv_direct.cu), and a strided, padded 5x5 window through them. */
+        {"conv k3 s1 p1 c1 k64 (stem, no dx)", &layer_conv_ops, {3, 1, 1, 64, 1, 0}, 1, {8, 14, 14, 1}, 0, 1, 0, 1,
+         ref_conv, 2},
+        {"conv k5 s2 p2 c1 k20 (no dx)", &layer_conv_ops, {5, 2, 2, 20, 0, 0}, 1, {3, 11, 11, 1}, 0, 1, 0, 1, ref_conv,
+         1},
         {"conv k3 s1 p1 c1", &layer_conv_ops, {3, 1, 1, 16, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 2},
         {"conv k5 s1 p0 c1", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 2},
         {"bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, 1},

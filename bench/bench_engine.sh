@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# bench_engine.sh — the engine's one-GPU speed against PyTorch at its best, in one call: ResNet-18 on Fashion-MNIST
+# (batch 256, lr 0.1) in bf16 and tf32 and LeNet on MNIST (batch 64), beside torch_fast.py's variants.
+#
+#   bench/bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]      (SCALING_BINS="label=path ..." compares builds)
+#
+# TORCH_FAST is ../shared/anchors/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
+# eager-bf16); skipped when absent or without torch. SCALING_BINS defaults to "ours=./scaling": several builds of
+# the engine (before/after a change) run in the same call, each in bf16 and tf32. Writes OUTDIR/{ours.csv,
+# torch.csv,flops.txt,summary.txt}. Targets are judged in summary.txt, never in a test.
+set -euo pipefail
+out=${1:?usage: bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]}
+torch_fast=${2:-}
+epochs=${3:-5}
+bins=${SCALING_BINS:-ours=./scaling}
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0
+: >"$out/flops.txt"
+
+if [[ -f $torch_fast ]] && python3 -c 'import torch' 2>/dev/null; then
+    echo "== PyTorch: torch_fast.py cgraph-bf16,graph-bf16,eager-bf16, $epochs epochs"
+    PYTHONUNBUFFERED=1 python3 "$torch_fast" data/fashion-mnist "$epochs" cgraph-bf16,graph-bf16,eager-bf16 \
+        | tee "$out/torch.csv"
+else
+    echo "== PyTorch skipped (no $torch_fast or no torch)"
+fi
+
+for spec in $bins; do
+    label=${spec%%=*} bin=${spec#*=}
+    for math in bf16 tf32; do
+        echo "== $label: ResNet-18, Fashion-MNIST, batch 256, $math"
+        "$bin" --model resnet18 --dataset fashion-mnist --batch 256 --lr 0.1 --epochs "$epochs" --math $math \
+            --out "$out/ours-$label.csv" | tee "$out/run.log"
+        sed "s/^/$label /" <(grep '^# model' "$out/run.log") >>"$out/flops.txt"
+    done
+    echo "== $label: LeNet, MNIST, batch 64, bf16"
+    "$bin" --model lenet --dataset mnist --batch 64 --lr 0.1 --epochs "$epochs" --math bf16 \
+        --out "$out/ours-$label.csv" | tee "$out/run.log"
+    sed "s/^/$label /" <(grep '^# model' "$out/run.log") >>"$out/flops.txt"
+done
+rm -f "$out/run.log"
+
+python3 - "$out" "$bins" <<'PY' | tee "$out/summary.txt"
+import csv, statistics, sys, os, re
+out, bins = sys.argv[1], sys.argv[2].split()
+gflop = {}
+for line in open(f"{out}/flops.txt"):
+    m = re.match(r"\S+ # model (\S+): ([0-9.]+) GFLOP per image", line)
+    if m: gflop[m.group(1)] = float(m.group(2))
+def stat(xs):
+    return (statistics.median(xs), min(xs), max(xs)) if xs else (float("nan"),) * 3
+torch = {}
+if os.path.exists(f"{out}/torch.csv"):
+    for r in csv.DictReader(open(f"{out}/torch.csv")):
+        if int(r["epoch"]) >= 2: torch.setdefault(r["variant"], []).append(float(r["epoch_s"]))
+best = None
+if "cgraph-bf16" in torch: best = stat(torch["cgraph-bf16"])[0]
+for v, xs in torch.items():
+    m, lo, hi = stat(xs)
+    print(f"torch resnet18 {v:12s}: {m:.3f} s [{lo:.3f}, {hi:.3f}] per steady epoch")
+for spec in bins:
+    label = spec.split("=")[0]
+    path = f"{out}/ours-{label}.csv"
+    if not os.path.exists(path): continue
+    rows = list(csv.DictReader(open(path)))
+    gpu = rows[0]["gpu_name"]
+    # Dense tensor-core peaks of the SXM H100/H200 data sheets (TFLOP/s); an 8192^3 bf16 GEMM measured 769-798 here.
+    peak = {"tf32": 494.7, "bf16": 989.4} if ("H100" in gpu or "H200" in gpu) else {}
+    print(f"{label}: {gpu}, cuDNN {rows[0]['cudnn']}, commit {rows[0]['git_commit']}")
+    for model in ("resnet18", "lenet"):
+        for math in ("bf16", "tf32"):
+            rs = [r for r in rows if r["model"] == model and r["math"] == math and r["phase"] == "steady"]
+            if not rs: continue
+            m, lo, hi = stat([float(r["epoch_s"]) for r in rs])
+            step = statistics.median(float(r["step_ms"]) for r in rs)
+            steps, batch = int(rs[-1]["steps"]), int(rs[-1]["global_batch"])
+            line = f"  {model:8s} {math}: {m:.3f} s [{lo:.3f}, {hi:.3f}]  step {step:.3f} ms  test acc {rs[-1]['test_acc']}"
+            if model in gflop and math in peak:
+                tf = gflop[model] * steps * batch / 1e3 / m
+                line += f"  {tf:.0f} TFLOP/s = {100 * tf / peak[math]:.1f} % of dense {math} peak"
+            if model == "resnet18" and math == "bf16" and best:
+                line += f"  | {m / best:.3f} x the time of torch cgraph-bf16 ({best:.3f} s)"
+            print(line)
+PY
