@@ -90,6 +90,7 @@ typedef struct {
     int need_dx;        // 0: dx[0] = NULL (an input needing no gradient)
     int misalign;       // 1: every activation pointer one element off 16 bytes: the scalar kernels
     int offset;         // 1: x0 around 3000 with row 0 at 4000, a far outlier (the statistics' pivot)
+    int fold;           // 1: a convolution's bias folded into the shift (layer.h: fold_b, fold_db)
 } bn_case_t;
 
 typedef struct {
@@ -97,6 +98,7 @@ typedef struct {
     dtype_t t;
     size_t n, c;
     void *base[6];      // x0, x1, y, dy, dx0, dx1 allocations (the layer's pointers may sit one element in)
+    float *fold[2];     // the folded bias and its gradient, or NULL
 } rig_t;
 
 /* What one forward + backward leaves, on the host: y, dx0, dx1, dgamma|dbeta, running mean|var, saved mean|invstd. */
@@ -147,6 +149,9 @@ static void rig_make(rig_t *r, gpu_t *g, const bn_case_t *c, dtype_t t) {
     CHECK_CUDA(cudaMalloc((void **)&l->w, 2 * r->c * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&l->dw, 2 * r->c * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&l->state, 2 * r->c * sizeof(float)));
+    for (int i = 0; c->fold && i < 2; i++) CHECK_CUDA(cudaMalloc((void **)&r->fold[i], r->c * sizeof(float)));
+    l->fold_b = r->fold[0];
+    l->fold_db = r->fold[1];
     l->ops->setup(l, g);
 }
 
@@ -156,11 +161,12 @@ static void rig_free(rig_t *r) {
     CHECK_CUDA(cudaFree(r->l.w));
     CHECK_CUDA(cudaFree(r->l.dw));
     CHECK_CUDA(cudaFree(r->l.state));
+    for (int i = 0; i < 2; i++) if (r->fold[i]) CHECK_CUDA(cudaFree(r->fold[i]));
 }
 
 /* Before a pass: betas (pass 0: dx0 and dw overwrite, dx1 accumulates; pass 1 the other way round), the priors
  * or poison, and the running statistics as they were. */
-typedef struct { const float *x0, *x1, *dy, *w, *state, *dx0, *dx1, *dw; } inputs_t;
+typedef struct { const float *x0, *x1, *dy, *w, *state, *dx0, *dx1, *dw, *fold_b; } inputs_t;
 
 static void rig_prepare(rig_t *r, const inputs_t *in, int pass) {
     layer_t *l = &r->l;
@@ -179,6 +185,10 @@ static void rig_prepare(rig_t *r, const inputs_t *in, int pass) {
     upload(l->w, in->w, 2 * r->c, DTYPE_FP32);
     if (b != 0.0f) upload(l->dw, in->dw, 2 * r->c, DTYPE_FP32); else poison(l->dw, 2 * r->c, DTYPE_FP32);
     upload(l->state, in->state, 2 * r->c, DTYPE_FP32);
+    if (r->fold[0]) {
+        upload(r->fold[0], in->fold_b, r->c, DTYPE_FP32);
+        poison(r->fold[1], r->c, DTYPE_FP32);
+    }
     CHECK_CUDA(cudaDeviceSynchronize());   // the copies and memsets ran on the legacy stream; g->stream does not wait
 }
 
@@ -232,12 +242,15 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     fill(rng, hs, C, -0.5, 0.5, DTYPE_FP32);
     fill(rng, hs + C, C, 0.5, 1.5, DTYPE_FP32);
     fill(rng, hdw, 2 * C, -1, 1, DTYPE_FP32);
-    inputs_t in = {hx0, hx1, hdy, hw, hs, hdx0, hdx1, hdw};
+    float *hb = falloc(C), *hw_ref = falloc(2 * C);   // the folded bias; gamma and beta (+ the bias) as applied
+    fill(rng, hb, C, -0.5, 0.5, DTYPE_FP32);
+    for (size_t j = 0; j < 2 * C; j++) hw_ref[j] = hw[j] + (c->fold && j >= C ? hb[j - C] : 0.0f);
+    inputs_t in = {hx0, hx1, hdy, hw, hs, hdx0, hdx1, hdw, hb};
 
     // the reference: gradients accumulate into zeroed arrays
     ref_t ref;
     memset(&ref, 0, sizeof ref);
-    ref.x[0] = hx0; ref.x[1] = hx1; ref.w = hw; ref.state = hs; ref.dy = hdy;
+    ref.x[0] = hx0; ref.x[1] = hx1; ref.w = hw_ref; ref.state = hs; ref.dy = hdy;
     ref.y = dalloc(n); ref.dx[0] = dalloc(n); ref.dx[1] = l->x[1] ? dalloc(n) : NULL;
     ref.dw = dalloc(2 * C); ref.state_out = dalloc(2 * C); ref.state_alt = dalloc(2 * C);
     if (c->fuse == BN_FUSE_NONE) ref_bn(l, 1, &ref); else ref_bn_fused(l, 1, &ref);
@@ -301,6 +314,14 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
         snprintf(tn, sizeof tn, "dbeta(beta=%d)", pass);
         check(name, tn, o.dw + C, dw_want + C, C, TOL);
         free(dw_want);
+        if (r.fold[1]) {   // the folded bias's gradient is the shift's: dbeta as written, bit for bit
+            float *fdb = falloc(C);
+            download(fdb, r.fold[1], C, DTYPE_FP32);
+            int same = memcmp(fdb, o.dw + C, C * sizeof(float)) == 0;
+            printf("%-4s %-40s %-16s bitwise (= dbeta)\n", same ? "ok" : "FAIL", name, "folded bias grad");
+            EXPECT(same, "%s: the folded bias's gradient differs from dbeta (pass %d)", name, pass);
+            free(fdb);
+        }
 
         /* The same inputs again, eagerly and as a CUDA graph: bit for bit the same outputs. */
         rig_prepare(&r, &in, pass);
@@ -337,6 +358,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
 
     rig_free(&r);
     outs_free(&o); outs_free(&o2);
+    free(hb); free(hw_ref);
     free(got); free(hx0); free(hx1); free(hdy); free(hdx0); free(hdx1); free(hw); free(hs); free(hdw);
     free(ref.y); free(ref.dx[0]); free(ref.dx[1]); free(ref.dw); free(ref.state_out); free(ref.state_alt);
     free(saved); free(wrong); free(want);
@@ -392,7 +414,7 @@ static int bench(void) {
         for (int fuse = BN_FUSE_RELU; fuse <= BN_FUSE_ADD_RELU; fuse++)
             for (int impl = 0; impl < 2; impl++) {
                 g.bn = impl ? GPU_BN_CUDNN : GPU_BN_OWN;
-                bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0};
+                bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0, 0};
                 rig_t r;
                 rig_make(&r, &g, &c, DTYPE_BF16);
                 for (int i = 0; i < 6; i++)
@@ -430,18 +452,19 @@ int main(int argc, char **argv) {
     rng_t rng;
     rng_seed(&rng, seed);
     static const bn_case_t shapes[] = {
-        {"28x28x64", {4, 28, 28, 64}, 0, 1, 0, 0},
-        {"14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0},
-        {"7x7x256", {8, 7, 7, 256}, 0, 1, 0, 0},
-        {"4x4x512", {8, 4, 4, 512}, 0, 1, 0, 0},
-        {"many row blocks 28x28x64 n64", {64, 28, 28, 64}, 0, 1, 0, 0},
-        {"odd C=3, M=245", {5, 7, 7, 3}, 0, 1, 0, 0},
-        {"C=24, odd M=75", {3, 5, 5, 24}, 0, 1, 0, 0},
-        {"C=12 (fp32 vector, bf16 scalar)", {2, 3, 3, 12}, 0, 1, 0, 0},
-        {"M=2, C=520 (a partial tile)", {2, 1, 1, 520}, 0, 1, 0, 0},
-        {"misaligned 7x7x256 (scalar)", {4, 7, 7, 256}, 0, 1, 1, 0},
-        {"no dx 14x14x128", {2, 14, 14, 128}, 0, 0, 0, 0},
-        {"offset 3000, row 0 at 4000", {16, 14, 14, 64}, 0, 1, 0, 1},
+        {"28x28x64", {4, 28, 28, 64}, 0, 1, 0, 0, 0},
+        {"14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0, 0},
+        {"7x7x256", {8, 7, 7, 256}, 0, 1, 0, 0, 0},
+        {"4x4x512", {8, 4, 4, 512}, 0, 1, 0, 0, 0},
+        {"many row blocks 28x28x64 n64", {64, 28, 28, 64}, 0, 1, 0, 0, 0},
+        {"odd C=3, M=245", {5, 7, 7, 3}, 0, 1, 0, 0, 0},
+        {"C=24, odd M=75", {3, 5, 5, 24}, 0, 1, 0, 0, 0},
+        {"C=12 (fp32 vector, bf16 scalar)", {2, 3, 3, 12}, 0, 1, 0, 0, 0},
+        {"M=2, C=520 (a partial tile)", {2, 1, 1, 520}, 0, 1, 0, 0, 0},
+        {"misaligned 7x7x256 (scalar)", {4, 7, 7, 256}, 0, 1, 1, 0, 0},
+        {"no dx 14x14x128", {2, 14, 14, 128}, 0, 0, 0, 0, 0},
+        {"offset 3000, row 0 at 4000", {16, 14, 14, 64}, 0, 1, 0, 1, 0},
+        {"folded bias 14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0, 1},
     };
     for (int m = 0; m < 2; m++) {
         gpu_t g;
