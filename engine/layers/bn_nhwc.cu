@@ -303,9 +303,15 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
 
 // --- backward
 
-/* s1 = sum dpre, s2 = sum dpre (x - mean) with dpre = dy [y > 0] (MASK) or dy; the tile's last block writes
+/* Where the ReLU mask of the backward comes from: none (BN_FUSE_NONE); y > 0 (BN_FUSE_ADD_RELU: the pre-activation
+ * would need x1, as many bytes as y); or the pre-activation recomputed from x, which the backward reads anyway, with
+ * the forward's own arithmetic (BN_FUSE_RELU: y is never read, two passes over a tensor saved; y > 0 exactly where
+ * the recomputed value is > 0, but for a positive value under 2^-133 that y rounded to 0). */
+enum { MASK_NONE = 0, MASK_Y = 1, MASK_PRE = 2 };
+
+/* s1 = sum dpre, s2 = sum dpre (x - mean) with dpre = dy masked as MASK says; the tile's last block writes
  * dbeta, dgamma (accumulated with dw_beta) and the coefficients of dx = k1 dpre + kx (x - mean) + k0. */
-template <typename T, int V, bool MASK>
+template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, long long m, int c,
                   float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma, float *dbeta,
@@ -313,9 +319,9 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
     __shared__ float sh[2 * V * BN_THREADS];
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
-    float kp[V], mc[V], s1[V], s2[V];
+    float kp[V], mc[V], sc[V], sf[V], s1[V], s2[V];
 #pragma unroll
-    for (int j = 0; j < V; j++) kp[j] = mc[j] = s1[j] = s2[j] = 0.0f;
+    for (int j = 0; j < V; j++) kp[j] = mc[j] = sc[j] = sf[j] = s1[j] = s2[j] = 0.0f;
     long long r0, r1;
     rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
     if (c0 < c) {
@@ -323,6 +329,10 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
         for (int j = 0; j < V; j++) {
             kp[j] = coef[CO_PIVOT * c + c0 + j];
             mc[j] = coef[CO_CENTRE * c + c0 + j];
+            if (MASK == MASK_PRE) {
+                sc[j] = coef[CO_SCALE * c + c0 + j];
+                sf[j] = coef[CO_SHIFT * c + c0 + j];
+            }
         }
         for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_BWD * lanes) {
             pack_t<T, V> xv[BN_UNROLL_BWD], gv[BN_UNROLL_BWD], yv[BN_UNROLL_BWD];
@@ -332,7 +342,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                 if (rr < r1) {
                     xv[u] = load_p<T, V>(x + rr * c + c0);
                     gv[u] = load_p<T, V>(dy + rr * c + c0);
-                    if (MASK) yv[u] = load_p<T, V>(y + rr * c + c0);
+                    if (MASK == MASK_Y) yv[u] = load_p<T, V>(y + rr * c + c0);
                 }
             }
 #pragma unroll
@@ -340,9 +350,11 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                 if (r + (long long)u * lanes < r1) {
 #pragma unroll
                     for (int j = 0; j < V; j++) {
-                        float d = MASK && !(to_f(yv[u].v[j]) > 0.0f) ? 0.0f : to_f(gv[u].v[j]);
+                        float xc = (to_f(xv[u].v[j]) - kp[j]) - mc[j], d = to_f(gv[u].v[j]);
+                        if (MASK == MASK_Y && !(to_f(yv[u].v[j]) > 0.0f)) d = 0.0f;
+                        if (MASK == MASK_PRE && !(fmaf(sc[j], xc, sf[j]) > 0.0f)) d = 0.0f;
                         s1[j] += d;
-                        s2[j] = fmaf(d, (to_f(xv[u].v[j]) - kp[j]) - mc[j], s2[j]);
+                        s2[j] = fmaf(d, xc, s2[j]);
                     }
                 }
         }
@@ -370,18 +382,20 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
 
 /* dx = dx_beta dx + k1 dpre + kx (x - mean) + k0 (dx != NULL); dx1 = dx1_beta dx1 + dpre (dx1 != NULL). Rows in the
  * reduction's blocks, last group first, as the forward's apply pass. */
-template <typename T, int V, bool MASK>
+template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *dx, float dx_beta,
                  T *dx1, float dx1_beta, long long m, int c, const float *__restrict__ coef) {
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
-    float kp[V], mc[V], k1[V], kx[V], k0[V];
+    float kp[V], mc[V], k1[V], kx[V], k0[V], sc[V], sf[V];
 #pragma unroll
     for (int j = 0; j < V; j++) {
         kp[j] = coef[CO_PIVOT * c + c0 + j];
         mc[j] = coef[CO_CENTRE * c + c0 + j];
+        sc[j] = MASK == MASK_PRE ? coef[CO_SCALE * c + c0 + j] : 0.0f;
+        sf[j] = MASK == MASK_PRE ? coef[CO_SHIFT * c + c0 + j] : 0.0f;
         k1[j] = coef[CO_K1 * c + c0 + j];
         kx[j] = coef[CO_KX * c + c0 + j];
         k0[j] = coef[CO_K0 * c + c0 + j];
@@ -396,23 +410,28 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
             long long rr = r + (long long)u * lanes;
             if (rr < r1) {
                 gv[u] = load_p<T, V>(dy + rr * c + c0);
-                if (MASK) yv[u] = load_p<T, V>(y + rr * c + c0);
-                if (dx) xv[u] = load_p<T, V>(x + rr * c + c0);
+                if (MASK == MASK_Y) yv[u] = load_p<T, V>(y + rr * c + c0);
+                if (dx || MASK == MASK_PRE) xv[u] = load_p<T, V>(x + rr * c + c0);
             }
         }
 #pragma unroll
         for (int u = 0; u < BN_UNROLL_BWD; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr >= r1) continue;
-            float d[V];
+            float d[V], xc[V];
 #pragma unroll
-            for (int j = 0; j < V; j++) d[j] = MASK && !(to_f(yv[u].v[j]) > 0.0f) ? 0.0f : to_f(gv[u].v[j]);
+            for (int j = 0; j < V; j++) {
+                xc[j] = dx || MASK == MASK_PRE ? (to_f(xv[u].v[j]) - kp[j]) - mc[j] : 0.0f;
+                d[j] = to_f(gv[u].v[j]);
+                if (MASK == MASK_Y && !(to_f(yv[u].v[j]) > 0.0f)) d[j] = 0.0f;
+                if (MASK == MASK_PRE && !(fmaf(sc[j], xc[j], sf[j]) > 0.0f)) d[j] = 0.0f;
+            }
             if (dx) {
                 pack_t<T, V> o;
                 if (dx_beta != 0.0f) o = load_p<T, V>(dx + rr * c + c0);
 #pragma unroll
                 for (int j = 0; j < V; j++) {
-                    float v = fmaf(k1[j], d[j], fmaf(kx[j], (to_f(xv[u].v[j]) - kp[j]) - mc[j], k0[j]));
+                    float v = fmaf(k1[j], d[j], fmaf(kx[j], xc[j], k0[j]));
                     o.v[j] = from_f<T>(dx_beta != 0.0f ? fmaf(dx_beta, to_f(o.v[j]), v) : v);
                 }
                 store_p<T, V>(dx + rr * c + c0, o);
@@ -468,8 +487,8 @@ template <typename T, int V>
 static long long resident_blocks(int sms) {
     int a = 0, b = 0, c = 0;
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, fwd_stats_kernel<T, V>, BN_THREADS, 0));
-    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, bwd_reduce_kernel<T, V, true>, BN_THREADS, 0));
-    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c, bwd_reduce_kernel<T, V, false>, BN_THREADS, 0));
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, bwd_reduce_kernel<T, V, MASK_Y>, BN_THREADS, 0));
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c, bwd_reduce_kernel<T, V, MASK_PRE>, BN_THREADS, 0));
     int n = a < b ? a : b;
     n = n < c ? n : c;
     return (long long)(n > 0 ? n : 1) * sms;
@@ -567,7 +586,7 @@ void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y,
     }
 }
 
-template <typename T, int V, bool MASK>
+template <typename T, int V, int MASK>
 static void backward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, const T *y, const T *dy, T *dx,
                        float dx_beta, T *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta,
                        float *dbeta_copy, float dw_beta, cudaStream_t s) {
@@ -587,19 +606,23 @@ template <typename T, int V>
 static void backward_v(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const void *x, const void *y, const void *dy,
                        void *dx, float dx_beta, void *dx1, float dx1_beta, const float *gamma, float *dgamma,
                        float *dbeta, float *dbeta_copy, float dw_beta, cudaStream_t s) {
-    if (b->fuse != BN_FUSE_NONE)
-        backward_t<T, V, true>(b, g, (const T *)x, (const T *)y, (const T *)dy, (T *)dx, dx_beta, (T *)dx1, dx1_beta,
-                               gamma, dgamma, dbeta, dbeta_copy, dw_beta, s);
+    const T *xt = (const T *)x, *yt = (const T *)y, *dyt = (const T *)dy;
+    if (b->fuse == BN_FUSE_ADD_RELU)
+        backward_t<T, V, MASK_Y>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
+                                 dbeta_copy, dw_beta, s);
+    else if (b->fuse == BN_FUSE_RELU)
+        backward_t<T, V, MASK_PRE>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
+                                   dbeta_copy, dw_beta, s);
     else
-        backward_t<T, V, false>(b, g, (const T *)x, (const T *)y, (const T *)dy, (T *)dx, dx_beta, (T *)dx1,
-                                dx1_beta, gamma, dgamma, dbeta, dbeta_copy, dw_beta, s);
+        backward_t<T, V, MASK_NONE>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
+                                    dbeta_copy, dw_beta, s);
 }
 
 void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
                       void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
                       float dw_beta, cudaStream_t stream) {
     if (b->fuse != BN_FUSE_ADD_RELU) dx1 = NULL;
-    const void *ym = b->fuse != BN_FUSE_NONE ? y : NULL;
+    const void *ym = b->fuse == BN_FUSE_ADD_RELU ? y : NULL;   // the only mode that reads y (MASK_Y)
     const bn_nhwc_grid_t *g = grid_for(b, x, ym, dy, dx, dx1);
     if (b->dtype == DTYPE_BF16) {
         if (g->vec > 1)

@@ -49,8 +49,9 @@ void bn_nhwc_free(bn_nhwc_t *b);
 void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
                      const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
                      double momentum, cudaStream_t stream);
-/* Training backward from the statistics the last forward saved: dpre = dy masked by y > 0 (fused ReLU; y > 0
- * exactly where the pre-activation is), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
+/* Training backward from the statistics the last forward saved: dpre = dy masked where the pre-activation is not
+ * > 0 (fused ReLU: read as y > 0 with the residual add, recomputed from x without it, so y is not read; y may
+ * then be NULL), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
  * d = dw_beta d + (each) into dgamma / dbeta, the new dbeta also written to dbeta_copy where not NULL (the folded
  * bias's gradient); dx = dx_beta dx + gamma invstd (dpre - dbeta/m - xhat dgamma/m)
  * where dx != NULL; dx1 = dx1_beta dx1 + dpre where dx1 != NULL (BN_FUSE_ADD_RELU). A beta of 0 never reads the
