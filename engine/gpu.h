@@ -18,6 +18,9 @@ static inline const char *gpu_math_name(math_t m) {
     return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
 }
 
+/* Which batch-norm training kernels run: ours (engine/layers/bn_nhwc.cu, the default) or cuDNN's. A benchmark knob
+ * for timing both in one binary, read once by gpu_init from the environment: SCALING_BN=own|cudnn. */
+typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1 } gpu_bn_t;
 
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
@@ -26,6 +29,7 @@ typedef struct gpu {
     cudnnHandle_t cudnn;        /* bound to `stream` */
     cublasHandle_t cublas;      /* bound to `stream` */
     math_t math;
+    gpu_bn_t bn;                /* batch-norm training kernels (SCALING_BN); tests may set it after gpu_init */
     void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */
     size_t workspace_bytes;
     float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
@@ -40,7 +44,8 @@ typedef struct gpu {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. */
+/* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. Reads
+ * SCALING_BN (unset or empty: own); any other value than own or cudnn stops the process with one line, exit 2. */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
 /* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the

@@ -1,10 +1,12 @@
-/* bn.cu — spatial batch normalisation over C for NHWC activations through cuDNN (eps 1e-5, momentum 0.1 as in
- * PyTorch), optionally fused with ReLU or with a residual add + ReLU (cfg.fuse): y = relu(bn(x0) [+ x1]).
- * Training normalises with batch statistics and updates the running ones; inference uses the running ones. */
+/* bn.cu — spatial batch normalisation over C for NHWC activations (eps 1e-5, momentum 0.1 as in PyTorch),
+ * optionally fused with ReLU or with a residual add + ReLU (cfg.fuse): y = relu(bn(x0) [+ x1]). Training normalises
+ * with batch statistics and updates the running ones, through our kernels (bn_nhwc.cu) or cuDNN's (g->bn, chosen at
+ * setup); inference uses the running ones, through cuDNN. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cudnn_util.h"
+#include "bn_nhwc.h"
 
 /* SPATIAL_PERSISTENT has fast NHWC kernels but is documented as possibly overflowing for some inputs;
  * 0 forces the classic SPATIAL path everywhere. */
@@ -27,6 +29,8 @@ typedef struct {
     size_t reserve_bytes;
     size_t ws_fwd, ws_bwd;              // Ex only: bytes of g->workspace
     void *dx_sink;                      // cuDNN always writes dx: a target when the input needs no gradient
+    int own;                            // 1: training runs bn_nhwc's kernels (then nothing above but the
+    bn_nhwc_t k;                        // descriptors and act, for inference, is set up)
     char path[192];                     // what setup chose and why, for tests and logs
     float *shift;                       // (C) beta + the folded conv bias (l->fold_b), or NULL without one
 } bn_priv_t;
@@ -158,6 +162,7 @@ static void bn_destroy(layer_t *l) {
     if (p->reserve) CHECK_CUDA(cudaFree(p->reserve));
     if (p->dx_sink) CHECK_CUDA(cudaFree(p->dx_sink));
     if (p->shift) CHECK_CUDA(cudaFree(p->shift));
+    if (p->own) bn_nhwc_free(&p->k);
     free(p);
     l->priv = NULL;
 }
@@ -183,18 +188,26 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
-    CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
-    if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
-    if (l->fold_b) {
+    if (l->fold_b) {   // our training kernels add the folded bias themselves; inference and cuDNN read this
         CHECK_CUDA(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
         bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
     }
-
     if (l->cfg.fuse != BN_FUSE_NONE) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-        CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     }
+    if (g->bn == GPU_BN_OWN) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
+        p->own = 1;
+        bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device,
+                     g->stream);
+        char d[128];
+        bn_nhwc_describe(&p->k, d, sizeof d);
+        snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
+        return 0;
+    }
+    CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
+    if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
+    if (l->cfg.fuse != BN_FUSE_NONE) CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");
     /* Most fused first: cuDNN's fused kernels where it has them, then BN alone with the rest done here. */
@@ -239,12 +252,15 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
     int c = l->in_shape[0].c;
     float *run_mean = l->state, *run_var = l->state + c;
     // (N, H, W, C) -> (N, H, W, C), statistics per C
-    bn_shift_update(l, g, p);
+    if (!training || !p->own) bn_shift_update(l, g, p);
     if (!training) {
         CHECK_CUDNN(cudnnBatchNormalizationForwardInference(g->cudnn, CUDNN_BATCHNORM_SPATIAL, &CU_ONE, &CU_ZERO,
                                                             p->x_desc, l->x[0], p->x_desc, l->y, p->p_desc, l->w,
                                                             bn_shift(l, p), run_mean, run_var, BN_EPS));
         bn_finish_forward(l, g, p, 0);
+    } else if (p->own) {
+        bn_nhwc_forward(&p->k, l->x[0], bn_has_add(l) ? l->x[1] : NULL, l->y, l->w, l->w + c, l->fold_b, run_mean,
+                        run_var, BN_EPS, BN_MOMENTUM, g->stream);
     } else if (p->ex) {
         CHECK_CUDNN(bn_forward_ex(l, g, p, run_mean, run_var));
         bn_finish_forward(l, g, p, bn_cudnn_act(p));
@@ -260,6 +276,13 @@ static void bn_forward(layer_t *l, gpu_t *g, int training) {
 static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const bn_priv_t *p = (const bn_priv_t *)l->priv;
     int c = l->in_shape[0].c;
+    if (p->own) {
+        int add = bn_has_add(l);
+        bn_nhwc_backward(&p->k, l->x[0], l->y, l->dy, l->dx[0], l->dx[0] ? l->dx_beta[0] : 0.0f,
+                         add ? l->dx[1] : NULL, add ? l->dx_beta[1] : 0.0f, l->w, l->dw, l->dw + c,
+                         p->shift ? l->fold_db : NULL, dw_beta, g->stream);
+        return;
+    }
     void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
     float dx_beta = l->dx[0] ? l->dx_beta[0] : 0.0f;
     const void *dy = l->dy;
@@ -297,6 +320,12 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
 extern "C" const char *layer_bn_path(const layer_t *l) {
     const bn_priv_t *p = (const bn_priv_t *)l->priv;
     return p ? p->path : "not set up";
+}
+
+extern "C" const float *layer_bn_saved(const layer_t *l) {
+    const bn_priv_t *p = (const bn_priv_t *)l->priv;
+    if (!p) return NULL;
+    return p->own ? bn_nhwc_saved(&p->k) : p->scratch;
 }
 
 const layer_ops_t layer_bn_ops = {

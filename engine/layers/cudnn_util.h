@@ -52,6 +52,9 @@ extern "C" {
 void layer_conv_describe(const layer_t *l, char *buf, size_t len);
 /* bn.cu: which cuDNN batch-norm path setup settled on ("Ex SPATIAL_PERSISTENT" or "SPATIAL"). */
 const char *layer_bn_path(const layer_t *l);
+/* bn.cu: device pointer to the batch mean (C floats) then 1/sqrt(var + eps) (C floats) the last training forward
+ * saved, whichever path runs; NULL before setup. */
+const float *layer_bn_saved(const layer_t *l);
 /* blas.cu: column-major C (m, n) = A' (m, k) . B' (k, n) + beta C, A and B of type ab (fp32: cublasSgemm, under
  * the handle's math mode; bf16: cublasGemmEx with fp32 accumulation), C of type c (bf16 layers: bf16 outputs,
  * fp32 parameter gradients). */

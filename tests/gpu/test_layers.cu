@@ -569,6 +569,9 @@ int main(int argc, char **argv) {
     };
     const size_t n_cases = sizeof cases / sizeof cases[0];
     for (size_t i = 0; i < n_cases; i++) run_case(&g, &cases[i], &rng, TOL);
+    /* Batch norm under its other training implementation (gpu.h: SCALING_BN picks one for the run). */
+    g.bn = g.bn == GPU_BN_OWN ? GPU_BN_CUDNN : GPU_BN_OWN;
+    for (size_t i = 0; i < n_cases; i++) if (cases[i].ops == &layer_bn_ops) run_case(&g, &cases[i], &rng, TOL);
 
     test_softmax_xent(&g, &rng, 37, 33, 10);
     test_softmax_xent(&g, &rng, 16, 16, 100);
@@ -593,6 +596,9 @@ int main(int argc, char **argv) {
     gpu_workspace_reserve(&b, (size_t)256 << 20);
     printf("# math bf16: bf16 activations and conv/dense operands, fp32 accumulation and parameters\n");
     for (size_t i = 0; i < n_cases; i++) run_case(&b, &cases[i], &rng, TOL_BF16(cases[i].bf16_stages));
+    b.bn = b.bn == GPU_BN_OWN ? GPU_BN_CUDNN : GPU_BN_OWN;
+    for (size_t i = 0; i < n_cases; i++)
+        if (cases[i].ops == &layer_bn_ops) run_case(&b, &cases[i], &rng, TOL_BF16(cases[i].bf16_stages));
     test_softmax_xent(&b, &rng, 37, 33, 10);
     test_softmax_xent(&b, &rng, 16, 16, 100);
     gpu_free(&b);

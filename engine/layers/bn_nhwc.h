@@ -1,0 +1,68 @@
+/* bn_nhwc.h — batch-norm training kernels of our own for NHWC activations (fp32 or bf16, statistics in fp32):
+ * forward (statistics, running statistics, normalise, + residual, ReLU) and backward, each in two launches. */
+#pragma once
+#include <stddef.h>
+#include <cuda_runtime.h>
+#include "../dtype.h"
+
+/* How the kernels cover an (M, C) activation, M = N*H*W rows of C channels: blocks of tw x lanes threads, each
+ * thread `vec` adjacent channels (one 16-byte access) of every lanes-th row; tiles blocks across C, row blocks
+ * along M, as many as are resident at once (one wave). */
+typedef struct {
+    int vec;                    /* channels per access: 16 bytes' worth, or 1 (C not a multiple, or misaligned) */
+    int tw, lanes;              /* blockDim.x (vectors across C), blockDim.y (rows in flight) */
+    int tiles;                  /* gridDim.x */
+    int rb;                     /* gridDim.y: row blocks, each a contiguous chunk of rows; a reduction keeps one
+                                 * partial sum per row block and channel, its element-wise pass takes the same
+                                 * chunks */
+} bn_nhwc_grid_t;
+
+/* One batch-norm layer's kernels: its shape, its grids and its device scratch (allocated once, at init, so a
+ * forward and a backward allocate nothing, synchronise nothing and can be captured in a CUDA graph). */
+typedef struct {
+    long long m;                /* rows: N*H*W */
+    int c;                      /* channels */
+    dtype_t dtype;              /* x, x1, y, dy, dx, dx1; gamma, beta, statistics and their gradients are fp32 */
+    int fuse;                   /* BN_FUSE_NONE, BN_FUSE_RELU, BN_FUSE_ADD_RELU (layer.h) */
+    bn_nhwc_grid_t vector;      /* used when C is a multiple of vec and every pointer 16-byte aligned */
+    bn_nhwc_grid_t scalar;      /* otherwise */
+    float *scratch;             /* device: per-channel coefficients, then partial sums (bn_nhwc_scratch_bytes) */
+    unsigned *arrivals;         /* device: blocks done per tile (each reduction's last block resets it to 0) */
+} bn_nhwc_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t: known before any allocation, for the
+ * model's memory plan. Host only. */
+size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t);
+/* Plans the grids for `device` and allocates the scratch, zeroing it on `stream` (the stream the kernels will run
+ * on, so they find it zeroed): call at setup. m >= 2, c >= 1. */
+void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device, cudaStream_t stream);
+void bn_nhwc_free(bn_nhwc_t *b);
+
+/* Training forward: batch mean and biased variance per channel over the m rows, saved mean and
+ * 1/sqrt(var + eps) (bn_nhwc_saved), running_mean/var = (1 - momentum) running + momentum batch with the unbiased
+ * variance (x m/(m-1)), then y = relu(gamma (x - mean) / sqrt(var + eps) + beta [+ beta_add] [+ x1]) (ReLU unless
+ * fuse is BN_FUSE_NONE, x1 only for BN_FUSE_ADD_RELU; beta_add, a bias folded into the shift, may be NULL).
+ * Deterministic: fixed reduction order, no floating-point atomics. */
+void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
+                     const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
+                     double momentum, cudaStream_t stream);
+/* Training backward from the statistics the last forward saved: dpre = dy masked where the pre-activation is not
+ * > 0 (fused ReLU: read as y > 0 with the residual add, recomputed from x without it, so y is not read; y may
+ * then be NULL), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
+ * d = dw_beta d + (each) into dgamma / dbeta, the new dbeta also written to dbeta_copy where not NULL (the folded
+ * bias's gradient); dx = dx_beta dx + gamma invstd (dpre - dbeta/m - xhat dgamma/m)
+ * where dx != NULL; dx1 = dx1_beta dx1 + dpre where dx1 != NULL (BN_FUSE_ADD_RELU). A beta of 0 never reads the
+ * old value (it may hold NaN). */
+void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
+                      void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
+                      float dw_beta, cudaStream_t stream);
+/* Device pointer to the saved batch mean (c floats) followed by the saved 1/sqrt(var + eps) (c floats). */
+const float *bn_nhwc_saved(const bn_nhwc_t *b);
+/* "vec 8, 1 x 512 blocks" for logs and tests. */
+void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len);
+#ifdef __cplusplus
+}
+#endif

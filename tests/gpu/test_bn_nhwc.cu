@@ -1,0 +1,484 @@
+/* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
+ * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
+ * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays.
+ * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench (ours vs cuDNN, batch 256, bf16; not a test).
+ * Exits 77 without a CUDA device. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include "gpu_test.h"
+#include "bf16_ref.h"
+#include "layer_ref.h"
+#include "engine/layer.h"
+#include "engine/gpu.h"
+#include "engine/check.h"
+#include "engine/layers/cudnn_util.h"
+#include "engine/layers/bn_nhwc.h"
+
+#define TOL 1e-4                    /* relative L2 error of fp32 results (statistics, dgamma, dbeta; all of fp32) */
+#define TOL_BF16 (BF16_U + TOL)     /* y, dx, dx1 in bf16: each rounded once on its way out (test_layers.cu) */
+
+static float *falloc(size_t n) {
+    float *p = (float *)calloc(n ? n : 1, sizeof(float));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+static void upload(void *d, const float *h, size_t n, dtype_t t) {
+    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
+    unsigned short *b = (unsigned short *)malloc(n * sizeof *b + 1);
+    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
+    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
+    free(b);
+}
+static void download(float *h, const void *d, size_t n, dtype_t t) {
+    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
+    if (t == DTYPE_BF16)
+        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
+}
+/* All-ones bytes are NaN in fp32 and bf16: an element left unwritten fails its comparison. */
+static void poison(void *d, size_t n, dtype_t t) { CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
+static void fill(rng_t *r, float *h, size_t n, double lo, double hi, dtype_t t) {
+    for (size_t i = 0; i < n; i++) {
+        h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+        if (t == DTYPE_BF16) h[i] = bf16_ref_round(h[i]);
+    }
+}
+
+static double check(const char *name, const char *tensor, const float *got, const double *ref, size_t n, double tol) {
+    double err = rel_err_f(got, ref, n);
+    int ok = err <= tol;   // false for NaN
+    printf("%-4s %-40s %-16s rel_err %.3e  (n=%zu, tol %.1e)\n", ok ? "ok" : "FAIL", name, tensor, err, n, tol);
+    if (!ok)
+        for (size_t i = 0; i < n; i++)
+            if (!(fabs(got[i] - ref[i]) <= tol * (fabs(ref[i]) + 1e-3))) {
+                printf("       first mismatch at %zu (channel-fastest): got %.9g ref %.9g\n", i, got[i], ref[i]);
+                break;
+            }
+    EXPECT(ok, "%s %s: rel_err %.3e > %.1e", name, tensor, err, tol);
+    return err;
+}
+
+/* A negative control: what the wrong variant would give must fail the tolerance the right one passes. Asserted only
+ * where the two variants are apart by more than twice the tolerance (else printed, as it could not fail). */
+static void control(const char *name, const char *what, const float *got, const double *right, const double *wrong,
+                    size_t n, double tol) {
+    double apart = 0.0, num = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        apart += (right[i] - wrong[i]) * (right[i] - wrong[i]);
+        num += wrong[i] * wrong[i];
+    }
+    apart = num > 0 ? sqrt(apart / num) : sqrt(apart);
+    double err = rel_err_f(got, wrong, n);
+    if (apart <= 2 * tol) {
+        printf("n/a  %-40s [control] %-30s variants only %.1e apart\n", name, what, apart);
+        return;
+    }
+    printf("%-4s %-40s [control] %-30s rel_err %.3e (must exceed %.1e)\n", err > tol ? "ok" : "FAIL", name, what, err,
+           tol);
+    EXPECT(err > tol, "%s: the wrong variant (%s) passes: rel_err %.3e <= %.1e", name, what, err, tol);
+}
+
+// --- a bn layer bound to device buffers
+
+typedef struct {
+    const char *name;
+    shape_t in;
+    int fuse;
+    int need_dx;        // 0: dx[0] = NULL (an input needing no gradient)
+    int misalign;       // 1: every activation pointer one element off 16 bytes: the scalar kernels
+    int offset;         // 1: x0 around 3000 with row 0 at 4000, a far outlier (the statistics' pivot)
+    int fold;           // 1: a convolution's bias folded into the shift (layer.h: fold_b, fold_db)
+} bn_case_t;
+
+typedef struct {
+    layer_t l;
+    dtype_t t;
+    size_t n, c;
+    void *base[6];      // x0, x1, y, dy, dx0, dx1 allocations (the layer's pointers may sit one element in)
+    float *fold[2];     // the folded bias and its gradient, or NULL
+} rig_t;
+
+/* What one forward + backward leaves, on the host: y, dx0, dx1, dgamma|dbeta, running mean|var, saved mean|invstd. */
+typedef struct { float *y, *dx0, *dx1, *dw, *state, *saved; } outs_t;
+
+static void outs_alloc(outs_t *o, size_t n, size_t c) {
+    o->y = falloc(n); o->dx0 = falloc(n); o->dx1 = falloc(n);
+    o->dw = falloc(2 * c); o->state = falloc(2 * c); o->saved = falloc(2 * c);
+}
+static void outs_free(outs_t *o) {
+    free(o->y); free(o->dx0); free(o->dx1); free(o->dw); free(o->state); free(o->saved);
+}
+static int outs_same(const outs_t *a, const outs_t *b, size_t n, size_t c) {
+    return !memcmp(a->y, b->y, n * 4) && !memcmp(a->dx0, b->dx0, n * 4) && !memcmp(a->dx1, b->dx1, n * 4) &&
+           !memcmp(a->dw, b->dw, 2 * c * 4) && !memcmp(a->state, b->state, 2 * c * 4) &&
+           !memcmp(a->saved, b->saved, 2 * c * 4);
+}
+
+static void rig_make(rig_t *r, gpu_t *g, const bn_case_t *c, dtype_t t) {
+    memset(r, 0, sizeof *r);
+    layer_t *l = &r->l;
+    l->ops = &layer_bn_ops;
+    l->cfg.fuse = c->fuse;
+    snprintf(l->label, sizeof l->label, "%s", c->name);
+    l->n_in = c->fuse == BN_FUSE_ADD_RELU ? 2 : 1;
+    l->in_shape[0] = l->in_shape[1] = c->in;
+    char err[256] = "";
+    if (l->ops->out_shape(l, &l->out_shape, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", c->name, err);
+        exit(1);
+    }
+    l->dtype = r->t = t;
+    r->n = shape_numel(c->in);
+    r->c = (size_t)c->in.c;
+    size_t es = dtype_size(t), off = c->misalign ? es : 0;
+    void *p[6];
+    for (int i = 0; i < 6; i++) {
+        CHECK_CUDA(cudaMalloc(&r->base[i], r->n * es + 16));
+        p[i] = (char *)r->base[i] + off;
+    }
+    l->x[0] = p[0];
+    l->x[1] = l->n_in == 2 ? p[1] : NULL;
+    l->y = p[2];
+    l->dy = p[3];
+    l->dx[0] = c->need_dx ? p[4] : NULL;
+    l->dx[1] = l->n_in == 2 ? p[5] : NULL;
+    l->n_params = l->n_state = 2 * r->c;
+    CHECK_CUDA(cudaMalloc((void **)&l->w, 2 * r->c * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&l->dw, 2 * r->c * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&l->state, 2 * r->c * sizeof(float)));
+    for (int i = 0; c->fold && i < 2; i++) CHECK_CUDA(cudaMalloc((void **)&r->fold[i], r->c * sizeof(float)));
+    l->fold_b = r->fold[0];
+    l->fold_db = r->fold[1];
+    l->ops->setup(l, g);
+}
+
+static void rig_free(rig_t *r) {
+    r->l.ops->destroy(&r->l);
+    for (int i = 0; i < 6; i++) CHECK_CUDA(cudaFree(r->base[i]));
+    CHECK_CUDA(cudaFree(r->l.w));
+    CHECK_CUDA(cudaFree(r->l.dw));
+    CHECK_CUDA(cudaFree(r->l.state));
+    for (int i = 0; i < 2; i++) if (r->fold[i]) CHECK_CUDA(cudaFree(r->fold[i]));
+}
+
+/* Before a pass: betas (pass 0: dx0 and dw overwrite, dx1 accumulates; pass 1 the other way round), the priors
+ * or poison, and the running statistics as they were. */
+typedef struct { const float *x0, *x1, *dy, *w, *state, *dx0, *dx1, *dw, *fold_b; } inputs_t;
+
+static void rig_prepare(rig_t *r, const inputs_t *in, int pass) {
+    layer_t *l = &r->l;
+    float b = (float)pass;
+    l->dx_beta[0] = b;
+    l->dx_beta[1] = 1.0f - b;
+    upload((void *)l->x[0], in->x0, r->n, r->t);
+    if (l->x[1]) upload((void *)l->x[1], in->x1, r->n, r->t);
+    upload((void *)l->dy, in->dy, r->n, r->t);
+    poison(l->y, r->n, r->t);
+    for (int i = 0; i < 2; i++) {
+        if (!l->dx[i]) continue;
+        if (l->dx_beta[i] != 0.0f) upload(l->dx[i], i ? in->dx1 : in->dx0, r->n, r->t);
+        else poison(l->dx[i], r->n, r->t);
+    }
+    upload(l->w, in->w, 2 * r->c, DTYPE_FP32);
+    if (b != 0.0f) upload(l->dw, in->dw, 2 * r->c, DTYPE_FP32); else poison(l->dw, 2 * r->c, DTYPE_FP32);
+    upload(l->state, in->state, 2 * r->c, DTYPE_FP32);
+    if (r->fold[0]) {
+        upload(r->fold[0], in->fold_b, r->c, DTYPE_FP32);
+        poison(r->fold[1], r->c, DTYPE_FP32);
+    }
+    CHECK_CUDA(cudaDeviceSynchronize());   // the copies and memsets ran on the legacy stream; g->stream does not wait
+}
+
+static void rig_step(rig_t *r, gpu_t *g, int pass) {
+    r->l.ops->forward(&r->l, g, 1);
+    r->l.ops->backward(&r->l, g, (float)pass);
+}
+
+static void rig_read(rig_t *r, outs_t *o) {
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaGetLastError());
+    layer_t *l = &r->l;
+    download(o->y, l->y, r->n, r->t);
+    if (l->dx[0]) download(o->dx0, l->dx[0], r->n, r->t);
+    if (l->dx[1]) download(o->dx1, l->dx[1], r->n, r->t);
+    download(o->dw, l->dw, 2 * r->c, DTYPE_FP32);
+    download(o->state, l->state, 2 * r->c, DTYPE_FP32);
+    download(o->saved, layer_bn_saved(l), 2 * r->c, DTYPE_FP32);
+}
+
+// --- one case
+
+static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
+    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
+    double tol_act = t == DTYPE_BF16 ? TOL_BF16 : TOL;
+    char name[80];
+    snprintf(name, sizeof name, "[%s] %s", dtype_name(t), c->name);
+    rig_t r;
+    rig_make(&r, g, c, t);
+    layer_t *l = &r.l;
+    size_t n = r.n, C = r.c, M = n / C;
+    printf("---- %s: (%d, %d, %d, %d) fuse %d%s; %s\n", name, c->in.n, c->in.h, c->in.w, c->in.c, c->fuse,
+           c->need_dx ? "" : ", no dx", layer_bn_path(l));
+    EXPECT(strncmp(layer_bn_path(l), "own", 3) == 0, "%s: setup did not choose our kernels: %s", name,
+           layer_bn_path(l));
+
+    float *hx0 = falloc(n), *hx1 = falloc(n), *hdy = falloc(n), *hdx0 = falloc(n), *hdx1 = falloc(n);
+    float *hw = falloc(2 * C), *hs = falloc(2 * C), *hdw = falloc(2 * C);
+    fill(rng, hx0, n, -3, 5, t);   // mean ~1: the shift of the statistics matters, and biased != unbiased
+    /* Offset: variance from sums of squares about 0 or about row 0 would cancel (1000/2.3)^2 ~ 2e5 times. */
+    for (size_t i = 0; c->offset && i < n; i++) {
+        hx0[i] = i < C ? 4000.0f : 3000.0f + hx0[i];
+        if (t == DTYPE_BF16) hx0[i] = bf16_ref_round(hx0[i]);
+    }
+    fill(rng, hx1, n, -3, 5, t);
+    fill(rng, hdy, n, -1, 1, t);
+    fill(rng, hdx0, n, -1, 1, t);
+    fill(rng, hdx1, n, -1, 1, t);
+    fill(rng, hw, C, 0.5, 1.5, DTYPE_FP32);
+    fill(rng, hw + C, C, -0.5, 0.5, DTYPE_FP32);
+    fill(rng, hs, C, -0.5, 0.5, DTYPE_FP32);
+    fill(rng, hs + C, C, 0.5, 1.5, DTYPE_FP32);
+    fill(rng, hdw, 2 * C, -1, 1, DTYPE_FP32);
+    float *hb = falloc(C), *hw_ref = falloc(2 * C);   // the folded bias; gamma and beta (+ the bias) as applied
+    fill(rng, hb, C, -0.5, 0.5, DTYPE_FP32);
+    for (size_t j = 0; j < 2 * C; j++) hw_ref[j] = hw[j] + (c->fold && j >= C ? hb[j - C] : 0.0f);
+    inputs_t in = {hx0, hx1, hdy, hw, hs, hdx0, hdx1, hdw, hb};
+
+    // the reference: gradients accumulate into zeroed arrays
+    ref_t ref;
+    memset(&ref, 0, sizeof ref);
+    ref.x[0] = hx0; ref.x[1] = hx1; ref.w = hw_ref; ref.state = hs; ref.dy = hdy;
+    ref.y = dalloc(n); ref.dx[0] = dalloc(n); ref.dx[1] = l->x[1] ? dalloc(n) : NULL;
+    ref.dw = dalloc(2 * C); ref.state_out = dalloc(2 * C); ref.state_alt = dalloc(2 * C);
+    if (c->fuse == BN_FUSE_NONE) ref_bn(l, 1, &ref); else ref_bn_fused(l, 1, &ref);
+    double *saved = dalloc(2 * C), *wrong = dalloc(n), *want = dalloc(n);
+    for (size_t ch = 0; ch < C; ch++) {
+        double m = 0.0, v = 0.0;
+        for (size_t i = 0; i < M; i++) m += hx0[i * C + ch];
+        m /= M;
+        for (size_t i = 0; i < M; i++) v += (hx0[i * C + ch] - m) * (hx0[i * C + ch] - m);
+        saved[ch] = m;
+        saved[C + ch] = 1.0 / sqrt(v / M + 1e-5);
+    }
+
+    outs_t o, o2;
+    outs_alloc(&o, n, C);
+    outs_alloc(&o2, n, C);
+    for (int pass = 0; pass < 2; pass++) {
+        rig_prepare(&r, &in, pass);
+        rig_step(&r, g, pass);
+        rig_read(&r, &o);
+        char tn[40];
+        double *dw_want = dalloc(2 * C);
+        for (size_t j = 0; j < 2 * C; j++) dw_want[j] = ref.dw[j] + pass * hdw[j];
+        check(name, "y", o.y, ref.y, n, tol_act);
+        if (pass == 0) {
+            check(name, "running mean", o.state, ref.state_out, C, TOL);
+            check(name, "running var", o.state + C, ref.state_out + C, C, TOL);
+            control(name, "biased running var", o.state + C, ref.state_out + C, ref.state_alt + C, C, TOL);
+            check(name, "saved mean", o.saved, saved, C, TOL);
+            check(name, "saved invstd", o.saved + C, saved + C, C, TOL);
+        }
+        if (l->dx[0]) {
+            for (size_t j = 0; j < n; j++) want[j] = ref.dx[0][j] + l->dx_beta[0] * hdx0[j];
+            snprintf(tn, sizeof tn, "dx%s(beta=%g)", l->dx[1] ? "0" : "", l->dx_beta[0]);
+            check(name, tn, o.dx0, want, n, tol_act);
+            if (pass == 0) {
+                /* fused: the ReLU mask left out; plain: the mean-gradient terms left out (dx = gamma invstd dy) */
+                if (c->fuse != BN_FUSE_NONE) {
+                    ref_t w = ref;
+                    w.y = dalloc(n); w.dx[0] = wrong; w.dx[1] = NULL; w.dw = dalloc(2 * C);
+                    w.state_out = dalloc(2 * C); w.state_alt = dalloc(2 * C);
+                    memset(wrong, 0, n * sizeof *wrong);
+                    ref_bn(l, 1, &w);
+                    free(w.y); free(w.dw); free(w.state_out); free(w.state_alt);
+                } else {
+                    for (size_t j = 0; j < n; j++) wrong[j] = hw[j % C] * saved[C + j % C] * hdy[j];
+                }
+                control(name, c->fuse != BN_FUSE_NONE ? "dx without the ReLU mask" : "dx without mean terms",
+                        o.dx0, want, wrong, n, tol_act);
+            }
+        }
+        if (l->dx[1]) {
+            for (size_t j = 0; j < n; j++) want[j] = ref.dx[1][j] + l->dx_beta[1] * hdx1[j];
+            snprintf(tn, sizeof tn, "dx1(beta=%g)", l->dx_beta[1]);
+            check(name, tn, o.dx1, want, n, tol_act);
+            for (size_t j = 0; j < n; j++) wrong[j] = hdy[j] + l->dx_beta[1] * hdx1[j];
+            if (pass == 0) control(name, "dx1 without the ReLU mask", o.dx1, want, wrong, n, tol_act);
+        }
+        snprintf(tn, sizeof tn, "dgamma(beta=%d)", pass);
+        check(name, tn, o.dw, dw_want, C, TOL);
+        snprintf(tn, sizeof tn, "dbeta(beta=%d)", pass);
+        check(name, tn, o.dw + C, dw_want + C, C, TOL);
+        free(dw_want);
+        if (r.fold[1]) {   // the folded bias's gradient is the shift's: dbeta as written, bit for bit
+            float *fdb = falloc(C);
+            download(fdb, r.fold[1], C, DTYPE_FP32);
+            int same = memcmp(fdb, o.dw + C, C * sizeof(float)) == 0;
+            printf("%-4s %-40s %-16s bitwise (= dbeta)\n", same ? "ok" : "FAIL", name, "folded bias grad");
+            EXPECT(same, "%s: the folded bias's gradient differs from dbeta (pass %d)", name, pass);
+            free(fdb);
+        }
+
+        /* The same inputs again, eagerly and as a CUDA graph: bit for bit the same outputs. */
+        rig_prepare(&r, &in, pass);
+        rig_step(&r, g, pass);
+        rig_read(&r, &o2);
+        int same = outs_same(&o, &o2, n, C);
+        printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "rerun", pass);
+        EXPECT(same, "%s: a second run with the same inputs differs (pass %d)", name, pass);
+        rig_prepare(&r, &in, pass);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CHECK_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+        rig_step(&r, g, pass);
+        CHECK_CUDA(cudaStreamEndCapture(g->stream, &graph));
+        CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+        CHECK_CUDA(cudaGraphLaunch(exec, g->stream));
+        rig_read(&r, &o2);
+        same = outs_same(&o, &o2, n, C);
+        printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "graph = eager", pass);
+        EXPECT(same, "%s: the CUDA graph's outputs differ from eager ones (pass %d)", name, pass);
+        CHECK_CUDA(cudaGraphExecDestroy(exec));
+        CHECK_CUDA(cudaGraphDestroy(graph));
+    }
+    float *got = falloc(n);
+    download(got, l->x[0], n, t);
+    int intact = memcmp(got, hx0, n * sizeof(float)) == 0;
+    if (l->x[1]) {
+        download(got, l->x[1], n, t);
+        intact &= memcmp(got, hx1, n * sizeof(float)) == 0;
+    }
+    printf("%-4s %-40s %-16s bitwise\n", intact ? "ok" : "FAIL", name, "x intact");
+    EXPECT(intact, "%s: forward or backward wrote an input", name);
+
+    rig_free(&r);
+    outs_free(&o); outs_free(&o2);
+    free(hb); free(hw_ref);
+    free(got); free(hx0); free(hx1); free(hdy); free(hdx0); free(hdx1); free(hw); free(hs); free(hdw);
+    free(ref.y); free(ref.dx[0]); free(ref.dx[1]); free(ref.dw); free(ref.state_out); free(ref.state_alt);
+    free(saved); free(wrong); free(want);
+}
+
+// --- --bench: ours against cuDNN at ResNet-18's batch norms, batch 256, bf16
+
+static int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+enum { BENCH_WARM = 5, BENCH_REPS = 30 };
+
+/* Median over BENCH_REPS of one call of what (0 forward, 1 backward, 2 a copy of x into y), in microseconds. */
+static float bench_time(rig_t *r, gpu_t *g, int what) {
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    float ms[BENCH_REPS];
+    for (int i = 0; i < BENCH_WARM + BENCH_REPS; i++) {
+        CHECK_CUDA(cudaEventRecord(e0, g->stream));
+        if (what == 0) r->l.ops->forward(&r->l, g, 1);
+        else if (what == 1) r->l.ops->backward(&r->l, g, 0.0f);
+        else CHECK_CUDA(cudaMemcpyAsync(r->l.y, r->l.x[0], r->n * dtype_size(r->t), cudaMemcpyDeviceToDevice,
+                                        g->stream));
+        CHECK_CUDA(cudaEventRecord(e1, g->stream));
+        CHECK_CUDA(cudaEventSynchronize(e1));
+        if (i >= BENCH_WARM) CHECK_CUDA(cudaEventElapsedTime(&ms[i - BENCH_WARM], e0, e1));
+    }
+    CHECK_CUDA(cudaEventDestroy(e0));
+    CHECK_CUDA(cudaEventDestroy(e1));
+    qsort(ms, BENCH_REPS, sizeof ms[0], cmp_float);
+    return 1000.0f * ms[BENCH_REPS / 2];
+}
+
+static int bench(void) {
+    static const struct { int h, c, relu, add; } shapes[] = {{28, 64, 3, 2}, {14, 128, 2, 2}, {7, 256, 2, 2},
+                                                              {4, 512, 2, 2}};   // ResNet-18's 17 batch norms
+    gpu_t g;
+    gpu_init(&g, 0, MATH_BF16);
+    gpu_workspace_reserve(&g, (size_t)256 << 20);   // before setup: cuDNN's probe sizes its paths against it
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("# bench_bn: %s, cuDNN %zu, bf16, batch 256, median of %d after %d warm-up, CUDA events per call\n",
+           prop.name, cudnnGetVersion(), BENCH_REPS, BENCH_WARM);
+    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y; backward reads dy and x twice (and\n"
+           "# y twice with the add; without it the ReLU mask is recomputed from x) and writes dx (+ dx1). cuDNN's\n"
+           "# GB/s are counted with the same bytes (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n");
+    printf("%-16s %-9s %-6s %9s %8s %9s %8s %9s\n", "shape", "fuse", "impl", "fwd_us", "fwd_GB/s", "bwd_us",
+           "bwd_GB/s", "copy_GB/s");
+    double total[2] = {0.0, 0.0};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int fuse = BN_FUSE_RELU; fuse <= BN_FUSE_ADD_RELU; fuse++)
+            for (int impl = 0; impl < 2; impl++) {
+                g.bn = impl ? GPU_BN_CUDNN : GPU_BN_OWN;
+                bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0, 0};
+                rig_t r;
+                rig_make(&r, &g, &c, DTYPE_BF16);
+                for (int i = 0; i < 6; i++)
+                    gpu_fill_uniform(&g, r.base[i], DTYPE_BF16, r.n, 100u + (unsigned)i, -1.0f, 1.0f);
+                gpu_fill_uniform(&g, r.l.w, DTYPE_FP32, 2 * r.c, 7u, 0.5f, 1.5f);
+                gpu_fill_uniform(&g, r.l.state, DTYPE_FP32, 2 * r.c, 8u, 0.5f, 1.5f);
+                r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
+                float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
+                double a = (double)r.n * 2, add = fuse == BN_FUSE_ADD_RELU;
+                double bf = (2 + add + 1) * a, bb = (2 + 2 + 2 * add + 1 + add) * a;
+                char sh[32];
+                snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
+                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f\n", sh, add ? "add+relu" : "relu",
+                       impl ? "cudnn" : "own", tf, bf / tf / 1e3, tb, bb / tb / 1e3, 2 * a / tc / 1e3);
+                total[impl] += (add ? shapes[s].add : shapes[s].relu) * (tf + tb);
+                rig_free(&r);
+            }
+    printf("# ResNet-18's 17 batch norms, forward + backward: own %.1f us, cudnn %.1f us\n", total[0], total[1]);
+    gpu_free(&g);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return TEST_SKIP_CODE;
+    }
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
+    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
+                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    printf("# test_bn_nhwc: seed %llu (rerun: test_bn_nhwc %llu)\n", seed, seed);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    static const bn_case_t shapes[] = {
+        {"28x28x64", {4, 28, 28, 64}, 0, 1, 0, 0, 0},
+        {"14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0, 0},
+        {"7x7x256", {8, 7, 7, 256}, 0, 1, 0, 0, 0},
+        {"4x4x512", {8, 4, 4, 512}, 0, 1, 0, 0, 0},
+        {"many row blocks 28x28x64 n64", {64, 28, 28, 64}, 0, 1, 0, 0, 0},
+        {"odd C=3, M=245", {5, 7, 7, 3}, 0, 1, 0, 0, 0},
+        {"C=24, odd M=75", {3, 5, 5, 24}, 0, 1, 0, 0, 0},
+        {"C=12 (fp32 vector, bf16 scalar)", {2, 3, 3, 12}, 0, 1, 0, 0, 0},
+        {"M=2, C=520 (a partial tile)", {2, 1, 1, 520}, 0, 1, 0, 0, 0},
+        {"misaligned 7x7x256 (scalar)", {4, 7, 7, 256}, 0, 1, 1, 0, 0},
+        {"no dx 14x14x128", {2, 14, 14, 128}, 0, 0, 0, 0, 0},
+        {"offset 3000, row 0 at 4000", {16, 14, 14, 64}, 0, 1, 0, 1, 0},
+        {"folded bias 14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0, 1},
+    };
+    for (int m = 0; m < 2; m++) {
+        gpu_t g;
+        gpu_init(&g, 0, m ? MATH_BF16 : MATH_FP32);
+        g.bn = GPU_BN_OWN;
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+            for (int fuse = BN_FUSE_NONE; fuse <= BN_FUSE_ADD_RELU; fuse++) {
+                bn_case_t c = shapes[i];
+                c.fuse = fuse;
+                run_case(&g, &c, &rng);
+            }
+        gpu_free(&g);
+    }
+    printf("# seed %llu\n", seed);
+    return test_summary();
+}
