@@ -45,7 +45,7 @@ typedef struct gpu {
 extern "C" {
 #endif
 /* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. Reads
- * SCALING_BN (unset or empty: own); any other value than own or cudnn stops the process with one line, exit 2. */
+ * SCALING_BN (unset or empty: cudnn); any other value than own or cudnn stops the process with one line, exit 2. */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
 /* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the
