@@ -18,8 +18,8 @@ static inline const char *gpu_math_name(math_t m) {
     return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
 }
 
-/* Which batch-norm training kernels run: cuDNN's (the default, measured faster) or ours (engine/layers/bn_nhwc.cu). A benchmark knob
- * for timing both in one binary, read once by gpu_init from the environment: SCALING_BN=own|cudnn. */
+/* Which batch-norm training kernels run: cuDNN's (the default, measured faster) or ours (engine/layers/bn_nhwc.cu).
+ * A benchmark knob for timing both in one binary, read once by gpu_init from the environment: SCALING_BN=own|cudnn. */
 typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1 } gpu_bn_t;
 
 typedef struct gpu {
