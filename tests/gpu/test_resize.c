@@ -80,8 +80,9 @@ static void test_known_values(cudaStream_t st) {
     CHECK_CUDA(cudaMemcpy(&hy, y, sizeof hy, cudaMemcpyDeviceToHost));
     for (int k = 0; k < 16; k++) gpu_err = fmax(gpu_err, fabs(255.0 * h[k] - want[k]));
     printf("%-4s 2x2 -> 4x4 against F.interpolate's values: reference %.2e, GPU %.2e (x255)\n",
-           ref_err < 1e-9 && gpu_err < 1e-4 && hy == 7 ? "ok" : "FAIL", ref_err, gpu_err);
-    EXPECT(ref_err < 1e-9, "the host bilinear differs from PyTorch's values by %.3e", ref_err);
+           ref_err < 1e-6 && gpu_err < 1e-4 && hy == 7 ? "ok" : "FAIL", ref_err, gpu_err);
+    /* 1e-6: the reference scales by 1/255 in fp32 on its way (measured 1.2e-7 x 255 on an H200). */
+    EXPECT(ref_err < 1e-6, "the host bilinear differs from PyTorch's values by %.3e", ref_err);
     EXPECT(gpu_err < 1e-4 && hy == 7, "GPU 2x2 -> 4x4 differs from PyTorch's values by %.3e (label %d)", gpu_err, hy);
     CHECK_CUDA(cudaFree(x));
     CHECK_CUDA(cudaFree(y));
