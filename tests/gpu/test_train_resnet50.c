@@ -7,11 +7,11 @@
 #include "../../engine/check.h"
 #include <string.h>
 
-/* Provisional, to be replaced from a measured run beside bench/torch_fmnist_resnet.py (PyTorch, same data, size,
- * batch, lr, init and epochs) in the same call: ResNet-18 reaches 0.90 after 3 epochs at 28x28
- * (test_train_resnet.c); a deeper ResNet-50 from scratch with plain SGD after 2 epochs is expected lower, and a
- * broken gradient stays near 0.1. */
-#define ACC_MIN 0.80
+/* Measured on one H200 (results/imagenet-h200-2026-11-24): ours 0.867 (bf16) and 0.878 (tf32) after 2 epochs;
+ * PyTorch on the same data, size, batch, lr, initialisation and epochs (bench/torch_fmnist_resnet.py, bf16 autocast)
+ * 0.8465. One seed each: a from-scratch ResNet-50 after 2 epochs moves by a few points between seeds, so the bar
+ * sits 2.5 points under PyTorch's value; a broken gradient stays near 0.1. */
+#define ACC_MIN 0.82
 
 static void check_model(const char *name, size_t want_params) {
     gpu_t g;
