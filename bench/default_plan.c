@@ -231,6 +231,40 @@ void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len)
     if (used < len) put_word(buf + used, len - used, p->conv_cache);
 }
 
+/* Appends the names of the strategies plan_pick takes in `pass`, as "a, b and c"; returns how many. */
+static int names_of(char *buf, size_t len, const strategy_info_t *const *infos, int pass) {
+    int n = 0, total = 0;
+    for (int i = 0; infos && infos[i]; i++) total += plan_pick(pass, infos[i]);
+    for (int i = 0; infos && infos[i]; i++) {
+        if (!plan_pick(pass, infos[i])) continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n + 1 == total ? " and " : ", ", infos[i]->name);
+        n++;
+    }
+    return n;
+}
+
+void default_plan_second_gpu(const default_plan_t *p, const strategy_info_t *const *infos, char *buf, size_t len) {
+    const plan_choice_t *c = &choices[0];
+    for (size_t k = 0; k < sizeof choices / sizeof *choices; k++)
+        if (p->dataset && strcmp(p->dataset, choices[k].dataset) == 0) c = &choices[k];
+    buf[0] = '\0';
+    if (names_of(buf, len, infos, 1)) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, " on 2 GPUs at %s per GPU (weak scaling)", c->batch);
+    }
+    size_t mark = strlen(buf);
+    if (mark) snprintf(buf + mark, len - mark, "; ");
+    if (names_of(buf, len, infos, 2)) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, " on 2 stages at a global batch of %s", c->pipe_batch);
+    } else
+        buf[mark] = '\0';
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%seach against the reference on 1 GPU at the same batch and math",
+             used ? "; " : "");
+}
+
 void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
     char what[3][160];
     snprintf(what[0], sizeof what[0], "on 1 GPU at batch %s, and %s where a staged strategy runs (its reference)",

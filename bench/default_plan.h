@@ -66,5 +66,8 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
 int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen);
 /* Sweep i as the command that would run it alone: "./scaling --strategy ... --out <csv>". */
 void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len);
+/* What a second GPU would add to p's one-GPU study, in words: the sweeps the plan runs on 2 GPUs (the registry's
+ * strategies of replicas and staged ones, by property), for the answer. */
+void default_plan_second_gpu(const default_plan_t *p, const strategy_info_t *const *infos, char *buf, size_t len);
 /* The default study in words, for --help. */
 void default_plan_usage(FILE *f, const strategy_info_t *const *infos);

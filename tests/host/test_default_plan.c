@@ -116,6 +116,13 @@ static void test_gpu_counts(void) {
         else
             EXPECT(o->n_math == 1 && strcmp(o->math[0], "tf32") == 0, "%d GPUs: math tf32 alone", g->n);
         EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
+        if (g->n == 1) {    /* the one-GPU answer says which sweeps a second GPU would add */
+            char more[512];
+            default_plan_second_gpu(&p, registry(), more, sizeof more);
+            EXPECT(strcmp(more, "naive and nccl on 2 GPUs at 256 per GPU (weak scaling); pipeline on 2 stages at a "
+                                "global batch of 1024; each against the reference on 1 GPU at the same batch and "
+                                "math") == 0, "second GPU: %s", more);
+        }
         EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "fashion-mnist") == 0 && p.note[0] == '\0',
                "Fashion-MNIST installed: ResNet-18 on it, no note (%s)", p.note);
         EXPECT(d.train.n == 60000 && d.test.n == 10000, "the data set is loaded: %d/%d", d.train.n, d.test.n);
