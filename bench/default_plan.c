@@ -287,9 +287,9 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
                "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
                "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
                "minute on 2 H200s.\n"
-               "On one GPU there is nothing to scale: the study runs the reference alone at batches %s\n"
-               "in %s, %s epochs each, and answers with throughput and test accuracy per batch and math, the\n"
-               "fastest math and the largest batch that fits (a batch that does not is an oom row); about a minute.\n"
+               "On one GPU nothing scales: the reference runs alone at batches %s\n"
+               "in %s, %s epochs each, and the answer gives throughput and test accuracy per batch and math,\n"
+               "the fastest math and the largest batch that fits (one that does not is an oom row); about a minute.\n"
                "Each sweep is printed as the command that runs it alone.\n",
             choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, ONE_GPU_BATCHES, ONE_GPU_MATHS,
             ONE_GPU_EPOCHS);
