@@ -32,9 +32,10 @@ awk -f "$root/scripts/csv.awk" "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/r
 if [ "$n_dev" -eq 1 ]; then
     set -- $(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         { k = $c["run_id"]; rows[k]++; last[k] = $c["status"]; ep[k] = $c["epoch"]; b[k] = $c["global_batch"] }
-        END { for (k in rows) { n++; if (last[k] == "oom") oom++
-                                else if (last[k] == "ok" && rows[k] == 4 && ep[k] == 4) { ok++; if (b[k] <= 1024) small++ }
-                                else bad++ }
+        END { for (k in rows) {
+                  n++; full = last[k] == "ok" && rows[k] == 4 && ep[k] == 4
+                  if (last[k] == "oom") oom++; else if (full) ok++; else bad++
+                  if (full && b[k] <= 1024) small++ }
               print n + 0, ok + 0, oom + 0, bad + 0, small + 0 }' "$tmp/rows.tsv")
     check "study.csv: $1 runs (want 12): $2 ok after 4 epochs, $3 oom, $4 otherwise; $5 of the 6 up to 1024 ok" \
         $([ "${1:-0}" -eq 12 ] && [ "${4:-1}" -eq 0 ] && [ "${5:-0}" -eq 6 ]; echo $?)

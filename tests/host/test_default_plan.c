@@ -50,7 +50,8 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(o->weak == weak, "%d GPUs, %s: weak %d", p->n_gpus, strategy, o->weak);
     EXPECT(o->n_micro == 1 && o->micro[0] == micro, "%d GPUs, %s: micro-batches %d", p->n_gpus, strategy, o->micro[0]);
     EXPECT(strcmp(o->schedule, micro > 1 ? "1f1b" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
-    EXPECT(o->epochs == (p->n_gpus == 1 ? 4 : 5) && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
+    int epochs = p->n_gpus == 1 ? 4 : 5;      /* one GPU: the batch ladder's 4 epochs */
+    EXPECT(o->epochs == epochs && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
            o->epochs, o->lr[0]);
     EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
            o->dataset);

@@ -1,6 +1,6 @@
 /* test_fixture.c — builds the study fixtures tests/fixtures/study.csv, study_math.csv and study_one_gpu.csv through
- * results_write (so their header and cell formats are this version's) plus their all-reduce benchmark fixtures, and checks that the
- * committed files are byte-identical. A schema change fails here first; regenerate with
+ * results_write (so their header and cell formats are this version's) plus their all-reduce benchmark fixtures, and
+ * checks that the committed files are byte-identical. A schema change fails here first; regenerate with
  *
  *   build/tests/test_fixture --write tests/fixtures
  *
@@ -428,8 +428,8 @@ static int write_study_one_gpu(const char *path) {
         for (int m = 0; m < 2; m++) {
             if (steady[m][b] > 0) {
                 prec_t pr = {maths[m], "", steady[m][b], 0, 0};
-                cfg_t c = {"single", 1, batches[b], batches[b], 0.05, steady[m][b], acc_of(batches[b], 0.05) - 0.003 * m,
-                           3, 0, 0, &pr};
+                double acc = acc_of(batches[b], 0.05) - 0.003 * m;
+                cfg_t c = {"single", 1, batches[b], batches[b], 0.05, steady[m][b], acc, 3, 0, 0, &pr};
                 run(&g, &c);
                 continue;
             }
