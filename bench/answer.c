@@ -26,6 +26,7 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     r->gpus = row->gpus;
     r->pipeline = study_is_pipeline(r->strategy, row->stats.micro_batches);
     r->batch = study_line_batch(r->pipeline, row->per_gpu_batch, row->global_batch);
+    r->acc = -1;
     return r;
 }
 
@@ -33,8 +34,11 @@ int answer_add(answer_t *a, const results_row_t *row) {
     answer_run_t *r = run_of(a, row);
     if (!r) return -1;
     snprintf(r->status, sizeof r->status, "%s", row->status ? row->status : "");
-    if (row->phase && strcmp(row->phase, "steady") == 0 && row->stats.epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
+    if (row->phase && strcmp(row->phase, "steady") == 0 && row->stats.epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY) {
+        r->steady_ips[r->n_steady] = row->images_per_s;
         r->steady[r->n_steady++] = row->stats.epoch_s;
+    }
+    if (row->epoch > 0) r->acc = row->test_acc;
     return 0;
 }
 
@@ -148,6 +152,82 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
     }
 }
 
+int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b) {
+    for (int i = 0; i < n; i++)
+        if (c[i].batch == b && c[i].ips >= 0 && strcmp(c[i].math, m) == 0) return i;
+    return -1;
+}
+
+void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
+    memset(o, 0, sizeof *o);
+    o->fastest = -1;
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
+        if (m == o->n_math) {
+            if (m == ANSWER_MAX_MATHS) continue;
+            o->math[o->n_math++] = c[i].math;
+        }
+        int oom = strcmp(c[i].status, "oom") == 0;
+        if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
+        if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
+        if (c[i].ips >= 0 && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
+    }
+}
+
+/* The one-GPU study's cells, one per run (the caller frees); NULL when out of memory. */
+static answer_cell_t *cells_of(const answer_t *a) {
+    answer_cell_t *c = calloc((size_t)(a->n ? a->n : 1), sizeof *c);
+    for (int i = 0; c && i < a->n; i++) {
+        const answer_run_t *r = &a->runs[i];
+        double x[ANSWER_MAX_STEADY];
+        memcpy(x, r->steady_ips, (size_t)r->n_steady * sizeof *x);
+        c[i] = (answer_cell_t){.math = r->math, .status = r->status, .batch = r->batch,
+                               .ips = answer_median(x, r->n_steady), .acc = r->acc};
+    }
+    return c;
+}
+
+/* What one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. */
+static void print_one_gpu(FILE *f, const answer_t *a, const char *what) {
+    answer_cell_t *c = cells_of(a);
+    if (!c) return;
+    answer_one_t o;
+    answer_one_gpu(c, a->n, &o);
+    fprintf(f, "# answer: %s on 1 GPU; images/s is the median of a run's steady epochs, test_acc its last epoch's\n",
+            what);
+    fprintf(f, "# %7s %5s %10s %9s  %s\n", "batch", "math", "images/s", "test_acc", "status");
+    for (int i = 0; i < a->n; i++) {
+        fprintf(f, "  %7d %5s", c[i].batch, c[i].math);
+        if (c[i].ips < 0) fprintf(f, " %10s", "-");
+        else fprintf(f, " %10.0f", c[i].ips);
+        if (c[i].acc < 0) fprintf(f, " %9s", "-");
+        else fprintf(f, " %7.1f %%", 100 * c[i].acc);
+        fprintf(f, "  %s\n", c[i].ips < 0 && !c[i].status[0] ? "no steady epoch" : c[i].status);
+    }
+    if (o.fastest >= 0) {
+        const answer_cell_t *b = &c[o.fastest];
+        fprintf(f, "# fastest: %s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+        for (int m = 0; m < o.n_math; m++) {
+            int j = strcmp(o.math[m], b->math) ? answer_cell_at(c, a->n, o.math[m], b->batch) : -1;
+            if (j >= 0) fprintf(f, "; %s there: %.0f images/s (%.2fx slower)", c[j].math, c[j].ips, b->ips / c[j].ips);
+        }
+        fprintf(f, "\n");
+    } else
+        fprintf(f, "# fastest: none (no run finished a steady epoch)\n");
+    fprintf(f, "# largest batch that fit:");
+    for (int m = 0; m < o.n_math; m++) {
+        fprintf(f, "%s %s ", m ? "," : "", o.math[m]);
+        if (o.fit[m]) fprintf(f, "%d", o.fit[m]);
+        else fprintf(f, "none");
+        if (o.no_fit[m]) fprintf(f, " (%d did not: oom)", o.no_fit[m]);
+        else fprintf(f, " (every batch tried fit)");
+    }
+    fprintf(f, "\n");
+    if (a->second_gpu) fprintf(f, "# a second GPU would add: %s\n", a->second_gpu);
+    free(c);
+}
+
 /* One right-aligned column after a blank; '-' where there is no number. */
 static void put(FILE *f, int width, double x) {
     if (x < 0) fprintf(f, " %*s", width, "-");
@@ -157,6 +237,11 @@ static void put(FILE *f, int width, double x) {
 void answer_print(FILE *f, const answer_t *a, const char *what, const char *report) {
     answer_summary_t s;
     answer_summarise(a, &s);
+    if (s.gpus <= 1) {
+        print_one_gpu(f, a, what);
+        fprintf(f, "# report: %s\n", report);
+        return;
+    }
     fprintf(f, "# answer: %s; epoch_s is the median of a run's steady epochs; speedup and efficiency are against\n"
                "# single on 1 GPU at the same batch (per GPU; the pipeline's is global)\n", what);
     fprintf(f, "# %-10s %4s %9s %8s %9s %8s %10s  %s\n", "strategy", "gpus", "batch", "epoch_s", "single_s", "speedup",
@@ -175,9 +260,6 @@ void answer_print(FILE *f, const answer_t *a, const char *what, const char *repo
     if (s.fastest >= 0)
         fprintf(f, "# fastest on %d GPUs: %s, %.3f s per epoch\n", s.gpus, s.line[s.fastest].strategy,
                 s.line[s.fastest].t);
-    else if (s.gpus <= 1)
-        fprintf(f, "# one GPU: nothing to scale; with 2 or more GPUs the default study also runs naive, nccl and "
-                   "pipeline\n");
     else
         fprintf(f, "# fastest on %d GPUs: none (no strategy finished a steady epoch there)\n", s.gpus);
     fprintf(f, "# report: %s\n", report);

@@ -1,5 +1,6 @@
 /* answer.h — the default study's closing answer, from the rows it wrote: per strategy the speedup T1/TN and efficiency
- * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there. Host-only.
+ * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there; on one GPU,
+ * what one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. Host-only.
  *
  * Numbers as the report computes them (bench/study.h, used by both): a run's time is the median of its steady
  * epochs' epoch_s; T1 is the strategy single's fastest at the same batch (per GPU for single and the data-parallel
@@ -18,7 +19,9 @@ typedef struct {
     char run_id[64], strategy[32], status[32], math[16];
     int gpus, batch, pipeline;                  /* batch: per GPU, or global for the pipeline */
     double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
+    double steady_ips[ANSWER_MAX_STEADY];       /* and their images_per_s */
     int n_steady;
+    double acc;                                 /* the last epoch's test_acc (a fraction), < 0 without one */
 } answer_run_t;
 
 typedef struct {
@@ -27,6 +30,9 @@ typedef struct {
     /* The registry's strategies (NULL-terminated), set by the caller: which one is the reference (T1) and which
      * measure against it at the global batch. */
     const strategy_info_t *const *strategies;
+    /* What a second GPU would add to a one-GPU study (the sweeps the default study runs on 2), set by the caller;
+     * NULL: not said. */
+    const char *second_gpu;
 } answer_t;
 
 /* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */
@@ -45,6 +51,29 @@ typedef struct {
     int gpus;                                   /* the largest GPU count any run had */
     int fastest;                                /* index in line of the fastest strategy on `gpus` GPUs (>= 2), or -1 */
 } answer_summary_t;
+
+/* A one-GPU study (every run on 1 GPU) asks what one GPU can, per batch and math: one cell per run, as the answer
+ * and the report's one-GPU section read it. */
+typedef struct {
+    const char *math, *status;
+    int batch;
+    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy; < 0 without */
+} answer_cell_t;
+
+#define ANSWER_MAX_MATHS 8
+
+typedef struct {
+    int n_math;
+    const char *math[ANSWER_MAX_MATHS];     /* in the order the cells have them */
+    /* Per math: the largest batch that fit (a run with a steady epoch that did not end oom), and the smallest batch
+     * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
+    int fit[ANSWER_MAX_MATHS], no_fit[ANSWER_MAX_MATHS];
+    int fastest;            /* the cell of the highest throughput, -1 without one */
+} answer_one_t;
+
+void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o);
+/* The cell of math m at batch b with a throughput, or -1. */
+int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b);
 
 /* Adds one written row (a setup-failure row included) to its run. 0, or -1 when out of host memory. */
 int answer_add(answer_t *a, const results_row_t *row);

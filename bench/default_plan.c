@@ -13,6 +13,11 @@
 #define PLAN_LR "0.05"
 #define PLAN_MICRO 4            /* the pipeline's micro-batches, doubled until every stage has one */
 #define PLAN_SCHEDULE "1f1b"
+/* One GPU: the batch ladder (x4 from 64, then the whole training set, past any one GPU's memory), both fast maths,
+ * one learning rate, 4 epochs (default_plan.h says why). */
+#define ONE_GPU_BATCHES "64,256,1024,4096,16384,60000"
+#define ONE_GPU_MATHS "tf32,bf16"
+#define ONE_GPU_EPOCHS "4"
 
 /* In order of preference: the first data set that loads sets the model and batches. */
 typedef struct {
@@ -73,8 +78,8 @@ static int gpu_list(char *buf, size_t len, int n, int from, int to, int divides)
     return largest;
 }
 
-/* Starts sweep i of strategy s on GPU counts gpus; the model, data, epochs and lr are every sweep's. */
-static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s, const char *gpus) {
+/* Starts sweep i of strategy s on GPU counts gpus for `epochs` epochs; the model, data and lr are every sweep's. */
+static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s, const char *gpus, const char *epochs) {
     if (p->n_sweeps == PLAN_MAX_SWEEPS) return -1;
     int i = p->n_sweeps++;
     p->argc[i] = 1;
@@ -85,7 +90,7 @@ static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s,
     snprintf(def, sizeof def, "data/%s", c->dataset);
     if (!rc && strcmp(c->dataset, "synthetic") != 0 && strcmp(p->data_dir, def) != 0)
         rc = add_options(p, i, "data-dir", p->data_dir, NULL);
-    return rc || add_options(p, i, "epochs", PLAN_EPOCHS, "lr", PLAN_LR, NULL) ? -1 : i;
+    return rc || add_options(p, i, "epochs", epochs, "lr", PLAN_LR, NULL) ? -1 : i;
 }
 
 /* Picks the data set (the first of choices that loads) and says in p->note why where it is not the first. */
@@ -152,13 +157,16 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
             const strategy_info_t *s = infos[i];
             if (!plan_pick(pass, s)) continue;
             if (pass == 0 && refs++) continue;      /* one reference */
-            if (pass == 0)
-                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1"), "batch", single_batch, NULL);
+            if (pass == 0 && n_gpus == 1)
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", ONE_GPU_EPOCHS), "batch", ONE_GPU_BATCHES,
+                                       "math", ONE_GPU_MATHS, NULL);
+            else if (pass == 0)
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", PLAN_EPOCHS), "batch", single_batch, NULL);
             else if (pass == 1 && largest)
-                rc = rc || add_options(p, begin_sweep(p, c, s->name, multi), "batch", c->batch, NULL);
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, multi, PLAN_EPOCHS), "batch", c->batch, NULL);
             else if (pass == 2 && stages)
-                rc = rc || add_options(p, begin_sweep(p, c, s->name, pipe), "scale", "strong", "batch", c->pipe_batch,
-                                       "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, pipe, PLAN_EPOCHS), "scale", "strong", "batch",
+                                       c->pipe_batch, "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
         }
     if (!refs) {
         idx_free(data);
@@ -223,6 +231,40 @@ void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len)
     if (used < len) put_word(buf + used, len - used, p->conv_cache);
 }
 
+/* Appends the names of the strategies plan_pick takes in `pass`, as "a, b and c"; returns how many. */
+static int names_of(char *buf, size_t len, const strategy_info_t *const *infos, int pass) {
+    int n = 0, total = 0;
+    for (int i = 0; infos && infos[i]; i++) total += plan_pick(pass, infos[i]);
+    for (int i = 0; infos && infos[i]; i++) {
+        if (!plan_pick(pass, infos[i])) continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n + 1 == total ? " and " : ", ", infos[i]->name);
+        n++;
+    }
+    return n;
+}
+
+void default_plan_second_gpu(const default_plan_t *p, const strategy_info_t *const *infos, char *buf, size_t len) {
+    const plan_choice_t *c = &choices[0];
+    for (size_t k = 0; k < sizeof choices / sizeof *choices; k++)
+        if (p->dataset && strcmp(p->dataset, choices[k].dataset) == 0) c = &choices[k];
+    buf[0] = '\0';
+    if (names_of(buf, len, infos, 1)) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, " on 2 GPUs at %s per GPU (weak scaling)", c->batch);
+    }
+    size_t mark = strlen(buf);
+    if (mark) snprintf(buf + mark, len - mark, "; ");
+    if (names_of(buf, len, infos, 2)) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, " on 2 stages at a global batch of %s", c->pipe_batch);
+    } else
+        buf[mark] = '\0';
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%seach against the reference on 1 GPU at the same batch and math",
+             used ? "; " : "");
+}
+
 void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
     char what[3][160];
     snprintf(what[0], sizeof what[0], "on 1 GPU at batch %s, and %s where a staged strategy runs (its reference)",
@@ -245,6 +287,10 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
                "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
                "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
                "minute on 2 H200s.\n"
+               "On one GPU nothing scales: the reference runs alone at batches %s\n"
+               "in %s, %s epochs each, and the answer gives throughput and test accuracy per batch and math,\n"
+               "the fastest math and the largest batch that fits (one that does not is an oom row); about a minute.\n"
                "Each sweep is printed as the command that runs it alone.\n",
-            choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR);
+            choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, ONE_GPU_BATCHES, ONE_GPU_MATHS,
+            ONE_GPU_EPOCHS);
 }

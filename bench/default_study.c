@@ -34,6 +34,8 @@ int default_study_begin(default_study_t *ds, char *err, size_t errlen) {
     strategy_infos(infos, DEFAULT_STUDY_MAX_STRATEGIES);
     if (default_plan_make(&ds->plan, infos, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
     ds->ans.strategies = ds->infos;
+    default_plan_second_gpu(&ds->plan, infos, ds->second_gpu, sizeof ds->second_gpu);
+    if (n_dev == 1) ds->ans.second_gpu = ds->second_gpu;
     for (int i = 0; i < ds->plan.n_sweeps; i++) {
         const options_t *o = &ds->plan.sweep[i];
         ds->n_pts[i] = options_validate(o, infos, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);

@@ -20,6 +20,7 @@ typedef struct {
     long epochs;
     results_t res;                              /* plan.csv, open */
     answer_t ans;                               /* every row written, for the answer */
+    char second_gpu[512];                       /* what a second GPU would add (one GPU: the answer says it) */
     const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;
 

@@ -164,7 +164,8 @@ static void key_pl(char *k, size_t n, const run_t *u) {
 static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     const study_runs_t *s = &r->st;
     const group_t *gr = &s->grp[g];
-    fig_t tf = {0}, sf = {0}, thr = {0}, lr = {0}, bub = {0}, bubi = {0};
+    fig_t tf = {0}, sf = {0}, thr = {0}, lr = {0}, bub = {0}, bubi = {0}, ab = {0};
+    int one = report_one_gpu_group(s, g);
     char cap[1400], d[64], path[1400], path2[1400], name[400], lab[600], w1[64], w2[400], w3[64], k[600];
     int rc = 0;
     snprintf(cap, sizeof cap, "GPU: %s  |  %s  |  %s", *gr->gpus ? gr->gpus : "unknown", study_dates(d, sizeof d, gr),
@@ -213,15 +214,17 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     if (rc > 0)
         emit(r, "epoch_time.gp", name, path, "", gr->sub, cap);
     else
-        skip(r, "epoch_time.gp", gr, "no strategy has steady epoch times on 2 or more GPU counts");
+        skip(r, "epoch_time.gp", gr, one ? "every run is on one GPU: nothing scales"
+                                         : "no strategy has steady epoch times on 2 or more GPU counts");
     snprintf(path, sizeof path, "%s/speedup-%s.dat", r->out, gr->id);
     snprintf(name, sizeof name, "speedup-%s", gr->id);
     if ((rc = write_series(&sf, path, 2, 0)) < 0) FAIL(path);
     if (rc > 0)
         emit(r, "speedup.gp", name, path, "", gr->sub, cap);
     else
-        skip(r, "speedup.gp", gr,
-             "no line with a 1-GPU time (strategy single at the same batch) and another GPU count");
+        skip(r, "speedup.gp", gr, one ? "every run is on one GPU: nothing scales"
+                                      : "no line with a 1-GPU time (strategy single at the same batch) and another "
+                                        "GPU count");
 
     /* (c) throughput against the per-GPU batch: one line per strategy, GPU count, precision and link */
     for (int i = 0; i < s->nr; i++) {
@@ -243,6 +246,27 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         emit(r, "throughput.gp", name, path, "", gr->sub, cap);
     else
         skip(r, "throughput.gp", gr, "no strategy and GPU count with 2 or more batch sizes");
+
+    /* (c') on one GPU, final test accuracy against the batch beside the throughput: one line per strategy and
+     * precision, the best over learning rates and seeds (a study across GPU counts has acc_lr and acc_epoch) */
+    for (int i = 0; one && i < s->nr; i++) {
+        const run_t *u = &s->run[i];
+        if (u->group != g || u->pipe || isnan(u->facc)) continue;
+        k[0] = '\0';
+        key_str(k, sizeof k, u->strategy);
+        key_pl(k, sizeof k, u);
+        with_prec(w2, sizeof w2, u->strategy, s, u);
+        pointn(&ab, k, u->b, u->facc, NAN, 0, w2);
+    }
+    if (one) {
+        snprintf(path, sizeof path, "%s/acc_batch-%s.dat", r->out, gr->id);
+        snprintf(name, sizeof name, "acc_batch-%s", gr->id);
+        if ((rc = write_series(&ab, path, 2, 0)) < 0) FAIL(path);
+        if (rc > 0)
+            emit(r, "acc_batch.gp", name, path, "", gr->sub, cap);
+        else
+            skip(r, "acc_batch.gp", gr, "no strategy and math with a final accuracy at 2 or more batch sizes");
+    }
 
     /* (d) test accuracy against epoch: one figure per strategy (by name), one line per run */
     const char *names[64];
@@ -462,6 +486,7 @@ done:
     fig_free(&lr);
     fig_free(&bub);
     fig_free(&bubi);
+    fig_free(&ab);
     return rc;
 }
 

@@ -344,7 +344,7 @@ void report_markdown(report_t *r, FILE *md) {
         "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
         "and efficiency T1/(N·TN) take T1 from the strategy `single` at the same batch and math (weak scaling: the "
         "same batch per GPU).\n\n");
-    allreduce_model(r, md);
+    if (!report_one_gpu_study(s)) allreduce_model(r, md);
     for (int g = 0; g < s->ng; g++) {
         const group_t *gr = &s->grp[g];
         char n[300];
@@ -352,6 +352,7 @@ void report_markdown(report_t *r, FILE *md) {
         static const char *const figs[][2] = {{"epoch_time", "epoch time against GPU count"},
                                               {"speedup", "speedup and efficiency against GPU count"},
                                               {"throughput", "throughput against per-GPU batch"},
+                                              {"acc_batch", "final test accuracy against batch"},
                                               {"breakdown", "per-step compute, exposed communication and idle time"},
                                               {"bubble", "pipeline bubble against micro-batches"},
                                               {"acc_lr", "final test accuracy against learning rate"}};
@@ -363,6 +364,7 @@ void report_markdown(report_t *r, FILE *md) {
         for (int i = 0; i < r->nfig; i++)
             if (strncmp(r->fig[i], n, strlen(n)) == 0) figure(r, md, r->fig[i], "test accuracy against epoch");
         if (r->nfig == 0) fprintf(md, "(no figures: %s)\n\n", r->figs_note ? r->figs_note : "none drawn");
+        if (report_one_gpu_group(s, g)) report_one_gpu(r, md, g);
         summary(r, md, g);
         report_precision(r, md, g);
         not_ok(r, md, g);

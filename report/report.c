@@ -123,7 +123,7 @@ static int write_report(report_t *r) {
     if (!md) return die("%s: cannot write: %s", md_tmp, strerror(errno)), 1;
     report_markdown(r, md);
     int from = r->nplot;
-    report_projection(r, md);
+    if (!report_one_gpu_study(&r->st)) report_projection(r, md);   /* one GPU: its section says why none */
     if (fclose(md) != 0) return die("%s: cannot write: %s", md_tmp, strerror(errno)), 1;
     if (r->gnuplot && report_render(r, from, err, sizeof err)) return die("%s", err), 1;
     if (rename(md_tmp, md_path) != 0) return die("%s: %s", md_path, strerror(errno)), 1;

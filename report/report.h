@@ -33,6 +33,12 @@ typedef struct {
 /* The command: argv[0] is "report". Returns the exit status (0, 1 when writing failed, 2 on bad input). */
 int report_main(int argc, char **argv, const char *source_dir, const char *exe);
 
+/* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
+int report_one_gpu_group(const study_runs_t *s, int g);
+int report_one_gpu_study(const study_runs_t *s);
+/* One GPU's section for group g: throughput and accuracy per batch and math, the fastest, the largest batch. */
+void report_one_gpu(const report_t *r, FILE *md, int g);
+
 /* The parts of REPORT.md (markdown.c, project.c) and the figures' data files (figures.c). */
 void report_markdown(report_t *r, FILE *md);
 void report_projection(report_t *r, FILE *md);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # gpu_default.sh — the README's first command: `./scaling` with no options, run in a scratch folder whose data/ links
 # to the checkout's. It must exit 0 and write one folder results/default-<UTC>/ holding study.csv with every run the
-# plan makes for the GPUs present (5 epochs each, all ok), REPORT.md, and the figures where gnuplot is (else the
-# one-line note saying how to get them); the progress line counts runs over the whole study; and the printed answer
-# must match REPORT.md's tables (the same medians and T1, bench/study.c, reached through `scaling report`). Ends with a summary: GPUs, runs, wall time, the answer.
+# plan makes for the GPUs present (5 epochs each, all ok; on one GPU the batch ladder below), REPORT.md, and the
+# figures where gnuplot is (else the one-line note saying how to get them); the progress line counts runs over the
+# whole study; and the printed answer must match REPORT.md's tables (the same medians and T1, bench/study.c, reached
+# through `scaling report`). Ends with a summary: GPUs, runs, wall time, the answer.
 set -u
 bin=$1; root=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac     # it runs from a scratch folder
@@ -23,6 +24,48 @@ check "one folder results/default-* ($(echo "$dirs" | grep -c .))" $([ "$(echo "
 dir=$(echo "$dirs" | head -n 1)
 csv=$dir/study.csv
 awk -f "$root/scripts/csv.awk" "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/rows.tsv"
+
+# One GPU: the reference alone at batches 64 .. 60000 in tf32 and bf16, 4 epochs; a batch that does not fit is one
+# oom row at setup. Every run ends ok after 4 epochs or is that row; batches up to 1024 fit any GPU of 16 GB. The answer
+# and REPORT.md's section "One GPU" give the same images/s (to rounding: the answer reads the rows in memory, the report
+# the CSV) and accuracy per batch and math.
+if [ "$n_dev" -eq 1 ]; then
+    set -- $(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { k = $c["run_id"]; rows[k]++; last[k] = $c["status"]; ep[k] = $c["epoch"]; b[k] = $c["global_batch"] }
+        END { for (k in rows) {
+                  n++; full = last[k] == "ok" && rows[k] == 4 && ep[k] == 4
+                  if (last[k] == "oom") oom++; else if (full) ok++; else bad++
+                  if (full && b[k] <= 1024) small++ }
+              print n + 0, ok + 0, oom + 0, bad + 0, small + 0 }' "$tmp/rows.tsv")
+    check "study.csv: $1 runs (want 12): $2 ok after 4 epochs, $3 oom, $4 otherwise; $5 of the 6 up to 1024 ok" \
+        $([ "${1:-0}" -eq 12 ] && [ "${4:-1}" -eq 0 ] && [ "${5:-0}" -eq 6 ]; echo $?)
+    grep -q '^\[run 1/12 ' "$tmp/err"; check "the progress line counts 12 runs" $?
+    md=$dir/REPORT.md
+    grep -qx '### One GPU' "$md" 2>/dev/null; check "REPORT.md has its section One GPU" $?
+    if command -v gnuplot >/dev/null; then
+        ls "$dir"/throughput-*.png "$dir"/acc_batch-*.png >/dev/null 2>&1; check "throughput and accuracy figures" $?
+    fi
+    sed -n '/^# answer:/,$p' "$tmp/out" >"$tmp/answer"
+    compared=0
+    while read -r b m ips acc unit st; do
+        [ "$unit" = % ] || { st=$unit; acc=-; }
+        row=$(grep -F "| $b | $m | " "$md" | head -n 1)
+        ok=$(echo "$row" | awk -F' *[|] *' -v ips="$ips" -v acc="$acc" -v st="$st" '{ a = $5; sub(/ %/, "", a)
+            print ((ips == "-" ? $4 == "—" : $4 > 0 && (ips - $4) / $4 < 1e-3 && ($4 - ips) / $4 < 1e-3) &&
+                   (acc == "-" ? a == "—" : a == acc) && $6 == st) ? 0 : 1 }')
+        check "answer at batch $b, $m: $ips images/s, $acc %, $st; REPORT.md: ${row:-none}" "${ok:-1}"
+        compared=$((compared + 1))
+    done < <(sed -n '/^#   *batch/,/^# fastest/p' "$tmp/answer" | sed '1d;$d')
+    check "answer lines compared: $compared, want 12" $([ $compared -eq 12 ]; echo $?)
+    for w in '# fastest: ' '# largest batch that fit: ' '# a second GPU would add: '; do
+        grep -q "^$w" "$tmp/answer"; check "the answer has '$w'" $?
+    done
+    grep -qF "# report: results/$(basename "$dir")/REPORT.md" "$tmp/answer"; check "the answer names REPORT.md" $?
+    echo "# gpu_default: 1 GPU, 12 runs, ${wall} s wall (setup, up to 48 epochs, report)"
+    cat "$tmp/answer"
+    summary
+    exit
+fi
 
 # The plan for n_dev GPUs, as README and --help say: GPU counts 1, 2, 4, ... and n_dev; single on 1 (batch 256, and
 # 1024 with a pipeline); naive and nccl on every count from 2; the pipeline on those up to 8 that divide 1024.
@@ -48,7 +91,7 @@ check "the progress line counts runs over the whole study (1/$runs .. $runs/$run
 md=$dir/REPORT.md
 check "REPORT.md written" $([ -s "$md" ]; echo $?)
 if command -v gnuplot >/dev/null; then
-    figs="$dir/speedup-*.png $dir/epoch_time-*.png"; [ "$n_dev" -gt 1 ] || figs="$dir/*.png"   # 1 GPU: nothing scales
+    figs="$dir/speedup-*.png $dir/epoch_time-*.png"
     check "figures beside REPORT.md" $(ls $figs >/dev/null 2>&1; echo $?)
 else
     grep -q '(no figures: gnuplot not found' "$md" 2>/dev/null && [ "$(grep -c 'gnuplot not found' "$tmp/err")" -eq 1 ]
@@ -85,16 +128,12 @@ while read -r s g b t t1 sp ef st; do
     if [ "$g" -eq "$n_dev" ] && { [ -z "${ft:-}" ] || awk -v a="$t" -v b="$ft" 'BEGIN { exit !(a < b) }'; }; then
         f=$s ft=$t
     fi
-done < <(sed -n '/^# strategy/,/^# fastest\|^# one GPU/p' "$tmp/answer" | sed '1d;$d')
-want_lines=$(( n_dev > 1 ? 3 : 0 ))
+done < <(sed -n '/^# strategy/,/^# fastest/p' "$tmp/answer" | sed '1d;$d')
+want_lines=3
 check "answer lines compared: $compared, want $want_lines (naive, nccl, pipeline on 2+ GPUs)" \
     $([ $compared -eq $want_lines ]; echo $?)
-if [ "$n_dev" -gt 1 ]; then
-    grep -q "^# fastest on $n_dev GPUs: ${f:-none}, ${ft:-0} s per epoch" "$tmp/answer"
-    check "fastest on $n_dev GPUs: ${f:-none} (the fastest line of the answer)" $?
-else
-    grep -q '^# one GPU: nothing to scale' "$tmp/answer"; check "one GPU: the answer says so" $?
-fi
+grep -q "^# fastest on $n_dev GPUs: ${f:-none}, ${ft:-0} s per epoch" "$tmp/answer"
+check "fastest on $n_dev GPUs: ${f:-none} (the fastest line of the answer)" $?
 grep -qF "# report: results/$(basename "$dir")/REPORT.md" "$tmp/answer"; check "the answer names REPORT.md" $?
 
 echo "# gpu_default: $n_dev GPU(s), $runs runs, ${wall} s wall (setup, $((5 * runs)) epochs, report)"

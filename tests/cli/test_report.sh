@@ -181,5 +181,34 @@ printf 'a,b\n1,2\n' >"$tmp/other.csv"
     bad "a foreign CSV: rc=$rc, stderr: $(cat "$tmp/stderr")"
 [ ! -e "$tmp/other" ] && ok || bad "a foreign CSV left $tmp/other behind"
 
+# ---- a one-GPU study (tests/fixtures/study_one_gpu.csv, constructed, see test_fixture.c): the section "One GPU" with
+# images/s and accuracy per batch and math, the fastest (bf16 at 4096: 57344 images in 0.54 and 0.56 s, median
+# 104296 images/s; tf32 there 47790, 2.18x slower), the largest batch that fit and the first oom per math; nothing
+# that scales (no all-reduce model, projection, epoch-time or speedup figure); accuracy against batch as data
+cp "$root/tests/fixtures/study_one_gpu.csv" "$tmp/one.csv"
+"$report" report "$tmp/one.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+md=$tmp/one/REPORT.md
+[ $rc -eq 0 ] && [ -s "$md" ] && ok || { bad "one GPU: exit $rc"; cat "$tmp/stderr"; }
+grep -qx '### One GPU' "$md" && ok || bad "one GPU: no section '### One GPU'"
+has "$md" "| 4096 | bf16 | 104296 | 59.3 % | ok |"
+has "$md" "| 16384 | tf32 | — | — | oom |"
+has "$md" "- **Fastest**: bf16 at batch 4096, 104296 images/s; tf32 there 47790 images/s (2.18× slower)."
+has "$md" "- **Largest batch that fit**: tf32 4096 (16384 did not: oom); bf16 16384 (60000 did not: oom)."
+has "$md" "- **A second GPU** would add"
+for s in "## All-reduce model" "## Projection past this host"; do
+    grep -qx -- "$s" "$md" && bad "one GPU: section '$s'" || ok
+done
+grep -q 'epoch_time-\|speedup-' "$md" && bad "one GPU: a scaling figure is linked" || ok
+grep -q '^report: skip speedup .*every run is on one GPU' "$tmp/stderr" && ok || bad "one GPU: the skip says why"
+d=$tmp/one/acc_batch-resnet18-fashion-mnist.dat
+[ "$(sed -n 1p "$d")" = '"single, tf32"' ] && grep -qx '4096 59.6' "$d" && grep -qx '16384 29.7' "$d" && ok ||
+    bad "one GPU: $d: $(cat "$d" 2>/dev/null)"
+if command -v gnuplot >/dev/null; then
+    for f in throughput acc_batch; do
+        grep -qF "]($f-resnet18-fashion-mnist.png)" "$md" && [ -s "$tmp/one/$f-resnet18-fashion-mnist.png" ] && ok ||
+            bad "one GPU: figure $f not drawn and linked"
+    done
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

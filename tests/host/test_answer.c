@@ -119,15 +119,79 @@ static void test_four_gpus(void) {
     answer_free(&ans);
 }
 
+/* A one-GPU run of the default study: a 9 s warm-up epoch (never counted) then steady epochs at the given images/s,
+ * the last epoch's test accuracy acc; no ips: one setup row of status oom. */
+static void add_one(answer_t *ans, const char *id, const char *math, int batch, const double *ips, int n, double acc) {
+    results_row_t r = {.strategy = "single", .math = math, .gpus = 1, .per_gpu_batch = batch, .global_batch = batch,
+                       .stats.micro_batches = -1, .test_acc = -1};
+    snprintf(r.run_id, sizeof r.run_id, "%s", id);
+    if (n == 0) {
+        r.epoch = 0, r.phase = "setup", r.stats.epoch_s = -1, r.images_per_s = -1, r.status = "oom";
+        EXPECT(answer_add(ans, &r) == 0, "add");
+        return;
+    }
+    r.epoch = 1, r.phase = "warmup", r.stats.epoch_s = 9, r.images_per_s = 1, r.status = "ok", r.test_acc = 0.5;
+    EXPECT(answer_add(ans, &r) == 0, "add");
+    for (int i = 0; i < n; i++) {
+        r.epoch = i + 2, r.phase = "steady", r.images_per_s = ips[i], r.stats.epoch_s = 60000 / ips[i];
+        r.test_acc = i + 1 == n ? acc : 0.6;
+        EXPECT(answer_add(ans, &r) == 0, "add");
+    }
+}
+
+/* The one-GPU study: per batch and math the median steady images/s and the last test accuracy, the fastest cell and
+ * the other math at its batch, the largest batch that fit per math and the smallest that did not (an oom row). */
 static void test_one_gpu(void) {
-    answer_t ans = {.strategies = infos};
-    add_run(&ans, "s", "single", 1, 256, -1, (const double[]){1.5, 1.4, 1.6, 1.5}, 4, "ok");
+    answer_t ans = {.strategies = infos, .second_gpu = "naive and nccl on 2 GPUs at 256 per GPU (weak scaling)"};
+    add_one(&ans, "t64", "tf32", 64, (const double[]){22000, 21000, 22500}, 3, 0.912);      /* median 22000 */
+    add_one(&ans, "b64", "bf16", 64, (const double[]){33000, 32000, 32500}, 3, 0.910);      /* 32500 */
+    add_one(&ans, "t4k", "tf32", 4096, (const double[]){50000, 51000, 49000}, 3, 0.801);    /* 50000 */
+    add_one(&ans, "b4k", "bf16", 4096, (const double[]){101000, 99000, 100000}, 3, 0.795);  /* 100000: fastest */
+    add_one(&ans, "t16k", "tf32", 16384, NULL, 0, -1);                                      /* did not fit */
+    add_one(&ans, "b16k", "bf16", 16384, (const double[]){90000, 95000, 91000}, 3, 0.402);  /* 91000 */
+    add_one(&ans, "t60k", "tf32", 60000, NULL, 0, -1);
+    add_one(&ans, "b60k", "bf16", 60000, NULL, 0, -1);
     answer_summary_t s;
     answer_summarise(&ans, &s);
-    EXPECT(s.gpus == 1 && s.n == 1 && s.fastest == -1, "one GPU: %d lines, fastest %d", s.n, s.fastest);
-    char *text = printed(&ans, "m on d", "r");
-    EXPECT(strstr(text, "# one GPU: nothing to scale"), "one GPU:\n%s", text);
+    EXPECT(s.gpus == 1 && s.fastest == -1, "one GPU: gpus %d, fastest %d", s.gpus, s.fastest);
+
+    answer_cell_t c[8];
+    for (int i = 0; i < 8; i++) {
+        double x[ANSWER_MAX_STEADY];
+        memcpy(x, ans.runs[i].steady_ips, sizeof(double) * (size_t)ans.runs[i].n_steady);
+        c[i] = (answer_cell_t){ans.runs[i].math, ans.runs[i].status, ans.runs[i].batch,
+                               answer_median(x, ans.runs[i].n_steady), ans.runs[i].acc};
+    }
+    answer_one_t o;
+    answer_one_gpu(c, 8, &o);
+    EXPECT(o.n_math == 2 && strcmp(o.math[0], "tf32") == 0 && strcmp(o.math[1], "bf16") == 0, "maths: %d", o.n_math);
+    EXPECT(o.fit[0] == 4096 && o.no_fit[0] == 16384, "tf32: fit %d, did not %d", o.fit[0], o.no_fit[0]);
+    EXPECT(o.fit[1] == 16384 && o.no_fit[1] == 60000, "bf16: fit %d, did not %d", o.fit[1], o.no_fit[1]);
+    EXPECT(o.fastest == 3 && near(c[3].ips, 100000), "fastest: cell %d", o.fastest);
+    EXPECT(answer_cell_at(c, 8, "tf32", 4096) == 2 && answer_cell_at(c, 8, "tf32", 16384) == -1, "cell lookup");
+
+    char *text = printed(&ans, "resnet18 on fashion-mnist", "r/REPORT.md");
+    EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist on 1 GPU;"), "title:\n%s", text);
+    EXPECT(strstr(text, "       64  tf32      22000    91.2 %  ok\n"), "64, tf32:\n%s", text);
+    EXPECT(strstr(text, "    16384  bf16      91000    40.2 %  ok\n"), "16384, bf16:\n%s", text);
+    EXPECT(strstr(text, "    16384  tf32          -         -  oom\n"), "the oom row:\n%s", text);
+    EXPECT(strstr(text, "# fastest: bf16 at batch 4096, 100000 images/s; tf32 there: 50000 images/s (2.00x slower)\n"),
+           "fastest:\n%s", text);
+    EXPECT(strstr(text, "# largest batch that fit: tf32 4096 (16384 did not: oom), bf16 16384 (60000 did not: oom)\n"),
+           "largest:\n%s", text);
+    EXPECT(strstr(text, "# a second GPU would add: naive and nccl on 2 GPUs"), "second GPU:\n%s", text);
+    EXPECT(strstr(text, "# report: r/REPORT.md\n"), "report:\n%s", text);
+    EXPECT(!strstr(text, "speedup"), "no speedup column on one GPU:\n%s", text);
     free(text);
+
+    /* every batch fit: said so */
+    answer_t one = {.strategies = infos};
+    add_one(&one, "x", "tf32", 256, (const double[]){40000}, 1, 0.9);
+    text = printed(&one, "m on d", "r");
+    EXPECT(strstr(text, "# largest batch that fit: tf32 256 (every batch tried fit)\n"), "all fit:\n%s", text);
+    EXPECT(!strstr(text, "second GPU"), "no second-GPU line when the caller gives none:\n%s", text);
+    free(text);
+    answer_free(&one);
     answer_free(&ans);
 }
 

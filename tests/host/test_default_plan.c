@@ -50,7 +50,8 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(o->weak == weak, "%d GPUs, %s: weak %d", p->n_gpus, strategy, o->weak);
     EXPECT(o->n_micro == 1 && o->micro[0] == micro, "%d GPUs, %s: micro-batches %d", p->n_gpus, strategy, o->micro[0]);
     EXPECT(strcmp(o->schedule, micro > 1 ? "1f1b" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
-    EXPECT(o->epochs == 5 && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
+    int epochs = p->n_gpus == 1 ? 4 : 5;      /* one GPU: the batch ladder's 4 epochs */
+    EXPECT(o->epochs == epochs && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
            o->epochs, o->lr[0]);
     EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
            o->dataset);
@@ -80,7 +81,7 @@ typedef struct {
 } gpu_case_t;
 
 static const gpu_case_t gpu_cases[] = {
-    {1,  "256",      "",         "",      1, 1},    /* single alone: no pipeline to be the reference of */
+    {1,  "64,256,1024,4096,16384,60000", "", "", 1, 12},  /* single alone: the batch ladder x tf32, bf16 */
     {2,  "256,1024", "2",        "2",     4, 5},
     {3,  "256,1024", "2,3",      "2",     4, 7},    /* 1024 does not split into 3 stages' strong scaling */
     {4,  "256,1024", "2,4",      "2,4",   4, 8},
@@ -108,7 +109,21 @@ static void test_gpu_counts(void) {
             expect_sweep(&p, 2, "nccl", g->dp_gpus, "256", 1, 1);
             expect_sweep(&p, 3, "pipeline", g->pipe_gpus, "1024", 0, g->micro);
         }
+        /* One math on 2 and more GPUs (the option's default); both fast maths on one */
+        const options_t *o = &p.sweep[0];
+        if (g->n == 1)
+            EXPECT(o->n_math == 2 && strcmp(o->math[0], "tf32") == 0 && strcmp(o->math[1], "bf16") == 0,
+                   "1 GPU: math tf32,bf16 (%d maths)", o->n_math);
+        else
+            EXPECT(o->n_math == 1 && strcmp(o->math[0], "tf32") == 0, "%d GPUs: math tf32 alone", g->n);
         EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
+        if (g->n == 1) {    /* the one-GPU answer says which sweeps a second GPU would add */
+            char more[512];
+            default_plan_second_gpu(&p, registry(), more, sizeof more);
+            EXPECT(strcmp(more, "naive and nccl on 2 GPUs at 256 per GPU (weak scaling); pipeline on 2 stages at a "
+                                "global batch of 1024; each against the reference on 1 GPU at the same batch and "
+                                "math") == 0, "second GPU: %s", more);
+        }
         EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "fashion-mnist") == 0 && p.note[0] == '\0',
                "Fashion-MNIST installed: ResNet-18 on it, no note (%s)", p.note);
         EXPECT(d.train.n == 60000 && d.test.n == 10000, "the data set is loaded: %d/%d", d.train.n, d.test.n);
@@ -138,6 +153,11 @@ static void test_data_fallback(const char *tmp) {
     EXPECT(strstr(p.note, "LeNet on MNIST") && strstr(p.note, "Fashion-MNIST") && !strchr(p.note, '\n'),
            "note: %s", p.note);
     EXPECT(d.train.n == 60000, "MNIST loaded");
+    idx_free(&d);
+    /* and on one GPU: LeNet through the same batch ladder (its largest batch is the whole training set) */
+    EXPECT(default_plan_make(&p, registry(), 1, root, when, &d, err, sizeof err) == 0, "only MNIST, 1 GPU: %s", err);
+    EXPECT(strcmp(p.model, "lenet") == 0 && p.n_sweeps == 1, "only MNIST, 1 GPU: %s, %d sweeps", p.model, p.n_sweeps);
+    expect_sweep(&p, 0, "single", "1", "64,256,1024,4096,16384,60000", 1, 1);
     idx_free(&d);
 
     /* Fashion-MNIST present but broken (empty files) counts as missing, and the note names the file */
@@ -195,8 +215,8 @@ static void test_command(const char *tmp) {
     default_plan_command(&p, 0, cmd, sizeof cmd);
     char want[1200];
     snprintf(want, sizeof want, "./scaling --strategy single --gpus 1 --model resnet18 --dataset fashion-mnist "
-             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 5 --lr 0.05 --batch 256 --out " DIR_NAME "/study.csv --conv-cache "
-             DIR_NAME "/conv_algos.tsv",
+             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 4 --lr 0.05 --batch 64,256,1024,4096,16384,60000 "
+             "--math tf32,bf16 --out " DIR_NAME "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv",
              tmp);
     EXPECT(strcmp(cmd, want) == 0, "quoted command:\n  %s\nwant\n  %s", cmd, want);
     idx_free(&d);

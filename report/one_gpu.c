@@ -1,0 +1,74 @@
+/* one_gpu.c — REPORT.md's section for a model and dataset whose runs are all on one GPU (the default study on one
+ * GPU): throughput and final accuracy per batch and math, the fastest, the largest batch that fit, and why there is
+ * nothing to scale; the numbers are bench/answer.h's, so the report and the printed answer say the same. */
+#include "report.h"
+#include "bench/answer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int report_one_gpu_group(const study_runs_t *s, int g) {
+    int any = 0;
+    for (int i = 0; i < s->nr; i++) {
+        if (s->run[i].group != g) continue;
+        if (s->run[i].gpus > 1) return 0;
+        any = 1;
+    }
+    return any;
+}
+
+int report_one_gpu_study(const study_runs_t *s) {
+    for (int g = 0; g < s->ng; g++)
+        if (!report_one_gpu_group(s, g)) return 0;
+    return s->ng > 0;
+}
+
+void report_one_gpu(const report_t *r, FILE *md, int g) {
+    const study_runs_t *s = &r->st;
+    answer_cell_t *c = calloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
+    if (!c) return;
+    int n = 0;
+    for (int i = 0; i < s->nr; i++) {
+        const run_t *u = &s->run[i];
+        if (u->group != g) continue;
+        c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->bk,
+                                 .ips = isnan(u->imed) ? -1 : u->imed, .acc = isnan(u->facc) ? -1 : u->facc / 100};
+    }
+    answer_one_t o;
+    answer_one_gpu(c, n, &o);
+    fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
+                "breakdown figure, no all-reduce model and no projection. What one GPU can, per batch and math "
+                "(images/s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
+            s->grp[g].sub);
+    fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
+    for (int i = 0; i < n; i++) {
+        char ips[32], acc[32];
+        if (c[i].ips < 0) snprintf(ips, sizeof ips, "—");
+        else snprintf(ips, sizeof ips, "%.0f", c[i].ips);
+        pct(acc, sizeof acc, c[i].acc < 0 ? NAN : 100 * c[i].acc);
+        fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—", ips, acc, c[i].status);
+    }
+    fprintf(md, "\n");
+    if (o.fastest >= 0) {
+        const answer_cell_t *b = &c[o.fastest];
+        fprintf(md, "- **Fastest**: %s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+        for (int m = 0; m < o.n_math; m++) {
+            int j = strcmp(o.math[m], b->math) ? answer_cell_at(c, n, o.math[m], b->batch) : -1;
+            if (j >= 0) fprintf(md, "; %s there %.0f images/s (%.2f× slower)", c[j].math, c[j].ips, b->ips / c[j].ips);
+        }
+        fprintf(md, ".\n");
+    }
+    fprintf(md, "- **Largest batch that fit**:");
+    for (int m = 0; m < o.n_math; m++) {
+        fprintf(md, "%s %s ", m ? ";" : "", o.math[m]);
+        if (o.fit[m]) fprintf(md, "%d", o.fit[m]);
+        else fprintf(md, "none");
+        if (o.no_fit[m]) fprintf(md, " (%d did not: oom)", o.no_fit[m]);
+        else fprintf(md, " (every batch tried fit)");
+    }
+    fprintf(md, ".\n- **A second GPU** would add the default study's scaling sweeps: every strategy of replicas on 2 "
+                "GPUs at the same batch per GPU (weak scaling) and every staged one on 2 stages (`./scaling --help` "
+                "lists them), each with its speedup and efficiency against these runs.\n\n");
+    free(c);
+}
