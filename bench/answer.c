@@ -1,7 +1,10 @@
 /* answer.c — the default study's answer: each run's steady-epoch median, gathered per strategy at the largest GPU
- * count it ran, against single on 1 GPU at the same batch, the way scripts/report.sh's tables count them. */
+ * count it ran, against T1 at the same batch and math: the medians, T1 and line batches of bench/study.h, which the
+ * report's tables use too. */
 #include "answer.h"
+#include "study.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,9 +24,8 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
     snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
     r->gpus = row->gpus;
-    /* As plots/lib.awk: a row with micro-batches (or of the pipeline) is a pipeline row, whose line is its global batch. */
-    r->pipeline = row->micro_batches > 0 || strcmp(r->strategy, "pipeline") == 0;
-    r->batch = r->pipeline ? row->global_batch : row->per_gpu_batch;
+    r->pipeline = study_is_pipeline(r->strategy, row->stats.micro_batches);
+    r->batch = study_line_batch(r->pipeline, row->per_gpu_batch, row->global_batch);
     return r;
 }
 
@@ -31,8 +33,8 @@ int answer_add(answer_t *a, const results_row_t *row) {
     answer_run_t *r = run_of(a, row);
     if (!r) return -1;
     snprintf(r->status, sizeof r->status, "%s", row->status ? row->status : "");
-    if (row->phase && strcmp(row->phase, "steady") == 0 && row->epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
-        r->steady[r->n_steady++] = row->epoch_s;
+    if (row->phase && strcmp(row->phase, "steady") == 0 && row->stats.epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY)
+        r->steady[r->n_steady++] = row->stats.epoch_s;
     return 0;
 }
 
@@ -41,15 +43,9 @@ void answer_free(answer_t *a) {
     memset(a, 0, sizeof *a);
 }
 
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 double answer_median(double *x, int n) {
-    if (n <= 0) return -1;
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+    double m = study_median(x, n);
+    return isnan(m) ? -1 : m;
 }
 
 static double run_median(const answer_run_t *r) {
@@ -58,11 +54,24 @@ static double run_median(const answer_run_t *r) {
     return answer_median(x, r->n_steady);
 }
 
+/* The reference strategy's name (T1's), or NULL. */
+static const char *reference(const answer_t *a) {
+    for (int i = 0; a->strategies && a->strategies[i]; i++)
+        if (a->strategies[i]->reference) return a->strategies[i]->name;
+    return NULL;
+}
+
+static int is_reference(const answer_t *a, const char *strategy) {
+    const char *ref = reference(a);
+    return ref && strcmp(ref, strategy) == 0;
+}
+
 /* The fastest timed run of strategy s on g GPUs (at batch b and math m, or any for b < 0 and m NULL); else the last
  * untimed one. */
 static int best_run(const answer_t *a, const char *s, int g, int b, const char *m, double *t) {
     int best = -1;
     *t = -1;
+    if (!s) return -1;
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
         if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b) || (m && strcmp(r->math, m)))
@@ -72,6 +81,18 @@ static int best_run(const answer_t *a, const char *s, int g, int b, const char *
         else if (*t < 0) best = i;
     }
     return best;
+}
+
+/* T1 at batch b and math m (study.h); < 0 without one. */
+static double t1_of(const answer_t *a, int b, const char *m) {
+    study_t1_t t1;
+    study_t1_init(&t1);
+    for (int i = 0; i < a->n; i++)
+        if (a->runs[i].batch == b && strcmp(a->runs[i].math, m) == 0) {
+            double t = run_median(&a->runs[i]);
+            study_t1_offer(&t1, a->runs[i].strategy, i, t < 0 ? NAN : t);
+        }
+    return t1.run < 0 ? -1 : t1.t;
 }
 
 /* Appends run's line (its time t); NULL when the summary is full. */
@@ -85,7 +106,7 @@ static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int
     l->batch = r->batch;
     l->pipeline = r->pipeline;
     l->t = t;
-    best_run(a, "single", 1, r->batch, r->math, &l->t1);
+    l->t1 = t1_of(a, r->batch, r->math);
     l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
     l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
     return l;
@@ -109,14 +130,14 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
     double t;
     /* single: one reference line per batch and math on 1 GPU */
     for (int i = 0; i < a->n; i++)
-        if (strcmp(a->runs[i].strategy, "single") == 0 && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
-            int best = best_run(a, "single", 1, a->runs[i].batch, a->runs[i].math, &t);
+        if (is_reference(a, a->runs[i].strategy) && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
+            int best = best_run(a, reference(a), 1, a->runs[i].batch, a->runs[i].math, &t);
             add_line(s, a, best, t);
         }
     /* every other strategy at the largest GPU count it ran */
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
-        if (strcmp(r->strategy, "single") == 0 || seen_before(a, i, 0)) continue;
+        if (is_reference(a, r->strategy) || seen_before(a, i, 0)) continue;
         int g = 0;
         for (int j = 0; j < a->n; j++)
             if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;

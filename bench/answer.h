@@ -1,12 +1,13 @@
 /* answer.h — the default study's closing answer, from the rows it wrote: per strategy the speedup T1/TN and efficiency
  * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there. Host-only.
  *
- * Numbers as scripts/report.sh computes them (plots/lib.awk): a run's time is the median of its steady epochs'
- * epoch_s; T1 is the strategy single at the same batch (per GPU for single and the data-parallel strategies, the
- * global batch for the pipeline) and math; where a strategy has several runs at one GPU count and batch, the
- * fastest counts. */
+ * Numbers as the report computes them (bench/study.h, used by both): a run's time is the median of its steady
+ * epochs' epoch_s; T1 is the strategy single's fastest at the same batch (per GPU for single and the data-parallel
+ * strategies, the global batch for the pipeline) and math; where a strategy has several runs at one GPU count and
+ * batch, the fastest counts. */
 #pragma once
 #include "results.h"
+#include "../strategies/strategy_info.h"
 
 #include <stdio.h>
 
@@ -23,6 +24,9 @@ typedef struct {
 typedef struct {
     answer_run_t *runs;
     int n, cap;
+    /* The registry's strategies (NULL-terminated), set by the caller: which one is the reference (T1) and which
+     * measure against it at the global batch. */
+    const strategy_info_t *const *strategies;
 } answer_t;
 
 /* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */

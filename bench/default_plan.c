@@ -113,8 +113,15 @@ static void plan_paths(default_plan_t *p) {
     snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
 }
 
-int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time_t now, idx_dataset_t *data,
-                      char *err, size_t errlen) {
+/* The strategies the study runs, by property: the reference first, then every strategy of replicas, then every
+ * staged one, in registry order; a strategy that needs no GPU is a test's, not a study's. */
+static int plan_pick(int pass, const strategy_info_t *s) {
+    if (s->no_gpu) return 0;
+    return pass == 0 ? s->reference : pass == 1 ? !s->reference && !s->staged : !s->reference && s->staged;
+}
+
+int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, int n_gpus, const char *data_root,
+                      time_t now, idx_dataset_t *data, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     memset(data, 0, sizeof *data);
     if (err && errlen) err[0] = '\0';
@@ -139,14 +146,24 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
     snprintf(micro, sizeof micro, "%d", m);
     snprintf(single_batch, sizeof single_batch, stages ? "%s,%s" : "%s", c->batch, c->pipe_batch);
 
-    int rc = add_options(p, begin_sweep(p, c, "single", "1"), "batch", single_batch, NULL);
-    if (largest) {
-        rc = rc || add_options(p, begin_sweep(p, c, "naive", multi), "batch", c->batch, NULL);
-        rc = rc || add_options(p, begin_sweep(p, c, "nccl", multi), "batch", c->batch, NULL);
+    int rc = 0, refs = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; infos && infos[i]; i++) {
+            const strategy_info_t *s = infos[i];
+            if (!plan_pick(pass, s)) continue;
+            if (pass == 0 && refs++) continue;      /* one reference */
+            if (pass == 0)
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1"), "batch", single_batch, NULL);
+            else if (pass == 1 && largest)
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, multi), "batch", c->batch, NULL);
+            else if (pass == 2 && stages)
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, pipe), "scale", "strong", "batch", c->pipe_batch,
+                                       "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
+        }
+    if (!refs) {
+        idx_free(data);
+        return errmsg(2, err, errlen, "default study: no reference strategy (one GPU, no communication) is registered");
     }
-    if (stages)
-        rc = rc || add_options(p, begin_sweep(p, c, "pipeline", pipe), "scale", "strong", "batch", c->pipe_batch,
-                               "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
     if (rc) {
         idx_free(data);
         return errmsg(2, err, errlen, "default study: a command line does not fit (data directory %s too long?)",
@@ -155,7 +172,7 @@ int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time
     for (int i = 0; i < p->n_sweeps; i++) {
         options_t *o = &p->sweep[i];
         if (options_parse(o, p->argc[i], p->argv[i], err, errlen) ||
-            options_validate(o, NULL, NULL, n_gpus, err, errlen)) {
+            options_validate(o, infos, n_gpus, err, errlen)) {
             idx_free(data);
             return 2;
         }
@@ -206,22 +223,28 @@ void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len)
     if (used < len) put_word(buf + used, len - used, p->conv_cache);
 }
 
-void default_plan_usage(FILE *f) {
+void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
+    char what[3][160];
+    snprintf(what[0], sizeof what[0], "on 1 GPU at batch %s, and %s where a staged strategy runs (its reference)",
+             choices[0].batch, choices[0].pipe_batch);
+    snprintf(what[1], sizeof what[1], "on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)",
+             choices[0].batch);
+    snprintf(what[2], sizeof what[2], "on those GPU counts up to %d that divide its global batch %s (strong\n"
+             "            scaling), %s, %d micro-batches (%d with more than %d stages)", PLAN_MAX_STAGES,
+             choices[0].pipe_batch, PLAN_SCHEDULE, PLAN_MICRO, 2 * PLAN_MICRO, PLAN_MICRO);
     fprintf(f, "\nWith no options at all (and not under mpirun/srun), scaling runs the default study on the GPUs\n"
-               "present and writes it into a new folder results/default-<UTC time>/ in the current directory:\n"
-               "  single    on 1 GPU at batch %s, and %s where the pipeline runs (its reference)\n"
-               "  naive     on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)\n"
-               "  nccl      the same\n"
-               "  pipeline  on those GPU counts up to %d that divide its global batch %s (strong\n"
-               "            scaling), %s, %d micro-batches (%d with more than %d stages)\n"
-               "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
+               "present and writes it into a new folder results/default-<UTC time>/ in the current directory:\n");
+    for (int pass = 0, refs = 0; pass < 3; pass++)
+        for (int i = 0, n = 0; infos && infos[i]; i++) {
+            if (!plan_pick(pass, infos[i]) || (pass == 0 && refs++)) continue;
+            fprintf(f, "  %-9s %s\n", infos[i]->name, n++ ? "the same" : what[pass]);
+        }
+    fprintf(f, "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
-               "Then study.csv, REPORT.md and the figures (scripts/report.sh; figures need gnuplot) are in the\n"
+               "Then study.csv, REPORT.md and the figures (scaling report; figures need gnuplot) are in the\n"
                "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
-               "ran on against single on 1 GPU, and the fastest strategy. It is sized to take about a minute\n"
-               "on 2 H200s.\n"
+               "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
+               "minute on 2 H200s.\n"
                "Each sweep is printed as the command that runs it alone.\n",
-            choices[0].batch, choices[0].pipe_batch, choices[0].batch, PLAN_MAX_STAGES, choices[0].pipe_batch,
-            PLAN_SCHEDULE, PLAN_MICRO, 2 * PLAN_MICRO, PLAN_MICRO, choices[1].batch, choices[1].pipe_batch,
-            PLAN_EPOCHS, PLAN_LR);
+            choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR);
 }

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#define PLAN_MAX_SWEEPS 4
+#define PLAN_MAX_SWEEPS 8
 #define PLAN_MAX_ARGS 32
 #define PLAN_MAX_STAGES 8       /* ResNet-18 has 11 valid pipeline cuts (12 stages), LeNet 9 (10): 8 fit both */
 
@@ -42,16 +42,17 @@ typedef struct {
     int argc[PLAN_MAX_SWEEPS];
 } default_plan_t;
 
-/* Plans the study for n_gpus GPUs with the data sets under data_root ("data" in the current directory for the
- * command): <data_root>/fashion-mnist when it loads, else <data_root>/mnist, else synthetic data; the loaded set is
- * left in *data (idx_free it). The folder is named from `now` (UTC) under "results"; nothing is created. Returns 0,
+/* Plans the study for n_gpus GPUs with the registry's strategies (infos, NULL-terminated), chosen by property: the
+ * reference on 1 GPU, every strategy of replicas on 2 and more, every staged one on the stage counts that fit. Data
+ * sets under data_root ("data" in the current directory for the command): <data_root>/fashion-mnist when it loads,
+ * else <data_root>/mnist, else synthetic data; the loaded set is left in *data (idx_free it). The folder is named from `now` (UTC) under "results"; nothing is created. Returns 0,
  * or 2 with a one-line message in err (no GPU: nothing is loaded). */
-int default_plan_make(default_plan_t *p, int n_gpus, const char *data_root, time_t now, idx_dataset_t *data,
-                      char *err, size_t errlen);
+int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, int n_gpus, const char *data_root,
+                      time_t now, idx_dataset_t *data, char *err, size_t errlen);
 /* Creates the plan's folder (and "results" where missing). A study never appends to an older one: where the folder
  * exists, the first free name with "-2", "-3", ... appended is taken, and csv follows. 0, or 2 with a message. */
 int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen);
 /* Sweep i as the command that would run it alone: "./scaling --strategy ... --out <csv>". */
 void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len);
 /* The default study in words, for --help. */
-void default_plan_usage(FILE *f);
+void default_plan_usage(FILE *f, const strategy_info_t *const *infos);

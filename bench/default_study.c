@@ -1,5 +1,5 @@
 /* default_study.c — the default study around its sweeps: a GPU count and a plan, every sweep validated before a
- * folder exists, then at the end scripts/report.sh (found from the build's source tree or beside the binary) and
+ * folder exists, then at the end `scaling report` (the binary itself, in a child process) and
  * the answer, printed from the rows in memory, so a report that fails costs neither rows nor answer. */
 #include "default_study.h"
 #include "report_run.h"
@@ -30,12 +30,13 @@ int default_study_begin(default_study_t *ds, char *err, size_t errlen) {
         snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
         return 2;
     }
-    if (default_plan_make(&ds->plan, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
-    const char *names[32];
-    strategy_names(names, 32);
+    const strategy_info_t **infos = ds->infos;
+    strategy_infos(infos, DEFAULT_STUDY_MAX_STRATEGIES);
+    if (default_plan_make(&ds->plan, infos, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
+    ds->ans.strategies = ds->infos;
     for (int i = 0; i < ds->plan.n_sweeps; i++) {
         const options_t *o = &ds->plan.sweep[i];
-        ds->n_pts[i] = options_validate(o, names, NULL, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
+        ds->n_pts[i] = options_validate(o, infos, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
         if (ds->n_pts[i] < 0) {
             free_points(ds);
             idx_free(&ds->data);
@@ -68,16 +69,15 @@ void default_study_announce(const default_study_t *ds, int i, FILE *f) {
     fprintf(f, "# sweep %d/%d (%d run(s)): %s\n", i + 1, ds->plan.n_sweeps, ds->n_pts[i], cmd);
 }
 
-/* scripts/report.sh <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
+/* scaling report <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
 static int make_report(const default_plan_t *plan) {
-    char exe[1024], script[1100], err[1300];
+    char exe[1024], err[1300];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
-    int rc = report_find(script, sizeof script, SCALING_SOURCE_DIR, exe, err, sizeof err);
-    if (rc == 0) rc = report_run(script, plan->csv, plan->dir, err, sizeof err);
+    int rc = report_run(exe, plan->csv, plan->dir, err, sizeof err);
     if (rc == 0) return 0;
     fprintf(stderr, "scaling: error: %s; the study's rows are complete in %s: make the report with "
-            "scripts/report.sh %s --out %s\n", err, plan->csv, plan->csv, plan->dir);
+            "scaling report %s --out %s\n", err, plan->csv, plan->csv, plan->dir);
     return 1;
 }
 
@@ -89,7 +89,7 @@ int default_study_end(default_study_t *ds) {
     char what[128], report[300];
     snprintf(what, sizeof what, "%s on %s", ds->plan.model, ds->plan.dataset);
     if (rc == 0) snprintf(report, sizeof report, "%s/REPORT.md", ds->plan.dir);
-    else snprintf(report, sizeof report, "not written (scripts/report.sh failed: see above)");
+    else snprintf(report, sizeof report, "not written (scaling report failed: see above)");
     fflush(stderr);
     answer_print(stdout, &ds->ans, what, report);
     fflush(stdout);

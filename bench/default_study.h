@@ -1,6 +1,6 @@
 /* default_study.h — `./scaling` with no options: the default study's set-up and close around scaling.c's sweeps.
  * Set-up checks everything (a GPU, the plan, every sweep) before it creates the fresh folder and its CSV; the close
- * runs scripts/report.sh on the CSV and prints the answer from the rows the study wrote. */
+ * runs `scaling report` on the CSV and prints the answer from the rows the study wrote. */
 #pragma once
 #include "default_plan.h"
 #include "sweep.h"
@@ -8,6 +8,8 @@
 #include "answer.h"
 
 #include <stdio.h>
+
+#define DEFAULT_STUDY_MAX_STRATEGIES 64
 
 typedef struct {
     default_plan_t plan;
@@ -18,6 +20,7 @@ typedef struct {
     long epochs;
     results_t res;                              /* plan.csv, open */
     answer_t ans;                               /* every row written, for the answer */
+    const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;
 
 /* Counts the GPUs, plans the study, validates and expands every sweep, then creates the folder and opens its CSV and
@@ -25,6 +28,6 @@ typedef struct {
 int default_study_begin(default_study_t *ds, char *err, size_t errlen);
 /* Prints sweep i (of n) as the command that runs it alone. */
 void default_study_announce(const default_study_t *ds, int i, FILE *f);
-/* Closes the CSV, runs scripts/report.sh into the folder, prints the answer and frees ds. 0; 1 when the report
+/* Closes the CSV, runs `scaling report` into the folder, prints the answer and frees ds. 0; 1 when the report
  * failed (said on stderr, with the command that makes it again; the CSV is complete either way). */
 int default_study_end(default_study_t *ds);

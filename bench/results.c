@@ -1,38 +1,47 @@
-/* results.c — the scaling-study CSV: a fixed header checked on append, one row per epoch built in memory,
- * quoted by libcsv where needed, written with one fwrite and fsync'd so a killed sweep leaves whole rows. */
+/* results.c — the scaling-study CSV from its one schema table: a fixed header checked on append, one row per epoch
+ * built in memory, quoted by libcsv where needed, written with one fwrite and fsync'd so a killed sweep leaves whole
+ * rows; and --resume's scan (results_read.c reads any version's CSV into rows). */
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
+#include "paths.h"
+#include "study.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const results_columns[] = {
-    "run_id", "timestamp", "strategy", "model", "dataset", "seed", "gpus", "global_batch", "per_gpu_batch",
-    "lr", "momentum", "weight_decay", "math", "grad_dtype", "init", "epoch", "phase", "steps", "epoch_s",
-    "images_per_s",
-    "step_ms", "train_loss", "train_acc", "test_acc", "status",
-    "compute_ms", "comm_ms", "exposed_comm_ms", "idle_ms", "bytes_per_step", "algbw_gbs", "busbw_gbs",
-    "nccl_algo",
-    "replicas",
-    "stages", "micro_batches", "schedule", "split", "bubble", "bubble_ideal", "stage_busy_ms",
-    "peak_mem_mb",
-    "nodes", "gpus_per_node", "nccl_transport",
-    "gpu_name", "driver", "cuda", "cudnn", "nccl", "host", "git_commit",
-    NULL,
-};
+#define COLUMN_DESC(name, type, member, fmt) \
+    {name, RESULTS_##type, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
+const results_column_t results_schema[] = {RESULTS_SCHEMA(COLUMN_DESC)};
+#define NCOLS ((int)(sizeof results_schema / sizeof results_schema[0]))
+_Static_assert(sizeof results_schema / sizeof results_schema[0] <= 128, "the scan keeps at most 128 columns");
+
+#define COLUMN_NAME(name, type, member, fmt) name,
+const char *const results_columns[] = {RESULTS_SCHEMA(COLUMN_NAME) NULL};
 
 int results_ncolumns(void) {
-    int n = 0;
-    while (results_columns[n]) n++;
-    return n;
+    return NCOLS;
 }
 
+void results_row_init(results_row_t *row) {
+    memset(row, 0, sizeof *row);
+    for (int i = 0; i < NCOLS; i++) {
+        const results_column_t *c = &results_schema[i];
+        if (c->type == RESULTS_INT || c->type == RESULTS_COUNT || c->type == RESULTS_REPLICAS)
+            *RESULTS_MEMBER(row, c, int) = -1;
+        else if (c->type == RESULTS_NUM) *RESULTS_MEMBER(row, c, double) = -1;
+    }
+}
 
 // ---- line builder: a growing buffer, so stage lists or long names never truncate a row
 
@@ -101,59 +110,26 @@ static void cell_int(line_t *l, int x) {
 }
 
 static void line_row(line_t *l, const results_row_t *r) {
-    const results_env_t *e = r->env;
-    cell_str(l, r->run_id);
-    cell_str(l, r->timestamp);
-    cell_str(l, r->strategy);
-    cell_str(l, r->model);
-    cell_str(l, r->dataset);
-    cell_fmt(l, "%llu", r->seed);
-    cell_int(l, r->gpus);
-    cell_int(l, r->global_batch);
-    cell_int(l, r->per_gpu_batch);
-    cell_num(l, "%.6g", r->lr);
-    cell_num(l, "%.6g", r->momentum);
-    cell_num(l, "%.6g", r->weight_decay);
-    cell_str(l, r->math);
-    cell_str(l, r->grad_dtype);
-    cell_str(l, r->init);
-    cell_int(l, r->epoch);
-    cell_str(l, r->phase);
-    cell_int(l, r->steps);
-    cell_num(l, "%.6f", r->epoch_s);
-    cell_num(l, "%.6g", r->images_per_s);
-    cell_num(l, "%.4f", r->step_ms);
-    cell_num(l, "%.6g", r->train_loss);
-    cell_num(l, "%.6g", r->train_acc);
-    cell_num(l, "%.6g", r->test_acc);
-    cell_str(l, r->status);
-    cell_num(l, "%.6g", r->compute_ms);
-    cell_num(l, "%.6g", r->comm_ms);
-    cell_num(l, "%.6g", r->exposed_comm_ms);
-    cell_num(l, "%.6g", r->idle_ms);
-    cell_num(l, "%.0f", r->bytes_per_step);     /* a byte count: %.6g would round a 44 MB gradient */
-    cell_num(l, "%.6g", r->algbw_gbs);
-    cell_num(l, "%.6g", r->busbw_gbs);
-    cell_str(l, r->nccl_algo);
-    cell_str(l, r->replicas);
-    cell_int(l, r->stages);
-    cell_int(l, r->micro_batches);
-    cell_str(l, r->schedule);
-    cell_str(l, r->split);
-    cell_num(l, "%.6g", r->bubble);
-    cell_num(l, "%.6g", r->bubble_ideal);
-    cell_str(l, r->stage_busy_ms);
-    cell_num(l, "%.6g", r->peak_mem_mb);
-    cell_int(l, r->nodes > 0 ? r->nodes : -1);     /* 0: a row built without them (tests), not a count */
-    cell_int(l, r->gpus_per_node > 0 ? r->gpus_per_node : -1);
-    cell_str(l, r->nccl_transport);
-    cell_str(l, e ? e->gpu_name : NULL);
-    cell_str(l, e ? e->driver : NULL);
-    cell_str(l, e ? e->cuda : NULL);
-    cell_str(l, e ? e->cudnn : NULL);
-    cell_str(l, e ? e->nccl : NULL);
-    cell_str(l, e ? e->host : NULL);
-    cell_str(l, e ? e->git_commit : NULL);
+    for (int i = 0; i < NCOLS; i++) {
+        const results_column_t *c = &results_schema[i];
+        switch (c->type) {
+        case RESULTS_TEXT: cell_str(l, RESULTS_CMEMBER(r, c, char)); break;
+        case RESULTS_STR: cell_str(l, *RESULTS_CMEMBER(r, c, const char *)); break;
+        case RESULTS_U64: cell_fmt(l, "%llu", *RESULTS_CMEMBER(r, c, unsigned long long)); break;
+        case RESULTS_INT: cell_int(l, *RESULTS_CMEMBER(r, c, int)); break;
+        case RESULTS_COUNT: {   /* 0: a row built without it (tests), not a count */
+            int x = *RESULTS_CMEMBER(r, c, int);
+            cell_int(l, x > 0 ? x : -1);
+            break;
+        }
+        case RESULTS_NUM: cell_num(l, c->fmt, *RESULTS_CMEMBER(r, c, double)); break;
+        case RESULTS_REPLICAS: {
+            int x = *RESULTS_CMEMBER(r, c, int);
+            cell_str(l, x < 0 ? NULL : x ? "identical" : "DIFFER");
+            break;
+        }
+        }
+    }
 }
 
 static void line_header(line_t *l) {
@@ -178,7 +154,7 @@ int results_format(const results_row_t *row, char *buf, size_t len) {
 
 /* mkdir -p of the directory part of path. */
 static int make_parents(const char *path, char *err, size_t errlen) {
-    char dir[512];
+    char dir[PATH_MAX];
     if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path too long", path);
     strcpy(dir, path);
     char *slash = strrchr(dir, '/');
@@ -256,16 +232,37 @@ static int write_synced(FILE *f, const char *s, size_t n) {
 int results_check(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;   /* absent (or unreadable: results_open will say why when it is time to write) */
+    int fd = paths_open_regular(path, O_RDONLY, 0);
+    if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {   /* absent (or unreadable: results_open will say why when it is time to write) */
+        if (fd >= 0) close(fd);
+        return 0;
+    }
     char *first = NULL;
     int ends_nl = 1, open_quote = 0, rc = 0;
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        read_existing(f, &first, &ends_nl, &open_quote) == 0 && header_diff(path, first, err, errlen) != 0)
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && read_existing(f, &first, &ends_nl, &open_quote) == 0 &&
+        header_diff(path, first, err, errlen) != 0)
         rc = 2;
     free(first);
     fclose(f);
+    return rc;
+}
+
+/* A writer killed mid-row leaves no final newline; without one the next row would be glued onto the partial line
+ * and both would be lost. A row cut inside a quoted cell (a GPU name with a comma) also gets its quote closed, or
+ * every later row would be read as part of that cell. Called under the lock. 0, or -1 with errno. */
+static int repair_tail(FILE *f) {
+    struct stat st;
+    if (fflush(f) != 0 || fstat(fileno(f), &st) != 0) return -1;
+    if (st.st_size == 0) return 0;
+    char *first = NULL;
+    int ends_nl = 1, open_quote = 0;
+    int rc = read_existing(f, &first, &ends_nl, &open_quote);
+    free(first);
+    if (rc == 0) rc = fseek(f, 0, SEEK_END);    /* from reading to writing: a seek between (C11 7.21.5.3) */
+    if (rc == 0 && !ends_nl) rc = write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1);
     return rc;
 }
 
@@ -275,29 +272,35 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
     if (strlen(path) >= sizeof r->path) return errmsg(2, err, errlen, "%s: path too long", path);
     if (make_parents(path, err, errlen)) return 2;
-    /* "a+" never truncates, so a file we reject is left byte-identical. */
-    FILE *f = fopen(path, "a+");
-    if (!f) return errmsg(2, err, errlen, "%s: cannot open for appending: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return errmsg(2, err, errlen, "%s: not a regular file", path);
+    /* O_APPEND never truncates, so a file we reject is left byte-identical; a FIFO or device is refused unopened
+     * for I/O (paths_open_regular). */
+    int fd = paths_open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
+    if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
+    FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return errmsg(2, err, errlen, "%s: cannot open for appending: %s", path, strerror(e));
     }
+    /* Under the lock, so that sweeps starting together on a new file write one header and whole rows. */
+    if (flock(fd, LOCK_EX) != 0) {
+        fclose(f);
+        return errmsg(2, err, errlen, "%s: cannot lock: %s", path, strerror(errno));
+    }
+    struct stat st;
     line_t l = {0};
     int rc = 0;
-    if (st.st_size > 0) {
+    if (fstat(fd, &st) != 0) {
+        rc = errmsg(2, err, errlen, "%s: %s", path, strerror(errno));
+    } else if (st.st_size > 0) {
         char *first = NULL;
         int ends_nl = 1, open_quote = 0;
-        if (read_existing(f, &first, &ends_nl, &open_quote) != 0) {
+        if (read_existing(f, &first, &ends_nl, &open_quote) != 0)
             rc = errmsg(2, err, errlen, "%s: cannot read the existing header: %s", path, strerror(errno));
-        } else if (header_diff(path, first, err, errlen) != 0) {
+        else if (header_diff(path, first, err, errlen) != 0)
             rc = 2;
-        } else if (!ends_nl && write_synced(f, open_quote ? "\"\n" : "\n", open_quote ? 2 : 1) != 0) {
-            /* A writer killed mid-row leaves no final newline; without one our first row would be glued
-             * onto the partial line and both would be lost. A row cut inside a quoted cell (a GPU name with
-             * a comma) also gets its quote closed, or every later row would be read as part of that cell. */
+        else if (repair_tail(f) != 0)
             rc = errmsg(2, err, errlen, "%s: cannot repair the missing final newline: %s", path, strerror(errno));
-        }
         free(first);
     } else {
         line_header(&l);
@@ -306,6 +309,7 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
             rc = errmsg(2, err, errlen, "%s: cannot write the header: %s", path, strerror(errno));
     }
     free(l.s);
+    flock(fd, LOCK_UN);
     if (rc) { fclose(f); return rc; }
     r->f = f;
     strcpy(r->path, path);
@@ -317,10 +321,15 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
     line_t l = {0};
     line_row(&l, row);
     line_raw(&l, "\n", 1);
-    int rc = 0;
+    int rc = 0, fd = fileno(r->f);
     if (l.oom) rc = errmsg(-1, err, errlen, "%s: out of memory formatting a row", r->path);
-    else if (write_synced(r->f, l.s, l.len) != 0)
-        rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
+    else if (flock(fd, LOCK_EX) != 0) rc = errmsg(-1, err, errlen, "%s: cannot lock: %s", r->path, strerror(errno));
+    else {
+        /* Another process appending to the file may have been killed mid-row since our last row. */
+        if (repair_tail(r->f) != 0 || write_synced(r->f, l.s, l.len) != 0)
+            rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
+        flock(fd, LOCK_UN);
+    }
     free(l.s);
     return rc;
 }
@@ -337,14 +346,7 @@ const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
 };
 
-/* Key cells that may be empty, in the row or in the query, matching any value (see results.h). */
-static int key_wildcard(int i) {
-    const char *c = results_key_columns[i];
-    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
-           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
-}
-
-static int column_index(const char *name) {
+int results_column_index(const char *name) {
     for (int i = 0; results_columns[i]; i++)
         if (strcmp(results_columns[i], name) == 0) return i;
     return -1;
@@ -387,6 +389,7 @@ static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
     results_run_t *r = &s->runs[s->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+    study_progress_init(&r->progress);
     return r;
 }
 
@@ -418,12 +421,7 @@ static void scan_row(int term, void *ctx_) {
     results_run_t *r = scan_run(c->s, c->cell[c->col_run]);
     if (!r) { c->oom = 1; return; }
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
-    const char *st = c->cell[c->col_status];
-    int ended = strcmp(st, "diverged") == 0 || strcmp(st, "oom") == 0;
-    /* replicas-differ is a failed run, retried like "failed" rows: only ok epochs count as done. */
-    int measured = ended || strcmp(st, "ok") == 0;
-    if (measured && epoch > r->epochs) r->epochs = (int)epoch;
-    if (ended) r->ended = 1;
+    study_progress_add(&r->progress, (int)epoch, c->cell[c->col_status]);
 }
 
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
@@ -437,12 +435,12 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) 
     scan_ctx_t *c = calloc(1, sizeof *c);
     if (!c) { fclose(f); return errmsg(2, err, errlen, "%s: out of memory scanning", path); }
     c->s = s;
-    c->col_run = column_index("run_id");
-    c->col_epoch = column_index("epoch");
-    c->col_status = column_index("status");
+    c->col_run = results_column_index("run_id");
+    c->col_epoch = results_column_index("epoch");
+    c->col_status = results_column_index("status");
     c->want[c->col_run] = c->want[c->col_epoch] = c->want[c->col_status] = 1;
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) {
-        c->col_key[k] = column_index(results_key_columns[k]);
+        c->col_key[k] = results_column_index(results_key_columns[k]);
         c->want[c->col_key[k]] = 1;
     }
     /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
@@ -489,7 +487,7 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
         csv_fini(&p, scan_field, NULL, c);
         csv_free(&p);
         for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-            int col = column_index(results_key_columns[i]);
+            int col = results_column_index(results_key_columns[i]);
             if (col >= 0 && col < c->nf) memcpy(k->cell[i], c->cell[col], sizeof k->cell[i]);
         }
     }
@@ -497,21 +495,13 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
     free(l.s);
 }
 
-static int key_match(const results_key_t *row, const results_key_t *want) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!row->cell[i][0] || !want->cell[i][0]) && key_wildcard(i)) continue;
-        if (strcmp(row->cell[i], want->cell[i]) != 0) return 0;
-    }
-    return 1;
-}
-
 int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best) {
     int most = 0, done = 0;
     for (int i = 0; i < s->n; i++) {
         const results_run_t *r = &s->runs[i];
-        if (!key_match(&r->key, k)) continue;
-        if (r->epochs > most) most = r->epochs;
-        if (r->ended || r->epochs >= epochs) done = 1;
+        if (!study_key_match(&r->key, k)) continue;
+        if (r->progress.epochs > most) most = r->progress.epochs;
+        if (study_complete(&r->progress, epochs, 1)) done = 1;
     }
     if (best) *best = most;
     return done;

@@ -1,10 +1,13 @@
-/* results.h — the CSV schema of a scaling study, written with libcsv one row per epoch and flushed each
- * epoch, so a killed sweep loses at most the epoch in progress. Host-only. The schema already holds the
- * columns of the data-parallel and pipeline strategies (empty where they do not apply), so one CSV can hold
- * every strategy and appending never changes the header. */
+/* results.h — the CSV schema of a scaling study in one table (RESULTS_SCHEMA: columns, row members, types), its
+ * writer (libcsv quoting, one row per epoch, flushed, so a killed sweep loses at most the epoch in progress) and its
+ * readers (--resume's scan, and results_read for any CSV of this schema or an older one). Host-only. The schema
+ * holds every strategy's columns (empty where they do not apply), so one CSV holds every strategy. */
 #pragma once
 #include <stdio.h>
 #include <stddef.h>
+
+#include "../strategies/epoch_stats.h"
+#include "study_progress.h"
 
 /* Run-independent facts recorded in every row. */
 typedef struct {
@@ -15,10 +18,13 @@ typedef struct {
     char nccl[32];
     char host[64];
     char git_commit[48];
-    char nccl_transport[256];   /* the NCCL transport settings in force (strategies/dist.h), for nccl rows */
+    char nccl_transport[256];   /* the NCCL transport settings in force (strategies/dist.h; "default" when none is
+                                 * set), recorded for strategies that use NCCL */
 } results_env_t;
 
-/* One epoch of one run. Numbers < 0 (or empty strings) are written as empty cells: "not applicable". */
+/* One epoch of one run (or one row for a run that ended before its first epoch: epoch 0, phase "setup").
+ * Numbers < 0 and NULL or empty strings are written as empty cells: "not applicable"; results_row_init sets every
+ * number so. A strategy's measurements are its epoch_stats_t, embedded as epoch_end filled it. */
 typedef struct {
     char run_id[64];            /* <timestamp>-<sweep index>-<pid>: unique per run, shared by its epochs */
     char timestamp[32];         /* ISO 8601 UTC, when the row was written */
@@ -27,40 +33,119 @@ typedef struct {
     unsigned long long seed;
     int gpus, global_batch, per_gpu_batch;
     double lr, momentum, weight_decay;
-    int epoch;                  /* 1-based */
-    const char *phase;          /* "warmup" (epoch 1: algorithm search, first touch) or "steady" */
-    int steps;                  /* optimizer steps in the epoch */
-    double epoch_s;             /* CUDA-event time of the epoch's training steps */
-    double images_per_s;
-    double step_ms;             /* median of the per-step CUDA-event times */
-    double train_loss, train_acc, test_acc;
-    const char *status;         /* "ok", "diverged", "oom", "failed" */
-    /* data-parallel (issue: naive / nccl) */
-    double compute_ms, comm_ms, exposed_comm_ms;    /* per step */
-    double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
-    double bytes_per_step, algbw_gbs, busbw_gbs;
-    const char *nccl_algo;
-    const char *replicas;       /* "identical" / "DIFFER" */
-    /* pipeline */
-    int stages, micro_batches;
-    const char *schedule, *split;
-    double bubble, bubble_ideal;
-    const char *stage_busy_ms;  /* ";"-separated per stage */
-    double peak_mem_mb;         /* max over GPUs, device memory in use by this run */
-    /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each; the NCCL transport
-     * settings in force for nccl rows ("default" when none is set), empty for the other strategies */
+    int epoch;                  /* 1-based; 0 for a run that ended at setup */
+    const char *phase;          /* "warmup" (epoch 1: algorithm search, first touch), "steady", or "setup" */
+    double images_per_s;        /* steps x global batch / epoch_s */
+    double test_acc;
+    const char *status;         /* RESULTS_STATUSES below */
+    const char *reason;         /* one line: why the run did not end ok; empty when it did */
+    double mem_free_mb, mem_total_mb;   /* the device's free and total memory when an oom happened */
+    /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each (<= 0: unknown, empty) */
     int nodes, gpus_per_node;
-    const char *nccl_transport;
-    const results_env_t *env;
+    double timeout_s;           /* the --timeout in force: the deadline of every wait on another rank or GPU */
+    epoch_stats_t stats;        /* the strategy's measurements */
+    results_env_t env;          /* env.nccl_transport: empty for a strategy that does not use NCCL */
 } results_row_t;
 
-/* Column names in order, NULL-terminated. */
+/* The statuses a row may have, and what each means:
+ *   ok               the epoch ran and its loss is finite
+ *   diverged         the loss became NaN/inf or exploded past 1000x the first epoch's: the run stops there
+ *   oom              the run did not fit in device memory (at setup: epoch 0; mem_free_mb, mem_total_mb say how much
+ *                    was there)
+ *   failed           any other error at setup or in the run (reason says which)
+ *   timeout          a wait on another rank or GPU passed --timeout (timeout_s)
+ *   interrupted      SIGINT or SIGTERM ended the run at a step boundary
+ *   replicas-differ  the data-parallel replicas' parameters differ after the epoch: a failed run, whatever its loss */
+#define RESULTS_STATUSES "ok", "diverged", "oom", "failed", "timeout", "interrupted", "replicas-differ"
+
+/* The schema: every CSV column once, in file order, with its type and the row member it is written from and read
+ * into. X(name, type, member, number format). Types: TEXT a char array, STR a const char *, U64, INT (< 0: empty),
+ * COUNT (<= 0: empty), NUM a double (< 0: empty; NaN stays "nan", a diverged loss), REPLICAS the int
+ * replicas_identical as "identical" / "DIFFER" / empty. Any change of names or order makes an older CSV's header
+ * differ, so appending to it is refused; results_read still reads it, by column name. */
+#define RESULTS_SCHEMA(X) \
+    X("run_id",          TEXT,     run_id,                   NULL) \
+    X("timestamp",       TEXT,     timestamp,                NULL) \
+    X("strategy",        STR,      strategy,                 NULL) \
+    X("model",           STR,      model,                    NULL) \
+    X("dataset",         STR,      dataset,                  NULL) \
+    X("seed",            U64,      seed,                     NULL) \
+    X("gpus",            INT,      gpus,                     NULL) \
+    X("global_batch",    INT,      global_batch,             NULL) \
+    X("per_gpu_batch",   INT,      per_gpu_batch,            NULL) \
+    X("lr",              NUM,      lr,                       "%.6g") \
+    X("momentum",        NUM,      momentum,                 "%.6g") \
+    X("weight_decay",    NUM,      weight_decay,             "%.6g") \
+    X("math",            STR,      math,                     NULL) \
+    X("grad_dtype",      STR,      grad_dtype,               NULL) \
+    X("init",            STR,      init,                     NULL) \
+    X("epoch",           INT,      epoch,                    NULL) \
+    X("phase",           STR,      phase,                    NULL) \
+    X("steps",           INT,      stats.steps,              NULL) \
+    X("epoch_s",         NUM,      stats.epoch_s,            "%.6f") \
+    X("images_per_s",    NUM,      images_per_s,             "%.6g") \
+    X("step_ms",         NUM,      stats.step_ms,            "%.4f") \
+    X("train_loss",      NUM,      stats.train_loss,         "%.6g") \
+    X("train_acc",       NUM,      stats.train_acc,          "%.6g") \
+    X("test_acc",        NUM,      test_acc,                 "%.6g") \
+    X("status",          STR,      status,                   NULL) \
+    X("reason",          STR,      reason,                   NULL) \
+    X("compute_ms",      NUM,      stats.compute_ms,         "%.6g") \
+    X("comm_ms",         NUM,      stats.comm_ms,            "%.6g") \
+    X("exposed_comm_ms", NUM,      stats.exposed_comm_ms,    "%.6g") \
+    X("idle_ms",         NUM,      stats.idle_ms,            "%.6g") \
+    X("bytes_per_step",  NUM,      stats.bytes_per_step,     "%.0f") /* a byte count: %.6g would round it */ \
+    X("algbw_gbs",       NUM,      stats.algbw_gbs,          "%.6g") \
+    X("busbw_gbs",       NUM,      stats.busbw_gbs,          "%.6g") \
+    X("nccl_algo",       TEXT,     stats.nccl_algo,          NULL) \
+    X("replicas",        REPLICAS, stats.replicas_identical, NULL) \
+    X("stages",          INT,      stats.stages,             NULL) \
+    X("micro_batches",   INT,      stats.micro_batches,      NULL) \
+    X("schedule",        TEXT,     stats.schedule,           NULL) \
+    X("split",           TEXT,     stats.split,              NULL) \
+    X("bubble",          NUM,      stats.bubble,             "%.6g") \
+    X("bubble_ideal",    NUM,      stats.bubble_ideal,       "%.6g") \
+    X("stage_busy_ms",   TEXT,     stats.stage_busy_ms,      NULL) \
+    X("peak_mem_mb",     NUM,      stats.peak_mem_mb,        "%.6g") \
+    X("mem_free_mb",     NUM,      mem_free_mb,              "%.6g") \
+    X("mem_total_mb",    NUM,      mem_total_mb,             "%.6g") \
+    X("nodes",           COUNT,    nodes,                    NULL) \
+    X("gpus_per_node",   COUNT,    gpus_per_node,            NULL) \
+    X("nccl_transport",  TEXT,     env.nccl_transport,       NULL) \
+    X("timeout_s",       NUM,      timeout_s,                "%.6g") \
+    X("gpu_name",        TEXT,     env.gpu_name,             NULL) \
+    X("driver",          TEXT,     env.driver,               NULL) \
+    X("cuda",            TEXT,     env.cuda,                 NULL) \
+    X("cudnn",           TEXT,     env.cudnn,                NULL) \
+    X("nccl",            TEXT,     env.nccl,                 NULL) \
+    X("host",            TEXT,     env.host,                 NULL) \
+    X("git_commit",      TEXT,     env.git_commit,           NULL)
+
+/* The schema as a table (from RESULTS_SCHEMA), results_ncolumns() entries: what the writer and the readers walk. */
+typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUNT, RESULTS_NUM, RESULTS_REPLICAS }
+    results_type_t;
+typedef struct {
+    const char *name;
+    results_type_t type;
+    size_t offset, size;        /* of the member in results_row_t */
+    const char *fmt;            /* NUM: the printf format */
+} results_column_t;
+extern const results_column_t results_schema[];
+#define RESULTS_MEMBER(row, c, T) ((T *)((char *)(row) + (c)->offset))
+#define RESULTS_CMEMBER(row, c, T) ((const T *)((const char *)(row) + (c)->offset))
+
+/* Column names in order, NULL-terminated (from RESULTS_SCHEMA). */
 extern const char *const results_columns[];
 int results_ncolumns(void);
+/* The index of column `name`, or -1. */
+int results_column_index(const char *name);
+
+/* Every number "not applicable" (< 0), every string NULL, the stats likewise: a row to fill. */
+void results_row_init(results_row_t *row);
 
 typedef struct {
     FILE *f;
-    char path[512];
+    char path[4096];            /* PATH_MAX */
 } results_t;
 
 /* Opens path for appending. A new or empty file gets the header; an existing file must have exactly this
@@ -70,11 +155,31 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen);
 /* Read-only: 2 with results_open's one-line message when path exists with another header, else 0. Lets the
  * command refuse a foreign CSV before anything else (even on a machine without a GPU) while writing nothing. */
 int results_check(const char *path, char *err, size_t errlen);
-/* Writes one row with libcsv quoting, then fflush + fsync. 0 ok, -1 on an I/O error (message in err). */
+/* Writes one row with libcsv quoting, then fflush + fsync, under an exclusive flock (as results_open writes the
+ * header), so sweeps appending to one file at once interleave whole rows under one header. 0 ok, -1 on an I/O error
+ * (message in err). */
 int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen);
 void results_close(results_t *r);
 /* Formats one row to a caller buffer as the CSV line (without newline), for tests and the table. */
 int results_format(const results_row_t *row, char *buf, size_t len);
+
+// ---- reading any CSV of this schema or an older one (the report; committed studies have older headers)
+
+/* Rows read from a file: string members point into storage the table owns; a column the file lacks reads as a
+ * missing value (numbers -1, strings "", seed 0). */
+typedef struct {
+    results_row_t *row;
+    int n, cap;
+    char **text;                /* per row, the block its strings point into */
+    int bad_rows;               /* records with the wrong field count or a cell that does not parse, skipped */
+    int missing;                /* schema columns the file's header lacks (an older version's file) */
+    int unknown;                /* header columns this schema does not know, ignored */
+} results_rows_t;
+
+/* Reads path (libcsv) by column name. 0; 2 with a one-line message when the file cannot be read or its header has no
+ * run_id column (not a scaling CSV). A missing or empty file is an error here: a report of nothing is a mistake. */
+int results_read(const char *path, results_rows_t *t, char *err, size_t errlen);
+void results_rows_free(results_rows_t *t);
 
 // ---- resume: what an existing CSV already holds (host-only; --resume)
 
@@ -103,8 +208,7 @@ extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
 typedef struct {
     char run_id[64];
     results_key_t key;
-    int epochs;         /* highest epoch written with a measured status (ok, diverged, oom, replicas-differ) */
-    int ended;          /* 1: a row has status diverged or oom; re-running would only repeat it */
+    study_progress_t progress;  /* how far it got: study.h's "complete" reads it */
 } results_run_t;
 
 typedef struct {
@@ -120,6 +224,7 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
 void results_scan_free(results_scan_t *s);
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* The resume decision: 1 if a run of k's configuration reached `epochs` epochs or ended diverged or oom, so the
- * configuration is skipped; 0 if it must run (again). *best gets the most epochs any run of it reached. */
+/* The resume decision: 1 if a run of k's configuration (study_key_match) is complete for `epochs` epochs
+ * (study_complete: failed runs are tried again), so the configuration is skipped; 0 if it must run (again). *best
+ * gets the most epochs any run of it trained. */
 int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best);

@@ -13,13 +13,18 @@
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
 #include "trace_json.h"
+#include "paths.h"
 #include "../engine/check.h"
+#include "../engine/errmsg.h"
 #include "../engine/conv_cache.h"
+#include "../engine/model_info.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
+#include "../report/report.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,16 +97,6 @@ typedef struct {
     int outcomes[RUN_OUTCOMES];
 } study_t;
 
-/* Numbers no epoch was measured for: written as empty cells. */
-static void row_unmeasured(results_row_t *r) {
-    r->steps = -1;
-    r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
-    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = -1;
-    r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
-    r->stages = r->micro_batches = -1;
-    r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
-}
-
 /* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
 static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
     char err[512];
@@ -134,22 +129,27 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
 }
 
 /* SCALING_DUMP_PARAMS=PATH: the run's final flat parameters (replica 0's; rank 0's under mpirun/srun) as raw
- * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run overwrites it. */
+ * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run replaces it whole
+ * (a temporary file renamed over it). */
 static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
     const char *path = getenv("SCALING_DUMP_PARAMS");
     if (!path || !*path || (dist && !dist->is_root)) return;
     if (!st->params) {
         fprintf(stderr, "scaling: SCALING_DUMP_PARAMS: strategy %s cannot hand out its parameters; nothing written\n",
-                st->name);
+                st->info.name);
         return;
     }
     size_t n = st->params(state, NULL, 0);
     float *h = malloc(n * sizeof *h);
     if (!h) { fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS: out of host memory\n"); exit(1); }
     st->params(state, h, n);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(h, sizeof *h, n, f) != n || fclose(f) != 0) {
-        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s: %s\n", path, strerror(errno));
+    paths_replace_t r;
+    char err[PATH_MAX + 200];
+    int rc = paths_replace_begin(&r, path, err, sizeof err);
+    if (rc == 0 && fwrite(h, sizeof *h, n, r.f) != n) snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
+    if (rc == 0) rc = paths_replace_end(&r, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s\n", err);
         exit(1);
     }
     free(h);
@@ -166,12 +166,8 @@ static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point
     trace_event_t *ev = malloc((size_t)(tr->n ? tr->n : 1) * sizeof *ev);
     if (!ev) { fprintf(stderr, "scaling: --trace: out of host memory\n"); exit(1); }
     int n = trace_resolve(tr, ev);
-    char path[600], title[160], err[640];
-    const char *dot = strrchr(o->trace, '.');
-    if (n_points > 1 && dot && !strchr(dot, '/'))
-        snprintf(path, sizeof path, "%.*s-run%d%s", (int)(dot - o->trace), o->trace, pt->index + 1, dot);
-    else if (n_points > 1) snprintf(path, sizeof path, "%s-run%d", o->trace, pt->index + 1);
-    else snprintf(path, sizeof path, "%s", o->trace);
+    char path[PATH_MAX], title[160], err[PATH_MAX + 200];
+    trace_json_run_path(path, sizeof path, o->trace, n_points, pt->index);    /* fits: checked with the options */
     snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
              pt->global_batch, TRACE_STEPS);
     if (is_root) {
@@ -197,8 +193,9 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
         .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
         .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
+        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
+              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
         .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
                     : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
@@ -210,16 +207,17 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         cfg.n_gpus = 1;
         cfg.dist = dist;
     }
-    results_row_t row = {0};
+    results_row_t row;
+    results_row_init(&row);
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
     snprintf(row.run_id, sizeof row.run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
-    row.strategy = st->name;
+    row.strategy = st->info.name;
     row.model = o->model;
     row.dataset = o->dataset;
     row.math = pt->math;
     /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
-    row.grad_dtype = st->reduce ? dtype_name(pt->grad_dtype) : "";
+    row.grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
     row.init = o->init;
     row.seed = pt->seed;
     row.gpus = pt->gpus;
@@ -228,22 +226,21 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     row.lr = pt->lr;
     row.momentum = o->momentum;
     row.weight_decay = o->weight_decay;
-    row.env = env;
+    row.env = *env;
+    if (!st->info.uses_nccl) row.env.nccl_transport[0] = '\0';
     row.nodes = dist ? dist->n_nodes : 1;
     row.gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
-    row.nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
-    /* Setup-failure rows name the pipeline configuration too, so --resume can tell its micro-batch counts apart. */
-    int pipeline = strcmp(st->name, "pipeline") == 0;
 
     if (done) {
         results_row_t want = row;
         int full = data->train.n / pt->global_batch;
-        want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.micro_batches = pt->micro_batches;
-        want.schedule = o->schedule;
-        /* naive's copy path is the user's choice unless auto; NCCL's algorithm is NCCL's (the key leaves both
-         * open where not known yet). */
-        want.nccl_algo = strcmp(st->name, "naive") == 0 && strcmp(o->naive_path, "auto") != 0 ? o->naive_path : NULL;
+        want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+        want.stats.micro_batches = pt->micro_batches;
+        snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
+        /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
+         * before setup and the key leaves it open. */
+        if (st->info.path_is_algo && strcmp(o->naive_path, "auto") != 0)
+            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", o->naive_path);
         results_key_t key;
         results_key_of_row(&want, &key);
         int best = 0;
@@ -252,7 +249,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "
-                   "(--resume)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   "(--resume)\n", k, n_points, st->info.name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
                    pt->math, *row.grad_dtype ? ", grads " : "", row.grad_dtype, o->out);
             fflush(stdout);
             progress_drop(&sd->prog, o->epochs, 1);
@@ -274,7 +271,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         cfg.trace = &tr;
     }
-    nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
+    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
     int rc = st->setup(&state, &cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
@@ -282,15 +279,16 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         int oom = strstr(err, "out of memory") != NULL;
         if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
             fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", k, n_points,
-                    st->name, pt->gpus, pt->global_batch, pt->math, err);
-        row_unmeasured(&row);
+                    st->info.name, pt->gpus, pt->global_batch, pt->math, err);
         row.epoch = 0;
         row.phase = "setup";
         row.status = oom ? "oom" : "failed";
-        if (pipeline) {
-            row.stages = pt->gpus;
-            row.micro_batches = pt->micro_batches;
-            row.schedule = o->schedule;
+        row.reason = err;
+        /* Setup-failure rows name the stages too, so --resume can tell the micro-batch counts apart. */
+        if (st->info.staged) {
+            row.stats.stages = pt->gpus;
+            row.stats.micro_batches = pt->micro_batches;
+            snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", o->schedule);
         }
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
         write_row(res, sd->ans, &row, NULL, st);
@@ -303,9 +301,8 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
     double first_loss = NAN;
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
-        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1,
-                           .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
-                           .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+        epoch_stats_t *s = &row.stats;     /* the strategy writes its measurements into the row */
+        epoch_stats_init(s);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -320,43 +317,27 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
             profile_after_step(prof, i, i + 1 == steps, &cfg);
         }
         tr.active = 0;
-        st->epoch_end(state, steps, &s);
-        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->name, is_root);
-        double acc = st->evaluate(state);
+        st->epoch_end(state, steps, s);
+        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->info.name, is_root);
+        /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
+        double acc = data->synthetic ? -1 : st->evaluate(state);
         nvtx_pop();
         row.epoch = e;
         row.phase = e == 1 ? "warmup" : "steady";
-        row.steps = s.steps;
-        row.epoch_s = s.epoch_s;
-        row.step_ms = s.step_ms;
-        row.images_per_s = (double)s.steps * pt->global_batch / s.epoch_s;
-        row.train_loss = s.train_loss;
-        row.train_acc = s.train_acc;
+        row.images_per_s = (double)s->steps * pt->global_batch / s->epoch_s;
+        if (data->synthetic) s->train_acc = -1;
         row.test_acc = acc;
-        row.peak_mem_mb = s.peak_mem_mb;
-        row.compute_ms = s.compute_ms;
-        row.comm_ms = s.comm_ms;
-        row.exposed_comm_ms = s.exposed_comm_ms;
-        row.idle_ms = s.idle_ms;
-        row.bytes_per_step = s.bytes_per_step;
-        row.algbw_gbs = s.algbw_gbs;
-        row.busbw_gbs = s.busbw_gbs;
-        row.nccl_algo = s.nccl_algo;
-        row.replicas = s.replicas_identical < 0 ? "" : s.replicas_identical ? "identical" : "DIFFER";
-        row.stages = s.stages;
-        row.micro_batches = s.micro_batches;
-        row.schedule = s.schedule;
-        row.split = s.split;
-        row.stage_busy_ms = s.stage_busy_ms;
-        row.bubble = s.bubble;
-        row.bubble_ideal = s.bubble_ideal;
         /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
          * update is a failed run, not a mysteriously lower accuracy. */
-        if (e == 1) first_loss = s.train_loss;
-        int diverged = !isfinite(s.train_loss) || (e > 1 && first_loss > 0 && s.train_loss > 1e3 * first_loss);
+        if (e == 1) first_loss = s->train_loss;
+        int diverged = !isfinite(s->train_loss) || (e > 1 && first_loss > 0 && s->train_loss > 1e3 * first_loss);
         /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
-        row.status = s.replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
-        if (s.replicas_identical == 0) outcome = RUN_FAILED;
+        row.status = s->replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
+        row.reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
+                   : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
+                                                          : "the loss is not finite")
+                              : NULL;
+        if (s->replicas_identical == 0) outcome = RUN_FAILED;
         else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
         write_row(res, sd->ans, &row, state, st);
@@ -368,7 +349,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
         if (is_root)
             fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
-                    n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
+                    n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
     }
     table_summary(stdout, rows, n_rows);
@@ -402,12 +383,16 @@ static void print_env(const results_env_t *env) {
            env->cudnn, env->nccl, env->host, env->git_commit);
 }
 
-/* The arithmetic per image of the model, counted from its layer shapes (a host-only build), for benchmarks. */
-static void print_flops(const char *model) {
+/* The size and arithmetic per image of the model for this data, counted from its layer shapes (a host-only build),
+ * for benchmarks: parameters as torchvision counts them, forward multiply-adds as its GFLOPS column. */
+static void print_flops(const char *model, const idx_dataset_t *data) {
     model_t *shape = malloc(sizeof *shape);
-    if (shape && model_build(shape, model, 1) == 0)
+    model_input_t in = model_input_of(data);
+    if (shape && model_build_input(shape, model, 2, in) == 0)   /* 2: batch norm needs 2 values on a 1x1 map */
         printf("# model %s: %.4f GFLOP per image, forward + backward (convolutions and dense layers, from the layer "
-               "shapes)\n", model, model_flops_per_image(shape) / 1e9);
+               "shapes); %.4f GMAC forward; %zu parameters, %d layers, input %dx%dx%d, %d classes\n", model,
+               model_flops_per_image(shape) / 1e9, model_macs_per_image(shape) / 1e9, model_param_count(shape),
+               shape->n_layers, in.channels, in.image, in.image, in.classes);
     free(shape);
 }
 
@@ -441,6 +426,27 @@ static int default_main(void) {
     return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
 }
 
+/* Every file the command will write (bench/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
+ * file (the runs' names differ from one another by construction, so each is checked against the others only).
+ * 0, or 2 with a message. */
+static int check_outputs(const options_t *o, int n_points, char *err, size_t errlen) {
+    paths_use_t u[4];
+    char trace[PATH_MAX];
+    int n = 0;
+    u[n++] = (paths_use_t){"--out", o->out, 0};
+    if (o->conv_cache) u[n++] = (paths_use_t){"--conv-cache", o->conv_cache, 0};
+    const char *dump = getenv("SCALING_DUMP_PARAMS");
+    if (dump && *dump) u[n++] = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
+    if (!o->trace) return paths_check(u, n, err, errlen);
+    u[n] = (paths_use_t){"--trace", trace, 1};
+    for (int i = 0; i < (n_points > 1 ? n_points : 1); i++) {
+        if (trace_json_run_path(trace, sizeof trace, o->trace, n_points, i) != 0)
+            return errmsg(2, err, errlen, "--trace: path longer than the limit of %d characters", PATH_MAX - 1);
+        if (paths_check(u, n + 1, err, errlen)) return 2;
+    }
+    return 0;
+}
+
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
  * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
  * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
@@ -448,51 +454,70 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     options_t o;
     char err[512] = "";
     int rc = options_parse(&o, argc, argv, err, sizeof err);
+    const strategy_info_t *infos[64];
+    strategy_infos(infos, 64);
     if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
         printf("\nStrategies (--strategy):\n");
-        for (int i = 0; strategy_table[i]; i++) printf("  %-10s %s\n", strategy_table[i]->name, strategy_table[i]->summary);
-        default_plan_usage(stdout);
+        for (int i = 0; strategy_table[i]; i++)
+            printf("  %-10s %s\n", strategy_table[i]->info.name, strategy_table[i]->info.summary);
+        default_plan_usage(stdout, infos);
         return 0;
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
 
-    const char *names[32], *reducing[32];
-    strategy_names(names, 32);
-    int n_reducing = 0;     /* the strategies with a gradient reduction: the only ones --grad-dtype bf16 fits */
-    for (int i = 0; strategy_table[i] && n_reducing + 1 < 32; i++)
-        if (strategy_table[i]->reduce) reducing[n_reducing++] = strategy_table[i]->name;
-    reducing[n_reducing] = NULL;
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
-    if (failed(dist, options_validate(&o, names, reducing, 1 << 30, err, sizeof err), err, sizeof err)) return 2;
-    if (dist) {     /* one process per GPU: nccl only, and --gpus is the number of processes */
+    if (failed(dist, options_validate(&o, infos, -1, err, sizeof err), err, sizeof err)) return 2;
+    /* A hand split must cut the layer graph where one tensor crosses (never inside a residual block). */
+    if (failed(dist, o.n_split ? model_split_check(o.model, o.split, o.n_split, err, sizeof err) : 0, err, sizeof err))
+        return 2;
+    const strategy_t *st = strategy_find(o.strategy);
+    if (dist) {     /* one process per GPU: strategies made for it only, and --gpus is the number of processes */
         rc = 0;
         if (o.bench)
             rc = 2, snprintf(err, sizeof err, "--bench %s runs in one process; launch it without mpirun/srun", o.bench);
-        else if (!strategy_find(o.strategy)->multi_process)
+        else if (!st->info.multi_process) {
+            char which[256] = "";
+            for (int i = 0; infos[i]; i++)
+                if (infos[i]->multi_process)
+                    snprintf(which + strlen(which), sizeof which - strlen(which), "%s--strategy %s", *which ? ", " : "",
+                             infos[i]->name);
             rc = 2, snprintf(err, sizeof err, "strategy %s runs in one process; launch it without mpirun (one process "
-                             "per GPU is --strategy nccl)", o.strategy);
+                             "per GPU is %s)", o.strategy, which);
+        }
         else
             rc = options_for_world(&o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
-    if (o.bench) return allreduce_bench_main(&o);   /* --bench allreduce: no training, no data set */
-    const strategy_t *st = strategy_find(o.strategy);
+    if (o.bench) {      /* --bench allreduce: no training, no data set */
+        paths_use_t out = {"--out", o.out, 0};
+        if (paths_check(&out, 1, err, sizeof err)) return fail(err);
+        return allreduce_bench_main(&o);
+    }
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);
     if (failed(dist, n_points < 0, err, sizeof err)) return 2;
+    /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
+     * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
+    if (failed(dist, check_outputs(&o, n_points, err, sizeof err), err, sizeof err)) return 2;
     /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
     if (failed(dist, (!dist || dist->is_root) ? results_check(o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
     if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;
     idx_dataset_t data;
     rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
-    if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
+    const model_info_t *mi = model_info(o.model);
+    if (strcmp(o.dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
+        idx_synthetic_generated(&data, 1, o.image_size, mi->synth_channels, mi->synth_classes);
+    else if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
     else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
     if (failed(dist, rc, err, sizeof err)) return 2;
+    data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
     int n_dev = 0;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
         n_dev = -1;
+    } else if (st->info.no_gpu) {
+        n_dev = -1;     /* it does no CUDA work: there may be no device at all */
     } else {
         cudaError_t ce = cudaGetDeviceCount(&n_dev);
         if (ce != cudaSuccess || n_dev == 0) {
@@ -500,7 +525,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             return fail(err);
         }
     }
-    if (failed(dist, options_validate(&o, names, reducing, n_dev, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(&o, infos, n_dev, err, sizeof err), err, sizeof err)) return 2;
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;
@@ -511,9 +536,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
+           st->info.name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
     print_env(&env);
-    print_flops(o.model);
+    print_flops(o.model, &data);
     dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);
@@ -536,6 +561,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
  * every way out of scaling_main, so every rank exits with the same status. A plain ./scaling never touches MPI. */
 int main(int argc, char **argv) {
+    /* before MPI or CUDA: the report runs where there is neither */
+    if (argc >= 2 && strcmp(argv[1], "report") == 0) return report_main(argc - 1, argv + 1, SCALING_SOURCE_DIR, argv[0]);
     char err[512] = "";
     dist_t d;
     int mode = dist_init(&d, err, sizeof err);

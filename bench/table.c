@@ -37,16 +37,16 @@ void table_row(FILE *f, const results_row_t *r) {
     fprintf(f, "%*d%*d%*.4g%*s%*s%*d%*s", W_GPUS, r->gpus, W_GBATCH, r->global_batch, W_LR, r->lr, W_MATH,
             r->math && *r->math ? r->math : "-", W_GRADS, r->grad_dtype && *r->grad_dtype ? r->grad_dtype : "-",
             W_EPOCH, r->epoch, W_PHASE, r->phase ? r->phase : "-");
-    put_num(f, W_EPOCHS, 3, r->epoch_s);
+    put_num(f, W_EPOCHS, 3, r->stats.epoch_s);
     put_num(f, W_IMGS, 0, r->images_per_s);
-    put_num(f, W_LOSS, 4, r->train_loss);
-    put_num(f, W_TACC, 4, r->train_acc);
+    put_num(f, W_LOSS, 4, r->stats.train_loss);
+    put_num(f, W_TACC, 4, r->stats.train_acc);
     put_num(f, W_TEST, 4, r->test_acc);
     fprintf(f, "%*s\n", W_STATUS, r->status ? r->status : "-");
 }
 
 static int is_steady(const results_row_t *r) {
-    return r->phase && strcmp(r->phase, "steady") == 0 && r->epoch_s >= 0 && isfinite(r->epoch_s);
+    return r->phase && strcmp(r->phase, "steady") == 0 && r->stats.epoch_s >= 0 && isfinite(r->stats.epoch_s);
 }
 
 void table_summary(FILE *f, const results_row_t *rows, int n) {
@@ -61,9 +61,9 @@ void table_summary(FILE *f, const results_row_t *rows, int n) {
         if (r->status) status = r->status;
         if (!is_steady(r)) continue;
         steady++;
-        sum += r->epoch_s;
-        if (r->epoch_s < lo) lo = r->epoch_s;
-        if (r->epoch_s > hi) hi = r->epoch_s;
+        sum += r->stats.epoch_s;
+        if (r->stats.epoch_s < lo) lo = r->stats.epoch_s;
+        if (r->stats.epoch_s > hi) hi = r->stats.epoch_s;
         if (r->images_per_s >= 0) { imgs += r->images_per_s; n_imgs++; }
     }
     const results_row_t *first = n > 0 ? &rows[0] : NULL;

@@ -1,6 +1,7 @@
 /* trace_json.c — the Chrome-trace JSON writer: complete events ("ph": "X") with microsecond timestamps, plus
  * process/thread name metadata so each GPU and stream is labelled in the viewer. */
 #include "trace_json.h"
+#include "paths.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,23 @@ static void put_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+int trace_json_run_path(char *buf, size_t len, const char *base, int n_runs, int index) {
+    const char *dot = strrchr(base, '.');
+    int n;
+    if (n_runs > 1 && dot && !strchr(dot, '/'))
+        n = snprintf(buf, len, "%.*s-run%d%s", (int)(dot - base), base, index + 1, dot);
+    else if (n_runs > 1) n = snprintf(buf, len, "%s-run%d", base, index + 1);
+    else n = snprintf(buf, len, "%s", base);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* Written to a temporary file beside path and renamed over it: a reader never sees half a trace, and a path that
+ * names another file (a symlink) is replaced, never written through. */
 int trace_json_write(const char *path, trace_event_t *ev, int n, const char *title, char *err, size_t errlen) {
     qsort(ev, (size_t)n, sizeof *ev, cmp_event);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    paths_replace_t r;
+    if (paths_replace_begin(&r, path, err, errlen) != 0) return -1;
+    FILE *f = r.f;
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"title\": ");
     put_string(f, title ? title : "");
     fprintf(f, ", \"clock\": \"CUDA events; each GPU's time zero is the start of the first traced step\"},\n"
@@ -58,9 +69,5 @@ int trace_json_write(const char *path, trace_event_t *ev, int n, const char *tit
                 ev[i].dur_us);
     }
     fprintf(f, "\n]}\n");
-    if (fclose(f) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return paths_replace_end(&r, err, errlen);
 }

@@ -11,6 +11,12 @@ else()
     set(v "unknown")
   endif()
 endif()
+# v becomes a C string literal: anything but printable ASCII is '?', and backslashes, quotes and question marks (no
+# trigraph) are escaped, so no value (a quote, a newline, "#include") can end the string or add code to the build.
+string(REGEX REPLACE "[^ -~]" "?" v "${v}")
+string(REPLACE "\\" "\\\\" v "${v}")
+string(REPLACE "\"" "\\\"" v "${v}")
+string(REPLACE "?" "\\?" v "${v}")
 set(content "#define GIT_VERSION \"${v}\"\n")
 if(EXISTS ${OUT})
   file(READ ${OUT} old)

@@ -9,10 +9,51 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define N_CHOICE 9
 #define LINE_MAX_ 1024
+/* A line ends in its CRC-32 (zlib's, of the bytes before the tag): a line torn by a full disk or a killed writer and
+ * later glued to another fails it. Lines of older versions have none and are read when whole. */
+#define CRC_TAG "\tcrc32="
+/* What a save appends to a last line left without its newline (under the lock): the line stays, marked torn. */
+#define TORN_TAG "\t#torn"
+
+/* open(2) of a regular file only, without blocking on a FIFO or a device named in its place; the descriptor is
+ * left blocking. -1 with errno (EINVAL: not a regular file). */
+static int open_regular(const char *path, int flags, mode_t mode) {
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+    if (fd < 0) return -1;
+    struct stat st;
+    int fl = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) ? EINVAL : errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void warn(const char *path, int lineno, const char *what) {
+    fprintf(stderr, "scaling: warning: --conv-cache %s:%d: %s\n", path, lineno, what);
+}
+
+/* Verifies and removes a line's checksum: 1 it matches, 0 the line has none (an older version's), -1 it differs. */
+static int line_checksum(char *line) {
+    char *tag = NULL;
+    for (char *p = strstr(line, CRC_TAG); p; p = strstr(p + 1, CRC_TAG)) tag = p;
+    if (!tag) return 0;
+    char *end;
+    errno = 0;
+    unsigned long want = strtoul(tag + strlen(CRC_TAG), &end, 16);
+    if (end == tag + strlen(CRC_TAG) || *end || errno) return -1;
+    unsigned long got = crc32(0L, (const Bytef *)line, (uInt)(tag - line));
+    *tag = '\0';
+    return got == want ? 1 : -1;
+}
 
 /* conv_algo_t's choices in file order: per direction the algorithm, its math type and its workspace. */
 static void choices_get(const conv_algo_t *e, long long v[N_CHOICE]) {
@@ -68,20 +109,32 @@ static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, si
 }
 
 /* Reads f from its start, merging the lines for id into the growable list (*e, *n, *cap): every line is parsed,
- * id NULL merges none. */
-static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err,
-                      size_t errlen) {
+ * id NULL merges none. A torn line (no newline at the end of the file, marked torn, or a checksum that differs) is
+ * skipped, with a warning unless quiet. */
+static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t **e, int *n, int *cap, int quiet,
+                      char *err, size_t errlen) {
     char line[LINE_MAX_], what[160];
     int lineno = 0;
     rewind(f);
     while (fgets(line, sizeof line, f)) {
         lineno++;
         size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+        int whole = len > 0 && line[len - 1] == '\n';
+        if (len == sizeof line - 1 && !whole) {
             snprintf(err, errlen, "%s:%d: line longer than %d bytes", path, lineno, LINE_MAX_ - 2);
             return -1;
         }
-        if (line[0] == '#' || line[0] == '\n') continue;
+        if (whole) line[--len] = '\0';
+        if (line[0] == '#' || line[0] == '\0') continue;
+        int torn = !whole || (len >= strlen(TORN_TAG) && strcmp(line + len - strlen(TORN_TAG), TORN_TAG) == 0);
+        if (!torn && line_checksum(line) < 0) {
+            if (!quiet) warn(path, lineno, "checksum differs (a torn or altered line): ignored");
+            continue;
+        }
+        if (torn) {
+            if (!quiet) warn(path, lineno, "torn line (its writer stopped mid-line): ignored");
+            continue;
+        }
         const char *lid;
         conv_algo_t got;
         if (parse_line(line, &lid, &got, what, sizeof what) != 0) {
@@ -99,21 +152,28 @@ static int read_lines(FILE *f, const char *path, const char *id, conv_algo_t **e
 }
 
 int conv_cache_load(const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
+    int fd = open_regular(path, O_RDONLY, 0);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
+        if (fd >= 0) close(fd);
         if (errno == ENOENT) return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
         return -1;
     }
-    int rc = flock(fileno(f), LOCK_SH) == 0 ? read_lines(f, path, id, e, n, cap, err, errlen)
+    int rc = flock(fileno(f), LOCK_SH) == 0 ? read_lines(f, path, id, e, n, cap, 0, err, errlen)
                                              : (snprintf(err, errlen, "%s: lock: %s", path, strerror(errno)), -1);
     fclose(f);   /* releases the lock */
     return rc;
 }
 
-int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen) {
-    int fd = open(path, O_RDWR | O_CREAT | O_APPEND, 0644);
-    if (fd < 0) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); return -1; }
+/* Appends the new lines (see conv_cache.h); 0, or -1 with the reason in err, which conv_cache_save turns into a
+ * warning. */
+static int save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen) {
+    int fd = open_regular(path, O_RDWR | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, errno == EINVAL ? "not a regular file" : strerror(errno));
+        return -1;
+    }
     FILE *f = fdopen(fd, "a+");
     if (!f) { snprintf(err, errlen, "%s: %s", path, strerror(errno)); close(fd); return -1; }
     if (flock(fd, LOCK_EX) != 0) {
@@ -123,15 +183,22 @@ int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int 
     }
     conv_algo_t *file = NULL;   /* what the file holds for id now (another process may have appended) */
     int n_file = 0, cap_file = 0;
-    int rc = read_lines(f, path, id, &file, &n_file, &cap_file, err, errlen);
+    int rc = read_lines(f, path, id, &file, &n_file, &cap_file, 1, err, errlen);
     /* Every new line in one write(2) on an O_APPEND descriptor: a killed writer leaves whole lines or none. */
     char *buf = NULL;
     size_t len = 0;
     FILE *m = rc == 0 ? open_memstream(&buf, &len) : NULL;
     if (rc == 0 && !m) { snprintf(err, errlen, "out of host memory"); rc = -1; }
     if (m) {
-        fseek(f, 0, SEEK_END);
-        if (ftell(f) == 0)
+        struct stat st;
+        char last = '\n';
+        if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+            /* A line torn by an earlier writer (a full disk): closed and marked, so ours are not glued onto it. */
+            fputs(TORN_TAG "\n", m);
+            fprintf(stderr, "scaling: warning: --conv-cache %s: its last line was torn; marked torn and ignored\n",
+                    path);
+        }
+        if (fstat(fd, &st) == 0 && st.st_size == 0)
             fprintf(m, "# scaling --conv-cache: cudnnFind's choices per convolution shape; lines are appended, the "
                        "first for a shape and direction wins (engine/conv_cache.h)\n");
         for (int i = 0; i < n; i++) {
@@ -139,16 +206,18 @@ int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int 
             int adds = 0;
             for (int d = 0; d < 3; d++) adds |= has_direction(&e[i], d) && !(had && has_direction(had, d));
             if (!adds) continue;
-            fprintf(m, "%s\t", id);
-            for (int k = 0; k < 12; k++) fprintf(m, "%d ", e[i].key[k]);
+            char text[LINE_MAX_];
+            int k = snprintf(text, sizeof text, "%s\t", id);
+            for (int j = 0; j < 12; j++) k += snprintf(text + k, sizeof text - (size_t)k, "%d ", e[i].key[j]);
             long long v[N_CHOICE];
             choices_get(&e[i], v);
-            for (int k = 0; k < N_CHOICE; k++) fprintf(m, k ? " %lld" : "\t%lld", v[k]);
-            fputc('\n', m);
+            for (int j = 0; j < N_CHOICE; j++) k += snprintf(text + k, sizeof text - (size_t)k, j ? " %lld" : "\t%lld", v[j]);
+            fprintf(m, "%s" CRC_TAG "%08lx\n", text, crc32(0L, (const Bytef *)text, (uInt)strlen(text)));
         }
         fclose(m);
-        if (len && write(fd, buf, len) != (ssize_t)len) {
-            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        ssize_t wrote = len ? write(fd, buf, len) : 0;
+        if (wrote != (ssize_t)len) {
+            snprintf(err, errlen, "%s: %s", path, wrote < 0 ? strerror(errno) : "short write (disk full?)");
             rc = -1;
         }
         free(buf);
@@ -158,8 +227,20 @@ int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int 
     return rc;
 }
 
+int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen) {
+    if (save(path, id, e, n, err, errlen) != 0)
+        fprintf(stderr, "scaling: warning: --conv-cache: choices not saved (%s); later runs search again\n", err);
+    if (err && errlen) err[0] = '\0';
+    return 0;
+}
+
 int conv_cache_check(const char *path, char *err, size_t errlen) {
     if (!path[0]) { snprintf(err, errlen, "--conv-cache: empty path"); return -1; }
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {    /* a FIFO would block the reader below */
+        snprintf(err, errlen, "--conv-cache %s: not a regular file", path);
+        return -1;
+    }
     if (access(path, F_OK) == 0) {
         if (access(path, R_OK | W_OK) != 0) {
             snprintf(err, errlen, "--conv-cache %s: %s", path, strerror(errno));

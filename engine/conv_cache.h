@@ -1,8 +1,11 @@
 /* conv_cache.h — cudnnFind's choices kept in a file (--conv-cache) so that every run that names it runs the same
  * convolution algorithms: timing picks differently from process to process, and in bf16 the choice changes rounding.
  *
- * The file is text, one line per shape and GPU: "<id>\t<12 key ints>\t<9 choice ints>" (conv_algo_t's fields in
- * order; -1 for a direction not searched), '#' lines are comments. id names the GPU model and the cuDNN version
+ * The file is text, one line per shape and GPU: "<id>\t<12 key ints>\t<9 choice ints>\tcrc32=<8 hex>" (conv_algo_t's
+ * fields in order; -1 for a direction not searched; zlib's CRC-32 of the bytes before the tag), '#' lines are
+ * comments. A torn line (a writer stopped by a full disk: no newline at the end of the file, or a checksum that
+ * differs) is ignored with a warning, and the next save closes it, marked "\t#torn", under the lock. Lines of older
+ * versions, without a checksum, are read when whole. id names the GPU model and the cuDNN version
  * (engine/gpu.cu): another GPU's or another cuDNN's lines are kept but not used. Lines are only ever appended,
  * under an exclusive flock, so processes that share the file (mpirun ranks, a study's runs) never lose a line; for
  * a shape and direction the first line that has it wins. Host code (no CUDA), tested on CI. */
@@ -20,7 +23,8 @@ extern "C" {
  * file, malformed line). id NULL: only checks that every line parses. */
 int conv_cache_load(const char *path, const char *id, conv_algo_t **e, int *n, int *cap, char *err, size_t errlen);
 /* Appends, under an exclusive lock, a line for each entry e[0..n) that has a direction the file's lines for `id`
- * lack. Creates the file (with a comment line saying what it is). 0, or -1 with a message in err. */
+ * lack. Creates the file (with a comment line saying what it is). The cache only saves searching: a save that fails
+ * (a full disk, a file that will not parse) is a warning on stderr, never the end of a sweep. Returns 0. */
 int conv_cache_save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen);
 /* --conv-cache validation before any run: an existing file must parse and be writable, a new one's directory must
  * exist and be writable. 0, or -1 with a one-line message in err. Writes nothing. */

@@ -62,6 +62,90 @@ __global__ static void gather_kernel(const S *__restrict__ src, const int *__res
     }
 }
 
+/* splitmix64's finaliser: a bijection of 64 bits whose outputs pass BigCrush for consecutive inputs, so pixel and
+ * label values are independent draws whatever the row and element. */
+__host__ __device__ static inline unsigned long long mix64(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__host__ __device__ static inline unsigned long long gen_key(unsigned long long seed, int split, long long row) {
+    return mix64(seed * 0x9e3779b97f4a7c15ull + (unsigned long long)split * 0xd1b54a32d192ed03ull +
+                 (unsigned long long)row);
+}
+
+/* 24 random bits as a float in [0, 1): exact in fp32, and the same on host and device. */
+__host__ __device__ static inline float gen_pixel(unsigned long long key, long long e) {
+    return (float)(mix64(key + 0x9e3779b97f4a7c15ull * (unsigned long long)(e + 1)) >> 40) * (1.0f / 16777216.0f);
+}
+
+__host__ __device__ static inline int gen_label(unsigned long long key, int classes) {
+    return (int)(mix64(key ^ 0x5851f42d4c957f2dull) % (unsigned long long)classes);
+}
+
+extern "C" float dataset_generated_pixel(unsigned long long seed, int split, long long row, long long e) {
+    return gen_pixel(gen_key(seed, split, row), e);
+}
+
+extern "C" int dataset_generated_label(unsigned long long seed, int split, long long row, int classes) {
+    return gen_label(gen_key(seed, split, row), classes);
+}
+
+/* What the general gather reads: a stored set of side x side x channels images (src, src_y), or a generated one
+ * (src NULL: gen_seed, split, classes), written at out_side x out_side (bilinear when out_side != side). */
+typedef struct {
+    const float *src;
+    const int *src_y;
+    int side, channels, out_side;
+    unsigned long long gen_seed;
+    int split, classes;
+} gather_src_t;
+
+/* PyTorch's bilinear interpolation (align_corners=False): source coordinate scale * (dst + 0.5) - 0.5 with
+ * scale = in / out, clamped at 0, the two neighbours (the second clamped to the edge), weights in fp32 and the
+ * same order of operations as upsample_bilinear2d. */
+__device__ static inline float bilinear(const float *img, int side, int ch, int c, int oy, int ox, float scale) {
+    float sy = fmaxf(scale * ((float)oy + 0.5f) - 0.5f, 0.0f), sx = fmaxf(scale * ((float)ox + 0.5f) - 0.5f, 0.0f);
+    int y0 = (int)sy, x0 = (int)sx;
+    int y1 = y0 + (y0 < side - 1), x1 = x0 + (x0 < side - 1);
+    float ly = sy - (float)y0, lx = sx - (float)x0, hy = 1.0f - ly, hx = 1.0f - lx;
+    const float *p = img + c;
+    return hy * (hx * p[((size_t)y0 * side + x0) * ch] + lx * p[((size_t)y0 * side + x1) * ch]) +
+           ly * (hx * p[((size_t)y1 * side + x0) * ch] + lx * p[((size_t)y1 * side + x1) * ch]);
+}
+
+/* One thread per output element of the general gather (resized or generated); rows as gather_kernel's. */
+template <typename D>
+__global__ static void gather_general_kernel(gather_src_t g, const int *__restrict__ perm, int first, int n, int last,
+                                             D *__restrict__ x, int *__restrict__ y, const int *__restrict__ step,
+                                             int step_stride) {
+    if (step) {
+        first += *step * step_stride;
+        if (first < 0 || first + n - 1 > last) __trap();
+    }
+    int out_elems = g.out_side * g.out_side * g.channels;
+    float scale = (float)g.side / (float)g.out_side;
+    size_t total = (size_t)n * out_elems;
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += (size_t)gridDim.x * blockDim.x) {
+        int i = (int)(t / out_elems), e = (int)(t % out_elems);
+        int r = first + i;
+        r = perm ? perm[r] : min(r, last);
+        float v;
+        if (!g.src) {
+            unsigned long long key = gen_key(g.gen_seed, g.split, r);
+            v = gen_pixel(key, e);
+            if (y && e == 0) y[i] = gen_label(key, g.classes);
+        } else {
+            int c = e % g.channels, pos = e / g.channels;
+            v = bilinear(g.src + (size_t)r * g.side * g.side * g.channels, g.side, g.channels, c, pos / g.out_side,
+                         pos % g.out_side, scale);
+            if (y && e == 0) y[i] = g.src_y[r];
+        }
+        put(x[t], v);
+    }
+}
+
 template <typename S, typename D>
 static void gather_as(const S *src, const int *src_y, const int *perm, int first, int n, int last, int row_elems,
                       D *x, int *y, cudaStream_t stream, const int *step, int step_stride) {
@@ -89,6 +173,28 @@ static void launch_gather(const float *src, const int *src_y, const int *perm, i
     CHECK_LAUNCH();
 }
 
+/* The general path: a generated set, or a resize; else the copy of stored rows (launch_gather). */
+static void gather_rows(const dataset_t *ds, int split, const int *perm, int first, int n, int last, void *x,
+                        dtype_t t, int *y, cudaStream_t stream, const int *step = NULL, int step_stride = 0) {
+    if (n <= 0) return;
+    const float *src = split ? ds->test_x : ds->train_x;
+    const int *src_y = split ? ds->test_y : ds->train_y;
+    if (!ds->generated && ds->out_side == ds->side) {
+        launch_gather(src, src_y, perm, first, n, last, ds->pixels, x, t, y, stream, step, step_stride);
+        return;
+    }
+    gather_src_t g = {ds->generated ? NULL : src, src_y, ds->side, ds->channels, ds->out_side, ds->gen_seed, split,
+                      ds->classes};
+    size_t total = (size_t)n * ds->out_side * ds->out_side * ds->channels;
+    if (t == DTYPE_BF16)
+        gather_general_kernel<<<grid_for(total), DS_THREADS, 0, stream>>>(g, perm, first, n, last, (__nv_bfloat16 *)x,
+                                                                          y, step, step_stride);
+    else
+        gather_general_kernel<<<grid_for(total), DS_THREADS, 0, stream>>>(g, perm, first, n, last, (float *)x, y, step,
+                                                                          step_stride);
+    CHECK_LAUNCH();
+}
+
 /* Copies one split's bytes through `staging` and converts them in place on the GPU, so the host never
  * holds the 188 MB float copy of the training images. */
 static void upload_split(const idx_split_t *s, int pixels, uint8_t *staging, float **x, int **y, cudaStream_t stream) {
@@ -107,8 +213,9 @@ static void upload_split(const idx_split_t *s, int pixels, uint8_t *staging, flo
 
 void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
     memset(ds, 0, sizeof *ds);
-    int pixels = d->train.rows * d->train.cols;
-    if (d->train.n <= 0 || d->test.n <= 0 || pixels <= 0 || d->test.rows * d->test.cols != pixels) {
+    int pixels = d->train.rows * d->train.cols * idx_channels(d);
+    if (d->train.n <= 0 || d->test.n <= 0 || pixels <= 0 || d->test.rows * d->test.cols * idx_channels(d) != pixels ||
+        d->train.rows != d->train.cols || idx_image(d) < 1) {
         char why[128];
         snprintf(why, sizeof why, "bad splits: %d train, %d test, %dx%d vs %dx%d", d->train.n, d->test.n,
                  d->train.rows, d->train.cols, d->test.rows, d->test.cols);
@@ -118,17 +225,26 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
     ds->n_train = d->train.n;
     ds->n_test = d->test.n;
     ds->pixels = pixels;
+    ds->side = d->train.rows;
+    ds->channels = idx_channels(d);
+    ds->classes = idx_classes(d);
+    ds->out_side = idx_image(d);
+    ds->generated = d->generated;
+    ds->gen_seed = d->gen_seed;
 
     /* A private non-blocking stream: the upload neither waits on nor serialises the legacy default stream. */
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    size_t staging_bytes = (size_t)ds->n_train * (pixels + 1);
-    if ((size_t)ds->n_test * (pixels + 1) > staging_bytes) staging_bytes = (size_t)ds->n_test * (pixels + 1);
-    uint8_t *staging;
-    CHECK_CUDA(cudaMalloc((void **)&staging, staging_bytes));
-    upload_split(&d->train, pixels, staging, &ds->train_x, &ds->train_y, stream);
-    upload_split(&d->test, pixels, staging, &ds->test_x, &ds->test_y, stream);
-    CHECK_CUDA(cudaFree(staging));
+    if (!d->generated) {
+        if (ds->channels != 1) check_fail(__FILE__, __LINE__, "dataset_upload", "stored sets have one channel");
+        size_t staging_bytes = (size_t)ds->n_train * (pixels + 1);
+        if ((size_t)ds->n_test * (pixels + 1) > staging_bytes) staging_bytes = (size_t)ds->n_test * (pixels + 1);
+        uint8_t *staging;
+        CHECK_CUDA(cudaMalloc((void **)&staging, staging_bytes));
+        upload_split(&d->train, pixels, staging, &ds->train_x, &ds->train_y, stream);
+        upload_split(&d->test, pixels, staging, &ds->test_x, &ds->test_y, stream);
+        CHECK_CUDA(cudaFree(staging));
+    }
 
     /* Identity order until the first shuffle, so a gather before it reads valid rows. */
     CHECK_CUDA(cudaMalloc((void **)&ds->perm, (size_t)ds->n_train * sizeof(int)));
@@ -145,6 +261,9 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
  * on unrelated splitmix64 streams and distinct for every epoch below a million; every replica computes the
  * same value, so no broadcast of the order is needed. */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream) {
+    /* A generated image is an independent draw already, so the identity order is as random as any; drawing 1.28 M
+     * indices on the host would cost ~20 ms per replica and epoch, inside the timed epoch. */
+    if (ds->generated) return;
     /* perm_host is the source of the previous epoch's async copy, which may still be queued behind a
      * whole epoch of work on `stream`: wait for that copy, not for the stream. */
     CHECK_CUDA(cudaEventSynchronize(ds->perm_copied));
@@ -163,8 +282,7 @@ __global__ static void step_advance_kernel(int *step) { ++*step; }
 
 void dataset_gather_train_at(const dataset_t *ds, const int *d_step, int stride, int offset, int n, void *x,
                              dtype_t t, int *y, cudaStream_t stream) {
-    launch_gather(ds->train_x, ds->train_y, ds->perm, offset, n, ds->n_train - 1, ds->pixels, x, t, y, stream, d_step,
-                  stride);
+    gather_rows(ds, 0, ds->perm, offset, n, ds->n_train - 1, x, t, y, stream, d_step, stride);
 }
 
 void dataset_step_advance(int *d_step, cudaStream_t stream) {
@@ -178,7 +296,7 @@ void dataset_gather_train(const dataset_t *ds, int first, int n, void *x, dtype_
         snprintf(why, sizeof why, "rows %d..%d outside 0..%d", first, first + n - 1, ds->n_train - 1);
         check_fail(__FILE__, __LINE__, "dataset_gather_train", why);
     }
-    launch_gather(ds->train_x, ds->train_y, ds->perm, first, n, ds->n_train - 1, ds->pixels, x, t, y, stream);
+    gather_rows(ds, 0, ds->perm, first, n, ds->n_train - 1, x, t, y, stream);
 }
 
 /* Rows at or past n_test repeat row n_test-1, so the last partial batch keeps its full shape; the caller
@@ -189,7 +307,7 @@ void dataset_gather_test(const dataset_t *ds, int first, int n, void *x, dtype_t
         snprintf(why, sizeof why, "first %d, n %d", first, n);
         check_fail(__FILE__, __LINE__, "dataset_gather_test", why);
     }
-    launch_gather(ds->test_x, ds->test_y, NULL, first, n, ds->n_test - 1, ds->pixels, x, t, y, stream);
+    gather_rows(ds, 1, NULL, first, n, ds->n_test - 1, x, t, y, stream);
 }
 
 void dataset_free(dataset_t *ds) {

@@ -7,8 +7,12 @@
 
 typedef struct {
     int device;
-    int n_train, n_test, pixels;    /* pixels = rows*cols = 784 */
-    float *train_x, *test_x;        /* (n, 28, 28, 1) in [0, 1]: byte / 255, as the PyTorch reference */
+    int n_train, n_test, pixels;    /* pixels = rows*cols*channels: 784 for the IDX sets */
+    int side, channels, classes;    /* images as stored: side x side x channels; labels 0 .. classes-1 */
+    int out_side;                   /* side of a gathered image: side, or the bilinear resize to it */
+    int generated;                  /* 1: images and labels computed from (gen_seed, split, row) at gather time */
+    unsigned long long gen_seed;
+    float *train_x, *test_x;        /* (n, 28, 28, 1) in [0, 1]: byte / 255, as the PyTorch reference; NULL generated */
     int *train_y, *test_y;
     int *perm;                      /* (n_train) this epoch's order, on the GPU */
     int *perm_host;                 /* (n_train) pinned source of the async perm upload */
@@ -18,11 +22,20 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Uploads d to the current device (call after cudaSetDevice). */
+/* Uploads d to the current device (call after cudaSetDevice); a generated set uploads nothing but its order.
+ * Batches come out at idx_image(d): a side other than the stored one is resized on the GPU at gather time,
+ * bilinear with align_corners=False and no antialiasing (PyTorch's F.interpolate(mode="bilinear"), torchvision's
+ * Resize on tensors with antialias=False), in fp32 before the rounding to bf16. */
 void dataset_upload(dataset_t *ds, const idx_dataset_t *d);
+/* Generated images: pixel e (NHWC order within its image) of row `row` of split (0 train, 1 test) is uniform in
+ * [0, 1) from a 64-bit hash of (seed, split, row, e); the label is the hash of (seed, split, row) mod classes.
+ * Exposed for tests, which recompute batches on the host. */
+float dataset_generated_pixel(unsigned long long seed, int split, long long row, long long e);
+int dataset_generated_label(unsigned long long seed, int split, long long row, int classes);
 /* Host Fisher-Yates permutation from (seed, epoch), uploaded once per epoch on `stream`.
  * Every replica of a run draws the same permutation, so shards partition one global order.
- * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity. */
+ * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity; a generated set keeps
+ * the identity (its images are independent random draws). */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
 /* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n; x of type t (bf16: each pixel
  * rounded to nearest even). */

@@ -216,6 +216,20 @@ void idx_synthetic(idx_dataset_t *d, unsigned long long seed) {
     memset(d, 0, sizeof *d);
     synth_split(&d->train, IDX_SYNTH_TRAIN, &r);
     synth_split(&d->test, IDX_SYNTH_TEST, &r);
+    d->synthetic = 1;
+}
+
+void idx_synthetic_generated(idx_dataset_t *d, unsigned long long seed, int side, int channels, int classes) {
+    memset(d, 0, sizeof *d);
+    d->train.n = 1281167;
+    d->test.n = 50000;
+    d->train.rows = d->train.cols = d->test.rows = d->test.cols = side;
+    d->channels = channels;
+    d->classes = classes;
+    d->image = side;
+    d->generated = 1;
+    d->gen_seed = seed;
+    d->synthetic = 1;
 }
 
 void idx_free(idx_dataset_t *d) {

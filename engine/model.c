@@ -5,6 +5,8 @@
 #include "nvtx.h"
 #include "layers/softmax_xent.h"
 #include "reduce.h"
+#include "model_info.h"
+#include "../strategies/partition.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,26 +126,60 @@ static void assign_bias_use(model_t *m) {
     }
 }
 
-int model_build(model_t *m, const char *name, int batch) {
-    if (strcmp(name, "lenet") == 0) model_build_lenet(m, batch);
-    else if (strcmp(name, "resnet18") == 0) model_build_resnet18(m, batch);
+int model_build_input(model_t *m, const char *name, int batch, model_input_t in) {
+    static const int r50[4] = {3, 4, 6, 3}, r101[4] = {3, 4, 23, 3};
+    const model_info_t *mi = model_info(name);
+    if (!mi) return -1;
+    if (!in.image) in.image = mi->image;
+    if (!in.channels) in.channels = mi->synth_channels;
+    if (!in.classes) in.classes = mi->synth_classes;
+    if ((!mi->resizable && in.image != mi->image) || in.image < mi->stride || in.channels < 1 || in.classes < 1) {
+        fprintf(stderr, "model %s: cannot take %dx%dx%d inputs with %d classes\n", name, in.channels, in.image,
+                in.image, in.classes);
+        exit(1);
+    }
+    if (strcmp(name, "lenet") == 0) model_build_lenet(m, batch, in);
+    else if (strcmp(name, "resnet18") == 0) model_build_resnet18(m, batch, in);
+    else if (strcmp(name, "resnet50") == 0) model_build_bottleneck(m, name, batch, in, r50, 64);
+    else if (strcmp(name, "resnet101") == 0) model_build_bottleneck(m, name, batch, in, r101, 64);
     else return -1;
     return 0;
+}
+
+int model_build(model_t *m, const char *name, int batch) {
+    return model_build_input(m, name, batch, (model_input_t){0, 0, 0});
+}
+
+model_input_t model_input_of(const idx_dataset_t *d) {
+    return (model_input_t){idx_image(d), idx_channels(d), idx_classes(d)};
+}
+
+size_t model_param_count(const model_t *m) {
+    size_t n = 0;
+    for (int i = 0; i < m->n_layers; i++) n += m->layers[i].n_params;
+    return n;
+}
+
+/* Forward multiply-adds of one image through layer l; 0 for the memory-bound kinds. */
+static double layer_macs(const layer_t *l) {
+    if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
+        return (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
+    if (l->ops == &layer_dense_ops) return (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
+    return 0;
+}
+
+double model_macs_per_image(const model_t *m) {
+    double total = 0;
+    for (int i = 0; i < m->n_layers; i++) total += layer_macs(&m->layers[i]);
+    return total;
 }
 
 double model_flops_per_image(const model_t *m) {
     double total = 0;
     for (int i = 0; i < m->n_layers; i++) {
         const layer_t *l = &m->layers[i];
-        double macs;
-        if (l->ops == &layer_conv_ops)   /* per output element: k*k*C multiply-adds */
-            macs = (double)shape_per_sample(l->out_shape) * l->cfg.k * l->cfg.k * l->in_shape[0].c;
-        else if (l->ops == &layer_dense_ops)
-            macs = (double)shape_per_sample(l->in_shape[0]) * l->cfg.cout;
-        else
-            continue;
         int passes = l->in[0] == m->input ? 2 : 3;   /* forward, weight gradient, input gradient */
-        total += 2.0 * macs * passes;
+        total += 2.0 * layer_macs(l) * passes;
     }
     return total;
 }
@@ -161,6 +197,29 @@ static int crossing_at(const model_t *m, int i) {
         n += read_after;
     }
     return n;
+}
+
+/* Which tensors layers [first, end) read or write. */
+static void touched_tensors(const model_t *m, int first, int end, char *touched) {
+    memset(touched, 0, MODEL_MAX_TENSORS);
+    for (int i = first; i < end; i++) {
+        const layer_t *l = &m->layers[i];
+        for (int k = 0; k < l->n_in; k++) touched[l->in[k]] = 1;
+        touched[l->out] = 1;
+    }
+}
+
+size_t model_activation_bytes(const model_t *m, int first, int end, int shared, dtype_t t) {
+    char touched[MODEL_MAX_TENSORS];
+    touched_tensors(m, first, end, touched);
+    /* A slot shares its owner's activation gradients: they live only within one micro-batch's backward. */
+    size_t elems = 0;
+    for (int i = 0; i < m->n_tensors; i++) {
+        if (!touched[i]) continue;
+        size_t n = align_up(shape_numel(m->tensors[i].shape));
+        elems += (i == m->input || shared) ? n : 2 * n;   /* the data needs no gradient */
+    }
+    return (elems ? elems : 1) * dtype_size(t);
 }
 
 /* Where layer i's slice starts in the whole flat buffers (i == n_layers: the end). */
@@ -188,23 +247,13 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     m->first = first;
     m->end = end;
     m->shared = owner != NULL;
-    char touched[MODEL_MAX_TENSORS] = {0};
-    for (int i = first; i < end; i++) {
-        const layer_t *l = &m->layers[i];
-        for (int k = 0; k < l->n_in; k++) touched[l->in[k]] = 1;
-        touched[l->out] = 1;
-    }
+    char touched[MODEL_MAX_TENSORS];
+    touched_tensors(m, first, end, touched);
     /* Activations and their gradients in the math's activation type; everything else stays fp32. */
     m->act_dtype = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
     size_t esz = dtype_size(m->act_dtype);
-    /* A slot shares its owner's activation gradients: they live only within one micro-batch's backward. */
-    size_t elems = 0;
-    for (int i = 0; i < m->n_tensors; i++) {
-        if (!touched[i]) continue;
-        size_t n = align_up(shape_numel(m->tensors[i].shape));
-        elems += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
-    }
-    m->act_bytes = (elems ? elems : 1) * esz;
+    m->act_bytes = model_activation_bytes(m, first, end, owner != NULL, m->act_dtype);
+    size_t elems = m->act_bytes / esz;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
@@ -326,6 +375,25 @@ int model_cut_points(const model_t *m, int *cuts) {
     for (int i = 1; i < m->n_layers; i++)
         if (crossing_at(m, i) == 1) cuts[n++] = i;
     return n;
+}
+
+int model_split_check(const char *model, const int *split, int n_split, char *err, size_t errlen) {
+    model_t *m = malloc(sizeof *m);
+    if (!m) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (model_build(m, model, 1) != 0) {
+        snprintf(err, errlen, "unknown model \"%s\"", model);
+        free(m);
+        return -1;
+    }
+    int cuts[MODEL_MAX_LAYERS], starts[MODEL_MAX_LAYERS];
+    const char *labels[MODEL_MAX_LAYERS];
+    int n_cuts = model_cut_points(m, cuts);
+    for (int i = 0; i < m->n_layers; i++) labels[i] = m->layers[i].label;
+    int rc = n_split + 1 > MODEL_MAX_LAYERS
+                 ? (snprintf(err, errlen, "--split: %d stages, more than layers", n_split + 1), -1)
+                 : partition_check(split, n_split, m->n_layers, cuts, n_cuts, n_split + 1, labels, starts, err, errlen);
+    free(m);
+    return rc;
 }
 
 void model_init_params(model_t *m, init_t init, unsigned long long seed) {

@@ -3,9 +3,11 @@
 #pragma once
 #include <stddef.h>
 #include "layer.h"
+#include "idx.h"
 
-#define MODEL_MAX_LAYERS 96
-#define MODEL_MAX_TENSORS 97
+/* ResNet-101 has 211 layers. A model_t is ~100 KB: allocate it on the heap (or inside a heap struct). */
+#define MODEL_MAX_LAYERS 256
+#define MODEL_MAX_TENSORS (MODEL_MAX_LAYERS + 1)
 
 typedef struct {
     shape_t shape;
@@ -15,7 +17,7 @@ typedef struct {
 } tensor_t;
 
 typedef struct model {
-    char name[16];                  /* "lenet", "resnet18" */
+    char name[16];                  /* "lenet", "resnet18", "resnet50", "resnet101" */
     int batch;                      /* the N every tensor was built for */
     dtype_t act_dtype;              /* activations and their gradients: bf16 under --math bf16, else fp32 (set by
                                      * model_alloc from the GPU's math) */
@@ -24,7 +26,7 @@ typedef struct model {
     layer_t layers[MODEL_MAX_LAYERS];
     int n_tensors;
     tensor_t tensors[MODEL_MAX_TENSORS];
-    int input;                      /* tensor index of the images (N, 28, 28, 1) */
+    int input;                      /* tensor index of the images (N, H, W, C) */
     int logits;                     /* tensor index of the logits (N, 1, 1, classes) */
 
     size_t n_params, n_state;
@@ -60,11 +62,37 @@ int model_add(model_t *m, const layer_ops_t *ops, const char *label, int in0, in
 /* Closes the graph: assigns parameter/state offsets and which gradients accumulate. */
 void model_end(model_t *m, int logits);
 
+/* What a model is built for: the side of its square input images, their channels and the classes of its last
+ * layer. 0 in a field: the model's default (engine/model_info.h: 28, 1, 10 for lenet and resnet18; 224, 3, 1000
+ * for resnet50 and resnet101). LeNet takes only 28x28. */
+typedef struct { int image, channels, classes; } model_input_t;
+
 /* ---- builders (engine/models/) ---- */
-void model_build_lenet(model_t *m, int batch);
-void model_build_resnet18(model_t *m, int batch);
-/* Builds by name; returns -1 for an unknown name. */
+void model_build_lenet(model_t *m, int batch, model_input_t in);
+void model_build_resnet18(model_t *m, int batch, model_input_t in);
+/* torchvision's ResNet v1.5 with bottleneck blocks: blocks[4] per stage ({3, 4, 6, 3}: ResNet-50; {3, 4, 23, 3}:
+ * ResNet-101), 64 * 2^s bottleneck channels, 4x expansion. width: channels of the first stage's bottleneck (64 in
+ * torchvision; smaller in tests). */
+void model_build_bottleneck(model_t *m, const char *name, int batch, model_input_t in, const int blocks[4], int width);
+/* Appends one bottleneck block reading tensor x: relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x))))))) + sc) with
+ * sc = proj.bn(proj(x)) (1x1, stride) when project, else x; conv2 (3x3) carries the stride; 4 x width outputs.
+ * Layers labelled "<prefix>.conv1" etc. Returns the output tensor. */
+int model_add_bottleneck(model_t *m, int x, const char *prefix, int width, int stride, int project);
+/* Builds by name at the model's default input; returns -1 for an unknown name. */
 int model_build(model_t *m, const char *name, int batch);
+/* Builds by name for input `in` (0 fields: defaults); -1 for an unknown name. Exits with a message on an input the
+ * model cannot take (options_validate refuses those first). */
+int model_build_input(model_t *m, const char *name, int batch, model_input_t in);
+/* The input a model is built for to train on d: d's gathered image side, channels and classes. */
+model_input_t model_input_of(const idx_dataset_t *d);
+/* The real trainable parameter count (the sum over layers, without the 64-float alignment of the flat buffer). */
+size_t model_param_count(const model_t *m);
+/* Bytes model_alloc_range (shared = 0) or model_alloc_slot (shared = 1) allocates for the activations and their
+ * gradients of layers [first, end) in type t: the bulk of a run's memory, known before anything is allocated. */
+size_t model_activation_bytes(const model_t *m, int first, int end, int shared, dtype_t t);
+/* Forward multiply-adds of one image through the convolutions and dense layers (torchvision's "GFLOPS" column and
+ * fvcore count these: 4.09 G for ResNet-50 at 224x224). */
+double model_macs_per_image(const model_t *m);
 /* Floating-point operations of one image's forward and backward through the convolutions and dense layers (2 per
  * multiply-add; backward = the weight gradient, plus the input gradient except where the input is the data),
  * counted from the layer shapes. The rest (batch norm, pooling, element-wise) is memory-bound and not counted. */
@@ -94,6 +122,10 @@ void model_free(model_t *m);
  * the input) is read at or after i, so one activation crosses forward and one gradient backward. LeNet: every
  * boundary; ResNet-18: block boundaries. Host only. Writes them in increasing order to cuts; returns the count. */
 int model_cut_points(const model_t *m, int *cuts);
+/* Whether split[0..n_split) are valid stage starts of `model` (n_split + 1 stages): each a cut point (never inside a
+ * residual block, whose input and branch both cross). Host only (builds the model at its defaults: the graph does
+ * not depend on the input size). 0, or -1 with a one-line message naming the bad layer and the valid cuts. */
+int model_split_check(const char *model, const int *split, int n_split, char *err, size_t errlen);
 /* As model_alloc for layers [first, end) only: the tensors they read or write (the boundary input with a
  * gradient buffer unless it is the data), this stage's contiguous slice of the flat parameter, gradient,
  * momentum and state buffers (n_params/n_state become the slice's sizes), their setup and workspace.

@@ -31,7 +31,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     r->seed = seed;
     gpu_init(&r->gpu, device, math);
     r->gpu.conv_cache = conv_cache;
-    if (model_build(&r->model, model, shard_batch) != 0) {
+    if (model_build_input(&r->model, model, shard_batch, model_input_of(data)) != 0) {
         snprintf(err, errlen, "unknown model \"%s\"", model);
         return -1;
     }

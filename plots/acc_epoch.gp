@@ -1,5 +1,5 @@
 # acc_epoch.gp — (d) test accuracy against epoch, one line per configuration of one strategy.
-# Data (data.awk): blocks of "epoch accuracy_percent" under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "epoch accuracy_percent" under a quoted title line.
 set title "Test accuracy against epoch\n".subtitle
 set xlabel 'epoch (1 = warmup)'
 set ylabel 'test accuracy (%)'

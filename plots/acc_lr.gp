@@ -1,5 +1,5 @@
 # acc_lr.gp — (e) final test accuracy against learning rate, one line per strategy, GPU count and batch size.
-# Data (data.awk): blocks of "lr accuracy_percent" (median over seeds) under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "lr accuracy_percent" (median over seeds) under a quoted title line.
 set title "Final test accuracy against learning rate\n".subtitle
 set logscale x 2
 set xlabel 'learning rate used (log2 scale; weak scaling multiplies it by the GPU count)'

@@ -1,6 +1,6 @@
 # breakdown.gp — (f) per-step compute, exposed communication and idle time, stacked, one bar per strategy,
 # GPU count, batch and link. idle = the rows' idle_ms (older CSVs: step - compute - exposed, clipped at 0).
-# Data (data.awk): a header line, then "label compute_ms exposed_comm_ms idle_ms" per bar.
+# Data (scaling report, report/figures.c): a header line, then "label compute_ms exposed_comm_ms idle_ms" per bar.
 set title "Where a training step goes\n".subtitle
 set style data histograms
 set style histogram rowstacked gap 1

@@ -1,6 +1,6 @@
 # bubble.gp — (g) pipeline bubble against micro-batches per batch: measured (solid) and the ideal
 # (p-1)/(M+p-1) of GPipe-style schedules (dashed), per stage count.
-# Data (data.awk): data = blocks of "M measured_percent", data2 = blocks of "M ideal_percent".
+# Data (scaling report, report/figures.c): data = blocks of "M measured_percent", data2 = blocks of "M ideal_percent".
 set title "Pipeline bubble against micro-batches\n".subtitle
 set logscale x 2
 set xlabel 'micro-batches per batch M (log2 scale)'

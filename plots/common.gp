@@ -1,5 +1,5 @@
 # common.gp — what every figure shares: the terminal (fmt 'png': pngcairo, 'svg': svg) at W x H pixels, fonts,
-# colours, grid, and the caption naming the GPU, the date and the CSV at the bottom left. plot.sh sets fmt, out
+# colours, grid, and the caption naming the GPU, the date and the CSV at the bottom left. scaling report sets fmt, out
 # (the output path without extension), subtitle and caption before this file; the figure script follows it.
 # tests/cli/test_plot.sh checks the PNG size: keep it in step with W and H.
 W = 1000

@@ -1,5 +1,5 @@
 # epoch_time.gp — (a) steady epoch time against GPU count, one line per strategy and batch, log2 x axis.
-# Data (data.awk): blocks of "GPUs seconds" under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "GPUs seconds" under a quoted title line.
 set title "Steady epoch time against GPU count\n".subtitle
 set logscale x 2
 set xlabel 'GPUs (log2 scale; 1 GPU: the strategy single where the strategy has no 1-GPU run)'

@@ -1,7 +1,7 @@
 # projection.gp — the report's projection: speedup and efficiency against GPU count, 1 to 1024 (log2 x), the
 # model's curves (lines, data) under the measured points (data2: a block per curve in the same order, untitled,
 # then a titled block per run across nodes). The caption holds the model's assumptions; '\n' in it breaks a line.
-# Data (plots/project.awk): blocks of "GPUs speedup efficiency_percent" under a quoted title line.
+# Data (scaling report, report/project.c): blocks of "GPUs speedup efficiency_percent" under a quoted title line.
 set bmargin 10
 nl(s) = (p_ = strstrt(s, '\n'), p_ ? s[1:p_-1]."\n".nl(s[p_+2:]) : s)
 set label 99 nl(caption) at screen 0.01, screen 0.1 left font ',9' textcolor rgb '#505050'

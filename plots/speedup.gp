@@ -1,5 +1,5 @@
 # speedup.gp — (b) speedup T1/TN and efficiency T1/(N*TN) against GPU count, each beside its ideal line.
-# Data (data.awk): blocks of "GPUs speedup efficiency_percent" under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "GPUs speedup efficiency_percent" under a quoted title line.
 # Past 8 lines (a study in several maths or gradient dtypes) the legend would hide the data: the panels narrow and
 # it stands to their right.
 stats data using 1 nooutput

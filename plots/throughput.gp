@@ -1,5 +1,5 @@
 # throughput.gp — (c) training throughput against the per-GPU batch, one line per strategy and GPU count.
-# Data (data.awk): blocks of "batch_per_GPU images_per_s" under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "batch_per_GPU images_per_s" under a quoted title line.
 set title "Throughput against per-GPU batch size\n".subtitle
 set logscale x 2
 set xlabel 'batch per GPU (images, log2 scale)'

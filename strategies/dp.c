@@ -66,8 +66,10 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
             dp->reps[i].trace = cfg->trace;
         }
     /* Timing events on an even sample of the steps keeps the event count bounded for small batches
-     * (LeNet at batch 4 has 15000 steps) while every part of the epoch is represented. */
+     * (LeNet at batch 4 has 15000 steps) while every part of the epoch is represented: of the steps an epoch runs,
+     * which --steps may cap far below an ImageNet epoch's 5,004 (later steps go untimed). */
     int steps = dp->reps[0].steps_per_epoch;
+    if (cfg->steps_cap > 0 && cfg->steps_cap < steps) steps = cfg->steps_cap;
     dp->stride = (steps + DP_TIMED_MAX - 1) / DP_TIMED_MAX;
     dp->n_slots = (steps + dp->stride - 1) / dp->stride;
     for (int i = 0; i < n; i++) {

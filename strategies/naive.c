@@ -293,8 +293,10 @@ static double naive_evaluate(void *state) { return dp_evaluate(&((naive_t *)stat
 static size_t naive_params(void *state, float *host, size_t max) { return dp_params(&((naive_t *)state)->dp, host, max); }
 
 const strategy_t strategy_naive = {
-    .name = "naive",
-    .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward (--naive-path)",
+    .info = {.name = "naive",
+             .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward "
+                        "(--naive-path)",
+             .reduces = 1, .path_is_algo = 1},
     .setup = naive_setup,
     .steps_per_epoch = naive_steps,
     .epoch_begin = naive_epoch_begin,

@@ -339,8 +339,10 @@ static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)
 static size_t nccl_params(void *state, float *host, size_t max) { return dp_params(&((nccl_t *)state)->dp, host, max); }
 
 const strategy_t strategy_nccl = {
-    .name = "nccl",
-    .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, --overlap)",
+    .info = {.name = "nccl",
+             .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, "
+                        "--overlap)",
+             .reduces = 1, .multi_process = 1, .uses_nccl = 1},
     .setup = nccl_setup,
     .steps_per_epoch = nccl_steps,
     .epoch_begin = nccl_epoch_begin,
@@ -350,5 +352,4 @@ const strategy_t strategy_nccl = {
     .teardown = nccl_teardown,
     .reduce = &nccl_reduce_ops,
     .params = nccl_params,
-    .multi_process = 1,
 };

@@ -16,14 +16,14 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-void pipe_measure_layers(gpu_t *g, const char *model, int batch, double *cost_ms, int n_layers) {
+void pipe_measure_layers(gpu_t *g, const char *model, model_input_t in, int batch, double *cost_ms, int n_layers) {
     model_t *m = calloc(1, sizeof *m);
     cudaEvent_t *ev = calloc(2 * (size_t)n_layers + 2, sizeof *ev);
     double *t = calloc((size_t)n_layers * BALANCE_REPS, sizeof *t);
     if (!m || !ev || !t) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     CHECK_CUDA(cudaSetDevice(g->device));
     nvtx_push("pipeline balance: layer times gpu%d", g->device);
-    if (model_build(m, model, batch) != 0 || m->n_layers != n_layers)
+    if (model_build_input(m, model, batch, in) != 0 || m->n_layers != n_layers)
         check_fail(__FILE__, __LINE__, "model_build", "the model to measure differs from the one to split");
     if (model_alloc(m, g) != 0)
         check_fail(__FILE__, __LINE__, "model_alloc", "out of memory measuring layer times at the micro-batch size");
@@ -83,7 +83,7 @@ void pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m) {
         int cuts[MODEL_MAX_LAYERS];
         int n_cuts = model_cut_points(m, cuts);
         char err[256];
-        pipe_measure_layers(&pp->st[0].gpu, cfg->model, pp->micro_batch, cost, m->n_layers);
+        pipe_measure_layers(&pp->st[0].gpu, cfg->model, model_input_of(cfg->data), pp->micro_batch, cost, m->n_layers);
         /* Feasibility was checked before any GPU was touched: balancing cannot fail here. */
         if (partition_balance(cost, m->n_layers, cuts, n_cuts, pp->p, pp->starts, err, sizeof err) != 0)
             check_fail(__FILE__, __LINE__, "partition_balance", err);

@@ -38,7 +38,7 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
                  cfg->data->train.n);
         return -1;
     }
-    if (model_build(m, cfg->model, pp->micro_batch) != 0) {
+    if (model_build_input(m, cfg->model, pp->micro_batch, model_input_of(cfg->data)) != 0) {
         snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
         return -1;
     }
@@ -64,7 +64,7 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     if (!S->slot) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     size_t ws = 0;
     for (int k = 0; k < S->n_slots; k++) {
-        model_build(&S->slot[k], cfg->model, pp->micro_batch);
+        model_build_input(&S->slot[k], cfg->model, pp->micro_batch, model_input_of(cfg->data));
         int rc = k == 0 ? model_alloc_range(&S->slot[0], g, S->first, S->end)
                         : model_alloc_slot(&S->slot[k], g, &S->slot[0]);
         if (rc != 0) {
@@ -117,11 +117,13 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
     pp->trace = cfg->trace;
     pp->ops_per_stage = 2 * pp->micro;
-    pp->stride = (pp->steps_per_epoch + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
+    /* Timed steps spread over the steps an epoch will run: under --steps, far fewer than an ImageNet epoch's. */
+    int run_steps = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
+    pp->stride = (run_steps + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
     int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */
     if (cap < 1) cap = 1;
-    if (cap < PIPE_TIMED_MAX) pp->stride = (pp->steps_per_epoch + cap - 1) / cap;
-    pp->n_timed = (pp->steps_per_epoch + pp->stride - 1) / pp->stride;
+    if (cap < PIPE_TIMED_MAX) pp->stride = (run_steps + cap - 1) / cap;
+    pp->n_timed = (run_steps + pp->stride - 1) / pp->stride;   /* later steps (never run) go untimed */
 
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
@@ -304,8 +306,9 @@ static size_t pipe_params(void *state, float *host, size_t max) {
 }
 
 const strategy_t strategy_pipeline = {
-    .name = "pipeline",
-    .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+    .info = {.name = "pipeline",
+             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+             .staged = 1, .t1_global_batch = 1},
     .setup = pipe_setup,
     .steps_per_epoch = pipe_steps,
     .epoch_begin = pipe_epoch_begin,

@@ -59,7 +59,7 @@ typedef struct pipe {
 /* ---- pipe_balance.c ---- */
 /* Forward + backward milliseconds of each layer of `model` at `batch` images on g: CUDA events around every layer,
  * the median of a few repetitions after warm-up. Allocates and frees a whole model on g. */
-void pipe_measure_layers(gpu_t *g, const char *model, int batch, double *cost_ms, int n_layers);
+void pipe_measure_layers(gpu_t *g, const char *model, model_input_t in, int batch, double *cost_ms, int n_layers);
 /* Host only, before any GPU is touched: checks the hand split in cfg (filling pp->starts) or, without one, that
  * pp->p stages fit the model's cut points. m: the model built at the micro-batch. 0, or -1 with a message. */
 int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);

@@ -63,8 +63,7 @@ static size_t single_params(void *state, float *host, size_t max) {
 }
 
 const strategy_t strategy_single = {
-    .name = "single",
-    .summary = "one GPU, no communication (the reference)",
+    .info = {.name = "single", .summary = "one GPU, no communication (the reference)", .reference = 1},
     .setup = single_setup,
     .steps_per_epoch = single_steps,
     .epoch_begin = single_epoch_begin,

@@ -1,10 +1,13 @@
 /* strategy.h — a training strategy is a small struct of function pointers (after nccl-tests' testColl):
  * it decides what runs on which GPU and what is exchanged; the engine does all arithmetic.
- * Strategies are registered by name in strategies/registry.c and chosen at run time. */
+ * Strategies are registered in strategies/registry.c and chosen by name at run time; the driver asks their
+ * properties (strategy_info.h), never their names. */
 #pragma once
 #include "../engine/model.h"
 #include "../engine/dataset.h"
 #include "../engine/dtype.h"
+#include "epoch_stats.h"
+#include "strategy_info.h"
 
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
@@ -18,6 +21,8 @@ typedef struct {
     unsigned long long seed;
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
     int cuda_graph;             /* single: replay each step from a captured CUDA graph */
+    int steps_cap;              /* --steps: steps the harness runs per epoch (0: whole epochs); per-step bookkeeping
+                                 * is sized for min(this, steps per epoch), not for a 5,000-step ImageNet epoch */
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
     const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
     /* data-parallel */
@@ -38,23 +43,6 @@ typedef struct {
 
 enum { NAIVE_PATH_AUTO = 0, NAIVE_PATH_P2P = 1, NAIVE_PATH_HOST = 2 };
 
-/* What a strategy reports for one epoch (filled by epoch_end). Fields a strategy does not measure stay < 0. */
-typedef struct {
-    int steps;
-    double epoch_s;             /* from CUDA events around the epoch's steps */
-    double step_ms;             /* median step, from per-step CUDA events */
-    double train_loss, train_acc;
-    double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
-    double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
-    int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
-    double peak_mem_mb;         /* max over the run's GPUs */
-    double algbw_gbs, busbw_gbs;        /* achieved by the gradient reduction (nccl-tests' definitions) */
-    char nccl_algo[64];         /* "" if not applicable */
-    /* pipeline; stages < 0: not applicable */
-    int stages, micro_batches;
-    char schedule[8], split[64], stage_busy_ms[128];
-    double bubble, bubble_ideal;
-} epoch_stats_t;
 
 /* A data-parallel strategy's gradient reduction on raw buffers: the code its train_step runs, callable by the
  * all-reduce benchmark (--bench allreduce) and the exact-sum tests. */
@@ -76,8 +64,8 @@ typedef struct {
 } reduce_ops_t;
 
 typedef struct strategy {
-    const char *name;
-    const char *summary;        /* one line for --help */
+    /* Name and properties: all that bench/ may ask about a strategy (host-only, strategy_info.h). */
+    strategy_info_t info;
     /* Builds replicas/stages on cfg->devices; returns 0, or -1 with a message in err (e.g. out of memory). */
     int (*setup)(void **state, const run_cfg_t *cfg, char *err, size_t errlen);
     /* Optimizer steps in one epoch (the last partial global batch is dropped). */
@@ -96,12 +84,8 @@ typedef struct strategy {
     /* Optional: copies replica 0's flat parameters (rank 0's under dist) to host, at most max floats, and returns
      * the parameter count (host NULL: the count only). Synchronises. For SCALING_DUMP_PARAMS and tests. */
     size_t (*params)(void *state, float *host, size_t max);
-    /* 1: can run one process per GPU under mpirun/srun (run_cfg_t.dist); 0: one process drives all its GPUs. */
-    int multi_process;
 } strategy_t;
 
-/* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */
+/* NULL-terminated table of every strategy (strategies/registry.c); strategy_find returns NULL for an unknown name. */
 extern const strategy_t *const strategy_table[];
 const strategy_t *strategy_find(const char *name);
-/* Writes the names, NULL-terminated, into out (max entries including the NULL); returns the count. */
-int strategy_names(const char **out, int max);

@@ -34,9 +34,11 @@ static void dense_init(const layer_t *l, float *params, float *state, init_t ini
     int in = dense_in(l), out = l->cfg.cout;
     size_t nw = (size_t)in * out;
     double a = sqrt(6.0 / ((double)in + out));   // Glorot: fan_in = in, fan_out = out
+    double u = 1.0 / sqrt((double)in);   // nn.Linear's default: kaiming_uniform_(a=sqrt(5)) is U(-1/sqrt(in), ..)
     for (size_t i = 0; i < nw; i++)
-        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a) : (float)(0.01 * rng_normal(rng));
-    memset(params + nw, 0, (size_t)out * sizeof(float));
+        params[i] = init == INIT_XAVIER ? (float)((2.0 * rng_uniform(rng) - 1.0) * a)
+                  : init == INIT_KAIMING ? (float)((2.0 * rng_uniform(rng) - 1.0) * u) : (float)(0.01 * rng_normal(rng));
+    for (int i = 0; i < out; i++) params[nw + i] = init == INIT_KAIMING ? (float)((2.0 * rng_uniform(rng) - 1.0) * u) : 0.0f;
 }
 
 static size_t dense_setup(layer_t *l, gpu_t *g) {

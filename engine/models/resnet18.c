@@ -1,4 +1,4 @@
-/* resnet18.c — the d2l ResNet-18 for 1x28x28 inputs: 3x3 stem (stride 1, no max-pool), four stages of two
+/* resnet18.c — the d2l ResNet-18 for 1x28x28 inputs (any side >= 8, channels and classes follow the data): 3x3 stem (stride 1, no max-pool), four stages of two
  * residual blocks (64/128/256/512, 1x1 stride-2 projection on each down-sampling block), global average pool, dense 10. */
 #include "../model.h"
 #include <stdio.h>
@@ -33,8 +33,8 @@ static int residual(model_t *m, int x, int stage, int blk, int cout, int stride,
     return y;
 }
 
-void model_build_resnet18(model_t *m, int batch) {
-    model_begin(m, "resnet18", batch, (shape_t){batch, 28, 28, 1}, 10);
+void model_build_resnet18(model_t *m, int batch, model_input_t in) {
+    model_begin(m, "resnet18", batch, (shape_t){batch, in.image, in.image, in.channels}, in.classes);
     int t = conv(m, "stem.conv", m->input, 64, 3, 1, 1);
     t = bn_relu(m, "stem.bn", t);
     static const int channels[4] = {64, 128, 256, 512};
@@ -44,6 +44,6 @@ void model_build_resnet18(model_t *m, int batch) {
         t = residual(m, t, s + 1, 1, channels[s], 1, 0);
     }
     t = model_add(m, &layer_gap_ops, "gap", t, -1, (layer_cfg_t){0});
-    t = model_add(m, &layer_dense_ops, "fc", t, -1, (layer_cfg_t){.cout = 10});
+    t = model_add(m, &layer_dense_ops, "fc", t, -1, (layer_cfg_t){.cout = in.classes});
     model_end(m, t);
 }

@@ -3,8 +3,7 @@
 # to the checkout's. It must exit 0 and write one folder results/default-<UTC>/ holding study.csv with every run the
 # plan makes for the GPUs present (5 epochs each, all ok), REPORT.md, and the figures where gnuplot is (else the
 # one-line note saying how to get them); the progress line counts runs over the whole study; and the printed answer
-# must match numbers recomputed here from the CSV (plots/csv.awk, medians of the steady epochs, single at the same
-# batch as T1). Ends with a summary: GPUs, runs, wall time, the answer.
+# must match REPORT.md's tables (the same medians and T1, bench/study.c, reached through `scaling report`). Ends with a summary: GPUs, runs, wall time, the answer.
 set -u
 bin=$1; root=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac     # it runs from a scratch folder
@@ -23,7 +22,7 @@ dirs=$(find "$work/results" -mindepth 1 -maxdepth 1 -type d -name 'default-*' 2>
 check "one folder results/default-* ($(echo "$dirs" | grep -c .))" $([ "$(echo "$dirs" | grep -c .)" -eq 1 ]; echo $?)
 dir=$(echo "$dirs" | head -n 1)
 csv=$dir/study.csv
-awk -f "$root/plots/csv.awk" "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/rows.tsv"
+awk -f "$root/scripts/csv.awk" "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/rows.tsv"
 
 # The plan for n_dev GPUs, as README and --help say: GPU counts 1, 2, 4, ... and n_dev; single on 1 (batch 256, and
 # 1024 with a pipeline); naive and nccl on every count from 2; the pipeline on those up to 8 that divide 1024.
@@ -56,44 +55,43 @@ else
     check "no gnuplot here: REPORT.md without figures, and one stderr line saying how to get them" $?
 fi
 
-# The answer, recomputed: per run the median of its steady epochs; T1 = the fastest single run on 1 GPU at the line's
-# batch (per GPU; the pipeline's global); each other strategy at its largest GPU count, its fastest run there.
-awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { r = $c["run_id"]; S[r] = $c["strategy"]; G[r] = $c["gpus"] + 0
-      P[r] = $c["micro_batches"] != "" || S[r] == "pipeline"; B[r] = P[r] ? $c["global_batch"] : $c["per_gpu_batch"]
-      if ($c["phase"] == "steady") { n[r]++; t[r, n[r]] = $c["epoch_s"] + 0 } }
-    function median(r,    i, j, x, v) {
-        for (i = 1; i <= n[r]; i++) { x = t[r, i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-        return n[r] % 2 ? v[(n[r] + 1) / 2] : (v[n[r] / 2] + v[n[r] / 2 + 1]) / 2 }
-    END {
-        for (r in S) { m[r] = median(r); if (G[r] > gmax) gmax = G[r]; if (G[r] > top[S[r]]) top[S[r]] = G[r]
-                       if (S[r] == "single" && G[r] == 1 && (!((B[r]) in T1) || m[r] < T1[B[r]])) T1[B[r]] = m[r] }
-        for (r in S) if (S[r] != "single" && G[r] == top[S[r]] && (!(S[r] in best) || m[r] < m[best[S[r]]])) best[S[r]] = r
-        for (s in best) { r = best[s]; sp = T1[B[r]] / m[r]
-            printf "%s %d %d %.6f %.6f %.6f %.6f\n", s, G[r], B[r], m[r], T1[B[r]], sp, 100 * sp / G[r]
-            if (G[r] == gmax && (f == "" || m[r] < m[best[f]])) f = s }
-        if (gmax > 1) printf "fastest %s %.6f\n", f, m[best[f]] }' "$tmp/rows.tsv" >"$tmp/want"
+# The answer against the report: the answer (bench/answer.c) and REPORT.md (`scaling report`) both take a run's time,
+# T1 and the fastest run from bench/study.c; each strategy's line must be the fastest row of its table in REPORT.md at
+# its GPU count and batch, with that row's epoch time and speedup. The tables' columns are found by their headers.
+awk -F' *[|] *' '
+    /^#### / { s = substr($0, 6); next }
+    /^##?#? / { s = ""; next }
+    /^[|] (math [|] )?(grads [|] )?GPUs/ { delete c; for (i = 2; i < NF; i++) c[$i] = i; next }
+    /^[|]---/ || !/^[|]/ || s == "" { next }
+    { g = ("GPUs" in c) ? $c["GPUs"] : $c["GPUs (stages)"]; sub(/ .*/, "", g)
+      b = ("batch/GPU" in c) ? $c["batch/GPU"] : $c["batch"]; t = $c["best epoch (s)"]
+      if (t == "—") next
+      k = s " " g " " b
+      if (!(k in T) || t + 0 < T[k] + 0) { T[k] = t; SP[k] = $c["speedup"]; EF[k] = $c["efficiency"]; sub(/ %/, "", EF[k]) } }
+    END { for (k in T) print k, T[k], SP[k], EF[k] }' "$md" >"$tmp/table"
 sed -n '/^# answer:/,$p' "$tmp/out" >"$tmp/answer"
 compared=0
-while read -r s g b t t1 sp ef; do
-    [ "$s" = fastest ] && continue
-    line=$(awk -v s="$s" '$1 == s' "$tmp/answer" | head -n 1)
-    set -- $line
-    ok=$(awk -v g="$g" -v t="$t" -v t1="$t1" -v sp="$sp" -v ef="$ef" -v G="${2:-0}" -v T="${4:-x}" -v T1="${5:-x}" \
-        -v SP="${6:-x}" -v EF="${7:-x}" 'function d(a, b) { return a > b ? a - b : b - a }
-        BEGIN { sub(/x$/, "", SP); print (G == g && d(T, t) < 0.0011 && d(T1, t1) < 0.0011 && d(SP, sp) < 0.011 &&
-                                         d(EF, ef) < 0.11) ? 0 : 1 }')
-    check "answer for $s: printed '$line', recomputed $g GPUs $t s, T1 $t1 s, ${sp}x, ${ef} %" "$ok"
+while read -r s g b t t1 sp ef st; do
+    [ "${s#\#}" = "$s" ] || continue
+    [ "$s" = single ] && continue
+    b=${b%/GPU}
+    row=$(awk -v k="$s $g $b" '$1 " " $2 " " $3 == k' "$tmp/table" | head -n 1)
+    set -- $row
+    ok=$(awk -v t="$t" -v sp="${sp%x}" -v ef="$ef" -v T="${4:-x}" -v SP="${5:-x}" -v EF="${6:-x}" \
+        'function d(a, b) { return a > b ? a - b : b - a }
+        BEGIN { print (T != "x" && d(T, t) < 0.0011 && d(SP, sp) < 0.011 && d(EF, ef) < 0.11) ? 0 : 1 }')
+    check "answer for $s on $g GPUs at $b: ${t} s, ${sp}, ${ef} %; REPORT.md's fastest row: ${4:-none} s, ${5:-} ${6:-} %" "$ok"
     compared=$((compared + 1))
-done <"$tmp/want"
+    if [ "$g" -eq "$n_dev" ] && { [ -z "${ft:-}" ] || awk -v a="$t" -v b="$ft" 'BEGIN { exit !(a < b) }'; }; then
+        f=$s ft=$t
+    fi
+done < <(sed -n '/^# strategy/,/^# fastest\|^# one GPU/p' "$tmp/answer" | sed '1d;$d')
 want_lines=$(( n_dev > 1 ? 3 : 0 ))
 check "answer lines compared: $compared, want $want_lines (naive, nccl, pipeline on 2+ GPUs)" \
     $([ $compared -eq $want_lines ]; echo $?)
 if [ "$n_dev" -gt 1 ]; then
-    f=none ft=0
-    read -r _ f ft < <(grep '^fastest' "$tmp/want")
-    grep -q "^# fastest on $n_dev GPUs: $f, $(printf '%.3f' "$ft") s per epoch" "$tmp/answer"
-    check "fastest on $n_dev GPUs: $f (recomputed)" $?
+    grep -q "^# fastest on $n_dev GPUs: ${f:-none}, ${ft:-0} s per epoch" "$tmp/answer"
+    check "fastest on $n_dev GPUs: ${f:-none} (the fastest line of the answer)" $?
 else
     grep -q '^# one GPU: nothing to scale' "$tmp/answer"; check "one GPU: the answer says so" $?
 fi

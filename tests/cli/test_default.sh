@@ -25,13 +25,13 @@ for want in 'With no options at all' 'results/default-<UTC time>/' 'pipeline  on
     grep -qF -- "$want" "$tmp/help" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --help lacks '$want'"; }
 done
 
-# The report without gnuplot: a PATH of the tools report.sh needs, gnuplot left out
+# The report without gnuplot: a PATH of common tools, gnuplot left out
 mkdir -p "$tmp/bin" "$tmp/study"
 for t in bash awk cut dirname env grep head mkdir mktemp mv rm sed sort tail tr wc cat; do
     ln -s "$(command -v "$t")" "$tmp/bin/$t"
 done
 cp "$root/tests/fixtures/study.csv" "$tmp/study/study.csv"
-PATH=$tmp/bin bash "$root/scripts/report.sh" "$tmp/study/study.csv" --out "$tmp/study" >/dev/null 2>"$tmp/stderr"; rc=$?
+PATH=$tmp/bin "$bin" report "$tmp/study/study.csv" --out "$tmp/study" >/dev/null 2>"$tmp/stderr"; rc=$?
 note=$(grep -c 'gnuplot not found' "$tmp/stderr")
 if [ $rc -eq 0 ] && [ "$note" -eq 1 ] && grep -q '(no figures: gnuplot not found' "$tmp/study/REPORT.md" \
    && ! grep -q '!\[' "$tmp/study/REPORT.md"; then pass=$((pass + 1))

@@ -8,7 +8,7 @@ printf 'precious,existing,content\n' > "$tmp/other.csv"
 
 data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
 expect_error 'unknown strategy "warp" (valid: single'   --strategy warp "${data[@]}"
-expect_error 'unknown model "vgg" (valid: lenet, resnet18)' --model vgg
+expect_error 'unknown model "vgg" (valid: lenet, resnet18, resnet50, resnet101)' --model vgg
 expect_error 'unknown dataset'                           --dataset cifar
 expect_error '--batch: "12x"'                            --batch 12x "${data[@]}"
 expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
@@ -28,6 +28,15 @@ for s in naive nccl; do
     CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy $s --gpus 2 --grad-dtype fp32,bf16 --math tf32,bf16 \
         "${data[@]}"
 done
+# --image-size: not a positive integer, too small for the model, given to a model with a fixed input; a --split
+# inside a residual block (refused from the layer graph, before any GPU is looked for)
+expect_error '--image-size: "big" is not a positive integer' --model resnet50 --image-size big "${data[@]:0:2}"
+expect_error '--image-size 16 is too small for resnet50' --model resnet50 --image-size 16 --dataset synthetic
+expect_error '--image-size 96: model lenet has a fixed 28x28 input' --image-size 96 "${data[@]}"
+CUDA_VISIBLE_DEVICES= expect_error '--split: layer 5 (s1.b0.conv2) is not a valid cut' --model resnet50 \
+    --strategy pipeline --gpus 2 --split 5 --dataset synthetic
+CUDA_VISIBLE_DEVICES= expect_error '--split: layer 12 (s1.b1.bn1) is not a valid cut' --model resnet101 \
+    --strategy pipeline --gpus 3 --split 11,12 --dataset synthetic
 expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
 # --conv-cache: a folder that is not there, and a file that is not a conv cache (left as it was)
 expect_error "--conv-cache $tmp/none/algos.tsv: directory $tmp/none" --conv-cache "$tmp/none/algos.tsv" "${data[@]}"

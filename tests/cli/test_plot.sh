@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test_plot.sh — scripts/plot.sh on the study fixture (tests/fixtures/study.csv, made by test_fixture.c): every
-# figure the fixture has data for is written as a non-empty PNG of the size plots/common.gp sets (read from the
-# IHDR chunk) and as an SVG holding its title and the caption with the GPU and the date; figures without data
-# are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly; the
+# test_plot.sh — the figures of `scaling report` on the study fixture (tests/fixtures/study.csv, made by
+# test_fixture.c): every figure the fixture has data for has its data file and is drawn as a non-empty PNG of the
+# size plots/common.gp sets (read from the IHDR chunk) and as an SVG holding its title and the caption with the GPU
+# and the date; figures without data are skipped with one line each; a line cut by a kill and a quoted GPU name with a comma are read correctly; the
 # breakdown takes idle from idle_ms, keeps runs over another link apart, and reads an older CSV without the column.
 # The precision fixture (tests/fixtures/study_math.csv: tf32 and bf16, fp32 and bf16 gradients; constructed, see
 # test_fixture.c) gets a line per strategy, batch and precision, each naming it, and its speedups are over single
@@ -12,7 +12,10 @@
 set -u
 root=$2
 fixture=$root/tests/fixtures/study.csv
-plot=$root/scripts/plot.sh
+scaling=$1
+plot() {   # plot CSV [OUTDIR]: the report's figures (and REPORT.md) into OUTDIR, default the CSV's path less .csv
+    if [ $# -ge 2 ]; then "$scaling" report "$1" --out "$2"; else "$scaling" report "$1"; fi
+}
 if ! command -v gnuplot >/dev/null; then echo "SKIP: gnuplot not found (scripts/setup.sh installs gnuplot-nox)"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
@@ -41,17 +44,18 @@ check_png() {
 }
 
 # ---- the whole fixture
-"$plot" "$fixture" "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
-[ $rc -eq 0 ] && ok || { bad "plot.sh exit $rc"; cat "$tmp/stderr"; }
+plot "$fixture" "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && ok || { bad "scaling report exit $rc"; cat "$tmp/stderr"; }
 for f in $figures; do
     check_png "$tmp/out/$f.png"
-    grep -qx "$tmp/out/$f.png" "$tmp/stdout" && ok || bad "$f.png not listed on stdout"
+    [ -s "$tmp/out/$f.dat" ] && ok || bad "$f.dat: missing or empty"
+    grep -qF "]($f.png)" "$tmp/out/REPORT.md" && ok || bad "$f.png not linked from REPORT.md"
     svg=$tmp/out/$f.svg
     if [ -s "$svg" ] && grep -q '<svg' "$svg" && grep -q 'GPU: NVIDIA H200' "$svg" && grep -q '2026-01-05' "$svg"; then ok
     else bad "$svg: missing, or no caption with the GPU and the date"; fi
 done
-n=$(ls "$tmp/out"/*.png | wc -l)
-[ "$n" -eq 10 ] && ok || bad "10 PNGs expected, $n written"
+n=$(ls "$tmp/out"/*.png | grep -vc '/projection-')
+[ "$n" -eq 10 ] && ok || bad "10 study PNGs expected, $n written"
 # titles, axis units and legends, spot-checked in the SVG text
 grep -q 'Steady epoch time against GPU count' "$tmp/out/epoch_time-$g.svg" && grep -q 'epoch time (s' "$tmp/out/epoch_time-$g.svg" &&
     grep -q 'nccl, 256/GPU' "$tmp/out/epoch_time-$g.svg" && ok || bad "epoch_time: title, y unit or legend missing"
@@ -63,24 +67,24 @@ grep -q 'ideal (p-1)/(M+p-1), p = 4' "$tmp/out/bubble-$g.svg" && grep -q 'measur
     ok || bad "bubble: measured or ideal line missing"
 grep -q '(diverged)' "$tmp/out/acc_epoch-$g-nccl.svg" && ok || bad "acc_epoch: the diverged run is not marked"
 # the run killed after epoch 1 (its test accuracy 45.5 %) is replaced by its resumed run
-grep -q 'select: 1 run(s) left out' "$tmp/stderr" && ok || bad "select note missing: $(cat "$tmp/stderr")"
+grep -q 'report: 1 run(s) left out' "$tmp/stderr" && ok || bad "left-out note missing: $(cat "$tmp/stderr")"
 
 # ---- one run of one strategy: most figures have no data and say so, one line each
 head -n 1 "$fixture" >"$tmp/one.csv"
 grep ',single,resnet18,fashion-mnist,1,1,256,256,0.1,' "$fixture" >>"$tmp/one.csv"
-"$plot" "$tmp/one.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
-skips=$(grep -c '^plot: skip ' "$tmp/stderr")
-if [ $rc -eq 0 ] && [ "$skips" -eq 6 ] && [ "$(wc -l <"$tmp/stdout")" -eq 1 ]; then ok
-else bad "one run: rc=$rc, $skips skip notes (want 6), stdout: $(cat "$tmp/stdout")"; cat "$tmp/stderr"; fi
+plot "$tmp/one.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+skips=$(grep -c '^report: skip ' "$tmp/stderr")
+if [ $rc -eq 0 ] && [ "$skips" -eq 6 ] && [ "$(ls "$tmp/one"/*.png | wc -l)" -eq 1 ]; then ok
+else bad "one run: rc=$rc, $skips skip notes (want 6), PNGs: $(ls "$tmp/one")"; cat "$tmp/stderr"; fi
 for w in epoch_time speedup throughput acc_lr breakdown bubble; do
-    grep -q "^plot: skip $w (resnet18 on fashion-mnist): " "$tmp/stderr" && ok || bad "no skip note for $w"
+    grep -q "^report: skip $w (resnet18 on fashion-mnist): " "$tmp/stderr" && ok || bad "no skip note for $w"
 done
 check_png "$tmp/one/acc_epoch-$g-single.png"      # default OUTDIR: the CSV's path without .csv
 
 # ---- a line cut by a kill inside a quoted cell, and a GPU name that needs quoting
 sed 's/,NVIDIA H200,/,"NVIDIA H200, ""SXM""",/' "$fixture" >"$tmp/cut.csv"
 printf '20260105T100000Z-0-1,2026-01-05T10:00:05Z,nccl,resnet18,fashion-mnist,1,2,512,256,0.2,0,0,tf32,normal,1,warmup,117,2.4,2,3,4,5,6,ok,,,,,,,,,,,,,,,,1,"NVIDIA H2' >>"$tmp/cut.csv"
-"$plot" "$tmp/cut.csv" "$tmp/cut" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+plot "$tmp/cut.csv" "$tmp/cut" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 0 ] && grep -q '1 record(s) with the wrong number of fields skipped' "$tmp/stderr" && ok ||
     { bad "cut line: rc=$rc"; cat "$tmp/stderr"; }
 grep -q 'GPU: NVIDIA H200, &quot;SXM&quot;\|GPU: NVIDIA H200, "SXM"' "$tmp/cut/epoch_time-$g.svg" && ok ||
@@ -96,7 +100,7 @@ done
 gcol=$(head -n 1 "$fixture" | tr ',' '\n' | grep -nx grad_dtype | cut -d: -f1)
 cut -d, -f"1-$((gcol - 1)),$((gcol + 1))-" "$fixture" >"$tmp/older.csv"    # no quoted commas in the fixture
 head -n 1 "$tmp/older.csv" | grep -q ',math,init,' && ok || bad "older.csv still has grad_dtype"
-"$plot" "$tmp/older.csv" "$tmp/older" >/dev/null 2>&1 && ok || bad "plot.sh on a CSV without grad_dtype failed"
+plot "$tmp/older.csv" "$tmp/older" >/dev/null 2>&1 && ok || bad "scaling report on a CSV without grad_dtype failed"
 for f in $figures; do
     cmp -s <(grep -v 'older.csv\|study.csv' "$tmp/older/$f.svg") <(grep -v 'older.csv\|study.csv' "$tmp/out/$f.svg") && ok ||
         bad "$f.svg differs without the grad_dtype column"
@@ -104,9 +108,10 @@ done
 
 # ---- tf32 against bf16, fp32 against bf16 gradients
 math=$root/tests/fixtures/study_math.csv
-"$plot" "$math" "$tmp/math" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
-[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/stdout")" -eq 9 ] && grep -q '^plot: skip acc_lr ' "$tmp/stderr" && ok ||
-    { bad "math fixture: rc=$rc, $(wc -l <"$tmp/stdout") figures (want 9)"; cat "$tmp/stderr"; }
+plot "$math" "$tmp/math" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+n=$(ls "$tmp/math"/*.png | grep -vc '/projection-')
+[ $rc -eq 0 ] && [ "$n" -eq 9 ] && grep -q '^report: skip acc_lr ' "$tmp/stderr" && ok ||
+    { bad "math fixture: rc=$rc, $n figures (want 9)"; cat "$tmp/stderr"; }
 for f in epoch_time-$g speedup-$g throughput-$g breakdown-$g bubble-$g acc_epoch-$g-nccl; do check_png "$tmp/math/$f.png"; done
 for want in "epoch_time:nccl, 256/GPU, bf16, bf16 grads" "epoch_time:nccl, 256/GPU, tf32, fp32 grads" \
             "epoch_time:pipeline, batch 512 (best M), bf16" "speedup:naive, 128/GPU, bf16, fp32 grads" \
@@ -119,10 +124,7 @@ done
 # The figures' data, computed by hand from the fixture: single's bf16 epoch at 256 is 0.80 s, nccl's bf16/bf16 0.43 s
 # and tf32/fp32 0.79 s against single's tf32 1.49 s: speedups 0.80/0.43 = 1.86047 (93.0233 %) and 1.49/0.79 =
 # 1.88608 (94.3038 %). Over single in tf32 the bf16 line would read 1.49/0.43 = 3.4651.
-mkdir -p "$tmp/dat"
-awk -f "$root/plots/csv.awk" "$math" >"$tmp/rows.tsv"
-awk -F'\t' -f "$root/plots/select.awk" "$tmp/rows.tsv" "$tmp/rows.tsv" 2>/dev/null |
-    awk -F'\t' -v dir="$tmp/dat" -v src=x -f "$root/plots/lib.awk" -f "$root/plots/data.awk" >/dev/null
+plot "$math" "$tmp/dat" >/dev/null 2>&1
 block() { awk -v t="\"$2\"" '$0 == t { on = 1; next } on && NF == 0 { exit } on' "$1"; }
 [ "$(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')" = "1 1 100 2 1.86047 93.0233 " ] && ok ||
     bad "speedup of nccl bf16/bf16: $(block "$tmp/dat/speedup-$g.dat" 'nccl, 256/GPU, bf16, bf16 grads' | tr '\n' ' ')"
@@ -135,12 +137,9 @@ block() { awk -v t="\"$2\"" '$0 == t { on = 1; next } on && NF == 0 { exit } on'
 
 # ---- the breakdown's data: idle from the idle_ms column, runs over other links as bars of their own, and an older
 #      CSV without the columns idle_ms, nodes, gpus_per_node, nccl_transport (idle = step - compute - exposed)
-breakdown_dat() {   # breakdown_dat CSV GROUP: the breakdown data file that plot.sh's awk makes from CSV
+breakdown_dat() {   # breakdown_dat CSV GROUP: the breakdown data file that scaling report writes from CSV
     local d=$tmp/dat$((++nd))
-    mkdir -p "$d"
-    awk -f "$root/plots/csv.awk" "$1" >"$d/rows.tsv"
-    awk -F'\t' -f "$root/plots/select.awk" "$d/rows.tsv" "$d/rows.tsv" >"$d/selected.tsv" 2>/dev/null
-    awk -F'\t' -v dir="$d" -v src="$1" -f "$root/plots/lib.awk" -f "$root/plots/data.awk" "$d/selected.tsv" >/dev/null
+    plot "$1" "$d" >/dev/null 2>&1
     cat "$d/breakdown-$2.dat"
 }
 nd=0
@@ -158,17 +157,22 @@ old=$root/results/study-h200x2-2026-11-22/study.csv
 if [ -f "$old" ] && ! head -n 1 "$old" | grep -q idle_ms; then
     breakdown_dat "$old" $g | grep -qx '"pipeline 2x b1024" 13.6124 0 2.89055' && ok ||
         bad "older CSV: $(breakdown_dat "$old" $g | grep pipeline)"
-    "$plot" "$old" "$tmp/old" >/dev/null 2>"$tmp/stderr" && [ -s "$tmp/old/breakdown-$g.png" ] && ok ||
-        { bad "plot.sh on an older CSV"; cat "$tmp/stderr"; }
+    plot "$old" "$tmp/old" >/dev/null 2>"$tmp/stderr" && [ -s "$tmp/old/breakdown-$g.png" ] && ok ||
+        { bad "scaling report on an older CSV"; cat "$tmp/stderr"; }
 else
     bad "$old: missing, or not the older layout this case needs"
 fi
 
+# ---- scripts/plot.sh, the old command: the same figures through scaling report, their PNGs listed
+SCALING=$scaling "$root/scripts/plot.sh" "$fixture" "$tmp/wrap" >"$tmp/stdout" 2>/dev/null; rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c '\.png$' "$tmp/stdout")" -ge 10 ] && [ -s "$(head -n 1 "$tmp/stdout")" ] && ok ||
+    bad "scripts/plot.sh: rc=$rc, $(wc -l <"$tmp/stdout") PNGs listed"
+
 # ---- bad input: one line, exit 2
-"$plot" "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+plot "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'no such file' "$tmp/stderr" && ok || bad "missing CSV: rc=$rc"
 printf 'a,b\n1,2\n' >"$tmp/other.csv"
-"$plot" "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+plot "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'not a scaling results CSV' "$tmp/stderr" && ok ||
     bad "foreign CSV: rc=$rc: $(cat "$tmp/stderr")"
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test_projection.sh — scripts/report.sh's projection past this host (plots/project.awk) on the study fixture,
+# test_projection.sh — the projection past this host of `scaling report` (report/project.c) on the study fixture,
 # against values computed by hand; its omission lines; and its options' bad input (one line, exit 2, nothing
 # written). gnuplot is not needed: without it the projection is written without its figure.
 #
 # Hand computation. The fixture (tests/fixtures/study.csv, see test_fixture.c): single 256/GPU steady epochs 2.80,
 # 2.82 s of 234 steps -> median step t1 = (11.9658 + 12.0513) / 2 = 12.00855 ms; nccl rows reduce S = 44696872 B
-# and expose 0.6 of their all-reduce time -> phi = 0.600; the benchmark fits alpha_i = 8 us, 1/beta_i = 150 GB/s
-# (S beta_i = 297.97915 us). Options --net-latency-us 14 --net-gbs 50: alpha_e = 14 us, 1/beta_e = 50 GB/s.
+# and expose 0.6 of their all-reduce time -> phi = 0.600 (its 2-node run too, so past one node as well); the
+# benchmark fits alpha_i = 8 us, 1/beta_i = 150 GB/s (S beta_i = 297.97915 us). Options --net-latency-us 14 --net-gbs 50: alpha_e = 14 us, 1/beta_e = 50 GB/s.
 #   n = 8, one node: ring = 2*7*8 + 2*7/8*297.97915 = 112 + 521.4635 = 633.46 us; tree = 2*7*8 + 2*297.97915
 #     = 707.96 us -> ring; exposed 0.6 * 0.63346 = 0.380 ms; step 12.389 ms; epoch 234/8 * 12.38863 ms = 0.3624 s;
 #     speedup 8 * 12.00855 / 12.38863 = 7.75; efficiency 96.9 %
@@ -28,22 +28,25 @@
 #   against 0.750 s: -4.8 %, exposed 0.321 measured / 0.297 model; pipeline p = 4, M = 8: 58 * 11/8 * 12.2525 ms =
 #   0.977 s against 1.034 s: -5.5 %.
 # Emulated two nodes (a copy of the fixture with the columns idle_ms, nodes, gpus_per_node and nccl_transport, plus
-# nccl 2 x 1 GPU at 256/GPU: steady 3.03, 3.05 s of 117 steps) and a network benchmark following 2 alpha + S beta
-# with alpha_e = 30 us, 1/beta_e = 3 GB/s, which the fit must give back: the model's all-reduce at 2 nodes x 1 is
-# 2*30 + 44696872/3000 = 14958.957 us, exposed 0.6 * 14.958957 = 8.975 ms, epoch 117 * (12.00855 + 8.975374) ms
-# = 2.455 s against 3.040 s: -19.2 %. At n = 16 = 2 x 8: beta = max(1/150, 1/(8*3)) = 1/24 ns/B (S beta =
-# 1862.3697 us): ring = 28*8 + 2*30 + 1.875*1862.3697 = 3775.9 us; tree = 2*(56 + 30) + 3724.739 = 3896.7 us.
+# nccl 2 x 1 GPU at 256/GPU over sockets: steady 3.03, 3.05 s of 117 steps, all-reduce 14.958957 ms of which 13.463
+# exposed) and a network benchmark following 2 alpha + S beta with alpha_e = 30 us, 1/beta_e = 3 GB/s, which the fit
+# must give back. Past one node phi is the runs across nodes' (the fixture's own 2-node run: exposed 1.62767 of
+# 2.71278 ms, and the socket run): (13.463 + 1.62767) / (14.958957 + 2.71278) = 0.853944. The model's all-reduce at
+# 2 nodes x 1 is 2*30 + 44696872/3000 = 14958.957 us, exposed 0.853944 * 14.958957 = 12.774 ms, epoch 117 * (12.00855
+# + 12.774109) ms = 2.900 s against 3.040 s (-4.6 %) and 2.655 s (+9.2 %). At n = 16 = 2 x 8: beta = max(1/150,
+# 1/(8*3)) = 1/24 ns/B (S beta = 1862.3697 us): ring = 28*8 + 2*30 + 1.875*1862.3697 = 3775.9 us; tree = 2*(56 + 30)
+# + 3724.739 = 3896.7 us.
 set -u
 root=$2
-report=$root/scripts/report.sh
+report=$1
 source "$(dirname "$0")/lib.sh"      # tmp (removed on exit), pass, fail
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
 lacks() { grep -qF -- "$2" "$1" && bad "$1 has: $2" || ok; }
-run_report() {   # run_report OUTDIR args...: report.sh must succeed
+run_report() {   # run_report OUTDIR args...: scaling report must succeed
     local dir=$1; shift
-    "$report" "$@" --out "$dir" >/dev/null 2>"$tmp/stderr" && ok || { bad "report.sh $* failed"; cat "$tmp/stderr"; }
+    "$report" report "$@" --out "$dir" >/dev/null 2>"$tmp/stderr" && ok || { bad "scaling report $* failed"; cat "$tmp/stderr"; }
 }
 # The projection section of a REPORT.md (the report's own model line says "model line omitted" elsewhere).
 proj() { sed -n '/^## Projection past this host$/,$p' "$1/REPORT.md" >"$1/proj.md"; echo "$1/proj.md"; }
@@ -55,7 +58,9 @@ run_report "$tmp/a" "$tmp/study.csv" --net-latency-us 14 --net-gbs 50
 p=$(proj "$tmp/a")
 has "$p" "| intra-node | 8.00 | 150.0 | ring fit \`nccl (Ring)\` to \`$tmp/study_allreduce.csv\` (above) |"
 has "$p" "| inter-node, per GPU | 14.00 | 50.0 | α from --net-latency-us, bandwidth from --net-gbs |"
-has "$p" "S = 44696872 B per step, t₁ = 12.009 ms (\`single\`, 234 steps per epoch), φ = 0.600"
+has "$p" "S = 44696872 B per step, t₁ = 12.009 ms (\`single\`, 234 steps per epoch), φ = 0.600 on one node"
+# the 128/GPU line has no run across nodes: past one node no overlap is assumed (phi = 1), and the report says so
+has "$p" "φ = 1.000 across nodes (no nccl run across nodes in the CSV: no overlap assumed)"
 has "$p" "| 8 | 1 × 8 | 0.633 | 0.708 | ring | 0.380 | 12.389 | 0.3624 | 7.75 | 96.9 % |"
 has "$p" "| 64 | 8 × 8 | 1.679 | 0.792 | tree | 0.475 | 12.484 | 0.0456 | 61.56 | 96.2 % |"
 has "$p" "| 1024 | 128 × 8 | 18.487 | 0.904 | tree | 0.542 | 12.551 | 0.0029 † | 979.75 | 95.7 % |"
@@ -64,6 +69,12 @@ has "$p" "| single, 256/GPU, tf32 | 1 | 1 × 1 | 2.810 | 2.810 | +0.0 % | — | 
 has "$p" "| nccl, 256/GPU, tf32 | 4 | 1 × 4 | 0.750 | 0.714 | -4.8 % | 0.321 / 0.297 | 0.542 |"
 has "$p" "| pipeline, batch 1024, tf32, gpipe, M = 8 | 4 | 1 × 4 | 1.034 | 0.977 | -5.5 % | — | — |"
 lacks "$p" "projection omitted"
+for d in projection projection_measured; do
+    [ -s "$tmp/a/$d-resnet18-fashion-mnist.dat" ] && ok || bad "$d-resnet18-fashion-mnist.dat missing"
+done
+grep -qx '"nccl 256/GPU tf32, φ 0.60, 0.60 across nodes"' "$tmp/a/projection-resnet18-fashion-mnist.dat" &&
+    grep -qx '64 61.5639 96.1936' "$tmp/a/projection-resnet18-fashion-mnist.dat" && ok ||
+    bad "projection data: the 256/GPU curve's title or its 64-GPU point (61.56x, 96.2 %) missing"
 if command -v gnuplot >/dev/null; then
     [ -s "$tmp/a/projection-resnet18-fashion-mnist.png" ] && [ -s "$tmp/a/projection-resnet18-fashion-mnist.svg" ] &&
         ok || bad "projection figure missing"
@@ -81,7 +92,7 @@ lacks "$p" "| 8 | 1 × 8 |"
 # ---- the emulated two-node run and its network benchmark (columns of the newer CSV)
 awk -F, -v OFS=, '
     # The fixture has the columns of this version (nodes, gpus_per_node, nccl_transport, idle_ms): the emulated run
-    # is a copy of the one-node nccl run on 2 GPUs at 256 per GPU (seed 2: select.awk keys no node layout), over
+    # is a copy of the one-node nccl run on 2 GPUs at 256 per GPU (seed 2), over
     # NCCL'"'"'s socket transport. Its rows have no quoted cells (split is empty), so splitting on commas is safe.
     NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
     { print }
@@ -107,9 +118,10 @@ run_report "$tmp/c" "$tmp/emu.csv"
 p=$(proj "$tmp/c")
 has "$p" "| inter-node, per GPU | 30.00 | 3.0 | ring fit to \`$tmp/emu_allreduce_net.csv\` |"
 emu="nccl, 256/GPU, tf32, across nodes (\`NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1\`)"
-has "$p" "| $emu | 2 | 2 × 1 | 3.040 | 2.455 | -19.2 % | 13.463 / 8.975 | 0.500 |"
+has "$p" "| $emu | 2 | 2 × 1 | 3.040 | 2.900 | -4.6 % | 13.463 / 12.774 | 0.500 |"
+has "$p" "| nccl, 256/GPU, tf32, across nodes (\`NCCL_HOSTID=h200-node-3.node0|h200-node-3.node1\`) | 2 | 2 × 1 | 2.655 | 2.900 | +9.2 % |"
 has "$p" "| nccl, 256/GPU, tf32 | 2 | 1 × 2 | 1.481 |"
-has "$p" "φ = 0.600 (exposed / all-reduce time over 8 nccl run(s))"
+has "$p" "φ = 0.600 on one node (exposed / all-reduce time over 8 nccl run(s) on this host), φ = 0.854 across nodes (over 2 nccl run(s) across nodes)"
 has "$p" "| 16 | 2 × 8 | 3.776 | 3.897 | ring |"
 run_report "$tmp/d" "$tmp/emu.csv" --net-gbs 50
 has "$(proj "$tmp/d")" \
@@ -148,12 +160,12 @@ for args in "--net-gbs 0" "--net-gbs -1" "--net-gbs abc" "--net-latency-us x" "-
     opt=${args%% *}; opt=${opt%%=*}
     for dir in "$tmp/none" "$tmp/a"; do
         # shellcheck disable=SC2086
-        "$report" "$tmp/study.csv" --out "$dir" $args >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+        "$report" report "$tmp/study.csv" --out "$dir" $args >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
         if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -qF -- "$opt" "$tmp/stderr" &&
            [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/none" ] && cmp -s "$tmp/kept.md" "$tmp/a/REPORT.md"; then
             ok
         else
-            bad "report.sh $args --out $dir: rc=$rc, stderr: $(cat "$tmp/stderr")"
+            bad "scaling report $args --out $dir: rc=$rc, stderr: $(cat "$tmp/stderr")"
         fi
     done
 done

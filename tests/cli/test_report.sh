@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_report.sh — scripts/report.sh on the study fixture: REPORT.md has its sections, the figures it links
+# test_report.sh — `scaling report` on the study fixture: REPORT.md has its sections, the figures it links
 # exist, and its numbers are the ones computed by hand from tests/fixtures/study.csv (see test_fixture.c):
 #   single 256/GPU steady epochs 2.80, 2.82 s -> T1 = 2.81; nccl 4 GPUs 256/GPU steady 0.74, 0.76 -> T4 = 0.75
 #   speedup 2.81 / 0.75 = 3.75, efficiency 2.81 / (4 x 0.75) = 93.7 %
@@ -29,7 +29,7 @@
 set -u
 root=$2
 fixture=$root/tests/fixtures/study.csv
-report=$root/scripts/report.sh
+report=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
@@ -39,9 +39,9 @@ hasre() { grep -qE -- "$2" "$1" && ok || bad "$1 lacks /$2/"; }
 
 # ---- without an all-reduce benchmark
 cp "$fixture" "$tmp/study.csv"
-"$report" "$tmp/study.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+"$report" report "$tmp/study.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
 md=$tmp/study/REPORT.md
-[ $rc -eq 0 ] && [ -s "$md" ] && grep -qx "$md" "$tmp/stdout" && ok || { bad "report.sh exit $rc"; cat "$tmp/stderr"; }
+[ $rc -eq 0 ] && [ -s "$md" ] && grep -qx "$md" "$tmp/stdout" && ok || { bad "scaling report exit $rc"; cat "$tmp/stderr"; }
 has "$md" "# Scaling study: $tmp/study.csv"
 has "$md" "NVIDIA H200; host h200-node-3; commit 1a2b3c4; 2026-01-05"
 has "$md" "112 rows, 39 runs, 38 configurations; 1 run(s) left out"
@@ -61,6 +61,13 @@ hasre "$md" '^\| 4 \| gpipe \| 1024 \| 8 \| 1\.034 \| 0\.842 \| 2\.37 \| 59\.2 %
 hasre "$md" '^\| single \| 1 \| 32768 \| 0\.1 \| — \| oom \| 0 \|'
 hasre "$md" '^\| nccl \| 4 \| 1024 \| 3\.2 \| — \| diverged \| 2 \|'
 grep -q '20260105T090659Z-1-47819' "$md" && bad "the killed run appears in the report" || ok
+# one data file per figure, with or without gnuplot (the figures only draw them)
+g=resnet18-fashion-mnist
+for f in epoch_time speedup throughput acc_lr breakdown bubble bubble_ideal acc_epoch-$g-naive acc_epoch-$g-nccl \
+         acc_epoch-$g-pipeline acc_epoch-$g-single; do
+    case $f in acc_epoch-*) d=$tmp/study/$f.dat ;; *) d=$tmp/study/$f-$g.dat ;; esac
+    [ -s "$d" ] && head -n 1 "$d" | grep -q '^"\|^label ' && ok || bad "$d: missing, empty or without its header line"
+done
 # every linked figure exists beside the report (when gnuplot made them)
 if command -v gnuplot >/dev/null; then
     n=0
@@ -73,10 +80,30 @@ else
     has "$md" "(no figures: gnuplot not found"
 fi
 
+# ---- a configuration whose first run failed at setup (no steps, no algorithm yet) and whose --resume retry ended ok
+#      is one configuration, reported by its ok run: its row keeps "ok (4)", no failure is listed, the failed run is
+#      left out (40 runs, 38 configurations)
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+    { print }
+    !done && $c["strategy"] == "nccl" && $c["gpus"] == 2 && $c["per_gpu_batch"] == 256 && $c["lr"] == "0.2" &&
+    $c["nodes"] == 1 && $c["epoch"] == 1 {
+        done = 1
+        $c["run_id"] = "20260101T000000Z-0-1"; $c["timestamp"] = "2026-01-01T00:00:00Z"; $c["epoch"] = 0
+        $c["phase"] = "setup"; $c["steps"] = ""; $c["nccl_algo"] = ""; $c["status"] = "failed"
+        for (k in c) if (k ~ /_ms$|_s$|^test_acc$|^train_|^bytes_per_step$|^algbw|^busbw/) $c[k] = ""
+        print
+    }' "$fixture" >"$tmp/retried.csv"
+"$report" report "$tmp/retried.csv" >/dev/null 2>&1; rc=$?
+rr=$tmp/retried/REPORT.md
+[ $rc -eq 0 ] && grep -q '20260101T000000Z-0-1' "$tmp/retried.csv" && ok || bad "retried fixture: rc=$rc"
+has "$rr" "113 rows, 40 runs, 38 configurations; 2 run(s) left out"
+hasre "$rr" '^\| 2 \| 256 \| 117 \| 1\.481 \| 1\.90 \| 94\.9 % \| 90\.8 % \(lr 0\.2\) \| ok \(4\) \|$'
+grep -q '20260101T000000Z-0-1\|failed (1)' "$rr" && bad "the failed setup run still counts in the report" || ok
+
 # ---- with the benchmark next to the CSV (the default --allreduce): the alpha-beta fit and the model line
 cp "$root/tests/fixtures/study_allreduce.csv" "$tmp/study_allreduce.csv"
-"$report" "$tmp/study.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
-[ $rc -eq 0 ] && ok || { bad "report.sh with benchmark: exit $rc"; cat "$tmp/stderr"; }
+"$report" report "$tmp/study.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && ok || { bad "scaling report with benchmark: exit $rc"; cat "$tmp/stderr"; }
 hasre "$md" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 8\.00 \| 150\.0 \| 18 \| 2, 4 \|'
 hasre "$md" '^\| naive \(p2p\) \| 2\(n−1\)α \+ 2\(n−1\)·S·β \(in and out of GPU 0\) \| 15\.00 \| 40\.0 \| 18 \| 2, 4 \|'
 # nccl 4 GPUs: GPUs | batch | steps | best | model | speedup | model speedup | efficiency | all-reduce measured / model
@@ -85,7 +112,7 @@ grep -q 'model line omitted' "$md" && bad "model line still omitted with a bench
 
 # ---- two models in one CSV: a section and tables each (the fixture again, relabelled LeNet on MNIST)
 { cat "$fixture"; tail -n +2 "$fixture" | sed 's/,resnet18,fashion-mnist,/,lenet,mnist,/; s/^\([0-9TZ]*\)-/\1L-/'; } >"$tmp/two.csv"
-"$report" "$tmp/two.csv" --out "$tmp/two" --allreduce "$root/tests/fixtures/study_allreduce.csv" >/dev/null 2>&1; rc=$?
+"$report" report "$tmp/two.csv" --out "$tmp/two" --allreduce "$root/tests/fixtures/study_allreduce.csv" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -qx '## lenet on mnist' "$tmp/two/REPORT.md" && grep -qx '## resnet18 on fashion-mnist' "$tmp/two/REPORT.md" &&
     [ "$(grep -c '^| 4 | 256 | 58 | 0\.750 | 0\.725 | 3\.75 |' "$tmp/two/REPORT.md")" -eq 2 ] &&
     [ "$(grep -c '^#### nccl$' "$tmp/two/REPORT.md")" -eq 2 ] && ok || bad "two models: rc=$rc, tables missing"
@@ -94,21 +121,21 @@ grep -q 'model line omitted' "$md" && bad "model line still omitted with a bench
 grep -q '^| math |\|^### [a-z0-9]* against ' "$md" && bad "a one-precision study has precision columns or sections" || ok
 gcol=$(head -n 1 "$fixture" | tr ',' '\n' | grep -nx grad_dtype | cut -d: -f1)
 cut -d, -f"1-$((gcol - 1)),$((gcol + 1))-" "$fixture" >"$tmp/older.csv"    # no quoted commas in the fixture
-"$report" "$tmp/older.csv" --allreduce "$tmp/study_allreduce.csv" >/dev/null 2>&1; rc=$?
+"$report" report "$tmp/older.csv" --allreduce "$tmp/study_allreduce.csv" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && cmp -s <(tail -n +2 "$tmp/older/REPORT.md") <(tail -n +2 "$md") && ok ||
     { bad "a CSV without grad_dtype reports differently (rc=$rc)"; diff <(tail -n +2 "$tmp/older/REPORT.md") <(tail -n +2 "$md") | head; }
 # the committed study of 2026-11-22 (older than grad_dtype) still reports: nccl, 2 GPUs, 256/GPU, 0.785 s, 94.9 %
 old=$root/results/study-h200x2-2026-11-22
-"$report" "$old/study.csv" --allreduce "$old/study_allreduce.csv" --out "$tmp/old" >/dev/null 2>&1; rc=$?
+"$report" report "$old/study.csv" --allreduce "$old/study_allreduce.csv" --out "$tmp/old" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok || bad "report on $old/study.csv: exit $rc"
 hasre "$tmp/old/REPORT.md" '^\| 2 \| 256 \| 117 \| 0\.785 \| [0-9.]+ \| 1\.90 \| [0-9.]+ \| 94\.9 % \|'
 
 # ---- tf32 against bf16, fp32 against bf16 gradients
 mkdir -p "$tmp/m"
 cp "$root/tests/fixtures/study_math.csv" "$root/tests/fixtures/study_math_allreduce.csv" "$tmp/m/"
-"$report" "$tmp/m/study_math.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+"$report" report "$tmp/m/study_math.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 mm=$tmp/m/study_math/REPORT.md
-[ $rc -eq 0 ] && ok || { bad "report.sh on the math fixture: exit $rc"; cat "$tmp/stderr"; }
+[ $rc -eq 0 ] && ok || { bad "scaling report on the math fixture: exit $rc"; cat "$tmp/stderr"; }
 has "$mm" "78 rows, 26 runs, 26 configurations"
 hasre "$mm" '^\| nccl \(Ring\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 10\.00 \| 300\.0 \| 9 \| 2 \|'
 hasre "$mm" '^\| nccl \(Ring, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 12\.00 \| 280\.0 \| 9 \| 2 \|'
@@ -123,7 +150,7 @@ hasre "$mm" '^\| nccl \| 2 \| 256/GPU \| bf16 \| 0\.785 \| 0\.430 \| 0\.55 \| 1\
 hasre "$mm" '^\| single \| 1 \| 256/GPU \| — \| 1\.490 \| 0\.800 \| 0\.54 \| 1\.00 \| 1\.00 \| 100\.0 % \| 100\.0 % \| — \| — \| 91\.2 % \| 90\.9 % \|$'
 grep -q '‡' "$mm" && bad "a ‡ with a benchmark that has bfloat16 rows" || ok
 # a benchmark older than bf16 gradients: the bf16 rows borrow its float fit at their own bytes, and say so
-"$report" "$tmp/m/study_math.csv" --allreduce "$root/tests/fixtures/study_allreduce.csv" --out "$tmp/m2" >/dev/null 2>&1
+"$report" report "$tmp/m/study_math.csv" --allreduce "$root/tests/fixtures/study_allreduce.csv" --out "$tmp/m2" >/dev/null 2>&1
 hasre "$tmp/m2/REPORT.md" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| [0-9.]+ \| 1\.86 \| [0-9.]+ \| 93\.0 % \| 0\.112 / 0\.165 ‡ \|'
 hasre "$tmp/m2/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| [0-9.]+ \| 1\.89 \| [0-9.]+ \| 94\.3 % \| 0\.183 / 0\.314 \|'
 has "$tmp/m2/REPORT.md" "‡ the benchmark has no bfloat16 rows"
@@ -133,23 +160,23 @@ for S in 4096 65536 1048576 16777216 268435456; do
     awk -v S=$S 'BEGIN { printf "nccl,2,Ring+cast,%d,%d,bfloat16,sum,%.6f,0,0,0,", S, S / 2, 40 + S / 200e3 }'
     echo "NVIDIA H200,580.82.07,13.0,2.27.7,h200-node-3,1a2b3c4,2026-01-05T08:50:00Z"
 done >>"$tmp/m/cast_allreduce.csv"
-"$report" "$tmp/m/study_math.csv" --allreduce "$tmp/m/cast_allreduce.csv" --out "$tmp/m3" >/dev/null 2>&1
+"$report" report "$tmp/m/study_math.csv" --allreduce "$tmp/m/cast_allreduce.csv" --out "$tmp/m3" >/dev/null 2>&1
 hasre "$tmp/m3/REPORT.md" '^\| nccl \(Ring\+cast, bfloat16\) \| 2\(n−1\)α \+ 2\(n−1\)/n·S·β \(ring\) \| 20\.00 \| 200\.0 \| 5 \| 2 \|'
 hasre "$tmp/m3/REPORT.md" '^\| bf16 \| bf16 \| 2 \| 256 \| 117 \| 0\.430 \| 0\.418 \| 1\.86 \| 1\.91 \| 93\.0 % \| 0\.112 / 0\.152 \|'
 hasre "$tmp/m3/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 117 \| 0\.790 \| 0\.765 \| 1\.89 \| 1\.95 \| 94\.3 % \| 0\.183 / 0\.169 \|'
 
 # ---- --allreduce FILE and --out DIR; a benchmark without the needed columns omits the model with a reason
 printf 'size,time\n4096,10\n' >"$tmp/odd.csv"
-"$report" "$tmp/study.csv" --allreduce "$tmp/odd.csv" --out "$tmp/r2" >/dev/null 2>&1; rc=$?
+"$report" report "$tmp/study.csv" --allreduce "$tmp/odd.csv" --out "$tmp/r2" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok || bad "--allreduce odd.csv: exit $rc"
 has "$tmp/r2/REPORT.md" "no columns strategy, gpus, size_bytes (or bytes), time_us: model line omitted"
-"$report" "$tmp/study.csv" --allreduce "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+"$report" report "$tmp/study.csv" --allreduce "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && ok || bad "missing --allreduce file: rc=$rc"
-"$report" >/dev/null 2>&1; rc=$?
+"$report" report >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && ok || bad "no argument: rc=$rc"
 # a CSV that is not a study's: one line, exit 2, and no output folder left behind
 printf 'a,b\n1,2\n' >"$tmp/other.csv"
-"$report" "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+"$report" report "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'not a scaling results CSV' "$tmp/stderr" && ok ||
     bad "a foreign CSV: rc=$rc, stderr: $(cat "$tmp/stderr")"
 [ ! -e "$tmp/other" ] && ok || bad "a foreign CSV left $tmp/other behind"

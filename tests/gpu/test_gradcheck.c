@@ -1,5 +1,6 @@
-/* test_gradcheck.c — finite-difference check of a whole small LeNet's gradients: the analytic gradient of the
- * mean cross-entropy from model_backward against central differences of the loss, in strict fp32 math. */
+/* test_gradcheck.c — finite-difference check of whole small networks' gradients (LeNet, and a narrow bottleneck
+ * network of ResNet-50's builder): the analytic gradient of the mean cross-entropy from model_backward against
+ * central differences of the loss, in strict fp32 math. */
 #include "gpu_test.h"
 #include "../../engine/model.h"
 #include "../../engine/check.h"
@@ -36,35 +37,31 @@ static double batch_loss(model_t *m, gpu_t *g) {
     return h[0] / m->batch;
 }
 
-int main(void) {
-    gpu_test_require(1);
-    gpu_t g;
-    gpu_init(&g, 0, MATH_FP32);
-    model_t m;
-    const int batch = 8;
-    model_build_lenet(&m, batch);
-    model_alloc(&m, &g);
-    unsigned seed = (unsigned)time(NULL);
-    printf("seed %u\n", seed);
-    model_init_params(&m, INIT_XAVIER, seed);
+/* Checks every parameterised layer of m (built, not yet allocated) on g against central differences. */
+static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
+    const int batch = m->batch;
+    model_alloc(m, g);
+    model_init_params(m, init, seed);
+    printf("# %s: %d layers, %zu parameters\n", m->name, m->n_layers, model_param_count(m));
 
     /* Fresh random images and labels. */
-    size_t px = shape_numel(m.tensors[m.input].shape);
-    gpu_fill_uniform(&g, m.tensors[m.input].val, m.act_dtype, px, seed, 0.0f, 1.0f);
-    int labels[8];
+    size_t px = shape_numel(m->tensors[m->input].shape);
+    gpu_fill_uniform(g, m->tensors[m->input].val, m->act_dtype, px, seed, 0.0f, 1.0f);
+    int *labels = malloc((size_t)batch * sizeof(int));
     srand(seed);
-    for (int i = 0; i < batch; i++) labels[i] = rand() % 10;
-    CHECK_CUDA(cudaMemcpy(m.labels, labels, sizeof labels, cudaMemcpyHostToDevice));
+    for (int i = 0; i < batch; i++) labels[i] = rand() % m->classes;
+    CHECK_CUDA(cudaMemcpy(m->labels, labels, (size_t)batch * sizeof(int), cudaMemcpyHostToDevice));
+    free(labels);
 
     /* Analytic gradient. */
-    CHECK_CUDA(cudaMemsetAsync(m.acc, 0, 2 * sizeof(double), g.stream));
-    model_forward(&m, &g, 1);
-    model_loss(&m, &g, batch, 1.0f / batch, 1);
-    model_backward(&m, &g, 0.0f);
-    float *grad = malloc(m.n_params * sizeof(float)), *p = malloc(m.n_params * sizeof(float));
-    CHECK_CUDA(cudaStreamSynchronize(g.stream));
-    CHECK_CUDA(cudaMemcpy(grad, m.grads, m.n_params * sizeof(float), cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(p, m.params, m.n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
+    model_forward(m, g, 1);
+    model_loss(m, g, batch, 1.0f / batch, 1);
+    model_backward(m, g, 0.0f);
+    float *grad = malloc(m->n_params * sizeof(float)), *p = malloc(m->n_params * sizeof(float));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    CHECK_CUDA(cudaMemcpy(grad, m->grads, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(p, m->params, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
 
     /* Central differences on each layer's 16 largest-gradient elements (where the difference of two fp32 losses
      * carries the most signal) plus 8 random ones. A finite difference has two error sources that move in
@@ -72,8 +69,8 @@ int main(void) {
      * kinks crossed within +-h (growing with h). So each layer is checked at three steps and judged at the best,
      * on the best three quarters of its coordinates (trimmed_rel); a wrong gradient is wrong at every h. */
     static const float hs[3] = {1e-2f, 3e-3f, 1e-3f};
-    for (int li = 0; li < m.n_layers; li++) {
-        layer_t *l = &m.layers[li];
+    for (int li = 0; li < m->n_layers; li++) {
+        layer_t *l = &m->layers[li];
         if (!l->n_params) continue;
         size_t pick[N_PICK];
         for (int t = 0; t < TOP; t++) {          /* top-|g| by repeated selection: n_params is small */
@@ -93,11 +90,11 @@ int main(void) {
             for (int t = 0; t < N_PICK; t++) {
                 size_t k = pick[t];
                 float orig = p[k], v;
-                v = orig + hs[hi]; CHECK_CUDA(cudaMemcpy(m.params + k, &v, sizeof v, cudaMemcpyHostToDevice));
-                double lp = batch_loss(&m, &g);
-                v = orig - hs[hi]; CHECK_CUDA(cudaMemcpy(m.params + k, &v, sizeof v, cudaMemcpyHostToDevice));
-                double lm = batch_loss(&m, &g);
-                CHECK_CUDA(cudaMemcpy(m.params + k, &orig, sizeof orig, cudaMemcpyHostToDevice));
+                v = orig + hs[hi]; CHECK_CUDA(cudaMemcpy(m->params + k, &v, sizeof v, cudaMemcpyHostToDevice));
+                double lp = batch_loss(m, g);
+                v = orig - hs[hi]; CHECK_CUDA(cudaMemcpy(m->params + k, &v, sizeof v, cudaMemcpyHostToDevice));
+                double lm = batch_loss(m, g);
+                CHECK_CUDA(cudaMemcpy(m->params + k, &orig, sizeof orig, cudaMemcpyHostToDevice));
                 double fd = (lp - lm) / (2.0 * hs[hi]);
                 err[t] = (fd - grad[k]) * (fd - grad[k]);
                 ctrl[t] = (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]);   /* a gradient 10% off */
@@ -118,7 +115,25 @@ int main(void) {
     }
     free(grad);
     free(p);
-    model_free(&m);
+    model_free(m);
+}
+
+int main(void) {
+    gpu_test_require(1);
+    gpu_t g;
+    gpu_init(&g, 0, MATH_FP32);
+    unsigned seed = (unsigned)time(NULL);
+    printf("seed %u\n", seed);
+    model_t *m = calloc(1, sizeof *m);   /* ~100 KB: not on the stack */
+    model_build_lenet(m, 8, (model_input_t){28, 1, 10});
+    gradcheck(m, &g, INIT_XAVIER, seed);
+    /* A narrow bottleneck network: ResNet-50's builder with one block per stage, 4 bottleneck channels, on 3x32x32
+     * inputs (the last stage on 1x1 maps, its batch norm over the batch of 8): stem, max-pool, all four kinds of
+     * block (projection with and without stride), gap and fc, each parameter block checked. */
+    static const int blocks[4] = {1, 1, 1, 1};
+    model_build_bottleneck(m, "narrow-resnet", 8, (model_input_t){32, 3, 10}, blocks, 4);
+    gradcheck(m, &g, INIT_KAIMING, seed + 1);
+    free(m);
     gpu_free(&g);
     return test_summary();
 }

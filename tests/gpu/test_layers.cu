@@ -439,7 +439,7 @@ static void test_host_side(void) {
     float *p = falloc(nw + 64);
     rng_t rng;
     rng_seed(&rng, 1);
-    for (int mode = 0; mode < 2; mode++) {
+    for (int mode = 0; mode < 3; mode++) {
         for (size_t i = 0; i < nw + 64; i++) p[i] = 7.0f;
         l.ops->init(&l, p, NULL, (init_t)mode, &rng);
         double a = sqrt(6.0 / (64 * 9 + 64 * 9)), sd = 0.0, mx = 0.0;
@@ -447,9 +447,11 @@ static void test_host_side(void) {
         sd = sqrt(sd / nw);
         int bias0 = 1;
         for (int i = 0; i < 64; i++) bias0 &= p[nw + i] == 0.0f;
-        double want_sd = mode == INIT_XAVIER ? a / sqrt(3.0) : 0.01;
+        /* kaiming: torchvision's kaiming_normal_(mode="fan_out", nonlinearity="relu"): std sqrt(2 / (K k k)). */
+        double want_sd = mode == INIT_XAVIER ? a / sqrt(3.0) : mode == INIT_KAIMING ? sqrt(2.0 / (64 * 9)) : 0.01;
         printf("%-4s init conv %-8s std %.5f (want %.5f), max %.5f, biases zero %d\n",
-               fabs(sd / want_sd - 1) < 0.03 && bias0 ? "ok" : "FAIL", mode ? "xavier" : "normal", sd, want_sd, mx, bias0);
+               fabs(sd / want_sd - 1) < 0.03 && bias0 ? "ok" : "FAIL",
+               mode == INIT_XAVIER ? "xavier" : mode == INIT_KAIMING ? "kaiming" : "normal", sd, want_sd, mx, bias0);
         EXPECT(fabs(sd / want_sd - 1) < 0.03, "conv init %d: std %.5f want %.5f", mode, sd, want_sd);
         EXPECT(bias0, "conv init %d: biases not zero", mode);
         if (mode == INIT_XAVIER) EXPECT(mx <= a, "xavier max %.5f > bound %.5f", mx, a);
@@ -461,6 +463,18 @@ static void test_host_side(void) {
     l.cfg = cfg(0, 0, 0, 10, 0);
     EXPECT(l.ops->out_shape(&l, &s, err, sizeof err) == 0 && s.h == 1 && s.w == 1 && s.c == 10, "dense out_shape");
     EXPECT(l.ops->param_count(&l) == 36 * 10 + 10, "dense param_count %zu", l.ops->param_count(&l));
+    {   /* kaiming: nn.Linear's default, weights and bias U(-1/sqrt(in), 1/sqrt(in)): std 1/sqrt(3 in) */
+        float dp[370];
+        double sd = 0.0, mx = 0.0, bmx = 0.0, u = 1.0 / 6.0;
+        l.ops->init(&l, dp, NULL, INIT_KAIMING, &rng);
+        for (int i = 0; i < 360; i++) { sd += (double)dp[i] * dp[i]; mx = fmax(mx, fabs(dp[i])); }
+        for (int i = 360; i < 370; i++) bmx = fmax(bmx, fabs(dp[i]));
+        sd = sqrt(sd / 360);
+        int ok = fabs(sd * sqrt(3.0 * 36) - 1) < 0.1 && mx <= u && bmx <= u && bmx > 0;
+        printf("%-4s init dense kaiming std %.5f (want %.5f), max %.5f, bias max %.5f (bound %.5f)\n", ok ? "ok" : "FAIL",
+               sd, 1 / sqrt(3.0 * 36), mx, bmx, u);
+        EXPECT(ok, "dense kaiming init: std %.5f max %.5f bias max %.5f", sd, mx, bmx);
+    }
 
     l.ops = &layer_bn_ops;
     l.in_shape[0] = shp(2, 3, 3, 5);
@@ -525,6 +539,13 @@ int main(int argc, char **argv) {
          1},
         {"conv k3 s1 p1 c1", &layer_conv_ops, {3, 1, 1, 16, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 2},
         {"conv k5 s1 p0 c1", &layer_conv_ops, {5, 1, 0, 6, 1, 0}, 1, {6, 12, 12, 1}, 1, 1, 0, 1, ref_conv, 2},
+        /* ResNet-50/101's configurations: the 7x7 stride-2 stem on 3-channel data (first layer: no dx; and with
+         * dx), the 1x1 stride-2 projection and the 1x1 bottleneck convolutions, all without bias. */
+        {"conv k7 s2 p3 c3 nobias (stem, no dx)", &layer_conv_ops, {7, 2, 3, 16, 0, 0}, 1, {3, 17, 17, 3}, 0, 1, 0, 1,
+         ref_conv, 1},
+        {"conv k7 s2 p3 c3 nobias", &layer_conv_ops, {7, 2, 3, 8, 0, 0}, 1, {2, 16, 16, 3}, 1, 1, -1, 1, ref_conv, 1},
+        {"conv k1 s2 p0 nobias (proj)", &layer_conv_ops, {1, 2, 0, 32, 0, 0}, 1, {4, 9, 9, 16}, 1, 1, -1, 1, ref_conv, 1},
+        {"conv k1 s1 p0 nobias", &layer_conv_ops, {1, 1, 0, 16, 0, 0}, 1, {4, 7, 7, 32}, 1, 1, -1, 1, ref_conv, 1},
         {"bn train c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 1, -3, 5, ref_bn, 1},
         {"bn train c3", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 3}, 1, 1, -3, 5, ref_bn, 1},
         {"bn inference c16", &layer_bn_ops, {0, 0, 0, 0, 0, 0}, 1, {6, 8, 8, 16}, 1, 0, -3, 5, ref_bn, 1},
@@ -536,6 +557,9 @@ int main(int argc, char **argv) {
         {"relu", &layer_relu_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 9, 9, 7}, 1, 1, -1, 1, ref_relu, 1},
         {"maxpool k2 s2", &layer_maxpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_maxpool, 1},
         {"maxpool k3 s2 p1", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {4, 9, 9, 6}, 1, 1, -1, 1, ref_maxpool, 1},
+        /* The stem's pool reads ReLU output: non-negative, and an even side (112 at 224) leaves a padded edge. */
+        {"maxpool k3 s2 p1 relu-in even", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {4, 10, 10, 8}, 1, 1, 0.001, 1,
+         ref_maxpool, 1},
         {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 1},
         {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 1},
         {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 1},
@@ -559,7 +583,9 @@ int main(int argc, char **argv) {
     gpu_init(&t, 0, MATH_TF32);
     gpu_workspace_reserve(&t, (size_t)256 << 20);
     for (size_t i = 0; i < n_cases; i++)
-        if (strcmp(cases[i].name, "conv k3 s1 p1 c32") == 0 || strcmp(cases[i].name, "dense 4-D in") == 0)
+        if (strcmp(cases[i].name, "conv k3 s1 p1 c32") == 0 || strcmp(cases[i].name, "dense 4-D in") == 0 ||
+            strncmp(cases[i].name, "conv k7", 7) == 0 || strncmp(cases[i].name, "conv k1", 7) == 0 ||
+            strncmp(cases[i].name, "maxpool k3", 10) == 0)
             run_case(&t, &cases[i], &rng, TOL_TF32);
     gpu_free(&t);
 

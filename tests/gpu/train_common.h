@@ -5,8 +5,9 @@
 #include "../../engine/idx.h"
 #include "../../strategies/strategy.h"
 
-static double train_accuracy(const char *model, const char *dataset, int batch, double lr, init_t init,
-                             int epochs, math_t math) {
+/* image > 0: batches resized to image x image on the GPU (--image-size); 0: as stored. */
+static double train_accuracy_at(const char *model, const char *dataset, int image, int batch, double lr, init_t init,
+                                int epochs, math_t math) {
     idx_dataset_t data;
     char err[512], dir[512];
     snprintf(dir, sizeof dir, "%s/%s", DATA_ROOT, dataset);
@@ -14,6 +15,7 @@ static double train_accuracy(const char *model, const char *dataset, int batch, 
         fprintf(stderr, "FAIL: data: %s (run scripts/setup.sh)\n", err);
         exit(1);
     }
+    data.image = image;
     const strategy_t *st = strategy_find("single");
     int dev = 0;
     run_cfg_t cfg = {.model = model, .n_gpus = 1, .devices = &dev, .global_batch = batch, .lr = lr,
@@ -38,4 +40,9 @@ static double train_accuracy(const char *model, const char *dataset, int batch, 
     st->teardown(state);
     idx_free(&data);
     return acc;
+}
+
+static double train_accuracy(const char *model, const char *dataset, int batch, double lr, init_t init,
+                             int epochs, math_t math) {
+    return train_accuracy_at(model, dataset, 0, batch, lr, init, epochs, math);
 }

@@ -6,19 +6,26 @@
 
 #include <string.h>
 
+/* The registry's properties that the answer asks (strategies/ files): single is the reference, the pipeline measures
+ * against it at the global batch. */
+static const strategy_info_t single = {.name = "single", .reference = 1}, naive = {.name = "naive", .reduces = 1},
+                             nccl = {.name = "nccl", .reduces = 1},
+                             pipeline = {.name = "pipeline", .staged = 1, .t1_global_batch = 1};
+static const strategy_info_t *const infos[] = {&single, &naive, &nccl, &pipeline, NULL};
+
 /* Adds a run: one warm-up epoch of 9 s (which must never count) then the steady epoch times given; none: a setup row. */
 static void add_run(answer_t *ans, const char *id, const char *strategy, int gpus, int per_gpu, int micro,
                     const double *steady, int n, const char *status) {
-    results_row_t r = {.strategy = strategy, .gpus = gpus, .per_gpu_batch = per_gpu, .micro_batches = micro};
+    results_row_t r = {.strategy = strategy, .gpus = gpus, .per_gpu_batch = per_gpu, .stats.micro_batches = micro};
     r.global_batch = micro > 0 ? per_gpu : per_gpu * gpus;     /* the pipeline: strong scaling, per_gpu = global */
     snprintf(r.run_id, sizeof r.run_id, "%s", id);
     if (n == 0)     /* a run that could not be set up: its one row */
-        r.epoch = 0, r.phase = "setup", r.epoch_s = -1, r.status = status;
+        r.epoch = 0, r.phase = "setup", r.stats.epoch_s = -1, r.status = status;
     else
-        r.epoch = 1, r.phase = "warmup", r.epoch_s = 9, r.status = "ok";
+        r.epoch = 1, r.phase = "warmup", r.stats.epoch_s = 9, r.status = "ok";
     EXPECT(answer_add(ans, &r) == 0, "add");
     for (int i = 0; i < n; i++) {
-        r.epoch = i + 2, r.phase = "steady", r.epoch_s = steady[i], r.status = i + 1 == n ? status : "ok";
+        r.epoch = i + 2, r.phase = "steady", r.stats.epoch_s = steady[i], r.status = i + 1 == n ? status : "ok";
         EXPECT(answer_add(ans, &r) == 0, "add");
     }
 }
@@ -50,7 +57,7 @@ static void test_median(void) {
 }
 
 static void test_two_gpus(void) {
-    answer_t ans = {0};
+    answer_t ans = {.strategies = infos};
     add_run(&ans, "s256", "single", 1, 256, -1, (const double[]){1.50, 1.48, 1.52, 1.49}, 4, "ok");   /* median 1.495 */
     add_run(&ans, "s1024", "single", 1, 1024, -1, (const double[]){1.25, 1.26, 1.24, 1.25}, 4, "ok"); /* median 1.25 */
     add_run(&ans, "n1", "naive", 2, 256, -1, (const double[]){0.79, 0.78, 0.78, 0.80}, 4, "ok");      /* median 0.785 */
@@ -84,7 +91,7 @@ static void test_two_gpus(void) {
 
 /* 4 GPUs: each strategy at its largest count, the best run there; one that never reached a steady epoch. */
 static void test_four_gpus(void) {
-    answer_t ans = {0};
+    answer_t ans = {.strategies = infos};
     add_run(&ans, "s", "single", 1, 256, -1, (const double[]){2.0, 2.0}, 2, "ok");
     add_run(&ans, "s1024", "single", 1, 1024, -1, (const double[]){1.6, 1.6}, 2, "ok");
     add_run(&ans, "n2", "naive", 2, 256, -1, (const double[]){1.0, 1.0}, 2, "ok");
@@ -113,7 +120,7 @@ static void test_four_gpus(void) {
 }
 
 static void test_one_gpu(void) {
-    answer_t ans = {0};
+    answer_t ans = {.strategies = infos};
     add_run(&ans, "s", "single", 1, 256, -1, (const double[]){1.5, 1.4, 1.6, 1.5}, 4, "ok");
     answer_summary_t s;
     answer_summarise(&ans, &s);
@@ -126,14 +133,14 @@ static void test_one_gpu(void) {
 
 /* T1 is single in the same math: a tf32 run's speedup is over single in tf32, not over the faster bf16 single. */
 static void test_math(void) {
-    answer_t ans = {0};
+    answer_t ans = {.strategies = infos};
     const char *maths[] = {"tf32", "bf16", "tf32"}, *strategies[] = {"single", "single", "nccl"};
     const double t[] = {1.40, 0.80, 0.75};
     for (int k = 0; k < 3; k++) {
         int gpus = k == 2 ? 2 : 1;
         results_row_t r = {.strategy = strategies[k], .math = maths[k], .gpus = gpus, .per_gpu_batch = 256,
-                           .global_batch = 256 * gpus, .micro_batches = -1, .epoch = 2, .phase = "steady",
-                           .epoch_s = t[k], .status = "ok"};
+                           .global_batch = 256 * gpus, .stats.micro_batches = -1, .epoch = 2,
+                           .phase = "steady", .stats.epoch_s = t[k], .status = "ok"};
         snprintf(r.run_id, sizeof r.run_id, "m%d", k);
         EXPECT(answer_add(&ans, &r) == 0, "add");
     }

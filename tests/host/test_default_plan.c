@@ -6,6 +6,13 @@
 #include "bench/sweep.h"
 #include "test.h"
 
+/* The command's strategies, as strategies/registry.c lists them. */
+static const strategy_info_t *const *registry(void) {
+    static const strategy_info_t *infos[64];
+    strategy_infos(infos, 64);
+    return infos;
+}
+
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -87,13 +94,13 @@ static void test_gpu_counts(void) {
     char err[256];
 
     /* 0 GPUs: the one-line error; nothing loaded, nothing named */
-    EXPECT(default_plan_make(&p, 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs refused");
+    EXPECT(default_plan_make(&p, registry(), 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs refused");
     EXPECT(strstr(err, "no CUDA device") && !strchr(err, '\n'), "0 GPUs: one line: %s", err);
     EXPECT(d.train.images == NULL && p.n_sweeps == 0 && p.dir[0] == '\0', "0 GPUs: nothing loaded or planned");
 
     for (size_t c = 0; c < sizeof gpu_cases / sizeof gpu_cases[0]; c++) {
         const gpu_case_t *g = &gpu_cases[c];
-        EXPECT(default_plan_make(&p, g->n, DATA_ROOT, when, &d, err, sizeof err) == 0, "%d GPUs: %s", g->n, err);
+        EXPECT(default_plan_make(&p, registry(), g->n, DATA_ROOT, when, &d, err, sizeof err) == 0, "%d GPUs: %s", g->n, err);
         EXPECT(p.n_sweeps == (g->n > 1 ? 4 : 1), "%d GPUs: %d sweeps", g->n, p.n_sweeps);
         expect_sweep(&p, 0, "single", "1", g->single_batch, 1, 1);
         if (g->n > 1) {
@@ -121,7 +128,7 @@ static void test_data_fallback(const char *tmp) {
     mkdir(root, 0777);
     snprintf(path, sizeof path, "%s/mnist", root);
     EXPECT(symlink(DATA_ROOT "/mnist", path) == 0, "symlink %s", path);
-    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "only MNIST: %s", err);
+    EXPECT(default_plan_make(&p, registry(), 2, root, when, &d, err, sizeof err) == 0, "only MNIST: %s", err);
     EXPECT(strcmp(p.model, "lenet") == 0 && strcmp(p.dataset, "mnist") == 0, "only MNIST: %s on %s", p.model,
            p.dataset);
     expect_sweep(&p, 0, "single", "1", "64,256", 1, 1);
@@ -144,14 +151,14 @@ static void test_data_fallback(const char *tmp) {
         FILE *fp = fopen(f, "w");
         if (fp) fclose(fp);
     }
-    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "broken Fashion-MNIST: %s", err);
+    EXPECT(default_plan_make(&p, registry(), 2, root, when, &d, err, sizeof err) == 0, "broken Fashion-MNIST: %s", err);
     EXPECT(strcmp(p.dataset, "mnist") == 0 && strstr(p.note, "train-images-idx3-ubyte"), "broken: %s: %s", p.dataset,
            p.note);
     idx_free(&d);
 
     /* Neither: ResNet-18 on synthetic data */
     snprintf(root, sizeof root, "%s/none", tmp);
-    EXPECT(default_plan_make(&p, 2, root, when, &d, err, sizeof err) == 0, "no data: %s", err);
+    EXPECT(default_plan_make(&p, registry(), 2, root, when, &d, err, sizeof err) == 0, "no data: %s", err);
     EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "synthetic") == 0, "no data: %s on %s", p.model,
            p.dataset);
     expect_sweep(&p, 3, "pipeline", "2", "1024", 0, 4);
@@ -170,7 +177,7 @@ static void test_command(const char *tmp) {
     snprintf(here, sizeof here, "%s/repo", tmp);
     mkdir(here, 0777);
     EXPECT(chdir(here) == 0 && symlink(DATA_ROOT, "data") == 0, "a checkout with data/ in %s", here);
-    EXPECT(default_plan_make(&p, 2, "data", when, &d, err, sizeof err) == 0, "%s", err);
+    EXPECT(default_plan_make(&p, registry(), 2, "data", when, &d, err, sizeof err) == 0, "%s", err);
     default_plan_command(&p, 3, cmd, sizeof cmd);
     EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 5 "
                        "--lr 0.05 --scale strong --batch 1024 --micro-batches 4 --schedule 1f1b --out " DIR_NAME
@@ -184,7 +191,7 @@ static void test_command(const char *tmp) {
     mkdir(root, 0777);
     snprintf(link, sizeof link, "%s/fashion-mnist", root);
     EXPECT(symlink(DATA_ROOT "/fashion-mnist", link) == 0, "symlink");
-    EXPECT(default_plan_make(&p, 1, root, when, &d, err, sizeof err) == 0, "%s", err);
+    EXPECT(default_plan_make(&p, registry(), 1, root, when, &d, err, sizeof err) == 0, "%s", err);
     default_plan_command(&p, 0, cmd, sizeof cmd);
     char want[1200];
     snprintf(want, sizeof want, "./scaling --strategy single --gpus 1 --model resnet18 --dataset fashion-mnist "
@@ -205,15 +212,15 @@ static void test_folder(const char *tmp) {
     mkdir(dir, 0777);
     EXPECT(chdir(dir) == 0, "chdir %s", dir);
 
-    EXPECT(default_plan_make(&p, 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs");
-    EXPECT(default_plan_make(&p, 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
+    EXPECT(default_plan_make(&p, registry(), 0, DATA_ROOT, when, &d, err, sizeof err) == 2, "0 GPUs");
+    EXPECT(default_plan_make(&p, registry(), 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
     idx_free(&d);
     EXPECT(!is_dir("results"), "planning creates nothing");
     EXPECT(default_plan_create_dir(&p, err, sizeof err) == 0 && is_dir(DIR_NAME), "created %s: %s", p.dir, err);
     EXPECT(strcmp(p.csv, DIR_NAME "/study.csv") == 0, "csv %s", p.csv);
 
     /* The same second again: a fresh name, and every sweep's --out follows it */
-    EXPECT(default_plan_make(&q, 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
+    EXPECT(default_plan_make(&q, registry(), 2, DATA_ROOT, when, &d, err, sizeof err) == 0, "%s", err);
     idx_free(&d);
     EXPECT(default_plan_create_dir(&q, err, sizeof err) == 0, "%s", err);
     EXPECT(strcmp(q.dir, DIR_NAME "-2") == 0 && is_dir(DIR_NAME "-2"), "second study in %s", q.dir);
@@ -232,10 +239,35 @@ static void test_folder(const char *tmp) {
     EXPECT(chdir(cwd) == 0, "chdir back");
 }
 
+/* The plan chooses strategies by property, not by name: the reference first, every strategy of replicas, every staged
+ * one, in registry order; a strategy that needs no GPU (a test's) is never in it; no reference is an error. */
+static void test_by_property(void) {
+    static const strategy_info_t fake = {.name = "fake", .no_gpu = 1}, ref = {.name = "base", .reference = 1},
+                                 rep = {.name = "ddp", .reduces = 1}, rep2 = {.name = "zero", .reduces = 1},
+                                 stg = {.name = "stages", .staged = 1, .t1_global_batch = 1};
+    static const strategy_info_t *const mine[] = {&fake, &rep, &stg, &ref, &rep2, NULL}, *const none[] = {&rep, NULL};
+    default_plan_t p;
+    idx_dataset_t d;
+    char err[256];
+    int rc = default_plan_make(&p, mine, 2, DATA_ROOT, when, &d, err, sizeof err);
+    EXPECT(rc == 0, "plan by property: %s", err);
+    if (rc == 0) {
+        EXPECT(p.n_sweeps == 4, "4 sweeps: %d", p.n_sweeps);
+        expect_sweep(&p, 0, "base", "1", "256,1024", 1, 1);
+        expect_sweep(&p, 1, "ddp", "2", "256", 1, 1);
+        expect_sweep(&p, 2, "zero", "2", "256", 1, 1);
+        expect_sweep(&p, 3, "stages", "2", "1024", 0, 4);
+        idx_free(&d);
+    }
+    EXPECT(default_plan_make(&p, none, 2, DATA_ROOT, when, &d, err, sizeof err) == 2 &&
+           strstr(err, "no reference strategy"), "no reference: %s", err);
+}
+
 int main(void) {
     char tmp[] = "/tmp/test_default_plan.XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
     test_gpu_counts();
+    test_by_property();
     test_data_fallback(tmp);
     test_command(tmp);
     test_folder(tmp);

@@ -160,11 +160,11 @@ static void test_gpus_for_world(void) {
     options_t o;
     char err[256];
     char *plain[] = {"scaling", "--strategy", "nccl", NULL};
-    EXPECT(options_parse(&o, 3, plain, err, sizeof err) == 0 && !o.gpus_given, "parse: %s", err);
+    EXPECT(options_parse(&o, 3, plain, err, sizeof err) == 0 && !options_given(&o, "gpus"), "parse: %s", err);
     EXPECT(options_for_world(&o, 4, err, sizeof err) == 0 && o.n_gpus == 1 && o.gpus[0] == 4,
            "--gpus omitted under 4 processes: n %d gpus[0] %d (%s)", o.n_gpus, o.gpus[0], err);
     char *same[] = {"scaling", "--gpus", "2", NULL};
-    EXPECT(options_parse(&o, 3, same, err, sizeof err) == 0 && o.gpus_given, "parse: %s", err);
+    EXPECT(options_parse(&o, 3, same, err, sizeof err) == 0 && options_given(&o, "gpus"), "parse: %s", err);
     EXPECT(options_for_world(&o, 2, err, sizeof err) == 0 && o.gpus[0] == 2, "--gpus 2 under 2 processes: %s", err);
     char *other[] = {"scaling", "--gpus", "2,4", NULL};
     EXPECT(options_parse(&o, 3, other, err, sizeof err) == 0, "parse: %s", err);

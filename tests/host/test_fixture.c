@@ -104,15 +104,14 @@ static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
     const prec_t *pr = c->prec;
     int dp = strcmp(c->strategy, "naive") == 0 || strcmp(c->strategy, "nccl") == 0;
     int pipe = c->micro_batches > 0;     /* only pipeline runs have micro-batches */
-    results_row_t r = {
-        .strategy = c->strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = pr ? pr->math : "tf32",
-        .grad_dtype = !dp ? "" : pr ? pr->grad : "fp32", .init = "normal",
-        .seed = 1, .gpus = c->gpus, .global_batch = c->global_batch, .per_gpu_batch = c->per_gpu_batch,
-        .lr = c->lr, .momentum = 0, .weight_decay = 0, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1,
-        .bytes_per_step = -1, .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1,
-        .bubble_ideal = -1, .idle_ms = -1, .nodes = link ? link->nodes : 1, .env = &env,
-        .nccl_transport = strcmp(c->strategy, "nccl") ? NULL : link ? link->transport : "default",
-    };
+    results_row_t r;
+    results_row_init(&r);
+    r.strategy = c->strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = pr ? pr->math : "tf32";
+    r.grad_dtype = !dp ? "" : pr ? pr->grad : "fp32", r.init = "normal";
+    r.seed = 1, r.gpus = c->gpus, r.global_batch = c->global_batch, r.per_gpu_batch = c->per_gpu_batch;
+    r.lr = c->lr, r.momentum = 0, r.weight_decay = 0, r.nodes = link ? link->nodes : 1, r.env = env;
+    if (strcmp(c->strategy, "nccl") == 0)
+        snprintf(r.env.nccl_transport, sizeof r.env.nccl_transport, "%s", link ? link->transport : "default");
     r.gpus_per_node = c->gpus / r.nodes;
     char t[32];
     stamp(t, sizeof t, g->clock, "%Y%m%dT%H%M%SZ");
@@ -124,15 +123,16 @@ static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
         int diverged = c->diverges && e == 2;
         r.epoch = e;
         r.phase = e == 1 ? "warmup" : "steady";
-        r.steps = steps;
-        r.epoch_s = e == 1 ? c->steady_s * 1.35 : c->steady_s + (e == 2 ? -0.01 : 0.01);
-        r.step_ms = r.epoch_s / steps * 1e3;
-        r.images_per_s = (double)steps * c->global_batch / r.epoch_s;
-        r.train_loss = diverged ? NAN : loss[e - 1] + (c->lr > 1 ? 0.3 : 0);
-        r.train_acc = diverged ? 0.1 : 0.95 - r.train_loss / 2;
+        r.stats.steps = steps;
+        r.stats.epoch_s = e == 1 ? c->steady_s * 1.35 : c->steady_s + (e == 2 ? -0.01 : 0.01);
+        r.stats.step_ms = r.stats.epoch_s / steps * 1e3;
+        r.images_per_s = (double)steps * c->global_batch / r.stats.epoch_s;
+        r.stats.train_loss = diverged ? NAN : loss[e - 1] + (c->lr > 1 ? 0.3 : 0);
+        r.stats.train_acc = diverged ? 0.1 : 0.95 - r.stats.train_loss / 2;
         r.test_acc = diverged ? 0.1 : c->acc + dacc[e - 1];
         r.status = diverged ? "diverged" : "ok";
-        r.peak_mem_mb = 1200 + 2.9 * c->per_gpu_batch;
+        r.reason = diverged ? "the loss is not finite" : NULL;
+        r.stats.peak_mem_mb = 1200 + 2.9 * c->per_gpu_batch;
         if (diverged) stop = 1;
         if (dp) {
             /* Compute as on one GPU at this per-GPU batch; the rest of the step is communication and idle. */
@@ -142,36 +142,36 @@ static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
             int nccl = strcmp(c->strategy, "nccl") == 0;
             double bytes = pr ? pr->bytes : GRAD_BYTES;
             double model = pr ? pr->comm_model_ms : nccl ? ring_ms(c->gpus, bytes) : naive_ms(c->gpus, bytes);
-            r.compute_ms = single_step * (1 + 0.002 * e);
-            r.comm_ms = model * (nccl ? 1.08 : 1.05);
-            if (link) r.comm_ms *= link->slow;
-            r.exposed_comm_ms = nccl ? 0.6 * r.comm_ms : r.comm_ms;
-            r.idle_ms = link ? link->idle : r.step_ms - r.compute_ms - r.exposed_comm_ms;
-            if (r.idle_ms < 0) r.idle_ms = 0;
-            r.bytes_per_step = bytes;
-            r.algbw_gbs = bytes / (r.comm_ms * 1e-3) / 1e9;
-            r.busbw_gbs = r.algbw_gbs * 2.0 * (c->gpus - 1) / c->gpus;
-            r.nccl_algo = nccl ? "Ring" : "";
-            r.replicas = "identical";
+            r.stats.compute_ms = single_step * (1 + 0.002 * e);
+            r.stats.comm_ms = model * (nccl ? 1.08 : 1.05);
+            if (link) r.stats.comm_ms *= link->slow;
+            r.stats.exposed_comm_ms = nccl ? 0.6 * r.stats.comm_ms : r.stats.comm_ms;
+            r.stats.idle_ms = link ? link->idle : r.stats.step_ms - r.stats.compute_ms - r.stats.exposed_comm_ms;
+            if (r.stats.idle_ms < 0) r.stats.idle_ms = 0;
+            r.stats.bytes_per_step = bytes;
+            r.stats.algbw_gbs = bytes / (r.stats.comm_ms * 1e-3) / 1e9;
+            r.stats.busbw_gbs = r.stats.algbw_gbs * 2.0 * (c->gpus - 1) / c->gpus;
+            snprintf(r.stats.nccl_algo, sizeof r.stats.nccl_algo, "%s", nccl ? "Ring" : "");
+            r.stats.replicas_identical = 1;
         }
         if (pipe) {
             int p = c->gpus, m = c->micro_batches;
-            r.stages = p;
-            r.micro_batches = m;
-            r.schedule = "gpipe";
-            r.split = p == 2 ? "9" : "5,9,13";
-            r.bubble_ideal = (double)(p - 1) / (m + p - 1);
-            r.bubble = r.bubble_ideal + 0.02 + 0.005 * p;
-            char busy[128];
-            double b = r.step_ms * (1 - r.bubble);
-            if (p == 2) snprintf(busy, sizeof busy, "%.3f;%.3f", b, b * 0.97);
-            else snprintf(busy, sizeof busy, "%.3f;%.3f;%.3f;%.3f", b * 0.98, b, b * 0.96, b * 0.93);
-            r.stage_busy_ms = busy;
-            stamp(r.timestamp, sizeof r.timestamp, g->clock += (time_t)(r.epoch_s + 1.5), "%Y-%m-%dT%H:%M:%SZ");
+            r.stats.stages = p;
+            r.stats.micro_batches = m;
+            snprintf(r.stats.schedule, sizeof r.stats.schedule, "gpipe");
+            snprintf(r.stats.split, sizeof r.stats.split, "%s", p == 2 ? "9" : "5,9,13");
+            r.stats.bubble_ideal = (double)(p - 1) / (m + p - 1);
+            r.stats.bubble = r.stats.bubble_ideal + 0.02 + 0.005 * p;
+            char *busy = r.stats.stage_busy_ms;
+            size_t nb = sizeof r.stats.stage_busy_ms;
+            double b = r.stats.step_ms * (1 - r.stats.bubble);
+            if (p == 2) snprintf(busy, nb, "%.3f;%.3f", b, b * 0.97);
+            else snprintf(busy, nb, "%.3f;%.3f;%.3f;%.3f", b * 0.98, b, b * 0.96, b * 0.93);
+            stamp(r.timestamp, sizeof r.timestamp, g->clock += (time_t)(r.stats.epoch_s + 1.5), "%Y-%m-%dT%H:%M:%SZ");
             put(g, &r);
             continue;
         }
-        stamp(r.timestamp, sizeof r.timestamp, g->clock += (time_t)(r.epoch_s + 1.5), "%Y-%m-%dT%H:%M:%SZ");
+        stamp(r.timestamp, sizeof r.timestamp, g->clock += (time_t)(r.stats.epoch_s + 1.5), "%Y-%m-%dT%H:%M:%SZ");
         put(g, &r);
     }
 }
@@ -180,14 +180,15 @@ static void run(gen_t *g, const cfg_t *c) { run_over(g, c, NULL); }
 
 /* One configuration that could not be set up: one row, epoch 0, phase setup. */
 static void setup_failure(gen_t *g, const char *strategy, int gpus, int batch, double lr, const char *status) {
-    results_row_t r = {
-        .strategy = strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
-        .seed = 1, .gpus = gpus, .global_batch = batch, .per_gpu_batch = batch / gpus, .lr = lr, .epoch = 0,
-        .phase = "setup", .steps = -1, .epoch_s = -1, .images_per_s = -1, .step_ms = -1, .train_loss = -1,
-        .train_acc = -1, .test_acc = -1, .status = status, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1,
-        .bytes_per_step = -1, .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1,
-        .bubble_ideal = -1, .peak_mem_mb = -1, .env = &env,
-    };
+    results_row_t r;
+    results_row_init(&r);
+    r.strategy = strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
+    r.seed = 1, r.gpus = gpus, r.global_batch = batch, r.per_gpu_batch = batch / gpus, r.lr = lr, r.epoch = 0;
+    r.phase = "setup", r.status = status, r.env = env;
+    if (strcmp(status, "oom") == 0) {   /* as the device would report it: an H200's 140 GiB, 2 GiB left */
+        r.reason = "cudaMalloc: out of memory";
+        r.mem_free_mb = 2048, r.mem_total_mb = 143771;
+    }
     char t[32];
     stamp(t, sizeof t, g->clock, "%Y%m%dT%H%M%SZ");
     snprintf(r.run_id, sizeof r.run_id, "%s-%d-%d", t, g->index++, g->pid);

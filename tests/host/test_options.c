@@ -9,6 +9,13 @@
 
 #define MAXARGS 32
 
+/* The command's strategies, as strategies/registry.c lists them (their properties decide what applies where). */
+static const strategy_info_t *const *registry(void) {
+    static const strategy_info_t *infos[64];
+    strategy_infos(infos, 64);
+    return infos;
+}
+
 /* Parses a NULL-terminated list of arguments (argv[0] added), with --help output sent to a scratch file. */
 static int parse(options_t *o, char *err, size_t errlen, ...) {
     char *argv[MAXARGS + 2] = {"scaling"};
@@ -134,7 +141,7 @@ static void test_rejections(void) {
         {{"--momentum", "x"}, "--momentum: \"x\" is not a number"},
         {{"--weight-decay", "-1e-4"}, "--weight-decay: \"-1e-4\" must be a non-negative number"},
         {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
-        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18)"},
+        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18, resnet50, resnet101)"},
         {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
         {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
         {{"--math", "tf32,fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
@@ -145,7 +152,7 @@ static void test_rejections(void) {
         {{"--grad-dtype", "fp32,fp16"}, "--grad-dtype: unknown gradient dtype \"fp16\" (valid: fp32, bf16)"},
         {{"--grad-dtype", ",bf16"}, "--grad-dtype: empty item in list \",bf16\""},
         {{"--grad-dtype"}, "--grad-dtype: missing argument"},
-        {{"--init", "kaiming"}, "--init: unknown init \"kaiming\" (valid: normal, xavier)"},
+        {{"--init", "he"}, "--init: unknown init \"he\" (valid: normal, xavier, kaiming)"},
         {{"--scale", "linear"}, "--scale: unknown scale \"linear\" (valid: weak, strong)"},
         {{"--strategy", ""}, "--strategy: empty strategy name"},
         {{"--out", ""}, "--out: empty path"},
@@ -206,10 +213,10 @@ static void test_help(void) {
     }
     static const char *const must[] = {
         "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
-        "(default: data/<dataset>)", "(default: 256)", "(default: 0.1)", "(default: weak)", "(default: 3)",
-        "(default: 1)", "(default: 0)", "(default: tf32)", "(default: normal for resnet18, xavier for lenet)",
+        "(default: data/<dataset>)", "(default: the model's)", "(default: 0.1)", "(default: weak)", "(default: 3)",
+        "(default: 1)", "(default: 0)", "(default: tf32)", "Models (--model", "  resnet50   batch 256  image 224",
         "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
-        "strict IEEE fp32 everywhere", "one of: lenet, resnet18", "one of: fashion-mnist, mnist, synthetic",
+        "strict IEEE fp32 everywhere", "one of: lenet, resnet18, resnet50, resnet101", "one of: fashion-mnist, mnist, synthetic",
         "one of: fp32, tf32, bf16", "one of: normal, xavier", "one of: weak, strong", "one of: fp32, bf16",
         "(default: fp32)", "no loss scaling", "--gpus x --batch x --lr x --seed x --math x --grad-dtype",
     };
@@ -222,88 +229,87 @@ static void test_validate(void) {
     {
         options_t t;
         char e[256] = "";
-        static const char *const names[] = {"single", "pipeline", NULL};
+        const strategy_info_t *const *names = registry();
         EXPECT(PARSE(&t, e, "--trace", "x.json") == 0 && strcmp(t.trace, "x.json") == 0, "--trace parses: %s", e);
-        EXPECT(options_validate(&t, names, NULL, 1, e, sizeof e) == 0, "--trace with single: %s", e);
+        EXPECT(options_validate(&t, names, 1, e, sizeof e) == 0, "--trace with single: %s", e);
         EXPECT(PARSE(&t, e, "--trace", "x.json", "--strategy", "pipeline") == 0, "parse: %s", e);
-        EXPECT(options_validate(&t, names, NULL, 2, e, sizeof e) == 0, "--trace with pipeline: %s", e);
+        EXPECT(options_validate(&t, names, 2, e, sizeof e) == 0, "--trace with pipeline: %s", e);
         EXPECT(PARSE(&t, e, "--trace", "", "--strategy", "pipeline") == 2 && strstr(e, "--trace") != NULL,
                "an empty --trace path is refused: %s", e);
     }
-    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
+    const strategy_info_t *const *strategies = registry();
     options_t o;
     char err[256];
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--gpus", "1,2") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "valid: %s", err);
-    EXPECT(options_validate(&o, strategies, NULL, -1, err, sizeof err) == 0, "device check skipped: %s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "valid: %s", err);
+    EXPECT(options_validate(&o, strategies, -1, err, sizeof err) == 0, "device check skipped: %s", err);
 
     EXPECT(PARSE(&o, err, "--strategy", "horovod") == 0, "strategy names are checked later: %s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 8, err, sizeof err) == 2, "unknown strategy");
+    EXPECT(options_validate(&o, strategies, 8, err, sizeof err) == 2, "unknown strategy");
     EXPECT(strstr(err, "--strategy: unknown strategy \"horovod\" (valid: single, naive, nccl, pipeline)") != NULL,
            "got '%s'", err);
 
     EXPECT(PARSE(&o, err, "--gpus", "1,4") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2, "too many GPUs");
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2, "too many GPUs");
     EXPECT(strstr(err, "--gpus: 4 GPUs requested but only 2 CUDA devices present") != NULL, "got '%s'", err);
-    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && options_validate(&o, strategies, NULL, 1, err, sizeof err) == 2, "1 dev");
+    EXPECT(PARSE(&o, err, "--gpus", "2") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 2, "1 dev");
     EXPECT(strstr(err, "--gpus: 2 GPUs requested but only 1 CUDA device present") != NULL, "got '%s'", err);
-    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && options_validate(&o, strategies, NULL, 0, err, sizeof err) == 2,
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && options_validate(&o, strategies, 0, err, sizeof err) == 2,
            "no device");
     EXPECT(strstr(err, "--gpus: 1 GPU requested but no CUDA device present") != NULL, "got '%s'", err);
 
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,3", "--batch", "96,100") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2, "strong scaling divisibility");
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2, "strong scaling divisibility");
     EXPECT(strstr(err, "--batch 100 is not divisible by 3 GPUs (strong scaling)") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,4", "--batch", "98") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
            strstr(err, "--batch 98 is not divisible by 4 GPUs (strong scaling)") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--scale", "weak", "--gpus", "1,3", "--batch", "100") == 0 &&
-           options_validate(&o, strategies, NULL, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
+           options_validate(&o, strategies, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,4", "--batch", "256") == 0 &&
-           options_validate(&o, strategies, NULL, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
+           options_validate(&o, strategies, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
 
     /* Hand-built options (not from the parser) are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
     o.model = "alexnet";
-    EXPECT(options_validate(&o, strategies, NULL, 1, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
            strstr(err, "--model: unknown model \"alexnet\"") != NULL, "got '%s'", err);
 }
 
 /* --micro-batches is a sweep list for the pipeline; it and --split are rejected for other strategies. */
 static void test_pipeline_options(void) {
-    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
+    const strategy_info_t *const *strategies = registry();
     options_t o;
     char err[256];
     EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == 1, "default M {1}");
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "1,2,4,8,16", "--split", "7") == 0, "%s", err);
     EXPECT(o.n_micro == 5 && o.micro[0] == 1 && o.micro[4] == 16 && o.n_split == 1 && o.split[0] == 7, "M list");
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
            strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 1") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2", "--micro-batches", "1,2,4,8,16", "--split",
                  "7") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "pipeline M list valid: %s", err);
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--gpus", "2,4", "--split", "7") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 4, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
            strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 4") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,0") == 2 &&
            strstr(err, "--micro-batches: \"0\" is not a positive integer") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,,4") == 2 && strstr(err, "empty item") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "4") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
            strstr(err, "--micro-batches applies to --strategy pipeline only (strategy is nccl)") != NULL, "got '%s'",
            err);
     EXPECT(PARSE(&o, err, "--strategy", "single", "--split", "3") == 0, "%s", err);
-    EXPECT(options_validate(&o, strategies, NULL, 2, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
            strstr(err, "--split applies to --strategy pipeline only") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "1") == 0 &&
-           options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "M = 1 is every strategy's: %s", err);
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "M = 1 is every strategy's: %s", err);
 }
 
 /* --math and --grad-dtype are sweep lists; bf16 gradients need a strategy with a gradient reduction, anywhere in
  * the list, and the fp32 default never does (the rule must not refuse every strategy without a reduction). */
 static void test_precision_options(void) {
-    static const char *const strategies[] = {"single", "naive", "nccl", "pipeline", NULL};
-    static const char *const reducing[] = {"naive", "nccl", NULL};
+    const strategy_info_t *const *strategies = registry();
     options_t o;
     char err[256];
     char arg[] = "bf16,tf32,fp32";     /* the parsed names must not point into argv, which the caller may reuse */
@@ -312,9 +318,9 @@ static void test_precision_options(void) {
            strcmp(o.math[2], "fp32") == 0, "math list in order");
     EXPECT(o.math[0] == options_maths[2] && o.math[2] == options_maths[0], "names are options_maths' own strings");
     EXPECT(o.n_grad_dtype == 2 && o.grad_dtype[0] == DTYPE_BF16 && o.grad_dtype[1] == DTYPE_FP32, "grad dtype list");
-    EXPECT(options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "bf16 grads with nccl: %s", err);
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "bf16 grads with nccl: %s", err);
     EXPECT(PARSE(&o, err, "--grad-dtype", "bf16", "--strategy", "naive") == 0 &&
-           options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "bf16 grads with naive: %s", err);
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "bf16 grads with naive: %s", err);
 
     static const char *const no_reduction[] = {"single", "pipeline"};
     for (int i = 0; i < 2; i++) {
@@ -323,39 +329,80 @@ static void test_precision_options(void) {
         snprintf(want, sizeof want, "--grad-dtype bf16: strategy %s has no gradient reduction (bf16 gradients apply "
                  "to: naive, nccl)", st);
         EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "fp32,bf16") == 0, "%s", err);
-        EXPECT(options_validate(&o, strategies, reducing, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
+        EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
                "%s, bf16 last in the list: got '%s'", st, err);
         EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "bf16") == 0 &&
-               options_validate(&o, strategies, reducing, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
+               options_validate(&o, strategies, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
                "%s, bf16 alone: got '%s'", st, err);
         EXPECT(PARSE(&o, err, "--strategy", st, "--grad-dtype", "fp32", "--math", "tf32,bf16") == 0 &&
-               options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0,
+               options_validate(&o, strategies, 2, err, sizeof err) == 0,
                "%s with fp32 gradients and both maths is valid: %s", st, err);
     }
     /* The all-reduce benchmark runs every reducing strategy itself, whatever --strategy says (default single). */
     EXPECT(PARSE(&o, err, "--bench", "allreduce", "--grad-dtype", "bf16") == 0 &&
-           options_validate(&o, strategies, reducing, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
     EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 &&
-           options_validate(&o, strategies, NULL, 2, err, sizeof err) == 0, "no reducing list skips the rule: %s", err);
+           options_validate(&o, NULL, 2, err, sizeof err) == 0, "no strategies skip the rule: %s", err);
 
     /* Hand-built options are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
     o.math[0] = "fp16";
-    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
            strstr(err, "--math: unknown math mode \"fp16\"") != NULL, "got '%s'", err);
     o.math[0] = "tf32";
     o.n_math = 0;
-    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
            strstr(err, "--math: empty list") != NULL, "got '%s'", err);
     o.n_math = 1;
     o.grad_dtype[0] = (dtype_t)7;
-    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 2 &&
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
            strstr(err, "--grad-dtype: unknown gradient dtype 7") != NULL, "got '%s'", err);
     o.grad_dtype[0] = DTYPE_FP32;
-    EXPECT(options_validate(&o, strategies, reducing, 1, err, sizeof err) == 0, "restored: %s", err);
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 0, "restored: %s", err);
+}
+
+/* The table's own rules: defaults parsed through each option's parser, "given" only for the command line, the
+ * --bench output default derived after parsing, an over-long list item refused whole, properties deciding validity. */
+static void test_table(void) {
+    options_t o;
+    char err[256];
+    EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0 && !options_given(&o, "gpus") && !options_given(&o, "out"),
+           "defaults are not given");
+    EXPECT(o.overlap == 1 && o.cuda_graph == 1 && o.bucket_mb == 25 && o.steps == 0 && strcmp(o.naive_path, "auto") == 0
+           && strcmp(o.schedule, "gpipe") == 0 && o.bench == NULL && o.trace == NULL && o.conv_cache == NULL &&
+           o.resume == 0 && o.n_split == 0, "every default from the table");
+    EXPECT(PARSE(&o, err, "--gpus", "2", "--resume") == 0 && options_given(&o, "gpus") && options_given(&o, "resume") &&
+           !options_given(&o, "batch") && !options_given(&o, "no-such-option"), "given: %s", err);
+    EXPECT(PARSE(&o, err, "--bench", "allreduce") == 0 && strcmp(o.out, "results/allreduce.csv") == 0,
+           "--bench default out %s", o.out);
+    EXPECT(PARSE(&o, err, "--bench", "allreduce", "--out", "x.csv") == 0 && strcmp(o.out, "x.csv") == 0,
+           "--bench with --out %s", o.out);
+    EXPECT(PARSE(&o, err, "--overlap", "off", "--cuda-graph", "off", "--scale", "strong") == 0 && o.overlap == 0 &&
+           o.cuda_graph == 0 && o.weak == 0, "flags");
+    char item[200], list[210];
+    memset(item, '0', sizeof item - 1);
+    item[0] = '1';
+    item[sizeof item - 1] = '\0';
+    snprintf(list, sizeof list, "0.1,%s", item);
+    EXPECT(PARSE(&o, err, "--lr", list) == 2 && strstr(err, "--lr: item \"1000") &&
+           strstr(err, "is longer than 127 characters"), "an over-long item is refused, not cut: %s", err);
+    item[127] = '\0';  /* 127 characters: read whole */
+    EXPECT(PARSE(&o, err, "--lr", item) == 0 && o.lr[0] == 1e126, "127 characters: %g (%s)", o.lr[0], err);
+    /* A strategy known only by its properties: a staged one takes micro-batches, one that reduces takes bf16. */
+    static const strategy_info_t stage = {.name = "stagey", .staged = 1}, red = {.name = "reducey", .reduces = 1};
+    static const strategy_info_t *const mine[] = {&stage, &red, NULL};
+    EXPECT(PARSE(&o, err, "--strategy", "stagey", "--micro-batches", "2,4") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 0, "staged by property: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "reducey", "--micro-batches", "2") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 2 &&
+           strstr(err, "--micro-batches applies to --strategy stagey only (strategy is reducey)"), "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--strategy", "stagey", "--grad-dtype", "bf16") == 0 &&
+           options_validate(&o, mine, 2, err, sizeof err) == 2 &&
+           strstr(err, "strategy stagey has no gradient reduction (bf16 gradients apply to: reducey)"), "got '%s'", err);
 }
 
 int main(void) {
+    test_table();
     test_defaults();
     test_precision_options();
     test_pipeline_options();

@@ -1,6 +1,6 @@
-/* test_report_run.c — how the default study finds and runs scripts/report.sh: the baked-in source tree first, else
- * the tree beside the binary, else a message naming both; the real script on a copy of the fixture study in a folder
- * whose name needs quoting; a failing script's exit status, with the CSV left as it was. */
+/* test_report_run.c — how the default study runs `scaling report` in a child process: the real binary on a copy of the
+ * fixture study in a folder whose name needs quoting; a failing program's exit status, with the CSV left as it was;
+ * a killed or unstartable one. */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
 #include "bench/report_run.h"
 #include "test.h"
@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define SOURCE FIXTURES "/../.."
 
 static int exists(const char *path) {
     struct stat st;
@@ -25,23 +23,6 @@ static void write_file(const char *path, const char *text, mode_t mode) {
     chmod(path, mode);
 }
 
-static void test_find(const char *tmp) {
-    char path[1200], err[2600], exe[600];
-    EXPECT(report_find(path, sizeof path, SOURCE, NULL, err, sizeof err) == 0, "source tree: %s", err);
-    EXPECT(strcmp(path, SOURCE "/scripts/report.sh") == 0, "found %s", path);
-
-    /* A moved tree: the baked path is gone, the binary's ../scripts is used */
-    snprintf(exe, sizeof exe, "%s/tests/scaling", SOURCE);     /* tests/ stands in for build/: it always exists */
-    EXPECT(report_find(path, sizeof path, "/nonexistent/tree", exe, err, sizeof err) == 0, "beside the binary: %s", err);
-    EXPECT(strcmp(path, SOURCE "/tests/../scripts/report.sh") == 0, "found %s", path);
-
-    /* Neither: one line naming both places */
-    snprintf(exe, sizeof exe, "%s/bin/scaling", tmp);
-    EXPECT(report_find(path, sizeof path, "/nonexistent/tree", exe, err, sizeof err) == -1, "not found");
-    EXPECT(strstr(err, "/nonexistent/tree/scripts/report.sh") && strstr(err, "/bin/../scripts/report.sh") &&
-           !strchr(err, '\n'), "message: %s", err);
-}
-
 static void test_run(const char *tmp) {
     char dir[600], csv[700], md[700], err[1300], cmd[1600];
     /* A folder name with a space and a quote: it reaches the script as one argument, no shell in between */
@@ -50,9 +31,9 @@ static void test_run(const char *tmp) {
     snprintf(csv, sizeof csv, "%s/study.csv", dir);
     snprintf(cmd, sizeof cmd, "cp '%s/study.csv' \"%s\"", FIXTURES, csv);
     EXPECT(system(cmd) == 0, "copy the fixture");
-    int rc = report_run(SOURCE "/scripts/report.sh", csv, dir, err, sizeof err);
+    int rc = report_run(SCALING_BIN, csv, dir, err, sizeof err);
     snprintf(md, sizeof md, "%s/REPORT.md", dir);
-    EXPECT(rc == 0, "report.sh: rc %d: %s", rc, err);
+    EXPECT(rc == 0, "scaling report: rc %d: %s", rc, err);
     size_t len;
     char *text = test_slurp(md, &len);
     EXPECT(text && strstr(text, "# Scaling study:") && strstr(text, "#### nccl"), "REPORT.md in the folder");
@@ -85,7 +66,6 @@ static void test_run(const char *tmp) {
 int main(void) {
     char tmp[] = "/tmp/test_report_run.XXXXXX";
     if (!mkdtemp(tmp)) { perror("mkdtemp"); return 1; }
-    test_find(tmp);
     test_run(tmp);
     test_scratch_remove(tmp);
     return test_summary();

@@ -74,18 +74,19 @@ static const results_env_t env = {
 };
 
 static results_row_t full_row(int epoch) {
-    results_row_t r = {
-        .strategy = "nccl", .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
-        .grad_dtype = "bf16", .seed = 18446744073709551615ULL, .gpus = 2, .global_batch = 512, .per_gpu_batch = 256,
-        .lr = 0.2, .momentum = 0.9, .weight_decay = 5e-4, .epoch = epoch, .phase = epoch == 1 ? "warmup" : "steady",
-        .steps = 117, .epoch_s = 12.3456789, .images_per_s = 41234.5, .step_ms = 45.678912,
-        .train_loss = 0.25, .train_acc = 0.91, .test_acc = 0.9, .status = "ok",
-        .compute_ms = 40.5, .comm_ms = 6.25, .exposed_comm_ms = 1.5, .idle_ms = 3.67891, .bytes_per_step = 44696872,
-        .algbw_gbs = 120.5, .busbw_gbs = 120.5, .nccl_algo = "Ring", .replicas = "identical",
-        .stages = -1, .micro_batches = -1, .schedule = NULL, .split = "", .bubble = -1, .bubble_ideal = -1,
-        .stage_busy_ms = NULL, .peak_mem_mb = 2048.5, .nodes = 2, .gpus_per_node = 1,
-        .nccl_transport = "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", .env = &env,
-    };
+    results_row_t r;
+    results_row_init(&r);
+    r.strategy = "nccl", r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
+    r.grad_dtype = "bf16", r.seed = 18446744073709551615ULL, r.gpus = 2, r.global_batch = 512, r.per_gpu_batch = 256;
+    r.lr = 0.2, r.momentum = 0.9, r.weight_decay = 5e-4, r.epoch = epoch, r.phase = epoch == 1 ? "warmup" : "steady";
+    r.stats.steps = 117, r.stats.epoch_s = 12.3456789, r.images_per_s = 41234.5, r.stats.step_ms = 45.678912;
+    r.stats.train_loss = 0.25, r.stats.train_acc = 0.91, r.test_acc = 0.9, r.status = "ok";
+    r.stats.compute_ms = 40.5, r.stats.comm_ms = 6.25, r.stats.exposed_comm_ms = 1.5, r.stats.idle_ms = 3.67891;
+    r.stats.bytes_per_step = 44696872, r.stats.algbw_gbs = 120.5, r.stats.busbw_gbs = 120.5;
+    snprintf(r.stats.nccl_algo, sizeof r.stats.nccl_algo, "Ring");
+    r.stats.replicas_identical = 1, r.stats.peak_mem_mb = 2048.5, r.nodes = 2, r.gpus_per_node = 1, r.timeout_s = 300;
+    r.env = env;
+    snprintf(r.env.nccl_transport, sizeof r.env.nccl_transport, "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0");
     snprintf(r.run_id, sizeof r.run_id, "20260101T000000Z-3-4242");
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-01T00:00:%02dZ", epoch);
     return r;
@@ -95,19 +96,19 @@ static results_row_t full_row(int epoch) {
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
-    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok",
+    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
-    "", "", "", "", "", "", "", "2048.5", "2", "1", "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0",
+    "", "", "", "", "", "", "", "2048.5", "", "", "2", "1", "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
     "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,"
-    "comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,"
-    "split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,nodes,gpus_per_node,nccl_transport,gpu_name,driver,cuda,"
-    "cudnn,nccl,host,git_commit";
-#define NCOLS 52
+    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,reason,"
+    "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
+    "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,mem_free_mb,mem_total_mb,nodes,"
+    "gpus_per_node,nccl_transport,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
+#define NCOLS 56
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -144,22 +145,24 @@ static void test_format(void) {
     char tiny[16];
     EXPECT(results_format(&r, tiny, sizeof tiny) == -1 && tiny[0] == '\0', "too small a buffer is refused");
 
-    /* Not-applicable values: negative numbers and NULL/empty strings are empty cells; env may be NULL. */
-    results_row_t e = {.seed = 7, .gpus = -1, .global_batch = -1, .per_gpu_batch = -1, .lr = -1, .momentum = 0,
-                       .weight_decay = -1, .epoch = 1, .steps = 0, .epoch_s = -1, .images_per_s = -1,
-                       .step_ms = -1, .train_loss = NAN, .train_acc = -1, .test_acc = -1, .status = "diverged",
-                       .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1, .bytes_per_step = -1,
-                       .algbw_gbs = -1, .busbw_gbs = -1, .stages = 4, .micro_batches = 8, .schedule = "gpipe",
-                       .split = "0-3,4-7", .bubble = 0.27, .bubble_ideal = 0.2727, .stage_busy_ms = "1.5;2.25",
-                       .peak_mem_mb = -1, .env = NULL};
+    /* Not-applicable values: negative numbers and NULL/empty strings are empty cells; an empty env too. */
+    results_row_t e;
+    results_row_init(&e);
+    e.seed = 7, e.momentum = 0, e.epoch = 1, e.stats.steps = 0, e.stats.train_loss = NAN, e.status = "diverged";
+    e.reason = "the loss is not finite", e.stats.stages = 4, e.stats.micro_batches = 8, e.mem_free_mb = 0;
+    snprintf(e.stats.schedule, sizeof e.stats.schedule, "gpipe");
+    snprintf(e.stats.split, sizeof e.stats.split, "0-3,4-7");
+    snprintf(e.stats.stage_busy_ms, sizeof e.stats.stage_busy_ms, "1.5;2.25");
+    e.stats.bubble = 0.27, e.stats.bubble_ideal = 0.2727;
     n = results_format(&e, line, sizeof line);
     EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "sparse row: %s", line);
     if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
             {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"},
-            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {28, ""}, {29, ""}, {32, ""}, {34, "4"},
-            {35, "8"}, {36, "gpipe"}, {37, "0-3,4-7"}, {38, "0.27"}, {39, "0.2727"}, {40, "1.5;2.25"}, {41, ""},
-            {42, ""}, {43, ""}, {44, ""}, {45, ""}, {51, ""},
+            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {25, "the loss is not finite"}, {29, ""},
+            {30, ""}, {33, ""}, {34, ""}, {35, "4"}, {36, "8"}, {37, "gpipe"}, {38, "0-3,4-7"}, {39, "0.27"},
+            {40, "0.2727"}, {41, "1.5;2.25"}, {42, ""}, {43, "0"}, {44, ""}, {45, ""}, {46, ""}, {47, ""}, {48, ""},
+            {49, ""}, {55, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -241,12 +244,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 52: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 56: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 53: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 57: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -303,7 +306,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 46, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 50, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -332,8 +335,8 @@ static void row_fn(FILE *f, const results_row_t *rows, int n) { (void)n; table_r
 
 static void test_table(void) {
     results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
-    rows[1].epoch_s = 10.0;
-    rows[2].epoch_s = 12.0;
+    rows[1].stats.epoch_s = 10.0;
+    rows[2].stats.epoch_s = 12.0;
     rows[2].test_acc = 0.925;
     char *h = capture(header_fn, rows, 0);
     EXPECT(h[0] == '#', "header starts with '#': %s", h);
@@ -374,6 +377,85 @@ static void test_table(void) {
     free(s);
 }
 
+/* The reader: what the writer wrote reads back cell for cell; an older file's header, by name, in another order, with
+ * a column this version dropped; short, unparsable and id-less records skipped and counted; not a CSV of ours. */
+static void test_read(void) {
+    char path[512], err[512];
+    path_in_tmp(path, sizeof path, "read/study.csv");
+    results_t w;
+    EXPECT(results_open(&w, path, err, sizeof err) == 0, "open: %s", err);
+    results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
+    rows[2].status = "oom", rows[2].reason = "cudaMalloc: out of memory, \"quoted\"", rows[2].mem_free_mb = 1.5;
+    rows[2].mem_total_mb = 143771, rows[2].stats.train_loss = NAN, rows[2].stats.replicas_identical = 0;
+    rows[2].stats.stages = 0;
+    for (int i = 0; i < 3; i++) EXPECT(results_write(&w, &rows[i], err, sizeof err) == 0, "write: %s", err);
+    results_close(&w);
+    results_rows_t t;
+    EXPECT(results_read(path, &t, err, sizeof err) == 0, "read: %s", err);
+    EXPECT(t.n == 3 && t.bad_rows == 0 && t.missing == 0 && t.unknown == 0, "3 rows: %d, bad %d, missing %d", t.n,
+           t.bad_rows, t.missing);
+    for (int i = 0; i < t.n && i < 3; i++) {
+        char want[4096], got[4096];
+        results_format(&rows[i], want, sizeof want);
+        results_format(&t.row[i], got, sizeof got);
+        EXPECT(strcmp(want, got) == 0, "row %d reads back as written:\n%s\n%s", i + 1, want, got);
+    }
+    if (t.n == 3) {
+        EXPECT(isnan(t.row[2].stats.train_loss) && t.row[2].stats.replicas_identical == 0 &&
+               t.row[2].stats.stages == 0 && t.row[0].stats.stages == -1 && strcmp(t.row[2].reason, "cudaMalloc: out "
+               "of memory, \"quoted\"") == 0 && t.row[1].reason[0] == '\0', "types: nan, DIFFER, 0 vs empty, quoted");
+        EXPECT(t.row[0].seed == 18446744073709551615ULL && strcmp(t.row[0].env.gpu_name, env.gpu_name) == 0, "seed, env");
+    }
+    results_rows_free(&t);
+
+    /* An older version's file: fewer columns, another order, a column since dropped; one record cut short, one with
+     * a number that does not parse, one without a run_id. */
+    path_in_tmp(path, sizeof path, "read/old.csv");
+    write_file(path, "strategy,run_id,gpus,epoch,phase,epoch_s,status,dropped_column,nccl_algo\n"
+                     "nccl,A-1-1,2,2,steady,1.25,ok,x,Ring\n"
+                     "nccl,A-1-1,2,3,steady\n"
+                     "nccl,A-1-1,two,3,steady,1.5,ok,x,Ring\n"
+                     "nccl,,2,3,steady,1.5,ok,x,Ring\n"
+                     "single,B-1-1,1,0,setup,,failed,,\n");
+    EXPECT(results_read(path, &t, err, sizeof err) == 0, "old file: %s", err);
+    EXPECT(t.n == 2 && t.bad_rows == 3 && t.unknown == 1 && t.missing == NCOLS - 8, "old: %d rows, %d bad, %d unknown, "
+           "%d missing", t.n, t.bad_rows, t.unknown, t.missing);
+    if (t.n == 2) {
+        const results_row_t *a = &t.row[0], *b = &t.row[1];
+        EXPECT(strcmp(a->strategy, "nccl") == 0 && strcmp(a->run_id, "A-1-1") == 0 && a->gpus == 2 && a->epoch == 2 &&
+               a->stats.epoch_s == 1.25 && strcmp(a->stats.nccl_algo, "Ring") == 0, "old row's cells by name");
+        EXPECT(a->lr == -1 && a->per_gpu_batch == -1 && a->seed == 0 && strcmp(a->model, "") == 0 &&
+               a->reason[0] == '\0' && a->timeout_s == -1 && a->env.gpu_name[0] == '\0', "missing columns: -1 and empty");
+        EXPECT(b->epoch == 0 && b->stats.epoch_s == -1 && strcmp(b->status, "failed") == 0, "setup row");
+    }
+    results_rows_free(&t);
+
+    write_file(path, "hello,world\n1,2\n");
+    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "no run_id column"), "not ours: %s", err);
+    write_file(path, "");
+    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "empty file"), "empty: %s", err);
+    path_in_tmp(path, sizeof path, "read/none.csv");
+    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "cannot read"), "missing: %s", err);
+}
+
+/* The committed fixture (an older CSV in future versions) reads whole. */
+static void test_read_fixture(void) {
+    results_rows_t t;
+    char err[512];
+    EXPECT(results_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
+    EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
+    results_rows_free(&t);
+    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, ...) reads whole. */
+    const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
+    EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 9 && t.unknown == 0, "committed study: %d rows, %d bad, "
+           "%d missing", t.n, t.bad_rows, t.missing);
+    int ok = 0;
+    for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;
+    EXPECT(ok > 200, "ok rows with a time: %d", ok);
+    results_rows_free(&t);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_results.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
@@ -383,6 +465,8 @@ int main(void) {
     test_header_mismatch();
     test_missing_newline();
     test_table();
+    test_read();
+    test_read_fixture();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);

@@ -16,16 +16,15 @@ static const results_env_t env = {.gpu_name = "NVIDIA H200, \"test\"", .driver =
 /* A data-parallel row of the given run; the pipeline columns are empty, as the nccl strategy writes them. */
 static results_row_t row_of(const char *run_id, const char *strategy, int gpus, double lr, int epoch,
                             const char *status) {
-    results_row_t r = {
-        .strategy = strategy, .model = "resnet18", .dataset = "fashion-mnist", .math = "tf32", .init = "normal",
-        .seed = 1, .gpus = gpus, .global_batch = 256 * gpus, .per_gpu_batch = 256, .lr = lr, .momentum = 0,
-        .weight_decay = 0, .epoch = epoch, .phase = epoch <= 1 ? "warmup" : "steady", .steps = 60000 / (256 * gpus),
-        .epoch_s = 1.0, .images_per_s = 60000, .step_ms = 4, .train_loss = 0.5, .train_acc = 0.8, .test_acc = 0.8,
-        .status = status, .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1,
-        .algbw_gbs = -1, .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,
-        .peak_mem_mb = -1, .nodes = 1, .gpus_per_node = gpus,
-        .nccl_transport = strcmp(strategy, "nccl") == 0 ? "default" : NULL, .env = &env,
-    };
+    results_row_t r;
+    results_row_init(&r);
+    r.strategy = strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
+    r.seed = 1, r.gpus = gpus, r.global_batch = 256 * gpus, r.per_gpu_batch = 256, r.lr = lr, r.momentum = 0;
+    r.weight_decay = 0, r.epoch = epoch, r.phase = epoch <= 1 ? "warmup" : "steady";
+    r.stats.steps = 60000 / (256 * gpus), r.stats.epoch_s = 1.0, r.images_per_s = 60000, r.stats.step_ms = 4;
+    r.stats.train_loss = 0.5, r.stats.train_acc = 0.8, r.test_acc = 0.8, r.status = status;
+    r.nodes = 1, r.gpus_per_node = gpus, r.env = env;
+    if (strcmp(strategy, "nccl") == 0) snprintf(r.env.nccl_transport, sizeof r.env.nccl_transport, "default");
     snprintf(r.run_id, sizeof r.run_id, "%s", run_id);
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-05T10:00:%02dZ", epoch);
     return r;
@@ -34,9 +33,9 @@ static results_row_t row_of(const char *run_id, const char *strategy, int gpus, 
 /* The key scaling.c builds before a run: every option's value, micro-batches and schedule included. */
 static results_key_t query(const char *strategy, int gpus, double lr, int micro_batches, int steps) {
     results_row_t r = row_of("", strategy, gpus, lr, 0, NULL);
-    r.micro_batches = micro_batches;
-    r.schedule = "gpipe";
-    r.steps = steps;
+    r.stats.micro_batches = micro_batches;
+    snprintf(r.stats.schedule, sizeof r.stats.schedule, "gpipe");
+    r.stats.steps = steps;
     results_key_t k;
     results_key_of_row(&r, &k);
     return k;
@@ -103,7 +102,7 @@ static void test_scan(void) {
     rows[n++] = row_of("A-2-1", "naive", 2, 1.6, 2, "diverged");
     /* setup failures: oom (naive 4) and failed (single 2) at epoch 0, no steps */
     results_row_t oom = row_of("A-3-1", "naive", 4, 0.4, 0, "oom");
-    oom.steps = -1; oom.phase = "setup"; oom.epoch_s = oom.step_ms = oom.train_loss = oom.test_acc = -1;
+    oom.stats.steps = -1; oom.phase = "setup"; oom.stats.epoch_s = oom.stats.step_ms = oom.stats.train_loss = oom.test_acc = -1;
     rows[n++] = oom;
     results_row_t failed = oom;
     snprintf(failed.run_id, sizeof failed.run_id, "A-4-1");
@@ -116,7 +115,7 @@ static void test_scan(void) {
     /* pipeline, 4 micro-batches, complete */
     for (int e = 1; e <= 3; e++) {
         results_row_t p = row_of("A-5-1", "pipeline", 2, 0.2, e, "ok");
-        p.stages = 2; p.micro_batches = 4; p.schedule = "gpipe"; p.split = "0,9";
+        p.stats.stages = 2; p.stats.micro_batches = 4; strcpy(p.stats.schedule, "gpipe"); strcpy(p.stats.split, "0,9");
         rows[n++] = p;
     }
     write_rows(path, rows, n);
@@ -187,7 +186,7 @@ static results_key_t query_prec(const char *strategy, const char *math, const ch
     results_row_t r = row_of("", strategy, 2, 0.2, 0, NULL);
     r.math = math;
     r.grad_dtype = grad_dtype;
-    r.steps = 117;
+    r.stats.steps = 117;
     results_key_t k;
     results_key_of_row(&r, &k);
     return k;
@@ -258,7 +257,7 @@ static void test_long_transport(void) {
     results_row_t rows[3];
     for (int e = 1; e <= 3; e++) {
         rows[e - 1] = row_of("L-0-1", "nccl", 2, 0.2, e, "ok");
-        rows[e - 1].nccl_transport = t1;
+        snprintf(rows[e - 1].env.nccl_transport, sizeof rows[e - 1].env.nccl_transport, "%s", t1);
     }
     results_scan_t s = {0};
     int best = 0;
@@ -277,7 +276,7 @@ static void test_naive_path(void) {
     results_row_t rows[4];
     for (int e = 1; e <= 3; e++) {
         rows[e - 1] = row_of("H-0-1", "naive", 2, 0.2, e, "ok");
-        rows[e - 1].nccl_algo = "host";
+        strcpy(rows[e - 1].stats.nccl_algo, "host");
     }
     rows[3] = row_of("O-0-1", "naive", 4, 0.2, 1, "oom");     /* older: no path recorded */
     results_scan_t s = {0};

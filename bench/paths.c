@@ -1,0 +1,177 @@
+/* paths.c — output files checked before anything is read or written (same file through two options, a FIFO, a
+ * directory or device named as a file, an unwritable place, a path over the limit) and whole-file outputs written to a
+ * temporary file and renamed, so that a target is never truncated in place. */
+#define _GNU_SOURCE     /* O_TMPFILE */
+#include "paths.h"
+#include "../engine/errmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Where a use lands: the file itself where it exists (device, inode), else its resolved directory and name. */
+typedef struct {
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    char where[PATH_MAX * 2];
+} place_t;
+
+static const char *kind_of(mode_t m) {
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* A writable directory: an unnamed temporary file there (O_TMPFILE) is the real test, for root and read-only
+ * mounts alike, and leaves nothing behind; where the file system lacks O_TMPFILE, access(2). */
+static int dir_writable(const char *dir) {
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_WRONLY, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return -1;
+#endif
+    return access(dir, W_OK | X_OK);
+}
+
+/* The nearest existing ancestor directory of path, resolved, into ancestor, and path's place as that directory and
+ * the rest of path below it into out. 0, or -1 with errno. */
+static int resolve_new(const char *path, char *out, size_t len, char *ancestor, size_t alen) {
+    size_t end = strlen(path);              /* the part of path still to strip: path[0..end) */
+    for (;;) {
+        size_t i = end;
+        while (i > 0 && path[i - 1] == '/') i--;
+        while (i > 0 && path[i - 1] != '/') i--;
+        const char *rest = path + i;        /* below the directory path[0..j) */
+        char dir[PATH_MAX];
+        size_t j = i;
+        while (j > 0 && path[j - 1] == '/') j--;
+        if (i == 0) snprintf(dir, sizeof dir, ".");
+        else if (j == 0) snprintf(dir, sizeof dir, "/");
+        else snprintf(dir, sizeof dir, "%.*s", (int)j, path);
+        struct stat st;
+        if (stat(dir, &st) == 0) {
+            snprintf(ancestor, alen, "%s", dir);
+            if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return -1; }
+            char real[PATH_MAX];
+            if (!realpath(dir, real)) return -1;
+            snprintf(ancestor, alen, "%s", real);
+            snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", rest);
+            return 0;
+        }
+        if (errno != ENOENT && errno != ENOTDIR) return -1;
+        if (i == 0 || j == 0) return -1;
+        end = j;
+    }
+}
+
+static int check_one(const paths_use_t *u, place_t *p, char *err, size_t errlen) {
+    if (strlen(u->path) >= PATH_MAX - 32)   /* room for a temporary file's suffix */
+        return errmsg(2, err, errlen, "%s: path of %zu characters is longer than the limit of %d", u->what,
+                      strlen(u->path), PATH_MAX - 33);
+    memset(p, 0, sizeof *p);
+    struct stat st, lst;
+    if (lstat(u->path, &lst) == 0) {
+        if (stat(u->path, &st) != 0)
+            return errmsg(2, err, errlen, "%s %s: a symbolic link to a missing file", u->what, u->path);
+        if (!S_ISREG(st.st_mode))
+            return errmsg(2, err, errlen, "%s %s: %s, not a regular file", u->what, u->path, kind_of(st.st_mode));
+        p->exists = 1;
+        p->dev = st.st_dev;
+        p->ino = st.st_ino;
+        if (!u->replaced && access(u->path, R_OK | W_OK) != 0)
+            return errmsg(2, err, errlen, "%s %s: cannot write it: %s", u->what, u->path, strerror(errno));
+    } else if (errno != ENOENT) {
+        return errmsg(2, err, errlen, "%s %s: %s", u->what, u->path, strerror(errno));
+    }
+    char ancestor[PATH_MAX] = "";
+    if (resolve_new(u->path, p->where, sizeof p->where, ancestor, sizeof ancestor) != 0)
+        return errmsg(2, err, errlen, "%s %s: %s%s%s", u->what, u->path, ancestor, *ancestor ? ": " : "",
+                      strerror(errno));
+    /* A new file (or one renamed into place) needs its directory writable; directories still missing are created
+     * there (--out). */
+    if ((!p->exists || u->replaced) && dir_writable(ancestor) != 0)
+        return errmsg(2, err, errlen, "%s %s: cannot write in %s: %s", u->what, u->path, ancestor, strerror(errno));
+    return 0;
+}
+
+int paths_check(const paths_use_t *u, int n, char *err, size_t errlen) {
+    if (err && errlen) err[0] = '\0';
+    place_t *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
+    if (!p) return errmsg(2, err, errlen, "out of host memory checking the output paths");
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = check_one(&u[i], &p[i], err, errlen);
+        for (int j = 0; j < i && !rc; j++) {
+            int same = p[i].exists && p[j].exists ? p[i].dev == p[j].dev && p[i].ino == p[j].ino
+                     : !p[i].exists && !p[j].exists && strcmp(p[i].where, p[j].where) == 0;
+            if (same)
+                rc = errmsg(2, err, errlen, "%s %s and %s %s are the same file: one would overwrite the other", u[j].what,
+                            u[j].path, u[i].what, u[i].path);
+        }
+    }
+    free(p);
+    return rc;
+}
+
+int paths_open_regular(const char *path, int flags, mode_t mode) {
+    int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = S_ISREG(st.st_mode) ? errno : EINVAL;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int paths_replace_begin(paths_replace_t *r, const char *path, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    if (snprintf(r->tmp, sizeof r->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof r->tmp)
+        return errmsg(-1, err, errlen, "%s: path too long", path);
+    int fd = mkstemp(r->tmp);
+    if (fd < 0) return errmsg(-1, err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    r->f = fdopen(fd, "w");
+    if (!r->f) {
+        int e = errno;
+        close(fd);
+        unlink(r->tmp);
+        return errmsg(-1, err, errlen, "%s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+int paths_replace_end(paths_replace_t *r, char *err, size_t errlen) {
+    if (!r->f) return -1;
+    int ok = !ferror(r->f) && fflush(r->f) == 0 && fsync(fileno(r->f)) == 0;
+    int e = errno;
+    ok = fclose(r->f) == 0 && ok;
+    if (!ok) e = e ? e : errno;
+    r->f = NULL;
+    /* The temporary file is private (0600 from mkstemp); the target gets a plain file's permissions. */
+    mode_t um = umask(0);
+    umask(um);
+    if (ok && chmod(r->tmp, 0666 & ~um) != 0) ok = 0, e = errno;
+    if (ok && rename(r->tmp, r->path) != 0) ok = 0, e = errno;
+    if (!ok) {
+        unlink(r->tmp);
+        return errmsg(-1, err, errlen, "%s: %s", r->path, strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,196 @@
+/* results_read.c — reading any CSV of this schema or an older one into rows, by column name (the committed studies
+ * have older headers): each cell parsed by its column's type from the schema table, a missing column left as
+ * results_row_init leaves it. */
+#define _POSIX_C_SOURCE 200809L
+#include "results.h"
+#include "../engine/errmsg.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOLS results_ncolumns()
+#define RESULTS_MAX_COLUMNS 256
+
+/* One record as libcsv delivers it, every field kept whole (NUL-terminated, one after another in buf). */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    size_t *off;
+    int nf, cap_f;
+    int oom;
+} record_t;
+
+typedef struct {
+    results_rows_t *t;
+    record_t rec;
+    int header_done;
+    int *map, nmap;             /* file column -> schema column, or -1 */
+} read_ctx_t;
+
+static void record_field(void *data, size_t len, void *ctx_) {
+    record_t *r = &((read_ctx_t *)ctx_)->rec;
+    if (r->oom) return;
+    if (r->nf == r->cap_f) {
+        int cap = r->cap_f ? 2 * r->cap_f : 64;
+        size_t *off = realloc(r->off, (size_t)cap * sizeof *off);
+        if (!off) { r->oom = 1; return; }
+        r->off = off;
+        r->cap_f = cap;
+    }
+    if (r->len + len + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 1024;
+        while (cap < r->len + len + 1) cap *= 2;
+        char *b = realloc(r->buf, cap);
+        if (!b) { r->oom = 1; return; }
+        r->buf = b;
+        r->cap = cap;
+    }
+    if (len) memcpy(r->buf + r->len, data, len);
+    r->off[r->nf++] = r->len;
+    r->len += len;
+    r->buf[r->len++] = '\0';
+}
+
+/* One cell into its member; 0, or -1 when it does not parse as the column's type (the row is skipped). */
+static int cell_parse(results_row_t *row, const results_column_t *c, const char *s, char **text) {
+    char *end;
+    switch (c->type) {
+    case RESULTS_TEXT:
+        if (strlen(s) >= c->size) return -1;
+        strcpy(RESULTS_MEMBER(row, c, char), s);
+        return 0;
+    case RESULTS_STR: {
+        size_t n = strlen(s) + 1;
+        memcpy(*text, s, n);
+        *RESULTS_MEMBER(row, c, const char *) = *text;
+        *text += n;
+        return 0;
+    }
+    case RESULTS_U64:
+        if (!*s) return 0;
+        errno = 0;
+        *RESULTS_MEMBER(row, c, unsigned long long) = strtoull(s, &end, 10);
+        return *end || errno || *s == '-' ? -1 : 0;
+    case RESULTS_INT:
+    case RESULTS_COUNT: {
+        if (!*s) return 0;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (*end || errno || v < 0 || v > 2147483647L) return -1;
+        *RESULTS_MEMBER(row, c, int) = (int)v;
+        return 0;
+    }
+    case RESULTS_NUM:
+        if (!*s) return 0;
+        *RESULTS_MEMBER(row, c, double) = strtod(s, &end);
+        return *end ? -1 : 0;
+    case RESULTS_REPLICAS:
+        if (!*s) return 0;
+        if (strcmp(s, "identical") != 0 && strcmp(s, "DIFFER") != 0) return -1;
+        *RESULTS_MEMBER(row, c, int) = strcmp(s, "identical") == 0;
+        return 0;
+    }
+    return -1;
+}
+
+static void read_header(read_ctx_t *c) {
+    record_t *r = &c->rec;
+    c->map = malloc((size_t)(r->nf ? r->nf : 1) * sizeof *c->map);
+    if (!c->map) { r->oom = 1; return; }
+    c->nmap = r->nf;
+    int have[RESULTS_MAX_COLUMNS] = {0};
+    for (int j = 0; j < r->nf; j++) {
+        c->map[j] = results_column_index(r->buf + r->off[j]);
+        if (c->map[j] >= 0 && have[c->map[j]]++) c->map[j] = -1;    /* a repeated name: the first counts */
+        if (c->map[j] < 0) c->t->unknown++;
+    }
+    for (int i = 0; i < NCOLS; i++) c->t->missing += !have[i];
+}
+
+/* A data record into the next row; a cell that does not parse, or no run_id, skips the record as a bad row. */
+static void read_row(read_ctx_t *c) {
+    record_t *r = &c->rec;
+    results_rows_t *t = c->t;
+    if (t->n == t->cap) {
+        int cap = t->cap ? 2 * t->cap : 256;
+        results_row_t *rows = realloc(t->row, (size_t)cap * sizeof *rows);
+        if (rows) t->row = rows;
+        char **text = rows ? realloc(t->text, (size_t)cap * sizeof *text) : NULL;
+        if (text) t->text = text;
+        if (!rows || !text) { r->oom = 1; return; }
+        t->cap = cap;
+    }
+    /* The row's strings live in one block: at most the record's own bytes. */
+    results_row_t *row = &t->row[t->n];
+    char *block = malloc(r->len + 1), *p = block;
+    if (!block) { r->oom = 1; return; }
+    results_row_init(row);
+    for (int i = 0; i < NCOLS; i++)
+        if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(row, &results_schema[i], const char *) = "";
+    int bad = 0;
+    for (int j = 0; j < r->nf && !bad; j++)
+        if (c->map[j] >= 0) bad = cell_parse(row, &results_schema[c->map[j]], r->buf + r->off[j], &p) != 0;
+    if (bad || !row->run_id[0]) {
+        free(block);
+        t->bad_rows++;
+        return;
+    }
+    t->text[t->n++] = block;
+}
+
+static void read_record(int term, void *ctx_) {
+    (void)term;
+    read_ctx_t *c = ctx_;
+    record_t *r = &c->rec;
+    if (!r->oom) {
+        if (!c->header_done) {
+            c->header_done = 1;
+            read_header(c);
+        } else if (r->nf != c->nmap) {
+            c->t->bad_rows++;   /* a line cut short by a kill */
+        } else {
+            read_row(c);
+        }
+    }
+    r->nf = 0;
+    r->len = 0;
+}
+
+int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    if (err && errlen) err[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    read_ctx_t c = {.t = t};
+    struct csv_parser p;
+    int rc = 0;
+    if (csv_init(&p, 0) != 0) rc = errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
+    char buf[65536];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (csv_parse(&p, buf, n, record_field, read_record, &c) != n)
+            rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
+    if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
+    if (!rc) csv_fini(&p, record_field, read_record, &c);
+    csv_free(&p);
+    fclose(f);
+    int has_run_id = 0;
+    for (int j = 0; j < c.nmap; j++) has_run_id |= c.map[j] == results_column_index("run_id");
+    if (!rc && c.rec.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
+    else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
+    else if (!rc && !has_run_id) rc = errmsg(2, err, errlen, "%s: no run_id column: not a scaling CSV", path);
+    free(c.map);
+    free(c.rec.buf);
+    free(c.rec.off);
+    if (rc) results_rows_free(t);
+    return rc;
+}
+
+void results_rows_free(results_rows_t *t) {
+    for (int i = 0; i < t->n; i++) free(t->text[i]);
+    free(t->text);
+    free(t->row);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,94 @@
+/* study.c — one definition of a configuration, of "complete", of the run that stands for a configuration, of a
+ * steady median and of T1 (study.h), for --resume, the answer and the report alike. */
+#include "study.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int study_key_wildcard(int column) {
+    const char *c = results_key_columns[column];
+    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
+           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
+}
+
+int study_key_match(const results_key_t *a, const results_key_t *b) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+        if ((!a->cell[i][0] || !b->cell[i][0]) && study_key_wildcard(i)) continue;
+        if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
+    }
+    return 1;
+}
+
+void study_key_merge(results_key_t *into, const results_key_t *k) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (!into->cell[i][0]) memcpy(into->cell[i], k->cell[i], sizeof into->cell[i]);
+}
+
+void study_progress_init(study_progress_t *p) {
+    memset(p, 0, sizeof *p);
+    p->last_epoch = -1;
+}
+
+static int is(const char *s, const char *what) { return s && strcmp(s, what) == 0; }
+
+void study_progress_add(study_progress_t *p, int epoch, const char *status) {
+    int measured = is(status, "ok") || is(status, "diverged") || is(status, "oom");
+    if (measured && epoch > p->epochs) p->epochs = epoch;
+    if (epoch >= p->last_epoch) {
+        p->last_epoch = epoch;
+        snprintf(p->status, sizeof p->status, "%s", status ? status : "");
+    }
+}
+
+int study_complete(const study_progress_t *p, int epochs, int retry_failed) {
+    if (is(p->status, "diverged") || is(p->status, "oom")) return 1;
+    /* replicas-differ is a failure of the run, not a measurement */
+    if (is(p->status, "failed") || is(p->status, "replicas-differ")) return !retry_failed;
+    return p->epochs >= epochs;
+}
+
+int study_pick(const study_progress_t *const *p, int n) {
+    int most = 0, pick = -1, furthest = -1;
+    for (int i = 0; i < n; i++)
+        if (p[i]->epochs > most) most = p[i]->epochs;
+    for (int i = 0; i < n; i++) {
+        if (study_complete(p[i], most, 1)) pick = i;
+        if (p[i]->epochs == most) furthest = i;
+    }
+    /* none complete (every run failed, timed out or was interrupted): the latest that got furthest */
+    return pick >= 0 ? pick : furthest;
+}
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double study_median(double *x, int n) {
+    if (n <= 0) return NAN;
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+int study_is_pipeline(const char *strategy, int micro_batches) { return micro_batches > 0 || is(strategy, "pipeline"); }
+
+int study_line_batch(int pipeline, int per_gpu_batch, int global_batch) {
+    return pipeline ? global_batch : per_gpu_batch;
+}
+
+int study_is_reference(const char *strategy) { return is(strategy, "single"); }
+
+void study_t1_init(study_t1_t *t1) {
+    t1->t = NAN;
+    t1->run = -1;
+}
+
+void study_t1_offer(study_t1_t *t1, const char *strategy, int run, double t) {
+    if (!study_is_reference(strategy) || isnan(t)) return;
+    if (t1->run < 0 || t < t1->t) {
+        t1->t = t;
+        t1->run = run;
+    }
+}

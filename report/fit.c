@@ -1,0 +1,172 @@
+/* fit.c — least-squares α-β fits of all-reduce benchmark rows (fit.h), minimising the relative error
+ * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
+#include "fit.h"
+#include "rows.h"
+#include "study_runs.h"
+#include "../engine/errmsg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fit_add(fit_t *k, int n, double S, double t) {
+    if (k->n == k->cap) {
+        int cap = k->cap ? 2 * k->cap : 32;
+        double *a = realloc(k->x1, (size_t)cap * sizeof *a);
+        if (a) k->x1 = a;
+        double *b = realloc(k->x2, (size_t)cap * sizeof *b);
+        if (b) k->x2 = b;
+        double *c = realloc(k->t, (size_t)cap * sizeof *c);
+        if (c) k->t = c;
+        if (!a || !b || !c) return;
+        k->cap = cap;
+    }
+    k->x1[k->n] = 2.0 * (n - 1);
+    k->x2[k->n] = (k->ring ? 2.0 * (n - 1) / n : 2.0 * (n - 1)) * S;
+    k->t[k->n] = t;
+    k->n++;
+    char g[16];
+    snprintf(g, sizeof g, "%d", n);
+    int seen = 0;
+    for (char *p = k->gpus; *p && !seen;) {
+        size_t l = strcspn(p, ",");
+        if (l == strlen(g) && strncmp(p, g, l) == 0) seen = 1;
+        p += l;
+        while (*p == ',' || *p == ' ') p++;
+    }
+    if (!seen) {
+        size_t l = strlen(k->gpus);
+        snprintf(k->gpus + l, sizeof k->gpus - l, "%s%s", l ? ", " : "", g);
+    }
+    if (k->n == 1 || S > k->bmax) k->bmax = S;
+    if (k->n == 1 || S < k->bmin) k->bmin = S;
+}
+
+void fit_solve(fit_t *k) {
+    double saa = 0, sab = 0, sbb = 0, sa = 0, sb = 0;
+    for (int i = 0; i < k->n; i++) {
+        double a = k->x1[i] / k->t[i], b = k->x2[i] / k->t[i];
+        saa += a * a;
+        sab += a * b;
+        sbb += b * b;
+        sa += a;
+        sb += b;
+    }
+    double det = saa * sbb - sab * sab;
+    if (k->n < 2 || det == 0) {
+        k->bad = 1;
+        return;
+    }
+    k->alpha = (sa * sbb - sb * sab) / det;
+    k->beta = (saa * sb - sab * sa) / det;
+    k->err = 0;
+    for (int i = 0; i < k->n; i++) {
+        double e = fabs((k->alpha * k->x1[i] + k->beta * k->x2[i]) / k->t[i] - 1);
+        if (e > k->err) k->err = e;
+    }
+}
+
+static fit_t *fit_find(fits_t *f, const char *name) {
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->fit[i].name, name) == 0) return &f->fit[i];
+    return NULL;
+}
+
+int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t errlen) {
+    rows_t t;
+    int rc = rows_read(&t, path, err, errlen);
+    if (rc) return rc;
+    int cs = rows_col(&t, "strategy"), cg = rows_col(&t, "gpus"), cb = rows_col(&t, "size_bytes"),
+        ct = rows_col(&t, "time_us"), ca = rows_col(&t, "algo"), cy = rows_col(&t, "type"), cw = rows_col(&t, "wrong");
+    if (cb < 0) cb = rows_col(&t, "bytes");
+    if (cs < 0 || cg < 0 || cb < 0 || ct < 0) {
+        rows_free(&t);
+        return errmsg(1, err, errlen, "no columns strategy, gpus, size_bytes (or bytes), time_us");
+    }
+    int first = f->n;
+    for (int r = 0; r < t.nrows; r++) {
+        const char *strat = rows_cell(&t, r, cs), *algo = rows_cell(&t, r, ca), *type = rows_cell(&t, r, cy);
+        const char *wrong = rows_cell(&t, r, cw);
+        if (!*type) type = "float";
+        int n = atoi(rows_cell(&t, r, cg));
+        double S = atof(rows_cell(&t, r, cb)), us = atof(rows_cell(&t, r, ct));
+        if (n < 2 || S <= 0 || us <= 0 || (isnum(wrong) && atof(wrong) > 0)) continue;
+        char par[160], name[240];
+        snprintf(par, sizeof par, "%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
+                 strcmp(type, "float") ? type : "");
+        snprintf(name, sizeof name, "%s%s%s%s%s", tag, strat, *par ? " (" : "", par, *par ? ")" : "");
+        fit_t *k = fit_find(f, name);
+        if (!k) {
+            fit_t *p = realloc(f->fit, (size_t)(f->n + 1) * sizeof *p);
+            if (!p) {
+                rows_free(&t);
+                return errmsg(2, err, errlen, "%s: out of memory", path);
+            }
+            f->fit = p;
+            k = &f->fit[f->n++];
+            memset(k, 0, sizeof *k);
+            snprintf(k->name, sizeof k->name, "%s", name);
+            snprintf(k->strategy, sizeof k->strategy, "%s%s", tag, strat);
+            snprintf(k->algo, sizeof k->algo, "%s", algo);
+            snprintf(k->type, sizeof k->type, "%s", type);
+            k->ring = strcmp(strat, "naive") != 0;
+        }
+        fit_add(k, n, S, us);
+    }
+    rows_free(&t);
+    for (int i = first; i < f->n; i++) fit_solve(&f->fit[i]);
+    return 0;
+}
+
+void fits_free(fits_t *f) {
+    for (int i = 0; i < f->n; i++) free(f->fit[i].x1), free(f->fit[i].x2), free(f->fit[i].t);
+    free(f->fit);
+    memset(f, 0, sizeof *f);
+}
+
+static const fit_t *find3(const fits_t *f, const char *s, const char *algo, const char *type) {
+    for (int i = 0; i < f->n; i++)
+        if (!strcmp(f->fit[i].strategy, s) && !strcmp(f->fit[i].algo, algo) && !strcmp(f->fit[i].type, type))
+            return &f->fit[i];
+    return NULL;
+}
+static const fit_t *first_of(const fits_t *f, const char *s, const char *type, int cast) {
+    for (int i = 0; i < f->n; i++) {
+        const fit_t *k = &f->fit[i];
+        size_t l = strlen(k->algo);
+        if (!strcmp(k->strategy, s) && !strcmp(k->type, type) &&
+            (!cast || (l >= 5 && !strcmp(k->algo + l - 5, "+cast"))))
+            return k;
+    }
+    return NULL;
+}
+
+const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char *type) {
+    if (!*type) type = "float";
+    const fit_t *k = find3(f, s, algo, type);
+    return k ? k : first_of(f, s, type, 0);
+}
+
+const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent) {
+    *lent = 0;
+    int bf16 = strcmp(gd, "bf16") == 0;
+    char cast[80];
+    snprintf(cast, sizeof cast, "%s+cast", algo);
+    const fit_t *k;
+    if (bf16 && (k = find3(f, s, cast, "bfloat16"))) return k;
+    if (bf16 && (k = first_of(f, s, "bfloat16", 1))) return k;
+    k = fit_of(f, s, algo, bf16 ? "bfloat16" : "float");
+    if (k || !bf16) return k;
+    k = fit_of(f, s, algo, "float");
+    *lent = k != NULL;
+    return k;
+}
+
+double fit_allreduce_ms(const fit_t *k, int n, double S) {
+    if (n < 2) return 0;
+    if (!k || k->bad || isnan(S)) return NAN;
+    return (2.0 * (n - 1) * k->alpha + (k->ring ? 2.0 * (n - 1) / n : 2.0 * (n - 1)) * S * k->beta) / 1e3;
+}
+
+int fit_usable(const fit_t *k) { return k && !k->bad && k->alpha >= 0 && k->beta > 0; }

@@ -1,0 +1,45 @@
+/* fit.h — the α-β model of an all-reduce benchmark (`scaling --bench allreduce`): one least-squares fit per strategy,
+ * algorithm and element type, on the relative error so the small sizes set α and the large ones β:
+ *   ring (nccl and any other):  t(n, S) = 2(n-1) α + 2(n-1)/n S β
+ *   naive (every byte into and out of GPU 0):  t(n, S) = 2(n-1) α + 2(n-1) S β
+ * Host-only. */
+#pragma once
+#include <stddef.h>
+
+typedef struct {
+    char name[240]; /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
+    char strategy[64], algo[64], type[32];
+    int ring;            /* the ring form (every strategy but naive) */
+    int n, bad;          /* points; bad: the points cannot separate α from β */
+    double alpha, beta;  /* µs, µs per byte */
+    double err;          /* the largest relative error over the points */
+    double bmin, bmax;   /* sizes, bytes */
+    char gpus[64];       /* GPU counts, "2, 4" */
+    double *x1, *x2, *t; /* the points: t ≈ α x1 + β x2 */
+    int cap;
+} fit_t;
+
+typedef struct {
+    fit_t *fit;
+    int n;
+} fits_t;
+
+/* Fits every strategy, algorithm and type of a benchmark CSV, the strategy's name prefixed by tag. 0; 2 with a
+ * one-line message for a file that cannot be read; 1 with "no columns ..." in err for a file that is not one. */
+int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t errlen);
+/* Least squares of the points added so far (fit_add): sets alpha, beta, err, or bad. */
+void fit_solve(fit_t *k);
+/* Adds a point: n GPUs, S bytes, t µs. */
+void fit_add(fit_t *k, int n, double S, double t);
+void fits_free(fits_t *f);
+/* The fit for strategy s whose rows record algorithm algo and reduce elements of type ("" = float): that algorithm's,
+ * else the strategy's first of that type; NULL without one. */
+const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char *type);
+/* The fit for rows whose gradients travel as gd ("bf16", or "fp32"/"" for float): bf16 rows pay the cast, so the
+ * "+cast" bfloat16 table first (the row's algorithm's, else the strategy's first), then bfloat16, then the float fit
+ * at their bytes with *lent = 1. */
+const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent);
+/* All-reduce time (ms) of fit k on n GPUs and S bytes; 0 for n < 2; NAN without a fit. */
+double fit_allreduce_ms(const fit_t *k, int n, double S);
+/* A fit the projection can use: α ≥ 0 and β > 0. */
+int fit_usable(const fit_t *k);

@@ -1,0 +1,56 @@
+/* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (bench/study.h), the one
+ * run that stands for each, that run's steady medians, and the model-and-dataset groups. Host-only. */
+#pragma once
+#include "rows.h"
+#include "bench/study.h"
+
+typedef struct {
+    double *v;
+    int n, cap;
+} vec_t;
+
+/* One reported run. Strings point into the rows read. Medians are NAN where the run has no such steady value. */
+typedef struct {
+    const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
+    char link[300]; /* the link its GPUs talked over: "" on one node with NCCL's default transports */
+    int group, gpus, G, b, bk, pipe, M, nodes, gpn;
+    double facc;       /* final test accuracy, %, NAN without one */
+    const char *fstat; /* status of its last row */
+    int last;          /* its last epoch */
+    vec_t T, I, S, C, X, D, Q, Y, B, BI, N, acc_e, acc_v;
+    vec_t *sb; /* stage_busy_ms per stage, steady rows */
+    int ns;
+    double tmed, imed, smed, cmed, xmed, dmed, qmed, ymed, bmed, bimed, nmed;
+} run_t;
+
+typedef struct {
+    char id[200], sub[220]; /* file-name-safe "model-dataset", and "model on dataset" */
+    char gpus[400], hosts[400], commits[400], d0[16], d1[16];
+    int nm, ngd, nseeds; /* distinct maths, gradient dtypes, seeds */
+    char maths[8][16], gds[8][16], seeds[64][32];
+} group_t;
+
+typedef struct {
+    rows_t rows;
+    run_t *run; /* the reported runs, in the order of their first row */
+    int nr;
+    group_t *grp;
+    int ng;
+    int allruns, leftout; /* runs in the file, and runs not reported (superseded in their configuration) */
+} study_runs_t;
+
+/* Reads a study CSV. 0, or 2 with a one-line message (unreadable, or no run_id column: not a study). */
+int study_load(study_runs_t *s, const char *path, char *err, size_t errlen);
+void study_free(study_runs_t *s);
+/* The run that is T1 for group g, line batch bk and math m (study.h), or -1. */
+int study_t1_run(const study_runs_t *s, int g, int bk, const char *m);
+/* "fp32" before "tf32" before "bf16", others after by name: the order a study reads. */
+void study_math_rank(char *out, size_t len, const char *m);
+
+/* A number as awk prints it (integers in full, else %.6g): the data files' and tables' plain numbers. */
+const char *num_s(char *buf, size_t len, double x);
+/* Sort keys built like strings: fixed-width numbers that sort as numbers, fields separated by \034. */
+void key_num(char *k, size_t len, double x);
+void key_str(char *k, size_t len, const char *s);
+int isnum(const char *s);
+void vec_push(vec_t *v, double x);

@@ -1,0 +1,35 @@
+/* strategy_info.h — what the driver, the options, the default study and the answer may know of a strategy: its name
+ * and its properties, never its code. Host-only (no CUDA headers), so host-tested modules ask properties too. */
+#pragma once
+
+typedef struct strategy_info {
+    const char *name;
+    const char *summary;        /* one line for --help */
+    /* 1: the one-GPU baseline, no communication: the default --strategy, the reference run (T1) every speedup is
+     * measured against, and the default study's first sweep. One strategy of the registry has it. */
+    int reference;
+    /* 1: replicas whose gradients are reduced: --grad-dtype and the grad_dtype column apply (its strategy_t has a
+     * reduce_ops_t, used by --bench allreduce). */
+    int reduces;
+    /* 1: the model is cut into consecutive stages, one per GPU: --micro-batches, --schedule and --split apply and
+     * a setup-failure row names them. 0: every GPU holds a whole replica. */
+    int staged;
+    /* 1: its speedup is against the reference at the same global batch (a pipeline splits one batch); 0: at the
+     * same per-GPU batch (weak-scaling replicas). */
+    int t1_global_batch;
+    /* 1: can run one process per GPU under mpirun/srun (run_cfg_t.dist); 0: one process drives all its GPUs. */
+    int multi_process;
+    /* 1: communicates through NCCL, so its rows record the NCCL transport settings in force (nccl_transport). */
+    int uses_nccl;
+    /* 1: --naive-path p2p|host is the copy path it uses, known before setup and recorded as its nccl_algo cell
+     * (the --resume key); auto is its own choice, known after setup. */
+    int path_is_algo;
+    /* 1: does no CUDA work (a test strategy): the driver runs it on a machine without a GPU. */
+    int no_gpu;
+} strategy_info_t;
+
+/* The registry's (strategies/registry.c, linked by the command, not by hostcore): every strategy's info,
+ * NULL-terminated, into out (max entries including the NULL); returns the count. */
+int strategy_infos(const strategy_info_t **out, int max);
+/* The entry of infos (NULL-terminated) named name, or NULL. */
+const strategy_info_t *strategy_info_find(const strategy_info_t *const *infos, const char *name);

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# test_docs.sh — the README and doc/ pages hold together, without a GPU (CI): every relative link in README.md and
+# doc/*.md names a file in the checkout (and, with #anchor, a heading of that page), and no paragraph is over 120
+# words. A negative control of each kind (a missing file, a missing heading, a long paragraph) must be caught.
+set -u
+ROOT=$(cd "$2" && pwd)
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() {   # check "<what>" <condition exit status>
+    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+
+# Pages other work adds beside this one: links to them are allowed before they exist.
+ALLOWED_MISSING="doc/files.md doc/faults.md doc/report.md"
+
+# scan FILE: one line per fact, outside fenced code blocks:
+#   LINK <line> <target>      every [text](target) and ![alt](target) that is not a URL
+#   HEAD <slug>               every heading, as GitHub makes its anchor
+#   PARA <line> <words>       every paragraph (a list item or a run of text lines; tables and headings apart)
+scan() {
+    awk '
+    function flush() { if (words > 0) print "PARA", start, words; words = 0 }
+    /^[ \t]*```/ { flush(); fenced = !fenced; next }
+    fenced { next }
+    /^[ \t]*$/ { flush(); next }
+    /^#+ / {
+        flush()
+        h = $0; sub(/^#+ +/, "", h); h = tolower(h)
+        gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h)
+        print "HEAD", h
+        next
+    }
+    /^[ \t]*\|/ { flush() }
+    /^[ \t]*([-*]|[0-9]+\.) / { flush() }
+    {
+        if (!/^[ \t]*\|/) { if (words == 0) start = NR; words += NF - (/^[ \t]*([-*]|[0-9]+\.) / ? 1 : 0) }
+        s = $0
+        while (match(s, /\]\([^) \t]+\)/)) {
+            t = substr(s, RSTART + 2, RLENGTH - 3)
+            s = substr(s, RSTART + RLENGTH)
+            if (t !~ /^(https?:|mailto:)/) print "LINK", NR, t
+        }
+    }
+    END { flush() }' "$1"
+}
+
+# check_tree DIR: every problem of DIR/README.md and DIR/doc/*.md on stdout, one line each.
+check_tree() {
+    local dir=$1 page target path anchor
+    for page in "$dir/README.md" "$dir"/doc/*.md; do
+        [ -f "$page" ] || continue
+        local rel=${page#"$dir"/}
+        scan "$page" >"$tmp/scan"
+        awk -v f="$rel" '$1 == "PARA" && $3 > 120 { print f ":" $2 ": paragraph of " $3 " words (at most 120)" }' \
+            "$tmp/scan"
+        while read -r _ line target; do
+            path=${target%%#*}; anchor=
+            [ "$path" != "$target" ] && anchor=${target#*#}
+            if [ -z "$path" ]; then
+                path=$rel
+            else
+                path=$(realpath -m --relative-to="$dir" "$(dirname "$page")/$path")
+            fi
+            if [ ! -e "$dir/$path" ]; then
+                case " $ALLOWED_MISSING " in *" $path "*) continue ;; esac
+                echo "$rel:$line: link to $target: no file $path"
+            elif [ -n "$anchor" ] && [ "${path##*.}" = md ] &&
+                 ! scan "$dir/$path" | awk -v a="$anchor" '$1 == "HEAD" && $2 == a { found = 1 } END { exit !found }'; then
+                echo "$rel:$line: link to $target: no heading #$anchor in $path"
+            fi
+        done < <(grep '^LINK ' "$tmp/scan")
+    done
+}
+
+# ---- the checkout itself
+check_tree "$ROOT" >"$tmp/problems"
+cat "$tmp/problems"
+check "README.md and doc/*.md: every link resolves, no paragraph over 120 words" $([ ! -s "$tmp/problems" ]; echo $?)
+check "README.md is at most 150 lines ($(wc -l <"$ROOT/README.md"))" $([ "$(wc -l <"$ROOT/README.md")" -le 150 ]; echo $?)
+n=$(grep -c '](' "$ROOT/README.md")
+check "README.md has links to check ($n)" $([ "$n" -ge 10 ]; echo $?)
+
+# ---- negative controls: a tree with one fault of each kind, and the same tree mended
+neg=$tmp/neg; mkdir -p "$neg/doc" "$neg/results/x"
+touch "$neg/results/x/fig.png"
+long=$(for i in $(seq 121); do printf 'word '; done)
+cat >"$neg/README.md" <<EOF
+# Title
+
+![a figure](results/x/fig.png) and [a page](doc/a.md#the-options-list) and [later](doc/faults.md).
+See [gone](doc/gone.md), [a heading](doc/a.md#no-such-heading) and [http](https://example.com/x.md).
+
+\`\`\`sh
+[not a link](inside/a/code/block.md)
+\`\`\`
+EOF
+cat >"$neg/doc/a.md" <<EOF
+# Page a
+
+## The \`options\` list
+
+- $long
+- short item, [back](../README.md#title)
+EOF
+check_tree "$neg" >"$tmp/neg_problems"
+grep -q 'README.md:4: link to doc/gone.md: no file doc/gone.md' "$tmp/neg_problems"
+check "a link to a missing file is caught" $?
+grep -q 'README.md:4: link to doc/a.md#no-such-heading: no heading #no-such-heading in doc/a.md' "$tmp/neg_problems"
+check "a link to a missing heading is caught" $?
+grep -q 'doc/a.md:5: paragraph of 121 words' "$tmp/neg_problems"
+check "a paragraph of 121 words is caught" $?
+check "nothing else is reported (got $(wc -l <"$tmp/neg_problems") lines)" $([ "$(wc -l <"$tmp/neg_problems")" -eq 3 ]; echo $?)
+sed -i 's|\[gone\](doc/gone.md), \[a heading\](doc/a.md#no-such-heading)|[a heading](doc/a.md#page-a)|' "$neg/README.md"
+sed -i "s/^- $long/- $(for i in $(seq 120); do printf 'word '; done)/" "$neg/doc/a.md"
+check_tree "$neg" >"$tmp/neg_problems"
+cat "$tmp/neg_problems"
+check "the mended tree passes (120 words is allowed)" $([ ! -s "$tmp/neg_problems" ]; echo $?)
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

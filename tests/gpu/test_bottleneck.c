@@ -1,0 +1,248 @@
+/* test_bottleneck.cu — one ResNet v1.5 bottleneck block with its projection (engine/models/resnet_bottleneck.c),
+ * behind a 3x3 convolution so the block's input has a gradient, run through the model against a CPU double-precision
+ * chain of the layer references (layer_ref.h) in fp32, tf32 and bf16: the block's output, the gradient of its input
+ * and every parameter gradient. Negative control: the same output against the ResNet v1 block (stride on the first
+ * 1x1 instead of the 3x3) must fail the tolerance. Run: ./test_bottleneck [seed] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include "gpu_test.h"
+#include "bf16_ref.h"
+#include "layer_ref.h"
+#include "engine/model.h"
+#include "engine/gpu.h"
+#include "engine/check.h"
+#include "engine/reduce.h"
+
+/* fp32: every layer alone meets 1e-4 with errors near 1e-7 (test_layers); a chain of nine stays far below.
+ * tf32: 10-bit products in five convolutions along the longest path, each within test_layers' 5e-3 alone.
+ * bf16: each stored activation and gradient is rounded to 8 bits (2^-8 relative at most); the longest path stores
+ * eight of them, so 8 x 2^-8 bounds the error of the output and of the gradients (test_layers' TOL_BF16 per
+ * rounding stage). The v1 control differs by O(1). */
+#define TOL_FP32 1e-4
+#define TOL_TF32 1e-2
+#define TOL_BF16 (8 * BF16_U + 1e-4)
+
+enum { N = 4, H = 10, CIN = 8, C0 = 16, WIDTH = 8 };
+
+static float *falloc(size_t n) {
+    float *p = (float *)calloc(n ? n : 1, sizeof(float));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+
+static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
+    for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
+}
+
+static float round_as(float v, dtype_t t) { return t == DTYPE_BF16 ? bf16_ref_round(v) : v; }
+
+static void upload_as(void *d, const float *h, size_t n, dtype_t t) {
+    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
+    unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
+    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
+    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
+    free(b);
+}
+
+static void download_as(float *h, const void *d, size_t n, dtype_t t) {
+    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
+    if (t == DTYPE_BF16)
+        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
+}
+
+/* The network under test: x -> pre (3x3 conv) -> bottleneck(stride 2, projection). v1 builds the ResNet v1 block
+ * (the stride on conv1) for the control; its parameters have the same layout. */
+static void build(model_t *m, int v1) {
+    model_begin(m, v1 ? "block-v1" : "block", N, (shape_t){N, H, H, CIN}, 10);
+    int t = model_add(m, &layer_conv_ops, "pre", m->input, -1, (layer_cfg_t){.k = 3, .stride = 1, .pad = 1, .cout = C0});
+    if (!v1) {
+        t = model_add_bottleneck(m, t, "b", WIDTH, 2, 1);
+    } else {
+        int x = t;
+        int y = model_add(m, &layer_conv_ops, "b.conv1", x, -1, (layer_cfg_t){.k = 1, .stride = 2, .cout = WIDTH});
+        y = model_add(m, &layer_bn_ops, "b.bn1", y, -1, (layer_cfg_t){.fuse = BN_FUSE_RELU});
+        y = model_add(m, &layer_conv_ops, "b.conv2", y, -1, (layer_cfg_t){.k = 3, .stride = 1, .pad = 1, .cout = WIDTH});
+        y = model_add(m, &layer_bn_ops, "b.bn2", y, -1, (layer_cfg_t){.fuse = BN_FUSE_RELU});
+        y = model_add(m, &layer_conv_ops, "b.conv3", y, -1, (layer_cfg_t){.k = 1, .stride = 1, .cout = 4 * WIDTH});
+        int sc = model_add(m, &layer_conv_ops, "b.proj", x, -1, (layer_cfg_t){.k = 1, .stride = 2, .cout = 4 * WIDTH});
+        sc = model_add(m, &layer_bn_ops, "b.proj.bn", sc, -1, (layer_cfg_t){0});
+        t = model_add(m, &layer_bn_ops, "b.bn3", y, sc, (layer_cfg_t){.fuse = BN_FUSE_ADD_RELU});
+    }
+    model_end(m, t);
+}
+
+static ref_fn ref_of(const layer_t *l) {
+    if (l->ops == &layer_conv_ops) return ref_conv;
+    if (l->ops == &layer_bn_ops) return l->cfg.fuse == BN_FUSE_NONE ? ref_bn : ref_bn_fused;
+    if (l->ops == &layer_maxpool_ops) return ref_maxpool;
+    if (l->ops == &layer_gap_ops) return ref_gap;
+    if (l->ops == &layer_dense_ops) return ref_dense;
+    fprintf(stderr, "no reference for layer %s (%s)\n", l->label, l->ops->name);
+    exit(1);
+}
+
+/* The CPU chain in double over m's layers (training mode), activations and gradients stored in t as the GPU stores
+ * them. x: the input; params: flat, at the layers' offsets; dy: the gradient of the last tensor. Fills val (double,
+ * per tensor), dx of every tensor but the input, and dw (flat). */
+typedef struct { double **val, **grad, *dw; } chain_t;
+
+static chain_t ref_chain(const model_t *m, const float *x, const float *params, const float *dy, dtype_t t) {
+    chain_t c;
+    c.val = (double **)calloc(m->n_tensors, sizeof(double *));
+    c.grad = (double **)calloc(m->n_tensors, sizeof(double *));
+    float **vf = (float **)calloc(m->n_tensors, sizeof(float *));
+    c.dw = dalloc(m->n_params_all);
+    float *state = falloc(1024);   /* running statistics: training normalises with the batch's, never these */
+    for (int i = 0; i < m->n_tensors; i++) {
+        size_t n = shape_numel(m->tensors[i].shape);
+        c.val[i] = dalloc(n);
+        c.grad[i] = dalloc(n);
+        vf[i] = falloc(n);
+    }
+    memcpy(vf[m->input], x, shape_numel(m->tensors[m->input].shape) * sizeof(float));
+    size_t big = 0;
+    for (int i = 0; i < m->n_tensors; i++)
+        if (shape_numel(m->tensors[i].shape) > big) big = shape_numel(m->tensors[i].shape);
+    float *zero = falloc(big), *dyf = falloc(big);
+    double *junk = dalloc(big), *sjunk = dalloc(1024), *sjunk2 = dalloc(1024), *wjunk = dalloc(m->n_params_all);
+    for (int i = 0; i < m->n_layers; i++) {   /* forward: y of each layer, stored as the GPU stores it */
+        const layer_t *l = &m->layers[i];
+        ref_t r;
+        memset(&r, 0, sizeof r);
+        for (int k = 0; k < l->n_in; k++) r.x[k] = vf[l->in[k]];
+        r.w = params + l->param_offset;
+        r.state = state;
+        r.dy = zero;
+        r.y = c.val[l->out];
+        r.dw = wjunk;
+        r.state_out = sjunk;
+        r.state_alt = sjunk2;
+        ref_of(l)(l, 1, &r);
+        for (size_t j = 0; j < shape_numel(l->out_shape); j++) vf[l->out][j] = round_as((float)c.val[l->out][j], t);
+    }
+    int last = m->layers[m->n_layers - 1].out;
+    for (size_t j = 0; j < shape_numel(m->tensors[last].shape); j++) c.grad[last][j] = dy[j];
+    for (int i = m->n_layers - 1; i >= 0; i--) {   /* backward: every reader's gradient summed in double */
+        const layer_t *l = &m->layers[i];
+        for (size_t j = 0; j < shape_numel(l->out_shape); j++) dyf[j] = round_as((float)c.grad[l->out][j], t);
+        ref_t r;
+        memset(&r, 0, sizeof r);
+        for (int k = 0; k < l->n_in; k++) {
+            r.x[k] = vf[l->in[k]];
+            r.dx[k] = l->in[k] == m->input ? NULL : c.grad[l->in[k]];
+        }
+        r.w = params + l->param_offset;
+        r.state = state;
+        r.dy = dyf;
+        r.y = junk;
+        r.dw = c.dw + l->param_offset;
+        r.state_out = sjunk;
+        r.state_alt = sjunk2;
+        ref_of(l)(l, 1, &r);
+    }
+    for (int i = 0; i < m->n_tensors; i++) free(vf[i]);
+    free(vf); free(state); free(zero); free(dyf); free(junk); free(sjunk); free(sjunk2); free(wjunk);
+    return c;
+}
+
+static void chain_free(const model_t *m, chain_t *c) {
+    for (int i = 0; i < m->n_tensors; i++) { free(c->val[i]); free(c->grad[i]); }
+    free(c->val); free(c->grad); free(c->dw);
+}
+
+static double report(const char *math, const char *what, const float *got, const double *want, size_t n, double tol,
+                     int expect_fail) {
+    double e = rel_err_f(got, want, n);
+    int ok = expect_fail ? !(e <= tol) : e <= tol;
+    printf("%-4s [%s] %-26s rel_err %.3e  tol %.1e%s (n=%zu)\n", ok ? "ok" : "FAIL", math, what, e, tol,
+           expect_fail ? " (must exceed)" : "", n);
+    EXPECT(ok, "[%s] %s: rel_err %.3e vs tol %.1e%s", math, what, e, tol, expect_fail ? " (control)" : "");
+    return e;
+}
+
+static void run(math_t math, rng_t *rng) {
+    const char *mname = gpu_math_name(math);
+    double tol = math == MATH_FP32 ? TOL_FP32 : math == MATH_TF32 ? TOL_TF32 : TOL_BF16;
+    gpu_t g;
+    gpu_init(&g, 0, math);
+    model_t *m = (model_t *)calloc(1, sizeof *m), *v1 = (model_t *)calloc(1, sizeof *v1);
+    build(m, 0);
+    build(v1, 1);
+    EXPECT(m->n_params_all == v1->n_params_all, "v1 control: parameter layout differs");
+    EXPECT(model_alloc(m, &g) == 0, "model_alloc");
+    dtype_t t = m->act_dtype;
+
+    /* Parameters: convolution weights U(-1, 1)/sqrt(fan-in) (bf16-exact under bf16: the GPU reads the bf16 copy),
+     * BN gamma U(0.5, 1.5), beta U(-0.5, 0.5); the alignment gaps stay 0. */
+    float *hp = falloc(m->n_params_all);
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer_t *l = &m->layers[i];
+        float *p = hp + l->param_offset;
+        if (l->ops == &layer_conv_ops) {
+            double a = 1.0 / sqrt((double)l->cfg.k * l->cfg.k * l->in_shape[0].c);
+            fill(rng, p, l->n_params, -a, a);
+            for (size_t j = 0; j < l->n_params; j++) p[j] = round_as(p[j], t);
+        } else if (l->ops == &layer_bn_ops) {
+            int C = l->in_shape[0].c;
+            fill(rng, p, C, 0.5, 1.5);
+            fill(rng, p + C, C, -0.5, 0.5);
+        }
+    }
+    CHECK_CUDA(cudaMemcpy(m->params, hp, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemset(m->state, 0, m->n_state * sizeof(float)));
+    if (m->params_bf16) reduce_cast_bf16(m->params_bf16, m->params, m->n_params, g.stream);
+    size_t nx = shape_numel(m->tensors[m->input].shape);
+    int out = m->layers[m->n_layers - 1].out, pre = m->layers[0].out;
+    size_t ny = shape_numel(m->tensors[out].shape), npre = shape_numel(m->tensors[pre].shape);
+    float *hx = falloc(nx), *hdy = falloc(ny), *got = falloc(npre > ny ? npre : ny), *gw = falloc(m->n_params_all);
+    fill(rng, hx, nx, -1, 1);
+    fill(rng, hdy, ny, -1, 1);
+    for (size_t j = 0; j < nx; j++) hx[j] = round_as(hx[j], t);
+    for (size_t j = 0; j < ny; j++) hdy[j] = round_as(hdy[j], t);
+    upload_as(m->tensors[m->input].val, hx, nx, t);
+    upload_as(m->tensors[out].grad, hdy, ny, t);
+
+    model_forward(m, &g, 1);
+    model_backward(m, &g, 0.0f);
+    CHECK_CUDA(cudaStreamSynchronize(g.stream));
+    CHECK_CUDA(cudaGetLastError());
+
+    chain_t want = ref_chain(m, hx, hp, hdy, t);
+    download_as(got, m->tensors[out].val, ny, t);
+    report(mname, "block y", got, want.val[out], ny, tol, 0);
+    chain_t ctrl = ref_chain(v1, hx, hp, hdy, t);
+    report(mname, "block y vs v1 block", got, ctrl.val[out], ny, tol, 1);
+    download_as(got, m->tensors[pre].grad, npre, t);
+    report(mname, "block dx (input gradient)", got, want.grad[pre], npre, tol, 0);
+    CHECK_CUDA(cudaMemcpy(gw, m->grads, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < m->n_layers; i++) {
+        const layer_t *l = &m->layers[i];
+        char what[48];
+        snprintf(what, sizeof what, "dw %s", l->label);
+        report(mname, what, gw + l->param_offset, want.dw + l->param_offset, l->n_params, tol, 0);
+    }
+    chain_free(m, &want);
+    chain_free(v1, &ctrl);
+    model_free(m);
+    free(m); free(v1); free(hp); free(hx); free(hdy); free(got); free(gw);
+    gpu_free(&g);
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    gpu_test_require(1);
+    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
+                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    printf("# test_bottleneck: seed %llu (rerun: test_bottleneck %llu)\n", seed, seed);
+    rng_t rng;
+    rng_seed(&rng, seed);
+    run(MATH_FP32, &rng);
+    run(MATH_TF32, &rng);
+    run(MATH_BF16, &rng);
+    printf("# seed %llu\n", seed);
+    return test_summary();
+}

@@ -1,0 +1,85 @@
+/* fake_strategy.c — a test-only strategy: no CUDA work at all, epoch statistics from a formula, so a host test can
+ * run it through the real driver (tests/cli/fake_strategy.sh) and show that a strategy is one file and one registry
+ * line (fake_registry.c). A global batch over FAKE_MAX_BATCH fails setup as out of memory, like a real one. */
+#include "strategies/strategy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define FAKE_MAX_BATCH 65536
+
+typedef struct {
+    int gpus, global_batch, steps_per_epoch, epoch, steps_run;
+} fake_t;
+
+static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    if (cfg->global_batch > FAKE_MAX_BATCH) {
+        snprintf(err, errlen, "fake: out of memory (global batch %d over %d)", cfg->global_batch, FAKE_MAX_BATCH);
+        return -1;
+    }
+    fake_t *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, errlen, "fake: out of host memory");
+        return -1;
+    }
+    f->gpus = cfg->n_gpus;
+    f->global_batch = cfg->global_batch;
+    f->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
+    *state = f;
+    return 0;
+}
+
+static int fake_steps(void *state) { return ((fake_t *)state)->steps_per_epoch; }
+
+static void fake_epoch_begin(void *state, int epoch) {
+    fake_t *f = state;
+    f->epoch = epoch;
+    f->steps_run = 0;
+}
+
+static void fake_train_step(void *state, int step) {
+    (void)step;
+    ((fake_t *)state)->steps_run++;
+}
+
+/* A step costs 1 ms per 256 images on each GPU plus 0.1 ms per extra GPU; the loss halves every epoch. */
+static void fake_epoch_end(void *state, int steps, epoch_stats_t *out) {
+    fake_t *f = state;
+    double step_ms = (double)f->global_batch / f->gpus / 256.0 + 0.1 * (f->gpus - 1);
+    out->steps = steps;
+    out->step_ms = step_ms;
+    out->epoch_s = steps * step_ms / 1e3;
+    out->train_loss = 2.3 * pow(0.5, f->epoch);
+    out->train_acc = 1 - out->train_loss / 2.5;
+    out->peak_mem_mb = 1;
+    if (f->gpus > 1) {
+        out->comm_ms = out->exposed_comm_ms = 0.1 * (f->gpus - 1);
+        out->compute_ms = step_ms - out->comm_ms;
+        out->idle_ms = 0;
+        out->replicas_identical = 1;
+    }
+}
+
+static double fake_evaluate(void *state) { return 0.5 + 0.1 * ((fake_t *)state)->epoch; }
+
+static void fake_teardown(void *state) { free(state); }
+
+/* Eight "parameters" from the run's shape and last epoch, for SCALING_DUMP_PARAMS. */
+static size_t fake_params(void *state, float *host, size_t max) {
+    const fake_t *f = state;
+    for (size_t i = 0; host && i < max && i < 8; i++) host[i] = (float)(f->gpus * 1000 + f->epoch * 10 + (int)i);
+    return 8;
+}
+
+const strategy_t strategy_fake = {
+    .info = {.name = "fake", .summary = "test only: no GPU work, epoch statistics from a formula", .no_gpu = 1},
+    .setup = fake_setup,
+    .steps_per_epoch = fake_steps,
+    .epoch_begin = fake_epoch_begin,
+    .train_step = fake_train_step,
+    .epoch_end = fake_epoch_end,
+    .evaluate = fake_evaluate,
+    .teardown = fake_teardown,
+    .params = fake_params,
+};
