@@ -15,10 +15,12 @@
 #define BN_TILE_CHANNELS 64
 #define BN_MIN_ROWS 2           /* rows per thread at least: small activations still fill one wave */
 #define BN_MAX_ROW_BLOCKS 512   /* partial sums kept per channel, the bound of the scratch */
-/* Rows loaded before any is used (memory-level parallelism), as many as fit in 128 registers (two blocks per SM):
- * four of x (and x1) forward, two of x, y and dy backward. */
-#define BN_UNROLL_FWD 4
-#define BN_UNROLL_BWD 2
+/* Rows loaded before any is used (memory-level parallelism: with two blocks of 256 threads per SM, an SM needs about
+ * 100 bytes in flight per thread to keep up with HBM3e), as many as fit in 128 registers without spilling: U per
+ * kernel, from these. */
+#define BN_UNROLL_WIDE 8        /* one tensor read per row (statistics) */
+#define BN_UNROLL_MID 4         /* two (apply with the add; backward reduction without it) */
+#define BN_UNROLL_NARROW 2      /* three (backward reduction with the add), and the backward's element-wise pass */
 
 /* Per-channel coefficients in the scratch, in units of C floats. */
 enum {
@@ -151,7 +153,7 @@ __device__ __forceinline__ int finish_sums(const float *part, long long m, int c
     if (grp < groups && ch < c) {
         const long long per = (m + gridDim.y - 1) / gridDim.y;
         if (WELFORD) p = __ldcg(part + ch);
-#pragma unroll 8
+#pragma unroll 16
         for (int b = grp; b < (int)gridDim.y; b += groups) {
             double a = __ldcg(part + (size_t)2 * b * c + ch), q = __ldcg(part + ((size_t)2 * b + 1) * c + ch);
             if (WELFORD) {
@@ -195,6 +197,7 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
                  const float *__restrict__ gamma, const float *__restrict__ beta, const float *__restrict__ beta_add,
                  float *run_mean, float *run_var, float *coef, double eps, double momentum) {
     __shared__ float sh[2 * V * BN_THREADS], shn[BN_THREADS];
+    constexpr int U = BN_UNROLL_WIDE;
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     float n = 0.0f, mu[V], m2[V];   // rows seen (exact: < 2^24), mean of x - k, sum of squared deviations
@@ -209,13 +212,13 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
         pack_t<T, V> k0 = load_p<T, V>(x + c0);
 #pragma unroll
         for (int j = 0; j < V; j++) k[j] = to_f(k0.v[j]);
-        for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_FWD * lanes) {
-            pack_t<T, V> v[BN_UNROLL_FWD];
+        for (long long r = r0 + ty; r < r1; r += (long long)U * lanes) {
+            pack_t<T, V> v[U];
 #pragma unroll
-            for (int u = 0; u < BN_UNROLL_FWD; u++)
+            for (int u = 0; u < U; u++)
                 if (r + (long long)u * lanes < r1) v[u] = load_p<T, V>(x + (r + (long long)u * lanes) * c + c0);
 #pragma unroll
-            for (int u = 0; u < BN_UNROLL_FWD; u++)
+            for (int u = 0; u < U; u++)
                 if (r + (long long)u * lanes < r1) {
                     n += 1.0f;
                     const float inv = __frcp_rn(n);
@@ -260,6 +263,7 @@ template <typename T, int V, int FUSE>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restrict__ y, long long m, int c,
                  const float *__restrict__ coef) {
+    constexpr int U = FUSE == BN_FUSE_ADD_RELU ? BN_UNROLL_MID : BN_UNROLL_WIDE;
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
@@ -271,13 +275,13 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
         sc[j] = coef[CO_SCALE * c + c0 + j];
         sf[j] = coef[CO_SHIFT * c + c0 + j];
     }
-    long long r0, r1, step = (long long)BN_UNROLL_FWD * lanes;
+    long long r0, r1, step = (long long)U * lanes;
     rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
     for (long long g0 = r0 + (r1 - r0 - 1) / step * step; r1 > r0 && g0 >= r0; g0 -= step) {
         long long r = g0 + ty;
-        pack_t<T, V> v[BN_UNROLL_FWD], w[BN_UNROLL_FWD];
+        pack_t<T, V> v[U], w[U];
 #pragma unroll
-        for (int u = 0; u < BN_UNROLL_FWD; u++) {
+        for (int u = 0; u < U; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr < r1) {
                 v[u] = load_p<T, V>(x + rr * c + c0);
@@ -285,7 +289,7 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
             }
         }
 #pragma unroll
-        for (int u = 0; u < BN_UNROLL_FWD; u++) {
+        for (int u = 0; u < U; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr >= r1) continue;
             pack_t<T, V> o;
@@ -317,6 +321,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                   float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma, float *dbeta,
                   float *dbeta_copy, float dw_beta, float *coef) {
     __shared__ float sh[2 * V * BN_THREADS];
+    constexpr int U = MASK == MASK_Y ? BN_UNROLL_NARROW : BN_UNROLL_MID;
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     float kp[V], mc[V], sc[V], sf[V], s1[V], s2[V];
@@ -334,10 +339,10 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                 sf[j] = coef[CO_SHIFT * c + c0 + j];
             }
         }
-        for (long long r = r0 + ty; r < r1; r += (long long)BN_UNROLL_BWD * lanes) {
-            pack_t<T, V> xv[BN_UNROLL_BWD], gv[BN_UNROLL_BWD], yv[BN_UNROLL_BWD];
+        for (long long r = r0 + ty; r < r1; r += (long long)U * lanes) {
+            pack_t<T, V> xv[U], gv[U], yv[U];
 #pragma unroll
-            for (int u = 0; u < BN_UNROLL_BWD; u++) {
+            for (int u = 0; u < U; u++) {
                 long long rr = r + (long long)u * lanes;
                 if (rr < r1) {
                     xv[u] = load_p<T, V>(x + rr * c + c0);
@@ -346,7 +351,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                 }
             }
 #pragma unroll
-            for (int u = 0; u < BN_UNROLL_BWD; u++)
+            for (int u = 0; u < U; u++)
                 if (r + (long long)u * lanes < r1) {
 #pragma unroll
                     for (int j = 0; j < V; j++) {
@@ -386,6 +391,7 @@ template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *dx, float dx_beta,
                  T *dx1, float dx1_beta, long long m, int c, const float *__restrict__ coef) {
+    constexpr int U = BN_UNROLL_NARROW;   // more spills in bf16: seven coefficient vectors take 56 registers
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
@@ -400,13 +406,13 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
         kx[j] = coef[CO_KX * c + c0 + j];
         k0[j] = coef[CO_K0 * c + c0 + j];
     }
-    long long r0, r1, step = (long long)BN_UNROLL_BWD * lanes;
+    long long r0, r1, step = (long long)U * lanes;
     rows_of(m, gridDim.y, blockIdx.y, &r0, &r1);
     for (long long g0 = r0 + (r1 - r0 - 1) / step * step; r1 > r0 && g0 >= r0; g0 -= step) {
         long long r = g0 + ty;
-        pack_t<T, V> xv[BN_UNROLL_BWD], gv[BN_UNROLL_BWD], yv[BN_UNROLL_BWD];
+        pack_t<T, V> xv[U], gv[U], yv[U];
 #pragma unroll
-        for (int u = 0; u < BN_UNROLL_BWD; u++) {
+        for (int u = 0; u < U; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr < r1) {
                 gv[u] = load_p<T, V>(dy + rr * c + c0);
@@ -415,7 +421,7 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
             }
         }
 #pragma unroll
-        for (int u = 0; u < BN_UNROLL_BWD; u++) {
+        for (int u = 0; u < U; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr >= r1) continue;
             float d[V], xc[V];
@@ -542,101 +548,91 @@ void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len) {
              b->vector.rb, b->vector.tw, b->vector.lanes, bn_nhwc_scratch_bytes(b->m, b->c, b->dtype));
 }
 
-template <typename T, int V>
-static void forward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, const T *x1, T *y,
-                      const float *gamma, const float *beta, const float *beta_add, float *rm, float *rv, double eps,
-                      double mom, cudaStream_t s) {
-    float *coef = b->scratch, *part = b->scratch + (size_t)CO_COUNT * b->c;
-    dim3 block(g->tw, g->lanes);
-    fwd_stats_kernel<T, V><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, b->m, b->c, part, b->arrivals, gamma, beta,
-                                                                   beta_add, rm, rv, coef, eps, mom);
-    CHECK_LAUNCH();
-    dim3 grid(g->tiles, g->rb);
-    if (b->fuse == BN_FUSE_ADD_RELU)
-        fwd_apply_kernel<T, V, BN_FUSE_ADD_RELU><<<grid, block, 0, s>>>(x, x1, y, b->m, b->c, coef);
-    else if (b->fuse == BN_FUSE_RELU)
-        fwd_apply_kernel<T, V, BN_FUSE_RELU><<<grid, block, 0, s>>>(x, x1, y, b->m, b->c, coef);
-    else
-        fwd_apply_kernel<T, V, BN_FUSE_NONE><<<grid, block, 0, s>>>(x, x1, y, b->m, b->c, coef);
-    CHECK_LAUNCH();
+/* The arguments of one call, type-erased; the launchers below cast them to the layer's element type T. */
+typedef struct {
+    const void *x, *x1;
+    void *y;
+    const float *gamma, *beta, *beta_add;
+    float *rm, *rv;
+    double eps, mom;
+} fwd_args_t;
+
+typedef struct {
+    const void *x, *y, *dy;
+    void *dx, *dx1;
+    float dx_beta, dx1_beta, dw_beta;
+    const float *gamma;
+    float *dgamma, *dbeta, *dbeta_copy;
+} bwd_args_t;
+
+/* Runs L<T, V>::run for the layer's element type T and the grid's vector width V. */
+template <template <typename, int> class L, typename A>
+static void dispatch(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const A &a, cudaStream_t s) {
+    if (b->dtype == DTYPE_BF16) {
+        if (g->vec > 1) L<__nv_bfloat16, 8>::run(b, g, a, s);
+        else L<__nv_bfloat16, 1>::run(b, g, a, s);
+    } else {
+        if (g->vec > 1) L<float, 4>::run(b, g, a, s);
+        else L<float, 1>::run(b, g, a, s);
+    }
 }
+
+template <typename T, int V>
+struct fwd_launch {
+    template <int FUSE>
+    static void apply(const bn_nhwc_t *b, dim3 grid, dim3 block, const fwd_args_t &a, cudaStream_t s) {
+        fwd_apply_kernel<T, V, FUSE><<<grid, block, 0, s>>>((const T *)a.x, (const T *)a.x1, (T *)a.y, b->m, b->c,
+                                                            b->scratch);
+        CHECK_LAUNCH();
+    }
+    static void run(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const fwd_args_t &a, cudaStream_t s) {
+        dim3 grid(g->tiles, g->rb), block(g->tw, g->lanes);
+        fwd_stats_kernel<T, V><<<grid, block, 0, s>>>((const T *)a.x, b->m, b->c, b->scratch + (size_t)CO_COUNT * b->c,
+                                                      b->arrivals, a.gamma, a.beta, a.beta_add, a.rm, a.rv,
+                                                      b->scratch, a.eps, a.mom);
+        CHECK_LAUNCH();
+        if (b->fuse == BN_FUSE_ADD_RELU) apply<BN_FUSE_ADD_RELU>(b, grid, block, a, s);
+        else if (b->fuse == BN_FUSE_RELU) apply<BN_FUSE_RELU>(b, grid, block, a, s);
+        else apply<BN_FUSE_NONE>(b, grid, block, a, s);
+    }
+};
 
 void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
                      const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
                      double momentum, cudaStream_t stream) {
-    const void *res = b->fuse == BN_FUSE_ADD_RELU ? x1 : NULL;
-    const bn_nhwc_grid_t *g = grid_for(b, x, res, y, NULL, NULL);
-    float *rm = running_mean, *rv = running_var;
-    if (b->dtype == DTYPE_BF16) {
-        typedef __nv_bfloat16 T;
-        if (g->vec > 1)
-            forward_t<T, 8>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
-                            stream);
-        else
-            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
-                            stream);
-    } else {
-        typedef float T;
-        if (g->vec > 1)
-            forward_t<T, 4>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
-                            stream);
-        else
-            forward_t<T, 1>(b, g, (const T *)x, (const T *)res, (T *)y, gamma, beta, beta_add, rm, rv, eps, momentum,
-                            stream);
-    }
-}
-
-template <typename T, int V, int MASK>
-static void backward_t(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const T *x, const T *y, const T *dy, T *dx,
-                       float dx_beta, T *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta,
-                       float *dbeta_copy, float dw_beta, cudaStream_t s) {
-    float *coef = b->scratch, *part = b->scratch + (size_t)CO_COUNT * b->c;
-    dim3 block(g->tw, g->lanes);
-    bwd_reduce_kernel<T, V, MASK><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, y, dy, b->m, b->c, part, b->arrivals,
-                                                                          gamma, dgamma, dbeta, dbeta_copy, dw_beta,
-                                                                          coef);
-    CHECK_LAUNCH();
-    if (!dx && !dx1) return;
-    bwd_apply_kernel<T, V, MASK><<<dim3(g->tiles, g->rb), block, 0, s>>>(x, y, dy, dx, dx_beta, dx1, dx1_beta,
-                                                                               b->m, b->c, coef);
-    CHECK_LAUNCH();
+    fwd_args_t a = {x, b->fuse == BN_FUSE_ADD_RELU ? x1 : NULL, y, gamma, beta, beta_add, running_mean,
+                    running_var, eps, momentum};
+    dispatch<fwd_launch>(b, grid_for(b, a.x, a.x1, a.y, NULL, NULL), a, stream);
 }
 
 template <typename T, int V>
-static void backward_v(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const void *x, const void *y, const void *dy,
-                       void *dx, float dx_beta, void *dx1, float dx1_beta, const float *gamma, float *dgamma,
-                       float *dbeta, float *dbeta_copy, float dw_beta, cudaStream_t s) {
-    const T *xt = (const T *)x, *yt = (const T *)y, *dyt = (const T *)dy;
-    if (b->fuse == BN_FUSE_ADD_RELU)
-        backward_t<T, V, MASK_Y>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
-                                 dbeta_copy, dw_beta, s);
-    else if (b->fuse == BN_FUSE_RELU)
-        backward_t<T, V, MASK_PRE>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
-                                   dbeta_copy, dw_beta, s);
-    else
-        backward_t<T, V, MASK_NONE>(b, g, xt, yt, dyt, (T *)dx, dx_beta, (T *)dx1, dx1_beta, gamma, dgamma, dbeta,
-                                    dbeta_copy, dw_beta, s);
-}
+struct bwd_launch {
+    template <int MASK>
+    static void go(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const bwd_args_t &a, cudaStream_t s) {
+        dim3 grid(g->tiles, g->rb), block(g->tw, g->lanes);
+        const T *x = (const T *)a.x, *y = (const T *)a.y, *dy = (const T *)a.dy;
+        bwd_reduce_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, b->m, b->c,
+                                                             b->scratch + (size_t)CO_COUNT * b->c, b->arrivals,
+                                                             a.gamma, a.dgamma, a.dbeta, a.dbeta_copy, a.dw_beta,
+                                                             b->scratch);
+        CHECK_LAUNCH();
+        if (!a.dx && !a.dx1) return;
+        bwd_apply_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, (T *)a.dx, a.dx_beta, (T *)a.dx1, a.dx1_beta,
+                                                            b->m, b->c, b->scratch);
+        CHECK_LAUNCH();
+    }
+    static void run(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const bwd_args_t &a, cudaStream_t s) {
+        if (b->fuse == BN_FUSE_ADD_RELU) go<MASK_Y>(b, g, a, s);
+        else if (b->fuse == BN_FUSE_RELU) go<MASK_PRE>(b, g, a, s);
+        else go<MASK_NONE>(b, g, a, s);
+    }
+};
 
 void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
                       void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
                       float dw_beta, cudaStream_t stream) {
-    if (b->fuse != BN_FUSE_ADD_RELU) dx1 = NULL;
-    const void *ym = b->fuse == BN_FUSE_ADD_RELU ? y : NULL;   // the only mode that reads y (MASK_Y)
-    const bn_nhwc_grid_t *g = grid_for(b, x, ym, dy, dx, dx1);
-    if (b->dtype == DTYPE_BF16) {
-        if (g->vec > 1)
-            backward_v<__nv_bfloat16, 8>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta,
-                                         dbeta_copy, dw_beta, stream);
-        else
-            backward_v<__nv_bfloat16, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta,
-                                         dbeta_copy, dw_beta, stream);
-    } else {
-        if (g->vec > 1)
-            backward_v<float, 4>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dbeta_copy,
-                                 dw_beta, stream);
-        else
-            backward_v<float, 1>(b, g, x, ym, dy, dx, dx_beta, dx1, dx1_beta, gamma, dgamma, dbeta, dbeta_copy,
-                                 dw_beta, stream);
-    }
+    int add = b->fuse == BN_FUSE_ADD_RELU;   // the only mode that reads y (MASK_Y) and writes dx1
+    bwd_args_t a = {x, add ? y : NULL, dy, dx, add ? dx1 : NULL, dx_beta, dx1_beta, dw_beta, gamma, dgamma, dbeta,
+                    dbeta_copy};
+    dispatch<bwd_launch>(b, grid_for(b, a.x, a.y, a.dy, a.dx, a.dx1), a, stream);
 }

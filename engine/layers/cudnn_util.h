@@ -50,7 +50,8 @@ extern "C" {
 /* conv.cu: "fwd <algo>/<math> ws <bytes>, bwd_data ..., bwd_filter ..." for the algorithms setup chose;
  * "not set up" before setup. */
 void layer_conv_describe(const layer_t *l, char *buf, size_t len);
-/* bn.cu: which cuDNN batch-norm path setup settled on ("Ex SPATIAL_PERSISTENT" or "SPATIAL"). */
+/* bn.cu: which batch-norm training path setup settled on ("own NHWC (...)", "Ex SPATIAL_PERSISTENT ..." or
+ * "SPATIAL ..."). */
 const char *layer_bn_path(const layer_t *l);
 /* bn.cu: device pointer to the batch mean (C floats) then 1/sqrt(var + eps) (C floats) the last training forward
  * saved, whichever path runs; NULL before setup. */
