@@ -16,7 +16,8 @@
 /* One run, from its rows. */
 typedef struct {
     char run_id[64], strategy[32], status[32], math[16];
-    int gpus, batch, pipeline;                  /* batch: per GPU, or global for the pipeline */
+    const strategy_info_t *info;                /* its properties; NULL for a strategy the registry lacks */
+    int gpus, batch, pipeline;                  /* batch: per GPU, or global (pipeline: 1) */
     double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
     int n_steady;
 } answer_run_t;

@@ -33,7 +33,7 @@ const char *gpus_word(char *b, size_t n, int g) {
     return b;
 }
 const char *batch_word(char *b, size_t n, const run_t *r) {
-    snprintf(b, n, r->pipe ? "batch %d" : "%d/GPU", r->bk);
+    snprintf(b, n, r->global ? "batch %d" : "%d/GPU", r->bk);
     return b;
 }
 const char *link_word(char *b, size_t n, const run_t *r) {
@@ -65,7 +65,7 @@ void key_prec(char *k, size_t n, const run_t *r) {
 }
 void key_row(char *k, size_t n, const run_t *r) {
     char s[80];
-    snprintf(s, sizeof s, "%s%s", r->pipe ? "2" : study_is_reference(r->strategy) ? "0" : "1", r->strategy);
+    snprintf(s, sizeof s, "%s%s", r->pipe ? "2" : study_is_reference(r->info) ? "0" : "1", r->strategy);
     key_str(k, n, s);
     key_num(k, n, r->gpus);
     key_str(k, n, r->sched);
@@ -151,7 +151,7 @@ static void summary(report_t *r, FILE *md, int g) {
         const run_t *u = &s->run[w->any];
         const run_t *b = w->best >= 0 ? &s->run[w->best] : NULL, *a = w->acc >= 0 ? &s->run[w->acc] : NULL;
         const char *st = s->run[w->any].strategy;
-        int single = study_is_reference(st);
+        int single = study_is_reference(u->info);
         if (!cur || strcmp(st, cur)) {
             cur = st;
             fprintf(md, "\n#### %s\n\n", st);
@@ -336,7 +336,13 @@ void report_markdown(report_t *r, FILE *md) {
                 "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run "
                 "of the same configuration)",
                 s->leftout);
-    fprintf(md, "\n\n");
+    fprintf(md, "\n");
+    if (*s->unknown)
+        fprintf(md,
+                "- strategies this binary does not know: %s (no properties: not the reference, a pipeline where its "
+                "rows have micro_batches, no model or projection)\n",
+                s->unknown);
+    fprintf(md, "\n");
     fprintf(
         md,
         "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "

@@ -47,9 +47,10 @@ static double ar_row(const path_t *p, const char *algo, int N, int g, double S, 
     return fmin(r, t);
 }
 
-/* An nccl line: per-GPU batch, math, grad dtype. */
+/* A data-parallel line of a strategy with NCCL's all-reduce (nccl): per-GPU batch, math, grad dtype. */
 typedef struct {
     char key[300];
+    const char *strategy;
     int b;
     const char *math, *gd;
     double S;                /* bytes per step, the largest of its runs */
@@ -79,12 +80,12 @@ static const char *gd_of(const run_t *u) { return *u->gd ? u->gd : "fp32"; }
 static int on_host_link(const run_t *u) { return !*u->link; }
 
 static void line_label(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "nccl, %d/GPU, %s%s%s", l->b, l->math, strcmp(l->gd, "fp32") ? ", " : "",
+    snprintf(b, n, "%s, %d/GPU, %s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? ", " : "",
              strcmp(l->gd, "fp32") ? l->gd : "");
     if (strcmp(l->gd, "fp32")) strncat(b, " gradients", n - strlen(b) - 1);
 }
 static void line_key(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "nccl %d/GPU %s%s%s%s", l->b, l->math, strcmp(l->gd, "fp32") ? " " : "",
+    snprintf(b, n, "%s %d/GPU %s%s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? " " : "",
              strcmp(l->gd, "fp32") ? l->gd : "", strcmp(l->gd, "fp32") ? " grads" : "");
 }
 
@@ -115,15 +116,17 @@ static void gather(proj_t *p, int g) {
         const run_t *u = &s->run[i];
         if (u->group != g || isnan(u->tmed)) continue;
         char K[300] = "", k[400];
-        if (strcmp(u->strategy, "nccl") == 0 && u->gpus >= 2) {
+        if (u->info && u->info->allreduce == STRATEGY_AR_NCCL && u->gpus >= 2) {
             key_num(K, sizeof K, u->b);
             key_str(K, sizeof K, u->math);
             key_str(K, sizeof K, gd_of(u));
+            key_str(K, sizeof K, u->strategy); /* last: the points' order among the pipeline's as by batch */
             int j = 0;
             while (j < p->nl && strcmp(p->ln[j].key, K)) j++;
             if (j == p->nl) {
                 memset(&p->ln[j], 0, sizeof p->ln[j]);
                 snprintf(p->ln[j].key, sizeof p->ln[j].key, "%s", K);
+                p->ln[j].strategy = u->strategy;
                 p->ln[j].b = u->b;
                 p->ln[j].math = u->math;
                 p->ln[j].gd = gd_of(u);
@@ -260,7 +263,7 @@ static void errors(proj_t *p, int g) {
         seen[r1] = 1;
         const run_t *u = &s->run[r1];
         char lab[200];
-        snprintf(lab, sizeof lab, i < p->nl ? "single, %d/GPU, %s" : "single, batch %d, %s", bk, u->math);
+        snprintf(lab, sizeof lab, i < p->nl ? "%s, %d/GPU, %s" : "%s, batch %d, %s", u->strategy, bk, u->math);
         err_row(md, lab, 1, "1 × 1", u->tmed, u->nmed * u->smed / 1e3, "—", "—");
     }
     free(seen);
@@ -377,8 +380,8 @@ static void group(proj_t *p, int g) {
             continue;
         }
         int lent;
-        const fit_t *ki = fit_of_grads(&r->fits, "nccl", l->algo, l->gd, &lent);
-        if (!fit_usable(ki)) ki = fit_of(&r->fits, "nccl", l->algo, "float");
+        const fit_t *ki = fit_of_grads(&r->fits, l->strategy, l->algo, l->gd, &lent);
+        if (!fit_usable(ki)) ki = fit_of(&r->fits, l->strategy, l->algo, "float");
         l->ki = ki;
         l->drawn = 1;
         double S = l->S, t1 = s->run[r1].smed, st1 = s->run[r1].nmed;
@@ -545,8 +548,8 @@ static void inter_path(proj_t *p) {
     if (*r->net_src) {
         char err[256] = "";
         int n0 = r->fits.n;
-        int rc = fits_read(&r->fits, r->net_src, "net ", err, sizeof err);
-        const fit_t *k = rc ? NULL : fit_of(&r->fits, "net nccl", "", "float");
+        int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
+        const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
         (void)n0;
         if (rc)
             snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
@@ -585,7 +588,7 @@ void report_projection(report_t *r, FILE *md) {
                 r->bench_default);
         return;
     }
-    const fit_t *ki = fit_of(&r->fits, "nccl", "", "float");
+    const fit_t *ki = fit_nccl(&r->fits, "", "float");
     if (*r->bench_err || !fit_usable(ki)) {
         fprintf(md, "%s: %s: projection omitted.\n", r->bench_src,
                 *r->bench_err ? r->bench_err : "no nccl rows that fit α ≥ 0 and β > 0");
@@ -604,7 +607,7 @@ void report_projection(report_t *r, FILE *md) {
     }
     inter_path(&p);
     /* fits_read may have moved the fits: find the intra-node one again */
-    p.path.ki = fit_of(&r->fits, "nccl", "", "float");
+    p.path.ki = fit_nccl(&r->fits, "", "float");
     explain(&p);
     for (int g = 0; g < r->st.ng; g++) group(&p, g);
     free(p.ln);

@@ -320,8 +320,12 @@ static void gather_row(study_runs_t *s, run_t *r, int row, const int *col, int f
         r->mb = CELL(C_MB);
         r->M = atoi(r->mb);
         r->sched = CELL(C_SCHED);
-        r->pipe = *r->mb || strcmp(r->strategy, "pipeline") == 0;
-        r->bk = study_line_batch(r->pipe, r->b, r->G);
+        r->info = strategy_info_find(s->infos, r->strategy);
+        /* a micro_batches cell stands for a pipeline's only where the strategy is unknown */
+        r->pipe = study_is_pipeline(r->info, r->M);
+        r->global = study_t1_global(r->info, r->M);
+        r->bk = study_line_batch(r->global, r->b, r->G);
+        if (!r->info) fact(s->unknown, sizeof s->unknown, r->strategy);
         r->algo = CELL(C_ALGO);
         r->math = CELL(C_MATH);
         r->gd = CELL(C_GD);
@@ -391,8 +395,9 @@ static void gather_row(study_runs_t *s, run_t *r, int row, const int *col, int f
 #undef CELL
 }
 
-int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
+int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *infos, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
+    s->infos = infos;
     int rc = rows_read(&s->rows, path, err, errlen);
     if (rc) return rc;
     int col[NCOL];
@@ -456,7 +461,7 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
     study_t1_init(&t1);
     for (int i = 0; i < s->nr; i++) {
         const run_t *r = &s->run[i];
-        if (r->group == g && r->bk == bk && strcmp(r->math, m) == 0) study_t1_offer(&t1, r->strategy, i, r->tmed);
+        if (r->group == g && r->bk == bk && strcmp(r->math, m) == 0) study_t1_offer(&t1, r->info, i, r->tmed);
     }
     return t1.run;
 }

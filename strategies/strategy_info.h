@@ -2,6 +2,8 @@
  * and its properties, never its code. Host-only (no CUDA headers), so host-tested modules ask properties too. */
 #pragma once
 
+typedef enum { STRATEGY_AR_NONE = 0, STRATEGY_AR_NCCL, STRATEGY_AR_CENTRAL } strategy_ar_t;
+
 typedef struct strategy_info {
     const char *name;
     const char *summary;        /* one line for --help */
@@ -26,6 +28,11 @@ typedef struct strategy_info {
     int path_is_algo;
     /* 1: does no CUDA work (a test strategy): the driver runs it on a machine without a GPU. */
     int no_gpu;
+    /* How its gradient all-reduce costs (reduces only), for the report's α-β fit of its `--bench allreduce` rows and
+     * its projection: STRATEGY_AR_NCCL, NCCL's all-reduce (ring or tree): fitted as a ring and projected past this
+     * host with NCCL's cost model; STRATEGY_AR_CENTRAL, every GPU's gradients into one GPU and the sum back out:
+     * t = 2(n-1)α + 2(n-1)·S·β, not projected. STRATEGY_AR_NONE (0): no all-reduce, or none the report models. */
+    strategy_ar_t allreduce;
 } strategy_info_t;
 
 /* The registry's (strategies/registry.c, linked by the command, not by hostcore): every strategy's info,
