@@ -355,8 +355,10 @@ static void group(proj_t *p, int g) {
         drawn += study_t1_run(s, g, u->bk, u->math) >= 0 && u->M >= 1;
     }
     if (!drawn) {
-        fprintf(md, "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); run one "
-                    "beside them.\n\n");
+        fprintf(md,
+                "Not projected: no `%s` run at the batch and math of any nccl or pipeline run (t₁); run one "
+                "beside them.\n\n",
+                s->ref);
         return;
     }
     p->dat = fopen(dat, "w");
@@ -375,8 +377,10 @@ static void group(proj_t *p, int g) {
         fprintf(md, "#### %s\n\n", lab);
         int r1 = study_t1_run(s, g, l->b, l->math);
         if (r1 < 0 || isnan(l->S)) {
-            fprintf(md, r1 < 0 ? "Not projected: no `single` run at this batch and math (t₁).\n\n"
-                               : "Not projected: no bytes_per_step.\n\n");
+            if (r1 < 0)
+                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
+            else
+                fprintf(md, "Not projected: no bytes_per_step.\n\n");
             continue;
         }
         int lent;
@@ -387,8 +391,8 @@ static void group(proj_t *p, int g) {
         double S = l->S, t1 = s->run[r1].smed, st1 = s->run[r1].nmed;
         l->phi = l->lnr ? l->lx / l->lq : 1;
         l->phi_e = l->lnre ? l->lxe / l->lqe : 1;
-        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f on one node ", S, t1,
-                (int)st1, l->phi);
+        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`%s`, %d steps per epoch), φ = %.3f on one node ", S, t1,
+                s->run[r1].strategy, (int)st1, l->phi);
         if (l->lnr)
             fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
         else
@@ -436,8 +440,10 @@ static void group(proj_t *p, int g) {
         int r1 = study_t1_run(s, g, u->bk, u->math);
         fprintf(md, "#### pipeline, batch %d, %s, %s, M = %d\n\n", u->bk, u->math, u->sched, M);
         if (r1 < 0 || M < 1) {
-            fprintf(md, M < 1 ? "Not projected: no micro-batch count.\n\n"
-                              : "Not projected: no `single` run at this batch and math (t₁).\n\n");
+            if (M < 1)
+                fprintf(md, "Not projected: no micro-batch count.\n\n");
+            else
+                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
             continue;
         }
         double sum, max;
@@ -485,8 +491,9 @@ static void group(proj_t *p, int g) {
             "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
             "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
             "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
-            "points: measured (T1: single's epoch)\\nGPU: %s  |  %s  |  %s",
-            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, *gr->gpus ? gr->gpus : "unknown", study_dates(d, sizeof d, gr),
+            "points: measured (T1: %s's epoch)\\nGPU: %s  |  %s  |  %s",
+            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, s->ref, *gr->gpus ? gr->gpus : "unknown",
+            study_dates(d, sizeof d, gr),
             r->src);
     }
 }
@@ -501,12 +508,13 @@ static void explain(proj_t *p) {
         r->gpn);
     fprintf(md,
             "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
-            "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
+            "t₁/step(n). t₁ is `%s`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
             "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap (exposed over total "
             "all-reduce time) of the nccl runs over the link nearest the projected one, held constant as the "
             "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
             "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
-            "overlap over a network.\n");
+            "overlap over a network.\n",
+            r->st.ref);
     fprintf(md, "- t_AR over N nodes × g GPUs (n = N·g) is NCCL's own cost model (`src/graph/tuning.cc`, "
                 "`ncclTopoTuneModel`: latency per step, bus bandwidth as nccl-tests' `doc/PERFORMANCE.md` defines it, "
                 "busbw = algbw·2(n−1)/n for a ring):\n");

@@ -424,6 +424,12 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
         seen[i] = 1;
     }
     free(seen);
+    /* the references among the reported runs, else the registry's first: the name the report gives T1 */
+    for (int i = 0; i < s->nr; i++)
+        if (study_is_reference(s->run[i].info)) fact(s->ref, sizeof s->ref, s->run[i].strategy);
+    for (int i = 0; !*s->ref && infos && infos[i]; i++)
+        if (study_is_reference(infos[i])) snprintf(s->ref, sizeof s->ref, "%s", infos[i]->name);
+    if (!*s->ref) snprintf(s->ref, sizeof s->ref, "the reference strategy");
     for (int i = 0; i < s->nr; i++) {
         run_t *r = &s->run[i];
         r->tmed = vec_median(&r->T);

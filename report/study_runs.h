@@ -42,6 +42,7 @@ typedef struct {
     int ng;
     int allruns, leftout; /* runs in the file, and runs not reported (superseded in their configuration) */
     char unknown[400];    /* the reported strategies infos lacks, "a, b", or "" */
+    char ref[200];        /* the reference strategy's name as the report prints it (study_load says which) */
 } study_runs_t;
 
 /* Reads a study CSV, each run's strategy looked up in infos (the registry's, NULL-terminated). 0, or 2 with a

@@ -8,7 +8,8 @@ typedef struct strategy_info {
     const char *name;
     const char *summary;        /* one line for --help */
     /* 1: the one-GPU baseline, no communication: the default --strategy, the reference run (T1) every speedup is
-     * measured against, and the default study's first sweep. One strategy of the registry has it. */
+     * measured against, and the default study's first sweep. One strategy of the command's registry has it (a test
+     * registry may add another: T1 is the fastest of their runs, the default study runs the first). */
     int reference;
     /* 1: replicas whose gradients are reduced: --grad-dtype and the grad_dtype column apply (its strategy_t has a
      * reduce_ops_t, used by --bench allreduce). */
