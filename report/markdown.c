@@ -332,7 +332,7 @@ void report_markdown(report_t *r, FILE *md) {
         fprintf(md, "- **%s**: %s; host %s; commit %s; %s\n", gr->sub, *gr->gpus ? gr->gpus : "GPU unknown",
                 *gr->hosts ? gr->hosts : "?", *gr->commits ? gr->commits : "?", study_dates(d, sizeof d, gr));
     }
-    fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.nrows, s->allruns, s->nr);
+    fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.n, s->allruns, s->nr);
     if (s->leftout > 0)
         fprintf(md,
                 "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run "

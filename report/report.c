@@ -230,10 +230,11 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
                 "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
                 "of the same configuration\n",
                 r->st.leftout);
-    if (!rc && r->st.rows.dropped)
+    if (!rc && r->st.rows.bad_rows)
         fprintf(stderr,
-                "report: %s: %d record(s) with the wrong number of fields skipped (a line cut short by a kill?)\n", csv,
-                r->st.rows.dropped);
+                "report: %s: %d record(s) with the wrong number of fields or a cell that does not parse skipped (a "
+                "line cut short by a kill?)\n",
+                csv, r->st.rows.bad_rows);
     if (!rc && mkdirs(r->out) != 0) {
         fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno));
         rc = 1;

@@ -1,7 +1,6 @@
 /* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (bench/study.h), the one
  * run that stands for each, that run's steady medians, and the model-and-dataset groups. Host-only. */
 #pragma once
-#include "rows.h"
 #include "bench/study.h"
 
 typedef struct {
@@ -9,10 +8,11 @@ typedef struct {
     int n, cap;
 } vec_t;
 
-/* One reported run. Strings point into the rows read. Medians are NAN where the run has no such steady value. */
+/* One reported run. Strings point into the rows read, or into the run's own cells. Medians are NAN where the run has no such steady value. */
 typedef struct {
     const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
     const strategy_info_t *info; /* its strategy's properties; NULL for one this binary does not know */
+    char lr_s[32], seed_s[24], mb_s[16]; /* lr, seed, mb: the cells as the writer formats them, "" for none */
     char link[300]; /* the link its GPUs talked over: "" on one node with NCCL's default transports */
     int group, gpus, G, b, bk, M, nodes, gpn;
     int pipe;   /* a pipeline's run (study_is_pipeline) */
@@ -35,7 +35,7 @@ typedef struct {
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
-    rows_t rows;
+    results_rows_t rows;
     run_t *run; /* the reported runs, in the order of their first row */
     int nr;
     group_t *grp;
