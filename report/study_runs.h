@@ -8,7 +8,8 @@ typedef struct {
     int n, cap;
 } vec_t;
 
-/* One reported run. Strings point into the rows read, or into the run's own cells. Medians are NAN where the run has no such steady value. */
+/* One reported run. Strings point into the rows read, or into the run's own cells. Medians are NAN where the run
+ * has no such steady value. */
 typedef struct {
     const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
     const strategy_info_t *info; /* its strategy's properties; NULL for one this binary does not know */

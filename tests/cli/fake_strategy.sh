@@ -53,7 +53,8 @@ ok '[ $rc -eq 0 ] && grep -q "^| 2 | 256 | 117 | 0.129 | 1.82 | 90.9 % |" "$md"'
 ok 'grep -q "take T1 from the strategy \`fake_ref\`" "$md"' "the report names the reference it used"
 ok '[ "$(grep -n "^#### fake" "$md" | cut -d: -f2 | tr "\n" " ")" = "#### fake_ref #### fake " ]' \
    "the reference's table first: $(grep "^#### " "$md" | tr '\n' ' ')"
-ok '[ "$(grep -A2 -x "\"fake, 256/GPU\"" "$tmp/ref/speedup-lenet-synthetic.dat" | tr "\n" " ")" = "\"fake, 256/GPU\" 1 1 100 2 1.81818 90.9091 " ]' \
+line=$(grep -A2 -x '"fake, 256/GPU"' "$tmp/ref/speedup-lenet-synthetic.dat" | tr '\n' ' ')
+ok '[ "$line" = "\"fake, 256/GPU\" 1 1 100 2 1.81818 90.9091 " ]' \
    "fake's speedup line: $(tr '\n' ' ' <"$tmp/ref/speedup-lenet-synthetic.dat")"
 if [ -n "$real" ]; then
     # the command does not know them: reported without properties (no reference: no speedup), said in one line
