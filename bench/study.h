@@ -37,9 +37,10 @@ double study_median(double *x, int n);
 
 /* What a row's strategy is, asked of its properties (strategy_info.h): info is the strategy's entry in the
  * registry's table, or NULL for a strategy this binary does not know (an older or foreign CSV), which has no
- * property: it is not the reference, and it is a pipeline only where its micro_batches cell (> 0) says so. */
-/* A row of a staged strategy (a pipeline: its line is the global batch, every stage sees all of it) rather than
- * of a replica. */
+ * property: it is not the reference, and it is a pipeline only where its micro_batches cell (> 0) says so.
+ *
+ * study_is_pipeline: a row of a staged strategy (a pipeline: every stage sees the whole batch) rather than of a
+ * replica. */
 int study_is_pipeline(const strategy_info_t *info, int micro_batches);
 /* 1 when its line and its T1 stand at the global batch (t1_global_batch), 0 at the per-GPU batch (weak scaling). */
 int study_t1_global(const strategy_info_t *info, int micro_batches);
