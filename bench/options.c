@@ -233,7 +233,7 @@ static const opt_t opts[] = {
      "network (the models, their default batch and image size: below)"},
     {"image-size", "N", NULL, "the model's", p_pos_int, FIELD(image_size), 0, NULL, NULL,
      "side of the square images the model trains on: MNIST and Fashion-MNIST are resized\n"
-     "on the GPU (bilinear, as torchvision's Resize), synthetic data is generated at it"},
+     "on the GPU (bilinear without antialiasing, as F.interpolate), synthetic data is generated at it"},
     {"dataset", "NAME", "fashion-mnist", NULL, p_choice, FIELD(dataset), 0, "dataset", options_datasets,
      "training data"},
     {"data-dir", "DIR", NULL, "data/<dataset>", p_str, FIELD(data_dir), 0, "directory", NULL,

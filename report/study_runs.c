@@ -13,7 +13,10 @@ void vec_push(vec_t *v, double x) {
     if (v->n == v->cap) {
         int cap = v->cap ? 2 * v->cap : 8;
         double *p = realloc(v->v, (size_t)cap * sizeof *p);
-        if (!p) return; /* out of memory: the value is lost, the report goes on */
+        if (!p) {   /* a median over fewer epochs than measured would be a wrong number, printed as a right one */
+            fprintf(stderr, "scaling report: out of host memory keeping a run's epochs\n");
+            exit(1);
+        }
         v->v = p;
         v->cap = cap;
     }

@@ -114,13 +114,18 @@ __global__ static void bias_add_bf16x8_kernel(uint4 *__restrict__ y, const uint4
 
 /* Fastest successful, deterministic result that fits the arena. Strict fp32 wants FMA kernels; cuDNN may tag a
  * result DEFAULT even when the descriptor said FMA, so DEFAULT results are the fallback (run under FMA anyway). */
+/* A deterministic result of a math type this math may run (strict fp32: FMA on pass 0, DEFAULT on pass 1). */
+static int perf_usable(const perf_t *p, math_t math, int pass) {
+    if (p->determinism != CUDNN_DETERMINISTIC) return 0;
+    return math != MATH_FP32 || p->math == (pass == 0 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH);
+}
+
 static int perf_pick(const perf_t *p, int n, math_t math, size_t ws_limit) {
     int best = -1;
     for (int pass = 0; pass < (math == MATH_FP32 ? 2 : 1) && best < 0; pass++)
         for (int i = 0; i < n; i++) {
-            if (p[i].status != CUDNN_STATUS_SUCCESS || p[i].determinism != CUDNN_DETERMINISTIC || p[i].memory > ws_limit)
+            if (p[i].status != CUDNN_STATUS_SUCCESS || p[i].memory > ws_limit || !perf_usable(&p[i], math, pass))
                 continue;
-            if (math == MATH_FP32 && p[i].math != (pass == 0 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH)) continue;
             if (best < 0 || p[i].time < p[best].time) best = i;
         }
     return best;
@@ -180,13 +185,14 @@ static int find_run(const layer_t *l, const gpu_t *g, const conv_priv_t *p, int 
  * times each candidate once; a single slow run (a module loading lazily, clocks still ramping up) once made it
  * pick kernels ten times slower than the best for bf16 (a ResNet-18 epoch 1.29 s instead of 0.92 s on an H100),
  * so the search runs twice and each candidate counts with its faster time. */
-/* The smallest arena larger than today's that a deterministic candidate of q asked for, or 0. */
-static size_t larger_arena(const perf_t *q, int n, size_t have) {
+/* The smallest arena larger than today's that a usable candidate of q asked for, or 0. */
+static size_t larger_arena(const perf_t *q, int n, math_t math, size_t have) {
     size_t want = 0;
-    for (int i = 0; i < n; i++)
-        if (q[i].determinism == CUDNN_DETERMINISTIC && q[i].status != CUDNN_STATUS_NOT_SUPPORTED && q[i].memory > have &&
-            (!want || q[i].memory < want))
-            want = q[i].memory;
+    for (int pass = 0; pass < (math == MATH_FP32 ? 2 : 1); pass++)
+        for (int i = 0; i < n; i++)
+            if (perf_usable(&q[i], math, pass) && q[i].status != CUDNN_STATUS_NOT_SUPPORTED && q[i].memory > have &&
+                (!want || q[i].memory < want))
+                want = q[i].memory;
     return want;
 }
 
@@ -195,13 +201,12 @@ static void find_algo(const layer_t *l, gpu_t *g, const conv_priv_t *p, int dir,
     int n = find_run(l, g, p, dir, q);
     /* No deterministic algorithm fits the search arena (ResNet-50's 7x7 stem filter gradient in tf32 asked 1.0 GB of a
      * 512 MB arena): grow the arena to what the smallest such candidate asks while half the free memory covers it. */
-    if (perf_pick(q, n, g->math, g->workspace_bytes) < 0) {
-        size_t want = larger_arena(q, n, g->workspace_bytes), free_b = 0, total_b = 0;
+    while (perf_pick(q, n, g->math, g->workspace_bytes) < 0) {
+        size_t want = larger_arena(q, n, g->math, g->workspace_bytes), free_b = 0, total_b = 0;
         CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-        if (want && want <= free_b / 2) {
-            gpu_workspace_reserve(g, want);
-            n = find_run(l, g, p, dir, q);
-        }
+        if (!want || want > free_b / 2) break;
+        gpu_workspace_reserve(g, want);
+        n = find_run(l, g, p, dir, q);
     }
     int m = find_run(l, g, p, dir, r);
     for (int i = 0; i < n; i++)
@@ -267,8 +272,9 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     p->direct = conv_direct_applies(in, out, c->k, l->dx[0] != NULL);
     if (p->direct)
         CHECK_CUDA(cudaMalloc((void **)&p->direct_scratch, conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
+    if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* cuDNN and the direct kernels both read the bf16 copy */
+        check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
     if (l->dtype == DTYPE_BF16 && !p->direct) {
-        if (!l->w_lp) check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
         CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
     if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
