@@ -30,7 +30,7 @@ enum {
     OPT_STRATEGY = 256, OPT_GPUS, OPT_MODEL, OPT_DATASET, OPT_DATA_DIR, OPT_BATCH, OPT_LR, OPT_SCALE,
     OPT_EPOCHS, OPT_SEED, OPT_MOMENTUM, OPT_WEIGHT_DECAY, OPT_MATH, OPT_INIT, OPT_OUT, OPT_STEPS,
     OPT_NAIVE_PATH, OPT_BUCKET_MB, OPT_OVERLAP, OPT_MICRO_BATCHES, OPT_SCHEDULE, OPT_SPLIT, OPT_BENCH, OPT_RESUME,
-    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE, OPT_CONV_CACHE,
+    OPT_TRACE, OPT_CUDA_GRAPH, OPT_GRAD_DTYPE, OPT_CONV_CACHE, OPT_TIMEOUT, OPT_RETRY_FAILED,
 };
 
 static const struct option long_opts[] = {
@@ -62,6 +62,8 @@ static const struct option long_opts[] = {
     {"trace",        required_argument, NULL, OPT_TRACE},
     {"cuda-graph",   required_argument, NULL, OPT_CUDA_GRAPH},
     {"conv-cache",   required_argument, NULL, OPT_CONV_CACHE},
+    {"timeout",      required_argument, NULL, OPT_TIMEOUT},
+    {"retry-failed", no_argument,       NULL, OPT_RETRY_FAILED},
     {"help",         no_argument,       NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -120,6 +122,9 @@ static const opt_help_t opt_help[] = {
              "runs that share it run the same kernels (the search is timed, so two runs can\n"
              "pick differently, and in bf16 that changes rounding; scripts/study.sh shares one)", NULL,
              "search in every run"},
+    {"SECONDS", "deadline of every wait on another rank or GPU (collectives, synchronisations):\n"
+             "past it the run ends with a timeout row (doc/faults.md)", NULL, "300"},
+    {NULL,   "with --resume, run again the configurations whose last run failed or timed out", NULL, NULL},
     {NULL,   "print this help and exit", NULL, NULL},
 };
 
@@ -273,6 +278,8 @@ static void set_defaults(options_t *o) {
     o->trace = NULL;
     o->cuda_graph = 1;
     o->conv_cache = NULL;
+    o->timeout_s = 300;
+    o->retry_failed = 0;
 }
 
 static const char *long_name(int val) {
@@ -316,6 +323,11 @@ static int apply(options_t *o, int c, const char *arg, char *err, size_t errlen)
     case OPT_TRACE:    o->trace = arg;    return nonempty(opt, "path", arg, err, errlen);
     case OPT_CONV_CACHE: o->conv_cache = arg; return nonempty(opt, "path", arg, err, errlen);
     case OPT_RESUME:   o->resume = 1;     return 0;
+    case OPT_RETRY_FAILED: o->retry_failed = 1; return 0;
+    case OPT_TIMEOUT:
+        if (parse_number(opt, arg, 1, &x, err, errlen)) return 2;
+        o->timeout_s = x;
+        return 0;
     case OPT_MICRO_BATCHES: return parse_list(opt, arg, LIST_INT, o->micro, &o->n_micro, err, errlen);
     case OPT_SPLIT:    return parse_list(opt, arg, LIST_INT, o->split, &o->n_split, err, errlen);
     case OPT_BUCKET_MB:
@@ -408,6 +420,8 @@ int options_validate(const options_t *o, const char *const *strategies, const ch
     if (err && errlen) err[0] = '\0';
     if (!o->strategy || !o->model || !o->dataset || !o->init || !o->data_dir || !o->out)
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
+    if (o->retry_failed && !o->resume)
+        return errmsg(2, err, errlen, "--retry-failed: only with --resume (it picks which runs of --out to repeat)");
     if (strategies && check_choice("strategy", "strategy", strategies, o->strategy, err, errlen)) return 2;
     if (check_choice("model", "model", options_models, o->model, err, errlen)) return 2;
     if (check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;

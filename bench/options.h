@@ -37,6 +37,8 @@ typedef struct {
     const char *trace;                  /* Chrome-trace JSON path, or NULL */
     int cuda_graph;                     /* single: 1 replay steps from a CUDA graph (default), 0 eager */
     const char *conv_cache;             /* convolution algorithm file (engine/conv_cache.h), or NULL */
+    double timeout_s;                   /* deadline of every wait on another rank or GPU, default 300 */
+    int retry_failed;                   /* --resume runs again configurations whose last run failed/timed out */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */

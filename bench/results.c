@@ -16,13 +16,13 @@ const char *const results_columns[] = {
     "run_id", "timestamp", "strategy", "model", "dataset", "seed", "gpus", "global_batch", "per_gpu_batch",
     "lr", "momentum", "weight_decay", "math", "grad_dtype", "init", "epoch", "phase", "steps", "epoch_s",
     "images_per_s",
-    "step_ms", "train_loss", "train_acc", "test_acc", "status",
+    "step_ms", "train_loss", "train_acc", "test_acc", "status", "reason",
     "compute_ms", "comm_ms", "exposed_comm_ms", "idle_ms", "bytes_per_step", "algbw_gbs", "busbw_gbs",
     "nccl_algo",
     "replicas",
     "stages", "micro_batches", "schedule", "split", "bubble", "bubble_ideal", "stage_busy_ms",
-    "peak_mem_mb",
-    "nodes", "gpus_per_node", "nccl_transport",
+    "peak_mem_mb", "mem_free_mb", "mem_total_mb",
+    "nodes", "gpus_per_node", "nccl_transport", "timeout_s",
     "gpu_name", "driver", "cuda", "cudnn", "nccl", "host", "git_commit",
     NULL,
 };
@@ -127,6 +127,7 @@ static void line_row(line_t *l, const results_row_t *r) {
     cell_num(l, "%.6g", r->train_acc);
     cell_num(l, "%.6g", r->test_acc);
     cell_str(l, r->status);
+    cell_str(l, r->reason);
     cell_num(l, "%.6g", r->compute_ms);
     cell_num(l, "%.6g", r->comm_ms);
     cell_num(l, "%.6g", r->exposed_comm_ms);
@@ -144,9 +145,13 @@ static void line_row(line_t *l, const results_row_t *r) {
     cell_num(l, "%.6g", r->bubble_ideal);
     cell_str(l, r->stage_busy_ms);
     cell_num(l, "%.6g", r->peak_mem_mb);
+    /* Device memory at a fault: only a row that measured it (total > 0) has these cells. */
+    cell_num(l, "%.0f", r->mem_total_mb > 0 ? r->mem_free_mb : -1);
+    cell_num(l, "%.0f", r->mem_total_mb > 0 ? r->mem_total_mb : -1);
     cell_int(l, r->nodes > 0 ? r->nodes : -1);     /* 0: a row built without them (tests), not a count */
     cell_int(l, r->gpus_per_node > 0 ? r->gpus_per_node : -1);
     cell_str(l, r->nccl_transport);
+    cell_num(l, "%.6g", r->timeout_s > 0 ? r->timeout_s : -1);
     cell_str(l, e ? e->gpu_name : NULL);
     cell_str(l, e ? e->driver : NULL);
     cell_str(l, e ? e->cuda : NULL);
@@ -424,6 +429,8 @@ static void scan_row(int term, void *ctx_) {
     int measured = ended || strcmp(st, "ok") == 0;
     if (measured && epoch > r->epochs) r->epochs = (int)epoch;
     if (ended) r->ended = 1;
+    /* A run's rows are in order: its status is the one of its last row. */
+    r->faulted = strcmp(st, "failed") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "replicas-differ") == 0;
 }
 
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
@@ -505,14 +512,17 @@ static int key_match(const results_key_t *row, const results_key_t *want) {
     return 1;
 }
 
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best) {
-    int most = 0, done = 0;
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best) {
+    int most = 0, done = 0, last_faulted = 0;
     for (int i = 0; i < s->n; i++) {
         const results_run_t *r = &s->runs[i];
         if (!key_match(&r->key, k)) continue;
         if (r->epochs > most) most = r->epochs;
         if (r->ended || r->epochs >= epochs) done = 1;
+        last_faulted = r->faulted;     /* runs are in file order: the last one seen is the latest */
     }
     if (best) *best = most;
-    return done;
+    /* A configuration that faulted last time would most likely fault again: the sweep goes on past it unless the
+     * user asks for the retry. An interrupted run (a signal, a time limit) is no verdict on it and runs again. */
+    return done || (last_faulted && !retry_failed);
 }

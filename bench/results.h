@@ -34,7 +34,9 @@ typedef struct {
     double images_per_s;
     double step_ms;             /* median of the per-step CUDA-event times */
     double train_loss, train_acc, test_acc;
-    const char *status;         /* "ok", "diverged", "oom", "failed" */
+    /* "ok", "diverged", "oom", "failed", "timeout", "interrupted", "replicas-differ" */
+    const char *status;
+    const char *reason;         /* one line: why a run is oom/failed/timeout/interrupted; empty otherwise */
     /* data-parallel (issue: naive / nccl) */
     double compute_ms, comm_ms, exposed_comm_ms;    /* per step */
     double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
@@ -47,6 +49,8 @@ typedef struct {
     double bubble, bubble_ideal;
     const char *stage_busy_ms;  /* ";"-separated per stage */
     double peak_mem_mb;         /* max over GPUs, device memory in use by this run */
+    double mem_free_mb, mem_total_mb;   /* device memory at an oom (cudaMemGetInfo); written when total > 0 */
+    double timeout_s;           /* --timeout in force: every wait on another rank or GPU; written when > 0 */
     /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each; the NCCL transport
      * settings in force for nccl rows ("default" when none is set), empty for the other strategies */
     int nodes, gpus_per_node;
@@ -105,6 +109,7 @@ typedef struct {
     results_key_t key;
     int epochs;         /* highest epoch written with a measured status (ok, diverged, oom, replicas-differ) */
     int ended;          /* 1: a row has status diverged or oom; re-running would only repeat it */
+    int faulted;        /* 1: its last row is failed, timeout or replicas-differ (interrupted is not) */
 } results_run_t;
 
 typedef struct {
@@ -120,6 +125,7 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
 void results_scan_free(results_scan_t *s);
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* The resume decision: 1 if a run of k's configuration reached `epochs` epochs or ended diverged or oom, so the
- * configuration is skipped; 0 if it must run (again). *best gets the most epochs any run of it reached. */
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best);
+/* The resume decision: 1 if a run of k's configuration reached `epochs` epochs or ended diverged or oom, or its
+ * latest run faulted (failed, timeout, replicas-differ) and retry_failed is 0, so the configuration is skipped; 0 if
+ * it must run (again): never run, killed or interrupted. *best gets the most epochs any run of it reached. */
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best);

@@ -248,7 +248,7 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         results_key_of_row(&want, &key);
         int best = 0;
         /* Rank 0 alone read the CSV: its decision is every rank's. */
-        int skip = is_root && results_scan_done(done, &key, o->epochs, &best);
+        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "

@@ -85,6 +85,7 @@ static results_row_t full_row(int epoch) {
         .stages = -1, .micro_batches = -1, .schedule = NULL, .split = "", .bubble = -1, .bubble_ideal = -1,
         .stage_busy_ms = NULL, .peak_mem_mb = 2048.5, .nodes = 2, .gpus_per_node = 1,
         .nccl_transport = "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", .env = &env,
+        .reason = "x.cu:1: f(a, \"b\") -> out of memory", .mem_free_mb = 812, .mem_total_mb = 81559, .timeout_s = 300,
     };
     snprintf(r.run_id, sizeof r.run_id, "20260101T000000Z-3-4242");
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-01T00:00:%02dZ", epoch);
@@ -95,19 +96,20 @@ static results_row_t full_row(int epoch) {
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
-    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok",
+    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
-    "", "", "", "", "", "", "", "2048.5", "2", "1", "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0",
+    "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
+    "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
     "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,compute_ms,"
-    "comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,"
-    "split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,nodes,gpus_per_node,nccl_transport,gpu_name,driver,cuda,"
-    "cudnn,nccl,host,git_commit";
-#define NCOLS 52
+    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,reason,"
+    "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,micro_batches,schedule,"
+    "split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,mem_free_mb,mem_total_mb,nodes,gpus_per_node,nccl_transport,"
+    "timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
+#define NCOLS 56
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -157,9 +159,9 @@ static void test_format(void) {
     if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
             {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"},
-            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {28, ""}, {29, ""}, {32, ""}, {34, "4"},
-            {35, "8"}, {36, "gpipe"}, {37, "0-3,4-7"}, {38, "0.27"}, {39, "0.2727"}, {40, "1.5;2.25"}, {41, ""},
-            {42, ""}, {43, ""}, {44, ""}, {45, ""}, {51, ""},
+            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {29, ""}, {30, ""}, {33, ""}, {35, "4"},
+            {36, "8"}, {37, "gpipe"}, {38, "0-3,4-7"}, {39, "0.27"}, {40, "0.2727"}, {41, "1.5;2.25"}, {42, ""},
+            {45, ""}, {46, ""}, {47, ""}, {49, ""}, {55, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -241,12 +243,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 52: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 56: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 53: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 57: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -303,7 +305,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 46, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 50, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
