@@ -169,6 +169,10 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     }
     m->act_bytes = (elems ? elems : 1) * esz;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
+    if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
+        cudaFree(m->act_block);
+        e = cudaErrorMemoryAllocation;
+    }
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
         m->act_block = NULL;
@@ -201,18 +205,18 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         m->momentum = owner->momentum;
         m->state = owner->state;
     } else {
-        CHECK_CUDA(cudaMalloc((void **)&m->params, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc((void **)&m->params, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->grads, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->momentum, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
         m->params_bf16 = NULL;
-        if (lp) CHECK_CUDA(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
+        if (lp) CHECK_ALLOC(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
     }
-    CHECK_CUDA(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
     if (owner) {
         m->acc = owner->acc;
     } else {
-        CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
+        CHECK_ALLOC(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
         CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
         gpu_fill_uniform(g, m->params, DTYPE_FP32, m->n_params, 777u, -0.05f, 0.05f);
         gpu_fill_uniform(g, m->grads, DTYPE_FP32, m->n_params, 778u, -0.05f, 0.05f);

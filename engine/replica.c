@@ -46,7 +46,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
-    CHECK_CUDA(cudaMalloc((void **)&r->d_step, sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)&r->d_step, sizeof(int)));
     CHECK_CUDA(cudaMemset(r->d_step, 0, sizeof(int)));
     CHECK_CUDA(cudaDeviceSynchronize());
     return 0;

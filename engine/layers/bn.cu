@@ -113,7 +113,7 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
                                                              &p->reserve_bytes);
     if (s != CUDNN_STATUS_SUCCESS) return s;
     if (p->ws_fwd > g->workspace_bytes || p->ws_bwd > g->workspace_bytes) return CUDNN_STATUS_ALLOC_FAILED;
-    if (p->reserve_bytes) CHECK_CUDA(cudaMalloc(&p->reserve, p->reserve_bytes));
+    if (p->reserve_bytes) CHECK_ALLOC(cudaMalloc(&p->reserve, p->reserve_bytes));
     void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
     void *dz = bn_cudnn_add(p) ? p->dpre : NULL;
     if ((s = bn_forward_ex(l, g, p, p->scratch + 2 * c, p->scratch + 3 * c)) != CUDNN_STATUS_SUCCESS) return s;
@@ -160,13 +160,13 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
-    CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
-    if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
+    CHECK_ALLOC(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
+    if (!l->dx[0]) CHECK_ALLOC(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
 
     if (l->cfg.fuse != BN_FUSE_NONE) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-        CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
+        CHECK_ALLOC(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     }
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");

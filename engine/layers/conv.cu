@@ -239,7 +239,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
     if (l->dtype == DTYPE_BF16) {
         if (!l->w_lp) check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
-        CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
+        CHECK_ALLOC(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
     if (c->bias) {
         p->b_desc = cudnn_channel_desc(c->cout, l->dtype);
