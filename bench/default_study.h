@@ -20,9 +20,9 @@ typedef struct {
     answer_t ans;                               /* every row written, for the answer */
 } default_study_t;
 
-/* Counts the GPUs, plans the study, validates and expands every sweep, then creates the folder and opens its CSV and
+/* Plans the study for n_dev GPUs (the caller counted them), validates and expands every sweep, then creates the folder and opens its CSV and
  * prints what will run. 0, or 2 with a one-line message in err and nothing created. */
-int default_study_begin(default_study_t *ds, char *err, size_t errlen);
+int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen);
 /* Prints sweep i (of n) as the command that runs it alone. */
 void default_study_announce(const default_study_t *ds, int i, FILE *f);
 /* Closes the CSV, runs scripts/report.sh into the folder, prints the answer and frees ds. 0; 1 when the report

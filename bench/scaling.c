@@ -9,6 +9,8 @@
 #include "progress.h"
 #include "answer.h"
 #include "default_study.h"
+#include "isolate.h"
+#include "watchdog.h"
 #include "../engine/idx.h"
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
@@ -21,6 +23,7 @@
 #include <cuda_profiler_api.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +84,9 @@ static void profile_after_step(profile_t *p, int step, int last, const run_cfg_t
     p->state = 2;
 }
 
-/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed is not. */
-enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
+/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed and timeout are faults
+ * of that configuration (recorded, the sweep goes on); interrupted ends the sweep (SIGINT/SIGTERM). */
+enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED, RUN_OUTCOMES };
 
 /* What the runs of one command share over its sweeps (one, or the default study's several): the run count and ETA
  * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
@@ -100,6 +104,7 @@ static void row_unmeasured(results_row_t *r) {
     r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
     r->stages = r->micro_batches = -1;
     r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
+    r->mem_free_mb = r->mem_total_mb = -1;
 }
 
 /* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
@@ -155,9 +160,6 @@ static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
     free(h);
 }
 
-/* Runs one sweep point; writes one row per epoch, or one row of status oom/failed (epoch 0, phase setup) when
- * the run cannot be set up. With --resume (done != NULL) a configuration already complete in the CSV is skipped.
- * Returns a RUN_* outcome. */
 /* --trace: TRACE_STEPS steps from the middle of epoch 2 (epoch 1 with --epochs 1) are recorded per run, written
  * after that epoch; with several runs the file name gets "-run<N>" before its extension. */
 #define TRACE_STEPS 5
@@ -184,86 +186,105 @@ static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point
     trace_reset(tr);
 }
 
-static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
-                     const dist_t *dist) {
-    double t0 = wall_now();
-    int k = progress_next_run(&sd->prog), n_points = sd->prog.runs;   /* this run's number in the whole study */
+/* One run of one sweep point: what its process (the child, or each rank under mpirun/srun) needs. Built by the
+ * parent before the fork, so the run_id and the configuration's cells are the same in the child's rows and in a
+ * row the parent writes for it. */
+typedef struct {
+    const options_t *o;
+    const strategy_t *st;
+    const sweep_point_t *pt;
+    const idx_dataset_t *data;
+    results_t *res;             /* NULL on ranks other than 0 */
+    study_t *sd;
+    profile_t *prof;
+    const dist_t *dist;
     int devices[OPT_LIST_MAX];
-    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) devices[i] = i;   /* under dist pt->gpus is the world */
-    int is_root = !dist || dist->is_root;
-    run_cfg_t cfg = {
-        .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
-        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
-        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
-        .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
-        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
-                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
-        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
-        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
-        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
-    };
-    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
-        devices[0] = dist->device;
-        cfg.n_gpus = 1;
-        cfg.dist = dist;
-    }
-    results_row_t row = {0};
-    char stamp[32];
-    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
-    snprintf(row.run_id, sizeof row.run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
-    row.strategy = st->name;
-    row.model = o->model;
-    row.dataset = o->dataset;
-    row.math = pt->math;
-    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
-    row.grad_dtype = st->reduce ? dtype_name(pt->grad_dtype) : "";
-    row.init = o->init;
-    row.seed = pt->seed;
-    row.gpus = pt->gpus;
-    row.global_batch = pt->global_batch;
-    row.per_gpu_batch = pt->per_gpu_batch;
-    row.lr = pt->lr;
-    row.momentum = o->momentum;
-    row.weight_decay = o->weight_decay;
-    row.env = env;
-    row.nodes = dist ? dist->n_nodes : 1;
-    row.gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
-    row.nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
-    /* Setup-failure rows name the pipeline configuration too, so --resume can tell its micro-batch counts apart. */
-    int pipeline = strcmp(st->name, "pipeline") == 0;
+    run_cfg_t cfg;
+    results_row_t row;          /* the configuration's cells; each epoch's numbers are filled in on a copy */
+    int k, n_points, is_root, pipeline;
+    double t0;
+    void *state;                /* the strategy's, once set up (read by the watchdog thread: atomically) */
+    watchdog_t *wd;             /* under mpirun/srun: the run's deadline thread; NULL in a child process */
+    int epoch, step;            /* where the run is, for a row written on its behalf */
+    char reason[512];
+} run_t;
 
-    if (done) {
-        results_row_t want = row;
-        int full = data->train.n / pt->global_batch;
-        want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.micro_batches = pt->micro_batches;
-        want.schedule = o->schedule;
-        /* naive's copy path is the user's choice unless auto; NCCL's algorithm is NCCL's (the key leaves both
-         * open where not known yet). */
-        want.nccl_algo = strcmp(st->name, "naive") == 0 && strcmp(o->naive_path, "auto") != 0 ? o->naive_path : NULL;
-        results_key_t key;
-        results_key_of_row(&want, &key);
-        int best = 0;
-        /* Rank 0 alone read the CSV: its decision is every rank's. */
-        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
-        dist_bcast(dist, &skip, sizeof skip);
-        if (skip) {
-            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "
-                   "(--resume)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
-                   pt->math, *row.grad_dtype ? ", grads " : "", row.grad_dtype, o->out);
-            fflush(stdout);
-            progress_drop(&sd->prog, o->epochs, 1);
-            return RUN_SKIPPED;
-        }
-        if (best > 0 && is_root)
-            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
-                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row.run_id);
-    }
+static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
-    char err[512] = "";
+/* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
+ * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
+static void write_fault_row(run_t *r, const char *status, const char *reason, int epoch, double free_mb,
+                            double total_mb) {
+    results_row_t row = r->row;
+    row_unmeasured(&row);
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = status;
+    row.reason = reason;
+    row.mem_free_mb = free_mb;
+    row.mem_total_mb = total_mb;
+    if (r->pipeline) {  /* so --resume can tell its micro-batch counts apart */
+        row.stages = r->pt->gpus;
+        row.micro_batches = r->pt->micro_batches;
+        row.schedule = r->o->schedule;
+    }
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    if (r->is_root)
+        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
+                r->st->name, r->pt->gpus, r->pt->global_batch, r->pt->math, status,
+                epoch ? "" : " at setup", reason);
+    write_row(r->res, r->sd->ans, &row, NULL, r->st);
+}
+
+/* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
+static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
+    size_t f = 0, t = 0;
+    *free_mb = *total_mb = -1;
+    if (cudaSetDevice(r->devices[0]) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess)
+        *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
+}
+
+/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit): rank 0 leaves the row first. */
+static void dist_fail_hook(const char *reason, void *ctx) {
+    run_t *r = ctx;
+    fprintf(stderr, "scaling: rank %d on %s: %s; ending every rank\n", r->dist->rank, r->dist->host, reason);
+    if (r->is_root)
+        write_fault_row(r, strstr(reason, "out of memory") ? "oom" : "failed", reason, r->epoch, -1, -1);
+}
+
+static int run_health(void *ctx, char *why, size_t len) {
+    run_t *r = ctx;
+    void *state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    return state && r->st->health ? r->st->health(state, why, len) : 0;
+}
+
+static void run_expire(void *ctx, const char *why, int timed_out) {
+    run_t *r = ctx;
+    int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
+    char reason[700];
+    snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch, step,
+             why);
+    fprintf(stderr, "scaling: %s; ending every rank\n", reason);
+    fflush(stderr);
+    if (r->is_root) write_fault_row(r, timed_out ? "timeout" : "failed", reason, epoch, -1, -1);
+    dist_abort(r->dist, timed_out ? 124 : 1);
+}
+
+/* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
+ * or in each rank (mpirun/srun). Its progress goes to the parent as lines (check_report; nothing without one).
+ * Returns a RUN_* outcome; every outcome has left its rows. */
+static int run_body(run_t *r) {
+    const options_t *o = r->o;
+    const strategy_t *st = r->st;
+    const sweep_point_t *pt = r->pt;
+    const dist_t *dist = r->dist;
+    study_t *sd = r->sd;
+    int k = r->k, n_points = r->n_points, is_root = r->is_root;
+    char err[512] = "", line[256];
+    if (fault_begin_run(dist ? dist->rank : 0, pt->index + 1, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
     void *state = NULL;
     trace_t tr = {0};
     if (o->trace) {
@@ -272,55 +293,74 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
          * halves where staged) per micro-batch. */
         int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
         trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
-        cfg.trace = &tr;
+        r->cfg.trace = &tr;
     }
     nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
-    int rc = st->setup(&state, &cfg, err, sizeof err);
+    int rc = st->setup(&state, &r->cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
         if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
-        if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
-            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", k, n_points,
-                    st->name, pt->gpus, pt->global_batch, pt->math, err);
-        row_unmeasured(&row);
-        row.epoch = 0;
-        row.phase = "setup";
-        row.status = oom ? "oom" : "failed";
-        if (pipeline) {
-            row.stages = pt->gpus;
-            row.micro_batches = pt->micro_batches;
-            row.schedule = o->schedule;
-        }
-        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, sd->ans, &row, NULL, st);
+        double free_mb = -1, total_mb = -1;
+        if (oom) mem_now(r, &free_mb, &total_mb);
+        /* under dist, every rank holds the first failing rank's message (dist_agree) */
+        write_fault_row(r, oom ? "oom" : "failed", err, 0, free_mb, total_mb);
         progress_drop(&sd->prog, o->epochs, 1);
         return oom ? RUN_OOM : RUN_FAILED;
     }
-    progress_setup_done(&sd->prog, wall_now() - t0);
-    results_row_t rows[256];
+    __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+    double setup_s = wall_now() - r->t0;
+    progress_setup_done(&sd->prog, setup_s);
+    snprintf(line, sizeof line, "setup %.6f\n", setup_s);
+    check_report(line);
+    results_row_t rows[256], row = r->row;
     int n_rows = 0, outcome = RUN_OK;
-    double first_loss = NAN;
+    double first_loss = NAN, beat = wall_now();
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
         epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1,
                            .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
                            .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+        __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
         int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
         for (int i = 0; i < steps; i++) {
-            profile_before_step(prof, e, i);
+            /* One process: SIGINT/SIGTERM end the run here, at a step boundary. Under mpirun/srun every rank must
+             * stop at the same step, which only an agreement can tell: that is at the epoch's end (below). */
+            if (!dist && isolate_signal()) {
+                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
+                         signal_name(isolate_signal()), i, e);
+                write_fault_row(r, "interrupted", r->reason, e, -1, -1);
+                check_report("interrupted\n");
+                st->teardown(state);
+                if (o->trace) trace_free(&tr);
+                return RUN_INTERRUPTED;
+            }
+            if (fault_armed && fault_take(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
+            __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
+            profile_before_step(r->prof, e, i);
             tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
             nvtx_push("step %d", i);
             st->train_step(state, i);
             nvtx_pop();
-            profile_after_step(prof, i, i + 1 == steps, &cfg);
+            int was_profiling = r->prof->state == 1;
+            profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
+            if (was_profiling && r->prof->state == 2) check_report("profiled\n");
+            /* Alive, for the parent's deadline (one clock read per step, one line a second at most); under
+             * mpirun/srun the watchdog thread's. */
+            double now = wall_now();
+            if (now - beat >= 1) {
+                check_report("alive\n");
+                beat = now;
+            }
+            if (r->wd) watchdog_beat(r->wd);
         }
         tr.active = 0;
         st->epoch_end(state, steps, &s);
+        if (r->wd) watchdog_beat(r->wd);
         if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->name, is_root);
         double acc = st->evaluate(state);
         nvtx_pop();
@@ -359,28 +399,206 @@ static int run_point(const options_t *o, const strategy_t *st, const sweep_point
         if (s.replicas_identical == 0) outcome = RUN_FAILED;
         else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
         utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, sd->ans, &row, state, st);
+        write_row(r->res, sd->ans, &row, state, st);
         if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
         /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
-        progress_epoch_done(&sd->prog, wall_now() - w0);
+        double wall = wall_now() - w0;
+        progress_epoch_done(&sd->prog, wall);
         if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
+        snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f\n", e, row.status, row.phase, row.epoch_s, wall);
+        check_report(line);
         char eta[32];
         fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
         if (is_root)
             fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
                     n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
+        /* Under mpirun/srun: a signal on any rank stops every rank here, together. */
+        int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
+        if (sig && e < o->epochs) {
+            snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
+            write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
+            outcome = RUN_INTERRUPTED;
+            break;
+        }
     }
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
     dump_params(st, state, dist);
+    __atomic_store_n(&r->state, NULL, __ATOMIC_RELEASE);
     st->teardown(state);
     if (o->trace) trace_free(&tr);
     return outcome;
 }
 
+/* The run's child process: the run, then its outcome for the parent. Exit 0 unless a signal ended it (128 + sig). */
+static int run_child(void *arg) {
+    run_t *r = arg;
+    int outcome = run_body(r);
+    char line[32];
+    snprintf(line, sizeof line, "outcome %d\n", outcome);
+    check_report(line);
+    return outcome == RUN_INTERRUPTED ? isolate_exit_status(isolate_signal()) : 0;
+}
+
+/* The parent's copy of the study follows the child's lines: ETA and the default study's answer. */
+static void run_line(const char *line, void *ctx) {
+    run_t *r = ctx;
+    study_t *sd = r->sd;
+    double x, wall;
+    int e;
+    char status[32], phase[16];
+    if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
+    else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
+    else if (sscanf(line, "epoch %d %31s %15s %lf %lf", &e, status, phase, &x, &wall) == 5) {
+        progress_epoch_done(&sd->prog, wall);
+        if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
+        if (sd->ans) {
+            results_row_t row = r->row;
+            row.epoch = e;
+            row.status = strcmp(status, "ok") == 0 ? "ok" : strcmp(status, "diverged") == 0 ? "diverged"
+                       : "replicas-differ";
+            row.phase = e == 1 ? "warmup" : "steady";
+            row.epoch_s = x;
+            if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
+        }
+    }
+}
+
+/* One process drives the GPUs: the run in a child process. A child that died (a CUDA, cuDNN or NCCL error, a
+ * crash, the deadline) costs its configuration only: the parent writes its row, and the sweep goes on. */
+static int run_isolated(run_t *r) {
+    isolate_result_t ir;
+    char err[512];
+    if (isolate_run(run_child, r, r->o->timeout_s, run_line, r, &ir, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    if (ir.outcome >= 0 && (ir.exit_code == 0 || ir.outcome == RUN_INTERRUPTED)) return ir.outcome;
+    /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
+    char why[600];
+    isolate_describe(&ir, r->o->timeout_s, why, sizeof why);
+    int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
+    const char *status;
+    if (ir.interrupted && !ir.timed_out) {
+        snprintf(why, sizeof why, "%s twice: the run was ended at once", signal_name(ir.interrupted));
+        status = "interrupted", outcome = RUN_INTERRUPTED;
+    } else if (ir.timed_out) status = "timeout", outcome = RUN_TIMEOUT;
+    else if (isolate_is_oom(&ir)) status = "oom", outcome = RUN_OOM;
+    else status = "failed", outcome = RUN_FAILED;
+    write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
+    progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
+    return outcome;
+}
+
+/* Runs one sweep point; writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
+ * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
+ * RUN_* outcome. */
+static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+                     const dist_t *dist) {
+    run_t *r = calloc(1, sizeof *r);
+    if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
+    r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;
+    r->t0 = wall_now();
+    r->k = progress_next_run(&sd->prog), r->n_points = sd->prog.runs;   /* this run's number in the whole study */
+    int k = r->k, n_points = r->n_points;
+    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) r->devices[i] = i;   /* under dist pt->gpus is the world */
+    int is_root = r->is_root = !dist || dist->is_root;
+    r->cfg = (run_cfg_t){
+        .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
+        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
+        .grad_dtype = pt->grad_dtype,
+        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
+        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
+                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
+        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
+        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
+    };
+    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
+        r->devices[0] = dist->device;
+        r->cfg.n_gpus = 1;
+        r->cfg.dist = dist;
+    }
+    results_row_t *row = &r->row;
+    char stamp[32];
+    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
+    snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
+    row->strategy = st->name;
+    row->model = o->model;
+    row->dataset = o->dataset;
+    row->math = pt->math;
+    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
+    row->grad_dtype = st->reduce ? dtype_name(pt->grad_dtype) : "";
+    row->init = o->init;
+    row->seed = pt->seed;
+    row->gpus = pt->gpus;
+    row->global_batch = pt->global_batch;
+    row->per_gpu_batch = pt->per_gpu_batch;
+    row->lr = pt->lr;
+    row->momentum = o->momentum;
+    row->weight_decay = o->weight_decay;
+    row->env = env;
+    row->nodes = dist ? dist->n_nodes : 1;
+    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row->nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
+    row->timeout_s = o->timeout_s;
+    r->pipeline = strcmp(st->name, "pipeline") == 0;
+
+    if (done) {
+        results_row_t want = *row;
+        int full = data->train.n / pt->global_batch;
+        want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+        want.micro_batches = pt->micro_batches;
+        want.schedule = o->schedule;
+        /* naive's copy path is the user's choice unless auto; NCCL's algorithm is NCCL's (the key leaves both
+         * open where not known yet). */
+        want.nccl_algo = strcmp(st->name, "naive") == 0 && strcmp(o->naive_path, "auto") != 0 ? o->naive_path : NULL;
+        results_key_t key;
+        results_key_of_row(&want, &key);
+        int best = 0;
+        /* Rank 0 alone read the CSV: its decision is every rank's. */
+        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
+        dist_bcast(dist, &skip, sizeof skip);
+        if (skip) {
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete or "
+                   "faulted in %s (--resume%s)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype, o->out,
+                   o->retry_failed ? "" : "; --retry-failed repeats a faulted one");
+            fflush(stdout);
+            progress_drop(&sd->prog, o->epochs, 1);
+            free(r);
+            return RUN_SKIPPED;
+        }
+        if (best > 0 && is_root)
+            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
+                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row->run_id);
+    }
+
+    int outcome;
+    if (!dist) outcome = run_isolated(r);
+    else {
+        watchdog_t wd;
+        check_on_fail(dist_fail_hook, r);
+        if (watchdog_start(&wd, o->timeout_s, run_health, run_expire, r) != 0) {
+            fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);
+            dist_abort(dist, 1);
+        }
+        r->wd = &wd;
+        outcome = run_body(r);
+        watchdog_stop(&wd);
+        check_on_fail(NULL, NULL);
+    }
+    free(r);
+    return outcome;
+}
+
 /* One sweep: every point of o's lists (pts) through o's strategy, rows into res (NULL on ranks other than 0). With
- * --resume the configurations already complete in o->out are skipped. 0, or 2 after a message. */
+ * --resume the configurations already complete (or faulted) in o->out are skipped. 0, or 2 after a message; a
+ * signal stops the sweep after the run it interrupted (sd->outcomes[RUN_INTERRUPTED]). */
 static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
                      results_t *res, const results_env_t *env, study_t *sd, profile_t *prof, const dist_t *dist) {
     char err[512] = "";
@@ -391,8 +609,10 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
         printf("# resume: %d run(s) already in %s%s\n", done.n, o->out,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
-    for (int i = 0; i < n_points; i++)
+    for (int i = 0; i < n_points && !sd->outcomes[RUN_INTERRUPTED]; i++) {
+        if (!dist && isolate_signal()) { sd->outcomes[RUN_INTERRUPTED]++; break; }   /* between two runs */
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
+    }
     results_scan_free(&done);
     return 0;
 }
@@ -413,32 +633,107 @@ static void print_flops(const char *model) {
 
 static void print_outcomes(const study_t *sd, const char *out) {
     const int *n = sd->outcomes;
-    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", sd->prog.runs, n[RUN_OK],
-           n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], out);
+    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed, %d timeout, %d interrupted; rows in %s\n",
+           sd->prog.runs, n[RUN_OK], n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], n[RUN_TIMEOUT],
+           n[RUN_INTERRUPTED], out);
 }
+
+/* The exit status of a command: 128 + signal where a signal stopped the sweep, 1 where a run failed or timed out. */
+static int outcome_status(const study_t *sd) {
+    if (sd->outcomes[RUN_INTERRUPTED]) return isolate_exit_status(isolate_signal() ? isolate_signal() : SIGTERM);
+    return sd->outcomes[RUN_FAILED] || sd->outcomes[RUN_TIMEOUT] ? 1 : 0;
+}
+
+/* The device count and the environment of the rows, from a child process: the parent of the runs never
+ * initialises CUDA (a CUDA context does not survive fork), so each run's child starts on a clean slate. */
+typedef struct {
+    int n_dev;
+    char nodev[256];
+    results_env_t *env;
+} probe_t;
+
+static char *env_field(results_env_t *e, int i, size_t *len) {
+    char *f[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit, e->nccl_transport};
+    size_t n[] = {sizeof e->gpu_name, sizeof e->driver, sizeof e->cuda, sizeof e->cudnn, sizeof e->nccl,
+                  sizeof e->host, sizeof e->git_commit, sizeof e->nccl_transport};
+    if (i < 0 || i >= (int)(sizeof f / sizeof f[0])) return NULL;
+    *len = n[i];
+    return f[i];
+}
+
+static int probe_child(void *arg) {
+    (void)arg;
+    char line[600];
+    int n = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n == 0) snprintf(line, sizeof line, "nodevice %s\n",
+                                              ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    else snprintf(line, sizeof line, "devices %d\n", n);
+    check_report(line);
+    results_env_t env;
+    env_collect(&env, NULL);
+    size_t len;
+    for (int i = 0; env_field(&env, i, &len); i++) {
+        snprintf(line, sizeof line, "env %d %s\n", i, env_field(&env, i, &len));
+        check_report(line);
+    }
+    return 0;
+}
+
+static void probe_line(const char *line, void *ctx) {
+    probe_t *p = ctx;
+    int i, at = 0;
+    size_t len;
+    if (sscanf(line, "devices %d", &p->n_dev) == 1) return;
+    if (strncmp(line, "nodevice ", 9) == 0) snprintf(p->nodev, sizeof p->nodev, "%s", line + 9);
+    else if (sscanf(line, "env %d %n", &i, &at) == 1 && at > 0) {
+        char *f = env_field(p->env, i, &len);
+        if (f) snprintf(f, len, "%s", line + at);
+    }
+}
+
+/* 0 with *n_dev devices and env filled, or 2 after the one-line message. */
+static int probe_devices(int *n_dev, results_env_t *env) {
+    probe_t p = {.n_dev = 0, .env = env};
+    isolate_result_t ir;
+    char err[512];
+    memset(env, 0, sizeof *env);
+    if (isolate_run(probe_child, NULL, 120, probe_line, &p, &ir, err, sizeof err)) return fail(err);
+    if (p.n_dev <= 0) {
+        char why[600];
+        isolate_describe(&ir, 120, why, sizeof why);
+        snprintf(err, sizeof err, "no CUDA device (%.400s)", p.nodev[0] ? p.nodev : why);
+        return fail(err);
+    }
+    *n_dev = p.n_dev;
+    return 0;
+}
+
 
 /* ./scaling with no options (and no launcher): the default study (bench/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
     default_study_t ds;
     char err[512] = "";
-    if (default_study_begin(&ds, err, sizeof err)) return fail(err);
     results_env_t env;
-    env_collect(&env, NULL);
+    int n_dev = 0;
+    if (probe_devices(&n_dev, &env)) return 2;
+    if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
     study_t sd = {.ans = &ds.ans};
     progress_init(&sd.prog, ds.runs, ds.epochs);
     profile_t prof;
     profile_init(&prof);
-    for (int i = 0; i < ds.plan.n_sweeps; i++) {
+    for (int i = 0; i < ds.plan.n_sweeps && !sd.outcomes[RUN_INTERRUPTED]; i++) {
         default_study_announce(&ds, i, stdout);
         table_header(stdout);
         fflush(stdout);
         run_sweep(&ds.plan.sweep[i], ds.pts[i], ds.n_pts[i], &ds.data, &ds.res, &env, &sd, &prof, NULL);
     }
     print_outcomes(&sd, ds.plan.csv);
+    if (sd.outcomes[RUN_INTERRUPTED]) return outcome_status(&sd);   /* no report of half a study */
     int rc = default_study_end(&ds);
-    return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
+    return outcome_status(&sd) || rc ? 1 : 0;
 }
 
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
@@ -490,23 +785,20 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
     if (failed(dist, rc, err, sizeof err)) return 2;
     int n_dev = 0;
+    results_env_t env;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
         n_dev = -1;
-    } else {
-        cudaError_t ce = cudaGetDeviceCount(&n_dev);
-        if (ce != cudaSuccess || n_dev == 0) {
-            snprintf(err, sizeof err, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-            return fail(err);
-        }
+    } else if (probe_devices(&n_dev, &env)) {
+        idx_free(&data);
+        return 2;
     }
     if (failed(dist, options_validate(&o, names, reducing, n_dev, err, sizeof err), err, sizeof err)) return 2;
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
-    results_env_t env;
-    env_collect(&env, dist);
+    if (dist) env_collect(&env, dist);
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
@@ -530,7 +822,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     free(pts);
     if (rc) return rc;
     print_outcomes(&sd, o.out);
-    return sd.outcomes[RUN_FAILED] ? 1 : 0;
+    return outcome_status(&sd);
 }
 
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
@@ -544,6 +836,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     dist_t *dist = mode == 1 ? &d : NULL;
+    isolate_signals_install();
     if (dist && !dist->is_root && !freopen("/dev/null", "w", stdout)) {
         fprintf(stderr, "scaling: error: rank %d: cannot redirect stdout to /dev/null: %s\n", dist->rank,
                 strerror(errno));

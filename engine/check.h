@@ -16,6 +16,9 @@ void check_fail(const char *file, int line, const char *what, const char *why);
 void check_fail_cuda(const char *file, int line, const char *what, int error);
 /* Sends one line ("KEY value...") to the isolating parent; nothing when there is none. Async-signal-safe. */
 void check_report(const char *line);
+/* Where no parent isolates the run (one process per GPU): fn(reason, ctx) runs once in check_fail, after the line
+ * is printed and before the exit, to leave the configuration's row. NULL fn: none. */
+void check_on_fail(void (*fn)(const char *reason, void *ctx), void *ctx);
 #ifdef __cplusplus
 }
 #endif

@@ -98,6 +98,10 @@ typedef struct strategy {
     size_t (*params)(void *state, float *host, size_t max);
     /* 1: can run one process per GPU under mpirun/srun (run_cfg_t.dist); 0: one process drives all its GPUs. */
     int multi_process;
+    /* Optional, called from another thread (bench/watchdog.h) while the run goes on: 1 with a one-line reason when
+     * an asynchronous fault broke the run (an NCCL communicator's error: it is then aborted, so no call waits on it
+     * any longer), else 0. */
+    int (*health)(void *state, char *why, size_t len);
 } strategy_t;
 
 /* NULL-terminated table of every strategy; strategy_find returns NULL for an unknown name. */
