@@ -19,11 +19,20 @@
 static volatile sig_atomic_t got_signal = 0;
 static volatile sig_atomic_t in_child = 0;
 static volatile pid_t child_pid = 0;
+static volatile int last_fd = -1;
+static const char *volatile last_line = NULL;
+static volatile size_t last_len = 0;
+static volatile sig_atomic_t last_spoken = 0;
 
 static void on_signal(int sig) {
     if (!got_signal) {
         got_signal = sig;
         if (child_pid > 0) kill(child_pid, sig);
+        else if (!in_child && last_fd >= 0 && last_line) {
+            ssize_t w = write(last_fd, last_line, last_len);    /* async-signal-safe: a line prepared earlier */
+            (void)w;
+            last_spoken = 1;
+        }
         return;
     }
     if (child_pid > 0) kill(child_pid, SIGKILL);    /* the parent still writes the row */
@@ -41,6 +50,15 @@ void isolate_signals_install(void) {
 
 int isolate_signal(void) { return got_signal; }
 
+void isolate_last_words(int fd, const char *line, size_t len) {
+    last_fd = -1;       /* never half-updated from the handler's view: disarmed while it changes */
+    last_line = line;
+    last_len = len;
+    last_fd = line ? fd : -1;
+}
+
+int isolate_last_words_spoken(void) { return last_spoken; }
+
 int isolate_exit_status(int sig) { return 128 + sig; }
 
 static double now_s(void) {
@@ -51,7 +69,7 @@ static double now_s(void) {
 
 /* One complete line from the child. */
 static void take_line(char *line, isolate_result_t *r, isolate_line_fn on_line, void *ctx) {
-    if (strcmp(line, "setup") == 0) r->setup_done = 1;
+    if (strncmp(line, "setup", 5) == 0 && (line[5] == '\0' || line[5] == ' ')) r->setup_done = 1;
     else if (strncmp(line, "epoch ", 6) == 0) r->epochs = atoi(line + 6);
     else if (strncmp(line, "outcome ", 8) == 0) r->outcome = atoi(line + 8);
     else if (strncmp(line, "reason ", 7) == 0) snprintf(r->reason, sizeof r->reason, "%s", line + 7);

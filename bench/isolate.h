@@ -6,7 +6,7 @@
 
 /* What the parent learnt of one child: its lines and how it ended. */
 typedef struct {
-    int setup_done;             /* the child said "setup": its setup succeeded */
+    int setup_done;             /* the child said "setup" (or "setup SECONDS"): its setup succeeded */
     int epochs;                 /* the last "epoch N" it sent: rows of epochs 1..N are written */
     int outcome;                /* its "outcome N" (a caller's code), -1 if it sent none */
     char reason[512];           /* its last "reason ..." line (a CHECK_* failure), "" if none */
@@ -37,5 +37,11 @@ int isolate_is_oom(const isolate_result_t *r);
 void isolate_signals_install(void);
 /* The first SIGINT/SIGTERM received, or 0. A run checks it at each step boundary. */
 int isolate_signal(void);
+/* A process without a parent watching it (rank 0 under mpirun/srun, where the launcher answers a dead rank with
+ * SIGTERM to the others and SIGKILL soon after): the first SIGINT/SIGTERM also writes `line` (len bytes, a whole CSV
+ * row prepared in advance) to fd at once, from the handler. NULL line: nothing. The line must outlive the arming. */
+void isolate_last_words(int fd, const char *line, size_t len);
+/* 1 once the handler wrote the last words. */
+int isolate_last_words_spoken(void);
 /* The exit status for a run ended by signal sig: 128 + sig (130 for SIGINT, 143 for SIGTERM). */
 int isolate_exit_status(int sig);

@@ -207,6 +207,8 @@ typedef struct {
     watchdog_t *wd;             /* under mpirun/srun: the run's deadline thread; NULL in a child process */
     int epoch, step;            /* where the run is, for a row written on its behalf */
     char reason[512];
+    char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
+    int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
 } run_t;
 
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
@@ -244,12 +246,43 @@ static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
         *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
 }
 
-/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit): rank 0 leaves the row first. */
+/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first:
+ * rank 0 in its CSV; another rank appends it to --out where that file is there (a shared file system, as a cluster's
+ * submit folder is), since rank 0 is about to be killed. */
 static void dist_fail_hook(const char *reason, void *ctx) {
     run_t *r = ctx;
-    fprintf(stderr, "scaling: rank %d on %s: %s; ending every rank\n", r->dist->rank, r->dist->host, reason);
-    if (r->is_root)
-        write_fault_row(r, strstr(reason, "out of memory") ? "oom" : "failed", reason, r->epoch, -1, -1);
+    char why[700], err[512];
+    snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
+    fprintf(stderr, "scaling: %s; ending every rank\n", why);
+    isolate_last_words(-1, NULL, 0);
+    const char *status = strstr(reason, "out of memory") ? "oom" : "failed";
+    if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
+    else if (access(r->o->out, F_OK) == 0) {
+        results_t own = {0};
+        if (results_open(&own, r->o->out, err, sizeof err) == 0) {
+            r->res = &own;
+            write_fault_row(r, status, why, r->epoch, -1, -1);
+            results_close(&own);
+        }
+    }
+}
+
+/* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
+ * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
+static void dist_prepare_last_words(run_t *r, int epoch) {
+    if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
+    results_row_t row = r->row;
+    row_unmeasured(&row);
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = "interrupted";
+    row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    isolate_last_words(-1, NULL, 0);
+    int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
+    if (n <= 0) return;
+    r->last_words[n] = '\n';
+    isolate_last_words(fileno(r->res->f), r->last_words, (size_t)n + 1);
 }
 
 static int run_health(void *ctx, char *why, size_t len) {
@@ -266,6 +299,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
              why);
     fprintf(stderr, "scaling: %s; ending every rank\n", reason);
     fflush(stderr);
+    isolate_last_words(-1, NULL, 0);
     if (r->is_root) write_fault_row(r, timed_out ? "timeout" : "failed", reason, epoch, -1, -1);
     dist_abort(r->dist, timed_out ? 124 : 1);
 }
@@ -295,10 +329,12 @@ static int run_body(run_t *r) {
         trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         r->cfg.trace = &tr;
     }
+    dist_prepare_last_words(r, 0);
     nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
     int rc = st->setup(&state, &r->cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
+        isolate_last_words(-1, NULL, 0);
         if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
         double free_mb = -1, total_mb = -1;
@@ -322,6 +358,7 @@ static int run_body(run_t *r) {
                            .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
                            .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
         __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
+        dist_prepare_last_words(r, e);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -417,11 +454,13 @@ static int run_body(run_t *r) {
         int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
         if (sig && e < o->epochs) {
             snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
-            write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
+            isolate_last_words(-1, NULL, 0);
+            if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
             outcome = RUN_INTERRUPTED;
             break;
         }
     }
+    isolate_last_words(-1, NULL, 0);
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
     dump_params(st, state, dist);
@@ -450,6 +489,7 @@ static void run_line(const char *line, void *ctx) {
     char status[32], phase[16];
     if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
     else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
+    else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
     else if (sscanf(line, "epoch %d %31s %15s %lf %lf", &e, status, phase, &x, &wall) == 5) {
         progress_epoch_done(&sd->prog, wall);
         if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
@@ -474,7 +514,11 @@ static int run_isolated(run_t *r) {
         write_fault_row(r, "failed", err, 0, -1, -1);
         return RUN_FAILED;
     }
-    if (ir.outcome >= 0 && (ir.exit_code == 0 || ir.outcome == RUN_INTERRUPTED)) return ir.outcome;
+    if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
+    if (ir.outcome >= 0 && (ir.exit_code == 0 || ir.outcome == RUN_INTERRUPTED)) {
+        if (!ir.setup_done) progress_drop(&r->sd->prog, r->o->epochs, 1);   /* its setup failed: a row, no epochs */
+        return ir.outcome;
+    }
     /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
     char why[600];
     isolate_describe(&ir, r->o->timeout_s, why, sizeof why);

@@ -14,7 +14,7 @@
 
 static int child_ok(void *arg) {
     (void)arg;
-    check_report("setup\n");
+    check_report("setup 1.25\n");
     check_report("epoch 1\n");
     check_report("custom 42\n");
     check_report("epoch 2\n");
