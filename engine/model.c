@@ -168,6 +168,29 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         elems += (i == m->input || owner) ? n : 2 * n;   /* the data needs no gradient */
     }
     m->act_bytes = (elems ? elems : 1) * esz;
+    /* What this instance is sure to allocate, compared with what is free before anything is: a configuration that
+     * cannot fit is refused here, whole, rather than by whichever later allocation fails first. A lower bound
+     * (workspaces are sized by the algorithm search, later): it never refuses what fits; what it misses still
+     * fails as an allocation, in the run's own process (doc/faults.md). */
+    size_t n_params = param_offset_of(m, end) - param_offset_of(m, first);
+    size_t n_state = state_offset_of(m, end) - state_offset_of(m, first);
+    size_t sure = m->act_bytes + (size_t)m->batch * sizeof(int);
+    if (!owner)
+        sure += 3 * n_params * sizeof(float) + n_state * sizeof(float) +
+                (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
+    for (int i = first; i < end; i++) {     /* batch norm's own buffers (engine/layers/bn.cu) */
+        const layer_t *l = &m->layers[i];
+        if (l->ops == &layer_bn_ops && l->cfg.fuse != BN_FUSE_NONE)
+            sure += shape_numel(l->in_shape[0]) * esz;
+    }
+    size_t mem_free = 0, mem_total = 0;
+    if (cudaMemGetInfo(&mem_free, &mem_total) == cudaSuccess && sure > mem_free) {
+        m->mem_need = sure;
+        m->mem_free = mem_free;
+        m->act_block = NULL;
+        return -1;
+    }
+    m->mem_need = m->mem_free = 0;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
     if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
         cudaFree(m->act_block);
