@@ -1,0 +1,599 @@
+/* run.c — one sweep point run to its rows (run.h): the run itself on the GPUs (setup, epochs, teardown), in a child
+ * process when one process drives the GPUs, under a watchdog with one process per GPU; the row of each fault. */
+#include "run.h"
+#include "table.h"
+#include "isolate.h"
+#include "watchdog.h"
+#include "trace_json.h"
+#include "../engine/nvtx.h"
+#include "../engine/trace.h"
+#include "../engine/check.h"
+#include <cuda_runtime.h>
+#include <cuda_profiler_api.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double wall_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void utc_stamp(char *buf, size_t len, const char *fmt) {
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, fmt, &tm);
+}
+
+static void fmt_duration(char *buf, size_t len, double s) {
+    if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
+    else if (s < 60) snprintf(buf, len, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+
+
+void profile_init(profile_t *p) {
+    const char *s = getenv("SCALING_PROFILE_STEPS");
+    p->steps = s ? atoi(s) : 0;
+    p->state = 0;
+}
+
+static void profile_before_step(profile_t *p, int epoch, int step) {
+    if (p->steps <= 0 || p->state != 0 || epoch != 2 || step != 0) return;
+    CHECK_CUDA(cudaProfilerStart());
+    p->state = 1;
+}
+
+static void profile_after_step(profile_t *p, int step, int last, const run_cfg_t *cfg) {
+    if (p->state != 1 || (step + 1 < p->steps && !last)) return;
+    /* The captured steps finish on every GPU before the range closes; the current device is restored. */
+    int cur;
+    CHECK_CUDA(cudaGetDevice(&cur));
+    for (int g = 0; g < cfg->n_gpus; g++) {
+        CHECK_CUDA(cudaSetDevice(cfg->devices[g]));
+        CHECK_CUDA(cudaDeviceSynchronize());
+    }
+    CHECK_CUDA(cudaSetDevice(cur));
+    CHECK_CUDA(cudaProfilerStop());
+    p->state = 2;
+}
+
+/* Numbers no epoch was measured for: written as empty cells. */
+static void row_unmeasured(results_row_t *r) {
+    r->steps = -1;
+    r->epoch_s = r->images_per_s = r->step_ms = r->train_loss = r->train_acc = r->test_acc = -1;
+    r->compute_ms = r->comm_ms = r->exposed_comm_ms = r->idle_ms = -1;
+    r->bytes_per_step = r->algbw_gbs = r->busbw_gbs = -1;
+    r->stages = r->micro_batches = -1;
+    r->bubble = r->bubble_ideal = r->peak_mem_mb = -1;
+    r->mem_free_mb = r->mem_total_mb = -1;
+}
+
+/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
+static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
+    char err[512];
+    if (res && results_write(res, row, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: error: %s\n", err);
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    if (ans && answer_add(ans, row) != 0) {
+        fprintf(stderr, "scaling: error: out of host memory keeping the rows for the answer (they are in %s)\n",
+                res ? res->path : "the CSV");
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    table_row(stdout, row);
+    fflush(stdout);
+}
+
+/* SCALING_DUMP_PARAMS=PATH: the run's final flat parameters (replica 0's; rank 0's under mpirun/srun) as raw
+ * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run overwrites it. */
+static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
+    const char *path = getenv("SCALING_DUMP_PARAMS");
+    if (!path || !*path || (dist && !dist->is_root)) return;
+    if (!st->params) {
+        fprintf(stderr, "scaling: SCALING_DUMP_PARAMS: strategy %s cannot hand out its parameters; nothing written\n",
+                st->name);
+        return;
+    }
+    size_t n = st->params(state, NULL, 0);
+    float *h = malloc(n * sizeof *h);
+    if (!h) { fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS: out of host memory\n"); exit(1); }
+    st->params(state, h, n);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(h, sizeof *h, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    free(h);
+}
+
+/* --trace: TRACE_STEPS steps from the middle of epoch 2 (epoch 1 with --epochs 1) are recorded per run, written
+ * after that epoch; with several runs the file name gets "-run<N>" before its extension. */
+#define TRACE_STEPS 5
+static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point_t *pt, int n_points,
+                              const char *strategy, int is_root) {
+    trace_event_t *ev = malloc((size_t)(tr->n ? tr->n : 1) * sizeof *ev);
+    if (!ev) { fprintf(stderr, "scaling: --trace: out of host memory\n"); exit(1); }
+    int n = trace_resolve(tr, ev);
+    char path[600], title[160], err[640];
+    const char *dot = strrchr(o->trace, '.');
+    if (n_points > 1 && dot && !strchr(dot, '/'))
+        snprintf(path, sizeof path, "%.*s-run%d%s", (int)(dot - o->trace), o->trace, pt->index + 1, dot);
+    else if (n_points > 1) snprintf(path, sizeof path, "%s-run%d", o->trace, pt->index + 1);
+    else snprintf(path, sizeof path, "%s", o->trace);
+    snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
+             pt->global_batch, TRACE_STEPS);
+    if (is_root) {
+        if (tr->dropped)
+            fprintf(stderr, "scaling: --trace: %d ranges did not fit the recorder and are missing\n", tr->dropped);
+        if (trace_json_write(path, ev, n, title, err, sizeof err) != 0) fprintf(stderr, "scaling: --trace: %s\n", err);
+        else fprintf(stderr, "scaling: timeline of %d ranges in %s\n", n, path);
+    }
+    free(ev);
+    trace_reset(tr);
+}
+
+/* One run of one sweep point: what its process (the child, or each rank under mpirun/srun) needs. Built by the
+ * parent before the fork, so the run_id and the configuration's cells are the same in the child's rows and in a
+ * row the parent writes for it. */
+typedef struct {
+    const options_t *o;
+    const strategy_t *st;
+    const sweep_point_t *pt;
+    const idx_dataset_t *data;
+    results_t *res;             /* NULL on ranks other than 0 */
+    study_t *sd;
+    profile_t *prof;
+    const dist_t *dist;
+    int devices[OPT_LIST_MAX];
+    run_cfg_t cfg;
+    results_row_t row;          /* the configuration's cells; each epoch's numbers are filled in on a copy */
+    int k, n_points, is_root, pipeline;
+    double t0;
+    void *state;                /* the strategy's, once set up (read by the watchdog thread: atomically) */
+    watchdog_t *wd;             /* under mpirun/srun: the run's deadline thread; NULL in a child process */
+    int epoch, step;            /* where the run is, for a row written on its behalf */
+    char reason[512];
+    char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
+    int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
+} run_t;
+
+static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+/* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
+ * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
+static void write_fault_row(run_t *r, const char *status, const char *reason, int epoch, double free_mb,
+                            double total_mb) {
+    results_row_t row = r->row;
+    row_unmeasured(&row);
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = status;
+    row.reason = reason;
+    row.mem_free_mb = free_mb;
+    row.mem_total_mb = total_mb;
+    if (r->pipeline) {  /* so --resume can tell its micro-batch counts apart */
+        row.stages = r->pt->gpus;
+        row.micro_batches = r->pt->micro_batches;
+        row.schedule = r->o->schedule;
+    }
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    if (r->is_root)
+        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
+                r->st->name, r->pt->gpus, r->pt->global_batch, r->pt->math, status,
+                epoch ? "" : " at setup", reason);
+    write_row(r->res, r->sd->ans, &row, NULL, r->st);
+}
+
+/* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
+static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
+    size_t f = 0, t = 0;
+    *free_mb = *total_mb = -1;
+    if (cudaSetDevice(r->devices[0]) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess)
+        *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
+}
+
+/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first:
+ * rank 0 in its CSV; another rank appends it to --out where that file is there (a shared file system, as a cluster's
+ * submit folder is), since rank 0 is about to be killed. */
+static void dist_fail_hook(const char *reason, void *ctx) {
+    run_t *r = ctx;
+    char why[700], err[512];
+    snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
+    fprintf(stderr, "scaling: %s; ending every rank\n", why);
+    isolate_last_words(-1, NULL, 0);
+    const char *status = strstr(reason, "out of memory") ? "oom" : "failed";
+    if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
+    else if (access(r->o->out, F_OK) == 0) {
+        results_t own = {0};
+        if (results_open(&own, r->o->out, err, sizeof err) == 0) {
+            r->res = &own;
+            write_fault_row(r, status, why, r->epoch, -1, -1);
+            results_close(&own);
+        }
+    }
+}
+
+/* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
+ * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
+static void dist_prepare_last_words(run_t *r, int epoch) {
+    if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
+    results_row_t row = r->row;
+    row_unmeasured(&row);
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = "interrupted";
+    row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    isolate_last_words(-1, NULL, 0);
+    int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
+    if (n <= 0) return;
+    r->last_words[n] = '\n';
+    isolate_last_words(fileno(r->res->f), r->last_words, (size_t)n + 1);
+}
+
+static int run_health(void *ctx, char *why, size_t len) {
+    run_t *r = ctx;
+    void *state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    return state && r->st->health ? r->st->health(state, why, len) : 0;
+}
+
+static void run_expire(void *ctx, const char *why, int timed_out) {
+    run_t *r = ctx;
+    int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
+    char reason[700];
+    snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch, step,
+             why);
+    fprintf(stderr, "scaling: %s; ending every rank\n", reason);
+    fflush(stderr);
+    isolate_last_words(-1, NULL, 0);
+    if (r->is_root) write_fault_row(r, timed_out ? "timeout" : "failed", reason, epoch, -1, -1);
+    dist_abort(r->dist, timed_out ? 124 : 1);
+}
+
+/* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
+ * or in each rank (mpirun/srun). Its progress goes to the parent as lines (check_report; nothing without one).
+ * Returns a RUN_* outcome; every outcome has left its rows. */
+static int run_body(run_t *r) {
+    const options_t *o = r->o;
+    const strategy_t *st = r->st;
+    const sweep_point_t *pt = r->pt;
+    const dist_t *dist = r->dist;
+    study_t *sd = r->sd;
+    int k = r->k, n_points = r->n_points, is_root = r->is_root;
+    char err[512] = "", line[256];
+    if (fault_begin_run(dist ? dist->rank : 0, pt->index + 1, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    void *state = NULL;
+    trace_t tr = {0};
+    if (o->trace) {
+        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
+         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
+         * halves where staged) per micro-batch. */
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
+        trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
+        r->cfg.trace = &tr;
+    }
+    dist_prepare_last_words(r, 0);
+    nvtx_push("setup %s gpus=%d batch=%d", st->name, pt->gpus, pt->global_batch);
+    int rc = st->setup(&state, &r->cfg, err, sizeof err);
+    nvtx_pop();
+    if (rc != 0) {
+        isolate_last_words(-1, NULL, 0);
+        if (o->trace) trace_free(&tr);
+        int oom = strstr(err, "out of memory") != NULL;
+        double free_mb = -1, total_mb = -1;
+        if (oom) mem_now(r, &free_mb, &total_mb);
+        /* under dist, every rank holds the first failing rank's message (dist_agree) */
+        write_fault_row(r, oom ? "oom" : "failed", err, 0, free_mb, total_mb);
+        progress_drop(&sd->prog, o->epochs, 1);
+        return oom ? RUN_OOM : RUN_FAILED;
+    }
+    __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+    double setup_s = wall_now() - r->t0;
+    progress_setup_done(&sd->prog, setup_s);
+    snprintf(line, sizeof line, "setup %.6f\n", setup_s);
+    check_report(line);
+    results_row_t rows[256], row = r->row;
+    int n_rows = 0, outcome = RUN_OK;
+    double first_loss = NAN, beat = wall_now();
+    for (int e = 1; e <= o->epochs; e++) {
+        double w0 = wall_now();
+        epoch_stats_t s = {.compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .idle_ms = -1,
+                           .bytes_per_step = -1, .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1,
+                           .busbw_gbs = -1, .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+        __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
+        dist_prepare_last_words(r, e);
+        nvtx_push("epoch %d", e);
+        int steps = st->steps_per_epoch(state);
+        if (o->steps > 0 && o->steps < steps) steps = o->steps;
+        st->epoch_begin(state, e);
+        int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
+        for (int i = 0; i < steps; i++) {
+            /* One process: SIGINT/SIGTERM end the run here, at a step boundary. Under mpirun/srun every rank must
+             * stop at the same step, which only an agreement can tell: that is at the epoch's end (below). */
+            if (!dist && isolate_signal()) {
+                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
+                         signal_name(isolate_signal()), i, e);
+                write_fault_row(r, "interrupted", r->reason, e, -1, -1);
+                check_report("interrupted\n");
+                st->teardown(state);
+                if (o->trace) trace_free(&tr);
+                return RUN_INTERRUPTED;
+            }
+            if (fault_armed && fault_take(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
+            __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
+            profile_before_step(r->prof, e, i);
+            tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
+            nvtx_push("step %d", i);
+            st->train_step(state, i);
+            nvtx_pop();
+            int was_profiling = r->prof->state == 1;
+            profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
+            if (was_profiling && r->prof->state == 2) check_report("profiled\n");
+            /* Alive, for the parent's deadline (one clock read per step, one line a second at most); under
+             * mpirun/srun the watchdog thread's. */
+            double now = wall_now();
+            if (now - beat >= 1) {
+                check_report("alive\n");
+                beat = now;
+            }
+            if (r->wd) watchdog_beat(r->wd);
+        }
+        tr.active = 0;
+        st->epoch_end(state, steps, &s);
+        if (r->wd) watchdog_beat(r->wd);
+        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->name, is_root);
+        double acc = st->evaluate(state);
+        nvtx_pop();
+        row.epoch = e;
+        row.phase = e == 1 ? "warmup" : "steady";
+        row.steps = s.steps;
+        row.epoch_s = s.epoch_s;
+        row.step_ms = s.step_ms;
+        row.images_per_s = (double)s.steps * pt->global_batch / s.epoch_s;
+        row.train_loss = s.train_loss;
+        row.train_acc = s.train_acc;
+        row.test_acc = acc;
+        row.peak_mem_mb = s.peak_mem_mb;
+        row.compute_ms = s.compute_ms;
+        row.comm_ms = s.comm_ms;
+        row.exposed_comm_ms = s.exposed_comm_ms;
+        row.idle_ms = s.idle_ms;
+        row.bytes_per_step = s.bytes_per_step;
+        row.algbw_gbs = s.algbw_gbs;
+        row.busbw_gbs = s.busbw_gbs;
+        row.nccl_algo = s.nccl_algo;
+        row.replicas = s.replicas_identical < 0 ? "" : s.replicas_identical ? "identical" : "DIFFER";
+        row.stages = s.stages;
+        row.micro_batches = s.micro_batches;
+        row.schedule = s.schedule;
+        row.split = s.split;
+        row.stage_busy_ms = s.stage_busy_ms;
+        row.bubble = s.bubble;
+        row.bubble_ideal = s.bubble_ideal;
+        /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
+         * update is a failed run, not a mysteriously lower accuracy. */
+        if (e == 1) first_loss = s.train_loss;
+        int diverged = !isfinite(s.train_loss) || (e > 1 && first_loss > 0 && s.train_loss > 1e3 * first_loss);
+        /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
+        row.status = s.replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
+        if (s.replicas_identical == 0) outcome = RUN_FAILED;
+        else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
+        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+        write_row(r->res, sd->ans, &row, state, st);
+        if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
+        /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
+        double wall = wall_now() - w0;
+        progress_epoch_done(&sd->prog, wall);
+        if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
+        snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f\n", e, row.status, row.phase, row.epoch_s, wall);
+        check_report(line);
+        char eta[32];
+        fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
+        if (is_root)
+            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
+                    n_points, e, o->epochs, s.epoch_s, s.train_loss, acc, eta);
+        if (diverged) break;   /* later epochs would only repeat it */
+        /* Under mpirun/srun: a signal on any rank stops every rank here, together. */
+        int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
+        if (sig && e < o->epochs) {
+            snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
+            isolate_last_words(-1, NULL, 0);
+            if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
+            outcome = RUN_INTERRUPTED;
+            break;
+        }
+    }
+    isolate_last_words(-1, NULL, 0);
+    table_summary(stdout, rows, n_rows);
+    fflush(stdout);
+    dump_params(st, state, dist);
+    __atomic_store_n(&r->state, NULL, __ATOMIC_RELEASE);
+    st->teardown(state);
+    if (o->trace) trace_free(&tr);
+    return outcome;
+}
+
+/* The run's child process: the run, then its outcome for the parent. Exit 0 unless a signal ended it (128 + sig). */
+static int run_child(void *arg) {
+    run_t *r = arg;
+    int outcome = run_body(r);
+    char line[32];
+    snprintf(line, sizeof line, "outcome %d\n", outcome);
+    check_report(line);
+    return outcome == RUN_INTERRUPTED ? isolate_exit_status(isolate_signal()) : 0;
+}
+
+/* The parent's copy of the study follows the child's lines: ETA and the default study's answer. */
+static void run_line(const char *line, void *ctx) {
+    run_t *r = ctx;
+    study_t *sd = r->sd;
+    double x, wall;
+    int e;
+    char status[32], phase[16];
+    if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
+    else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
+    else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
+    else if (sscanf(line, "epoch %d %31s %15s %lf %lf", &e, status, phase, &x, &wall) == 5) {
+        progress_epoch_done(&sd->prog, wall);
+        if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
+        if (sd->ans) {
+            results_row_t row = r->row;
+            row.epoch = e;
+            row.status = strcmp(status, "ok") == 0 ? "ok" : strcmp(status, "diverged") == 0 ? "diverged"
+                       : "replicas-differ";
+            row.phase = e == 1 ? "warmup" : "steady";
+            row.epoch_s = x;
+            if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
+        }
+    }
+}
+
+/* One process drives the GPUs: the run in a child process. A child that died (a CUDA, cuDNN or NCCL error, a
+ * crash, the deadline) costs its configuration only: the parent writes its row, and the sweep goes on. */
+static int run_isolated(run_t *r) {
+    isolate_result_t ir;
+    char err[512];
+    if (isolate_run(run_child, r, r->o->timeout_s, run_line, r, &ir, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
+    if (ir.outcome >= 0 && (ir.exit_code == 0 || ir.outcome == RUN_INTERRUPTED)) {
+        if (!ir.setup_done) progress_drop(&r->sd->prog, r->o->epochs, 1);   /* its setup failed: a row, no epochs */
+        return ir.outcome;
+    }
+    /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
+    char why[600];
+    isolate_describe(&ir, r->o->timeout_s, why, sizeof why);
+    int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
+    const char *status;
+    if (ir.interrupted && !ir.timed_out) {
+        snprintf(why, sizeof why, "%s twice: the run was ended at once", signal_name(ir.interrupted));
+        status = "interrupted", outcome = RUN_INTERRUPTED;
+    } else if (ir.timed_out) status = "timeout", outcome = RUN_TIMEOUT;
+    else if (isolate_is_oom(&ir)) status = "oom", outcome = RUN_OOM;
+    else status = "failed", outcome = RUN_FAILED;
+    write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
+    progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
+    return outcome;
+}
+
+/* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
+ * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
+ * RUN_* outcome. */
+int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+                     const dist_t *dist) {
+    run_t *r = calloc(1, sizeof *r);
+    if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
+    r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;
+    r->t0 = wall_now();
+    r->k = progress_next_run(&sd->prog), r->n_points = sd->prog.runs;   /* this run's number in the whole study */
+    int k = r->k, n_points = r->n_points;
+    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) r->devices[i] = i;   /* under dist pt->gpus is the world */
+    int is_root = r->is_root = !dist || dist->is_root;
+    r->cfg = (run_cfg_t){
+        .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
+        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
+        .grad_dtype = pt->grad_dtype,
+        .init = strcmp(o->init, "xavier") == 0 ? INIT_XAVIER : INIT_NORMAL,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache,
+        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
+                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
+        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
+        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
+    };
+    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
+        r->devices[0] = dist->device;
+        r->cfg.n_gpus = 1;
+        r->cfg.dist = dist;
+    }
+    results_row_t *row = &r->row;
+    char stamp[32];
+    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
+    snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
+    row->strategy = st->name;
+    row->model = o->model;
+    row->dataset = o->dataset;
+    row->math = pt->math;
+    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
+    row->grad_dtype = st->reduce ? dtype_name(pt->grad_dtype) : "";
+    row->init = o->init;
+    row->seed = pt->seed;
+    row->gpus = pt->gpus;
+    row->global_batch = pt->global_batch;
+    row->per_gpu_batch = pt->per_gpu_batch;
+    row->lr = pt->lr;
+    row->momentum = o->momentum;
+    row->weight_decay = o->weight_decay;
+    row->env = env;
+    row->nodes = dist ? dist->n_nodes : 1;
+    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row->nccl_transport = strcmp(st->name, "nccl") == 0 ? env->nccl_transport : NULL;
+    row->timeout_s = o->timeout_s;
+    r->pipeline = strcmp(st->name, "pipeline") == 0;
+
+    if (done) {
+        results_row_t want = *row;
+        int full = data->train.n / pt->global_batch;
+        want.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+        want.micro_batches = pt->micro_batches;
+        want.schedule = o->schedule;
+        /* naive's copy path is the user's choice unless auto; NCCL's algorithm is NCCL's (the key leaves both
+         * open where not known yet). */
+        want.nccl_algo = strcmp(st->name, "naive") == 0 && strcmp(o->naive_path, "auto") != 0 ? o->naive_path : NULL;
+        results_key_t key;
+        results_key_of_row(&want, &key);
+        int best = 0;
+        /* Rank 0 alone read the CSV: its decision is every rank's. */
+        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
+        dist_bcast(dist, &skip, sizeof skip);
+        if (skip) {
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete or "
+                   "faulted in %s (--resume%s)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype, o->out,
+                   o->retry_failed ? "" : "; --retry-failed repeats a faulted one");
+            fflush(stdout);
+            progress_drop(&sd->prog, o->epochs, 1);
+            free(r);
+            return RUN_SKIPPED;
+        }
+        if (best > 0 && is_root)
+            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
+                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row->run_id);
+    }
+
+    int outcome;
+    if (!dist) outcome = run_isolated(r);
+    else {
+        watchdog_t wd;
+        check_on_fail(dist_fail_hook, r);
+        if (watchdog_start(&wd, o->timeout_s, run_health, run_expire, r) != 0) {
+            fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);
+            dist_abort(dist, 1);
+        }
+        r->wd = &wd;
+        outcome = run_body(r);
+        watchdog_stop(&wd);
+        check_on_fail(NULL, NULL);
+    }
+    free(r);
+    return outcome;
+}
