@@ -166,8 +166,16 @@ static const char *signal_name(int sig) {
     }
 }
 
+const char *isolate_status(const isolate_result_t *r) {
+    if (r->interrupted && !r->timed_out) return "interrupted";
+    if (r->timed_out) return "timeout";
+    return isolate_is_oom(r) ? "oom" : "failed";
+}
+
 void isolate_describe(const isolate_result_t *r, double timeout_s, char *buf, size_t len) {
-    if (r->timed_out) snprintf(buf, len, "no progress for %.0f s (--timeout): the run's process was killed", timeout_s);
+    if (r->interrupted && !r->timed_out)
+        snprintf(buf, len, "%s twice: the run's process was killed at once", signal_name(r->interrupted));
+    else if (r->timed_out) snprintf(buf, len, "no progress for %.0f s (--timeout): the run's process was killed", timeout_s);
     else if (r->reason[0]) snprintf(buf, len, "%s", r->reason);
     else if (r->signal) snprintf(buf, len, "the run's process was killed by %s (signal %d)", signal_name(r->signal),
                                  r->signal);

@@ -481,13 +481,9 @@ static int run_isolated(run_t *r) {
     char why[600];
     isolate_describe(&ir, r->o->timeout_s, why, sizeof why);
     int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
-    const char *status;
-    if (ir.interrupted && !ir.timed_out) {
-        snprintf(why, sizeof why, "%s twice: the run was ended at once", signal_name(ir.interrupted));
-        status = "interrupted", outcome = RUN_INTERRUPTED;
-    } else if (ir.timed_out) status = "timeout", outcome = RUN_TIMEOUT;
-    else if (isolate_is_oom(&ir)) status = "oom", outcome = RUN_OOM;
-    else status = "failed", outcome = RUN_FAILED;
+    const char *status = isolate_status(&ir);
+    outcome = strcmp(status, "interrupted") == 0 ? RUN_INTERRUPTED : strcmp(status, "timeout") == 0 ? RUN_TIMEOUT
+            : strcmp(status, "oom") == 0 ? RUN_OOM : RUN_FAILED;
     write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
     progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
     return outcome;

@@ -91,22 +91,26 @@ static void test_children(void) {
            r.mem_free_mb, r.mem_total_mb);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(strcmp(why, r.reason) == 0, "described by its reason: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "oom") == 0, "status oom: %s", isolate_status(&r));
 
     EXPECT(isolate_run(child_check_fail, "an illegal memory access was encountered", 10, NULL, NULL, &r, err,
                        sizeof err) == 0, "%s", err);
     r.mem_free_mb = r.mem_total_mb = -1;    /* as a child that sent no mem line */
     EXPECT(r.exit_code == 1 && !isolate_is_oom(&r), "another CUDA error is not an oom: %s", r.reason);
+    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "status failed: %s", isolate_status(&r));
 
     EXPECT(isolate_run(child_segv, NULL, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(r.signal == SIGSEGV && r.exit_code == -1 && r.setup_done, "crash: signal %d", r.signal);
     EXPECT(strstr(why, "SIGSEGV") != NULL, "the signal is named: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "a crash is failed: %s", isolate_status(&r));
 
     EXPECT(isolate_run(child_silent, NULL, 0.5, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 0.5, why, sizeof why);
     EXPECT(r.timed_out && r.signal == SIGKILL, "silent child killed past the deadline: timed_out %d signal %d",
            r.timed_out, r.signal);
     EXPECT(strstr(why, "no progress for") != NULL, "described: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "timeout") == 0, "status timeout: %s", isolate_status(&r));
 }
 
 static void test_fault_parse(void) {
@@ -177,7 +181,10 @@ static int signal_case(int second, int check_signal) {
         while (wait(NULL) > 0) {}
         if (rc) _exit(1);
         if (!second) _exit(r.interrupted == SIGTERM && r.exit_code == 143 && r.signal == 0 ? 0 : 2);
-        _exit(r.interrupted == SIGTERM && r.signal == SIGKILL ? 0 : 3);
+        char why[600];
+        isolate_describe(&r, 30, why, sizeof why);
+        _exit(r.interrupted == SIGTERM && r.signal == SIGKILL && strcmp(isolate_status(&r), "interrupted") == 0 &&
+              strstr(why, "SIGTERM twice") ? 0 : 3);
     }
     int status = 0;
     waitpid(pid, &status, 0);
