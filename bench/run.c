@@ -249,17 +249,24 @@ static int run_health(void *ctx, char *why, size_t len) {
     return state && r->st->health ? r->st->health(state, why, len) : 0;
 }
 
+/* The watchdog's end of a run (bench/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
+ * rank ends (MPI_Abort); in a child process the child ends, its outcome told, and the sweep goes on. */
 static void run_expire(void *ctx, const char *why, int timed_out) {
     run_t *r = ctx;
     int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
-    char reason[700];
-    snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch, step,
-             why);
-    fprintf(stderr, "scaling: %s; ending every rank\n", reason);
+    char reason[700], line[32];
+    if (r->dist)
+        snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch,
+                 step, why);
+    else snprintf(reason, sizeof reason, "epoch %d step %d: %s", epoch, step, why);
+    fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
     if (r->is_root) write_fault_row(r, timed_out ? "timeout" : "failed", reason, epoch, -1, -1);
-    dist_abort(r->dist, timed_out ? 124 : 1);
+    if (r->dist) dist_abort(r->dist, timed_out ? 124 : 1);
+    snprintf(line, sizeof line, "outcome %d\n", timed_out ? RUN_TIMEOUT : RUN_FAILED);
+    check_report(line);
+    _exit(timed_out ? 124 : 1);     /* the main thread is stuck: nothing of this process is worth running on */
 }
 
 /* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
@@ -431,7 +438,13 @@ static int run_body(run_t *r) {
 /* The run's child process: the run, then its outcome for the parent. Exit 0 unless a signal ended it (128 + sig). */
 static int run_child(void *arg) {
     run_t *r = arg;
+    /* The child's own watchdog names the epoch, the step and an NCCL asynchronous error; the parent's deadline on
+     * the child's silence (10 s later) stays the backstop for a child that cannot run even that thread. */
+    watchdog_t wd;
+    if (watchdog_start(&wd, r->o->timeout_s, run_health, run_expire, r) == 0) r->wd = &wd;
     int outcome = run_body(r);
+    if (r->wd) watchdog_stop(&wd);
+    r->wd = NULL;
     char line[32];
     snprintf(line, sizeof line, "outcome %d\n", outcome);
     check_report(line);
@@ -468,18 +481,18 @@ static void run_line(const char *line, void *ctx) {
 static int run_isolated(run_t *r) {
     isolate_result_t ir;
     char err[512];
-    if (isolate_run(run_child, r, r->o->timeout_s, run_line, r, &ir, err, sizeof err)) {
+    if (isolate_run(run_child, r, r->o->timeout_s + 10, run_line, r, &ir, err, sizeof err)) {
         write_fault_row(r, "failed", err, 0, -1, -1);
         return RUN_FAILED;
     }
     if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
-    if (ir.outcome >= 0 && (ir.exit_code == 0 || ir.outcome == RUN_INTERRUPTED)) {
+    if (ir.outcome >= 0) {     /* it told its outcome after its last row: whatever came after wrote nothing */
         if (!ir.setup_done) progress_drop(&r->sd->prog, r->o->epochs, 1);   /* its setup failed: a row, no epochs */
         return ir.outcome;
     }
     /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
     char why[600];
-    isolate_describe(&ir, r->o->timeout_s, why, sizeof why);
+    isolate_describe(&ir, r->o->timeout_s + 10, why, sizeof why);
     int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
     const char *status = isolate_status(&ir);
     outcome = strcmp(status, "interrupted") == 0 ? RUN_INTERRUPTED : strcmp(status, "timeout") == 0 ? RUN_TIMEOUT
