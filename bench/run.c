@@ -204,25 +204,28 @@ static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
         *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
 }
 
-/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first:
- * rank 0 in its CSV; another rank appends it to --out where that file is there (a shared file system, as a cluster's
- * submit folder is), since rank 0 is about to be killed. */
+/* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
+ * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
+static void dist_row_from_rank(run_t *r, const char *status, const char *reason) {
+    char err[512];
+    results_t own = {0};
+    if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
+    r->res = &own;
+    write_fault_row(r, status, reason, r->epoch, -1, -1);
+    r->res = NULL;
+    results_close(&own);
+}
+
+/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first. */
 static void dist_fail_hook(const char *reason, void *ctx) {
     run_t *r = ctx;
-    char why[700], err[512];
+    char why[700];
     snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
     fprintf(stderr, "scaling: %s; ending every rank\n", why);
     isolate_last_words(-1, NULL, 0);
     const char *status = strstr(reason, "out of memory") ? "oom" : "failed";
     if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
-    else if (access(r->o->out, F_OK) == 0) {
-        results_t own = {0};
-        if (results_open(&own, r->o->out, err, sizeof err) == 0) {
-            r->res = &own;
-            write_fault_row(r, status, why, r->epoch, -1, -1);
-            results_close(&own);
-        }
-    }
+    else dist_row_from_rank(r, status, why);
 }
 
 /* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
@@ -262,7 +265,17 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
     fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
-    if (r->is_root) write_fault_row(r, timed_out ? "timeout" : "failed", reason, epoch, -1, -1);
+    const char *status = timed_out ? "timeout" : "failed";
+    if (r->is_root) write_fault_row(r, status, reason, epoch, -1, -1);
+    else {
+        /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
+         * to end the job first. Only then (rank 0 stopped or dead) does this rank write the row itself. */
+        if (timed_out) {
+            struct timespec t = {.tv_sec = 5, .tv_nsec = 0};
+            while (nanosleep(&t, &t) != 0) {}
+        }
+        dist_row_from_rank(r, status, reason);
+    }
     if (r->dist) dist_abort(r->dist, timed_out ? 124 : 1);
     snprintf(line, sizeof line, "outcome %d\n", timed_out ? RUN_TIMEOUT : RUN_FAILED);
     check_report(line);
