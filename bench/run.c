@@ -500,7 +500,8 @@ static int run_isolated(run_t *r) {
     }
     if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
     if (ir.outcome >= 0) {     /* it told its outcome after its last row: whatever came after wrote nothing */
-        if (!ir.setup_done) progress_drop(&r->sd->prog, r->o->epochs, 1);   /* its setup failed: a row, no epochs */
+        /* The epochs (and the setup) it will not spend; a diverged run's were dropped at its line. */
+        if (ir.outcome != RUN_DIVERGED) progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
         return ir.outcome;
     }
     /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
@@ -519,8 +520,8 @@ static int run_isolated(run_t *r) {
  * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
  * RUN_* outcome. */
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
-                     const dist_t *dist) {
+              results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+              const dist_t *dist) {
     run_t *r = calloc(1, sizeof *r);
     if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
     r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;

@@ -213,6 +213,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             rc = options_for_world(&o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
+    const char *inject = getenv("SCALING_FAULT");     /* test-only (engine/fault.h): refused now, not per run */
+    fault_spec_t spec;
+    if (failed(dist, inject && *inject ? fault_parse(inject, &spec, err, sizeof err) : 0, err, sizeof err)) return 2;
     if (o.bench) return allreduce_bench_main(&o);   /* --bench allreduce: no training, no data set */
     const strategy_t *st = strategy_find(o.strategy);
     sweep_point_t *pts = NULL;
