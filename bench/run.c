@@ -194,6 +194,9 @@ static void write_fault_row(run_t *r, const char *status, const char *reason, in
                 r->st->name, r->pt->gpus, r->pt->global_batch, r->pt->math, status,
                 epoch ? "" : " at setup", reason);
     write_row(r->res, r->sd->ans, &row, NULL, r->st);
+    char line[64];     /* in a child: the parent's copy of the default study's answer learns it too */
+    snprintf(line, sizeof line, "fault %s %d\n", status, epoch);
+    check_report(line);
 }
 
 /* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
@@ -474,6 +477,17 @@ static void run_line(const char *line, void *ctx) {
     if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
     else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
     else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
+    else if (sscanf(line, "fault %31s %d", status, &e) == 2 && sd->ans) {
+        static const char *const known[] = {"oom", "failed", "timeout", "interrupted"};
+        results_row_t row = r->row;
+        row.status = "failed";
+        for (int i = 0; i < 4; i++)
+            if (strcmp(status, known[i]) == 0) row.status = known[i];
+        row.epoch = e;
+        row.phase = e == 0 ? "setup" : e == 1 ? "warmup" : "steady";
+        row.epoch_s = -1;
+        if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
+    }
     else if (sscanf(line, "epoch %d %31s %15s %lf %lf", &e, status, phase, &x, &wall) == 5) {
         progress_epoch_done(&sd->prog, wall);
         if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
