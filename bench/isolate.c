@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -78,9 +79,13 @@ static void take_line(char *line, isolate_result_t *r, isolate_line_fn on_line, 
     if (on_line) on_line(line, ctx);
 }
 
-static void child_main(int (*child)(void *), void *arg, int fd) {
+static void child_main(int (*child)(void *), void *arg, int fd, pid_t parent) {
     in_child = 1;
     child_pid = 0;
+    /* A parent killed outright (SIGKILL, the OOM killer) takes its run along: an orphan would go on writing rows
+     * into a CSV that a --resume may be appending to already. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
     char s[16];
     snprintf(s, sizeof s, "%d", fd);
     setenv("SCALING_REPORT_FD", s, 1);
@@ -99,7 +104,7 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
     int fds[2];
     if (pipe(fds) != 0) return errmsg(-1, err, errlen, "cannot make a pipe for the run's process: %s", strerror(errno));
     fflush(NULL);   /* the child starts with empty stdio buffers: nothing is written twice */
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -107,7 +112,7 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
     }
     if (pid == 0) {
         close(fds[0]);
-        child_main(child, arg, fds[1]);
+        child_main(child, arg, fds[1], parent);
     }
     child_pid = pid;
     if (got_signal) kill(pid, got_signal);  /* a signal that came between the check and the fork */

@@ -70,6 +70,15 @@ static int fake_calls(void *arg) {
     return 0;
 }
 
+static int child_pid_then_wait(void *arg) {
+    (void)arg;
+    pid_t me = getpid();
+    ssize_t w = write(atoi(getenv("WRITE_FD")), &me, sizeof me);
+    (void)w;
+    for (;;) pause();
+    return 0;
+}
+
 static void on_line(const char *line, void *ctx) {
     if (strncmp(line, "custom ", 7) == 0) *(int *)ctx = atoi(line + 7);
 }
@@ -211,8 +220,53 @@ static void test_signals(void) {
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/* 1 when pid is gone or a zombie (an orphan's reaper may be slow, or absent in a container). */
+static int gone_or_zombie(pid_t pid) {
+    if (kill(pid, 0) != 0) return 1;
+    char path[64], buf[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A parent killed outright takes its child along (no orphan writing rows). */
+static void test_orphan(void) {
+    int fds[2];
+    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return; }
+    pid_t parent = fork();
+    if (parent == 0) {      /* the sweep: its child reports its pid, then idles; the sweep is killed */
+        close(fds[0]);
+        char s[16];
+        snprintf(s, sizeof s, "%d", fds[1]);
+        setenv("WRITE_FD", s, 1);
+        isolate_result_t r;
+        char err[64];
+        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
+        _exit(0);
+    }
+    close(fds[1]);
+    pid_t child = 0;
+    EXPECT(read(fds[0], &child, sizeof child) == (ssize_t)sizeof child && child > 0, "child pid %d", (int)child);
+    close(fds[0]);
+    kill(parent, SIGKILL);
+    waitpid(parent, NULL, 0);
+    int gone = 0;
+    for (int i = 0; i < 100 && !gone; i++) {
+        gone = gone_or_zombie(child);
+        if (!gone) usleep(20000);
+    }
+    EXPECT(gone, "the child %d is gone within 2 s of its parent's SIGKILL", (int)child);
+    if (!gone) kill(child, SIGKILL);
+}
+
 int main(void) {
     test_children();
+    test_orphan();
     test_fault_parse();
     test_fault_injection();
     test_signals();
