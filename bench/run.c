@@ -601,12 +601,15 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         int best = 0;
         /* Rank 0 alone read the CSV: its decision is every rank's. */
         int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
+        /* complete (or a result: diverged, oom) whatever --retry-failed says, else skipped for its fault */
+        int complete = skip && results_scan_done(done, &key, o->epochs, 1, NULL);
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
-            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete or "
-                   "faulted in %s (--resume%s)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
-                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype, o->out,
-                   o->retry_failed ? "" : "; --retry-failed repeats a faulted one");
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, %s in %s "
+                   "(--resume%s)\n", k, n_points, st->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype,
+                   complete ? "complete" : "its last run faulted", o->out,
+                   complete ? "" : "; --retry-failed runs it again");
             fflush(stdout);
             progress_drop(&sd->prog, o->epochs, 1);
             free(r);
