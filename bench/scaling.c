@@ -52,7 +52,11 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
     for (int i = 0; i < n_points && !sd->outcomes[RUN_INTERRUPTED]; i++) {
-        if (!dist && isolate_signal()) { sd->outcomes[RUN_INTERRUPTED]++; break; }   /* between two runs */
+        /* A signal between two runs stops the sweep; under mpirun/srun every rank agrees on it (collective). */
+        if (dist ? dist_max(dist, (double)isolate_signal()) > 0 : isolate_signal() != 0) {
+            sd->outcomes[RUN_INTERRUPTED]++;
+            break;
+        }
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
     }
     results_scan_free(&done);
