@@ -6,7 +6,7 @@
 #   - a killed rank (SIGKILL to rank 1): the launcher ends the job, rank 0 leaves an interrupted row;
 #   - an injected NCCL error (SCALING_FAULT nccl on rank 1) and a failed collective (SCALING_FAULT collective): the
 #     failing rank's CHECK line, a failed row.
-# Each sweeps lr 0.05 then 0.1 (LeNet, MNIST, 3 epochs of 300 steps), the fault in the first. The seconds from the
+# Each sweeps lr 0.05 then 0.1 (LeNet, MNIST, 3 epochs of 900 steps), the fault in the first. The seconds from the
 # fault to the last rank's exit are printed for the fault table. Skips (77) without 2 GPUs, mpirun or MPI.
 set -u
 bin=$1; root=$2
@@ -18,7 +18,7 @@ pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 TIMEOUT=20
 run=(--strategy nccl --model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --lr 0.05,0.1
-     --epochs 3 --steps 300 --timeout $TIMEOUT)
+     --epochs 3 --steps 900 --timeout $TIMEOUT)
 
 # within_deadline WHAT SECONDS: every rank gone within the timeout + 10 s
 within_deadline() {
