@@ -30,7 +30,10 @@ static void on_signal(int sig) {
         got_signal = sig;
         if (child_pid > 0) kill(child_pid, sig);
         else if (!in_child && last_fd >= 0 && last_line) {
+            static const char said[] = "scaling: rank 0: a signal from the launcher (a rank died, or the job was "
+                                       "cancelled or ran out of time): the run's interrupted row is written\n";
             ssize_t w = write(last_fd, last_line, last_len);    /* async-signal-safe: a line prepared earlier */
+            w = write(2, said, sizeof said - 1);
             (void)w;
             last_spoken = 1;
         }

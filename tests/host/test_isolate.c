@@ -264,8 +264,36 @@ static void test_orphan(void) {
     if (!gone) kill(child, SIGKILL);
 }
 
+/* Rank 0's last words: the prepared row is written by the first signal's handler, once; disarmed, nothing. */
+static void test_last_words(void) {
+    char path[] = "/tmp/test_isolate_words.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { EXPECT(0, "mkstemp"); return; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        static const char row[] = "run-1,interrupted\n";
+        isolate_last_words(fd, row, sizeof row - 1);
+        isolate_last_words(-1, NULL, 0);        /* disarmed and armed again, as every epoch does */
+        isolate_last_words(fd, row, sizeof row - 1);
+        int before = isolate_last_words_spoken();
+        raise(SIGTERM);
+        _exit(!before && isolate_last_words_spoken() && isolate_signal() == SIGTERM ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the handler spoke once (status %d)", status);
+    size_t len;
+    char *text = test_slurp(path, &len);
+    EXPECT(text && strcmp(text, "run-1,interrupted\n") == 0, "the prepared row, whole: '%s'", text ? text : "");
+    free(text);
+    close(fd);
+    unlink(path);
+}
+
 int main(void) {
     test_children();
+    test_last_words();
     test_orphan();
     test_fault_parse();
     test_fault_injection();
