@@ -3,7 +3,8 @@
 # the middle of an epoch ends every rank within --timeout + 10 s with a line naming the rank and the reason, leaves
 # the configuration's row, and `--resume` then goes on from the next configuration (doc/faults.md):
 #   - a stopped rank (SIGSTOP to rank 1): rank 0's watchdog, a timeout row;
-#   - a killed rank (SIGKILL to rank 1): the launcher ends the job, rank 0 leaves an interrupted row;
+#   - a killed rank (SIGKILL to rank 1): the launcher ends the job, rank 0 leaves an interrupted row (or NCCL's
+#     asynchronous error or the deadline comes first: failed, timeout);
 #   - an injected NCCL error (SCALING_FAULT nccl on rank 1) and a failed collective (SCALING_FAULT collective): the
 #     failing rank's CHECK line, a failed row.
 # Each sweeps lr 0.05 then 0.1 (LeNet, MNIST, 3 epochs of 900 steps), the fault in the first. The seconds from the
@@ -56,9 +57,11 @@ for sig in STOP KILL; do
     within_deadline "$name" "$took"
     check "$name: exit $rc, want non-zero" $([ $rc -ne 0 ]; echo $?)
     runs "$csv" >"$tmp/runs"; cat "$tmp/runs"
-    want=timeout; [ $sig = KILL ] && want=interrupted
-    check "$name: the first configuration's run ends $want" \
-        $(head -n 1 "$tmp/runs" | awk -F'|' -v w=$want '{ n = split($4, s, ","); exit !(s[n] == w && $5 != "") }'
+    # A stopped rank: rank 0's deadline. A killed rank: whichever comes first, the launcher's SIGTERM (interrupted,
+    # from rank 0's handler), NCCL's asynchronous error (failed) or the deadline (timeout).
+    want=timeout; [ $sig = KILL ] && want="interrupted failed timeout"
+    check "$name: the first configuration's run ends in one of: $want" \
+        $(head -n 1 "$tmp/runs" | awk -F'|' -v w=" $want " '{ n = split($4, s, ","); exit !(index(w, " " s[n] " ") && $5 != "") }'
           echo $?)
     [ $sig = STOP ] && check "$name: one line names rank 0's deadline: $(grep -m1 'ending every rank' "$tmp/$name.log")" \
         $(grep -q "rank 0 on .*no progress for" "$tmp/$name.log"; echo $?)
