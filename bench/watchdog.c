@@ -12,11 +12,23 @@ static long long now_ns(void) {
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+/* Sleeps one poll, or less when stopped; 1 when stopped. */
+static int nap(watchdog_t *w) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    long long ns = until.tv_nsec + (long long)(w->poll_s * 1e9);
+    until.tv_sec += (time_t)(ns / 1000000000LL);
+    until.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop && pthread_cond_timedwait(&w->wake, &w->lock, &until) == 0) {}
+    int stop = w->stop;
+    pthread_mutex_unlock(&w->lock);
+    return stop;
+}
+
 static void *watch(void *arg) {
     watchdog_t *w = arg;
-    struct timespec nap = {.tv_sec = (time_t)w->poll_s, .tv_nsec = (long)((w->poll_s - (double)(time_t)w->poll_s) * 1e9)};
-    while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE)) {
-        nanosleep(&nap, NULL);
+    while (!nap(w)) {
         char why[512] = "";
         if (w->check && w->check(w->ctx, why, sizeof why)) {
             w->expire(w->ctx, why, 0);
@@ -41,6 +53,12 @@ int watchdog_start(watchdog_t *w, double timeout_s, watchdog_check_fn check, wat
     w->expire = expire;
     w->ctx = ctx;
     watchdog_beat(w);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);     /* the deadline's clock, not the settable wall clock */
+    pthread_cond_init(&w->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&w->lock, NULL);
     if (pthread_create(&w->thread, NULL, watch, w) != 0) return -1;
     w->running = 1;
     return 0;
@@ -52,7 +70,12 @@ void watchdog_beat(watchdog_t *w) {
 
 void watchdog_stop(watchdog_t *w) {
     if (!w->running) return;
-    __atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&w->lock);
+    w->stop = 1;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
     w->running = 0;
 }

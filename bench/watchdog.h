@@ -16,7 +16,9 @@ typedef struct {
     double timeout_s;
     double poll_s;                  /* how often it looks: 0.2 s */
     long long last_ns;              /* the last beat (CLOCK_MONOTONIC), read and written atomically */
-    int stop;                       /* atomically */
+    int stop;                       /* under lock; wake signals it, so a stop never waits out a poll */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
     watchdog_check_fn check;
     watchdog_expire_fn expire;
     void *ctx;
