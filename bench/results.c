@@ -429,8 +429,8 @@ static void scan_row(int term, void *ctx_) {
     int measured = ended || strcmp(st, "ok") == 0;
     if (measured && epoch > r->epochs) r->epochs = (int)epoch;
     if (ended) r->ended = 1;
-    /* A run's rows are in order: its status is the one of its last row. */
-    r->faulted = strcmp(st, "failed") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "replicas-differ") == 0;
+    /* Any such row: under mpirun/srun a failing rank's failed row may be followed by rank 0's interrupted one. */
+    if (strcmp(st, "failed") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "replicas-differ") == 0) r->faulted = 1;
 }
 
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {

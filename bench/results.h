@@ -109,7 +109,7 @@ typedef struct {
     results_key_t key;
     int epochs;         /* highest epoch written with a measured status (ok, diverged, oom, replicas-differ) */
     int ended;          /* 1: a row has status diverged or oom; re-running would only repeat it */
-    int faulted;        /* 1: its last row is failed, timeout or replicas-differ (interrupted is not) */
+    int faulted;        /* 1: a row of it is failed, timeout or replicas-differ (interrupted is not) */
 } results_run_t;
 
 typedef struct {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Numbers no epoch was measured for: written as empty cells. */
@@ -68,6 +69,7 @@ typedef struct {
     char reason[512];
     char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
     int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
+    double signal_at;           /* mpirun/srun: when the watchdog first saw a signal (monotonic s), 0 before */
 } run_t;
 
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
@@ -152,6 +154,22 @@ static void dist_prepare_last_words(run_t *r, int epoch) {
 
 static int run_health(void *ctx, char *why, size_t len) {
     run_t *r = ctx;
+    /* Under mpirun/srun a signal stops the ranks together at an epoch's end; a launcher that signals because a rank
+     * died leaves the others waiting for it, so the signal starts a deadline of its own: --timeout from it, then
+     * every rank ends (rank 0's row was written by its handler). */
+    if (r->dist && isolate_signal()) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double now = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+        if (r->signal_at == 0) r->signal_at = now;
+        else if (now - r->signal_at > r->o->timeout_s) {
+            fprintf(stderr, "scaling: rank %d on %s: %s %.0f s ago and the ranks did not stop together; ending every "
+                    "rank\n", r->dist->rank, r->dist->host, isolate_signal() == SIGINT ? "SIGINT" : "SIGTERM",
+                    now - r->signal_at);
+            fflush(stderr);
+            dist_abort(r->dist, isolate_exit_status(isolate_signal()));
+        }
+    }
     void *state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
     return state && r->st->health ? r->st->health(state, why, len) : 0;
 }
@@ -467,6 +485,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
     snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
+    dist_bcast(dist, row->run_id, sizeof row->run_id);     /* one run id for every rank's rows (rank 0's) */
     row->strategy = st->name;
     row->model = o->model;
     row->dataset = o->dataset;

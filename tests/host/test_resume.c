@@ -321,8 +321,11 @@ static void test_faults(void) {
     /* interrupted, then failed on the retry: skipped */
     rows[n++] = row_of("F-5-1", "pipeline", 2, 0.2, 1, "interrupted");
     rows[n++] = row_of("F-5-2", "pipeline", 2, 0.2, 1, "failed");
+    /* mpirun: rank 1's failed row, then rank 0's interrupted one (the launcher's SIGTERM), in one run: skipped */
+    rows[n++] = row_of("F-6-1", "nccl", 8, 0.8, 2, "failed");
+    rows[n++] = row_of("F-6-1", "nccl", 8, 0.8, 2, "interrupted");
     results_scan_t s;
-    write_and_scan("faults.csv", rows, n, 8, &s);
+    write_and_scan("faults.csv", rows, n, 9, &s);
     int best = -1;
     results_key_t k = query("nccl", 2, 0.2, 1, 117);
     EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 1, "failed mid-run: skipped (best %d)", best);
@@ -339,6 +342,8 @@ static void test_faults(void) {
     EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "failed, retried, interrupted: runs again");
     k = query("pipeline", 2, 0.2, 1, 117);
     EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "interrupted, retried, failed: skipped");
+    k = query("nccl", 8, 0.8, 1, 29);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "failed then interrupted in one run: skipped");
     results_scan_free(&s);
 }
 
