@@ -33,4 +33,4 @@ wait_rows() {
 # seconds_since T0 (from date +%s.%N): elapsed seconds, 1 decimal
 seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 # gone PID: the process is gone, or a zombie (a reaper may be slow, or absent in a container)
-gone() { ! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]; }
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
