@@ -59,6 +59,7 @@ void isolate_last_words(int fd, const char *line, size_t len) {
     last_fd = -1;       /* never half-updated from the handler's view: disarmed while it changes */
     last_line = line;
     last_len = len;
+    if (line) last_spoken = 0;      /* armed anew: what it says is about what comes */
     last_fd = line ? fd : -1;
 }
 

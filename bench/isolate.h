@@ -44,7 +44,7 @@ int isolate_signal(void);
  * SIGTERM to the others and SIGKILL soon after): the first SIGINT/SIGTERM also writes `line` (len bytes, a whole CSV
  * row prepared in advance) to fd at once, from the handler. NULL line: nothing. The line must outlive the arming. */
 void isolate_last_words(int fd, const char *line, size_t len);
-/* 1 once the handler wrote the last words. */
+/* 1 once the handler wrote the last words armed last (arming anew resets it). */
 int isolate_last_words_spoken(void);
 /* The exit status for a run ended by signal sig: 128 + sig (130 for SIGINT, 143 for SIGTERM). */
 int isolate_exit_status(int sig);

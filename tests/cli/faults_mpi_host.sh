@@ -5,6 +5,7 @@
 #   - a stalled rank (SCALING_FAULT stall on rank 1), a stopped rank (SIGSTOP to rank 1): rank 0's watchdog;
 #   - a killed rank (SIGKILL to rank 1): the launcher, rank 0's handler;
 #   - a CHECK failure on rank 1, and on rank 0;
+#   - SIGTERM to every rank (a time limit): the ranks stop together at the epoch's end, exit 143;
 # each: every rank gone within --timeout + 10 s, a line naming the rank, the configuration's row with its reason,
 # and --resume then runs the second configuration. The seconds are printed (doc/faults.md). Skips without mpirun.
 set -u
@@ -84,6 +85,30 @@ for sig in STOP KILL; do
     [ $sig = STOP ] && check "$name: rank 0's line names the deadline" \
         $(grep -q 'rank 0 on .*no progress for' "$tmp/$name.log"; echo $?)
 done
+
+# ---- SIGTERM to every rank (Slurm's time limit) in epoch 2 of 3: rank 0's handler writes the interrupted row at
+# once, the ranks agree to stop at that epoch's end, exit 143; --resume runs that configuration again and
+# completes the sweep
+name=term
+args=(--model lenet --epochs 3 --timeout $TIMEOUT)
+start "$name" FAKE_STEP_MS=50
+wait_rows "$tmp/$name.csv" 1 "$pid" 60
+sleep 0.3
+t0=$(date +%s.%N)
+kill -TERM "$(cat "$tmp/$name.pid.0")" "$(cat "$tmp/$name.pid.1")"
+wait "$pid"; rc=$?; pid=""
+echo "$name: mpirun exited $rc, $(seconds_since "$t0") s after SIGTERM to every rank"
+check "$name: exit $rc, want 143" $([ $rc -eq 143 ]; echo $?)
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: one run, one interrupted row, epoch 3 never reached" \
+    $(awk -F'|' '{ n++; k = split($4, s, ","); for (i = 1; i <= k; i++) c += s[i] == "interrupted"; e = $3 }
+                 END { exit !(n == 1 && c == 1 && e !~ /3/) }' "$tmp/runs"; echo $?)
+env FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" --resume \
+    >"$tmp/$name-resume.log" 2>&1; rc=$?
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: --resume exits $rc, runs the interrupted configuration again and completes both" \
+    $([ $rc -eq 0 ] && [ "$(grep -c '|1,2,3|ok,ok,ok|' "$tmp/runs")" -eq 2 ]; echo $?)
+args=(--model lenet --epochs 2 --timeout $TIMEOUT)
 
 # ---- a CHECK failure on rank 1, then on rank 0: the failing rank's line, a failed row
 for r in 1 0; do

@@ -96,6 +96,10 @@ int main(int argc, char **argv) {
     if (o.resume && d.is_root && results_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
     int rc = 0;
     for (int i = 0; i < 2; i++) {
+        if (dist_max(&d, (double)isolate_signal()) > 0) {     /* as scaling.c's sweep: a signal between two runs */
+            rc = isolate_exit_status(isolate_signal() ? isolate_signal() : 15);
+            break;
+        }
         sweep_point_t pt = {.index = i, .gpus = d.size, .global_batch = 64 * d.size, .per_gpu_batch = 64,
                             .lr = 0.01 * (i + 1), .seed = 1, .math = "tf32", .grad_dtype = DTYPE_FP32,
                             .micro_batches = 1};
