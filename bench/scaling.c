@@ -247,7 +247,12 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     results_t res = {0};
     int is_root = !dist || dist->is_root;
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
-    if (dist) env_collect(&env, dist);
+    if (dist) {
+        env_collect(&env, dist);
+        /* Rank 0's transport settings (dist_nccl_transport fills rank 0's): a row another rank writes for a fault
+         * carries the same configuration key. */
+        dist_bcast(dist, env.nccl_transport, sizeof env.nccl_transport);
+    }
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
