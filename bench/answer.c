@@ -24,7 +24,8 @@ static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
     snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
     snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
     r->gpus = row->gpus;
-    r->pipeline = study_is_pipeline(r->strategy, row->stats.micro_batches);
+    r->info = strategy_info_find(a->strategies, r->strategy);
+    r->pipeline = study_t1_global(r->info, row->stats.micro_batches);
     r->batch = study_line_batch(r->pipeline, row->per_gpu_batch, row->global_batch);
     r->acc = -1;
     return r;
@@ -58,18 +59,6 @@ static double run_median(const answer_run_t *r) {
     return answer_median(x, r->n_steady);
 }
 
-/* The reference strategy's name (T1's), or NULL. */
-static const char *reference(const answer_t *a) {
-    for (int i = 0; a->strategies && a->strategies[i]; i++)
-        if (a->strategies[i]->reference) return a->strategies[i]->name;
-    return NULL;
-}
-
-static int is_reference(const answer_t *a, const char *strategy) {
-    const char *ref = reference(a);
-    return ref && strcmp(ref, strategy) == 0;
-}
-
 /* The fastest timed run of strategy s on g GPUs (at batch b and math m, or any for b < 0 and m NULL); else the last
  * untimed one. */
 static int best_run(const answer_t *a, const char *s, int g, int b, const char *m, double *t) {
@@ -94,7 +83,7 @@ static double t1_of(const answer_t *a, int b, const char *m) {
     for (int i = 0; i < a->n; i++)
         if (a->runs[i].batch == b && strcmp(a->runs[i].math, m) == 0) {
             double t = run_median(&a->runs[i]);
-            study_t1_offer(&t1, a->runs[i].strategy, i, t < 0 ? NAN : t);
+            study_t1_offer(&t1, a->runs[i].info, i, t < 0 ? NAN : t);
         }
     return t1.run < 0 ? -1 : t1.t;
 }
@@ -134,14 +123,14 @@ void answer_summarise(const answer_t *a, answer_summary_t *s) {
     double t;
     /* single: one reference line per batch and math on 1 GPU */
     for (int i = 0; i < a->n; i++)
-        if (is_reference(a, a->runs[i].strategy) && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
-            int best = best_run(a, reference(a), 1, a->runs[i].batch, a->runs[i].math, &t);
+        if (study_is_reference(a->runs[i].info) && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
+            int best = best_run(a, a->runs[i].strategy, 1, a->runs[i].batch, a->runs[i].math, &t);
             add_line(s, a, best, t);
         }
     /* every other strategy at the largest GPU count it ran */
     for (int i = 0; i < a->n; i++) {
         const answer_run_t *r = &a->runs[i];
-        if (is_reference(a, r->strategy) || seen_before(a, i, 0)) continue;
+        if (study_is_reference(r->info) || seen_before(a, i, 0)) continue;
         int g = 0;
         for (int j = 0; j < a->n; j++)
             if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;

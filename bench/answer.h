@@ -3,9 +3,9 @@
  * what one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. Host-only.
  *
  * Numbers as the report computes them (bench/study.h, used by both): a run's time is the median of its steady
- * epochs' epoch_s; T1 is the strategy single's fastest at the same batch (per GPU for single and the data-parallel
- * strategies, the global batch for the pipeline) and math; where a strategy has several runs at one GPU count and
- * batch, the fastest counts. */
+ * epochs' epoch_s; T1 is the reference strategy's (single's) fastest at the same batch (per GPU for replicas, the
+ * global batch for a strategy with t1_global_batch, the pipeline) and math, each run's strategy asked by its
+ * properties; where a strategy has several runs at one GPU count and batch, the fastest counts. */
 #pragma once
 #include "results.h"
 #include "../strategies/strategy_info.h"
@@ -17,7 +17,9 @@
 /* One run, from its rows. */
 typedef struct {
     char run_id[64], strategy[32], status[32], math[16];
-    int gpus, batch, pipeline;                  /* batch: per GPU, or global for the pipeline */
+    const strategy_info_t *info;                /* its properties; NULL for a strategy the registry lacks */
+    int gpus, batch, pipeline;                  /* pipeline: batch is the global batch (study_t1_global), else
+                                                 * per GPU */
     double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
     double steady_ips[ANSWER_MAX_STEADY];       /* and their images_per_s */
     int n_steady;

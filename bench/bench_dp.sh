@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_dp.sh — the data-parallel benchmark of issue 3 beside PyTorch DDP in the same session: ResNet-18 on
+# bench_dp.sh — the data-parallel benchmark beside PyTorch DDP in the same session: ResNet-18 on
 # Fashion-MNIST, 256 images per GPU, weak scaling on 1, 2 and 4 GPUs, for nccl (one process and one process per
 # GPU under mpirun) and naive; 1-GPU training at the same global batches for the accuracy check; a bucket-size
 # sweep; the all-reduce benchmark. Targets are judged in OUTDIR/summary.txt, never in a test.

@@ -159,7 +159,7 @@ if os.path.exists(f"{out}/memory.csv"):
         if top: print(f"  {math}: {top['global_batch']} ({float(top['peak_mem_mb']):.0f} MiB){why}")
         else: print(f"  {math}: none of the sweep ran{why}")
         if not stop: print(f"  {math}: every batch of the sweep fitted: the limit is above it")
-print("targets (issue: ImageNet-class workloads):")
+print("targets:")
 def judge(name, ok, detail):
     print(f"  {name}: {detail} : {'MET' if ok else 'NOT MET'}")
 r50 = best.get(("resnet50", "bf16"))

@@ -86,7 +86,7 @@ for model in ("resnet18", "lenet"):
             tm, tlo, thi = stat(torch[(model, v)])
             med[(model, v)] = tm
             print(f"torch {model:9s} {v}: {tm:.3f} s [{tlo:.3f}, {thi:.3f}]")
-print("targets (issue 9):")
+print("targets:")
 def judge(name, got, limit):
     print(f"  {name}: {got:.3f} <= {limit} : {'MET' if got <= limit else 'NOT MET'}")
 r = med.get(("resnet18", "bf16")); t = med.get(("resnet18", "tf32"))

@@ -10,17 +10,17 @@
  *              (8 where there are more than 4 stages, so every stage has one in flight)
  * LeNet: batch 64 per GPU, 256 for the pipeline.
  * On one GPU nothing scales, so the study answers what one GPU can instead, in one sweep of the reference strategy:
- * batches 64, 256, 1024, 4096, 16384 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, lr
+ * batches 256, 1024, 4096, 16384 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, lr
  * 0.05 at every batch, 4 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so the
  * ladder finds the largest batch that fits. By the model's own count of activation bytes (model_activation_bytes)
  * ResNet-18 on 28x28 images needs 28 / 14 GiB (tf32 / bf16) at 4096, 112 / 56 GiB at 16384 and 409 / 205 GiB at
  * 60000: on an 80 GB H100, tf32 stops at 4096 and bf16 at 16384; 60000 fits no GPU of 2026 in either math. One lr
  * for every batch: a larger batch takes fewer steps per epoch and its accuracy after 4 epochs shows it (scaling the
  * lr with the batch is a sweep of its own, --lr). 4 epochs, not 5: 3 steady epochs still give a median that one slow
- * epoch cannot move, and the sweep stays near a minute on an H200: from the steady epochs measured there
- * (results/bf16-single-h200-2026-11-23: tf32 2.7, 1.5, 1.3 s per epoch at batch 64, 256, 1024; bf16 1.8, 0.81,
- * 0.58 s) and about 1.2 / 0.55 s at the larger batches, 4 epochs of the 10 runs that fit take about 48 s, plus about
- * 2 s of setup per run: about 70 s (an estimate, not a measurement).
+ * epoch cannot move. Measured on one H200 (2026-11-24) with batch 64 also on the ladder: 128 s, its two runs alone
+ * 15 s of epochs (2.27 / 1.47 s per tf32 / bf16 epoch); without it the epochs of the runs that fit take about 26 s
+ * (bf16 0.73, 0.51, 0.46 s and tf32 1.29, 1.09, 1.01 s per epoch at 256, 1024, 4096), plus a few seconds of setup
+ * per run: about a minute.
  * Why these numbers (results/study-h200x2-2026-11-22, 2 H200s): 256 per GPU is the harness's default batch and
  * keeps data-parallel efficiency near 95 %; the pipeline's best there was 1F1B with 4 micro-batches of a 1024 batch;
  * lr 0.05 is that study's best 1-GPU accuracy, and 0.05 x 8 GPUs = 0.4 is the largest scaled rate it trained

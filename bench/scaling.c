@@ -333,8 +333,11 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
  * every way out of scaling_main, so every rank exits with the same status. A plain ./scaling never touches MPI. */
 int main(int argc, char **argv) {
     /* before MPI or CUDA: the report runs where there is neither */
-    if (argc >= 2 && strcmp(argv[1], "report") == 0)
-        return report_main(argc - 1, argv + 1, SCALING_SOURCE_DIR, argv[0]);
+    if (argc >= 2 && strcmp(argv[1], "report") == 0) {
+        const strategy_info_t *infos[64];
+        strategy_infos(infos, 64);
+        return report_main(argc - 1, argv + 1, SCALING_SOURCE_DIR, argv[0], infos);
+    }
     char err[512] = "";
     dist_t d;
     int mode = dist_init(&d, err, sizeof err);

@@ -73,21 +73,25 @@ double study_median(double *x, int n) {
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-int study_is_pipeline(const char *strategy, int micro_batches) { return micro_batches > 0 || is(strategy, "pipeline"); }
-
-int study_line_batch(int pipeline, int per_gpu_batch, int global_batch) {
-    return pipeline ? global_batch : per_gpu_batch;
+int study_is_pipeline(const strategy_info_t *info, int micro_batches) {
+    return info ? info->staged : micro_batches > 0;
 }
 
-int study_is_reference(const char *strategy) { return is(strategy, "single"); }
+int study_t1_global(const strategy_info_t *info, int micro_batches) {
+    return info ? info->t1_global_batch : micro_batches > 0;
+}
+
+int study_line_batch(int global, int per_gpu_batch, int global_batch) { return global ? global_batch : per_gpu_batch; }
+
+int study_is_reference(const strategy_info_t *info) { return info && info->reference; }
 
 void study_t1_init(study_t1_t *t1) {
     t1->t = NAN;
     t1->run = -1;
 }
 
-void study_t1_offer(study_t1_t *t1, const char *strategy, int run, double t) {
-    if (!study_is_reference(strategy) || isnan(t)) return;
+void study_t1_offer(study_t1_t *t1, const strategy_info_t *info, int run, double t) {
+    if (!study_is_reference(info) || isnan(t)) return;
     if (t1->run < 0 || t < t1->t) {
         t1->t = t;
         t1->run = run;

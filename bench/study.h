@@ -4,6 +4,7 @@
 #pragma once
 #include "results.h"
 #include "study_progress.h"
+#include "../strategies/strategy_info.h"
 
 /* A configuration is the key columns of results.h (results_key_columns). Two keys are one configuration when every
  * cell is equal, except that an empty grad_dtype, micro_batches, schedule, steps or nccl_algo cell (in either key)
@@ -34,13 +35,21 @@ int study_pick(const study_progress_t *const *p, int n);
 /* The median of x[0..n-1] (reorders x); NAN for n = 0. A run's steady median is this over its steady epochs. */
 double study_median(double *x, int n);
 
-/* A row of the pipeline (its line is the global batch: every stage sees all of it) rather than of a replica. */
-int study_is_pipeline(const char *strategy, int micro_batches);
-/* The batch a run's line stands at: per GPU for single and the data-parallel strategies (weak scaling), global for
- * the pipeline. */
-int study_line_batch(int pipeline, int per_gpu_batch, int global_batch);
+/* What a row's strategy is, asked of its properties (strategy_info.h): info is the strategy's entry in the
+ * registry's table, or NULL for a strategy this binary does not know (an older or foreign CSV), which has no
+ * property: it is not the reference, and it is a pipeline only where its micro_batches cell (> 0) says so.
+ *
+ * study_is_pipeline: a row of a staged strategy (a pipeline: every stage sees the whole batch) rather than of a
+ * replica. */
+int study_is_pipeline(const strategy_info_t *info, int micro_batches);
+/* 1 when its line and its T1 stand at the global batch (t1_global_batch), 0 at the per-GPU batch (weak scaling). */
+int study_t1_global(const strategy_info_t *info, int micro_batches);
+/* The batch a run's line stands at: global_batch where global (study_t1_global), else per_gpu_batch. */
+int study_line_batch(int global, int per_gpu_batch, int global_batch);
+/* The reference strategy of every speedup (T1's). */
+int study_is_reference(const strategy_info_t *info);
 
-/* T1 of a (model and dataset, batch, math): the fastest steady median among the strategy single's runs there.
+/* T1 of a (model and dataset, batch, math): the fastest steady median among the reference strategy's runs there.
  * study_t1_offer keeps the fastest run offered; t is NAN and run -1 until one is. */
 typedef struct {
     double t;
@@ -48,7 +57,6 @@ typedef struct {
 } study_t1_t;
 
 void study_t1_init(study_t1_t *t1);
-/* Offers run `run` of `strategy` with steady median t (NAN: none): kept when it is single's and faster. */
-void study_t1_offer(study_t1_t *t1, const char *strategy, int run, double t);
-/* The reference strategy of every speedup. */
-int study_is_reference(const char *strategy);
+/* Offers run `run` of the strategy info (NULL: unknown) with steady median t (NAN: none): kept when it is the
+ * reference's and faster. */
+void study_t1_offer(study_t1_t *t1, const strategy_info_t *info, int run, double t);

@@ -179,7 +179,7 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     }
     for (int i = 0; i < s->nr; i++) {
         const run_t *u = &s->run[i];
-        if (u->group != g || study_is_reference(u->strategy) || isnan(u->tmed)) continue;
+        if (u->group != g || study_is_reference(u->info) || isnan(u->tmed)) continue;
         k[0] = '\0';
         key_str(k, sizeof k, u->strategy);
         key_num(k, sizeof k, u->bk);
@@ -387,11 +387,11 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
                     for (int j = 0; j < s->nr && !at; j++)
                         at = s->run[j].group == g && s->run[j].bk == u->bk && !isnan(s->run[j].smed) &&
                              !isnan(s->run[j].cmed);
-                    if (!study_is_reference(u->strategy) || !at) continue;
+                    if (!study_is_reference(u->info) || !at) continue;
                 }
                 k[0] = '\0';
                 key_num(k, sizeof k, u->bk);
-                snprintf(w2, sizeof w2, "%s%s", study_is_reference(u->strategy) ? "0" : "1", u->strategy);
+                snprintf(w2, sizeof w2, "%s%s", study_is_reference(u->info) ? "0" : "1", u->strategy);
                 key_str(k, sizeof k, w2);
                 key_num(k, sizeof k, u->gpus);
                 key_pl(k, sizeof k, u);
@@ -419,7 +419,7 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
                 double idle = !isnan(u->dmed) ? u->dmed : u->smed - comp - expo;
                 if (idle < 0) idle = 0;
                 char bw[64], pw[64];
-                if (u->pipe)
+                if (u->global)
                     snprintf(bw, sizeof bw, "b%d", u->bk);
                 else
                     snprintf(bw, sizeof bw, "%d/GPU", u->bk);

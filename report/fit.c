@@ -2,7 +2,7 @@
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
 #include "rows.h"
-#include "study_runs.h"
+#include "study_runs.h" /* isnum */
 #include "../engine/errmsg.h"
 
 #include <math.h>
@@ -73,7 +73,8 @@ static fit_t *fit_find(fits_t *f, const char *name) {
     return NULL;
 }
 
-int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t errlen) {
+int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_t *const *infos, char *err,
+              size_t errlen) {
     rows_t t;
     int rc = rows_read(&t, path, err, errlen);
     if (rc) return rc;
@@ -110,7 +111,10 @@ int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t er
             snprintf(k->strategy, sizeof k->strategy, "%s%s", tag, strat);
             snprintf(k->algo, sizeof k->algo, "%s", algo);
             snprintf(k->type, sizeof k->type, "%s", type);
-            k->ring = strcmp(strat, "naive") != 0;
+            snprintf(k->tag, sizeof k->tag, "%s", tag);
+            const strategy_info_t *info = strategy_info_find(infos, strat);
+            k->ring = !info || info->allreduce != STRATEGY_AR_CENTRAL;
+            k->nccl = info && info->allreduce == STRATEGY_AR_NCCL;
         }
         fit_add(k, n, S, us);
     }
@@ -161,6 +165,18 @@ const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, cons
     k = fit_of(f, s, algo, "float");
     *lent = k != NULL;
     return k;
+}
+
+const fit_t *fit_nccl(const fits_t *f, const char *tag, const char *type) {
+    const fit_t *first = NULL;
+    for (int i = 0; i < f->n; i++) {
+        const fit_t *k = &f->fit[i];
+        if (!k->nccl || strcmp(k->tag, tag) || strcmp(k->type, type)) continue;
+        if (first && strcmp(k->strategy, first->strategy)) continue; /* the first such strategy's only */
+        if (!*k->algo) return k;
+        if (!first) first = k;
+    }
+    return first;
 }
 
 double fit_allreduce_ms(const fit_t *k, int n, double S) {

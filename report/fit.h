@@ -1,15 +1,19 @@
 /* fit.h — the α-β model of an all-reduce benchmark (`scaling --bench allreduce`): one least-squares fit per strategy,
  * algorithm and element type, on the relative error so the small sizes set α and the large ones β:
- *   ring (nccl and any other):  t(n, S) = 2(n-1) α + 2(n-1)/n S β
- *   naive (every byte into and out of GPU 0):  t(n, S) = 2(n-1) α + 2(n-1) S β
+ *   ring (NCCL's, and any other):  t(n, S) = 2(n-1) α + 2(n-1)/n S β
+ *   central (every byte into and out of GPU 0, as naive's):  t(n, S) = 2(n-1) α + 2(n-1) S β
+ * The form is the benchmark strategy's property (strategy_info.h: allreduce), the ring's for a strategy not known.
  * Host-only. */
 #pragma once
+#include "../strategies/strategy_info.h"
+
 #include <stddef.h>
 
 typedef struct {
     char name[240]; /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
-    char strategy[64], algo[64], type[32];
-    int ring;            /* the ring form (every strategy but naive) */
+    char strategy[64], algo[64], type[32], tag[16];
+    int ring;            /* the ring form (every strategy but one whose all-reduce is STRATEGY_AR_CENTRAL) */
+    int nccl;            /* NCCL's all-reduce (STRATEGY_AR_NCCL): the projection's cost model applies */
     int n, bad;          /* points; bad: the points cannot separate α from β */
     double alpha, beta;  /* µs, µs per byte */
     double err;          /* the largest relative error over the points */
@@ -24,9 +28,11 @@ typedef struct {
     int n;
 } fits_t;
 
-/* Fits every strategy, algorithm and type of a benchmark CSV, the strategy's name prefixed by tag. 0; 2 with a
- * one-line message for a file that cannot be read; 1 with "no columns ..." in err for a file that is not one. */
-int fits_read(fits_t *f, const char *path, const char *tag, char *err, size_t errlen);
+/* Fits every strategy, algorithm and type of a benchmark CSV, the strategy's name prefixed by tag, its form from its
+ * properties in infos (the registry's, NULL-terminated). 0; 2 with a one-line message for a file that cannot be
+ * read; 1 with "no columns ..." in err for a file that is not one. */
+int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_t *const *infos, char *err,
+              size_t errlen);
 /* Least squares of the points added so far (fit_add): sets alpha, beta, err, or bad. */
 void fit_solve(fit_t *k);
 /* Adds a point: n GPUs, S bytes, t µs. */
@@ -39,6 +45,9 @@ const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char
  * "+cast" bfloat16 table first (the row's algorithm's, else the strategy's first), then bfloat16, then the float fit
  * at their bytes with *lent = 1. */
 const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent);
+/* The fit of type read under tag of the first strategy with NCCL's all-reduce (its fit without an algorithm, else
+ * its first): the projection's path; NULL without one. */
+const fit_t *fit_nccl(const fits_t *f, const char *tag, const char *type);
 /* All-reduce time (ms) of fit k on n GPUs and S bytes; 0 for n < 2; NAN without a fit. */
 double fit_allreduce_ms(const fit_t *k, int n, double S);
 /* A fit the projection can use: α ≥ 0 and β > 0. */

@@ -33,7 +33,7 @@ const char *gpus_word(char *b, size_t n, int g) {
     return b;
 }
 const char *batch_word(char *b, size_t n, const run_t *r) {
-    snprintf(b, n, r->pipe ? "batch %d" : "%d/GPU", r->bk);
+    snprintf(b, n, r->global ? "batch %d" : "%d/GPU", r->bk);
     return b;
 }
 const char *link_word(char *b, size_t n, const run_t *r) {
@@ -65,7 +65,7 @@ void key_prec(char *k, size_t n, const run_t *r) {
 }
 void key_row(char *k, size_t n, const run_t *r) {
     char s[80];
-    snprintf(s, sizeof s, "%s%s", r->pipe ? "2" : study_is_reference(r->strategy) ? "0" : "1", r->strategy);
+    snprintf(s, sizeof s, "%s%s", r->pipe ? "2" : study_is_reference(r->info) ? "0" : "1", r->strategy);
     key_str(k, n, s);
     key_num(k, n, r->gpus);
     key_str(k, n, r->sched);
@@ -151,7 +151,7 @@ static void summary(report_t *r, FILE *md, int g) {
         const run_t *u = &s->run[w->any];
         const run_t *b = w->best >= 0 ? &s->run[w->best] : NULL, *a = w->acc >= 0 ? &s->run[w->acc] : NULL;
         const char *st = s->run[w->any].strategy;
-        int single = study_is_reference(st);
+        int single = study_is_reference(u->info);
         if (!cur || strcmp(st, cur)) {
             cur = st;
             fprintf(md, "\n#### %s\n\n", st);
@@ -250,8 +250,8 @@ static void summary(report_t *r, FILE *md, int g) {
         (void)x6;
     }
     if (dagger)
-        fprintf(md,
-                "\n† no `single` run at this batch and math: the model uses this run's own compute time per step.\n");
+        fprintf(md, "\n† no `%s` run at this batch and math: the model uses this run's own compute time per step.\n",
+                s->ref);
     if (ddagger)
         fprintf(
             md,
@@ -259,9 +259,10 @@ static void summary(report_t *r, FILE *md, int g) {
             "bf16 gradients' bytes.\n");
     if (pipenote)
         fprintf(md,
-                "\nPipeline: T1 and the model use `single` at the same global batch; model epoch = steps × single's "
+                "\nPipeline: T1 and the model use `%s` at the same global batch; model epoch = steps × %s's "
                 "median step / p × (M + p − 1)/M, i.e. p balanced stages with the ideal bubble (p−1)/(M+p−1) and free "
-                "transfers between them.\n");
+                "transfers between them.\n",
+                s->ref, s->ref);
     fprintf(md, "\n");
     free(row);
 }
@@ -316,9 +317,10 @@ static void allreduce_model(const report_t *r, FILE *md) {
                 k->n, k->gpus, num_s(b0, sizeof b0, k->bmin), num_s(b1, sizeof b1, k->bmax), 100 * k->err);
     }
     fprintf(md,
-            "\nThe model epoch time is steps × (single's median step at the same per-GPU batch and math + t(n, S)), "
+            "\nThe model epoch time is steps × (%s's median step at the same per-GPU batch and math + t(n, S)), "
             "with S the gradient bytes reduced per step (the bytes on the wire) and t the fit of the gradients' type: "
-            "no overlap of communication with backward, so an overlapping strategy can beat it.\n\n");
+            "no overlap of communication with backward, so an overlapping strategy can beat it.\n\n",
+            r->st.ref);
 }
 
 void report_markdown(report_t *r, FILE *md) {
@@ -330,20 +332,27 @@ void report_markdown(report_t *r, FILE *md) {
         fprintf(md, "- **%s**: %s; host %s; commit %s; %s\n", gr->sub, *gr->gpus ? gr->gpus : "GPU unknown",
                 *gr->hosts ? gr->hosts : "?", *gr->commits ? gr->commits : "?", study_dates(d, sizeof d, gr));
     }
-    fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.nrows, s->allruns, s->nr);
+    fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.n, s->allruns, s->nr);
     if (s->leftout > 0)
         fprintf(md,
                 "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run "
                 "of the same configuration)",
                 s->leftout);
-    fprintf(md, "\n\n");
+    fprintf(md, "\n");
+    if (*s->unknown)
+        fprintf(md,
+                "- strategies this binary does not know: %s (no properties: not the reference, a pipeline where its "
+                "rows have micro_batches, no model or projection)\n",
+                s->unknown);
+    fprintf(md, "\n");
     fprintf(
         md,
         "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
         "strategy, GPU count, batch, math and gradient dtype; **best** is the lowest epoch time over their learning "
         "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
-        "and efficiency T1/(N·TN) take T1 from the strategy `single` at the same batch and math (weak scaling: the "
-        "same batch per GPU).\n\n");
+        "and efficiency T1/(N·TN) take T1 from the strategy `%s` at the same batch and math (weak scaling: the "
+        "same batch per GPU).\n\n",
+        s->ref);
     if (!report_one_gpu_study(s)) allreduce_model(r, md);
     for (int g = 0; g < s->ng; g++) {
         const group_t *gr = &s->grp[g];

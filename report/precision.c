@@ -111,9 +111,11 @@ void report_precision(report_t *r, FILE *md, int g) {
             "\n\nEach row holds the runs that differ in math only (the best over learning rates and seeds, as above); "
             "a column m / %s is the ratio of the two epoch times. ",
             pm[ref]);
-    fprintf(md, "Speedup and efficiency are over `single` at the same batch and math; communication is the gradient "
-                "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
-                "parentheses.\n\n");
+    fprintf(md,
+            "Speedup and efficiency are over `%s` at the same batch and math; communication is the gradient "
+            "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
+            "parentheses.\n\n",
+            s->ref);
     fprintf(md, "| strategy | GPUs | batch%s", grads ? " | grads" : "");
     for (int j = 0; j < nm; j++) fprintf(md, " | epoch (s) %s", pm[j]);
     for (int j = 0; j < nm; j++)

@@ -47,9 +47,10 @@ static double ar_row(const path_t *p, const char *algo, int N, int g, double S, 
     return fmin(r, t);
 }
 
-/* An nccl line: per-GPU batch, math, grad dtype. */
+/* A data-parallel line of a strategy with NCCL's all-reduce (nccl): per-GPU batch, math, grad dtype. */
 typedef struct {
     char key[300];
+    const char *strategy;
     int b;
     const char *math, *gd;
     double S;                /* bytes per step, the largest of its runs */
@@ -79,12 +80,12 @@ static const char *gd_of(const run_t *u) { return *u->gd ? u->gd : "fp32"; }
 static int on_host_link(const run_t *u) { return !*u->link; }
 
 static void line_label(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "nccl, %d/GPU, %s%s%s", l->b, l->math, strcmp(l->gd, "fp32") ? ", " : "",
+    snprintf(b, n, "%s, %d/GPU, %s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? ", " : "",
              strcmp(l->gd, "fp32") ? l->gd : "");
     if (strcmp(l->gd, "fp32")) strncat(b, " gradients", n - strlen(b) - 1);
 }
 static void line_key(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "nccl %d/GPU %s%s%s%s", l->b, l->math, strcmp(l->gd, "fp32") ? " " : "",
+    snprintf(b, n, "%s %d/GPU %s%s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? " " : "",
              strcmp(l->gd, "fp32") ? l->gd : "", strcmp(l->gd, "fp32") ? " grads" : "");
 }
 
@@ -115,15 +116,17 @@ static void gather(proj_t *p, int g) {
         const run_t *u = &s->run[i];
         if (u->group != g || isnan(u->tmed)) continue;
         char K[300] = "", k[400];
-        if (strcmp(u->strategy, "nccl") == 0 && u->gpus >= 2) {
+        if (u->info && u->info->allreduce == STRATEGY_AR_NCCL && u->gpus >= 2) {
             key_num(K, sizeof K, u->b);
             key_str(K, sizeof K, u->math);
             key_str(K, sizeof K, gd_of(u));
+            key_str(K, sizeof K, u->strategy); /* last: the points' order among the pipeline's as by batch */
             int j = 0;
             while (j < p->nl && strcmp(p->ln[j].key, K)) j++;
             if (j == p->nl) {
                 memset(&p->ln[j], 0, sizeof p->ln[j]);
                 snprintf(p->ln[j].key, sizeof p->ln[j].key, "%s", K);
+                p->ln[j].strategy = u->strategy;
                 p->ln[j].b = u->b;
                 p->ln[j].math = u->math;
                 p->ln[j].gd = gd_of(u);
@@ -260,7 +263,7 @@ static void errors(proj_t *p, int g) {
         seen[r1] = 1;
         const run_t *u = &s->run[r1];
         char lab[200];
-        snprintf(lab, sizeof lab, i < p->nl ? "single, %d/GPU, %s" : "single, batch %d, %s", bk, u->math);
+        snprintf(lab, sizeof lab, i < p->nl ? "%s, %d/GPU, %s" : "%s, batch %d, %s", u->strategy, bk, u->math);
         err_row(md, lab, 1, "1 × 1", u->tmed, u->nmed * u->smed / 1e3, "—", "—");
     }
     free(seen);
@@ -352,8 +355,10 @@ static void group(proj_t *p, int g) {
         drawn += study_t1_run(s, g, u->bk, u->math) >= 0 && u->M >= 1;
     }
     if (!drawn) {
-        fprintf(md, "Not projected: no `single` run at the batch and math of any nccl or pipeline run (t₁); run one "
-                    "beside them.\n\n");
+        fprintf(md,
+                "Not projected: no `%s` run at the batch and math of any nccl or pipeline run (t₁); run one "
+                "beside them.\n\n",
+                s->ref);
         return;
     }
     p->dat = fopen(dat, "w");
@@ -372,20 +377,22 @@ static void group(proj_t *p, int g) {
         fprintf(md, "#### %s\n\n", lab);
         int r1 = study_t1_run(s, g, l->b, l->math);
         if (r1 < 0 || isnan(l->S)) {
-            fprintf(md, r1 < 0 ? "Not projected: no `single` run at this batch and math (t₁).\n\n"
-                               : "Not projected: no bytes_per_step.\n\n");
+            if (r1 < 0)
+                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
+            else
+                fprintf(md, "Not projected: no bytes_per_step.\n\n");
             continue;
         }
         int lent;
-        const fit_t *ki = fit_of_grads(&r->fits, "nccl", l->algo, l->gd, &lent);
-        if (!fit_usable(ki)) ki = fit_of(&r->fits, "nccl", l->algo, "float");
+        const fit_t *ki = fit_of_grads(&r->fits, l->strategy, l->algo, l->gd, &lent);
+        if (!fit_usable(ki)) ki = fit_of(&r->fits, l->strategy, l->algo, "float");
         l->ki = ki;
         l->drawn = 1;
         double S = l->S, t1 = s->run[r1].smed, st1 = s->run[r1].nmed;
         l->phi = l->lnr ? l->lx / l->lq : 1;
         l->phi_e = l->lnre ? l->lxe / l->lqe : 1;
-        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`single`, %d steps per epoch), φ = %.3f on one node ", S, t1,
-                (int)st1, l->phi);
+        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`%s`, %d steps per epoch), φ = %.3f on one node ", S, t1,
+                s->run[r1].strategy, (int)st1, l->phi);
         if (l->lnr)
             fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
         else
@@ -433,8 +440,10 @@ static void group(proj_t *p, int g) {
         int r1 = study_t1_run(s, g, u->bk, u->math);
         fprintf(md, "#### pipeline, batch %d, %s, %s, M = %d\n\n", u->bk, u->math, u->sched, M);
         if (r1 < 0 || M < 1) {
-            fprintf(md, M < 1 ? "Not projected: no micro-batch count.\n\n"
-                              : "Not projected: no `single` run at this batch and math (t₁).\n\n");
+            if (M < 1)
+                fprintf(md, "Not projected: no micro-batch count.\n\n");
+            else
+                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
             continue;
         }
         double sum, max;
@@ -482,8 +491,9 @@ static void group(proj_t *p, int g) {
             "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
             "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
             "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
-            "points: measured (T1: single's epoch)\\nGPU: %s  |  %s  |  %s",
-            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, *gr->gpus ? gr->gpus : "unknown", study_dates(d, sizeof d, gr),
+            "points: measured (T1: %s's epoch)\\nGPU: %s  |  %s  |  %s",
+            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, s->ref, *gr->gpus ? gr->gpus : "unknown",
+            study_dates(d, sizeof d, gr),
             r->src);
     }
 }
@@ -498,12 +508,13 @@ static void explain(proj_t *p) {
         r->gpn);
     fprintf(md,
             "- step(n) = t₁ + φ·t_AR(N, g, S); epoch = steps₁/n × step(n); speedup = n·t₁/step(n); efficiency = "
-            "t₁/step(n). t₁ is `single`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
+            "t₁/step(n). t₁ is `%s`'s median step at that batch, steps₁ its steps per epoch, S the bytes the nccl "
             "rows reduce per step (the gradients in the run's grad dtype), φ the measured overlap (exposed over total "
             "all-reduce time) of the nccl runs over the link nearest the projected one, held constant as the "
             "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
             "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
-            "overlap over a network.\n");
+            "overlap over a network.\n",
+            r->st.ref);
     fprintf(md, "- t_AR over N nodes × g GPUs (n = N·g) is NCCL's own cost model (`src/graph/tuning.cc`, "
                 "`ncclTopoTuneModel`: latency per step, bus bandwidth as nccl-tests' `doc/PERFORMANCE.md` defines it, "
                 "busbw = algbw·2(n−1)/n for a ring):\n");
@@ -545,8 +556,8 @@ static void inter_path(proj_t *p) {
     if (*r->net_src) {
         char err[256] = "";
         int n0 = r->fits.n;
-        int rc = fits_read(&r->fits, r->net_src, "net ", err, sizeof err);
-        const fit_t *k = rc ? NULL : fit_of(&r->fits, "net nccl", "", "float");
+        int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
+        const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
         (void)n0;
         if (rc)
             snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
@@ -585,7 +596,7 @@ void report_projection(report_t *r, FILE *md) {
                 r->bench_default);
         return;
     }
-    const fit_t *ki = fit_of(&r->fits, "nccl", "", "float");
+    const fit_t *ki = fit_nccl(&r->fits, "", "float");
     if (*r->bench_err || !fit_usable(ki)) {
         fprintf(md, "%s: %s: projection omitted.\n", r->bench_src,
                 *r->bench_err ? r->bench_err : "no nccl rows that fit α ≥ 0 and β > 0");
@@ -604,7 +615,7 @@ void report_projection(report_t *r, FILE *md) {
     }
     inter_path(&p);
     /* fits_read may have moved the fits: find the intra-node one again */
-    p.path.ki = fit_of(&r->fits, "nccl", "", "float");
+    p.path.ki = fit_nccl(&r->fits, "", "float");
     explain(&p);
     for (int g = 0; g < r->st.ng; g++) group(&p, g);
     free(p.ln);

@@ -131,7 +131,7 @@ static int write_report(report_t *r) {
     return 0;
 }
 
-int report_main(int argc, char **argv, const char *source_dir, const char *exe) {
+int report_main(int argc, char **argv, const char *source_dir, const char *exe, const strategy_info_t *const *infos) {
     report_t *r = calloc(1, sizeof *r);
     if (!r) return die("out of memory"), 1;
     const char *csv = NULL, *out = NULL, *bench = NULL, *net = NULL, *gpn = "8";
@@ -214,10 +214,10 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
     }
     char err[1500] = "";
     /* read and checked before anything is written: a CSV that is not a study's leaves no folder behind */
-    if (!rc && (rc = study_load(&r->st, csv, err, sizeof err))) fprintf(stderr, "report: %s\n", err);
+    if (!rc && (rc = study_load(&r->st, csv, infos, err, sizeof err))) fprintf(stderr, "report: %s\n", err);
     if (!rc && *r->bench_src) {
         r->have_bench = 1;
-        int b = fits_read(&r->fits, r->bench_src, "", r->bench_err, sizeof r->bench_err);
+        int b = fits_read(&r->fits, r->bench_src, "", infos, r->bench_err, sizeof r->bench_err);
         if (b == 2) {
             fprintf(stderr, "report: %s\n", r->bench_err);
             rc = 2;
@@ -230,10 +230,11 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe) 
                 "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
                 "of the same configuration\n",
                 r->st.leftout);
-    if (!rc && r->st.rows.dropped)
+    if (!rc && r->st.rows.bad_rows)
         fprintf(stderr,
-                "report: %s: %d record(s) with the wrong number of fields skipped (a line cut short by a kill?)\n", csv,
-                r->st.rows.dropped);
+                "report: %s: %d record(s) with the wrong number of fields or a cell that does not parse skipped (a "
+                "line cut short by a kill?)\n",
+                csv, r->st.rows.bad_rows);
     if (!rc && mkdirs(r->out) != 0) {
         fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno));
         rc = 1;

@@ -30,8 +30,9 @@ typedef struct {
     int nplot;
 } report_t;
 
-/* The command: argv[0] is "report". Returns the exit status (0, 1 when writing failed, 2 on bad input). */
-int report_main(int argc, char **argv, const char *source_dir, const char *exe);
+/* The command: argv[0] is "report"; infos the registry's strategies (NULL-terminated), whose properties the report
+ * asks. Returns the exit status (0, 1 when writing failed, 2 on bad input). */
+int report_main(int argc, char **argv, const char *source_dir, const char *exe, const strategy_info_t *const *infos);
 
 /* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
 int report_one_gpu_group(const study_runs_t *s, int g);

@@ -1,5 +1,5 @@
-/* rows.c — reads a study or benchmark CSV with libcsv into rows of cells (rows.h); tabs and line breaks inside a
- * cell become spaces, as every consumer writes cells into whitespace-separated files and Markdown tables. */
+/* rows.c — reads an all-reduce benchmark CSV with libcsv into rows of cells (rows.h); tabs and line breaks inside a
+ * cell become spaces, as the fits write cells into Markdown tables. */
 #include "rows.h"
 #include "../engine/errmsg.h"
 

@@ -1,5 +1,6 @@
-/* study_runs.c — a study CSV read, its runs grouped into configurations by bench/study.h's key, one run kept per
- * configuration (study_pick), and each kept run's rows gathered: steady lists, medians, final accuracy and status. */
+/* study_runs.c — a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
+ * configurations by bench/study.h's key, one run kept per configuration (study_pick), and each kept run's rows
+ * gathered: steady lists, medians, final accuracy and status. */
 #include "study_runs.h"
 #include "../engine/errmsg.h"
 
@@ -79,9 +80,9 @@ void study_math_rank(char *out, size_t len, const char *m) {
 
 /* The link tag: "2 nodes" and the NCCL settings without their NCCL_ prefix, less NCCL_HOSTID (it only names the
  * nodes); "" on one node with NCCL's default transports. */
-static void link_tag(char *out, size_t len, const char *nodes, const char *tr) {
+static void link_tag(char *out, size_t len, int nodes, const char *tr) {
     out[0] = '\0';
-    if (isnum(nodes) && atof(nodes) > 1) snprintf(out, len, "%s nodes", nodes);
+    if (nodes > 1) snprintf(out, len, "%d nodes", nodes);
     if (!*tr || strcmp(tr, "default") == 0) return;
     char copy[300];
     snprintf(copy, sizeof copy, "%s", tr);
@@ -115,55 +116,6 @@ static int add_distinct(char (*list)[16], int *n, int max, const char *v) {
     return 1;
 }
 
-enum {
-    C_RUN,
-    C_TS,
-    C_STRAT,
-    C_MODEL,
-    C_DATA,
-    C_SEED,
-    C_GPUS,
-    C_G,
-    C_B,
-    C_LR,
-    C_MATH,
-    C_GD,
-    C_MB,
-    C_SCHED,
-    C_ALGO,
-    C_NODES,
-    C_GPN,
-    C_TR,
-    C_EPOCH,
-    C_PHASE,
-    C_ACC,
-    C_STATUS,
-    C_GPU,
-    C_HOST,
-    C_COMMIT,
-    C_EPS,
-    C_IPS,
-    C_STEP,
-    C_COMP,
-    C_EXPO,
-    C_IDLE,
-    C_COMM,
-    C_BYTES,
-    C_BUB,
-    C_BUBI,
-    C_STEPS,
-    C_SB,
-    NCOL
-};
-static const char *const colname[NCOL] = {
-    "run_id",        "timestamp",    "strategy",       "model",   "dataset",       "seed",
-    "gpus",          "global_batch", "per_gpu_batch",  "lr",      "math",          "grad_dtype",
-    "micro_batches", "schedule",     "nccl_algo",      "nodes",   "gpus_per_node", "nccl_transport",
-    "epoch",         "phase",        "test_acc",       "status",  "gpu_name",      "host",
-    "git_commit",    "epoch_s",      "images_per_s",   "step_ms", "compute_ms",    "exposed_comm_ms",
-    "idle_ms",       "comm_ms",      "bytes_per_step", "bubble",  "bubble_ideal",  "steps",
-    "stage_busy_ms"};
-
 /* Runs of the file before selection: their key, progress and first timestamp. */
 typedef struct {
     const char *id, *first_ts;
@@ -195,25 +147,22 @@ static int cand_before(const cand_t *a, const cand_t *b) {
 }
 
 /* Groups the file's runs into configurations and marks the one run that stands for each (study_pick). */
-static int select_runs(study_runs_t *s, const int *col, char *err, size_t errlen) {
+static int select_runs(study_runs_t *s, char *err, size_t errlen) {
     cand_t *c = NULL;
     int n = 0, cap = 0;
-    int kcol[RESULTS_KEY_FIELDS];
-    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) kcol[k] = rows_col(&s->rows, results_key_columns[k]);
-    for (int r = 0; r < s->rows.nrows; r++) {
-        int i = cand_of(&c, &n, &cap, rows_cell(&s->rows, r, col[C_RUN]));
+    for (int r = 0; r < s->rows.n; r++) {
+        const results_row_t *row = &s->rows.row[r];
+        int i = cand_of(&c, &n, &cap, row->run_id);
         if (i < 0) {
             free(c);
             return errmsg(2, err, errlen, "out of memory");
         }
-        const char *ts = rows_cell(&s->rows, r, col[C_TS]), *e = rows_cell(&s->rows, r, col[C_EPOCH]);
         if (!c[i].first_ts) {
-            c[i].first_ts = ts;
-            for (int k = 0; k < RESULTS_KEY_FIELDS; k++)
-                snprintf(c[i].key.cell[k], RESULTS_CELL_MAX, "%s", rows_cell(&s->rows, r, kcol[k]));
+            c[i].first_ts = row->timestamp;
+            results_key_of_row(row, &c[i].key); /* the cells --resume's key holds */
         }
-        if (strcmp(ts, c[i].first_ts) < 0) c[i].first_ts = ts;
-        if (isnum(e)) study_progress_add(&c[i].prog, atoi(e), rows_cell(&s->rows, r, col[C_STATUS]));
+        if (strcmp(row->timestamp, c[i].first_ts) < 0) c[i].first_ts = row->timestamp;
+        if (row->epoch >= 0) study_progress_add(&c[i].prog, row->epoch, row->status);
     }
     s->allruns = n;
     /* Configurations in the order their runs started, each run joining the first whose key matches. */
@@ -299,36 +248,42 @@ static int group_of(study_runs_t *s, const char *model, const char *dataset) {
     return s->ng++;
 }
 
-static void push_num(vec_t *v, const char *cell) {
-    if (isnum(cell)) vec_push(v, atof(cell));
+static void push_num(vec_t *v, double x) {
+    if (x >= 0) vec_push(v, x); /* < 0: an empty cell; NaN (a diverged loss) is no time either */
 }
 
-static void gather_row(study_runs_t *s, run_t *r, int row, const int *col, int fresh) {
-    const rows_t *t = &s->rows;
-#define CELL(c) rows_cell(t, row, col[c])
+static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int fresh) {
     group_t *g;
     if (fresh) {
-        r->group = group_of(s, CELL(C_MODEL), CELL(C_DATA));
+        r->group = group_of(s, row->model, row->dataset);
         g = &s->grp[r->group];
-        r->strategy = CELL(C_STRAT);
-        r->dataset = CELL(C_DATA);
-        r->gpus = atoi(CELL(C_GPUS));
-        r->G = atoi(CELL(C_G));
-        r->b = atoi(CELL(C_B));
-        r->lr = CELL(C_LR);
-        r->seed = CELL(C_SEED);
-        r->mb = CELL(C_MB);
-        r->M = atoi(r->mb);
-        r->sched = CELL(C_SCHED);
-        r->pipe = *r->mb || strcmp(r->strategy, "pipeline") == 0;
-        r->bk = study_line_batch(r->pipe, r->b, r->G);
-        r->algo = CELL(C_ALGO);
-        r->math = CELL(C_MATH);
-        r->gd = CELL(C_GD);
-        r->tr = CELL(C_TR);
-        link_tag(r->link, sizeof r->link, CELL(C_NODES), r->tr);
-        r->nodes = isnum(CELL(C_NODES)) ? atoi(CELL(C_NODES)) : 1;
-        r->gpn = isnum(CELL(C_GPN)) ? atoi(CELL(C_GPN)) : r->gpus;
+        r->strategy = row->strategy;
+        r->dataset = row->dataset;
+        r->gpus = row->gpus;
+        r->G = row->global_batch;
+        r->b = row->per_gpu_batch;
+        /* lr, seed and micro_batches as their cells read (the writer's formats) */
+        if (row->lr >= 0) snprintf(r->lr_s, sizeof r->lr_s, "%.6g", row->lr);
+        snprintf(r->seed_s, sizeof r->seed_s, "%llu", row->seed);
+        if (row->stats.micro_batches >= 0) snprintf(r->mb_s, sizeof r->mb_s, "%d", row->stats.micro_batches);
+        r->lr = r->lr_s;
+        r->seed = r->seed_s;
+        r->mb = r->mb_s;
+        r->M = row->stats.micro_batches > 0 ? row->stats.micro_batches : 0;
+        r->sched = row->stats.schedule;
+        r->info = strategy_info_find(s->infos, r->strategy);
+        /* a micro_batches cell stands for a pipeline's only where the strategy is unknown */
+        r->pipe = study_is_pipeline(r->info, r->M);
+        r->global = study_t1_global(r->info, r->M);
+        r->bk = study_line_batch(r->global, r->b, r->G);
+        if (!r->info) fact(s->unknown, sizeof s->unknown, r->strategy);
+        r->algo = row->stats.nccl_algo;
+        r->math = row->math;
+        r->gd = row->grad_dtype;
+        r->tr = row->env.nccl_transport;
+        link_tag(r->link, sizeof r->link, row->nodes, r->tr);
+        r->nodes = row->nodes > 0 ? row->nodes : 1;
+        r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
         r->facc = NAN;
         r->last = -1;
         r->fstat = "";
@@ -341,36 +296,39 @@ static void gather_row(study_runs_t *s, run_t *r, int row, const int *col, int f
         }
     }
     g = &s->grp[r->group];
-    fact(g->gpus, sizeof g->gpus, CELL(C_GPU));
-    fact(g->hosts, sizeof g->hosts, CELL(C_HOST));
-    fact(g->commits, sizeof g->commits, CELL(C_COMMIT));
+    fact(g->gpus, sizeof g->gpus, row->env.gpu_name);
+    fact(g->hosts, sizeof g->hosts, row->env.host);
+    fact(g->commits, sizeof g->commits, row->env.git_commit);
     char d[16];
-    snprintf(d, 11, "%s", CELL(C_TS));
+    snprintf(d, sizeof d, "%.10s", row->timestamp);
     if (*d) {
         if (!*g->d0 || strcmp(d, g->d0) < 0) snprintf(g->d0, sizeof g->d0, "%s", d);
         if (!*g->d1 || strcmp(d, g->d1) > 0) snprintf(g->d1, sizeof g->d1, "%s", d);
     }
-    const char *e = CELL(C_EPOCH), *acc = CELL(C_ACC);
-    if (isnum(e) && atof(e) >= 1 && isnum(acc)) vec_push(&r->acc_e, atof(e)), vec_push(&r->acc_v, 100 * atof(acc));
-    if (isnum(e) && (r->last < 0 || atof(e) >= r->last)) {
-        r->last = (int)atof(e);
-        r->facc = isnum(acc) ? 100 * atof(acc) : NAN;
-        r->fstat = CELL(C_STATUS);
+    int e = row->epoch;
+    double acc = row->test_acc; /* < 0: none; NaN stays NaN */
+    int has_acc = !(acc < 0) && !isnan(acc);
+    if (e >= 1 && has_acc) vec_push(&r->acc_e, e), vec_push(&r->acc_v, 100 * acc);
+    if (e >= 0 && (r->last < 0 || e >= r->last)) {
+        r->last = e;
+        r->facc = has_acc ? 100 * acc : NAN;
+        r->fstat = row->status;
     }
-    if (strcmp(CELL(C_PHASE), "steady") == 0) {
-        push_num(&r->T, CELL(C_EPS));
-        push_num(&r->I, CELL(C_IPS));
-        push_num(&r->S, CELL(C_STEP));
-        push_num(&r->C, CELL(C_COMP));
-        push_num(&r->X, CELL(C_EXPO));
-        push_num(&r->D, CELL(C_IDLE));
-        push_num(&r->Q, CELL(C_COMM));
-        push_num(&r->Y, CELL(C_BYTES));
-        push_num(&r->B, CELL(C_BUB));
-        push_num(&r->BI, CELL(C_BUBI));
-        push_num(&r->N, CELL(C_STEPS));
-        char sb[1024];
-        snprintf(sb, sizeof sb, "%s", CELL(C_SB));
+    if (strcmp(row->phase, "steady") == 0) {
+        const epoch_stats_t *st = &row->stats;
+        push_num(&r->T, st->epoch_s);
+        push_num(&r->I, row->images_per_s);
+        push_num(&r->S, st->step_ms);
+        push_num(&r->C, st->compute_ms);
+        push_num(&r->X, st->exposed_comm_ms);
+        push_num(&r->D, st->idle_ms);
+        push_num(&r->Q, st->comm_ms);
+        push_num(&r->Y, st->bytes_per_step);
+        push_num(&r->B, st->bubble);
+        push_num(&r->BI, st->bubble_ideal);
+        push_num(&r->N, st->steps);
+        char sb[sizeof st->stage_busy_ms];
+        snprintf(sb, sizeof sb, "%s", st->stage_busy_ms);
         int k = 0;
         /* ";"-separated, empty parts kept in place (awk's split) */
         for (char *p = sb, *q; *sb; p = q + 1) {
@@ -383,25 +341,19 @@ static void gather_row(study_runs_t *s, run_t *r, int row, const int *col, int f
                 memset(&r->sb[k], 0, sizeof *nv);
                 r->ns = k + 1;
             }
-            push_num(&r->sb[k], p);
+            if (isnum(p)) vec_push(&r->sb[k], atof(p));
             k++;
             if (!q) break;
         }
     }
-#undef CELL
 }
 
-int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
+int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *infos, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
-    int rc = rows_read(&s->rows, path, err, errlen);
+    s->infos = infos;
+    int rc = results_read(path, &s->rows, err, errlen);
     if (rc) return rc;
-    int col[NCOL];
-    for (int i = 0; i < NCOL; i++) col[i] = rows_col(&s->rows, colname[i]);
-    if (col[C_RUN] < 0) {
-        study_free(s);
-        return errmsg(2, err, errlen, "%s: no column run_id: not a scaling results CSV", path);
-    }
-    if ((rc = select_runs(s, col, err, errlen))) {
+    if ((rc = select_runs(s, err, errlen))) {
         study_free(s);
         return rc;
     }
@@ -412,13 +364,19 @@ int study_load(study_runs_t *s, const char *path, char *err, size_t errlen) {
     }
     /* runs in the order of their first row (select_runs kept file order of first appearance) */
     int hint = -1;
-    for (int r = 0; r < s->rows.nrows; r++) {
-        int i = run_index(s, rows_cell(&s->rows, r, col[C_RUN]), &hint);
+    for (int r = 0; r < s->rows.n; r++) {
+        int i = run_index(s, s->rows.row[r].run_id, &hint);
         if (i < 0) continue;
-        gather_row(s, &s->run[i], r, col, !seen[i]);
+        gather_row(s, &s->run[i], &s->rows.row[r], !seen[i]);
         seen[i] = 1;
     }
     free(seen);
+    /* the references among the reported runs, else the registry's first: the name the report gives T1 */
+    for (int i = 0; i < s->nr; i++)
+        if (study_is_reference(s->run[i].info)) fact(s->ref, sizeof s->ref, s->run[i].strategy);
+    for (int i = 0; !*s->ref && infos && infos[i]; i++)
+        if (study_is_reference(infos[i])) snprintf(s->ref, sizeof s->ref, "%s", infos[i]->name);
+    if (!*s->ref) snprintf(s->ref, sizeof s->ref, "the reference strategy");
     for (int i = 0; i < s->nr; i++) {
         run_t *r = &s->run[i];
         r->tmed = vec_median(&r->T);
@@ -447,7 +405,7 @@ void study_free(study_runs_t *s) {
     }
     free(s->run);
     free(s->grp);
-    rows_free(&s->rows);
+    results_rows_free(&s->rows);
     memset(s, 0, sizeof *s);
 }
 
@@ -456,7 +414,7 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
     study_t1_init(&t1);
     for (int i = 0; i < s->nr; i++) {
         const run_t *r = &s->run[i];
-        if (r->group == g && r->bk == bk && strcmp(r->math, m) == 0) study_t1_offer(&t1, r->strategy, i, r->tmed);
+        if (r->group == g && r->bk == bk && strcmp(r->math, m) == 0) study_t1_offer(&t1, r->info, i, r->tmed);
     }
     return t1.run;
 }

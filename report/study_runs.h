@@ -1,7 +1,6 @@
 /* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (bench/study.h), the one
  * run that stands for each, that run's steady medians, and the model-and-dataset groups. Host-only. */
 #pragma once
-#include "rows.h"
 #include "bench/study.h"
 
 typedef struct {
@@ -9,11 +8,16 @@ typedef struct {
     int n, cap;
 } vec_t;
 
-/* One reported run. Strings point into the rows read. Medians are NAN where the run has no such steady value. */
+/* One reported run. Strings point into the rows read, or into the run's own cells. Medians are NAN where the run
+ * has no such steady value. */
 typedef struct {
     const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
+    const strategy_info_t *info; /* its strategy's properties; NULL for one this binary does not know */
+    char lr_s[32], seed_s[24], mb_s[16]; /* lr, seed, mb: the cells as the writer formats them, "" for none */
     char link[300]; /* the link its GPUs talked over: "" on one node with NCCL's default transports */
-    int group, gpus, G, b, bk, pipe, M, nodes, gpn;
+    int group, gpus, G, b, bk, M, nodes, gpn;
+    int pipe;   /* a pipeline's run (study_is_pipeline) */
+    int global; /* its line batch bk is the global batch (study_t1_global), else the per-GPU batch */
     double facc;       /* final test accuracy, %, NAN without one */
     const char *fstat; /* status of its last row */
     int last;          /* its last epoch */
@@ -31,16 +35,20 @@ typedef struct {
 } group_t;
 
 typedef struct {
-    rows_t rows;
+    const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
+    results_rows_t rows;
     run_t *run; /* the reported runs, in the order of their first row */
     int nr;
     group_t *grp;
     int ng;
     int allruns, leftout; /* runs in the file, and runs not reported (superseded in their configuration) */
+    char unknown[400];    /* the reported strategies infos lacks, "a, b", or "" */
+    char ref[200];        /* the reference strategy's name as the report prints it (study_load says which) */
 } study_runs_t;
 
-/* Reads a study CSV. 0, or 2 with a one-line message (unreadable, or no run_id column: not a study). */
-int study_load(study_runs_t *s, const char *path, char *err, size_t errlen);
+/* Reads a study CSV, each run's strategy looked up in infos (the registry's, NULL-terminated). 0, or 2 with a
+ * one-line message (unreadable, or no run_id column: not a study). */
+int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *infos, char *err, size_t errlen);
 void study_free(study_runs_t *s);
 /* The run that is T1 for group g, line batch bk and math m (study.h), or -1. */
 int study_t1_run(const study_runs_t *s, int g, int bk, const char *m);

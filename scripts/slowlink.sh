@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# slowlink.sh — the evidence for the breakdown on a slow link (issue 10): ResNet-18 on Fashion-MNIST, 256 images per
+# slowlink.sh — the evidence for the breakdown on a slow link: ResNet-18 on Fashion-MNIST, 256 images per
 # GPU, nccl under `mpirun -np 2` on a 2-GPU host, once over NVLink and once over NCCL's socket transport
 # (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1: a stand-in for an inter-node link). Each link runs twice: plain (3 epochs
 # of STEPS steps: the rows to quote) and under Nsight Systems (2 epochs, epoch 2's STEPS steps captured, each kernel

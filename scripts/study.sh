@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# study.sh — the study of issue 9 in one command: tf32 against bf16 on 1 and 2 GPUs, ResNet-18 on Fashion-MNIST
-# and LeNet on MNIST, every strategy, fp32 and bf16 gradients for naive and nccl, the all-reduce benchmark (float
-# and bfloat16), then plots and REPORT.md with the maths side by side. Prints its elapsed time last.
+# study.sh — a scaling study in one command: tf32 against bf16 on 1 and 2 GPUs, every strategy, fp32 and bf16
+# gradients for naive and nccl, the all-reduce benchmark (float and bfloat16), then REPORT.md and figures with the
+# maths side by side. Prints its elapsed time last.
 #
 #   scripts/study.sh [OUTDIR]        (default results/study-<UTC date>; needs ./scaling and data/ from setup.sh)
+#   MODELS="resnet50" MATHS=bf16 scripts/study.sh OUTDIR      (the ImageNet-class study: synthetic 224x224 data)
 #
+# MODELS (default "resnet18 lenet": ResNet-18 on Fashion-MNIST, LeNet on MNIST; resnet50 and resnet101 train on the
+# synthetic ImageNet-shaped set, STEPS steps per epoch, default 60), MATHS (default tf32,bf16).
 # Resumable: rerun the same command after an interruption; training runs are skipped where complete (--resume),
 # the benchmark where its CSV is complete (it is written aside and moved in place when it ends well).
 # Every sweep point is a separate run of 3 epochs (warmup + 2 steady), one seed, lr 0.1 per GPU (weak scaling).
 # Every run shares OUTDIR/conv_algos.tsv (--conv-cache): all of them run the same convolution kernels, so the
 # strategies' bf16 results differ only where their arithmetic does.
 # Per model, 16 runs: single at the data-parallel batch and at the pipeline's; naive and nccl on 2 GPUs at one
-# batch per GPU (ResNet-18 256, LeNet 64) x 2 maths x 2 gradient dtypes; the pipeline on 2 GPUs, 1F1B, M = 2, 4
-# (the fastest in issue 5's study); each in tf32 and bf16. Trimmed from issue 5's study
-# (results/study-h200x2-2026-11-22/: 78 runs in 274 s on 2 H200s) to fit about 5 minutes there with both maths
-# and both gradient dtypes: no batch or learning-rate sweep (issue 5's study has them in tf32), no 1-GPU
-# naive/nccl runs (single is their 1-GPU point), no GPipe and no M = 1 or 8, no 4-GPU runs.
+# batch per GPU (ResNet-18 and ResNet-50 256, ResNet-101 128, LeNet 64) x 2 maths x 2 gradient dtypes; the pipeline
+# on 2 GPUs, 1F1B, M = 2, 4 (the fastest in results/study-h200x2-2026-11-22); each in tf32 and bf16. Trimmed from
+# that study (78 runs in 274 s on 2 H200s) to fit about 5 minutes there with both maths and both gradient dtypes:
+# no batch or learning-rate sweep (that study has them in tf32), no 1-GPU naive/nccl runs (single is their 1-GPU
+# point), no GPipe and no M = 1 or 8, no 4-GPU runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-results/study-$(date -u +%Y-%m-%d)}
@@ -26,17 +29,22 @@ multi=""; [ "$n_dev" -ge 2 ] && multi=2
 csv=$out/study.csv
 bench=${csv%.csv}_allreduce.csv
 log=$out/commands.txt
-maths=tf32,bf16
+maths=${MATHS:-tf32,bf16}
 run() {   # a failed configuration is a row of its own: the study goes on
     echo "./scaling $*" | tee -a "$log"
     ./scaling "$@" --out "$csv" --conv-cache "$out/conv_algos.tsv" --resume | grep -E '^# (summary|run)' || true
 }
 
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"
-for model in resnet18 lenet; do
+for model in ${MODELS:-resnet18 lenet}; do
     # bs: single's batches; dps: the data-parallel ones per GPU; pb: the pipeline's global batch
-    if [ $model = resnet18 ]; then d=(--model resnet18 --dataset fashion-mnist); bs=256; dps=256; pb=512
-    else d=(--model lenet --dataset mnist); bs=64; dps=64; pb=128; fi
+    case $model in
+        resnet18) d=(--model resnet18 --dataset fashion-mnist); bs=256; dps=256; pb=512 ;;
+        lenet) d=(--model lenet --dataset mnist); bs=64; dps=64; pb=128 ;;
+        resnet50) d=(--model resnet50 --dataset synthetic --steps "${STEPS:-60}"); bs=256; dps=256; pb=512 ;;
+        resnet101) d=(--model resnet101 --dataset synthetic --steps "${STEPS:-60}"); bs=128; dps=128; pb=256 ;;
+        *) echo "study: unknown model $model (resnet18, lenet, resnet50, resnet101)" >&2; exit 2 ;;
+    esac
     d+=(--epochs 3)
     run --strategy single "${d[@]}" --batch "$bs" --lr 0.1 --math "$maths"
     [ -n "$multi" ] || continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# twonode.sh — the emulated two-node study of issue 10 on a host with 2 GPUs: ResNet-18 on Fashion-MNIST (256 per
+# twonode.sh — the emulated two-node study on a host with 2 GPUs: ResNet-18 on Fashion-MNIST (256 per
 # GPU) and LeNet on MNIST (64 per GPU), 3 epochs of STEPS steps each, on 1 GPU (single: the reference of speedup,
 # efficiency and the projection) and on 2 GPUs:
 #   nccl   one process per GPU over NVLink (mpirun -np 2), and on 2 emulated nodes (scripts/node_emu.sh: one GPU

@@ -1,5 +1,5 @@
 /* dist.h — one process per GPU: the process-level bootstrap of `mpirun -np N ./scaling --strategy nccl` (and
- * `srun --mpi=pmix -n N`), after llm.c's multi_gpu_config_init with its traps fixed (STYLE.md §4, §5.11).
+ * `srun --mpi=pmix -n N`), after llm.c's multi_gpu_config_init with its traps fixed (dist_env.h lists them).
  *
  *   rank, size      MPI_COMM_WORLD
  *   local rank      MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): node-local, never rank % GPUs; a launcher's own

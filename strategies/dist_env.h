@@ -6,7 +6,7 @@
  *   dist_pick_device(local_rank, local_size, n_visible, &device, ...)
  *   dist_node_id, dist_nodes_check, dist_transport_add   node identities, ranks per node, a row's NCCL settings
  *
- * The traps of llm.c's multi_gpu_config_init (STYLE.md §4) avoided here: the local GPU is never rank % GPUs (it
+ * The traps of llm.c's multi_gpu_config_init avoided here: the local GPU is never rank % GPUs (it
  * comes from the node-local rank, and the caller checks that no two processes of a node drive one GPU); a Slurm
  * batch script, which carries SLURM_NTASKS=N and SLURM_PROCID=0 itself, is not mistaken for rank 0 of N (only an
  * srun step counts); and a launcher's local-rank variable is only trusted from that launcher (a SLURM_LOCALID

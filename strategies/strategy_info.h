@@ -2,11 +2,14 @@
  * and its properties, never its code. Host-only (no CUDA headers), so host-tested modules ask properties too. */
 #pragma once
 
+typedef enum { STRATEGY_AR_NONE = 0, STRATEGY_AR_NCCL, STRATEGY_AR_CENTRAL } strategy_ar_t;
+
 typedef struct strategy_info {
     const char *name;
     const char *summary;        /* one line for --help */
     /* 1: the one-GPU baseline, no communication: the default --strategy, the reference run (T1) every speedup is
-     * measured against, and the default study's first sweep. One strategy of the registry has it. */
+     * measured against, and the default study's first sweep. One strategy of the command's registry has it (a test
+     * registry may add another: T1 is the fastest of their runs, the default study runs the first). */
     int reference;
     /* 1: replicas whose gradients are reduced: --grad-dtype and the grad_dtype column apply (its strategy_t has a
      * reduce_ops_t, used by --bench allreduce). */
@@ -26,6 +29,11 @@ typedef struct strategy_info {
     int path_is_algo;
     /* 1: does no CUDA work (a test strategy): the driver runs it on a machine without a GPU. */
     int no_gpu;
+    /* How its gradient all-reduce costs (reduces only), for the report's α-β fit of its `--bench allreduce` rows and
+     * its projection: STRATEGY_AR_NCCL, NCCL's all-reduce (ring or tree): fitted as a ring and projected past this
+     * host with NCCL's cost model; STRATEGY_AR_CENTRAL, every GPU's gradients into one GPU and the sum back out:
+     * t = 2(n-1)α + 2(n-1)·S·β, not projected. STRATEGY_AR_NONE (0): no all-reduce, or none the report models. */
+    strategy_ar_t allreduce;
 } strategy_info_t;
 
 /* The registry's (strategies/registry.c, linked by the command, not by hostcore): every strategy's info,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fake_strategy.sh — a strategy is one file and one registry line: scaling_fake is the real driver linked with a
-# registry that adds the test-only strategy fake (tests/host/fake_strategy.c, no GPU work). It must appear in --help,
-# be validated by its properties, write rows through the real driver, resume and fail like any other, and the real
-# command must not know it. Runs on CI (no GPU).
+# registry that adds the test-only strategies fake and fake_ref (tests/host/fake_strategy.c, no GPU work). fake must
+# appear in --help, be validated by its properties, write rows through the real driver, resume and fail like any
+# other, and be reported by its properties (its speedup against fake_ref, the reference); the real command must not
+# know it, and reports its rows saying so. Runs on CI (no GPU).
 set -u
 bin=$1; root=$2; real=${3:-}
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +34,37 @@ ok 'grep -q "^# 2 run(s): 2 ok" "$tmp/stdout"' "outcome line: $(grep '^# 2 run' 
 "$bin" "${run[@]}" --gpus 1,2 --out "$csv" --resume >"$tmp/stdout" 2>&1; rc=$?
 ok '[ $rc -eq 0 ] && [ "$(wc -l <"$csv")" -eq 5 ] && [ "$(grep -c "skipped, complete" "$tmp/stdout")" -eq 2 ]' \
    "--resume skips both (rc $rc)"
+
+# the report asks its properties: fake is not the reference, so alone it has no speedup, its own 1-GPU run included
+"$bin" report "$csv" --out "$tmp/alone" >/dev/null 2>"$tmp/stderr"; rc=$?
+md=$tmp/alone/REPORT.md
+ok '[ $rc -eq 0 ] && grep -qx "#### fake" "$md"' "report of fake's rows (rc $rc): $(head -3 "$tmp/stderr")"
+ok 'grep -q "^| 2 | 256 | 117 | 0.129 | — | — |" "$md"' "fake alone: no T1, no speedup: $(grep '^| 2 |' "$md")"
+ok '! grep -q "does not know" "$md"' "scaling_fake knows fake"
+# beside fake_ref (fake's formula, declared the reference): T1 = 234 steps x 1 ms; fake on 2 GPUs 117 x 1.1 ms;
+# speedup 0.234 / 0.1287 = 1.82, efficiency 90.9 %
+"$bin" --strategy fake_ref --model lenet --dataset synthetic --epochs 2 --batch 256 --gpus 1 --out "$csv" \
+    >/dev/null 2>"$tmp/stderr"; rc=$?
+ok '[ $rc -eq 0 ] && [ "$(cell "$csv" 5 strategy)" = fake_ref ]' "fake_ref sweep (rc $rc): $(cat "$tmp/stderr")"
+"$bin" report "$csv" --out "$tmp/ref" >/dev/null 2>"$tmp/stderr"; rc=$?
+md=$tmp/ref/REPORT.md
+ok '[ $rc -eq 0 ] && grep -q "^| 2 | 256 | 117 | 0.129 | 1.82 | 90.9 % |" "$md"' \
+   "fake against fake_ref (rc $rc): $(grep '^| 2 |' "$md")"
+ok 'grep -q "take T1 from the strategy \`fake_ref\`" "$md"' "the report names the reference it used"
+ok '[ "$(grep -n "^#### fake" "$md" | cut -d: -f2 | tr "\n" " ")" = "#### fake_ref #### fake " ]' \
+   "the reference's table first: $(grep "^#### " "$md" | tr '\n' ' ')"
+line=$(grep -A2 -x '"fake, 256/GPU"' "$tmp/ref/speedup-lenet-synthetic.dat" | tr '\n' ' ')
+ok '[ "$line" = "\"fake, 256/GPU\" 1 1 100 2 1.81818 90.9091 " ]' \
+   "fake's speedup line: $(tr '\n' ' ' <"$tmp/ref/speedup-lenet-synthetic.dat")"
+if [ -n "$real" ]; then
+    # the command does not know them: reported without properties (no reference: no speedup), said in one line
+    "$real" report "$csv" --out "$tmp/foreign" >/dev/null 2>"$tmp/stderr"; rc=$?
+    md=$tmp/foreign/REPORT.md
+    ok '[ $rc -eq 0 ] && [ "$(grep -c "does not know" "$md")" -eq 1 ] &&
+        grep -q "^- strategies this binary does not know: fake, fake_ref (" "$md"' \
+       "the command reports strategies it does not know (rc $rc): $(grep "does not know" "$md")"
+    ok 'grep -q "^| 2 | 256 | 117 | 0.129 | — | — |" "$md"' "no reference known: no speedup"
+fi
 
 # a setup failure is a row, and the sweep goes on to the next configuration
 rm -f "$csv"

@@ -32,7 +32,7 @@ set -- $rows
 check "CSV has $1 rows, want $((2 * n_counts * 2))" $([ "$1" -eq $((2 * n_counts * 2)) ]; echo $?)
 check "$2 rows with a wrong status, replica check or missing communication column" $([ "$2" -eq 0 ]; echo $?)
 
-# --grad-dtype comes with the option parsing of issue 9's host side; until that is in this build, say so.
+# A build without --grad-dtype's option parsing says so instead of failing.
 if "$bin" --help 2>/dev/null | grep -q -- --grad-dtype; then
     csv16=$tmp/dp16.csv
     for s in naive nccl; do

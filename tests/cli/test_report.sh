@@ -177,7 +177,8 @@ has "$tmp/r2/REPORT.md" "no columns strategy, gpus, size_bytes (or bytes), time_
 # a CSV that is not a study's: one line, exit 2, and no output folder left behind
 printf 'a,b\n1,2\n' >"$tmp/other.csv"
 "$report" report "$tmp/other.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
-[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'not a scaling results CSV' "$tmp/stderr" && ok ||
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'no run_id column: not a scaling CSV' "$tmp/stderr" &&
+    ok ||
     bad "a foreign CSV: rc=$rc, stderr: $(cat "$tmp/stderr")"
 [ ! -e "$tmp/other" ] && ok || bad "a foreign CSV left $tmp/other behind"
 

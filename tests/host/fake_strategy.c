@@ -1,6 +1,8 @@
-/* fake_strategy.c — a test-only strategy: no CUDA work at all, epoch statistics from a formula, so a host test can
- * run it through the real driver (tests/cli/fake_strategy.sh) and show that a strategy is one file and one registry
- * line (fake_registry.c). A global batch over FAKE_MAX_BATCH fails setup as out of memory, like a real one. */
+/* fake_strategy.c — test-only strategies: no CUDA work at all, epoch statistics from a formula, so a host test can
+ * run them through the real driver and report them (tests/cli/fake_strategy.sh), showing that a strategy is one file
+ * and one registry line (fake_registry.c): fake, replicas, and fake_ref, the same formula declared the reference
+ * (its 1-GPU runs are fake's T1, as single's are on a GPU). A global batch over FAKE_MAX_BATCH fails setup as out of
+ * memory, like a real one. */
 #include "strategies/strategy.h"
 
 #include <math.h>
@@ -72,14 +74,20 @@ static size_t fake_params(void *state, float *host, size_t max) {
     return 8;
 }
 
+#define FAKE_CALLS                                                                                                     \
+    .setup = fake_setup, .steps_per_epoch = fake_steps, .epoch_begin = fake_epoch_begin,                               \
+    .train_step = fake_train_step, .epoch_end = fake_epoch_end, .evaluate = fake_evaluate,                             \
+    .teardown = fake_teardown, .params = fake_params
+
 const strategy_t strategy_fake = {
     .info = {.name = "fake", .summary = "test only: no GPU work, epoch statistics from a formula", .no_gpu = 1},
-    .setup = fake_setup,
-    .steps_per_epoch = fake_steps,
-    .epoch_begin = fake_epoch_begin,
-    .train_step = fake_train_step,
-    .epoch_end = fake_epoch_end,
-    .evaluate = fake_evaluate,
-    .teardown = fake_teardown,
-    .params = fake_params,
+    FAKE_CALLS,
+};
+
+const strategy_t strategy_fake_ref = {
+    .info = {.name = "fake_ref",
+             .summary = "test only: fake's formula as the reference of its speedups",
+             .no_gpu = 1,
+             .reference = 1},
+    FAKE_CALLS,
 };

@@ -219,8 +219,29 @@ static void test_math(void) {
     answer_free(&ans);
 }
 
+/* Strategies the registry lacks (an older or foreign CSV): no properties, so never T1 however fast, measured
+ * against single at the per-GPU batch, or at the global batch where micro_batches says they are a pipeline. */
+static void test_unknown(void) {
+    answer_t ans = {.strategies = infos};
+    add_run(&ans, "s256", "single", 1, 256, -1, (const double[]){1.5}, 1, "ok");
+    add_run(&ans, "s1024", "single", 1, 1024, -1, (const double[]){1.2}, 1, "ok");
+    add_run(&ans, "x1", "foreign", 1, 256, -1, (const double[]){0.5}, 1, "ok"); /* faster than single: not T1 */
+    add_run(&ans, "x2", "foreign", 2, 256, -1, (const double[]){1.0}, 1, "ok");
+    add_run(&ans, "y2", "staged", 2, 1024, 4, (const double[]){0.8}, 1, "ok");
+    answer_summary_t s;
+    answer_summarise(&ans, &s);
+    const answer_line_t *l = line_of(&s, "foreign", -1);
+    EXPECT(l && l->gpus == 2 && !l->pipeline && l->batch == 256 && near(l->t1, 1.5) && near(l->speedup, 1.5),
+           "foreign: against single at 256/GPU, t1 %g", l ? l->t1 : -1);
+    l = line_of(&s, "staged", -1);
+    EXPECT(l && l->pipeline && l->batch == 1024 && near(l->t1, 1.2) && near(l->speedup, 1.5),
+           "micro_batches: a pipeline at the global batch, t1 %g", l ? l->t1 : -1);
+    answer_free(&ans);
+}
+
 int main(void) {
     test_median();
+    test_unknown();
     test_math();
     test_two_gpus();
     test_four_gpus();

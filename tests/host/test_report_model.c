@@ -73,7 +73,9 @@ static void test_fit_of(const char *dir) {
     fputs("nccl,1,Ring,4096,float,5,0\n", f); /* one GPU: left out */
     fclose(f);
     fits_t fits = {0};
-    EXPECT(fits_read(&fits, path, "", err, sizeof err) == 0, "fits_read: %s", err);
+    const strategy_info_t *infos[16];
+    strategy_infos(infos, 16);
+    EXPECT(fits_read(&fits, path, "", infos, err, sizeof err) == 0, "fits_read: %s", err);
     EXPECT(fits.n == 2 && strcmp(fits.fit[0].name, "nccl (Ring)") == 0 &&
                strcmp(fits.fit[1].name, "nccl (Ring+cast, bfloat16)") == 0,
            "two fits: %d", fits.n);
@@ -87,20 +89,34 @@ static void test_fit_of(const char *dir) {
     k = fit_of_grads(&fits, "nccl", "", "", &lent);
     EXPECT(k && strcmp(k->name, "nccl (Ring)") == 0, "no algorithm recorded: the strategy's first float fit");
     EXPECT(!fit_of_grads(&fits, "naive", "p2p", "", &lent), "no naive rows: no fit");
+    EXPECT(fits.fit[0].ring && fits.fit[0].nccl && fit_nccl(&fits, "", "float") == &fits.fit[0] &&
+               fit_nccl(&fits, "", "bfloat16") == &fits.fit[1] && !fit_nccl(&fits, "net ", "float"),
+           "nccl: the ring form, NCCL's all-reduce (its property), the projection's fit");
+    fits_free(&fits);
+    /* the form from the strategy's property: naive's is central, one not known a ring without projection */
+    f = fopen(path, "w");
+    fputs("strategy,gpus,algo,size_bytes,type,time_us,wrong\n", f);
+    for (int i = 0; i < 3; i++) fprintf(f, "naive,4,p2p,%.0f,float,%.6f,0\n", S[i], 6 * 15 + 6 * S[i] / 40e3);
+    for (int i = 0; i < 3; i++) fprintf(f, "other,2,,%.0f,float,%.6f,0\n", S[i], 16 + S[i] / 150e3);
+    fclose(f);
+    EXPECT(fits_read(&fits, path, "", infos, err, sizeof err) == 0 && fits.n == 2, "naive and other: %s", err);
+    EXPECT(fits.n == 2 && !fits.fit[0].ring && !fits.fit[0].nccl && near(fits.fit[0].alpha, 15, 1e-6) &&
+               fits.fit[1].ring && !fits.fit[1].nccl && !fit_nccl(&fits, "", "float"),
+           "naive: central (α 15 µs); other: a ring, not projected");
     fits_free(&fits);
     /* a benchmark older than bf16 gradients: its float fit, lent */
     f = fopen(path, "w");
     fputs("strategy,gpus,bytes,time_us\n", f); /* the oldest header: bytes, no algo, type or wrong */
     for (int i = 0; i < 3; i++) fprintf(f, "nccl,2,%.0f,%.6f\n", S[i], 16 + S[i] / 150e3);
     fclose(f);
-    EXPECT(fits_read(&fits, path, "", err, sizeof err) == 0, "an older benchmark: %s", err);
+    EXPECT(fits_read(&fits, path, "", infos, err, sizeof err) == 0, "an older benchmark: %s", err);
     k = fit_of_grads(&fits, "nccl", "Ring", "bf16", &lent);
     EXPECT(k && strcmp(k->name, "nccl") == 0 && lent == 1, "bf16 rows borrow the float fit, marked");
     fits_free(&fits);
     f = fopen(path, "w");
     fputs("size,time\n4096,10\n", f);
     fclose(f);
-    EXPECT(fits_read(&fits, path, "", err, sizeof err) == 1 && strstr(err, "no columns strategy"),
+    EXPECT(fits_read(&fits, path, "", infos, err, sizeof err) == 1 && strstr(err, "no columns strategy"),
            "not a benchmark: %s", err);
     fits_free(&fits);
 }
@@ -126,9 +142,11 @@ static void test_projection(void) {
 }
 
 static void test_precision(void) {
+    const strategy_info_t *infos[16];
+    strategy_infos(infos, 16);
     study_runs_t s;
     char err[600];
-    int rc = study_load(&s, FIXTURES "/study_math.csv", err, sizeof err);
+    int rc = study_load(&s, FIXTURES "/study_math.csv", infos, err, sizeof err);
     EXPECT(rc == 0, "study_load: %s", err);
     if (rc) return;
     precision_t t;

@@ -95,16 +95,30 @@ static void test_median_t1(void) {
     double a[] = {3, 1, 2}, b[] = {4, 1, 3, 2}, c[] = {7};
     EXPECT(study_median(a, 3) == 2 && study_median(b, 4) == 2.5 && study_median(c, 1) == 7, "medians");
     EXPECT(isnan(study_median(NULL, 0)), "no value: NAN");
+    /* the registry's properties, asked through the strategies' own entries */
+    const strategy_info_t *infos[16];
+    strategy_infos(infos, 16);
+    const strategy_info_t *single = strategy_info_find(infos, "single"), *nccl = strategy_info_find(infos, "nccl"),
+                          *pipeline = strategy_info_find(infos, "pipeline");
+    EXPECT(single && nccl && pipeline, "the registry has single, nccl and pipeline");
     study_t1_t t1;
     study_t1_init(&t1);
-    study_t1_offer(&t1, "nccl", 0, 1.0);
-    EXPECT(t1.run < 0, "only single is T1");
-    study_t1_offer(&t1, "single", 1, 2.1);
-    study_t1_offer(&t1, "single", 2, NAN);
-    study_t1_offer(&t1, "single", 3, 2.0);
-    study_t1_offer(&t1, "single", 4, 2.0);
+    study_t1_offer(&t1, nccl, 0, 1.0);
+    study_t1_offer(&t1, NULL, 5, 0.5);
+    EXPECT(t1.run < 0, "only the reference is T1, not another strategy nor one not known");
+    study_t1_offer(&t1, single, 1, 2.1);
+    study_t1_offer(&t1, single, 2, NAN);
+    study_t1_offer(&t1, single, 3, 2.0);
+    study_t1_offer(&t1, single, 4, 2.0);
     EXPECT(t1.run == 3 && t1.t == 2.0, "the fastest single, the first on a tie: run %d, %g", t1.run, t1.t);
-    EXPECT(study_is_pipeline("pipeline", 0) && study_is_pipeline("x", 4) && !study_is_pipeline("nccl", 0), "pipeline");
+    EXPECT(study_is_pipeline(pipeline, 0) && !study_is_pipeline(nccl, 0) && !study_is_pipeline(single, 0),
+           "pipeline by property");
+    EXPECT(study_is_pipeline(NULL, 4) && !study_is_pipeline(NULL, 0) && !study_is_pipeline(NULL, -1),
+           "a strategy not known: a pipeline where micro_batches says so");
+    EXPECT(study_t1_global(pipeline, 0) && !study_t1_global(nccl, 0) && study_t1_global(NULL, 4) &&
+               !study_t1_global(NULL, -1),
+           "T1 at the global batch: the pipeline's property, or micro_batches for one not known");
+    EXPECT(study_is_reference(single) && !study_is_reference(nccl) && !study_is_reference(NULL), "reference");
     EXPECT(study_line_batch(1, 256, 1024) == 1024 && study_line_batch(0, 256, 1024) == 256, "line batch");
 }
 
@@ -175,8 +189,10 @@ static void test_study_csv(const char *dir) {
     run("S", "2026-01-05T09:02:00Z", "single", "synthetic", 1, 1, 256, "0.1", s, 2, "ok", 0);
     fclose(csv);
 
+    const strategy_info_t *infos[16];
+    strategy_infos(infos, 16);
     study_runs_t st;
-    int rc = study_load(&st, path, err, sizeof err);
+    int rc = study_load(&st, path, infos, err, sizeof err);
     EXPECT(rc == 0, "study_load: %s", err);
     if (rc) return;
     EXPECT(st.allruns == 10 && st.nr == 8 && st.leftout == 2, "10 runs, 8 configurations, 2 left out: %d %d %d",
@@ -201,7 +217,20 @@ static void test_study_csv(const char *dir) {
     EXPECT((r = find(&st, "S")) && isnan(r->facc) && r->acc_e.n == 0 && fabs(r->tmed - 3.1) < 1e-12 &&
                fabs(r->imed - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6,
            "synthetic: throughput and no accuracy (imed %g)", r ? r->imed : 0);
+    EXPECT(!st.unknown[0] && (r = find(&st, "B2")) && r->info == strategy_info_find(infos, "nccl"),
+           "every strategy known, each run with its properties");
     study_free(&st);
+    /* read by a binary whose registry lacks single: its rows are reported, not as the reference */
+    const strategy_info_t *no_single[16];
+    int n = 0;
+    for (int i = 0; infos[i]; i++)
+        if (!infos[i]->reference) no_single[n++] = infos[i];
+    no_single[n] = NULL;
+    rc = study_load(&st, path, no_single, err, sizeof err);
+    EXPECT(rc == 0 && st.nr == 8 && strcmp(st.unknown, "single") == 0, "single not known: '%s'", st.unknown);
+    EXPECT(rc == 0 && (r = find(&st, "E")) && !r->info && !r->pipe && r->bk == 256, "E: no properties, a replica");
+    EXPECT(rc == 0 && study_t1_run(&st, 0, 256, "tf32") < 0, "no reference known: no T1");
+    if (rc == 0) study_free(&st);
 }
 
 int main(void) {
