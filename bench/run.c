@@ -226,7 +226,7 @@ static int run_body(run_t *r) {
         if (o->trace) trace_free(&tr);
         int oom = strstr(err, "out of memory") != NULL;
         double free_mb = -1, total_mb = -1;
-        if (oom) mem_now(r, &free_mb, &total_mb);
+        if (oom && !st->info.no_gpu) mem_now(r, &free_mb, &total_mb);   /* no device memory to report without a GPU */
         /* under dist, every rank holds the first failing rank's message (dist_agree) */
         write_fault_row(r, oom ? "oom" : "failed", err, 0, free_mb, total_mb);
         progress_drop(&sd->prog, o->epochs, 1);
