@@ -194,8 +194,8 @@ static int bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, 
     for (int i = 0; i < n; i++) {
         gpu_init(&b.gpus[i], i, MATH_TF32);
         b.gp[i] = &b.gpus[i];
-        CHECK_CUDA(cudaMalloc(&b.bufs[i], BENCH_MAX_BYTES));
-        CHECK_CUDA(cudaMalloc((void **)&b.src[i], BENCH_MAX_BYTES / dtype_size(DTYPE_BF16) * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc(&b.bufs[i], BENCH_MAX_BYTES));
+        CHECK_ALLOC(cudaMalloc((void **)&b.src[i], BENCH_MAX_BYTES / dtype_size(DTYPE_BF16) * sizeof(float)));
         CHECK_CUDA(cudaEventCreate(&b.start[i]));
         CHECK_CUDA(cudaEventCreate(&b.stop[i]));
     }

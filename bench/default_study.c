@@ -5,7 +5,6 @@
 #include "report_run.h"
 #include "../strategies/strategy.h"
 
-#include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,12 +21,10 @@ static void free_points(default_study_t *ds) {
     }
 }
 
-int default_study_begin(default_study_t *ds, char *err, size_t errlen) {
+int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen) {
     memset(ds, 0, sizeof *ds);
-    int n_dev = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n_dev);
-    if (ce != cudaSuccess || n_dev == 0) {
-        snprintf(err, errlen, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    if (n_dev <= 0) {   /* the caller's probe found none */
+        snprintf(err, errlen, "no CUDA device");
         return 2;
     }
     const strategy_info_t **infos = ds->infos;

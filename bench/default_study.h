@@ -24,9 +24,9 @@ typedef struct {
     const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;
 
-/* Counts the GPUs, plans the study, validates and expands every sweep, then creates the folder and opens its CSV and
- * prints what will run. 0, or 2 with a one-line message in err and nothing created. */
-int default_study_begin(default_study_t *ds, char *err, size_t errlen);
+/* Plans the study for n_dev GPUs (the caller counted them), validates and expands every sweep, then creates the
+ * folder and opens its CSV and prints what will run. 0, or 2 with a one-line message in err and nothing created. */
+int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen);
 /* Prints sweep i (of n) as the command that runs it alone. */
 void default_study_announce(const default_study_t *ds, int i, FILE *f);
 /* Closes the CSV, runs `scaling report` into the folder, prints the answer and frees ds. 0; 1 when the report

@@ -296,6 +296,11 @@ static const opt_t opts[] = {
      "convolution algorithms from this file, searched and appended where it has none:\n"
      "runs that share it run the same kernels (the search is timed, so two runs can\n"
      "pick differently, and in bf16 that changes rounding; scripts/study.sh shares one)"},
+    {"timeout", "SECONDS", "300", NULL, p_pos_number, FIELD(timeout_s), 0, NULL, NULL,
+     "deadline of every wait on another rank or GPU (collectives, synchronisations):\n"
+     "past it the run ends with a timeout row (doc/faults.md)"},
+    {"retry-failed", NULL, NULL, NULL, p_set, FIELD(retry_failed), 0, NULL, NULL,
+     "with --resume, run again the configurations whose last run failed or timed out"},
     {"help", NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, "print this help and exit"},
 };
 
@@ -415,6 +420,8 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (err && errlen) err[0] = '\0';
     if (!o->strategy || !o->model || !o->dataset || !o->init || !o->data_dir || !o->out)
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
+    if (o->retry_failed && !o->resume)
+        return errmsg(2, err, errlen, "--retry-failed: only with --resume (it picks which runs of --out to repeat)");
     const strategy_info_t *st = strategy_info_find(strategies, o->strategy);
     if (strategies && !st) {
         const char *names[64];

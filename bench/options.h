@@ -41,6 +41,8 @@ typedef struct {
     int cuda_graph;                     /* single: 1 replay steps from a CUDA graph */
     const char *conv_cache;             /* convolution algorithm file (engine/conv_cache.h), or NULL */
     unsigned long long given;           /* bit i: option i of the table was on the command line (options_given) */
+    double timeout_s;                   /* deadline of every wait on another rank or GPU, default 300 */
+    int retry_failed;                   /* --resume runs again configurations whose last run failed/timed out */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */

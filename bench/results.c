@@ -495,14 +495,17 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
     free(l.s);
 }
 
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best) {
-    int most = 0, done = 0;
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best) {
+    int most = 0, done = 0, last_faulted = 0;
     for (int i = 0; i < s->n; i++) {
         const results_run_t *r = &s->runs[i];
         if (!study_key_match(&r->key, k)) continue;
         if (r->progress.epochs > most) most = r->progress.epochs;
         if (study_complete(&r->progress, epochs, 1)) done = 1;
+        last_faulted = r->progress.faulted;     /* runs are in file order: the last one seen is the latest */
     }
     if (best) *best = most;
-    return done;
+    /* A configuration that faulted last time would most likely fault again: the sweep goes on past it unless the
+     * user asks for the retry. An interrupted run (a signal, a time limit) is no verdict on it and runs again. */
+    return done || (last_faulted && !retry_failed);
 }

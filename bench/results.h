@@ -224,7 +224,8 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
 void results_scan_free(results_scan_t *s);
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* The resume decision: 1 if a run of k's configuration (study_key_match) is complete for `epochs` epochs
- * (study_complete: failed runs are tried again), so the configuration is skipped; 0 if it must run (again). *best
- * gets the most epochs any run of it trained. */
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int *best);
+/* The resume decision: 1 if a run of k's configuration is complete for `epochs` epochs (study_complete with
+ * retry_failed: a faulted run is not), or its latest run faulted (failed, timeout, replicas-differ) and retry_failed
+ * is 0, so the configuration is skipped; 0 if it must run (again): never run, killed or interrupted (a signal or a
+ * time limit is no verdict on it). *best gets the most epochs any run of it trained. */
+int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best);

@@ -1,5 +1,6 @@
 /* scaling.c — the `scaling` command: options (with none, the default study's plan) -> sweeps -> one run per
- * configuration through its strategy -> one CSV row per epoch (flushed), a table on stdout, progress with ETA. */
+ * configuration (bench/run.h: in a child process, or under a watchdog per rank) -> one CSV row per epoch (flushed),
+ * a table on stdout, progress with ETA. The process that drives the sweep never initialises CUDA itself. */
 #include "options.h"
 #include "sweep.h"
 #include "results.h"
@@ -9,11 +10,11 @@
 #include "progress.h"
 #include "answer.h"
 #include "default_study.h"
-#include "../engine/idx.h"
-#include "../engine/nvtx.h"
-#include "../engine/trace.h"
-#include "trace_json.h"
+#include "run.h"
+#include "isolate.h"
 #include "paths.h"
+#include "trace_json.h"
+#include "../engine/idx.h"
 #include "../engine/check.h"
 #include "../engine/errmsg.h"
 #include "../engine/conv_cache.h"
@@ -22,98 +23,13 @@
 #include "../strategies/dist.h"
 #include "../report/report.h"
 #include <cuda_runtime.h>
-#include <cuda_profiler_api.h>
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-static double wall_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void utc_stamp(char *buf, size_t len, const char *fmt) {
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, len, fmt, &tm);
-}
-
-static void fmt_duration(char *buf, size_t len, double s) {
-    if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
-    else if (s < 60) snprintf(buf, len, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
-}
-
-/* SCALING_PROFILE_STEPS=K (scripts/profile.sh): the profiler range opens at step 0 of epoch 2 (the first steady
- * epoch) of the first run and closes after K steps, so `nsys --capture-range=cudaProfilerApi` records K steady
- * steps and no setup, warmup or evaluation. */
-typedef struct {
-    int steps;          /* K; 0: not profiling */
-    int state;          /* 0 waiting, 1 capturing, 2 done */
-} profile_t;
-
-static void profile_init(profile_t *p) {
-    const char *s = getenv("SCALING_PROFILE_STEPS");
-    p->steps = s ? atoi(s) : 0;
-    p->state = 0;
-}
-
-static void profile_before_step(profile_t *p, int epoch, int step) {
-    if (p->steps <= 0 || p->state != 0 || epoch != 2 || step != 0) return;
-    CHECK_CUDA(cudaProfilerStart());
-    p->state = 1;
-}
-
-static void profile_after_step(profile_t *p, int step, int last, const run_cfg_t *cfg) {
-    if (p->state != 1 || (step + 1 < p->steps && !last)) return;
-    /* The captured steps finish on every GPU before the range closes; the current device is restored. */
-    int cur;
-    CHECK_CUDA(cudaGetDevice(&cur));
-    for (int g = 0; g < cfg->n_gpus; g++) {
-        CHECK_CUDA(cudaSetDevice(cfg->devices[g]));
-        CHECK_CUDA(cudaDeviceSynchronize());
-    }
-    CHECK_CUDA(cudaSetDevice(cur));
-    CHECK_CUDA(cudaProfilerStop());
-    p->state = 2;
-}
-
-/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed is not. */
-enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_OUTCOMES };
-
-/* What the runs of one command share over its sweeps (one, or the default study's several): the run count and ETA
- * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
-typedef struct {
-    progress_t prog;
-    answer_t *ans;
-    int outcomes[RUN_OUTCOMES];
-} study_t;
-
-/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
-static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
-    char err[512];
-    if (res && results_write(res, row, err, sizeof err) != 0) {
-        fprintf(stderr, "scaling: error: %s\n", err);
-        if (state) st->teardown(state);
-        exit(1);
-    }
-    if (ans && answer_add(ans, row) != 0) {
-        fprintf(stderr, "scaling: error: out of host memory keeping the rows for the answer (they are in %s)\n",
-                res ? res->path : "the CSV");
-        if (state) st->teardown(state);
-        exit(1);
-    }
-    table_row(stdout, row);
-    fflush(stdout);
-}
 
 static int fail(const char *msg) {
     fprintf(stderr, "scaling: error: %s\n", msg);
@@ -128,240 +44,9 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
     return 2;
 }
 
-/* SCALING_DUMP_PARAMS=PATH: the run's final flat parameters (replica 0's; rank 0's under mpirun/srun) as raw
- * float32, so two modes can be compared parameter by parameter (tests/cli/gpu_mpi.sh). Each run replaces it whole
- * (a temporary file renamed over it). */
-static void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
-    const char *path = getenv("SCALING_DUMP_PARAMS");
-    if (!path || !*path || (dist && !dist->is_root)) return;
-    if (!st->params) {
-        fprintf(stderr, "scaling: SCALING_DUMP_PARAMS: strategy %s cannot hand out its parameters; nothing written\n",
-                st->info.name);
-        return;
-    }
-    size_t n = st->params(state, NULL, 0);
-    float *h = malloc(n * sizeof *h);
-    if (!h) { fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS: out of host memory\n"); exit(1); }
-    st->params(state, h, n);
-    paths_replace_t r;
-    char err[PATH_MAX + 200];
-    int rc = paths_replace_begin(&r, path, err, sizeof err);
-    if (rc == 0 && fwrite(h, sizeof *h, n, r.f) != n) snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
-    if (rc == 0) rc = paths_replace_end(&r, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "scaling: error: SCALING_DUMP_PARAMS %s\n", err);
-        exit(1);
-    }
-    free(h);
-}
-
-/* Runs one sweep point; writes one row per epoch, or one row of status oom/failed (epoch 0, phase setup) when
- * the run cannot be set up. With --resume (done != NULL) a configuration already complete in the CSV is skipped.
- * Returns a RUN_* outcome. */
-/* --trace: TRACE_STEPS steps from the middle of epoch 2 (epoch 1 with --epochs 1) are recorded per run, written
- * after that epoch; with several runs the file name gets "-run<N>" before its extension. */
-#define TRACE_STEPS 5
-static void trace_after_epoch(trace_t *tr, const options_t *o, const sweep_point_t *pt, int n_points,
-                              const char *strategy, int is_root) {
-    trace_event_t *ev = malloc((size_t)(tr->n ? tr->n : 1) * sizeof *ev);
-    if (!ev) { fprintf(stderr, "scaling: --trace: out of host memory\n"); exit(1); }
-    int n = trace_resolve(tr, ev);
-    char path[PATH_MAX], title[160], err[PATH_MAX + 200];
-    trace_json_run_path(path, sizeof path, o->trace, n_points, pt->index);    /* fits: checked with the options */
-    snprintf(title, sizeof title, "%s %s, %d GPU(s), global batch %d, %d steps", strategy, o->model, pt->gpus,
-             pt->global_batch, TRACE_STEPS);
-    if (is_root) {
-        if (tr->dropped)
-            fprintf(stderr, "scaling: --trace: %d ranges did not fit the recorder and are missing\n", tr->dropped);
-        if (trace_json_write(path, ev, n, title, err, sizeof err) != 0) fprintf(stderr, "scaling: --trace: %s\n", err);
-        else fprintf(stderr, "scaling: timeline of %d ranges in %s\n", n, path);
-    }
-    free(ev);
-    trace_reset(tr);
-}
-
-static int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
-                     const dist_t *dist) {
-    double t0 = wall_now();
-    int k = progress_next_run(&sd->prog), n_points = sd->prog.runs;   /* this run's number in the whole study */
-    int devices[OPT_LIST_MAX];
-    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) devices[i] = i;   /* under dist pt->gpus is the world */
-    int is_root = !dist || dist->is_root;
-    run_cfg_t cfg = {
-        .model = o->model, .n_gpus = pt->gpus, .devices = devices, .global_batch = pt->global_batch,
-        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
-        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
-        .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
-              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
-        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
-        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
-                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
-        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
-        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
-        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
-    };
-    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
-        devices[0] = dist->device;
-        cfg.n_gpus = 1;
-        cfg.dist = dist;
-    }
-    results_row_t row;
-    results_row_init(&row);
-    char stamp[32];
-    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
-    snprintf(row.run_id, sizeof row.run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
-    row.strategy = st->info.name;
-    row.model = o->model;
-    row.dataset = o->dataset;
-    row.math = pt->math;
-    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
-    row.grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
-    row.init = o->init;
-    row.seed = pt->seed;
-    row.gpus = pt->gpus;
-    row.global_batch = pt->global_batch;
-    row.per_gpu_batch = pt->per_gpu_batch;
-    row.lr = pt->lr;
-    row.momentum = o->momentum;
-    row.weight_decay = o->weight_decay;
-    row.env = *env;
-    if (!st->info.uses_nccl) row.env.nccl_transport[0] = '\0';
-    row.nodes = dist ? dist->n_nodes : 1;
-    row.gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
-
-    if (done) {
-        results_row_t want = row;
-        int full = data->train.n / pt->global_batch;
-        want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.stats.micro_batches = pt->micro_batches;
-        snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
-        /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
-         * before setup and the key leaves it open. */
-        if (st->info.path_is_algo && strcmp(o->naive_path, "auto") != 0)
-            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", o->naive_path);
-        results_key_t key;
-        results_key_of_row(&want, &key);
-        int best = 0;
-        /* Rank 0 alone read the CSV: its decision is every rank's. */
-        int skip = is_root && results_scan_done(done, &key, o->epochs, &best);
-        dist_bcast(dist, &skip, sizeof skip);
-        if (skip) {
-            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, complete in %s "
-                   "(--resume)\n", k, n_points, st->info.name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
-                   pt->math, *row.grad_dtype ? ", grads " : "", row.grad_dtype, o->out);
-            fflush(stdout);
-            progress_drop(&sd->prog, o->epochs, 1);
-            return RUN_SKIPPED;
-        }
-        if (best > 0 && is_root)
-            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
-                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row.run_id);
-    }
-
-    char err[512] = "";
-    void *state = NULL;
-    trace_t tr = {0};
-    if (o->trace) {
-        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
-         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
-         * halves where staged) per micro-batch. */
-        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
-        trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
-        cfg.trace = &tr;
-    }
-    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
-    int rc = st->setup(&state, &cfg, err, sizeof err);
-    nvtx_pop();
-    if (rc != 0) {
-        if (o->trace) trace_free(&tr);
-        int oom = strstr(err, "out of memory") != NULL;
-        if (is_root)    /* under dist, every rank holds the first failing rank's message (dist_agree) */
-            fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): setup failed: %s\n", k, n_points,
-                    st->info.name, pt->gpus, pt->global_batch, pt->math, err);
-        row.epoch = 0;
-        row.phase = "setup";
-        row.status = oom ? "oom" : "failed";
-        row.reason = err;
-        /* Setup-failure rows name the stages too, so --resume can tell the micro-batch counts apart. */
-        if (st->info.staged) {
-            row.stats.stages = pt->gpus;
-            row.stats.micro_batches = pt->micro_batches;
-            snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", o->schedule);
-        }
-        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, sd->ans, &row, NULL, st);
-        progress_drop(&sd->prog, o->epochs, 1);
-        return oom ? RUN_OOM : RUN_FAILED;
-    }
-    progress_setup_done(&sd->prog, wall_now() - t0);
-    results_row_t rows[256];
-    int n_rows = 0, outcome = RUN_OK;
-    double first_loss = NAN;
-    for (int e = 1; e <= o->epochs; e++) {
-        double w0 = wall_now();
-        epoch_stats_t *s = &row.stats;     /* the strategy writes its measurements into the row */
-        epoch_stats_init(s);
-        nvtx_push("epoch %d", e);
-        int steps = st->steps_per_epoch(state);
-        if (o->steps > 0 && o->steps < steps) steps = o->steps;
-        st->epoch_begin(state, e);
-        int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
-        for (int i = 0; i < steps; i++) {
-            profile_before_step(prof, e, i);
-            tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
-            nvtx_push("step %d", i);
-            st->train_step(state, i);
-            nvtx_pop();
-            profile_after_step(prof, i, i + 1 == steps, &cfg);
-        }
-        tr.active = 0;
-        st->epoch_end(state, steps, s);
-        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->info.name, is_root);
-        /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
-        double acc = data->synthetic ? -1 : st->evaluate(state);
-        nvtx_pop();
-        row.epoch = e;
-        row.phase = e == 1 ? "warmup" : "steady";
-        row.images_per_s = (double)s->steps * pt->global_batch / s->epoch_s;
-        if (data->synthetic) s->train_acc = -1;
-        row.test_acc = acc;
-        /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
-         * update is a failed run, not a mysteriously lower accuracy. */
-        if (e == 1) first_loss = s->train_loss;
-        int diverged = !isfinite(s->train_loss) || (e > 1 && first_loss > 0 && s->train_loss > 1e3 * first_loss);
-        /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
-        row.status = s->replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
-        row.reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
-                   : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
-                                                          : "the loss is not finite")
-                              : NULL;
-        if (s->replicas_identical == 0) outcome = RUN_FAILED;
-        else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
-        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(res, sd->ans, &row, state, st);
-        if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
-        /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
-        progress_epoch_done(&sd->prog, wall_now() - w0);
-        if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
-        char eta[32];
-        fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
-        if (is_root)
-            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
-                    n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
-        if (diverged) break;   /* later epochs would only repeat it */
-    }
-    table_summary(stdout, rows, n_rows);
-    fflush(stdout);
-    dump_params(st, state, dist);
-    st->teardown(state);
-    if (o->trace) trace_free(&tr);
-    return outcome;
-}
-
 /* One sweep: every point of o's lists (pts) through o's strategy, rows into res (NULL on ranks other than 0). With
- * --resume the configurations already complete in o->out are skipped. 0, or 2 after a message. */
+ * --resume the configurations already complete (or faulted) in o->out are skipped. 0, or 2 after a message; a
+ * signal stops the sweep after the run it interrupted (sd->outcomes[RUN_INTERRUPTED]). */
 static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
                      results_t *res, const results_env_t *env, study_t *sd, profile_t *prof, const dist_t *dist) {
     char err[512] = "";
@@ -372,8 +57,14 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
         printf("# resume: %d run(s) already in %s%s\n", done.n, o->out,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
-    for (int i = 0; i < n_points; i++)
+    for (int i = 0; i < n_points && !sd->outcomes[RUN_INTERRUPTED]; i++) {
+        /* A signal between two runs stops the sweep; under mpirun/srun every rank agrees on it (collective). */
+        if (dist ? dist_max(dist, (double)isolate_signal()) > 0 : isolate_signal() != 0) {
+            sd->outcomes[RUN_INTERRUPTED]++;
+            break;
+        }
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
+    }
     results_scan_free(&done);
     return 0;
 }
@@ -398,32 +89,109 @@ static void print_flops(const char *model, const idx_dataset_t *data) {
 
 static void print_outcomes(const study_t *sd, const char *out) {
     const int *n = sd->outcomes;
-    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed; rows in %s\n", sd->prog.runs, n[RUN_OK],
-           n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], out);
+    printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed, %d timeout, %d interrupted; rows in %s\n",
+           sd->prog.runs, n[RUN_OK], n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], n[RUN_TIMEOUT],
+           n[RUN_INTERRUPTED], out);
 }
+
+/* The exit status of a command: 128 + signal where a signal stopped the sweep, 1 where a run failed or timed out. */
+static int outcome_status(const study_t *sd) {
+    if (sd->outcomes[RUN_INTERRUPTED]) return isolate_exit_status(isolate_signal() ? isolate_signal() : SIGTERM);
+    return sd->outcomes[RUN_FAILED] || sd->outcomes[RUN_TIMEOUT] ? 1 : 0;
+}
+
+/* The device count and the environment of the rows, from a child process: the parent of the runs never
+ * initialises CUDA (a CUDA context does not survive fork), so each run's child starts on a clean slate. */
+typedef struct {
+    int n_dev;
+    char nodev[256];
+    results_env_t *env;
+} probe_t;
+
+static char *env_field(results_env_t *e, int i, size_t *len) {
+    char *f[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit, e->nccl_transport};
+    size_t n[] = {sizeof e->gpu_name, sizeof e->driver, sizeof e->cuda, sizeof e->cudnn, sizeof e->nccl,
+                  sizeof e->host, sizeof e->git_commit, sizeof e->nccl_transport};
+    if (i < 0 || i >= (int)(sizeof f / sizeof f[0])) return NULL;
+    *len = n[i];
+    return f[i];
+}
+
+static int probe_child(void *arg) {
+    (void)arg;
+    char line[600];
+    int n = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n == 0) snprintf(line, sizeof line, "nodevice %s\n",
+                                              ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    else snprintf(line, sizeof line, "devices %d\n", n);
+    check_report(line);
+    results_env_t env;
+    env_collect(&env, NULL);
+    size_t len;
+    for (int i = 0; env_field(&env, i, &len); i++) {
+        snprintf(line, sizeof line, "env %d %s\n", i, env_field(&env, i, &len));
+        check_report(line);
+    }
+    return 0;
+}
+
+static void probe_line(const char *line, void *ctx) {
+    probe_t *p = ctx;
+    int i, at = 0;
+    size_t len;
+    if (sscanf(line, "devices %d", &p->n_dev) == 1) return;
+    if (strncmp(line, "nodevice ", 9) == 0) snprintf(p->nodev, sizeof p->nodev, "%s", line + 9);
+    else if (sscanf(line, "env %d %n", &i, &at) == 1 && at > 0) {
+        char *f = env_field(p->env, i, &len);
+        if (f) snprintf(f, len, "%s", line + at);
+    }
+}
+
+/* 0 with *n_dev devices and env filled, or 2 after the one-line message. need_gpu 0 (a strategy that does no CUDA
+ * work): no device is no error (*n_dev -1). */
+static int probe_devices(int *n_dev, results_env_t *env, int need_gpu) {
+    probe_t p = {.n_dev = 0, .env = env};
+    isolate_result_t ir;
+    char err[512];
+    memset(env, 0, sizeof *env);
+    if (isolate_run(probe_child, NULL, 120, probe_line, &p, &ir, err, sizeof err)) return fail(err);
+    if (p.n_dev <= 0 && !need_gpu) p.n_dev = -1;
+    else if (p.n_dev <= 0) {
+        char why[600];
+        isolate_describe(&ir, 120, why, sizeof why);
+        snprintf(err, sizeof err, "no CUDA device (%.400s)", p.nodev[0] ? p.nodev : why);
+        return fail(err);
+    }
+    *n_dev = p.n_dev;
+    return 0;
+}
+
 
 /* ./scaling with no options (and no launcher): the default study (bench/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
     default_study_t ds;
     char err[512] = "";
-    if (default_study_begin(&ds, err, sizeof err)) return fail(err);
     results_env_t env;
-    env_collect(&env, NULL);
+    int n_dev = 0;
+    if (probe_devices(&n_dev, &env, 1)) return 2;
+    if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
     study_t sd = {.ans = &ds.ans};
     progress_init(&sd.prog, ds.runs, ds.epochs);
     profile_t prof;
     profile_init(&prof);
-    for (int i = 0; i < ds.plan.n_sweeps; i++) {
+    for (int i = 0; i < ds.plan.n_sweeps && !sd.outcomes[RUN_INTERRUPTED]; i++) {
         default_study_announce(&ds, i, stdout);
         table_header(stdout);
         fflush(stdout);
         run_sweep(&ds.plan.sweep[i], ds.pts[i], ds.n_pts[i], &ds.data, &ds.res, &env, &sd, &prof, NULL);
     }
     print_outcomes(&sd, ds.plan.csv);
+    if (sd.outcomes[RUN_INTERRUPTED]) return outcome_status(&sd);   /* no report of half a study */
     int rc = default_study_end(&ds);
-    return sd.outcomes[RUN_FAILED] || rc ? 1 : 0;
+    return outcome_status(&sd) || rc ? 1 : 0;
 }
 
 /* Every file the command will write (bench/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
@@ -489,6 +257,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
             rc = options_for_world(&o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
+    const char *inject = getenv("SCALING_FAULT");     /* test-only (engine/fault.h): refused now, not per run */
+    fault_spec_t spec;
+    if (failed(dist, inject && *inject ? fault_parse(inject, &spec, err, sizeof err) : 0, err, sizeof err)) return 2;
     if (o.bench) {      /* --bench allreduce: no training, no data set */
         paths_use_t out = {"--out", o.out, 0};
         if (paths_check(&out, 1, err, sizeof err)) return fail(err);
@@ -513,25 +284,25 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, rc, err, sizeof err)) return 2;
     data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
     int n_dev = 0;
+    results_env_t env;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
         n_dev = -1;
-    } else if (st->info.no_gpu) {
-        n_dev = -1;     /* it does no CUDA work: there may be no device at all */
-    } else {
-        cudaError_t ce = cudaGetDeviceCount(&n_dev);
-        if (ce != cudaSuccess || n_dev == 0) {
-            snprintf(err, sizeof err, "no CUDA device (%s)", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-            return fail(err);
-        }
+    } else if (probe_devices(&n_dev, &env, !st->info.no_gpu)) {   /* no_gpu: there may be no device at all */
+        idx_free(&data);
+        return 2;
     }
     if (failed(dist, options_validate(&o, infos, n_dev, err, sizeof err), err, sizeof err)) return 2;
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
-    results_env_t env;
-    env_collect(&env, dist);
+    if (dist) {
+        env_collect(&env, dist);
+        /* Rank 0's transport settings (dist_nccl_transport fills rank 0's): a row another rank writes for a fault
+         * carries the same configuration key. */
+        dist_bcast(dist, env.nccl_transport, sizeof env.nccl_transport);
+    }
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
@@ -555,7 +326,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     free(pts);
     if (rc) return rc;
     print_outcomes(&sd, o.out);
-    return sd.outcomes[RUN_FAILED] ? 1 : 0;
+    return outcome_status(&sd);
 }
 
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
@@ -575,6 +346,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     dist_t *dist = mode == 1 ? &d : NULL;
+    isolate_signals_install();
     if (dist && !dist->is_root && !freopen("/dev/null", "w", stdout)) {
         fprintf(stderr, "scaling: error: rank %d: cannot redirect stdout to /dev/null: %s\n", dist->rank,
                 strerror(errno));

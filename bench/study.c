@@ -36,6 +36,7 @@ static int is(const char *s, const char *what) { return s && strcmp(s, what) == 
 void study_progress_add(study_progress_t *p, int epoch, const char *status) {
     int measured = is(status, "ok") || is(status, "diverged") || is(status, "oom");
     if (measured && epoch > p->epochs) p->epochs = epoch;
+    if (is(status, "failed") || is(status, "timeout") || is(status, "replicas-differ")) p->faulted = 1;
     if (epoch >= p->last_epoch) {
         p->last_epoch = epoch;
         snprintf(p->status, sizeof p->status, "%s", status ? status : "");
@@ -44,8 +45,8 @@ void study_progress_add(study_progress_t *p, int epoch, const char *status) {
 
 int study_complete(const study_progress_t *p, int epochs, int retry_failed) {
     if (is(p->status, "diverged") || is(p->status, "oom")) return 1;
-    /* replicas-differ is a failure of the run, not a measurement */
-    if (is(p->status, "failed") || is(p->status, "replicas-differ")) return !retry_failed;
+    /* A fault (replicas-differ included: a failure of the run, not a measurement) would most likely happen again */
+    if (p->faulted) return !retry_failed;
     return p->epochs >= epochs;
 }
 

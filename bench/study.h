@@ -21,9 +21,9 @@ void study_progress_init(study_progress_t *p);
 void study_progress_add(study_progress_t *p, int epoch, const char *status);
 
 /* 1 when the run needs no re-run for a study of `epochs` epochs: it trained them all, or it ended diverged or oom
- * (re-running would repeat it). A run that ended failed (or replicas-differ) counts as complete only without
- * retry_failed; any other end (killed part-way: its last row ok short of `epochs`, or timeout, interrupted) is not
- * complete. --resume skips a configuration with a complete run; the report shows study_pick's run. */
+ * (re-running would repeat it). A run that faulted (a row failed, timeout or replicas-differ) counts as complete only
+ * without retry_failed; any other end (killed part-way: its last row ok short of `epochs`, or interrupted) is not
+ * complete. The report shows study_pick's run; --resume's decision is results_scan_done's (results.h). */
 int study_complete(const study_progress_t *p, int epochs, int retry_failed);
 
 /* The run that stands for a configuration, among its n runs p[0..n-1] in the order they started: the latest of

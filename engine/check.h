@@ -1,26 +1,48 @@
 /* check.h — file:line error checks for every CUDA, cuDNN, cuBLAS, NCCL and MPI call.
- * A failed call is a bug or a broken machine, not bad user input: report where and exit(1). */
+ * A failed call ends the process (a CUDA context that faulted is not reused): report where, hand the line to the
+ * parent that isolates the configuration (doc/faults.md), exit(1). */
 #pragma once
 #include <stdio.h>
 #include <stdlib.h>
+#include "fault.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* Prints "[host pid] file:line: what -> why" to stderr and exits 1. */
+/* Prints "[host pid] file:line: what -> why" to stderr, sends it as the run's reason to the parent process where
+ * one isolates this run (SCALING_REPORT_FD), and exits 1. */
 void check_fail(const char *file, int line, const char *what, const char *why);
+/* A failed CUDA call: an out-of-memory error also reports the device's free and total memory (check_cuda.c). */
+void check_fail_cuda(const char *file, int line, const char *what, int error);
+/* Sends one line ("KEY value...") to the isolating parent; nothing when there is none. Async-signal-safe. */
+void check_report(const char *line);
+/* Where no parent isolates the run (one process per GPU): fn(reason, ctx) runs once in check_fail, after the line
+ * is printed and before the exit, to leave the configuration's row. NULL fn: none. */
+void check_on_fail(void (*fn)(const char *reason, void *ctx), void *ctx);
 #ifdef __cplusplus
 }
 #endif
 
-#define CHECK_CUDA(call) do { cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) check_fail(__FILE__, __LINE__, #call, cudaGetErrorString(e_)); } while (0)
-#define CHECK_CUDNN(call) do { cudnnStatus_t e_ = (call); \
-    if (e_ != CUDNN_STATUS_SUCCESS) check_fail(__FILE__, __LINE__, #call, cudnnGetErrorString(e_)); } while (0)
+#if defined(__GNUC__)
+#define CHECK_UNLIKELY_(x) __builtin_expect(!!(x), 0)
+#else
+#define CHECK_UNLIKELY_(x) (x)
+#endif
+
+/* Each macro tests one condition on its fast path: the call failed, or a test armed SCALING_FAULT (fault.h). */
+#define CHECK_FAULTY_(ok, kind, injected, fail) do { if (CHECK_UNLIKELY_(!(ok) || fault_armed)) { \
+    e_ = (ok) && fault_take(kind) ? (injected) : e_; if (!(ok)) { fail; } } } while (0)
+#define CHECK_CUDA(call) do { cudaError_t e_ = (call); CHECK_FAULTY_(e_ == cudaSuccess, FAULT_CUDA, \
+    cudaErrorLaunchFailure, check_fail_cuda(__FILE__, __LINE__, #call, (int)e_)); } while (0)
+/* Device allocations: counted apart from other CUDA calls, so a test can fail the k-th allocation of a run. */
+#define CHECK_ALLOC(call) do { cudaError_t e_ = (call); CHECK_FAULTY_(e_ == cudaSuccess, FAULT_ALLOC, \
+    cudaErrorMemoryAllocation, check_fail_cuda(__FILE__, __LINE__, #call, (int)e_)); } while (0)
+#define CHECK_CUDNN(call) do { cudnnStatus_t e_ = (call); CHECK_FAULTY_(e_ == CUDNN_STATUS_SUCCESS, FAULT_CUDNN, \
+    CUDNN_STATUS_EXECUTION_FAILED, check_fail(__FILE__, __LINE__, #call, cudnnGetErrorString(e_))); } while (0)
 #define CHECK_CUBLAS(call) do { cublasStatus_t e_ = (call); \
     if (e_ != CUBLAS_STATUS_SUCCESS) check_fail(__FILE__, __LINE__, #call, cublasGetStatusString(e_)); } while (0)
-#define CHECK_NCCL(call) do { ncclResult_t e_ = (call); \
-    if (e_ != ncclSuccess) check_fail(__FILE__, __LINE__, #call, ncclGetErrorString(e_)); } while (0)
+#define CHECK_NCCL(call) do { ncclResult_t e_ = (call); CHECK_FAULTY_(e_ == ncclSuccess, FAULT_NCCL, \
+    ncclSystemError, check_fail(__FILE__, __LINE__, #call, ncclGetErrorString(e_))); } while (0)
 #define CHECK_MPI(call) do { int e_ = (call); if (e_ != 0 /* MPI_SUCCESS */) { \
     char m_[256]; int l_ = 0; MPI_Error_string(e_, m_, &l_); check_fail(__FILE__, __LINE__, #call, m_); } } while (0)
 /* After every kernel launch: launch-configuration errors surface here, not steps later. */

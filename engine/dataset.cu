@@ -199,8 +199,8 @@ static void gather_rows(const dataset_t *ds, int split, const int *perm, int fir
  * holds the 188 MB float copy of the training images. */
 static void upload_split(const idx_split_t *s, int pixels, uint8_t *staging, float **x, int **y, cudaStream_t stream) {
     size_t img = (size_t)s->n * pixels, lab = (size_t)s->n;
-    CHECK_CUDA(cudaMalloc((void **)x, img * sizeof(float)));
-    CHECK_CUDA(cudaMalloc((void **)y, lab * sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)x, img * sizeof(float)));
+    CHECK_ALLOC(cudaMalloc((void **)y, lab * sizeof(int)));
     CHECK_CUDA(cudaMemcpyAsync(staging, s->images, img, cudaMemcpyHostToDevice, stream));
     CHECK_CUDA(cudaMemcpyAsync(staging + img, s->labels, lab, cudaMemcpyHostToDevice, stream));
     bytes_to_unit_kernel<<<grid_for(img), DS_THREADS, 0, stream>>>(staging, *x, img);
@@ -240,15 +240,15 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
         size_t staging_bytes = (size_t)ds->n_train * (pixels + 1);
         if ((size_t)ds->n_test * (pixels + 1) > staging_bytes) staging_bytes = (size_t)ds->n_test * (pixels + 1);
         uint8_t *staging;
-        CHECK_CUDA(cudaMalloc((void **)&staging, staging_bytes));
+        CHECK_ALLOC(cudaMalloc((void **)&staging, staging_bytes));
         upload_split(&d->train, pixels, staging, &ds->train_x, &ds->train_y, stream);
         upload_split(&d->test, pixels, staging, &ds->test_x, &ds->test_y, stream);
         CHECK_CUDA(cudaFree(staging));
     }
 
     /* Identity order until the first shuffle, so a gather before it reads valid rows. */
-    CHECK_CUDA(cudaMalloc((void **)&ds->perm, (size_t)ds->n_train * sizeof(int)));
-    CHECK_CUDA(cudaMallocHost((void **)&ds->perm_host, (size_t)ds->n_train * sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)&ds->perm, (size_t)ds->n_train * sizeof(int)));
+    CHECK_ALLOC(cudaMallocHost((void **)&ds->perm_host, (size_t)ds->n_train * sizeof(int)));
     for (int i = 0; i < ds->n_train; i++) ds->perm_host[i] = i;
     CHECK_CUDA(cudaMemcpyAsync(ds->perm, ds->perm_host, (size_t)ds->n_train * sizeof(int), cudaMemcpyHostToDevice,
                                stream));

@@ -42,7 +42,7 @@ void gpu_workspace_reserve(gpu_t *g, size_t bytes) {
     CHECK_CUDA(cudaSetDevice(g->device));
     CHECK_CUDA(cudaStreamSynchronize(g->stream));   /* the old arena may still be in use */
     if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
-    CHECK_CUDA(cudaMalloc(&g->workspace, bytes));
+    CHECK_ALLOC(cudaMalloc(&g->workspace, bytes));
     g->workspace_bytes = bytes;
 }
 
@@ -53,7 +53,7 @@ void gpu_workspace_set(gpu_t *g, size_t bytes) {
     g->workspace = NULL;
     g->workspace_bytes = 0;
     if (bytes) {
-        CHECK_CUDA(cudaMalloc(&g->workspace, bytes));
+        CHECK_ALLOC(cudaMalloc(&g->workspace, bytes));
         g->workspace_bytes = bytes;
     }
 }
@@ -91,8 +91,8 @@ void gpu_ones_reserve(gpu_t *g, int n) {
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     if (g->ones) CHECK_CUDA(cudaFree(g->ones));
     if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
-    CHECK_CUDA(cudaMalloc(&g->ones, (size_t)n * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&g->ones_bf16, (size_t)n * sizeof(__nv_bfloat16)));
+    CHECK_ALLOC(cudaMalloc(&g->ones, (size_t)n * sizeof(float)));
+    CHECK_ALLOC(cudaMalloc(&g->ones_bf16, (size_t)n * sizeof(__nv_bfloat16)));
     ones_kernel<<<(n + 255) / 256, 256, 0, g->stream>>>(g->ones, (__nv_bfloat16 *)g->ones_bf16, n);
     CHECK_LAUNCH();
     g->ones_len = n;

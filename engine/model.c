@@ -254,7 +254,34 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     size_t esz = dtype_size(m->act_dtype);
     m->act_bytes = model_activation_bytes(m, first, end, owner != NULL, m->act_dtype);
     size_t elems = m->act_bytes / esz;
+    /* What this instance is sure to allocate, compared with what is free before anything is: a configuration that
+     * cannot fit is refused here, whole, rather than by whichever later allocation fails first. A lower bound
+     * (workspaces are sized by the algorithm search, later): it never refuses what fits; what it misses still
+     * fails as an allocation, in the run's own process (doc/faults.md). */
+    size_t n_params = param_offset_of(m, end) - param_offset_of(m, first);
+    size_t n_state = state_offset_of(m, end) - state_offset_of(m, first);
+    size_t sure = m->act_bytes + (size_t)m->batch * sizeof(int);
+    if (!owner)
+        sure += 3 * n_params * sizeof(float) + n_state * sizeof(float) +
+                (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
+    for (int i = first; i < end; i++) {     /* batch norm's own buffers (engine/layers/bn.cu) */
+        const layer_t *l = &m->layers[i];
+        if (l->ops == &layer_bn_ops && l->cfg.fuse != BN_FUSE_NONE && g->bn != GPU_BN_OWN)
+            sure += shape_numel(l->in_shape[0]) * esz;
+    }
+    size_t mem_free = 0, mem_total = 0;
+    if (cudaMemGetInfo(&mem_free, &mem_total) == cudaSuccess && sure > mem_free) {
+        m->mem_need = sure;
+        m->mem_free = mem_free;
+        m->act_block = NULL;
+        return -1;
+    }
+    m->mem_need = m->mem_free = 0;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
+    if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
+        cudaFree(m->act_block);
+        e = cudaErrorMemoryAllocation;
+    }
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
         m->act_block = NULL;
@@ -287,18 +314,18 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         m->momentum = owner->momentum;
         m->state = owner->state;
     } else {
-        CHECK_CUDA(cudaMalloc((void **)&m->params, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->grads, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->momentum, pbytes));
-        CHECK_CUDA(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc((void **)&m->params, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->grads, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->momentum, pbytes));
+        CHECK_ALLOC(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
         m->params_bf16 = NULL;
-        if (lp) CHECK_CUDA(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
+        if (lp) CHECK_ALLOC(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
     }
-    CHECK_CUDA(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
     if (owner) {
         m->acc = owner->acc;
     } else {
-        CHECK_CUDA(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
+        CHECK_ALLOC(cudaMalloc((void **)&m->acc, 2 * sizeof(double)));
         CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
         gpu_fill_uniform(g, m->params, DTYPE_FP32, m->n_params, 777u, -0.05f, 0.05f);
         gpu_fill_uniform(g, m->grads, DTYPE_FP32, m->n_params, 778u, -0.05f, 0.05f);

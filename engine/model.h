@@ -39,6 +39,8 @@ typedef struct model {
     size_t workspace_bytes;             /* the arena the chosen algorithms need */
     void *act_block;                    /* one allocation for every activation and activation gradient */
     size_t act_bytes;                   /* its size (also when it did not fit: the out-of-memory message) */
+    size_t mem_need, mem_free;          /* when model_alloc refused: the device memory it needs at least (activations,
+                                         * flat buffers, batch-norm buffers) and what was free */
 
     /* A pipeline stage is an instance that runs only layers [first, end) and holds only its slice of the flat
      * buffers; a whole model is the stage [0, n_layers) with the whole buffers. */

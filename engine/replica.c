@@ -37,8 +37,13 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     }
     dataset_upload(&r->data, data);
     if (model_alloc(&r->model, &r->gpu) != 0) {
-        snprintf(err, errlen, "out of memory: %s at %d images per GPU needs %.0f MiB of activations on GPU %d",
-                 model, shard_batch, (double)r->model.act_bytes / (1024.0 * 1024.0), device);
+        if (r->model.mem_need)
+            snprintf(err, errlen, "out of memory: %s at %d images per GPU needs at least %.0f MiB on GPU %d "
+                     "(%.0f MiB of activations), %.0f MiB free", model, shard_batch, r->model.mem_need / 1048576.0,
+                     device, (double)r->model.act_bytes / 1048576.0, r->model.mem_free / 1048576.0);
+        else
+            snprintf(err, errlen, "out of memory: %s at %d images per GPU needs %.0f MiB of activations on GPU %d",
+                     model, shard_batch, (double)r->model.act_bytes / (1024.0 * 1024.0), device);
         return -1;
     }
     model_init_params(&r->model, init, seed);
@@ -46,7 +51,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
-    CHECK_CUDA(cudaMalloc((void **)&r->d_step, sizeof(int)));
+    CHECK_ALLOC(cudaMalloc((void **)&r->d_step, sizeof(int)));
     CHECK_CUDA(cudaMemset(r->d_step, 0, sizeof(int)));
     CHECK_CUDA(cudaDeviceSynchronize());
     return 0;

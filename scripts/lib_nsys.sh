@@ -56,10 +56,11 @@ nsys_libs() {
 }
 
 # nsys_capture_args: how every capture here is taken: the steps between the harness's cudaProfilerStart and Stop
-# (SCALING_PROFILE_STEPS), CUDA and NVTX, each kernel of a CUDA graph on its own.
+# (SCALING_PROFILE_STEPS), CUDA and NVTX, each kernel of a CUDA graph on its own. --trace-fork-before-exec: a
+# configuration runs in a child process forked by scaling (doc/faults.md), without exec.
 nsys_capture_args() {
     echo --trace=cuda,nvtx --cuda-graph-trace=node --capture-range=cudaProfilerApi --capture-range-end=stop \
-        --force-overwrite=true
+        --force-overwrite=true --trace-fork-before-exec=true
 }
 
 # nsys_summarize NSYS REPORT STEPS LABEL OUTPREFIX: the capture's summaries beside it (OUTPREFIX_cuda_gpu_kern_sum.csv,

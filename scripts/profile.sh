@@ -36,8 +36,9 @@ out=${PROFILE_OUT:-$ROOT/results/profile/scaling-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$(dirname "$out")"
 
 echo "profile: $nsys, capturing $steps steady steps of: $bin $*" >&2
+# --trace-fork-before-exec: the run is a child process scaling forks (doc/faults.md).
 SCALING_PROFILE_STEPS=$steps "$nsys" profile --trace=cuda,nvtx,cudnn,cublas --capture-range=cudaProfilerApi \
-    --capture-range-end=stop --force-overwrite=true -o "$out" \
+    --capture-range-end=stop --force-overwrite=true --trace-fork-before-exec=true -o "$out" \
     "$bin" --epochs 2 --steps $((steps + 10)) --out "$out.csv" "$@" ||
     die "nsys profile failed (exit $?)"
 [[ -f $out.nsys-rep ]] || die "no $out.nsys-rep: nothing was captured (the run must reach epoch 2)"

@@ -254,6 +254,11 @@ void dist_report(const dist_t *d, FILE *f) {
     free(all);
 }
 
+void dist_abort(const dist_t *d, int code) {
+    if (d && d->impl) MPI_Abort(MPI_COMM_WORLD, code);   /* unchecked: it does not return where it works */
+    _exit(code);
+}
+
 void dist_finalize(dist_t *d) {
     if (!d || !d->impl) return;
     dist_impl_t *impl = d->impl;
@@ -309,6 +314,7 @@ double dist_max(const dist_t *d, double x) { if (d) no_mpi_(__func__); return x;
 void dist_nccl_id(const dist_t *d, void *id, size_t bytes) { (void)d; (void)id; (void)bytes; no_mpi_(__func__); }
 void dist_report(const dist_t *d, FILE *f) { (void)f; if (d) no_mpi_(__func__); }
 void dist_finalize(dist_t *d) { (void)d; }
+void dist_abort(const dist_t *d, int code) { (void)d; _exit(code); }
 
 #endif
 

@@ -61,5 +61,8 @@ void dist_nccl_id(const dist_t *d, void *id, size_t bytes);
 void dist_nccl_transport(const dist_t *d, char *out, size_t len);
 /* One line per rank on rank 0's f: "# rank R  host H  pid P  local L/S  device D  PCI B". Collective. */
 void dist_report(const dist_t *d, FILE *f);
+/* Ends every rank of the job now (MPI_Abort; any thread, no barrier), then this process with code. NULL d: this
+ * process only. For a fault or a deadline that leaves a collective unfinished. */
+void dist_abort(const dist_t *d, int code);
 /* MPI_Finalize (after a barrier, so no rank leaves while another still talks to it). NULL d: nothing. */
 void dist_finalize(dist_t *d);

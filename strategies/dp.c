@@ -21,6 +21,10 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
         size_t bytes = r->model.n_params * dtype_size(wire);
         CHECK_CUDA(cudaSetDevice(r->gpu.device));
         cudaError_t e = cudaMalloc(&dp->wire_grads[i], bytes);
+        if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
+            cudaFree(dp->wire_grads[i]);
+            e = cudaErrorMemoryAllocation;
+        }
         if (e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();   /* not sticky: the sweep goes on */
             dp->wire_grads[i] = NULL;
@@ -74,7 +78,7 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     dp->n_slots = (steps + dp->stride - 1) / dp->stride;
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
-        CHECK_CUDA(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
+        CHECK_ALLOC(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
     }
     if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
         dp_teardown(dp);
@@ -350,7 +354,7 @@ unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *co
     unsigned long long *wrong[DP_MAX_GPUS];
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(gpus[i]->device));
-        CHECK_CUDA(cudaMalloc((void **)&wrong[i], sizeof(unsigned long long)));
+        CHECK_ALLOC(cudaMalloc((void **)&wrong[i], sizeof(unsigned long long)));
         CHECK_CUDA(cudaMemsetAsync(wrong[i], 0, sizeof(unsigned long long), gpus[i]->stream));
         if (src) reduce_fill_pattern((void *)src[i], DTYPE_FP32, count, i, base, gpus[i]->stream);
         else reduce_fill_pattern(bufs[i], wire, count, i, base, gpus[i]->stream);

@@ -63,7 +63,7 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     for (int i = 1; i < n; i++) {
         if (nr->p2p[i]) continue;
         CHECK_CUDA(cudaSetDevice(d0));
-        CHECK_CUDA(cudaMalloc((void **)&nr->recv[i], bytes));
+        CHECK_ALLOC(cudaMalloc((void **)&nr->recv[i], bytes));
         /* Portable: the staging buffer is written by one GPU's context and read by another's. */
         CHECK_CUDA(cudaHostAlloc((void **)&nr->host[i], bytes, cudaHostAllocPortable));
     }

@@ -119,7 +119,9 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
     for (int i = 0; i < nr->n; i++) {
         nvtx_push("allreduce bucket %d gpu%d", bucket, nr->g[i]->device);
         char *b = (char *)bufs[i] + offset * esize;
-        CHECK_NCCL(ncclAllReduce(b, b, count, type, ncclSum, nr->comm[i], nr->g[i]->comm_stream));
+        ncclResult_t rr = ncclAllReduce(b, b, count, type, ncclSum, nr->comm[i], nr->g[i]->comm_stream);
+        if (fault_armed && rr == ncclSuccess && fault_take(FAULT_COLLECTIVE)) rr = ncclRemoteError;   /* test-only */
+        CHECK_NCCL(rr);
         nvtx_pop();
     }
     CHECK_NCCL(ncclGroupEnd());
@@ -332,6 +334,22 @@ static void nccl_train_step(void *state, int step) {
     dp_update(dp, step);
 }
 
+/* The watchdog's question (strategy.h): NCCL reports a peer that died or a network error asynchronously, on the
+ * communicator; the collective itself would only wait. The communicator is aborted so nothing waits on it. */
+static int nccl_health(void *state, char *why, size_t len) {
+    nccl_t *s = state;
+    for (int i = 0; s->red.world > 1 && i < s->red.n; i++) {
+        ncclResult_t async = ncclSuccess;
+        ncclResult_t r = ncclCommGetAsyncError(s->red.comm[i], &async);
+        if (r == ncclSuccess && (async == ncclSuccess || async == ncclInProgress)) continue;
+        snprintf(why, len, "NCCL asynchronous error on GPU %d: %s (%s)", s->red.g[i]->device,
+                 ncclGetErrorString(r != ncclSuccess ? r : async), ncclGetLastError(s->red.comm[i]));
+        ncclCommAbort(s->red.comm[i]);    /* unchecked: the communicator is already broken */
+        return 1;
+    }
+    return 0;
+}
+
 static void nccl_epoch_end(void *state, int steps, epoch_stats_t *out) { dp_epoch_end(&((nccl_t *)state)->dp, steps, out); }
 
 static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)->dp); }
@@ -352,4 +370,5 @@ const strategy_t strategy_nccl = {
     .teardown = nccl_teardown,
     .reduce = &nccl_reduce_ops,
     .params = nccl_params,
+    .health = nccl_health,
 };

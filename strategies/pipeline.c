@@ -143,7 +143,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         if (s == 0) {
             dataset_upload(&pp->st[0].data, cfg->data);
             pp->st[0].has_data = 1;
-            CHECK_CUDA(cudaMalloc((void **)&pp->d_step, sizeof(int)));
+            CHECK_ALLOC(cudaMalloc((void **)&pp->d_step, sizeof(int)));
             CHECK_CUDA(cudaMemset(pp->d_step, 0, sizeof(int)));
         }
     }

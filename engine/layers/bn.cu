@@ -139,7 +139,7 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
                                                              &p->reserve_bytes);
     if (s != CUDNN_STATUS_SUCCESS) return s;
     if (p->ws_fwd > g->workspace_bytes || p->ws_bwd > g->workspace_bytes) return CUDNN_STATUS_ALLOC_FAILED;
-    if (p->reserve_bytes) CHECK_CUDA(cudaMalloc(&p->reserve, p->reserve_bytes));
+    if (p->reserve_bytes) CHECK_ALLOC(cudaMalloc(&p->reserve, p->reserve_bytes));
     void *dx = l->dx[0] ? l->dx[0] : p->dx_sink;
     void *dz = bn_cudnn_add(p) ? p->dpre : NULL;
     if ((s = bn_forward_ex(l, g, p, p->scratch + 2 * c, p->scratch + 3 * c)) != CUDNN_STATUS_SUCCESS) return s;
@@ -189,7 +189,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
     CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
     if (l->fold_b) {   // our training kernels add the folded bias themselves; inference and cuDNN read this
-        CHECK_CUDA(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
         bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
     }
     if (l->cfg.fuse != BN_FUSE_NONE) {
@@ -205,9 +205,9 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
         snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
         return 0;
     }
-    CHECK_CUDA(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
-    if (!l->dx[0]) CHECK_CUDA(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
-    if (l->cfg.fuse != BN_FUSE_NONE) CHECK_CUDA(cudaMalloc(&p->dpre, layer_bytes(l, in)));
+    CHECK_ALLOC(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
+    if (!l->dx[0]) CHECK_ALLOC(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
+    if (l->cfg.fuse != BN_FUSE_NONE) CHECK_ALLOC(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     bn_use_classic(p);
     snprintf(p->path, sizeof p->path, "SPATIAL (BN_TRY_PERSISTENT 0)");
     /* Most fused first: cuDNN's fused kernels where it has them, then BN alone with the rest done here. */

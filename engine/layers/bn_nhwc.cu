@@ -520,7 +520,7 @@ void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int dev
     b->scalar = grid_plan(m, c, 1, res_s);
     int tiles = 0;
     size_t nf = scratch_floats(m, c, t, &tiles);
-    CHECK_CUDA(cudaMalloc((void **)&b->scratch, bn_nhwc_scratch_bytes(m, c, t)));
+    CHECK_ALLOC(cudaMalloc((void **)&b->scratch, bn_nhwc_scratch_bytes(m, c, t)));
     b->arrivals = (unsigned *)(b->scratch + nf);
     CHECK_CUDA(cudaMemsetAsync(b->arrivals, 0, (size_t)tiles * sizeof(unsigned), stream));
     /* Saved statistics defined before any forward: a backward without one reads zeros, not garbage. */

@@ -271,11 +271,12 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
     p->direct = conv_direct_applies(in, out, c->k, l->dx[0] != NULL);
     if (p->direct)
-        CHECK_CUDA(cudaMalloc((void **)&p->direct_scratch, conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch,
+                               conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
     if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* cuDNN and the direct kernels both read the bf16 copy */
         check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
     if (l->dtype == DTYPE_BF16 && !p->direct) {
-        CHECK_CUDA(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
+        CHECK_ALLOC(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
     if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
         CHECK_CUDA(cudaMemsetAsync(l->dw + conv_weight_count(l), 0, (size_t)c->cout * sizeof(float), g->stream));

@@ -12,6 +12,9 @@ expect_error 'unknown model "vgg" (valid: lenet, resnet18, resnet50, resnet101)'
 expect_error 'unknown dataset'                           --dataset cifar
 expect_error '--batch: "12x"'                            --batch 12x "${data[@]}"
 expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
+expect_error '--timeout: "0" must be a positive number'  --timeout 0 "${data[@]}"
+expect_error '--retry-failed: only with --resume'       --retry-failed "${data[@]}"
+SCALING_FAULT=cuda:0 expect_error 'SCALING_FAULT: "cuda:0": K must be a positive integer' "${data[@]}"
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"

@@ -28,7 +28,7 @@ NSYS=$tmp/nsys SCALING=$bin PROFILE_OUT=$tmp/p/run SCALING_PROFILE_STEPS=7 \
     "$profile" --strategy single --model lenet >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 0 ] && ok || { bad "profile.sh exit $rc"; cat "$tmp/stderr"; }
 p=$(grep '^profile ' "$tmp/log")
-want="profile --trace=cuda,nvtx,cudnn,cublas --capture-range=cudaProfilerApi --capture-range-end=stop --force-overwrite=true -o $tmp/p/run $bin --epochs 2 --steps 17 --out $tmp/p/run.csv --strategy single --model lenet | SCALING_PROFILE_STEPS=7"
+want="profile --trace=cuda,nvtx,cudnn,cublas --capture-range=cudaProfilerApi --capture-range-end=stop --force-overwrite=true --trace-fork-before-exec=true -o $tmp/p/run $bin --epochs 2 --steps 17 --out $tmp/p/run.csv --strategy single --model lenet | SCALING_PROFILE_STEPS=7"
 [ "$p" = "$want" ] && ok || bad "nsys profile call:\n got  $p\n want $want"
 grep -q "^stats --report nvtx_sum $tmp/p/run.nsys-rep |" "$tmp/log" && ok ||
     bad "no nvtx_sum stats call: $(cat "$tmp/log")"

@@ -80,7 +80,7 @@ job even
 check "dry run: exit $rc" $rc
 [ $rc -eq 0 ] || cat "$tmp/even.out"
 args=$(cat "$tmp/even.srun" 2>/dev/null)
-for a in --mpi=pmix --export=ALL --ntasks-per-node=2 --gpus-per-task=1 --output=results/slurm-4242/rank-%t.log; do
+for a in --mpi=pmix --export=ALL --ntasks-per-node=2 --gpus-per-task=1 --kill-on-bad-exit=1 --output=results/slurm-4242/rank-%t.log; do
     check "srun called with $a: $args" $(case " $args " in *" $a "*) echo 0 ;; *) echo 1 ;; esac)
 done
 logs=$tmp/submit/results/slurm-4242

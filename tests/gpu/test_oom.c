@@ -1,5 +1,6 @@
-/* test_oom.c — a configuration whose activations do not fit is a setup error naming out-of-memory (the sweep
- * records it as an `oom` row and goes on), and the GPU stays usable for the next configuration. */
+/* test_oom.c — a configuration whose activations do not fit is a setup error naming out-of-memory, refused from its
+ * memory need before allocating (the sweep records it as an `oom` row and goes on), and the GPU stays usable for
+ * the next configuration. */
 #include "gpu_test.h"
 #include "../../engine/idx.h"
 #include "../../strategies/strategy.h"
@@ -22,6 +23,9 @@ int main(void) {
     int rc = setup_single(&data, 50000, err, sizeof err, &state);
     printf("batch 50000: rc %d: %s\n", rc, err);
     EXPECT(rc != 0 && strstr(err, "out of memory") != NULL, "huge batch: rc %d, message \"%s\"", rc, err);
+    /* Refused from the memory need computed before allocating, not by a failed allocation. */
+    EXPECT(strstr(err, "needs at least") != NULL && strstr(err, "MiB free") != NULL,
+           "the need and the free memory are named: \"%s\"", err);
     rc = setup_single(&data, 64, err, sizeof err, &state);
     EXPECT(rc == 0, "batch 64 after an out-of-memory setup: %s", err);
     if (rc == 0) {

@@ -240,6 +240,15 @@ static void test_validate(void) {
     const strategy_info_t *const *strategies = registry();
     options_t o;
     char err[256];
+    EXPECT(PARSE(&o, err, "--timeout", "42.5", "--resume", "--retry-failed") == 0 && o.timeout_s == 42.5 &&
+           o.retry_failed == 1 && o.resume == 1, "--timeout, --retry-failed: %s", err);
+    EXPECT(options_validate(&o, strategies, 1, err, sizeof err) == 0, "--retry-failed with --resume: %s", err);
+    EXPECT(PARSE(&o, err, "--retry-failed") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
+           strstr(err, "--retry-failed: only with --resume") != NULL, "--retry-failed alone: %s", err);
+    EXPECT(PARSE(&o, err, "--timeout", "0") == 2 && strstr(err, "--timeout: \"0\" must be a positive number"),
+           "--timeout 0: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "single") == 0 && o.timeout_s == 300 && o.retry_failed == 0,
+           "--timeout defaults to 300 s");
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--gpus", "1,2") == 0, "%s", err);
     EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "valid: %s", err);
     EXPECT(options_validate(&o, strategies, -1, err, sizeof err) == 0, "device check skipped: %s", err);

@@ -81,6 +81,7 @@ static results_row_t full_row(int epoch) {
     r.lr = 0.2, r.momentum = 0.9, r.weight_decay = 5e-4, r.epoch = epoch, r.phase = epoch == 1 ? "warmup" : "steady";
     r.stats.steps = 117, r.stats.epoch_s = 12.3456789, r.images_per_s = 41234.5, r.stats.step_ms = 45.678912;
     r.stats.train_loss = 0.25, r.stats.train_acc = 0.91, r.test_acc = 0.9, r.status = "ok";
+    r.reason = "x.cu:1: f(a, \"b\") -> out of memory", r.mem_free_mb = 812, r.mem_total_mb = 81559;
     r.stats.compute_ms = 40.5, r.stats.comm_ms = 6.25, r.stats.exposed_comm_ms = 1.5, r.stats.idle_ms = 3.67891;
     r.stats.bytes_per_step = 44696872, r.stats.algbw_gbs = 120.5, r.stats.busbw_gbs = 120.5;
     snprintf(r.stats.nccl_algo, sizeof r.stats.nccl_algo, "Ring");
@@ -96,9 +97,10 @@ static results_row_t full_row(int epoch) {
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
-    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "",
+    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
-    "", "", "", "", "", "", "", "2048.5", "", "", "2", "1", "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
+    "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
+    "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
     "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
@@ -388,6 +390,7 @@ static void test_read(void) {
     rows[2].status = "oom", rows[2].reason = "cudaMalloc: out of memory, \"quoted\"", rows[2].mem_free_mb = 1.5;
     rows[2].mem_total_mb = 143771, rows[2].stats.train_loss = NAN, rows[2].stats.replicas_identical = 0;
     rows[2].stats.stages = 0;
+    rows[1].reason = NULL;
     for (int i = 0; i < 3; i++) EXPECT(results_write(&w, &rows[i], err, sizeof err) == 0, "write: %s", err);
     results_close(&w);
     results_rows_t t;

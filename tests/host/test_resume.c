@@ -87,7 +87,7 @@ static void test_scan(void) {
     EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.n == 0 && s.rows == 0, "missing file: empty scan");
     results_key_t k = query("nccl", 2, 0.2, 1, 117);
     int best = -1;
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "nothing done in an empty scan");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 0, "nothing done in an empty scan");
     results_scan_free(&s);
 
     snprintf(path, sizeof path, "%s/study.csv", tmp_root);
@@ -132,32 +132,33 @@ static void test_scan(void) {
     EXPECT(s.n == 7, "runs: %d", s.n);
 
     k = query("nccl", 2, 0.2, 1, 117);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 3, "complete run skipped (best %d)", best);
-    EXPECT(results_scan_done(&s, &k, 5, &best) == 0 && best == 3, "--epochs 5 runs it again (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 3, "complete run skipped (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 5, 0, &best) == 0 && best == 3, "--epochs 5 runs it again (best %d)", best);
     k = query("nccl", 2, 0.2, 1, 20);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another --steps is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 0, "another --steps is another configuration");
     k = query("nccl", 4, 0.1 * 4, 1, 58);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 1, "killed twice: runs again (best %d)", best);
-    EXPECT(results_scan_done(&s, &k, 1, &best) == 1, "--epochs 1: epoch 1 is complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 1, "killed twice: runs again (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 1, 0, &best) == 1, "--epochs 1: epoch 1 is complete");
     k = query("naive", 2, 1.6, 1, 117);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 2, "diverged: skipped (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 2, "diverged: skipped (best %d)", best);
     k = query("naive", 4, 0.4, 1, 58);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 0, "oom at setup: skipped, whatever the steps");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 0, "oom at setup: skipped, whatever the steps");
     k = query("single", 2, 0.2, 1, 117);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "failed at setup: tried again");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "failed at setup: the sweep goes on past it");
+    EXPECT(results_scan_done(&s, &k, 3, 1, &best) == 0, "failed at setup, --retry-failed: tried again");
     k = query("pipeline", 2, 0.2, 4, 117);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "pipeline M=4 complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "pipeline M=4 complete");
     k = query("pipeline", 2, 0.2, 8, 117);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "pipeline M=8 is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "pipeline M=8 is another configuration");
     k = query("nccl", 2, 0.2, 1, 117);
     memcpy(k.cell[1], "lenet", 6);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "another model is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "another model is another configuration");
     k = query("nccl", 4, 0.1 * 3, 1, 58);
     set_cell(&k, "nccl_transport", "NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "the complete run over another NCCL transport is another one");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "the complete run over another NCCL transport is another one");
     k = query("nccl", 4, 0.1 * 3, 1, 58);
     set_cell(&k, "nodes", "2");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "the complete run on 2 nodes is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "the complete run on 2 nodes is another configuration");
     results_scan_free(&s);
 
     /* Appending after the cut line (results_open repairs it) keeps the file readable. */
@@ -165,7 +166,7 @@ static void test_scan(void) {
     write_rows(path, &again, 1);
     EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.bad_rows == 1, "scan after repair: %s", err);
     k = query("nccl", 4, 0.4, 1, 58);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 2, "epoch 2 of the re-run counted: %d", best);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 2, "epoch 2 of the re-run counted: %d", best);
     results_scan_free(&s);
 
     /* A foreign header is an error naming the column; an empty file is an empty scan. */
@@ -221,19 +222,19 @@ static void test_precision(void) {
     results_key_t k = query_prec("nccl", "bf16", "bf16");
     EXPECT(col >= 0 && strcmp(k.cell[col], "bf16") == 0, "the key holds the gradient dtype: '%s'",
            col >= 0 ? k.cell[col] : "?");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1 && best == 3, "nccl bf16/bf16 complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 3, "nccl bf16/bf16 complete");
     k = query_prec("nccl", "tf32", "fp32");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "nccl tf32/fp32 complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "nccl tf32/fp32 complete");
     k = query_prec("nccl", "tf32", "bf16");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another gradient dtype is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 0, "another gradient dtype is another configuration");
     k = query_prec("nccl", "bf16", "fp32");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 1, "killed bf16/fp32 runs again (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 1, "killed bf16/fp32 runs again (best %d)", best);
     k = query_prec("single", "bf16", "");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "single bf16 complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "single bf16 complete");
     k = query_prec("single", "tf32", "");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0 && best == 0, "another math is another configuration");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 0, "another math is another configuration");
     k = query_prec("naive", "tf32", "bf16");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "an empty grad_dtype cell matches any, as the pipeline cells do");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "an empty grad_dtype cell matches any, as the pipeline cells do");
     results_scan_free(&s);
 
     /* A CSV of the version before grad_dtype: refused by the scan and by the append check, left as it was. */
@@ -264,9 +265,9 @@ static void test_long_transport(void) {
     write_and_scan("long.csv", rows, 3, 1, &s);
     results_key_t k = query("nccl", 2, 0.2, 1, 117);
     set_cell(&k, "nccl_transport", t1);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "the same long transport: complete");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "the same long transport: complete");
     set_cell(&k, "nccl_transport", t2);
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "a transport differing after character 63 is another one");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "a transport differing after character 63 is another one");
     results_scan_free(&s);
 }
 
@@ -284,14 +285,64 @@ static void test_naive_path(void) {
     write_and_scan("naive.csv", rows, 4, 2, &s);
     results_key_t k = query("naive", 2, 0.2, 1, 117);
     set_cell(&k, "nccl_algo", "p2p");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 0, "--naive-path p2p after a host run: not done");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "--naive-path p2p after a host run: not done");
     set_cell(&k, "nccl_algo", "host");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "--naive-path host: done");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "--naive-path host: done");
     set_cell(&k, "nccl_algo", "");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "--naive-path auto: the host run may be its run");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "--naive-path auto: the host run may be its run");
     k = query("naive", 4, 0.2, 1, 58);
     set_cell(&k, "nccl_algo", "p2p");
-    EXPECT(results_scan_done(&s, &k, 3, &best) == 1, "a row without a path matches any path");
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "a row without a path matches any path");
+    results_scan_free(&s);
+}
+
+/* Runs that faulted: failed, timeout and replicas-differ are skipped unless --retry-failed, an interrupted run is
+ * run again, and only the latest run of a configuration decides (a retry that was interrupted runs again). */
+static void test_faults(void) {
+    results_row_t rows[16];
+    int n = 0;
+    rows[n++] = row_of("F-0-1", "nccl", 2, 0.2, 1, "ok");
+    results_row_t f = row_of("F-0-1", "nccl", 2, 0.2, 2, "failed");   /* the child died in epoch 2 */
+    f.reason = "engine/layers/conv.cu:88: cudnnConvolutionForward(...) -> CUDNN_STATUS_EXECUTION_FAILED";
+    f.stats.steps = -1;
+    rows[n++] = f;
+    results_row_t t = row_of("F-1-1", "nccl", 4, 0.4, 1, "timeout");
+    t.reason = "rank 1: no progress for 300 s in the all-reduce";
+    t.timeout_s = 300;
+    rows[n++] = t;
+    rows[n++] = row_of("F-2-1", "naive", 2, 1.6, 1, "ok");
+    rows[n++] = row_of("F-2-1", "naive", 2, 1.6, 2, "interrupted");
+    rows[n++] = row_of("F-3-1", "naive", 4, 0.4, 1, "replicas-differ");
+    /* failed, then retried and interrupted: the latest run is not a fault verdict */
+    rows[n++] = row_of("F-4-1", "single", 2, 0.2, 1, "failed");
+    rows[n++] = row_of("F-4-2", "single", 2, 0.2, 1, "ok");
+    rows[n++] = row_of("F-4-2", "single", 2, 0.2, 2, "interrupted");
+    /* interrupted, then failed on the retry: skipped */
+    rows[n++] = row_of("F-5-1", "pipeline", 2, 0.2, 1, "interrupted");
+    rows[n++] = row_of("F-5-2", "pipeline", 2, 0.2, 1, "failed");
+    /* mpirun: rank 1's failed row, then rank 0's interrupted one (the launcher's SIGTERM), in one run: skipped */
+    rows[n++] = row_of("F-6-1", "nccl", 8, 0.8, 2, "failed");
+    rows[n++] = row_of("F-6-1", "nccl", 8, 0.8, 2, "interrupted");
+    results_scan_t s;
+    write_and_scan("faults.csv", rows, n, 9, &s);
+    int best = -1;
+    results_key_t k = query("nccl", 2, 0.2, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 1, "failed mid-run: skipped (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 3, 1, &best) == 0, "failed mid-run, --retry-failed: runs again");
+    k = query("nccl", 4, 0.4, 1, 58);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1 && best == 0, "timeout: skipped (best %d)", best);
+    EXPECT(results_scan_done(&s, &k, 3, 1, &best) == 0, "timeout, --retry-failed: runs again");
+    k = query("naive", 2, 1.6, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0 && best == 1, "interrupted: runs again (best %d)", best);
+    k = query("naive", 4, 0.4, 1, 58);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "replicas-differ: skipped");
+    EXPECT(results_scan_done(&s, &k, 3, 1, &best) == 0, "replicas-differ, --retry-failed: runs again");
+    k = query("single", 2, 0.2, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 0, "failed, retried, interrupted: runs again");
+    k = query("pipeline", 2, 0.2, 1, 117);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "interrupted, retried, failed: skipped");
+    k = query("nccl", 8, 0.8, 1, 29);
+    EXPECT(results_scan_done(&s, &k, 3, 0, &best) == 1, "failed then interrupted in one run: skipped");
     results_scan_free(&s);
 }
 
@@ -303,6 +354,7 @@ int main(void) {
     test_precision();
     test_long_transport();
     test_naive_path();
+    test_faults();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);

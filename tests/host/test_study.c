@@ -57,16 +57,24 @@ static study_progress_t progress(const int *epochs, const char *const *status, i
 static void test_complete(void) {
     const int e0[] = {0}, e123[] = {1, 2, 3}, e12[] = {1, 2}, e1[] = {1};
     const char *failed[] = {"failed"}, *ok3[] = {"ok", "ok", "ok"}, *div[] = {"ok", "diverged"}, *oom[] = {"oom"},
-               *ok1[] = {"ok"}, *timeout[] = {"ok", "timeout"}, *differ[] = {"ok", "replicas-differ"};
+               *ok1[] = {"ok"}, *timeout[] = {"ok", "timeout"}, *differ[] = {"ok", "replicas-differ"},
+               *intr[] = {"ok", "interrupted"}, *fail_intr[] = {"ok", "failed", "interrupted"};
+    const int e122[] = {1, 2, 2};
     study_progress_t setup = progress(e0, failed, 1), full = progress(e123, ok3, 3), diverged = progress(e12, div, 2),
                      oomp = progress(e0, oom, 1), killed = progress(e1, ok1, 1), to = progress(e12, timeout, 2),
-                     rd = progress(e12, differ, 2);
+                     rd = progress(e12, differ, 2), stopped = progress(e12, intr, 2),
+                     mpi = progress(e122, fail_intr, 3);
     EXPECT(!study_complete(&setup, 3, 1) && study_complete(&setup, 3, 0), "failed: complete only without retry_failed");
     EXPECT(study_complete(&full, 3, 1) && !study_complete(&full, 5, 1), "ok: complete for the epochs it trained");
     EXPECT(study_complete(&diverged, 3, 1) && diverged.epochs == 2, "diverged: complete (re-running repeats it)");
     EXPECT(study_complete(&oomp, 3, 1), "oom: complete");
     EXPECT(!study_complete(&killed, 3, 1) && !study_complete(&killed, 3, 0), "killed part-way: not complete");
-    EXPECT(!study_complete(&to, 3, 0) && to.epochs == 1, "timeout: not complete, its epochs are the ok ones");
+    EXPECT(!study_complete(&to, 3, 1) && study_complete(&to, 3, 0) && to.epochs == 1,
+           "timeout ends like failed; its epochs are the ok ones");
+    EXPECT(!study_complete(&stopped, 3, 0) && !study_complete(&stopped, 3, 1) && stopped.epochs == 1,
+           "interrupted: no verdict, not complete");
+    EXPECT(mpi.faulted && strcmp(mpi.status, "interrupted") == 0 && study_complete(&mpi, 3, 0) &&
+           !study_complete(&mpi, 3, 1), "a failed row then rank 0's interrupted one (mpirun): faulted");
     EXPECT(!study_complete(&rd, 3, 1) && study_complete(&rd, 3, 0), "replicas-differ ends like failed: %s", rd.status);
 
     /* the run that stands for a configuration */

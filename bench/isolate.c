@@ -1,0 +1,197 @@
+/* isolate.c — configurations in child processes (isolate.h): fork, a pipe of one-line messages, a deadline on
+ * silence, and the SIGINT/SIGTERM handling shared by parent, child and a process without children. */
+#define _POSIX_C_SOURCE 200809L
+#include "isolate.h"
+#include "../engine/errmsg.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Signal state is process state: a handler can reach nothing else. */
+static volatile sig_atomic_t got_signal = 0;
+static volatile sig_atomic_t in_child = 0;
+static volatile pid_t child_pid = 0;
+static volatile int last_fd = -1;
+static const char *volatile last_line = NULL;
+static volatile size_t last_len = 0;
+static volatile sig_atomic_t last_spoken = 0;
+
+static void on_signal(int sig) {
+    if (!got_signal) {
+        got_signal = sig;
+        if (child_pid > 0) kill(child_pid, sig);
+        else if (!in_child && last_fd >= 0 && last_line) {
+            static const char said[] = "scaling: rank 0: a signal from the launcher (a rank died, or the job was "
+                                       "cancelled or ran out of time): the run's interrupted row is written\n";
+            ssize_t w = write(last_fd, last_line, last_len);    /* async-signal-safe: a line prepared earlier */
+            w = write(2, said, sizeof said - 1);
+            (void)w;
+            last_spoken = 1;
+        }
+        return;
+    }
+    if (child_pid > 0) kill(child_pid, SIGKILL);    /* the parent still writes the row */
+    else if (!in_child) _exit(128 + sig);
+}
+
+void isolate_signals_install(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;   /* a row's write or fsync goes on after the handler, never fails with EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int isolate_signal(void) { return got_signal; }
+
+void isolate_last_words(int fd, const char *line, size_t len) {
+    last_fd = -1;       /* never half-updated from the handler's view: disarmed while it changes */
+    last_line = line;
+    last_len = len;
+    if (line) last_spoken = 0;      /* armed anew: what it says is about what comes */
+    last_fd = line ? fd : -1;
+}
+
+int isolate_last_words_spoken(void) { return last_spoken; }
+
+int isolate_exit_status(int sig) { return 128 + sig; }
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* One complete line from the child. */
+static void take_line(char *line, isolate_result_t *r, isolate_line_fn on_line, void *ctx) {
+    if (strncmp(line, "setup", 5) == 0 && (line[5] == '\0' || line[5] == ' ')) r->setup_done = 1;
+    else if (strncmp(line, "epoch ", 6) == 0) r->epochs = atoi(line + 6);
+    else if (strncmp(line, "outcome ", 8) == 0) r->outcome = atoi(line + 8);
+    else if (strncmp(line, "reason ", 7) == 0) snprintf(r->reason, sizeof r->reason, "%s", line + 7);
+    else if (strncmp(line, "mem ", 4) == 0 && sscanf(line + 4, "%lf %lf", &r->mem_free_mb, &r->mem_total_mb) != 2)
+        r->mem_free_mb = r->mem_total_mb = -1;
+    if (on_line) on_line(line, ctx);
+}
+
+static void child_main(int (*child)(void *), void *arg, int fd, pid_t parent) {
+    in_child = 1;
+    child_pid = 0;
+    /* A parent killed outright (SIGKILL, the OOM killer) takes its run along: an orphan would go on writing rows
+     * into a CSV that a --resume may be appending to already. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    char s[16];
+    snprintf(s, sizeof s, "%d", fd);
+    setenv("SCALING_REPORT_FD", s, 1);
+    fflush(NULL);
+    int rc = child(arg);
+    fflush(NULL);
+    /* _exit: the parent's atexit handlers and stdio buffers (copied at fork) are the parent's to run. */
+    _exit(rc & 0xff);
+}
+
+int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_line_fn on_line, void *ctx,
+                isolate_result_t *r, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    r->outcome = -1;
+    r->mem_free_mb = r->mem_total_mb = -1;
+    int fds[2];
+    if (pipe(fds) != 0) return errmsg(-1, err, errlen, "cannot make a pipe for the run's process: %s", strerror(errno));
+    fflush(NULL);   /* the child starts with empty stdio buffers: nothing is written twice */
+    pid_t parent = getpid(), pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return errmsg(-1, err, errlen, "cannot fork the run's process: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(child, arg, fds[1], parent);
+    }
+    child_pid = pid;
+    if (got_signal) kill(pid, got_signal);  /* a signal that came between the check and the fork */
+    close(fds[1]);
+    char buf[8192];
+    size_t have = 0;
+    double last = now_s();
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        int n = poll(&p, 1, 200);
+        if (n < 0 && errno != EINTR) break;
+        if (n > 0) {
+            ssize_t got = read(fds[0], buf + have, sizeof buf - 1 - have);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break;    /* EOF: the child is gone (its pipe end closed with it) */
+            have += (size_t)got;
+            buf[have] = '\0';
+            char *start = buf, *nl;
+            while ((nl = strchr(start, '\n'))) {
+                *nl = '\0';
+                take_line(start, r, on_line, ctx);
+                start = nl + 1;
+            }
+            have = strlen(start);
+            memmove(buf, start, have + 1);
+            if (have == sizeof buf - 1) have = 0;   /* a line longer than the buffer: dropped */
+            last = now_s();
+        }
+        if (timeout_s > 0 && !r->timed_out && now_s() - last > timeout_s) {
+            r->timed_out = 1;
+            kill(pid, SIGKILL);
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    child_pid = 0;
+    if (WIFSIGNALED(status)) r->exit_code = -1, r->signal = WTERMSIG(status);
+    else r->exit_code = WEXITSTATUS(status);
+    r->interrupted = got_signal;
+    return 0;
+}
+
+static const char *signal_name(int sig) {
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGABRT: return "SIGABRT";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "a signal";
+    }
+}
+
+const char *isolate_status(const isolate_result_t *r) {
+    if (r->interrupted && !r->timed_out) return "interrupted";
+    if (r->timed_out) return "timeout";
+    return isolate_is_oom(r) ? "oom" : "failed";
+}
+
+void isolate_describe(const isolate_result_t *r, double timeout_s, char *buf, size_t len) {
+    if (r->interrupted && !r->timed_out)
+        snprintf(buf, len, "%s twice: the run's process was killed at once", signal_name(r->interrupted));
+    else if (r->timed_out) snprintf(buf, len, "no progress for %.0f s (--timeout): the run's process was killed", timeout_s);
+    else if (r->reason[0]) snprintf(buf, len, "%s", r->reason);
+    else if (r->signal) snprintf(buf, len, "the run's process was killed by %s (signal %d)", signal_name(r->signal),
+                                 r->signal);
+    else snprintf(buf, len, "the run's process exited with status %d", r->exit_code);
+}
+
+int isolate_is_oom(const isolate_result_t *r) {
+    return strstr(r->reason, "out of memory") != NULL || r->mem_total_mb > 0;
+}

@@ -1,0 +1,534 @@
+/* run.c — one sweep point run to its rows (run.h): the run itself on the GPUs (setup, epochs, teardown), in a child
+ * process when one process drives the GPUs, under a watchdog with one process per GPU; the row of each fault. */
+#include "run.h"
+#include "run_record.h"
+#include "table.h"
+#include "isolate.h"
+#include "watchdog.h"
+#include "../engine/nvtx.h"
+#include "../engine/trace.h"
+#include "../engine/check.h"
+#include <cuda_runtime.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
+static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
+    char err[512];
+    if (res && results_write(res, row, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: error: %s\n", err);
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    if (ans && answer_add(ans, row) != 0) {
+        fprintf(stderr, "scaling: error: out of host memory keeping the rows for the answer (they are in %s)\n",
+                res ? res->path : "the CSV");
+        if (state) st->teardown(state);
+        exit(1);
+    }
+    table_row(stdout, row);
+    fflush(stdout);
+}
+
+/* One run of one sweep point: what its process (the child, or each rank under mpirun/srun) needs. Built by the
+ * parent before the fork, so the run_id and the configuration's cells are the same in the child's rows and in a
+ * row the parent writes for it. */
+typedef struct {
+    const options_t *o;
+    const strategy_t *st;
+    const sweep_point_t *pt;
+    const idx_dataset_t *data;
+    results_t *res;             /* NULL on ranks other than 0 */
+    study_t *sd;
+    profile_t *prof;
+    const dist_t *dist;
+    int devices[OPT_LIST_MAX];
+    run_cfg_t cfg;
+    results_row_t row;          /* the configuration's cells, nothing measured (results_row_init): each epoch's
+                                 * numbers are filled in on a copy, and a fault's row is written from it */
+    int k, n_points, is_root;
+    double t0;
+    void *state;                /* the strategy's, once set up (read by the watchdog thread: atomically) */
+    watchdog_t *wd;             /* under mpirun/srun: the run's deadline thread; NULL in a child process */
+    int epoch, step;            /* where the run is, for a row written on its behalf */
+    char reason[512];
+    char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
+    int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
+    double signal_at;           /* mpirun/srun: when the watchdog first saw a signal (monotonic s), 0 before */
+} run_t;
+
+static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+/* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
+ * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
+static void write_fault_row(run_t *r, const char *status, const char *reason, int epoch, double free_mb,
+                            double total_mb) {
+    results_row_t row = r->row;
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = status;
+    row.reason = reason;
+    row.mem_free_mb = total_mb > 0 ? free_mb : -1;     /* only a fault that measured the memory has these cells */
+    row.mem_total_mb = total_mb > 0 ? total_mb : -1;
+    if (r->st->info.staged) {  /* fault rows name the stages too, so --resume can tell the micro-batch counts apart */
+        row.stats.stages = r->pt->gpus;
+        row.stats.micro_batches = r->pt->micro_batches;
+        snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
+    }
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    if (r->is_root)
+        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
+                r->st->info.name, r->pt->gpus, r->pt->global_batch, r->pt->math, status,
+                epoch ? "" : " at setup", reason);
+    write_row(r->res, r->sd->ans, &row, NULL, r->st);
+    char line[64];     /* in a child: the parent's copy of the default study's answer learns it too */
+    snprintf(line, sizeof line, "fault %s %d\n", status, epoch);
+    check_report(line);
+}
+
+/* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
+static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
+    size_t f = 0, t = 0;
+    *free_mb = *total_mb = -1;
+    if (cudaSetDevice(r->devices[0]) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess)
+        *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
+}
+
+/* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
+ * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
+static void dist_row_from_rank(run_t *r, const char *status, const char *reason) {
+    char err[512];
+    results_t own = {0};
+    if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
+    r->res = &own;
+    write_fault_row(r, status, reason, r->epoch, -1, -1);
+    r->res = NULL;
+    results_close(&own);
+}
+
+/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first. */
+static void dist_fail_hook(const char *reason, void *ctx) {
+    run_t *r = ctx;
+    char why[700];
+    snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
+    fprintf(stderr, "scaling: %s; ending every rank\n", why);
+    isolate_last_words(-1, NULL, 0);
+    const char *status = strstr(reason, "out of memory") ? "oom" : "failed";
+    if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
+    else dist_row_from_rank(r, status, why);
+}
+
+/* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
+ * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
+static void dist_prepare_last_words(run_t *r, int epoch) {
+    if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
+    results_row_t row = r->row;
+    row.epoch = epoch;
+    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
+    row.status = "interrupted";
+    row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
+    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    isolate_last_words(-1, NULL, 0);
+    int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
+    if (n <= 0) return;
+    r->last_words[n] = '\n';
+    isolate_last_words(fileno(r->res->f), r->last_words, (size_t)n + 1);
+}
+
+static int run_health(void *ctx, char *why, size_t len) {
+    run_t *r = ctx;
+    /* Under mpirun/srun a signal stops the ranks together at an epoch's end; a launcher that signals because a rank
+     * died leaves the others waiting for it, so the signal starts a deadline of its own: --timeout from it, then
+     * every rank ends (rank 0's row was written by its handler). */
+    if (r->dist && isolate_signal()) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double now = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+        if (r->signal_at == 0) r->signal_at = now;
+        else if (now - r->signal_at > r->o->timeout_s) {
+            fprintf(stderr, "scaling: rank %d on %s: %s %.0f s ago and the ranks did not stop together; ending every "
+                    "rank\n", r->dist->rank, r->dist->host, isolate_signal() == SIGINT ? "SIGINT" : "SIGTERM",
+                    now - r->signal_at);
+            fflush(stderr);
+            dist_abort(r->dist, isolate_exit_status(isolate_signal()));
+        }
+    }
+    void *state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+    return state && r->st->health ? r->st->health(state, why, len) : 0;
+}
+
+/* The watchdog's end of a run (bench/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
+ * rank ends (MPI_Abort); in a child process the child ends, its outcome told, and the sweep goes on. */
+static void run_expire(void *ctx, const char *why, int timed_out) {
+    run_t *r = ctx;
+    int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
+    char reason[700], line[32];
+    if (r->dist)
+        snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch,
+                 step, why);
+    else snprintf(reason, sizeof reason, "epoch %d step %d: %s", epoch, step, why);
+    fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
+    fflush(stderr);
+    isolate_last_words(-1, NULL, 0);
+    const char *status = timed_out ? "timeout" : "failed";
+    if (r->is_root) write_fault_row(r, status, reason, epoch, -1, -1);
+    else {
+        /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
+         * to end the job first. Only then (rank 0 stopped or dead) does this rank write the row itself. */
+        if (timed_out) {
+            struct timespec t = {.tv_sec = 5, .tv_nsec = 0};
+            while (nanosleep(&t, &t) != 0) {}
+        }
+        dist_row_from_rank(r, status, reason);
+    }
+    if (r->dist) dist_abort(r->dist, timed_out ? 124 : 1);
+    snprintf(line, sizeof line, "outcome %d\n", timed_out ? RUN_TIMEOUT : RUN_FAILED);
+    check_report(line);
+    _exit(timed_out ? 124 : 1);     /* the main thread is stuck: nothing of this process is worth running on */
+}
+
+/* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
+ * or in each rank (mpirun/srun). Its progress goes to the parent as lines (check_report; nothing without one).
+ * Returns a RUN_* outcome; every outcome has left its rows. */
+static int run_body(run_t *r) {
+    const options_t *o = r->o;
+    const strategy_t *st = r->st;
+    const sweep_point_t *pt = r->pt;
+    const dist_t *dist = r->dist;
+    study_t *sd = r->sd;
+    int k = r->k, n_points = r->n_points, is_root = r->is_root;
+    char err[512] = "", line[256];
+    if (fault_begin_run(dist ? dist->rank : 0, pt->index + 1, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    void *state = NULL;
+    trace_t tr = {0};
+    if (o->trace) {
+        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
+         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
+         * halves where staged) per micro-batch. */
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
+        trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
+        r->cfg.trace = &tr;
+    }
+    dist_prepare_last_words(r, 0);
+    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
+    int rc = st->setup(&state, &r->cfg, err, sizeof err);
+    nvtx_pop();
+    if (rc != 0) {
+        isolate_last_words(-1, NULL, 0);
+        if (o->trace) trace_free(&tr);
+        int oom = strstr(err, "out of memory") != NULL;
+        double free_mb = -1, total_mb = -1;
+        if (oom && !st->info.no_gpu) mem_now(r, &free_mb, &total_mb);   /* no device memory to report without a GPU */
+        /* under dist, every rank holds the first failing rank's message (dist_agree) */
+        write_fault_row(r, oom ? "oom" : "failed", err, 0, free_mb, total_mb);
+        progress_drop(&sd->prog, o->epochs, 1);
+        return oom ? RUN_OOM : RUN_FAILED;
+    }
+    __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
+    double setup_s = wall_now() - r->t0;
+    progress_setup_done(&sd->prog, setup_s);
+    snprintf(line, sizeof line, "setup %.6f\n", setup_s);
+    check_report(line);
+    results_row_t rows[256], row = r->row;
+    int n_rows = 0, outcome = RUN_OK;
+    double first_loss = NAN, beat = wall_now();
+    for (int e = 1; e <= o->epochs; e++) {
+        double w0 = wall_now();
+        epoch_stats_t *s = &row.stats;     /* the strategy writes its measurements into the row */
+        epoch_stats_init(s);
+        __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
+        dist_prepare_last_words(r, e);
+        nvtx_push("epoch %d", e);
+        int steps = st->steps_per_epoch(state);
+        if (o->steps > 0 && o->steps < steps) steps = o->steps;
+        st->epoch_begin(state, e);
+        int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
+        for (int i = 0; i < steps; i++) {
+            /* One process: SIGINT/SIGTERM end the run here, at a step boundary. Under mpirun/srun every rank must
+             * stop at the same step, which only an agreement can tell: that is at the epoch's end (below). */
+            if (!dist && isolate_signal()) {
+                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
+                         signal_name(isolate_signal()), i, e);
+                write_fault_row(r, "interrupted", r->reason, e, -1, -1);
+                check_report("interrupted\n");
+                st->teardown(state);
+                if (o->trace) trace_free(&tr);
+                return RUN_INTERRUPTED;
+            }
+            if (fault_armed && fault_take(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
+            __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
+            profile_before_step(r->prof, e, i);
+            tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
+            nvtx_push("step %d", i);
+            st->train_step(state, i);
+            nvtx_pop();
+            int was_profiling = r->prof->state == 1;
+            profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
+            if (was_profiling && r->prof->state == 2) check_report("profiled\n");
+            /* Alive, for the parent's deadline (one clock read per step, one line a second at most); under
+             * mpirun/srun the watchdog thread's. */
+            double now = wall_now();
+            if (now - beat >= 1) {
+                check_report("alive\n");
+                beat = now;
+            }
+            if (r->wd) watchdog_beat(r->wd);
+        }
+        tr.active = 0;
+        st->epoch_end(state, steps, s);
+        if (r->wd) watchdog_beat(r->wd);
+        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->info.name, is_root);
+        /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
+        double acc = r->data->synthetic ? -1 : st->evaluate(state);
+        nvtx_pop();
+        row.epoch = e;
+        row.phase = e == 1 ? "warmup" : "steady";
+        row.images_per_s = (double)s->steps * pt->global_batch / s->epoch_s;
+        if (r->data->synthetic) s->train_acc = -1;
+        row.test_acc = acc;
+        /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
+         * update is a failed run, not a mysteriously lower accuracy. */
+        if (e == 1) first_loss = s->train_loss;
+        int diverged = !isfinite(s->train_loss) || (e > 1 && first_loss > 0 && s->train_loss > 1e3 * first_loss);
+        /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
+        row.status = s->replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
+        row.reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
+                   : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
+                                                          : "the loss is not finite")
+                              : NULL;
+        if (s->replicas_identical == 0) outcome = RUN_FAILED;
+        else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
+        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+        write_row(r->res, sd->ans, &row, state, st);
+        if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
+        /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
+        double wall = wall_now() - w0;
+        progress_epoch_done(&sd->prog, wall);
+        if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
+        snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f %.9g %.9g\n", e, row.status, row.phase, s->epoch_s,
+                 wall, row.images_per_s, row.test_acc);
+        check_report(line);
+        char eta[32];
+        fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
+        if (is_root)
+            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
+                    n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
+        if (diverged) break;   /* later epochs would only repeat it */
+        /* Under mpirun/srun: a signal on any rank stops every rank here, together. */
+        int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
+        if (sig && e < o->epochs) {
+            snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
+            isolate_last_words(-1, NULL, 0);
+            if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
+            outcome = RUN_INTERRUPTED;
+            break;
+        }
+    }
+    isolate_last_words(-1, NULL, 0);
+    table_summary(stdout, rows, n_rows);
+    fflush(stdout);
+    dump_params(st, state, dist);
+    __atomic_store_n(&r->state, NULL, __ATOMIC_RELEASE);
+    st->teardown(state);
+    if (o->trace) trace_free(&tr);
+    return outcome;
+}
+
+/* The run's child process: the run, then its outcome for the parent. Exit 0 unless a signal ended it (128 + sig). */
+static int run_child(void *arg) {
+    run_t *r = arg;
+    /* The child's own watchdog names the epoch, the step and an NCCL asynchronous error; the parent's deadline on
+     * the child's silence (10 s later) stays the backstop for a child that cannot run even that thread. */
+    watchdog_t wd;
+    if (watchdog_start(&wd, r->o->timeout_s, run_health, run_expire, r) == 0) r->wd = &wd;
+    int outcome = run_body(r);
+    if (r->wd) watchdog_stop(&wd);
+    r->wd = NULL;
+    char line[32];
+    snprintf(line, sizeof line, "outcome %d\n", outcome);
+    check_report(line);
+    return outcome == RUN_INTERRUPTED ? isolate_exit_status(isolate_signal()) : 0;
+}
+
+/* The parent's copy of the study follows the child's lines: ETA and the default study's answer. */
+static void run_line(const char *line, void *ctx) {
+    run_t *r = ctx;
+    study_t *sd = r->sd;
+    double x, wall, ips, acc;
+    int e;
+    char status[32], phase[16];
+    if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
+    else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
+    else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
+    else if (sscanf(line, "fault %31s %d", status, &e) == 2 && sd->ans) {
+        static const char *const known[] = {"oom", "failed", "timeout", "interrupted"};
+        results_row_t row = r->row;
+        row.status = "failed";
+        for (int i = 0; i < 4; i++)
+            if (strcmp(status, known[i]) == 0) row.status = known[i];
+        row.epoch = e;
+        row.phase = e == 0 ? "setup" : e == 1 ? "warmup" : "steady";
+        if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
+    }
+    else if (sscanf(line, "epoch %d %31s %15s %lf %lf %lf %lf", &e, status, phase, &x, &wall, &ips, &acc) == 7) {
+        progress_epoch_done(&sd->prog, wall);
+        if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
+        if (sd->ans) {
+            results_row_t row = r->row;
+            row.epoch = e;
+            row.status = strcmp(status, "ok") == 0 ? "ok" : strcmp(status, "diverged") == 0 ? "diverged"
+                       : "replicas-differ";
+            row.phase = e == 1 ? "warmup" : "steady";
+            row.stats.epoch_s = x;
+            row.images_per_s = ips;
+            row.test_acc = acc;
+            if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
+        }
+    }
+}
+
+/* One process drives the GPUs: the run in a child process. A child that died (a CUDA, cuDNN or NCCL error, a
+ * crash, the deadline) costs its configuration only: the parent writes its row, and the sweep goes on. */
+static int run_isolated(run_t *r) {
+    isolate_result_t ir;
+    char err[512];
+    if (isolate_run(run_child, r, r->o->timeout_s + 10, run_line, r, &ir, err, sizeof err)) {
+        write_fault_row(r, "failed", err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
+    if (ir.outcome >= 0) {     /* it told its outcome after its last row: whatever came after wrote nothing */
+        /* The epochs (and the setup) it will not spend; a diverged run's were dropped at its line. */
+        if (ir.outcome != RUN_DIVERGED) progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
+        return ir.outcome;
+    }
+    /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
+    char why[600];
+    isolate_describe(&ir, r->o->timeout_s + 10, why, sizeof why);
+    int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
+    const char *status = isolate_status(&ir);
+    outcome = strcmp(status, "interrupted") == 0 ? RUN_INTERRUPTED : strcmp(status, "timeout") == 0 ? RUN_TIMEOUT
+            : strcmp(status, "oom") == 0 ? RUN_OOM : RUN_FAILED;
+    write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
+    progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
+    return outcome;
+}
+
+/* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
+ * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
+ * RUN_* outcome. */
+int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+              results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+              const dist_t *dist) {
+    run_t *r = calloc(1, sizeof *r);
+    if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
+    r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;
+    r->t0 = wall_now();
+    r->k = progress_next_run(&sd->prog), r->n_points = sd->prog.runs;   /* this run's number in the whole study */
+    int k = r->k, n_points = r->n_points;
+    for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) r->devices[i] = i;   /* under dist pt->gpus is the world */
+    int is_root = r->is_root = !dist || dist->is_root;
+    r->cfg = (run_cfg_t){
+        .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
+        .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
+        .grad_dtype = pt->grad_dtype,
+        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
+              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
+        .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
+        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
+                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
+        .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
+        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
+    };
+    if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
+        r->devices[0] = dist->device;
+        r->cfg.n_gpus = 1;
+        r->cfg.dist = dist;
+    }
+    results_row_t *row = &r->row;
+    results_row_init(row);
+    char stamp[32];
+    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
+    snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
+    dist_bcast(dist, row->run_id, sizeof row->run_id);     /* one run id for every rank's rows (rank 0's) */
+    row->strategy = st->info.name;
+    row->model = o->model;
+    row->dataset = o->dataset;
+    row->math = pt->math;
+    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
+    row->grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
+    row->init = o->init;
+    row->seed = pt->seed;
+    row->gpus = pt->gpus;
+    row->global_batch = pt->global_batch;
+    row->per_gpu_batch = pt->per_gpu_batch;
+    row->lr = pt->lr;
+    row->momentum = o->momentum;
+    row->weight_decay = o->weight_decay;
+    row->env = *env;
+    if (!st->info.uses_nccl) row->env.nccl_transport[0] = '\0';
+    row->nodes = dist ? dist->n_nodes : 1;
+    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row->timeout_s = o->timeout_s;
+
+    if (done) {
+        results_row_t want = *row;
+        int full = data->train.n / pt->global_batch;
+        want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+        want.stats.micro_batches = pt->micro_batches;
+        snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
+        /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
+         * before setup and the key leaves it open. */
+        if (st->info.path_is_algo && strcmp(o->naive_path, "auto") != 0)
+            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", o->naive_path);
+        results_key_t key;
+        results_key_of_row(&want, &key);
+        int best = 0;
+        /* Rank 0 alone read the CSV: its decision is every rank's. */
+        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
+        /* complete (or a result: diverged, oom) whatever --retry-failed says, else skipped for its fault */
+        int complete = skip && results_scan_done(done, &key, o->epochs, 1, NULL);
+        dist_bcast(dist, &skip, sizeof skip);
+        if (skip) {
+            printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, %s in %s "
+                   "(--resume%s)\n", k, n_points, st->info.name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype,
+                   complete ? "complete" : "its last run faulted", o->out,
+                   complete ? "" : "; --retry-failed runs it again");
+            fflush(stdout);
+            progress_drop(&sd->prog, o->epochs, 1);
+            free(r);
+            return RUN_SKIPPED;
+        }
+        if (best > 0 && is_root)
+            fprintf(stderr, "scaling: run %d/%d: an earlier run stopped after epoch %d of %d; running it again from "
+                    "epoch 1 as %s\n", k, n_points, best, o->epochs, row->run_id);
+    }
+
+    int outcome;
+    if (!dist) outcome = run_isolated(r);
+    else {
+        watchdog_t wd;
+        check_on_fail(dist_fail_hook, r);
+        if (watchdog_start(&wd, o->timeout_s, run_health, run_expire, r) != 0) {
+            fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);
+            dist_abort(dist, 1);
+        }
+        r->wd = &wd;
+        outcome = run_body(r);
+        watchdog_stop(&wd);
+        check_on_fail(NULL, NULL);
+    }
+    free(r);
+    return outcome;
+}

@@ -1,0 +1,42 @@
+/* run.h — one sweep point run to its rows: its configuration, the child process it runs in (one process drives
+ * the GPUs) or the watchdog it runs under (one process per GPU), the rows of every way it can end (doc/faults.md). */
+#pragma once
+#include "options.h"
+#include "sweep.h"
+#include "results.h"
+#include "progress.h"
+#include "answer.h"
+#include "../engine/idx.h"
+#include "../strategies/strategy.h"
+#include "../strategies/dist.h"
+
+/* SCALING_PROFILE_STEPS=K (scripts/profile.sh): the profiler range opens at step 0 of epoch 2 (the first steady
+ * epoch) of the first run and closes after K steps, so `nsys --capture-range=cudaProfilerApi` records K steady
+ * steps and no setup, warmup or evaluation. */
+typedef struct {
+    int steps;          /* K; 0: not profiling */
+    int state;          /* 0 waiting, 1 capturing, 2 done */
+} profile_t;
+/* Reads SCALING_PROFILE_STEPS. */
+void profile_init(profile_t *p);
+
+/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed and timeout are faults
+ * of that configuration (recorded, the sweep goes on); interrupted ends the sweep (SIGINT/SIGTERM). */
+enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED, RUN_OUTCOMES };
+
+/* What the runs of one command share over its sweeps (one, or the default study's several): the run count and ETA
+ * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
+typedef struct {
+    progress_t prog;
+    answer_t *ans;
+    int outcomes[RUN_OUTCOMES];
+} study_t;
+
+/* Runs one sweep point (o's strategy st) and writes its rows to res (NULL on ranks other than 0 under mpirun/srun).
+ * With --resume (done != NULL) a configuration already complete, or faulted, in the CSV is skipped. Returns a RUN_*
+ * outcome. */
+int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+              results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+              const dist_t *dist);
+/* Monotonic wall-clock seconds. */
+double wall_now(void);

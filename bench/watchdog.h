@@ -1,0 +1,34 @@
+/* watchdog.h — the deadline of a run in one process per GPU (mpirun/srun), where no parent process can watch: a
+ * thread that ends the job when the run has made no progress for --timeout seconds (a rank stopped or dead, a
+ * collective or a synchronisation that never completes) or when the run's health check reports a fault (an NCCL
+ * asynchronous error). Host-only (pthreads). */
+#pragma once
+#include <pthread.h>
+#include <stddef.h>
+
+/* 1 with a one-line reason when the run is broken (may be NULL). Runs on the watchdog thread. */
+typedef int (*watchdog_check_fn)(void *ctx, char *why, size_t len);
+/* Called once on the watchdog thread when the deadline passed (timed_out 1) or the check failed (0); ends the
+ * process (it may return only in tests). */
+typedef void (*watchdog_expire_fn)(void *ctx, const char *why, int timed_out);
+
+typedef struct {
+    double timeout_s;
+    double poll_s;                  /* how often it looks: 0.2 s */
+    long long last_ns;              /* the last beat (CLOCK_MONOTONIC), read and written atomically */
+    int stop;                       /* under lock; wake signals it, so a stop never waits out a poll */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    watchdog_check_fn check;
+    watchdog_expire_fn expire;
+    void *ctx;
+    pthread_t thread;
+    int running;
+} watchdog_t;
+
+/* Starts the thread; the deadline counts from now. 0, or -1 when the thread cannot be made. */
+int watchdog_start(watchdog_t *w, double timeout_s, watchdog_check_fn check, watchdog_expire_fn expire, void *ctx);
+/* Progress: the deadline starts again. One atomic store: cheap enough for every step. */
+void watchdog_beat(watchdog_t *w);
+/* Stops and joins the thread (after the run). */
+void watchdog_stop(watchdog_t *w);

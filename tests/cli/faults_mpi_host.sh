@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# faults_mpi_host.sh (ctest test_faults_mpi, label host) — one process per GPU's fault paths under a real
+# `mpirun -np 2`, without a GPU: tests/run/fake_dist_sweep.c runs bench/run.c with a fake strategy whose steps do one
+# MPI all-reduce each. Two configurations (lr 0.01, 0.02), the fault in the first, --timeout 3:
+#   - a stalled rank (SCALING_FAULT stall on rank 1), a stopped rank (SIGSTOP to rank 1): rank 0's watchdog;
+#   - a killed rank (SIGKILL to rank 1): the launcher, rank 0's handler;
+#   - a CHECK failure on rank 1, and on rank 0;
+#   - SIGTERM to every rank (a time limit): the ranks stop together at the epoch's end, exit 143;
+# each: every rank gone within --timeout + 10 s, a line naming the rank, the configuration's row with its reason,
+# and --resume then runs the second configuration. The seconds are printed (doc/faults.md). Skips without mpirun.
+set -u
+bin=$1; root=$2
+mpirun=${MPIRUN:-mpirun}
+command -v "$mpirun" >/dev/null 2>&1 || { echo "SKIP: no $mpirun on the PATH"; exit 77; }
+opts=(--oversubscribe)
+[ "$(id -u)" -eq 0 ] && opts+=(--allow-run-as-root)
+tmp=$(mktemp -d)
+pid=""
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+pass=0; fail=0
+check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi; }
+summary() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; }
+source "$(dirname "$0")/lib_faults.sh"
+TIMEOUT=3
+args=(--model lenet --epochs 2 --timeout $TIMEOUT)
+
+# start NAME [ENV=VALUE...]: the sweep in the background ($pid), output in $tmp/NAME.log, CSV $tmp/NAME.csv
+start() {
+    local name=$1; shift
+    env "$@" FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" \
+        >"$tmp/$name.log" 2>&1 &
+    pid=$!
+}
+# finish NAME T0 WANT_STATUSES: waits, then checks the deadline, the row and --resume
+finish() {
+    local name=$1 t0=$2 want=$3 rc took first
+    wait "$pid"; rc=$?; pid=""
+    local rank p deadline=$((SECONDS + TIMEOUT + 12))
+    for rank in 0 1; do     # mpirun may exit before a rank it signalled: the time is the last rank's
+        p=$(cat "$tmp/$name.pid.$rank" 2>/dev/null)
+        while [ -n "$p" ] && ! gone "$p" && ((SECONDS < deadline)); do sleep 0.05; done
+    done
+    took=$(seconds_since "$t0")
+    echo "$name: mpirun exited $rc, every rank gone $took s after the fault"
+    check "$name: exit $rc, want non-zero" $([ $rc -ne 0 ]; echo $?)
+    check "$name: gone after $took s, want <= $((TIMEOUT + 10))" \
+        $(awk -v t="$took" -v m=$((TIMEOUT + 10)) 'BEGIN { exit !(t <= m) }'; echo $?)
+    for rank in 0 1; do
+        p=$(cat "$tmp/$name.pid.$rank" 2>/dev/null)
+        [ -n "$p" ] && ! gone "$p" && { check "$name: rank $rank (pid $p) still there" 1; kill -9 "$p"; }
+    done
+    runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+    first=$(grep '^0.01|' "$tmp/runs" | tail -n 1)
+    # a row of the run has one of the statuses (a failing rank's failed row may be followed by rank 0's interrupted
+    # one, written when the launcher ends the job), and the last row a reason
+    check "$name: the first configuration's run has a row in one of: $want, with a reason: '$first'" \
+        $(echo "$first" | awk -F'|' -v w=" $want " '{ n = split($4, s, ","); f = 0
+                                                        for (i = 1; i <= n; i++) f = f || index(w, " " s[i] " ")
+                                                        exit !(f && $5 != "") }'
+          echo $?)
+    env FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" --resume \
+        >"$tmp/$name-resume.log" 2>&1; rc=$?
+    runs "$tmp/$name.csv" >"$tmp/runs"
+    check "$name: --resume exits $rc and completes the second configuration" \
+        $([ $rc -eq 0 ] && grep -q '^0.02|[^|]*|1,2|ok,ok|' "$tmp/runs"; echo $?)
+    [ $fail -eq 0 ] || { tail -n 8 "$tmp/$name.log"; }
+}
+
+# ---- a stalled rank: rank 1 sleeps at step 10 of the first configuration
+start stall SCALING_FAULT=stall:10:rank=1:run=1
+until grep -q 'injecting a fault at stall' "$tmp/stall.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+finish stall "$(date +%s.%N)" timeout
+check "stall: a line names the rank and 'no progress'" $(grep -q 'rank [01] on .*no progress for' "$tmp/stall.log"; echo $?)
+
+# ---- a stopped rank and a killed rank, mid-epoch (50 ms steps: an epoch of 2 s)
+for sig in STOP KILL; do
+    name=sig$sig
+    start "$name" FAKE_STEP_MS=50
+    wait_rows "$tmp/$name.csv" 1 "$pid" 60
+    sleep 0.3
+    t0=$(date +%s.%N)
+    kill -$sig "$(cat "$tmp/$name.pid.1")"
+    want=timeout; [ $sig = KILL ] && want="interrupted failed timeout"
+    finish "$name" "$t0" "$want"
+    [ $sig = STOP ] && check "$name: rank 0's line names the deadline" \
+        $(grep -q 'rank 0 on .*no progress for' "$tmp/$name.log"; echo $?)
+done
+
+# ---- SIGTERM to every rank (Slurm's time limit) in epoch 2 of 3: rank 0's handler writes the interrupted row at
+# once, the ranks agree to stop at that epoch's end, exit 143; --resume runs that configuration again and
+# completes the sweep
+name=term
+args=(--model lenet --epochs 3 --timeout $TIMEOUT)
+start "$name" FAKE_STEP_MS=50
+wait_rows "$tmp/$name.csv" 1 "$pid" 60
+sleep 0.3
+t0=$(date +%s.%N)
+kill -TERM "$(cat "$tmp/$name.pid.0")" "$(cat "$tmp/$name.pid.1")"
+wait "$pid"; rc=$?; pid=""
+echo "$name: mpirun exited $rc, $(seconds_since "$t0") s after SIGTERM to every rank"
+check "$name: exit $rc, want 143" $([ $rc -eq 143 ]; echo $?)
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: one run, one interrupted row, epoch 3 never reached" \
+    $(awk -F'|' '{ n++; k = split($4, s, ","); for (i = 1; i <= k; i++) c += s[i] == "interrupted"; e = $3 }
+                 END { exit !(n == 1 && c == 1 && e !~ /3/) }' "$tmp/runs"; echo $?)
+env FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" --resume \
+    >"$tmp/$name-resume.log" 2>&1; rc=$?
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: --resume exits $rc, runs the interrupted configuration again and completes both" \
+    $([ $rc -eq 0 ] && [ "$(grep -c '|1,2,3|ok,ok,ok|' "$tmp/runs")" -eq 2 ]; echo $?)
+args=(--model lenet --epochs 2 --timeout $TIMEOUT)
+
+# ---- a CHECK failure on rank 1, then on rank 0: the failing rank's line, a failed row
+for r in 1 0; do
+    name=check$r
+    t0=$(date +%s.%N)
+    start "$name" FAKE_CHECK_RANK=$r
+    finish "$name" "$t0" failed
+    check "$name: one line names rank $r and the CHECK" \
+        $(grep -q "rank $r on .*strategies/nccl.c:124: .*ending every rank" "$tmp/$name.log"; echo $?)
+done
+summary

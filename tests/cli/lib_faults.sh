@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# lib_faults.sh — what the fault tests share (gpu_faults.sh, gpu_faults_mpi.sh): a CSV's rows as TSV (scripts/csv.awk:
+# the reason cell holds commas), one line per run, and a wait for a file to reach some rows. Sourced after lib_gpu.sh
+# (bin, root, tmp, check set); not a test itself.
+
+# runs CSV: one line per run in file order: "lr|run_id|epochs|statuses|last reason" (| between fields: the reason
+# holds spaces).
+runs() {
+    awk -f "$root/scripts/csv.awk" "$1" 2>/dev/null | awk -F'\t' '
+        NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { r = $c["run_id"]; if (!(r in e)) { n++; id[n] = r; lr[r] = $c["lr"] }
+          e[r] = e[r] (e[r] == "" ? "" : ",") $c["epoch"]; s[r] = s[r] (s[r] == "" ? "" : ",") $c["status"]
+          why[r] = $c["reason"] }
+        END { for (i = 1; i <= n; i++) print lr[id[i]] "|" id[i] "|" e[id[i]] "|" s[id[i]] "|" why[id[i]] }'
+}
+# cells CSV NAME: the column's cells, one per row (through csv.awk)
+cells() {
+    awk -f "$root/scripts/csv.awk" "$1" 2>/dev/null |
+        awk -F'\t' -v want="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next } { print $c }'
+}
+# rows_of CSV: data rows
+rows_of() { [ -f "$1" ] && echo $(($(wc -l <"$1") - 1)) || echo 0; }
+# wait_rows CSV N PID SECONDS: until CSV has N data rows (0), PID ended (1) or SECONDS passed (2)
+wait_rows() {
+    local deadline=$((SECONDS + $4))
+    while ((SECONDS < deadline)); do
+        (($(rows_of "$1") >= $2)) && return 0
+        kill -0 "$3" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 2
+}
+# seconds_since T0 (from date +%s.%N): elapsed seconds, 1 decimal
+seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# gone PID: the process is gone, or a zombie (a reaper may be slow, or absent in a container)
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)" = Z ]; }

@@ -1,0 +1,302 @@
+/* test_isolate.c — the per-configuration child process (bench/isolate.h) with fake children, no GPU: a clean run,
+ * a CHECK_* failure (its reason reaches the parent; out of memory is told apart), a crash by signal, a silent child
+ * past the deadline, SIGTERM ended at a step boundary and a second SIGTERM at once, and SCALING_FAULT (engine/fault.h)
+ * failing the k-th call through the CHECK_* macros' own fault path. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/isolate.h"
+#include "engine/check.h"
+#include "test.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int child_ok(void *arg) {
+    (void)arg;
+    check_report("setup 1.25\n");
+    check_report("epoch 1\n");
+    check_report("custom 42\n");
+    check_report("epoch 2\n");
+    check_report("outcome 0\n");
+    return 0;
+}
+
+static int child_check_fail(void *arg) {
+    check_report("setup\n");
+    check_report("epoch 1\n");
+    check_report("mem 812 81559\n");
+    check_fail("engine/layers/bn.cu", 169, "cudaMalloc(&p->dpre, layer_bytes(l, in))", (const char *)arg);
+    return 0;
+}
+
+static int child_segv(void *arg) {
+    (void)arg;
+    check_report("setup\n");
+    raise(SIGSEGV);
+    return 0;
+}
+
+static int child_silent(void *arg) {
+    (void)arg;
+    check_report("setup\n");
+    for (;;) pause();
+    return 0;
+}
+
+/* A run loop: a "step" every 10 ms, the signal checked at each step boundary as scaling.c does. */
+static int child_steps(void *arg) {
+    int check_signal = *(int *)arg;
+    check_report("setup\n");
+    for (int step = 0; step < 1000; step++) {
+        usleep(10000);
+        if (check_signal && isolate_signal()) {
+            check_report("interrupted\n");
+            return isolate_exit_status(isolate_signal());
+        }
+    }
+    return 0;
+}
+
+/* A host stand-in for a cuDNN call behind the CHECK_* fast path: fails only when SCALING_FAULT says so. */
+static int fake_calls(void *arg) {
+    int n = *(int *)arg;
+    check_report("setup\n");
+    for (int i = 0; i < n; i++) {
+        int e_ = 0;
+        CHECK_FAULTY_(e_ == 0, FAULT_CUDNN, 8, check_fail("tests/host/test_isolate.c", 77, "fake_cudnn_call()",
+                                                          "CUDNN_STATUS_EXECUTION_FAILED"));
+    }
+    return 0;
+}
+
+static int child_pid_then_wait(void *arg) {
+    (void)arg;
+    pid_t me = getpid();
+    ssize_t w = write(atoi(getenv("WRITE_FD")), &me, sizeof me);
+    (void)w;
+    for (;;) pause();
+    return 0;
+}
+
+static void on_line(const char *line, void *ctx) {
+    if (strncmp(line, "custom ", 7) == 0) *(int *)ctx = atoi(line + 7);
+}
+
+static void test_children(void) {
+    isolate_result_t r;
+    char err[256], why[600];
+    int custom = 0;
+    EXPECT(isolate_run(child_ok, NULL, 10, on_line, &custom, &r, err, sizeof err) == 0, "run: %s", err);
+    EXPECT(r.exit_code == 0 && r.signal == 0 && r.setup_done && r.epochs == 2 && r.outcome == 0 && !r.reason[0],
+           "clean child: exit %d epochs %d outcome %d", r.exit_code, r.epochs, r.outcome);
+    EXPECT(custom == 42, "the caller's own line reached it: %d", custom);
+
+    EXPECT(isolate_run(child_check_fail, "out of memory", 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
+    EXPECT(r.exit_code == 1 && r.epochs == 1, "CHECK failure: exit %d after epoch %d", r.exit_code, r.epochs);
+    EXPECT(strcmp(r.reason, "engine/layers/bn.cu:169: cudaMalloc(&p->dpre, layer_bytes(l, in)) -> out of memory") == 0,
+           "the CHECK line is the reason: '%s'", r.reason);
+    EXPECT(isolate_is_oom(&r) && r.mem_free_mb == 812 && r.mem_total_mb == 81559, "oom, with free %g of %g MiB",
+           r.mem_free_mb, r.mem_total_mb);
+    isolate_describe(&r, 10, why, sizeof why);
+    EXPECT(strcmp(why, r.reason) == 0, "described by its reason: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "oom") == 0, "status oom: %s", isolate_status(&r));
+
+    EXPECT(isolate_run(child_check_fail, "an illegal memory access was encountered", 10, NULL, NULL, &r, err,
+                       sizeof err) == 0, "%s", err);
+    r.mem_free_mb = r.mem_total_mb = -1;    /* as a child that sent no mem line */
+    EXPECT(r.exit_code == 1 && !isolate_is_oom(&r), "another CUDA error is not an oom: %s", r.reason);
+    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "status failed: %s", isolate_status(&r));
+
+    EXPECT(isolate_run(child_segv, NULL, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
+    isolate_describe(&r, 10, why, sizeof why);
+    EXPECT(r.signal == SIGSEGV && r.exit_code == -1 && r.setup_done, "crash: signal %d", r.signal);
+    EXPECT(strstr(why, "SIGSEGV") != NULL, "the signal is named: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "a crash is failed: %s", isolate_status(&r));
+
+    EXPECT(isolate_run(child_silent, NULL, 0.5, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
+    isolate_describe(&r, 0.5, why, sizeof why);
+    EXPECT(r.timed_out && r.signal == SIGKILL, "silent child killed past the deadline: timed_out %d signal %d",
+           r.timed_out, r.signal);
+    EXPECT(strstr(why, "no progress for") != NULL, "described: %s", why);
+    EXPECT(strcmp(isolate_status(&r), "timeout") == 0, "status timeout: %s", isolate_status(&r));
+}
+
+static void test_fault_parse(void) {
+    fault_spec_t f;
+    char err[256];
+    EXPECT(fault_parse("alloc:3", &f, err, sizeof err) == 0 && f.kind == FAULT_ALLOC && f.k == 3 && f.rank == -1 &&
+           f.run == 0, "alloc:3: %s", err);
+    EXPECT(fault_parse("stall:10:rank=1", &f, err, sizeof err) == 0 && f.kind == FAULT_STALL && f.k == 10 &&
+           f.rank == 1, "stall:10:rank=1: %s", err);
+    EXPECT(fault_parse("collective:2:run=2:rank=0", &f, err, sizeof err) == 0 && f.kind == FAULT_COLLECTIVE &&
+           f.run == 2 && f.rank == 0, "collective with run and rank: %s", err);
+    static const char *const bad[] = {"oom:1", "cuda", "cuda:0", "cuda:-1", "cuda:x", "cuda:1:rank=", "cuda:1:node=2",
+                                      "nccl:1:run=0", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        EXPECT(fault_parse(bad[i], &f, err, sizeof err) == 2 && strncmp(err, "SCALING_FAULT: ", 15) == 0,
+               "'%s' refused: %s", bad[i], err);
+}
+
+static void test_fault_injection(void) {
+    isolate_result_t r;
+    char err[256];
+    int n = 5;
+    unsetenv("SCALING_FAULT");
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "unset: not armed");
+    EXPECT(isolate_run(fake_calls, &n, 10, NULL, NULL, &r, err, sizeof err) == 0 && r.exit_code == 0,
+           "unset: five calls pass (exit %d)", r.exit_code);
+
+    setenv("SCALING_FAULT", "cudnn:3", 1);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && fault_armed, "cudnn:3 armed: %s", err);
+    EXPECT(isolate_run(fake_calls, &n, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
+    EXPECT(r.exit_code == 1 && strstr(r.reason, "test_isolate.c:77: fake_cudnn_call() -> CUDNN_STATUS") != NULL &&
+           !isolate_is_oom(&r), "the third call failed: exit %d, reason '%s'", r.exit_code, r.reason);
+    n = 2;
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 &&
+           isolate_run(fake_calls, &n, 10, NULL, NULL, &r, err, sizeof err) == 0 && r.exit_code == 0,
+           "a run of two calls never reaches the third");
+    n = 5;
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && fault_take(FAULT_CUDA) == 0 && fault_take(FAULT_CUDA) == 0 &&
+           fault_take(FAULT_CUDA) == 0, "other kinds are not counted");
+
+    setenv("SCALING_FAULT", "cudnn:1:run=2", 1);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "run=2: run 1 untouched");
+    EXPECT(fault_begin_run(0, 2, err, sizeof err) == 0 && fault_armed, "run=2: run 2 armed");
+    setenv("SCALING_FAULT", "cudnn:1:rank=1", 1);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "rank=1: rank 0 untouched");
+    EXPECT(fault_begin_run(1, 1, err, sizeof err) == 0 && fault_armed, "rank=1: rank 1 armed");
+    setenv("SCALING_FAULT", "cudnn:zero", 1);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 2 && !fault_armed, "malformed: an error, not armed: %s", err);
+    unsetenv("SCALING_FAULT");
+    fault_begin_run(0, 1, err, sizeof err);
+}
+
+/* Signal cases run in a subprocess of their own: the first signal a process gets stays recorded. */
+static int signal_case(int second, int check_signal) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        isolate_result_t r;
+        char err[256];
+        pid_t me = getpid();
+        if (fork() == 0) {      /* the user: SIGTERM to the parent once the run is under way, twice if asked */
+            usleep(200000);
+            kill(me, SIGTERM);
+            if (second) { usleep(200000); kill(me, SIGTERM); }
+            _exit(0);
+        }
+        int rc = isolate_run(child_steps, &check_signal, 30, NULL, NULL, &r, err, sizeof err);
+        while (wait(NULL) > 0) {}
+        if (rc) _exit(1);
+        if (!second) _exit(r.interrupted == SIGTERM && r.exit_code == 143 && r.signal == 0 ? 0 : 2);
+        char why[600];
+        isolate_describe(&r, 30, why, sizeof why);
+        _exit(r.interrupted == SIGTERM && r.signal == SIGKILL && strcmp(isolate_status(&r), "interrupted") == 0 &&
+              strstr(why, "SIGTERM twice") ? 0 : 3);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_signals(void) {
+    int rc = signal_case(0, 1);
+    EXPECT(rc == 0, "SIGTERM: passed to the child, which stopped at a step boundary with 143 (case rc %d)", rc);
+    rc = signal_case(1, 0);
+    EXPECT(rc == 0, "a second SIGTERM kills a child that does not stop (case rc %d)", rc);
+    /* A process without a child: the second signal ends it at once with 128 + signal. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        raise(SIGTERM);
+        if (isolate_signal() != SIGTERM) _exit(1);
+        raise(SIGTERM);
+        _exit(2);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143, "no child: second SIGTERM exits 143 (status %d)",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* 1 when pid is gone or a zombie (an orphan's reaper may be slow, or absent in a container). */
+static int gone_or_zombie(pid_t pid) {
+    if (kill(pid, 0) != 0) return 1;
+    char path[64], buf[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* A parent killed outright takes its child along (no orphan writing rows). */
+static void test_orphan(void) {
+    int fds[2];
+    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return; }
+    pid_t parent = fork();
+    if (parent == 0) {      /* the sweep: its child reports its pid, then idles; the sweep is killed */
+        close(fds[0]);
+        char s[16];
+        snprintf(s, sizeof s, "%d", fds[1]);
+        setenv("WRITE_FD", s, 1);
+        isolate_result_t r;
+        char err[64];
+        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
+        _exit(0);
+    }
+    close(fds[1]);
+    pid_t child = 0;
+    EXPECT(read(fds[0], &child, sizeof child) == (ssize_t)sizeof child && child > 0, "child pid %d", (int)child);
+    close(fds[0]);
+    kill(parent, SIGKILL);
+    waitpid(parent, NULL, 0);
+    int gone = 0;
+    for (int i = 0; i < 100 && !gone; i++) {
+        gone = gone_or_zombie(child);
+        if (!gone) usleep(20000);
+    }
+    EXPECT(gone, "the child %d is gone within 2 s of its parent's SIGKILL", (int)child);
+    if (!gone) kill(child, SIGKILL);
+}
+
+/* Rank 0's last words: the prepared row is written by the first signal's handler, once; disarmed, nothing. */
+static void test_last_words(void) {
+    char path[] = "/tmp/test_isolate_words.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { EXPECT(0, "mkstemp"); return; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        static const char row[] = "run-1,interrupted\n";
+        isolate_last_words(fd, row, sizeof row - 1);
+        isolate_last_words(-1, NULL, 0);        /* disarmed and armed again, as every epoch does */
+        isolate_last_words(fd, row, sizeof row - 1);
+        int before = isolate_last_words_spoken();
+        raise(SIGTERM);
+        _exit(!before && isolate_last_words_spoken() && isolate_signal() == SIGTERM ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the handler spoke once (status %d)", status);
+    size_t len;
+    char *text = test_slurp(path, &len);
+    EXPECT(text && strcmp(text, "run-1,interrupted\n") == 0, "the prepared row, whole: '%s'", text ? text : "");
+    free(text);
+    close(fd);
+    unlink(path);
+}
+
+int main(void) {
+    test_children();
+    test_last_words();
+    test_orphan();
+    test_fault_parse();
+    test_fault_injection();
+    test_signals();
+    return test_summary();
+}

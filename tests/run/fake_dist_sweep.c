@@ -1,0 +1,116 @@
+/* fake_dist_sweep.c — a two-configuration sweep (lr 0.01 then 0.02, 2 epochs of 40 steps) through bench/run.c under
+ * `mpirun -np N`, with a fake strategy that touches no GPU but does one MPI all-reduce per step, as a collective
+ * that a stopped or dead rank leaves waiting: tests/cli/test_faults_mpi.sh drives it to time the fault paths of one
+ * process per GPU (watchdog, MPI_Abort, the rows) without a GPU. FAKE_CHECK_RANK=R: that rank fails a CHECK at step
+ * 5 of the first configuration; FAKE_STEP_MS: a step's time (5). Each rank writes its pid to $FAKE_PIDS.R.
+ * Arguments: scaling's options. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench/run.h"
+#include "bench/isolate.h"
+#include "engine/check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    const dist_t *dist;
+    int check_here;
+} fake_t;
+
+static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    (void)err, (void)errlen;
+    fake_t *f = calloc(1, sizeof *f);
+    const char *r = getenv("FAKE_CHECK_RANK");
+    f->dist = cfg->dist;
+    f->check_here = r && cfg->dist && atoi(r) == cfg->dist->rank && cfg->lr < 0.015;
+    *state = f;
+    return 0;
+}
+static int fake_steps(void *state) { (void)state; return 40; }
+static void fake_epoch_begin(void *state, int epoch) { (void)state, (void)epoch; }
+static void fake_train_step(void *state, int step) {
+    fake_t *f = state;
+    const char *ms = getenv("FAKE_STEP_MS");
+    struct timespec t = {0, (ms ? atoi(ms) : 5) * 1000000L};
+    nanosleep(&t, NULL);
+    if (f->check_here && step == 5)
+        check_fail("strategies/nccl.c", 124, "ncclAllReduce(b, b, count, type, ncclSum, comm, stream)",
+                   "unhandled system error");
+    dist_max(f->dist, (double)step);    /* the step's collective */
+}
+static void fake_epoch_end(void *state, int steps, epoch_stats_t *out) {
+    (void)state;
+    out->steps = steps;
+    out->epoch_s = 0.2;
+    out->step_ms = 5;
+    out->train_loss = 0.5;
+    out->train_acc = 0.8;
+}
+static double fake_evaluate(void *state) { (void)state; return 0.75; }
+static void fake_teardown(void *state) { free(state); }
+
+static const strategy_t fake = {
+    .info = {.name = "fake", .summary = "test double", .multi_process = 1, .no_gpu = 1},
+    .setup = fake_setup, .steps_per_epoch = fake_steps, .epoch_begin = fake_epoch_begin,
+    .train_step = fake_train_step, .epoch_end = fake_epoch_end, .evaluate = fake_evaluate, .teardown = fake_teardown,
+};
+
+int main(int argc, char **argv) {
+    char err[512] = "";
+    dist_t d;
+    if (dist_init(&d, err, sizeof err) != 1) {
+        fprintf(stderr, "fake_dist_sweep: needs mpirun -np 2 or more: %s\n", err);
+        return 2;
+    }
+    isolate_signals_install();
+    if (!d.is_root && !freopen("/dev/null", "w", stdout)) return 1;   /* rank 0 alone prints the table */
+    const char *pids = getenv("FAKE_PIDS");
+    if (pids) {
+        char path[600];
+        snprintf(path, sizeof path, "%s.%d", pids, d.rank);
+        FILE *f = fopen(path, "w");
+        if (f) fprintf(f, "%d\n", (int)getpid()), fclose(f);
+    }
+    options_t o;
+    if (options_parse(&o, argc, argv, err, sizeof err) != 0) {
+        fprintf(stderr, "fake_dist_sweep: %s\n", err);
+        return 2;
+    }
+    d.device = 0;
+    idx_dataset_t data;
+    idx_synthetic(&data, 1);
+    results_t res = {0};
+    if (d.is_root && results_open(&res, o.out, err, sizeof err) != 0) {
+        fprintf(stderr, "fake_dist_sweep: %s\n", err);
+        dist_abort(&d, 2);
+    }
+    results_env_t env = {.gpu_name = "none", .host = "test", .nccl_transport = "default"};
+    study_t sd = {.ans = NULL};
+    progress_init(&sd.prog, 2, 4);
+    profile_t prof;
+    profile_init(&prof);
+    results_scan_t done = {0};
+    if (o.resume && d.is_root && results_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
+    int rc = 0;
+    for (int i = 0; i < 2; i++) {
+        if (dist_max(&d, (double)isolate_signal()) > 0) {     /* as scaling.c's sweep: a signal between two runs */
+            rc = isolate_exit_status(isolate_signal() ? isolate_signal() : 15);
+            break;
+        }
+        sweep_point_t pt = {.index = i, .gpus = d.size, .global_batch = 64 * d.size, .per_gpu_batch = 64,
+                            .lr = 0.01 * (i + 1), .seed = 1, .math = "tf32", .grad_dtype = DTYPE_FP32,
+                            .micro_batches = 1};
+        int got = run_point(&o, &fake, &pt, &data, d.is_root ? &res : NULL, &env, &sd, o.resume ? &done : NULL,
+                            &prof, &d);
+        if (got == RUN_FAILED || got == RUN_TIMEOUT) rc = 1;
+        if (got == RUN_INTERRUPTED) { rc = isolate_exit_status(isolate_signal() ? isolate_signal() : 15); break; }
+    }
+    results_scan_free(&done);
+    if (d.is_root) results_close(&res);
+    idx_free(&data);
+    dist_finalize(&d);
+    return rc;
+}
