@@ -15,7 +15,7 @@
 #define PLAN_SCHEDULE "1f1b"
 /* One GPU: the batch ladder (x4 from 256, then the whole training set, past any one GPU's memory), both fast maths,
  * one learning rate, 4 epochs (default_plan.h says why). */
-#define ONE_GPU_BATCHES "256,1024,4096,16384,60000"
+#define ONE_GPU_BATCHES "256,1024,4096,60000"
 #define ONE_GPU_MATHS "tf32,bf16"
 #define ONE_GPU_EPOCHS "4"
 

@@ -10,17 +10,16 @@
  *              (8 where there are more than 4 stages, so every stage has one in flight)
  * LeNet: batch 64 per GPU, 256 for the pipeline.
  * On one GPU nothing scales, so the study answers what one GPU can instead, in one sweep of the reference strategy:
- * batches 256, 1024, 4096, 16384 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, lr
- * 0.05 at every batch, 4 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so the
- * ladder finds the largest batch that fits. By the model's own count of activation bytes (model_activation_bytes)
- * ResNet-18 on 28x28 images needs 28 / 14 GiB (tf32 / bf16) at 4096, 112 / 56 GiB at 16384 and 409 / 205 GiB at
- * 60000: on an 80 GB H100, tf32 stops at 4096 and bf16 at 16384; 60000 fits no GPU of 2026 in either math. One lr
- * for every batch: a larger batch takes fewer steps per epoch and its accuracy after 4 epochs shows it (scaling the
- * lr with the batch is a sweep of its own, --lr). 4 epochs, not 5: 3 steady epochs still give a median that one slow
- * epoch cannot move. Measured on one H200 (2026-11-24) with batch 64 also on the ladder: 128 s, its two runs alone
- * 15 s of epochs (2.27 / 1.47 s per tf32 / bf16 epoch); without it the epochs of the runs that fit take about 26 s
- * (bf16 0.73, 0.51, 0.46 s and tf32 1.29, 1.09, 1.01 s per epoch at 256, 1024, 4096), plus a few seconds of setup
- * per run: about a minute.
+ * batches 256, 1024, 4096 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, lr 0.05 at
+ * every batch, 4 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so the ladder
+ * finds the largest of its batches that fits. By the model's own count of activation bytes
+ * (model_activation_bytes) ResNet-18 on 28x28 images needs 28 / 14 GiB (tf32 / bf16) at 4096 and 409 / 205 GiB at
+ * 60000, which fits no GPU of 2026 in either math. One lr for every batch: a larger batch takes fewer steps per epoch
+ * and its accuracy after 4 epochs shows it (scaling the lr with the batch is a sweep of its own, --lr). 4 epochs:
+ * 3 steady epochs still give a median that one slow epoch cannot move. Measured on one H200 (2026-11-24), a run's
+ * setup (cuDNN's algorithm search at its batch) is what grows: 1, 5, 7, 14 and 19 s at batch 256 .. 4096, 45 s to
+ * the oom of 16384 in tf32 and 68 s before 16384 trained in bf16, so the ladder stops at 4096 and the whole set;
+ * the epochs of the six runs that fit take about 26 s: about a minute and a half in all.
  * Why these numbers (results/study-h200x2-2026-11-22, 2 H200s): 256 per GPU is the harness's default batch and
  * keeps data-parallel efficiency near 95 %; the pipeline's best there was 1F1B with 4 micro-batches of a 1024 batch;
  * lr 0.05 is that study's best 1-GPU accuracy, and 0.05 x 8 GPUs = 0.4 is the largest scaled rate it trained
