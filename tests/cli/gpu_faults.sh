@@ -4,9 +4,9 @@
 #   - SCALING_FAULT alloc / cudnn / cuda (engine/fault.h) in every one-GPU strategy (single; nccl on one GPU) and
 #     math: the first configuration's last row is oom (alloc) or failed (the CHECK line as its reason), and the
 #     second runs complete;
-#   - a real batch past the GPU's memory (ResNet-18, batch 65536: 447 / 224 GiB of activations in tf32 / bf16;
-#     32768 fit an H200 in bf16 and spent 136 s in the algorithm search before its oom): an oom row with the
-#     device's free and total memory, then batch 64 runs;
+#   - a real batch past the GPU's memory (ResNet-18, batch 60000, the whole training set: 409 / 205 GiB of
+#     activations in tf32 / bf16; 32768 fit an H200 in bf16 and spent 136 s in the algorithm search before its
+#     oom): an oom row with the device's free and total memory, then batch 64 runs;
 #   - a stalled step (SCALING_FAULT stall) under --timeout 5: a timeout row within 5 + 10 s, then the next one;
 #   - SIGTERM mid-epoch: an interrupted row, exit 143 soon after; --resume then completes the sweep, no
 #     configuration twice; a run that cannot stop (stalled) ends at a second SIGTERM, at once.
@@ -56,11 +56,11 @@ for math in fp32 tf32 bf16; do
     csv=$tmp/oom-$math.csv
     t0=$(date +%s.%N)
     "$bin" --strategy single --model resnet18 --dataset fashion-mnist --data-dir "$root/data/fashion-mnist" \
-        --batch 65536,64 --math "$math" --epochs 1 --steps 5 --out "$csv" >"$tmp/oom.out" 2>"$tmp/oom.err"; rc=$?
+        --batch 60000,64 --math "$math" --epochs 1 --steps 5 --out "$csv" >"$tmp/oom.out" 2>"$tmp/oom.err"; rc=$?
     echo "oom $math: sweep of two ended in $(seconds_since "$t0") s (exit $rc)"
     st=$(cells "$csv" status | tr '\n' ' '); gb=$(cells "$csv" global_batch | tr '\n' ' ')
     check "oom $math: statuses '$st' for batches '$gb', want oom then ok" \
-        $([ "$st" = "oom ok " ] && [ "$gb" = "65536 64 " ]; echo $?)
+        $([ "$st" = "oom ok " ] && [ "$gb" = "60000 64 " ]; echo $?)
     free=$(cells "$csv" mem_free_mb | head -n 1); total=$(cells "$csv" mem_total_mb | head -n 1)
     check "oom $math: free $free MiB of $total MiB recorded" \
         $(awk -v f="$free" -v t="$total" 'BEGIN { exit !(f != "" && t > 1000 && f >= 0 && f <= t) }'; echo $?)
