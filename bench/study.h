@@ -19,6 +19,8 @@ void study_key_merge(results_key_t *into, const results_key_t *k);
 void study_progress_init(study_progress_t *p);
 /* Adds one row of the run, in file order. */
 void study_progress_add(study_progress_t *p, int epoch, const char *status);
+/* 1 for a status that says the run itself failed: failed, timeout, replicas-differ (a fault, not a measurement). */
+int study_is_fault(const char *status);
 
 /* 1 when the run needs no re-run for a study of `epochs` epochs: it trained them all, or it ended diverged or oom
  * (re-running would repeat it). A run that faulted (a row failed, timeout or replicas-differ) counts as complete only

@@ -312,7 +312,10 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
     double acc = row->test_acc; /* < 0: none; NaN stays NaN */
     int has_acc = !(acc < 0) && !isnan(acc);
     if (e >= 1 && has_acc) vec_push(&r->acc_e, e), vec_push(&r->acc_v, 100 * acc);
-    if (e >= 0 && (r->last < 0 || e >= r->last)) {
+    /* Under mpirun a failing rank's row may be followed by rank 0's interrupted one at the same epoch: what ended the
+     * run is the fault, as --resume counts it (study_progress_add). */
+    int after_fault = e == r->last && *r->fstat && study_is_fault(r->fstat) && strcmp(row->status, "interrupted") == 0;
+    if (e >= 0 && (r->last < 0 || e >= r->last) && !after_fault) {
         r->last = e;
         r->facc = has_acc ? 100 * acc : NAN;
         r->fstat = row->status;

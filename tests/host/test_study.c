@@ -76,6 +76,9 @@ static void test_complete(void) {
     EXPECT(mpi.faulted && strcmp(mpi.status, "interrupted") == 0 && study_complete(&mpi, 3, 0) &&
            !study_complete(&mpi, 3, 1), "a failed row then rank 0's interrupted one (mpirun): faulted");
     EXPECT(!study_complete(&rd, 3, 1) && study_complete(&rd, 3, 0), "replicas-differ ends like failed: %s", rd.status);
+    EXPECT(study_is_fault("failed") && study_is_fault("timeout") && study_is_fault("replicas-differ") &&
+           !study_is_fault("interrupted") && !study_is_fault("oom") && !study_is_fault("ok") && !study_is_fault(NULL),
+           "faults: failed, timeout, replicas-differ only");
 
     /* the run that stands for a configuration */
     const study_progress_t *retried[] = {&setup, &full};
