@@ -33,6 +33,10 @@ void study_progress_init(study_progress_t *p) {
 
 static int is(const char *s, const char *what) { return s && strcmp(s, what) == 0; }
 
+const char *study_verdict(const study_progress_t *p) {
+    return p->faulted && is(p->status, "interrupted") ? p->fault : p->status;
+}
+
 int study_is_fault(const char *status) {
     return is(status, "failed") || is(status, "timeout") || is(status, "replicas-differ");
 }
@@ -40,7 +44,10 @@ int study_is_fault(const char *status) {
 void study_progress_add(study_progress_t *p, int epoch, const char *status) {
     int measured = is(status, "ok") || is(status, "diverged") || is(status, "oom");
     if (measured && epoch > p->epochs) p->epochs = epoch;
-    if (study_is_fault(status)) p->faulted = 1;
+    if (study_is_fault(status) && !p->faulted) {
+        p->faulted = 1;
+        snprintf(p->fault, sizeof p->fault, "%s", status);
+    }
     if (epoch >= p->last_epoch) {
         p->last_epoch = epoch;
         snprintf(p->status, sizeof p->status, "%s", status ? status : "");

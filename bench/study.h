@@ -19,6 +19,9 @@ void study_key_merge(results_key_t *into, const results_key_t *k);
 void study_progress_init(study_progress_t *p);
 /* Adds one row of the run, in file order. */
 void study_progress_add(study_progress_t *p, int epoch, const char *status);
+/* How the run ended, for tables: its last row's status, or its fault where an interrupted row followed one (rank 0's
+ * after a failing rank's, under mpirun). */
+const char *study_verdict(const study_progress_t *p);
 /* 1 for a status that says the run itself failed: failed, timeout, replicas-differ (a fault, not a measurement). */
 int study_is_fault(const char *status);
 

@@ -9,4 +9,5 @@ typedef struct {
     char status[32]; /* the status of its last row (highest epoch; the later row on a tie) */
     int faulted;     /* 1: a row of it is failed, timeout or replicas-differ (under mpirun a failing rank's failed
                       * row may be followed by rank 0's interrupted one, so not only the last row tells) */
+    char fault[32];  /* the first such row's status, when faulted */
 } study_progress_t;

@@ -173,7 +173,10 @@ static int select_runs(study_runs_t *s, char *err, size_t errlen) {
     results_key_t *keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
     const study_progress_t **p = malloc((size_t)(n ? n : 1) * sizeof *p);
     int *members = malloc((size_t)(n ? n : 1) * sizeof *members);
-    if (!order || !keys || !p || !members) {
+    s->run = calloc((size_t)(n ? n : 1), sizeof *s->run);   /* at most one kept run per run */
+    if (!order || !keys || !p || !members || !s->run) {
+        free(s->run);
+        s->run = NULL;
         free(order);
         free(keys);
         free(p);
@@ -206,17 +209,11 @@ static int select_runs(study_runs_t *s, char *err, size_t errlen) {
     }
     s->leftout = n - nk;
     /* The kept runs, in the order of their first row. */
-    s->run = calloc((size_t)(nk ? nk : 1), sizeof *s->run);
-    if (!s->run) {
-        free(order);
-        free(keys);
-        free(p);
-        free(members);
-        free(c);
-        return errmsg(2, err, errlen, "out of memory");
-    }
     for (int i = 0; i < n; i++)
-        if (c[i].keep) s->run[s->nr++].run_id = c[i].id;
+        if (c[i].keep) {
+            s->run[s->nr].run_id = c[i].id;
+            snprintf(s->run[s->nr++].fstat, sizeof s->run[0].fstat, "%s", study_verdict(&c[i].prog));
+        }
     free(order);
     free(keys);
     free(p);
@@ -289,7 +286,6 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
         r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
         r->facc = NAN;
         r->last = -1;
-        r->fstat = "";
         add_distinct(g->maths, &g->nm, 8, r->math);
         if (*r->gd) add_distinct(g->gds, &g->ngd, 8, r->gd);
         if (*r->seed) {
@@ -312,13 +308,9 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
     double acc = row->test_acc; /* < 0: none; NaN stays NaN */
     int has_acc = !(acc < 0) && !isnan(acc);
     if (e >= 1 && has_acc) vec_push(&r->acc_e, e), vec_push(&r->acc_v, 100 * acc);
-    /* Under mpirun a failing rank's row may be followed by rank 0's interrupted one at the same epoch: what ended the
-     * run is the fault, as --resume counts it (study_progress_add). */
-    int after_fault = e == r->last && *r->fstat && study_is_fault(r->fstat) && strcmp(row->status, "interrupted") == 0;
-    if (e >= 0 && (r->last < 0 || e >= r->last) && !after_fault) {
+    if (e >= 0 && (r->last < 0 || e >= r->last)) {
         r->last = e;
         r->facc = has_acc ? 100 * acc : NAN;
-        r->fstat = row->status;
     }
     if (strcmp(row->phase, "steady") == 0) {
         const epoch_stats_t *st = &row->stats;

@@ -19,7 +19,7 @@ typedef struct {
     int pipe;   /* a pipeline's run (study_is_pipeline) */
     int global; /* its line batch bk is the global batch (study_t1_global), else the per-GPU batch */
     double facc;       /* final test accuracy, %, NAN without one */
-    const char *fstat; /* status of its last row */
+    char fstat[32];    /* how it ended (study_verdict) */
     int last;          /* its last epoch */
     vec_t T, I, S, C, X, D, Q, Y, B, BI, N, acc_e, acc_v;
     vec_t *sb; /* stage_busy_ms per stage, steady rows */

@@ -79,6 +79,9 @@ static void test_complete(void) {
     EXPECT(study_is_fault("failed") && study_is_fault("timeout") && study_is_fault("replicas-differ") &&
            !study_is_fault("interrupted") && !study_is_fault("oom") && !study_is_fault("ok") && !study_is_fault(NULL),
            "faults: failed, timeout, replicas-differ only");
+    EXPECT(strcmp(study_verdict(&mpi), "failed") == 0 && strcmp(study_verdict(&stopped), "interrupted") == 0 &&
+           strcmp(study_verdict(&to), "timeout") == 0, "verdicts: %s %s %s", study_verdict(&mpi),
+           study_verdict(&stopped), study_verdict(&to));
 
     /* the run that stands for a configuration */
     const study_progress_t *retried[] = {&setup, &full};
