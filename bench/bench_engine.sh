@@ -6,8 +6,10 @@
 #
 # TORCH_FAST is ../shared/anchors/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
 # eager-bf16); skipped when absent or without torch. SCALING_BINS defaults to "ours=./scaling": several builds of
-# the engine (before/after a change) run in the same call, each in bf16 and tf32. Writes OUTDIR/{ours.csv,
-# torch.csv,flops.txt,summary.txt}. Targets are judged in summary.txt, never in a test.
+# the engine (before/after a change) run in the same call, each in bf16 and tf32. MEMORY=1 adds the peak device
+# memory of ResNet-18 at batch 64, 256 and 1024 in tf32 and bf16 (one epoch each, the first build). Writes
+# OUTDIR/{ours-LABEL.csv,torch.csv,flops.txt,summary.txt[,memory.csv]}. Targets are judged in summary.txt, never in
+# a test. (It replaces bench_single.sh, which compared with eager PyTorch only.)
 set -euo pipefail
 out=${1:?usage: bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]}
 torch_fast=${2:-}
@@ -39,6 +41,13 @@ for spec in $bins; do
     sed "s/^/$label /" <(grep '^# model' "$out/run.log") >>"$out/flops.txt"
 done
 rm -f "$out/run.log"
+if [[ ${MEMORY:-0} == 1 ]]; then
+    bin=${bins%% *}; bin=${bin#*=}
+    for math in tf32 bf16; do
+        "$bin" --model resnet18 --dataset fashion-mnist --batch 64,256,1024 --lr 0.1 --epochs 1 --math $math \
+            --out "$out/memory.csv" >/dev/null
+    done
+fi
 
 python3 - "$out" "$bins" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys, os, re
@@ -81,4 +90,8 @@ for spec in bins:
             if model == "resnet18" and math == "bf16" and best:
                 line += f"  | {m / best:.3f} x the time of torch cgraph-bf16 ({best:.3f} s)"
             print(line)
+if os.path.exists(f"{out}/memory.csv"):
+    print("peak device memory in use by the run (MiB), ResNet-18:")
+    for r in csv.DictReader(open(f"{out}/memory.csv")):
+        print(f"  {r['math']} batch {r['global_batch']:>5}: {float(r['peak_mem_mb']):.0f} MiB")
 PY
