@@ -162,6 +162,30 @@ void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
         if (c[i].ips >= 0 && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
+    for (int m = 0; m < o->n_math; m++) {
+        const answer_cell_t *b = o->fastest >= 0 ? &c[o->fastest] : NULL;
+        o->there[m] = b && strcmp(o->math[m], b->math) ? answer_cell_at(c, n, o->math[m], b->batch) : -1;
+        o->slower[m] = o->there[m] >= 0 ? b->ips / c[o->there[m]].ips : -1;
+    }
+}
+
+void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o, const char *colon, const char *times) {
+    const answer_cell_t *b = &c[o->fastest];
+    fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+    for (int m = 0; m < o->n_math; m++)
+        if (o->there[m] >= 0)
+            fprintf(f, "; %s there%s %.0f images/s (%.2f%s slower)", o->math[m], colon, c[o->there[m]].ips,
+                    o->slower[m], times);
+}
+
+void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep) {
+    for (int m = 0; m < o->n_math; m++) {
+        fprintf(f, "%s %s ", m ? sep : "", o->math[m]);
+        if (o->fit[m]) fprintf(f, "%d", o->fit[m]);
+        else fprintf(f, "none");
+        if (o->no_fit[m]) fprintf(f, " (%d did not: oom)", o->no_fit[m]);
+        else fprintf(f, " (every batch tried fit)");
+    }
 }
 
 /* The one-GPU study's cells, one per run (the caller frees); NULL when out of memory. */
@@ -195,23 +219,13 @@ static void print_one_gpu(FILE *f, const answer_t *a, const char *what) {
         fprintf(f, "  %s\n", c[i].ips < 0 && !c[i].status[0] ? "no steady epoch" : c[i].status);
     }
     if (o.fastest >= 0) {
-        const answer_cell_t *b = &c[o.fastest];
-        fprintf(f, "# fastest: %s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
-        for (int m = 0; m < o.n_math; m++) {
-            int j = strcmp(o.math[m], b->math) ? answer_cell_at(c, a->n, o.math[m], b->batch) : -1;
-            if (j >= 0) fprintf(f, "; %s there: %.0f images/s (%.2fx slower)", c[j].math, c[j].ips, b->ips / c[j].ips);
-        }
+        fprintf(f, "# fastest: ");
+        answer_one_fastest(f, c, &o, ":", "x");
         fprintf(f, "\n");
     } else
         fprintf(f, "# fastest: none (no run finished a steady epoch)\n");
     fprintf(f, "# largest batch that fit:");
-    for (int m = 0; m < o.n_math; m++) {
-        fprintf(f, "%s %s ", m ? "," : "", o.math[m]);
-        if (o.fit[m]) fprintf(f, "%d", o.fit[m]);
-        else fprintf(f, "none");
-        if (o.no_fit[m]) fprintf(f, " (%d did not: oom)", o.no_fit[m]);
-        else fprintf(f, " (every batch tried fit)");
-    }
+    answer_one_fit(f, &o, ",");
     fprintf(f, "\n");
     if (a->second_gpu) fprintf(f, "# a second GPU would add: %s\n", a->second_gpu);
     free(c);

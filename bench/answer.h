@@ -71,9 +71,21 @@ typedef struct {
      * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
     int fit[ANSWER_MAX_MATHS], no_fit[ANSWER_MAX_MATHS];
     int fastest;            /* the cell of the highest throughput, -1 without one */
+    /* Per math, the fastest cell's batch in that math: its cell (-1 for the fastest's own math, or where that math
+     * has no throughput at that batch) and how many times slower than the fastest it is. */
+    int there[ANSWER_MAX_MATHS];
+    double slower[ANSWER_MAX_MATHS];
 } answer_one_t;
 
+/* The facts of a one-GPU study, computed once for the printed answer and REPORT.md's one-GPU section. */
 void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o);
+/* Writes the fastest cell (o->fastest >= 0) and each other math at its batch ("bf16 at batch 4096, 100000 images/s;
+ * tf32 there<colon> 50000 images/s (2.00<times> slower)"): the words both the answer and the report say after their
+ * "fastest" label, in their own punctuation. */
+void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o, const char *colon, const char *times);
+/* Writes the largest batch that fit per math, each after a blank and the maths separated by sep: the words both the
+ * answer and the report say after their "largest batch that fit" label. */
+void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep);
 /* The cell of math m at batch b with a throughput, or -1. */
 int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b);
 

@@ -51,22 +51,12 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     }
     fprintf(md, "\n");
     if (o.fastest >= 0) {
-        const answer_cell_t *b = &c[o.fastest];
-        fprintf(md, "- **Fastest**: %s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
-        for (int m = 0; m < o.n_math; m++) {
-            int j = strcmp(o.math[m], b->math) ? answer_cell_at(c, n, o.math[m], b->batch) : -1;
-            if (j >= 0) fprintf(md, "; %s there %.0f images/s (%.2f× slower)", c[j].math, c[j].ips, b->ips / c[j].ips);
-        }
+        fprintf(md, "- **Fastest**: ");
+        answer_one_fastest(md, c, &o, "", "×");
         fprintf(md, ".\n");
     }
     fprintf(md, "- **Largest batch that fit**:");
-    for (int m = 0; m < o.n_math; m++) {
-        fprintf(md, "%s %s ", m ? ";" : "", o.math[m]);
-        if (o.fit[m]) fprintf(md, "%d", o.fit[m]);
-        else fprintf(md, "none");
-        if (o.no_fit[m]) fprintf(md, " (%d did not: oom)", o.no_fit[m]);
-        else fprintf(md, " (every batch tried fit)");
-    }
+    answer_one_fit(md, &o, ";");
     fprintf(md, ".\n- **A second GPU** would add the default study's scaling sweeps: every strategy of replicas on 2 "
                 "GPUs at the same batch per GPU (weak scaling) and every staged one on 2 stages (`./scaling --help` "
                 "lists them), each with its speedup and efficiency against these runs.\n\n");
