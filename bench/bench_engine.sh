@@ -5,7 +5,8 @@
 #   bench/bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]      (SCALING_BINS="label=path ..." compares builds)
 #
 # TORCH_FAST is ../shared/anchors/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
-# eager-bf16); skipped when absent or without torch. SCALING_BINS defaults to "ours=./scaling": several builds of
+# eager-bf16; cgraph-tf32 and graph-tf32 for the tf32 runs; TORCH_VARIANTS overrides the list); skipped when absent
+# or without torch. SCALING_BINS defaults to "ours=./scaling": several builds of
 # the engine (before/after a change) run in the same call, each in bf16 and tf32. MEMORY=1 adds the peak device
 # memory of ResNet-18 at batch 64, 256 and 1024 in tf32 and bf16 (one epoch each, the first build). Writes
 # OUTDIR/{ours-LABEL.csv,torch.csv,flops.txt,summary.txt[,memory.csv]}. Targets are judged in summary.txt, never in
@@ -20,8 +21,9 @@ export NCCL_NVLS_ENABLE=0
 : >"$out/flops.txt"
 
 if [[ -f $torch_fast ]] && python3 -c 'import torch' 2>/dev/null; then
-    echo "== PyTorch: torch_fast.py cgraph-bf16,graph-bf16,eager-bf16, $epochs epochs"
-    PYTHONUNBUFFERED=1 python3 "$torch_fast" data/fashion-mnist "$epochs" cgraph-bf16,graph-bf16,eager-bf16 \
+    variants=${TORCH_VARIANTS:-cgraph-bf16,graph-bf16,eager-bf16,cgraph-tf32,graph-tf32}
+    echo "== PyTorch: torch_fast.py $variants, $epochs epochs"
+    PYTHONUNBUFFERED=1 python3 "$torch_fast" data/fashion-mnist "$epochs" "$variants" \
         | tee "$out/torch.csv"
 else
     echo "== PyTorch skipped (no $torch_fast or no torch)"
@@ -62,8 +64,8 @@ torch = {}
 if os.path.exists(f"{out}/torch.csv"):
     for r in csv.DictReader(open(f"{out}/torch.csv")):
         if int(r["epoch"]) >= 2: torch.setdefault(r["variant"], []).append(float(r["epoch_s"]))
-best = None
-if "cgraph-bf16" in torch: best = stat(torch["cgraph-bf16"])[0]
+# PyTorch at its best in each math: torch.compile + whole-step CUDA graph
+best = {m: stat(torch[f"cgraph-{m}"])[0] for m in ("bf16", "tf32") if f"cgraph-{m}" in torch}
 for v, xs in torch.items():
     m, lo, hi = stat(xs)
     print(f"torch resnet18 {v:12s}: {m:.3f} s [{lo:.3f}, {hi:.3f}] per steady epoch")
@@ -87,8 +89,8 @@ for spec in bins:
             if model in gflop and math in peak:
                 tf = gflop[model] * steps * batch / 1e3 / m
                 line += f"  {tf:.0f} TFLOP/s = {100 * tf / peak[math]:.1f} % of dense {math} peak"
-            if model == "resnet18" and math == "bf16" and best:
-                line += f"  | {m / best:.3f} x the time of torch cgraph-bf16 ({best:.3f} s)"
+            if model == "resnet18" and math in best:
+                line += f"  | {m / best[math]:.3f} x the time of torch cgraph-{math} ({best[math]:.3f} s)"
             print(line)
 if os.path.exists(f"{out}/memory.csv"):
     print("peak device memory in use by the run (MiB), ResNet-18:")
