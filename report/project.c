@@ -8,45 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const fit_t *ki; /* the intra-node fit */
-    double ae, be;   /* inter-node α (µs) and β (µs per byte per GPU); NAN without a path */
-    int inter;
-} path_t;
-
-static int log2i(double x) {
-    int k = 0;
-    for (; x >= 2; x /= 2) k++;
-    return k;
-}
-
-/* All-reduce time (ms) of S bytes over N nodes × g GPUs by ring (tree = 0), intra-node fit ki. NAN past one node
- * without an inter-node path. */
-double project_ar_ms(int tree, int N, int g, double S, double ai, double bi, double ae, double be) {
-    int n = N * g;
-    if (n < 2) return 0;
-    if (N > 1 && (isnan(ae) || isnan(be))) return NAN;
-    if (N == 1) ae = be = 0; /* no inter-node term on one node */
-    double b = N > 1 ? fmax(bi, be / g) : bi, lat;
-    if (!tree)
-        lat = (2.0 * (n - 1) - 2.0 * (N - 1)) * ai + 2.0 * (N - 1) * ae;
-    else
-        lat = 2.0 * ((g - 1) * ai + log2i(N) * ae);
-    return (lat + (!tree ? 2.0 * (n - 1) / n : 2.0) * S * b) / 1e3;
-}
-
-static double ar(const path_t *p, int tree, int N, int g, double S, const fit_t *ki) {
-    return project_ar_ms(tree, N, g, S, ki->alpha, ki->beta, p->inter ? p->ae : NAN, p->inter ? p->be : NAN);
-}
-
-/* The all-reduce a row's algorithm runs (Ring, Tree; NCCL's choice, the faster, otherwise). */
-static double ar_row(const path_t *p, const char *algo, int N, int g, double S, const fit_t *ki) {
-    double r = ar(p, 0, N, g, S, ki), t = ar(p, 1, N, g, S, ki);
-    if (strcasecmp(algo, "ring") == 0 || isnan(r)) return r;
-    if (strcasecmp(algo, "tree") == 0) return t;
-    return fmin(r, t);
-}
-
 /* A data-parallel line of a strategy with NCCL's all-reduce (nccl): per-GPU batch, math, grad dtype. */
 typedef struct {
     char key[300];
@@ -94,7 +55,7 @@ typedef struct {
     const study_runs_t *s;
     FILE *md, *dat, *mdat;
     int nblk_dat, nblk_mdat;
-    path_t path;
+    ar_path_t path;
     line_t *ln;
     int nl;
     pline_t *pl;
@@ -284,7 +245,7 @@ static void errors(proj_t *p, int g) {
         if (!l || !l->drawn) continue;
         int N = u->nodes;
         if (N <= 1 && !on_host_link(u)) continue; /* one node over a forced transport: no path the model has */
-        double ex = ar_row(&p->path, u->algo, N, u->gpus / N, !isnan(u->ymed) ? u->ymed : l->S, l->ki);
+        double ex = ar_path_row_ms(&p->path, u->algo, N, u->gpus / N, !isnan(u->ymed) ? u->ymed : l->S, l->ki);
         if (!isnan(ex)) ex *= N > 1 ? l->phi_e : l->phi;
         int r1 = study_t1_run(s, g, l->b, l->math);
         double model = isnan(ex) ? NAN : u->nmed * (s->run[r1].smed + ex) / 1e3;
@@ -418,7 +379,7 @@ static void group(proj_t *p, int g) {
         for (int G = 1; G <= 1024; G *= 2) {
             int N = G <= r->gpn ? 1 : G / r->gpn, gg = G <= r->gpn ? G : r->gpn;
             if (N > 1 && !p->path.inter) break;
-            double rr = ar(&p->path, 0, N, gg, S, ki), tt = ar(&p->path, 1, N, gg, S, ki);
+            double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt = ar_path_ms(&p->path, 1, N, gg, S, ki);
             double tar = fmin(rr, tt), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
             if (G > st1) dagger = 1;
             char a[32], b[32], c[32], d[32];
@@ -548,45 +509,6 @@ static void explain(proj_t *p) {
                 r->gpn);
 }
 
-/* The inter-node path: the network benchmark's nccl fit, each parameter replaced where given. */
-static void inter_path(proj_t *p) {
-    report_t *r = p->r;
-    p->path.ae = p->path.be = NAN;
-    r->inter_src[0] = r->inter_cap[0] = r->inter_note[0] = '\0';
-    if (*r->net_src) {
-        char err[256] = "";
-        int n0 = r->fits.n;
-        int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
-        const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
-        (void)n0;
-        if (rc)
-            snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
-        else if (!fit_usable(k))
-            snprintf(r->inter_note, sizeof r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
-        else {
-            p->path.ae = k->alpha;
-            p->path.be = k->beta;
-            snprintf(r->inter_src, sizeof r->inter_src, "ring fit to `%s`", r->net_src);
-            snprintf(r->inter_cap, sizeof r->inter_cap, "fit");
-        }
-    }
-    if (!isnan(r->net_lat)) {
-        p->path.ae = r->net_lat;
-        size_t n = strlen(r->inter_src);
-        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sα from --net-latency-us", n ? ", " : "");
-        n = strlen(r->inter_cap);
-        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-latency-us", n ? ", " : "");
-    }
-    if (!isnan(r->net_gbs)) {
-        p->path.be = 1 / (r->net_gbs * 1e3);
-        size_t n = strlen(r->inter_src);
-        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sbandwidth from --net-gbs", n ? ", " : "");
-        n = strlen(r->inter_cap);
-        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-gbs", n ? ", " : "");
-    }
-    p->path.inter = !isnan(p->path.ae) && !isnan(p->path.be);
-}
-
 void report_projection(report_t *r, FILE *md) {
     fprintf(md, "## Projection past this host\n\n");
     if (!r->have_bench) {
@@ -613,7 +535,7 @@ void report_projection(report_t *r, FILE *md) {
         free(p.ms);
         return;
     }
-    inter_path(&p);
+    ar_path_inter(&p.path, r);
     /* fits_read may have moved the fits: find the intra-node one again */
     p.path.ki = fit_nccl(&r->fits, "", "float");
     explain(&p);

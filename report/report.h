@@ -80,10 +80,24 @@ typedef struct {
 int precision_table(const study_runs_t *s, int g, precision_t *t);
 void precision_free(precision_t *t);
 
-/* NCCL's cost model (project.c): all-reduce time in ms of S bytes over N nodes × g GPUs, ring (tree = 0) or tree,
+/* NCCL's cost model (ar_model.c): all-reduce time in ms of S bytes over N nodes × g GPUs, ring (tree = 0) or tree,
  * with the intra-node α (µs) and β (µs per byte) and the inter-node ones per GPU; NAN past one node without
  * an inter-node path (ae or be NAN). */
 double project_ar_ms(int tree, int N, int g, double S, double ai, double bi, double ae, double be);
+
+/* The paths a projected all-reduce crosses. */
+typedef struct {
+    const fit_t *ki; /* the intra-node fit */
+    double ae, be;   /* inter-node α (µs) and β (µs per byte per GPU); NAN without a path */
+    int inter;
+} ar_path_t;
+/* project_ar_ms over p with the intra-node fit ki; _row_: the algorithm a row ran (Ring, Tree; NCCL's choice, the
+ * faster, otherwise). */
+double ar_path_ms(const ar_path_t *p, int tree, int N, int g, double S, const fit_t *ki);
+double ar_path_row_ms(const ar_path_t *p, const char *algo, int N, int g, double S, const fit_t *ki);
+/* The inter-node path: the network benchmark's nccl fit (r->net_src), each parameter replaced where given
+ * (--net-latency-us, --net-gbs); fills r's inter_src, inter_cap and inter_note for the report. */
+void ar_path_inter(ar_path_t *p, report_t *r);
 
 /* Shared formatting: "—" for NAN. */
 const char *f3(char *b, size_t n, double x);

@@ -1,0 +1,78 @@
+/* ar_model.c — the all-reduce cost model the projection uses: NCCL's own formula (src/graph/tuning.cc) for ring
+ * and tree over an intra-node and an inter-node α-β path, and where the inter-node path's parameters come from. */
+#include "report.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+static int log2i(double x) {
+    int k = 0;
+    for (; x >= 2; x /= 2) k++;
+    return k;
+}
+
+/* All-reduce time (ms) of S bytes over N nodes × g GPUs by ring (tree = 0), intra-node fit ki. NAN past one node
+ * without an inter-node path. */
+double project_ar_ms(int tree, int N, int g, double S, double ai, double bi, double ae, double be) {
+    int n = N * g;
+    if (n < 2) return 0;
+    if (N > 1 && (isnan(ae) || isnan(be))) return NAN;
+    if (N == 1) ae = be = 0; /* no inter-node term on one node */
+    double b = N > 1 ? fmax(bi, be / g) : bi, lat;
+    if (!tree)
+        lat = (2.0 * (n - 1) - 2.0 * (N - 1)) * ai + 2.0 * (N - 1) * ae;
+    else
+        lat = 2.0 * ((g - 1) * ai + log2i(N) * ae);
+    return (lat + (!tree ? 2.0 * (n - 1) / n : 2.0) * S * b) / 1e3;
+}
+
+double ar_path_ms(const ar_path_t *p, int tree, int N, int g, double S, const fit_t *ki) {
+    return project_ar_ms(tree, N, g, S, ki->alpha, ki->beta, p->inter ? p->ae : NAN, p->inter ? p->be : NAN);
+}
+
+/* The all-reduce a row's algorithm runs (Ring, Tree; NCCL's choice, the faster, otherwise). */
+double ar_path_row_ms(const ar_path_t *p, const char *algo, int N, int g, double S, const fit_t *ki) {
+    double r = ar_path_ms(p, 0, N, g, S, ki), t = ar_path_ms(p, 1, N, g, S, ki);
+    if (strcasecmp(algo, "ring") == 0 || isnan(r)) return r;
+    if (strcasecmp(algo, "tree") == 0) return t;
+    return fmin(r, t);
+}
+
+/* The inter-node path: the network benchmark's nccl fit, each parameter replaced where given. */
+void ar_path_inter(ar_path_t *p, report_t *r) {
+    p->ae = p->be = NAN;
+    r->inter_src[0] = r->inter_cap[0] = r->inter_note[0] = '\0';
+    if (*r->net_src) {
+        char err[256] = "";
+        int n0 = r->fits.n;
+        int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
+        const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
+        (void)n0;
+        if (rc)
+            snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
+        else if (!fit_usable(k))
+            snprintf(r->inter_note, sizeof r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
+        else {
+            p->ae = k->alpha;
+            p->be = k->beta;
+            snprintf(r->inter_src, sizeof r->inter_src, "ring fit to `%s`", r->net_src);
+            snprintf(r->inter_cap, sizeof r->inter_cap, "fit");
+        }
+    }
+    if (!isnan(r->net_lat)) {
+        p->ae = r->net_lat;
+        size_t n = strlen(r->inter_src);
+        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sα from --net-latency-us", n ? ", " : "");
+        n = strlen(r->inter_cap);
+        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-latency-us", n ? ", " : "");
+    }
+    if (!isnan(r->net_gbs)) {
+        p->be = 1 / (r->net_gbs * 1e3);
+        size_t n = strlen(r->inter_src);
+        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sbandwidth from --net-gbs", n ? ", " : "");
+        n = strlen(r->inter_cap);
+        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-gbs", n ? ", " : "");
+    }
+    p->inter = !isnan(p->ae) && !isnan(p->be);
+}
