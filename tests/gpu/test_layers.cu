@@ -560,6 +560,10 @@ int main(int argc, char **argv) {
         /* The stem's pool reads ReLU output: non-negative, and an even side (112 at 224) leaves a padded edge. */
         {"maxpool k3 s2 p1 relu-in even", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {4, 10, 10, 8}, 1, 1, 0.001, 1,
          ref_maxpool, 1},
+        /* Our kernels (pool.cu): one channel a thread (C = 3), 16-byte accesses (C = 16) on the stem's odd side. */
+        {"maxpool k3 s2 p1 c3", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {3, 11, 11, 3}, 1, 1, -1, 1, ref_maxpool, 1},
+        {"maxpool k3 s2 p1 c16", &layer_maxpool_ops, {3, 2, 1, 0, 0, 0}, 1, {2, 15, 15, 16}, 1, 1, -1, 1, ref_maxpool,
+         1},
         {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 1},
         {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 1},
         {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 1},
