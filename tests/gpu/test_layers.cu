@@ -249,6 +249,9 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
             }
         if (beta != 0.0f) upload(l.dw, hdw0, np, DTYPE_FP32); else poison(l.dw, np, DTYPE_FP32);
         upload(l.state, hs, ns, DTYPE_FP32);
+        /* cudaMemset and pageable cudaMemcpy may still be in flight on the legacy stream, which the layer's
+         * non-blocking stream does not wait for. */
+        CHECK_CUDA(cudaDeviceSynchronize());
 
         l.ops->forward(&l, g, c->training);
         if (c->training) l.ops->backward(&l, g, beta);
@@ -373,6 +376,7 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
     poison(ddz, nz, t);
     CHECK_CUDA(cudaMemcpy(dl, hl, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dacc, prior, sizeof prior, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaDeviceSynchronize());   // as in run_case: the uploads before the non-blocking stream reads them
     softmax_xent(dz, dl, ddz, t, n, n_valid, classes, scale, dacc, g->stream);
     softmax_xent(dz, dl, NULL, t, n, n_valid, classes, scale, dacc, g->stream);   // loss only: accumulates again
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
