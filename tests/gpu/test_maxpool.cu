@@ -174,10 +174,11 @@ static void rig_free(rig_t *r) {
     for (int i = 0; i < 4; i++) CHECK_CUDA(cudaFree(r->base[i]));
 }
 
-/* x, dx's prior (pass 1) or poison (pass 0), y poisoned: the state every run of a pass starts from. The layer's
+/* x, dy, dx's prior (pass 1) or poison (pass 0), y poisoned: the state every run of a pass starts from. The layer's
  * stream does not wait for the default stream's copies and memsets (gpu.cu makes it non-blocking): synchronise. */
-static void rig_prepare(rig_t *r, const float *hx, const float *hdx0, int pass) {
+static void rig_prepare(rig_t *r, const float *hx, const float *hdy, const float *hdx0, int pass) {
     upload((void *)r->l.x[0], hx, r->nin, r->t);
+    upload((void *)r->l.dy, hdy, r->nout, r->t);
     poison(r->l.y, r->nout, r->t);
     r->l.dx_beta[0] = (float)pass;
     if (pass) upload(r->l.dx[0], hdx0, r->nin, r->t);
@@ -234,7 +235,7 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     double tol = t == DTYPE_BF16 ? TOL_BF16 : TOL;
     for (int pass = 0; pass < 2; pass++) {
         char tn[48];
-        rig_prepare(&r, hx, hdx0, pass);
+        rig_prepare(&r, hx, hdy, hdx0, pass);
         l->ops->forward(l, g, 1);
         CHECK_CUDA(cudaStreamSynchronize(g->stream));
         download(y_got, l->y, nout, t);
@@ -260,7 +261,7 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
         control(name, "dx to the last maximum", dx_got, want, wrong, nin, tol);
 
         /* The same step again, eagerly and as a CUDA graph: the gather adds in a fixed order, so the same bits. */
-        rig_prepare(&r, hx, hdx0, pass);
+        rig_prepare(&r, hx, hdy, hdx0, pass);
         rig_step(&r, g);
         CHECK_CUDA(cudaStreamSynchronize(g->stream));
         download(dx_again, l->dx[0], nin, t);
@@ -269,7 +270,7 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
                    memcmp(y_again, y_ref, nout * sizeof(float)) == 0;
         printf("%-4s %-40s %-22s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "rerun", pass);
         EXPECT(same, "%s: a second run with the same inputs differs (pass %d)", name, pass);
-        rig_prepare(&r, hx, hdx0, pass);
+        rig_prepare(&r, hx, hdy, hdx0, pass);
         cudaGraph_t graph;
         cudaGraphExec_t exec;
         CHECK_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
@@ -311,7 +312,7 @@ static void test_nan(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     for (size_t i = 0; i < nout; i++) nan_out += isnan(y_ref[i]);
     printf("---- %s: %zu of %zu windows hold a NaN\n", name, nan_out, nout);
     EXPECT(nan_out > 0 && nan_out < nout, "%s: %zu of %zu windows hold a NaN: no test", name, nan_out, nout);
-    rig_prepare(&r, hx, NULL, 0);
+    rig_prepare(&r, hx, hdy, NULL, 0);
     rig_step(&r, g);
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     download(y_got, l->y, nout, t);
