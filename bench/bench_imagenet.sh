@@ -14,6 +14,10 @@
 # breakdown (bench/kernel_breakdown.py) in OUTDIR/kernels_resnet50_bf16.txt. Writes OUTDIR/{ours.csv,memory.csv,
 # torch.csv,flops.txt,summary.txt,*.log}. About 5 minutes on an H100/H200 (1 more with PROFILE=1). Speed targets
 # are judged in summary.txt, never in a test.
+#
+# Our numbers (steady medians, peak memory, how each run ended) come from `$bin report CSV --runs`, counted as
+# REPORT.md counts them (bench/study.c); Python only joins them with PyTorch's torch.csv. SUMMARY_ONLY=1 runs
+# nothing and rewrites OUTDIR/summary.txt from the files there.
 set -euo pipefail
 out=${1:?usage: bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]}
 anchor=${2:-../shared/anchors/torch_imagenet.py}
@@ -21,6 +25,88 @@ steps=${3:-60}
 bin=${SCALING:-./scaling}
 [ -x "$bin" ] || { echo "bench_imagenet.sh: no $bin (run where the build put scaling, or set SCALING)" >&2; exit 2; }
 mkdir -p "$out"
+
+summary() {
+python3 - "$out" "$bin" <<'PY' | tee "$out/summary.txt"
+import csv, os, re, subprocess, sys
+out, bin = sys.argv[1], sys.argv[2]
+def runs(path):
+    # the report's runs with their steady medians, counted by bench/study.c, not here
+    p = subprocess.run([bin, "report", path, "--runs"], stdout=subprocess.PIPE, text=True)
+    if p.returncode: sys.exit(f"bench_imagenet.sh: {bin} report {path} --runs: exit {p.returncode}")
+    return list(csv.DictReader(p.stdout.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+ours = runs(f"{out}/ours.csv")
+gflop = {}
+for line in open(f"{out}/flops.txt"):
+    m = re.match(r"# model (\S+): ([0-9.]+) GFLOP per image", line)
+    if m: gflop[m.group(1)] = float(m.group(2))
+gpu = ours[0]["gpu_name"]
+# Dense (no sparsity) tensor-core peaks of the SXM H100/H200 data sheets, TFLOP/s.
+peak = {"tf32": 494.7, "bf16": 989.4} if ("H100" in gpu or "H200" in gpu) else {}
+print(f"GPU: {gpu}  driver {ours[0]['driver']}  CUDA {ours[0]['cuda']}  cuDNN {ours[0]['cudnn']}  commit {ours[0]['git_commit']}")
+print("FLOPs per image (forward + backward, convolutions and dense layers, from the layer shapes): " +
+      ", ".join(f"{k} {v:.2f} GFLOP" for k, v in gflop.items()))
+def rate(model, ips, math):
+    if model not in gflop: return ""
+    t = ips * gflop[model] / 1e3
+    s = f"  {t:.0f} TFLOP/s"
+    if math in peak: s += f" = {100 * t / peak[math]:.1f} % of the {math} dense peak ({peak[math]})"
+    return s
+print("ours, steady epochs (2..4): median images/s [min, max], median step, peak memory")
+best = {}
+for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"), ("resnet101", 128, "bf16")):
+    rs = [r for r in ours if r["model"] == model and r["math"] == math and int(r["global_batch"]) == batch
+          and int(r["steady_epochs"])]
+    if not rs:
+        print(f"  {model} {math} batch {batch}: no steady rows (see the run's output)"); continue
+    r = rs[-1]
+    med, lo, hi = (float(r[k]) for k in ("images_per_s_median", "images_per_s_min", "images_per_s_max"))
+    best[(model, math)] = med
+    step = float(r["step_ms_median"])
+    mem = f"{float(r['peak_mem_mb']):.0f}" if r["peak_mem_mb"] else "-"
+    # The epoch's images/s is steps x batch over the epoch's CUDA events; batch / median step is the per-step rate,
+    # as the anchor times it (a mean over its steps).
+    print(f"  {model:9s} {math} batch {batch}: {med:7.0f} images/s [{lo:.0f}, {hi:.0f}]  step {step:.2f} ms"
+          f" = {1e3 * batch / step:.0f} images/s  peak {mem} MiB\n   {rate(model, med, math)}")
+torch = {}
+if os.path.exists(f"{out}/torch.csv"):
+    print("PyTorch (same call, bf16 autocast + channels_last):")
+    for r in csv.DictReader(open(f"{out}/torch.csv")):
+        ips = float(r["img_per_s"]); torch[(r["model"], r["variant"])] = ips
+        print(f"  {r['model']:9s} {r['variant']:12s} batch {r['batch']}: {ips:7.0f} images/s  step {r['step_ms']} ms"
+              f"\n   {rate(r['model'], ips, 'bf16')}")
+print("largest batch that fits (ResNet-50, the sweep's largest run that ended ok):")
+if os.path.exists(f"{out}/memory.csv"):
+    mem = runs(f"{out}/memory.csv")
+    stops = {}
+    if os.path.exists(f"{out}/memory_stop.txt"):
+        for line in open(f"{out}/memory_stop.txt"):
+            m, b, rc = line.strip().split(","); stops[m] = (int(b), int(rc))
+    for math in ("bf16", "tf32"):
+        ok = [r for r in mem if r["math"] == math and r["status"] == "ok"]
+        top = max(ok, key=lambda r: int(r["global_batch"])) if ok else None
+        stop = stops.get(math)
+        why = "" if not stop else (f"; batch {stop[0]} did not fit" + (f" (process exit {stop[1]})" if stop[1] else " (oom row)"))
+        if top: print(f"  {math}: {top['global_batch']} ({float(top['peak_mem_mb']):.0f} MiB){why}")
+        else: print(f"  {math}: none of the sweep ran{why}")
+        if not stop: print(f"  {math}: every batch of the sweep fitted: the limit is above it")
+print("targets:")
+def judge(name, ok, detail):
+    print(f"  {name}: {detail} : {'MET' if ok else 'NOT MET'}")
+r50 = best.get(("resnet50", "bf16"))
+if r50:
+    judge("ResNet-50 bf16 batch 256 >= 8000 images/s", r50 >= 8000, f"{r50:.0f}")
+    fastest = max((v for (m, _), v in torch.items() if m == "resnet50"), default=None)
+    if fastest: judge("ResNet-50 bf16 faster than PyTorch's fastest variant", r50 > fastest, f"{r50:.0f} vs {fastest:.0f}")
+r101 = best.get(("resnet101", "bf16"))
+t101 = max((v for (m, _), v in torch.items() if m == "resnet101"), default=None)
+if r101 and t101: judge("ResNet-101 bf16 batch 128 faster than PyTorch", r101 > t101, f"{r101:.0f} vs {t101:.0f}")
+PY
+}
+if [ "${SUMMARY_ONLY:-0}" = 1 ]; then
+    summary
+    exit 0
+fi
 rm -f "$out/ours.csv" "$out/memory.csv" "$out/torch.csv" "$out/memory_stop.txt"
 : >"$out/flops.txt"
 cache="$out/conv_algos.tsv"   # one algorithm search per shape for all our runs of this call
@@ -51,13 +137,11 @@ rm -f "$out/run.log"
 # process) ends the sweep. The largest one that ran is the answer; the estimate only picks where to look.
 total_mb=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
 for math in bf16 tf32; do
-    peak=$(python3 - "$out/ours.csv" "$math" <<'PY'
+    peak=$("$bin" report "$out/ours.csv" --runs | python3 -c '
 import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["model"] == "resnet50" and r["math"] == sys.argv[2]
-        and r["peak_mem_mb"] not in ("", None)]
-print(max(float(r["peak_mem_mb"]) for r in rows) if rows else 0)
-PY
-)
+rows = [r for r in csv.DictReader(sys.stdin, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if r["model"] == "resnet50" and r["math"] == sys.argv[1] and r["peak_mem_mb"]]
+print(max(float(r["peak_mem_mb"]) for r in rows) if rows else 0)' "$math")
     batches=$(python3 -c "
 import sys
 total, peak = float('$total_mb'), float('$peak')
@@ -70,11 +154,14 @@ print(' '.join(str(max(32, int(fill * f) // 32 * 32)) for f in (0.9, 1.05, 1.2))
         rc=0
         "$bin" --model resnet50 --dataset synthetic --batch "$b" --math "$math" --lr 0.1 --momentum 0.9 --epochs 1 \
             --steps 2 --conv-cache "$cache" --out "$out/memory.csv" >"$out/memory_${math}_$b.log" 2>&1 || rc=$?
-        status=$(python3 -c "
-import csv, os, sys
-p, b, m = sys.argv[1:4]
-rows = [r for r in csv.DictReader(open(p)) if r['global_batch'] == b and r['math'] == m] if os.path.exists(p) else []
-print(rows[-1]['status'] if rows else 'no-row')" "$out/memory.csv" "$b" "$math")
+        status=no-row   # how the run at this batch ended (study_verdict), where it wrote a row
+        if [ -s "$out/memory.csv" ]; then
+            status=$("$bin" report "$out/memory.csv" --runs | python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(sys.stdin, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if r["global_batch"] == sys.argv[1] and r["math"] == sys.argv[2]]
+print(rows[-1]["status"] if rows else "no-row")' "$b" "$math") || status=no-row
+        fi
         echo "   batch $b: exit $rc, last row $status"
         if [ "$rc" -ne 0 ] || [ "$status" != "ok" ]; then
             echo "$math,$b,$rc" >>"$out/memory_stop.txt"
@@ -102,72 +189,4 @@ if [ "${PROFILE:-0}" = 1 ]; then
     python3 "$root/bench/kernel_breakdown.py" "$kern" 10 "ResNet-50 bf16 batch 256" 15 | tee "$out/kernels_resnet50_bf16.txt"
 fi
 
-python3 - "$out" <<'PY' | tee "$out/summary.txt"
-import csv, os, re, statistics, sys
-out = sys.argv[1]
-ours = list(csv.DictReader(open(f"{out}/ours.csv")))
-gflop = {}
-for line in open(f"{out}/flops.txt"):
-    m = re.match(r"# model (\S+): ([0-9.]+) GFLOP per image", line)
-    if m: gflop[m.group(1)] = float(m.group(2))
-gpu = ours[0]["gpu_name"]
-# Dense (no sparsity) tensor-core peaks of the SXM H100/H200 data sheets, TFLOP/s.
-peak = {"tf32": 494.7, "bf16": 989.4} if ("H100" in gpu or "H200" in gpu) else {}
-print(f"GPU: {gpu}  driver {ours[0]['driver']}  CUDA {ours[0]['cuda']}  cuDNN {ours[0]['cudnn']}  commit {ours[0]['git_commit']}")
-print("FLOPs per image (forward + backward, convolutions and dense layers, from the layer shapes): " +
-      ", ".join(f"{k} {v:.2f} GFLOP" for k, v in gflop.items()))
-def rate(model, ips, math):
-    if model not in gflop: return ""
-    t = ips * gflop[model] / 1e3
-    s = f"  {t:.0f} TFLOP/s"
-    if math in peak: s += f" = {100 * t / peak[math]:.1f} % of the {math} dense peak ({peak[math]})"
-    return s
-print("ours, steady epochs (2..4): median images/s [min, max], median step, peak memory")
-best = {}
-for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"), ("resnet101", 128, "bf16")):
-    rows = [r for r in ours if r["model"] == model and r["math"] == math and r["phase"] == "steady"
-            and r["status"] == "ok" and int(r["global_batch"]) == batch]
-    if not rows:
-        print(f"  {model} {math} batch {batch}: no steady rows (see the run's output)"); continue
-    ips = [float(r["images_per_s"]) for r in rows]
-    med = statistics.median(ips); best[(model, math)] = med
-    step = statistics.median(float(r["step_ms"]) for r in rows)
-    mem = max(float(r["peak_mem_mb"]) for r in rows if r["peak_mem_mb"])
-    # The epoch's images/s is steps x batch over the epoch's CUDA events; batch / median step is the per-step rate,
-    # as the anchor times it (a mean over its steps).
-    print(f"  {model:9s} {math} batch {batch}: {med:7.0f} images/s [{min(ips):.0f}, {max(ips):.0f}]  step {step:.2f} ms"
-          f" = {1e3 * batch / step:.0f} images/s  peak {mem:.0f} MiB\n   {rate(model, med, math)}")
-torch = {}
-if os.path.exists(f"{out}/torch.csv"):
-    print("PyTorch (same call, bf16 autocast + channels_last):")
-    for r in csv.DictReader(open(f"{out}/torch.csv")):
-        ips = float(r["img_per_s"]); torch[(r["model"], r["variant"])] = ips
-        print(f"  {r['model']:9s} {r['variant']:12s} batch {r['batch']}: {ips:7.0f} images/s  step {r['step_ms']} ms"
-              f"\n   {rate(r['model'], ips, 'bf16')}")
-print("largest batch that fits (ResNet-50, the sweep's largest run that ended ok):")
-if os.path.exists(f"{out}/memory.csv"):
-    mem = list(csv.DictReader(open(f"{out}/memory.csv")))
-    stops = {}
-    if os.path.exists(f"{out}/memory_stop.txt"):
-        for line in open(f"{out}/memory_stop.txt"):
-            m, b, rc = line.strip().split(","); stops[m] = (int(b), int(rc))
-    for math in ("bf16", "tf32"):
-        ok = [r for r in mem if r["math"] == math and r["status"] == "ok"]
-        top = max(ok, key=lambda r: int(r["global_batch"])) if ok else None
-        stop = stops.get(math)
-        why = "" if not stop else (f"; batch {stop[0]} did not fit" + (f" (process exit {stop[1]})" if stop[1] else " (oom row)"))
-        if top: print(f"  {math}: {top['global_batch']} ({float(top['peak_mem_mb']):.0f} MiB){why}")
-        else: print(f"  {math}: none of the sweep ran{why}")
-        if not stop: print(f"  {math}: every batch of the sweep fitted: the limit is above it")
-print("targets:")
-def judge(name, ok, detail):
-    print(f"  {name}: {detail} : {'MET' if ok else 'NOT MET'}")
-r50 = best.get(("resnet50", "bf16"))
-if r50:
-    judge("ResNet-50 bf16 batch 256 >= 8000 images/s", r50 >= 8000, f"{r50:.0f}")
-    fastest = max((v for (m, _), v in torch.items() if m == "resnet50"), default=None)
-    if fastest: judge("ResNet-50 bf16 faster than PyTorch's fastest variant", r50 > fastest, f"{r50:.0f} vs {fastest:.0f}")
-r101 = best.get(("resnet101", "bf16"))
-t101 = max((v for (m, _), v in torch.items() if m == "resnet101"), default=None)
-if r101 and t101: judge("ResNet-101 bf16 batch 128 faster than PyTorch", r101 > t101, f"{r101:.0f} vs {t101:.0f}")
-PY
+summary

@@ -1,5 +1,6 @@
 /* report.c — `scaling report STUDY.csv [--out DIR] [options]`: checks its arguments and inputs before writing
- * anything, then writes the figures' data files, draws them (gnuplot, where it is), and writes REPORT.md. */
+ * anything, then writes the figures' data files, draws them (gnuplot, where it is), and writes REPORT.md; with --runs
+ * it prints the reported runs instead (runs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
 
@@ -14,6 +15,7 @@
 static const char usage_text[] =
     "usage: scaling report STUDY.csv [--out DIR] [--allreduce FILE] [--net-allreduce FILE] [--net-gbs GBS]\n"
     "                      [--net-latency-us US] [--gpus-per-node G]\n"
+    "       scaling report STUDY.csv --runs\n"
     "Writes DIR/REPORT.md (default: the CSV's path less .csv), one data file per figure (*.dat) and, where gnuplot "
     "is,\n"
     "the figures (PNG and SVG). doc/report.md says what each section and figure means.\n"
@@ -24,7 +26,9 @@ static const char usage_text[] =
     "                        (default STUDY_allreduce_net.csv where present)\n"
     "  --net-gbs GBS         inter-node bandwidth per GPU in GB/s (replaces the network fit's)\n"
     "  --net-latency-us US   inter-node latency per all-reduce step in µs (replaces the network fit's)\n"
-    "  --gpus-per-node G     GPUs per node of the projected cluster, a power of two up to 1024 (default 8)\n";
+    "  --gpus-per-node G     GPUs per node of the projected cluster, a power of two up to 1024 (default 8)\n"
+    "  --runs                writes nothing: prints the reported runs to stdout, one tab-separated line each with\n"
+    "                        their steady medians (doc/report.md lists the columns); takes no other option\n";
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...) {
     va_list ap;
@@ -136,7 +140,8 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
     if (!r) return die("out of memory"), 1;
     const char *csv = NULL, *out = NULL, *bench = NULL, *net = NULL, *gpn = "8";
     r->net_gbs = r->net_lat = NAN;
-    int rc = 0;
+    int rc = 0, runs = 0;
+    const char *other = NULL; /* the first option that shapes a report: --runs writes none */
     for (int i = 1; i < argc && !rc; i++) {
         const char *a = argv[i], *v = NULL;
         static const char *const opts[] = {"--out",     "--allreduce",      "--net-allreduce",
@@ -154,6 +159,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
                 o = k, v = a + n + 1;
         }
         if (rc) break;
+        if (o >= 0 && !other) other = opts[o];
         if (o == 0)
             out = v;
         else if (o == 1)
@@ -166,6 +172,8 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
             rc = die("--net-latency-us '%s': not a positive number", v);
         else if (o == 5)
             gpn = v;
+        else if (o < 0 && strcmp(a, "--runs") == 0)
+            runs = 1;
         else if (o < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
             fputs(usage_text, stdout);
             free(r);
@@ -177,6 +185,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
         else if (o < 0)
             csv = a;
     }
+    if (!rc && runs && other) rc = die("--runs prints the runs and writes no report: it takes no %s", other);
     if (!rc && !csv) rc = die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
     if (!rc && !readable(csv)) rc = die("%s: no such file", csv);
     char *end;
@@ -215,7 +224,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
     char err[1500] = "";
     /* read and checked before anything is written: a CSV that is not a study's leaves no folder behind */
     if (!rc && (rc = study_load(&r->st, csv, infos, err, sizeof err))) fprintf(stderr, "report: %s\n", err);
-    if (!rc && *r->bench_src) {
+    if (!rc && *r->bench_src && !runs) {
         r->have_bench = 1;
         int b = fits_read(&r->fits, r->bench_src, "", infos, r->bench_err, sizeof r->bench_err);
         if (b == 2) {
@@ -235,11 +244,15 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
                 "report: %s: %d record(s) with the wrong number of fields or a cell that does not parse skipped (a "
                 "line cut short by a kill?)\n",
                 csv, r->st.rows.bad_rows);
-    if (!rc && mkdirs(r->out) != 0) {
+    if (!rc && runs && report_runs(&r->st, stdout)) {
+        fprintf(stderr, "report: stdout: cannot write: %s\n", strerror(errno));
+        rc = 1;
+    }
+    if (!rc && !runs && mkdirs(r->out) != 0) {
         fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno));
         rc = 1;
     }
-    if (!rc) {
+    if (!rc && !runs) {
         find_plots(r->plots, sizeof r->plots, source_dir, exe);
         r->gnuplot = *r->plots && on_path("gnuplot");
         if (!r->gnuplot) {

@@ -34,6 +34,11 @@ typedef struct {
  * asks. Returns the exit status (0, 1 when writing failed, 2 on bad input). */
 int report_main(int argc, char **argv, const char *source_dir, const char *exe, const strategy_info_t *const *infos);
 
+/* `--runs` (runs.c): a header line, then one tab-separated line per reported run of s, in the order of its first row:
+ * its configuration, the steady medians (and the extremes of epoch_s and images_per_s), its last epoch's cells, the
+ * peak memory, how it ended and its machine. 0, or 1 when f could not be written. */
+int report_runs(const study_runs_t *s, FILE *f);
+
 /* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
 int report_one_gpu_group(const study_runs_t *s, int g);
 int report_one_gpu_study(const study_runs_t *s);

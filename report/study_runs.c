@@ -258,7 +258,9 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
         r->group = group_of(s, row->model, row->dataset);
         g = &s->grp[r->group];
         r->strategy = row->strategy;
+        r->model = row->model;
         r->dataset = row->dataset;
+        r->env = &row->env;
         r->gpus = row->gpus;
         r->G = row->global_batch;
         r->b = row->per_gpu_batch;
@@ -285,6 +287,7 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
         r->nodes = row->nodes > 0 ? row->nodes : 1;
         r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
         r->facc = NAN;
+        r->peak_mb = NAN;
         r->last = -1;
         add_distinct(g->maths, &g->nm, 8, r->math);
         if (*r->gd) add_distinct(g->gds, &g->ngd, 8, r->gd);
@@ -310,8 +313,10 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
     if (e >= 1 && has_acc) vec_push(&r->acc_e, e), vec_push(&r->acc_v, 100 * acc);
     if (e >= 0 && (r->last < 0 || e >= r->last)) {
         r->last = e;
+        r->final = row;
         r->facc = has_acc ? 100 * acc : NAN;
     }
+    if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
     if (strcmp(row->phase, "steady") == 0) {
         const epoch_stats_t *st = &row->stats;
         push_num(&r->T, st->epoch_s);

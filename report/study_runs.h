@@ -11,7 +11,9 @@ typedef struct {
 /* One reported run. Strings point into the rows read, or into the run's own cells. Medians are NAN where the run
  * has no such steady value. */
 typedef struct {
-    const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *dataset;
+    const char *run_id, *strategy, *lr, *seed, *mb, *sched, *algo, *math, *gd, *tr, *model, *dataset;
+    const results_env_t *env;   /* the machine and build of its first row */
+    const results_row_t *final; /* its last epoch's row: facc's, and the cells a run ended with */
     const strategy_info_t *info; /* its strategy's properties; NULL for one this binary does not know */
     char lr_s[32], seed_s[24], mb_s[16]; /* lr, seed, mb: the cells as the writer formats them, "" for none */
     char link[300]; /* the link its GPUs talked over: "" on one node with NCCL's default transports */
@@ -19,6 +21,7 @@ typedef struct {
     int pipe;   /* a pipeline's run (study_is_pipeline) */
     int global; /* its line batch bk is the global batch (study_t1_global), else the per-GPU batch */
     double facc;       /* final test accuracy, %, NAN without one */
+    double peak_mb;    /* the largest peak_mem_mb of its rows, NAN without one */
     char fstat[32];    /* how it ended (study_verdict) */
     int last;          /* its last epoch */
     vec_t T, I, S, C, X, D, Q, Y, B, BI, N, acc_e, acc_v;

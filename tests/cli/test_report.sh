@@ -7,7 +7,8 @@
 #          = 0.495 ms  ->  58 x 12.5035 ms = 0.725 s; model speedup 2.81 / 0.725 = 3.87
 #   pipeline p = 4, M = 8: ideal bubble 3/11 = 27.3 %
 # Without a benchmark CSV the model line is omitted with a one-line note. gnuplot is not needed: without it the
-# report is written without figures.
+# report is written without figures. --runs (the reported runs as TSV) is checked against medians computed by hand
+# below.
 # The precision fixture tests/fixtures/study_math.csv (constructed, see test_fixture.c; 2 GPUs, tf32 and bf16, fp32
 # and bf16 gradients) with its benchmark study_math_allreduce.csv (float: nccl 10 us + 300 GB/s; bfloat16: nccl
 # 12 us + 280 GB/s), by hand:
@@ -181,6 +182,53 @@ printf 'a,b\n1,2\n' >"$tmp/other.csv"
     ok ||
     bad "a foreign CSV: rc=$rc, stderr: $(cat "$tmp/stderr")"
 [ ! -e "$tmp/other" ] && ok || bad "a foreign CSV left $tmp/other behind"
+
+# ---- --runs: the reported runs (REPORT.md's 38 configurations) as one tab-separated line each, nothing written.
+# By hand from the fixture's rows:
+#   single 256, lr 0.1 (20260105T090044Z-1-41117): steady epoch_s 2.800000, 2.820000 -> median 2.81 [2.8, 2.82];
+#     images/s 21394.3, 21242.6 -> 21318.45; step_ms 11.9658, 12.0513 -> 12.00855; last epoch's test_acc 0.912
+#   nccl 4 GPUs 256/GPU (20260105T090608Z-4-46702): 0.740000, 0.760000 -> 0.75
+#   single 32768 (20260105T090245Z-0-43351): one setup row, oom: no steady epoch, no median
+mkdir "$tmp/runs"
+cp "$fixture" "$tmp/runs/study.csv"
+"$report" report "$tmp/runs/study.csv" --runs >"$tmp/runs.tsv" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && [ "$(ls "$tmp/runs")" = study.csv ] && ok ||
+    { bad "--runs: exit $rc, or it wrote beside the CSV"; cat "$tmp/stderr"; }
+head -n 1 "$tmp/runs.tsv" | grep -q '^run_id	strategy	model	dataset	math	grad_dtype	gpus	global_batch	per_gpu_batch	' &&
+    ok || bad "--runs header: $(head -n 1 "$tmp/runs.tsv")"
+n=$(tail -n +2 "$tmp/runs.tsv" | wc -l)
+[ "$n" -eq 38 ] && ok || bad "--runs: $n runs, want 38"
+[ "$(awk -F'\t' '{ print NF }' "$tmp/runs.tsv" | sort -u)" = 32 ] && ok ||
+    bad "--runs: a line without the header's 32 cells"
+grep -q '20260105T090659Z-1-47819' "$tmp/runs.tsv" && bad "--runs lists the killed run" || ok
+cell() {   # cell RUN_ID COLUMN
+    awk -F'\t' -v id="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == id { print $k[c] }' \
+        "$tmp/runs.tsv"
+}
+near() {   # near RUN_ID COLUMN VALUE: the cell is VALUE within 1e-9
+    local v; v=$(cell "$1" "$2")
+    awk -v a="$v" -v b="$3" 'BEGIN { exit !(a != "" && a - b < 1e-9 && b - a < 1e-9) }' && ok ||
+        bad "--runs $1 $2: '$v', want $3"
+}
+near 20260105T090044Z-1-41117 epoch_s_median 2.81
+near 20260105T090044Z-1-41117 epoch_s_min 2.8
+near 20260105T090044Z-1-41117 epoch_s_max 2.82
+near 20260105T090044Z-1-41117 images_per_s_median 21318.45
+near 20260105T090044Z-1-41117 step_ms_median 12.00855
+near 20260105T090044Z-1-41117 final_test_acc 0.912
+near 20260105T090044Z-1-41117 steady_epochs 2
+near 20260105T090608Z-4-46702 epoch_s_median 0.75
+[ "$(cell 20260105T090608Z-4-46702 per_gpu_batch)" = 256 ] && ok || bad "--runs: nccl per_gpu_batch"
+[ "$(cell 20260105T090245Z-0-43351 status)/$(cell 20260105T090245Z-0-43351 steady_epochs)/$(cell 20260105T090245Z-0-43351 epoch_s_median)" = oom/0/ ] &&
+    ok || bad "--runs: the oom run"
+# --runs writes no report: with --out (or any option of the report) it is one line and exit 2, nothing created
+"$report" report "$tmp/runs/study.csv" --runs --out "$tmp/runs/out" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/runs/out" ] && ok ||
+    bad "--runs --out: rc=$rc, stderr: $(cat "$tmp/stderr")"
+"$report" report --allreduce "$tmp/study_allreduce.csv" "$tmp/runs/study.csv" --runs >/dev/null 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && ok || bad "--runs --allreduce: rc=$rc"
+"$report" report "$tmp/none.csv" --runs >/dev/null 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && ok || bad "--runs on a missing file: rc=$rc"
 
 # ---- a one-GPU study (tests/fixtures/study_one_gpu.csv, constructed, see test_fixture.c): the section "One GPU" with
 # images/s and accuracy per batch and math, the fastest (bf16 at 4096: 57344 images in 0.54 and 0.56 s, median
