@@ -31,6 +31,11 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
     CHECK_CUBLAS(cublasCreate(&g->cublas));
     CHECK_CUBLAS(cublasSetStream(g->cublas, g->stream));
+    /* A workspace of our own: without one cuBLAS takes scratch from its own pool, which differs under stream capture,
+     * and a captured GEMM may then run another algorithm than the eager one: a graphed step would not be the eager
+     * step bit for bit. 32 MiB is cuBLAS's recommendation for Hopper. */
+    CHECK_ALLOC(cudaMalloc(&g->cublas_ws, GPU_CUBLAS_WORKSPACE));
+    CHECK_CUBLAS(cublasSetWorkspace(g->cublas, g->cublas_ws, GPU_CUBLAS_WORKSPACE));
     /* fp32 GEMMs stay fp32 under tf32: PyTorch's default (TF32 convolutions, strict fp32 matmuls), so the two
      * engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. bf16 GEMMs
      * (cublasGemmEx, fp32 compute) use tensor cores under the default mode. */
@@ -152,6 +157,7 @@ void gpu_free(gpu_t *g) {
     if (g->ones) CHECK_CUDA(cudaFree(g->ones));
     if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
     CHECK_CUBLAS(cublasDestroy(g->cublas));
+    if (g->cublas_ws) CHECK_CUDA(cudaFree(g->cublas_ws));
     CHECK_CUDNN(cudnnDestroy(g->cudnn));
     CHECK_CUDA(cudaStreamDestroy(g->stream));
     CHECK_CUDA(cudaStreamDestroy(g->comm_stream));

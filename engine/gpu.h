@@ -8,6 +8,8 @@
 #include "dtype.h"
 #include "conv_algo.h"
 
+#define GPU_CUBLAS_WORKSPACE ((size_t)32 << 20)
+
 /* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
  * (PyTorch's defaults, so the comparison with it is at the same math). bf16: mixed precision as PyTorch's bf16
  * autocast: bf16 activations and convolution/dense operands with fp32 accumulation, fp32 master parameters,
@@ -28,6 +30,7 @@ typedef struct gpu {
     cudaStream_t comm_stream;   /* communication, ordered against `stream` with events */
     cudnnHandle_t cudnn;        /* bound to `stream` */
     cublasHandle_t cublas;      /* bound to `stream` */
+    void *cublas_ws;            /* its workspace (GPU_CUBLAS_WORKSPACE bytes): the same for eager and captured GEMMs */
     math_t math;
     gpu_bn_t bn;                /* batch-norm training kernels (SCALING_BN); tests may set it after gpu_init */
     void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */

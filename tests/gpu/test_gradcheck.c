@@ -118,12 +118,12 @@ static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
     model_free(m);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     gpu_test_require(1);
     gpu_t g;
     gpu_init(&g, 0, MATH_FP32);
-    unsigned seed = (unsigned)time(NULL);
-    printf("seed %u\n", seed);
+    unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : (unsigned)time(NULL);
+    printf("seed %u (rerun: test_gradcheck %u)\n", seed, seed);
     model_t *m = calloc(1, sizeof *m);   /* ~100 KB: not on the stack */
     model_build_lenet(m, 8, (model_input_t){28, 1, 10});
     gradcheck(m, &g, INIT_XAVIER, seed);

@@ -58,8 +58,15 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math, i
     CHECK_CUDA(cudaDeviceSynchronize());
     r->use_graphs = 1;
     float *graph = train(st, state, &n2);
-    EXPECT(n1 == n2 && memcmp(eager, graph, n1 * sizeof(float)) == 0,
-           "%s (%s): parameters after graphed steps differ from eager steps", model, gpu_math_name(math));
+    size_t first = 0;   /* where they part, to name the layer */
+    while (n1 == n2 && first < n1 && memcmp(eager + first, graph + first, sizeof(float)) == 0) first++;
+    const char *where = "?";
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->layers[i].n_params && first >= m->layers[i].param_offset &&
+            first < m->layers[i].param_offset + m->layers[i].n_params)
+            where = m->layers[i].label;
+    EXPECT(n1 == n2 && first == n1, "%s (%s): parameters after graphed steps differ from eager steps, first at %zu "
+           "(layer %s)", model, gpu_math_name(math), first, where);
     /* Not vacuous: training moved the parameters. */
     float *start = malloc(pb);
     CHECK_CUDA(cudaMemcpy(start, p0, pb, cudaMemcpyDeviceToHost));
