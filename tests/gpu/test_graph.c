@@ -25,6 +25,19 @@ static float *train(const strategy_t *st, void *state, size_t *n) {
     return p;
 }
 
+/* Puts the replica back to the starting point: parameters, momentum, BN running statistics, the bf16 copy. */
+static void restart(replica_t *r, const float *p0, const float *v0, const float *s0) {
+    model_t *m = &r->model;
+    size_t pb = m->n_params * sizeof(float), sb = m->n_state * sizeof(float);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(m->params, p0, pb, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaMemcpy(m->momentum, v0, pb, cudaMemcpyDeviceToDevice));
+    if (sb) CHECK_CUDA(cudaMemcpy(m->state, s0, sb, cudaMemcpyDeviceToDevice));
+    if (m->params_bf16)   /* the bf16 copy the layers read is part of the starting point */
+        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
+    CHECK_CUDA(cudaDeviceSynchronize());
+}
+
 /* One replica trains eagerly, is put back to its starting point, then trains from graphs: the same cuDNN
  * algorithms both times (two setups could time cudnnFind differently, pick other deterministic algorithms and
  * round differently, which is not what this test is about). */
@@ -48,14 +61,17 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math, i
     CHECK_CUDA(cudaMemcpy(p0, m->params, pb, cudaMemcpyDeviceToDevice));
     CHECK_CUDA(cudaMemcpy(v0, m->momentum, pb, cudaMemcpyDeviceToDevice));
     if (sb) CHECK_CUDA(cudaMemcpy(s0, m->state, sb, cudaMemcpyDeviceToDevice));
-    size_t n1, n2;
+    size_t n1, n2, n0;
+    /* Eager twice first: a kernel that is not deterministic would fail the comparison with the graph for a reason
+     * that has nothing to do with graphs, so it is told apart here. */
     float *eager = train(st, state, &n1);
-    CHECK_CUDA(cudaMemcpy(m->params, p0, pb, cudaMemcpyDeviceToDevice));
-    CHECK_CUDA(cudaMemcpy(m->momentum, v0, pb, cudaMemcpyDeviceToDevice));
-    if (sb) CHECK_CUDA(cudaMemcpy(m->state, s0, sb, cudaMemcpyDeviceToDevice));
-    if (m->params_bf16)   /* the bf16 copy the layers read is part of the starting point */
-        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
-    CHECK_CUDA(cudaDeviceSynchronize());
+    restart(r, p0, v0, s0);
+    float *again = train(st, state, &n0);
+    EXPECT(n0 == n1 && memcmp(eager, again, n1 * sizeof(float)) == 0,
+           "%s (%s): two eager runs from the same start differ (a kernel is not deterministic)", model,
+           gpu_math_name(math));
+    free(again);
+    restart(r, p0, v0, s0);
     r->use_graphs = 1;
     float *graph = train(st, state, &n2);
     size_t first = 0;   /* where they part, to name the layer */
