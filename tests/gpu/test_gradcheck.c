@@ -37,12 +37,13 @@ static double batch_loss(model_t *m, gpu_t *g) {
     return h[0] / m->batch;
 }
 
-/* Checks every parameterised layer of m (built, not yet allocated) on g against central differences. */
-static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
+enum { DRAWS = 5 };   /* independent draws of parameters, images and labels per network */
+
+/* One draw: every parameterised layer of m (allocated) against central differences at parameters, images and
+ * labels drawn from seed; layer li's relative error and its control's land in rel[li], ctrl[li]. */
+static void gradcheck_draw(model_t *m, gpu_t *g, init_t init, unsigned seed, double *rel, double *ctrl_rel) {
     const int batch = m->batch;
-    model_alloc(m, g);
     model_init_params(m, init, seed);
-    printf("# %s: %d layers, %zu parameters\n", m->name, m->n_layers, model_param_count(m));
 
     /* Fresh random images and labels. */
     size_t px = shape_numel(m->tensors[m->input].shape);
@@ -66,11 +67,8 @@ static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
     /* Central differences on each layer's 16 largest-gradient elements (where the difference of two fp32 losses
      * carries the most signal) plus 8 random ones. A finite difference has two error sources that move in
      * opposite directions with h: fp32 rounding of the loss (~1e-7 relative, amplified by 1/h) and ReLU/max-pool
-     * kinks crossed within +-h (growing with h, and many at once for a batch-norm scale or shift, which moves a whole
-     * channel). So each coordinate is differenced at three steps and judged at the step that agrees best with the
-     * analytic value, and the layer on the best three quarters of its coordinates (trimmed_rel): a wrong gradient
-     * is wrong at every h, a kink or rounding only at some. The control, the same gradient 10% off, is judged the
-     * same way, so the comparison is shown to reject it. */
+     * kinks crossed within +-h (growing with h). So each layer is checked at three steps and judged at the best,
+     * on the best three quarters of its coordinates (trimmed_rel); a wrong gradient is wrong at every h. */
     static const float hs[3] = {1e-2f, 3e-3f, 1e-3f};
     for (int li = 0; li < m->n_layers; li++) {
         layer_t *l = &m->layers[li];
@@ -87,32 +85,74 @@ static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
             pick[t] = best;
         }
         for (int t = TOP; t < N_PICK; t++) pick[t] = l->param_offset + (size_t)rand() % l->n_params;
-        double err[N_PICK], ctrl[N_PICK], g2[N_PICK], den = 0;
-        for (int t = 0; t < N_PICK; t++) {
-            size_t k = pick[t];
-            float orig = p[k], v;
-            err[t] = ctrl[t] = INFINITY;
-            for (int hi = 0; hi < 3; hi++) {
+        double best_rel = INFINITY, best_ctrl = 0;
+        for (int hi = 0; hi < 3; hi++) {
+            double err[N_PICK], ctrl[N_PICK], g2[N_PICK], den = 0;
+            for (int t = 0; t < N_PICK; t++) {
+                size_t k = pick[t];
+                float orig = p[k], v;
                 v = orig + hs[hi]; CHECK_CUDA(cudaMemcpy(m->params + k, &v, sizeof v, cudaMemcpyHostToDevice));
                 double lp = batch_loss(m, g);
                 v = orig - hs[hi]; CHECK_CUDA(cudaMemcpy(m->params + k, &v, sizeof v, cudaMemcpyHostToDevice));
                 double lm = batch_loss(m, g);
                 CHECK_CUDA(cudaMemcpy(m->params + k, &orig, sizeof orig, cudaMemcpyHostToDevice));
                 double fd = (lp - lm) / (2.0 * hs[hi]);
-                err[t] = fmin(err[t], (fd - grad[k]) * (fd - grad[k]));
-                ctrl[t] = fmin(ctrl[t], (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]));   /* a gradient 10% off */
+                err[t] = (fd - grad[k]) * (fd - grad[k]);
+                ctrl[t] = (fd - 1.1 * grad[k]) * (fd - 1.1 * grad[k]);   /* a gradient 10% off */
+                g2[t] = (double)grad[k] * grad[k];
+                den += g2[t];
             }
-            g2[t] = (double)grad[k] * grad[k];
-            den += g2[t];
+            double rel = trimmed_rel(err, g2);
+            printf("%-8s %7zu params  h %.0e: relative error %.2e (control %.2e)\n", l->label, l->n_params, hs[hi],
+                   rel, trimmed_rel(ctrl, g2));
+            if (rel < best_rel) { best_rel = rel; best_ctrl = trimmed_rel(ctrl, g2); }
+            EXPECT(den > 0, "layer %s: gradient all zero on the largest elements (a dead layer?)", l->label);
         }
-        double best_rel = trimmed_rel(err, g2), best_ctrl = trimmed_rel(ctrl, g2);
-        printf("%-14s %7zu params: relative error %.2e (control %.2e)\n", l->label, l->n_params, best_rel, best_ctrl);
-        EXPECT(den > 0, "layer %s: gradient all zero on the largest elements (a dead layer?)", l->label);
-        EXPECT(best_rel < 5e-2, "layer %s gradient differs from finite differences: best %.3e", l->label, best_rel);
-        EXPECT(best_ctrl > 5e-2, "layer %s: control (gradient x 1.1) not rejected: %.3e", l->label, best_ctrl);
+        rel[li] = best_rel;
+        ctrl_rel[li] = best_ctrl;
     }
     free(grad);
     free(p);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Checks every parameterised layer of m (built, not yet allocated) on g over DRAWS independent draws, each layer
+ * judged on its median draw: a kink lands in some draws (measured on one H200, 2026-11-24, one draw per run: the
+ * narrow network's first batch norms reached 0.06 to 0.19 in 9 of 16 runs), a wrong gradient in every one. */
+static void gradcheck(model_t *m, gpu_t *g, init_t init, unsigned seed) {
+    model_alloc(m, g);
+    printf("# %s: %d layers, %zu parameters, %d draws\n", m->name, m->n_layers, model_param_count(m), DRAWS);
+    double *rel = malloc((size_t)m->n_layers * DRAWS * sizeof(double)), *ctrl = malloc((size_t)m->n_layers * DRAWS *
+                                                                                         sizeof(double));
+    double r1[MODEL_MAX_LAYERS], c1[MODEL_MAX_LAYERS];
+    for (int d = 0; d < DRAWS; d++) {
+        printf("# draw %d (seed %u)\n", d, seed + 7919u * d);
+        gradcheck_draw(m, g, init, seed + 7919u * d, r1, c1);
+        for (int li = 0; li < m->n_layers; li++) {
+            rel[li * DRAWS + d] = r1[li];
+            ctrl[li * DRAWS + d] = c1[li];
+        }
+    }
+    for (int li = 0; li < m->n_layers; li++) {
+        const layer_t *l = &m->layers[li];
+        if (!l->n_params) continue;
+        qsort(rel + li * DRAWS, DRAWS, sizeof(double), cmp_double);
+        qsort(ctrl + li * DRAWS, DRAWS, sizeof(double), cmp_double);
+        double mr = rel[li * DRAWS + DRAWS / 2], mc = ctrl[li * DRAWS + DRAWS / 2];
+        printf("%-14s median over draws: relative error %.2e (control %.2e), worst draw %.2e\n", l->label, mr, mc,
+               rel[li * DRAWS + DRAWS - 1]);
+        /* 5e-2: measured fp32 LeNet errors were 2-3e-2 at the best h over all coordinates, and once 6.9e-2 (fc1,
+         * 2 x H200, 2026-11-22), which the trimming and the median are for. The control shows the same comparison
+         * rejects a gradient that is 10% off, so the tolerance still discriminates. */
+        EXPECT(mr < 5e-2, "layer %s gradient differs from finite differences: median %.3e", l->label, mr);
+        EXPECT(mc > 5e-2, "layer %s: control (gradient x 1.1) not rejected: median %.3e", l->label, mc);
+    }
+    free(rel);
+    free(ctrl);
     model_free(m);
 }
 
