@@ -142,9 +142,9 @@ static void dist_prepare_last_words(run_t *r, int epoch) {
 
 static int run_health(void *ctx, char *why, size_t len) {
     run_t *r = ctx;
-    /* Under mpirun/srun a signal stops the ranks together at an epoch's end; a launcher that signals because a rank
-     * died leaves the others waiting for it, so the signal starts a deadline of its own: --timeout from it, then
-     * every rank ends (rank 0's row was written by its handler). */
+    /* Under mpirun/srun a signal stops the ranks together a few steps later (the vote, dist_vote_step); a launcher
+     * that signals because a rank died leaves the others waiting for it, so the signal starts a deadline of its own:
+     * --timeout from it, then every rank ends (rank 0's row was written by its handler). */
     if (r->dist && isolate_signal()) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
@@ -190,6 +190,14 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
     snprintf(line, sizeof line, "outcome %d\n", timed_out ? RUN_TIMEOUT : RUN_FAILED);
     check_report(line);
     _exit(timed_out ? 124 : 1);     /* the main thread is stuck: nothing of this process is worth running on */
+}
+
+/* Under mpirun/srun, on every rank at the same point (r->reason says where): a line naming the rank, then rank 0's
+ * interrupted row at `epoch` unless its signal handler wrote the prepared one already. */
+static void dist_stop(run_t *r, int epoch) {
+    fprintf(stderr, "scaling: rank %d on %s: %s\n", r->dist->rank, r->dist->host, r->reason);
+    isolate_last_words(-1, NULL, 0);
+    if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, epoch, -1, -1);
 }
 
 /* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
@@ -251,9 +259,22 @@ static int run_body(run_t *r) {
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
         int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
+        int stopped = 0;
+        dist_vote_t vote;
+        dist_vote_begin(&vote, dist);
         for (int i = 0; i < steps; i++) {
-            /* One process: SIGINT/SIGTERM end the run here, at a step boundary. Under mpirun/srun every rank must
-             * stop at the same step, which only an agreement can tell: that is at the epoch's end (below). */
+            /* SIGINT/SIGTERM end the run here, at a step boundary: with one process at once; under mpirun/srun, where
+             * every rank must stop at the same step, when the vote that tells them all comes back. */
+            int sig = dist ? dist_vote_step(&vote, i, isolate_signal()) : 0;
+            if (sig) {
+                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d", signal_name(sig), i,
+                         e);
+                dist_vote_drain(&vote);
+                dist_stop(r, e);
+                outcome = RUN_INTERRUPTED;
+                stopped = 1;
+                break;
+            }
             if (!dist && isolate_signal()) {
                 snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
                          signal_name(isolate_signal()), i, e);
@@ -283,6 +304,11 @@ static int run_body(run_t *r) {
             if (r->wd) watchdog_beat(r->wd);
         }
         tr.active = 0;
+        if (stopped) {
+            nvtx_pop();
+            break;
+        }
+        dist_vote_drain(&vote);     /* a signal in the last steps: the agreement below */
         st->epoch_end(state, steps, s);
         if (r->wd) watchdog_beat(r->wd);
         if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->info.name, is_root);
@@ -322,12 +348,12 @@ static int run_body(run_t *r) {
             fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
                     n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
-        /* Under mpirun/srun: a signal on any rank stops every rank here, together. */
+        /* Under mpirun/srun: a signal on any rank that the votes could not tell in time (the epoch's last steps, or
+         * its evaluation) stops every rank here, together. */
         int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
         if (sig && e < o->epochs) {
             snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
-            isolate_last_words(-1, NULL, 0);
-            if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, e + 1, -1, -1);
+            dist_stop(r, e + 1);
             outcome = RUN_INTERRUPTED;
             break;
         }

@@ -41,6 +41,8 @@ static int dist_start_(dist_t *d, dist_env_t *env, char *err, size_t errlen) {
 
 typedef struct {
     MPI_Comm host;              /* the processes of this host (MPI_COMM_TYPE_SHARED): they share its GPUs */
+    MPI_Comm vote;              /* the stop votes' own (dist_vote_step): they are outstanding while a step runs its
+                                 * own MPI collectives, which then never have to be ordered against them */
 } dist_impl_t;
 
 static MPI_Comm host_comm_(const dist_t *d) { return ((dist_impl_t *)d->impl)->host; }
@@ -134,7 +136,7 @@ int dist_init(dist_t *d, char *err, size_t errlen) {
     }
     dist_impl_t *impl = calloc(1, sizeof *impl);
     if (!impl) { fprintf(stderr, "dist_init: out of host memory\n"); exit(1); }
-    impl->host = MPI_COMM_NULL;
+    impl->host = impl->vote = MPI_COMM_NULL;
     d->impl = impl;
     int rc = nodes_init_(d, &env, err, errlen);
     rc = dist_agree(d, rc, err, errlen);
@@ -143,6 +145,9 @@ int dist_init(dist_t *d, char *err, size_t errlen) {
         d->is_root = d->rank == 0;
         return -1;
     }
+    /* Collective: only once every rank is known to be here. */
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &impl->vote));
+    CHECK_MPI(MPI_Comm_set_errhandler(impl->vote, MPI_ERRORS_RETURN));
     return 1;
 }
 
@@ -254,6 +259,57 @@ void dist_report(const dist_t *d, FILE *f) {
     free(all);
 }
 
+_Static_assert(sizeof(MPI_Request) <= sizeof(((dist_vote_t *)0)->req[0]), "dist_vote_t.req holds an MPI_Request");
+
+/* A vote's request lives in dist_vote_t as bytes (dist.h has no mpi.h): copied out and back, never aliased. */
+static MPI_Request vote_req_(const dist_vote_t *v, int slot) {
+    MPI_Request q;
+    memcpy(&q, &v->req[slot], sizeof q);
+    return q;
+}
+static void vote_set_req_(dist_vote_t *v, int slot, MPI_Request q) { memcpy(&v->req[slot], &q, sizeof q); }
+
+/* The vote of step v->read, complete (at once where it already was); its agreed value. */
+static int vote_wait_(dist_vote_t *v) {
+    int slot = v->read % DIST_VOTE_LAG;
+    MPI_Request q = vote_req_(v, slot);
+    CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    vote_set_req_(v, slot, q);
+    v->read++;
+    return v->agreed[slot];
+}
+
+int dist_vote_step(dist_vote_t *v, int step, int mine) {
+    if (!v->dist) return mine;
+    if (step != v->posted) {    /* a skipped or repeated step would pair different votes on different ranks */
+        fprintf(stderr, "scaling: internal error: dist_vote_step(%d) after %d votes\n", step, v->posted);
+        dist_abort(v->dist, 1);
+    }
+    if (step >= DIST_VOTE_LAG) {
+        int agreed = vote_wait_(v);
+        if (agreed) return agreed;
+    }
+    int slot = step % DIST_VOTE_LAG;
+    MPI_Request q;
+    v->mine[slot] = mine;
+    CHECK_MPI(MPI_Iallreduce(&v->mine[slot], &v->agreed[slot], 1, MPI_INT, MPI_MAX,
+                             ((dist_impl_t *)v->dist->impl)->vote, &q));
+    vote_set_req_(v, slot, q);
+    v->posted++;
+    /* One progress call per step (on the oldest vote, which completes first): an MPI without a progress thread
+     * moves a reduction's rounds on only inside MPI calls, and the step itself (NCCL) makes none. */
+    int oldest = v->read % DIST_VOTE_LAG, done = 0;
+    q = vote_req_(v, oldest);
+    CHECK_MPI(MPI_Test(&q, &done, MPI_STATUS_IGNORE));
+    vote_set_req_(v, oldest, q);
+    return 0;
+}
+
+void dist_vote_drain(dist_vote_t *v) {
+    while (v->dist && v->read < v->posted) vote_wait_(v);
+    dist_vote_begin(v, v->dist);
+}
+
 void dist_abort(const dist_t *d, int code) {
     if (d && d->impl) MPI_Abort(MPI_COMM_WORLD, code);   /* unchecked: it does not return where it works */
     _exit(code);
@@ -263,6 +319,7 @@ void dist_finalize(dist_t *d) {
     if (!d || !d->impl) return;
     dist_impl_t *impl = d->impl;
     if (impl->host != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&impl->host));
+    if (impl->vote != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&impl->vote));
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     CHECK_MPI(MPI_Finalize());
     free(impl);
@@ -314,9 +371,17 @@ double dist_max(const dist_t *d, double x) { if (d) no_mpi_(__func__); return x;
 void dist_nccl_id(const dist_t *d, void *id, size_t bytes) { (void)d; (void)id; (void)bytes; no_mpi_(__func__); }
 void dist_report(const dist_t *d, FILE *f) { (void)f; if (d) no_mpi_(__func__); }
 void dist_finalize(dist_t *d) { (void)d; }
+int dist_vote_step(dist_vote_t *v, int step, int mine) { (void)step; if (v->dist) no_mpi_(__func__); return mine; }
+void dist_vote_drain(dist_vote_t *v) { if (v->dist) no_mpi_(__func__); }
 void dist_abort(const dist_t *d, int code) { (void)d; _exit(code); }
 
 #endif
+
+/* Both builds: a vote holds nothing of MPI until its first step. */
+void dist_vote_begin(dist_vote_t *v, const dist_t *d) {
+    memset(v, 0, sizeof *v);
+    v->dist = d;
+}
 
 /* Both builds: the single-process mode has no dist_t, and dist_gather then copies this process's values. */
 #define DIST_VALUE 64           /* bytes of one variable's value gathered per rank (longer values are cut) */

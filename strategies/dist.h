@@ -54,6 +54,33 @@ void dist_gather(const dist_t *d, const void *mine, size_t bytes, void *out);
 void dist_allgather_u64(const dist_t *d, unsigned long long mine, unsigned long long *out);
 /* Max of x over the ranks, on every rank. NULL d: x. */
 double dist_max(const dist_t *d, double x);
+/* The stop vote of one process per GPU: SIGINT/SIGTERM must stop every rank before the same step (their NCCL
+ * collectives run in lockstep: a rank that stops one step early leaves the others blocked in one), and a blocking
+ * agreement per step would cost every step. So each step posts a non-blocking all-reduce (max) of this rank's
+ * signal and reads the one posted DIST_VOTE_LAG steps earlier, long completed by then: every rank reads the same
+ * agreed value at the same step index and stops before the same step. Owned by the run, one per epoch (begin, a
+ * step call per step, drain); it must not move while votes are outstanding (MPI writes into it). */
+#define DIST_VOTE_LAG 3         /* steps a vote has before it is read: a reduction over many ranks takes a few
+                                 * rounds, each moved on only inside an MPI call (one per step here, where MPI has no
+                                 * progress thread), and a shorter lag would make the read wait for them; a longer
+                                 * one only delays a stop */
+typedef struct {
+    const dist_t *dist;
+    int posted, read;           /* votes of this epoch: posted for steps [0, posted), read for steps [0, read) */
+    int mine[DIST_VOTE_LAG], agreed[DIST_VOTE_LAG];    /* step s's vote in slot s % DIST_VOTE_LAG */
+    unsigned long long req[DIST_VOTE_LAG];             /* its MPI_Request (dist.c), opaque here */
+} dist_vote_t;
+/* A new epoch's votes, none outstanding. NULL d: one process, nothing to agree. */
+void dist_vote_begin(dist_vote_t *v, const dist_t *d);
+/* At the start of step `step` (0, 1, ... in order): the agreed vote of step - DIST_VOTE_LAG (0 before that step),
+ * the largest signal number any rank had then. Non-zero: stop before this step, on every rank alike (this step
+ * posts nothing; dist_vote_drain next). 0: this step's vote, `mine` (this rank's signal, 0 for none), is posted.
+ * Collective over the run. A rank that stalls makes the others wait here (the watchdog's --timeout ends that).
+ * NULL d: mine. */
+int dist_vote_step(dist_vote_t *v, int step, int mine);
+/* Waits for every outstanding vote (each rank posted the same ones, so they all complete), before anything else
+ * the ranks agree on: at an epoch's end and on a stop. Leaves v as dist_vote_begin does. */
+void dist_vote_drain(dist_vote_t *v);
 /* A fresh NCCL unique id (ncclUniqueId, 128 bytes) from rank 0 to every rank. Collective. */
 void dist_nccl_id(const dist_t *d, void *id, size_t bytes);
 /* The NCCL transport settings in force for a row (dist_env.h dist_transport_add over every rank's environment),

@@ -2,10 +2,12 @@
 # faults_mpi_host.sh (ctest test_faults_mpi, label host) — one process per GPU's fault paths under a real
 # `mpirun -np 2`, without a GPU: tests/run/fake_dist_sweep.c runs bench/run.c with a fake strategy whose steps do one
 # MPI all-reduce each. Two configurations (lr 0.01, 0.02), the fault in the first, --timeout 3:
-#   - a stalled rank (SCALING_FAULT stall on rank 1), a stopped rank (SIGSTOP to rank 1): rank 0's watchdog;
+#   - a stalled rank (SCALING_FAULT stall on rank 1; also with steps that make no MPI call, so that rank 0 waits in
+#     the stop vote), a stopped rank (SIGSTOP to rank 1): rank 0's watchdog;
 #   - a killed rank (SIGKILL to rank 1): the launcher, rank 0's handler;
 #   - a CHECK failure on rank 1, and on rank 0;
-#   - SIGTERM to every rank (a time limit): the ranks stop together at the epoch's end, exit 143;
+#   - SIGTERM to every rank (a time limit), to one rank, and in an epoch's last steps: the ranks stop together
+#     before the same step (or after the epoch), exit 143;
 # each: every rank gone within --timeout + 10 s, a line naming the rank, the configuration's row with its reason,
 # and --resume then runs the second configuration. The seconds are printed (doc/faults.md). Skips without mpirun.
 set -u
@@ -72,6 +74,15 @@ until grep -q 'injecting a fault at stall' "$tmp/stall.log" 2>/dev/null || ! kil
 finish stall "$(date +%s.%N)" timeout
 check "stall: a line names the rank and 'no progress'" $(grep -q 'rank [01] on .*no progress for' "$tmp/stall.log"; echo $?)
 
+# ---- the same with steps that make no MPI call (as NCCL's): rank 0 waits in the stop vote, and its watchdog ends it
+start stallvote SCALING_FAULT=stall:10:rank=1:run=1 FAKE_NO_COLLECTIVE=1
+until grep -q 'injecting a fault at stall' "$tmp/stallvote.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do
+    sleep 0.02
+done
+finish stallvote "$(date +%s.%N)" timeout
+check "stallvote: rank 0's line names the deadline" \
+    $(grep -q 'rank 0 on .*no progress for' "$tmp/stallvote.log"; echo $?)
+
 # ---- a stopped rank and a killed rank, mid-epoch (50 ms steps: an epoch of 2 s)
 for sig in STOP KILL; do
     name=sig$sig
@@ -86,9 +97,23 @@ for sig in STOP KILL; do
         $(grep -q 'rank 0 on .*no progress for' "$tmp/$name.log"; echo $?)
 done
 
-# ---- SIGTERM to every rank (Slurm's time limit) in epoch 2 of 3: rank 0's handler writes the interrupted row at
-# once, the ranks agree to stop at that epoch's end, exit 143; --resume runs that configuration again and
-# completes the sweep
+# stops NAME: each rank's stop line ("rank R on HOST: SIGTERM: stopped before step S of epoch E", or "stopped after
+# epoch E"), the part after the signal, one line per rank in rank order
+stops() {
+    local rank
+    for rank in 0 1; do
+        sed -n "s/^scaling: rank $rank on [^:]*: SIGTERM: \(stopped .*\)/\1/p" "$tmp/$1.log" | head -n 1
+    done
+}
+# exits NAME RC: both ranks said they exit with RC; prints the later one's wall-clock time
+exits() {
+    sed -n "s/^fake_dist_sweep: rank [01] exits $2 at //p" "$tmp/$1.log" | sort -n | awk '{ t = $1; n++ }
+        END { if (n == 2) print t }'
+}
+
+# ---- SIGTERM to every rank (Slurm's time limit) early in epoch 2 of 3: rank 0's handler writes the interrupted row
+# at once, the ranks' votes stop them all before the same step a few steps (50 ms each) later, long before the
+# epoch's end (1.7 s away), exit 143; --resume runs that configuration again and completes the sweep
 name=term
 args=(--model lenet --epochs 3 --timeout $TIMEOUT)
 start "$name" FAKE_STEP_MS=50
@@ -97,17 +122,63 @@ sleep 0.3
 t0=$(date +%s.%N)
 kill -TERM "$(cat "$tmp/$name.pid.0")" "$(cat "$tmp/$name.pid.1")"
 wait "$pid"; rc=$?; pid=""
-echo "$name: mpirun exited $rc, $(seconds_since "$t0") s after SIGTERM to every rank"
+took=$(seconds_since "$t0")
+for rank in 0 1; do
+    p=$(cat "$tmp/$name.pid.$rank"); deadline=$((SECONDS + 5))
+    while ! gone "$p" && ((SECONDS < deadline)); do sleep 0.02; done
+done
+gone_s=$(seconds_since "$t0")
+end=$(exits "$name" 143)
+stop_s=$(awk -v a="$t0" -v b="$end" 'BEGIN { if (b == "") print "never"; else printf "%.2f", b - a }')
+stopped=$(stops "$name")
+echo "$name: both ranks ended their run $stop_s s after SIGTERM to every rank (mpirun exited $rc after $took s, every" \
+     "rank gone after $gone_s s); stops: $(echo $stopped | tr '\n' ' ')"
 check "$name: exit $rc, want 143" $([ $rc -eq 143 ]; echo $?)
+check "$name: both ranks end their run, status 143, within 1.0 s (the epoch's end was 1.7 s away): $stop_s" \
+    $(awk -v t="$stop_s" 'BEGIN { exit !(t != "never" && t < 1.0) }'; echo $?)
+check "$name: every rank gone within $((TIMEOUT + 10)) s: $gone_s" \
+    $(awk -v t="$gone_s" -v m=$((TIMEOUT + 10)) 'BEGIN { exit !(t <= m) }'; echo $?)
+check "$name: both ranks stopped before the same step of epoch 2: '$(echo $stopped)'" \
+    $([ "$(echo "$stopped" | grep -c '^stopped before step [0-9]* of epoch 2$')" -eq 2 ] &&
+     [ "$(echo "$stopped" | sort -u | wc -l)" -eq 1 ]; echo $?)
 runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
-check "$name: one run, one interrupted row, epoch 3 never reached" \
+check "$name: one run, one interrupted row (rank 0's handler's) at epoch 2, which never finished" \
     $(awk -F'|' '{ n++; k = split($4, s, ","); for (i = 1; i <= k; i++) c += s[i] == "interrupted"; e = $3 }
-                 END { exit !(n == 1 && c == 1 && e !~ /3/) }' "$tmp/runs"; echo $?)
+                 END { exit !(n == 1 && c == 1 && e == "1,2") }' "$tmp/runs"; echo $?)
 env FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" --resume \
     >"$tmp/$name-resume.log" 2>&1; rc=$?
 runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
 check "$name: --resume exits $rc, runs the interrupted configuration again and completes both" \
     $([ $rc -eq 0 ] && [ "$(grep -c '|1,2,3|ok,ok,ok|' "$tmp/runs")" -eq 2 ]; echo $?)
+
+# ---- SIGTERM to rank 1 alone, during step 10 of epoch 2: rank 0 learns it from the vote of step 11, read at step
+# 11 + DIST_VOTE_LAG (3): both ranks stop before step 14, and rank 0 (no handler's row) writes the row that says so
+name=term1
+start "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:10:1
+wait "$pid"; rc=$?; pid=""
+stopped=$(stops "$name")
+echo "$name: mpirun exited $rc; stops: $(echo $stopped)"
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: exit $rc, want 143, both ranks too" $([ $rc -eq 143 ] && [ -n "$(exits "$name" 143)" ]; echo $?)
+check "$name: both ranks stopped before step 14 of epoch 2: '$(echo $stopped)'" \
+    $([ "$(echo "$stopped" | grep -c '^stopped before step 14 of epoch 2$')" -eq 2 ]; echo $?)
+check "$name: rank 0's interrupted row at epoch 2 says so" \
+    $(grep -q '|1,2|ok,interrupted|SIGTERM: stopped before step 14 of epoch 2$' "$tmp/runs"; echo $?)
+
+# ---- SIGTERM to every rank during step 38 of epoch 2's 40: too late for a vote, so the agreement at the epoch's end
+# stops them, after epoch 2's row
+name=termlate
+start "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:38
+wait "$pid"; rc=$?; pid=""
+stopped=$(stops "$name")
+echo "$name: mpirun exited $rc; stops: $(echo $stopped)"
+runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+check "$name: exit $rc, want 143, both ranks too" $([ $rc -eq 143 ] && [ -n "$(exits "$name" 143)" ]; echo $?)
+check "$name: both ranks stopped after epoch 2: '$(echo $stopped)'" \
+    $([ "$(echo "$stopped" | grep -c '^stopped after epoch 2$')" -eq 2 ]; echo $?)
+check "$name: epoch 2's row written, epoch 3 never reached" \
+    $(awk -F'|' '{ n++; e = $3; s = $4 } END { exit !(n == 1 && e == "1,2,2" && s == "ok,interrupted,ok") }' \
+          "$tmp/runs"; echo $?)
 args=(--model lenet --epochs 2 --timeout $TIMEOUT)
 
 # ---- a CHECK failure on rank 1, then on rank 0: the failing rank's line, a failed row

@@ -1,14 +1,18 @@
 /* fake_dist_sweep.c — a two-configuration sweep (lr 0.01 then 0.02, 2 epochs of 40 steps) through bench/run.c under
  * `mpirun -np N`, with a fake strategy that touches no GPU but does one MPI all-reduce per step, as a collective
- * that a stopped or dead rank leaves waiting: tests/cli/test_faults_mpi.sh drives it to time the fault paths of one
- * process per GPU (watchdog, MPI_Abort, the rows) without a GPU. FAKE_CHECK_RANK=R: that rank fails a CHECK at step
- * 5 of the first configuration; FAKE_STEP_MS: a step's time (5). Each rank writes its pid to $FAKE_PIDS.R.
- * Arguments: scaling's options. */
+ * that a stopped or dead rank leaves waiting: tests/cli/faults_mpi_host.sh drives it to time the fault paths of one
+ * process per GPU (watchdog, MPI_Abort, the rows, the stop on a signal) without a GPU. FAKE_CHECK_RANK=R: that rank
+ * fails a CHECK at step 5 of the first configuration; FAKE_STEP_MS: a step's time (5); FAKE_RAISE=E:S[:R]: SIGTERM
+ * to itself during step S of epoch E of the first configuration, on rank R (every rank without it), a signal at a
+ * known step; FAKE_NO_COLLECTIVE=1: steps without their all-reduce, as NCCL's make no MPI call (a stalled rank then
+ * leaves the others waiting in the stop vote). Each rank writes its pid to $FAKE_PIDS.R and says its exit status and
+ * the wall-clock time on stderr. Arguments: scaling's options. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/run.h"
 #include "bench/isolate.h"
 #include "engine/check.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +21,9 @@
 
 typedef struct {
     const dist_t *dist;
-    int check_here;
+    int check_here, no_collective;
+    int raise_epoch, raise_step;    /* FAKE_RAISE on this rank; 0, -1 without */
+    int epoch;
 } fake_t;
 
 static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
@@ -26,11 +32,18 @@ static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     const char *r = getenv("FAKE_CHECK_RANK");
     f->dist = cfg->dist;
     f->check_here = r && cfg->dist && atoi(r) == cfg->dist->rank && cfg->lr < 0.015;
+    f->no_collective = getenv("FAKE_NO_COLLECTIVE") != NULL;
+    const char *sig = getenv("FAKE_RAISE");
+    int e, s, rank = -1;
+    f->raise_step = -1;
+    if (sig && sscanf(sig, "%d:%d:%d", &e, &s, &rank) >= 2 && cfg->lr < 0.015 &&
+        (rank < 0 || (cfg->dist && rank == cfg->dist->rank)))
+        f->raise_epoch = e, f->raise_step = s;
     *state = f;
     return 0;
 }
 static int fake_steps(void *state) { (void)state; return 40; }
-static void fake_epoch_begin(void *state, int epoch) { (void)state, (void)epoch; }
+static void fake_epoch_begin(void *state, int epoch) { ((fake_t *)state)->epoch = epoch; }
 static void fake_train_step(void *state, int step) {
     fake_t *f = state;
     const char *ms = getenv("FAKE_STEP_MS");
@@ -39,7 +52,8 @@ static void fake_train_step(void *state, int step) {
     if (f->check_here && step == 5)
         check_fail("strategies/nccl.c", 124, "ncclAllReduce(b, b, count, type, ncclSum, comm, stream)",
                    "unhandled system error");
-    dist_max(f->dist, (double)step);    /* the step's collective */
+    if (f->epoch == f->raise_epoch && step == f->raise_step) raise(SIGTERM);
+    if (!f->no_collective) dist_max(f->dist, (double)step);    /* the step's collective */
 }
 static void fake_epoch_end(void *state, int steps, epoch_stats_t *out) {
     (void)state;
@@ -111,6 +125,10 @@ int main(int argc, char **argv) {
     results_scan_free(&done);
     if (d.is_root) results_close(&res);
     idx_free(&data);
+    /* Said before MPI_Finalize: once one rank exits with a signal's status, the launcher ends the others. */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    fprintf(stderr, "fake_dist_sweep: rank %d exits %d at %.3f\n", d.rank, rc, (double)now.tv_sec + 1e-9 * now.tv_nsec);
     dist_finalize(&d);
     return rc;
 }
