@@ -65,6 +65,35 @@ static void name_nondeterministic(const strategy_t *st, void *state, const float
     printf("# one step twice: %d layers' gradients differ; the last: %s\n", n, last >= 0 ? m->layers[last].label : "-");
     free(g1);
     free(g2);
+    /* The forward of step 0 twice: the first layer whose output differs. */
+    size_t bytes = 0;
+    for (int t = 0; t < m->n_tensors; t++) bytes += model_tensor_bytes(m, t);
+    char *a1 = malloc(bytes), *a2 = malloc(bytes);
+    for (int k = 0; k < 2; k++) {
+        restart(r, p0, v0, s0);
+        st->epoch_begin(state, 1);
+        int shard = 0;
+        replica_seg_forward(r, &shard);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        size_t off = 0;
+        for (int t = 0; t < m->n_tensors; t++) {
+            CHECK_CUDA(cudaMemcpy((k ? a2 : a1) + off, m->tensors[t].val, model_tensor_bytes(m, t),
+                                  cudaMemcpyDeviceToHost));
+            off += model_tensor_bytes(m, t);
+        }
+    }
+    size_t off = 0;
+    const char *where = "none";
+    for (int t = 0; t < m->n_tensors && !strcmp(where, "none"); t++) {
+        if (memcmp(a1 + off, a2 + off, model_tensor_bytes(m, t)) != 0 && t == m->input) where = "the input";
+        else if (memcmp(a1 + off, a2 + off, model_tensor_bytes(m, t)) != 0)
+            for (int i = 0; i < m->n_layers; i++)
+                if (m->layers[i].out == t) where = m->layers[i].label;
+        off += model_tensor_bytes(m, t);
+    }
+    printf("# one forward twice: the first output that differs is %s's\n", where);
+    free(a1);
+    free(a2);
 }
 
 /* One replica trains eagerly, is put back to its starting point, then trains from graphs: the same cuDNN
