@@ -194,6 +194,7 @@ static void run(math_t math, rng_t *rng) {
     }
     CHECK_CUDA(cudaMemcpy(m->params, hp, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemset(m->state, 0, m->n_state * sizeof(float)));
+    CHECK_CUDA(cudaDeviceSynchronize());   // the legacy stream's copies before the non-blocking stream's cast reads them
     if (m->params_bf16) reduce_cast_bf16(m->params_bf16, m->params, m->n_params, g.stream);
     size_t nx = shape_numel(m->tensors[m->input].shape);
     int out = m->layers[m->n_layers - 1].out, pre = m->layers[0].out;
