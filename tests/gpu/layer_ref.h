@@ -19,6 +19,7 @@ typedef struct {
     double *y, *dx[2], *dw, *state_out;     // dx[i] NULL when not wanted
     double *state_alt;                      // an alternative convention, printed when state_out fails
     const char *state_alt_name;
+    const float *relu_y;    // fused batch norm: the ReLU mask from this output (the GPU's y > 0), else its own
 } ref_t;
 
 typedef void (*ref_fn)(const layer_t *l, int training, ref_t *r);
@@ -105,7 +106,9 @@ static void ref_bn_fused(const layer_t *l, int training, ref_t *r) {
     for (size_t i = 0; i < n; i++) {
         if (l->cfg.fuse == BN_FUSE_ADD_RELU) pre[i] += r->x[1][i];
         r->y[i] = pre[i] > 0 ? pre[i] : 0.0;
-        dpre[i] = pre[i] > 0 ? r->dy[i] : 0.0f;
+        /* An element within rounding of the kink goes the way the GPU's forward sent it, when that is given. */
+        int on = r->relu_y ? r->relu_y[i] > 0 : pre[i] > 0;
+        dpre[i] = on ? r->dy[i] : 0.0f;
         if (l->cfg.fuse == BN_FUSE_ADD_RELU && r->dx[1]) r->dx[1][i] += dpre[i];
     }
     ref_t b = *r;                       // backward of BN with d(pre-activation)

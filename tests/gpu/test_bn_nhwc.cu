@@ -275,6 +275,23 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
         double *dw_want = dalloc(2 * C);
         for (size_t j = 0; j < 2 * C; j++) dw_want[j] = ref.dw[j] + pass * hdw[j];
         check(name, "y", o.y, ref.y, n, tol_act);
+        if (pass == 0 && c->fuse != BN_FUSE_NONE) {
+            /* An element whose y lies within rounding of the ReLU's kink may fall either side (the offset case
+             * puts a few there in some draws): the backward reference then takes the GPU's side. */
+            size_t flips = 0;
+            for (size_t j = 0; j < n; j++) flips += (o.y[j] > 0) != (ref.y[j] > 0);
+            if (flips) {
+                printf("     %zu element(s) on the ReLU's kink within rounding: the reference takes the GPU's mask\n",
+                       flips);
+                memset(ref.dx[0], 0, n * sizeof(double));
+                if (ref.dx[1]) memset(ref.dx[1], 0, n * sizeof(double));
+                memset(ref.dw, 0, 2 * C * sizeof(double));
+                ref.relu_y = o.y;
+                ref_bn_fused(l, 1, &ref);
+                EXPECT(flips < n / 1000 + 2, "%s: %zu elements on the kink is more than rounding explains", name,
+                       flips);
+            }
+        }
         if (pass == 0) {
             check(name, "running mean", o.state, ref.state_out, C, TOL);
             check(name, "running var", o.state + C, ref.state_out + C, C, TOL);
