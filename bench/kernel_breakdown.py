@@ -9,7 +9,7 @@ print(f"== {sys.argv[3]}: GPU kernel time {tot/1e6/steps:.3f} ms per step ({step
 cats = {}
 def cat(n):
     for k, pat in (("conv fprop", r"fprop|convolve|implicit_convolve|ImplicitGemm"), ("conv dgrad", r"dgrad"), ("conv wgrad", r"wgrad"),
-                   ("batch norm", r"batchnorm|bn_"), ("pooling", r"pooling"), ("gemm/gemv (dense, bias grads)", r"gemm|gemv|nvjet|splitK|Kernel2"),
+                   ("batch norm", r"batchnorm|bn_"), ("pooling", r"pooling|maxpool_|gap_"), ("gemm/gemv (dense, bias grads)", r"gemm|gemv|nvjet|splitK|Kernel2"),
                    ("element-wise (bias, add, relu, casts)", r"op_generic|bias_add|acc_f32|activation|f32_to_bf16|cast"), ("sgd", r"sgd"),
                    ("gather/loss", r"gather|softmax")):
         if re.search(pat, n): return k
