@@ -3,8 +3,8 @@
  *
  *   build/probe_conv [-v] [--iters N] [--max-cfgs N] [--ws-mib M] [--dirs fwd,dgrad,wgrad]
  *                    [N H W C K R S STRIDE PAD DTYPE]        DTYPE bf16|fp32; no shape: the default list
- * Default list (all bf16): 256 224 224 3 64 7 7 2 3 (ResNet-50 stem), the same with C=8, 256 28 28 1 64 7 7 2 3,
- * 256 14 14 128 128 3 3 1 1, 256 56 56 64 64 3 3 1 1, 256 56 56 256 64 1 1 1 0.
+ * Default list (all bf16): 256 224 224 3 64 7 7 2 3 (ResNet-50's stem) and with C=8, 256 28 28 1 64 3 3 1 1 (the
+ * d2l ResNet-18's stem) and with C=8, 256 14 14 128 128 3 3 1 1, 256 56 56 64 64 3 3 1 1, 256 56 56 256 64 1 1 1 0.
  *
  * Per shape and direction: (1) legacy: cudnnFind*AlgorithmEx (tensor-op math, fp32 compute), its best algo then
  * timed again the same way as (2); (2) backend: one convolution operation graph, every global engine index with its
@@ -666,7 +666,8 @@ static int shape_finish(shape_t *s) {
 int main(int argc, char **argv) {
     static const shape_t DEFAULTS[] = {
         {256, 224, 224, 3, 64, 7, 7, 2, 3, 0, 0, 0}, {256, 224, 224, 8, 64, 7, 7, 2, 3, 0, 0, 0},
-        {256, 28, 28, 1, 64, 7, 7, 2, 3, 0, 0, 0}, {256, 14, 14, 128, 128, 3, 3, 1, 1, 0, 0, 0},
+        {256, 28, 28, 1, 64, 3, 3, 1, 1, 0, 0, 0}, {256, 28, 28, 8, 64, 3, 3, 1, 1, 0, 0, 0},
+        {256, 14, 14, 128, 128, 3, 3, 1, 1, 0, 0, 0},
         {256, 56, 56, 64, 64, 3, 3, 1, 1, 0, 0, 0}, {256, 56, 56, 256, 64, 1, 1, 1, 0, 0, 0, 0}};
     probe_t p = {.iters = 20, .warmup = 3, .max_cfgs = 32};
     int ws_mib = 1024, dirs[N_DIR] = {1, 1, 1}, n_shapes = 0;
