@@ -31,9 +31,9 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
     CHECK_CUBLAS(cublasCreate(&g->cublas));
     CHECK_CUBLAS(cublasSetStream(g->cublas, g->stream));
-    /* A workspace of our own: without one cuBLAS takes scratch from its own pool, which differs under stream capture,
-     * and a captured GEMM may then run another algorithm than the eager one: a graphed step would not be the eager
-     * step bit for bit. 32 MiB is cuBLAS's recommendation for Hopper. */
+    /* A workspace of our own, allocated here rather than by cuBLAS at its first call (inside a graph capture, or
+     * inside a timed step): eager and captured GEMMs use the same memory and the same size. 32 MiB is cuBLAS's
+     * recommendation for Hopper. */
     CHECK_ALLOC(cudaMalloc(&g->cublas_ws, GPU_CUBLAS_WORKSPACE));
     CHECK_CUBLAS(cublasSetWorkspace(g->cublas, g->cublas_ws, GPU_CUBLAS_WORKSPACE));
     /* fp32 GEMMs stay fp32 under tf32: PyTorch's default (TF32 convolutions, strict fp32 matmuls), so the two
