@@ -17,6 +17,7 @@
 #include "engine/check.h"
 #include "engine/layers/cudnn_util.h"
 #include "engine/layers/bn_nhwc.h"
+#include "dev_io.h"
 
 #define TOL 1e-4                    /* relative L2 error of fp32 results (statistics, dgamma, dbeta; all of fp32) */
 #define TOL_BF16 (BF16_U + TOL)     /* y, dx, dx1 in bf16: each rounded once on its way out (test_layers.cu) */
@@ -26,20 +27,6 @@ static float *falloc(size_t n) {
     if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
     return p;
 }
-static void upload(void *d, const float *h, size_t n, dtype_t t) {
-    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
-    unsigned short *b = (unsigned short *)malloc(n * sizeof *b + 1);
-    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
-    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
-    free(b);
-}
-static void download(float *h, const void *d, size_t n, dtype_t t) {
-    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
-    if (t == DTYPE_BF16)
-        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
-}
-/* All-ones bytes are NaN in fp32 and bf16: an element left unwritten fails its comparison. */
-static void poison(void *d, size_t n, dtype_t t) { CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi, dtype_t t) {
     for (size_t i = 0; i < n; i++) {
         h[i] = (float)(lo + (hi - lo) * rng_uniform(r));

@@ -15,6 +15,7 @@
 #include "engine/check.h"
 #include "engine/layers/softmax_xent.h"
 #include "engine/layers/cudnn_util.h"
+#include "dev_io.h"
 
 #define TOL 1e-4           /* relative L2 error, strict fp32 */
 #define TOL_TF32 5e-3      /* 10-bit mantissa products */
@@ -46,22 +47,6 @@ static void *dev_alloc(size_t n, dtype_t t) {
     if (n) CHECK_CUDA(cudaMalloc(&p, n * dtype_size(t)));
     return p;
 }
-static void upload(void *d, const float *h, size_t n, dtype_t t) {
-    if (!n) return;
-    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
-    unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
-    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
-    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
-    free(b);
-}
-static void download(float *h, const void *d, size_t n, dtype_t t) {
-    if (!n) return;
-    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
-    if (t == DTYPE_BF16)   /* widen in place from the end: element i's bits sit in the buffer's first half */
-        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
-}
-/* All-ones bytes are a NaN in fp32 and in bf16: any element a layer forgets to write fails the comparison. */
-static void poison(void *d, size_t n, dtype_t t) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
     for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
 }

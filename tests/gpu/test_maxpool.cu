@@ -17,6 +17,7 @@
 #include "engine/gpu.h"
 #include "engine/check.h"
 #include "engine/layers/cudnn_util.h"
+#include "dev_io.h"
 
 /* dx in fp32: each cell sums at most ceil(k / stride)^2 values of dy (9 here) plus beta dx, against double. */
 #define TOL 1e-5
@@ -27,20 +28,6 @@ static float *falloc(size_t n) {
     if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
     return p;
 }
-static void upload(void *d, const float *h, size_t n, dtype_t t) {
-    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
-    unsigned short *b = (unsigned short *)malloc(n * sizeof *b + 1);
-    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
-    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
-    free(b);
-}
-static void download(float *h, const void *d, size_t n, dtype_t t) {
-    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
-    if (t == DTYPE_BF16)   /* widen in place from the end: element i's bits sit in the buffer's first half */
-        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
-}
-/* All-ones bytes are NaN in fp32 and bf16: an element left unwritten fails its comparison. */
-static void poison(void *d, size_t n, dtype_t t) { CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
 static void round_to(float *h, size_t n, dtype_t t) {
     for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_ref_round(h[i]);
 }

@@ -10,6 +10,7 @@
 #include "bf16_ref.h"
 #include <stdint.h>
 #include <string.h>
+#include "dev_io.h"
 
 /* Pixel values are in [0, 1]: the GPU computes the coordinates and weights in fp32, the reference in double. */
 #define TOL_ABS 2e-6
@@ -28,11 +29,6 @@ static double bilinear_ref(const uint8_t *img, int side, int out, int oy, int ox
 #undef P
 }
 
-static void download(float *h, const void *d, size_t n, dtype_t t) {
-    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
-    if (t == DTYPE_BF16)
-        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
-}
 
 /* Largest |got - reference| over n gathered rows (rows[i] of split s, resized to out), and whether labels match.
  * bf16: less the rounding to bf16 (at most 2^-8 relative: the GPU rounds its fp32 value, which can sit on the other

@@ -1,0 +1,26 @@
+/* dev_io.h — the layer tests' host <-> device moves: float host arrays to and from a device tensor of the layer's
+ * dtype (bf16 rounded to nearest even on the way in, widened exactly on the way out), and poisoning with NaN. */
+#pragma once
+#include <stdlib.h>
+#include <cuda_runtime.h>
+#include "bf16_ref.h"
+#include "engine/check.h"
+#include "engine/dtype.h"
+
+static inline void upload(void *d, const float *h, size_t n, dtype_t t) {
+    if (!n) return;
+    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
+    unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
+    if (!b) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
+    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
+    free(b);
+}
+static inline void download(float *h, const void *d, size_t n, dtype_t t) {
+    if (!n) return;
+    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
+    if (t == DTYPE_BF16)   /* widen in place from the end: element i's bits sit in the buffer's first half */
+        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
+}
+/* All-ones bytes are NaN in fp32 and bf16: an element left unwritten fails its comparison. */
+static inline void poison(void *d, size_t n, dtype_t t) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
