@@ -3,6 +3,7 @@
  * rows; and --resume's scan (results_read.c reads any version's CSV into rows). */
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
+#include "bytes.h"
 #include "paths.h"
 #include "study.h"
 #include "../engine/errmsg.h"
@@ -46,28 +47,11 @@ void results_row_init(results_row_t *row) {
 // ---- line builder: a growing buffer, so stage lists or long names never truncate a row
 
 typedef struct {
-    char *s;
-    size_t len, cap;
-    int ncells, oom;
+    bytes_t b;
+    int ncells;
 } line_t;
 
-static void line_reserve(line_t *l, size_t extra) {
-    if (l->oom || l->len + extra + 1 <= l->cap) return;
-    size_t cap = l->cap ? l->cap : 512;
-    while (cap < l->len + extra + 1) cap *= 2;
-    char *s = realloc(l->s, cap);
-    if (!s) { l->oom = 1; return; }
-    l->s = s;
-    l->cap = cap;
-}
-
-static void line_raw(line_t *l, const char *s, size_t n) {
-    line_reserve(l, n);
-    if (l->oom) return;
-    memcpy(l->s + l->len, s, n);
-    l->len += n;
-    l->s[l->len] = '\0';
-}
+static void line_raw(line_t *l, const char *s, size_t n) { bytes_add(&l->b, s, n); }
 
 static void line_sep(line_t *l) {
     if (l->ncells++) line_raw(l, ",", 1);
@@ -81,10 +65,9 @@ static void cell_str(line_t *l, const char *s) {
     size_t n = strlen(s);
     if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[n - 1] != ' ') { line_raw(l, s, n); return; }
     size_t need = csv_write(NULL, 0, s, n);
-    line_reserve(l, need);
-    if (l->oom) return;
-    l->len += csv_write(l->s + l->len, need, s, n);
-    l->s[l->len] = '\0';
+    if (bytes_reserve(&l->b, need) != 0) return;
+    l->b.len += csv_write(l->b.s + l->b.len, need, s, n);
+    l->b.s[l->b.len] = '\0';
 }
 
 static void cell_fmt(line_t *l, const char *fmt, ...) {
@@ -140,13 +123,13 @@ int results_format(const results_row_t *row, char *buf, size_t len) {
     line_t l = {0};
     line_row(&l, row);
     int rc = -1;
-    if (!l.oom && l.len < len) {
-        memcpy(buf, l.s, l.len + 1);
-        rc = (int)l.len;
+    if (!l.b.oom && l.b.len < len) {
+        memcpy(buf, l.b.s, l.b.len + 1);
+        rc = (int)l.b.len;
     } else if (len) {
         buf[0] = '\0';
     }
-    free(l.s);
+    free(l.b.s);
     return rc;
 }
 
@@ -305,10 +288,10 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     } else {
         line_header(&l);
         line_raw(&l, "\n", 1);
-        if (l.oom || write_synced(f, l.s, l.len) != 0)
+        if (l.b.oom || write_synced(f, l.b.s, l.b.len) != 0)
             rc = errmsg(2, err, errlen, "%s: cannot write the header: %s", path, strerror(errno));
     }
-    free(l.s);
+    free(l.b.s);
     flock(fd, LOCK_UN);
     if (rc) { fclose(f); return rc; }
     r->f = f;
@@ -322,15 +305,15 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
     line_row(&l, row);
     line_raw(&l, "\n", 1);
     int rc = 0, fd = fileno(r->f);
-    if (l.oom) rc = errmsg(-1, err, errlen, "%s: out of memory formatting a row", r->path);
+    if (l.b.oom) rc = errmsg(-1, err, errlen, "%s: out of memory formatting a row", r->path);
     else if (flock(fd, LOCK_EX) != 0) rc = errmsg(-1, err, errlen, "%s: cannot lock: %s", r->path, strerror(errno));
     else {
         /* Another process appending to the file may have been killed mid-row since our last row. */
-        if (repair_tail(r->f) != 0 || write_synced(r->f, l.s, l.len) != 0)
+        if (repair_tail(r->f) != 0 || write_synced(r->f, l.b.s, l.b.len) != 0)
             rc = errmsg(-1, err, errlen, "%s: write failed: %s", r->path, strerror(errno));
         flock(fd, LOCK_UN);
     }
-    free(l.s);
+    free(l.b.s);
     return rc;
 }
 
@@ -479,11 +462,11 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
     line_row(&l, row);
     scan_ctx_t *c = calloc(1, sizeof *c);
     struct csv_parser p;
-    if (!l.oom && c && csv_init(&p, 0) == 0) {
+    if (!l.b.oom && c && csv_init(&p, 0) == 0) {
         c->header_done = 1;
         for (int i = 0; i < SCAN_MAXF; i++) c->want[i] = 1;
         /* Parse fields only: the row callback is not needed, the cells stay in c. */
-        csv_parse(&p, l.s, l.len, scan_field, NULL, c);
+        csv_parse(&p, l.b.s, l.b.len, scan_field, NULL, c);
         csv_fini(&p, scan_field, NULL, c);
         csv_free(&p);
         for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
@@ -492,7 +475,7 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
         }
     }
     free(c);
-    free(l.s);
+    free(l.b.s);
 }
 
 int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best) {

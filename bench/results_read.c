@@ -3,6 +3,7 @@
  * results_row_init leaves it. */
 #define _POSIX_C_SOURCE 200809L
 #include "results.h"
+#include "bytes.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
@@ -15,11 +16,9 @@
 
 /* One record as libcsv delivers it, every field kept whole (NUL-terminated, one after another in buf). */
 typedef struct {
-    char *buf;
-    size_t len, cap;
+    bytes_t b;                  /* the fields, each followed by its NUL */
     size_t *off;
     int nf, cap_f;
-    int oom;
 } record_t;
 
 typedef struct {
@@ -31,26 +30,18 @@ typedef struct {
 
 static void record_field(void *data, size_t len, void *ctx_) {
     record_t *r = &((read_ctx_t *)ctx_)->rec;
-    if (r->oom) return;
+    if (r->b.oom) return;
     if (r->nf == r->cap_f) {
         int cap = r->cap_f ? 2 * r->cap_f : 64;
         size_t *off = realloc(r->off, (size_t)cap * sizeof *off);
-        if (!off) { r->oom = 1; return; }
+        if (!off) { r->b.oom = 1; return; }
         r->off = off;
         r->cap_f = cap;
     }
-    if (r->len + len + 1 > r->cap) {
-        size_t cap = r->cap ? r->cap : 1024;
-        while (cap < r->len + len + 1) cap *= 2;
-        char *b = realloc(r->buf, cap);
-        if (!b) { r->oom = 1; return; }
-        r->buf = b;
-        r->cap = cap;
-    }
-    if (len) memcpy(r->buf + r->len, data, len);
-    r->off[r->nf++] = r->len;
-    r->len += len;
-    r->buf[r->len++] = '\0';
+    size_t at = r->b.len;
+    bytes_add(&r->b, data, len);
+    bytes_add(&r->b, "", 1);    /* the field's NUL, kept as content */
+    if (!r->b.oom) r->off[r->nf++] = at;
 }
 
 /* One cell into its member; 0, or -1 when it does not parse as the column's type (the row is skipped). */
@@ -98,11 +89,11 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
 static void read_header(read_ctx_t *c) {
     record_t *r = &c->rec;
     c->map = malloc((size_t)(r->nf ? r->nf : 1) * sizeof *c->map);
-    if (!c->map) { r->oom = 1; return; }
+    if (!c->map) { r->b.oom = 1; return; }
     c->nmap = r->nf;
     int have[RESULTS_MAX_COLUMNS] = {0};
     for (int j = 0; j < r->nf; j++) {
-        c->map[j] = results_column_index(r->buf + r->off[j]);
+        c->map[j] = results_column_index(r->b.s + r->off[j]);
         if (c->map[j] >= 0 && have[c->map[j]]++) c->map[j] = -1;    /* a repeated name: the first counts */
         if (c->map[j] < 0) c->t->unknown++;
     }
@@ -119,19 +110,19 @@ static void read_row(read_ctx_t *c) {
         if (rows) t->row = rows;
         char **text = rows ? realloc(t->text, (size_t)cap * sizeof *text) : NULL;
         if (text) t->text = text;
-        if (!rows || !text) { r->oom = 1; return; }
+        if (!rows || !text) { r->b.oom = 1; return; }
         t->cap = cap;
     }
     /* The row's strings live in one block: at most the record's own bytes. */
     results_row_t *row = &t->row[t->n];
-    char *block = malloc(r->len + 1), *p = block;
-    if (!block) { r->oom = 1; return; }
+    char *block = malloc(r->b.len + 1), *p = block;
+    if (!block) { r->b.oom = 1; return; }
     results_row_init(row);
     for (int i = 0; i < NCOLS; i++)
         if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(row, &results_schema[i], const char *) = "";
     int bad = 0;
     for (int j = 0; j < r->nf && !bad; j++)
-        if (c->map[j] >= 0) bad = cell_parse(row, &results_schema[c->map[j]], r->buf + r->off[j], &p) != 0;
+        if (c->map[j] >= 0) bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
     if (bad || !row->run_id[0]) {
         free(block);
         t->bad_rows++;
@@ -144,7 +135,7 @@ static void read_record(int term, void *ctx_) {
     (void)term;
     read_ctx_t *c = ctx_;
     record_t *r = &c->rec;
-    if (!r->oom) {
+    if (!r->b.oom) {
         if (!c->header_done) {
             c->header_done = 1;
             read_header(c);
@@ -155,7 +146,7 @@ static void read_record(int term, void *ctx_) {
         }
     }
     r->nf = 0;
-    r->len = 0;
+    r->b.len = 0;
 }
 
 int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
@@ -178,11 +169,11 @@ int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) 
     fclose(f);
     int has_run_id = 0;
     for (int j = 0; j < c.nmap; j++) has_run_id |= c.map[j] == results_column_index("run_id");
-    if (!rc && c.rec.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
+    if (!rc && c.rec.b.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
     else if (!rc && !has_run_id) rc = errmsg(2, err, errlen, "%s: no run_id column: not a scaling CSV", path);
     free(c.map);
-    free(c.rec.buf);
+    free(c.rec.b.s);
     free(c.rec.off);
     if (rc) results_rows_free(t);
     return rc;
