@@ -77,7 +77,7 @@ int report_runs(const study_runs_t *s, FILE *f) {
         put_num(f, &col, vec_min(&r->I));
         put_num(f, &col, vec_max(&r->I));
         put_num(f, &col, r->smed);
-        put_num(f, &col, isnan(r->facc) ? NAN : last->test_acc); /* facc's cell, unscaled */
+        put_num(f, &col, last && !isnan(r->facc) ? last->test_acc : NAN); /* facc's cell, unscaled */
         put_num(f, &col, last ? last->stats.comm_ms : NAN);
         put_num(f, &col, last ? last->stats.exposed_comm_ms : NAN);
         put_num(f, &col, last ? last->stats.busbw_gbs : NAN);
