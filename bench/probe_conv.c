@@ -209,8 +209,10 @@ static int legacy_probe(const probe_t *p, const shape_t *s, dir_t dir, legacy_re
     rc = time_runs(p, legacy_run, &l, &r->ms, &r->host_bound, r->note, sizeof r->note);
     if (rc != 0) r->ms = -1;
 done:
-    cudnnDestroyTensorDescriptor(l.xd); cudnnDestroyTensorDescriptor(l.yd);
-    cudnnDestroyFilterDescriptor(l.wd); cudnnDestroyConvolutionDescriptor(l.cd);
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(l.xd));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(l.yd));
+    CUDNN_CHECK(cudnnDestroyFilterDescriptor(l.wd));
+    CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(l.cd));
     return rc < 0 ? -1 : 0;
 }
 
@@ -220,7 +222,7 @@ done:
 typedef struct { cudnnBackendDescriptor_t x, w, y, conv, op, graph; int64_t engines; } be_graph_t;
 
 static void be_destroy(cudnnBackendDescriptor_t *d) {
-    if (*d) cudnnBackendDestroyDescriptor(*d);
+    if (*d) CUDNN_CHECK(cudnnBackendDestroyDescriptor(*d));
     *d = NULL;
 }
 
