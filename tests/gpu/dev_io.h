@@ -1,11 +1,22 @@
-/* dev_io.h — the layer tests' host <-> device moves: float host arrays to and from a device tensor of the layer's
- * dtype (bf16 rounded to nearest even on the way in, widened exactly on the way out), and poisoning with NaN. */
+/* dev_io.h — the layer tests' host arrays and their moves: float host arrays, rounded to what a bf16 tensor holds,
+ * to and from a device tensor of the layer's dtype (bf16 widened exactly on the way out), and poisoning with NaN. */
 #pragma once
+#include <stdio.h>
 #include <stdlib.h>
 #include <cuda_runtime.h>
 #include "bf16_ref.h"
 #include "engine/check.h"
 #include "engine/dtype.h"
+
+static inline float *falloc(size_t n) {
+    float *p = (float *)calloc(n ? n : 1, sizeof(float));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
+/* What a bf16 buffer will hold: the reference is computed from exactly these values. */
+static inline void round_to(float *h, size_t n, dtype_t t) {
+    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_ref_round(h[i]);
+}
 
 static inline void upload(void *d, const float *h, size_t n, dtype_t t) {
     if (!n) return;

@@ -16,6 +16,7 @@
 #include "engine/gpu.h"
 #include "engine/check.h"
 #include "engine/reduce.h"
+#include "dev_io.h"
 
 /* fp32: every layer alone meets 1e-4 with errors near 1e-7 (test_layers); a chain of nine stays far below.
  * tf32: 10-bit products in five convolutions along the longest path, each within test_layers' 5e-3 alone.
@@ -28,31 +29,12 @@
 
 enum { N = 4, H = 10, CIN = 8, C0 = 16, WIDTH = 8 };
 
-static float *falloc(size_t n) {
-    float *p = (float *)calloc(n ? n : 1, sizeof(float));
-    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    return p;
-}
 
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
     for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
 }
 
 static float round_as(float v, dtype_t t) { return t == DTYPE_BF16 ? bf16_ref_round(v) : v; }
-
-static void upload_as(void *d, const float *h, size_t n, dtype_t t) {
-    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
-    unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
-    for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
-    CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
-    free(b);
-}
-
-static void download_as(float *h, const void *d, size_t n, dtype_t t) {
-    CHECK_CUDA(cudaMemcpy(h, d, n * dtype_size(t), cudaMemcpyDeviceToHost));
-    if (t == DTYPE_BF16)
-        for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
-}
 
 /* The network under test: x -> pre (3x3 conv) -> bottleneck(stride 2, projection). v1 builds the ResNet v1 block
  * (the stride on conv1) for the control; its parameters have the same layout. */
@@ -204,8 +186,8 @@ static void run(math_t math, rng_t *rng) {
     fill(rng, hdy, ny, -1, 1);
     for (size_t j = 0; j < nx; j++) hx[j] = round_as(hx[j], t);
     for (size_t j = 0; j < ny; j++) hdy[j] = round_as(hdy[j], t);
-    upload_as(m->tensors[m->input].val, hx, nx, t);
-    upload_as(m->tensors[out].grad, hdy, ny, t);
+    upload(m->tensors[m->input].val, hx, nx, t);
+    upload(m->tensors[out].grad, hdy, ny, t);
     CHECK_CUDA(cudaDeviceSynchronize());   // the pageable copies land before the model's non-blocking stream reads
 
     model_forward(m, &g, 1);
@@ -214,11 +196,11 @@ static void run(math_t math, rng_t *rng) {
     CHECK_CUDA(cudaGetLastError());
 
     chain_t want = ref_chain(m, hx, hp, hdy, t);
-    download_as(got, m->tensors[out].val, ny, t);
+    download(got, m->tensors[out].val, ny, t);
     report(mname, "block y", got, want.val[out], ny, tol, 0);
     chain_t ctrl = ref_chain(v1, hx, hp, hdy, t);
     report(mname, "block y vs v1 block", got, ctrl.val[out], ny, tol, 1);
-    download_as(got, m->tensors[pre].grad, npre, t);
+    download(got, m->tensors[pre].grad, npre, t);
     report(mname, "block dx (input gradient)", got, want.grad[pre], npre, tol, 0);
     CHECK_CUDA(cudaMemcpy(gw, m->grads, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
     for (int i = 0; i < m->n_layers; i++) {

@@ -35,11 +35,6 @@ static layer_cfg_t cfg(int k, int stride, int pad, int cout, int bias) {
     return c;
 }
 
-static float *falloc(size_t n) {
-    float *p = (float *)calloc(n ? n : 1, sizeof(float));
-    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    return p;
-}
 
 /* Device buffers of n elements of type t; the host side is always float (bf16 values widened exactly). */
 static void *dev_alloc(size_t n, dtype_t t) {
@@ -49,10 +44,6 @@ static void *dev_alloc(size_t n, dtype_t t) {
 }
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
     for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
-}
-/* What a bf16 buffer will hold: the reference is computed from exactly these values. */
-static void round_to(float *h, size_t n, dtype_t t) {
-    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_ref_round(h[i]);
 }
 
 /* Relative L2 error of got against ref (absolute when ref is all zero), one line, and on failure where it starts.

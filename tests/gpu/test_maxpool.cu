@@ -18,53 +18,12 @@
 #include "engine/check.h"
 #include "engine/layers/cudnn_util.h"
 #include "dev_io.h"
+#include "ref_check.h"
 
 /* dx in fp32: each cell sums at most ceil(k / stride)^2 values of dy (9 here) plus beta dx, against double. */
 #define TOL 1e-5
 #define TOL_BF16 (BF16_U + TOL)     /* dx in bf16: rounded once on its way out (test_layers.cu) */
 
-static float *falloc(size_t n) {
-    float *p = (float *)calloc(n ? n : 1, sizeof(float));
-    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    return p;
-}
-static void round_to(float *h, size_t n, dtype_t t) {
-    for (size_t i = 0; t == DTYPE_BF16 && i < n; i++) h[i] = bf16_ref_round(h[i]);
-}
-
-static double check(const char *name, const char *tensor, const float *got, const double *ref, size_t n, double tol) {
-    double err = rel_err_f(got, ref, n);
-    int ok = err <= tol;   // false for NaN
-    printf("%-4s %-40s %-22s rel_err %.3e  (n=%zu, tol %.1e)\n", ok ? "ok" : "FAIL", name, tensor, err, n, tol);
-    if (!ok)
-        for (size_t i = 0; i < n; i++)
-            if (!(fabs(got[i] - ref[i]) <= tol * (fabs(ref[i]) + 1e-3))) {
-                printf("       first mismatch at %zu (channel-fastest): got %.9g ref %.9g\n", i, got[i], ref[i]);
-                break;
-            }
-    EXPECT(ok, "%s %s: rel_err %.3e > %.1e", name, tensor, err, tol);
-    return err;
-}
-
-/* A negative control: what the wrong variant would give must fail the tolerance the right one passes. Asserted only
- * where the two variants are apart by more than twice the tolerance (else printed, as it could not fail). */
-static void control(const char *name, const char *what, const float *got, const double *right, const double *wrong,
-                    size_t n, double tol) {
-    double apart = 0.0, num = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        apart += (right[i] - wrong[i]) * (right[i] - wrong[i]);
-        num += wrong[i] * wrong[i];
-    }
-    apart = num > 0 ? sqrt(apart / num) : sqrt(apart);
-    double err = rel_err_f(got, wrong, n);
-    if (apart <= 2 * tol) {
-        printf("n/a  %-40s [control] %-30s variants only %.1e apart\n", name, what, apart);
-        return;
-    }
-    printf("%-4s %-40s [control] %-30s rel_err %.3e (must exceed %.1e)\n", err > tol ? "ok" : "FAIL", name, what, err,
-           tol);
-    EXPECT(err > tol, "%s: the wrong variant (%s) passes: rel_err %.3e <= %.1e", name, what, err, tol);
-}
 
 /* Bit for bit, NaN payloads aside: y is a copy of one of x's values, so nothing but the exact value will do. */
 static void check_same(const char *name, const char *tensor, const float *got, const float *want, size_t n) {
@@ -330,11 +289,6 @@ static void test_host_side(void) {
 }
 
 // --- --bench: ours against cuDNN's CUDNN_POOLING_MAX_DETERMINISTIC (what the layer ran before) at ResNet-50's stem
-
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
-}
 
 /* A rep is BENCH_BURST calls back to back between two events (the host queues them faster than they run, as in the
  * training step's CUDA graph); the median rep of BENCH_REPS after BENCH_WARM. */

@@ -1,0 +1,46 @@
+/* ref_check.h — what the kernel tests (test_bn_nhwc, test_maxpool) judge a result by: relative L2 error against
+ * a CPU double reference with the first mismatch printed, a negative control that must fail, a sort key for medians. */
+#pragma once
+#include <math.h>
+#include <stdio.h>
+#include "gpu_test.h"
+
+static inline double check(const char *name, const char *tensor, const float *got, const double *ref, size_t n,
+                           double tol) {
+    double err = rel_err_f(got, ref, n);
+    int ok = err <= tol;   // false for NaN
+    printf("%-4s %-40s %-22s rel_err %.3e  (n=%zu, tol %.1e)\n", ok ? "ok" : "FAIL", name, tensor, err, n, tol);
+    if (!ok)
+        for (size_t i = 0; i < n; i++)
+            if (!(fabs(got[i] - ref[i]) <= tol * (fabs(ref[i]) + 1e-3))) {
+                printf("       first mismatch at %zu (channel-fastest): got %.9g ref %.9g\n", i, got[i], ref[i]);
+                break;
+            }
+    EXPECT(ok, "%s %s: rel_err %.3e > %.1e", name, tensor, err, tol);
+    return err;
+}
+
+/* A negative control: what the wrong variant would give must fail the tolerance the right one passes. Asserted only
+ * where the two variants are apart by more than twice the tolerance (else printed, as it could not fail). */
+static inline void control(const char *name, const char *what, const float *got, const double *right,
+                           const double *wrong, size_t n, double tol) {
+    double apart = 0.0, num = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        apart += (right[i] - wrong[i]) * (right[i] - wrong[i]);
+        num += wrong[i] * wrong[i];
+    }
+    apart = num > 0 ? sqrt(apart / num) : sqrt(apart);
+    double err = rel_err_f(got, wrong, n);
+    if (apart <= 2 * tol) {
+        printf("n/a  %-40s [control] %-30s variants only %.1e apart\n", name, what, apart);
+        return;
+    }
+    printf("%-4s %-40s [control] %-30s rel_err %.3e (must exceed %.1e)\n", err > tol ? "ok" : "FAIL", name, what, err,
+           tol);
+    EXPECT(err > tol, "%s: the wrong variant (%s) passes: rel_err %.3e <= %.1e", name, what, err, tol);
+}
+
+static inline int cmp_float(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
