@@ -141,6 +141,22 @@ static void skip(report_t *r, const char *script, const group_t *g, const char *
     snprintf(p->skip, sizeof p->skip, "%s", why);
 }
 
+/* One figure from one series file: OUT/STEM-ID.dat written (2 points a series at least, dropping shorter series
+ * with drop), then STEM.gp emitted, or skipped with why where no series is long enough. path receives the file's
+ * path; -1 when it cannot be written. */
+static int figure_out(report_t *r, const group_t *gr, fig_t *f, const char *stem, int drop, const char *cap,
+                      const char *why, char *path, size_t plen) {
+    char name[400], script[64];
+    snprintf(path, plen, "%s/%s-%s.dat", r->out, stem, gr->id);
+    snprintf(name, sizeof name, "%s-%s", stem, gr->id);
+    snprintf(script, sizeof script, "%s.gp", stem);
+    int rc = write_series(f, path, 2, drop);
+    if (rc < 0) return -1;
+    if (rc > 0) emit(r, script, name, path, "", gr->sub, cap);
+    else skip(r, script, gr, why);
+    return 0;
+}
+
 plot_t *report_plot_add(report_t *r) {
     plot_t *p = realloc(r->plot, (size_t)(r->nplot + 1) * sizeof *p);
     if (!p) return NULL;
@@ -208,23 +224,12 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         }
     }
     free(t1k);
-    snprintf(path, sizeof path, "%s/epoch_time-%s.dat", r->out, gr->id);
-    snprintf(name, sizeof name, "epoch_time-%s", gr->id);
-    if ((rc = write_series(&tf, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0)
-        emit(r, "epoch_time.gp", name, path, "", gr->sub, cap);
-    else
-        skip(r, "epoch_time.gp", gr, one ? "every run is on one GPU: nothing scales"
-                                         : "no strategy has steady epoch times on 2 or more GPU counts");
-    snprintf(path, sizeof path, "%s/speedup-%s.dat", r->out, gr->id);
-    snprintf(name, sizeof name, "speedup-%s", gr->id);
-    if ((rc = write_series(&sf, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0)
-        emit(r, "speedup.gp", name, path, "", gr->sub, cap);
-    else
-        skip(r, "speedup.gp", gr, one ? "every run is on one GPU: nothing scales"
-                                      : "no line with a 1-GPU time (strategy single at the same batch) and another "
-                                        "GPU count");
+    const char *why_t = one ? "every run is on one GPU: nothing scales"
+                            : "no strategy has steady epoch times on 2 or more GPU counts";
+    if (figure_out(r, gr, &tf, "epoch_time", 0, cap, why_t, path, sizeof path) < 0) FAIL(path);
+    const char *why_s = one ? "every run is on one GPU: nothing scales"
+                            : "no line with a 1-GPU time (strategy single at the same batch) and another GPU count";
+    if (figure_out(r, gr, &sf, "speedup", 0, cap, why_s, path, sizeof path) < 0) FAIL(path);
 
     /* (c) throughput against the per-GPU batch: one line per strategy, GPU count, precision and link */
     for (int i = 0; i < s->nr; i++) {
@@ -239,13 +244,9 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         with_prec(w2, sizeof w2, lab, s, u);
         pointn(&thr, k, u->b, u->imed, NAN, 0, w2);
     }
-    snprintf(path, sizeof path, "%s/throughput-%s.dat", r->out, gr->id);
-    snprintf(name, sizeof name, "throughput-%s", gr->id);
-    if ((rc = write_series(&thr, path, 2, 0)) < 0) FAIL(path);
-    if (rc > 0)
-        emit(r, "throughput.gp", name, path, "", gr->sub, cap);
-    else
-        skip(r, "throughput.gp", gr, "no strategy and GPU count with 2 or more batch sizes");
+    if (figure_out(r, gr, &thr, "throughput", 0, cap, "no strategy and GPU count with 2 or more batch sizes", path,
+                   sizeof path) < 0)
+        FAIL(path);
 
     /* (c') on one GPU, final test accuracy against the batch beside the throughput: one line per strategy and
      * precision, the best over learning rates and seeds (a study across GPU counts has acc_lr and acc_epoch) */
@@ -259,13 +260,9 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         pointn(&ab, k, u->b, u->facc, NAN, 0, w2);
     }
     if (one) {
-        snprintf(path, sizeof path, "%s/acc_batch-%s.dat", r->out, gr->id);
-        snprintf(name, sizeof name, "acc_batch-%s", gr->id);
-        if ((rc = write_series(&ab, path, 2, 0)) < 0) FAIL(path);
-        if (rc > 0)
-            emit(r, "acc_batch.gp", name, path, "", gr->sub, cap);
-        else
-            skip(r, "acc_batch.gp", gr, "no strategy and math with a final accuracy at 2 or more batch sizes");
+        if (figure_out(r, gr, &ab, "acc_batch", 0, cap,
+                       "no strategy and math with a final accuracy at 2 or more batch sizes", path, sizeof path) < 0)
+            FAIL(path);
     }
 
     /* (d) test accuracy against epoch: one figure per strategy (by name), one line per run */
@@ -355,13 +352,9 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
         with_prec(w2, sizeof w2, lab, s, u);
         point(&lr, k, u->lr, study_median(acc, na), NAN, 0, w2);
     }
-    snprintf(path, sizeof path, "%s/acc_lr-%s.dat", r->out, gr->id);
-    snprintf(name, sizeof name, "acc_lr-%s", gr->id);
-    if ((rc = write_series(&lr, path, 2, 1)) < 0) FAIL(path);
-    if (rc > 0)
-        emit(r, "acc_lr.gp", name, path, "", gr->sub, cap);
-    else
-        skip(r, "acc_lr.gp", gr, "no configuration swept over 2 or more learning rates");
+    if (figure_out(r, gr, &lr, "acc_lr", 1, cap,
+                   "no configuration swept over 2 or more learning rates", path, sizeof path) < 0)
+        FAIL(path);
 
     /* (f) per-step compute, exposed communication and idle: one bar per batch, strategy, GPU count, precision and
      * link, from its run with the best median step; single shows its whole step as compute, at the batches the
