@@ -7,27 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *f3(char *b, size_t n, double x) {
-    if (isnan(x))
-        snprintf(b, n, "—");
-    else
-        snprintf(b, n, "%.3f", x);
+/* x in fmt, or "—" for NAN: the tables' one way to show a missing number. */
+static const char *num_or_dash(char *b, size_t n, const char *fmt, double x) {
+    if (isnan(x)) snprintf(b, n, "—");
+    else snprintf(b, n, fmt, x);
     return b;
 }
-const char *f2(char *b, size_t n, double x) {
-    if (isnan(x))
-        snprintf(b, n, "—");
-    else
-        snprintf(b, n, "%.2f", x);
-    return b;
-}
-const char *pct(char *b, size_t n, double x) {
-    if (isnan(x))
-        snprintf(b, n, "—");
-    else
-        snprintf(b, n, "%.1f %%", x);
-    return b;
-}
+const char *f3(char *b, size_t n, double x) { return num_or_dash(b, n, "%.3f", x); }
+const char *f2(char *b, size_t n, double x) { return num_or_dash(b, n, "%.2f", x); }
+const char *pct(char *b, size_t n, double x) { return num_or_dash(b, n, "%.1f %%", x); }
 const char *gpus_word(char *b, size_t n, int g) {
     snprintf(b, n, g == 1 ? "1 GPU" : "%d GPUs", g);
     return b;
