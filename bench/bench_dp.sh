@@ -18,20 +18,17 @@ bin=${SCALING:-./scaling}
 mkdir -p "$out"
 
 summary() {
-python3 - "$out" "$bin" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$bin" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' | tee "$out/summary.txt"
 import csv, os, statistics, subprocess, sys, tempfile
 out, bin = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import report_runs
 def rows(f):
     p = os.path.join(out, f)
     return list(csv.DictReader(open(p))) if os.path.exists(p) else []
-def report_runs(p):
-    # the report's runs with their steady medians and last epoch, counted by bench/study.c, not here
-    r = subprocess.run([bin, "report", p, "--runs"], stdout=subprocess.PIPE, text=True)
-    if r.returncode: sys.exit(f"bench_dp.sh: {bin} report {p} --runs: exit {r.returncode}")
-    return list(csv.DictReader(r.stdout.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
 def runs(f):
     p = os.path.join(out, f)
-    return report_runs(p) if os.path.exists(p) else []
+    return report_runs.runs(bin, p)
 def each_run(f):
     # --bucket-mb is no CSV column: the sweep's runs are one configuration, of which the report keeps one, so each
     # run is read on its own (rows split by run_id, nothing computed)
@@ -48,7 +45,7 @@ def each_run(f):
             q = os.path.join(d, f"{i}.csv")
             with open(q, "w", newline="") as w:
                 csv.writer(w, lineterminator="\n").writerows([head] + recs)
-            res += report_runs(q)
+            res += report_runs.runs(bin, q)
     return res
 def pick(rs, **k):
     # the last run that matches, or None

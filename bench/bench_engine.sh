@@ -26,14 +26,13 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 
 summary() {
-python3 - "$out" "$bins" "$rep" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$bins" "$rep" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' | tee "$out/summary.txt"
 import csv, statistics, sys, os, re, subprocess
 out, bins, rep = sys.argv[1], sys.argv[2].split(), sys.argv[3]
+sys.path.insert(0, sys.argv[4])
+import report_runs
 def runs(path):
-    # our runs with their steady medians, counted by bench/study.c (the report's runs), not here
-    p = subprocess.run([rep, "report", path, "--runs"], stdout=subprocess.PIPE, text=True)
-    if p.returncode: sys.exit(f"bench_engine.sh: {rep} report {path} --runs: exit {p.returncode}")
-    return list(csv.DictReader(p.stdout.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    return report_runs.runs(rep, path)
 gflop = {}
 for line in open(f"{out}/flops.txt"):
     m = re.match(r"\S+ # model (\S+): ([0-9.]+) GFLOP per image", line)

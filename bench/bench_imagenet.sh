@@ -23,18 +23,18 @@ out=${1:?usage: bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]}
 anchor=${2:-../shared/anchors/torch_imagenet.py}
 steps=${3:-60}
 bin=${SCALING:-./scaling}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ -x "$bin" ] || { echo "bench_imagenet.sh: no $bin (run where the build put scaling, or set SCALING)" >&2; exit 2; }
 mkdir -p "$out"
 
 summary() {
-python3 - "$out" "$bin" <<'PY' | tee "$out/summary.txt"
+python3 - "$out" "$bin" "$(dirname "${BASH_SOURCE[0]}")" <<'PY' | tee "$out/summary.txt"
 import csv, os, re, subprocess, sys
 out, bin = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+import report_runs
 def runs(path):
-    # the report's runs with their steady medians, counted by bench/study.c, not here
-    p = subprocess.run([bin, "report", path, "--runs"], stdout=subprocess.PIPE, text=True)
-    if p.returncode: sys.exit(f"bench_imagenet.sh: {bin} report {path} --runs: exit {p.returncode}")
-    return list(csv.DictReader(p.stdout.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE))
+    return report_runs.runs(bin, path)
 ours = runs(f"{out}/ours.csv")
 gflop = {}
 for line in open(f"{out}/flops.txt"):
@@ -137,11 +137,8 @@ rm -f "$out/run.log"
 # process) ends the sweep. The largest one that ran is the answer; the estimate only picks where to look.
 total_mb=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
 for math in bf16 tf32; do
-    peak=$("$bin" report "$out/ours.csv" --runs | python3 -c '
-import csv, sys
-rows = [r for r in csv.DictReader(sys.stdin, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if r["model"] == "resnet50" and r["math"] == sys.argv[1] and r["peak_mem_mb"]]
-print(max(float(r["peak_mem_mb"]) for r in rows) if rows else 0)' "$math")
+    peak=$(python3 "$here/report_runs.py" "$bin" "$out/ours.csv" peak_mem_mb max model=resnet50 math="$math")
+    peak=${peak:-0}
     batches=$(python3 -c "
 import sys
 total, peak = float('$total_mb'), float('$peak')
@@ -154,14 +151,10 @@ print(' '.join(str(max(32, int(fill * f) // 32 * 32)) for f in (0.9, 1.05, 1.2))
         rc=0
         "$bin" --model resnet50 --dataset synthetic --batch "$b" --math "$math" --lr 0.1 --momentum 0.9 --epochs 1 \
             --steps 2 --conv-cache "$cache" --out "$out/memory.csv" >"$out/memory_${math}_$b.log" 2>&1 || rc=$?
-        status=no-row   # how the run at this batch ended (study_verdict), where it wrote a row
-        if [ -s "$out/memory.csv" ]; then
-            status=$("$bin" report "$out/memory.csv" --runs | python3 -c '
-import csv, sys
-rows = [r for r in csv.DictReader(sys.stdin, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if r["global_batch"] == sys.argv[1] and r["math"] == sys.argv[2]]
-print(rows[-1]["status"] if rows else "no-row")' "$b" "$math") || status=no-row
-        fi
+        # how the run at this batch ended (study_verdict), where it wrote a row
+        status=$(python3 "$here/report_runs.py" "$bin" "$out/memory.csv" status last global_batch="$b" math="$math") ||
+            status=""
+        status=${status:-no-row}
         echo "   batch $b: exit $rc, last row $status"
         if [ "$rc" -ne 0 ] || [ "$status" != "ok" ]; then
             echo "$math,$b,$rc" >>"$out/memory_stop.txt"
