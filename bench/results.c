@@ -426,18 +426,7 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) 
         c->col_key[k] = results_column_index(results_key_columns[k]);
         c->want[c->col_key[k]] = 1;
     }
-    /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
-    struct csv_parser p;
-    int rc = 0;
-    if (csv_init(&p, 0) != 0) rc = errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
-    char buf[65536];
-    size_t n;
-    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (csv_parse(&p, buf, n, scan_field, scan_row, c) != n)
-            rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
-    if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
-    if (!rc) csv_fini(&p, scan_field, scan_row, c);
-    csv_free(&p);
+    int rc = results_csv_feed(f, path, scan_field, scan_row, c, err, errlen);
     fclose(f);
     if (!rc && c->header_bad)
         rc = errmsg(2, err, errlen, "%s: header differs from this version's columns (first difference at column %d: "

@@ -179,6 +179,10 @@ typedef struct {
 /* Reads path (libcsv) by column name. 0; 2 with a one-line message when the file cannot be read or its header has no
  * run_id column (not a scaling CSV). A missing or empty file is an error here: a report of nothing is a mistake. */
 int results_read(const char *path, results_rows_t *t, char *err, size_t errlen);
+/* Both readers' pass over a CSV file: libcsv's parser fed from f, field and row callbacks with ctx. 0, or 2 with
+ * "PATH: why" in err (the parser, a read error). */
+int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
+                     void *ctx, char *err, size_t errlen);
 void results_rows_free(results_rows_t *t);
 
 // ---- resume: what an existing CSV already holds (host-only; --resume)

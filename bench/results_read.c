@@ -149,23 +149,30 @@ static void read_record(int term, void *ctx_) {
     r->b.len = 0;
 }
 
+int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
+                     void *ctx, char *err, size_t errlen) {
+    /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
+    struct csv_parser p;
+    if (csv_init(&p, 0) != 0) return errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
+    int rc = 0;
+    char buf[65536];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (csv_parse(&p, buf, n, field, row, ctx) != n)
+            rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
+    if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
+    if (!rc) csv_fini(&p, field, row, ctx);
+    csv_free(&p);
+    return rc;
+}
+
 int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (err && errlen) err[0] = '\0';
     FILE *f = fopen(path, "rb");
     if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
     read_ctx_t c = {.t = t};
-    struct csv_parser p;
-    int rc = 0;
-    if (csv_init(&p, 0) != 0) rc = errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
-    char buf[65536];
-    size_t n;
-    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (csv_parse(&p, buf, n, record_field, read_record, &c) != n)
-            rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
-    if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
-    if (!rc) csv_fini(&p, record_field, read_record, &c);
-    csv_free(&p);
+    int rc = results_csv_feed(f, path, record_field, read_record, &c, err, errlen);
     fclose(f);
     int has_run_id = 0;
     for (int j = 0; j < c.nmap; j++) has_run_id |= c.map[j] == results_column_index("run_id");
