@@ -1,5 +1,7 @@
 /* dev_io.h — the layer tests' host arrays and their moves: float host arrays, rounded to what a bf16 tensor holds,
- * to and from a device tensor of the layer's dtype (bf16 widened exactly on the way out), and poisoning with NaN. */
+ * to and from a device tensor of the layer's dtype (bf16 widened exactly on the way out), and poisoning with NaN.
+ * upload and poison return with the device synchronised: they run on the legacy stream (a pageable cudaMemcpy may
+ * return before it lands, a cudaMemset is asynchronous), and the engine's non-blocking streams do not wait for it. */
 #pragma once
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +22,17 @@ static inline void round_to(float *h, size_t n, dtype_t t) {
 
 static inline void upload(void *d, const float *h, size_t n, dtype_t t) {
     if (!n) return;
-    if (t == DTYPE_FP32) { CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice)); return; }
+    if (t == DTYPE_FP32) {
+        CHECK_CUDA(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        return;
+    }
     unsigned short *b = (unsigned short *)malloc(n * sizeof *b);
     if (!b) { fprintf(stderr, "out of host memory\n"); exit(1); }
     for (size_t i = 0; i < n; i++) b[i] = bf16_ref_rne(h[i]);
     CHECK_CUDA(cudaMemcpy(d, b, n * sizeof *b, cudaMemcpyHostToDevice));
     free(b);
+    CHECK_CUDA(cudaDeviceSynchronize());
 }
 static inline void download(float *h, const void *d, size_t n, dtype_t t) {
     if (!n) return;
@@ -34,4 +41,8 @@ static inline void download(float *h, const void *d, size_t n, dtype_t t) {
         for (size_t i = n; i-- > 0;) h[i] = bf16_ref_widen(((const unsigned short *)h)[i]);
 }
 /* All-ones bytes are NaN in fp32 and bf16: an element left unwritten fails its comparison. */
-static inline void poison(void *d, size_t n, dtype_t t) { if (n) CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t))); }
+static inline void poison(void *d, size_t n, dtype_t t) {
+    if (!n) return;
+    CHECK_CUDA(cudaMemset(d, 0xFF, n * dtype_size(t)));
+    CHECK_CUDA(cudaDeviceSynchronize());
+}

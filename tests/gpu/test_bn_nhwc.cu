@@ -138,7 +138,6 @@ static void rig_prepare(rig_t *r, const inputs_t *in, int pass) {
         upload(r->fold[0], in->fold_b, r->c, DTYPE_FP32);
         poison(r->fold[1], r->c, DTYPE_FP32);
     }
-    CHECK_CUDA(cudaDeviceSynchronize());   // the copies and memsets ran on the legacy stream; g->stream does not wait
 }
 
 static void rig_step(rig_t *r, gpu_t *g, int pass) {
@@ -300,7 +299,6 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
         printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "rerun", pass);
         EXPECT(same, "%s: a second run with the same inputs differs (pass %d)", name, pass);
         rig_prepare(&r, &in, pass);
-        CHECK_CUDA(cudaDeviceSynchronize());
         cudaGraph_t graph;
         cudaGraphExec_t exec;
         CHECK_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));

@@ -225,9 +225,6 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
             }
         if (beta != 0.0f) upload(l.dw, hdw0, np, DTYPE_FP32); else poison(l.dw, np, DTYPE_FP32);
         upload(l.state, hs, ns, DTYPE_FP32);
-        /* cudaMemset and pageable cudaMemcpy may still be in flight on the legacy stream, which the layer's
-         * non-blocking stream does not wait for. */
-        CHECK_CUDA(cudaDeviceSynchronize());
 
         l.ops->forward(&l, g, c->training);
         if (c->training) l.ops->backward(&l, g, beta);
