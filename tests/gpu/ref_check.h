@@ -1,9 +1,13 @@
 /* ref_check.h — what the kernel tests (test_bn_nhwc, test_maxpool) judge a result by: relative L2 error against
- * a CPU double reference with the first mismatch printed, a negative control that must fail, a sort key for medians. */
+ * a CPU double reference with the first mismatch printed, a negative control that must fail; and their --bench
+ * timer. */
 #pragma once
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime.h>
 #include "gpu_test.h"
+#include "engine/check.h"
 
 static inline double check(const char *name, const char *tensor, const float *got, const double *ref, size_t n,
                            double tol) {
@@ -43,4 +47,28 @@ static inline void control(const char *name, const char *what, const float *got,
 static inline int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
+}
+
+enum { TIME_MAX_REPS = 64 };
+
+/* Microseconds per call of call(ctx) on stream s: a rep is `burst` calls back to back between two events (the host
+ * queues them faster than they run, so launch gaps do not count, as in the training step's CUDA graph); the median
+ * rep of `reps` (at most TIME_MAX_REPS) after `warm`. */
+static inline float time_burst_us(cudaStream_t s, int warm, int reps, int burst, void (*call)(void *), void *ctx) {
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    float ms[TIME_MAX_REPS];
+    if (reps > TIME_MAX_REPS) reps = TIME_MAX_REPS;
+    for (int i = 0; i < warm + reps; i++) {
+        CHECK_CUDA(cudaEventRecord(e0, s));
+        for (int k = 0; k < burst; k++) call(ctx);
+        CHECK_CUDA(cudaEventRecord(e1, s));
+        CHECK_CUDA(cudaEventSynchronize(e1));
+        if (i >= warm) CHECK_CUDA(cudaEventElapsedTime(&ms[i - warm], e0, e1));
+    }
+    CHECK_CUDA(cudaEventDestroy(e0));
+    CHECK_CUDA(cudaEventDestroy(e1));
+    qsort(ms, (size_t)reps, sizeof ms[0], cmp_float);
+    return 1000.0f * ms[reps / 2] / (float)burst;
 }

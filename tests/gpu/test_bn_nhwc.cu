@@ -333,32 +333,24 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
 
 // --- --bench: ours against cuDNN at ResNet-18's batch norms, batch 256, bf16
 
-/* A rep is BENCH_BURST calls back to back between two events (the host queues them faster than they run, so launch
- * gaps do not count, as in the training step's CUDA graph); the median rep of BENCH_REPS after BENCH_WARM. */
 enum { BENCH_WARM = 5, BENCH_REPS = 30, BENCH_BURST = 10 };
 
-/* Microseconds per call of what (0 forward, 1 backward, 2 a copy of x into y). */
+typedef struct { rig_t *r; gpu_t *g; int what; } bench_call_t;
+
+/* One call of what (0 forward, 1 backward, 2 a copy of x into y). */
+static void bench_call(void *ctx) {
+    const bench_call_t *b = (const bench_call_t *)ctx;
+    rig_t *r = b->r;
+    if (b->what == 0) r->l.ops->forward(&r->l, b->g, 1);
+    else if (b->what == 1) r->l.ops->backward(&r->l, b->g, 0.0f);
+    else
+        CHECK_CUDA(cudaMemcpyAsync(r->l.y, r->l.x[0], r->n * dtype_size(r->t), cudaMemcpyDeviceToDevice, b->g->stream));
+}
+
+/* Microseconds per call of what (time_burst_us). */
 static float bench_time(rig_t *r, gpu_t *g, int what) {
-    cudaEvent_t e0, e1;
-    CHECK_CUDA(cudaEventCreate(&e0));
-    CHECK_CUDA(cudaEventCreate(&e1));
-    float ms[BENCH_REPS];
-    for (int i = 0; i < BENCH_WARM + BENCH_REPS; i++) {
-        CHECK_CUDA(cudaEventRecord(e0, g->stream));
-        for (int k = 0; k < BENCH_BURST; k++) {
-            if (what == 0) r->l.ops->forward(&r->l, g, 1);
-            else if (what == 1) r->l.ops->backward(&r->l, g, 0.0f);
-            else CHECK_CUDA(cudaMemcpyAsync(r->l.y, r->l.x[0], r->n * dtype_size(r->t), cudaMemcpyDeviceToDevice,
-                                            g->stream));
-        }
-        CHECK_CUDA(cudaEventRecord(e1, g->stream));
-        CHECK_CUDA(cudaEventSynchronize(e1));
-        if (i >= BENCH_WARM) CHECK_CUDA(cudaEventElapsedTime(&ms[i - BENCH_WARM], e0, e1));
-    }
-    CHECK_CUDA(cudaEventDestroy(e0));
-    CHECK_CUDA(cudaEventDestroy(e1));
-    qsort(ms, BENCH_REPS, sizeof ms[0], cmp_float);
-    return 1000.0f * ms[BENCH_REPS / 2] / BENCH_BURST;
+    bench_call_t b = {r, g, what};
+    return time_burst_us(g->stream, BENCH_WARM, BENCH_REPS, BENCH_BURST, bench_call, &b);
 }
 
 static int bench(void) {

@@ -286,8 +286,6 @@ static void test_host_side(void) {
 
 // --- --bench: ours against cuDNN's CUDNN_POOLING_MAX_DETERMINISTIC (what the layer ran before) at ResNet-50's stem
 
-/* A rep is BENCH_BURST calls back to back between two events (the host queues them faster than they run, as in the
- * training step's CUDA graph); the median rep of BENCH_REPS after BENCH_WARM. */
 enum { BENCH_WARM = 3, BENCH_REPS = 15, BENCH_BURST = 10 };
 
 typedef struct {
@@ -295,33 +293,27 @@ typedef struct {
     cudnnPoolingDescriptor_t pool;
 } cudnn_pool_t;
 
-/* Microseconds per call of what: 0 our forward, 1 our backward, 2 cuDNN's forward, 3 cuDNN's backward. */
+typedef struct { rig_t *r; gpu_t *g; const cudnn_pool_t *cp; int what; } bench_call_t;
+
+/* One call of what: 0 our forward, 1 our backward, 2 cuDNN's forward, 3 cuDNN's backward. */
+static void bench_call(void *ctx) {
+    const bench_call_t *b = (const bench_call_t *)ctx;
+    layer_t *l = &b->r->l;
+    gpu_t *g = b->g;
+    const cudnn_pool_t *cp = b->cp;
+    if (b->what == 0) l->ops->forward(l, g, 1);
+    else if (b->what == 1) l->ops->backward(l, g, 0.0f);
+    else if (b->what == 2)
+        CHECK_CUDNN(cudnnPoolingForward(g->cudnn, cp->pool, &CU_ONE, cp->x_desc, l->x[0], &CU_ZERO, cp->y_desc, l->y));
+    else
+        CHECK_CUDNN(cudnnPoolingBackward(g->cudnn, cp->pool, &CU_ONE, cp->y_desc, l->y, cp->y_desc, l->dy, cp->x_desc,
+                                         l->x[0], &CU_ZERO, cp->x_desc, l->dx[0]));
+}
+
+/* Microseconds per call of what (time_burst_us). */
 static float bench_time(rig_t *r, gpu_t *g, const cudnn_pool_t *cp, int what) {
-    layer_t *l = &r->l;
-    cudaEvent_t e0, e1;
-    CHECK_CUDA(cudaEventCreate(&e0));
-    CHECK_CUDA(cudaEventCreate(&e1));
-    float ms[BENCH_REPS];
-    for (int i = 0; i < BENCH_WARM + BENCH_REPS; i++) {
-        CHECK_CUDA(cudaEventRecord(e0, g->stream));
-        for (int k = 0; k < BENCH_BURST; k++) {
-            if (what == 0) l->ops->forward(l, g, 1);
-            else if (what == 1) l->ops->backward(l, g, 0.0f);
-            else if (what == 2)
-                CHECK_CUDNN(cudnnPoolingForward(g->cudnn, cp->pool, &CU_ONE, cp->x_desc, l->x[0], &CU_ZERO, cp->y_desc,
-                                                l->y));
-            else
-                CHECK_CUDNN(cudnnPoolingBackward(g->cudnn, cp->pool, &CU_ONE, cp->y_desc, l->y, cp->y_desc, l->dy,
-                                                 cp->x_desc, l->x[0], &CU_ZERO, cp->x_desc, l->dx[0]));
-        }
-        CHECK_CUDA(cudaEventRecord(e1, g->stream));
-        CHECK_CUDA(cudaEventSynchronize(e1));
-        if (i >= BENCH_WARM) CHECK_CUDA(cudaEventElapsedTime(&ms[i - BENCH_WARM], e0, e1));
-    }
-    CHECK_CUDA(cudaEventDestroy(e0));
-    CHECK_CUDA(cudaEventDestroy(e1));
-    qsort(ms, BENCH_REPS, sizeof ms[0], cmp_float);
-    return 1000.0f * ms[BENCH_REPS / 2] / BENCH_BURST;
+    bench_call_t b = {r, g, cp, what};
+    return time_burst_us(g->stream, BENCH_WARM, BENCH_REPS, BENCH_BURST, bench_call, &b);
 }
 
 static int bench(void) {
