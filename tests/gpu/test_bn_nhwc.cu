@@ -1,7 +1,8 @@
 /* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
  * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
  * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays.
- * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench (ours vs cuDNN, batch 256, bf16; not a test).
+ * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench [resnet18|resnet50] (ours vs cuDNN, batch 256, bf16;
+ * not a test).
  * Exits 77 without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -331,7 +332,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     free(saved); free(wrong); free(want);
 }
 
-// --- --bench: ours against cuDNN at ResNet-18's batch norms, batch 256, bf16
+// --- --bench [resnet18|resnet50]: ours against cuDNN at a network's batch norms, batch 256, bf16
 
 enum { BENCH_WARM = 5, BENCH_REPS = 30, BENCH_BURST = 10 };
 
@@ -353,9 +354,17 @@ static float bench_time(rig_t *r, gpu_t *g, int what) {
     return time_burst_us(g->stream, BENCH_WARM, BENCH_REPS, BENCH_BURST, bench_call, &b);
 }
 
-static int bench(void) {
-    static const struct { int h, c, relu, add; } shapes[] = {{28, 64, 3, 2}, {14, 128, 2, 2}, {7, 256, 2, 2},
-                                                              {4, 512, 2, 2}};   // ResNet-18's 17 batch norms
+/* A network's batch norms by shape: how many use each fuse mode (none: the projection shortcuts'). */
+typedef struct { int h, c, none, relu, add; } bench_shape_t;
+static const bench_shape_t bench_resnet18[] = {{28, 64, 0, 3, 2}, {14, 128, 0, 2, 2}, {7, 256, 0, 2, 2},
+                                               {4, 512, 0, 2, 2}, {0, 0, 0, 0, 0}};
+static const bench_shape_t bench_resnet50[] = {   // at 224x224: the stem's, then each stage's (v1.5 strides)
+    {112, 64, 0, 1, 0}, {56, 64, 0, 6, 0},  {56, 256, 1, 0, 3}, {56, 128, 0, 1, 0}, {28, 128, 0, 7, 0},
+    {28, 512, 1, 0, 4}, {28, 256, 0, 1, 0}, {14, 256, 0, 11, 0}, {14, 1024, 1, 0, 6}, {14, 512, 0, 1, 0},
+    {7, 512, 0, 5, 0},  {7, 2048, 1, 0, 3}, {0, 0, 0, 0, 0}};
+
+static int bench(const char *net) {
+    const bench_shape_t *shapes = strcmp(net, "resnet50") == 0 ? bench_resnet50 : bench_resnet18;
     gpu_t g;
     gpu_init(&g, 0, MATH_BF16);
     gpu_workspace_reserve(&g, (size_t)256 << 20);   // before setup: cuDNN's probe sizes its paths against it
@@ -371,9 +380,12 @@ static int bench(void) {
     printf("%-16s %-9s %-6s %9s %8s %9s %8s %9s\n", "shape", "fuse", "impl", "fwd_us", "fwd_GB/s", "bwd_us",
            "bwd_GB/s", "copy_GB/s");
     double total[2] = {0.0, 0.0};
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (int fuse = BN_FUSE_RELU; fuse <= BN_FUSE_ADD_RELU; fuse++)
+    for (size_t s = 0; shapes[s].h; s++)
+        for (int fuse = BN_FUSE_NONE; fuse <= BN_FUSE_ADD_RELU; fuse++)
             for (int impl = 0; impl < 2; impl++) {
+                const int count = fuse == BN_FUSE_NONE ? shapes[s].none : fuse == BN_FUSE_RELU ? shapes[s].relu
+                                                                                            : shapes[s].add;
+                if (!count) continue;
                 g.bn = impl ? GPU_BN_CUDNN : GPU_BN_OWN;
                 bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0, 0};
                 rig_t r;
@@ -385,15 +397,17 @@ static int bench(void) {
                 r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
                 float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
                 double a = (double)r.n * 2, add = fuse == BN_FUSE_ADD_RELU;
-                double bf = (2 + add + 1) * a, bb = (2 + 2 + 2 * add + 1 + add) * a;
+                double bf = (2 + add + 1) * a, bb = (2 + 2 + 2 * add + 1 + add) * a;   // see the header lines
                 char sh[32];
                 snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
-                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f\n", sh, add ? "add+relu" : "relu",
+                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f\n", sh,
+                       add ? "add+relu" : fuse == BN_FUSE_RELU ? "relu" : "none",
                        impl ? "cudnn" : "own", tf, bf / tf / 1e3, tb, bb / tb / 1e3, 2 * a / tc / 1e3);
-                total[impl] += (add ? shapes[s].add : shapes[s].relu) * (tf + tb);
+                total[impl] += count * (tf + tb);
                 rig_free(&r);
             }
-    printf("# ResNet-18's 17 batch norms, forward + backward: own %.1f us, cudnn %.1f us\n", total[0], total[1]);
+    printf("# %s's batch norms at batch 256, forward + backward: own %.1f us, cudnn %.1f us\n", net, total[0],
+           total[1]);
     gpu_free(&g);
     return 0;
 }
@@ -406,7 +420,7 @@ int main(int argc, char **argv) {
         printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return TEST_SKIP_CODE;
     }
-    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc > 2 ? argv[2] : "resnet18");
     unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
                                        : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
     printf("# test_bn_nhwc: seed %llu (rerun: test_bn_nhwc %llu)\n", seed, seed);
