@@ -20,9 +20,10 @@ static inline const char *gpu_math_name(math_t m) {
     return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
 }
 
-/* Which batch-norm training kernels run: cuDNN's (the default, measured faster) or ours (engine/layers/bn_nhwc.cu).
- * A benchmark knob for timing both in one binary, read once by gpu_init from the environment: SCALING_BN=own|cudnn. */
-typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1 } gpu_bn_t;
+/* Which batch-norm training kernels run: per layer, the ones measured faster at its shape (the default, auto:
+ * bn_nhwc_preferred), or everywhere cuDNN's or ours (engine/layers/bn_nhwc.cu). Read once by gpu_init from the
+ * environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
+typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
@@ -48,7 +49,8 @@ typedef struct gpu {
 extern "C" {
 #endif
 /* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. Reads
- * SCALING_BN (unset or empty: cudnn); any other value than own or cudnn stops the process with one line, exit 2. */
+ * SCALING_BN (unset or empty: auto); any other value than auto, own or cudnn stops the process with one line, exit
+ * 2. */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
 /* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the

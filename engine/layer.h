@@ -99,6 +99,18 @@ struct layer {
 /* The kinds, one file each under engine/layers/. */
 extern const layer_ops_t layer_conv_ops;
 extern const layer_ops_t layer_bn_ops;
+/* bn.cu: 1 if batch norm l, with activations of type t, trains with our kernels on g (gpu.h's SCALING_BN;
+ * bn_nhwc_preferred under auto), 0 if with cuDNN's: known before setup, for the memory plan. */
+#ifdef __cplusplus
+extern "C"
+#endif
+int layer_bn_own(const layer_t *l, const gpu_t *g, dtype_t t);
+/* conv.cu: device bytes conv layer l allocates for itself at setup with activations of type t (scratch, copies):
+ * known before setup, for the memory plan. */
+#ifdef __cplusplus
+extern "C"
+#endif
+size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t);
 extern const layer_ops_t layer_relu_ops;
 extern const layer_ops_t layer_maxpool_ops;
 extern const layer_ops_t layer_avgpool_ops;

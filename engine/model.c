@@ -264,9 +264,10 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     if (!owner)
         sure += 3 * n_params * sizeof(float) + n_state * sizeof(float) +
                 (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
-    for (int i = first; i < end; i++) {     /* layers' own buffers: batch norm's (bn.cu), max pooling's (pool.cu) */
+    for (int i = first; i < end; i++) {     /* layers' own buffers: batch norm's, max pooling's, convolutions' */
         const layer_t *l = &m->layers[i];
-        if (l->ops == &layer_bn_ops && l->cfg.fuse != BN_FUSE_NONE && g->bn != GPU_BN_OWN)
+        if (l->ops == &layer_conv_ops) sure += layer_conv_own_bytes(l, l->in[0] != m->input, m->act_dtype);
+        if (l->ops == &layer_bn_ops && l->cfg.fuse != BN_FUSE_NONE && !layer_bn_own(l, g, m->act_dtype))
             sure += shape_numel(l->in_shape[0]) * esz;
         if (l->ops == &layer_maxpool_ops) sure += shape_numel(l->out_shape);   /* one byte per output: the winners */
     }

@@ -17,6 +17,16 @@ void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int 
                               ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+void blas_gemm_conv(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab,
+                    const void *A, int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc) {
+    if (ab == DTYPE_FP32 && c == DTYPE_FP32 && g->math == MATH_TF32) {
+        CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta, C,
+                                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        return;
+    }
+    blas_gemm(g, ta, tb, m, n, k, ab, A, lda, B, ldb, beta, c, C, ldc);
+}
+
 void blas_bias_grad(gpu_t *g, dtype_t t, const void *dy, int k, int m, float beta, float *db) {
     if (t == DTYPE_FP32) {
         CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k, g->ones, 1, &beta, db,

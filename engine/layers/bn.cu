@@ -196,7 +196,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
-    if (g->bn == GPU_BN_OWN) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
+    if (layer_bn_own(l, g, l->dtype)) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
         p->own = 1;
         bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device,
                      g->stream);
@@ -315,6 +315,12 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
     if (p->shift)
         CHECK_CUDA(cudaMemcpyAsync(l->fold_db, l->dw + c, (size_t)c * sizeof(float), cudaMemcpyDeviceToDevice,
                                    g->stream));
+}
+
+extern "C" int layer_bn_own(const layer_t *l, const gpu_t *g, dtype_t t) {
+    shape_t in = l->in_shape[0];
+    return g->bn == GPU_BN_OWN ||
+           (g->bn == GPU_BN_AUTO && bn_nhwc_preferred((long long)in.n * in.h * in.w, in.c, t));
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {

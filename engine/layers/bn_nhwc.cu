@@ -140,13 +140,14 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
  * the recomputed value is > 0, but for a positive value under 2^-133 that y rounded to 0). */
 enum { MASK_NONE = 0, MASK_Y = 1, MASK_PRE = 2 };
 
-/* s1 = sum dpre, s2 = sum dpre (x - mean) with dpre = dy masked as MASK says; the tile's last block writes
- * dbeta, dgamma (accumulated with dw_beta) and the coefficients of dx = k1 dpre + kx (x - mean) + k0. */
+/* s1 = sum dpre, s2 = sum dpre (x - mean) with dpre = dy masked as MASK says, dpre also stored where out is not
+ * NULL; the tile's last block writes dbeta, dgamma (accumulated with dw_beta) and the coefficients of
+ * dx = k1 dpre + kx (x - mean) + k0. */
 template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
-bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, long long m, int c,
-                  float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma, float *dbeta,
-                  float *dbeta_copy, float dw_beta, float *coef) {
+bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ out,
+                  long long m, int c, float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma,
+                  float *dbeta, float *dbeta_copy, float dw_beta, float *coef) {
     __shared__ float sh[2 * V * BN_THREADS];
     constexpr int U = MASK == MASK_Y ? BN_UNROLL_NARROW : BN_UNROLL_MID;
     const int ty = threadIdx.y, lanes = blockDim.y;
@@ -180,6 +181,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (r + (long long)u * lanes < r1) {
+                    pack_t<T, V> o;
 #pragma unroll
                     for (int j = 0; j < V; j++) {
                         float xc = (to_f(xv[u].v[j]) - kp[j]) - mc[j], d = to_f(gv[u].v[j]);
@@ -187,7 +189,9 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                         if (MASK == MASK_PRE && !(fmaf(sc[j], xc, sf[j]) > 0.0f)) d = 0.0f;
                         s1[j] += d;
                         s2[j] = fmaf(d, xc, s2[j]);
+                        o.v[j] = from_f<T>(d);   // exact: d is dy or 0
                     }
+                    if (out) store_p<T, V>(out + (r + (long long)u * lanes) * c + c0, o);
                 }
         }
     }
@@ -282,6 +286,15 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
 }
 
 // --- host side
+
+/* Measured, not derived (tests/gpu/test_bn_nhwc --bench resnet18|resnet50, one H200, bf16, batch 256; the tables
+ * in results/imagenet-h200-2026-11-24/bn-auto): ours were faster at 256 channels and more over 2^22 elements and
+ * more (ResNet-50's stages 2 to 4, by up to 44 %, and about even at 56x56x256); cuDNN's semi-persistent kernels,
+ * which keep part of the tensor on chip between their two passes, won below that (all of ResNet-18's at batch 256,
+ * ResNet-50's 64- and 128-channel ones, by up to 45 %). fp32 keeps cuDNN's until it is measured. */
+int bn_nhwc_preferred(long long m, int c, dtype_t t) {
+    return t == DTYPE_BF16 && c >= 256 && m * (long long)c >= (1LL << 22);
+}
 
 static int vec_of(dtype_t t) { return 16 / (int)dtype_size(t); }
 
@@ -438,14 +451,22 @@ struct bwd_launch {
     static void go(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const bwd_args_t &a, cudaStream_t s) {
         dim3 grid(g->tiles, g->rb), block(g->tw, g->lanes);
         const T *x = (const T *)a.x, *y = (const T *)a.y, *dy = (const T *)a.dy;
-        bwd_reduce_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, b->m, b->c,
+        /* An overwritten dx1 is dpre itself: the reduction writes it, and the element-wise pass reads it back as an
+         * unmasked gradient instead of reading dy and y again (7 passes over the tensor instead of 8). */
+        const int early = MASK == MASK_Y && a.dx1 && a.dx1_beta == 0.0f && a.dx;
+        bwd_reduce_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, early ? (T *)a.dx1 : NULL, b->m, b->c,
                                                              b->scratch + (size_t)CO_COUNT * b->c, b->arrivals,
                                                              a.gamma, a.dgamma, a.dbeta, a.dbeta_copy, a.dw_beta,
                                                              b->scratch);
         CHECK_LAUNCH();
-        if (!a.dx && !a.dx1) return;
-        bwd_apply_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, (T *)a.dx, a.dx_beta, (T *)a.dx1, a.dx1_beta,
-                                                            b->m, b->c, b->scratch);
+        if (early)
+            bwd_apply_kernel<T, V, MASK_NONE><<<grid, block, 0, s>>>(x, NULL, (const T *)a.dx1, (T *)a.dx, a.dx_beta,
+                                                                     NULL, 0.0f, b->m, b->c, b->scratch);
+        else if (a.dx || a.dx1)
+            bwd_apply_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, (T *)a.dx, a.dx_beta, (T *)a.dx1,
+                                                                a.dx1_beta, b->m, b->c, b->scratch);
+        else
+            return;
         CHECK_LAUNCH();
     }
     static void run(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const bwd_args_t &a, cudaStream_t s) {

@@ -33,6 +33,9 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* 1 where these kernels are the faster choice for an (m, c) activation of type t, forward + backward, else 0
+ * (cuDNN's): the rule SCALING_BN=auto applies per layer (gpu.h). Host only. */
+int bn_nhwc_preferred(long long m, int c, dtype_t t);
 /* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t: known before any allocation, for the
  * model's memory plan. Host only. */
 size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t);

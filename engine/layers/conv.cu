@@ -9,6 +9,7 @@
 #include "../convert.h"
 #include "../launch.h"
 #include "conv_direct.h"
+#include "conv_gemm.h"
 #include <cuda_bf16.h>
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
@@ -24,8 +25,9 @@ typedef struct {
     int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
     int strict;                         // fp32: every direction runs under FMA whatever the search reported
     void *dw16;                         // bf16 layers: cuDNN's bf16 filter gradient, then added to dw in fp32
-    int direct;                         // 1: conv_direct.cu's kernels (a few input channels, no dx), no cuDNN call
-    float *direct_scratch;              // their filter-gradient partial sums
+    int path;                           // CONV_CUDNN, CONV_DIRECT or CONV_GEMM (conv_path)
+    float *direct_scratch;              // conv_direct.cu's filter-gradient partial sums
+    void *col, *wpad;                   // conv_gemm.cu's im2col copy and padded weights
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -55,6 +57,26 @@ static const char *math_name(int m) {
 
 static size_t conv_weight_count(const layer_t *l) {
     return (size_t)l->cfg.cout * l->cfg.k * l->cfg.k * l->in_shape[0].c;
+}
+
+/* Who runs a convolution: cuDNN, or, for an input of few channels that needs no gradient, conv_direct.cu's kernels
+ * (one channel, 3x3 or 5x5: the 28x28 models' stems) or conv_gemm.cu's im2col + cuBLAS (the 7x7 ImageNet stem). */
+enum { CONV_CUDNN = 0, CONV_DIRECT = 1, CONV_GEMM = 2 };
+
+static int conv_path(shape_t in, shape_t out, int k, int needs_dx) {
+    if (conv_direct_applies(in, out, k, needs_dx)) return CONV_DIRECT;
+    if (conv_gemm_applies(in, out, k, needs_dx)) return CONV_GEMM;
+    return CONV_CUDNN;
+}
+
+extern "C" size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t) {
+    shape_t in = l->in_shape[0], out = l->out_shape;
+    int k = l->cfg.k;
+    switch (conv_path(in, out, k, needs_dx)) {
+    case CONV_DIRECT: return conv_direct_scratch_floats(in, out, k) * sizeof(float);
+    case CONV_GEMM: return conv_gemm_bytes(in, out, k, t);
+    default: return t == DTYPE_BF16 ? conv_weight_count(l) * sizeof(uint16_t) : 0;   /* dw16 */
+    }
 }
 
 static int conv_out_shape(const layer_t *l, shape_t *out, char *err, size_t errlen) {
@@ -240,6 +262,8 @@ static void conv_destroy(layer_t *l) {
     if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
     if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
     if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
+    if (p->col) CHECK_CUDA(cudaFree(p->col));
+    if (p->wpad) CHECK_CUDA(cudaFree(p->wpad));
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -269,13 +293,19 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
 
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
-    p->direct = conv_direct_applies(in, out, c->k, l->dx[0] != NULL);
-    if (p->direct)
+    p->path = conv_path(in, out, c->k, l->dx[0] != NULL);
+    if (p->path == CONV_DIRECT)
         CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch,
                                conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
-    if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* cuDNN and the direct kernels both read the bf16 copy */
+    if (p->path == CONV_GEMM) {
+        size_t wbytes = (size_t)c->cout * conv_gemm_cols(in, c->k) * dtype_size(l->dtype);
+        CHECK_ALLOC(cudaMalloc(&p->col, conv_gemm_bytes(in, out, c->k, l->dtype) - wbytes));
+        CHECK_ALLOC(cudaMalloc(&p->wpad, wbytes));
+        CHECK_CUDA(cudaMemsetAsync(p->wpad, 0, wbytes, g->stream));   /* the padding columns stay 0 */
+    }
+    if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* every path reads the bf16 copy */
         check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
-    if (l->dtype == DTYPE_BF16 && !p->direct) {
+    if (l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN) {
         CHECK_ALLOC(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
     }
     if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
@@ -305,7 +335,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
         check_fail(__FILE__, __LINE__, "cudnnGetConvolution2dForwardOutputDim", "shape mismatch");
     }
 
-    if (p->direct) return 0;   /* nothing to search, no workspace */
+    if (p->path != CONV_CUDNN) return 0;   /* nothing to search, no workspace */
     int key[12] = {in.n, in.h, in.w, in.c, c->cout, c->k, c->k, c->stride, c->pad, out.h, out.w, (int)g->math};
     conv_algo_t *e = cache_entry(g, key);
     p->has_bwd_data = l->dx[0] != NULL;
@@ -333,9 +363,12 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
-    if (p->direct)
+    if (p->path == CONV_DIRECT)
         conv_direct_forward(l->x[0], param_at(l, 0), l->y, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k,
                             l->cfg.stride, l->cfg.pad, g->stream);
+    else if (p->path == CONV_GEMM)
+        conv_gemm_forward(g, l->x[0], param_at(l, 0), p->wpad, p->col, l->y, l->dtype, l->in_shape[0], l->out_shape,
+                          l->cfg.k, l->cfg.stride, l->cfg.pad);
     else
         CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
@@ -360,9 +393,13 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     if (l->cfg.bias && l->bias_use == BIAS_ADD)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
         blas_bias_grad(g, l->dtype, l->dy, l->out_shape.c, l->out_shape.n * l->out_shape.h * l->out_shape.w, dw_beta,
                        l->dw + nw);
-    if (p->direct) {   /* fp32 filter gradient straight from the kernel; the input needs no gradient */
+    if (p->path == CONV_DIRECT) {   /* fp32 filter gradient straight from the kernel; the input needs no gradient */
         conv_direct_wgrad(l->x[0], l->dy, l->dw, dw_beta, p->direct_scratch, l->dtype, l->in_shape[0], l->out_shape,
                           l->cfg.k, l->cfg.stride, l->cfg.pad, g->stream);
+        return;
+    }
+    if (p->path == CONV_GEMM) {   /* the same, from the forward's im2col copy */
+        conv_gemm_wgrad(g, p->col, l->dy, l->dw, dw_beta, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k);
         return;
     }
     /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
@@ -384,7 +421,14 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
     if (!p) { snprintf(buf, len, "not set up"); return; }
-    if (p->direct) { snprintf(buf, len, "direct kernels (conv_direct.cu): forward and filter gradient"); return; }
+    if (p->path == CONV_DIRECT) {
+        snprintf(buf, len, "direct kernels (conv_direct.cu): forward and filter gradient");
+        return;
+    }
+    if (p->path == CONV_GEMM) {
+        snprintf(buf, len, "im2col + cuBLAS GEMM (conv_gemm.cu): forward and filter gradient");
+        return;
+    }
     const conv_algo_t *a = &p->algo;
     char bd[64] = "skipped (no dx)";
     if (p->has_bwd_data) snprintf(bd, sizeof bd, "%d/%s ws %zu", a->bwd_data, math_name(a->bwd_data_math), a->ws_bwd_data);

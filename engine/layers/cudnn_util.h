@@ -61,6 +61,10 @@ const float *layer_bn_saved(const layer_t *l);
  * fp32 parameter gradients). */
 void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab, const void *A,
                int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc);
+/* blas_gemm for a convolution's GEMM: fp32 operands under --math tf32 take TF32 tensor cores, as cuDNN's
+ * convolutions do (the handle keeps fp32 GEMMs strict for the dense layers, as PyTorch's defaults). */
+void blas_gemm_conv(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab,
+                    const void *A, int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc);
 /* db (k, fp32) = beta db + dy (k x m, column-major, of type t) . ones (m): a bias gradient. cuDNN's NHWC
  * BackwardBias took ~310 us for a (256, 28, 28, 64) gradient on an H100 where this GEMV takes ~20 us. */
 void blas_bias_grad(gpu_t *g, dtype_t t, const void *dy, int k, int m, float beta, float *db);

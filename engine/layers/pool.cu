@@ -123,15 +123,13 @@ __device__ static inline int maxpool_first_window(int lo, int stride) {
  * (tests/gpu/layer_ref.h: strict > from the first cell) and PyTorch's CUDA max-pool: with ReLU inputs whole windows
  * are zero, and which cell gets the gradient must not depend on the implementation. A NaN beats any number and the
  * first NaN the later ones, so y is NaN as with cuDNN's CUDNN_PROPAGATE_NAN and its gradient goes to that NaN. */
-template <typename T, int V>
+template <typename T, int V, typename I>
 __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y, unsigned char *__restrict__ arg,
                                           maxpool_dims_t d) {
-    int groups = d.c / V;
-    size_t total = (size_t)d.n * d.oh * d.ow * groups;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-        size_t pix = i / groups;                                // (n, oh, ow)
-        int g = (int)(i - pix * groups);
-        int ow = (int)(pix % d.ow), oh = (int)(pix / d.ow % d.oh), n = (int)(pix / ((size_t)d.ow * d.oh));
+    const I groups = (I)(d.c / V), total = (I)d.n * d.oh * d.ow * groups;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I pix = i / groups, q = pix / (I)d.ow;                  // pix: (n, oh, ow); q: (n, oh)
+        int g = (int)(i - pix * groups), ow = (int)(pix - q * (I)d.ow), oh = (int)(q % (I)d.oh), n = (int)(q / (I)d.oh);
         int h0 = oh * d.stride - d.pad, w0 = ow * d.stride - d.pad;
         int r0 = max(0, -h0), r1 = min(d.k, d.h - h0), s0 = max(0, -w0), s1 = min(d.k, d.w - w0);
         float best[V];
@@ -154,23 +152,21 @@ __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict
             }
         maxpool_lanes<T, V> out;
         for (int j = 0; j < V; j++) maxpool_set(out.v[j], best[j]);   // exact: best is one of x's values
-        maxpool_st<T, V>(y + pix * d.c + (size_t)g * V, out);
-        if (arg) maxpool_st<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
+        maxpool_st<T, V>(y + (size_t)pix * d.c + (size_t)g * V, out);
+        if (arg) maxpool_st<unsigned char, V>(arg + (size_t)pix * d.c + (size_t)g * V, at);
     }
 }
 
 /* dx (N, H, W, C) = beta dx + the sum of dy over the windows that cell won; one thread per (n, h, w, V channels) of
  * the input, gathering from the at most ceil(k / stride)^2 windows that cover it (fp32 sum, oh then ow). A window
  * no lane won is skipped without reading its dy. */
-template <typename T, int V>
+template <typename T, int V, typename I>
 __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsigned char *__restrict__ arg,
                                           T *__restrict__ dx, maxpool_dims_t d, float beta) {
-    int groups = d.c / V;
-    size_t total = (size_t)d.n * d.h * d.w * groups;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-        size_t pix = i / groups;                                // (n, h, w)
-        int g = (int)(i - pix * groups);
-        int w = (int)(pix % d.w), h = (int)(pix / d.w % d.h), n = (int)(pix / ((size_t)d.w * d.h));
+    const I groups = (I)(d.c / V), total = (I)d.n * d.h * d.w * groups;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
+        I pix = i / groups, q = pix / (I)d.w;                   // pix: (n, h, w); q: (n, h)
+        int g = (int)(i - pix * groups), w = (int)(pix - q * (I)d.w), h = (int)(q % (I)d.h), n = (int)(q / (I)d.h);
         int oh0 = maxpool_first_window(h + d.pad - d.k + 1, d.stride), oh1 = min(d.oh - 1, (h + d.pad) / d.stride);
         int ow0 = maxpool_first_window(w + d.pad - d.k + 1, d.stride), ow1 = min(d.ow - 1, (w + d.pad) / d.stride);
         float acc[V];
@@ -187,7 +183,7 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 for (int j = 0; j < V; j++)
                     if (a.v[j] == here) acc[j] += maxpool_float(gy.v[j]);
             }
-        size_t off = pix * d.c + (size_t)g * V;
+        size_t off = (size_t)pix * d.c + (size_t)g * V;
         maxpool_lanes<T, V> out;
         if (beta != 0.0f) {
             maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx + off);
@@ -278,36 +274,49 @@ static int maxpool_vector_ok(int c, int lanes, const void *a, const void *b) {
     return c % lanes == 0 && ((size_t)a | (size_t)b) % 16 == 0;
 }
 
+/* Threads are numbered in 32 bits when they fit, with room for the grid-stride step: 64-bit divisions to find a
+ * thread's (n, h, w) took about half of the backward's time at ResNet-50's stem (256 x 112 x 112 x 64, bf16). */
+static int maxpool_index32(size_t threads) { return threads < (1u << 31); }
+
 /* One thread per (n, oh, ow, 16 bytes of channels), 256 a block; the grid-stride loop covers grids past the cap. */
+template <typename T, int V>
+static void maxpool_forward_v(const maxpool_dims_t &d, const T *x, T *y, unsigned char *arg, cudaStream_t s) {
+    size_t n = (size_t)d.n * d.oh * d.ow * (d.c / V);
+    unsigned blocks = launch_blocks(n, 256, 1u << 16);
+    if (maxpool_index32(n)) maxpool_fwd_kernel<T, V, unsigned><<<blocks, 256, 0, s>>>(x, y, arg, d);
+    else maxpool_fwd_kernel<T, V, size_t><<<blocks, 256, 0, s>>>(x, y, arg, d);
+    CHECK_LAUNCH();
+}
+
 template <typename T>
 static void maxpool_forward_as(const layer_t *l, gpu_t *g, unsigned char *arg) {
     constexpr int V = 16 / (int)sizeof(T);
     maxpool_dims_t d = maxpool_dims(l);
     const T *x = (const T *)l->x[0];
     T *y = (T *)l->y;
-    size_t outs = (size_t)d.n * d.oh * d.ow;
-    if (maxpool_vector_ok(d.c, V, x, y))
-        maxpool_fwd_kernel<T, V><<<launch_blocks(outs * (d.c / V), 256, 1u << 16), 256, 0, g->stream>>>(x, y, arg, d);
-    else
-        maxpool_fwd_kernel<T, 1><<<launch_blocks(outs * d.c, 256, 1u << 16), 256, 0, g->stream>>>(x, y, arg, d);
-    CHECK_LAUNCH();
+    if (maxpool_vector_ok(d.c, V, x, y)) maxpool_forward_v<T, V>(d, x, y, arg, g->stream);
+    else maxpool_forward_v<T, 1>(d, x, y, arg, g->stream);
 }
 
 /* One thread per (n, h, w, 16 bytes of channels) of the input, as forward. */
+template <typename T, int V>
+static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsigned char *arg, T *dx, float beta,
+                               cudaStream_t s) {
+    size_t n = (size_t)d.n * d.h * d.w * (d.c / V);
+    unsigned blocks = launch_blocks(n, 256, 1u << 16);
+    if (maxpool_index32(n)) maxpool_bwd_kernel<T, V, unsigned><<<blocks, 256, 0, s>>>(dy, arg, dx, d, beta);
+    else maxpool_bwd_kernel<T, V, size_t><<<blocks, 256, 0, s>>>(dy, arg, dx, d, beta);
+    CHECK_LAUNCH();
+}
+
 template <typename T>
 static void maxpool_backward_as(const layer_t *l, gpu_t *g, const unsigned char *arg) {
     constexpr int V = 16 / (int)sizeof(T);
     maxpool_dims_t d = maxpool_dims(l);
     const T *dy = (const T *)l->dy;
     T *dx = (T *)l->dx[0];
-    size_t ins = (size_t)d.n * d.h * d.w;
-    if (maxpool_vector_ok(d.c, V, dy, dx))
-        maxpool_bwd_kernel<T, V><<<launch_blocks(ins * (d.c / V), 256, 1u << 16), 256, 0, g->stream>>>(
-            dy, arg, dx, d, l->dx_beta[0]);
-    else
-        maxpool_bwd_kernel<T, 1><<<launch_blocks(ins * d.c, 256, 1u << 16), 256, 0, g->stream>>>(dy, arg, dx, d,
-                                                                                                  l->dx_beta[0]);
-    CHECK_LAUNCH();
+    if (maxpool_vector_ok(d.c, V, dy, dx)) maxpool_backward_v<T, V>(d, dy, arg, dx, l->dx_beta[0], g->stream);
+    else maxpool_backward_v<T, 1>(d, dy, arg, dx, l->dx_beta[0], g->stream);
 }
 
 /* Evaluation keeps no winners: no backward reads them before the next training forward writes them all. */

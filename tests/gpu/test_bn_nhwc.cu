@@ -1,7 +1,7 @@
 /* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
  * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
  * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays.
- * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench [resnet18|resnet50] (ours vs cuDNN, batch 256, bf16;
+ * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench [resnet18|resnet50] [bf16|fp32] (ours vs cuDNN, batch 256;
  * not a test).
  * Exits 77 without a CUDA device. */
 #include <stdio.h>
@@ -332,7 +332,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     free(saved); free(wrong); free(want);
 }
 
-// --- --bench [resnet18|resnet50]: ours against cuDNN at a network's batch norms, batch 256, bf16
+// --- --bench [resnet18|resnet50] [bf16|fp32]: ours against cuDNN at a network's batch norms, batch 256
 
 enum { BENCH_WARM = 5, BENCH_REPS = 30, BENCH_BURST = 10 };
 
@@ -363,51 +363,56 @@ static const bench_shape_t bench_resnet50[] = {   // at 224x224: the stem's, the
     {28, 512, 1, 0, 4}, {28, 256, 0, 1, 0}, {14, 256, 0, 11, 0}, {14, 1024, 1, 0, 6}, {14, 512, 0, 1, 0},
     {7, 512, 0, 5, 0},  {7, 2048, 1, 0, 3}, {0, 0, 0, 0, 0}};
 
-static int bench(const char *net) {
+static int bench(const char *net, const char *type) {
     const bench_shape_t *shapes = strcmp(net, "resnet50") == 0 ? bench_resnet50 : bench_resnet18;
+    const dtype_t t = strcmp(type, "fp32") == 0 ? DTYPE_FP32 : DTYPE_BF16;
     gpu_t g;
-    gpu_init(&g, 0, MATH_BF16);
+    gpu_init(&g, 0, t == DTYPE_FP32 ? MATH_TF32 : MATH_BF16);
     gpu_workspace_reserve(&g, (size_t)256 << 20);   // before setup: cuDNN's probe sizes its paths against it
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("# bench_bn: %s, cuDNN %zu, bf16, batch 256, per call: median of %d reps of %d calls after %d warm-up\n",
-           prop.name, cudnnGetVersion(), BENCH_REPS, BENCH_BURST, BENCH_WARM);
-    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y; backward reads dy and x twice (and\n"
-           "# y twice with the add; without it the ReLU mask is recomputed from x) and writes dx (+ dx1). cuDNN's\n"
-           "# GB/s are counted with the same bytes (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n"
+    printf("# bench_bn: %s, cuDNN %zu, %s, batch 256, per call: median of %d reps of %d calls after %d warm-up\n",
+           prop.name, cudnnGetVersion(), dtype_name(t), BENCH_REPS, BENCH_BURST, BENCH_WARM);
+    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y; backward reads dy and x twice and\n"
+           "# writes dx (the ReLU mask recomputed from x), with the add reads dy, y and x, writes dx1, then reads dx1\n"
+           "# and x and writes dx. auto: the implementation SCALING_BN=auto picks. cuDNN's GB/s are counted with\n"
+           "# the same bytes (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n"
            "# Repeated calls on the same tensors: what fits in L2 is read from it (GB/s above DRAM's are L2's), as\n"
            "# a batch norm partly reads the output of the convolution before it from L2 in training.\n");
     printf("%-16s %-9s %-6s %9s %8s %9s %8s %9s\n", "shape", "fuse", "impl", "fwd_us", "fwd_GB/s", "bwd_us",
            "bwd_GB/s", "copy_GB/s");
-    double total[2] = {0.0, 0.0};
+    double total[3] = {0.0, 0.0, 0.0};   // own, cudnn, auto
     for (size_t s = 0; shapes[s].h; s++)
         for (int fuse = BN_FUSE_NONE; fuse <= BN_FUSE_ADD_RELU; fuse++)
             for (int impl = 0; impl < 2; impl++) {
                 const int count = fuse == BN_FUSE_NONE ? shapes[s].none : fuse == BN_FUSE_RELU ? shapes[s].relu
                                                                                             : shapes[s].add;
                 if (!count) continue;
+                const long long rows = 256LL * shapes[s].h * shapes[s].h;
                 g.bn = impl ? GPU_BN_CUDNN : GPU_BN_OWN;
                 bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0, 0};
                 rig_t r;
-                rig_make(&r, &g, &c, DTYPE_BF16);
-                for (int i = 0; i < 6; i++)
-                    gpu_fill_uniform(&g, r.base[i], DTYPE_BF16, r.n, 100u + (unsigned)i, -1.0f, 1.0f);
+                rig_make(&r, &g, &c, t);
+                for (int i = 0; i < 6; i++) gpu_fill_uniform(&g, r.base[i], t, r.n, 100u + (unsigned)i, -1.0f, 1.0f);
                 gpu_fill_uniform(&g, r.l.w, DTYPE_FP32, 2 * r.c, 7u, 0.5f, 1.5f);
                 gpu_fill_uniform(&g, r.l.state, DTYPE_FP32, 2 * r.c, 8u, 0.5f, 1.5f);
                 r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
                 float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
-                double a = (double)r.n * 2, add = fuse == BN_FUSE_ADD_RELU;
-                double bf = (2 + add + 1) * a, bb = (2 + 2 + 2 * add + 1 + add) * a;   // see the header lines
+                double a = (double)r.n * dtype_size(t), add = fuse == BN_FUSE_ADD_RELU;
+                double bf = (2 + add + 1) * a, bb = (add ? 7 : 5) * a;   // see the header lines
                 char sh[32];
                 snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
-                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f\n", sh,
+                const int picked = bn_nhwc_preferred(rows, shapes[s].c, t) ? 0 : 1;
+                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f%s\n", sh,
                        add ? "add+relu" : fuse == BN_FUSE_RELU ? "relu" : "none",
-                       impl ? "cudnn" : "own", tf, bf / tf / 1e3, tb, bb / tb / 1e3, 2 * a / tc / 1e3);
+                       impl ? "cudnn" : "own", tf, bf / tf / 1e3, tb, bb / tb / 1e3, 2 * a / tc / 1e3,
+                       impl == picked ? "  auto" : "");
+                total[2] += impl == picked ? count * (tf + tb) : 0.0;
                 total[impl] += count * (tf + tb);
                 rig_free(&r);
             }
-    printf("# %s's batch norms at batch 256, forward + backward: own %.1f us, cudnn %.1f us\n", net, total[0],
-           total[1]);
+    printf("# %s's batch norms at batch 256, forward + backward: own %.1f us, cudnn %.1f us, auto %.1f us\n", net,
+           total[0], total[1], total[2]);
     gpu_free(&g);
     return 0;
 }
@@ -420,7 +425,7 @@ int main(int argc, char **argv) {
         printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return TEST_SKIP_CODE;
     }
-    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc > 2 ? argv[2] : "resnet18");
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc > 2 ? argv[2] : "resnet18", argc > 3 ? argv[3] : "bf16");
     unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
                                        : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
     printf("# test_bn_nhwc: seed %llu (rerun: test_bn_nhwc %llu)\n", seed, seed);
