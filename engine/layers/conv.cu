@@ -27,7 +27,7 @@ typedef struct {
     void *dw16;                         // bf16 layers: cuDNN's bf16 filter gradient, then added to dw in fp32
     int path;                           // CONV_CUDNN, CONV_DIRECT or CONV_GEMM (conv_path)
     float *direct_scratch;              // conv_direct.cu's filter-gradient partial sums
-    void *col, *wpad;                   // conv_gemm.cu's im2col copy and padded weights
+    conv_gemm_t gemm;                   // conv_gemm.cu's buffers
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -63,16 +63,16 @@ static size_t conv_weight_count(const layer_t *l) {
  * (one channel, 3x3 or 5x5: the 28x28 models' stems) or conv_gemm.cu's im2col + cuBLAS (the 7x7 ImageNet stem). */
 enum { CONV_CUDNN = 0, CONV_DIRECT = 1, CONV_GEMM = 2 };
 
-static int conv_path(shape_t in, shape_t out, int k, int needs_dx) {
+static int conv_path(shape_t in, shape_t out, int k, int stride, int needs_dx) {
     if (conv_direct_applies(in, out, k, needs_dx)) return CONV_DIRECT;
-    if (conv_gemm_applies(in, out, k, needs_dx)) return CONV_GEMM;
+    if (conv_gemm_applies(in, out, k, stride, needs_dx)) return CONV_GEMM;
     return CONV_CUDNN;
 }
 
 extern "C" size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t) {
     shape_t in = l->in_shape[0], out = l->out_shape;
     int k = l->cfg.k;
-    switch (conv_path(in, out, k, needs_dx)) {
+    switch (conv_path(in, out, k, l->cfg.stride, needs_dx)) {
     case CONV_DIRECT: return conv_direct_scratch_floats(in, out, k) * sizeof(float);
     case CONV_GEMM: return conv_gemm_bytes(in, out, k, t);
     default: return t == DTYPE_BF16 ? conv_weight_count(l) * sizeof(uint16_t) : 0;   /* dw16 */
@@ -262,8 +262,7 @@ static void conv_destroy(layer_t *l) {
     if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
     if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
     if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
-    if (p->col) CHECK_CUDA(cudaFree(p->col));
-    if (p->wpad) CHECK_CUDA(cudaFree(p->wpad));
+    conv_gemm_free(&p->gemm);
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -293,16 +292,11 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
 
     p->x_desc = cudnn_nhwc_desc(in, l->dtype);
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
-    p->path = conv_path(in, out, c->k, l->dx[0] != NULL);
+    p->path = conv_path(in, out, c->k, c->stride, l->dx[0] != NULL);
     if (p->path == CONV_DIRECT)
         CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch,
                                conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
-    if (p->path == CONV_GEMM) {
-        size_t wbytes = (size_t)c->cout * conv_gemm_cols(in, c->k) * dtype_size(l->dtype);
-        CHECK_ALLOC(cudaMalloc(&p->col, conv_gemm_bytes(in, out, c->k, l->dtype) - wbytes));
-        CHECK_ALLOC(cudaMalloc(&p->wpad, wbytes));
-        CHECK_CUDA(cudaMemsetAsync(p->wpad, 0, wbytes, g->stream));   /* the padding columns stay 0 */
-    }
+    if (p->path == CONV_GEMM) conv_gemm_init(&p->gemm, in, out, c->k, c->stride, c->pad, l->dtype, g->stream);
     if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* every path reads the bf16 copy */
         check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
     if (l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN) {
@@ -367,8 +361,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
         conv_direct_forward(l->x[0], param_at(l, 0), l->y, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k,
                             l->cfg.stride, l->cfg.pad, g->stream);
     else if (p->path == CONV_GEMM)
-        conv_gemm_forward(g, l->x[0], param_at(l, 0), p->wpad, p->col, l->y, l->dtype, l->in_shape[0], l->out_shape,
-                          l->cfg.k, l->cfg.stride, l->cfg.pad);
+        conv_gemm_forward(&p->gemm, g, l->x[0], param_at(l, 0), l->y);
     else
         CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
                                         (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
@@ -399,7 +392,7 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
         return;
     }
     if (p->path == CONV_GEMM) {   /* the same, from the forward's im2col copy */
-        conv_gemm_wgrad(g, p->col, l->dy, l->dw, dw_beta, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k);
+        conv_gemm_wgrad(&p->gemm, g, l->dy, l->dw, dw_beta);
         return;
     }
     /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,

@@ -9,22 +9,31 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* 1 where this path takes the convolution: at most 4 input channels, no input gradient, a window of more than one
- * cell, and an im2col copy whose rows and 8-column groups number under 2^31 (32-bit indices, cuBLAS's int n). */
-int conv_gemm_applies(shape_t in, shape_t out, int k, int needs_dx);
-/* Columns of the im2col copy: k*k*C rounded up to 8 (16-byte rows in bf16), the padding columns zero. */
-int conv_gemm_cols(shape_t in, int k);
-/* Device bytes the path allocates for a layer: the im2col copy (N*OH*OW rows, type t), kept from the forward for the
- * filter gradient, and the weights with padded rows. Known before setup, for the memory plan. */
+/* One layer's path: its shapes and device buffers (allocated once, at setup, so a step allocates nothing). */
+typedef struct {
+    shape_t in, out;
+    int k, stride, pad;
+    int cols;                   /* columns of the im2col copy: k*k*C rounded up to 8, the padding columns zero */
+    dtype_t t;                  /* x, y, dy, col, wpad */
+    void *col;                  /* (N*OH*OW, cols): written by the forward, read by the filter gradient */
+    void *wpad;                 /* (K, cols): the weights with padded rows, the padding zeroed once */
+    float *dwpad;               /* (K, cols): the filter gradient's GEMM output */
+} conv_gemm_t;
+
+/* 1 where this path takes the convolution: at most 4 input channels, no input gradient, a window of 2 to 11 cells
+ * and a stride up to 4 (one block's input rows in shared memory), an im2col copy under 2^31 elements. */
+int conv_gemm_applies(shape_t in, shape_t out, int k, int stride, int needs_dx);
+/* Device bytes conv_gemm_init allocates: known before setup, for the memory plan. */
 size_t conv_gemm_bytes(shape_t in, shape_t out, int k, dtype_t t);
-/* y (N, OH, OW, K) = x * w: col = im2col(x), wpad = w (K, R, R, C) with rows padded to conv_gemm_cols (its padding
- * columns zeroed once by the caller), then one GEMM on g's stream (fp32 accumulation; TF32 under --math tf32, as
- * cuDNN's convolutions). */
-void conv_gemm_forward(gpu_t *g, const void *x, const void *w, void *wpad, void *col, void *y, dtype_t t, shape_t in,
-                       shape_t out, int k, int stride, int pad);
-/* dw (fp32, K x R*R*C) = beta dw + dy^T col: the filter gradient from the forward's im2col copy, one GEMM. */
-void conv_gemm_wgrad(gpu_t *g, const void *col, const void *dy, float *dw, float beta, dtype_t t, shape_t in,
-                     shape_t out, int k);
+/* Allocates the buffers, zeroing wpad on `stream`. */
+void conv_gemm_init(conv_gemm_t *c, shape_t in, shape_t out, int k, int stride, int pad, dtype_t t,
+                    cudaStream_t stream);
+void conv_gemm_free(conv_gemm_t *c);
+/* y (N, OH, OW, K) = x * w (K, R, R, C, of type t) on g's stream: the im2col copy, then one GEMM (fp32
+ * accumulation; TF32 under --math tf32, as cuDNN's convolutions). */
+void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void *w, void *y);
+/* dw (fp32, K x R*R*C) = beta dw + dy^T col, from the last forward's im2col copy. */
+void conv_gemm_wgrad(const conv_gemm_t *c, gpu_t *g, const void *dy, float *dw, float beta);
 #ifdef __cplusplus
 }
 #endif

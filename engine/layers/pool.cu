@@ -123,67 +123,82 @@ __device__ static inline int maxpool_first_window(int lo, int stride) {
  * (tests/gpu/layer_ref.h: strict > from the first cell) and PyTorch's CUDA max-pool: with ReLU inputs whole windows
  * are zero, and which cell gets the gradient must not depend on the implementation. A NaN beats any number and the
  * first NaN the later ones, so y is NaN as with cuDNN's CUDNN_PROPAGATE_NAN and its gradient goes to that NaN. */
-template <typename T, int V, typename I>
+template <typename T, int V, int K, int S>
 __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y, unsigned char *__restrict__ arg,
                                           maxpool_dims_t d) {
-    const I groups = (I)(d.c / V), total = (I)d.n * d.oh * d.ow * groups;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
-        I pix = i / groups, q = pix / (I)d.ow;                  // pix: (n, oh, ow); q: (n, oh)
-        int g = (int)(i - pix * groups), ow = (int)(pix - q * (I)d.ow), oh = (int)(q % (I)d.oh), n = (int)(q / (I)d.oh);
-        int h0 = oh * d.stride - d.pad, w0 = ow * d.stride - d.pad;
-        int r0 = max(0, -h0), r1 = min(d.k, d.h - h0), s0 = max(0, -w0), s1 = min(d.k, d.w - w0);
+    const int k = K ? K : d.k, stride = S ? S : d.stride, groups = d.c / V;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, ow = i / groups, g = i - ow * groups;
+    if (ow >= d.ow) return;
+    for (int row = blockIdx.y; row < d.n * d.oh; row += gridDim.y) {
+        const int n = row / d.oh, oh = row - n * d.oh;
+        const size_t pix = (size_t)row * d.ow + ow;            // (n, oh, ow)
+        int h0 = oh * stride - d.pad, w0 = ow * stride - d.pad;
+        int r0 = max(0, -h0), r1 = min(k, d.h - h0), s0 = max(0, -w0), s1 = min(k, d.w - w0);
         float best[V];
         maxpool_lanes<unsigned char, V> at;
         for (int j = 0; j < V; j++) {   // a window holding only -inf keeps its first cell
             best[j] = -INFINITY;
-            at.v[j] = (unsigned char)(r0 * d.k + s0);
+            at.v[j] = (unsigned char)(r0 * k + s0);
         }
-        for (int r = r0; r < r1; r++)
-            for (int s = s0; s < s1; s++) {
+        const int rlo = K ? 0 : r0, rhi = K ? K : r1, slo = K ? 0 : s0, shi = K ? K : s1;   // constants when K is
+#pragma unroll
+        for (int r = rlo; r < rhi; r++) {
+            if (r < r0 || r >= r1) continue;
+#pragma unroll
+            for (int s = slo; s < shi; s++) {
+                if (s < s0 || s >= s1) continue;
                 size_t off = (((size_t)n * d.h + h0 + r) * d.w + w0 + s) * d.c + (size_t)g * V;
                 maxpool_lanes<T, V> v = maxpool_ld<T, V>(x + off);
                 for (int j = 0; j < V; j++) {
                     float f = maxpool_float(v.v[j]);
                     if (f > best[j] || (isnan(f) && !isnan(best[j]))) {
                         best[j] = f;
-                        at.v[j] = (unsigned char)(r * d.k + s);
+                        at.v[j] = (unsigned char)(r * k + s);
                     }
                 }
             }
+        }
         maxpool_lanes<T, V> out;
         for (int j = 0; j < V; j++) maxpool_set(out.v[j], best[j]);   // exact: best is one of x's values
-        maxpool_st<T, V>(y + (size_t)pix * d.c + (size_t)g * V, out);
-        if (arg) maxpool_st<unsigned char, V>(arg + (size_t)pix * d.c + (size_t)g * V, at);
+        maxpool_st<T, V>(y + pix * d.c + (size_t)g * V, out);
+        if (arg) maxpool_st<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
     }
 }
 
 /* dx (N, H, W, C) = beta dx + the sum of dy over the windows that cell won; one thread per (n, h, w, V channels) of
  * the input, gathering from the at most ceil(k / stride)^2 windows that cover it (fp32 sum, oh then ow). A window
  * no lane won is skipped without reading its dy. */
-template <typename T, int V, typename I>
+template <typename T, int V, int K, int S>
 __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsigned char *__restrict__ arg,
                                           T *__restrict__ dx, maxpool_dims_t d, float beta) {
-    const I groups = (I)(d.c / V), total = (I)d.n * d.h * d.w * groups;
-    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (I)gridDim.x * blockDim.x) {
-        I pix = i / groups, q = pix / (I)d.w;                   // pix: (n, h, w); q: (n, h)
-        int g = (int)(i - pix * groups), w = (int)(pix - q * (I)d.w), h = (int)(q % (I)d.h), n = (int)(q / (I)d.h);
-        int oh0 = maxpool_first_window(h + d.pad - d.k + 1, d.stride), oh1 = min(d.oh - 1, (h + d.pad) / d.stride);
-        int ow0 = maxpool_first_window(w + d.pad - d.k + 1, d.stride), ow1 = min(d.ow - 1, (w + d.pad) / d.stride);
+    const int k = K ? K : d.k, stride = S ? S : d.stride, groups = d.c / V;
+    constexpr int WIN = K && S ? (K + S - 1) / S : 1;   // windows per side, when known at compile time
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, w = i / groups, g = i - w * groups;
+    if (w >= d.w) return;
+    for (int row = blockIdx.y; row < d.n * d.h; row += gridDim.y) {
+        const int n = row / d.h, h = row - n * d.h;
+        int oh0 = maxpool_first_window(h + d.pad - k + 1, stride), oh1 = min(d.oh - 1, (h + d.pad) / stride);
+        int ow0 = maxpool_first_window(w + d.pad - k + 1, stride), ow1 = min(d.ow - 1, (w + d.pad) / stride);
         float acc[V];
         for (int j = 0; j < V; j++) acc[j] = 0.0f;
-        for (int oh = oh0; oh <= oh1; oh++)
-            for (int ow = ow0; ow <= ow1; ow++) {
-                unsigned char here = (unsigned char)((h + d.pad - oh * d.stride) * d.k + (w + d.pad - ow * d.stride));
+        const int nh = K && S ? WIN : oh1 - oh0 + 1, nw = K && S ? WIN : ow1 - ow0 + 1;
+#pragma unroll
+        for (int a = 0; a < nh; a++)
+#pragma unroll
+            for (int b = 0; b < nw; b++) {
+                const int oh = oh0 + a, ow = ow0 + b;
+                if (oh > oh1 || ow > ow1) continue;
+                unsigned char here = (unsigned char)((h + d.pad - oh * stride) * k + (w + d.pad - ow * stride));
                 size_t off = (((size_t)n * d.oh + oh) * d.ow + ow) * d.c + (size_t)g * V;
-                maxpool_lanes<unsigned char, V> a = maxpool_ld<unsigned char, V>(arg + off);
+                maxpool_lanes<unsigned char, V> at = maxpool_ld<unsigned char, V>(arg + off);
                 bool won = false;
-                for (int j = 0; j < V; j++) won |= a.v[j] == here;
+                for (int j = 0; j < V; j++) won |= at.v[j] == here;
                 if (!won) continue;
                 maxpool_lanes<T, V> gy = maxpool_ld<T, V>(dy + off);
                 for (int j = 0; j < V; j++)
-                    if (a.v[j] == here) acc[j] += maxpool_float(gy.v[j]);
+                    if (at.v[j] == here) acc[j] += maxpool_float(gy.v[j]);
             }
-        size_t off = (size_t)pix * d.c + (size_t)g * V;
+        size_t off = ((size_t)row * d.w + w) * d.c + (size_t)g * V;
         maxpool_lanes<T, V> out;
         if (beta != 0.0f) {
             maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx + off);
@@ -274,17 +289,18 @@ static int maxpool_vector_ok(int c, int lanes, const void *a, const void *b) {
     return c % lanes == 0 && ((size_t)a | (size_t)b) % 16 == 0;
 }
 
-/* Threads are numbered in 32 bits when they fit, with room for the grid-stride step: 64-bit divisions to find a
- * thread's (n, h, w) took about half of the backward's time at ResNet-50's stem (256 x 112 x 112 x 64, bf16). */
-static int maxpool_index32(size_t threads) { return threads < (1u << 31); }
+/* A thread per (row, column, 16 bytes of channels): blockIdx.y walks the image rows (n, h), x the columns' channel
+ * groups, so a thread divides once to find its place (64-bit divisions by runtime sizes took half the backward's
+ * time at ResNet-50's stem). ResNet's 3x3 stride-2 window is compiled with the sizes known, its loops unrolled. */
+static dim3 maxpool_grid(int rows, int per_row) {
+    return dim3((unsigned)((per_row + 255) / 256), (unsigned)(rows < 65535 ? rows : 65535));
+}
 
-/* One thread per (n, oh, ow, 16 bytes of channels), 256 a block; the grid-stride loop covers grids past the cap. */
 template <typename T, int V>
 static void maxpool_forward_v(const maxpool_dims_t &d, const T *x, T *y, unsigned char *arg, cudaStream_t s) {
-    size_t n = (size_t)d.n * d.oh * d.ow * (d.c / V);
-    unsigned blocks = launch_blocks(n, 256, 1u << 16);
-    if (maxpool_index32(n)) maxpool_fwd_kernel<T, V, unsigned><<<blocks, 256, 0, s>>>(x, y, arg, d);
-    else maxpool_fwd_kernel<T, V, size_t><<<blocks, 256, 0, s>>>(x, y, arg, d);
+    dim3 grid = maxpool_grid(d.n * d.oh, d.ow * (d.c / V));
+    if (d.k == 3 && d.stride == 2) maxpool_fwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(x, y, arg, d);
+    else maxpool_fwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(x, y, arg, d);
     CHECK_LAUNCH();
 }
 
@@ -298,14 +314,12 @@ static void maxpool_forward_as(const layer_t *l, gpu_t *g, unsigned char *arg) {
     else maxpool_forward_v<T, 1>(d, x, y, arg, g->stream);
 }
 
-/* One thread per (n, h, w, 16 bytes of channels) of the input, as forward. */
 template <typename T, int V>
 static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsigned char *arg, T *dx, float beta,
                                cudaStream_t s) {
-    size_t n = (size_t)d.n * d.h * d.w * (d.c / V);
-    unsigned blocks = launch_blocks(n, 256, 1u << 16);
-    if (maxpool_index32(n)) maxpool_bwd_kernel<T, V, unsigned><<<blocks, 256, 0, s>>>(dy, arg, dx, d, beta);
-    else maxpool_bwd_kernel<T, V, size_t><<<blocks, 256, 0, s>>>(dy, arg, dx, d, beta);
+    dim3 grid = maxpool_grid(d.n * d.h, d.w * (d.c / V));
+    if (d.k == 3 && d.stride == 2) maxpool_bwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+    else maxpool_bwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
     CHECK_LAUNCH();
 }
 
