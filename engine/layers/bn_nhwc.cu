@@ -85,12 +85,15 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
 
 /* y = relu(scale (x - mean) + beta [+ x1]), x - mean as (x - pivot) - centre (both exact where it matters). Each
  * block takes the rows its twin in the statistics pass read (same grid), last group first: the rows read last are
- * the likeliest still in L2 (x is read twice, from DRAM once at best). */
+ * the likeliest still in L2 (x is read twice, from DRAM once at best). With the add in bf16 (V = 8: a thread's
+ * channels are one whole byte of the row, no other thread writes it) and bits not NULL, also the mask y > 0 as
+ * bits (bn_nhwc_t.bits), tested on y as stored so that it is the mask the backward would read from y. */
 template <typename T, int V, int FUSE>
 __global__ void __launch_bounds__(BN_THREADS, 2)
 fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restrict__ y, long long m, int c,
-                 const float *__restrict__ coef) {
+                 const float *__restrict__ coef, unsigned char *__restrict__ bits) {
     constexpr int U = FUSE == BN_FUSE_ADD_RELU ? BN_UNROLL_MID : BN_UNROLL_WIDE;
+    constexpr bool BITS = FUSE == BN_FUSE_ADD_RELU && V == 8;
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
@@ -120,36 +123,57 @@ fwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restric
             long long rr = r + (long long)u * lanes;
             if (rr >= r1) continue;
             pack_t<T, V> o;
+            unsigned mb = 0;
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 float a = fmaf(sc[j], (to_f(v[u].v[j]) - kp[j]) - mc[j], sf[j]);
                 if (FUSE == BN_FUSE_ADD_RELU) a += to_f(w[u].v[j]);
                 if (FUSE != BN_FUSE_NONE) a = fmaxf(a, 0.0f);
                 o.v[j] = from_f<T>(a);
+                if (BITS) mb |= (unsigned)(to_f(o.v[j]) > 0.0f) << j;
             }
             store_p<T, V>(y + rr * c + c0, o);
+            if (BITS && bits) bits[rr * (c / 8) + c0 / 8] = (unsigned char)mb;
         }
+    }
+}
+
+/* The mask bits from y where the forward took the scalar grid (a pointer not 16-byte aligned): every forward
+ * leaves valid bits, so whether a backward may read them depends on its own pointers alone. Byte i holds elements
+ * 8 i .. 8 i + 7 (c is a multiple of 8). */
+template <typename T>
+__global__ void bits_from_y_kernel(const T *__restrict__ y, long long bytes, unsigned char *__restrict__ bits) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < bytes;
+         i += (long long)gridDim.x * blockDim.x) {
+        unsigned mb = 0;
+#pragma unroll
+        for (int j = 0; j < 8; j++) mb |= (unsigned)(to_f(y[i * 8 + j]) > 0.0f) << j;
+        bits[i] = (unsigned char)mb;
     }
 }
 
 // --- backward
 
 /* Where the ReLU mask of the backward comes from: none (BN_FUSE_NONE); y > 0 (BN_FUSE_ADD_RELU: the pre-activation
- * would need x1, as many bytes as y); or the pre-activation recomputed from x, which the backward reads anyway, with
- * the forward's own arithmetic (BN_FUSE_RELU: y is never read, two passes over a tensor saved; y > 0 exactly where
- * the recomputed value is > 0, but for a positive value under 2^-133 that y rounded to 0). */
-enum { MASK_NONE = 0, MASK_Y = 1, MASK_PRE = 2 };
+ * would need x1, as many bytes as y); the forward's bits of y > 0 (BN_FUSE_ADD_RELU in bf16 on the vector grid: 1
+ * bit per element read instead of 16, the same mask); or the pre-activation recomputed from x, which the backward
+ * reads anyway, with the forward's own arithmetic (BN_FUSE_RELU: y is never read, two passes over a tensor saved;
+ * y > 0 exactly where the recomputed value is > 0, but for a positive value under 2^-133 that y rounded to 0). */
+enum { MASK_NONE = 0, MASK_Y = 1, MASK_PRE = 2, MASK_BITS = 3 };
 
 /* s1 = sum dpre, s2 = sum dpre (x - mean) with dpre = dy masked as MASK says, dpre also stored where out is not
  * NULL; the tile's last block writes dbeta, dgamma (accumulated with dw_beta) and the coefficients of
  * dx = k1 dpre + kx (x - mean) + k0. */
 template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
-bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ out,
-                  long long m, int c, float *part, unsigned *arrivals, const float *__restrict__ gamma, float *dgamma,
-                  float *dbeta, float *dbeta_copy, float dw_beta, float *coef) {
+bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsigned char *__restrict__ bits,
+                  const T *__restrict__ dy, T *__restrict__ out, long long m, int c, float *part, unsigned *arrivals,
+                  const float *__restrict__ gamma, float *dgamma, float *dbeta, float *dbeta_copy, float dw_beta,
+                  float *coef) {
+    static_assert(MASK != MASK_BITS || V == 8, "a thread's channels are one byte of bits");
     __shared__ float sh[2 * V * BN_THREADS];
     constexpr int U = MASK == MASK_Y ? BN_UNROLL_NARROW : BN_UNROLL_MID;
+    static_assert(U <= 4, "U rows' mask bytes fit one unsigned");
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     float kp[V], mc[V], sc[V], sf[V], s1[V], s2[V];
@@ -169,6 +193,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
         }
         for (long long r = r0 + ty; r < r1; r += (long long)U * lanes) {
             pack_t<T, V> xv[U], gv[U], yv[U];
+            unsigned mb = 0;   // row u's mask byte in bits 8 u to 8 u + 7: one register, not U (no spills)
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 long long rr = r + (long long)u * lanes;
@@ -176,6 +201,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                     xv[u] = load_p<T, V>(x + rr * c + c0);
                     gv[u] = load_p<T, V>(dy + rr * c + c0);
                     if (MASK == MASK_Y) yv[u] = load_p<T, V>(y + rr * c + c0);
+                    if (MASK == MASK_BITS) mb |= (unsigned)bits[rr * (c / 8) + c0 / 8] << 8 * u;
                 }
             }
 #pragma unroll
@@ -186,6 +212,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
                     for (int j = 0; j < V; j++) {
                         float xc = (to_f(xv[u].v[j]) - kp[j]) - mc[j], d = to_f(gv[u].v[j]);
                         if (MASK == MASK_Y && !(to_f(yv[u].v[j]) > 0.0f)) d = 0.0f;
+                        if (MASK == MASK_BITS && !((mb >> (8 * u + j)) & 1u)) d = 0.0f;
                         if (MASK == MASK_PRE && !(fmaf(sc[j], xc, sf[j]) > 0.0f)) d = 0.0f;
                         s1[j] += d;
                         s2[j] = fmaf(d, xc, s2[j]);
@@ -220,9 +247,12 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__r
  * reduction's blocks, last group first, as the forward's apply pass. */
 template <typename T, int V, int MASK>
 __global__ void __launch_bounds__(BN_THREADS, 2)
-bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__restrict__ dy, T *dx, float dx_beta,
-                 T *dx1, float dx1_beta, long long m, int c, const float *__restrict__ coef) {
+bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsigned char *__restrict__ bits,
+                 const T *__restrict__ dy, T *dx, float dx_beta, T *dx1, float dx1_beta, long long m, int c,
+                 const float *__restrict__ coef) {
+    static_assert(MASK != MASK_BITS || V == 8, "a thread's channels are one byte of bits");
     constexpr int U = BN_UNROLL_NARROW;   // more spills in bf16: seven coefficient vectors take 56 registers
+    static_assert(U <= 4, "U rows' mask bytes fit one unsigned");
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     if (c0 >= c) return;
@@ -242,12 +272,14 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
     for (long long g0 = r0 + (r1 - r0 - 1) / step * step; r1 > r0 && g0 >= r0; g0 -= step) {
         long long r = g0 + ty;
         pack_t<T, V> xv[U], gv[U], yv[U];
+        unsigned mb = 0;
 #pragma unroll
         for (int u = 0; u < U; u++) {
             long long rr = r + (long long)u * lanes;
             if (rr < r1) {
                 gv[u] = load_p<T, V>(dy + rr * c + c0);
                 if (MASK == MASK_Y) yv[u] = load_p<T, V>(y + rr * c + c0);
+                if (MASK == MASK_BITS) mb |= (unsigned)bits[rr * (c / 8) + c0 / 8] << 8 * u;
                 if (dx || MASK == MASK_PRE) xv[u] = load_p<T, V>(x + rr * c + c0);
             }
         }
@@ -261,6 +293,7 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const T *__re
                 xc[j] = dx || MASK == MASK_PRE ? (to_f(xv[u].v[j]) - kp[j]) - mc[j] : 0.0f;
                 d[j] = to_f(gv[u].v[j]);
                 if (MASK == MASK_Y && !(to_f(yv[u].v[j]) > 0.0f)) d[j] = 0.0f;
+                if (MASK == MASK_BITS && !((mb >> (8 * u + j)) & 1u)) d[j] = 0.0f;
                 if (MASK == MASK_PRE && !(fmaf(sc[j], xc[j], sf[j]) > 0.0f)) d[j] = 0.0f;
             }
             if (dx) {
@@ -323,10 +356,15 @@ static size_t scratch_floats(long long m, int c, dtype_t t, int *tiles) {
     return (n + 3) & ~(size_t)3;   // the counts start 16-byte aligned
 }
 
-size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t) {
+/* The ReLU mask's bits, after the arrival counts: only where the vector grid has V = 8 (bf16, c a multiple of 8). */
+static size_t bits_bytes(long long m, int c, dtype_t t, int fuse) {
+    return t == DTYPE_BF16 && c % 8 == 0 && fuse == BN_FUSE_ADD_RELU ? (size_t)m * (size_t)(c / 8) : 0;
+}
+
+size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t, int fuse) {
     int tiles = 0;
     size_t n = scratch_floats(m, c, t, &tiles);
-    return n * sizeof(float) + (size_t)tiles * sizeof(unsigned);
+    return n * sizeof(float) + (size_t)tiles * sizeof(unsigned) + bits_bytes(m, c, t, fuse);
 }
 
 template <typename T, int V>
@@ -337,6 +375,11 @@ static long long resident_blocks(int sms) {
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c, bwd_reduce_kernel<T, V, MASK_PRE>, BN_THREADS, 0));
     int n = a < b ? a : b;
     n = n < c ? n : c;
+    if constexpr (V == 8) {
+        CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c, bwd_reduce_kernel<T, V, MASK_BITS>, BN_THREADS,
+                                                                 0));
+        n = n < c ? n : c;
+    }
     return (long long)(n > 0 ? n : 1) * sms;
 }
 
@@ -360,15 +403,19 @@ void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int dev
     b->scalar = grid_plan(m, c, 1, res_s);
     int tiles = 0;
     size_t nf = scratch_floats(m, c, t, &tiles);
-    CHECK_ALLOC(cudaMalloc((void **)&b->scratch, bn_nhwc_scratch_bytes(m, c, t)));
+    CHECK_ALLOC(cudaMalloc((void **)&b->scratch, bn_nhwc_scratch_bytes(m, c, t, fuse)));
     b->arrivals = (unsigned *)(b->scratch + nf);
     CHECK_CUDA(cudaMemsetAsync(b->arrivals, 0, (size_t)tiles * sizeof(unsigned), stream));
+    if (bits_bytes(m, c, t, fuse)) {   // zeroed as the statistics below: a backward without a forward masks all
+        b->bits = (unsigned char *)(b->arrivals + tiles);
+        CHECK_CUDA(cudaMemsetAsync(b->bits, 0, bits_bytes(m, c, t, fuse), stream));
+    }
     /* Saved statistics defined before any forward: a backward without one reads zeros, not garbage. */
     CHECK_CUDA(cudaMemsetAsync(b->scratch, 0, (size_t)CO_COUNT * c * sizeof(float), stream));
 }
 
 void bn_nhwc_free(bn_nhwc_t *b) {
-    if (b->scratch) CHECK_CUDA(cudaFree(b->scratch));
+    if (b->scratch) CHECK_CUDA(cudaFree(b->scratch));   // arrivals and bits with it
     memset(b, 0, sizeof *b);
 }
 
@@ -384,8 +431,9 @@ static const bn_nhwc_grid_t *grid_for(const bn_nhwc_t *b, const void *p0, const 
 }
 
 void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len) {
-    snprintf(buf, len, "vec %d, %d x %d blocks of %d x %d, scratch %zu bytes", b->vector.vec, b->vector.tiles,
-             b->vector.rb, b->vector.tw, b->vector.lanes, bn_nhwc_scratch_bytes(b->m, b->c, b->dtype));
+    snprintf(buf, len, "vec %d, %d x %d blocks of %d x %d, scratch %zu bytes%s", b->vector.vec, b->vector.tiles,
+             b->vector.rb, b->vector.tw, b->vector.lanes, bn_nhwc_scratch_bytes(b->m, b->c, b->dtype, b->fuse),
+             b->bits ? ", ReLU mask in bits" : "");
 }
 
 /* The arguments of one call, type-erased; the launchers below cast them to the layer's element type T. */
@@ -422,7 +470,7 @@ struct fwd_launch {
     template <int FUSE>
     static void apply(const bn_nhwc_t *b, dim3 grid, dim3 block, const fwd_args_t &a, cudaStream_t s) {
         fwd_apply_kernel<T, V, FUSE><<<grid, block, 0, s>>>((const T *)a.x, (const T *)a.x1, (T *)a.y, b->m, b->c,
-                                                            b->scratch);
+                                                            b->scratch, b->bits);
         CHECK_LAUNCH();
     }
     static void run(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const fwd_args_t &a, cudaStream_t s) {
@@ -442,7 +490,14 @@ void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y,
                      double momentum, cudaStream_t stream) {
     fwd_args_t a = {x, b->fuse == BN_FUSE_ADD_RELU ? x1 : NULL, y, gamma, beta, beta_add, running_mean,
                     running_var, eps, momentum};
-    dispatch<fwd_launch>(b, grid_for(b, a.x, a.x1, a.y, NULL, NULL), a, stream);
+    const bn_nhwc_grid_t *g = grid_for(b, a.x, a.x1, a.y, NULL, NULL);
+    dispatch<fwd_launch>(b, g, a, stream);
+    if (b->bits && g->vec == 1) {   // the vector grid's apply pass wrote them; bits implies bf16
+        long long bytes = b->m * (b->c / 8), blocks = (bytes + BN_THREADS - 1) / BN_THREADS;
+        bits_from_y_kernel<__nv_bfloat16><<<(unsigned)(blocks < 65536 ? blocks : 65536), BN_THREADS, 0, stream>>>(
+            (const __nv_bfloat16 *)y, bytes, b->bits);
+        CHECK_LAUNCH();
+    }
 }
 
 template <typename T, int V>
@@ -452,24 +507,29 @@ struct bwd_launch {
         dim3 grid(g->tiles, g->rb), block(g->tw, g->lanes);
         const T *x = (const T *)a.x, *y = (const T *)a.y, *dy = (const T *)a.dy;
         /* An overwritten dx1 is dpre itself: the reduction writes it, and the element-wise pass reads it back as an
-         * unmasked gradient instead of reading dy and y again (7 passes over the tensor instead of 8). */
-        const int early = MASK == MASK_Y && a.dx1 && a.dx1_beta == 0.0f && a.dx;
-        bwd_reduce_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, early ? (T *)a.dx1 : NULL, b->m, b->c,
-                                                             b->scratch + (size_t)CO_COUNT * b->c, b->arrivals,
-                                                             a.gamma, a.dgamma, a.dbeta, a.dbeta_copy, a.dw_beta,
-                                                             b->scratch);
+         * unmasked gradient instead of reading dy and the mask again (7 passes over the tensor instead of 8 with
+         * y; with the bits 6 either way, the bits read once instead of twice). */
+        const int early = (MASK == MASK_Y || MASK == MASK_BITS) && a.dx1 && a.dx1_beta == 0.0f && a.dx;
+        bwd_reduce_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, b->bits, dy, early ? (T *)a.dx1 : NULL, b->m,
+                                                             b->c, b->scratch + (size_t)CO_COUNT * b->c,
+                                                             b->arrivals, a.gamma, a.dgamma, a.dbeta, a.dbeta_copy,
+                                                             a.dw_beta, b->scratch);
         CHECK_LAUNCH();
         if (early)
-            bwd_apply_kernel<T, V, MASK_NONE><<<grid, block, 0, s>>>(x, NULL, (const T *)a.dx1, (T *)a.dx, a.dx_beta,
-                                                                     NULL, 0.0f, b->m, b->c, b->scratch);
+            bwd_apply_kernel<T, V, MASK_NONE><<<grid, block, 0, s>>>(x, NULL, NULL, (const T *)a.dx1, (T *)a.dx,
+                                                                     a.dx_beta, NULL, 0.0f, b->m, b->c, b->scratch);
         else if (a.dx || a.dx1)
-            bwd_apply_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, dy, (T *)a.dx, a.dx_beta, (T *)a.dx1,
+            bwd_apply_kernel<T, V, MASK><<<grid, block, 0, s>>>(x, y, b->bits, dy, (T *)a.dx, a.dx_beta, (T *)a.dx1,
                                                                 a.dx1_beta, b->m, b->c, b->scratch);
         else
             return;
         CHECK_LAUNCH();
     }
     static void run(const bn_nhwc_t *b, const bn_nhwc_grid_t *g, const bwd_args_t &a, cudaStream_t s) {
+        /* Bits exist only where the vector grid has V = 8, and every forward leaves them valid (bits_from_y_kernel
+         * after a scalar one): this call's own grid decides. */
+        if constexpr (V == 8)
+            if (b->fuse == BN_FUSE_ADD_RELU && b->bits) return go<MASK_BITS>(b, g, a, s);
         if (b->fuse == BN_FUSE_ADD_RELU) go<MASK_Y>(b, g, a, s);
         else if (b->fuse == BN_FUSE_RELU) go<MASK_PRE>(b, g, a, s);
         else go<MASK_NONE>(b, g, a, s);
@@ -479,7 +539,7 @@ struct bwd_launch {
 void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const void *dy, void *dx, float dx_beta,
                       void *dx1, float dx1_beta, const float *gamma, float *dgamma, float *dbeta, float *dbeta_copy,
                       float dw_beta, cudaStream_t stream) {
-    int add = b->fuse == BN_FUSE_ADD_RELU;   // the only mode that reads y (MASK_Y) and writes dx1
+    int add = b->fuse == BN_FUSE_ADD_RELU;   // the only mode that reads y (MASK_Y) or bits and writes dx1
     bwd_args_t a = {x, add ? y : NULL, dy, dx, add ? dx1 : NULL, dx_beta, dx1_beta, dw_beta, gamma, dgamma, dbeta,
                     dbeta_copy};
     dispatch<bwd_launch>(b, grid_for(b, a.x, a.y, a.dy, a.dx, a.dx1), a, stream);

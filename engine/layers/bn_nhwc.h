@@ -28,6 +28,10 @@ typedef struct {
     bn_nhwc_grid_t scalar;      /* otherwise */
     float *scratch;             /* device: per-channel coefficients, then partial sums (bn_nhwc_scratch_bytes) */
     unsigned *arrivals;         /* device: blocks done per tile (each reduction's last block resets it to 0) */
+    unsigned char *bits;        /* device, in the scratch after the counts: the ReLU mask y > 0, 1 bit per element
+                                 * (bit j of byte row * c/8 + ch/8 for channel ch = 8 (ch/8) + j), which every
+                                 * forward writes and a backward on the vector grid reads instead of y; only with
+                                 * BN_FUSE_ADD_RELU in bf16 with c a multiple of 8, else NULL */
 } bn_nhwc_t;
 
 #ifdef __cplusplus
@@ -36,9 +40,10 @@ extern "C" {
 /* 1 where these kernels are the faster choice for an (m, c) activation of type t, forward + backward, else 0
  * (cuDNN's): the rule SCALING_BN=auto applies per layer (gpu.h). Host only. */
 int bn_nhwc_preferred(long long m, int c, dtype_t t);
-/* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t: known before any allocation, for the
+/* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t and fuse mode `fuse` (the ReLU mask's bits,
+ * m c / 8 bytes, with BN_FUSE_ADD_RELU in bf16 where c is a multiple of 8): known before any allocation, for the
  * model's memory plan. Host only. */
-size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t);
+size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t, int fuse);
 /* Plans the grids for `device` and allocates the scratch, zeroing it on `stream` (the stream the kernels will run
  * on, so they find it zeroed): call at setup. m >= 2, c >= 1. */
 void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device, cudaStream_t stream);
@@ -47,14 +52,16 @@ void bn_nhwc_free(bn_nhwc_t *b);
 /* Training forward: batch mean and biased variance per channel over the m rows, saved mean and
  * 1/sqrt(var + eps) (bn_nhwc_saved), running_mean/var = (1 - momentum) running + momentum batch with the unbiased
  * variance (x m/(m-1)), then y = relu(gamma (x - mean) / sqrt(var + eps) + beta [+ beta_add] [+ x1]) (ReLU unless
- * fuse is BN_FUSE_NONE, x1 only for BN_FUSE_ADD_RELU; beta_add, a bias folded into the shift, may be NULL).
- * Deterministic: fixed reduction order, no floating-point atomics. */
+ * fuse is BN_FUSE_NONE, x1 only for BN_FUSE_ADD_RELU; beta_add, a bias folded into the shift, may be NULL), and
+ * the mask y > 0 into b->bits where there are bits (whichever grid the pointers allow: they stay valid for the
+ * backward). Deterministic: fixed reduction order, no floating-point atomics. */
 void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y, const float *gamma,
                      const float *beta, const float *beta_add, float *running_mean, float *running_var, double eps,
                      double momentum, cudaStream_t stream);
-/* Training backward from the statistics the last forward saved: dpre = dy masked where the pre-activation is not
- * > 0 (fused ReLU: read as y > 0 with the residual add, recomputed from x without it, so y is not read; y may
- * then be NULL), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
+/* Training backward from the statistics (and mask bits) the last forward saved, with that forward's x and y: dpre =
+ * dy masked where the pre-activation is not > 0 (fused ReLU: with the residual add, the forward's bits of y > 0
+ * where there are bits and every pointer is 16-byte aligned, else read as y > 0, the same mask; without the add
+ * recomputed from x, so y is not read and may be NULL), dbeta = sum dpre, dgamma = sum dpre xhat, accumulated as
  * d = dw_beta d + (each) into dgamma / dbeta, the new dbeta also written to dbeta_copy where not NULL (the folded
  * bias's gradient); dx = dx_beta dx + gamma invstd (dpre - dbeta/m - xhat dgamma/m)
  * where dx != NULL; dx1 = dx1_beta dx1 + dpre where dx1 != NULL (BN_FUSE_ADD_RELU). A beta of 0 never reads the

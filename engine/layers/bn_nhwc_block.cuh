@@ -13,8 +13,8 @@
  * 100 bytes in flight per thread to keep up with HBM3e), as many as fit in 128 registers without spilling: U per
  * kernel, from these. */
 #define BN_UNROLL_WIDE 8        /* one tensor read per row (statistics) */
-#define BN_UNROLL_MID 4         /* two (apply with the add; backward reduction without it) */
-#define BN_UNROLL_NARROW 2      /* three (backward reduction with the add), and the backward's element-wise pass */
+#define BN_UNROLL_MID 4         /* two (apply with the add; backward reduction without y, mask bits or none) */
+#define BN_UNROLL_NARROW 2      /* three (backward reduction with y), and the backward's element-wise pass */
 
 /* Per-channel coefficients in the scratch, in units of C floats. */
 enum {

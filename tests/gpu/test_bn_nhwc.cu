@@ -1,6 +1,7 @@
 /* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
  * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
- * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays.
+ * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays; the ReLU
+ * mask's bits (bf16 add + ReLU) against y, and which mask the backward read, on either grid.
  * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench [resnet18|resnet50] [bf16|fp32] (ours vs cuDNN, batch 256;
  * not a test).
  * Exits 77 without a CUDA device. */
@@ -173,6 +174,10 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
            c->need_dx ? "" : ", no dx", layer_bn_path(l));
     EXPECT(strncmp(layer_bn_path(l), "own", 3) == 0, "%s: setup did not choose our kernels: %s", name,
            layer_bn_path(l));
+    /* The ReLU mask kept as bits (then read by the aligned cases' backward instead of y) exactly where V = 8. */
+    const int bits = t == DTYPE_BF16 && c->fuse == BN_FUSE_ADD_RELU && c->in.c % 8 == 0;
+    EXPECT(!strstr(layer_bn_path(l), "bits") == !bits, "%s: mask bits %s: %s", name, bits ? "missing" : "unexpected",
+           layer_bn_path(l));
 
     float *hx0 = falloc(n), *hx1 = falloc(n), *hdy = falloc(n), *hdx0 = falloc(n), *hdx1 = falloc(n);
     float *hw = falloc(2 * C), *hs = falloc(2 * C), *hdw = falloc(2 * C);
@@ -332,6 +337,79 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     free(saved); free(wrong); free(want);
 }
 
+// --- the ReLU mask's bits (bf16, add + ReLU): every forward writes them, a backward on the vector grid reads them
+
+/* Through bn_nhwc's own API, with x1 one element off 16 bytes in the forward (scalar grid: bits_from_y_kernel), or
+ * dx1 in the backward (scalar grid: y read), or neither: after the forward the bits are y > 0 exactly, whichever
+ * grid it took, and dx1 = dy masked (exact: dy or 0), with dx1 overwritten and dx (the reduction writes dx1) or
+ * without dx (the element-wise pass does). Then the bits zeroed and the backward again: dx1 all 0 shows that the
+ * aligned backward read the bits, dx1 unchanged that the misaligned one read y. */
+static void check_bits(gpu_t *g) {
+    const long long M = 300;
+    const int C = 64;
+    const size_t n = (size_t)M * C, es = dtype_size(DTYPE_BF16);
+    bn_nhwc_t b;
+    bn_nhwc_init(&b, M, C, DTYPE_BF16, BN_FUSE_ADD_RELU, g->device, g->stream);
+    EXPECT(b.bits != NULL, "mask bits: none for bf16 add + ReLU at C = %d", C);
+    if (!b.bits) { bn_nhwc_free(&b); return; }
+    void *base[6];   // x, x1, y, dy, dx, dx1
+    float *w;        // gamma, beta, running mean, running var, dgamma, dbeta
+    for (int i = 0; i < 6; i++) {
+        CHECK_CUDA(cudaMalloc(&base[i], n * es + 16));
+        gpu_fill_uniform(g, base[i], DTYPE_BF16, n + 16 / es, 300u + (unsigned)i, -1.0f, 1.0f);
+    }
+    CHECK_CUDA(cudaMalloc((void **)&w, 6 * C * sizeof(float)));
+    gpu_fill_uniform(g, w, DTYPE_FP32, 4 * C, 310u, 0.5f, 1.5f);
+    gpu_fill_uniform(g, w + C, DTYPE_FP32, C, 311u, -0.5f, 0.5f);
+    float *hy = falloc(n), *hdy = falloc(n), *hdx1 = falloc(n), *hdx1b = falloc(n);
+    unsigned char *hb = (unsigned char *)malloc(n / 8);
+    if (!hb) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    static const char *what[3] = {"aligned", "fwd x1 off (scalar)", "bwd dx1 off (scalar)"};
+    for (int sc = 0; sc < 3; sc++)
+        for (int early = 1; early >= 0; early--) {
+            char name[80];
+            snprintf(name, sizeof name, "[bf16] mask bits, %s%s", what[sc], early ? "" : ", no dx");
+            void *x1 = (char *)base[1] + (sc == 1 ? es : 0), *dx1 = (char *)base[5] + (sc == 2 ? es : 0);
+            void *dx = early ? base[4] : NULL;
+            CHECK_CUDA(cudaMemsetAsync(b.bits, 0x5A, n / 8, g->stream));   // stale bits: the forward must write
+            bn_nhwc_forward(&b, base[0], x1, base[2], w, w + C, NULL, w + 2 * C, w + 3 * C, 1e-5, 0.1, g->stream);
+            bn_nhwc_backward(&b, base[0], base[2], base[3], dx, 0.0f, dx1, 0.0f, w, w + 4 * C, w + 5 * C, NULL, 0.0f,
+                             g->stream);
+            CHECK_CUDA(cudaStreamSynchronize(g->stream));
+            download(hy, base[2], n, DTYPE_BF16);
+            download(hdy, base[3], n, DTYPE_BF16);
+            download(hdx1, dx1, n, DTYPE_BF16);
+            CHECK_CUDA(cudaMemcpy(hb, b.bits, n / 8, cudaMemcpyDeviceToHost));
+            size_t bad_bits = 0, bad_dx1 = 0, live = 0;
+            for (size_t i = 0; i < n; i++) {
+                bad_bits += ((hb[i / 8] >> (i % 8)) & 1) != (hy[i] > 0.0f);
+                bad_dx1 += hdx1[i] != (hy[i] > 0.0f ? hdy[i] : 0.0f);
+                live += hy[i] > 0.0f && hdy[i] != 0.0f;
+            }
+            CHECK_CUDA(cudaMemsetAsync(b.bits, 0, n / 8, g->stream));
+            bn_nhwc_backward(&b, base[0], base[2], base[3], dx, 0.0f, dx1, 0.0f, w, w + 4 * C, w + 5 * C, NULL, 0.0f,
+                             g->stream);
+            CHECK_CUDA(cudaStreamSynchronize(g->stream));
+            download(hdx1b, dx1, n, DTYPE_BF16);
+            size_t nonzero = 0, changed = 0;
+            for (size_t i = 0; i < n; i++) {
+                nonzero += hdx1b[i] != 0.0f;
+                changed += hdx1b[i] != hdx1[i];
+            }
+            const int read_bits = sc != 2;
+            int ok = !bad_bits && !bad_dx1 && live > n / 8 && (read_bits ? !nonzero : !changed);
+            printf("%-4s %-40s %-16s %zu bad bits, %zu bad dx1, bits zeroed: %zu of dx1 nonzero (%s)\n",
+                   ok ? "ok" : "FAIL", name, "y > 0 as bits", bad_bits, bad_dx1, nonzero,
+                   read_bits ? "bits read" : "y read");
+            EXPECT(ok, "%s: %zu bits differ from y > 0, %zu dx1 from dy masked (%zu live), after zeroing the bits %zu "
+                   "dx1 nonzero, %zu changed", name, bad_bits, bad_dx1, live, nonzero, changed);
+        }
+    free(hy); free(hdy); free(hdx1); free(hdx1b); free(hb);
+    for (int i = 0; i < 6; i++) CHECK_CUDA(cudaFree(base[i]));
+    CHECK_CUDA(cudaFree(w));
+    bn_nhwc_free(&b);
+}
+
 // --- --bench [resnet18|resnet50] [bf16|fp32]: ours against cuDNN at a network's batch norms, batch 256
 
 enum { BENCH_WARM = 5, BENCH_REPS = 30, BENCH_BURST = 10 };
@@ -373,10 +451,11 @@ static int bench(const char *net, const char *type) {
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("# bench_bn: %s, cuDNN %zu, %s, batch 256, per call: median of %d reps of %d calls after %d warm-up\n",
            prop.name, cudnnGetVersion(), dtype_name(t), BENCH_REPS, BENCH_BURST, BENCH_WARM);
-    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y; backward reads dy and x twice and\n"
-           "# writes dx (the ReLU mask recomputed from x), with the add reads dy, y and x, writes dx1, then reads dx1\n"
-           "# and x and writes dx. auto: the implementation SCALING_BN=auto picks. cuDNN's GB/s are counted with\n"
-           "# the same bytes (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n"
+    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y (with the add in bf16 also the ReLU\n"
+           "# mask, 1 bit per element); backward reads dy and x twice and writes dx (the ReLU mask recomputed from x),\n"
+           "# with the add reads dy, x and the mask (bf16: its bits; fp32: y), writes dx1, then reads dx1 and x and\n"
+           "# writes dx. auto: the implementation SCALING_BN=auto picks. cuDNN's GB/s are counted with the same bytes\n"
+           "# (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n"
            "# Repeated calls on the same tensors: what fits in L2 is read from it (GB/s above DRAM's are L2's), as\n"
            "# a batch norm partly reads the output of the convolution before it from L2 in training.\n");
     printf("%-16s %-9s %-6s %9s %8s %9s %8s %9s\n", "shape", "fuse", "impl", "fwd_us", "fwd_GB/s", "bwd_us",
@@ -399,7 +478,8 @@ static int bench(const char *net, const char *type) {
                 r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
                 float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
                 double a = (double)r.n * dtype_size(t), add = fuse == BN_FUSE_ADD_RELU;
-                double bf = (2 + add + 1) * a, bb = (add ? 7 : 5) * a;   // see the header lines
+                double bits = add && t == DTYPE_BF16 && shapes[s].c % 8 == 0 ? r.n / 8.0 : 0.0;
+                double bf = (2 + add + 1) * a + bits, bb = (add ? (bits ? 6 : 7) : 5) * a + bits;   // the header
                 char sh[32];
                 snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
                 const int picked = bn_nhwc_preferred(rows, shapes[s].c, t) ? 0 : 1;
@@ -456,6 +536,7 @@ int main(int argc, char **argv) {
                 c.fuse = fuse;
                 run_case(&g, &c, &rng);
             }
+        if (m) check_bits(&g);
         gpu_free(&g);
     }
     printf("# seed %llu\n", seed);
