@@ -5,26 +5,10 @@
 #include "../check.h"
 #include "../launch.h"
 #include <cuda_bf16.h>
+#include "elem.cuh"
 
 #define KG 8                /* output channels per thread in the forward kernel */
 #define WGRAD_THREADS 256
-
-__device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
-__device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
-
-/* KG consecutive outputs from fp32 sums, one rounding each: one 16-byte store in bf16, two in fp32 (K % 8 == 0). */
-__device__ static inline void store8(float *y, unsigned i, const float *a) {
-    ((float4 *)(y + i))[0] = make_float4(a[0], a[1], a[2], a[3]);
-    ((float4 *)(y + i))[1] = make_float4(a[4], a[5], a[6], a[7]);
-}
-__device__ static inline void store8(__nv_bfloat16 *y, unsigned i, const float *a) {
-    uint4 v;
-    __nv_bfloat162 *h = (__nv_bfloat162 *)&v;
-    for (int j = 0; j < 4; j++) h[j] = __floats2bfloat162_rn(a[2 * j], a[2 * j + 1]);
-    *(uint4 *)(y + i) = v;
-}
-__device__ static inline void store1(float *y, unsigned i, float a) { y[i] = a; }
-__device__ static inline void store1(__nv_bfloat16 *y, unsigned i, float a) { y[i] = __float2bfloat16_rn(a); }
 
 typedef struct {
     int n, h, w, c;         /* input (N, H, W, C) */

@@ -21,7 +21,8 @@ typedef struct {
 } conv_gemm_t;
 
 /* 1 where this path takes the convolution: at most 4 input channels, no input gradient, a window of 2 to 11 cells
- * and a stride up to 4 (one block's input rows in shared memory), an im2col copy under 2^31 elements. */
+ * and a stride up to 4 (one block's input rows in shared memory), an input and an im2col copy under 2^31
+ * elements (32-bit indices). */
 int conv_gemm_applies(shape_t in, shape_t out, int k, int stride, int needs_dx);
 /* Device bytes conv_gemm_init allocates: known before setup, for the memory plan. */
 size_t conv_gemm_bytes(shape_t in, shape_t out, int k, dtype_t t);

@@ -1,0 +1,21 @@
+/* elem.cuh — loads and stores of fp32 or bf16 activations with fp32 arithmetic, for the kernels of our own that
+ * serve both types (conv_direct.cu, conv_gemm.cu): one rounding to bf16 per stored value, round to nearest. */
+#pragma once
+#include <cuda_bf16.h>
+
+__device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
+__device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
+
+/* Eight consecutive values: one 16-byte store in bf16, two in fp32 (y + i 16-byte aligned, 32 in fp32). */
+__device__ static inline void store8(float *y, unsigned i, const float *a) {
+    ((float4 *)(y + i))[0] = make_float4(a[0], a[1], a[2], a[3]);
+    ((float4 *)(y + i))[1] = make_float4(a[4], a[5], a[6], a[7]);
+}
+__device__ static inline void store8(__nv_bfloat16 *y, unsigned i, const float *a) {
+    uint4 v;
+    __nv_bfloat162 *h = (__nv_bfloat162 *)&v;
+    for (int j = 0; j < 4; j++) h[j] = __floats2bfloat162_rn(a[2 * j], a[2 * j + 1]);
+    *(uint4 *)(y + i) = v;
+}
+__device__ static inline void store1(float *y, unsigned i, float a) { y[i] = a; }
+__device__ static inline void store1(__nv_bfloat16 *y, unsigned i, float a) { y[i] = __float2bfloat16_rn(a); }
