@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define COL_GROUP 8   /* columns one thread writes: 16 bytes in bf16 */
+#define COL_GROUP 8   /* columns rounded up to: 16-byte rows, which cuBLAS's aligned kernels need in bf16 */
 
 static int conv_gemm_cols(shape_t in, int k) { return (k * k * in.c + COL_GROUP - 1) / COL_GROUP * COL_GROUP; }
 
@@ -50,43 +50,47 @@ void conv_gemm_free(conv_gemm_t *c) {
 }
 
 #define TILE_OW 28      /* output positions of one image row per block: 112 and 56 are multiples */
-#define IM2COL_THREADS 128   /* 28 x 19 column groups of the stem: 4.2 rounds of stores, little idle */
+#define IM2COL_THREADS 128
 
 typedef struct {
     int h, w, c, oh, ow, k, stride, pad, cols, kkc, tiles;
 } im2col_dims_t;
 
-/* Input floats one block stages: k input rows of the columns its TILE_OW windows span, every channel. */
-static int patch_floats(int k, int stride, int c) { return k * ((TILE_OW - 1) * stride + k) * c; }
+/* Shared floats of one block: the k input rows its TILE_OW windows span (every channel), then a column's offset in
+ * them for each of the cols columns. */
+static int im2col_smem_floats(int k, int stride, int c, int cols) {
+    return k * ((TILE_OW - 1) * stride + k) * c + cols;
+}
 
 /* col (N*OH*OW, cols) row (n, oh, ow), column (r, s, c) as the KRSC filter: the input cell the window puts there, 0
  * outside the image and in the padding columns. A block takes TILE_OW consecutive windows of one output row: it
- * stages their k input rows in shared memory with coalesced reads, then each thread writes COL_GROUP columns of a
- * row as one 16-byte store in bf16 (two in fp32), consecutive threads at consecutive addresses. */
+ * stages their k input rows in shared memory (coalesced reads), then writes the rows two columns a thread,
+ * consecutive threads at consecutive addresses. A window's k*C consecutive columns of one r are k*C consecutive
+ * staged values, so the reads are conflict-free too; off[] maps a column to its place once per block. */
 template <typename T>
 __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ col, im2col_dims_t d) {
-    extern __shared__ float patch[];
+    extern __shared__ float smem[];
     const int tile = blockIdx.x % d.tiles, q = blockIdx.x / d.tiles, oh = q % d.oh, n = q / d.oh;
-    const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), pw = (TILE_OW - 1) * d.stride + d.k;
-    const int h0 = oh * d.stride - d.pad, w0 = ow0 * d.stride - d.pad, row_floats = pw * d.c;
-    for (int i = threadIdx.x; i < d.k * row_floats; i += blockDim.x) {
-        int r = i / row_floats, e = i - r * row_floats, ih = h0 + r, iw = w0 + e / d.c;
-        patch[i] = ih >= 0 && ih < d.h && iw >= 0 && iw < d.w
-                       ? ld(x, (unsigned)((((size_t)n * d.h + ih) * d.w + iw) * d.c + e % d.c)) : 0.0f;
-    }
-    __syncthreads();
-    const int groups = d.cols / COL_GROUP;
-    const size_t row0 = ((size_t)n * d.oh + oh) * d.ow + ow0;
-    for (int i = threadIdx.x; i < nw * groups; i += blockDim.x) {
-        int t = i / groups, j = (i - t * groups) * COL_GROUP;
-        int r = j / (d.k * d.c), s = j / d.c % d.k, c = j % d.c;
-        float v[COL_GROUP];
-#pragma unroll
-        for (int u = 0; u < COL_GROUP; u++) {
-            v[u] = j + u < d.kkc ? patch[r * row_floats + (t * d.stride + s) * d.c + c] : 0.0f;
-            if (++c == d.c) { c = 0; if (++s == d.k) { s = 0; r++; } }
+    const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), kc = d.k * d.c;
+    const int h0 = oh * d.stride - d.pad, w0 = ow0 * d.stride - d.pad, rf = ((TILE_OW - 1) * d.stride + d.k) * d.c;
+    float *patch = smem;
+    int *off = (int *)(smem + d.k * rf);
+    for (int r = 0; r < d.k; r++) {
+        const int ih = h0 + r;
+        for (int e = threadIdx.x; e < rf; e += blockDim.x) {
+            const int iw = w0 + e / d.c;
+            patch[r * rf + e] = ih >= 0 && ih < d.h && iw >= 0 && iw < d.w
+                                    ? ld(x, (unsigned)((((size_t)n * d.h + ih) * d.w + w0) * d.c + e)) : 0.0f;
         }
-        store8(col, (unsigned)((row0 + t) * d.cols + j), v);   // exact: each value is one of x's or 0
+    }
+    for (int j = threadIdx.x; j < d.cols; j += blockDim.x) off[j] = j < d.kkc ? j / kc * rf + j % kc : -1;
+    __syncthreads();
+    const int pairs = d.cols / 2;
+    const size_t row0 = ((size_t)n * d.oh + oh) * d.ow + ow0;
+    for (int i = threadIdx.x; i < nw * pairs; i += blockDim.x) {
+        const int t = i / pairs, j = (i - t * pairs) * 2, base = t * d.stride * d.c, o0 = off[j], o1 = off[j + 1];
+        store2(col, (unsigned)((row0 + t) * d.cols + j), o0 >= 0 ? patch[o0 + base] : 0.0f,
+               o1 >= 0 ? patch[o1 + base] : 0.0f);   // exact: each value is one of x's or 0
     }
 }
 
@@ -96,7 +100,7 @@ void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void
     const int tiles = (out.w + TILE_OW - 1) / TILE_OW;
     im2col_dims_t d = {in.h, in.w, in.c, out.h, out.w, c->k, c->stride, c->pad, cols, kkc, tiles};
     const unsigned blocks = (unsigned)out.n * out.h * tiles;
-    const size_t smem = (size_t)patch_floats(c->k, c->stride, in.c) * sizeof(float);
+    const size_t smem = (size_t)im2col_smem_floats(c->k, c->stride, in.c, cols) * sizeof(float);
     const dtype_t t = c->t;
     if (t == DTYPE_BF16)
         im2col_kernel<__nv_bfloat16><<<blocks, IM2COL_THREADS, smem, g->stream>>>((const __nv_bfloat16 *)x,

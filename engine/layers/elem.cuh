@@ -17,5 +17,10 @@ __device__ static inline void store8(__nv_bfloat16 *y, unsigned i, const float *
     for (int j = 0; j < 4; j++) h[j] = __floats2bfloat162_rn(a[2 * j], a[2 * j + 1]);
     *(uint4 *)(y + i) = v;
 }
+/* Two consecutive values: one 4-byte store in bf16, 8 in fp32 (y + i aligned to that). */
+__device__ static inline void store2(float *y, unsigned i, float a, float b) { *(float2 *)(y + i) = make_float2(a, b); }
+__device__ static inline void store2(__nv_bfloat16 *y, unsigned i, float a, float b) {
+    *(__nv_bfloat162 *)(y + i) = __floats2bfloat162_rn(a, b);
+}
 __device__ static inline void store1(float *y, unsigned i, float a) { y[i] = a; }
 __device__ static inline void store1(__nv_bfloat16 *y, unsigned i, float a) { y[i] = __float2bfloat16_rn(a); }
