@@ -50,7 +50,8 @@ void conv_gemm_free(conv_gemm_t *c) {
 }
 
 #define TILE_OW 28      /* output positions of one image row per block: 112 and 56 are multiples */
-#define IM2COL_THREADS 128
+#define IM2COL_LANES 32   /* column pairs in flight per window: consecutive addresses */
+#define IM2COL_ROWS 4     /* windows in flight */
 
 typedef struct {
     int h, w, c, oh, ow, k, stride, pad, cols, kkc, tiles;
@@ -64,8 +65,8 @@ static int im2col_smem_floats(int k, int stride, int c, int cols) {
 
 /* col (N*OH*OW, cols) row (n, oh, ow), column (r, s, c) as the KRSC filter: the input cell the window puts there, 0
  * outside the image and in the padding columns. A block takes TILE_OW consecutive windows of one output row: it
- * stages their k input rows in shared memory (coalesced reads), then writes the rows two columns a thread,
- * consecutive threads at consecutive addresses. A window's k*C consecutive columns of one r are k*C consecutive
+ * stages their k input rows in shared memory (coalesced reads), then writes the rows two columns a lane,
+ * consecutive lanes at consecutive addresses. A window's k*C consecutive columns of one r are k*C consecutive
  * staged values, so the reads are conflict-free too; off[] maps a column to its place once per block. */
 template <typename T>
 __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ col, im2col_dims_t d) {
@@ -73,24 +74,28 @@ __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ co
     const int tile = blockIdx.x % d.tiles, q = blockIdx.x / d.tiles, oh = q % d.oh, n = q / d.oh;
     const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), kc = d.k * d.c;
     const int h0 = oh * d.stride - d.pad, w0 = ow0 * d.stride - d.pad, rf = ((TILE_OW - 1) * d.stride + d.k) * d.c;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
     float *patch = smem;
     int *off = (int *)(smem + d.k * rf);
     for (int r = 0; r < d.k; r++) {
         const int ih = h0 + r;
-        for (int e = threadIdx.x; e < rf; e += blockDim.x) {
+        for (int e = tid; e < rf; e += threads) {
             const int iw = w0 + e / d.c;
             patch[r * rf + e] = ih >= 0 && ih < d.h && iw >= 0 && iw < d.w
                                     ? ld(x, (unsigned)((((size_t)n * d.h + ih) * d.w + w0) * d.c + e)) : 0.0f;
         }
     }
-    for (int j = threadIdx.x; j < d.cols; j += blockDim.x) off[j] = j < d.kkc ? j / kc * rf + j % kc : -1;
+    for (int j = tid; j < d.cols; j += threads) off[j] = j < d.kkc ? j / kc * rf + j % kc : -1;
     __syncthreads();
-    const int pairs = d.cols / 2;
+    /* A lane keeps its column pair's two places in registers and walks the windows: no division per element. */
     const size_t row0 = ((size_t)n * d.oh + oh) * d.ow + ow0;
-    for (int i = threadIdx.x; i < nw * pairs; i += blockDim.x) {
-        const int t = i / pairs, j = (i - t * pairs) * 2, base = t * d.stride * d.c, o0 = off[j], o1 = off[j + 1];
-        store2(col, (unsigned)((row0 + t) * d.cols + j), o0 >= 0 ? patch[o0 + base] : 0.0f,
-               o1 >= 0 ? patch[o1 + base] : 0.0f);   // exact: each value is one of x's or 0
+    for (int j = threadIdx.x * 2; j < d.cols; j += blockDim.x * 2) {
+        const int o0 = off[j], o1 = off[j + 1];
+        for (int t = threadIdx.y; t < nw; t += blockDim.y) {
+            const int base = t * d.stride * d.c;
+            store2(col, (unsigned)((row0 + t) * d.cols + j), o0 >= 0 ? patch[o0 + base] : 0.0f,
+                   o1 >= 0 ? patch[o1 + base] : 0.0f);   // exact: each value is one of x's or 0
+        }
     }
 }
 
@@ -103,10 +108,10 @@ void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void
     const size_t smem = (size_t)im2col_smem_floats(c->k, c->stride, in.c, cols) * sizeof(float);
     const dtype_t t = c->t;
     if (t == DTYPE_BF16)
-        im2col_kernel<__nv_bfloat16><<<blocks, IM2COL_THREADS, smem, g->stream>>>((const __nv_bfloat16 *)x,
+        im2col_kernel<__nv_bfloat16><<<blocks, dim3(IM2COL_LANES, IM2COL_ROWS), smem, g->stream>>>((const __nv_bfloat16 *)x,
                                                                                   (__nv_bfloat16 *)c->col, d);
     else
-        im2col_kernel<float><<<blocks, IM2COL_THREADS, smem, g->stream>>>((const float *)x, (float *)c->col, d);
+        im2col_kernel<float><<<blocks, dim3(IM2COL_LANES, IM2COL_ROWS), smem, g->stream>>>((const float *)x, (float *)c->col, d);
     CHECK_LAUNCH();
     size_t es = dtype_size(t);
     CHECK_CUDA(cudaMemcpy2DAsync(c->wpad, (size_t)cols * es, w, (size_t)kkc * es, (size_t)kkc * es, (size_t)out.c,
