@@ -49,7 +49,7 @@ void conv_gemm_free(conv_gemm_t *c) {
     memset(c, 0, sizeof *c);
 }
 
-#define TILE_OW 28      /* output positions of one image row per block: 112 and 56 are multiples */
+#define TILE_OW 56      /* output positions of one image row per block: 112's half, 56 */
 #define IM2COL_LANES 32   /* column pairs in flight per window: consecutive addresses */
 #define IM2COL_ROWS 4     /* windows in flight */
 
@@ -72,30 +72,31 @@ template <typename T>
 __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ col, im2col_dims_t d) {
     extern __shared__ float smem[];
     const int tile = blockIdx.x % d.tiles, q = blockIdx.x / d.tiles, oh = q % d.oh, n = q / d.oh;
-    const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), kc = d.k * d.c;
-    const int h0 = oh * d.stride - d.pad, w0 = ow0 * d.stride - d.pad, rf = ((TILE_OW - 1) * d.stride + d.k) * d.c;
+    const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), kc = d.k * d.c, wc = d.w * d.c;
+    const int h0 = oh * d.stride - d.pad, rf = ((TILE_OW - 1) * d.stride + d.k) * d.c;
+    const int e0 = (ow0 * d.stride - d.pad) * d.c;   // the patch's first element within an input row (may be < 0)
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
     float *patch = smem;
     int *off = (int *)(smem + d.k * rf);
+    /* 32-bit indices throughout (conv_gemm_applies bounds the input and the copy); an input row's (w, c) cells are
+     * contiguous, so a patch element is inside the image where e0 + e is within the row. */
     for (int r = 0; r < d.k; r++) {
         const int ih = h0 + r;
-        for (int e = tid; e < rf; e += threads) {
-            const int iw = w0 + e / d.c;
-            patch[r * rf + e] = ih >= 0 && ih < d.h && iw >= 0 && iw < d.w
-                                    ? ld(x, (unsigned)((((size_t)n * d.h + ih) * d.w + w0) * d.c + e)) : 0.0f;
-        }
+        const unsigned row = ((unsigned)n * d.h + ih) * (unsigned)wc;
+        for (int e = tid; e < rf; e += threads)
+            patch[r * rf + e] = ih >= 0 && ih < d.h && e0 + e >= 0 && e0 + e < wc ? ld(x, row + e0 + e) : 0.0f;
     }
     for (int j = tid; j < d.cols; j += threads) off[j] = j < d.kkc ? j / kc * rf + j % kc : -1;
     __syncthreads();
     /* A lane keeps its column pair's two places in registers and walks the windows: no division per element. */
-    const size_t row0 = ((size_t)n * d.oh + oh) * d.ow + ow0;
+    const unsigned row0 = ((unsigned)n * d.oh + oh) * d.ow + ow0, step = blockDim.y * (unsigned)d.cols;
+    const int wstep = blockDim.y * d.stride * d.c;
     for (int j = threadIdx.x * 2; j < d.cols; j += blockDim.x * 2) {
         const int o0 = off[j], o1 = off[j + 1];
-        for (int t = threadIdx.y; t < nw; t += blockDim.y) {
-            const int base = t * d.stride * d.c;
-            store2(col, (unsigned)((row0 + t) * d.cols + j), o0 >= 0 ? patch[o0 + base] : 0.0f,
+        unsigned at = (row0 + threadIdx.y) * d.cols + j;
+        for (int t = threadIdx.y, base = t * d.stride * d.c; t < nw; t += blockDim.y, base += wstep, at += step)
+            store2(col, at, o0 >= 0 ? patch[o0 + base] : 0.0f,
                    o1 >= 0 ? patch[o1 + base] : 0.0f);   // exact: each value is one of x's or 0
-        }
     }
 }
 

@@ -182,6 +182,7 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
         float acc[V];
         for (int j = 0; j < V; j++) acc[j] = 0.0f;
         const int nh = K && S ? WIN : oh1 - oh0 + 1, nw = K && S ? WIN : ow1 - ow0 + 1;
+        const size_t off0 = (((size_t)n * d.oh + oh0) * d.ow + ow0) * d.c + (size_t)g * V, orow = (size_t)d.ow * d.c;
 #pragma unroll
         for (int a = 0; a < nh; a++)
 #pragma unroll
@@ -189,7 +190,7 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 const int oh = oh0 + a, ow = ow0 + b;
                 if (oh > oh1 || ow > ow1) continue;
                 unsigned char here = (unsigned char)((h + d.pad - oh * stride) * k + (w + d.pad - ow * stride));
-                size_t off = (((size_t)n * d.oh + oh) * d.ow + ow) * d.c + (size_t)g * V;
+                size_t off = off0 + a * orow + (size_t)b * d.c;
                 maxpool_lanes<unsigned char, V> at = maxpool_ld<unsigned char, V>(arg + off);
                 bool won = false;
                 for (int j = 0; j < V; j++) won |= at.v[j] == here;
