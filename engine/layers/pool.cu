@@ -210,6 +210,61 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
     }
 }
 
+/* ResNet's 3x3 stride-2 pool with padding 1: window (oh, ow) covers inputs 2 oh - 1 .. 2 oh + 1, so inputs 2a and
+ * 2a + 1 take their gradient from windows a and a + 1 only. One thread per 2 x 2 input cells (V channels) reads those
+ * at most 4 windows once, where the kernel above reads up to 9 for the same cells; each cell sums in that kernel's
+ * order (oh, then ow), so both give the same bits. */
+template <typename T, int V>
+__global__ static void maxpool_bwd_3s2p1_kernel(const T *__restrict__ dy, const unsigned char *__restrict__ arg,
+                                                T *__restrict__ dx, maxpool_dims_t d, float beta) {
+    const int groups = d.c / V, hb = (d.h + 1) / 2, wb = (d.w + 1) / 2;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, b = i / groups, g = i - b * groups;
+    if (b >= wb) return;
+    for (int row = blockIdx.y; row < d.n * hb; row += gridDim.y) {
+        const int n = row / hb, a = row - n * hb;
+        maxpool_lanes<unsigned char, V> at[2][2];
+        maxpool_lanes<T, V> gy[2][2];
+        bool in[2][2];
+#pragma unroll
+        for (int u = 0; u < 2; u++)
+#pragma unroll
+            for (int v = 0; v < 2; v++) {
+                in[u][v] = a + u < d.oh && b + v < d.ow;
+                if (!in[u][v]) continue;
+                size_t off = (((size_t)n * d.oh + a + u) * d.ow + b + v) * d.c + (size_t)g * V;
+                at[u][v] = maxpool_ld<unsigned char, V>(arg + off);
+                gy[u][v] = maxpool_ld<T, V>(dy + off);
+            }
+#pragma unroll
+        for (int y = 0; y < 2; y++)
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int h = 2 * a + y, w = 2 * b + x;
+                if (h >= d.h || w >= d.w) continue;
+                float acc[V];
+                for (int j = 0; j < V; j++) acc[j] = 0.0f;
+#pragma unroll
+                for (int u = 0; u <= y; u++)
+#pragma unroll
+                    for (int v = 0; v <= x; v++) {   // cell (h, w) sits at (r, s) of window (a + u, b + v)
+                        if (!in[u][v]) continue;
+                        const unsigned char here = (unsigned char)((y == 0 ? 1 : u == 0 ? 2 : 0) * 3 +
+                                                                   (x == 0 ? 1 : v == 0 ? 2 : 0));
+                        for (int j = 0; j < V; j++)
+                            if (at[u][v].v[j] == here) acc[j] += maxpool_float(gy[u][v].v[j]);
+                    }
+                size_t off = (((size_t)n * d.h + h) * d.w + w) * d.c + (size_t)g * V;
+                maxpool_lanes<T, V> out;
+                if (beta != 0.0f) {
+                    maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx + off);
+                    for (int j = 0; j < V; j++) acc[j] = fmaf(beta, maxpool_float(old.v[j]), acc[j]);
+                }
+                for (int j = 0; j < V; j++) maxpool_set(out.v[j], acc[j]);
+                maxpool_st<T, V>(dx + off, out);
+            }
+    }
+}
+
 static void pool_destroy(layer_t *l) {
     pool_priv_t *p = (pool_priv_t *)l->priv;
     if (!p) return;
@@ -318,9 +373,14 @@ static void maxpool_forward_as(const layer_t *l, gpu_t *g, unsigned char *arg) {
 template <typename T, int V>
 static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsigned char *arg, T *dx, float beta,
                                cudaStream_t s) {
-    dim3 grid = maxpool_grid(d.n * d.h, d.w * (d.c / V));
-    if (d.k == 3 && d.stride == 2) maxpool_bwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
-    else maxpool_bwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+    if (d.k == 3 && d.stride == 2 && d.pad == 1) {
+        dim3 grid = maxpool_grid(d.n * ((d.h + 1) / 2), (d.w + 1) / 2 * (d.c / V));
+        maxpool_bwd_3s2p1_kernel<T, V><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+    } else {
+        dim3 grid = maxpool_grid(d.n * d.h, d.w * (d.c / V));
+        if (d.k == 3 && d.stride == 2) maxpool_bwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+        else maxpool_bwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+    }
     CHECK_LAUNCH();
 }
 
