@@ -112,6 +112,18 @@ template <typename T, int V> __device__ static inline void maxpool_st(T *p, cons
     *reinterpret_cast<maxpool_lanes<T, V> *>(p) = v;
 }
 
+/* V lanes of dx = beta dx + acc, one rounding; a beta of 0 never reads dx (it may hold NaN). */
+template <typename T, int V>
+__device__ static inline void maxpool_put_grad(T *dx, float *acc, float beta) {
+    if (beta != 0.0f) {
+        maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx);
+        for (int j = 0; j < V; j++) acc[j] = fmaf(beta, maxpool_float(old.v[j]), acc[j]);
+    }
+    maxpool_lanes<T, V> out;
+    for (int j = 0; j < V; j++) maxpool_set(out.v[j], acc[j]);
+    maxpool_st<T, V>(dx, out);
+}
+
 /* The first window (along one side) that covers a cell: lo = cell + pad - k + 1 over the stride, rounded up. */
 __device__ static inline int maxpool_first_window(int lo, int stride) {
     return lo <= 0 ? 0 : (lo + stride - 1) / stride;
@@ -199,14 +211,7 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 for (int j = 0; j < V; j++)
                     if (at.v[j] == here) acc[j] += maxpool_float(gy.v[j]);
             }
-        size_t off = ((size_t)row * d.w + w) * d.c + (size_t)g * V;
-        maxpool_lanes<T, V> out;
-        if (beta != 0.0f) {
-            maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx + off);
-            for (int j = 0; j < V; j++) acc[j] = fmaf(beta, maxpool_float(old.v[j]), acc[j]);
-        }
-        for (int j = 0; j < V; j++) maxpool_set(out.v[j], acc[j]);
-        maxpool_st<T, V>(dx + off, out);
+        maxpool_put_grad<T, V>(dx + ((size_t)row * d.w + w) * d.c + (size_t)g * V, acc, beta);
     }
 }
 
@@ -253,14 +258,7 @@ __global__ static void maxpool_bwd_3s2p1_kernel(const T *__restrict__ dy, const 
                         for (int j = 0; j < V; j++)
                             if (at[u][v].v[j] == here) acc[j] += maxpool_float(gy[u][v].v[j]);
                     }
-                size_t off = (((size_t)n * d.h + h) * d.w + w) * d.c + (size_t)g * V;
-                maxpool_lanes<T, V> out;
-                if (beta != 0.0f) {
-                    maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx + off);
-                    for (int j = 0; j < V; j++) acc[j] = fmaf(beta, maxpool_float(old.v[j]), acc[j]);
-                }
-                for (int j = 0; j < V; j++) maxpool_set(out.v[j], acc[j]);
-                maxpool_st<T, V>(dx + off, out);
+                maxpool_put_grad<T, V>(dx + (((size_t)n * d.h + h) * d.w + w) * d.c + (size_t)g * V, acc, beta);
             }
     }
 }
