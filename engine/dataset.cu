@@ -116,8 +116,8 @@ __device__ static inline float bilinear(const float *img, int side, int ch, int 
 }
 
 /* One thread per output element of the general gather (resized or generated); rows as gather_kernel's. I, the
- * element index's type: 32 bits where the batch allows (64-bit divisions took most of a synthetic ImageNet batch's
- * 0.27 ms on an H200). */
+ * element index's type: 32 bits where the batch allows (its divisions are cheaper: a synthetic ImageNet batch of
+ * 256 took 0.24 ms instead of 0.27 on an H200). */
 template <typename D, typename I>
 __global__ static void gather_general_kernel(gather_src_t g, const int *__restrict__ perm, int first, int n, int last,
                                              D *__restrict__ x, int *__restrict__ y, const int *__restrict__ step,

@@ -99,12 +99,13 @@ struct layer {
 /* The kinds, one file each under engine/layers/. */
 extern const layer_ops_t layer_conv_ops;
 extern const layer_ops_t layer_bn_ops;
-/* bn.cu: 1 if batch norm l, with activations of type t, trains with our kernels on g (gpu.h's SCALING_BN;
- * bn_nhwc_preferred under auto), 0 if with cuDNN's: known before setup, for the memory plan. */
+/* bn.cu: device bytes batch norm l allocates for itself at setup on g with activations of type t (our kernels'
+ * scratch and mask bits, or cuDNN's path's pre-activation gradient and statistics; gpu.h's SCALING_BN picks):
+ * known before setup, for the memory plan. */
 #ifdef __cplusplus
 extern "C"
 #endif
-int layer_bn_own(const layer_t *l, const gpu_t *g, dtype_t t);
+size_t layer_bn_own_bytes(const layer_t *l, const gpu_t *g, dtype_t t);
 /* conv.cu: device bytes conv layer l allocates for itself at setup with activations of type t (scratch, copies):
  * known before setup, for the memory plan. */
 #ifdef __cplusplus

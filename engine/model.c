@@ -267,8 +267,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     for (int i = first; i < end; i++) {     /* layers' own buffers: batch norm's, max pooling's, convolutions' */
         const layer_t *l = &m->layers[i];
         if (l->ops == &layer_conv_ops) sure += layer_conv_own_bytes(l, l->in[0] != m->input, m->act_dtype);
-        if (l->ops == &layer_bn_ops && l->cfg.fuse != BN_FUSE_NONE && !layer_bn_own(l, g, m->act_dtype))
-            sure += shape_numel(l->in_shape[0]) * esz;
+        if (l->ops == &layer_bn_ops) sure += layer_bn_own_bytes(l, g, m->act_dtype);
         if (l->ops == &layer_maxpool_ops) sure += shape_numel(l->out_shape);   /* one byte per output: the winners */
     }
     size_t mem_free = 0, mem_total = 0;

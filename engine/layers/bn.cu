@@ -151,6 +151,13 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
 
 // --- layer
 
+/* 1 if l trains with our kernels on g: SCALING_BN=own, or auto where bn_nhwc_preferred says so. */
+static int bn_own(const layer_t *l, const gpu_t *g, dtype_t t) {
+    shape_t in = l->in_shape[0];
+    return g->bn == GPU_BN_OWN ||
+           (g->bn == GPU_BN_AUTO && bn_nhwc_preferred((long long)in.n * in.h * in.w, in.c, t));
+}
+
 static void bn_destroy(layer_t *l) {
     bn_priv_t *p = (bn_priv_t *)l->priv;
     if (!p) return;
@@ -196,7 +203,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
         CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
         CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
-    if (layer_bn_own(l, g, l->dtype)) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
+    if (bn_own(l, g, l->dtype)) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
         p->own = 1;
         bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device,
                      g->stream);
@@ -317,10 +324,11 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
                                    g->stream));
 }
 
-extern "C" int layer_bn_own(const layer_t *l, const gpu_t *g, dtype_t t) {
+extern "C" size_t layer_bn_own_bytes(const layer_t *l, const gpu_t *g, dtype_t t) {
     shape_t in = l->in_shape[0];
-    return g->bn == GPU_BN_OWN ||
-           (g->bn == GPU_BN_AUTO && bn_nhwc_preferred((long long)in.n * in.h * in.w, in.c, t));
+    if (bn_own(l, g, t)) return bn_nhwc_scratch_bytes((long long)in.n * in.h * in.w, in.c, t, l->cfg.fuse);
+    size_t stats = 4 * (size_t)in.c * sizeof(float);
+    return l->cfg.fuse != BN_FUSE_NONE ? stats + shape_numel(in) * dtype_size(t) : stats;   /* + dpre */
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {

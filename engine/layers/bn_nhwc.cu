@@ -322,10 +322,10 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsigne
 
 /* Measured, not derived (tests/gpu/test_bn_nhwc --bench resnet18|resnet50, one H200, bf16, batch 256; the tables
  * in results/imagenet-h200-2026-11-24/bn-auto): at 256 channels and more over 2^22 elements and more ours took
- * 0.70-0.97 of cuDNN's time forward + backward (ResNet-50's stages 2 to 4), and 1.01-1.02 at 56x56x256 (about
- * 0.05 ms of a step, left to the rule); below that cuDNN's semi-persistent kernels, which keep part of the tensor
- * on chip between their two passes, were faster by up to 1.43x (all of ResNet-18's, ResNet-50's 64- and
- * 128-channel ones, 0.98-1.15). fp32 keeps cuDNN's: ours were 3 % faster over ResNet-50's 53
+ * 0.70-0.97 of cuDNN's time forward + backward (ResNet-50's 256-channel-and-wider layers), 1.01-1.02 at
+ * 56x56x256 (about 0.05 ms of a step, left to the rule); below that cuDNN's semi-persistent kernels, which keep
+ * part of the tensor on chip between their two passes, were faster by up to 1.43x (all of ResNet-18's, ResNet-50's
+ * 64- and 128-channel ones, 0.98-1.15). fp32 keeps cuDNN's: ours were 3 % faster over ResNet-50's 53
  * (bn_bench_resnet50_fp32.txt there) with the shapes mixed, and no tf32 model run has tried a rule. */
 int bn_nhwc_preferred(long long m, int c, dtype_t t) {
     return t == DTYPE_BF16 && c >= 256 && m * (long long)c >= (1LL << 22);

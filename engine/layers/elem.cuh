@@ -6,7 +6,7 @@
 __device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
 __device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
 
-/* Eight consecutive values: one 16-byte store in bf16, two in fp32 (y + i 16-byte aligned, 32 in fp32). */
+/* Eight consecutive values: one 16-byte store in bf16, two in fp32 (y + i 16-byte aligned). */
 __device__ static inline void store8(float *y, unsigned i, const float *a) {
     ((float4 *)(y + i))[0] = make_float4(a[0], a[1], a[2], a[3]);
     ((float4 *)(y + i))[1] = make_float4(a[4], a[5], a[6], a[7]);

@@ -520,6 +520,8 @@ int main(int argc, char **argv) {
          * dx), the 1x1 stride-2 projection and the 1x1 bottleneck convolutions, all without bias. */
         {"conv k7 s2 p3 c3 nobias (stem, no dx)", &layer_conv_ops, {7, 2, 3, 16, 0, 0}, 1, {3, 17, 17, 3}, 0, 1, 0, 1,
          ref_conv, 1},
+        {"conv k7 s2 p3 c3 nobias (stem, no dx, 65 wide: two im2col tiles)", &layer_conv_ops, {7, 2, 3, 8, 0, 0}, 1,
+         {1, 9, 130, 3}, 0, 1, 0, 1, ref_conv, 1},
         {"conv k7 s2 p3 c3 nobias", &layer_conv_ops, {7, 2, 3, 8, 0, 0}, 1, {2, 16, 16, 3}, 1, 1, -1, 1, ref_conv, 1},
         {"conv k1 s2 p0 nobias (proj)", &layer_conv_ops, {1, 2, 0, 32, 0, 0}, 1, {4, 9, 9, 16}, 1, 1, -1, 1, ref_conv, 1},
         {"conv k1 s1 p0 nobias", &layer_conv_ops, {1, 1, 0, 16, 0, 0}, 1, {4, 7, 7, 32}, 1, 1, -1, 1, ref_conv, 1},

@@ -396,6 +396,7 @@ int main(int argc, char **argv) {
         {"maxpool ties k3 s2 p1 c16 even", {2, 14, 14, 16}, 3, 2, 1, 0},
         {"maxpool ties k3 s2 p1 c3", {3, 11, 11, 3}, 3, 2, 1, 0},
         {"maxpool ties k3 s2 p1 c16 misaligned", {2, 15, 15, 16}, 3, 2, 1, 1},
+        {"maxpool ties k3 s2 p0 c16 (3x3 stride 2, not ResNet's kernel)", {2, 15, 15, 16}, 3, 2, 0, 0},
         {"maxpool ties k2 s2 c8 (LeNet)", {3, 12, 12, 8}, 2, 2, 0, 0},
         {"maxpool ties k3 s1 p1 c8", {2, 9, 9, 8}, 3, 1, 1, 0},
         {"maxpool ties k2 s3 c8", {2, 10, 10, 8}, 2, 3, 0, 0},
