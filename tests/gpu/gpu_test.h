@@ -1,20 +1,32 @@
 /* gpu_test.h — what every GPU test shares: skip (exit 77, which ctest reports as skipped) with a message where
- * fewer CUDA devices are present than the test needs, and the relative-error measure of the comparisons. */
+ * fewer CUDA devices are present than the test needs, the run's seed, and the relative-error measure. */
 #pragma once
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 #include "test.h"
 
+/* A host-side check that failed before this still fails the test: the skip never hides it. */
 static inline void gpu_test_require(int n_gpus) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n < n_gpus) {
         printf("SKIP: needs %d CUDA device(s), found %d (%s)\n", n_gpus, e == cudaSuccess ? n : 0,
                e == cudaSuccess ? "ok" : cudaGetErrorString(e));
-        exit(TEST_SKIP_CODE);
+        exit(test_failed_ ? test_summary() : TEST_SKIP_CODE);
     }
+}
+
+/* The seed of this run: argv[1] if given, else fresh from the clock and the pid; printed with the command that
+ * reruns it. */
+static inline unsigned long long gpu_test_seed(int argc, char **argv, const char *name) {
+    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
+                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    printf("# %s: seed %llu (rerun: %s %llu)\n", name, seed, name, seed);
+    return seed;
 }
 
 /* ||a - b|| / ||b||, in double. */

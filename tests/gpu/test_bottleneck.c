@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <time.h>
-#include <unistd.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
 #include "layer_ref.h"
@@ -218,9 +216,7 @@ static void run(math_t math, rng_t *rng) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     gpu_test_require(1);
-    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
-    printf("# test_bottleneck: seed %llu (rerun: test_bottleneck %llu)\n", seed, seed);
+    unsigned long long seed = gpu_test_seed(argc, argv, "test_bottleneck");
     rng_t rng;
     rng_seed(&rng, seed);
     run(MATH_FP32, &rng);

@@ -93,12 +93,7 @@ static int count_differing(const int *a, const int *b, int n) {
 }
 
 int main(void) {
-    int n_dev = 0;
-    cudaError_t e = cudaGetDeviceCount(&n_dev);
-    if (e != cudaSuccess || n_dev == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
-        return TEST_SKIP_CODE;
-    }
+    gpu_test_require(1);
     CHECK_CUDA(cudaSetDevice(0));
 
     /* Missing data is a failure, not a skip; synthetic data keeps the remaining checks meaningful. */

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <time.h>
-#include <unistd.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
 #include "layer_ref.h"
@@ -476,19 +474,12 @@ static void test_host_side(void) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);   // keep check lines in order with FAIL lines on stderr, even when piped
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return TEST_SKIP_CODE;
-    }
-    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
+    gpu_test_require(1);
+    unsigned long long seed = gpu_test_seed(argc, argv, "test_layers");
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     int cublas_ver = 0;
-    printf("# test_layers: seed %llu (rerun: test_layers %llu), device %s (sm_%d%d), cuDNN %zu\n", seed, seed,
-           prop.name, prop.major, prop.minor, cudnnGetVersion());
+    printf("# device %s (sm_%d%d), cuDNN %zu\n", prop.name, prop.major, prop.minor, cudnnGetVersion());
     rng_t rng;
     rng_seed(&rng, seed);
 

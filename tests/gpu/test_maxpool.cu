@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-#include <time.h>
-#include <unistd.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
 #include "layer_ref.h"
@@ -376,16 +374,9 @@ static int bench(void) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     test_host_side();
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        printf("SKIP: no CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return test_failed_ ? test_summary() : TEST_SKIP_CODE;
-    }
+    gpu_test_require(1);
     if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
-    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
-    printf("# test_maxpool: seed %llu (rerun: test_maxpool %llu)\n", seed, seed);
+    unsigned long long seed = gpu_test_seed(argc, argv, "test_maxpool");
     rng_t rng;
     rng_seed(&rng, seed);
 

@@ -7,8 +7,6 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
 #include "engine/reduce.h"
@@ -292,12 +290,9 @@ static void check_patterns(rng_t *r) {
 }
 
 int main(int argc, char **argv) {
-    check_reference();   /* host only: runs, and can fail, without a GPU */
-    if (test_failed_) return test_summary();
+    check_reference();   /* host only: runs, and can fail, without a GPU (gpu_test_require then fails) */
     gpu_test_require(1);
-    unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 0)
-                                       : ((unsigned long long)time(NULL) << 20) ^ (unsigned long long)getpid();
-    printf("# test_reduce_kernels: seed %llu (rerun: test_reduce_kernels %llu)\n", seed, seed);
+    unsigned long long seed = gpu_test_seed(argc, argv, "test_reduce_kernels");
     rng_t rng;
     rng_seed(&rng, seed);
     CHECK_CUDA(cudaSetDevice(0));
