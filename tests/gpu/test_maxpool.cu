@@ -80,10 +80,12 @@ typedef struct {
     dtype_t t;
     size_t nin, nout;
     void *base[4];      // x, y, dy, dx as allocated
+    char name[96];      // the case's name, "[bf16] " first in bf16: every check line's label
 } rig_t;
 
 static void rig_make(rig_t *r, gpu_t *g, const mp_case_t *c, dtype_t t) {
     memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s%s", t == DTYPE_BF16 ? "[bf16] " : "", c->name);
     layer_t *l = &r->l;
     l->ops = &layer_maxpool_ops;
     l->cfg.k = c->k;
@@ -140,10 +142,9 @@ static void rig_step(rig_t *r, gpu_t *g) {
  * backward; dx overwritten (pass 0) or accumulated (pass 1) against ref_maxpool, and against the last-maximum rule
  * as the control; then the same step rerun and replayed from a CUDA graph, bit for bit. */
 static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
-    char name[96];
-    snprintf(name, sizeof name, "%s%s", t == DTYPE_BF16 ? "[bf16] " : "", c->name);
     rig_t r;
     rig_make(&r, g, c, t);
+    const char *name = r.name;
     layer_t *l = &r.l;
     size_t nin = r.nin, nout = r.nout;
     printf("---- %s: in (%d, %d, %d, %d) -> out (%d, %d, %d, %d)\n", name, c->in.n, c->in.h, c->in.w, c->in.c,
@@ -235,10 +236,9 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
 /* About one cell in twelve NaN, so that some windows hold two: y NaN wherever its window holds one, the gradient to
  * the first NaN; elsewhere the ordinary rule. */
 static void test_nan(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
-    char name[96];
-    snprintf(name, sizeof name, "%s%s", t == DTYPE_BF16 ? "[bf16] " : "", c->name);
     rig_t r;
     rig_make(&r, g, c, t);
+    const char *name = r.name;
     layer_t *l = &r.l;
     size_t nin = r.nin, nout = r.nout;
     float *hx = falloc(nin), *hdy = falloc(nout), *y_ref = falloc(nout), *y_got = falloc(nout), *dx_got = falloc(nin);
