@@ -6,15 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The table's columns, in order; report_runs writes a line's cells in this order. */
-static const char *const columns[] = {
-    "run_id", "strategy", "model", "dataset", "math", "grad_dtype", "gpus", "global_batch", "per_gpu_batch", "lr",
-    "seed", "steps_median", "steady_epochs", "epoch_s_median", "epoch_s_min", "epoch_s_max", "images_per_s_median",
-    "images_per_s_min", "images_per_s_max", "step_ms_median", "final_test_acc", "final_comm_ms",
-    "final_exposed_comm_ms", "final_busbw_gbs", "peak_mem_mb", "status", "gpu_name", "driver", "cuda", "cudnn", "nccl",
-    "git_commit", NULL,
-};
-
 /* One cell: a tab or line break inside would split the line, so each becomes a space. */
 static void put_text(FILE *f, int *col, const char *s) {
     if ((*col)++) fputc('\t', f);
@@ -48,47 +39,39 @@ static double vec_max(const vec_t *v) {
     return m;
 }
 
+/* The table's columns, in order, each once: TEXT(name, cell) or NUM(name, cell), the cell an expression of the run r,
+ * its last row `last` (may be NULL) and its environment `env`. */
+#define RUN_COLUMNS(TEXT, NUM)                                                                                       \
+    TEXT(run_id, r->run_id) TEXT(strategy, r->strategy) TEXT(model, r->model) TEXT(dataset, r->dataset)             \
+    TEXT(math, r->math) TEXT(grad_dtype, r->gd) NUM(gpus, r->gpus) NUM(global_batch, r->G)                          \
+    NUM(per_gpu_batch, r->pipe ? -1 : r->b) /* a pipeline's stages each see the whole batch: no per-GPU batch */   \
+    TEXT(lr, r->lr) TEXT(seed, r->seed) NUM(steps_median, r->nmed) NUM(steady_epochs, r->T.n)                       \
+    NUM(epoch_s_median, r->tmed) NUM(epoch_s_min, vec_min(&r->T)) NUM(epoch_s_max, vec_max(&r->T))                  \
+    NUM(images_per_s_median, r->imed) NUM(images_per_s_min, vec_min(&r->I)) NUM(images_per_s_max, vec_max(&r->I))   \
+    NUM(step_ms_median, r->smed)                                                                                     \
+    NUM(final_test_acc, last && !isnan(r->facc) ? last->test_acc : NAN) /* facc's cell, unscaled */                \
+    NUM(final_comm_ms, last ? last->stats.comm_ms : NAN)                                                             \
+    NUM(final_exposed_comm_ms, last ? last->stats.exposed_comm_ms : NAN)                                             \
+    NUM(final_busbw_gbs, last ? last->stats.busbw_gbs : NAN) NUM(peak_mem_mb, r->peak_mb) TEXT(status, r->fstat)    \
+    TEXT(gpu_name, env->gpu_name) TEXT(driver, env->driver) TEXT(cuda, env->cuda) TEXT(cudnn, env->cudnn)           \
+    TEXT(nccl, env->nccl) TEXT(git_commit, env->git_commit)
+
 int report_runs(const study_runs_t *s, FILE *f) {
     int col = 0;
-    for (int c = 0; columns[c]; c++) put_text(f, &col, columns[c]);
+#define HEAD(name, cell) put_text(f, &col, #name);
+    RUN_COLUMNS(HEAD, HEAD)
+#undef HEAD
     fputc('\n', f);
     for (int i = 0; i < s->nr; i++) {
         const run_t *r = &s->run[i];
         const results_row_t *last = r->final;
         const results_env_t *env = r->env;
         col = 0;
-        put_text(f, &col, r->run_id);
-        put_text(f, &col, r->strategy);
-        put_text(f, &col, r->model);
-        put_text(f, &col, r->dataset);
-        put_text(f, &col, r->math);
-        put_text(f, &col, r->gd);
-        put_num(f, &col, r->gpus);
-        put_num(f, &col, r->G);
-        put_num(f, &col, r->pipe ? -1 : r->b); /* a pipeline's stages each see the whole batch: no per-GPU batch */
-        put_text(f, &col, r->lr);
-        put_text(f, &col, r->seed);
-        put_num(f, &col, r->nmed);
-        put_num(f, &col, r->T.n);
-        put_num(f, &col, r->tmed);
-        put_num(f, &col, vec_min(&r->T));
-        put_num(f, &col, vec_max(&r->T));
-        put_num(f, &col, r->imed);
-        put_num(f, &col, vec_min(&r->I));
-        put_num(f, &col, vec_max(&r->I));
-        put_num(f, &col, r->smed);
-        put_num(f, &col, last && !isnan(r->facc) ? last->test_acc : NAN); /* facc's cell, unscaled */
-        put_num(f, &col, last ? last->stats.comm_ms : NAN);
-        put_num(f, &col, last ? last->stats.exposed_comm_ms : NAN);
-        put_num(f, &col, last ? last->stats.busbw_gbs : NAN);
-        put_num(f, &col, r->peak_mb);
-        put_text(f, &col, r->fstat);
-        put_text(f, &col, env->gpu_name);
-        put_text(f, &col, env->driver);
-        put_text(f, &col, env->cuda);
-        put_text(f, &col, env->cudnn);
-        put_text(f, &col, env->nccl);
-        put_text(f, &col, env->git_commit);
+#define CELL_TEXT(name, cell) put_text(f, &col, cell);
+#define CELL_NUM(name, cell) put_num(f, &col, cell);
+        RUN_COLUMNS(CELL_TEXT, CELL_NUM)
+#undef CELL_TEXT
+#undef CELL_NUM
         fputc('\n', f);
     }
     return fflush(f) != 0 || ferror(f) ? 1 : 0;
