@@ -105,6 +105,17 @@ stops() {
         sed -n "s/^scaling: rank $rank on [^:]*: SIGTERM: \(stopped .*\)/\1/p" "$tmp/$1.log" | head -n 1
     done
 }
+# raised NAME ENV...: a run whose ranks raise SIGTERM themselves (FAKE_RAISE in ENV): waits for it, sets rc and
+# stopped (each rank's "stopped ..." line), writes its runs to $tmp/runs, and checks both ranks exit 143
+raised() {
+    local name=$1
+    start "$@"
+    wait "$pid"; rc=$?; pid=""
+    stopped=$(stops "$name")
+    echo "$name: mpirun exited $rc; stops: $(echo $stopped)"
+    runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+    check "$name: exit $rc, want 143, both ranks too" $([ $rc -eq 143 ] && [ -n "$(exits "$name" 143)" ]; echo $?)
+}
 # exits NAME RC: both ranks said they exit with RC; prints the later one's wall-clock time
 exits() {
     sed -n "s/^fake_dist_sweep: rank [01] exits $2 at //p" "$tmp/$1.log" | sort -n | awk '{ t = $1; n++ }
@@ -154,12 +165,7 @@ check "$name: --resume exits $rc, runs the interrupted configuration again and c
 # ---- SIGTERM to rank 1 alone, during step 10 of epoch 2: rank 0 learns it from the vote of step 11, read at step
 # 11 + DIST_VOTE_LAG (3): both ranks stop before step 14, and rank 0 (no handler's row) writes the row that says so
 name=term1
-start "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:10:1
-wait "$pid"; rc=$?; pid=""
-stopped=$(stops "$name")
-echo "$name: mpirun exited $rc; stops: $(echo $stopped)"
-runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
-check "$name: exit $rc, want 143, both ranks too" $([ $rc -eq 143 ] && [ -n "$(exits "$name" 143)" ]; echo $?)
+raised "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:10:1
 check "$name: both ranks stopped before step 14 of epoch 2: '$(echo $stopped)'" \
     $([ "$(echo "$stopped" | grep -c '^stopped before step 14 of epoch 2$')" -eq 2 ]; echo $?)
 check "$name: rank 0's interrupted row at epoch 2 says so" \
@@ -168,12 +174,7 @@ check "$name: rank 0's interrupted row at epoch 2 says so" \
 # ---- SIGTERM to every rank during step 38 of epoch 2's 40: too late for a vote, so the agreement at the epoch's end
 # stops them, after epoch 2's row
 name=termlate
-start "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:38
-wait "$pid"; rc=$?; pid=""
-stopped=$(stops "$name")
-echo "$name: mpirun exited $rc; stops: $(echo $stopped)"
-runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
-check "$name: exit $rc, want 143, both ranks too" $([ $rc -eq 143 ] && [ -n "$(exits "$name" 143)" ]; echo $?)
+raised "$name" FAKE_STEP_MS=50 FAKE_RAISE=2:38
 check "$name: both ranks stopped after epoch 2: '$(echo $stopped)'" \
     $([ "$(echo "$stopped" | grep -c '^stopped after epoch 2$')" -eq 2 ]; echo $?)
 check "$name: epoch 2's row written, epoch 3 never reached" \
