@@ -180,11 +180,10 @@ __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict
 /* dx (N, H, W, C) = beta dx + the sum of dy over the windows that cell won; one thread per (n, h, w, V channels) of
  * the input, gathering from the at most ceil(k / stride)^2 windows that cover it (fp32 sum, oh then ow). A window
  * no lane won is skipped without reading its dy. */
-template <typename T, int V, int K, int S>
+template <typename T, int V>
 __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsigned char *__restrict__ arg,
                                           T *__restrict__ dx, maxpool_dims_t d, float beta) {
-    const int k = K ? K : d.k, stride = S ? S : d.stride, groups = d.c / V;
-    constexpr int WIN = K && S ? (K + S - 1) / S : 1;   // windows per side, when known at compile time
+    const int k = d.k, stride = d.stride, groups = d.c / V;
     const int i = blockIdx.x * blockDim.x + threadIdx.x, w = i / groups, g = i - w * groups;
     if (w >= d.w) return;
     for (int row = blockIdx.y; row < d.n * d.h; row += gridDim.y) {
@@ -193,14 +192,10 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
         int ow0 = maxpool_first_window(w + d.pad - k + 1, stride), ow1 = min(d.ow - 1, (w + d.pad) / stride);
         float acc[V];
         for (int j = 0; j < V; j++) acc[j] = 0.0f;
-        const int nh = K && S ? WIN : oh1 - oh0 + 1, nw = K && S ? WIN : ow1 - ow0 + 1;
         const size_t off0 = (((size_t)n * d.oh + oh0) * d.ow + ow0) * d.c + (size_t)g * V, orow = (size_t)d.ow * d.c;
-#pragma unroll
-        for (int a = 0; a < nh; a++)
-#pragma unroll
-            for (int b = 0; b < nw; b++) {
+        for (int a = 0; a <= oh1 - oh0; a++)
+            for (int b = 0; b <= ow1 - ow0; b++) {
                 const int oh = oh0 + a, ow = ow0 + b;
-                if (oh > oh1 || ow > ow1) continue;
                 unsigned char here = (unsigned char)((h + d.pad - oh * stride) * k + (w + d.pad - ow * stride));
                 size_t off = off0 + a * orow + (size_t)b * d.c;
                 maxpool_lanes<unsigned char, V> at = maxpool_ld<unsigned char, V>(arg + off);
@@ -345,7 +340,8 @@ static int maxpool_vector_ok(int c, int lanes, const void *a, const void *b) {
 
 /* A thread per (row, column, 16 bytes of channels): blockIdx.y walks the image rows (n, h), x the columns' channel
  * groups, so a thread divides once to find its place (64-bit divisions by runtime sizes took half the backward's
- * time at ResNet-50's stem). ResNet's 3x3 stride-2 window is compiled with the sizes known, its loops unrolled. */
+ * time at ResNet-50's stem). ResNet's 3x3 stride-2 window: the forward compiled with the sizes known, its loops
+ * unrolled; the backward its own kernel with padding 1 (maxpool_bwd_3s2p1_kernel). */
 static dim3 maxpool_grid(int rows, int per_row) {
     return dim3((unsigned)((per_row + 255) / 256), (unsigned)(rows < 65535 ? rows : 65535));
 }
@@ -375,9 +371,7 @@ static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsig
         dim3 grid = maxpool_grid(d.n * ((d.h + 1) / 2), (d.w + 1) / 2 * (d.c / V));
         maxpool_bwd_3s2p1_kernel<T, V><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
     } else {
-        dim3 grid = maxpool_grid(d.n * d.h, d.w * (d.c / V));
-        if (d.k == 3 && d.stride == 2) maxpool_bwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
-        else maxpool_bwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
+        maxpool_bwd_kernel<T, V><<<maxpool_grid(d.n * d.h, d.w * (d.c / V)), 256, 0, s>>>(dy, arg, dx, d, beta);
     }
     CHECK_LAUNCH();
 }
