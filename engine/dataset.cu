@@ -148,6 +148,19 @@ __global__ static void gather_general_kernel(gather_src_t g, const int *__restri
     }
 }
 
+/* The general gather with 32-bit element indices where total leaves room for the grid-stride step, else 64-bit. */
+template <typename D>
+static void launch_general(const gather_src_t &g, const int *perm, int first, int n, int last, D *x, size_t total,
+                           int *y, cudaStream_t stream, const int *step, int step_stride) {
+    if (total < (1u << 31))
+        gather_general_kernel<D, unsigned><<<grid_for(total), DS_THREADS, 0, stream>>>(g, perm, first, n, last, x, y,
+                                                                                      step, step_stride);
+    else
+        gather_general_kernel<D, size_t><<<grid_for(total), DS_THREADS, 0, stream>>>(g, perm, first, n, last, x, y,
+                                                                                    step, step_stride);
+    CHECK_LAUNCH();
+}
+
 template <typename S, typename D>
 static void gather_as(const S *src, const int *src_y, const int *perm, int first, int n, int last, int row_elems,
                       D *x, int *y, cudaStream_t stream, const int *step, int step_stride) {
@@ -188,20 +201,9 @@ static void gather_rows(const dataset_t *ds, int split, const int *perm, int fir
     gather_src_t g = {ds->generated ? NULL : src, src_y, ds->side, ds->channels, ds->out_side, ds->gen_seed, split,
                       ds->classes};
     size_t total = (size_t)n * ds->out_side * ds->out_side * ds->channels;
-    const int narrow = total < (1u << 31);   /* with room for the grid-stride step */
-    if (t == DTYPE_BF16 && narrow)
-        gather_general_kernel<__nv_bfloat16, unsigned><<<grid_for(total), DS_THREADS, 0, stream>>>(
-            g, perm, first, n, last, (__nv_bfloat16 *)x, y, step, step_stride);
-    else if (t == DTYPE_BF16)
-        gather_general_kernel<__nv_bfloat16, size_t><<<grid_for(total), DS_THREADS, 0, stream>>>(
-            g, perm, first, n, last, (__nv_bfloat16 *)x, y, step, step_stride);
-    else if (narrow)
-        gather_general_kernel<float, unsigned><<<grid_for(total), DS_THREADS, 0, stream>>>(
-            g, perm, first, n, last, (float *)x, y, step, step_stride);
-    else
-        gather_general_kernel<float, size_t><<<grid_for(total), DS_THREADS, 0, stream>>>(
-            g, perm, first, n, last, (float *)x, y, step, step_stride);
-    CHECK_LAUNCH();
+    if (t == DTYPE_BF16)
+        launch_general(g, perm, first, n, last, (__nv_bfloat16 *)x, total, y, stream, step, step_stride);
+    else launch_general(g, perm, first, n, last, (float *)x, total, y, stream, step, step_stride);
 }
 
 /* Copies one split's bytes through `staging` and converts them in place on the GPU, so the host never

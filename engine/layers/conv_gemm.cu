@@ -20,9 +20,18 @@ int conv_gemm_applies(shape_t in, shape_t out, int k, int stride, int needs_dx) 
            (long long)in.n * in.h * in.w * in.c < (1LL << 31);
 }
 
+/* The three buffers' bytes, for conv_gemm_init and the memory plan alike: the im2col copy (a row per output
+ * position), the padded weights (a row per output channel, type t) and the filter gradient's (fp32). */
+static size_t col_bytes(shape_t in, shape_t out, int k, dtype_t t) {
+    return (size_t)out.n * out.h * out.w * conv_gemm_cols(in, k) * dtype_size(t);
+}
+static size_t wpad_bytes(shape_t in, shape_t out, int k, dtype_t t) {
+    return (size_t)out.c * conv_gemm_cols(in, k) * dtype_size(t);
+}
+static size_t dwpad_bytes(shape_t in, shape_t out, int k) { return wpad_bytes(in, out, k, DTYPE_FP32); }
+
 size_t conv_gemm_bytes(shape_t in, shape_t out, int k, dtype_t t) {
-    size_t cols = (size_t)conv_gemm_cols(in, k);
-    return ((size_t)out.n * out.h * out.w + (size_t)out.c) * cols * dtype_size(t) + (size_t)out.c * cols * sizeof(float);
+    return col_bytes(in, out, k, t) + wpad_bytes(in, out, k, t) + dwpad_bytes(in, out, k);
 }
 
 void conv_gemm_init(conv_gemm_t *c, shape_t in, shape_t out, int k, int stride, int pad, dtype_t t,
@@ -35,11 +44,10 @@ void conv_gemm_init(conv_gemm_t *c, shape_t in, shape_t out, int k, int stride, 
     c->pad = pad;
     c->t = t;
     c->cols = conv_gemm_cols(in, k);
-    size_t es = dtype_size(t);
-    CHECK_ALLOC(cudaMalloc(&c->col, (size_t)out.n * out.h * out.w * c->cols * es));
-    CHECK_ALLOC(cudaMalloc(&c->wpad, (size_t)out.c * c->cols * es));
-    CHECK_ALLOC(cudaMalloc((void **)&c->dwpad, (size_t)out.c * c->cols * sizeof(float)));
-    CHECK_CUDA(cudaMemsetAsync(c->wpad, 0, (size_t)out.c * c->cols * es, stream));   /* its padding stays 0 */
+    CHECK_ALLOC(cudaMalloc(&c->col, col_bytes(in, out, k, t)));
+    CHECK_ALLOC(cudaMalloc(&c->wpad, wpad_bytes(in, out, k, t)));
+    CHECK_ALLOC(cudaMalloc((void **)&c->dwpad, dwpad_bytes(in, out, k)));
+    CHECK_CUDA(cudaMemsetAsync(c->wpad, 0, wpad_bytes(in, out, k, t), stream));   /* its padding stays 0 */
 }
 
 void conv_gemm_free(conv_gemm_t *c) {
@@ -108,11 +116,12 @@ void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void
     const unsigned blocks = (unsigned)out.n * out.h * tiles;
     const size_t smem = (size_t)im2col_smem_floats(c->k, c->stride, in.c, cols) * sizeof(float);
     const dtype_t t = c->t;
+    const dim3 block(IM2COL_LANES, IM2COL_ROWS);
     if (t == DTYPE_BF16)
-        im2col_kernel<__nv_bfloat16><<<blocks, dim3(IM2COL_LANES, IM2COL_ROWS), smem, g->stream>>>((const __nv_bfloat16 *)x,
-                                                                                  (__nv_bfloat16 *)c->col, d);
+        im2col_kernel<__nv_bfloat16><<<blocks, block, smem, g->stream>>>((const __nv_bfloat16 *)x,
+                                                                         (__nv_bfloat16 *)c->col, d);
     else
-        im2col_kernel<float><<<blocks, dim3(IM2COL_LANES, IM2COL_ROWS), smem, g->stream>>>((const float *)x, (float *)c->col, d);
+        im2col_kernel<float><<<blocks, block, smem, g->stream>>>((const float *)x, (float *)c->col, d);
     CHECK_LAUNCH();
     size_t es = dtype_size(t);
     CHECK_CUDA(cudaMemcpy2DAsync(c->wpad, (size_t)cols * es, w, (size_t)kkc * es, (size_t)kkc * es, (size_t)out.c,
