@@ -59,13 +59,37 @@ static int gap_out_shape(const layer_t *l, shape_t *out, char *err, size_t errle
 
 static size_t pool_count(const layer_t *l) { (void)l; return 0; }
 
+// --- element access shared by the pooling kernels: V consecutive channels, fp32 arithmetic, one rounding per store
+
+__device__ static inline float pool_float(float v) { return v; }
+__device__ static inline float pool_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ static inline void pool_set(float &d, float v) { d = v; }
+__device__ static inline void pool_set(__nv_bfloat16 &d, float v) { d = __float2bfloat16_rn(v); }
+
+/* V consecutive channels moved as one access: 16 bytes of data (8 bf16 or 4 fp32), V bytes of winners. */
+template <typename T, int V> struct alignas(sizeof(T) * V) pool_lanes { T v[V]; };
+
+template <typename T, int V> __device__ static inline pool_lanes<T, V> pool_ld(const T *p) {
+    return *reinterpret_cast<const pool_lanes<T, V> *>(p);
+}
+template <typename T, int V> __device__ static inline void pool_st(T *p, const pool_lanes<T, V> &v) {
+    *reinterpret_cast<pool_lanes<T, V> *>(p) = v;
+}
+
+/* V lanes of dx = beta dx + acc, one rounding; a beta of 0 never reads dx (it may hold NaN). */
+template <typename T, int V>
+__device__ static inline void pool_put_grad(T *dx, float *acc, float beta) {
+    if (beta != 0.0f) {
+        pool_lanes<T, V> old = pool_ld<T, V>(dx);
+        for (int j = 0; j < V; j++) acc[j] = fmaf(beta, pool_float(old.v[j]), acc[j]);
+    }
+    pool_lanes<T, V> out;
+    for (int j = 0; j < V; j++) pool_set(out.v[j], acc[j]);
+    pool_st<T, V>(dx, out);
+}
+
 // --- global average pooling kernels: cuDNN's generic pooling backward took 18 us of a 2.9 ms ResNet-18 bf16 step on
 // an H200 for a (256, 4, 4, 512) gradient that is one broadcast; these read and write each element once.
-
-__device__ static inline float gap_ld(const float *p, size_t i) { return p[i]; }
-__device__ static inline float gap_ld(const __nv_bfloat16 *p, size_t i) { return __bfloat162float(p[i]); }
-__device__ static inline void gap_st(float *p, size_t i, float v) { p[i] = v; }
-__device__ static inline void gap_st(__nv_bfloat16 *p, size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
 /* y (N, C) = mean over the plane of x (N, HW, C): one thread per (n, c), reads coalesced over c, summed in order. */
 template <typename T>
@@ -74,19 +98,24 @@ __global__ static void gap_fwd_kernel(const T *__restrict__ x, T *__restrict__ y
     if (i >= (size_t)n * c) return;
     size_t b = i / c, ch = i % c;
     float s = 0.0f;
-    for (int p = 0; p < hw; p++) s += gap_ld(x, (b * hw + p) * c + ch);
-    gap_st(y, i, s / (float)hw);
+    for (int p = 0; p < hw; p++) s += pool_float(x[(b * hw + p) * c + ch]);
+    pool_set(y[i], s / (float)hw);
 }
 
-/* dx (N, HW, C) = beta dx + dy (N, C) / HW broadcast over the plane. */
-template <typename T>
+/* dx (N, HW, C) = beta dx + dy (N, C) / HW broadcast over the plane, V channels a thread: blockIdx.y walks the
+ * images, so a thread finds its channels with one 32-bit remainder (one thread per element with 64-bit divisions
+ * took 80 us for ResNet-50's (256, 7, 7, 2048) bf16 gradient on an H200, where moving its 51 MB takes ~12). */
+template <typename T, int V>
 __global__ static void gap_bwd_kernel(const T *__restrict__ dy, T *__restrict__ dx, int n, int hw, int c, float beta) {
-    size_t total = (size_t)n * hw * c;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x) {
-        size_t ch = i % c, b = i / ((size_t)hw * c);
-        float v = gap_ld(dy, b * c + ch) / (float)hw;
-        gap_st(dx, i, beta != 0.0f ? fmaf(beta, gap_ld(dx, i), v) : v);
-    }
+    const int groups = c / V, per_image = hw * groups;
+    for (int b = blockIdx.y; b < n; b += gridDim.y)
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < per_image; i += gridDim.x * blockDim.x) {
+            const int g = i % groups;
+            pool_lanes<T, V> v = pool_ld<T, V>(dy + (size_t)b * c + (size_t)g * V);
+            float acc[V];
+            for (int j = 0; j < V; j++) acc[j] = pool_float(v.v[j]) / (float)hw;
+            pool_put_grad<T, V>(dx + (size_t)b * hw * c + (size_t)i * V, acc, beta);
+        }
 }
 
 // --- max pooling kernels: cuDNN's pooling_bw_max_nhwc_kernel took 1.712 ms per step on an H200 for the ResNet-50
@@ -96,33 +125,6 @@ __global__ static void gap_bwd_kernel(const T *__restrict__ dy, T *__restrict__ 
 // replicas stay bit-identical, as cuDNN's CUDNN_POOLING_MAX_DETERMINISTIC did.
 
 typedef struct { int n, h, w, c, oh, ow, k, stride, pad; } maxpool_dims_t;
-
-__device__ static inline float maxpool_float(float v) { return v; }
-__device__ static inline float maxpool_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ static inline void maxpool_set(float &d, float v) { d = v; }
-__device__ static inline void maxpool_set(__nv_bfloat16 &d, float v) { d = __float2bfloat16_rn(v); }
-
-/* V consecutive channels moved as one access: 16 bytes of data (8 bf16 or 4 fp32), V bytes of winners. */
-template <typename T, int V> struct alignas(sizeof(T) * V) maxpool_lanes { T v[V]; };
-
-template <typename T, int V> __device__ static inline maxpool_lanes<T, V> maxpool_ld(const T *p) {
-    return *reinterpret_cast<const maxpool_lanes<T, V> *>(p);
-}
-template <typename T, int V> __device__ static inline void maxpool_st(T *p, const maxpool_lanes<T, V> &v) {
-    *reinterpret_cast<maxpool_lanes<T, V> *>(p) = v;
-}
-
-/* V lanes of dx = beta dx + acc, one rounding; a beta of 0 never reads dx (it may hold NaN). */
-template <typename T, int V>
-__device__ static inline void maxpool_put_grad(T *dx, float *acc, float beta) {
-    if (beta != 0.0f) {
-        maxpool_lanes<T, V> old = maxpool_ld<T, V>(dx);
-        for (int j = 0; j < V; j++) acc[j] = fmaf(beta, maxpool_float(old.v[j]), acc[j]);
-    }
-    maxpool_lanes<T, V> out;
-    for (int j = 0; j < V; j++) maxpool_set(out.v[j], acc[j]);
-    maxpool_st<T, V>(dx, out);
-}
 
 /* The first window (along one side) that covers a cell: lo = cell + pad - k + 1 over the stride, rounded up. */
 __device__ static inline int maxpool_first_window(int lo, int stride) {
@@ -147,7 +149,7 @@ __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict
         int h0 = oh * stride - d.pad, w0 = ow * stride - d.pad;
         int r0 = max(0, -h0), r1 = min(k, d.h - h0), s0 = max(0, -w0), s1 = min(k, d.w - w0);
         float best[V];
-        maxpool_lanes<unsigned char, V> at;
+        pool_lanes<unsigned char, V> at;
         for (int j = 0; j < V; j++) {   // a window holding only -inf keeps its first cell
             best[j] = -INFINITY;
             at.v[j] = (unsigned char)(r0 * k + s0);
@@ -160,9 +162,9 @@ __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict
             for (int s = slo; s < shi; s++) {
                 if (s < s0 || s >= s1) continue;
                 size_t off = (((size_t)n * d.h + h0 + r) * d.w + w0 + s) * d.c + (size_t)g * V;
-                maxpool_lanes<T, V> v = maxpool_ld<T, V>(x + off);
+                pool_lanes<T, V> v = pool_ld<T, V>(x + off);
                 for (int j = 0; j < V; j++) {
-                    float f = maxpool_float(v.v[j]);
+                    float f = pool_float(v.v[j]);
                     if (f > best[j] || (isnan(f) && !isnan(best[j]))) {
                         best[j] = f;
                         at.v[j] = (unsigned char)(r * k + s);
@@ -170,10 +172,10 @@ __global__ static void maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict
                 }
             }
         }
-        maxpool_lanes<T, V> out;
-        for (int j = 0; j < V; j++) maxpool_set(out.v[j], best[j]);   // exact: best is one of x's values
-        maxpool_st<T, V>(y + pix * d.c + (size_t)g * V, out);
-        if (arg) maxpool_st<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
+        pool_lanes<T, V> out;
+        for (int j = 0; j < V; j++) pool_set(out.v[j], best[j]);   // exact: best is one of x's values
+        pool_st<T, V>(y + pix * d.c + (size_t)g * V, out);
+        if (arg) pool_st<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
     }
 }
 
@@ -198,15 +200,15 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 const int oh = oh0 + a, ow = ow0 + b;
                 unsigned char here = (unsigned char)((h + d.pad - oh * stride) * k + (w + d.pad - ow * stride));
                 size_t off = off0 + a * orow + (size_t)b * d.c;
-                maxpool_lanes<unsigned char, V> at = maxpool_ld<unsigned char, V>(arg + off);
+                pool_lanes<unsigned char, V> at = pool_ld<unsigned char, V>(arg + off);
                 bool won = false;
                 for (int j = 0; j < V; j++) won |= at.v[j] == here;
                 if (!won) continue;
-                maxpool_lanes<T, V> gy = maxpool_ld<T, V>(dy + off);
+                pool_lanes<T, V> gy = pool_ld<T, V>(dy + off);
                 for (int j = 0; j < V; j++)
-                    if (at.v[j] == here) acc[j] += maxpool_float(gy.v[j]);
+                    if (at.v[j] == here) acc[j] += pool_float(gy.v[j]);
             }
-        maxpool_put_grad<T, V>(dx + ((size_t)row * d.w + w) * d.c + (size_t)g * V, acc, beta);
+        pool_put_grad<T, V>(dx + ((size_t)row * d.w + w) * d.c + (size_t)g * V, acc, beta);
     }
 }
 
@@ -222,8 +224,8 @@ __global__ static void maxpool_bwd_3s2p1_kernel(const T *__restrict__ dy, const 
     if (b >= wb) return;
     for (int row = blockIdx.y; row < d.n * hb; row += gridDim.y) {
         const int n = row / hb, a = row - n * hb;
-        maxpool_lanes<unsigned char, V> at[2][2];
-        maxpool_lanes<T, V> gy[2][2];
+        pool_lanes<unsigned char, V> at[2][2];
+        pool_lanes<T, V> gy[2][2];
         bool in[2][2];
 #pragma unroll
         for (int u = 0; u < 2; u++)
@@ -232,8 +234,8 @@ __global__ static void maxpool_bwd_3s2p1_kernel(const T *__restrict__ dy, const 
                 in[u][v] = a + u < d.oh && b + v < d.ow;
                 if (!in[u][v]) continue;
                 size_t off = (((size_t)n * d.oh + a + u) * d.ow + b + v) * d.c + (size_t)g * V;
-                at[u][v] = maxpool_ld<unsigned char, V>(arg + off);
-                gy[u][v] = maxpool_ld<T, V>(dy + off);
+                at[u][v] = pool_ld<unsigned char, V>(arg + off);
+                gy[u][v] = pool_ld<T, V>(dy + off);
             }
 #pragma unroll
         for (int y = 0; y < 2; y++)
@@ -251,9 +253,9 @@ __global__ static void maxpool_bwd_3s2p1_kernel(const T *__restrict__ dy, const 
                         const unsigned char here = (unsigned char)((y == 0 ? 1 : u == 0 ? 2 : 0) * 3 +
                                                                    (x == 0 ? 1 : v == 0 ? 2 : 0));
                         for (int j = 0; j < V; j++)
-                            if (at[u][v].v[j] == here) acc[j] += maxpool_float(gy[u][v].v[j]);
+                            if (at[u][v].v[j] == here) acc[j] += pool_float(gy[u][v].v[j]);
                     }
-                maxpool_put_grad<T, V>(dx + (((size_t)n * d.h + h) * d.w + w) * d.c + (size_t)g * V, acc, beta);
+                pool_put_grad<T, V>(dx + (((size_t)n * d.h + h) * d.w + w) * d.c + (size_t)g * V, acc, beta);
             }
     }
 }
@@ -301,6 +303,12 @@ static size_t pool_setup(layer_t *l, gpu_t *g) {
     return 0;
 }
 
+/* 16-byte accesses need C a multiple of the lanes and 16-byte aligned tensors (the model's are: model.c starts every
+ * tensor on a multiple of 64 elements); anything else takes the one-channel kernels. */
+static int pool_vector_ok(int c, int lanes, const void *a, const void *b) {
+    return c % lanes == 0 && ((size_t)a | (size_t)b) % 16 == 0;
+}
+
 static void gap_forward(const layer_t *l, gpu_t *g) {
     shape_t in = l->in_shape[0];
     int hw = in.h * in.w;
@@ -313,29 +321,33 @@ static void gap_forward(const layer_t *l, gpu_t *g) {
     CHECK_LAUNCH();
 }
 
-static void gap_backward(const layer_t *l, gpu_t *g) {
-    shape_t in = l->in_shape[0];
-    int hw = in.h * in.w;
-    unsigned blocks = launch_blocks(shape_numel(in), 256, 4096);
-    if (l->dtype == DTYPE_BF16)
-        gap_bwd_kernel<<<blocks, 256, 0, g->stream>>>((const __nv_bfloat16 *)l->dy, (__nv_bfloat16 *)l->dx[0], in.n,
-                                                      hw, in.c, l->dx_beta[0]);
-    else
-        gap_bwd_kernel<<<blocks, 256, 0, g->stream>>>((const float *)l->dy, (float *)l->dx[0], in.n, hw, in.c,
-                                                      l->dx_beta[0]);
+template <typename T, int V>
+static void gap_backward_v(const T *dy, T *dx, shape_t in, float beta, cudaStream_t s) {
+    const int per_image = in.h * in.w * (in.c / V);
+    dim3 grid((unsigned)((per_image + 255) / 256), (unsigned)(in.n < 65535 ? in.n : 65535));
+    gap_bwd_kernel<T, V><<<grid, 256, 0, s>>>(dy, dx, in.n, in.h * in.w, in.c, beta);
     CHECK_LAUNCH();
+}
+
+template <typename T>
+static void gap_backward_as(const layer_t *l, gpu_t *g) {
+    constexpr int V = 16 / (int)sizeof(T);
+    const T *dy = (const T *)l->dy;
+    T *dx = (T *)l->dx[0];
+    shape_t in = l->in_shape[0];
+    if (pool_vector_ok(in.c, V, dy, dx)) gap_backward_v<T, V>(dy, dx, in, l->dx_beta[0], g->stream);
+    else gap_backward_v<T, 1>(dy, dx, in, l->dx_beta[0], g->stream);
+}
+
+static void gap_backward(const layer_t *l, gpu_t *g) {
+    if (l->dtype == DTYPE_BF16) gap_backward_as<__nv_bfloat16>(l, g);
+    else gap_backward_as<float>(l, g);
 }
 
 static maxpool_dims_t maxpool_dims(const layer_t *l) {
     shape_t in = l->in_shape[0], out = l->out_shape;
     maxpool_dims_t d = {in.n, in.h, in.w, in.c, out.h, out.w, l->cfg.k, l->cfg.stride, l->cfg.pad};
     return d;
-}
-
-/* 16-byte accesses need C a multiple of the lanes and 16-byte aligned tensors (the model's are: model.c starts every
- * tensor on a multiple of 64 elements); anything else takes the one-channel path. */
-static int maxpool_vector_ok(int c, int lanes, const void *a, const void *b) {
-    return c % lanes == 0 && ((size_t)a | (size_t)b) % 16 == 0;
 }
 
 /* A thread per (row, column, 16 bytes of channels): blockIdx.y walks the image rows (n, h), x the columns' channel
@@ -360,7 +372,7 @@ static void maxpool_forward_as(const layer_t *l, gpu_t *g, unsigned char *arg) {
     maxpool_dims_t d = maxpool_dims(l);
     const T *x = (const T *)l->x[0];
     T *y = (T *)l->y;
-    if (maxpool_vector_ok(d.c, V, x, y)) maxpool_forward_v<T, V>(d, x, y, arg, g->stream);
+    if (pool_vector_ok(d.c, V, x, y)) maxpool_forward_v<T, V>(d, x, y, arg, g->stream);
     else maxpool_forward_v<T, 1>(d, x, y, arg, g->stream);
 }
 
@@ -382,7 +394,7 @@ static void maxpool_backward_as(const layer_t *l, gpu_t *g, const unsigned char 
     maxpool_dims_t d = maxpool_dims(l);
     const T *dy = (const T *)l->dy;
     T *dx = (T *)l->dx[0];
-    if (maxpool_vector_ok(d.c, V, dy, dx)) maxpool_backward_v<T, V>(d, dy, arg, dx, l->dx_beta[0], g->stream);
+    if (pool_vector_ok(d.c, V, dy, dx)) maxpool_backward_v<T, V>(d, dy, arg, dx, l->dx_beta[0], g->stream);
     else maxpool_backward_v<T, 1>(d, dy, arg, dx, l->dx_beta[0], g->stream);
 }
 

@@ -536,6 +536,8 @@ int main(int argc, char **argv) {
          1},
         {"avgpool k2 s2", &layer_avgpool_ops, {2, 2, 0, 0, 0, 0}, 1, {4, 8, 8, 6}, 1, 1, -1, 1, ref_avgpool, 1},
         {"gap 7x7", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {4, 7, 7, 16}, 1, 1, -1, 1, ref_gap, 1},
+        {"gap 5x5 c3 (one channel a thread)", &layer_gap_ops, {0, 0, 0, 0, 0, 0}, 1, {3, 5, 5, 3}, 1, 1, -1, 1, ref_gap,
+         1},
         {"dense 4-D in", &layer_dense_ops, {0, 0, 0, 10, 0, 0}, 1, {5, 3, 3, 4}, 1, 1, -1, 1, ref_dense, 1},
         {"dense flat (first, no dx)", &layer_dense_ops, {0, 0, 0, 12, 0, 0}, 1, {8, 1, 1, 50}, 0, 1, -1, 1, ref_dense, 1},
         {"add", &layer_add_ops, {0, 0, 0, 0, 0, 0}, 2, {4, 7, 7, 8}, 1, 1, -1, 1, ref_add, 1},

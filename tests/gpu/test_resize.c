@@ -134,16 +134,17 @@ static void test_resize(const idx_dataset_t *src, int out, dtype_t t, cudaStream
 }
 
 /* The generated ImageNet-shaped set: every pixel and label of a gathered batch equals the host's hash, values are
- * uniform in [0, 1) and labels spread over the classes; splits and seeds give different images. */
-static void test_generated(dtype_t t, cudaStream_t st) {
-    enum { NB = 8, SIDE = 32, CH = 3, CLS = 1000 };
+ * uniform in [0, 1) and labels spread over the classes; splits and seeds give different images, and the two pixels
+ * of one draw differ. Side 32 takes the 8-elements-a-thread kernel (rows of 3072), side 31 the general one. */
+static void test_generated(dtype_t t, int side, cudaStream_t st) {
+    enum { NB = 8, CH = 3, CLS = 1000 };
     idx_dataset_t d;
-    idx_synthetic_generated(&d, 11, SIDE, CH, CLS);
+    idx_synthetic_generated(&d, 11, side, CH, CLS);
     EXPECT(d.train.n == 1281167 && d.test.n == 50000 && d.generated && d.synthetic && !d.train.images,
            "generated set: %d/%d images", d.train.n, d.test.n);
     dataset_t ds;
     dataset_upload(&ds, &d);
-    size_t per = (size_t)SIDE * SIDE * CH, n = NB * per;
+    size_t per = (size_t)side * side * CH, n = NB * per;
     void *x;
     int *y, hy[NB], *perm = malloc((size_t)ds.n_train * sizeof(int));
     float *h = malloc(n * sizeof(float));
@@ -176,21 +177,23 @@ static void test_generated(dtype_t t, cudaStream_t st) {
         }
         double mean = sum / (double)n;
         int ok = bad == 0 && bad_y == 0 && fabs(mean - 0.5) < 0.01 && lo >= 0 && hi <= 1;
-        printf("%-4s generated %s %s rows: %ld pixels and %ld labels differ from the host; mean %.4f, range [%.4f, %.4f]\n",
-               ok ? "ok" : "FAIL", dtype_name(t), split ? "test" : "train", bad, bad_y, mean, lo, hi);
-        EXPECT(ok, "generated %s split %d: %ld pixels, %ld labels differ; mean %.4f", dtype_name(t), split, bad, bad_y,
-               mean);
+        printf("%-4s generated %dx%d %s %s rows: %ld pixels and %ld labels differ from the host; mean %.4f, range [%.4f, %.4f]\n",
+               ok ? "ok" : "FAIL", side, side, dtype_name(t), split ? "test" : "train", bad, bad_y, mean, lo, hi);
+        EXPECT(ok, "generated side %d %s split %d: %ld pixels, %ld labels differ; mean %.4f", side, dtype_name(t), split,
+               bad, bad_y, mean);
     }
     /* Host-side properties of the hash: labels cover the classes, seeds and splits decorrelate. */
-    int seen[CLS] = {0}, distinct = 0, same_seed = 0, same_split = 0;
+    int seen[CLS] = {0}, distinct = 0, same_seed = 0, same_split = 0, same_pair = 0;
     for (int r = 0; r < 20000; r++) seen[dataset_generated_label(11, 0, r, CLS)]++;
     for (int c = 0; c < CLS; c++) distinct += seen[c] > 0;
     for (int e = 0; e < 1000; e++) {
         same_seed += dataset_generated_pixel(11, 0, 5, e) == dataset_generated_pixel(12, 0, 5, e);
         same_split += dataset_generated_pixel(11, 0, 5, e) == dataset_generated_pixel(11, 1, 5, e);
+        same_pair += dataset_generated_pixel(11, 0, 5, 2 * e) == dataset_generated_pixel(11, 0, 5, 2 * e + 1);
     }
-    EXPECT(distinct == CLS && same_seed < 5 && same_split < 5, "labels cover %d of %d classes; %d/%d pixels equal "
-           "across seeds/splits", distinct, CLS, same_seed, same_split);
+    EXPECT(distinct == CLS && same_seed < 5 && same_split < 5 && same_pair < 5, "labels cover %d of %d classes; "
+           "%d/%d/%d of 1000 pixels equal across seeds/splits/a draw's two halves", distinct, CLS, same_seed,
+           same_split, same_pair);
     CHECK_CUDA(cudaFree(x));
     CHECK_CUDA(cudaFree(y));
     free(h);
@@ -216,8 +219,10 @@ int main(void) {
         test_resize(&d, sizes[i], DTYPE_BF16, st);
     }
     idx_free(&d);
-    test_generated(DTYPE_FP32, st);
-    test_generated(DTYPE_BF16, st);
+    for (int side = 31; side <= 32; side++) {
+        test_generated(DTYPE_FP32, side, st);
+        test_generated(DTYPE_BF16, side, st);
+    }
     CHECK_CUDA(cudaStreamDestroy(st));
     return test_summary();
 }
