@@ -214,8 +214,8 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
 
 /* acc += the lanes of gy whose window's winner is the cell at place `here` of that window. */
 template <typename T, int V>
-__device__ static inline void pool_add_won(float *acc, const pool_lanes<unsigned char, V> &at, const pool_lanes<T, V> &gy,
-                                           unsigned char here) {
+__device__ static inline void pool_add_won(float *acc, const pool_lanes<unsigned char, V> &at,
+                                           const pool_lanes<T, V> &gy, unsigned char here) {
     for (int j = 0; j < V; j++)
         if (at.v[j] == here) acc[j] += pool_float(gy.v[j]);
 }

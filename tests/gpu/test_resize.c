@@ -177,10 +177,11 @@ static void test_generated(dtype_t t, int side, cudaStream_t st) {
         }
         double mean = sum / (double)n;
         int ok = bad == 0 && bad_y == 0 && fabs(mean - 0.5) < 0.01 && lo >= 0 && hi <= 1;
-        printf("%-4s generated %dx%d %s %s rows: %ld pixels and %ld labels differ from the host; mean %.4f, range [%.4f, %.4f]\n",
-               ok ? "ok" : "FAIL", side, side, dtype_name(t), split ? "test" : "train", bad, bad_y, mean, lo, hi);
-        EXPECT(ok, "generated side %d %s split %d: %ld pixels, %ld labels differ; mean %.4f", side, dtype_name(t), split,
-               bad, bad_y, mean);
+        printf("%-4s generated %dx%d %s %s rows: %ld pixels and %ld labels differ from the host; mean %.4f, "
+               "range [%.4f, %.4f]\n", ok ? "ok" : "FAIL", side, side, dtype_name(t), split ? "test" : "train", bad,
+               bad_y, mean, lo, hi);
+        EXPECT(ok, "generated side %d %s split %d: %ld pixels, %ld labels differ; mean %.4f", side, dtype_name(t),
+               split, bad, bad_y, mean);
     }
     /* Host-side properties of the hash: labels cover the classes, seeds and splits decorrelate. */
     int seen[CLS] = {0}, distinct = 0, same_seed = 0, same_split = 0, same_pair = 0;
