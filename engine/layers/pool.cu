@@ -342,6 +342,7 @@ static void gap_forward(const layer_t *l, gpu_t *g) {
 
 template <typename T, int V>
 static void gap_backward_v(const T *dy, T *dx, shape_t in, float beta, cudaStream_t s) {
+    if (in.n <= 0) return;   /* a zero-block grid is a launch error */
     const int per_image = in.h * in.w * (in.c / V);
     dim3 grid((unsigned)((per_image + 255) / 256), (unsigned)(in.n < 65535 ? in.n : 65535));
     gap_bwd_kernel<T, V><<<grid, 256, 0, s>>>(dy, dx, in.n, in.h * in.w, in.c, beta);
