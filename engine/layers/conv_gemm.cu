@@ -6,6 +6,7 @@
 #include "../check.h"
 #include "../launch.h"
 #include <cuda_bf16.h>
+#include "elem.cuh"
 #include <stdint.h>
 #include <string.h>
 
@@ -64,48 +65,34 @@ typedef struct {
     int h, w, c, oh, ow, k, stride, pad, cols, kkc, tiles;
 } im2col_dims_t;
 
-/* Shared bytes of one block: a column's offset in the staged rows for each of the cols columns, then the k input
- * rows its TILE_OW windows span (every channel) in the data's own type. */
-static size_t im2col_smem_bytes(int k, int stride, int c, int cols, dtype_t t) {
-    return (size_t)cols * sizeof(int) + (size_t)k * ((TILE_OW - 1) * stride + k) * c * dtype_size(t);
+/* Shared floats of one block: the k input rows its TILE_OW windows span (every channel), then a column's offset in
+ * them for each of the cols columns. */
+static int im2col_smem_floats(int k, int stride, int c, int cols) {
+    return k * ((TILE_OW - 1) * stride + k) * c + cols;
 }
-
-/* Two staged values into the copy as they are (one 4-byte store in bf16, 8 in fp32; col + at aligned to that). */
-__device__ static inline void col_pair(float *col, unsigned at, float a, float b) {
-    *(float2 *)(col + at) = make_float2(a, b);
-}
-__device__ static inline void col_pair(__nv_bfloat16 *col, unsigned at, __nv_bfloat16 a, __nv_bfloat16 b) {
-    *(__nv_bfloat162 *)(col + at) = __halves2bfloat162(a, b);
-}
-__device__ static inline void col_zero(float &z) { z = 0.0f; }
-__device__ static inline void col_zero(__nv_bfloat16 &z) { z = __ushort_as_bfloat16(0); }
 
 /* col (N*OH*OW, cols) row (n, oh, ow), column (r, s, c) as the KRSC filter: the input cell the window puts there, 0
  * outside the image and in the padding columns. A block takes TILE_OW consecutive windows of one output row: it
  * stages their k input rows in shared memory (coalesced reads), then writes the rows two columns a lane,
  * consecutive lanes at consecutive addresses. A window's k*C consecutive columns of one r are k*C consecutive
- * staged values, so the reads are conflict-free too; off[] maps a column to its place once per block. The rows are
- * staged in the data's type: values are copied, never converted, and bf16 lanes reading consecutive 2-byte values
- * share banks without conflict (fp32 ones two lanes a bank). */
+ * staged values, so the reads are conflict-free too; off[] maps a column to its place once per block. */
 template <typename T>
 __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ col, im2col_dims_t d) {
-    extern __shared__ int smem[];
+    extern __shared__ float smem[];
     const int tile = blockIdx.x % d.tiles, q = blockIdx.x / d.tiles, oh = q % d.oh, n = q / d.oh;
     const int ow0 = tile * TILE_OW, nw = min(TILE_OW, d.ow - ow0), kc = d.k * d.c, wc = d.w * d.c;
     const int h0 = oh * d.stride - d.pad, rf = ((TILE_OW - 1) * d.stride + d.k) * d.c;
     const int e0 = (ow0 * d.stride - d.pad) * d.c;   // the patch's first element within an input row (may be < 0)
     const int tid = threadIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * blockDim.y;
-    int *off = smem;
-    T *patch = (T *)(smem + d.cols);   // cols is a multiple of 8: 16-byte aligned
-    T zero;
-    col_zero(zero);
+    float *patch = smem;
+    int *off = (int *)(smem + d.k * rf);
     /* 32-bit indices throughout (conv_gemm_applies bounds the input and the copy); an input row's (w, c) cells are
      * contiguous, so a patch element is inside the image where e0 + e is within the row. */
     for (int r = 0; r < d.k; r++) {
         const int ih = h0 + r;
         const unsigned row = ((unsigned)n * d.h + ih) * (unsigned)wc;
         for (int e = tid; e < rf; e += threads)
-            patch[r * rf + e] = ih >= 0 && ih < d.h && e0 + e >= 0 && e0 + e < wc ? x[row + e0 + e] : zero;
+            patch[r * rf + e] = ih >= 0 && ih < d.h && e0 + e >= 0 && e0 + e < wc ? ld(x, row + e0 + e) : 0.0f;
     }
     for (int j = tid; j < d.cols; j += threads) off[j] = j < d.kkc ? j / kc * rf + j % kc : -1;
     __syncthreads();
@@ -116,7 +103,8 @@ __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ co
         const int o0 = off[j], o1 = off[j + 1];
         unsigned at = (row0 + threadIdx.y) * d.cols + j;
         for (int t = threadIdx.y, base = t * d.stride * d.c; t < nw; t += blockDim.y, base += wstep, at += step)
-            col_pair(col, at, o0 >= 0 ? patch[o0 + base] : zero, o1 >= 0 ? patch[o1 + base] : zero);
+            store2(col, at, o0 >= 0 ? patch[o0 + base] : 0.0f,
+                   o1 >= 0 ? patch[o1 + base] : 0.0f);   // exact: each value is one of x's or 0
     }
 }
 
@@ -126,8 +114,8 @@ void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void
     const int tiles = (out.w + TILE_OW - 1) / TILE_OW;
     im2col_dims_t d = {in.h, in.w, in.c, out.h, out.w, c->k, c->stride, c->pad, cols, kkc, tiles};
     const unsigned blocks = (unsigned)out.n * out.h * tiles;
+    const size_t smem = (size_t)im2col_smem_floats(c->k, c->stride, in.c, cols) * sizeof(float);
     const dtype_t t = c->t;
-    const size_t smem = im2col_smem_bytes(c->k, c->stride, in.c, cols, t);
     const dim3 block(IM2COL_LANES, IM2COL_ROWS);
     if (t == DTYPE_BF16)
         im2col_kernel<__nv_bfloat16><<<blocks, block, smem, g->stream>>>((const __nv_bfloat16 *)x,

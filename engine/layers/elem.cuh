@@ -1,5 +1,5 @@
 /* elem.cuh — loads and stores of fp32 or bf16 activations with fp32 arithmetic, for the kernels of our own that
- * serve both types (conv_direct.cu, dataset.cu): one rounding to bf16 per stored value, to nearest. */
+ * serve both types (conv_direct.cu, conv_gemm.cu, dataset.cu): one rounding to bf16 per stored value, to nearest. */
 #pragma once
 #include <cuda_bf16.h>
 
