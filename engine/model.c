@@ -168,6 +168,9 @@ static double layer_macs(const layer_t *l) {
     return 0;
 }
 
+/* The data is the one tensor without a gradient: nothing before it learns. Every "needs dx" follows from this. */
+static int tensor_has_grad(const model_t *m, int t) { return t != m->input; }
+
 double model_macs_per_image(const model_t *m) {
     double total = 0;
     for (int i = 0; i < m->n_layers; i++) total += layer_macs(&m->layers[i]);
@@ -178,7 +181,7 @@ double model_flops_per_image(const model_t *m) {
     double total = 0;
     for (int i = 0; i < m->n_layers; i++) {
         const layer_t *l = &m->layers[i];
-        int passes = l->in[0] == m->input ? 2 : 3;   /* forward, weight gradient, input gradient */
+        int passes = tensor_has_grad(m, l->in[0]) ? 3 : 2;   /* forward, weight gradient, input gradient */
         total += 2.0 * layer_macs(l) * passes;
     }
     return total;
@@ -217,7 +220,7 @@ size_t model_activation_bytes(const model_t *m, int first, int end, int shared, 
     for (int i = 0; i < m->n_tensors; i++) {
         if (!touched[i]) continue;
         size_t n = align_up(shape_numel(m->tensors[i].shape));
-        elems += (i == m->input || shared) ? n : 2 * n;   /* the data needs no gradient */
+        elems += (!tensor_has_grad(m, i) || shared) ? n : 2 * n;
     }
     return (elems ? elems : 1) * dtype_size(t);
 }
@@ -266,7 +269,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
                 (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
     for (int i = first; i < end; i++) {     /* layers' own buffers: batch norm's, max pooling's, convolutions' */
         const layer_t *l = &m->layers[i];
-        if (l->ops == &layer_conv_ops) sure += layer_conv_own_bytes(l, l->in[0] != m->input, m->act_dtype);
+        if (l->ops == &layer_conv_ops) sure += layer_conv_own_bytes(l, tensor_has_grad(m, l->in[0]), m->act_dtype);
         if (l->ops == &layer_bn_ops) sure += layer_bn_own_bytes(l, g, m->act_dtype);
         if (l->ops == &layer_maxpool_ops) sure += shape_numel(l->out_shape);   /* one byte per output: the winners */
     }
@@ -297,7 +300,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         size_t n = align_up(shape_numel(t->shape)) * esz;
         t->val = p; p += n;
         if (owner) t->grad = owner->tensors[i].grad;
-        else if (i != m->input) { t->grad = p; p += n; }
+        else if (tensor_has_grad(m, i)) { t->grad = p; p += n; }
     }
     /* Algorithm search times real kernels: give it non-zero data, as training will. */
     gpu_fill_uniform(g, m->act_block, m->act_dtype, elems, 12345u, -1.0f, 1.0f);

@@ -59,6 +59,9 @@ static size_t conv_weight_count(const layer_t *l) {
     return (size_t)l->cfg.cout * l->cfg.k * l->cfg.k * l->in_shape[0].c;
 }
 
+/* cuDNN's bf16 filter gradient, widened into dw after each backward (bf16 layers on cuDNN's path only). */
+static size_t conv_dw16_bytes(const layer_t *l) { return conv_weight_count(l) * sizeof(uint16_t); }
+
 /* Who runs a convolution: cuDNN, or, for an input of few channels that needs no gradient, conv_direct.cu's kernels
  * (one channel, 3x3 or 5x5: the 28x28 models' stems) or conv_gemm.cu's im2col + cuBLAS (the 7x7 ImageNet stem). */
 enum { CONV_CUDNN = 0, CONV_DIRECT = 1, CONV_GEMM = 2 };
@@ -75,7 +78,7 @@ extern "C" size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t
     switch (conv_path(in, out, k, l->cfg.stride, needs_dx)) {
     case CONV_DIRECT: return conv_direct_scratch_floats(in, out, k) * sizeof(float);
     case CONV_GEMM: return conv_gemm_bytes(in, out, k, t);
-    default: return t == DTYPE_BF16 ? conv_weight_count(l) * sizeof(uint16_t) : 0;   /* dw16 */
+    default: return t == DTYPE_BF16 ? conv_dw16_bytes(l) : 0;
     }
 }
 
@@ -300,7 +303,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* every path reads the bf16 copy */
         check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
     if (l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN) {
-        CHECK_ALLOC(cudaMalloc(&p->dw16, conv_weight_count(l) * sizeof(uint16_t)));
+        CHECK_ALLOC(cudaMalloc(&p->dw16, conv_dw16_bytes(l)));
     }
     if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
         CHECK_CUDA(cudaMemsetAsync(l->dw + conv_weight_count(l), 0, (size_t)c->cout * sizeof(float), g->stream));
