@@ -37,8 +37,9 @@ enum { RULE_FIRST = 0, RULE_LAST = 1 };
 
 /* Max pooling by the kernels' rule (RULE_FIRST: the first maximum in row-major window order; a NaN beats any number
  * and the first NaN the later ones) or by the negative control's (RULE_LAST: the last maximum). y may be NULL; the
- * winners' dx accumulates dy. Without NaN, RULE_FIRST is layer_ref.h's ref_maxpool. */
-static void mp_ref(const layer_t *l, int rule, const float *x, const float *dy, float *y, double *dx) {
+ * winners' dx accumulates dy, in double and, if dx32 is given, in fp32 in window order (oh, then ow), the order both
+ * backward kernels promise. Without NaN, RULE_FIRST is layer_ref.h's ref_maxpool. */
+static void mp_ref(const layer_t *l, int rule, const float *x, const float *dy, float *y, double *dx, float *dx32) {
     shape_t in = l->in_shape[0], out = l->out_shape;
     int k = l->cfg.k, st = l->cfg.stride, pad = l->cfg.pad;
     for (int n = 0; n < out.n; n++)
@@ -63,6 +64,7 @@ static void mp_ref(const layer_t *l, int rule, const float *x, const float *dy, 
                     size_t o = at(out, n, oh, ow, c);
                     if (y) y[o] = m;
                     dx[best] += dy[o];
+                    if (dx32) dx32[best] += dy[o];
                 }
 }
 
@@ -139,8 +141,9 @@ static void rig_step(rig_t *r, gpu_t *g) {
 
 /* Whole windows of exact ties, as after a ReLU: half the cells 0, the rest one of three values exact in bf16. Per
  * pass: y bit for bit; an evaluation forward on other data (its y checked too) between the training forward and the
- * backward; dx overwritten (pass 0) or accumulated (pass 1) against ref_maxpool, and against the last-maximum rule
- * as the control; then the same step rerun and replayed from a CUDA graph, bit for bit. */
+ * backward; dx overwritten (pass 0) or accumulated (pass 1) against ref_maxpool, against the last-maximum rule as the
+ * control, and bit for bit against fp32 sums in window order (ResNet's 3x3/2/1 kernel and the general one promise
+ * the same bits); then the same step rerun and replayed from a CUDA graph, bit for bit. */
 static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     rig_t r;
     rig_make(&r, g, c, t);
@@ -169,8 +172,11 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     ref_maxpool(l, 1, &ref);
     for (size_t i = 0; i < nout; i++) y_ref[i] = (float)ref.y[i];
     double *last = dalloc(nin), *scratch = dalloc(nin), *want = dalloc(nin), *wrong = dalloc(nin);
-    mp_ref(l, RULE_LAST, hx, hdy, NULL, last);
-    mp_ref(l, RULE_FIRST, hx2, hdy, y2_ref, scratch);
+    mp_ref(l, RULE_LAST, hx, hdy, NULL, last, NULL);
+    mp_ref(l, RULE_FIRST, hx2, hdy, y2_ref, scratch, NULL);
+    float *sum32 = falloc(nin), *bits = falloc(nin);
+    memset(sum32, 0, nin * sizeof(float));
+    mp_ref(l, RULE_FIRST, hx, hdy, NULL, scratch, sum32);
     size_t tied = 0;   // input cells whose gradient the tie rule decides
     for (size_t i = 0; i < nin; i++) tied += ref.dx[0][i] != last[i];
     printf("     %zu of %zu input cells get a different gradient under the last-maximum rule\n", tied, nin);
@@ -200,6 +206,11 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
         snprintf(tn, sizeof tn, "dx(beta=%d)", pass);
         check(name, tn, dx_got, want, nin, tol);
         control(name, "dx to the last maximum", dx_got, want, wrong, nin, tol);
+        /* Bit for bit: fp32 sums in window order, beta dx added with one rounding, then the output's type. */
+        for (size_t i = 0; i < nin; i++) bits[i] = pass ? sum32[i] + hdx0[i] : sum32[i];
+        round_to(bits, nin, t);
+        snprintf(tn, sizeof tn, "dx(beta=%d) fp32 order", pass);
+        check_same(name, tn, dx_got, bits, nin);
 
         /* The same step again, eagerly and as a CUDA graph: the gather adds in a fixed order, so the same bits. */
         rig_prepare(&r, hx, hdy, hdx0, pass);
@@ -231,6 +242,7 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     rig_free(&r);
     free(hx); free(hx2); free(hdy); free(hdx0); free(y_ref); free(y2_ref); free(y_got); free(dx_got);
     free(y_again); free(dx_again); free(ref.y); free(ref.dx[0]); free(last); free(scratch); free(want); free(wrong);
+    free(sum32); free(bits);
 }
 
 /* About one cell in twelve NaN, so that some windows hold two: y NaN wherever its window holds one, the gradient to
@@ -247,7 +259,7 @@ static void test_nan(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     round_to(hx, nin, t);
     round_to(hdy, nout, t);
     double *want = dalloc(nin);
-    mp_ref(l, RULE_FIRST, hx, hdy, y_ref, want);
+    mp_ref(l, RULE_FIRST, hx, hdy, y_ref, want, NULL);
     size_t nan_out = 0;
     for (size_t i = 0; i < nout; i++) nan_out += isnan(y_ref[i]);
     printf("---- %s: %zu of %zu windows hold a NaN\n", name, nan_out, nout);
