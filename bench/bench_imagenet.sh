@@ -12,8 +12,9 @@
 # torch.compile variant (about a minute of compilation). PROFILE=1 adds where one ResNet-50 bf16 step goes: 10
 # steady steps under Nsight Systems (scripts/profile.sh, eager so kernels are attributed) and their per-kernel
 # breakdown (bench/kernel_breakdown.py) in OUTDIR/kernels_resnet50_bf16.txt. Writes OUTDIR/{ours.csv,memory.csv,
-# torch.csv,flops.txt,summary.txt,*.log}. About 5 minutes on an H100/H200 (1 more with PROFILE=1). Speed targets
-# are judged in summary.txt, never in a test.
+# torch.csv,flops.txt,summary.txt,*.log} and gpu_*.csv (the GPU's SM clock, temperature and power during each
+# run). About 5 minutes on an H100/H200 (1 more with PROFILE=1). Speed targets are judged in summary.txt, never in
+# a test.
 #
 # Our numbers (steady medians, peak memory, how each run ended) come from `$bin report CSV --runs`, counted as
 # REPORT.md counts them (bench/study.c); Python only joins them with PyTorch's torch.csv. SUMMARY_ONLY=1 runs
@@ -46,6 +47,18 @@ peak = {"tf32": 494.7, "bf16": 989.4} if ("H100" in gpu or "H200" in gpu) else {
 print(f"GPU: {gpu}  driver {ours[0]['driver']}  CUDA {ours[0]['cuda']}  cuDNN {ours[0]['cudnn']}  commit {ours[0]['git_commit']}")
 print("FLOPs per image (forward + backward, convolutions and dense layers, from the layer shapes): " +
       ", ".join(f"{k} {v:.2f} GFLOP" for k, v in gflop.items()))
+def gpu_state(name):
+    """The sampled SM clock, temperature and power while one run went (sampled() below), or "" without samples."""
+    rows = []
+    path = f"{out}/gpu_{name}.csv"
+    for line in open(path) if os.path.exists(path) else ():
+        try: rows.append([float(v) for v in line.split(",")[:3]])
+        except ValueError: pass
+    if not rows: return ""
+    med = lambda i: sorted(r[i] for r in rows)[len(rows) // 2]
+    return (f"\n   GPU while it ran ({len(rows)} samples): SM clock median {med(0):.0f} MHz"
+            f" [{min(r[0] for r in rows):.0f}, {max(r[0] for r in rows):.0f}], temperature max"
+            f" {max(r[1] for r in rows):.0f} C, power median {med(2):.0f} W")
 def rate(model, ips, math):
     if model not in gflop: return ""
     t = ips * gflop[model] / 1e3
@@ -67,10 +80,11 @@ for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"),
     # The epoch's images/s is steps x batch over the epoch's CUDA events; batch / median step is the per-step rate,
     # as the anchor times it (a mean over its steps).
     print(f"  {model:9s} {math} batch {batch}: {med:7.0f} images/s [{lo:.0f}, {hi:.0f}]  step {step:.2f} ms"
-          f" = {1e3 * batch / step:.0f} images/s  peak {mem} MiB\n   {rate(model, med, math)}")
+          f" = {1e3 * batch / step:.0f} images/s  peak {mem} MiB\n   {rate(model, med, math)}{gpu_state(model + '_' + math)}")
 torch = {}
 if os.path.exists(f"{out}/torch.csv"):
-    print("PyTorch (same call, bf16 autocast + channels_last):")
+    print("PyTorch (same call, bf16 autocast + channels_last):" + gpu_state("torch_resnet50").replace("it ran", "ResNet-50's ran")
+          + gpu_state("torch_resnet101").replace("it ran", "ResNet-101's ran"))
     for r in csv.DictReader(open(f"{out}/torch.csv")):
         ips = float(r["img_per_s"]); torch[(r["model"], r["variant"])] = ips
         print(f"  {r['model']:9s} {r['variant']:12s} batch {r['batch']}: {ips:7.0f} images/s  step {r['step_ms']} ms"
@@ -107,15 +121,30 @@ if [ "${SUMMARY_ONLY:-0}" = 1 ]; then
     summary
     exit 0
 fi
-rm -f "$out/ours.csv" "$out/memory.csv" "$out/torch.csv" "$out/memory_stop.txt"
+rm -f "$out/ours.csv" "$out/memory.csv" "$out/torch.csv" "$out/memory_stop.txt" "$out"/gpu_*.csv
+
+# The GPU's SM clock, temperature and power every 500 ms while CMD runs, into OUTDIR/gpu_NAME.csv (the summary's
+# medians): two H200 starts ran the same code 1.5 % apart, and only these say whether the GPU itself differed.
+sampled() {   # NAME CMD...
+    local name=$1 sampler rc=0
+    shift
+    nvidia-smi -i 0 --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader,nounits -lms 500 \
+        >"$out/gpu_$name.csv" 2>/dev/null &
+    sampler=$!
+    "$@" || rc=$?
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    return "$rc"
+}
 : >"$out/flops.txt"
 cache="$out/conv_algos.tsv"   # one algorithm search per shape for all our runs of this call
 
 if [ -f "$anchor" ] && python3 -c 'import torch, torchvision' 2>/dev/null; then
     echo "== PyTorch: ResNet-50 batch 256 (eager, graph, compile + graph), ResNet-101 batch 128, bf16 autocast"
-    python3 "$anchor" resnet50 256 eager-bf16,graph-bf16,cgraph-bf16 "$((3 * steps))" | tee "$out/torch.csv"
-    python3 "$anchor" resnet101 128 "graph-bf16${R101_CGRAPH:+,cgraph-bf16}" "$((3 * steps))" | tail -n +2 |
-        tee -a "$out/torch.csv"
+    sampled torch_resnet50 python3 "$anchor" resnet50 256 eager-bf16,graph-bf16,cgraph-bf16 "$((3 * steps))" |
+        tee "$out/torch.csv"
+    sampled torch_resnet101 python3 "$anchor" resnet101 128 "graph-bf16${R101_CGRAPH:+,cgraph-bf16}" \
+        "$((3 * steps))" | tail -n +2 | tee -a "$out/torch.csv"
 else
     echo "== PyTorch reference skipped (no $anchor, or no torch/torchvision)"
 fi
@@ -127,9 +156,9 @@ ours() {   # MODEL BATCH MATH
         --steps "$steps" --conv-cache "$cache" --out "$out/ours.csv" | tee "$out/run.log"
     grep '^# model' "$out/run.log" | head -1 >>"$out/flops.txt"
 }
-ours resnet50 256 bf16
-ours resnet50 256 tf32
-ours resnet101 128 bf16
+sampled resnet50_bf16 ours resnet50 256 bf16
+sampled resnet50_tf32 ours resnet50 256 tf32
+sampled resnet101_bf16 ours resnet101 128 bf16
 rm -f "$out/run.log"
 
 # The largest batch that fits: from batch 256's peak memory, the batch that would fill the GPU is estimated, and
