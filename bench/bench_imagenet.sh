@@ -80,10 +80,12 @@ for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"),
     # The epoch's images/s is steps x batch over the epoch's CUDA events; batch / median step is the per-step rate,
     # as the anchor times it (a mean over its steps).
     print(f"  {model:9s} {math} batch {batch}: {med:7.0f} images/s [{lo:.0f}, {hi:.0f}]  step {step:.2f} ms"
-          f" = {1e3 * batch / step:.0f} images/s  peak {mem} MiB\n   {rate(model, med, math)}{gpu_state(model + '_' + math)}")
+          f" = {1e3 * batch / step:.0f} images/s  peak {mem} MiB\n   {rate(model, med, math)}"
+          + gpu_state(f"{model}_{math}"))
 torch = {}
 if os.path.exists(f"{out}/torch.csv"):
-    print("PyTorch (same call, bf16 autocast + channels_last):" + gpu_state("torch_resnet50").replace("it ran", "ResNet-50's ran")
+    print("PyTorch (same call, bf16 autocast + channels_last):"
+          + gpu_state("torch_resnet50").replace("it ran", "ResNet-50's ran")
           + gpu_state("torch_resnet101").replace("it ran", "ResNet-101's ran"))
     for r in csv.DictReader(open(f"{out}/torch.csv")):
         ips = float(r["img_per_s"]); torch[(r["model"], r["variant"])] = ips
