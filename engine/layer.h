@@ -34,6 +34,10 @@ typedef struct {
      * dw = dw_beta*dw + df/dw . dy  (dw_beta = 1 accumulates micro-batches; in fp32 whatever the layer's dtype). */
     void (*backward)(layer_t *l, gpu_t *g, float dw_beta);
     void (*destroy)(layer_t *l);
+    /* Device bytes setup will allocate for the layer itself (scratch, copies, saved masks) on g with activations of
+     * type t, needs_dx saying whether its first input has a gradient: known before setup, for the memory plan.
+     * NULL: none. Host-only. */
+    size_t (*own_bytes)(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t);
 } layer_ops_t;
 
 /* Per-kind configuration; unused fields stay 0. */
@@ -99,19 +103,6 @@ struct layer {
 /* The kinds, one file each under engine/layers/. */
 extern const layer_ops_t layer_conv_ops;
 extern const layer_ops_t layer_bn_ops;
-/* bn.cu: device bytes batch norm l allocates for itself at setup on g with activations of type t (our kernels'
- * scratch and mask bits, or cuDNN's path's pre-activation gradient and statistics; gpu.h's SCALING_BN picks):
- * known before setup, for the memory plan. */
-#ifdef __cplusplus
-extern "C"
-#endif
-size_t layer_bn_own_bytes(const layer_t *l, const gpu_t *g, dtype_t t);
-/* conv.cu: device bytes conv layer l allocates for itself at setup with activations of type t (scratch, copies):
- * known before setup, for the memory plan. */
-#ifdef __cplusplus
-extern "C"
-#endif
-size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t);
 extern const layer_ops_t layer_relu_ops;
 extern const layer_ops_t layer_maxpool_ops;
 extern const layer_ops_t layer_avgpool_ops;

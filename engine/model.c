@@ -267,11 +267,9 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     if (!owner)
         sure += 3 * n_params * sizeof(float) + n_state * sizeof(float) +
                 (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
-    for (int i = first; i < end; i++) {     /* layers' own buffers: batch norm's, max pooling's, convolutions' */
+    for (int i = first; i < end; i++) {     /* layers' own buffers */
         const layer_t *l = &m->layers[i];
-        if (l->ops == &layer_conv_ops) sure += layer_conv_own_bytes(l, tensor_has_grad(m, l->in[0]), m->act_dtype);
-        if (l->ops == &layer_bn_ops) sure += layer_bn_own_bytes(l, g, m->act_dtype);
-        if (l->ops == &layer_maxpool_ops) sure += shape_numel(l->out_shape);   /* one byte per output: the winners */
+        if (l->ops->own_bytes) sure += l->ops->own_bytes(l, g, tensor_has_grad(m, l->in[0]), m->act_dtype);
     }
     size_t mem_free = 0, mem_total = 0;
     if (cudaMemGetInfo(&mem_free, &mem_total) == cudaSuccess && sure > mem_free) {

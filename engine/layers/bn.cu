@@ -151,6 +151,9 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
 
 // --- layer
 
+/* cuDNN's path's saved statistics: mean, inverse deviation and two more per channel, fp32. */
+static size_t bn_stats_bytes(int c) { return 4 * (size_t)c * sizeof(float); }
+
 /* 1 if l trains with our kernels on g: SCALING_BN=own, or auto where bn_nhwc_preferred says so. */
 static int bn_own(const layer_t *l, const gpu_t *g, dtype_t t) {
     shape_t in = l->in_shape[0];
@@ -212,7 +215,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
         snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
         return 0;
     }
-    CHECK_ALLOC(cudaMalloc((void **)&p->scratch, 4 * (size_t)in.c * sizeof(float)));
+    CHECK_ALLOC(cudaMalloc((void **)&p->scratch, bn_stats_bytes(in.c)));
     if (!l->dx[0]) CHECK_ALLOC(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
     if (l->cfg.fuse != BN_FUSE_NONE) CHECK_ALLOC(cudaMalloc(&p->dpre, layer_bytes(l, in)));
     bn_use_classic(p);
@@ -324,11 +327,14 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
                                    g->stream));
 }
 
-extern "C" size_t layer_bn_own_bytes(const layer_t *l, const gpu_t *g, dtype_t t) {
+/* What bn_setup allocates: our kernels' scratch (bn_nhwc_scratch_bytes), or cuDNN's path's statistics, the input
+ * gradient's sink where the input has none and the pre-activation gradient where a ReLU is fused (the folded bias's
+ * shift and cuDNN's reserve, sized by cuDNN at setup, are left out: a lower bound). */
+static size_t bn_own_bytes(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t) {
     shape_t in = l->in_shape[0];
     if (bn_own(l, g, t)) return bn_nhwc_scratch_bytes((long long)in.n * in.h * in.w, in.c, t, l->cfg.fuse);
-    size_t stats = 4 * (size_t)in.c * sizeof(float);
-    return l->cfg.fuse != BN_FUSE_NONE ? stats + shape_numel(in) * dtype_size(t) : stats;   /* + dpre */
+    size_t act = shape_numel(in) * dtype_size(t);
+    return bn_stats_bytes(in.c) + (needs_dx ? 0 : act) + (l->cfg.fuse != BN_FUSE_NONE ? act : 0);
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {
@@ -344,5 +350,5 @@ extern "C" const float *layer_bn_saved(const layer_t *l) {
 
 const layer_ops_t layer_bn_ops = {
     "bn", bn_out_shape, bn_param_count, bn_state_count, bn_init,
-    bn_setup, bn_forward, bn_backward, bn_destroy,
+    bn_setup, bn_forward, bn_backward, bn_destroy, bn_own_bytes,
 };

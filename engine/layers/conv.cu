@@ -72,11 +72,16 @@ static int conv_path(shape_t in, shape_t out, int k, int stride, int needs_dx) {
     return CONV_CUDNN;
 }
 
-extern "C" size_t layer_conv_own_bytes(const layer_t *l, int needs_dx, dtype_t t) {
+static size_t direct_scratch_bytes(shape_t in, shape_t out, int k) {
+    return conv_direct_scratch_floats(in, out, k) * sizeof(float);
+}
+
+static size_t conv_own_bytes(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t) {
+    (void)g;
     shape_t in = l->in_shape[0], out = l->out_shape;
     int k = l->cfg.k;
     switch (conv_path(in, out, k, l->cfg.stride, needs_dx)) {
-    case CONV_DIRECT: return conv_direct_scratch_floats(in, out, k) * sizeof(float);
+    case CONV_DIRECT: return direct_scratch_bytes(in, out, k);
     case CONV_GEMM: return conv_gemm_bytes(in, out, k, t);
     default: return t == DTYPE_BF16 ? conv_dw16_bytes(l) : 0;
     }
@@ -297,8 +302,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     p->y_desc = cudnn_nhwc_desc(out, l->dtype);
     p->path = conv_path(in, out, c->k, c->stride, l->dx[0] != NULL);
     if (p->path == CONV_DIRECT)
-        CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch,
-                               conv_direct_scratch_floats(in, out, c->k) * sizeof(float)));
+        CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch, direct_scratch_bytes(in, out, c->k)));
     if (p->path == CONV_GEMM) conv_gemm_init(&p->gemm, in, out, c->k, c->stride, c->pad, l->dtype, g->stream);
     if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* every path reads the bf16 copy */
         check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
@@ -435,5 +439,5 @@ extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
 
 const layer_ops_t layer_conv_ops = {
     "conv", conv_out_shape, conv_param_count, conv_state_count, conv_init,
-    conv_setup, conv_forward, conv_backward, conv_destroy,
+    conv_setup, conv_forward, conv_backward, conv_destroy, conv_own_bytes,
 };

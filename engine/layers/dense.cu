@@ -76,5 +76,5 @@ static void dense_destroy(layer_t *l) { (void)l; }   // nothing private: cuBLAS 
 
 const layer_ops_t layer_dense_ops = {
     "dense", dense_out_shape, dense_param_count, dense_state_count, dense_init,
-    dense_setup, dense_forward, dense_backward, dense_destroy,
+    dense_setup, dense_forward, dense_backward, dense_destroy, NULL,
 };

@@ -292,14 +292,19 @@ static void pool_destroy(layer_t *l) {
     l->priv = NULL;
 }
 
+/* Max pooling's winners, one byte per output, kept from forward to backward. */
+static size_t maxpool_own_bytes(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t) {
+    (void)g; (void)needs_dx; (void)t;
+    return shape_numel(l->out_shape);
+}
+
 static size_t pool_setup(layer_t *l, gpu_t *g) {
-    (void)g;
     pool_destroy(l);
     pool_priv_t *p = (pool_priv_t *)calloc(1, sizeof *p);
     if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     l->priv = p;
-    if (l->ops == &layer_maxpool_ops) {   // one byte per output; model.c's memory pre-check counts it
-        CHECK_ALLOC(cudaMalloc((void **)&p->arg, shape_numel(l->out_shape)));
+    if (l->ops == &layer_maxpool_ops) {
+        CHECK_ALLOC(cudaMalloc((void **)&p->arg, maxpool_own_bytes(l, g, 0, l->dtype)));
         return 0;
     }
     const layer_cfg_t *c = &l->cfg;
@@ -453,15 +458,15 @@ static void pool_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 const layer_ops_t layer_maxpool_ops = {
     "maxpool", pool_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy,
+    pool_setup, pool_forward, pool_backward, pool_destroy, maxpool_own_bytes,
 };
 
 const layer_ops_t layer_avgpool_ops = {
     "avgpool", pool_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy,
+    pool_setup, pool_forward, pool_backward, pool_destroy, NULL,
 };
 
 const layer_ops_t layer_gap_ops = {
     "gap", gap_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy,
+    pool_setup, pool_forward, pool_backward, pool_destroy, NULL,
 };
