@@ -2,6 +2,7 @@
  * block-level reductions (row-lane tree sums, Welford merges, the last-arriving block's finish). */
 #pragma once
 #include <cuda_bf16.h>
+#include "elem.cuh"
 
 #define BN_THREADS 256
 /* Channels one block covers with 16-byte accesses: 128 (bf16) or 256 (fp32) contiguous bytes of every row, whole
@@ -28,19 +29,6 @@ enum {
 // --- element access: V adjacent channels, one 16-byte access when V > 1, kept packed until used (half the
 // registers of floats for bf16, so more rows can be in flight)
 
-template <typename T, int V>
-struct alignas(sizeof(T) * V) pack_t { T v[V]; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-template <typename T, int V>
-__device__ __forceinline__ pack_t<T, V> load_p(const T *p) { return *reinterpret_cast<const pack_t<T, V> *>(p); }
-template <typename T, int V>
-__device__ __forceinline__ void store_p(T *p, const pack_t<T, V> &q) { *reinterpret_cast<pack_t<T, V> *>(p) = q; }
 
 // --- block-level pieces shared by the kernels
 

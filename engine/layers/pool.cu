@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include "cudnn_util.h"
 #include "../launch.h"
+#include "elem.cuh"
 
 /* The winner's place in its window is r * k + s (padding counted in r and s): one byte holds it up to k = 16. */
 #define MAXPOOL_K_MAX 16
@@ -59,33 +60,18 @@ static int gap_out_shape(const layer_t *l, shape_t *out, char *err, size_t errle
 
 static size_t pool_count(const layer_t *l) { (void)l; return 0; }
 
-// --- element access shared by the pooling kernels: V consecutive channels, fp32 arithmetic, one rounding per store
-
-__device__ static inline float pool_float(float v) { return v; }
-__device__ static inline float pool_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ static inline void pool_set(float &d, float v) { d = v; }
-__device__ static inline void pool_set(__nv_bfloat16 &d, float v) { d = __float2bfloat16_rn(v); }
-
-/* V consecutive channels moved as one access: 16 bytes of data (8 bf16 or 4 fp32), V bytes of winners. */
-template <typename T, int V> struct alignas(sizeof(T) * V) pool_lanes { T v[V]; };
-
-template <typename T, int V> __device__ static inline pool_lanes<T, V> pool_ld(const T *p) {
-    return *reinterpret_cast<const pool_lanes<T, V> *>(p);
-}
-template <typename T, int V> __device__ static inline void pool_st(T *p, const pool_lanes<T, V> &v) {
-    *reinterpret_cast<pool_lanes<T, V> *>(p) = v;
-}
+// --- the gradient store shared by the pooling kernels
 
 /* V lanes of dx = beta dx + acc, one rounding; a beta of 0 never reads dx (it may hold NaN). */
 template <typename T, int V>
 __device__ static inline void pool_put_grad(T *dx, float *acc, float beta) {
     if (beta != 0.0f) {
-        pool_lanes<T, V> old = pool_ld<T, V>(dx);
-        for (int j = 0; j < V; j++) acc[j] = fmaf(beta, pool_float(old.v[j]), acc[j]);
+        pack_t<T, V> old = load_p<T, V>(dx);
+        for (int j = 0; j < V; j++) acc[j] = fmaf(beta, to_f(old.v[j]), acc[j]);
     }
-    pool_lanes<T, V> out;
-    for (int j = 0; j < V; j++) pool_set(out.v[j], acc[j]);
-    pool_st<T, V>(dx, out);
+    pack_t<T, V> out;
+    for (int j = 0; j < V; j++) out.v[j] = from_f<T>(acc[j]);
+    store_p<T, V>(dx, out);
 }
 
 // --- global average pooling kernels: cuDNN's generic pooling backward took 18 us of a 2.9 ms ResNet-18 bf16 step on
@@ -98,8 +84,8 @@ __global__ static void gap_fwd_kernel(const T *__restrict__ x, T *__restrict__ y
     if (i >= (size_t)n * c) return;
     size_t b = i / c, ch = i % c;
     float s = 0.0f;
-    for (int p = 0; p < hw; p++) s += pool_float(x[(b * hw + p) * c + ch]);
-    pool_set(y[i], s / (float)hw);
+    for (int p = 0; p < hw; p++) s += to_f(x[(b * hw + p) * c + ch]);
+    y[i] = from_f<T>(s / (float)hw);
 }
 
 /* dx (N, HW, C) = beta dx + dy (N, C) / HW broadcast over the plane, V channels a thread: blockIdx.y walks the
@@ -111,9 +97,9 @@ __global__ static void gap_bwd_kernel(const T *__restrict__ dy, T *__restrict__ 
     for (int b = blockIdx.y; b < n; b += gridDim.y)
         for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < per_image; i += gridDim.x * blockDim.x) {
             const int g = i % groups;
-            pool_lanes<T, V> v = pool_ld<T, V>(dy + (size_t)b * c + (size_t)g * V);
+            pack_t<T, V> v = load_p<T, V>(dy + (size_t)b * c + (size_t)g * V);
             float acc[V];
-            for (int j = 0; j < V; j++) acc[j] = pool_float(v.v[j]) / (float)hw;
+            for (int j = 0; j < V; j++) acc[j] = to_f(v.v[j]) / (float)hw;
             pool_put_grad<T, V>(dx + (size_t)b * hw * c + (size_t)i * V, acc, beta);
         }
 }
@@ -151,7 +137,7 @@ __global__ static void __launch_bounds__(256, 8) maxpool_fwd_kernel(const T *__r
         int h0 = oh * stride - d.pad, w0 = ow * stride - d.pad;
         int r0 = max(0, -h0), r1 = min(k, d.h - h0), s0 = max(0, -w0), s1 = min(k, d.w - w0);
         float best[V];
-        pool_lanes<unsigned char, V> at;
+        pack_t<unsigned char, V> at;
         for (int j = 0; j < V; j++) {   // a window holding only -inf keeps its first cell
             best[j] = -INFINITY;
             at.v[j] = (unsigned char)(r0 * k + s0);
@@ -164,9 +150,9 @@ __global__ static void __launch_bounds__(256, 8) maxpool_fwd_kernel(const T *__r
             for (int s = slo; s < shi; s++) {
                 if (s < s0 || s >= s1) continue;
                 size_t off = (((size_t)n * d.h + h0 + r) * d.w + w0 + s) * d.c + (size_t)g * V;
-                pool_lanes<T, V> v = pool_ld<T, V>(x + off);
+                pack_t<T, V> v = load_p<T, V>(x + off);
                 for (int j = 0; j < V; j++) {
-                    float f = pool_float(v.v[j]);
+                    float f = to_f(v.v[j]);
                     if (!(f <= best[j]) && !isnan(best[j])) {   // f > best, or f the first NaN
                         best[j] = f;
                         at.v[j] = (unsigned char)(r * k + s);
@@ -174,10 +160,10 @@ __global__ static void __launch_bounds__(256, 8) maxpool_fwd_kernel(const T *__r
                 }
             }
         }
-        pool_lanes<T, V> out;
-        for (int j = 0; j < V; j++) pool_set(out.v[j], best[j]);   // exact: best is one of x's values
-        pool_st<T, V>(y + pix * d.c + (size_t)g * V, out);
-        if (arg) pool_st<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
+        pack_t<T, V> out;
+        for (int j = 0; j < V; j++) out.v[j] = from_f<T>(best[j]);   // exact: best is one of x's values
+        store_p<T, V>(y + pix * d.c + (size_t)g * V, out);
+        if (arg) store_p<unsigned char, V>(arg + pix * d.c + (size_t)g * V, at);
     }
 }
 
@@ -202,13 +188,13 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 const int oh = oh0 + a, ow = ow0 + b;
                 unsigned char here = (unsigned char)((h + d.pad - oh * stride) * k + (w + d.pad - ow * stride));
                 size_t off = off0 + a * orow + (size_t)b * d.c;
-                pool_lanes<unsigned char, V> at = pool_ld<unsigned char, V>(arg + off);
+                pack_t<unsigned char, V> at = load_p<unsigned char, V>(arg + off);
                 bool won = false;
                 for (int j = 0; j < V; j++) won |= at.v[j] == here;
                 if (!won) continue;
-                pool_lanes<T, V> gy = pool_ld<T, V>(dy + off);
+                pack_t<T, V> gy = load_p<T, V>(dy + off);
                 for (int j = 0; j < V; j++)
-                    if (at.v[j] == here) acc[j] += pool_float(gy.v[j]);
+                    if (at.v[j] == here) acc[j] += to_f(gy.v[j]);
             }
         pool_put_grad<T, V>(dx + ((size_t)row * d.w + w) * d.c + (size_t)g * V, acc, beta);
     }
@@ -216,10 +202,10 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
 
 /* acc += the lanes of gy whose window's winner is the cell at place `here` of that window. */
 template <typename T, int V>
-__device__ static inline void pool_add_won(float *acc, const pool_lanes<unsigned char, V> &at,
-                                           const pool_lanes<T, V> &gy, unsigned char here) {
+__device__ static inline void pool_add_won(float *acc, const pack_t<unsigned char, V> &at,
+                                           const pack_t<T, V> &gy, unsigned char here) {
     for (int j = 0; j < V; j++)
-        if (at.v[j] == here) acc[j] += pool_float(gy.v[j]);
+        if (at.v[j] == here) acc[j] += to_f(gy.v[j]);
 }
 
 /* ResNet's 3x3 stride-2 pool with padding 1: window (oh, ow) covers inputs 2 oh - 1 .. 2 oh + 1, so inputs 2a and
@@ -244,11 +230,11 @@ __global__ static void __launch_bounds__(256, 4) maxpool_bwd_3s2p1_kernel(const 
         const size_t cv = (size_t)g * V, wrow = (size_t)d.ow * d.c, xrow = (size_t)d.w * d.c;
         const size_t w0 = (((size_t)n * d.oh + a) * d.ow + b) * d.c + cv;            // window (a, b)
         T *x0 = dx + (((size_t)n * d.h + 2 * a) * d.w + 2 * b) * d.c + cv;          // cell (2a, 2b)
-        pool_lanes<unsigned char, V> at0 = pool_ld<unsigned char, V>(arg + w0), at1;
-        pool_lanes<T, V> gy0 = pool_ld<T, V>(dy + w0), gy1;
+        pack_t<unsigned char, V> at0 = load_p<unsigned char, V>(arg + w0), at1;
+        pack_t<T, V> gy0 = load_p<T, V>(dy + w0), gy1;
         if (next_w) {
-            at1 = pool_ld<unsigned char, V>(arg + w0 + d.c);
-            gy1 = pool_ld<T, V>(dy + w0 + d.c);
+            at1 = load_p<unsigned char, V>(arg + w0 + d.c);
+            gy1 = load_p<T, V>(dy + w0 + d.c);
         }
         float acc[V], lo[2][V];
         for (int j = 0; j < V; j++) acc[j] = 0.0f;
@@ -266,13 +252,13 @@ __global__ static void __launch_bounds__(256, 4) maxpool_bwd_3s2p1_kernel(const 
         pool_add_won<T, V>(lo[1], at0, gy0, 8);
         if (next_w) pool_add_won<T, V>(lo[1], at1, gy1, 6);
         if (a + 1 < d.oh) {                                                        // then from window row a + 1
-            at0 = pool_ld<unsigned char, V>(arg + w0 + wrow);
-            gy0 = pool_ld<T, V>(dy + w0 + wrow);
+            at0 = load_p<unsigned char, V>(arg + w0 + wrow);
+            gy0 = load_p<T, V>(dy + w0 + wrow);
             pool_add_won<T, V>(lo[0], at0, gy0, 1);
             pool_add_won<T, V>(lo[1], at0, gy0, 2);
             if (next_w) {
-                at1 = pool_ld<unsigned char, V>(arg + w0 + wrow + d.c);
-                gy1 = pool_ld<T, V>(dy + w0 + wrow + d.c);
+                at1 = load_p<unsigned char, V>(arg + w0 + wrow + d.c);
+                gy1 = load_p<T, V>(dy + w0 + wrow + d.c);
                 pool_add_won<T, V>(lo[1], at1, gy1, 0);
             }
         }
