@@ -3,6 +3,7 @@
  * pass. */
 #include "bn_nhwc.h"
 #include "../check.h"
+#include "../launch.h"
 #include "../layer.h"
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -495,8 +496,8 @@ void bn_nhwc_forward(const bn_nhwc_t *b, const void *x, const void *x1, void *y,
     const bn_nhwc_grid_t *g = grid_for(b, a.x, a.x1, a.y, NULL, NULL);
     dispatch<fwd_launch>(b, g, a, stream);
     if (b->bits && g->vec == 1) {   // the vector grid's apply pass wrote them; bits implies bf16
-        long long bytes = b->m * (b->c / 8), blocks = (bytes + BN_THREADS - 1) / BN_THREADS;
-        bits_from_y_kernel<__nv_bfloat16><<<(unsigned)(blocks < 65536 ? blocks : 65536), BN_THREADS, 0, stream>>>(
+        long long bytes = b->m * (b->c / 8);
+        bits_from_y_kernel<__nv_bfloat16><<<launch_blocks((size_t)bytes, BN_THREADS, 65536), BN_THREADS, 0, stream>>>(
             (const __nv_bfloat16 *)y, bytes, b->bits);
         CHECK_LAUNCH();
     }

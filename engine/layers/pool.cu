@@ -333,12 +333,16 @@ static void gap_forward(const layer_t *l, gpu_t *g) {
     CHECK_LAUNCH();
 }
 
+/* The grid of the row-walking kernels (256 threads a block): x covers all of one row's threads (the max-pool kernels
+ * do not loop over x), y walks the rows (up to 65,535 blocks, the kernels loop over the rest); neither 0. */
+static dim3 pool_grid(int rows, int per_row) {
+    return dim3(launch_blocks((size_t)per_row, 256, 0x7fffffff), launch_blocks((size_t)rows, 1, 65535));
+}
+
 template <typename T, int V>
 static void gap_backward_v(const T *dy, T *dx, shape_t in, float beta, cudaStream_t s) {
-    if (in.n <= 0) return;   /* a zero-block grid is a launch error */
-    const int per_image = in.h * in.w * (in.c / V);
-    dim3 grid((unsigned)((per_image + 255) / 256), (unsigned)(in.n < 65535 ? in.n : 65535));
-    gap_bwd_kernel<T, V><<<grid, 256, 0, s>>>(dy, dx, in.n, in.h * in.w, in.c, beta);
+    gap_bwd_kernel<T, V><<<pool_grid(in.n, in.h * in.w * (in.c / V)), 256, 0, s>>>(dy, dx, in.n, in.h * in.w, in.c,
+                                                                                   beta);
     CHECK_LAUNCH();
 }
 
@@ -367,13 +371,10 @@ static maxpool_dims_t maxpool_dims(const layer_t *l) {
  * groups, so a thread divides once to find its place (64-bit divisions by runtime sizes took half the backward's
  * time at ResNet-50's stem). ResNet's 3x3 stride-2 window: the forward compiled with the sizes known, its loops
  * unrolled; the backward its own kernel with padding 1 (maxpool_bwd_3s2p1_kernel). */
-static dim3 maxpool_grid(int rows, int per_row) {
-    return dim3((unsigned)((per_row + 255) / 256), (unsigned)(rows < 65535 ? rows : 65535));
-}
 
 template <typename T, int V>
 static void maxpool_forward_v(const maxpool_dims_t &d, const T *x, T *y, unsigned char *arg, cudaStream_t s) {
-    dim3 grid = maxpool_grid(d.n * d.oh, d.ow * (d.c / V));
+    dim3 grid = pool_grid(d.n * d.oh, d.ow * (d.c / V));
     if (d.k == 3 && d.stride == 2) maxpool_fwd_kernel<T, V, 3, 2><<<grid, 256, 0, s>>>(x, y, arg, d);
     else maxpool_fwd_kernel<T, V, 0, 0><<<grid, 256, 0, s>>>(x, y, arg, d);
     CHECK_LAUNCH();
@@ -393,10 +394,10 @@ template <typename T, int V>
 static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsigned char *arg, T *dx, float beta,
                                cudaStream_t s) {
     if (d.k == 3 && d.stride == 2 && d.pad == 1) {
-        dim3 grid = maxpool_grid(d.n * ((d.h + 1) / 2), (d.w + 1) / 2 * (d.c / V));
+        dim3 grid = pool_grid(d.n * ((d.h + 1) / 2), (d.w + 1) / 2 * (d.c / V));
         maxpool_bwd_3s2p1_kernel<T, V><<<grid, 256, 0, s>>>(dy, arg, dx, d, beta);
     } else {
-        maxpool_bwd_kernel<T, V><<<maxpool_grid(d.n * d.h, d.w * (d.c / V)), 256, 0, s>>>(dy, arg, dx, d, beta);
+        maxpool_bwd_kernel<T, V><<<pool_grid(d.n * d.h, d.w * (d.c / V)), 256, 0, s>>>(dy, arg, dx, d, beta);
     }
     CHECK_LAUNCH();
 }
