@@ -4,6 +4,14 @@
 
 const void *blas_ones(const gpu_t *g, dtype_t t) { return t == DTYPE_BF16 ? g->ones_bf16 : (const void *)g->ones; }
 
+/* One cublasGemmEx: operands of type ab, result of type c, alpha 1, accumulation as ct says. */
+static void gemm_ex(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, cudaDataType_t ab,
+                    const void *A, int lda, const void *B, int ldb, float beta, cudaDataType_t c, void *C, int ldc,
+                    cublasComputeType_t ct) {
+    CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, ab, lda, B, ab, ldb, &beta, C, c, ldc, ct,
+                              CUBLAS_GEMM_DEFAULT));
+}
+
 void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab, const void *A,
                int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc) {
     if (ab == DTYPE_FP32 && c == DTYPE_FP32) {
@@ -12,16 +20,14 @@ void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int 
         return;
     }
     if (ab != DTYPE_BF16) check_fail(__FILE__, __LINE__, "blas_gemm", "fp32 operands with a bf16 result");
-    cudaDataType_t ct = c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F;
-    CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta, C,
-                              ct, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    gemm_ex(g, ta, tb, m, n, k, CUDA_R_16BF, A, lda, B, ldb, beta, c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F, C, ldc,
+            CUBLAS_COMPUTE_32F);
 }
 
 void blas_gemm_conv(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab,
                     const void *A, int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc) {
     if (ab == DTYPE_FP32 && c == DTYPE_FP32 && g->math == MATH_TF32) {
-        CHECK_CUBLAS(cublasGemmEx(g->cublas, ta, tb, m, n, k, &CU_ONE, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, &beta, C,
-                                  CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+        gemm_ex(g, ta, tb, m, n, k, CUDA_R_32F, A, lda, B, ldb, beta, CUDA_R_32F, C, ldc, CUBLAS_COMPUTE_32F_FAST_TF32);
         return;
     }
     blas_gemm(g, ta, tb, m, n, k, ab, A, lda, B, ldb, beta, c, C, ldc);
