@@ -47,8 +47,8 @@ peak = {"tf32": 494.7, "bf16": 989.4} if ("H100" in gpu or "H200" in gpu) else {
 print(f"GPU: {gpu}  driver {ours[0]['driver']}  CUDA {ours[0]['cuda']}  cuDNN {ours[0]['cudnn']}  commit {ours[0]['git_commit']}")
 print("FLOPs per image (forward + backward, convolutions and dense layers, from the layer shapes): " +
       ", ".join(f"{k} {v:.2f} GFLOP" for k, v in gflop.items()))
-def gpu_state(name):
-    """The sampled SM clock, temperature and power while one run went (sampled() below), or "" without samples."""
+def gpu_state(name, what="it"):
+    """The sampled SM clock, temperature and power while `what` ran (sampled() below), or "" without samples."""
     rows = []
     path = f"{out}/gpu_{name}.csv"
     for line in open(path) if os.path.exists(path) else ():
@@ -56,7 +56,7 @@ def gpu_state(name):
         except ValueError: pass
     if not rows: return ""
     med = lambda i: sorted(r[i] for r in rows)[len(rows) // 2]
-    return (f"\n   GPU while it ran ({len(rows)} samples): SM clock median {med(0):.0f} MHz"
+    return (f"\n   GPU while {what} ran ({len(rows)} samples): SM clock median {med(0):.0f} MHz"
             f" [{min(r[0] for r in rows):.0f}, {max(r[0] for r in rows):.0f}], temperature max"
             f" {max(r[1] for r in rows):.0f} C, power median {med(2):.0f} W")
 def rate(model, ips, math):
@@ -85,8 +85,7 @@ for model, batch, math in (("resnet50", 256, "bf16"), ("resnet50", 256, "tf32"),
 torch = {}
 if os.path.exists(f"{out}/torch.csv"):
     print("PyTorch (same call, bf16 autocast + channels_last):"
-          + gpu_state("torch_resnet50").replace("it ran", "ResNet-50's ran")
-          + gpu_state("torch_resnet101").replace("it ran", "ResNet-101's ran"))
+          + gpu_state("torch_resnet50", "ResNet-50's") + gpu_state("torch_resnet101", "ResNet-101's"))
     for r in csv.DictReader(open(f"{out}/torch.csv")):
         ips = float(r["img_per_s"]); torch[(r["model"], r["variant"])] = ips
         print(f"  {r['model']:9s} {r['variant']:12s} batch {r['batch']}: {ips:7.0f} images/s  step {r['step_ms']} ms"

@@ -37,8 +37,8 @@ enum { RULE_FIRST = 0, RULE_LAST = 1 };
 
 /* Max pooling by the kernels' rule (RULE_FIRST: the first maximum in row-major window order; a NaN beats any number
  * and the first NaN the later ones) or by the negative control's (RULE_LAST: the last maximum). y may be NULL; the
- * winners' dx accumulates dy, in double and, if dx32 is given, in fp32 in window order (oh, then ow), the order both
- * backward kernels promise. Without NaN, RULE_FIRST is layer_ref.h's ref_maxpool. */
+ * winners' dx accumulates dy, in double where dx is given and in fp32 where dx32 is, in window order (oh, then ow),
+ * the order both backward kernels promise. Without NaN, RULE_FIRST is layer_ref.h's ref_maxpool. */
 static void mp_ref(const layer_t *l, int rule, const float *x, const float *dy, float *y, double *dx, float *dx32) {
     shape_t in = l->in_shape[0], out = l->out_shape;
     int k = l->cfg.k, st = l->cfg.stride, pad = l->cfg.pad;
@@ -63,7 +63,7 @@ static void mp_ref(const layer_t *l, int rule, const float *x, const float *dy, 
                         }
                     size_t o = at(out, n, oh, ow, c);
                     if (y) y[o] = m;
-                    dx[best] += dy[o];
+                    if (dx) dx[best] += dy[o];
                     if (dx32) dx32[best] += dy[o];
                 }
 }
@@ -176,7 +176,7 @@ static void test_ties(gpu_t *g, rng_t *rng, const mp_case_t *c, dtype_t t) {
     mp_ref(l, RULE_FIRST, hx2, hdy, y2_ref, scratch, NULL);
     float *sum32 = falloc(nin), *bits = falloc(nin);
     memset(sum32, 0, nin * sizeof(float));
-    mp_ref(l, RULE_FIRST, hx, hdy, NULL, scratch, sum32);
+    mp_ref(l, RULE_FIRST, hx, hdy, NULL, NULL, sum32);
     size_t tied = 0;   // input cells whose gradient the tie rule decides
     for (size_t i = 0; i < nin; i++) tied += ref.dx[0][i] != last[i];
     printf("     %zu of %zu input cells get a different gradient under the last-maximum rule\n", tied, nin);
