@@ -359,9 +359,13 @@ static size_t scratch_floats(long long m, int c, dtype_t t, int *tiles) {
     return (n + 3) & ~(size_t)3;   // the counts start 16-byte aligned
 }
 
-/* The ReLU mask's bits, after the arrival counts: only where the vector grid has V = 8 (bf16, c a multiple of 8). */
+int bn_nhwc_has_bits(int c, dtype_t t, int fuse) {
+    return t == DTYPE_BF16 && c % 8 == 0 && fuse == BN_FUSE_ADD_RELU;
+}
+
+/* The ReLU mask's bits, after the arrival counts. */
 static size_t bits_bytes(long long m, int c, dtype_t t, int fuse) {
-    return t == DTYPE_BF16 && c % 8 == 0 && fuse == BN_FUSE_ADD_RELU ? (size_t)m * (size_t)(c / 8) : 0;
+    return bn_nhwc_has_bits(c, t, fuse) ? (size_t)m * (size_t)(c / 8) : 0;
 }
 
 size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t, int fuse) {

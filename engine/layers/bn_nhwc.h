@@ -40,6 +40,9 @@ extern "C" {
 /* 1 where these kernels are the faster choice for an (m, c) activation of type t, forward + backward, else 0
  * (cuDNN's): the rule SCALING_BN=auto applies per layer (gpu.h). Host only. */
 int bn_nhwc_preferred(long long m, int c, dtype_t t);
+/* 1 where these kernels keep the ReLU mask as bits (bn_nhwc_t.bits): BN_FUSE_ADD_RELU in bf16 with c a multiple of 8,
+ * where the vector grid's threads hold whole bytes of it. Host only. */
+int bn_nhwc_has_bits(int c, dtype_t t, int fuse);
 /* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t and fuse mode `fuse` (the ReLU mask's bits,
  * m c / 8 bytes, with BN_FUSE_ADD_RELU in bf16 where c is a multiple of 8): known before any allocation, for the
  * model's memory plan. Host only. */

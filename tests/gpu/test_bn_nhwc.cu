@@ -476,7 +476,7 @@ static int bench(const char *net, const char *type) {
                 r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
                 float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
                 double a = (double)r.n * dtype_size(t), add = fuse == BN_FUSE_ADD_RELU;
-                double bits = add && t == DTYPE_BF16 && shapes[s].c % 8 == 0 ? r.n / 8.0 : 0.0;
+                double bits = bn_nhwc_has_bits(shapes[s].c, t, fuse) ? r.n / 8.0 : 0.0;
                 double bf = (2 + add + 1) * a + bits, bb = (add ? (bits ? 6 : 7) : 5) * a + bits;   // the header
                 char sh[32];
                 snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
