@@ -175,6 +175,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsign
     __shared__ float sh[2 * V * BN_THREADS];
     constexpr int U = MASK == MASK_Y ? BN_UNROLL_NARROW : BN_UNROLL_MID;
     static_assert(U <= 4, "U rows' mask bytes fit one unsigned");
+    constexpr bool OUT = MASK == MASK_Y || MASK == MASK_BITS;   // the only masks the launcher gives an out
     const int ty = threadIdx.y, lanes = blockDim.y;
     const int c0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
     float kp[V], mc[V], sc[V], sf[V], s1[V], s2[V];
@@ -217,9 +218,9 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsign
                         if (MASK == MASK_PRE && !(fmaf(sc[j], xc, sf[j]) > 0.0f)) d = 0.0f;
                         s1[j] += d;
                         s2[j] = fmaf(d, xc, s2[j]);
-                        o.v[j] = from_f<T>(d);   // exact: d is dy or 0
+                        if (OUT) o.v[j] = from_f<T>(d);   // exact: d is dy or 0
                     }
-                    if (out) store_p<T, V>(out + (r + (long long)u * lanes) * c + c0, o);
+                    if (OUT && out) store_p<T, V>(out + (r + (long long)u * lanes) * c + c0, o);
                 }
         }
     }

@@ -167,6 +167,14 @@ __global__ static void __launch_bounds__(256, 8) maxpool_fwd_kernel(const T *__r
     }
 }
 
+/* acc += the lanes of gy whose window's winner is the cell at place `here` of that window. */
+template <typename T, int V>
+__device__ static inline void pool_add_won(float *acc, const pack_t<unsigned char, V> &at,
+                                           const pack_t<T, V> &gy, unsigned char here) {
+    for (int j = 0; j < V; j++)
+        if (at.v[j] == here) acc[j] += to_f(gy.v[j]);
+}
+
 /* dx (N, H, W, C) = beta dx + the sum of dy over the windows that cell won; one thread per (n, h, w, V channels) of
  * the input, gathering from the at most ceil(k / stride)^2 windows that cover it (fp32 sum, oh then ow). A window
  * no lane won is skipped without reading its dy. */
@@ -192,20 +200,10 @@ __global__ static void maxpool_bwd_kernel(const T *__restrict__ dy, const unsign
                 bool won = false;
                 for (int j = 0; j < V; j++) won |= at.v[j] == here;
                 if (!won) continue;
-                pack_t<T, V> gy = load_p<T, V>(dy + off);
-                for (int j = 0; j < V; j++)
-                    if (at.v[j] == here) acc[j] += to_f(gy.v[j]);
+                pool_add_won<T, V>(acc, at, load_p<T, V>(dy + off), here);
             }
         pool_put_grad<T, V>(dx + ((size_t)row * d.w + w) * d.c + (size_t)g * V, acc, beta);
     }
-}
-
-/* acc += the lanes of gy whose window's winner is the cell at place `here` of that window. */
-template <typename T, int V>
-__device__ static inline void pool_add_won(float *acc, const pack_t<unsigned char, V> &at,
-                                           const pack_t<T, V> &gy, unsigned char here) {
-    for (int j = 0; j < V; j++)
-        if (at.v[j] == here) acc[j] += to_f(gy.v[j]);
 }
 
 /* ResNet's 3x3 stride-2 pool with padding 1: window (oh, ow) covers inputs 2 oh - 1 .. 2 oh + 1, so inputs 2a and
