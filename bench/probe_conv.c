@@ -1,7 +1,7 @@
 /* probe_conv.c — does any engine of cuDNN's backend (graph) API, runtime-compiled ones included, run an NHWC
  * convolution faster than the legacy API's cudnnFind choice? Forward, data and filter gradient, one GPU.
  *
- *   build/probe_conv [-v] [--iters N] [--max-cfgs N] [--ws-mib M] [--dirs fwd,dgrad,wgrad]
+ *   build/probe_conv [-v] [--iters N] [--max-cfgs N] [--ws-mib M] [--dirs fwd,dgrad,wgrad] [--no-rtc]
  *                    [N H W C K R S STRIDE PAD DTYPE]        DTYPE bf16|fp32; no shape: the default list
  * Default list (all bf16): 256 224 224 3 64 7 7 2 3 (ResNet-50's stem) and with C=8, 256 28 28 1 64 3 3 1 1 (the
  * d2l ResNet-18's stem) and with C=8, 256 14 14 128 128 3 3 1 1, 256 56 56 64 64 3 3 1 1, 256 56 56 256 64 1 1 1 0.
@@ -81,7 +81,7 @@ typedef struct {
     void *train; size_t train_bytes;
     void *ws; size_t ws_bytes;
     void *x, *w, *y;           // the current shape's tensors (NHWC, KRSC for w)
-    int iters, warmup, max_cfgs, verbose;
+    int iters, warmup, max_cfgs, verbose, no_rtc;
 } probe_t;
 
 typedef cudnnStatus_t (*run_fn)(const probe_t *p, void *ctx);
@@ -453,6 +453,10 @@ static int consider(const probe_t *p, cudnnBackendDescriptor_t cfg, const char *
         if (p->verbose) printf("    %-6s %-28s unreadable config: %s\n", src, "?", c.why);
         return 0;
     }
+    if (p->no_rtc && c.rtc) {
+        if (p->verbose) printf("    %-6s %-28s %-20s skipped: runtime-compiled (--no-rtc)\n", src, c.key, c.notes);
+        return 0;
+    }
     for (int i = 0; i < l->n && !c.knobs_unknown; i++)
         if (strcmp(l->v[i].key, c.key) == 0) {
             size_t n = strlen(l->v[i].src);
@@ -637,6 +641,7 @@ static const struct { struct option opt; const char *arg, *help; } OPTS[] = {
     {{"max-cfgs", required_argument, NULL, 'm'}, "N", "configs taken from each heuristics mode (32)"},
     {{"ws-mib", required_argument, NULL, 'w'}, "M", "workspace limit in MiB, legacy and backend alike (1024)"},
     {{"dirs", required_argument, NULL, 'd'}, "LIST", "comma list of fwd, dgrad, wgrad (all)"},
+    {{"no-rtc", no_argument, NULL, 'r'}, "", "skip runtime-compiled engines (their plans compile for seconds)"},
     {{"help", no_argument, NULL, 'h'}, "", "this text"},
 };
 #define N_OPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
@@ -685,6 +690,7 @@ int main(int argc, char **argv) {
     for (int o; (o = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1;) {
         int ok = 1;
         if (o == 'v') p.verbose = 1;
+        else if (o == 'r') p.no_rtc = 1;
         else if (o == 'i') ok = parse_int(optarg, 1, 1000, &p.iters);
         else if (o == 'm') ok = parse_int(optarg, 0, 100000, &p.max_cfgs);
         else if (o == 'w') ok = parse_int(optarg, 0, 1 << 20, &ws_mib);
