@@ -1,15 +1,29 @@
-/* conv_algo.h — one convolution shape's algorithm choices (cudnnFind's), as gpu_t caches them and the
+/* conv_algo.h — one convolution shape's algorithm choices (cudnnFind's, and a faster backend engine config where one
+ * was found), as gpu_t caches them and the
  * --conv-cache file keeps them, and the growable list both keep them in. No CUDA headers: host code reads them. */
 #pragma once
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define CONV_BE_KNOBS 16
+
+/* A cuDNN backend (graph API) engine config that ran a direction faster than cudnnFind's choice: the global engine
+ * index, its knob choices (cudnnBackendKnobType_t, value) and its plan's workspace. engine -1: none (the direction
+ * runs cudnnFind's algorithm). */
+typedef struct {
+    int engine, n_knobs;
+    int knob_type[CONV_BE_KNOBS];
+    long long knob_value[CONV_BE_KNOBS];
+    size_t ws;
+} conv_be_cfg_t;
+
 typedef struct {
     int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math */
     int fwd, bwd_data, bwd_filter;           /* cudnn*Algo_t values; -1: not searched */
     int fwd_math, bwd_data_math, bwd_filter_math;   /* cudnnMathType_t chosen with each */
     size_t ws_fwd, ws_bwd_data, ws_bwd_filter;
+    conv_be_cfg_t be[3];        /* fwd, bwd_data, bwd_filter: searched with the direction's algorithm */
 } conv_algo_t;
 
 /* The entry for key among e[0..n), or NULL. */
@@ -35,5 +49,6 @@ static inline conv_algo_t *conv_algo_add(conv_algo_t **e, int *n, int *cap, cons
     memset(a, 0, sizeof *a);
     memcpy(a->key, key, sizeof a->key);
     a->fwd = a->bwd_data = a->bwd_filter = -1;
+    for (int d = 0; d < 3; d++) a->be[d].engine = -1;
     return a;
 }

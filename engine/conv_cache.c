@@ -2,9 +2,12 @@
  * are set up and appended to after, so that runs sharing the file run the same convolution kernels. */
 #define _POSIX_C_SOURCE 200809L
 #include "conv_cache.h"
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +17,12 @@
 #include <zlib.h>
 
 #define N_CHOICE 9
-#define LINE_MAX_ 1024
+#define LINE_MAX_ 4096
+/* The longest line a save writes (an id of CONV_CACHE_ID_MAX - 1 bytes, every number at its widest, CONV_BE_KNOBS
+ * knobs in each backend token, the checksum, the newline) fits the reader's buffer: 1024 bytes held only 8 such knobs
+ * over the three directions. A line past it (a longer id) is not saved, with a warning. */
+#define LINE_WORST (CONV_CACHE_ID_MAX + 12 * 12 + N_CHOICE * 21 + 3 * (33 + CONV_BE_KNOBS * 32) + 15 + 1)
+_Static_assert(LINE_WORST < LINE_MAX_, "a saved line must fit the reader's buffer");
 /* A line ends in its CRC-32 (zlib's, of the bytes before the tag): a line torn by a full disk or a killed writer and
  * later glued to another fails it. Lines of older versions have none and are read when whole. */
 #define CRC_TAG "\tcrc32="
@@ -62,20 +70,86 @@ static void choices_get(const conv_algo_t *e, long long v[N_CHOICE]) {
     memcpy(v, w, sizeof w);
 }
 
-/* Direction d (0 fwd, 1 bwd_data, 2 bwd_filter) of `from` into `to` where `to` lacks it. */
+static int has_direction(const conv_algo_t *e, int d) {
+    return (d == 0 ? e->fwd : d == 1 ? e->bwd_data : e->bwd_filter) >= 0;
+}
+
+/* Direction d (0 fwd, 1 bwd_data, 2 bwd_filter) of `from` into `to` where `to` lacks it: the backend config goes
+ * with the algorithm it was timed against, never onto another line's. */
 static void take_direction(conv_algo_t *to, const conv_algo_t *from, int d) {
-    if (d == 0 && to->fwd < 0 && from->fwd >= 0) {
+    if (has_direction(to, d) || !has_direction(from, d)) return;
+    if (d == 0) {
         to->fwd = from->fwd; to->fwd_math = from->fwd_math; to->ws_fwd = from->ws_fwd;
-    } else if (d == 1 && to->bwd_data < 0 && from->bwd_data >= 0) {
+    } else if (d == 1) {
         to->bwd_data = from->bwd_data; to->bwd_data_math = from->bwd_data_math; to->ws_bwd_data = from->ws_bwd_data;
-    } else if (d == 2 && to->bwd_filter < 0 && from->bwd_filter >= 0) {
+    } else {
         to->bwd_filter = from->bwd_filter; to->bwd_filter_math = from->bwd_filter_math;
         to->ws_bwd_filter = from->ws_bwd_filter;
     }
+    to->be[d] = from->be[d];
 }
 
-static int has_direction(const conv_algo_t *e, int d) {
-    return (d == 0 ? e->fwd : d == 1 ? e->bwd_data : e->bwd_filter) >= 0;
+/* A decimal integer at *s, '-' only where neg: strtoll alone would also take leading spaces and a '+'. */
+static int parse_int(char **s, int neg, long long *v) {
+    char *p = *s, *end;
+    if (!isdigit((unsigned char)p[0]) && !(neg && p[0] == '-' && isdigit((unsigned char)p[1]))) return -1;
+    errno = 0;
+    *v = strtoll(p, &end, 10);
+    if (errno) return -1;
+    *s = end;
+    return 0;
+}
+
+/* One backend token, "-" or "e<engine>,<ws>" then ",<type>=<value>" per knob, into *b. 0, or -1 with what is wrong
+ * in err. */
+static int parse_be(char *tok, conv_be_cfg_t *b, char *err, size_t errlen) {
+    memset(b, 0, sizeof *b);
+    b->engine = -1;
+    if (strcmp(tok, "-") == 0) return 0;
+    char *p = tok + 1;
+    long long engine, ws, type, value;
+    if (tok[0] != 'e' || parse_int(&p, 0, &engine) || engine > INT_MAX || *p++ != ',' || parse_int(&p, 0, &ws)) {
+        snprintf(err, errlen, "not - or e<engine>,<ws>");
+        return -1;
+    }
+    b->engine = (int)engine;
+    b->ws = (size_t)ws;
+    while (*p) {
+        if (b->n_knobs == CONV_BE_KNOBS) { snprintf(err, errlen, "more than %d knobs", CONV_BE_KNOBS); return -1; }
+        if (*p++ != ',' || parse_int(&p, 0, &type) || type > INT_MAX || *p++ != '=' || parse_int(&p, 1, &value)) {
+            snprintf(err, errlen, "knob %d is not ,<type>=<value>", b->n_knobs + 1);
+            return -1;
+        }
+        b->knob_type[b->n_knobs] = (int)type;
+        b->knob_value[b->n_knobs++] = value;
+    }
+    return 0;
+}
+
+/* The three backend tokens after the choices (none: a line of an older version, no backend config) into e->be. 0,
+ * or -1 with what is wrong in err. */
+static int parse_be_tokens(char *p, conv_algo_t *e, char *err, size_t errlen) {
+    char *tok[4], *save = NULL, what[80];
+    int n = 0;
+    for (int d = 0; d < 3; d++) e->be[d].engine = -1;
+    for (char *t = strtok_r(p, " \t\r\n", &save); t && n < 4; t = strtok_r(NULL, " \t\r\n", &save)) tok[n++] = t;
+    if (n == 0) return 0;
+    if (n != 3) {
+        snprintf(err, errlen, "backend tokens after the choices: %s%d, want 3", n > 3 ? "more than " : "",
+                 n > 3 ? 3 : n);
+        return -1;
+    }
+    for (int d = 0; d < 3; d++) {
+        if (parse_be(tok[d], &e->be[d], what, sizeof what) != 0) {
+            snprintf(err, errlen, "backend token %d \"%.24s\": %s", d, tok[d], what);
+            return -1;
+        }
+        if (e->be[d].engine >= 0 && !has_direction(e, d)) {
+            snprintf(err, errlen, "backend token %d \"%.24s\" for a direction not searched", d, tok[d]);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* One line into *id (pointing into line) and *e. 0, or -1 with what is wrong in err. */
@@ -92,8 +166,10 @@ static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, si
         if (end == p || errno) { snprintf(err, errlen, "field %d is not an integer", i + 2); return -1; }
         p = end;
     }
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    if (*p) { snprintf(err, errlen, "more than %d fields", 13 + N_CHOICE); return -1; }
+    if (*p && !isspace((unsigned char)*p)) {    /* "...9x": the last choice is not an integer */
+        snprintf(err, errlen, "field %d is not an integer", 13 + N_CHOICE);
+        return -1;
+    }
     memset(e, 0, sizeof *e);
     for (int i = 0; i < 12; i++) e->key[i] = (int)v[i];
     const long long *c = v + 12;
@@ -105,7 +181,7 @@ static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, si
     e->fwd = (int)c[0]; e->fwd_math = (int)c[1]; e->ws_fwd = (size_t)(c[0] >= 0 ? c[2] : 0);
     e->bwd_data = (int)c[3]; e->bwd_data_math = (int)c[4]; e->ws_bwd_data = (size_t)(c[3] >= 0 ? c[5] : 0);
     e->bwd_filter = (int)c[6]; e->bwd_filter_math = (int)c[7]; e->ws_bwd_filter = (size_t)(c[6] >= 0 ? c[8] : 0);
-    return 0;
+    return parse_be_tokens(p, e, err, errlen);
 }
 
 /* Reads f from its start, merging the lines for id into the growable list (*e, *n, *cap): every line is parsed,
@@ -166,6 +242,46 @@ int conv_cache_load(const char *path, const char *id, conv_algo_t **e, int *n, i
     return rc;
 }
 
+/* Appends printf's text at *k of a line of cap bytes; past the end *k still grows, so the caller sees it did not
+ * fit. */
+static void add(char *text, size_t cap, size_t *k, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(text + (*k < cap ? *k : cap), *k < cap ? cap - *k : 0, fmt, ap);
+    va_end(ap);
+    *k += w > 0 ? (size_t)w : 0;
+}
+
+/* e's line, without its checksum, into text[cap]: 0, or -1 with why in err where the reader would refuse it (a
+ * whole file's choices lost to one line): too long, or a backend config the format cannot hold. A direction not
+ * searched gets "-": a backend config means nothing without the algorithm it was timed against. */
+static int format_line(const char *id, const conv_algo_t *e, char *text, size_t cap, char *err, size_t errlen) {
+    size_t k = 0;
+    add(text, cap, &k, "%s\t", id);
+    for (int j = 0; j < 12; j++) add(text, cap, &k, "%d ", e->key[j]);
+    long long v[N_CHOICE];
+    choices_get(e, v);
+    for (int j = 0; j < N_CHOICE; j++) add(text, cap, &k, j ? " %lld" : "\t%lld", v[j]);
+    for (int d = 0; d < 3; d++) {
+        const conv_be_cfg_t *b = &e->be[d];
+        add(text, cap, &k, d ? " " : "\t");
+        if (b->engine < 0 || !has_direction(e, d)) { add(text, cap, &k, "-"); continue; }
+        int bad = b->n_knobs < 0 || b->n_knobs > CONV_BE_KNOBS || b->ws > (size_t)LLONG_MAX;
+        for (int j = 0; !bad && j < b->n_knobs; j++) bad = b->knob_type[j] < 0;
+        if (bad) {
+            snprintf(err, errlen, "direction %d: backend engine %d's knobs or workspace out of range", d, b->engine);
+            return -1;
+        }
+        add(text, cap, &k, "e%d,%lld", b->engine, (long long)b->ws);
+        for (int j = 0; j < b->n_knobs; j++) add(text, cap, &k, ",%d=%lld", b->knob_type[j], b->knob_value[j]);
+    }
+    if (k + strlen(CRC_TAG) + 8 + 2 > cap) {     /* with the checksum and the newline, what read_lines takes */
+        snprintf(err, errlen, "%zu bytes, longer than %d", k + strlen(CRC_TAG) + 8, LINE_MAX_ - 2);
+        return -1;
+    }
+    return 0;
+}
+
 /* Appends the new lines (see conv_cache.h); 0, or -1 with the reason in err, which conv_cache_save turns into a
  * warning. */
 static int save(const char *path, const char *id, const conv_algo_t *e, int n, char *err, size_t errlen) {
@@ -199,19 +315,18 @@ static int save(const char *path, const char *id, const conv_algo_t *e, int n, c
                     path);
         }
         if (fstat(fd, &st) == 0 && st.st_size == 0)
-            fprintf(m, "# scaling --conv-cache: cudnnFind's choices per convolution shape; lines are appended, the "
-                       "first for a shape and direction wins (engine/conv_cache.h)\n");
+            fprintf(m, "# scaling --conv-cache: cudnnFind's choices (and faster backend engine configs) per convolution"
+                       " shape; lines are appended, the first for a shape and direction wins (engine/conv_cache.h)\n");
         for (int i = 0; i < n; i++) {
             const conv_algo_t *had = conv_algo_find(file, n_file, e[i].key);
             int adds = 0;
             for (int d = 0; d < 3; d++) adds |= has_direction(&e[i], d) && !(had && has_direction(had, d));
             if (!adds) continue;
-            char text[LINE_MAX_];
-            int k = snprintf(text, sizeof text, "%s\t", id);
-            for (int j = 0; j < 12; j++) k += snprintf(text + k, sizeof text - (size_t)k, "%d ", e[i].key[j]);
-            long long v[N_CHOICE];
-            choices_get(&e[i], v);
-            for (int j = 0; j < N_CHOICE; j++) k += snprintf(text + k, sizeof text - (size_t)k, j ? " %lld" : "\t%lld", v[j]);
+            char text[LINE_MAX_], what[160];
+            if (format_line(id, &e[i], text, sizeof text, what, sizeof what) != 0) {
+                fprintf(stderr, "scaling: warning: --conv-cache %s: a shape's line not saved (%s)\n", path, what);
+                continue;
+            }
             fprintf(m, "%s" CRC_TAG "%08lx\n", text, crc32(0L, (const Bytef *)text, (uInt)strlen(text)));
         }
         fclose(m);

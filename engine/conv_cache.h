@@ -1,11 +1,15 @@
 /* conv_cache.h — cudnnFind's choices kept in a file (--conv-cache) so that every run that names it runs the same
  * convolution algorithms: timing picks differently from process to process, and in bf16 the choice changes rounding.
  *
- * The file is text, one line per shape and GPU: "<id>\t<12 key ints>\t<9 choice ints>\tcrc32=<8 hex>" (conv_algo_t's
- * fields in order; -1 for a direction not searched; zlib's CRC-32 of the bytes before the tag), '#' lines are
- * comments. A torn line (a writer stopped by a full disk: no newline at the end of the file, or a checksum that
- * differs) is ignored with a warning, and the next save closes it, marked "\t#torn", under the lock. Lines of older
- * versions, without a checksum, are read when whole. id names the GPU model and the cuDNN version
+ * The file is text, one line per shape and GPU:
+ *     "<id>\t<12 key ints>\t<9 choice ints>\t<be0> <be1> <be2>\tcrc32=<8 hex>"
+ * (conv_algo_t's fields in order; -1 for a direction not searched; zlib's CRC-32 of the bytes before the tag), '#'
+ * lines are comments. be<d> is direction d's cuDNN backend engine config (conv_algo_t.be[d]): "-" for none, else
+ * "e<engine>,<ws>" and ",<type>=<value>" per knob (at most CONV_BE_KNOBS), e.g. "e62,4129040,25=2,2=7"; only a
+ * searched direction may have one. Lines of older versions, without the three tokens, have none (an older binary
+ * refuses a file with them). A torn line (a writer stopped by a full disk: no newline at the end of the file, or a
+ * checksum that differs) is ignored with a warning, and the next save closes it, marked "\t#torn", under the lock.
+ * Lines of older versions, without a checksum, are read when whole. id names the GPU model and the cuDNN version
  * (engine/gpu.cu): another GPU's or another cuDNN's lines are kept but not used. Lines are only ever appended,
  * under an exclusive flock, so processes that share the file (mpirun ranks, a study's runs) never lose a line; for
  * a shape and direction the first line that has it wins. Host code (no CUDA), tested on CI. */

@@ -18,11 +18,21 @@ static gpu_bn_t bn_from_env(void) {
     exit(2);
 }
 
+static gpu_conv_t conv_from_env(void) {
+    const char *v = getenv("SCALING_CONV");
+    if (!v || !*v || strcmp(v, "auto") == 0) return GPU_CONV_AUTO;
+    if (strcmp(v, "legacy") == 0) return GPU_CONV_LEGACY;
+    if (strcmp(v, "backend") == 0) return GPU_CONV_BACKEND;
+    fprintf(stderr, "SCALING_CONV=%s: expected auto, legacy or backend\n", v);
+    exit(2);
+}
+
 void gpu_init(gpu_t *g, int device, math_t math) {
     memset(g, 0, sizeof *g);
     g->device = device;
     g->math = math;
     g->bn = bn_from_env();
+    g->conv = conv_from_env();
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->comm_stream, cudaStreamNonBlocking));
@@ -112,11 +122,13 @@ void gpu_enable_peer(int device, int peer) {
     CHECK_CUDA(e);
 }
 
-/* The GPU model and the cuDNN version: the choices of one hold for the other GPUs of its kind. */
+/* The GPU model, the cuDNN version and the search rule: the choices of one hold for the other GPUs of its kind, and
+ * lines searched by cudnnFind alone (older versions, SCALING_CONV=legacy) are not taken for the default's. */
 static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
+    static const char *const RULE[] = {"auto", "legacy", "backend"};
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
-    snprintf(buf, len, "%s|cudnn %zu", prop.name, cudnnGetVersion());
+    snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), RULE[g->conv]);
 }
 
 void gpu_conv_cache_load(gpu_t *g) {

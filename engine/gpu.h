@@ -25,6 +25,11 @@ static inline const char *gpu_math_name(math_t m) {
  * environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
 typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
+/* How a convolution's search picks (strict fp32 always keeps cudnnFind's FMA algorithm): auto, the default, replaces
+ * cudnnFind's choice with a backend engine config (engine/layers/conv_be.h) at least 3 % faster; legacy only
+ * cudnnFind; backend the fastest backend config whenever one runs (tests, benchmarks). SCALING_CONV, read once. */
+typedef enum { GPU_CONV_AUTO = 0, GPU_CONV_LEGACY = 1, GPU_CONV_BACKEND = 2 } gpu_conv_t;
+
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
     cudaStream_t stream;        /* compute: forward, backward, update */
@@ -34,6 +39,7 @@ typedef struct gpu {
     void *cublas_ws;            /* its workspace (GPU_CUBLAS_WORKSPACE bytes): the same for eager and captured GEMMs */
     math_t math;
     gpu_bn_t bn;                /* batch-norm training kernels (SCALING_BN); tests may set it after gpu_init */
+    gpu_conv_t conv;            /* convolution search rule (SCALING_CONV); tests may set it after gpu_init */
     void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */
     size_t workspace_bytes;
     float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
@@ -49,7 +55,7 @@ typedef struct gpu {
 extern "C" {
 #endif
 /* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. Reads
- * SCALING_BN (unset or empty: auto); any other value than auto, own or cudnn stops the process with one line, exit
+ * SCALING_BN and SCALING_CONV (unset or empty: auto); a value neither names stops the process with one line, exit
  * 2. */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);

@@ -1,5 +1,6 @@
 /* conv.cu — 2-D convolution (cross-correlation, square kernel, optional bias) on NHWC activations and
- * KRSC filters through cuDNN. Algorithms are timed once per shape (cudnnFind*Ex), deterministic only, cached in gpu_t. */
+ * KRSC filters through cuDNN. Algorithms are timed once per shape (cudnnFind*Ex, then the backend API's engine configs,
+ * conv_be.c), deterministic only, cached in gpu_t. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "../launch.h"
 #include "conv_direct.h"
 #include "conv_gemm.h"
+#include "conv_be.h"
 #include <cuda_bf16.h>
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
@@ -28,6 +30,10 @@ typedef struct {
     int path;                           // CONV_CUDNN, CONV_DIRECT or CONV_GEMM (conv_path)
     float *direct_scratch;              // conv_direct.cu's filter-gradient partial sums
     conv_gemm_t gemm;                   // conv_gemm.cu's buffers
+    /* Directions that run a backend engine config (algo.be[d].engine >= 0 and its plan built): the plan per
+     * direction, the data gradient's for the beta setup saw, and fp32 filter gradients' accumulating (beta 1) one. */
+    conv_be_plan_t be[3], be_acc;
+    float be_dx_beta;
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -177,8 +183,63 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
  * wants one data type for x, w and y), the fp32 parameters otherwise. */
 static void *conv_dw(const layer_t *l, const conv_priv_t *p) { return l->dtype == DTYPE_BF16 ? p->dw16 : l->dw; }
 
-enum { DIR_FWD, DIR_BWD_DATA, DIR_BWD_FILTER };
+enum { DIR_FWD = CONV_BE_FWD, DIR_BWD_DATA = CONV_BE_DGRAD, DIR_BWD_FILTER = CONV_BE_WGRAD };
 static const char *const dir_names[] = {"forward", "backward-data", "backward-filter"};
+
+/* One direction into the layer's bound tensors: by a backend plan (its beta built in) or by a's legacy algorithm
+ * with the output blended by *beta. The forward, the backward and the search's timing all run through here. */
+static void dir_run(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a, const conv_be_plan_t *plan,
+                    int dir, const float *beta) {
+    const void *w = param_at(l, 0);
+    if (dir == DIR_FWD) {
+        if (plan) conv_be_run(g->cudnn, plan, l->x[0], w, l->y, g->workspace);
+        else CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, w, p->fwd_desc,
+                                                 (cudnnConvolutionFwdAlgo_t)a->fwd, g->workspace, a->ws_fwd, beta,
+                                                 p->y_desc, l->y));
+    } else if (dir == DIR_BWD_DATA) {
+        if (plan) conv_be_run(g->cudnn, plan, l->dx[0], w, l->dy, g->workspace);
+        else CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, w, p->y_desc, l->dy,
+                                                      p->bwd_data_desc, (cudnnConvolutionBwdDataAlgo_t)a->bwd_data,
+                                                      g->workspace, a->ws_bwd_data, beta, p->x_desc, l->dx[0]));
+    } else {
+        if (plan) conv_be_run(g->cudnn, plan, l->x[0], conv_dw(l, p), l->dy, g->workspace);
+        else CHECK_CUDNN(cudnnConvolutionBackwardFilter(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->y_desc, l->dy,
+                                                        p->bwd_filter_desc,
+                                                        (cudnnConvolutionBwdFilterAlgo_t)a->bwd_filter, g->workspace,
+                                                        a->ws_bwd_filter, beta, p->w_desc, conv_dw(l, p)));
+    }
+}
+
+/* Holds the stream for ~1 ms so that the timed calls queued behind it run back to back: the event gaps are then GPU
+ * time, not the host's time to enqueue (a backend call builds a variant pack; under a CUDA graph neither costs). */
+__global__ static void spin_kernel(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+}
+
+#define TIME_REPS 5
+
+/* Median GPU time (ms) of one direction's call, after a warm-up, writing the bound outputs as cudnnFind does. */
+static float time_dir(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a,
+                      const conv_be_plan_t *plan, int dir) {
+    cudaEvent_t ev[TIME_REPS + 1];
+    float ms[TIME_REPS];
+    for (int i = 0; i <= TIME_REPS; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
+    dir_run(l, g, p, a, plan, dir, &CU_ZERO);
+    spin_kernel<<<1, 1, 0, g->stream>>>(2000000LL);
+    CHECK_LAUNCH();
+    for (int i = 0; i < TIME_REPS; i++) {
+        CHECK_CUDA(cudaEventRecord(ev[i], g->stream));
+        dir_run(l, g, p, a, plan, dir, &CU_ZERO);
+    }
+    CHECK_CUDA(cudaEventRecord(ev[TIME_REPS], g->stream));
+    CHECK_CUDA(cudaEventSynchronize(ev[TIME_REPS]));
+    for (int i = 0; i < TIME_REPS; i++) CHECK_CUDA(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
+    for (int i = 0; i <= TIME_REPS; i++) CHECK_CUDA(cudaEventDestroy(ev[i]));
+    for (int i = 1; i < TIME_REPS; i++)   /* insertion sort: five values */
+        for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) { float t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t; }
+    return ms[TIME_REPS / 2];
+}
 
 /* cudnnFind*Ex for one direction, results into q; returns their count. Find*Ex runs the real kernels on the bound
  * buffers: it writes y, dx and dw (never w), all of which forward/backward overwrite before anyone reads them. */
@@ -252,6 +313,63 @@ static void find_algo(const layer_t *l, gpu_t *g, const conv_priv_t *p, int dir,
     else { e->bwd_filter = b->algo; e->bwd_filter_math = b->math; e->ws_bwd_filter = b->memory; }
 }
 
+/* What cudnnFind may try. bf16 needs TENSOR_OP explicitly: under DEFAULT, cuDNN 9 offered bf16 only non-tensor-core
+ * kernels and conversions to fp32 NCHW (measured on an H100: a ResNet-18 step took 407 ms, 369 of them in
+ * dgrad2d_grouped_direct_kernel). tf32: DEFAULT permits TF32 on Ampere and later, as PyTorch's default. */
+static cudnnMathType_t search_math(math_t m) {
+    return m == MATH_FP32 ? CUDNN_FMA_MATH : m == MATH_BF16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+}
+
+/* Strict fp32 runs under FMA whatever the search reported; TF32 and bf16 run under the math type that was timed. */
+static cudnnMathType_t run_math(const gpu_t *g, int chosen) {
+    return g->math == MATH_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
+}
+
+/* The backend API's view of this layer: its shape, data type and a direction's output blend. */
+static conv_be_shape_t be_shape(const layer_t *l) {
+    shape_t in = l->in_shape[0], out = l->out_shape;
+    conv_be_shape_t s = {in.n, in.h, in.w, in.c, l->cfg.cout, l->cfg.k, l->cfg.k, l->cfg.stride, l->cfg.pad,
+                         out.h, out.w, cudnn_dtype(l->dtype)};
+    return s;
+}
+
+static int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
+
+/* Whether the backend may run this layer: not strict fp32 (its engines are tensor-core ones or unannotated), every
+ * bound tensor on the 16-byte alignment the plans declare. */
+static int be_eligible(const layer_t *l, const gpu_t *g, const conv_priv_t *p) {
+    return g->conv != GPU_CONV_LEGACY && g->math != MATH_FP32 && aligned16(l->x[0]) && aligned16(l->y) &&
+           aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) && aligned16(g->workspace) &&
+           (!l->dx[0] || aligned16(l->dx[0]));
+}
+
+#define BE_HEUR_MAX 8         /* configs taken from each heuristics mode: the winners measured were within A's 16 */
+#define BE_MARGIN 0.97f       /* a backend config must beat cudnnFind's choice by 3 %: a tie keeps the legacy one */
+
+/* Times the backend candidates of one direction against cudnnFind's choice (already in e) and keeps the fastest in
+ * e->be[dir] (engine -1: the legacy algorithm stays). Timed as the legacy one is, on the bound buffers, beta 0. */
+static void be_search(const layer_t *l, gpu_t *g, conv_priv_t *p, int dir, conv_algo_t *e) {
+    conv_be_cfg_t c[2 * BE_HEUR_MAX];
+    conv_be_shape_t s = be_shape(l);
+    e->be[dir].engine = -1;
+    if (!be_eligible(l, g, p)) return;
+    int n = conv_be_candidates(g->cudnn, &s, dir, BE_HEUR_MAX, c, 2 * BE_HEUR_MAX);
+    if (n == 0) return;
+    cudnnConvolutionDescriptor_t desc[3] = {p->fwd_desc, p->bwd_data_desc, p->bwd_filter_desc};
+    int math[3] = {e->fwd_math, e->bwd_data_math, e->bwd_filter_math};
+    CHECK_CUDNN(cudnnSetConvolutionMathType(desc[dir], run_math(g, math[dir])));
+    float best = g->conv == GPU_CONV_BACKEND ? INFINITY : time_dir(l, g, p, e, NULL, dir) * BE_MARGIN;
+    for (int i = 0; i < n; i++) {
+        conv_be_plan_t plan;
+        if (conv_be_plan(g->cudnn, &s, dir, 0.0f, &c[i], &plan) != 0) continue;
+        if (plan.ws <= g->workspace_bytes) {
+            float t = time_dir(l, g, p, e, &plan, dir);
+            if (t < best) { best = t; e->be[dir] = c[i]; }
+        }
+        conv_be_plan_free(&plan);
+    }
+}
+
 /* The cache entry for this shape, inserted empty (algorithms -1) when new. Valid until the next insertion. */
 static conv_algo_t *cache_entry(gpu_t *g, const int key[12]) {
     conv_algo_t *e = conv_algo_add(&g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, key);
@@ -271,6 +389,8 @@ static void conv_destroy(layer_t *l) {
     if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
     if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
     conv_gemm_free(&p->gemm);
+    for (int d = 0; d < 3; d++) conv_be_plan_free(&p->be[d]);
+    conv_be_plan_free(&p->be_acc);
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -278,16 +398,36 @@ static void conv_destroy(layer_t *l) {
     l->priv = NULL;
 }
 
-/* What cudnnFind may try. bf16 needs TENSOR_OP explicitly: under DEFAULT, cuDNN 9 offered bf16 only non-tensor-core
- * kernels and conversions to fp32 NCHW (measured on an H100: a ResNet-18 step took 407 ms, 369 of them in
- * dgrad2d_grouped_direct_kernel). tf32: DEFAULT permits TF32 on Ampere and later, as PyTorch's default. */
-static cudnnMathType_t search_math(math_t m) {
-    return m == MATH_FP32 ? CUDNN_FMA_MATH : m == MATH_BF16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+/* The plans of the directions whose entry names a backend config, for the blends they will run with: the forward 0,
+ * the data gradient the layer's dx_beta, the filter gradient 0 (bf16: into scratch) or, for fp32 parameters
+ * accumulated across micro-batches, 0 and 1. A plan cuDNN refuses (or a misaligned tensor) leaves the legacy
+ * algorithm, which the entry always has. */
+static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
+    conv_be_shape_t s = be_shape(l);
+    int eligible = be_eligible(l, g, p);
+    p->be_dx_beta = l->dx_beta[0];
+    float beta[3] = {0.0f, p->be_dx_beta, 0.0f};
+    for (int d = 0; d < 3; d++) {
+        conv_be_cfg_t *c = &p->algo.be[d];
+        if (c->engine < 0) continue;
+        int ok = eligible && (d != DIR_BWD_DATA || p->has_bwd_data) && conv_be_plan(g->cudnn, &s, d, beta[d], c, &p->be[d]) == 0;
+        if (ok && d == DIR_BWD_FILTER && l->dtype != DTYPE_BF16) {
+            conv_be_cfg_t acc = *c;
+            ok = conv_be_plan(g->cudnn, &s, d, 1.0f, &acc, &p->be_acc) == 0;
+        }
+        if (!ok) {
+            conv_be_plan_free(&p->be[d]);
+            if (d == DIR_BWD_FILTER) conv_be_plan_free(&p->be_acc);
+            c->engine = -1;
+        }
+    }
 }
 
-/* Strict fp32 runs under FMA whatever the search reported; TF32 and bf16 run under the math type that was timed. */
-static cudnnMathType_t run_math(const gpu_t *g, int chosen) {
-    return g->math == MATH_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
+/* The workspace a direction runs with: its backend plans' or its legacy algorithm's. */
+static size_t dir_ws(const conv_priv_t *p, int dir) {
+    const size_t legacy[3] = {p->algo.ws_fwd, p->algo.ws_bwd_data, p->algo.ws_bwd_filter};
+    if (p->algo.be[dir].engine < 0) return legacy[dir];
+    return dir == DIR_BWD_FILTER && p->be_acc.ws > p->be[dir].ws ? p->be_acc.ws : p->be[dir].ws;
 }
 
 static size_t conv_setup(layer_t *l, gpu_t *g) {
@@ -346,16 +486,18 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     for (int d = 0; d < 3; d++)
         if (want[d]) {
             find_algo(l, g, p, dirs[d], e);
+            be_search(l, g, p, dirs[d], e);
             g->conv_searches++;   /* --conv-cache says when a run searched (engine/gpu.h) */
         }
     p->algo = *e;
+    be_plans(l, g, p);
 
     CHECK_CUDNN(cudnnSetConvolutionMathType(p->fwd_desc, run_math(g, p->algo.fwd_math)));
     CHECK_CUDNN(cudnnSetConvolutionMathType(p->bwd_filter_desc, run_math(g, p->algo.bwd_filter_math)));
-    size_t ws = p->algo.ws_fwd > p->algo.ws_bwd_filter ? p->algo.ws_fwd : p->algo.ws_bwd_filter;
+    size_t ws = dir_ws(p, DIR_FWD) > dir_ws(p, DIR_BWD_FILTER) ? dir_ws(p, DIR_FWD) : dir_ws(p, DIR_BWD_FILTER);
     if (p->has_bwd_data) {
         CHECK_CUDNN(cudnnSetConvolutionMathType(p->bwd_data_desc, run_math(g, p->algo.bwd_data_math)));
-        if (p->algo.ws_bwd_data > ws) ws = p->algo.ws_bwd_data;
+        if (dir_ws(p, DIR_BWD_DATA) > ws) ws = dir_ws(p, DIR_BWD_DATA);
     }
     return ws;
 }
@@ -370,9 +512,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     else if (p->path == CONV_GEMM)
         conv_gemm_forward(&p->gemm, g, l->x[0], param_at(l, 0), l->y);
     else
-        CHECK_CUDNN(cudnnConvolutionForward(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->w_desc, param_at(l, 0), p->fwd_desc,
-                                        (cudnnConvolutionFwdAlgo_t)p->algo.fwd, g->workspace, p->algo.ws_fwd,
-                                        &CU_ZERO, p->y_desc, l->y));
+        dir_run(l, g, p, &p->algo, p->algo.be[DIR_FWD].engine >= 0 ? &p->be[DIR_FWD] : NULL, DIR_FWD, &CU_ZERO);
     if (!l->cfg.bias || l->bias_use != BIAS_ADD) return;   /* DEAD: batch norm removes it; FOLDED: it adds it */
     const void *b = param_at(l, conv_weight_count(l));
     size_t n = shape_numel(l->out_shape);
@@ -406,16 +546,21 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
      * as autocast's cast-back into the fp32 parameter's .grad does. */
     int lp = l->dtype == DTYPE_BF16;
     float beta = lp ? 0.0f : dw_beta;
-    CHECK_CUDNN(cudnnConvolutionBackwardFilter(g->cudnn, &CU_ONE, p->x_desc, l->x[0], p->y_desc, l->dy,
-                                               p->bwd_filter_desc, (cudnnConvolutionBwdFilterAlgo_t)p->algo.bwd_filter,
-                                               g->workspace, p->algo.ws_bwd_filter, &beta, p->w_desc, conv_dw(l, p)));
+    const conv_be_plan_t *wplan = NULL;
+    if (p->algo.be[DIR_BWD_FILTER].engine >= 0) {
+        if (beta != 0.0f && beta != 1.0f)
+            check_fail(__FILE__, __LINE__, "conv_backward", "filter-gradient blend other than 0 or 1 on a backend plan");
+        wplan = beta == 0.0f ? &p->be[DIR_BWD_FILTER] : &p->be_acc;
+    }
+    dir_run(l, g, p, &p->algo, wplan, DIR_BWD_FILTER, &beta);
     if (lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
     if (!l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
-    CHECK_CUDNN(cudnnConvolutionBackwardData(g->cudnn, &CU_ONE, p->w_desc, param_at(l, 0), p->y_desc, l->dy,
-                                             p->bwd_data_desc, (cudnnConvolutionBwdDataAlgo_t)p->algo.bwd_data,
-                                             g->workspace, p->algo.ws_bwd_data, &l->dx_beta[0], p->x_desc, l->dx[0]));
+    const conv_be_plan_t *dplan = p->algo.be[DIR_BWD_DATA].engine >= 0 ? &p->be[DIR_BWD_DATA] : NULL;
+    if (dplan && l->dx_beta[0] != p->be_dx_beta)
+        check_fail(__FILE__, __LINE__, "conv_backward", "dx_beta changed after setup built the data-gradient plan");
+    dir_run(l, g, p, &p->algo, dplan, DIR_BWD_DATA, &l->dx_beta[0]);
 }
 
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
@@ -432,9 +577,15 @@ extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
     const conv_algo_t *a = &p->algo;
     char bd[64] = "skipped (no dx)";
     if (p->has_bwd_data) snprintf(bd, sizeof bd, "%d/%s ws %zu", a->bwd_data, math_name(a->bwd_data_math), a->ws_bwd_data);
-    snprintf(buf, len, "algo/math as found: fwd %d/%s ws %zu, bwd_data %s, bwd_filter %d/%s ws %zu%s", a->fwd,
-             math_name(a->fwd_math), a->ws_fwd, bd, a->bwd_filter, math_name(a->bwd_filter_math), a->ws_bwd_filter,
-             p->strict ? " (all run as FMA)" : "");
+    int k = snprintf(buf, len, "algo/math as found: fwd %d/%s ws %zu, bwd_data %s, bwd_filter %d/%s ws %zu%s",
+                     a->fwd, math_name(a->fwd_math), a->ws_fwd, bd, a->bwd_filter, math_name(a->bwd_filter_math),
+                     a->ws_bwd_filter, p->strict ? " (all run as FMA)" : "");
+    for (int d = 0; d < 3 && k > 0 && (size_t)k < len; d++)
+        if (a->be[d].engine >= 0) {
+            char cfg[160];
+            conv_be_describe(&a->be[d], cfg, sizeof cfg);
+            k += snprintf(buf + k, len - (size_t)k, "; %s runs backend %s ws %zu", dir_names[d], cfg, dir_ws(p, d));
+        }
 }
 
 const layer_ops_t layer_conv_ops = {
