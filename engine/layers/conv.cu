@@ -30,10 +30,10 @@ typedef struct {
     int path;                           // CONV_CUDNN, CONV_DIRECT or CONV_GEMM (conv_path)
     float *direct_scratch;              // conv_direct.cu's filter-gradient partial sums
     conv_gemm_t gemm;                   // conv_gemm.cu's buffers
-    /* Directions that run a backend engine config (algo.be[d].engine >= 0 and its plan built): the plan per
-     * direction, the data gradient's for the beta setup saw, and fp32 filter gradients' accumulating (beta 1) one. */
-    conv_be_plan_t be[3], be_acc;
-    float be_dx_beta;
+    /* Directions that run a backend engine config (algo.be[d].engine >= 0 and its plans built): the plan per
+     * direction for an output blend of 0, and of 1 for the gradients that may accumulate (the data gradient of a
+     * tensor read twice; fp32 filter gradients across micro-batches). */
+    conv_be_plan_t be[3], be_acc[3];
 } conv_priv_t;
 
 /* One cudnn*AlgoPerf_t, whichever direction it came from. */
@@ -389,8 +389,10 @@ static void conv_destroy(layer_t *l) {
     if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
     if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
     conv_gemm_free(&p->gemm);
-    for (int d = 0; d < 3; d++) conv_be_plan_free(&p->be[d]);
-    conv_be_plan_free(&p->be_acc);
+    for (int d = 0; d < 3; d++) {
+        conv_be_plan_free(&p->be[d]);
+        conv_be_plan_free(&p->be_acc[d]);
+    }
     if (p->fwd_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->fwd_desc));
     if (p->bwd_data_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_data_desc));
     if (p->bwd_filter_desc) CHECK_CUDNN(cudnnDestroyConvolutionDescriptor(p->bwd_filter_desc));
@@ -398,36 +400,41 @@ static void conv_destroy(layer_t *l) {
     l->priv = NULL;
 }
 
-/* The plans of the directions whose entry names a backend config, for the blends they will run with: the forward 0,
- * the data gradient the layer's dx_beta, the filter gradient 0 (bf16: into scratch) or, for fp32 parameters
- * accumulated across micro-batches, 0 and 1. A plan cuDNN refuses (or a misaligned tensor) leaves the legacy
- * algorithm, which the entry always has. */
+/* The plans of the directions whose entry names a backend config: blend 0, and 1 where a gradient may accumulate
+ * (the data gradient; the filter gradient of fp32 parameters, bf16 ones go through scratch). A plan cuDNN refuses
+ * (or a misaligned tensor) leaves the legacy algorithm, which the entry always has. */
 static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
     conv_be_shape_t s = be_shape(l);
     int eligible = be_eligible(l, g, p);
-    p->be_dx_beta = l->dx_beta[0];
-    float beta[3] = {0.0f, p->be_dx_beta, 0.0f};
     for (int d = 0; d < 3; d++) {
-        conv_be_cfg_t *c = &p->algo.be[d];
+        conv_be_cfg_t *c = &p->algo.be[d], acc = *c;
         if (c->engine < 0) continue;
-        int ok = eligible && (d != DIR_BWD_DATA || p->has_bwd_data) && conv_be_plan(g->cudnn, &s, d, beta[d], c, &p->be[d]) == 0;
-        if (ok && d == DIR_BWD_FILTER && l->dtype != DTYPE_BF16) {
-            conv_be_cfg_t acc = *c;
-            ok = conv_be_plan(g->cudnn, &s, d, 1.0f, &acc, &p->be_acc) == 0;
-        }
+        int ok = eligible && (d != DIR_BWD_DATA || p->has_bwd_data) &&
+                 conv_be_plan(g->cudnn, &s, d, 0.0f, c, &p->be[d]) == 0;
+        if (ok && (d == DIR_BWD_DATA || (d == DIR_BWD_FILTER && l->dtype != DTYPE_BF16)))
+            ok = conv_be_plan(g->cudnn, &s, d, 1.0f, &acc, &p->be_acc[d]) == 0;
         if (!ok) {
             conv_be_plan_free(&p->be[d]);
-            if (d == DIR_BWD_FILTER) conv_be_plan_free(&p->be_acc);
+            conv_be_plan_free(&p->be_acc[d]);
             c->engine = -1;
         }
     }
+}
+
+/* The plan a gradient direction runs with for blend beta, or NULL for the legacy algorithm. */
+static const conv_be_plan_t *be_plan_for(const conv_priv_t *p, int dir, float beta) {
+    if (p->algo.be[dir].engine < 0) return NULL;
+    if (beta == 0.0f) return &p->be[dir];
+    if (beta != 1.0f || !p->be_acc[dir].plan)
+        check_fail(__FILE__, __LINE__, "conv_backward", "a gradient blend without a backend plan built for it");
+    return &p->be_acc[dir];
 }
 
 /* The workspace a direction runs with: its backend plans' or its legacy algorithm's. */
 static size_t dir_ws(const conv_priv_t *p, int dir) {
     const size_t legacy[3] = {p->algo.ws_fwd, p->algo.ws_bwd_data, p->algo.ws_bwd_filter};
     if (p->algo.be[dir].engine < 0) return legacy[dir];
-    return dir == DIR_BWD_FILTER && p->be_acc.ws > p->be[dir].ws ? p->be_acc.ws : p->be[dir].ws;
+    return p->be_acc[dir].ws > p->be[dir].ws ? p->be_acc[dir].ws : p->be[dir].ws;
 }
 
 static size_t conv_setup(layer_t *l, gpu_t *g) {
@@ -546,21 +553,12 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
      * as autocast's cast-back into the fp32 parameter's .grad does. */
     int lp = l->dtype == DTYPE_BF16;
     float beta = lp ? 0.0f : dw_beta;
-    const conv_be_plan_t *wplan = NULL;
-    if (p->algo.be[DIR_BWD_FILTER].engine >= 0) {
-        if (beta != 0.0f && beta != 1.0f)
-            check_fail(__FILE__, __LINE__, "conv_backward", "filter-gradient blend other than 0 or 1 on a backend plan");
-        wplan = beta == 0.0f ? &p->be[DIR_BWD_FILTER] : &p->be_acc;
-    }
-    dir_run(l, g, p, &p->algo, wplan, DIR_BWD_FILTER, &beta);
+    dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_FILTER, beta), DIR_BWD_FILTER, &beta);
     if (lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
     if (!l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
-    const conv_be_plan_t *dplan = p->algo.be[DIR_BWD_DATA].engine >= 0 ? &p->be[DIR_BWD_DATA] : NULL;
-    if (dplan && l->dx_beta[0] != p->be_dx_beta)
-        check_fail(__FILE__, __LINE__, "conv_backward", "dx_beta changed after setup built the data-gradient plan");
-    dir_run(l, g, p, &p->algo, dplan, DIR_BWD_DATA, &l->dx_beta[0]);
+    dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_DATA, l->dx_beta[0]), DIR_BWD_DATA, &l->dx_beta[0]);
 }
 
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {

@@ -62,7 +62,8 @@ static int graph_build(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float
     float alpha = 1.0f;
     cudnnBackendDescriptor_t x, w, y, conv, op;
     if (dir < 0 || dir > 2) return 0;
-    int ok = tensor(p, &x, UID_X, s->dtype, s->n, s->c, s->h, s->w) && tensor(p, &w, UID_W, s->dtype, s->k, s->c, s->r, s->s)
+    int ok = tensor(p, &x, UID_X, s->dtype, s->n, s->c, s->h, s->w)
+        && tensor(p, &w, UID_W, s->dtype, s->k, s->c, s->r, s->s)
         && tensor(p, &y, UID_Y, s->dtype, s->n, s->k, s->oh, s->ow)
         && (conv = part(p, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)) != NULL
         && OK(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp))
@@ -109,7 +110,8 @@ static int cfg_read(cudnnBackendDescriptor_t cfg, conv_be_cfg_t *out) {
         ok = nn[i] != CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC && nn[i] != CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS &&
              nn[i] != CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION;
     for (int64_t i = 0; ok && i < bn_n; i++) ok = bn[i] != CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
-    for (int i = 0; ok && i < CONV_BE_KNOBS; i++) ok = (knobs[i] = part(&tmp, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) != NULL;
+    for (int i = 0; ok && i < CONV_BE_KNOBS; i++)
+        ok = (knobs[i] = part(&tmp, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) != NULL;
     ok = ok && OK(cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                            CONV_BE_KNOBS, &nk, knobs)) && nk <= CONV_BE_KNOBS;
     for (int64_t i = 0; ok && i < nk; i++) {
@@ -177,7 +179,8 @@ int conv_be_plan(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta,
     int ok = cfg->engine >= 0 && cfg->n_knobs >= 0 && cfg->n_knobs <= CONV_BE_KNOBS
         && graph_build(h, s, dir, beta, out, &graph)
         && (eng = part(out, CUDNN_BACKEND_ENGINE_DESCRIPTOR)) != NULL
-        && OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph))
+        && OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                       &graph))
         && OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index))
         && OK(cudnnBackendFinalize(eng));
     for (int i = 0; ok && i < cfg->n_knobs; i++) {

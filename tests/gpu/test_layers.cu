@@ -599,8 +599,8 @@ int main(int argc, char **argv) {
             for (int d = 0; d < 3; d++) {
                 on_be += a->be[d].engine >= 0;
                 EXPECT(a->key[3] != 32 || !searched[d] || a->be[d].engine >= 0,
-                       "%s: shape with c=32, k=%d: direction %d searched without a backend config", gpu_math_name(e.math),
-                       a->key[4], d);
+                       "%s: shape with c=32, k=%d: direction %d searched without a backend config",
+                       gpu_math_name(e.math), a->key[4], d);
             }
         }
         printf("# %s: %d directions on backend engine configs\n", gpu_math_name(e.math), on_be);
