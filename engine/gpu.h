@@ -27,8 +27,8 @@ typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
 /* How a bf16 convolution's search picks (fp32 and TF32 keep cudnnFind's algorithm, engine/layers/conv.cu says why):
  * auto, the default, replaces cudnnFind's choice with a backend engine config (engine/layers/conv_be.h) at least 3 %
- * faster; legacy only cudnnFind; backend the fastest backend config whenever one runs (tests). SCALING_CONV, read
- * once. */
+ * faster; legacy only cudnnFind; backend the heuristics' first backend config that runs, wherever one does, untimed
+ * (tests). SCALING_CONV, read once. */
 typedef enum { GPU_CONV_AUTO = 0, GPU_CONV_LEGACY = 1, GPU_CONV_BACKEND = 2 } gpu_conv_t;
 
 typedef struct gpu {
