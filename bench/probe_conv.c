@@ -17,6 +17,7 @@
  * Output: one line per shape and direction, then a TSV block (header line starts with "shape\t"). Knob numbers are
  * cudnnBackendKnobType_t values (cudnn_graph.h). */
 #include <cudnn.h>
+#include "engine/layers/conv_be.h"
 #include <cuda_runtime.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -70,7 +71,6 @@ static double now_ms(void) {
 
 typedef enum { DIR_FWD, DIR_DGRAD, DIR_WGRAD, N_DIR } dir_t;
 static const char *const DIR_NAME[N_DIR] = {"fwd", "dgrad", "wgrad"};
-enum { UID_X = 1, UID_W = 2, UID_Y = 3 };   // x/dx, w/dw, y/dy
 
 typedef struct { int n, h, w, c, k, r, s, stride, pad, fp32; int p, q; } shape_t;
 
@@ -219,92 +219,27 @@ done:
 // ----------------------------------------------------------------------------
 // backend API: the operation graph
 
-typedef struct { cudnnBackendDescriptor_t x, w, y, conv, op, graph; int64_t engines; } be_graph_t;
+/* The engine's graph builder (engine/layers/conv_be.c), and the graph's engine count. */
+typedef struct { conv_be_parts_t parts; cudnnBackendDescriptor_t graph; int64_t engines; } be_graph_t;
 
 static void be_destroy(cudnnBackendDescriptor_t *d) {
     if (*d) CUDNN_CHECK(cudnnBackendDestroyDescriptor(*d));
     *d = NULL;
 }
 
-/* NCHW-ordered dims with NHWC strides (KCRS dims, KRSC strides for the filter). */
-static int be_tensor(cudnnBackendDescriptor_t *t, int64_t uid, cudnnDataType_t dt, int64_t n, int64_t c, int64_t h,
-                     int64_t w, char *note, size_t cap) {
-    int64_t dims[4] = {n, c, h, w}, strides[4] = {h * w * c, 1, w * c, c}, align = 16;
-    return cudnn_try_(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, t), __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt),
-                      __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims),
-                      __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides),
-                      __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
-                      __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendSetAttribute(*t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align),
-                      __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendFinalize(*t), __FILE__, __LINE__, note, cap);
-}
-
 static int be_graph_build(const probe_t *p, const shape_t *s, dir_t dir, be_graph_t *g, char *note, size_t cap) {
-    static const struct {
-        cudnnBackendDescriptorType_t type;
-        cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
-    } OP[N_DIR] = {
-        {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
-        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
-        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
-         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA},
-    };
-    cudnnDataType_t dt = s->fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16, comp = CUDNN_DATA_FLOAT;
-    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t dims = 2, pad[2] = {s->pad, s->pad}, stride[2] = {s->stride, s->stride}, dil[2] = {1, 1};
-    float alpha = 1, beta = 0;
+    conv_be_shape_t cs = {s->n, s->h, s->w, s->c, s->k, s->r, s->s, s->stride, s->pad, s->p, s->q,
+                          s->fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16};
     memset(g, 0, sizeof *g);
-    if (!be_tensor(&g->x, UID_X, dt, s->n, s->c, s->h, s->w, note, cap) ||
-        !be_tensor(&g->w, UID_W, dt, s->k, s->c, s->r, s->s, note, cap) ||
-        !be_tensor(&g->y, UID_Y, dt, s->n, s->k, s->p, s->q, note, cap))
+    if (!conv_be_graph(p->handle, &cs, (int)dir, 0.0f, &g->parts, &g->graph)) {
+        snprintf(note, cap, "cuDNN refused the operation graph (engine/layers/conv_be.c)");
         return 0;
-#define SET(d, a, t, n, v) cudnn_try_(cudnnBackendSetAttribute((d), (a), (t), (n), (v)), __FILE__, __LINE__, note, cap)
-    int ok = cudnn_try_(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &g->conv),
-                        __FILE__, __LINE__, note, cap)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2, pad)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, 2, pad)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, 2, stride)
-        && SET(g->conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, dil)
-        && cudnn_try_(cudnnBackendFinalize(g->conv), __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendCreateDescriptor(OP[dir].type, &g->op), __FILE__, __LINE__, note, cap)
-        && SET(g->op, OP[dir].x, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->x)
-        && SET(g->op, OP[dir].w, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->w)
-        && SET(g->op, OP[dir].y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->y)
-        && SET(g->op, OP[dir].conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->conv)
-        && SET(g->op, OP[dir].alpha, CUDNN_TYPE_FLOAT, 1, &alpha)
-        && SET(g->op, OP[dir].beta, CUDNN_TYPE_FLOAT, 1, &beta)
-        && cudnn_try_(cudnnBackendFinalize(g->op), __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &g->graph),
-                      __FILE__, __LINE__, note, cap)
-        && SET(g->graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &p->handle)
-        && SET(g->graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->op)
-        && cudnn_try_(cudnnBackendFinalize(g->graph), __FILE__, __LINE__, note, cap)
-        && cudnn_try_(cudnnBackendGetAttribute(g->graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
+    }
+    return cudnn_try_(cudnnBackendGetAttribute(g->graph, CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT,
                                                CUDNN_TYPE_INT64, 1, NULL, &g->engines), __FILE__, __LINE__, note, cap);
-#undef SET
-    return ok;
 }
 
-static void be_graph_free(be_graph_t *g) {
-    be_destroy(&g->graph); be_destroy(&g->op); be_destroy(&g->conv);
-    be_destroy(&g->x); be_destroy(&g->w); be_destroy(&g->y);
-}
+static void be_graph_free(be_graph_t *g) { conv_be_parts_free(&g->parts); }
 
 // ----------------------------------------------------------------------------
 // backend API: one engine config -> plan -> timed executions
@@ -391,7 +326,7 @@ static cudnnStatus_t be_run(const probe_t *p, void *ctx) {
 /* Plan, variant pack and timing for one config (c->key and c->engine already set). -1: CUDA context lost. */
 static int cand_time(const probe_t *p, cudnnBackendDescriptor_t cfg, cand_t *c) {
     be_exec_t e = {0};
-    int64_t uids[3] = {UID_X, UID_W, UID_Y};
+    int64_t uids[3] = {CONV_BE_UID_X, CONV_BE_UID_W, CONV_BE_UID_Y};
     void *ptrs[3] = {p->x, p->w, p->y}, *ws = p->ws;
     int rc = 0;
     double t0 = now_ms();

@@ -9,21 +9,20 @@
 #include <string.h>
 #include <cuda_bf16.h>
 
-static gpu_bn_t bn_from_env(void) {
-    const char *v = getenv("SCALING_BN");
-    if (!v || !*v || strcmp(v, "auto") == 0) return GPU_BN_AUTO;
-    if (strcmp(v, "cudnn") == 0) return GPU_BN_CUDNN;
-    if (strcmp(v, "own") == 0) return GPU_BN_OWN;
-    fprintf(stderr, "SCALING_BN=%s: expected auto, own or cudnn\n", v);
-    exit(2);
-}
+/* Names of gpu_bn_t and gpu_conv_t values, in enum order: the environment's words, and the conv cache id's. */
+static const char *const BN_NAMES[] = {"own", "cudnn", "auto"};
+static const char *const CONV_NAMES[] = {"auto", "legacy", "backend"};
 
-static gpu_conv_t conv_from_env(void) {
-    const char *v = getenv("SCALING_CONV");
-    if (!v || !*v || strcmp(v, "auto") == 0) return GPU_CONV_AUTO;
-    if (strcmp(v, "legacy") == 0) return GPU_CONV_LEGACY;
-    if (strcmp(v, "backend") == 0) return GPU_CONV_BACKEND;
-    fprintf(stderr, "SCALING_CONV=%s: expected auto, legacy or backend\n", v);
+/* The index in names[0..n) of the environment variable's value; unset or empty: dflt. Any other value stops the
+ * process with one line, exit 2. */
+static int env_choice(const char *var, const char *const *names, int n, int dflt) {
+    const char *v = getenv(var);
+    if (!v || !*v) return dflt;
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) return i;
+    fprintf(stderr, "%s=%s: expected", var, v);
+    for (int i = 0; i < n; i++) fprintf(stderr, "%s %s", i == 0 ? "" : i == n - 1 ? " or" : ",", names[i]);
+    fputc('\n', stderr);
     exit(2);
 }
 
@@ -31,8 +30,8 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     memset(g, 0, sizeof *g);
     g->device = device;
     g->math = math;
-    g->bn = bn_from_env();
-    g->conv = conv_from_env();
+    g->bn = (gpu_bn_t)env_choice("SCALING_BN", BN_NAMES, 3, GPU_BN_AUTO);
+    g->conv = (gpu_conv_t)env_choice("SCALING_CONV", CONV_NAMES, 3, GPU_CONV_AUTO);
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->comm_stream, cudaStreamNonBlocking));
@@ -125,10 +124,9 @@ void gpu_enable_peer(int device, int peer) {
 /* The GPU model, the cuDNN version and the search rule: the choices of one hold for the other GPUs of its kind, and
  * lines searched by cudnnFind alone (older versions, SCALING_CONV=legacy) are not taken for the default's. */
 static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
-    static const char *const RULE[] = {"auto", "legacy", "backend"};
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
-    snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), RULE[g->conv]);
+    snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv]);
 }
 
 void gpu_conv_cache_load(gpu_t *g) {

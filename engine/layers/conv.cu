@@ -188,8 +188,8 @@ static const char *const dir_names[] = {"forward", "backward-data", "backward-fi
 
 /* One direction into the layer's bound tensors: by a backend plan (its beta built in) or by a's legacy algorithm
  * with the output blended by *beta. The forward, the backward and the search's timing all run through here. */
-static void dir_run(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a, const conv_be_plan_t *plan,
-                    int dir, const float *beta) {
+static void dir_run(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a, conv_be_plan_t *plan, int dir,
+                    const float *beta) {
     const void *w = param_at(l, 0);
     if (dir == DIR_FWD) {
         if (plan) conv_be_run(g->cudnn, plan, l->x[0], w, l->y, g->workspace);
@@ -220,8 +220,8 @@ __global__ static void spin_kernel(long long cycles) {
 #define TIME_REPS 5
 
 /* Median GPU time (ms) of one direction's call, after a warm-up, writing the bound outputs as cudnnFind does. */
-static float time_dir(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a,
-                      const conv_be_plan_t *plan, int dir) {
+static float time_dir(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a, conv_be_plan_t *plan,
+                      int dir) {
     cudaEvent_t ev[TIME_REPS + 1];
     float ms[TIME_REPS];
     for (int i = 0; i <= TIME_REPS; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
@@ -428,7 +428,7 @@ static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
 }
 
 /* The plan a gradient direction runs with for blend beta, or NULL for the legacy algorithm. */
-static const conv_be_plan_t *be_plan_for(const conv_priv_t *p, int dir, float beta) {
+static conv_be_plan_t *be_plan_for(conv_priv_t *p, int dir, float beta) {
     if (p->algo.be[dir].engine < 0) return NULL;
     if (beta == 0.0f) return &p->be[dir];
     if (beta != 1.0f || !p->be_acc[dir].plan)
@@ -517,7 +517,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
 
 static void conv_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
-    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    conv_priv_t *p = (conv_priv_t *)l->priv;   /* its plans cache their variant packs */
     // (N, H, W, C) * (K, R, S, C) -> (N, OH, OW, K)
     if (p->path == CONV_DIRECT)
         conv_direct_forward(l->x[0], param_at(l, 0), l->y, l->dtype, l->in_shape[0], l->out_shape, l->cfg.k,
@@ -541,7 +541,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
 }
 
 static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
-    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    conv_priv_t *p = (conv_priv_t *)l->priv;
     size_t nw = conv_weight_count(l);
     if (l->cfg.bias && l->bias_use == BIAS_ADD)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
         blas_bias_grad(g, l->dtype, l->dy, l->out_shape.c, l->out_shape.n * l->out_shape.h * l->out_shape.w, dw_beta,

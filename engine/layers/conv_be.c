@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { UID_X = 1, UID_W = 2, UID_Y = 3 };
-
 #define OK(call) ((call) == CUDNN_STATUS_SUCCESS)
 
 static void destroy(cudnnBackendDescriptor_t *d) {
@@ -15,16 +13,20 @@ static void destroy(cudnnBackendDescriptor_t *d) {
     *d = NULL;
 }
 
-/* A new descriptor kept in the plan's parts (freed with it); NULL when cuDNN refuses or the list is full. */
-static cudnnBackendDescriptor_t part(conv_be_plan_t *p, cudnnBackendDescriptorType_t type) {
+/* A new descriptor kept in parts (freed with them); NULL when cuDNN refuses or the list is full. */
+static cudnnBackendDescriptor_t part(conv_be_parts_t *p, cudnnBackendDescriptorType_t type) {
     cudnnBackendDescriptor_t d = NULL;
-    if (p->n_parts == (int)(sizeof p->parts / sizeof p->parts[0]) || !OK(cudnnBackendCreateDescriptor(type, &d)))
-        return NULL;
-    p->parts[p->n_parts++] = d;
+    if (p->n == (int)(sizeof p->d / sizeof p->d[0]) || !OK(cudnnBackendCreateDescriptor(type, &d))) return NULL;
+    p->d[p->n++] = d;
     return d;
 }
 
-static int tensor(conv_be_plan_t *p, cudnnBackendDescriptor_t *t, int64_t uid, cudnnDataType_t dt, int64_t n,
+void conv_be_parts_free(conv_be_parts_t *p) {
+    for (int i = p->n - 1; i >= 0; i--) destroy(&p->d[i]);
+    p->n = 0;
+}
+
+static int tensor(conv_be_parts_t *p, cudnnBackendDescriptor_t *t, int64_t uid, cudnnDataType_t dt, int64_t n,
                   int64_t c, int64_t h, int64_t w) {
     int64_t dims[4] = {n, c, h, w}, strides[4] = {h * w * c, 1, w * c, c}, align = 16;
     return (*t = part(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR)) != NULL
@@ -36,9 +38,8 @@ static int tensor(conv_be_plan_t *p, cudnnBackendDescriptor_t *t, int64_t uid, c
         && OK(cudnnBackendFinalize(*t));
 }
 
-/* The operation graph of one direction into *graph (its descriptors kept in p). 1 on success. */
-static int graph_build(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta, conv_be_plan_t *p,
-                       cudnnBackendDescriptor_t *graph) {
+int conv_be_graph(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta, conv_be_parts_t *p,
+                  cudnnBackendDescriptor_t *graph) {
     static const struct {
         cudnnBackendDescriptorType_t type;
         cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
@@ -62,9 +63,9 @@ static int graph_build(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float
     float alpha = 1.0f;
     cudnnBackendDescriptor_t x, w, y, conv, op;
     if (dir < 0 || dir > 2) return 0;
-    int ok = tensor(p, &x, UID_X, s->dtype, s->n, s->c, s->h, s->w)
-        && tensor(p, &w, UID_W, s->dtype, s->k, s->c, s->r, s->s)
-        && tensor(p, &y, UID_Y, s->dtype, s->n, s->k, s->oh, s->ow)
+    int ok = tensor(p, &x, CONV_BE_UID_X, s->dtype, s->n, s->c, s->h, s->w)
+        && tensor(p, &w, CONV_BE_UID_W, s->dtype, s->k, s->c, s->r, s->s)
+        && tensor(p, &y, CONV_BE_UID_Y, s->dtype, s->n, s->k, s->oh, s->ow)
         && (conv = part(p, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)) != NULL
         && OK(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &comp))
         && OK(cudnnBackendSetAttribute(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode))
@@ -92,7 +93,7 @@ static int graph_build(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float
 /* A heuristics config's engine index and knobs into out; 1 when it may replace a legacy algorithm (see
  * conv_be_candidates), 0 when not or unreadable. */
 static int cfg_read(cudnnBackendDescriptor_t cfg, conv_be_cfg_t *out) {
-    conv_be_plan_t tmp = {0};   /* only as a descriptor list to free */
+    conv_be_parts_t tmp = {0};
     cudnnBackendDescriptor_t eng = part(&tmp, CUDNN_BACKEND_ENGINE_DESCRIPTOR), knobs[CONV_BE_KNOBS] = {0};
     cudnnBackendNumericalNote_t nn[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
     cudnnBackendBehaviorNote_t bn[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
@@ -125,7 +126,7 @@ static int cfg_read(cudnnBackendDescriptor_t cfg, conv_be_cfg_t *out) {
         out->knob_value[i] = (long long)value;
     }
     if (ok) { out->engine = (int)engine; out->n_knobs = (int)nk; }
-    for (int i = 0; i < tmp.n_parts; i++) destroy(&tmp.parts[i]);
+    conv_be_parts_free(&tmp);
     return ok;
 }
 
@@ -138,13 +139,13 @@ static int same_cfg(const conv_be_cfg_t *a, const conv_be_cfg_t *b) {
 
 int conv_be_candidates(cudnnHandle_t h, const conv_be_shape_t *s, int dir, int max, conv_be_cfg_t *out, int cap) {
     static const cudnnBackendHeurMode_t MODES[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_B};
-    conv_be_plan_t g = {0};
+    conv_be_parts_t g = {0};
     cudnnBackendDescriptor_t graph = NULL;
     int n = 0;
     if (max > 64) max = 64;
-    if (graph_build(h, s, dir, 0.0f, &g, &graph))
+    if (conv_be_graph(h, s, dir, 0.0f, &g, &graph))
         for (int m = 0; m < 2; m++) {
-            conv_be_plan_t tmp = {0};
+            conv_be_parts_t tmp = {0};
             cudnnBackendDescriptor_t heur = part(&tmp, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR), cfgs[64];
             int64_t count = 0;
             int ok = heur && OK(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
@@ -165,9 +166,9 @@ int conv_be_candidates(cudnnHandle_t h, const conv_be_shape_t *s, int dir, int m
                     if (!dup) out[n++] = c;
                 }
             for (int i = 0; i < want; i++) destroy(&cfgs[i]);
-            for (int i = 0; i < tmp.n_parts; i++) destroy(&tmp.parts[i]);
+            conv_be_parts_free(&tmp);
         }
-    for (int i = 0; i < g.n_parts; i++) destroy(&g.parts[i]);
+    conv_be_parts_free(&g);
     return n;
 }
 
@@ -177,8 +178,8 @@ int conv_be_plan(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta,
     int64_t index = cfg->engine, ws = 0;
     memset(out, 0, sizeof *out);
     int ok = cfg->engine >= 0 && cfg->n_knobs >= 0 && cfg->n_knobs <= CONV_BE_KNOBS
-        && graph_build(h, s, dir, beta, out, &graph)
-        && (eng = part(out, CUDNN_BACKEND_ENGINE_DESCRIPTOR)) != NULL
+        && conv_be_graph(h, s, dir, beta, &out->parts, &graph)
+        && (eng = part(&out->parts, CUDNN_BACKEND_ENGINE_DESCRIPTOR)) != NULL
         && OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                        &graph))
         && OK(cudnnBackendSetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &index))
@@ -186,17 +187,17 @@ int conv_be_plan(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta,
     for (int i = 0; ok && i < cfg->n_knobs; i++) {
         cudnnBackendKnobType_t type = (cudnnBackendKnobType_t)cfg->knob_type[i];
         int64_t value = cfg->knob_value[i];
-        ok = (knobs[i] = part(out, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) != NULL
+        ok = (knobs[i] = part(&out->parts, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR)) != NULL
             && OK(cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &type))
             && OK(cudnnBackendSetAttribute(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &value))
             && OK(cudnnBackendFinalize(knobs[i]));
     }
-    ok = ok && (ec = part(out, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) != NULL
+    ok = ok && (ec = part(&out->parts, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)) != NULL
         && OK(cudnnBackendSetAttribute(ec, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &eng))
         && (cfg->n_knobs == 0 || OK(cudnnBackendSetAttribute(ec, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
                                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, cfg->n_knobs, knobs)))
         && OK(cudnnBackendFinalize(ec))
-        && (out->plan = part(out, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)) != NULL
+        && (out->plan = part(&out->parts, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)) != NULL
         && OK(cudnnBackendSetAttribute(out->plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h))
         && OK(cudnnBackendSetAttribute(out->plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ec))
@@ -209,21 +210,25 @@ int conv_be_plan(cudnnHandle_t h, const conv_be_shape_t *s, int dir, float beta,
 }
 
 void conv_be_plan_free(conv_be_plan_t *p) {
-    for (int i = p->n_parts - 1; i >= 0; i--) destroy(&p->parts[i]);
+    destroy(&p->pack);
+    conv_be_parts_free(&p->parts);
     memset(p, 0, sizeof *p);
 }
 
-void conv_be_run(cudnnHandle_t h, const conv_be_plan_t *p, const void *x, const void *w, const void *y, void *ws) {
-    int64_t uids[3] = {UID_X, UID_W, UID_Y};
-    void *ptrs[3] = {(void *)x, (void *)w, (void *)y};
-    cudnnBackendDescriptor_t pack = NULL;
-    CHECK_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    CHECK_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
-    CHECK_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs));
-    CHECK_CUDNN(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
-    CHECK_CUDNN(cudnnBackendFinalize(pack));
-    CHECK_CUDNN(cudnnBackendExecute(h, p->plan, pack));
-    destroy(&pack);
+void conv_be_run(cudnnHandle_t h, conv_be_plan_t *p, const void *x, const void *w, const void *y, void *ws) {
+    if (!p->pack || p->ptr[0] != x || p->ptr[1] != w || p->ptr[2] != y || p->ws_ptr != ws) {
+        int64_t uids[3] = {CONV_BE_UID_X, CONV_BE_UID_W, CONV_BE_UID_Y};
+        void *ptrs[3] = {(void *)x, (void *)w, (void *)y};
+        destroy(&p->pack);
+        CHECK_CUDNN(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &p->pack));
+        CHECK_CUDNN(cudnnBackendSetAttribute(p->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids));
+        CHECK_CUDNN(cudnnBackendSetAttribute(p->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3,
+                                             ptrs));
+        CHECK_CUDNN(cudnnBackendSetAttribute(p->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws));
+        CHECK_CUDNN(cudnnBackendFinalize(p->pack));
+        p->ptr[0] = x; p->ptr[1] = w; p->ptr[2] = y; p->ws_ptr = ws;
+    }
+    CHECK_CUDNN(cudnnBackendExecute(h, p->plan, p->pack));
 }
 
 void conv_be_describe(const conv_be_cfg_t *cfg, char *buf, size_t len) {
