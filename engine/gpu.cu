@@ -122,11 +122,13 @@ void gpu_enable_peer(int device, int peer) {
 }
 
 /* The GPU model, the cuDNN version and the search rule: the choices of one hold for the other GPUs of its kind, and
- * lines searched by cudnnFind alone (older versions, SCALING_CONV=legacy) are not taken for the default's. */
+ * lines searched by another rule (cudnnFind alone: older versions, SCALING_CONV=legacy; the backend for fewer maths)
+ * are not taken for this one's. */
 static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
-    snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv]);
+    snprintf(buf, len, "%s|cudnn %zu|conv %s%s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv],
+             g->conv == GPU_CONV_LEGACY ? "" : "|backend " CONV_BE_MATHS);
 }
 
 void gpu_conv_cache_load(gpu_t *g) {

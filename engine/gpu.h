@@ -25,7 +25,7 @@ static inline const char *gpu_math_name(math_t m) {
  * environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
 typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
-/* How a bf16 convolution's search picks (fp32 and TF32 keep cudnnFind's algorithm, engine/layers/conv.cu says why):
+/* How a bf16 or tf32 convolution's search picks (strict fp32 keeps cudnnFind's algorithm, engine/layers/conv.cu):
  * auto, the default, replaces cudnnFind's choice with a backend engine config (engine/layers/conv_be.h) at least 3 %
  * faster; legacy only cudnnFind; backend the heuristics' first backend config that runs, wherever one does, untimed
  * (tests). SCALING_CONV, read once. */

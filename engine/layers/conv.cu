@@ -335,12 +335,12 @@ static conv_be_shape_t be_shape(const layer_t *l) {
 
 static int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
 
-/* Whether the backend may run this layer: bf16 only (in TF32, with fp32 tensors, backend configs left a bottleneck
- * block's gradients 2-5 % off its reference in test_bottleneck on an H200, not yet understood), every bound tensor
- * on the 16-byte alignment the plans declare. */
+/* Whether the backend may run this layer: bf16 tensors, or fp32 ones under tf32 (CONV_BE_MATHS); not strict fp32,
+ * whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32 tensor cores).
+ * Every bound tensor on the 16-byte alignment the plans declare. */
 static int be_eligible(const layer_t *l, const gpu_t *g, const conv_priv_t *p) {
-    return g->conv != GPU_CONV_LEGACY && l->dtype == DTYPE_BF16 && aligned16(l->x[0]) && aligned16(l->y) &&
-           aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) && aligned16(g->workspace) &&
+    return g->conv != GPU_CONV_LEGACY && (l->dtype == DTYPE_BF16 || g->math == MATH_TF32) && aligned16(l->x[0]) &&
+           aligned16(l->y) && aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) && aligned16(g->workspace) &&
            (!l->dx[0] || aligned16(l->dx[0]));
 }
 

@@ -579,20 +579,21 @@ int main(int argc, char **argv) {
     test_softmax_xent(&b, &rng, 16, 16, 100);
     gpu_free(&b);
 
-    /* bf16 convolutions on the backend API's engine configs (conv_be.c), forced wherever one runs
+    /* bf16 and tf32 convolutions on the backend API's engine configs (conv_be.c), forced wherever one runs
      * (SCALING_CONV=backend), on the cases cuDNN runs: the same references and tolerances. Each searched direction of
      * the 32-channel shapes must have run one, so these checks cannot pass on the legacy path alone. Few cases: a
      * search times every candidate, slow under compute-sanitizer (gpu_memcheck runs this test). */
-    {
+    const math_t be_maths[2] = {MATH_BF16, MATH_TF32};
+    for (int mi = 0; mi < 2; mi++) {
         gpu_t e;
-        gpu_init(&e, 0, MATH_BF16);
+        gpu_init(&e, 0, be_maths[mi]);
         e.conv = GPU_CONV_BACKEND;
         gpu_workspace_reserve(&e, (size_t)256 << 20);
         printf("# math %s, convolutions on backend engine configs\n", gpu_math_name(e.math));
         for (size_t i = 0; i < n_cases; i++)
             if (strcmp(cases[i].name, "conv k3 s1 p1 c32") == 0 || strcmp(cases[i].name, "conv k3 s2 p1 bias") == 0 ||
                 strncmp(cases[i].name, "conv k1", 7) == 0)
-                run_case(&e, &cases[i], &rng, TOL_BF16(cases[i].bf16_stages));
+                run_case(&e, &cases[i], &rng, e.math == MATH_TF32 ? TOL_TF32 : TOL_BF16(cases[i].bf16_stages));
         int on_be = 0;
         for (int i = 0; i < e.n_conv_algos; i++) {
             const conv_algo_t *a = &e.conv_algos[i];
