@@ -340,8 +340,8 @@ static int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
  * Every bound tensor on the 16-byte alignment the plans declare. */
 static int be_eligible(const layer_t *l, const gpu_t *g, const conv_priv_t *p) {
     return g->conv != GPU_CONV_LEGACY && (l->dtype == DTYPE_BF16 || g->math == MATH_TF32) && aligned16(l->x[0]) &&
-           aligned16(l->y) && aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) && aligned16(g->workspace) &&
-           (!l->dx[0] || aligned16(l->dx[0]));
+           aligned16(l->y) && aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) &&
+           aligned16(g->workspace) && (!l->dx[0] || aligned16(l->dx[0]));
 }
 
 /* Configs taken from each heuristics mode: probe_conv over ResNet-50's shapes (first 16 of A and B) found the
