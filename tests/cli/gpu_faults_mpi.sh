@@ -7,7 +7,8 @@
 #     asynchronous error or the deadline comes first: failed, timeout);
 #   - an injected NCCL error (SCALING_FAULT nccl on rank 1) and a failed collective (SCALING_FAULT collective): the
 #     failing rank's CHECK line, a failed row.
-# Each sweeps lr 0.05 then 0.1 (LeNet, MNIST, 3 epochs of 900 steps), the fault in the first. The seconds from the
+# Each sweeps lr 0.05 then 0.1 (LeNet, MNIST, 3 epochs of 900 steps), the fault in the first; weak scaling writes
+# them as 0.1 and 0.2 (lr x 2 GPUs: LR1, LR2). The seconds from the
 # fault to the last rank's exit are printed for the fault table. Skips (77) without 2 GPUs, mpirun or MPI.
 set -u
 bin=$1; root=$2
@@ -18,6 +19,7 @@ mpi_require 2
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 TIMEOUT=20
+LR1=0.1 LR2=0.2   # the two configurations' lr cells
 run=(--strategy nccl --model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --lr 0.05,0.1
      --epochs 3 --steps 900 --timeout $TIMEOUT)
 
@@ -35,7 +37,7 @@ resume_goes_on() {
     runs "$csv" >"$tmp/runs"; cat "$tmp/runs"
     check "$name: --resume exits $rc" $([ $rc -eq 0 ]; echo $?)
     check "$name: --resume completed the second configuration" \
-        $(awk -F'|' '$1 == "0.1" && $4 == "ok,ok,ok" { n++ } END { exit !(n == 1) }' "$tmp/runs"; echo $?)
+        $(awk -F'|' -v lr=$LR2 '$1 == lr && $4 == "ok,ok,ok" { n++ } END { exit !(n == 1) }' "$tmp/runs"; echo $?)
 }
 
 # ---- a stopped rank and a killed rank: by hand, mid-epoch (after the first epoch's row)
@@ -44,7 +46,8 @@ for sig in STOP KILL; do
     "$mpirun" "${mpi_opts[@]}" -np 2 "$bin" "${run[@]}" --out "$csv" >"$tmp/$name.log" 2>&1 &
     pid=$!
     wait_rows "$csv" 1 "$pid" 600
-    sleep 0.5       # into epoch 2
+    # No sleep: an epoch of LeNet lasts ~0.2 s on an H200, and half a second here let the first configuration end
+    # before the signal (2 H200s, 2026-11-24).
     rank1=$(sed -n 's/^#   rank 1 .* pid \([0-9]*\).*/\1/p' "$tmp/$name.log" | head -n 1)
     check "$name: rank 1's pid from the rank report: '$rank1'" $([ -n "$rank1" ]; echo $?)
     [ -n "$rank1" ] || { kill -9 "$pid"; continue; }
@@ -52,7 +55,7 @@ for sig in STOP KILL; do
     kill -$sig "$rank1"
     wait "$pid"; rc=$?; pid=""
     took=$(seconds_since "$t0")
-    kill -0 "$rank1" 2>/dev/null && { kill -9 "$rank1"; check "$name: rank 1 still there after mpirun exited" 1; }
+    gone "$rank1" || { kill -9 "$rank1"; check "$name: rank 1 still there after mpirun exited" 1; }
     echo "$name: mpirun exited $rc, $took s after SIG$sig to rank 1"
     within_deadline "$name" "$took"
     check "$name: exit $rc, want non-zero" $([ $rc -ne 0 ]; echo $?)
@@ -86,8 +89,9 @@ for fault in nccl:400 collective:400; do
     runs "$csv" >"$tmp/runs"; cat "$tmp/runs"
     # rank 1's failed row (with its CHECK line), possibly followed by rank 0's interrupted one (the launcher's SIGTERM)
     check "$name: the first configuration's run has a failed row naming rank 1" \
-        $(awk -f "$root/scripts/csv.awk" "$csv" 2>/dev/null | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-              $c["lr"] == "0.05" && $c["status"] == "failed" && $c["reason"] ~ /rank 1/ { f = 1 } END { exit !f }'
+        $(awk -f "$root/scripts/csv.awk" "$csv" 2>/dev/null | awk -F'\t' -v lr=$LR1 '
+              NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+              $c["lr"] == lr && $c["status"] == "failed" && $c["reason"] ~ /rank 1/ { f = 1 } END { exit !f }'
           echo $?)
     resume_goes_on "$name" "$csv"
 done
