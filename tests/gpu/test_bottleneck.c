@@ -19,12 +19,13 @@
 
 /* fp32: every layer alone meets 1e-4 with errors near 1e-7 (test_layers); a chain of nine stays far below.
  * tf32: 10-bit products in five convolutions along the longest path, each within test_layers' 5e-3 alone. The
- *   reference cannot round as TF32 products do, so a pre-activation near 0 may take the other side of a ReLU: one
- *   element in 3,200 did in two seeds of six (H200, backend configs), and its O(1) gradient, spread by batch norm's
+ *   reference cannot round as TF32 products do, so a pre-activation near 0 may take the other side of a ReLU: in
+ *   two seeds of six one element did (H200, backend configs), and its O(1) gradient, spread by batch norm's
  *   backward over its channel, put every gradient 5-7 % off while the output stayed within 6e-4. So in tf32 the
  *   gradients are checked against the chain fed, layer by layer, the GPU's own stored activations and incoming
  *   gradients: each layer's error alone, the block's wiring (which tensor each layer reads, gradients summed over
- *   readers) still checked. cudnnFind takes FMA kernels at these shapes; the forced pass runs TF32 ones.
+ *   readers) still checked. cudnnFind alone took FMA kernels at these shapes (errors near 3e-7): the forced pass
+ *   makes sure TF32 ones run.
  * bf16: each stored activation and gradient is rounded to 8 bits (2^-8 relative at most); the longest path stores
  * eight of them, so 8 x 2^-8 bounds the error of the output and of the gradients (test_layers' TOL_BF16 per
  * rounding stage). The v1 control differs by O(1). */

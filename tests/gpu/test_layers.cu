@@ -581,8 +581,8 @@ int main(int argc, char **argv) {
 
     /* bf16 and tf32 convolutions on the backend API's engine configs (conv_be.c), forced wherever one runs
      * (SCALING_CONV=backend), on the cases cuDNN runs: the same references and tolerances. Each searched direction of
-     * the 32-channel shapes must have run one, so these checks cannot pass on the legacy path alone. Few cases: a
-     * search times every candidate, slow under compute-sanitizer (gpu_memcheck runs this test). */
+     * the 32-channel shapes must have run one, so these checks cannot pass on the legacy path alone. Few cases:
+     * compute-sanitizer runs this test (gpu_memcheck). */
     const math_t be_maths[2] = {MATH_BF16, MATH_TF32};
     for (int mi = 0; mi < 2; mi++) {
         gpu_t e;
