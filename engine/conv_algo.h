@@ -7,9 +7,6 @@
 #include <string.h>
 
 #define CONV_BE_KNOBS 16
-/* The maths whose convolutions the search may put on backend engine configs (layers/conv.cu, be_eligible); the
- * --conv-cache id names them, so that lines searched under a narrower rule are searched again. */
-#define CONV_BE_MATHS "bf16 tf32"
 
 /* A cuDNN backend (graph API) engine config that ran a direction faster than cudnnFind's choice: the global engine
  * index, its knob choices (cudnnBackendKnobType_t, value) and its plan's workspace. engine -1: none (the direction

@@ -9,10 +9,10 @@
  * searched direction may have one. Lines of older versions, without the three tokens, have none (an older binary
  * refuses a file with them). A torn line (a writer stopped by a full disk: no newline at the end of the file, or a
  * checksum that differs) is ignored with a warning, and the next save closes it, marked "\t#torn", under the lock.
- * Lines of older versions, without a checksum, are read when whole. id names the GPU model and the cuDNN version
- * (engine/gpu.cu): another GPU's or another cuDNN's lines are kept but not used. Lines are only ever appended,
- * under an exclusive flock, so processes that share the file (mpirun ranks, a study's runs) never lose a line; for
- * a shape and direction the first line that has it wins. Host code (no CUDA), tested on CI. */
+ * Lines of older versions, without a checksum, are read when whole. id names the GPU model, the cuDNN version and
+ * the search rule (engine/gpu.cu): another GPU's, cuDNN's or rule's lines are kept but not used. Lines are only ever
+ * appended, under an exclusive flock, so processes that share the file (mpirun ranks, a study's runs) never lose a
+ * line; for a shape and direction the first line that has it wins. Host code (no CUDA), tested on CI. */
 #pragma once
 #include <stddef.h>
 #include "conv_algo.h"

@@ -127,8 +127,14 @@ void gpu_enable_peer(int device, int peer) {
 static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
-    snprintf(buf, len, "%s|cudnn %zu|conv %s%s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv],
-             g->conv == GPU_CONV_LEGACY ? "" : "|backend " CONV_BE_MATHS);
+    int k = snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv]);
+    if (g->conv == GPU_CONV_LEGACY) return;
+    const char *sep = "|backend ";   /* then the maths it covers */
+    for (int m = MATH_FP32; m <= MATH_BF16 && k > 0 && (size_t)k < len; m++)
+        if (gpu_conv_backend_math((math_t)m)) {
+            k += snprintf(buf + k, len - (size_t)k, "%s%s", sep, gpu_math_name((math_t)m));
+            sep = " ";
+        }
 }
 
 void gpu_conv_cache_load(gpu_t *g) {

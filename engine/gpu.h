@@ -20,12 +20,17 @@ static inline const char *gpu_math_name(math_t m) {
     return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
 }
 
+/* Whether convolutions under math m may run on cuDNN backend engine configs (engine/layers/conv.cu): bf16 and tf32;
+ * not strict fp32, whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32
+ * tensor cores). The --conv-cache id names these maths. */
+static inline int gpu_conv_backend_math(math_t m) { return m == MATH_BF16 || m == MATH_TF32; }
+
 /* Which batch-norm training kernels run: per layer, the ones measured faster at its shape (the default, auto:
  * bn_nhwc_preferred), or everywhere cuDNN's or ours (engine/layers/bn_nhwc.cu). Read once by gpu_init from the
  * environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
 typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
-/* How a bf16 or tf32 convolution's search picks (strict fp32 keeps cudnnFind's algorithm, engine/layers/conv.cu):
+/* How a convolution's search picks where gpu_conv_backend_math allows the backend (else cudnnFind's algorithm):
  * auto, the default, replaces cudnnFind's choice with a backend engine config (engine/layers/conv_be.h) at least 3 %
  * faster; legacy only cudnnFind; backend the heuristics' first backend config that runs, wherever one does, untimed
  * (tests). SCALING_CONV, read once. */

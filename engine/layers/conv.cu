@@ -335,11 +335,10 @@ static conv_be_shape_t be_shape(const layer_t *l) {
 
 static int aligned16(const void *v) { return ((uintptr_t)v & 15) == 0; }
 
-/* Whether the backend may run this layer: bf16 tensors, or fp32 ones under tf32 (CONV_BE_MATHS); not strict fp32,
- * whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32 tensor cores).
- * Every bound tensor on the 16-byte alignment the plans declare. */
+/* Whether the backend may run this layer: the search rule and the math allow it (gpu.h), and every bound tensor is
+ * on the 16-byte alignment the plans declare. */
 static int be_eligible(const layer_t *l, const gpu_t *g, const conv_priv_t *p) {
-    return g->conv != GPU_CONV_LEGACY && (l->dtype == DTYPE_BF16 || g->math == MATH_TF32) && aligned16(l->x[0]) &&
+    return g->conv != GPU_CONV_LEGACY && gpu_conv_backend_math(g->math) && aligned16(l->x[0]) &&
            aligned16(l->y) && aligned16(l->dy) && aligned16(param_at(l, 0)) && aligned16(conv_dw(l, p)) &&
            aligned16(g->workspace) && (!l->dx[0] || aligned16(l->dx[0]));
 }
@@ -427,12 +426,12 @@ static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
     }
 }
 
-/* The plan a gradient direction runs with for blend beta, or NULL for the legacy algorithm. */
+/* The plan a direction runs with for output blend beta, or NULL for the legacy algorithm. */
 static conv_be_plan_t *be_plan_for(conv_priv_t *p, int dir, float beta) {
     if (p->algo.be[dir].engine < 0) return NULL;
     if (beta == 0.0f) return &p->be[dir];
     if (beta != 1.0f || !p->be_acc[dir].plan)
-        check_fail(__FILE__, __LINE__, "conv_backward", "a gradient blend without a backend plan built for it");
+        check_fail(__FILE__, __LINE__, "conv", "a blend without a backend plan built for it");
     return &p->be_acc[dir];
 }
 
@@ -525,7 +524,7 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     else if (p->path == CONV_GEMM)
         conv_gemm_forward(&p->gemm, g, l->x[0], param_at(l, 0), l->y);
     else
-        dir_run(l, g, p, &p->algo, p->algo.be[DIR_FWD].engine >= 0 ? &p->be[DIR_FWD] : NULL, DIR_FWD, &CU_ZERO);
+        dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_FWD, 0.0f), DIR_FWD, &CU_ZERO);
     if (!l->cfg.bias || l->bias_use != BIAS_ADD) return;   /* DEAD: batch norm removes it; FOLDED: it adds it */
     const void *b = param_at(l, conv_weight_count(l));
     size_t n = shape_numel(l->out_shape);

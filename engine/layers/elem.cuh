@@ -1,10 +1,17 @@
 /* elem.cuh — loads and stores of fp32 or bf16 activations with fp32 arithmetic, for the kernels of our own that
- * serve both types (convolution, batch norm, pooling, the gather): one rounding to bf16 per stored value, to nearest. */
+ * serve both types (convolution, batch norm, pooling, the gather): one rounding to bf16 per stored value, to
+ * nearest. */
 #pragma once
 #include <cuda_bf16.h>
 
-__device__ static inline float ld(const float *p, unsigned i) { return p[i]; }
-__device__ static inline float ld(const __nv_bfloat16 *p, unsigned i) { return __bfloat162float(p[i]); }
+/* One element to fp32 and back (one rounding, to nearest). */
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+template <typename T> __device__ static inline float ld(const T *p, unsigned i) { return to_f(p[i]); }
 
 /* Eight consecutive values: one 16-byte store in bf16, two in fp32 (y + i 16-byte aligned). */
 __device__ static inline void store8(float *y, unsigned i, const float *a) {
@@ -22,19 +29,11 @@ __device__ static inline void store2(float *y, unsigned i, float a, float b) { *
 __device__ static inline void store2(__nv_bfloat16 *y, unsigned i, float a, float b) {
     *(__nv_bfloat162 *)(y + i) = __floats2bfloat162_rn(a, b);
 }
-__device__ static inline void store1(float *y, unsigned i, float a) { y[i] = a; }
-__device__ static inline void store1(__nv_bfloat16 *y, unsigned i, float a) { y[i] = __float2bfloat16_rn(a); }
+template <typename T> __device__ static inline void store1(T *y, unsigned i, float a) { y[i] = from_f<T>(a); }
 
-/* V consecutive elements moved as one access (16 bytes of data: 8 bf16 or 4 fp32; or V bytes), and the conversions
- * of one element to fp32 and back. */
+/* V consecutive elements moved as one access (16 bytes of data: 8 bf16 or 4 fp32; or V bytes). */
 template <typename T, int V>
 struct alignas(sizeof(T) * V) pack_t { T v[V]; };
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 template <typename T, int V>
 __device__ __forceinline__ pack_t<T, V> load_p(const T *p) { return *reinterpret_cast<const pack_t<T, V> *>(p); }
