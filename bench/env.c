@@ -30,7 +30,7 @@ static void driver_version(char *buf, size_t len) {
     }
     int v = 0;
     if (cudaDriverGetVersion(&v) == cudaSuccess) snprintf(buf, len, "cuda-driver-api %d.%d", v / 1000, (v % 1000) / 10);
-    else snprintf(buf, len, "?");
+    else snprintf(buf, len, "unknown");
 }
 
 void env_collect(results_env_t *e, const dist_t *dist) {
@@ -38,7 +38,7 @@ void env_collect(results_env_t *e, const dist_t *dist) {
     int device = dist ? dist->device : 0;
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, device) == cudaSuccess) snprintf(e->gpu_name, sizeof e->gpu_name, "%.95s", p.name);
-    else snprintf(e->gpu_name, sizeof e->gpu_name, "?");
+    else snprintf(e->gpu_name, sizeof e->gpu_name, "unknown");
     driver_version(e->driver, sizeof e->driver);
     int rt = 0;
     if (cudaRuntimeGetVersion(&rt) == cudaSuccess) snprintf(e->cuda, sizeof e->cuda, "%d.%d", rt / 1000, (rt % 1000) / 10);
@@ -47,8 +47,8 @@ void env_collect(results_env_t *e, const dist_t *dist) {
     int nv = 0;
     if (ncclGetVersion(&nv) == ncclSuccess)
         snprintf(e->nccl, sizeof e->nccl, "%d.%d.%d", nv / 10000, (nv % 10000) / 100, nv % 100);
-    else snprintf(e->nccl, sizeof e->nccl, "?");
-    if (gethostname(e->host, sizeof e->host - 1) != 0) snprintf(e->host, sizeof e->host, "?");
+    else snprintf(e->nccl, sizeof e->nccl, "unknown");
+    if (gethostname(e->host, sizeof e->host - 1) != 0) snprintf(e->host, sizeof e->host, "unknown");
     snprintf(e->git_commit, sizeof e->git_commit, "%s", GIT_VERSION);
     dist_nccl_transport(dist, e->nccl_transport, sizeof e->nccl_transport);
 }

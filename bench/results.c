@@ -21,13 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define COLUMN_DESC(name, type, member, fmt) \
-    {name, RESULTS_##type, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
+#define COLUMN_DESC(name, type, member, fmt, flags) \
+    {name, RESULTS_##type, RESULTS_F_##flags, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
 const results_column_t results_schema[] = {RESULTS_SCHEMA(COLUMN_DESC)};
 #define NCOLS ((int)(sizeof results_schema / sizeof results_schema[0]))
 _Static_assert(sizeof results_schema / sizeof results_schema[0] <= 128, "the scan keeps at most 128 columns");
 
-#define COLUMN_NAME(name, type, member, fmt) name,
+#define COLUMN_NAME(name, type, member, fmt, flags) name,
 const char *const results_columns[] = {RESULTS_SCHEMA(COLUMN_NAME) NULL};
 
 int results_ncolumns(void) {
@@ -92,12 +92,29 @@ static void cell_int(line_t *l, int x) {
     else cell_fmt(l, "%d", x);
 }
 
+int results_name_byte_ok(int flags, unsigned char b) {
+    if (!(flags & (RESULTS_F_NAME | RESULTS_F_SET))) return 1;
+    return (b && strchr(RESULTS_NAME_CHARS, b)) || (b == '|' && (flags & RESULTS_F_SET));
+}
+
+/* A NAME or SET cell as the reader will accept it: a byte outside its set (a host name, a GPU name or a commit
+ * string from the environment) is written as '_'. */
+static void cell_name(line_t *l, const char *s, int flags) {
+    if (!s || !flags) { cell_str(l, s); return; }
+    size_t n = strlen(s);
+    char *t = malloc(n + 1);
+    if (!t) { l->b.oom = 1; return; }
+    for (size_t i = 0; i <= n; i++) t[i] = i == n || results_name_byte_ok(flags, (unsigned char)s[i]) ? s[i] : '_';
+    cell_str(l, t);
+    free(t);
+}
+
 static void line_row(line_t *l, const results_row_t *r) {
     for (int i = 0; i < NCOLS; i++) {
         const results_column_t *c = &results_schema[i];
         switch (c->type) {
-        case RESULTS_TEXT: cell_str(l, RESULTS_CMEMBER(r, c, char)); break;
-        case RESULTS_STR: cell_str(l, *RESULTS_CMEMBER(r, c, const char *)); break;
+        case RESULTS_TEXT: cell_name(l, RESULTS_CMEMBER(r, c, char), c->flags); break;
+        case RESULTS_STR: cell_name(l, *RESULTS_CMEMBER(r, c, const char *), c->flags); break;
         case RESULTS_U64: cell_fmt(l, "%llu", *RESULTS_CMEMBER(r, c, unsigned long long)); break;
         case RESULTS_INT: cell_int(l, *RESULTS_CMEMBER(r, c, int)); break;
         case RESULTS_COUNT: {   /* 0: a row built without it (tests), not a count */

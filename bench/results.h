@@ -59,78 +59,89 @@ typedef struct {
 #define RESULTS_STATUSES "ok", "diverged", "oom", "failed", "timeout", "interrupted", "replicas-differ"
 
 /* The schema: every CSV column once, in file order, with its type and the row member it is written from and read
- * into. X(name, type, member, number format). Types: TEXT a char array, STR a const char *, U64, INT (< 0: empty),
- * COUNT (<= 0: empty), NUM a double (< 0: empty; NaN stays "nan", a diverged loss), REPLICAS the int
- * replicas_identical as "identical" / "DIFFER" / empty. Any change of names or order makes an older CSV's header
+ * into. X(name, type, member, number format, flags). Types: TEXT a char array, STR a const char *, U64, INT (< 0:
+ * empty), COUNT (<= 0: empty), NUM a double (< 0: empty; NaN stays "nan", a diverged loss), REPLICAS the int
+ * replicas_identical as "identical" / "DIFFER" / empty. Flags: NAME, a cell that names something and goes into
+ * figures, tables and labels: on read it must hold only RESULTS_NAME_CHARS, or the CSV is refused (a CSV from
+ * elsewhere is data, and a newline or a quote in a name could end a string in a gnuplot script or a table); SET,
+ * a list of settings (NCCL_HOSTID=a|b): RESULTS_NAME_CHARS and '|'. Any change of names or order makes an older CSV's header
  * differ, so appending to it is refused; results_read still reads it, by column name. */
 #define RESULTS_SCHEMA(X) \
-    X("run_id",          TEXT,     run_id,                   NULL) \
-    X("timestamp",       TEXT,     timestamp,                NULL) \
-    X("strategy",        STR,      strategy,                 NULL) \
-    X("model",           STR,      model,                    NULL) \
-    X("dataset",         STR,      dataset,                  NULL) \
-    X("seed",            U64,      seed,                     NULL) \
-    X("gpus",            INT,      gpus,                     NULL) \
-    X("global_batch",    INT,      global_batch,             NULL) \
-    X("per_gpu_batch",   INT,      per_gpu_batch,            NULL) \
-    X("lr",              NUM,      lr,                       "%.6g") \
-    X("momentum",        NUM,      momentum,                 "%.6g") \
-    X("weight_decay",    NUM,      weight_decay,             "%.6g") \
-    X("math",            STR,      math,                     NULL) \
-    X("grad_dtype",      STR,      grad_dtype,               NULL) \
-    X("init",            STR,      init,                     NULL) \
-    X("epoch",           INT,      epoch,                    NULL) \
-    X("phase",           STR,      phase,                    NULL) \
-    X("steps",           INT,      stats.steps,              NULL) \
-    X("epoch_s",         NUM,      stats.epoch_s,            "%.6f") \
-    X("images_per_s",    NUM,      images_per_s,             "%.6g") \
-    X("step_ms",         NUM,      stats.step_ms,            "%.4f") \
-    X("train_loss",      NUM,      stats.train_loss,         "%.6g") \
-    X("train_acc",       NUM,      stats.train_acc,          "%.6g") \
-    X("test_acc",        NUM,      test_acc,                 "%.6g") \
-    X("status",          STR,      status,                   NULL) \
-    X("reason",          STR,      reason,                   NULL) \
-    X("compute_ms",      NUM,      stats.compute_ms,         "%.6g") \
-    X("comm_ms",         NUM,      stats.comm_ms,            "%.6g") \
-    X("exposed_comm_ms", NUM,      stats.exposed_comm_ms,    "%.6g") \
-    X("idle_ms",         NUM,      stats.idle_ms,            "%.6g") \
-    X("bytes_per_step",  NUM,      stats.bytes_per_step,     "%.0f") /* a byte count: %.6g would round it */ \
-    X("algbw_gbs",       NUM,      stats.algbw_gbs,          "%.6g") \
-    X("busbw_gbs",       NUM,      stats.busbw_gbs,          "%.6g") \
-    X("nccl_algo",       TEXT,     stats.nccl_algo,          NULL) \
-    X("replicas",        REPLICAS, stats.replicas_identical, NULL) \
-    X("stages",          INT,      stats.stages,             NULL) \
-    X("micro_batches",   INT,      stats.micro_batches,      NULL) \
-    X("schedule",        TEXT,     stats.schedule,           NULL) \
-    X("split",           TEXT,     stats.split,              NULL) \
-    X("bubble",          NUM,      stats.bubble,             "%.6g") \
-    X("bubble_ideal",    NUM,      stats.bubble_ideal,       "%.6g") \
-    X("stage_busy_ms",   TEXT,     stats.stage_busy_ms,      NULL) \
-    X("peak_mem_mb",     NUM,      stats.peak_mem_mb,        "%.6g") \
-    X("mem_free_mb",     NUM,      mem_free_mb,              "%.6g") \
-    X("mem_total_mb",    NUM,      mem_total_mb,             "%.6g") \
-    X("nodes",           COUNT,    nodes,                    NULL) \
-    X("gpus_per_node",   COUNT,    gpus_per_node,            NULL) \
-    X("nccl_transport",  TEXT,     env.nccl_transport,       NULL) \
-    X("timeout_s",       NUM,      timeout_s,                "%.6g") \
-    X("gpu_name",        TEXT,     env.gpu_name,             NULL) \
-    X("driver",          TEXT,     env.driver,               NULL) \
-    X("cuda",            TEXT,     env.cuda,                 NULL) \
-    X("cudnn",           TEXT,     env.cudnn,                NULL) \
-    X("nccl",            TEXT,     env.nccl,                 NULL) \
-    X("host",            TEXT,     env.host,                 NULL) \
-    X("git_commit",      TEXT,     env.git_commit,           NULL)
+    X("run_id",          TEXT,     run_id,                   NULL,    NAME) \
+    X("timestamp",       TEXT,     timestamp,                NULL,    NAME) \
+    X("strategy",        STR,      strategy,                 NULL,    NAME) \
+    X("model",           STR,      model,                    NULL,    NAME) \
+    X("dataset",         STR,      dataset,                  NULL,    NAME) \
+    X("seed",            U64,      seed,                     NULL,    0   ) \
+    X("gpus",            INT,      gpus,                     NULL,    0   ) \
+    X("global_batch",    INT,      global_batch,             NULL,    0   ) \
+    X("per_gpu_batch",   INT,      per_gpu_batch,            NULL,    0   ) \
+    X("lr",              NUM,      lr,                       "%.6g",  0   ) \
+    X("momentum",        NUM,      momentum,                 "%.6g",  0   ) \
+    X("weight_decay",    NUM,      weight_decay,             "%.6g",  0   ) \
+    X("math",            STR,      math,                     NULL,    NAME) \
+    X("grad_dtype",      STR,      grad_dtype,               NULL,    NAME) \
+    X("init",            STR,      init,                     NULL,    NAME) \
+    X("epoch",           INT,      epoch,                    NULL,    0   ) \
+    X("phase",           STR,      phase,                    NULL,    NAME) \
+    X("steps",           INT,      stats.steps,              NULL,    0   ) \
+    X("epoch_s",         NUM,      stats.epoch_s,            "%.6f",  0   ) \
+    X("images_per_s",    NUM,      images_per_s,             "%.6g",  0   ) \
+    X("step_ms",         NUM,      stats.step_ms,            "%.4f",  0   ) \
+    X("train_loss",      NUM,      stats.train_loss,         "%.6g",  0   ) \
+    X("train_acc",       NUM,      stats.train_acc,          "%.6g",  0   ) \
+    X("test_acc",        NUM,      test_acc,                 "%.6g",  0   ) \
+    X("status",          STR,      status,                   NULL,    NAME) \
+    X("reason",          STR,      reason,                   NULL,    0   ) \
+    X("compute_ms",      NUM,      stats.compute_ms,         "%.6g",  0   ) \
+    X("comm_ms",         NUM,      stats.comm_ms,            "%.6g",  0   ) \
+    X("exposed_comm_ms", NUM,      stats.exposed_comm_ms,    "%.6g",  0   ) \
+    X("idle_ms",         NUM,      stats.idle_ms,            "%.6g",  0   ) \
+    X("bytes_per_step",  NUM,      stats.bytes_per_step,     "%.0f",  0   ) /* a byte count: %.6g would round it */ \
+    X("algbw_gbs",       NUM,      stats.algbw_gbs,          "%.6g",  0   ) \
+    X("busbw_gbs",       NUM,      stats.busbw_gbs,          "%.6g",  0   ) \
+    X("nccl_algo",       TEXT,     stats.nccl_algo,          NULL,    NAME) \
+    X("replicas",        REPLICAS, stats.replicas_identical, NULL,    0   ) \
+    X("stages",          INT,      stats.stages,             NULL,    0   ) \
+    X("micro_batches",   INT,      stats.micro_batches,      NULL,    0   ) \
+    X("schedule",        TEXT,     stats.schedule,           NULL,    NAME) \
+    X("split",           TEXT,     stats.split,              NULL,    NAME) \
+    X("bubble",          NUM,      stats.bubble,             "%.6g",  0   ) \
+    X("bubble_ideal",    NUM,      stats.bubble_ideal,       "%.6g",  0   ) \
+    X("stage_busy_ms",   TEXT,     stats.stage_busy_ms,      NULL,    NAME) \
+    X("peak_mem_mb",     NUM,      stats.peak_mem_mb,        "%.6g",  0   ) \
+    X("mem_free_mb",     NUM,      mem_free_mb,              "%.6g",  0   ) \
+    X("mem_total_mb",    NUM,      mem_total_mb,             "%.6g",  0   ) \
+    X("nodes",           COUNT,    nodes,                    NULL,    0   ) \
+    X("gpus_per_node",   COUNT,    gpus_per_node,            NULL,    0   ) \
+    X("nccl_transport",  TEXT,     env.nccl_transport,       NULL,    SET ) \
+    X("timeout_s",       NUM,      timeout_s,                "%.6g",  0   ) \
+    X("gpu_name",        TEXT,     env.gpu_name,             NULL,    NAME) \
+    X("driver",          TEXT,     env.driver,               NULL,    NAME) \
+    X("cuda",            TEXT,     env.cuda,                 NULL,    NAME) \
+    X("cudnn",           TEXT,     env.cudnn,                NULL,    NAME) \
+    X("nccl",            TEXT,     env.nccl,                 NULL,    NAME) \
+    X("host",            TEXT,     env.host,                 NULL,    NAME) \
+    X("git_commit",      TEXT,     env.git_commit,           NULL,    NAME)
 
 /* The schema as a table (from RESULTS_SCHEMA), results_ncolumns() entries: what the writer and the readers walk. */
 typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUNT, RESULTS_NUM, RESULTS_REPLICAS }
     results_type_t;
+/* The bytes a NAME cell may hold: letters, digits, space and punctuation that no consumer (gnuplot, Markdown, a
+ * shell word in quotes, a data file's quoted title) treats as syntax. */
+#define RESULTS_NAME_CHARS                                                                                             \
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._+-:/()@=,;"
+enum { RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2 };
 typedef struct {
     const char *name;
     results_type_t type;
+    int flags;                  /* RESULTS_F_* */
     size_t offset, size;        /* of the member in results_row_t */
     const char *fmt;            /* NUM: the printf format */
 } results_column_t;
 extern const results_column_t results_schema[];
+/* 1 when byte b may stand in a cell of a column with these flags (always, for a column that is not NAME or SET). */
+int results_name_byte_ok(int flags, unsigned char b);
 #define RESULTS_MEMBER(row, c, T) ((T *)((char *)(row) + (c)->offset))
 #define RESULTS_CMEMBER(row, c, T) ((const T *)((const char *)(row) + (c)->offset))
 

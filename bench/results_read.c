@@ -26,6 +26,8 @@ typedef struct {
     record_t rec;
     int header_done;
     int *map, nmap;             /* file column -> schema column, or -1 */
+    long records;               /* data records seen, for messages */
+    char refused[256];          /* the first name cell outside its character set: the whole CSV is refused */
 } read_ctx_t;
 
 static void record_field(void *data, size_t len, void *ctx_) {
@@ -86,6 +88,19 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
     return -1;
 }
 
+/* A NAME or SET cell holding a byte outside its set refuses the CSV: the message names the record, the column and
+ * the byte (as a number: the byte itself may be a newline). */
+static void check_name(read_ctx_t *c, const results_column_t *col, const char *s) {
+    if (!(col->flags & (RESULTS_F_NAME | RESULTS_F_SET)) || c->refused[0]) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (results_name_byte_ok(col->flags, *p)) continue;
+        snprintf(c->refused, sizeof c->refused,
+                 "record %ld, column %s: byte 0x%02x is not allowed in a name (letters, digits, space and ._+-:/()@=,;)",
+                 c->records, col->name, *p);
+        return;
+    }
+}
+
 static void read_header(read_ctx_t *c) {
     record_t *r = &c->rec;
     c->map = malloc((size_t)(r->nf ? r->nf : 1) * sizeof *c->map);
@@ -122,7 +137,10 @@ static void read_row(read_ctx_t *c) {
         if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(row, &results_schema[i], const char *) = "";
     int bad = 0;
     for (int j = 0; j < r->nf && !bad; j++)
-        if (c->map[j] >= 0) bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
+        if (c->map[j] >= 0) {
+            check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
+            bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
+        }
     if (bad || !row->run_id[0]) {
         free(block);
         t->bad_rows++;
@@ -139,7 +157,7 @@ static void read_record(int term, void *ctx_) {
         if (!c->header_done) {
             c->header_done = 1;
             read_header(c);
-        } else if (r->nf != c->nmap) {
+        } else if (++c->records, r->nf != c->nmap) {
             c->t->bad_rows++;   /* a line cut short by a kill */
         } else {
             read_row(c);
@@ -179,6 +197,7 @@ int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) 
     if (!rc && c.rec.b.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
     else if (!rc && !has_run_id) rc = errmsg(2, err, errlen, "%s: no run_id column: not a scaling CSV", path);
+    else if (!rc && c.refused[0]) rc = errmsg(2, err, errlen, "%s: %s", path, c.refused);
     free(c.map);
     free(c.rec.b.s);
     free(c.rec.off);

@@ -5,13 +5,16 @@
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -97,6 +100,14 @@ static int cmp_pt(const void *a, const void *b) {
 
 /* Writes f's series (sorted by key) as gnuplot blocks: a quoted title line, then "x y" sorted by x. Returns how many
  * series have at least need points; with drop, the others are left out. -1 when the file cannot be written. */
+/* A series title in a data file, quoted: a byte that would end the quote or the line becomes '?' (names are
+ * checked on read; this keeps a label built from anything else inside its line). */
+static void data_title(FILE *o, const char *s) {
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) fputc(*p == '"' || *p == '\\' || *p < 0x20 ? '?' : *p, o);
+    fputs("\"\n", o);
+}
+
 static int write_series(fig_t *f, const char *path, int need, int drop) {
     FILE *o = fopen(path, "w");
     if (!o) return -1;
@@ -107,7 +118,7 @@ static int write_series(fig_t *f, const char *path, int need, int drop) {
         if (drop && s->n < need) continue;
         qsort(s->pt, (size_t)s->n, sizeof *s->pt, cmp_pt);
         if (w++) fprintf(o, "\n\n");
-        fprintf(o, "\"%s\"\n", s->label);
+        data_title(o, s->label);
         for (int j = 0; j < s->n; j++) {
             char y[40];
             if (isnan(s->pt[j].y2))
@@ -489,11 +500,37 @@ int report_figures(report_t *r, char *err, size_t errlen) {
     return 0;
 }
 
-/* A gnuplot single-quoted string: only ' needs escaping (doubled). */
+/* A gnuplot string assignment that no byte can end: double-quoted, with every byte outside a plain set written as
+ * an octal escape (gnuplot reassembles the bytes, UTF-8 included). A file name or a CSV cell is data here, never
+ * code: a quote, a backslash or a newline in it stays inside the string. */
 static void gq(FILE *f, const char *var, const char *s) {
-    fprintf(f, "%s = '", var);
-    for (; *s; s++) fputs(*s == '\'' ? "''" : (char[2]){*s, 0}, f);
-    fprintf(f, "'\n");
+    fprintf(f, "%s = \"", var);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (isalnum(*p) || strchr(" ._,:/()+=@-", *p)) fputc(*p, f);
+        else fprintf(f, "\\%03o", *p);
+    fprintf(f, "\"\n");
+}
+
+/* Waits for gnuplot, at most GNUPLOT_DEADLINE_S: a figure that takes longer is a stuck process, killed. 0 when it
+ * exited 0. */
+#define GNUPLOT_DEADLINE_S 120
+static int gnuplot_wait(pid_t pid) {
+    int status = 0;
+    struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+        if (w < 0 && errno != EINTR) return -1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec >= GNUPLOT_DEADLINE_S) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            fprintf(stderr, "report: gnuplot ran past %d s: stopped\n", GNUPLOT_DEADLINE_S);
+            return -1;
+        }
+        nanosleep(&nap, NULL);
+    }
 }
 
 int report_render(report_t *r, int from, char *err, size_t errlen) {
@@ -533,16 +570,14 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
             pid_t pid;
             int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
             posix_spawn_file_actions_destroy(&fa);
-            int status = 0;
-            if (e == 0)
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            int failed = e != 0 || gnuplot_wait(pid) != 0;
             /* gnuplot warns on stderr without failing; a warning here is a script bug worth seeing */
             FILE *ef = fopen(errf, "r");
             char line[1024];
             while (ef && fgets(line, sizeof line, ef))
                 if (line[0] != '\n') fputs(line, stderr);
             if (ef) fclose(ef);
-            if (e != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            if (failed) {
                 rc = 1;
                 snprintf(err, errlen, "gnuplot failed on plots/%s for %s", p->script, p->name);
             }

@@ -68,7 +68,7 @@ static void write_file(const char *path, const char *text) {
 }
 
 static const results_env_t env = {
-    .gpu_name = "NVIDIA H100 80GB HBM3, \"SXM5\"",     /* a comma and quotes: must survive quoting */
+    .gpu_name = "NVIDIA H100 80GB HBM3, \"SXM5\"",     /* a comma: quoted; quotes: not a name's, written as '_' */
     .driver = "580.65.06", .cuda = "13.0", .cudnn = "9.12.0", .nccl = "2.27.7",
     .host = "node-1", .git_commit = "abc1234-dirty",
 };
@@ -101,7 +101,7 @@ static const char *const full_cells[] = {
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
     "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
-    "NVIDIA H100 80GB HBM3, \"SXM5\"", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
+    "NVIDIA H100 80GB HBM3, _SXM5_", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
 static const char *const brief_columns =
@@ -137,7 +137,7 @@ static void test_format(void) {
     int n = results_format(&r, line, sizeof line);
     EXPECT(n > 0 && (size_t)n == strlen(line), "format length %d", n);
     EXPECT(strchr(line, '\n') == NULL, "no newline in a formatted row");
-    EXPECT(strstr(line, ",\"NVIDIA H100 80GB HBM3, \"\"SXM5\"\"\",") != NULL, "quoted gpu name: %s", line);
+    EXPECT(strstr(line, ",\"NVIDIA H100 80GB HBM3, _SXM5_\",") != NULL, "quoted gpu name: %s", line);
     EXPECT(strstr(line, ",0.2,0.9,0.0005,") != NULL, "bare numbers: %s", line);
     parsed_t p;
     EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1, "formatted row parses");
@@ -407,7 +407,7 @@ static void test_read(void) {
         EXPECT(isnan(t.row[2].stats.train_loss) && t.row[2].stats.replicas_identical == 0 &&
                t.row[2].stats.stages == 0 && t.row[0].stats.stages == -1 && strcmp(t.row[2].reason, "cudaMalloc: out "
                "of memory, \"quoted\"") == 0 && t.row[1].reason[0] == '\0', "types: nan, DIFFER, 0 vs empty, quoted");
-        EXPECT(t.row[0].seed == 18446744073709551615ULL && strcmp(t.row[0].env.gpu_name, env.gpu_name) == 0, "seed, env");
+        EXPECT(t.row[0].seed == 18446744073709551615ULL && strcmp(t.row[0].env.gpu_name, "NVIDIA H100 80GB HBM3, _SXM5_") == 0, "seed, env");
     }
     results_rows_free(&t);
 

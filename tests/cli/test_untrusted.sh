@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# test_untrusted.sh — a CSV and its file name are data, never code: `scaling report` on crafted inputs runs nothing
+# and writes nothing outside its output folder.
+#   1. A newline, a quote or a backslash in a name cell (model, dataset, strategy, math, gpu_name, host, ...): the
+#      CSV is refused with one line naming the record and the column, exit 2, no output folder.
+#   2. A CSV whose file name holds a quote, a newline and a gnuplot command: the report is written (the name goes
+#      into each figure's caption as an escaped string) and the command never runs.
+# Negative control: the untouched fixture reads (exit 0), so the refusal in 1 comes from the cell alone.
+# Part 2 skips without gnuplot (the caption only reaches gnuplot); part 1 does not need it.
+set -u
+scaling=$1
+root=$2
+fixture=$root/tests/fixtures/study.csv
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+cd "$tmp" || exit 1
+
+# set_cells COLUMN VALUE IN OUT: every cell of COLUMN in IN set to VALUE (a literal; may hold newlines and quotes),
+# written with CSV quoting.
+set_cells() {
+    python3 - "$@" <<'EOF'
+import csv, sys
+col, val, src, dst = sys.argv[1:5]
+rows = list(csv.reader(open(src, newline='')))
+j = rows[0].index(col)
+for r in rows[1:]:
+    if len(r) == len(rows[0]):
+        r[j] = val
+csv.writer(open(dst, 'w', newline=''), lineterminator='\n').writerows(rows)
+EOF
+}
+
+# negative control: the fixture itself is read
+"$scaling" report "$fixture" --out "$tmp/plain" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && ok || { bad "the untouched fixture: exit $rc"; cat "$tmp/err"; }
+
+# 1. crafted name cells
+payload_nl=$'resnet18\'\n!touch PWNED\n#'
+payload_sys='x" . system("touch PWNED") . "'
+for col in model dataset strategy math gpu_name host schedule; do
+    for payload in "$payload_nl" "$payload_sys" 'a\b'; do
+        set_cells "$col" "$payload" "$fixture" "$tmp/evil.csv"
+        out=$tmp/evil-out-$col
+        "$scaling" report "$tmp/evil.csv" --out "$out" >"$tmp/out" 2>"$tmp/err"; rc=$?
+        [ $rc -eq 2 ] && ok || bad "$col = $(printf %q "$payload"): exit $rc, expected 2"
+        [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "column $col" "$tmp/err" && ok ||
+            { bad "$col: not one line naming the column:"; cat "$tmp/err"; }
+        [ ! -e "$out" ] && ok || bad "$col: $out was written"
+        [ ! -e "$tmp/PWNED" ] && ok || { bad "$col: the payload ran"; rm -f "$tmp/PWNED"; }
+    done
+done
+
+# 2. a crafted file name reaches the figures' captions only as data
+if command -v gnuplot >/dev/null; then
+    evil_dir=$tmp/$'d\'ir\n!touch PWNED\n#'
+    mkdir -p "$evil_dir"
+    cp "$fixture" "$evil_dir/"$'s"tudy\'\n!touch PWNED\n#.csv'
+    for f in "$evil_dir"/*.csv; do
+        "$scaling" report "$f" --out "$tmp/named" >/dev/null 2>"$tmp/err"; rc=$?
+        [ $rc -eq 0 ] && ok || { bad "a crafted CSV file name: exit $rc"; cat "$tmp/err"; }
+        ls "$tmp/named"/*.png >/dev/null 2>&1 && ok || bad "a crafted CSV file name: no figure drawn"
+        grep -q 'touch PWNED' "$tmp/err" && bad "gnuplot read part of the file name as code: $(cat "$tmp/err")" || ok
+    done
+    [ ! -e "$tmp/PWNED" ] && [ ! -e "$root/PWNED" ] && ok || bad "a crafted CSV file name ran its payload"
+else
+    echo "note: gnuplot not found: the file-name case is not run"
+fi
+
+echo "test_untrusted: $pass passed, $fail failed"
+[ $fail -eq 0 ]
