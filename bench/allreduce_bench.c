@@ -188,7 +188,7 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
 
 /* One strategy on n GPUs, every kind of table: adds the wrong values to *wrong and returns how many tables could
  * not be set up. */
-static int bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, const results_env_t *env,
+static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, FILE *f, const results_env_t *env,
                       const char *stamp, long long *wrong) {
     bench_gpus_t b = {.n = n};
     for (int i = 0; i < n; i++) {
@@ -219,7 +219,7 @@ static int bench_one_(const strategy_t *st, int n, const options_t *o, FILE *f, 
     return failed;
 }
 
-int allreduce_bench_main(const options_t *o) {
+int allreduce_bench_main(const allreduce_bench_t *o) {
     int n_dev = 0;
     cudaError_t ce = cudaGetDeviceCount(&n_dev);
     if (ce != cudaSuccess || n_dev == 0) {

@@ -1,7 +1,7 @@
 /* env.h — the machine facts recorded in every CSV row: GPU, driver, CUDA, cuDNN and NCCL versions, host and
  * git commit, so a row read months later still says what produced it. */
 #pragma once
-#include "results.h"
+#include "../study/schema.h"
 
 struct dist;   /* strategies/dist.h */
 

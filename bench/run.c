@@ -3,8 +3,8 @@
 #include "run.h"
 #include "run_record.h"
 #include "table.h"
-#include "isolate.h"
-#include "watchdog.h"
+#include "faults/isolate.h"
+#include "faults/watchdog.h"
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
@@ -162,7 +162,7 @@ static int run_health(void *ctx, char *why, size_t len) {
     return state && r->st->health ? r->st->health(state, why, len) : 0;
 }
 
-/* The watchdog's end of a run (bench/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
+/* The watchdog's end of a run (bench/faults/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
  * rank ends (MPI_Abort); in a child process the child ends, its outcome told, and the sweep goes on. */
 static void run_expire(void *ctx, const char *why, int timed_out) {
     run_t *r = ctx;

@@ -3,9 +3,10 @@
 #pragma once
 #include "options.h"
 #include "sweep.h"
-#include "results.h"
+#include "../study/writer.h"
+#include "../study/runs.h"
 #include "progress.h"
-#include "answer.h"
+#include "../report/answer.h"
 #include "../engine/idx.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"

@@ -2,7 +2,7 @@
  * parameter dump, and the clock and stamps of its rows and progress lines. */
 #include "run_record.h"
 #include "trace_json.h"
-#include "paths.h"
+#include "../study/paths.h"
 #include "../engine/check.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>

@@ -3,16 +3,16 @@
  * a table on stdout, progress with ETA. The process that drives the sweep never initialises CUDA itself. */
 #include "options.h"
 #include "sweep.h"
-#include "results.h"
+#include "../study/writer.h"
+#include "../study/runs.h"
 #include "table.h"
 #include "env.h"
 #include "allreduce_bench.h"
 #include "progress.h"
-#include "answer.h"
-#include "default_study.h"
+#include "default/default_study.h"
 #include "run.h"
-#include "isolate.h"
-#include "paths.h"
+#include "faults/isolate.h"
+#include "../study/paths.h"
 #include "trace_json.h"
 #include "../engine/idx.h"
 #include "../engine/check.h"
@@ -168,7 +168,7 @@ static int probe_devices(int *n_dev, results_env_t *env, int need_gpu) {
 }
 
 
-/* ./scaling with no options (and no launcher): the default study (bench/default_study.h), one sweep per strategy
+/* ./scaling with no options (and no launcher): the default study (bench/default/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
     default_study_t ds;
@@ -194,7 +194,7 @@ static int default_main(void) {
     return outcome_status(&sd) || rc ? 1 : 0;
 }
 
-/* Every file the command will write (bench/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
+/* Every file the command will write (study/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
  * file (the runs' names differ from one another by construction, so each is checked against the others only).
  * 0, or 2 with a message. */
 static int check_outputs(const options_t *o, int n_points, char *err, size_t errlen) {
@@ -263,7 +263,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (o.bench) {      /* --bench allreduce: no training, no data set */
         paths_use_t out = {"--out", o.out, 0};
         if (paths_check(&out, 1, err, sizeof err)) return fail(err);
-        return allreduce_bench_main(&o);
+        allreduce_bench_t b = {o.gpus, o.n_gpus, o.strategy, o.out, o.naive_path};
+        return allreduce_bench_main(&b);
     }
     sweep_point_t *pts = NULL;
     int n_points = sweep_expand(&o, &pts, err, sizeof err);

@@ -2,7 +2,7 @@
  * one fixed-width line per epoch, a per-run summary over steady epochs. Host-only. */
 #pragma once
 #include <stdio.h>
-#include "results.h"
+#include "../study/schema.h"
 
 /* '#'-prefixed header naming the columns. */
 void table_header(FILE *f);

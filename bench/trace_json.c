@@ -1,7 +1,7 @@
 /* trace_json.c — the Chrome-trace JSON writer: complete events ("ph": "X") with microsecond timestamps, plus
  * process/thread name metadata so each GPU and stream is labelled in the viewer. */
 #include "trace_json.h"
-#include "paths.h"
+#include "../study/paths.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

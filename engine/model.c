@@ -6,7 +6,7 @@
 #include "layers/softmax_xent.h"
 #include "reduce.h"
 #include "model_info.h"
-#include "../strategies/partition.h"
+#include "split.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,7 +420,7 @@ int model_split_check(const char *model, const int *split, int n_split, char *er
     for (int i = 0; i < m->n_layers; i++) labels[i] = m->layers[i].label;
     int rc = n_split + 1 > MODEL_MAX_LAYERS
                  ? (snprintf(err, errlen, "--split: %d stages, more than layers", n_split + 1), -1)
-                 : partition_check(split, n_split, m->n_layers, cuts, n_cuts, n_split + 1, labels, starts, err, errlen);
+                 : split_check(split, n_split, m->n_layers, cuts, n_cuts, n_split + 1, labels, starts, err, errlen);
     free(m);
     return rc;
 }

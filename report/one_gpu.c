@@ -1,8 +1,8 @@
 /* one_gpu.c — REPORT.md's section for a model and dataset whose runs are all on one GPU (the default study on one
  * GPU): throughput and final accuracy per batch and math, the fastest, the largest batch that fit, and why there is
- * nothing to scale; the numbers are bench/answer.h's, so the report and the printed answer say the same. */
+ * nothing to scale; the numbers are answer.h's, so the report and the printed answer say the same. */
 #include "report.h"
-#include "bench/answer.h"
+#include "answer.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* study_runs.c — a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
- * configurations by bench/study.h's key, one run kept per configuration (study_pick), and each kept run's rows
+ * configurations by study/key.h's key, one run kept per configuration (study_pick), and each kept run's rows
  * gathered: steady lists, medians, final accuracy and status. */
 #include "study_runs.h"
 #include "../engine/errmsg.h"

@@ -1,7 +1,9 @@
-/* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (bench/study.h), the one
+/* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (study/key.h, study/study.h), the one
  * run that stands for each, that run's steady medians, and the model-and-dataset groups. Host-only. */
 #pragma once
-#include "bench/study.h"
+#include "../study/reader.h"
+#include "../study/key.h"
+#include "../study/study.h"
 
 typedef struct {
     double *v;

@@ -1,5 +1,5 @@
 /* epoch_stats.h — what a strategy measures in one epoch: its epoch_end fills it and the CSV row embeds it as it is
- * (bench/results.h), so a measurement reaches its column without a copy. Host-only: no CUDA headers. */
+ * (study/schema.h), so a measurement reaches its column without a copy. Host-only: no CUDA headers. */
 #pragma once
 
 /* Fields a strategy does not measure stay < 0 (empty cells): epoch_stats_init sets them so. */

@@ -1,5 +1,6 @@
 /* partition.h — where to cut a model's layers into pipeline stages: the cuts that minimise the slowest stage for
- * measured per-layer costs, and the validation of a split given by hand. Host-only (no CUDA headers): CI tests it. */
+ * measured per-layer costs (a split given by hand is checked by engine/split.h). Host-only (no CUDA headers): CI
+ * tests it. */
 #pragma once
 #include <stddef.h>
 
@@ -9,13 +10,6 @@
  * (earliest cuts) wins. Returns 0, or -1 with a one-line message in err. */
 int partition_balance(const double *cost, int n_layers, const int *cuts, int n_cuts, int p, int *starts, char *err,
                       size_t errlen);
-/* Whether p stages fit n_layers layers with n_cuts valid cut points: 0, or -1 with a one-line message in err. */
-int partition_feasible(int p, int n_layers, int n_cuts, char *err, size_t errlen);
-/* Checks a hand split for p stages: split[0..n_split) are the first layers of stages 1..p-1. labels (may be NULL)
- * name the layers in messages. On success fills starts (starts[0] = 0) and returns 0; otherwise -1 with a one-line
- * message in err: wrong count, more stages than layers, a value out of range, an empty stage, not a cut point. */
-int partition_check(const int *split, int n_split, int n_layers, const int *cuts, int n_cuts, int p,
-                    const char *const *labels, int *starts, char *err, size_t errlen);
 /* The cost of stage k of starts (layers starts[k] .. starts[k+1]-1, the last one up to n_layers - 1). */
 double partition_stage_cost(const double *cost, int n_layers, const int *starts, int p, int k);
 /* "0,7" for starts {0, 7}: the split cell of a row. */

@@ -2,6 +2,7 @@
  * at the micro-batch size, then the valid cuts that minimise the slowest stage (partition.c), or a hand split. */
 #include "pipeline.h"
 #include "partition.h"
+#include "../engine/split.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
 #include <stdio.h>
@@ -71,9 +72,8 @@ int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *e
     pp->starts[0] = 0;
     pp->starts[pp->p] = m->n_layers;
     if (cfg->split)
-        return partition_check(cfg->split, cfg->n_split, m->n_layers, cuts, n_cuts, pp->p, labels, pp->starts, err,
-                               errlen);
-    return partition_feasible(pp->p, m->n_layers, n_cuts, err, errlen);
+        return split_check(cfg->split, cfg->n_split, m->n_layers, cuts, n_cuts, pp->p, labels, pp->starts, err, errlen);
+    return split_feasible(pp->p, m->n_layers, n_cuts, err, errlen);
 }
 
 void pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m) {

@@ -84,7 +84,7 @@ typedef struct strategy {
     /* Optional: copies replica 0's flat parameters (rank 0's under dist) to host, at most max floats, and returns
      * the parameter count (host NULL: the count only). Synchronises. For SCALING_DUMP_PARAMS and tests. */
     size_t (*params)(void *state, float *host, size_t max);
-    /* Optional, called from another thread (bench/watchdog.h) while the run goes on: 1 with a one-line reason when
+    /* Optional, called from another thread (bench/faults/watchdog.h) while the run goes on: 1 with a one-line reason when
      * an asynchronous fault broke the run (an NCCL communicator's error: it is then aborted, so no call waits on it
      * any longer), else 0. */
     int (*health)(void *state, char *why, size_t len);

@@ -36,7 +36,7 @@ typedef struct strategy_info {
     strategy_ar_t allreduce;
 } strategy_info_t;
 
-/* The registry's (strategies/registry.c, linked by the command, not by hostcore): every strategy's info,
+/* The registry's (strategies/registry.c, linked by the command, not by the host-only libraries): every strategy's info,
  * NULL-terminated, into out (max entries including the NULL); returns the count. */
 int strategy_infos(const strategy_info_t **out, int max);
 /* The entry of infos (NULL-terminated) named name, or NULL. */

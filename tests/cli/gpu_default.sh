@@ -3,7 +3,7 @@
 # to the checkout's. It must exit 0 and write one folder results/default-<UTC>/ holding study.csv with every run the
 # plan makes for the GPUs present (5 epochs each, all ok; on one GPU the batch ladder below), REPORT.md, and the
 # figures where gnuplot is (else the one-line note saying how to get them); the progress line counts runs over the
-# whole study; and the printed answer must match REPORT.md's tables (the same medians and T1, bench/study.c, reached
+# whole study; and the printed answer must match REPORT.md's tables (the same medians and T1, study/study.c, reached
 # through `scaling report`). Ends with a summary: GPUs, runs, wall time, the answer.
 set -u
 bin=$1; root=$2
@@ -98,8 +98,8 @@ else
     check "no gnuplot here: REPORT.md without figures, and one stderr line saying how to get them" $?
 fi
 
-# The answer against the report: the answer (bench/answer.c) and REPORT.md (`scaling report`) both take a run's time,
-# T1 and the fastest run from bench/study.c; each strategy's line must be the fastest row of its table in REPORT.md at
+# The answer against the report: the answer (report/answer.c) and REPORT.md (`scaling report`) both take a run's time,
+# T1 and the fastest run from study/study.c; each strategy's line must be the fastest row of its table in REPORT.md at
 # its GPU count and batch, with that row's epoch time and speedup. The tables' columns are found by their headers.
 awk -F' *[|] *' '
     /^#### / { s = substr($0, 6); next }

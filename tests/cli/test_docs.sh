@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # test_docs.sh — the README and doc/ pages hold together, without a GPU (CI): every relative link in README.md and
-# doc/*.md names a file in the checkout (and, with #anchor, a heading of that page), and no paragraph is over 120
-# words. A negative control of each kind (a missing file, a missing heading, a long paragraph) must be caught.
+# doc/*.md names a file in the checkout (and, with #anchor, a heading of that page), no paragraph is over 120 words,
+# every CSV column of RESULTS_SCHEMA (study/schema.h) is in doc/csv.md and every option of the command's option
+# table (its --help) in doc/cli.md. A negative control of each kind must be caught.
 set -u
+bin=$1
 ROOT=$(cd "$2" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
@@ -115,6 +117,32 @@ sed -i "s/^- $long/- $(for i in $(seq 120); do printf 'word '; done)/" "$neg/doc
 check_tree "$neg" >"$tmp/neg_problems"
 cat "$tmp/neg_problems"
 check "the mended tree passes (120 words is allowed)" $([ ! -s "$tmp/neg_problems" ]; echo $?)
+
+# ---- the reference names every column and every option
+columns() { sed -n 's/^[[:space:]]*X("\([a-z0-9_]*\)",.*/\1/p' "$1"; }     # RESULTS_SCHEMA's names, in order
+options() { "$bin" --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9-]*\).*/\2/p'; }   # the table's
+undocumented() {   # undocumented PAGE < NAMES: each name the page never writes in backquotes (`name` or `--opt ARG`)
+    while read -r n; do grep -qE "\`$n(\`| |=)" "$1" || echo "$n"; done
+}
+columns "$ROOT/study/schema.h" >"$tmp/columns"
+options >"$tmp/options"
+check "RESULTS_SCHEMA has columns to check ($(wc -l <"$tmp/columns"))" $([ "$(wc -l <"$tmp/columns")" -ge 50 ]; echo $?)
+check "the option table has options to check ($(wc -l <"$tmp/options"))" $([ "$(wc -l <"$tmp/options")" -ge 30 ]; echo $?)
+undocumented "$ROOT/doc/csv.md" <"$tmp/columns" >"$tmp/missing"
+sed 's/^/doc\/csv.md lacks the column /' "$tmp/missing"
+check "doc/csv.md names every CSV column" $([ ! -s "$tmp/missing" ]; echo $?)
+undocumented "$ROOT/doc/cli.md" <"$tmp/options" >"$tmp/missing"
+sed 's/^/doc\/cli.md lacks the option /' "$tmp/missing"
+check "doc/cli.md names every option" $([ ! -s "$tmp/missing" ]; echo $?)
+# Negative controls: a page with one column's and one option's mentions taken out, and a name no page has.
+grep -v '`timeout_s`' "$ROOT/doc/csv.md" >"$tmp/csv.md"
+check "a column missing from doc/csv.md is caught" \
+    $([ "$(undocumented "$tmp/csv.md" <"$tmp/columns")" = timeout_s ]; echo $?)
+grep -v '`--retry-failed' "$ROOT/doc/cli.md" >"$tmp/cli.md"
+check "an option missing from doc/cli.md is caught" \
+    $([ "$(undocumented "$tmp/cli.md" <"$tmp/options")" = --retry-failed ]; echo $?)
+check "a prefix is not a mention (--retry for --retry-failed, time for timeout_s)" \
+    $([ "$(printf -- '--retry\ntime\n' | undocumented "$ROOT/doc/cli.md")" = "$(printf -- '--retry\ntime')" ]; echo $?)
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Measured on one H200 (results/imagenet-h200-2026-11-24): ours 0.867 (bf16) and 0.878 (tf32) after 2 epochs;
- * PyTorch on the same data, size, batch, lr, initialisation and epochs (bench/torch_fmnist_resnet.py, bf16 autocast)
+ * PyTorch on the same data, size, batch, lr, initialisation and epochs (tools/torch_fmnist_resnet.py, bf16 autocast)
  * 0.8465. One seed each: a from-scratch ResNet-50 after 2 epochs moves by a few points between seeds, so the bar
  * sits 2.65 points under PyTorch's value; a broken gradient stays near 0.1. */
 #define ACC_MIN 0.82

@@ -1,7 +1,7 @@
 /* test_answer.c — the default study's answer from rows: steady-epoch medians (warm-up left out), T1 from single at the
  * same batch (per GPU; the pipeline's global), each strategy at its largest GPU count, the fastest there, runs with no
  * steady epoch, and the one-GPU study. */
-#include "bench/answer.h"
+#include "report/answer.h"
 #include "test.h"
 
 #include <string.h>

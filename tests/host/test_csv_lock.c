@@ -2,7 +2,8 @@
  * while the header or a row is written, so 6 processes released at once into a new file leave exactly one header and
  * every row whole, in 10 tries out of 10. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/results.h"
+#include "study/writer.h"
+#include "study/reader.h"
 #include "test.h"
 
 #include <stdlib.h>

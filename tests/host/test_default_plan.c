@@ -2,7 +2,7 @@
  * set it falls back to (MNIST, then synthetic) when Fashion-MNIST is missing or broken, the printed commands, and the
  * fresh folder (never an older study's). */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
-#include "bench/default_plan.h"
+#include "bench/default/default_plan.h"
 #include "bench/sweep.h"
 #include "test.h"
 

@@ -23,7 +23,8 @@
  * constructed, plausible numbers for what scripts/study.sh's math axis runs on 2 GPUs: tf32 against bf16, fp32
  * against bf16 gradients. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/results.h"
+#include "study/writer.h"
+#include "study/runs.h"
 #include "test.h"
 
 #include <string.h>

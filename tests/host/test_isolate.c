@@ -1,9 +1,9 @@
-/* test_isolate.c — the per-configuration child process (bench/isolate.h) with fake children, no GPU: a clean run,
+/* test_isolate.c — the per-configuration child process (bench/faults/isolate.h) with fake children, no GPU: a clean run,
  * a CHECK_* failure (its reason reaches the parent; out of memory is told apart), a crash by signal, a silent child
  * past the deadline, SIGTERM ended at a step boundary and a second SIGTERM at once, and SCALING_FAULT (engine/fault.h)
  * failing the k-th call through the CHECK_* macros' own fault path. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/isolate.h"
+#include "bench/faults/isolate.h"
 #include "engine/check.h"
 #include "test.h"
 

@@ -1,6 +1,7 @@
 /* test_partition.c — pipeline stage balancing: known cost tables give known optimal splits, the dynamic programme
  * matches brute force on random tables, and every kind of bad hand split is rejected with a message naming it. */
 #include "strategies/partition.h"
+#include "engine/split.h"
 #include "test.h"
 
 #include <string.h>
@@ -127,9 +128,9 @@ static void test_check(void) {
     char err[256];
     const char *labels[10] = {"conv1", "relu1", "pool1", "conv2", "relu2", "pool2", "flatten", "fc1", "relu3", "fc2"};
     int lenet_cuts[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-    EXPECT(partition_check((int[]){7}, 1, 10, lenet_cuts, 9, 2, labels, s, err, sizeof err) == 0, "%s", err);
+    EXPECT(split_check((int[]){7}, 1, 10, lenet_cuts, 9, 2, labels, s, err, sizeof err) == 0, "%s", err);
     expect_starts("lenet --split 7", s, (int[]){0, 7}, 2);
-    EXPECT(partition_check((int[]){3, 6, 8}, 3, 10, lenet_cuts, 9, 4, labels, s, err, sizeof err) == 0, "%s", err);
+    EXPECT(split_check((int[]){3, 6, 8}, 3, 10, lenet_cuts, 9, 4, labels, s, err, sizeof err) == 0, "%s", err);
     expect_starts("--split 3,6,8", s, (int[]){0, 3, 6, 8}, 4);
 
     struct { int split[4]; int n, p; const char *want; } bad[] = {
@@ -145,7 +146,7 @@ static void test_check(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
-        int rc = partition_check(bad[i].split, bad[i].n, 10, lenet_cuts, 9, bad[i].p, labels, s, err, sizeof err);
+        int rc = split_check(bad[i].split, bad[i].n, 10, lenet_cuts, 9, bad[i].p, labels, s, err, sizeof err);
         EXPECT(rc == -1 && strstr(err, bad[i].want) && !strchr(err, '\n'), "bad split %zu: rc %d, message \"%s\", "
                "want \"%s\"", i, rc, err, bad[i].want);
     }
@@ -153,7 +154,7 @@ static void test_check(void) {
     const char *rl[8] = {"stem", "b0.conv1", "b0.bn1", "b0.conv2", "b0.bn2", "b1.conv1", "b1.bn1", "fc"};
     int rcuts[3] = {1, 5, 7};
     err[0] = '\0';
-    EXPECT(partition_check((int[]){3}, 1, 8, rcuts, 3, 2, rl, s, err, sizeof err) == -1, "mid-block cut");
+    EXPECT(split_check((int[]){3}, 1, 8, rcuts, 3, 2, rl, s, err, sizeof err) == -1, "mid-block cut");
     EXPECT(strstr(err, "layer 3 (b0.conv2) is not a valid cut") && strstr(err, "valid cuts: 1,5,7"), "message: %s",
            err);
 }

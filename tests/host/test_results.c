@@ -1,7 +1,8 @@
 /* test_results.c — the results CSV read back with libcsv's parser: every field and its quoting, empty cells,
  * header checks on append, repair of a missing final newline; and the nccl-tests-style table. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/results.h"
+#include "study/writer.h"
+#include "study/reader.h"
 #include "bench/table.h"
 #include "test.h"
 

@@ -2,7 +2,8 @@
  * and failed runs; the wildcard cells of data-parallel and setup-failure rows; --steps and --epochs changes;
  * math and gradient dtype as parts of a configuration; a line cut by a kill; a foreign or older header. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/results.h"
+#include "study/writer.h"
+#include "study/runs.h"
 #include "test.h"
 
 #include <string.h>

@@ -1,11 +1,12 @@
 /* test_study.c — one definition of a configuration, of "complete", of the run that stands for a configuration, of a
- * steady median and of T1 (bench/study.h), checked on numbers: directly on keys and progress, and on a study CSV
+ * steady median and of T1 (study/key.h, study/study.h), checked on numbers: directly on keys and progress, and on a study CSV
  * written here and read by the report (report/study_runs.h): a setup failure retried ok by --resume is one
  * configuration (its ok run), a diverged run and an oom run stand as they ended, a run killed part-way gives way to
  * its re-run, seeds and learning rates are configurations of their own; medians of the steady epochs only; T1 is
  * single's fastest at the same batch and math. Synthetic-data rows (no accuracy) have throughput and no accuracy. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
-#include "bench/study.h"
+#include "study/key.h"
+#include "study/study.h"
 #include "report/study_runs.h"
 #include "test.h"
 

@@ -1,8 +1,8 @@
-/* test_watchdog.c — the deadline thread of one process per GPU (bench/watchdog.h): beats keep a run alive, silence
+/* test_watchdog.c — the deadline thread of one process per GPU (bench/faults/watchdog.h): beats keep a run alive, silence
  * past --timeout expires it once with a reason naming the timeout, a failing health check expires it at once, and
  * a stopped watchdog never fires. */
 #define _POSIX_C_SOURCE 200809L
-#include "bench/watchdog.h"
+#include "bench/faults/watchdog.h"
 #include "test.h"
 
 #include <string.h>

@@ -9,7 +9,7 @@
  * the wall-clock time on stderr. Arguments: scaling's options. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/run.h"
-#include "bench/isolate.h"
+#include "bench/faults/isolate.h"
 #include "engine/check.h"
 
 #include <signal.h>

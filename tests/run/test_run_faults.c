@@ -4,7 +4,7 @@
  * and reason doc/faults.md promises, and the configurations after them run. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/run.h"
-#include "bench/isolate.h"
+#include "bench/faults/isolate.h"
 #include "engine/check.h"
 #include "test.h"
 

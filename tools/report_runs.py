@@ -1,5 +1,5 @@
 """report_runs.py — our runs as `scaling report CSV --runs` reports them (their steady medians counted by
-bench/study.c, never here), for the benchmark scripts' summaries and sweeps.
+study/study.c, never here), for the benchmark scripts' summaries and sweeps.
 
 As a module: runs(BIN, CSV) -> a list of dicts, one per reported run ([] where CSV does not exist).
 As a command: report_runs.py BIN CSV FIELD max|last [COLUMN=VALUE ...] prints FIELD of the matching runs (the largest

@@ -1,13 +1,10 @@
-/* results.h — the CSV schema of a scaling study in one table (RESULTS_SCHEMA: columns, row members, types), its
- * writer (libcsv quoting, one row per epoch, flushed, so a killed sweep loses at most the epoch in progress) and its
- * readers (--resume's scan, and results_read for any CSV of this schema or an older one). Host-only. The schema
- * holds every strategy's columns (empty where they do not apply), so one CSV holds every strategy. */
+/* schema.h — the CSV schema of a scaling study in one table (RESULTS_SCHEMA: columns, row members, types) and the
+ * row struct it reads into and writes from; writer.h writes rows, reader.h reads them. Host-only. The schema holds
+ * every strategy's columns (empty where they do not apply), so one CSV holds every strategy. */
 #pragma once
-#include <stdio.h>
 #include <stddef.h>
 
 #include "../strategies/epoch_stats.h"
-#include "study_progress.h"
 
 /* Run-independent facts recorded in every row. */
 typedef struct {
@@ -153,94 +150,3 @@ int results_column_index(const char *name);
 
 /* Every number "not applicable" (< 0), every string NULL, the stats likewise: a row to fill. */
 void results_row_init(results_row_t *row);
-
-typedef struct {
-    FILE *f;
-    char path[4096];            /* PATH_MAX */
-} results_t;
-
-/* Opens path for appending. A new or empty file gets the header; an existing file must have exactly this
- * header, otherwise returns 2 with a one-line message ("<path>: header differs from this version's ...").
- * Parent directories are created. */
-int results_open(results_t *r, const char *path, char *err, size_t errlen);
-/* Read-only: 2 with results_open's one-line message when path exists with another header, else 0. Lets the
- * command refuse a foreign CSV before anything else (even on a machine without a GPU) while writing nothing. */
-int results_check(const char *path, char *err, size_t errlen);
-/* Writes one row with libcsv quoting, then fflush + fsync, under an exclusive flock (as results_open writes the
- * header), so sweeps appending to one file at once interleave whole rows under one header. 0 ok, -1 on an I/O error
- * (message in err). */
-int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen);
-void results_close(results_t *r);
-/* Formats one row to a caller buffer as the CSV line (without newline), for tests and the table. */
-int results_format(const results_row_t *row, char *buf, size_t len);
-
-// ---- reading any CSV of this schema or an older one (the report; committed studies have older headers)
-
-/* Rows read from a file: string members point into storage the table owns; a column the file lacks reads as a
- * missing value (numbers -1, strings "", seed 0). */
-typedef struct {
-    results_row_t *row;
-    int n, cap;
-    char **text;                /* per row, the block its strings point into */
-    int bad_rows;               /* records with the wrong field count or a cell that does not parse, skipped */
-    int missing;                /* schema columns the file's header lacks (an older version's file) */
-    int unknown;                /* header columns this schema does not know, ignored */
-} results_rows_t;
-
-/* Reads path (libcsv) by column name. 0; 2 with a one-line message when the file cannot be read or its header has no
- * run_id column (not a scaling CSV). A missing or empty file is an error here: a report of nothing is a mistake. */
-int results_read(const char *path, results_rows_t *t, char *err, size_t errlen);
-/* Both readers' pass over a CSV file: libcsv's parser fed from f, field and row callbacks with ctx. 0, or 2 with
- * "PATH: why" in err (the parser, a read error). */
-int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
-                     void *ctx, char *err, size_t errlen);
-void results_rows_free(results_rows_t *t);
-
-// ---- resume: what an existing CSV already holds (host-only; --resume)
-
-/* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
- * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
- * math, grad_dtype, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
- * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
- * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
- * pipeline split (measured when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule, steps
- * or nccl_algo cell matches any value: strategies without a gradient reduction leave grad_dtype empty,
- * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty cell in the
- * query matches alike: an nccl_algo not known before the run is set up (NCCL's choice, --naive-path auto). */
-#define RESULTS_KEY_FIELDS 18
-/* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
- * configurations never compare equal on a cut-off prefix. */
-#define RESULTS_CELL_MAX 256
-typedef struct {
-    char cell[RESULTS_KEY_FIELDS][RESULTS_CELL_MAX];
-} results_key_t;
-
-/* Column names of the key, in results_key_t order. */
-extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
-
-/* One run (one run_id) found in the CSV. A run whose rows stop short (killed) is re-run from epoch 1 under a
- * new run_id; its rows stay in the CSV and summaries use the latest complete run of each configuration. */
-typedef struct {
-    char run_id[64];
-    results_key_t key;
-    study_progress_t progress;  /* how far it got: study.h's "complete" reads it */
-} results_run_t;
-
-typedef struct {
-    results_run_t *runs;
-    int n, cap;
-    int rows;           /* data rows read */
-    int bad_rows;       /* records with the wrong number of fields (a line cut short by a kill), skipped */
-} results_scan_t;
-
-/* Reads path with libcsv's parser. A missing or empty file is an empty scan. 0 ok; 2 with a one-line message
- * when the file cannot be read or its header is not this version's. */
-int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
-void results_scan_free(results_scan_t *s);
-/* The key of a row about to be written (the same cells results_write would write). */
-void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* The resume decision: 1 if a run of k's configuration is complete for `epochs` epochs (study_complete with
- * retry_failed: a faulted run is not), or its latest run faulted (failed, timeout, replicas-differ) and retry_failed
- * is 0, so the configuration is skipped; 0 if it must run (again): never run, killed or interrupted (a signal or a
- * time limit is no verdict on it). *best gets the most epochs any run of it trained. */
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best);

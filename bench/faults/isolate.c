@@ -2,7 +2,7 @@
  * silence, and the SIGINT/SIGTERM handling shared by parent, child and a process without children. */
 #define _POSIX_C_SOURCE 200809L
 #include "isolate.h"
-#include "../engine/errmsg.h"
+#include "../../engine/errmsg.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -4,10 +4,10 @@
 # GPU under mpirun) and naive; 1-GPU training at the same global batches for the accuracy check; a bucket-size
 # sweep; the all-reduce benchmark. Targets are judged in OUTDIR/summary.txt, never in a test.
 #
-#   bench/bench_dp.sh OUTDIR [ANCHOR_SCRIPT] [EPOCHS]
+#   tools/bench_dp.sh OUTDIR [ANCHOR_SCRIPT] [EPOCHS]
 #
 # Runs $SCALING (default ./scaling). The summary takes our runs' numbers from `$SCALING report CSV --runs` (the
-# report's runs and steady medians, bench/study.c): Python joins them with PyTorch's torch.csv and reads the
+# report's runs and steady medians, study/study.c): Python joins them with PyTorch's torch.csv and reads the
 # all-reduce benchmark's rows. SUMMARY_ONLY=1 runs nothing and rewrites OUTDIR/summary.txt from the files there.
 set -euo pipefail
 out=${1:?usage: bench_dp.sh OUTDIR [ANCHOR_SCRIPT] [EPOCHS]}

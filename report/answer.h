@@ -2,12 +2,12 @@
  * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there; on one GPU,
  * what one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. Host-only.
  *
- * Numbers as the report computes them (bench/study.h, used by both): a run's time is the median of its steady
+ * Numbers as the report computes them (study/study.h, used by both): a run's time is the median of its steady
  * epochs' epoch_s; T1 is the reference strategy's (single's) fastest at the same batch (per GPU for replicas, the
  * global batch for a strategy with t1_global_batch, the pipeline) and math, each run's strategy asked by its
  * properties; where a strategy has several runs at one GPU count and batch, the fastest counts. */
 #pragma once
-#include "results.h"
+#include "../study/schema.h"
 #include "../strategies/strategy_info.h"
 
 #include <stdio.h>

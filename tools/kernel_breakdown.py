@@ -1,5 +1,5 @@
 # kernel_breakdown.py — per-step GPU kernel time by category from `nsys stats --report cuda_gpu_kern_sum --format csv`
-# output: python3 bench/kernel_breakdown.py KERN.csv STEPS LABEL [TOP]
+# output: python3 tools/kernel_breakdown.py KERN.csv STEPS LABEL [TOP]
 import csv, sys, re
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 5]
 h = rows[0]; ti = h.index("Total Time (ns)"); ni = h.index("Name"); ci = h.index("Instances")

@@ -3,9 +3,9 @@
  * runs `scaling report` on the CSV and prints the answer from the rows the study wrote. */
 #pragma once
 #include "default_plan.h"
-#include "sweep.h"
-#include "results.h"
-#include "answer.h"
+#include "../sweep.h"
+#include "../../study/writer.h"
+#include "../../report/answer.h"
 
 #include <stdio.h>
 

@@ -1,8 +1,8 @@
 /* answer.c — the default study's answer: each run's steady-epoch median, gathered per strategy at the largest GPU
- * count it ran, against T1 at the same batch and math: the medians, T1 and line batches of bench/study.h, which the
+ * count it ran, against T1 at the same batch and math: the medians, T1 and line batches of study/study.h, which the
  * report's tables use too. */
 #include "answer.h"
-#include "study.h"
+#include "../study/study.h"
 
 #include <math.h>
 #include <stdlib.h>

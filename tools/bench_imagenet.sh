@@ -4,20 +4,20 @@
 # synthetic ImageNet-shaped data; images/s, FLOPs per image and the fraction of the dense peak, peak memory, and the
 # largest batch that fits (a --batch sweep up to the first run that does not fit). Builds nothing.
 #
-#   bench/bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]
+#   tools/bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]
 #
 # Run where ./scaling is (or set SCALING=path). ANCHOR_SCRIPT defaults to ../shared/anchors/torch_imagenet.py and
 # is skipped if absent or without torch. STEPS (default 60) caps each epoch: 4 epochs, the first warm-up (cuDNN's
 # algorithm search, graph capture), so 3 x STEPS steady steps per configuration. R101_CGRAPH=1 adds ResNet-101's
 # torch.compile variant (about a minute of compilation). PROFILE=1 adds where one ResNet-50 bf16 step goes: 10
 # steady steps under Nsight Systems (scripts/profile.sh, eager so kernels are attributed) and their per-kernel
-# breakdown (bench/kernel_breakdown.py) in OUTDIR/kernels_resnet50_bf16.txt. Writes OUTDIR/{ours.csv,memory.csv,
+# breakdown (tools/kernel_breakdown.py) in OUTDIR/kernels_resnet50_bf16.txt. Writes OUTDIR/{ours.csv,memory.csv,
 # torch.csv,flops.txt,summary.txt,*.log} and gpu_*.csv (the GPU's SM clock, temperature and power during each
 # run). About 5 minutes on an H100/H200 (1 more with PROFILE=1). Speed targets are judged in summary.txt, never in
 # a test.
 #
 # Our numbers (steady medians, peak memory, how each run ended) come from `$bin report CSV --runs`, counted as
-# REPORT.md counts them (bench/study.c); Python only joins them with PyTorch's torch.csv. SUMMARY_ONLY=1 runs
+# REPORT.md counts them (study/study.c); Python only joins them with PyTorch's torch.csv. SUMMARY_ONLY=1 runs
 # nothing and rewrites OUTDIR/summary.txt from the files there.
 set -euo pipefail
 out=${1:?usage: bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]}
@@ -209,7 +209,7 @@ if [ "${PROFILE:-0}" = 1 ]; then
             "$out/profile_resnet50_bf16.nsys-rep" >/dev/null
     )
     kern=$(ls "$out"/kern*cuda_gpu_kern_sum*.csv | head -n 1)
-    python3 "$root/bench/kernel_breakdown.py" "$kern" 10 "ResNet-50 bf16 batch 256" 15 | tee "$out/kernels_resnet50_bf16.txt"
+    python3 "$root/tools/kernel_breakdown.py" "$kern" 10 "ResNet-50 bf16 batch 256" 15 | tee "$out/kernels_resnet50_bf16.txt"
 fi
 
 summary

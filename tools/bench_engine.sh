@@ -2,7 +2,7 @@
 # bench_engine.sh — the engine's one-GPU speed against PyTorch at its best, in one call: ResNet-18 on Fashion-MNIST
 # (batch 256, lr 0.1) in bf16 and tf32 and LeNet on MNIST (batch 64), beside torch_fast.py's variants.
 #
-#   bench/bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]      (SCALING_BINS="label=path ..." compares builds)
+#   tools/bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]      (SCALING_BINS="label=path ..." compares builds)
 #
 # TORCH_FAST is ../shared/anchors/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
 # eager-bf16; cgraph-tf32 and graph-tf32 for the tf32 runs; TORCH_VARIANTS overrides the list); skipped when absent

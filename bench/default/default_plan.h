@@ -26,8 +26,8 @@
  * without collapse (LeNet collapsed at 0.8). Its runs took about 2 s of setup each (5 s for a pipeline's first) plus
  * their epochs: with 5 epochs (4 steady, epoch 1 being warm-up) the 5 runs on 2 H200s add up to about 45 s. */
 #pragma once
-#include "options.h"
-#include "../engine/idx.h"
+#include "../options.h"
+#include "../../engine/idx.h"
 
 #include <stdio.h>
 #include <time.h>

@@ -1,20 +1,19 @@
-/* study.h — what a study's rows mean, defined once for --resume (results.c), the default study's answer (answer.c)
- * and the report (report/): a configuration, when a run of it is complete, which run stands for it, a steady median
- * and T1. Host-only. */
+/* study.h — what a study's rows mean, defined once for --resume (runs.c), the default study's answer
+ * (report/answer.c) and the report (report/): how far a run got, when it is complete, which run stands for a
+ * configuration (key.h), a steady median and T1. Host-only. */
 #pragma once
-#include "results.h"
-#include "study_progress.h"
 #include "../strategies/strategy_info.h"
 
-/* A configuration is the key columns of results.h (results_key_columns). Two keys are one configuration when every
- * cell is equal, except that an empty grad_dtype, micro_batches, schedule, steps or nccl_algo cell (in either key)
- * matches any value: strategies without a gradient reduction leave grad_dtype empty, data-parallel rows the
- * pipeline columns, and a setup-failure row has no steps or algorithm yet. */
-int study_key_wildcard(int column);
-int study_key_match(const results_key_t *a, const results_key_t *b);
-/* Fills the empty cells of into from k (after study_key_match(into, k)): a configuration's key keeps the most
- * specific cells its runs wrote, so a later run matches it by what it knows. */
-void study_key_merge(results_key_t *into, const results_key_t *k);
+/* What a run's rows say about how far it got: the part of a run that the runs' scan (runs.h) keeps and "complete"
+ * reads. */
+typedef struct {
+    int epochs;      /* highest epoch written with a measured status (ok, diverged, oom): what it trained */
+    int last_epoch;  /* highest epoch of any row (-1: no row) */
+    char status[32]; /* the status of its last row (highest epoch; the later row on a tie) */
+    int faulted;     /* 1: a row of it is failed, timeout or replicas-differ (under mpirun a failing rank's failed
+                      * row may be followed by rank 0's interrupted one, so not only the last row tells) */
+    char fault[32];  /* the first such row's status, when faulted */
+} study_progress_t;
 
 void study_progress_init(study_progress_t *p);
 /* Adds one row of the run, in file order. */
@@ -28,7 +27,7 @@ int study_is_fault(const char *status);
 /* 1 when the run needs no re-run for a study of `epochs` epochs: it trained them all, or it ended diverged or oom
  * (re-running would repeat it). A run that faulted (a row failed, timeout or replicas-differ) counts as complete only
  * without retry_failed; any other end (killed part-way: its last row ok short of `epochs`, or interrupted) is not
- * complete. The report shows study_pick's run; --resume's decision is results_scan_done's (results.h). */
+ * complete. The report shows study_pick's run; --resume's decision is results_scan_done's (runs.h). */
 int study_complete(const study_progress_t *p, int epochs, int retry_failed);
 
 /* The run that stands for a configuration, among its n runs p[0..n-1] in the order they started: the latest of

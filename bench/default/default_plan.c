@@ -1,7 +1,7 @@
 /* default_plan.c — the default study's sweeps, written as the command lines that would run each alone and parsed by
  * the one option parser, so what runs is exactly what is printed; and its fresh output folder. */
 #include "default_plan.h"
-#include "../engine/errmsg.h"
+#include "../../engine/errmsg.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,30 +1,11 @@
-/* study.c — one definition of a configuration, of "complete", of the run that stands for a configuration, of a
- * steady median and of T1 (study.h), for --resume, the answer and the report alike. */
+/* study.c — one definition of "complete", of the run that stands for a configuration, of a steady median and of T1
+ * (study.h), for --resume, the answer and the report alike. */
 #include "study.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int study_key_wildcard(int column) {
-    const char *c = results_key_columns[column];
-    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
-           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
-}
-
-int study_key_match(const results_key_t *a, const results_key_t *b) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!a->cell[i][0] || !b->cell[i][0]) && study_key_wildcard(i)) continue;
-        if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
-    }
-    return 1;
-}
-
-void study_key_merge(results_key_t *into, const results_key_t *k) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
-        if (!into->cell[i][0]) memcpy(into->cell[i], k->cell[i], sizeof into->cell[i]);
-}
 
 void study_progress_init(study_progress_t *p) {
     memset(p, 0, sizeof *p);

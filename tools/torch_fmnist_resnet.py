@@ -3,7 +3,7 @@ ResNet-101) with a 1-channel stem and 10 classes on Fashion-MNIST resized on the
 align_corners=False, as the harness's --image-size), plain SGD, torchvision's initialisation, data resident on the GPU
 in a fresh permutation per epoch, the last partial batch dropped; test accuracy after every epoch.
 
-usage: python3 bench/torch_fmnist_resnet.py DATA_DIR [MODEL] [SIZE] [EPOCHS] [BATCH] [LR] [MATH] [SEED]
+usage: python3 tools/torch_fmnist_resnet.py DATA_DIR [MODEL] [SIZE] [EPOCHS] [BATCH] [LR] [MATH] [SEED]
        defaults: resnet50 96 2 256 0.1 bf16 1; MATH bf16 (autocast, channels_last) or tf32
 prints CSV: model,size,math,epoch,epoch_s,train_loss,train_acc,test_acc
 """

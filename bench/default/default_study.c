@@ -2,8 +2,8 @@
  * folder exists, then at the end `scaling report` (the binary itself, in a child process) and
  * the answer, printed from the rows in memory, so a report that fails costs neither rows nor answer. */
 #include "default_study.h"
-#include "report_run.h"
-#include "../strategies/strategy.h"
+#include "../report_run.h"
+#include "../../strategies/strategy.h"
 
 #include <stdlib.h>
 #include <string.h>

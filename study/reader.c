@@ -1,8 +1,8 @@
-/* results_read.c — reading any CSV of this schema or an older one into rows, by column name (the committed studies
+/* reader.c — reading any CSV of this schema or an older one into rows, by column name (the committed studies
  * have older headers): each cell parsed by its column's type from the schema table, a missing column left as
  * results_row_init leaves it. */
 #define _POSIX_C_SOURCE 200809L
-#include "results.h"
+#include "reader.h"
 #include "bytes.h"
 #include "../engine/errmsg.h"
 

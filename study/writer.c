@@ -1,11 +1,9 @@
-/* results.c — the scaling-study CSV from its one schema table: a fixed header checked on append, one row per epoch
+/* writer.c — the scaling-study CSV from its one schema table: a fixed header checked on append, one row per epoch
  * built in memory, quoted by libcsv where needed, written with one fwrite and fsync'd so a killed sweep leaves whole
- * rows; and --resume's scan (results_read.c reads any version's CSV into rows). */
+ * rows. */
 #define _POSIX_C_SOURCE 200809L
-#include "results.h"
-#include "bytes.h"
+#include "writer.h"
 #include "paths.h"
-#include "study.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
@@ -21,28 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define COLUMN_DESC(name, type, member, fmt, flags) \
-    {name, RESULTS_##type, RESULTS_F_##flags, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
-const results_column_t results_schema[] = {RESULTS_SCHEMA(COLUMN_DESC)};
-#define NCOLS ((int)(sizeof results_schema / sizeof results_schema[0]))
-_Static_assert(sizeof results_schema / sizeof results_schema[0] <= 128, "the scan keeps at most 128 columns");
-
-#define COLUMN_NAME(name, type, member, fmt, flags) name,
-const char *const results_columns[] = {RESULTS_SCHEMA(COLUMN_NAME) NULL};
-
-int results_ncolumns(void) {
-    return NCOLS;
-}
-
-void results_row_init(results_row_t *row) {
-    memset(row, 0, sizeof *row);
-    for (int i = 0; i < NCOLS; i++) {
-        const results_column_t *c = &results_schema[i];
-        if (c->type == RESULTS_INT || c->type == RESULTS_COUNT || c->type == RESULTS_REPLICAS)
-            *RESULTS_MEMBER(row, c, int) = -1;
-        else if (c->type == RESULTS_NUM) *RESULTS_MEMBER(row, c, double) = -1;
-    }
-}
+#define NCOLS results_ncolumns()
 
 // ---- line builder: a growing buffer, so stage lists or long names never truncate a row
 
@@ -92,11 +69,6 @@ static void cell_int(line_t *l, int x) {
     else cell_fmt(l, "%d", x);
 }
 
-int results_name_byte_ok(int flags, unsigned char b) {
-    if (!(flags & (RESULTS_F_NAME | RESULTS_F_SET))) return 1;
-    return (b && strchr(RESULTS_NAME_CHARS, b)) || (b == '|' && (flags & RESULTS_F_SET));
-}
-
 /* A NAME or SET cell as the reader will accept it: a byte outside its set (a host name, a GPU name or a commit
  * string from the environment) is written as '_'. */
 static void cell_name(line_t *l, const char *s, int flags) {
@@ -134,6 +106,12 @@ static void line_row(line_t *l, const results_row_t *r) {
 
 static void line_header(line_t *l) {
     for (int i = 0; results_columns[i]; i++) cell_str(l, results_columns[i]);
+}
+
+void results_line(bytes_t *b, const results_row_t *row) {
+    line_t l = {.b = *b};
+    line_row(&l, row);
+    *b = l.b;
 }
 
 int results_format(const results_row_t *row, char *buf, size_t len) {
@@ -337,164 +315,4 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
 void results_close(results_t *r) {
     if (r->f) fclose(r->f);
     r->f = NULL;
-}
-
-// ---- resume: scan an existing CSV
-
-const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
-    "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
-};
-
-int results_column_index(const char *name) {
-    for (int i = 0; results_columns[i]; i++)
-        if (strcmp(results_columns[i], name) == 0) return i;
-    return -1;
-}
-
-/* One record as libcsv delivers it: only the cells the scan needs are kept, each RESULTS_CELL_MAX bytes (the
- * longest a key cell can be, results.h). */
-#define SCAN_MAXF 128
-typedef struct {
-    int nf;                                 /* fields in the current record */
-    int want[SCAN_MAXF];                    /* column -> 1 if kept */
-    char cell[SCAN_MAXF][RESULTS_CELL_MAX];
-    int header_done, header_bad, header_col;
-    char header_got[64];
-    results_scan_t *s;
-    int col_run, col_epoch, col_status, col_key[RESULTS_KEY_FIELDS];
-    int oom;
-} scan_ctx_t;
-
-static void scan_field(void *data, size_t len, void *ctx_) {
-    scan_ctx_t *c = ctx_;
-    int i = c->nf++;
-    if (i >= SCAN_MAXF || (!c->want[i] && c->header_done)) return;
-    size_t n = len < sizeof c->cell[i] - 1 ? len : sizeof c->cell[i] - 1;
-    memcpy(c->cell[i], data ? data : "", n);
-    c->cell[i][n] = '\0';
-}
-
-static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
-    /* Rows of a run are consecutive in practice, so the last run is checked first. */
-    for (int i = s->n - 1; i >= 0; i--)
-        if (strcmp(s->runs[i].run_id, run_id) == 0) return &s->runs[i];
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 64;
-        results_run_t *r = realloc(s->runs, (size_t)cap * sizeof *r);
-        if (!r) return NULL;
-        s->runs = r;
-        s->cap = cap;
-    }
-    results_run_t *r = &s->runs[s->n++];
-    memset(r, 0, sizeof *r);
-    snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
-    study_progress_init(&r->progress);
-    return r;
-}
-
-static void scan_row(int term, void *ctx_) {
-    (void)term;
-    scan_ctx_t *c = ctx_;
-    int nf = c->nf, ncols = results_ncolumns();
-    c->nf = 0;
-    if (!c->header_done) {
-        c->header_done = 1;
-        for (int i = 0; i <= ncols; i++) {
-            const char *got = i < nf && i < SCAN_MAXF ? c->cell[i] : NULL;
-            const char *want = results_columns[i];
-            if (!got && !want) break;
-            if (got && want && strcmp(got, want) == 0) continue;
-            c->header_bad = 1;
-            c->header_col = i + 1;
-            snprintf(c->header_got, sizeof c->header_got, "%s", got ? got : "(none)");
-            break;
-        }
-        return;
-    }
-    if (c->header_bad) return;
-    if (nf != ncols) { c->s->bad_rows++; return; }
-    char *end;
-    long epoch = strtol(c->cell[c->col_epoch], &end, 10);
-    if (!c->cell[c->col_run][0] || end == c->cell[c->col_epoch] || *end || epoch < 0) { c->s->bad_rows++; return; }
-    c->s->rows++;
-    results_run_t *r = scan_run(c->s, c->cell[c->col_run]);
-    if (!r) { c->oom = 1; return; }
-    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
-    study_progress_add(&r->progress, (int)epoch, c->cell[c->col_status]);
-}
-
-int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
-    memset(s, 0, sizeof *s);
-    if (err && errlen) err[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT) return 0;
-        return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
-    }
-    scan_ctx_t *c = calloc(1, sizeof *c);
-    if (!c) { fclose(f); return errmsg(2, err, errlen, "%s: out of memory scanning", path); }
-    c->s = s;
-    c->col_run = results_column_index("run_id");
-    c->col_epoch = results_column_index("epoch");
-    c->col_status = results_column_index("status");
-    c->want[c->col_run] = c->want[c->col_epoch] = c->want[c->col_status] = 1;
-    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) {
-        c->col_key[k] = results_column_index(results_key_columns[k]);
-        c->want[c->col_key[k]] = 1;
-    }
-    int rc = results_csv_feed(f, path, scan_field, scan_row, c, err, errlen);
-    fclose(f);
-    if (!rc && c->header_bad)
-        rc = errmsg(2, err, errlen, "%s: header differs from this version's columns (first difference at column %d: "
-                  "'%s' vs '%s')", path, c->header_col, c->header_got,
-                  c->header_col <= results_ncolumns() ? results_columns[c->header_col - 1] : "(none)");
-    if (!rc && c->oom) rc = errmsg(2, err, errlen, "%s: out of memory scanning", path);
-    free(c);
-    if (rc) results_scan_free(s);
-    return rc;
-}
-
-void results_scan_free(results_scan_t *s) {
-    free(s->runs);
-    memset(s, 0, sizeof *s);
-}
-
-/* The key is taken from the formatted row, through the same parser as the scan, so the two cannot format a
- * number differently. */
-void results_key_of_row(const results_row_t *row, results_key_t *k) {
-    memset(k, 0, sizeof *k);
-    line_t l = {0};
-    line_row(&l, row);
-    scan_ctx_t *c = calloc(1, sizeof *c);
-    struct csv_parser p;
-    if (!l.b.oom && c && csv_init(&p, 0) == 0) {
-        c->header_done = 1;
-        for (int i = 0; i < SCAN_MAXF; i++) c->want[i] = 1;
-        /* Parse fields only: the row callback is not needed, the cells stay in c. */
-        csv_parse(&p, l.b.s, l.b.len, scan_field, NULL, c);
-        csv_fini(&p, scan_field, NULL, c);
-        csv_free(&p);
-        for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-            int col = results_column_index(results_key_columns[i]);
-            if (col >= 0 && col < c->nf) memcpy(k->cell[i], c->cell[col], sizeof k->cell[i]);
-        }
-    }
-    free(c);
-    free(l.b.s);
-}
-
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best) {
-    int most = 0, done = 0, last_faulted = 0;
-    for (int i = 0; i < s->n; i++) {
-        const results_run_t *r = &s->runs[i];
-        if (!study_key_match(&r->key, k)) continue;
-        if (r->progress.epochs > most) most = r->progress.epochs;
-        if (study_complete(&r->progress, epochs, 1)) done = 1;
-        last_faulted = r->progress.faulted;     /* runs are in file order: the last one seen is the latest */
-    }
-    if (best) *best = most;
-    /* A configuration that faulted last time would most likely fault again: the sweep goes on past it unless the
-     * user asks for the retry. An interrupted run (a signal, a time limit) is no verdict on it and runs again. */
-    return done || (last_faulted && !retry_failed);
 }

@@ -1,0 +1,68 @@
+/* key.c — the configuration key (key.h): its columns, a row's key read back through libcsv from the line the writer
+ * formats, and when two keys are one configuration. */
+#include "key.h"
+#include "writer.h"
+
+#include <csv.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
+    "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
+    "grad_dtype", "init", "micro_batches", "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
+};
+
+/* One formatted row as libcsv splits it: the key columns' cells, cut to RESULTS_CELL_MAX as the scan cuts them. */
+typedef struct {
+    int nf;
+    int col[RESULTS_KEY_FIELDS];    /* the schema column of each key cell */
+    results_key_t *k;
+} key_ctx_t;
+
+static void key_field(void *data, size_t len, void *ctx_) {
+    key_ctx_t *c = ctx_;
+    int i = c->nf++;
+    size_t n = len < RESULTS_CELL_MAX - 1 ? len : RESULTS_CELL_MAX - 1;
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++)
+        if (c->col[f] == i) {
+            memcpy(c->k->cell[f], data ? data : "", n);
+            c->k->cell[f][n] = '\0';
+        }
+}
+
+/* The key is taken from the formatted row, through the same parser as the scan, so the two cannot format a
+ * number differently. */
+void results_key_of_row(const results_row_t *row, results_key_t *k) {
+    memset(k, 0, sizeof *k);
+    bytes_t b = {0};
+    results_line(&b, row);
+    key_ctx_t c = {.k = k};
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) c.col[f] = results_column_index(results_key_columns[f]);
+    struct csv_parser p;
+    if (!b.oom && csv_init(&p, 0) == 0) {
+        /* Parse fields only: the row callback is not needed, the cells go straight into k. */
+        csv_parse(&p, b.s, b.len, key_field, NULL, &c);
+        csv_fini(&p, key_field, NULL, &c);
+        csv_free(&p);
+    }
+    free(b.s);
+}
+
+int study_key_wildcard(int column) {
+    const char *c = results_key_columns[column];
+    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
+           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
+}
+
+int study_key_match(const results_key_t *a, const results_key_t *b) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+        if ((!a->cell[i][0] || !b->cell[i][0]) && study_key_wildcard(i)) continue;
+        if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
+    }
+    return 1;
+}
+
+void study_key_merge(results_key_t *into, const results_key_t *k) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (!into->cell[i][0]) memcpy(into->cell[i], k->cell[i], sizeof into->cell[i]);
+}

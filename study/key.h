@@ -1,0 +1,37 @@
+/* key.h — a configuration: the key columns that define one experiment, taken from a row as the writer formats it,
+ * and when two keys are one configuration (wildcard cells). Used by --resume's scan (runs.h), the default study's
+ * answer and the report. Host-only. */
+#pragma once
+#include "schema.h"
+
+/* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
+ * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
+ * math, grad_dtype, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
+ * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
+ * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
+ * pipeline split (measured when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule, steps
+ * or nccl_algo cell matches any value: strategies without a gradient reduction leave grad_dtype empty,
+ * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty cell in the
+ * query matches alike: an nccl_algo not known before the run is set up (NCCL's choice, --naive-path auto). */
+#define RESULTS_KEY_FIELDS 18
+/* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
+ * configurations never compare equal on a cut-off prefix. */
+#define RESULTS_CELL_MAX 256
+typedef struct {
+    char cell[RESULTS_KEY_FIELDS][RESULTS_CELL_MAX];
+} results_key_t;
+
+/* Column names of the key, in results_key_t order. */
+extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
+
+/* The key of a row about to be written (the same cells results_write would write). */
+void results_key_of_row(const results_row_t *row, results_key_t *k);
+/* Two keys are one configuration when every
+ * cell is equal, except that an empty grad_dtype, micro_batches, schedule, steps or nccl_algo cell (in either key)
+ * matches any value: strategies without a gradient reduction leave grad_dtype empty, data-parallel rows the
+ * pipeline columns, and a setup-failure row has no steps or algorithm yet. */
+int study_key_wildcard(int column);
+int study_key_match(const results_key_t *a, const results_key_t *b);
+/* Fills the empty cells of into from k (after study_key_match(into, k)): a configuration's key keeps the most
+ * specific cells its runs wrote, so a later run matches it by what it knows. */
+void study_key_merge(results_key_t *into, const results_key_t *k);

@@ -1,0 +1,29 @@
+/* reader.h — any study CSV of this schema or an older one read by column name into rows (schema.h), for the report
+ * (committed studies have older headers); and the libcsv pass that both this reader and the runs' scan (runs.h) make
+ * over a file. Host-only. */
+#pragma once
+#include <stdio.h>
+#include <stddef.h>
+
+#include "schema.h"
+
+
+/* Rows read from a file: string members point into storage the table owns; a column the file lacks reads as a
+ * missing value (numbers -1, strings "", seed 0). */
+typedef struct {
+    results_row_t *row;
+    int n, cap;
+    char **text;                /* per row, the block its strings point into */
+    int bad_rows;               /* records with the wrong field count or a cell that does not parse, skipped */
+    int missing;                /* schema columns the file's header lacks (an older version's file) */
+    int unknown;                /* header columns this schema does not know, ignored */
+} results_rows_t;
+
+/* Reads path (libcsv) by column name. 0; 2 with a one-line message when the file cannot be read or its header has no
+ * run_id column (not a scaling CSV). A missing or empty file is an error here: a report of nothing is a mistake. */
+int results_read(const char *path, results_rows_t *t, char *err, size_t errlen);
+/* Both readers' pass over a CSV file: libcsv's parser fed from f, field and row callbacks with ctx. 0, or 2 with
+ * "PATH: why" in err (the parser, a read error). */
+int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
+                     void *ctx, char *err, size_t errlen);
+void results_rows_free(results_rows_t *t);
