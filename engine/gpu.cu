@@ -4,6 +4,7 @@
 #include "check.h"
 #include "launch.h"
 #include "conv_cache.h"
+#include "knob.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,29 +13,23 @@
 /* Names of gpu_bn_t and gpu_conv_t values, in enum order: the environment's words, and the conv cache id's. */
 static const char *const BN_NAMES[] = {"own", "cudnn", "auto"};
 static const char *const CONV_NAMES[] = {"auto", "legacy", "backend"};
-
-/* The index in names[0..n) of the environment variable's value; unset or empty: dflt. Any other value stops the
- * process with one line, exit 2. */
-static int env_choice(const char *var, const char *const *names, int n, int dflt) {
-    const char *v = getenv(var);
-    if (!v || !*v) return dflt;
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0) return i;
-    fprintf(stderr, "%s=%s: expected", var, v);
-    for (int i = 0; i < n; i++) fprintf(stderr, "%s %s", i == 0 ? "" : i == n - 1 ? " or" : ",", names[i]);
-    fputc('\n', stderr);
-    exit(2);
-}
+static const char *const PRIORITY_NAMES[] = {"high", "normal"};
 
 void gpu_init(gpu_t *g, int device, math_t math) {
     memset(g, 0, sizeof *g);
     g->device = device;
     g->math = math;
-    g->bn = (gpu_bn_t)env_choice("SCALING_BN", BN_NAMES, 3, GPU_BN_AUTO);
-    g->conv = (gpu_conv_t)env_choice("SCALING_CONV", CONV_NAMES, 3, GPU_CONV_AUTO);
+    g->bn = (gpu_bn_t)knob_choice("SCALING_BN", BN_NAMES, 3, GPU_BN_AUTO);
+    g->conv = (gpu_conv_t)knob_choice("SCALING_CONV", CONV_NAMES, 3, GPU_CONV_AUTO);
+    g->comm_high = knob_choice("SCALING_COMM_PRIORITY", PRIORITY_NAMES, 2, 0) == 0;
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    CHECK_CUDA(cudaStreamCreateWithFlags(&g->comm_stream, cudaStreamNonBlocking));
+    /* The block scheduler starts a higher-priority stream's blocks first as SMs free up. An all-reduce kernel that
+     * waits behind the compute stream's blocks on one GPU keeps its peers' kernels spinning on their SMs (and a
+     * persistent batch-norm kernel there waiting for those SMs), so communication goes first. */
+    int least = 0, greatest = 0;
+    CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CHECK_CUDA(cudaStreamCreateWithPriority(&g->comm_stream, cudaStreamNonBlocking, g->comm_high ? greatest : least));
     CHECK_CUDNN(cudnnCreate(&g->cudnn));
     CHECK_CUDNN(cudnnSetStream(g->cudnn, g->stream));
     CHECK_CUBLAS(cublasCreate(&g->cublas));

@@ -39,7 +39,9 @@ typedef enum { GPU_CONV_AUTO = 0, GPU_CONV_LEGACY = 1, GPU_CONV_BACKEND = 2 } gp
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
     cudaStream_t stream;        /* compute: forward, backward, update */
-    cudaStream_t comm_stream;   /* communication, ordered against `stream` with events */
+    cudaStream_t comm_stream;   /* communication, ordered against `stream` with events; created at the device's
+                                 * highest priority unless SCALING_COMM_PRIORITY=normal (comm_high 0) */
+    int comm_high;
     cudnnHandle_t cudnn;        /* bound to `stream` */
     cublasHandle_t cublas;      /* bound to `stream` */
     void *cublas_ws;            /* its workspace (GPU_CUBLAS_WORKSPACE bytes): the same for eager and captured GEMMs */
@@ -61,8 +63,9 @@ typedef struct gpu {
 extern "C" {
 #endif
 /* Creates streams and handles on `device`; math sets cuBLAS' math mode here and conv math at setup. Reads
- * SCALING_BN and SCALING_CONV (unset or empty: auto); a value neither names stops the process with one line, exit
- * 2. */
+ * SCALING_BN and SCALING_CONV (unset or empty: auto) and SCALING_COMM_PRIORITY (high, the default, or normal: the
+ * communication stream's priority against the compute stream's); a value none names stops the process with one
+ * line, exit 2 (engine/knob.h). */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
 /* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the

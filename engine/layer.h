@@ -86,6 +86,9 @@ struct layer {
 
     float *w, *dw;              /* view: params/grads + offset; biases follow weights. Always fp32 */
     const void *w_lp;           /* bf16 layers: view into the model's bf16 copy of the parameters (else NULL) */
+    void *dw_lp;                /* NULL, or where backward writes the gradients it computes in bf16 (a convolution's
+                                 * weights: layer_conv_lp_grads) instead of widening them into dw, a bf16 gradient
+                                 * buffer's slice; backward then takes dw_beta 0 only */
     size_t n_params;
     size_t param_offset;        /* floats from the start of the flat buffer */
     float *state;               /* view into the model's state buffer (BN running stats) */
@@ -110,3 +113,14 @@ extern const layer_ops_t layer_gap_ops;
 extern const layer_ops_t layer_dense_ops;
 extern const layer_ops_t layer_add_ops;
 extern const layer_ops_t layer_flatten_ops;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* conv.cu, after setup: how many of its parameters (its weights, the first ones) a convolution computes the gradient
+ * of in bf16 (cuDNN's path under bf16), which backward widens into dw, or writes to dw_lp where that is set; 0 for
+ * every other path and math. */
+size_t layer_conv_lp_grads(const layer_t *l);
+#ifdef __cplusplus
+}
+#endif

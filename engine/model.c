@@ -475,6 +475,36 @@ void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_bet
     for (int i = end - 1; i >= first; i--) m->layers[i].ops->backward(&m->layers[i], g, dw_beta);
 }
 
+/* Appends the part [at, end) of the flat buffer as a pair where it is not empty; counts it even without room. */
+static void add_range(size_t *ranges, int max, int *n, size_t at, size_t end) {
+    if (end <= at) return;
+    if (*n < max) {
+        ranges[2 * *n] = at;
+        ranges[2 * *n + 1] = end - at;
+    }
+    (*n)++;
+}
+
+int model_bind_grads_lp(model_t *m, void *grads_lp, size_t *ranges, int max) {
+    int n = 0;
+    size_t at = 0;   /* the start of the fp32 part not yet written out */
+    for (int i = m->first; i < m->end && grads_lp; i++) {
+        const layer_t *l = &m->layers[i];
+        size_t lp = l->ops == &layer_conv_ops ? layer_conv_lp_grads(l) : 0, off = l->param_offset - m->param_first;
+        if (!lp) continue;
+        add_range(ranges, max, &n, at, off);
+        at = off + lp;
+    }
+    add_range(ranges, max, &n, at, m->n_params);
+    if (n > max) return -1;
+    for (int i = m->first; i < m->end; i++) {
+        layer_t *l = &m->layers[i];
+        size_t lp = l->ops == &layer_conv_ops ? layer_conv_lp_grads(l) : 0, off = l->param_offset - m->param_first;
+        l->dw_lp = grads_lp && lp ? (char *)grads_lp + off * dtype_size(DTYPE_BF16) : NULL;
+    }
+    return n;
+}
+
 void model_free(model_t *m) {
     for (int i = 0; i < m->n_layers; i++)
         if (m->layers[i].ops->destroy) m->layers[i].ops->destroy(&m->layers[i]);

@@ -114,6 +114,14 @@ __global__ static void cast_bf16_kernel(__nv_bfloat16 *__restrict__ dst, const f
         dst[i] = __float2bfloat16_rn(src[i]);
 }
 
+/* Part blockIdx.y of the (offset, count) pairs. */
+__global__ static void cast_bf16_ranges_kernel(__nv_bfloat16 *__restrict__ dst, const float *__restrict__ src,
+                                               const size_t *__restrict__ ranges) {
+    size_t first = ranges[2 * blockIdx.y], n = ranges[2 * blockIdx.y + 1];
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        dst[first + i] = __float2bfloat16_rn(src[first + i]);
+}
+
 __device__ static unsigned long long mix64(unsigned long long x) {   /* splitmix64's finaliser */
     x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 27; x *= 0x94d049bb133111ebull;
@@ -209,6 +217,16 @@ void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream
         cast_bf16_kernel<<<grid_for(n - 8 * n8, 256), 256, 0, stream>>>((__nv_bfloat16 *)dst, src, 8 * n8, n);
         CHECK_LAUNCH();
     }
+}
+
+void reduce_cast_bf16_ranges(void *dst, const float *src, const size_t *ranges, int n, size_t max_count,
+                             cudaStream_t stream) {
+    if (n <= 0 || max_count == 0) return;
+    if (n > 65535) check_fail(__FILE__, __LINE__, "reduce_cast_bf16_ranges", "more than 65535 parts");
+    /* About 4096 blocks in all, as the other launches: most parts are a batch norm's few hundred elements. */
+    unsigned bx = launch_blocks(max_count, 256, (4096 + n - 1) / n);
+    cast_bf16_ranges_kernel<<<dim3(bx, (unsigned)n), 256, 0, stream>>>((__nv_bfloat16 *)dst, src, ranges);
+    CHECK_LAUNCH();
 }
 
 void reduce_checksum(const float *p, size_t n, unsigned long long *out, cudaStream_t stream) {

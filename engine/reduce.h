@@ -24,6 +24,10 @@ void reduce_sum_into(void *dst, const float *own, const void *const *src, int n_
 /* dst[k] (bf16) = src[k] (fp32) rounded to nearest even, exactly as __float2bfloat16_rn: denormals are kept
  * (bf16 has fp32's exponent range), values past the largest bf16 become +-inf, a NaN becomes a NaN. */
 void reduce_cast_bf16(void *dst, const float *src, size_t n, cudaStream_t stream);
+/* reduce_cast_bf16 of the parts of dst and src given as n (offset, count) pairs of elements in device memory (ranges,
+ * 2n size_t), the longest max_count, in one launch: a bucket of which backward wrote some parts in bf16 already. */
+void reduce_cast_bf16_ranges(void *dst, const float *src, const size_t *ranges, int n, size_t max_count,
+                             cudaStream_t stream);
 /* *out (device) = sum over k of mix(k, bit pattern of p[k]) modulo 2^64. Integer addition commutes, so the value
  * does not depend on the launch shape, and any changed bit or moved value changes it (up to hash collisions):
  * equal checksums mean bit-identical buffers, which float sums could not tell. */

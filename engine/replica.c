@@ -48,6 +48,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     }
     model_init_params(&r->model, init, seed);
     replica_set_update_grads(r, r->model.grads, DTYPE_FP32);
+    replica_set_update_slice(r, 0, r->model.n_params);
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!r->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int i = 0; i <= r->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&r->step_events[i]));
@@ -60,6 +61,23 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
 void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
     r->update_grads = grads;
     r->update_grad_dtype = t;
+}
+
+void replica_set_update_slice(replica_t *r, size_t first, size_t count) {
+    if (first > r->model.n_params || count > r->model.n_params - first)
+        check_fail(__FILE__, __LINE__, "replica_set_update_slice", "slice outside the flat buffers");
+    r->update_first = first;
+    r->update_count = count;
+}
+
+void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t stream) {
+    model_t *m = &r->model;
+    if (first > m->n_params || count > m->n_params - first)
+        check_fail(__FILE__, __LINE__, "replica_sgd_slice", "slice outside the flat buffers");
+    void *p16 = m->params_bf16 ? (char *)m->params_bf16 + first * dtype_size(DTYPE_BF16) : NULL;
+    const void *g = (const char *)r->update_grads + first * dtype_size(r->update_grad_dtype);
+    sgd_step(m->params + first, p16, g, r->update_grad_dtype, m->momentum + first, count, r->lr, r->momentum,
+             r->weight_decay, stream);
 }
 
 void replica_epoch_begin(replica_t *r, int epoch) {
@@ -88,10 +106,8 @@ void replica_seg_backward(replica_t *r, const void *range) {
 
 void replica_seg_update(replica_t *r, const void *unused) {
     (void)unused;
-    model_t *m = &r->model;
     nvtx_push("optimizer gpu%d", r->gpu.device);
-    sgd_step(m->params, m->params_bf16, r->update_grads, r->update_grad_dtype, m->momentum, m->n_params, r->lr,
-             r->momentum, r->weight_decay, r->gpu.stream);
+    replica_sgd_slice(r, r->update_first, r->update_count, r->gpu.stream);
     nvtx_pop();
     dataset_step_advance(r->d_step, r->gpu.stream);
 }

@@ -30,6 +30,10 @@ typedef struct replica {
      * replica_set_update_grads (a bf16 all-reduce's sum). */
     const void *update_grads;
     dtype_t update_grad_dtype;
+    /* The elements [update_first, update_first + update_count) of the flat buffers that the update segment steps: all
+     * of them, unless a strategy steps the rest itself (replica_sgd_slice, per gradient bucket) and set this slice
+     * with replica_set_update_slice. */
+    size_t update_first, update_count;
     graph_seg_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
@@ -42,14 +46,21 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
  * leaves the summed gradient in a bf16 buffer, which the SGD kernel widens as it reads. Call before the first step
  * (the update segment is captured into a CUDA graph with the pointer it had then). */
 void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
+/* The update segment steps only elements [first, first + count) of the flat buffers; the strategy steps the others
+ * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). */
+void replica_set_update_slice(replica_t *r, size_t first, size_t count);
+/* SGD over elements [first, first + count) of the flat parameter, momentum and bf16 parameter buffers, reading the
+ * update's gradients (replica_set_update_grads), on `stream` of r's device: per element the arithmetic of the whole
+ * update, so slices that tile the buffer step it exactly as one update does. Launches only. */
+void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t stream);
 /* Shuffles (same order on every replica), zeroes the loss/accuracy accumulators, records the start event. */
 void replica_epoch_begin(replica_t *r, int epoch);
 /* Runs fn(r, arg) on r's compute stream as segment `slot`: with use_graphs, eagerly at the first call (library
  * warm-up), captured at the second, replayed from the graph afterwards; otherwise eagerly every time. fn must
  * launch the same work every time given the same arg (step-dependent data comes from d_step). */
 void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg);
-/* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: SGD,
- * then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi), overwriting grads. */
+/* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: SGD over
+ * the update slice, then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi), overwriting grads. */
 void replica_seg_forward(replica_t *r, const void *shard);
 void replica_seg_backward(replica_t *r, const void *range);
 void replica_seg_update(replica_t *r, const void *unused);

@@ -2,6 +2,7 @@
  * fault, a preempted host thread) does not move the step time a row reports. */
 #include "timing.h"
 #include "check.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 float timing_ms(cudaEvent_t a, cudaEvent_t b) {
@@ -24,4 +25,33 @@ double timing_median_step_ms(const cudaEvent_t *ev, int steps) {
     double m = steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
     free(d);
     return m;
+}
+
+void timing_print_steps(const char *who, const cudaEvent_t *ev, int steps) {
+    if (steps < 1) return;
+    float *d = malloc((size_t)steps * sizeof(float));
+    if (!d) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    double sum = 0, first = 0, worst = 0;
+    int at = 0;
+    for (int i = 0; i < steps; i++) {
+        d[i] = timing_ms(ev[i], ev[i + 1]);
+        sum += d[i];
+        if (i == 0) first = d[i];
+        if (d[i] > worst) { worst = d[i]; at = i; }
+    }
+    double mean = sum / steps;
+    qsort(d, (size_t)steps, sizeof(float), cmp_float);
+    double med = steps % 2 ? d[steps / 2] : 0.5 * (d[steps / 2 - 1] + d[steps / 2]);
+    double p90 = d[(size_t)((steps - 1) * 0.9)];
+    /* The excess mean - median, in ms per step: the first step's share, and the share of the slow steps (over 1.02x
+     * the median, the first excluded); the rest is spread over typical steps. */
+    double ex_first = (first - med) / steps, ex_slow = 0;
+    int n_slow = 0;
+    for (int i = 0; i < steps; i++)   /* sorted: the first step's value may be among them; counted once below */
+        if (d[i] > 1.02 * med) { ex_slow += (d[i] - med) / steps; n_slow++; }
+    if (first > 1.02 * med) { ex_slow -= (first - med) / steps; n_slow--; }
+    fprintf(stderr, "steps: %s, %d steps: mean %.3f ms = median %.3f + %.3f (first step %.3f: +%.3f; %d slow steps "
+            "over 1.02x median: +%.3f); p90 %.3f, slowest %.3f (step %d)\n", who, steps, mean, med, mean - med, first,
+            ex_first, n_slow, ex_slow, p90, worst, at);
+    free(d);
 }

@@ -10,6 +10,10 @@ extern "C" {
 float timing_ms(cudaEvent_t a, cudaEvent_t b);
 /* Median of ev[i] -> ev[i+1] over i < steps (ev holds steps + 1 events); 0 when steps < 1. */
 double timing_median_step_ms(const cudaEvent_t *ev, int steps);
+/* One line on stderr saying where an epoch's mean step (epoch / steps, what images/s by epoch counts) goes beyond its
+ * median (what step_ms reports): the first step, the median, the 90th percentile and the slowest step, and how much
+ * of the excess the first step and the steps over the median's 1.02x carry. `who` names the GPU or rank. */
+void timing_print_steps(const char *who, const cudaEvent_t *ev, int steps);
 #ifdef __cplusplus
 }
 #endif

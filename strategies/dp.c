@@ -195,13 +195,15 @@ void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
 typedef struct {
     double epoch_s, step_ms, loss, acc, mem_mb;
     breakdown_t b;                  /* means over the timed steps (breakdown.h) */
+    double stall_ms;                /* the part of b.exposed_ms spent inside backward segments (breakdown_stall) */
 } rep_stats_t;
 
 /* Replica i's breakdown over the epoch's first `steps` steps that carry events. With solo steps, the backward
  * segments that can run beside an all-reduce (buckets 1.., segments 2 .. n_segs - 2) count at most their time in
  * step 0 (slot 0, the solo step) as compute, the rest as exposed (breakdown_stall). */
-static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps) {
+static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps, double *stall_ms) {
     breakdown_t sum = {0};
+    double stalls = 0;
     const replica_t *r = &dp->reps[i];
     for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++) {
         int step = s * dp->stride;
@@ -217,7 +219,9 @@ static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps) {
         if (dp->busy)
             wait = timing_ms(busy_event(dp, i, s, dp->n_segs - 2, 1), busy_event(dp, i, s, dp->n_segs - 1, 0));
         breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy - stall, wait + stall);
+        stalls += stall;
     }
+    *stall_ms = sum.steps ? stalls / sum.steps : 0;
     return breakdown_mean(sum);
 }
 
@@ -230,7 +234,16 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         /* The comm stream's events may trail the compute stream's last one: wait for everything, once. */
         CHECK_CUDA(cudaDeviceSynchronize());
         local[i].mem_mb = replica_mem_mb(r);
-        local[i].b = replica_breakdown_(dp, i, steps);
+        local[i].b = replica_breakdown_(dp, i, steps, &local[i].stall_ms);
+    }
+    /* Where this process's slowest replica's epoch goes beyond its median step (images/s by epoch against by step). */
+    int slow = 0;
+    for (int i = 1; i < dp->n; i++)
+        if (local[i].epoch_s > local[slow].epoch_s) slow = i;
+    if (!dp->dist || dp->dist->is_root) {
+        char who[32];
+        snprintf(who, sizeof who, "gpu %d", dp->shard0 + slow);
+        timing_print_steps(who, dp->reps[slow].step_events, steps);
     }
     /* Communication is timed on GPU 0's comm stream, over the same timed steps. */
     double comm = 0;
@@ -264,6 +277,10 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         out->exposed_comm_ms = per_gpu[g].exposed_ms;
         out->idle_ms = per_gpu[g].idle_ms;
         breakdown_print(stderr, "gpu", per_gpu, w, g);
+        if (w > 1)
+            fprintf(stderr, "exposed: gpu %d: %.3f ms per step = %.3f waiting after backward + %.3f stalled inside "
+                    "backward segments\n", g, per_gpu[g].exposed_ms, per_gpu[g].exposed_ms - all[g].stall_ms,
+                    all[g].stall_ms);
         free(per_gpu);
         double grad_bytes = (double)dp->reps[0].model.n_params * dtype_size(dp->wire);   /* on the wire */
         if (w > 1 && timed && comm > 0) {
@@ -349,6 +366,16 @@ void dp_teardown(dp_t *dp) {
     memset(dp, 0, sizeof *dp);
 }
 
+int dp_bind_wire(dp_t *dp, size_t *ranges, int max) {
+    int n = 0;
+    for (int i = 0; i < dp->n; i++) {
+        replica_t *r = &dp->reps[i];
+        n = model_bind_grads_lp(&r->model, dp->wire == DTYPE_BF16 ? dp->wire_grads[i] : NULL, ranges, max);
+        if (n < 0) check_fail(__FILE__, __LINE__, "dp_bind_wire", "more fp32 parts than room for them");
+    }
+    return n;
+}
+
 unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *const *gpus, int n, dtype_t wire,
                                    const float *const *src, void *const *bufs, size_t count, int base) {
     unsigned long long *wrong[DP_MAX_GPUS];
@@ -373,11 +400,12 @@ unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *co
     return total;
 }
 
-void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, cudaStream_t stream,
-                  const char *name) {
+void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, const size_t *ranges,
+                  int n_ranges, cudaStream_t stream, const char *name) {
     int tr = trace_begin(trace, device, TRACE_COMM, stream, name);
     nvtx_push("%s gpu%d", name, device);
-    reduce_cast_bf16(wire, src, count, stream);
+    if (ranges) reduce_cast_bf16_ranges(wire, src, ranges, n_ranges, count, stream);
+    else reduce_cast_bf16(wire, src, count, stream);
     nvtx_pop();
     trace_end(trace, tr, stream);
 }

@@ -78,10 +78,17 @@ double dp_evaluate(dp_t *dp);
 size_t dp_params(dp_t *dp, float *host, size_t max);
 void dp_teardown(dp_t *dp);
 
-/* The cast of a reduction's fp32 gradients into its bf16 wire buffer (count elements) on `stream` of `device` (the
- * current device), inside a --trace range (trace NULL: none) and an NVTX range, both named after `name`. */
-void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, cudaStream_t stream,
-                  const char *name);
+/* The cast of a reduction's fp32 gradients into its bf16 wire buffer on `stream` of `device` (the current device),
+ * inside a --trace range (trace NULL: none) and an NVTX range, both named after `name`: elements [0, count) of wire
+ * and src, or with ranges (device memory) the n_ranges (offset, count) parts of them, the longest `count`
+ * (reduce_cast_bf16_ranges). */
+void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, const size_t *ranges,
+                  int n_ranges, cudaStream_t stream, const char *name);
+/* --grad-dtype bf16 under --math bf16: binds every replica's bf16 weight gradients to be written straight into its
+ * wire buffer by backward (model_bind_grads_lp), so they are neither widened to fp32 nor cast back, and writes the
+ * parts of the flat buffer still written in fp32, which the cast must still carry over, to ranges (room for max
+ * pairs); returns their count (the whole buffer, one part, where nothing was bound). Setup only. */
+int dp_bind_wire(dp_t *dp, size_t *ranges, int max);
 /* Fills the inputs with reduce_fill_pattern(rank i, base) (src[i], count fp32, where src is given; else bufs[i],
  * count elements of type wire), runs ops once, and returns how many elements of bufs over all GPUs differ from the
  * exact sum. Synchronises; allocates (not for use inside a step). */

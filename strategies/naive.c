@@ -105,7 +105,7 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
-        if (src) dp_cast_wire(nr->trace, di, bufs[i], src[i], count, cs, "cast to bf16");
+        if (src) dp_cast_wire(nr->trace, di, bufs[i], src[i], count, NULL, 0, cs, "cast to bf16");
         if (!nr->p2p[i]) {
             int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to host");
             nvtx_push("host copy gpu%d->host", di);

@@ -1,13 +1,16 @@
 /* nccl.c — `--strategy nccl`: data parallelism with NCCL's ring all-reduce, one process driving every GPU
- * (ncclCommInitAll + group calls), or one process per GPU under mpirun/srun (ncclCommInitRank, strategies/dist.h).
- * Gradients are reduced in buckets of consecutive layers, each launched on the comm streams as soon as backward
- * has produced it (--overlap on), so communication hides behind backward. --grad-dtype bf16 is DDP's
- * bf16_compress_hook: each bucket is rounded to bf16 on the comm stream and all-reduced in bf16. */
+ * (ncclCommInitRankConfig for each in one group + group calls), or one process per GPU under mpirun/srun
+ * (ncclCommInitRankConfig, strategies/dist.h). Gradients are reduced in buckets of consecutive layers, each launched
+ * on the comm streams as soon as backward has produced it (--overlap on), so communication hides behind backward;
+ * each bucket's SGD runs right after its all-reduce there too, so only the last bucket's all-reduce and update
+ * follow backward. --grad-dtype bf16 is DDP's bf16_compress_hook: each bucket is rounded to bf16 on the comm stream
+ * and all-reduced in bf16. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "dist.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
+#include "../engine/knob.h"
 #include <nccl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +25,17 @@ typedef struct {
     cudaEvent_t ready[DP_MAX_GPUS]; /* GPU i: the slice to reduce is final (compute stream) */
     cudaEvent_t done[DP_MAX_GPUS];  /* GPU i: every queued all-reduce has finished (comm stream) */
     char algo[64];                  /* the NCCL_ALGO the communicators were created under */
+    int max_ctas;                   /* ncclConfig_t.maxCTAs, from SCALING_NCCL_CTAS; 0: NCCL's own choice */
     struct trace *trace;            /* --trace recorder, or NULL */
 } nccl_reducer_t;
+
+/* The communicators' configuration: NCCL's defaults, but for SCALING_NCCL_CTAS=N, at most N CTAs (SMs) per
+ * collective kernel, the SMs an all-reduce takes from the compute running beside it. */
+static ncclConfig_t reducer_config_(const nccl_reducer_t *nr) {
+    ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+    if (nr->max_ctas > 0) c.maxCTAs = nr->max_ctas;
+    return c;
+}
 
 /* One communicator per GPU of this process (ncclCommInitAll), or with dist one per process: rank dist->rank of
  * dist->size (ncclCommInitRank, the unique id broadcast from rank 0 over MPI). */
@@ -31,6 +43,7 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
                              char *err, size_t errlen) {
     memset(nr, 0, sizeof *nr);
     nr->wire = wire;
+    nr->max_ctas = knob_int("SCALING_NCCL_CTAS", 0, 64, 0);
     if (n < 1 || n > DP_MAX_GPUS) {
         snprintf(err, errlen, "nccl: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
         return -1;
@@ -52,10 +65,11 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
         ncclUniqueId id;
         dist_nccl_id(dist, &id, sizeof id);
         CHECK_CUDA(cudaSetDevice(devs[0]));
-        ncclResult_t r = ncclCommInitRank(&nr->comm[0], dist->size, id, dist->rank);
+        ncclConfig_t config = reducer_config_(nr);
+        ncclResult_t r = ncclCommInitRankConfig(&nr->comm[0], dist->size, id, dist->rank, &config);
         if (r != ncclSuccess)
-            snprintf(err, errlen, "ncclCommInitRank (rank %d of %d, GPU %d): %s (%s)", dist->rank, dist->size, devs[0],
-                     ncclGetErrorString(r), ncclGetLastError(NULL));
+            snprintf(err, errlen, "ncclCommInitRankConfig (rank %d of %d, GPU %d): %s (%s)", dist->rank, dist->size,
+                     devs[0], ncclGetErrorString(r), ncclGetLastError(NULL));
         /* Every rank learns of a failure anywhere; the others drop their communicator without talking to it. */
         if (dist_agree(dist, r == ncclSuccess ? 0 : -1, err, errlen) != 0) {
             if (r == ncclSuccess) CHECK_NCCL(ncclCommAbort(nr->comm[0]));
@@ -64,10 +78,25 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
         }
         nr->world = dist->size;
     } else if (n > 1) {
-        ncclResult_t r = ncclCommInitAll(nr->comm, n, devs);
+        /* What ncclCommInitAll does, with a configuration: one unique id, every rank's init in one group. */
+        ncclUniqueId id;
+        ncclConfig_t config[DP_MAX_GPUS];
+        ncclResult_t r = ncclGetUniqueId(&id);
+        if (r == ncclSuccess) {
+            CHECK_NCCL(ncclGroupStart());
+            for (int i = 0; i < n && r == ncclSuccess; i++) {
+                config[i] = reducer_config_(nr);
+                CHECK_CUDA(cudaSetDevice(devs[i]));
+                r = ncclCommInitRankConfig(&nr->comm[i], n, id, i, &config[i]);
+            }
+            ncclResult_t e = ncclGroupEnd();
+            if (r == ncclSuccess) r = e;
+        }
         if (r != ncclSuccess) {
-            snprintf(err, errlen, "ncclCommInitAll over %d GPUs: %s (%s)", n, ncclGetErrorString(r),
+            snprintf(err, errlen, "ncclCommInitRankConfig over %d GPUs: %s (%s)", n, ncclGetErrorString(r),
                      ncclGetLastError(NULL));
+            for (int i = 0; i < n; i++)
+                if (nr->comm[i]) ncclCommAbort(nr->comm[i]);   /* unchecked: the group already failed */
             memset(nr->comm, 0, sizeof nr->comm);
             return -1;
         }
@@ -82,13 +111,22 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
     return 0;
 }
 
+/* A bucket's cast where backward has written parts of it into the bf16 wire already (dp_bind_wire): the n parts left,
+ * (offset, count) pairs of the whole buffer in device memory on each GPU, the longest max_count. */
+typedef struct {
+    int n;
+    size_t max_count;
+    const size_t *ranges[DP_MAX_GPUS];
+} nccl_cast_t;
+
 /* All-reduces elements [offset, offset + count) of every bufs[i], in place, once the work already queued on each
  * compute stream is done; with src (bf16 wire), each GPU's comm stream first rounds src[i]'s same elements into
- * bufs[i]. t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU 0's comm stream.
+ * bufs[i] (with cast, only its parts). t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU 0's comm stream.
  * NCCL's bf16 sum adds two bf16 values and rounds to bf16 at every step of the ring (__hadd on sm_80 and later,
  * src/device/reduce_kernel.h): n - 1 roundings per element, one for 2 GPUs. */
 static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,
-                              size_t count, int bucket, cudaEvent_t t_begin, cudaEvent_t t_end) {
+                              size_t count, const nccl_cast_t *cast, int bucket, cudaEvent_t t_begin,
+                              cudaEvent_t t_end) {
     if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
     /* One GPU: nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire). */
     if (count == 0 || nr->world == 1) return;
@@ -107,8 +145,12 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
     }
     for (int i = 0; src && i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
-        dp_cast_wire(nr->trace, nr->g[i]->device, (char *)bufs[i] + offset * esize, src[i] + offset, count,
-                     nr->g[i]->comm_stream, name);
+        if (!cast)
+            dp_cast_wire(nr->trace, nr->g[i]->device, (char *)bufs[i] + offset * esize, src[i] + offset, count, NULL,
+                         0, nr->g[i]->comm_stream, name);
+        else if (cast->n > 0)
+            dp_cast_wire(nr->trace, nr->g[i]->device, bufs[i], src[i], cast->max_count, cast->ranges[i], cast->n,
+                         nr->g[i]->comm_stream, name);
     }
     snprintf(name, sizeof name, "allreduce %d", bucket);
     for (int i = 0; i < nr->n; i++)
@@ -177,7 +219,7 @@ static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count
 }
 
 static void nccl_ops_run(void *ctx, const float *const *src, void *const *bufs, size_t count) {
-    nccl_reduce_slice(ctx, src, bufs, 0, count, 0, NULL, NULL);
+    nccl_reduce_slice(ctx, src, bufs, 0, count, NULL, 0, NULL, NULL);
     nccl_reduce_finish(ctx);
 }
 
@@ -251,16 +293,77 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
 
 // ---- the strategy
 
+/* SCALING_DP_UPDATE: where the SGD step runs. bucket (the default with more than one GPU): each bucket's slice right
+ * after its all-reduce on the comm stream, beside the rest of backward, and only the last bucket's in the update
+ * segment; step: the whole buffer in the update segment, after every all-reduce. Per element the same arithmetic,
+ * so the two give bit-identical parameters (tests/gpu/test_dp_update.c). */
+enum { UPDATE_BUCKET = 0, UPDATE_STEP = 1 };
+static const char *const UPDATE_NAMES[] = {"bucket", "step"};
+/* SCALING_DP_WGRAD, with --grad-dtype bf16 under --math bf16 on more than one GPU: direct (the default), cuDNN's bf16
+ * weight gradients are written straight into the wire buffer and only the rest is cast; widen, they are widened into
+ * the fp32 gradients by backward and cast back by the reduction. The same bits on the wire either way. */
+enum { WGRAD_DIRECT = 0, WGRAD_WIDEN = 1 };
+static const char *const WGRAD_NAMES[] = {"direct", "widen"};
+
 typedef struct {
     dp_t dp;                        /* first: tests reach the replicas through (dp_t *)state */
     nccl_reducer_t red;
     int overlap;
+    int update;                     /* UPDATE_BUCKET or UPDATE_STEP (with one GPU: step, nothing to wait for) */
     int n_buckets;
     bucket_t buckets[MODEL_MAX_LAYERS];
+    /* SCALING_DP_WGRAD=direct where it applies: each bucket's parts still cast (dp_bind_wire), in cast_dev[i] on GPU
+     * i; NULL cast_dev: every bucket is cast whole. */
+    nccl_cast_t cast[MODEL_MAX_LAYERS];
+    size_t *cast_dev[DP_MAX_GPUS];
+    size_t bound;                   /* gradients written in bf16 by backward */
 } nccl_t;
+
+/* Binds the bf16 weight gradients to the wire buffers and builds each bucket's cast of the rest. */
+static void cast_plan_(nccl_t *s) {
+    size_t ranges[2 * (MODEL_MAX_LAYERS + 1)];
+    int n = dp_bind_wire(&s->dp, ranges, MODEL_MAX_LAYERS + 1);
+    size_t total = s->dp.reps[0].model.n_params, rest = 0;
+    for (int r = 0; r < n; r++) rest += ranges[2 * r + 1];
+    s->bound = total - rest;
+    /* Each bucket's parts: the ranges cut at its ends (a range split by a bucket boundary adds one). */
+    size_t *host = malloc(2 * (size_t)(n + s->n_buckets) * sizeof *host);
+    if (!host) { fprintf(stderr, "nccl: out of host memory\n"); exit(1); }
+    int k = 0, first[MODEL_MAX_LAYERS];
+    for (int b = 0; b < s->n_buckets; b++) {
+        size_t lo = s->buckets[b].offset, hi = lo + s->buckets[b].count;
+        nccl_cast_t *c = &s->cast[b];
+        first[b] = k;
+        c->max_count = 0;
+        for (int r = 0; r < n; r++) {
+            size_t a = ranges[2 * r] > lo ? ranges[2 * r] : lo, e = ranges[2 * r] + ranges[2 * r + 1];
+            if (e > hi) e = hi;
+            if (e <= a) continue;
+            host[2 * k] = a;
+            host[2 * k + 1] = e - a;
+            if (e - a > c->max_count) c->max_count = e - a;
+            k++;
+        }
+        c->n = k - first[b];
+    }
+    for (int i = 0; i < s->dp.n; i++) {
+        CHECK_CUDA(cudaSetDevice(s->dp.reps[i].gpu.device));
+        CHECK_ALLOC(cudaMalloc((void **)&s->cast_dev[i], (k ? 2 * (size_t)k : 2) * sizeof(size_t)));
+        CHECK_CUDA(cudaMemcpy(s->cast_dev[i], host, 2 * (size_t)k * sizeof(size_t), cudaMemcpyHostToDevice));
+    }
+    for (int b = 0; b < s->n_buckets; b++)
+        for (int i = 0; i < s->dp.n; i++) s->cast[b].ranges[i] = s->cast_dev[i] + 2 * (size_t)first[b];
+    free(host);
+}
 
 static void nccl_teardown(void *state) {
     nccl_t *s = state;
+    for (int i = 0; i < s->dp.n; i++)
+        if (s->cast_dev[i]) {
+            CHECK_CUDA(cudaSetDevice(s->dp.reps[i].gpu.device));
+            CHECK_CUDA(cudaDeviceSynchronize());
+            CHECK_CUDA(cudaFree(s->cast_dev[i]));
+        }
     nccl_reducer_free(&s->red);
     dp_teardown(&s->dp);
     free(s);
@@ -286,6 +389,26 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     s->red.trace = cfg->trace;
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
+    /* One GPU reduces nothing, and a lone bf16 replica rounds its whole buffer in the update segment (dp_update). */
+    s->update = s->dp.world > 1 ? knob_choice("SCALING_DP_UPDATE", UPDATE_NAMES, 2, UPDATE_BUCKET) : UPDATE_STEP;
+    if (s->update == UPDATE_BUCKET) {
+        const bucket_t *last = &s->buckets[s->n_buckets - 1];
+        for (int i = 0; i < s->dp.n; i++) replica_set_update_slice(&s->dp.reps[i], last->offset, last->count);
+    }
+    /* A lone replica's update rounds its whole fp32 buffer (dp_update): nothing may bypass it there. */
+    if (s->dp.wire == DTYPE_BF16 && s->dp.world > 1 && cfg->math == MATH_BF16 &&
+        knob_choice("SCALING_DP_WGRAD", WGRAD_NAMES, 2, WGRAD_DIRECT) == WGRAD_DIRECT)
+        cast_plan_(s);
+    if (!cfg->dist || cfg->dist->is_root) {
+        const bucket_t *last = &s->buckets[s->n_buckets - 1];
+        char ctas[16] = "NCCL's";
+        if (s->red.max_ctas) snprintf(ctas, sizeof ctas, "%d", s->red.max_ctas);
+        fprintf(stderr, "nccl: %d buckets, the last %.2f MiB; SGD per %s (SCALING_DP_UPDATE); comm stream priority %s "
+                "(SCALING_COMM_PRIORITY); max CTAs %s (SCALING_NCCL_CTAS); %zu of %zu gradients written in bf16 by "
+                "backward (SCALING_DP_WGRAD)\n", s->n_buckets,
+                (double)last->count * dtype_size(s->dp.wire) / 1048576.0, UPDATE_NAMES[s->update],
+                s->dp.reps[0].gpu.comm_high ? "high" : "normal", ctas, s->bound, s->dp.reps[0].model.n_params);
+    }
     dp_busy_timing(&s->dp, s->n_buckets);
     if (s->overlap && s->n_buckets > 1 && s->dp.world > 1) dp_solo_timing(&s->dp);
     if (s->dp.world > 1) {
@@ -300,10 +423,24 @@ static int nccl_steps(void *state) { return ((nccl_t *)state)->dp.reps[0].steps_
 
 static void nccl_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((nccl_t *)state)->dp, epoch); }
 
+/* Bucket b's all-reduce and, per bucket, its SGD slice after it on each comm stream (the last bucket's slice is the
+ * update segment's, on the compute stream). */
 static void launch_bucket_(nccl_t *s, const float *const *src, void *const *bufs, int step, int b) {
     const bucket_t *k = &s->buckets[b];
-    nccl_reduce_slice(&s->red, src, bufs, k->offset, k->count, b, dp_comm_event(&s->dp, step, b, 0),
-                      dp_comm_event(&s->dp, step, b, 1));
+    nccl_reduce_slice(&s->red, src, bufs, k->offset, k->count, s->cast_dev[0] ? &s->cast[b] : NULL, b,
+                      dp_comm_event(&s->dp, step, b, 0), dp_comm_event(&s->dp, step, b, 1));
+    if (s->update != UPDATE_BUCKET || b == s->n_buckets - 1) return;
+    char name[32];
+    snprintf(name, sizeof name, "update %d", b);
+    for (int i = 0; i < s->dp.n; i++) {
+        replica_t *r = &s->dp.reps[i];
+        CHECK_CUDA(cudaSetDevice(r->gpu.device));
+        int tr = trace_begin(r->trace, r->gpu.device, TRACE_COMM, r->gpu.comm_stream, name);
+        nvtx_push("update bucket %d gpu%d", b, r->gpu.device);
+        replica_sgd_slice(r, k->offset, k->count, r->gpu.comm_stream);
+        nvtx_pop();
+        trace_end(r->trace, tr, r->gpu.comm_stream);
+    }
 }
 
 static void nccl_train_step(void *state, int step) {

@@ -4,6 +4,7 @@
 #include "../engine/replica.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
+#include "../engine/timing.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +43,9 @@ static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->steps = steps;
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
+    char who[32];
+    snprintf(who, sizeof who, "gpu %d", r->gpu.device);
+    timing_print_steps(who, r->step_events, steps);
 }
 
 static double single_evaluate(void *state) { return replica_evaluate(state); }

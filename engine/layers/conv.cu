@@ -179,9 +179,11 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
     return -1;
 }
 
-/* The weights and filter gradient cuDNN sees: the bf16 copy and bf16 scratch for bf16 layers (cuDNN's legacy API
- * wants one data type for x, w and y), the fp32 parameters otherwise. */
-static void *conv_dw(const layer_t *l, const conv_priv_t *p) { return l->dtype == DTYPE_BF16 ? p->dw16 : l->dw; }
+/* The weights and filter gradient cuDNN sees: the bf16 copy and bf16 scratch (or the bound bf16 gradient, dw_lp) for
+ * bf16 layers (cuDNN's legacy API wants one data type for x, w and y), the fp32 parameters otherwise. */
+static void *conv_dw(const layer_t *l, const conv_priv_t *p) {
+    return l->dtype != DTYPE_BF16 ? (void *)l->dw : l->dw_lp ? l->dw_lp : p->dw16;
+}
 
 enum { DIR_FWD = CONV_BE_FWD, DIR_BWD_DATA = CONV_BE_DGRAD, DIR_BWD_FILTER = CONV_BE_WGRAD };
 static const char *const dir_names[] = {"forward", "backward-data", "backward-filter"};
@@ -557,13 +559,21 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
      * as autocast's cast-back into the fp32 parameter's .grad does. */
     int lp = l->dtype == DTYPE_BF16;
+    if (l->dw_lp && dw_beta != 0.0f)
+        check_fail(__FILE__, __LINE__, "conv_backward", "a bf16 weight gradient bound in place cannot accumulate");
     float beta = lp ? 0.0f : dw_beta;
     dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_FILTER, beta), DIR_BWD_FILTER, &beta);
-    if (lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
+    if (lp && !l->dw_lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
     if (!l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
     dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_DATA, l->dx_beta[0]), DIR_BWD_DATA, &l->dx_beta[0]);
+}
+
+/* The bias's gradient, where there is one, stays fp32. */
+extern "C" size_t layer_conv_lp_grads(const layer_t *l) {
+    const conv_priv_t *p = (const conv_priv_t *)l->priv;
+    return p && l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN ? conv_weight_count(l) : 0;
 }
 
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
