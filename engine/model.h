@@ -118,11 +118,12 @@ void model_backward(model_t *m, gpu_t *g, float dw_beta);
  * all-reduces (a bucket's gradients are final once every layer holding them has run backward). */
 void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
 /* Binds every layer that computes its weight gradient in bf16 (layer_conv_lp_grads: --math bf16 convolutions on
- * cuDNN) to write it straight into grads_lp (layer_t.dw_lp), n_params bf16 at the flat buffer's offsets, instead of widening it into
- * grads (backward then takes dw_beta 0 only); the rest stays fp32 in grads. grads_lp NULL unbinds. Writes the parts of
- * the flat buffer still written in fp32 (batch norm, dense layers, biases, other paths, alignment padding), in
- * order, adjacent parts merged, as (offset, count) pairs to ranges (room for max pairs, MODEL_MAX_LAYERS + 1
- * always suffice); returns their count, or -1, with nothing bound, where max is too small. After model_alloc. */
+ * cuDNN) to write it straight into grads_lp (layer_t.dw_lp), n_params bf16 at the flat buffer's offsets, instead of
+ * widening it into grads (backward then takes dw_beta 0 only); the rest stays fp32 in grads. grads_lp NULL unbinds.
+ * Writes the parts of the flat buffer still written in fp32 (batch norm, dense layers, biases, other paths,
+ * alignment padding), in order, adjacent parts merged, as (offset, count) pairs to ranges (room for max pairs,
+ * MODEL_MAX_LAYERS + 1 always suffice); returns their count, or -1, with nothing bound, where max is too small.
+ * After model_alloc. */
 int model_bind_grads_lp(model_t *m, void *grads_lp, size_t *ranges, int max);
 void model_free(model_t *m);
 

@@ -60,7 +60,8 @@ void replica_epoch_begin(replica_t *r, int epoch);
  * launch the same work every time given the same arg (step-dependent data comes from d_step). */
 void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg);
 /* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: SGD over
- * the update slice, then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi), overwriting grads. */
+ * the update slice, then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi),
+ * overwriting grads. */
 void replica_seg_forward(replica_t *r, const void *shard);
 void replica_seg_backward(replica_t *r, const void *range);
 void replica_seg_update(replica_t *r, const void *unused);

@@ -121,7 +121,8 @@ typedef struct {
 
 /* All-reduces elements [offset, offset + count) of every bufs[i], in place, once the work already queued on each
  * compute stream is done; with src (bf16 wire), each GPU's comm stream first rounds src[i]'s same elements into
- * bufs[i] (with cast, only its parts). t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU 0's comm stream.
+ * bufs[i] (with cast, only its parts). t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU
+ * 0's comm stream.
  * NCCL's bf16 sum adds two bf16 values and rounds to bf16 at every step of the ring (__hadd on sm_80 and later,
  * src/device/reduce_kernel.h): n - 1 roundings per element, one for 2 GPUs. */
 static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,

@@ -153,7 +153,8 @@ ddp() {
     echo "== PyTorch DDP $variant, 1 and 4 GPUs (15 untimed steps first, compilation included)"
     t0=$(date +%s)
     sampled "torch-$variant" python3 "$torch_ddp" resnet50 256 "$variant" 1,4 30 3 \
-        >"$out/logs/torch-$variant.csv" 2>"$out/logs/torch-$variant.log" || echo "   failed: see logs/torch-$variant.log"
+        >"$out/logs/torch-$variant.csv" 2>"$out/logs/torch-$variant.log" ||
+        echo "   failed: see logs/torch-$variant.log"
     [ -s "$out/torch.csv" ] || head -n 1 "$out/logs/torch-$variant.csv" >"$out/torch.csv"
     tail -n +2 "$out/logs/torch-$variant.csv" | tee -a "$out/torch.csv"
     echo "   $(($(date +%s) - t0)) s"
