@@ -15,7 +15,7 @@
 # epochs, default 3, the first warm-up; ResNet-18 runs EPOCHS + 1 whole epochs), TORCH_DDP (default
 # tools/torch/ddp_imagenet.py; skipped without torch), BUDGET_S (seconds for all the runs: an item whose estimate
 # no longer fits is skipped with a line saying so; items run most important first), FULL=1 (also --bucket-mb 1 and
-# 16, SCALING_BN=own), SUMMARY_ONLY=1 (runs nothing, rewrites OUTDIR/summary.txt). Each run's CSV is
+# 16, and single with SCALING_BN=own), SUMMARY_ONLY=1 (runs nothing, rewrites OUTDIR/summary.txt). Each run's CSV is
 # OUTDIR/csv/LABEL.csv, its output OUTDIR/logs/LABEL.log, GPU clocks OUTDIR/logs/LABEL.gpu.
 set -euo pipefail
 out=${1:?usage: bench_dp.sh OUTDIR}
@@ -189,8 +189,9 @@ n_dev=$(nvidia-smi -L | grep -c '^GPU')
 [ "$n_dev" -ge 4 ] || echo "bench_dp.sh: $n_dev GPUs here: the 4-GPU items will fail (they need 4)" >&2
 today=(SCALING_DP_UPDATE=step SCALING_COMM_PRIORITY=normal)
 
-# Most important first: T1, the defaults, today's path, PyTorch eager, each knob alone, ResNet-18, PyTorch compiled;
-# then mpirun, 2 GPUs, the NCCL CTA cap and bucket sizes.
+# Most important first: T1, the defaults, today's path, PyTorch eager, each knob alone (and SCALING_BN=own: our
+# batch-norm kernels everywhere, which need no SM that an all-reduce holds), ResNet-18, PyTorch compiled; then
+# mpirun, 2 GPUs, the NCCL CTA cap and bucket sizes.
 ours r50-single 90 -- "$bin" --strategy single "${R50[@]}"      # the first run searches the convolutions
 ours r50-nccl4 25 -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r50-nccl4-today 25 "${today[@]}" -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
@@ -203,8 +204,10 @@ ours r50-nccl4-prio-normal 25 SCALING_COMM_PRIORITY=normal -- "$bin" --strategy 
 ours r50-nccl4-bf16wire 25 -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 "${R50[@]}"
 ours r50-nccl4-bf16wire-widen 25 SCALING_DP_WGRAD=widen -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 \
     "${R50[@]}"
+ours r50-nccl4-bn-own 25 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r18-single 25 -- "$bin" --strategy single "${R18[@]}"
 ours r18-nccl4 15 -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
+ours r18-nccl4-bn-own 15 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
 [ "$has_torch" = 1 ] && ddp compile-bf16 150
 if command -v mpirun >/dev/null; then
     mpi=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE)
@@ -219,7 +222,7 @@ ours r50-nccl4-bucket4 25 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 4 "${R5
 if [ "${FULL:-0}" = 1 ]; then
     ours r50-nccl4-bucket16 25 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 16 "${R50[@]}"
     ours r50-nccl4-bucket1 30 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 1 "${R50[@]}"
-    ours r50-nccl4-bn-own 25 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
+    ours r50-single-bn-own 25 SCALING_BN=own -- "$bin" --strategy single "${R50[@]}"
 fi
 echo "== runs: $(($(date +%s) - start)) s"
 summary
