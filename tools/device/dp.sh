@@ -31,7 +31,6 @@ grep -E 'SGD per bucket|weight gradients into the wire' "$OUT/tests.log" | sed '
 say "tests: exit $test_rc"
 
 bench=tools/bench_dp.sh
-[ -f "$bench" ] || bench=bench/bench_dp.sh
 left=$((total - ($(date +%s) - t0) - 15))   # 15 s for the summary and the tarball
 say "benchmark: $bench, BUDGET_S=$left"
 work=$(mktemp -d)
