@@ -189,9 +189,9 @@ n_dev=$(nvidia-smi -L | grep -c '^GPU')
 [ "$n_dev" -ge 4 ] || echo "bench_dp.sh: $n_dev GPUs here: the 4-GPU items will fail (they need 4)" >&2
 today=(SCALING_DP_UPDATE=step SCALING_COMM_PRIORITY=normal)
 
-# Most important first: T1, the defaults, today's path, PyTorch eager, each knob alone (and SCALING_BN=own: our
-# batch-norm kernels everywhere, which need no SM that an all-reduce holds), ResNet-18, PyTorch compiled; then
-# mpirun, 2 GPUs, the NCCL CTA cap and bucket sizes.
+# Most important first: T1, the defaults, today's path, PyTorch eager, each knob alone, ResNet-18, PyTorch compiled,
+# SCALING_BN=own (our batch-norm kernels everywhere: they need no SM that an all-reduce holds); then mpirun, 2 GPUs,
+# the NCCL CTA cap and bucket sizes.
 ours r50-single 90 -- "$bin" --strategy single "${R50[@]}"      # the first run searches the convolutions
 ours r50-nccl4 25 -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r50-nccl4-today 25 "${today[@]}" -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
@@ -204,11 +204,11 @@ ours r50-nccl4-prio-normal 25 SCALING_COMM_PRIORITY=normal -- "$bin" --strategy 
 ours r50-nccl4-bf16wire 25 -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 "${R50[@]}"
 ours r50-nccl4-bf16wire-widen 25 SCALING_DP_WGRAD=widen -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 \
     "${R50[@]}"
-ours r50-nccl4-bn-own 25 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r18-single 25 -- "$bin" --strategy single "${R18[@]}"
 ours r18-nccl4 15 -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
-ours r18-nccl4-bn-own 15 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
 [ "$has_torch" = 1 ] && ddp compile-bf16 150
+ours r50-nccl4-bn-own 25 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
+ours r18-nccl4-bn-own 15 SCALING_BN=own -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
 if command -v mpirun >/dev/null; then
     mpi=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE)
     [ "$(id -u)" -eq 0 ] && mpi+=(--allow-run-as-root)
