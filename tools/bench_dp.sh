@@ -15,8 +15,9 @@
 # epochs, default 3, the first warm-up; ResNet-18 runs EPOCHS + 1 whole epochs), TORCH_DDP (default
 # tools/torch/ddp_imagenet.py; skipped without torch), BUDGET_S (seconds for all the runs: an item whose estimate
 # no longer fits is skipped with a line saying so; items run most important first), FULL=1 (also --bucket-mb 1 and
-# 16, and single with SCALING_BN=own), SUMMARY_ONLY=1 (runs nothing, rewrites OUTDIR/summary.txt). Each run's CSV is
-# OUTDIR/csv/LABEL.csv, its output OUTDIR/logs/LABEL.log, GPU clocks OUTDIR/logs/LABEL.gpu.
+# 16, single with SCALING_BN=own, NCCL_NTHREADS=256, ResNet-18's buckets), SUMMARY_ONLY=1 (runs nothing, rewrites
+# OUTDIR/summary.txt). Each run's CSV is OUTDIR/csv/LABEL.csv, its output OUTDIR/logs/LABEL.log, GPU clocks
+# OUTDIR/logs/LABEL.gpu.
 set -euo pipefail
 out=${1:?usage: bench_dp.sh OUTDIR}
 bin=${SCALING:-./scaling}
@@ -223,6 +224,11 @@ if [ "${FULL:-0}" = 1 ]; then
     ours r50-nccl4-bucket16 25 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 16 "${R50[@]}"
     ours r50-nccl4-bucket1 30 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 1 "${R50[@]}"
     ours r50-single-bn-own 25 SCALING_BN=own -- "$bin" --strategy single "${R50[@]}"
+    # NCCL's own knob: half the threads (and registers) per CTA, so a compute block may share its SM
+    ours r50-nccl4-nthreads256 25 NCCL_NTHREADS=256 -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
+    ours r18-nccl4-nthreads256 15 NCCL_NTHREADS=256 -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"
+    ours r18-nccl4-bucket64 15 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 64 "${R18[@]}"
+    ours r18-nccl4-bucket4 15 -- "$bin" --strategy nccl --gpus 4 --bucket-mb 4 "${R18[@]}"
 fi
 echo "== runs: $(($(date +%s) - start)) s"
 summary
