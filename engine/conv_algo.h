@@ -18,8 +18,13 @@ typedef struct {
     size_t ws;
 } conv_be_cfg_t;
 
+/* A batch norm's measured choice rides in the same list and file: key {n, h, w, c, CONV_KEY_BN, fuse, has dx, has
+ * a folded bias, 0, 0, 0, math} (no convolution has -1 output channels), fwd = its forward's way, bwd_data = its
+ * backward's (engine/layers/bn.cu: 0 cuDNN's, 1 + bn_nhwc_impl_t ours), bwd_filter -1, workspaces 0. */
+#define CONV_KEY_BN -1
+
 typedef struct {
-    int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math */
+    int key[12];                /* n,h,w,c, k,r,s, stride,pad, oh,ow, math (a batch norm: CONV_KEY_BN in k) */
     int fwd, bwd_data, bwd_filter;           /* cudnn*Algo_t values; -1: not searched */
     int fwd_math, bwd_data_math, bwd_filter_math;   /* cudnnMathType_t chosen with each */
     size_t ws_fwd, ws_bwd_data, ws_bwd_filter;

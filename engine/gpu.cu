@@ -106,6 +106,16 @@ void gpu_ones_reserve(gpu_t *g, int n) {
     g->ones_len = n;
 }
 
+__global__ static void spin_kernel(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+}
+
+void gpu_hold_stream(cudaStream_t s, long long cycles) {
+    spin_kernel<<<1, 1, 0, s>>>(cycles);
+    CHECK_LAUNCH();
+}
+
 void gpu_enable_peer(int device, int peer) {
     CHECK_CUDA(cudaSetDevice(device));
     cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
@@ -147,10 +157,11 @@ void gpu_conv_cache_save(gpu_t *g) {
     if (conv_cache_save(g->conv_cache, id, g->conv_algos, g->n_conv_algos, err, sizeof err) != 0)
         check_fail(__FILE__, __LINE__, "--conv-cache", err);
     /* Silent when every choice came from the file: a run that searched says so, as it may run other kernels. */
-    if (g->conv_searches)
-        printf("# --conv-cache %s: GPU %d searched %d convolution algorithm%s the file did not have\n", g->conv_cache,
-               g->device, g->conv_searches, g->conv_searches == 1 ? "" : "s");
-    g->conv_searches = 0;
+    if (g->conv_searches || g->bn_searches)
+        printf("# --conv-cache %s: GPU %d searched %d convolution algorithm%s and %d batch-norm shape%s the file did not "
+               "have\n", g->conv_cache, g->device, g->conv_searches, g->conv_searches == 1 ? "" : "s", g->bn_searches,
+               g->bn_searches == 1 ? "" : "s");
+    g->conv_searches = g->bn_searches = 0;
 }
 
 size_t gpu_mem_used(const gpu_t *g) {

@@ -25,9 +25,10 @@ static inline const char *gpu_math_name(math_t m) {
  * tensor cores). The --conv-cache id names these maths. */
 static inline int gpu_conv_backend_math(math_t m) { return m == MATH_BF16 || m == MATH_TF32; }
 
-/* Which batch-norm training kernels run: per layer, the ones measured faster at its shape (the default, auto:
- * bn_nhwc_preferred), or everywhere cuDNN's or ours (engine/layers/bn_nhwc.cu). Read once by gpu_init from the
- * environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
+/* Which batch-norm training kernels run: per layer, the way measured fastest at its shape among cuDNN's and our
+ * kernels' (the default, auto: engine/layers/bn.cu, recorded in the algorithm cache as convolutions' are), or
+ * everywhere cuDNN's or ours (engine/layers/bn_nhwc.cu; own still measures among our ways). Read once by gpu_init
+ * from the environment, SCALING_BN=auto|own|cudnn: a benchmark knob for timing each in one binary. */
 typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
 
 /* How a convolution's search picks where gpu_conv_backend_math allows the backend (else cudnnFind's algorithm):
@@ -57,6 +58,7 @@ typedef struct gpu {
     int n_conv_algos, cap_conv_algos;
     const char *conv_cache;     /* --conv-cache file (engine/conv_cache.h), or NULL: borrowed */
     int conv_searches;          /* algorithm searches (shape and direction) since the last gpu_conv_cache_save */
+    int bn_searches;            /* batch-norm shapes measured (SCALING_BN=auto) since then */
 } gpu_t;
 
 #ifdef __cplusplus
@@ -83,6 +85,9 @@ void gpu_ones_reserve(gpu_t *g, int n);
 /* Fills p[0..n) (elements of type t) with uniform values in [lo, hi) on g->stream (algorithm search must not time
  * on zeros). */
 void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned seed, float lo, float hi);
+/* Keeps stream s busy for about `cycles` SM clock cycles (one thread spinning): timed calls queued behind it then
+ * start back to back (timing_call_ms). */
+void gpu_hold_stream(cudaStream_t s, long long cycles);
 /* Lets `device` access `peer`'s memory. Peer access is a property of the context and outlives a run (a sweep,
  * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error. */
 void gpu_enable_peer(int device, int peer);

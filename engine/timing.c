@@ -2,6 +2,7 @@
  * fault, a preempted host thread) does not move the step time a row reports. */
 #include "timing.h"
 #include "check.h"
+#include "gpu.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,4 +55,23 @@ void timing_print_steps(const char *who, const cudaEvent_t *ev, int steps) {
             "over 1.02x median: +%.3f); p90 %.3f, slowest %.3f (step %d)\n", who, steps, mean, med, mean - med, first,
             ex_first, n_slow, ex_slow, p90, worst, at);
     free(d);
+}
+
+float timing_call_ms(cudaStream_t s, int reps, void (*fn)(void *ctx), void *ctx) {
+    cudaEvent_t ev[TIMING_MAX_REPS + 1];
+    float ms[TIMING_MAX_REPS];
+    if (reps < 1 || reps > TIMING_MAX_REPS) check_fail(__FILE__, __LINE__, "timing_call_ms", "reps out of range");
+    for (int i = 0; i <= reps; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
+    fn(ctx);
+    gpu_hold_stream(s, 2000000LL);
+    for (int i = 0; i < reps; i++) {
+        CHECK_CUDA(cudaEventRecord(ev[i], s));
+        fn(ctx);
+    }
+    CHECK_CUDA(cudaEventRecord(ev[reps], s));
+    CHECK_CUDA(cudaEventSynchronize(ev[reps]));
+    for (int i = 0; i < reps; i++) ms[i] = timing_ms(ev[i], ev[i + 1]);
+    for (int i = 0; i <= reps; i++) CHECK_CUDA(cudaEventDestroy(ev[i]));
+    qsort(ms, (size_t)reps, sizeof(float), cmp_float);
+    return ms[reps / 2];
 }

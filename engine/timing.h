@@ -14,6 +14,11 @@ double timing_median_step_ms(const cudaEvent_t *ev, int steps);
  * median (what step_ms reports): the first step, the median, the 90th percentile and the slowest step, and how much
  * of the excess the first step and the steps over the median's 1.02x carry. `who` names the GPU or rank. */
 void timing_print_steps(const char *who, const cudaEvent_t *ev, int steps);
+/* Median GPU milliseconds of fn(ctx) on stream s over reps calls (reps <= TIMING_MAX_REPS), after one untimed call:
+ * the stream is held for about a millisecond first (gpu_hold_stream), so that the timed calls queued behind it run
+ * back to back and the event gaps are GPU time, not the host's time to enqueue. For choosing between kernels at setup. */
+#define TIMING_MAX_REPS 16
+float timing_call_ms(cudaStream_t s, int reps, void (*fn)(void *ctx), void *ctx);
 #ifdef __cplusplus
 }
 #endif

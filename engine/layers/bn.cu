@@ -7,6 +7,8 @@
 #include <string.h>
 #include "cudnn_util.h"
 #include "bn_nhwc.h"
+#include "../timing.h"
+#include <math.h>
 
 /* SPATIAL_PERSISTENT has fast NHWC kernels but is documented as possibly overflowing for some inputs;
  * 0 forces the classic SPATIAL path everywhere. */
@@ -15,6 +17,9 @@
 /* cuDNN's exponentialAverageFactor: running = 0.9 running + 0.1 batch, the batch variance entering unbiased
  * (x M/(M-1)) as in PyTorch; tests/gpu/test_layers checks both conventions apart. */
 #define BN_MOMENTUM 0.1
+/* The ways a layer's training runs, as its algorithm-cache entry records them (conv_algo.h, CONV_KEY_BN): cuDNN's,
+ * or ours with bn_nhwc_impl_t i as BN_WAY_OWN + i. */
+enum { BN_WAY_CUDNN = 0, BN_WAY_OWN = 1 };
 
 typedef struct {
     cudnnTensorDescriptor_t x_desc;     // (N, H, W, C): x, y, dx, dy, and the residual x1 / dx1
@@ -154,13 +159,6 @@ static cudnnStatus_t bn_probe_ex(const layer_t *l, gpu_t *g, bn_priv_t *p) {
 /* cuDNN's path's saved statistics: mean, inverse deviation and two more per channel, fp32. */
 static size_t bn_stats_bytes(int c) { return 4 * (size_t)c * sizeof(float); }
 
-/* 1 if l trains with our kernels on g: SCALING_BN=own, or auto where bn_nhwc_preferred says so. */
-static int bn_own(const layer_t *l, const gpu_t *g, dtype_t t) {
-    shape_t in = l->in_shape[0];
-    return g->bn == GPU_BN_OWN ||
-           (g->bn == GPU_BN_AUTO && bn_nhwc_preferred((long long)in.n * in.h * in.w, in.c, t));
-}
-
 static void bn_destroy(layer_t *l) {
     bn_priv_t *p = (bn_priv_t *)l->priv;
     if (!p) return;
@@ -187,34 +185,10 @@ static void bn_use_classic(bn_priv_t *p) {
     p->reserve_bytes = 0;
 }
 
-static size_t bn_setup(layer_t *l, gpu_t *g) {
-    bn_destroy(l);
-    bn_priv_t *p = (bn_priv_t *)calloc(1, sizeof *p);
-    if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
-    l->priv = p;
+/* cuDNN's path: its statistics, a sink for dx where the input has no gradient, the pre-activation's gradient where
+ * a ReLU is fused, and the most fused of its kernels that runs here (probed). Returns the workspace it needs. */
+static size_t bn_cudnn_setup(layer_t *l, gpu_t *g, bn_priv_t *p) {
     shape_t in = l->in_shape[0];
-    /* bf16 layers: x, y and their gradients in bf16; scale, bias, statistics and their gradients in fp32 (the
-     * descriptor cuDNN derives is fp32 for bf16 data), as autocast keeps batch norm. */
-    p->x_desc = cudnn_nhwc_desc(in, l->dtype);
-    CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
-    CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
-    if (l->fold_b) {   // our training kernels add the folded bias themselves; inference and cuDNN read this
-        CHECK_ALLOC(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
-        bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
-    }
-    if (l->cfg.fuse != BN_FUSE_NONE) {
-        CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
-        CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    }
-    if (bn_own(l, g, l->dtype)) {   // every shape, type and fuse mode: no dpre, reserve or sink needed
-        p->own = 1;
-        bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device,
-                     g->stream);
-        char d[128];
-        bn_nhwc_describe(&p->k, d, sizeof d);
-        snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
-        return 0;
-    }
     CHECK_ALLOC(cudaMalloc((void **)&p->scratch, bn_stats_bytes(in.c)));
     if (!l->dx[0]) CHECK_ALLOC(cudaMalloc(&p->dx_sink, layer_bytes(l, in)));
     if (l->cfg.fuse != BN_FUSE_NONE) CHECK_ALLOC(cudaMalloc(&p->dpre, layer_bytes(l, in)));
@@ -248,6 +222,133 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     }
     if (!p->ex && BN_TRY_PERSISTENT) snprintf(p->path, sizeof p->path, "SPATIAL (%s)", why);
     return p->ws_fwd > p->ws_bwd ? p->ws_fwd : p->ws_bwd;
+}
+
+/* Frees what bn_cudnn_setup allocated; the descriptors stay (inference runs on cuDNN whichever way trains). */
+static void bn_cudnn_release(bn_priv_t *p) {
+    void *bufs[4] = {p->dpre, p->scratch, p->reserve, p->dx_sink};
+    for (int i = 0; i < 4; i++)
+        if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
+    p->dpre = p->reserve = p->dx_sink = NULL;
+    p->scratch = NULL;
+    p->reserve_bytes = 0;
+}
+
+static void bn_forward(layer_t *l, gpu_t *g, int training);
+static void bn_backward(layer_t *l, gpu_t *g, float dw_beta);
+
+typedef struct { layer_t *l; gpu_t *g; int dir; } bn_timed_t;
+
+static void bn_timed_call(void *ctx) {
+    const bn_timed_t *t = (const bn_timed_t *)ctx;
+    if (t->dir) bn_backward(t->l, t->g, 0.0f);
+    else bn_forward(t->l, t->g, 1);
+}
+
+/* Median milliseconds of the layer's training forward (dir 0) or backward (1) as set up now, on its own buffers
+ * (whose contents nothing reads before the first step writes them); the running statistics go to stats (2 c
+ * floats) and the input gradients are overwritten, so the model's state and blends are left as they were. */
+static float bn_time(layer_t *l, gpu_t *g, int dir, float *stats) {
+    float *state = l->state, b0 = l->dx_beta[0], b1 = l->dx_beta[1];
+    l->state = stats;
+    l->dx_beta[0] = l->dx_beta[1] = 0.0f;
+    if (dir) bn_forward(l, g, 1);   /* the statistics and the mask the backward reads */
+    bn_timed_t t = {l, g, dir};
+    float ms = timing_call_ms(g->stream, 5, bn_timed_call, &t);
+    l->state = state;
+    l->dx_beta[0] = b0;
+    l->dx_beta[1] = b1;
+    return ms;
+}
+
+/* The fastest of our kernels' ways for each direction (BN_WAY_OWN + impl into way[]), measured; returns the sum. */
+static float bn_own_pick(layer_t *l, gpu_t *g, bn_priv_t *p, float *stats, int way[2]) {
+    float best[2] = {INFINITY, INFINITY};
+    for (int i = 0; i < BN_NHWC_IMPLS; i++) {
+        if (!bn_nhwc_impl_ok(&p->k, i)) continue;
+        bn_nhwc_set_impl(&p->k, 0, i);
+        bn_nhwc_set_impl(&p->k, 1, i);
+        for (int d = 0; d < 2; d++) {
+            float t = bn_time(l, g, d, stats);
+            if (t < best[d]) {
+                best[d] = t;
+                way[d] = BN_WAY_OWN + i;
+            }
+        }
+    }
+    return best[0] + best[1];
+}
+
+/* The ways this layer trains: from the algorithm cache where SCALING_BN=auto has measured its shape before (in this
+ * process or a --conv-cache file), else measured now (auto: ours against cuDNN's; own: our ways only) and recorded. */
+static void bn_choose(layer_t *l, gpu_t *g, bn_priv_t *p, int way[2], size_t *ws) {
+    shape_t in = l->in_shape[0];
+    int key[12] = {in.n, in.h, in.w, in.c, CONV_KEY_BN, l->cfg.fuse, l->dx[0] != NULL, l->fold_b != NULL,
+                   0, 0, 0, (int)g->math};
+    conv_algo_t *e = NULL;
+    if (g->bn == GPU_BN_AUTO) {
+        e = conv_algo_add(&g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, key);
+        if (!e) check_fail(__FILE__, __LINE__, "algorithm cache", "out of host memory");
+        if (e->fwd >= 0 && e->bwd_data >= 0) {
+            way[0] = e->fwd;
+            way[1] = e->bwd_data;
+            return;
+        }
+    }
+    float *stats;
+    CHECK_ALLOC(cudaMalloc((void **)&stats, 2 * (size_t)in.c * sizeof(float)));
+    float own = bn_own_pick(l, g, p, stats, way);
+    if (g->bn == GPU_BN_AUTO) {
+        p->own = 0;
+        *ws = bn_cudnn_setup(l, g, p);
+        if (bn_time(l, g, 0, stats) + bn_time(l, g, 1, stats) < own) way[0] = way[1] = BN_WAY_CUDNN;
+        p->own = 1;
+        e->fwd = way[0];
+        e->bwd_data = way[1];
+        g->bn_searches++;   /* --conv-cache says when a run measured (engine/gpu.h) */
+    }
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    CHECK_CUDA(cudaFree(stats));
+}
+
+static size_t bn_setup(layer_t *l, gpu_t *g) {
+    bn_destroy(l);
+    bn_priv_t *p = (bn_priv_t *)calloc(1, sizeof *p);
+    if (!p) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    l->priv = p;
+    shape_t in = l->in_shape[0];
+    /* 2-byte layers: x, y and their gradients in bf16 or fp16; scale, bias, statistics and their gradients in fp32
+     * (the descriptor cuDNN derives is fp32 for such data), as autocast keeps batch norm. */
+    p->x_desc = cudnn_nhwc_desc(in, l->dtype);
+    CHECK_CUDNN(cudnnCreateTensorDescriptor(&p->p_desc));
+    CHECK_CUDNN(cudnnDeriveBNTensorDescriptor(p->p_desc, p->x_desc, CUDNN_BATCHNORM_SPATIAL));
+    if (l->fold_b) {   // our training kernels add the folded bias themselves; inference and cuDNN read this
+        CHECK_ALLOC(cudaMalloc((void **)&p->shift, (size_t)in.c * sizeof(float)));
+        bn_shift_update(l, g, p);   /* the probe below runs forward and backward with it */
+    }
+    if (l->cfg.fuse != BN_FUSE_NONE) {
+        CHECK_CUDNN(cudnnCreateActivationDescriptor(&p->act));
+        CHECK_CUDNN(cudnnSetActivationDescriptor(p->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    if (g->bn == GPU_BN_CUDNN) return bn_cudnn_setup(l, g, p);
+    /* Ours, every shape, type and fuse mode (no dpre, reserve or sink needed), measured against cuDNN's under auto */
+    p->own = 1;
+    bn_nhwc_init(&p->k, (long long)in.n * in.h * in.w, in.c, l->dtype, l->cfg.fuse, g->device, g->stream);
+    int way[2] = {BN_WAY_OWN + p->k.impl[0], BN_WAY_OWN + p->k.impl[1]};
+    size_t ws = 0;
+    bn_choose(l, g, p, way, &ws);
+    if (way[0] == BN_WAY_CUDNN) {
+        bn_nhwc_free(&p->k);
+        p->own = 0;
+        return p->scratch ? ws : bn_cudnn_setup(l, g, p);
+    }
+    bn_cudnn_release(p);
+    for (int d = 0; d < 2; d++)   /* a recorded way this device cannot run (another's cache line): the ring's */
+        bn_nhwc_set_impl(&p->k, d, bn_nhwc_impl_ok(&p->k, way[d] - BN_WAY_OWN) ? way[d] - BN_WAY_OWN : p->k.impl[d]);
+    char d[160];
+    bn_nhwc_describe(&p->k, d, sizeof d);
+    snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
+    return 0;
 }
 
 /* The parts of y = relu(bn + x1) that cuDNN did not fuse, in place on y. */
@@ -329,12 +430,14 @@ static void bn_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 /* What bn_setup allocates: our kernels' scratch (bn_nhwc_scratch_bytes), or cuDNN's path's statistics, the input
  * gradient's sink where the input has none and the pre-activation gradient where a ReLU is fused (the folded bias's
- * shift and cuDNN's reserve, sized by cuDNN at setup, are left out: a lower bound). */
+ * shift and cuDNN's reserve, sized by cuDNN at setup, are left out: a lower bound); under auto, measured at setup,
+ * the larger. */
 static size_t bn_own_bytes(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t) {
     shape_t in = l->in_shape[0];
-    if (bn_own(l, g, t)) return bn_nhwc_scratch_bytes((long long)in.n * in.h * in.w, in.c, t, l->cfg.fuse);
+    size_t own = bn_nhwc_scratch_bytes((long long)in.n * in.h * in.w, in.c, t, l->cfg.fuse);
     size_t act = shape_numel(in) * dtype_size(t);
-    return bn_stats_bytes(in.c) + (needs_dx ? 0 : act) + (l->cfg.fuse != BN_FUSE_NONE ? act : 0);
+    size_t cudnn = bn_stats_bytes(in.c) + (needs_dx ? 0 : act) + (l->cfg.fuse != BN_FUSE_NONE ? act : 0);
+    return g->bn == GPU_BN_OWN ? own : g->bn == GPU_BN_CUDNN ? cudnn : own > cudnn ? own : cudnn;
 }
 
 extern "C" const char *layer_bn_path(const layer_t *l) {
@@ -346,6 +449,17 @@ extern "C" const float *layer_bn_saved(const layer_t *l) {
     const bn_priv_t *p = (const bn_priv_t *)l->priv;
     if (!p) return NULL;
     return p->own ? bn_nhwc_saved(&p->k) : p->scratch;
+}
+
+extern "C" int layer_bn_force(layer_t *l, int fwd, int bwd) {
+    bn_priv_t *p = (bn_priv_t *)l->priv;
+    if (!p || !p->own || !bn_nhwc_impl_ok(&p->k, fwd) || !bn_nhwc_impl_ok(&p->k, bwd)) return -1;
+    bn_nhwc_set_impl(&p->k, 0, fwd);
+    bn_nhwc_set_impl(&p->k, 1, bwd);
+    char d[160];
+    bn_nhwc_describe(&p->k, d, sizeof d);
+    snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
+    return 0;
 }
 
 const layer_ops_t layer_bn_ops = {

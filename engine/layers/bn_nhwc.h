@@ -1,5 +1,6 @@
-/* bn_nhwc.h — batch-norm training kernels of our own for NHWC activations (fp32 or bf16, statistics in fp32):
- * forward (statistics, running statistics, normalise, + residual, ReLU) and backward, each in two launches. */
+/* bn_nhwc.h — batch-norm training kernels of our own for NHWC activations (fp32, bf16 or fp16, statistics in fp32):
+ * forward (statistics, running statistics, normalise, + residual, ReLU) and backward, each in two launches or one
+ * persistent one. */
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
@@ -17,6 +18,14 @@ typedef struct {
                                  * chunks */
 } bn_nhwc_grid_t;
 
+/* The ways the vector grid's kernels can run (the scalar grid always takes the first):
+ * - REG: two passes each way (a reduction, then an element-wise pass), rows streamed through registers;
+ * - RING: the same passes, rows streamed through a per-thread ring of cp.async copies in shared memory (more bytes in
+ *   flight at no cost in registers);
+ * - PERSIST: one cooperative launch each way: statistics, a grid-wide barrier, then the element-wise pass from the
+ *   copy of the rows each block kept in shared memory (the rest re-read, from L2 where the tensor fits there). */
+typedef enum { BN_NHWC_REG = 0, BN_NHWC_RING = 1, BN_NHWC_PERSIST = 2, BN_NHWC_IMPLS = 3 } bn_nhwc_impl_t;
+
 /* One batch-norm layer's kernels: its shape, its grids and its device scratch (allocated once, at init, so a
  * forward and a backward allocate nothing, synchronise nothing and can be captured in a CUDA graph). */
 typedef struct {
@@ -24,14 +33,18 @@ typedef struct {
     int c;                      /* channels */
     dtype_t dtype;              /* x, x1, y, dy, dx, dx1; gamma, beta, statistics and their gradients are fp32 */
     int fuse;                   /* BN_FUSE_NONE, BN_FUSE_RELU, BN_FUSE_ADD_RELU (layer.h) */
-    bn_nhwc_grid_t vector;      /* used when C is a multiple of vec and every pointer 16-byte aligned */
-    bn_nhwc_grid_t scalar;      /* otherwise */
+    bn_nhwc_grid_t grid[BN_NHWC_IMPLS];   /* used when C is a multiple of vec and every pointer 16-byte aligned;
+                                           * grid[BN_NHWC_PERSIST].rb = 0 where that way cannot run */
+    bn_nhwc_grid_t scalar;      /* otherwise (with BN_NHWC_REG's kernels) */
+    int impl[2];                /* the way the vector grid's forward [0] and backward [1] run (init: RING) */
+    int stash[2];               /* PERSIST: rows per thread kept in shared memory, forward and backward */
     float *scratch;             /* device: per-channel coefficients, then partial sums (bn_nhwc_scratch_bytes) */
     unsigned *arrivals;         /* device: blocks done per tile (each reduction's last block resets it to 0) */
+    unsigned *barrier;          /* device, after them: the persistent kernels' barrier (a count, a generation) */
     unsigned char *bits;        /* device, in the scratch after the counts: the ReLU mask y > 0, 1 bit per element
                                  * (bit j of byte row * c/8 + ch/8 for channel ch = 8 (ch/8) + j), which every
                                  * forward writes and a backward on the vector grid reads instead of y; only with
-                                 * BN_FUSE_ADD_RELU in bf16 with c a multiple of 8, else NULL */
+                                 * BN_FUSE_ADD_RELU in a 2-byte type with c a multiple of 8, else NULL */
 } bn_nhwc_t;
 
 #ifdef __cplusplus
@@ -40,17 +53,24 @@ extern "C" {
 /* 1 where these kernels are the faster choice for an (m, c) activation of type t, forward + backward, else 0
  * (cuDNN's): the rule SCALING_BN=auto applies per layer (gpu.h). Host only. */
 int bn_nhwc_preferred(long long m, int c, dtype_t t);
-/* 1 where these kernels keep the ReLU mask as bits (bn_nhwc_t.bits): BN_FUSE_ADD_RELU in bf16 with c a multiple of 8,
- * where the vector grid's threads hold whole bytes of it. Host only. */
+/* 1 where these kernels keep the ReLU mask as bits (bn_nhwc_t.bits): BN_FUSE_ADD_RELU in a 2-byte type with c a
+ * multiple of 8, where the vector grid's threads hold whole bytes of it. Host only. */
 int bn_nhwc_has_bits(int c, dtype_t t, int fuse);
 /* Device bytes bn_nhwc_init allocates for an (m, c) activation of type t and fuse mode `fuse` (the ReLU mask's bits,
- * m c / 8 bytes, with BN_FUSE_ADD_RELU in bf16 where c is a multiple of 8): known before any allocation, for the
- * model's memory plan. Host only. */
+ * m c / 8 bytes, where bn_nhwc_has_bits): known before any allocation, for the model's memory plan. Host only. */
 size_t bn_nhwc_scratch_bytes(long long m, int c, dtype_t t, int fuse);
 /* Plans the grids for `device` and allocates the scratch, zeroing it on `stream` (the stream the kernels will run
  * on, so they find it zeroed): call at setup. m >= 2, c >= 1. */
 void bn_nhwc_init(bn_nhwc_t *b, long long m, int c, dtype_t t, int fuse, int device, cudaStream_t stream);
 void bn_nhwc_free(bn_nhwc_t *b);
+/* 1 where the vector grid's kernels can run impl for this layer (PERSIST: a cooperative grid of at least one block
+ * per tile fits the device), else 0. */
+int bn_nhwc_impl_ok(const bn_nhwc_t *b, int impl);
+/* Makes the forward (dir 0) or the backward (dir 1) run impl on the vector grid: any pairing is valid (they share
+ * the saved statistics and the mask bits). impl must be bn_nhwc_impl_ok. */
+void bn_nhwc_set_impl(bn_nhwc_t *b, int dir, int impl);
+/* "reg", "ring", "persist". */
+const char *bn_nhwc_impl_name(int impl);
 
 /* Training forward: batch mean and biased variance per channel over the m rows, saved mean and
  * 1/sqrt(var + eps) (bn_nhwc_saved), running_mean/var = (1 - momentum) running + momentum batch with the unbiased
@@ -74,6 +94,11 @@ void bn_nhwc_backward(const bn_nhwc_t *b, const void *x, const void *y, const vo
                       float dw_beta, cudaStream_t stream);
 /* Device pointer to the saved batch mean (c floats) followed by the saved 1/sqrt(var + eps) (c floats). */
 const float *bn_nhwc_saved(const bn_nhwc_t *b);
+/* The forward's statistics pass alone (the first of its two launches), for benchmarks: the saved and running
+ * statistics and the coefficients as bn_nhwc_forward leaves them. Needs the vector grid (aligned x). */
+void bn_nhwc_forward_stats(const bn_nhwc_t *b, const void *x, const float *gamma, const float *beta,
+                           const float *beta_add, float *running_mean, float *running_var, double eps, double momentum,
+                           cudaStream_t stream);
 /* "vec 8, 1 x 512 blocks" for logs and tests. */
 void bn_nhwc_describe(const bn_nhwc_t *b, char *buf, size_t len);
 #ifdef __cplusplus

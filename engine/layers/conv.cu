@@ -9,6 +9,7 @@
 #include "cudnn_util.h"
 #include "../convert.h"
 #include "../launch.h"
+#include "../timing.h"
 #include "conv_direct.h"
 #include "conv_gemm.h"
 #include "conv_be.h"
@@ -212,35 +213,25 @@ static void dir_run(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv
     }
 }
 
-/* Holds the stream for ~1 ms so that the timed calls queued behind it run back to back: the event gaps are then GPU
- * time, not the host's time to enqueue (a backend call builds a variant pack; under a CUDA graph neither costs). */
-__global__ static void spin_kernel(long long cycles) {
-    long long t0 = clock64();
-    while (clock64() - t0 < cycles) {}
-}
+typedef struct {
+    const layer_t *l;
+    gpu_t *g;
+    const conv_priv_t *p;
+    const conv_algo_t *a;
+    conv_be_plan_t *plan;
+    int dir;
+} time_ctx_t;
 
-#define TIME_REPS 5
+static void time_call(void *ctx) {
+    const time_ctx_t *t = (const time_ctx_t *)ctx;
+    dir_run(t->l, t->g, t->p, t->a, t->plan, t->dir, &CU_ZERO);
+}
 
 /* Median GPU time (ms) of one direction's call, after a warm-up, writing the bound outputs as cudnnFind does. */
 static float time_dir(const layer_t *l, gpu_t *g, const conv_priv_t *p, const conv_algo_t *a, conv_be_plan_t *plan,
                       int dir) {
-    cudaEvent_t ev[TIME_REPS + 1];
-    float ms[TIME_REPS];
-    for (int i = 0; i <= TIME_REPS; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
-    dir_run(l, g, p, a, plan, dir, &CU_ZERO);
-    spin_kernel<<<1, 1, 0, g->stream>>>(2000000LL);
-    CHECK_LAUNCH();
-    for (int i = 0; i < TIME_REPS; i++) {
-        CHECK_CUDA(cudaEventRecord(ev[i], g->stream));
-        dir_run(l, g, p, a, plan, dir, &CU_ZERO);
-    }
-    CHECK_CUDA(cudaEventRecord(ev[TIME_REPS], g->stream));
-    CHECK_CUDA(cudaEventSynchronize(ev[TIME_REPS]));
-    for (int i = 0; i < TIME_REPS; i++) CHECK_CUDA(cudaEventElapsedTime(&ms[i], ev[i], ev[i + 1]));
-    for (int i = 0; i <= TIME_REPS; i++) CHECK_CUDA(cudaEventDestroy(ev[i]));
-    for (int i = 1; i < TIME_REPS; i++)   /* insertion sort: five values */
-        for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) { float t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t; }
-    return ms[TIME_REPS / 2];
+    time_ctx_t t = {l, g, p, a, plan, dir};
+    return timing_call_ms(g->stream, 5, time_call, &t);
 }
 
 /* cudnnFind*Ex for one direction, results into q; returns their count. Find*Ex runs the real kernels on the bound

@@ -12,7 +12,10 @@
 static const float CU_ONE = 1.0f;
 static const float CU_ZERO = 0.0f;
 
-static inline cudnnDataType_t cudnn_dtype(dtype_t t) { return t == DTYPE_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT; }
+static inline cudnnDataType_t cudnn_dtype(dtype_t t) {
+    static const cudnnDataType_t of[DTYPE_COUNT] = {CUDNN_DATA_FLOAT, CUDNN_DATA_BFLOAT16, CUDNN_DATA_HALF};
+    return of[t];
+}
 
 /* (N, H, W, C) activation of type t, C fastest. */
 static inline cudnnTensorDescriptor_t cudnn_nhwc_desc(shape_t s, dtype_t t) {
@@ -56,6 +59,9 @@ const char *layer_bn_path(const layer_t *l);
 /* bn.cu: device pointer to the batch mean (C floats) then 1/sqrt(var + eps) (C floats) the last training forward
  * saved, whichever path runs; NULL before setup. */
 const float *layer_bn_saved(const layer_t *l);
+/* Tests: makes a batch norm that trains on our kernels run its forward and backward the ways fwd and bwd
+ * (bn_nhwc_impl_t); 0, or -1 where it trains on cuDNN's or cannot run one of them. */
+int layer_bn_force(layer_t *l, int fwd, int bwd);
 /* blas.cu: column-major C (m, n) = A' (m, k) . B' (k, n) + beta C, A and B of type ab (fp32: cublasSgemm, under
  * the handle's math mode; bf16: cublasGemmEx with fp32 accumulation), C of type c (bf16 layers: bf16 outputs,
  * fp32 parameter gradients). */

@@ -1,10 +1,10 @@
-/* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu) through the bn layer, every fuse mode,
- * fp32 and bf16, against layer_ref.h's CPU double reference: y, running and saved statistics, dx / dx1 / dgamma / dbeta
- * overwritten and accumulated; wrong variants that must fail; bit-identical reruns and CUDA-graph replays; the ReLU
- * mask's bits (bf16 add + ReLU) against y, and which mask the backward read, on either grid.
- * Run: ./test_bn_nhwc [seed]  |  ./test_bn_nhwc --bench [resnet18|resnet50] [bf16|fp32] (ours vs cuDNN, batch 256;
- * not a test).
- * Exits 77 without a CUDA device. */
+/* test_bn_nhwc.cu — our batch-norm training kernels (engine/layers/bn_nhwc.cu, bn_nhwc_persist.cu) through the bn
+ * layer, every fuse mode, fp32, bf16 and fp16, each way (two passes through registers or a cp.async ring, one
+ * persistent launch, and mixed pairs), against layer_ref.h's CPU double reference: y, running and saved statistics,
+ * dx / dx1 / dgamma / dbeta overwritten and accumulated; wrong variants that must fail; bit-identical reruns and
+ * CUDA-graph replays; the ReLU mask's bits (2-byte add + ReLU) against y, and which mask the backward read, on either
+ * grid. Timing: tools/bn_bench.
+ * Run: ./test_bn_nhwc [seed]. Exits 77 without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +22,18 @@
 
 #define TOL 1e-4                    /* relative L2 error of fp32 results (statistics, dgamma, dbeta; all of fp32) */
 #define TOL_BF16 (BF16_U + TOL)     /* y, dx, dx1 in bf16: each rounded once on its way out (test_layers.cu) */
+#define TOL_FP16 (FP16_U + TOL)     /* the same in fp16 */
+
+/* The ways tested (forward, backward: bn_nhwc_impl_t): each alone, and pairs that hand the saved statistics and the
+ * mask bits from one way to another. */
+static const int WAYS[][2] = {{BN_NHWC_REG, BN_NHWC_REG}, {BN_NHWC_RING, BN_NHWC_RING},
+                              {BN_NHWC_PERSIST, BN_NHWC_PERSIST}, {BN_NHWC_RING, BN_NHWC_PERSIST},
+                              {BN_NHWC_PERSIST, BN_NHWC_REG}};
+#define N_WAYS ((int)(sizeof WAYS / sizeof WAYS[0]))
 
 static void fill(rng_t *r, float *h, size_t n, double lo, double hi, dtype_t t) {
     for (size_t i = 0; i < n; i++) {
-        h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
-        if (t == DTYPE_BF16) h[i] = bf16_ref_round(h[i]);
+        h[i] = round_as((float)(lo + (hi - lo) * rng_uniform(r)), t);
     }
 }
 
@@ -159,10 +166,9 @@ static void rig_read(rig_t *r, outs_t *o) {
 
 // --- one case
 
-static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
-    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
-    double tol_act = t == DTYPE_BF16 ? TOL_BF16 : TOL;
-    char name[80];
+static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
+    double tol_act = t == DTYPE_BF16 ? TOL_BF16 : t == DTYPE_FP16 ? TOL_FP16 : TOL;
+    char name[120];
     snprintf(name, sizeof name, "[%s] %s", dtype_name(t), c->name);
     rig_t r;
     rig_make(&r, g, c, t);
@@ -173,7 +179,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     EXPECT(strncmp(layer_bn_path(l), "own", 3) == 0, "%s: setup did not choose our kernels: %s", name,
            layer_bn_path(l));
     /* The ReLU mask kept as bits (then read by the aligned cases' backward instead of y) exactly where V = 8. */
-    const int bits = t == DTYPE_BF16 && c->fuse == BN_FUSE_ADD_RELU && c->in.c % 8 == 0;
+    const int bits = t != DTYPE_FP32 && c->fuse == BN_FUSE_ADD_RELU && c->in.c % 8 == 0;
     EXPECT(!strstr(layer_bn_path(l), "bits") == !bits, "%s: mask bits %s: %s", name, bits ? "missing" : "unexpected",
            layer_bn_path(l));
 
@@ -182,8 +188,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     fill(rng, hx0, n, -3, 5, t);   // mean ~1: the shift of the statistics matters, and biased != unbiased
     /* Offset: variance from sums of squares about 0 or about row 0 would cancel (1000/2.3)^2 ~ 2e5 times. */
     for (size_t i = 0; c->offset && i < n; i++) {
-        hx0[i] = i < C ? 4000.0f : 3000.0f + hx0[i];
-        if (t == DTYPE_BF16) hx0[i] = bf16_ref_round(hx0[i]);
+        hx0[i] = round_as(i < C ? 4000.0f : 3000.0f + hx0[i], t);
     }
     fill(rng, hx1, n, -3, 5, t);
     fill(rng, hdy, n, -1, 1, t);
@@ -219,103 +224,118 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
     outs_t o, o2;
     outs_alloc(&o, n, C);
     outs_alloc(&o2, n, C);
-    for (int pass = 0; pass < 2; pass++) {
-        rig_prepare(&r, &in, pass);
-        rig_step(&r, g, pass);
-        rig_read(&r, &o);
-        if (pass == 0 && c->fuse != BN_FUSE_NONE) {
-            /* An element whose y lies within rounding of the ReLU's kink may fall either side (the offset case
-             * puts a few there in some draws): the backward reference then takes the GPU's side. */
-            size_t flips = 0;
-            for (size_t j = 0; j < n; j++) flips += (o.y[j] > 0) != (ref.y[j] > 0);
-            if (flips) {
-                printf("     %zu element(s) on the ReLU's kink within rounding: the reference takes the GPU's mask\n",
-                       flips);
-                memset(ref.dx[0], 0, n * sizeof(double));
-                if (ref.dx[1]) memset(ref.dx[1], 0, n * sizeof(double));
-                memset(ref.dw, 0, 2 * C * sizeof(double));
-                ref.relu_y = o.y;
-                ref_bn_fused(l, 1, &ref);
-                /* A flip needs |y| within the statistics' rounding error of 0 (saved mean and invstd agree with
-                 * the reference to ~1e-7 relative, y to ~1e-4 absolute in the offset case), and y spreads over
-                 * about +-3: far under one element in a thousand. More is an error, not rounding. */
-                EXPECT(flips < n / 1000 + 2, "%s: %zu elements on the kink is more than rounding explains", name,
-                       flips);
-            }
+    int ref_moved = 0;   /* the reference took a way's mask (kink flips): recomputed before the next way */
+    for (int w = 0; w < N_WAYS; w++) {
+        if (layer_bn_force(l, WAYS[w][0], WAYS[w][1]) != 0) continue;   /* persistent: not on every device */
+        char wname[160];
+        snprintf(wname, sizeof wname, "%s %s/%s", name, bn_nhwc_impl_name(WAYS[w][0]), bn_nhwc_impl_name(WAYS[w][1]));
+        if (ref_moved) {
+            memset(ref.dx[0], 0, n * sizeof(double));
+            if (ref.dx[1]) memset(ref.dx[1], 0, n * sizeof(double));
+            memset(ref.dw, 0, 2 * C * sizeof(double));
+            ref.relu_y = NULL;
+            if (c->fuse == BN_FUSE_NONE) ref_bn(l, 1, &ref); else ref_bn_fused(l, 1, &ref);
+            ref_moved = 0;
         }
-        char tn[40];
-        double *dw_want = dalloc(2 * C);
-        for (size_t j = 0; j < 2 * C; j++) dw_want[j] = ref.dw[j] + pass * hdw[j];
-        check(name, "y", o.y, ref.y, n, tol_act);
-        if (pass == 0) {
-            check(name, "running mean", o.state, ref.state_out, C, TOL);
-            check(name, "running var", o.state + C, ref.state_out + C, C, TOL);
-            control(name, "biased running var", o.state + C, ref.state_out + C, ref.state_alt + C, C, TOL);
-            check(name, "saved mean", o.saved, saved, C, TOL);
-            check(name, "saved invstd", o.saved + C, saved + C, C, TOL);
-        }
-        if (l->dx[0]) {
-            for (size_t j = 0; j < n; j++) want[j] = ref.dx[0][j] + l->dx_beta[0] * hdx0[j];
-            snprintf(tn, sizeof tn, "dx%s(beta=%g)", l->dx[1] ? "0" : "", l->dx_beta[0]);
-            check(name, tn, o.dx0, want, n, tol_act);
-            if (pass == 0) {
-                /* fused: the ReLU mask left out; plain: the mean-gradient terms left out (dx = gamma invstd dy) */
-                if (c->fuse != BN_FUSE_NONE) {
-                    ref_t w = ref;
-                    w.y = dalloc(n); w.dx[0] = wrong; w.dx[1] = NULL; w.dw = dalloc(2 * C);
-                    w.state_out = dalloc(2 * C); w.state_alt = dalloc(2 * C);
-                    memset(wrong, 0, n * sizeof *wrong);
-                    ref_bn(l, 1, &w);
-                    free(w.y); free(w.dw); free(w.state_out); free(w.state_alt);
-                } else {
-                    for (size_t j = 0; j < n; j++) wrong[j] = hw[j % C] * saved[C + j % C] * hdy[j];
+        for (int pass = 0; pass < 2; pass++) {
+            rig_prepare(&r, &in, pass);
+            rig_step(&r, g, pass);
+            rig_read(&r, &o);
+            if (pass == 0 && c->fuse != BN_FUSE_NONE) {
+                /* An element whose y lies within rounding of the ReLU's kink may fall either side (the offset case
+                 * puts a few there in some draws): the backward reference then takes the GPU's side. */
+                size_t flips = 0;
+                for (size_t j = 0; j < n; j++) flips += (o.y[j] > 0) != (ref.y[j] > 0);
+                if (flips) {
+                    printf("     %zu element(s) on the ReLU's kink within rounding: the reference takes the GPU's mask\n",
+                           flips);
+                    memset(ref.dx[0], 0, n * sizeof(double));
+                    if (ref.dx[1]) memset(ref.dx[1], 0, n * sizeof(double));
+                    memset(ref.dw, 0, 2 * C * sizeof(double));
+                    ref.relu_y = o.y;
+                    ref_moved = 1;
+                    ref_bn_fused(l, 1, &ref);
+                    /* A flip needs |y| within the statistics' rounding error of 0 (saved mean and invstd agree with
+                     * the reference to ~1e-7 relative, y to ~1e-4 absolute in the offset case), and y spreads over
+                     * about +-3: far under one element in a thousand. More is an error, not rounding. */
+                    EXPECT(flips < n / 1000 + 2, "%s: %zu elements on the kink is more than rounding explains", wname,
+                           flips);
                 }
-                control(name, c->fuse != BN_FUSE_NONE ? "dx without the ReLU mask" : "dx without mean terms",
-                        o.dx0, want, wrong, n, tol_act);
             }
-        }
-        if (l->dx[1]) {
-            for (size_t j = 0; j < n; j++) want[j] = ref.dx[1][j] + l->dx_beta[1] * hdx1[j];
-            snprintf(tn, sizeof tn, "dx1(beta=%g)", l->dx_beta[1]);
-            check(name, tn, o.dx1, want, n, tol_act);
-            for (size_t j = 0; j < n; j++) wrong[j] = hdy[j] + l->dx_beta[1] * hdx1[j];
-            if (pass == 0) control(name, "dx1 without the ReLU mask", o.dx1, want, wrong, n, tol_act);
-        }
-        snprintf(tn, sizeof tn, "dgamma(beta=%d)", pass);
-        check(name, tn, o.dw, dw_want, C, TOL);
-        snprintf(tn, sizeof tn, "dbeta(beta=%d)", pass);
-        check(name, tn, o.dw + C, dw_want + C, C, TOL);
-        free(dw_want);
-        if (r.fold[1]) {   // the folded bias's gradient is the shift's: dbeta as written, bit for bit
-            float *fdb = falloc(C);
-            download(fdb, r.fold[1], C, DTYPE_FP32);
-            int same = memcmp(fdb, o.dw + C, C * sizeof(float)) == 0;
-            printf("%-4s %-40s %-16s bitwise (= dbeta)\n", same ? "ok" : "FAIL", name, "folded bias grad");
-            EXPECT(same, "%s: the folded bias's gradient differs from dbeta (pass %d)", name, pass);
-            free(fdb);
-        }
+            char tn[40];
+            double *dw_want = dalloc(2 * C);
+            for (size_t j = 0; j < 2 * C; j++) dw_want[j] = ref.dw[j] + pass * hdw[j];
+            check(wname, "y", o.y, ref.y, n, tol_act);
+            if (pass == 0) {
+                check(wname, "running mean", o.state, ref.state_out, C, TOL);
+                check(wname, "running var", o.state + C, ref.state_out + C, C, TOL);
+                control(wname, "biased running var", o.state + C, ref.state_out + C, ref.state_alt + C, C, TOL);
+                check(wname, "saved mean", o.saved, saved, C, TOL);
+                check(wname, "saved invstd", o.saved + C, saved + C, C, TOL);
+            }
+            if (l->dx[0]) {
+                for (size_t j = 0; j < n; j++) want[j] = ref.dx[0][j] + l->dx_beta[0] * hdx0[j];
+                snprintf(tn, sizeof tn, "dx%s(beta=%g)", l->dx[1] ? "0" : "", l->dx_beta[0]);
+                check(wname, tn, o.dx0, want, n, tol_act);
+                if (pass == 0) {
+                    /* fused: the ReLU mask left out; plain: the mean-gradient terms left out (dx = gamma invstd dy) */
+                    if (c->fuse != BN_FUSE_NONE) {
+                        ref_t w = ref;
+                        w.y = dalloc(n); w.dx[0] = wrong; w.dx[1] = NULL; w.dw = dalloc(2 * C);
+                        w.state_out = dalloc(2 * C); w.state_alt = dalloc(2 * C);
+                        memset(wrong, 0, n * sizeof *wrong);
+                        ref_bn(l, 1, &w);
+                        free(w.y); free(w.dw); free(w.state_out); free(w.state_alt);
+                    } else {
+                        for (size_t j = 0; j < n; j++) wrong[j] = hw[j % C] * saved[C + j % C] * hdy[j];
+                    }
+                    control(wname, c->fuse != BN_FUSE_NONE ? "dx without the ReLU mask" : "dx without mean terms",
+                            o.dx0, want, wrong, n, tol_act);
+                }
+            }
+            if (l->dx[1]) {
+                for (size_t j = 0; j < n; j++) want[j] = ref.dx[1][j] + l->dx_beta[1] * hdx1[j];
+                snprintf(tn, sizeof tn, "dx1(beta=%g)", l->dx_beta[1]);
+                check(wname, tn, o.dx1, want, n, tol_act);
+                for (size_t j = 0; j < n; j++) wrong[j] = hdy[j] + l->dx_beta[1] * hdx1[j];
+                if (pass == 0) control(wname, "dx1 without the ReLU mask", o.dx1, want, wrong, n, tol_act);
+            }
+            snprintf(tn, sizeof tn, "dgamma(beta=%d)", pass);
+            check(wname, tn, o.dw, dw_want, C, TOL);
+            snprintf(tn, sizeof tn, "dbeta(beta=%d)", pass);
+            check(wname, tn, o.dw + C, dw_want + C, C, TOL);
+            free(dw_want);
+            if (r.fold[1]) {   // the folded bias's gradient is the shift's: dbeta as written, bit for bit
+                float *fdb = falloc(C);
+                download(fdb, r.fold[1], C, DTYPE_FP32);
+                int same = memcmp(fdb, o.dw + C, C * sizeof(float)) == 0;
+                printf("%-4s %-40s %-16s bitwise (= dbeta)\n", same ? "ok" : "FAIL", wname, "folded bias grad");
+                EXPECT(same, "%s: the folded bias's gradient differs from dbeta (pass %d)", wname, pass);
+                free(fdb);
+            }
 
-        /* The same inputs again, eagerly and as a CUDA graph: bit for bit the same outputs. */
-        rig_prepare(&r, &in, pass);
-        rig_step(&r, g, pass);
-        rig_read(&r, &o2);
-        int same = outs_same(&o, &o2, n, C);
-        printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "rerun", pass);
-        EXPECT(same, "%s: a second run with the same inputs differs (pass %d)", name, pass);
-        rig_prepare(&r, &in, pass);
-        cudaGraph_t graph;
-        cudaGraphExec_t exec;
-        CHECK_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
-        rig_step(&r, g, pass);
-        CHECK_CUDA(cudaStreamEndCapture(g->stream, &graph));
-        CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
-        CHECK_CUDA(cudaGraphLaunch(exec, g->stream));
-        rig_read(&r, &o2);
-        same = outs_same(&o, &o2, n, C);
-        printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", name, "graph = eager", pass);
-        EXPECT(same, "%s: the CUDA graph's outputs differ from eager ones (pass %d)", name, pass);
-        CHECK_CUDA(cudaGraphExecDestroy(exec));
-        CHECK_CUDA(cudaGraphDestroy(graph));
+            /* The same inputs again, eagerly and as a CUDA graph: bit for bit the same outputs. */
+            rig_prepare(&r, &in, pass);
+            rig_step(&r, g, pass);
+            rig_read(&r, &o2);
+            int same = outs_same(&o, &o2, n, C);
+            printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", wname, "rerun", pass);
+            EXPECT(same, "%s: a second run with the same inputs differs (pass %d)", wname, pass);
+            rig_prepare(&r, &in, pass);
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            CHECK_CUDA(cudaStreamBeginCapture(g->stream, cudaStreamCaptureModeThreadLocal));
+            rig_step(&r, g, pass);
+            CHECK_CUDA(cudaStreamEndCapture(g->stream, &graph));
+            CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+            CHECK_CUDA(cudaGraphLaunch(exec, g->stream));
+            rig_read(&r, &o2);
+            same = outs_same(&o, &o2, n, C);
+            printf("%-4s %-40s %-16s bitwise (pass %d)\n", same ? "ok" : "FAIL", wname, "graph = eager", pass);
+            EXPECT(same, "%s: the CUDA graph's outputs differ from eager ones (pass %d)", wname, pass);
+            CHECK_CUDA(cudaGraphExecDestroy(exec));
+            CHECK_CUDA(cudaGraphDestroy(graph));
+        }
     }
     float *got = falloc(n);
     download(got, l->x[0], n, t);
@@ -342,19 +362,22 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng) {
  * grid it took, and dx1 = dy masked (exact: dy or 0), with dx1 overwritten and dx (the reduction writes dx1) or
  * without dx (the element-wise pass does). Then the bits zeroed and the backward again: dx1 all 0 shows that the
  * aligned backward read the bits, dx1 unchanged that the misaligned one read y. */
-static void check_bits(gpu_t *g) {
+static void check_bits(gpu_t *g, dtype_t t, int way) {
     const long long M = 300;
     const int C = 64;
-    const size_t n = (size_t)M * C, es = dtype_size(DTYPE_BF16);
+    const size_t n = (size_t)M * C, es = dtype_size(t);
     bn_nhwc_t b;
-    bn_nhwc_init(&b, M, C, DTYPE_BF16, BN_FUSE_ADD_RELU, g->device, g->stream);
-    EXPECT(b.bits != NULL, "mask bits: none for bf16 add + ReLU at C = %d", C);
+    bn_nhwc_init(&b, M, C, t, BN_FUSE_ADD_RELU, g->device, g->stream);
+    if (!bn_nhwc_impl_ok(&b, way)) { bn_nhwc_free(&b); return; }
+    bn_nhwc_set_impl(&b, 0, way);
+    bn_nhwc_set_impl(&b, 1, way);
+    EXPECT(b.bits != NULL, "mask bits: none for %s add + ReLU at C = %d", dtype_name(t), C);
     if (!b.bits) { bn_nhwc_free(&b); return; }
     void *base[6];   // x, x1, y, dy, dx, dx1
     float *w;        // gamma, beta, running mean, running var, dgamma, dbeta
     for (int i = 0; i < 6; i++) {
         CHECK_CUDA(cudaMalloc(&base[i], n * es + 16));
-        gpu_fill_uniform(g, base[i], DTYPE_BF16, n + 16 / es, 300u + (unsigned)i, -1.0f, 1.0f);
+        gpu_fill_uniform(g, base[i], t, n + 16 / es, 300u + (unsigned)i, -1.0f, 1.0f);
     }
     CHECK_CUDA(cudaMalloc((void **)&w, 6 * C * sizeof(float)));
     gpu_fill_uniform(g, w, DTYPE_FP32, 4 * C, 310u, 0.5f, 1.5f);
@@ -366,7 +389,8 @@ static void check_bits(gpu_t *g) {
     for (int sc = 0; sc < 3; sc++)
         for (int early = 1; early >= 0; early--) {
             char name[80];
-            snprintf(name, sizeof name, "[bf16] mask bits, %s%s", what[sc], early ? "" : ", no dx");
+            snprintf(name, sizeof name, "[%s] mask bits %s, %s%s", dtype_name(t), bn_nhwc_impl_name(way), what[sc],
+                     early ? "" : ", no dx");
             void *x1 = (char *)base[1] + (sc == 1 ? es : 0), *dx1 = (char *)base[5] + (sc == 2 ? es : 0);
             void *dx = early ? base[4] : NULL;
             CHECK_CUDA(cudaMemsetAsync(b.bits, 0x5A, n / 8, g->stream));   // stale bits: the forward must write
@@ -374,9 +398,9 @@ static void check_bits(gpu_t *g) {
             bn_nhwc_backward(&b, base[0], base[2], base[3], dx, 0.0f, dx1, 0.0f, w, w + 4 * C, w + 5 * C, NULL, 0.0f,
                              g->stream);
             CHECK_CUDA(cudaStreamSynchronize(g->stream));
-            download(hy, base[2], n, DTYPE_BF16);
-            download(hdy, base[3], n, DTYPE_BF16);
-            download(hdx1, dx1, n, DTYPE_BF16);
+            download(hy, base[2], n, t);
+            download(hdy, base[3], n, t);
+            download(hdx1, dx1, n, t);
             CHECK_CUDA(cudaMemcpy(hb, b.bits, n / 8, cudaMemcpyDeviceToHost));
             size_t bad_bits = 0, bad_dx1 = 0, live = 0;
             for (size_t i = 0; i < n; i++) {
@@ -388,7 +412,7 @@ static void check_bits(gpu_t *g) {
             bn_nhwc_backward(&b, base[0], base[2], base[3], dx, 0.0f, dx1, 0.0f, w, w + 4 * C, w + 5 * C, NULL, 0.0f,
                              g->stream);
             CHECK_CUDA(cudaStreamSynchronize(g->stream));
-            download(hdx1b, dx1, n, DTYPE_BF16);
+            download(hdx1b, dx1, n, t);
             size_t nonzero = 0, changed = 0;
             for (size_t i = 0; i < n; i++) {
                 nonzero += hdx1b[i] != 0.0f;
@@ -408,97 +432,9 @@ static void check_bits(gpu_t *g) {
     bn_nhwc_free(&b);
 }
 
-// --- --bench [resnet18|resnet50] [bf16|fp32]: ours against cuDNN at a network's batch norms, batch 256
-
-enum { BENCH_WARM = 5, BENCH_REPS = 30, BENCH_BURST = 10 };
-
-typedef struct { rig_t *r; gpu_t *g; int what; } bench_call_t;
-
-/* One call of what (0 forward, 1 backward, 2 a copy of x into y). */
-static void bench_call(void *ctx) {
-    const bench_call_t *b = (const bench_call_t *)ctx;
-    rig_t *r = b->r;
-    if (b->what == 0) r->l.ops->forward(&r->l, b->g, 1);
-    else if (b->what == 1) r->l.ops->backward(&r->l, b->g, 0.0f);
-    else
-        CHECK_CUDA(cudaMemcpyAsync(r->l.y, r->l.x[0], r->n * dtype_size(r->t), cudaMemcpyDeviceToDevice, b->g->stream));
-}
-
-/* Microseconds per call of what (time_burst_us). */
-static float bench_time(rig_t *r, gpu_t *g, int what) {
-    bench_call_t b = {r, g, what};
-    return time_burst_us(g->stream, BENCH_WARM, BENCH_REPS, BENCH_BURST, bench_call, &b);
-}
-
-/* A network's batch norms by shape: how many use each fuse mode (none: the projection shortcuts'). */
-typedef struct { int h, c, none, relu, add; } bench_shape_t;
-static const bench_shape_t bench_resnet18[] = {{28, 64, 0, 3, 2}, {14, 128, 0, 2, 2}, {7, 256, 0, 2, 2},
-                                               {4, 512, 0, 2, 2}, {0, 0, 0, 0, 0}};
-static const bench_shape_t bench_resnet50[] = {   // at 224x224: the stem's, then each stage's (v1.5 strides)
-    {112, 64, 0, 1, 0}, {56, 64, 0, 6, 0},  {56, 256, 1, 0, 3}, {56, 128, 0, 1, 0}, {28, 128, 0, 7, 0},
-    {28, 512, 1, 0, 4}, {28, 256, 0, 1, 0}, {14, 256, 0, 11, 0}, {14, 1024, 1, 0, 6}, {14, 512, 0, 1, 0},
-    {7, 512, 0, 5, 0},  {7, 2048, 1, 0, 3}, {0, 0, 0, 0, 0}};
-
-static int bench(const char *net, const char *type) {
-    const bench_shape_t *shapes = strcmp(net, "resnet50") == 0 ? bench_resnet50 : bench_resnet18;
-    const dtype_t t = strcmp(type, "fp32") == 0 ? DTYPE_FP32 : DTYPE_BF16;
-    gpu_t g;
-    gpu_init(&g, 0, t == DTYPE_FP32 ? MATH_TF32 : MATH_BF16);
-    gpu_workspace_reserve(&g, (size_t)256 << 20);   // before setup: cuDNN's probe sizes its paths against it
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("# bench_bn: %s, cuDNN %zu, %s, batch 256, per call: median of %d reps of %d calls after %d warm-up\n",
-           prop.name, cudnnGetVersion(), dtype_name(t), BENCH_REPS, BENCH_BURST, BENCH_WARM);
-    printf("# bytes ours moves: forward reads x twice (+ x1 once) and writes y (with the add in bf16 also the ReLU\n"
-           "# mask, 1 bit per element); backward reads dy and x twice and writes dx (the ReLU mask recomputed from x),\n"
-           "# with the add reads dy, x and the mask (bf16: its bits; fp32: y), writes dx1, then reads dx1 and x and\n"
-           "# writes dx. auto: the implementation SCALING_BN=auto picks. cuDNN's GB/s are counted with the same bytes\n"
-           "# (time is the comparison). copy: cudaMemcpy of x, 2|x| bytes.\n"
-           "# Repeated calls on the same tensors: what fits in L2 is read from it (GB/s above DRAM's are L2's), as\n"
-           "# a batch norm partly reads the output of the convolution before it from L2 in training.\n");
-    printf("%-16s %-9s %-6s %9s %8s %9s %8s %9s\n", "shape", "fuse", "impl", "fwd_us", "fwd_GB/s", "bwd_us",
-           "bwd_GB/s", "copy_GB/s");
-    double total[3] = {0.0, 0.0, 0.0};   // own, cudnn, auto
-    for (size_t s = 0; shapes[s].h; s++)
-        for (int fuse = BN_FUSE_NONE; fuse <= BN_FUSE_ADD_RELU; fuse++)
-            for (int impl = 0; impl < 2; impl++) {
-                const int count = fuse == BN_FUSE_NONE ? shapes[s].none : fuse == BN_FUSE_RELU ? shapes[s].relu
-                                                                                            : shapes[s].add;
-                if (!count) continue;
-                const long long rows = 256LL * shapes[s].h * shapes[s].h;
-                g.bn = impl ? GPU_BN_CUDNN : GPU_BN_OWN;
-                bn_case_t c = {"bench", {256, shapes[s].h, shapes[s].h, shapes[s].c}, fuse, 1, 0, 0, 0};
-                rig_t r;
-                rig_make(&r, &g, &c, t);
-                for (int i = 0; i < 6; i++) gpu_fill_uniform(&g, r.base[i], t, r.n, 100u + (unsigned)i, -1.0f, 1.0f);
-                gpu_fill_uniform(&g, r.l.w, DTYPE_FP32, 2 * r.c, 7u, 0.5f, 1.5f);
-                gpu_fill_uniform(&g, r.l.state, DTYPE_FP32, 2 * r.c, 8u, 0.5f, 1.5f);
-                r.l.dx_beta[0] = r.l.dx_beta[1] = 0.0f;
-                float tf = bench_time(&r, &g, 0), tb = bench_time(&r, &g, 1), tc = bench_time(&r, &g, 2);
-                double a = (double)r.n * dtype_size(t), add = fuse == BN_FUSE_ADD_RELU;
-                double bits = bn_nhwc_has_bits(shapes[s].c, t, fuse) ? r.n / 8.0 : 0.0;
-                double bf = (2 + add + 1) * a + bits, bb = (add ? (bits ? 6 : 7) : 5) * a + bits;   // the header
-                char sh[32];
-                snprintf(sh, sizeof sh, "%dx%dx%dx%d", 256, shapes[s].h, shapes[s].h, shapes[s].c);
-                const int picked = bn_nhwc_preferred(rows, shapes[s].c, t) ? 0 : 1;
-                printf("%-16s %-9s %-6s %9.1f %8.0f %9.1f %8.0f %9.0f%s\n", sh,
-                       add ? "add+relu" : fuse == BN_FUSE_RELU ? "relu" : "none",
-                       impl ? "cudnn" : "own", tf, bf / tf / 1e3, tb, bb / tb / 1e3, 2 * a / tc / 1e3,
-                       impl == picked ? "  auto" : "");
-                total[2] += impl == picked ? count * (tf + tb) : 0.0;
-                total[impl] += count * (tf + tb);
-                rig_free(&r);
-            }
-    printf("# %s's batch norms at batch 256, forward + backward: own %.1f us, cudnn %.1f us, auto %.1f us\n", net,
-           total[0], total[1], total[2]);
-    gpu_free(&g);
-    return 0;
-}
-
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     gpu_test_require(1);
-    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench(argc > 2 ? argv[2] : "resnet18", argc > 3 ? argv[3] : "bf16");
     unsigned long long seed = gpu_test_seed(argc, argv, "test_bn_nhwc");
     rng_t rng;
     rng_seed(&rng, seed);
@@ -516,18 +452,22 @@ int main(int argc, char **argv) {
         {"no dx 14x14x128", {2, 14, 14, 128}, 0, 0, 0, 0, 0},
         {"offset 3000, row 0 at 4000", {16, 14, 14, 64}, 0, 1, 0, 1, 0},
         {"folded bias 14x14x128", {4, 14, 14, 128}, 0, 1, 0, 0, 1},
+        {"C=40 (5 vectors a row), odd M=147", {3, 7, 7, 40}, 0, 1, 0, 0, 0},
+        /* ResNet-18's 28x28x64 at batch 256: the persistent backward's stash holds part of each thread's rows */
+        {"stash overflow 256x28x28x64", {256, 28, 28, 64}, 0, 1, 0, 0, 0},
     };
-    for (int m = 0; m < 2; m++) {
+    for (int ti = 0; ti < DTYPE_COUNT; ti++) {
+        const dtype_t t = (dtype_t)ti;
         gpu_t g;
-        gpu_init(&g, 0, m ? MATH_BF16 : MATH_FP32);
+        gpu_init(&g, 0, t == DTYPE_FP32 ? MATH_FP32 : MATH_BF16);   /* the layer's dtype is the rig's, not the math's */
         g.bn = GPU_BN_OWN;
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
             for (int fuse = BN_FUSE_NONE; fuse <= BN_FUSE_ADD_RELU; fuse++) {
                 bn_case_t c = shapes[i];
                 c.fuse = fuse;
-                run_case(&g, &c, &rng);
+                run_case(&g, &c, &rng, t);
             }
-        if (m) check_bits(&g);
+        for (int w = 0; t != DTYPE_FP32 && w < BN_NHWC_IMPLS; w++) check_bits(&g, t, w);
         gpu_free(&g);
     }
     printf("# seed %llu\n", seed);

@@ -597,6 +597,7 @@ int main(int argc, char **argv) {
         int on_be = 0;
         for (int i = 0; i < e.n_conv_algos; i++) {
             const conv_algo_t *a = &e.conv_algos[i];
+            if (a->key[4] == CONV_KEY_BN) continue;   /* a batch norm's measured way, not a convolution */
             const int searched[3] = {a->fwd >= 0, a->bwd_data >= 0, a->bwd_filter >= 0};
             for (int d = 0; d < 3; d++) {
                 on_be += a->be[d].engine >= 0;

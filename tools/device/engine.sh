@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# tools/device/engine.sh — the engine's GPU round in one call of the GPU machine: batch norm's kernels tested and
+# measured at ResNet's shapes, then ResNet-50 and ResNet-18 epochs beside PyTorch's best in the same call.
+#
+#   OUT=/some/dir tools/device/engine.sh        (from the repository root, on the GPU node; ~6 minutes)
+#
+# Steps, each logged to $OUT/logs/<step>.log, none stopping the script (each has a time limit; expected time):
+#   setup       scripts/setup.sh --offline .carry/offline: libcsv, data, the whole build       ~40 s (limit 300)
+#   tests       ctest test_bn_nhwc (every way x fp32/bf16/fp16 x fuse x tails vs the CPU      ~60 s (limit 180)
+#               double reference), test_bottleneck (a ResNet block through the bn layer's
+#               measured choice)
+#   bn_*        build/bn_bench resnet50 bf16 | resnet18 bf16 | resnet50 fp32 | resnet50 fp16:  ~150 s (limits 120/40/120/90)
+#               bytes and measured ceiling per shape, each version checked and timed
+#   r50_bf16    ./scaling ResNet-50 synthetic 224^2 batch 256 bf16, 3 epochs of 40 steps       ~45 s (limit 150)
+#   r18_bf16    ./scaling ResNet-18 Fashion-MNIST batch 256 bf16, 3 epochs                   ~20 s (limit 90)
+#   torch_r50   tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 (torch.compile ~1 min),
+#               only while the call is under 300 s                                          ~90 s (limit 150)
+# The summary table comes last on stdout and in $OUT/summary.txt; every log is in $OUT/logs.tgz.
+set -uo pipefail
+: "${OUT:?set OUT to the folder whose files come back}"
+export NCCL_NVLS_ENABLE=0
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 2
+mkdir -p "$OUT/logs"
+t0=$(date +%s)
+: >"$OUT/steps.tsv"
+
+step() {   # NAME LIMIT_S COMMAND...: runs it under a limit, logs it, records rc and seconds
+    local name=$1 limit=$2 s rc
+    shift 2
+    s=$(date +%s)
+    echo "== $name (limit ${limit} s, at $((s - t0)) s): $*"
+    timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1
+    rc=$?
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" >>"$OUT/steps.tsv"
+    tail -n 4 "$OUT/logs/$name.log"
+}
+
+step setup 300 scripts/setup.sh --offline .carry/offline
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$OUT/logs/gpu.txt" 2>&1
+step tests 180 ctest --test-dir build -R '^(test_bn_nhwc|test_bottleneck)$' --output-on-failure
+step bn_r50_bf16 120 build/bn_bench resnet50 bf16 --reps 15
+step bn_r18_bf16 40 build/bn_bench resnet18 bf16 --reps 15
+step bn_r50_fp32 120 build/bn_bench resnet50 fp32 --reps 10 --no-check
+step bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
+cache="$OUT/logs/conv_algos.tsv"
+step r50_bf16 150 ./scaling --model resnet50 --dataset synthetic --batch 256 --math bf16 --lr 0.1 --momentum 0.9 \
+    --epochs 3 --steps 40 --conv-cache "$cache" --out "$OUT/logs/ours.csv"
+step r18_bf16 90 ./scaling --model resnet18 --dataset fashion-mnist --batch 256 --lr 0.1 --epochs 3 --math bf16 \
+    --conv-cache "$cache" --out "$OUT/logs/ours.csv"
+if (($(date +%s) - t0 < 300)); then
+    step torch_r50 150 python3 tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 40
+else
+    printf 'torch_r50\tskipped (call at %s s)\t0\n' "$(($(date +%s) - t0))" >>"$OUT/steps.tsv"
+fi
+
+{
+    echo "# tools/device/engine.sh at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(head -2 "$OUT/logs/gpu.txt" | tail -1)"
+    echo "# step           rc  seconds"
+    awk -F'\t' '{ printf "  %-14s %3s %7s\n", $1, $2, $3 }' "$OUT/steps.tsv"
+    echo "# tests:"
+    grep -E "tests passed|tests failed|Passed|Failed|\*\*\*" "$OUT/logs/tests.log" | sed 's/^/  /' | tail -n 6
+    for b in bn_r50_bf16 bn_r18_bf16 bn_r50_fp32 bn_r50_fp16; do
+        echo "# $b (cold us forward + backward; ring's stats and backward GB/s):"
+        sed -n '/^# summary/,$p' "$OUT/logs/$b.log" | sed 's/^/  /'
+    done
+    echo "# epochs (ours: steady medians, scaling report --runs):"
+    if [ -s "$OUT/logs/ours.csv" ]; then
+        python3 bench/report_runs.py ./scaling "$OUT/logs/ours.csv" images_per_s_median last model=resnet50 |
+            sed 's/^/  resnet50 bf16 images\/s: /'
+        python3 bench/report_runs.py ./scaling "$OUT/logs/ours.csv" epoch_s_median last model=resnet18 |
+            sed 's/^/  resnet18 bf16 s\/epoch: /'
+    fi
+    [ -s "$OUT/logs/torch_r50.log" ] && sed 's/^/  torch: /' "$OUT/logs/torch_r50.log" | grep -v Warning | tail -n 3
+    echo "# bn choices the engine measured (algorithm cache lines with -1 in the k slot):"
+    [ -s "$cache" ] && awk -F'\t' '{ split($2, k, " "); if (k[5] == -1) print "  " $2 "\t" $3 }' "$cache" | head -n 40
+    echo "# total $(($(date +%s) - t0)) s"
+} >"$OUT/summary.txt" 2>&1
+tar -czf "$OUT/logs.tgz" -C "$OUT" logs && rm -rf "$OUT/logs"
+cat "$OUT/summary.txt"
