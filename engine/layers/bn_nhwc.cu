@@ -367,14 +367,6 @@ template <typename T> struct bits_t {
     static void run(const void *y, long long n, unsigned char *bits, cudaStream_t s) { by_type<T>::bits_from_y(y, n, bits, s); }
 };
 
-/* Measured, not derived: SCALING_BN=auto now times the ways per layer (bn.cu); this rule is what a layer falls back
- * to where it is not measured (the memory plan, SCALING_BN=own's choice of nothing). At 256 channels and more over
- * 2^22 elements the earlier two-pass kernels took 0.70-0.97 of cuDNN's time in bf16 on one H200
- * (results/imagenet-h200-2026-11-24/bn-auto). */
-int bn_nhwc_preferred(long long m, int c, dtype_t t) {
-    return t != DTYPE_FP32 && c >= 256 && m * (long long)c >= (1LL << 22);
-}
-
 static bn_nhwc_grid_t grid_plan(long long m, int c, int vec, long long resident) {
     bn_nhwc_grid_t g;
     int cv = c / vec, want = vec > 1 ? BN_TILE_CHANNELS / vec : 32;

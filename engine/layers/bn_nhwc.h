@@ -50,9 +50,6 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* 1 where these kernels are the faster choice for an (m, c) activation of type t, forward + backward, else 0
- * (cuDNN's): the rule SCALING_BN=auto applies per layer (gpu.h). Host only. */
-int bn_nhwc_preferred(long long m, int c, dtype_t t);
 /* 1 where these kernels keep the ReLU mask as bits (bn_nhwc_t.bits): BN_FUSE_ADD_RELU in a 2-byte type with c a
  * multiple of 8, where the vector grid's threads hold whole bytes of it. Host only. */
 int bn_nhwc_has_bits(int c, dtype_t t, int fuse);

@@ -40,8 +40,6 @@ static void fill(rng_t *r, float *h, size_t n, double lo, double hi) {
     for (size_t i = 0; i < n; i++) h[i] = (float)(lo + (hi - lo) * rng_uniform(r));
 }
 
-static float round_as(float v, dtype_t t) { return t == DTYPE_BF16 ? bf16_ref_round(v) : v; }
-
 /* The network under test: x -> pre (3x3 conv) -> bottleneck(stride 2, projection). v1 builds the ResNet v1 block
  * (the stride on conv1) for the control; its parameters have the same layout. */
 static void build(model_t *m, int v1) {
