@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 /* Names of gpu_bn_t and gpu_conv_t values, in enum order: the environment's words, and the conv cache id's. */
 static const char *const BN_NAMES[] = {"own", "cudnn", "auto"};
@@ -88,6 +89,8 @@ void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned see
     unsigned blocks = launch_blocks(n, 256, 8192);
     if (t == DTYPE_BF16)
         fill_hash_kernel<<<blocks, 256, 0, g->stream>>>((__nv_bfloat16 *)p, n, seed, lo, hi);
+    else if (t == DTYPE_FP16)
+        fill_hash_kernel<<<blocks, 256, 0, g->stream>>>((__half *)p, n, seed, lo, hi);
     else
         fill_hash_kernel<<<blocks, 256, 0, g->stream>>>((float *)p, n, seed, lo, hi);
     CHECK_LAUNCH();

@@ -20,7 +20,10 @@ typedef struct {
     int interval;
 } loss_scale_cfg_t;
 
-#define LOSS_SCALE_TORCH ((loss_scale_cfg_t){65536.0f, 2.0f, 0.5f, 2000})
+static inline LOSS_SCALE_HD loss_scale_cfg_t loss_scale_torch(void) {
+    loss_scale_cfg_t c = {65536.0f, 2.0f, 0.5f, 2000};
+    return c;
+}
 
 /* The state a run carries from step to step (on the device while training). */
 typedef struct {

@@ -36,14 +36,7 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
 #pragma unroll
         for (int j = 0; j < V; j++) k[j] = to_f(k0.v[j]);
         const T *const src[1] = {x};
-        auto body = [&](long long, const pack_t<T, V> *p, unsigned) {
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                const float v = to_f(p[0].v[j]) - k[j];
-                s1[j] += v;
-                s2[j] = fmaf(v, v, s2[j]);
-            }
-        };
+        auto body = [&](long long, const pack_t<T, V> *p, unsigned) { stats_row<T, V>(p[0], k, s1, s2); };
         if constexpr (LOAD == LOAD_RING) rows_ring<T, V, 1, false, false>(src, nullptr, t, c, c0, dyn, body);
         else rows_reg<T, V, 1, false, BN_UNROLL_WIDE, false>(src, nullptr, t, c, c0, body);
     }
@@ -51,13 +44,7 @@ fwd_stats_kernel(const T *__restrict__ x, long long m, int c, float *part, unsig
     shifted_to_welford<V>(n, k, s1, mu, s2);
     __syncthreads();   /* every thread's ring drained before it is the reduction's scratch */
     block_welford<V>(n, mu, s2, (float *)dyn, (float *)dyn + 2 * V * BN_THREADS);
-    if (threadIdx.y == 0 && c0 < c) {
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            part[(size_t)2 * blockIdx.y * c + c0 + j] = mu[j];
-            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = s2[j];
-        }
-    }
+    if (threadIdx.y == 0 && c0 < c) store_partials<V>(part, c, c0, mu, s2);
     if (!last_arrival(arrivals)) return;
     double t1, t2, p;
     if (!finish_sums<V, true>(part, m, c, &t1, &t2, &p)) return;
@@ -153,14 +140,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsign
     const auto &src = *reinterpret_cast<const T *const(*)[NT]>(&all);   /* the first NT */
         auto body = [&](long long rr, const pack_t<T, V> *p, unsigned mb) {
             pack_t<T, V> o;
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                const float xc = to_f(p[0].v[j]) - mk.mf[j];
-                const float d = mk.apply(j, xc, to_f(p[1].v[j]), p[NT - 1].v[j], mb);
-                s1[j] += d;
-                s2[j] = fmaf(d, xc, s2[j]);
-                if (OUT) o.v[j] = from_f<T>(d);   // exact: d is dy or 0
-            }
+            bwd_sums_row<T, V, MASK, NT>(mk, p, mb, s1, s2, &o);
             if (OUT && out) store_p<T, V>(out + rr * c + c0, o);
         };
         if constexpr (LOAD == LOAD_RING)
@@ -171,13 +151,7 @@ bwd_reduce_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsign
     }
     __syncthreads();   /* every thread's ring drained before it is the reduction's scratch */
     block_sum2<V>(s1, s2, (float *)dyn);
-    if (threadIdx.y == 0 && c0 < c) {
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            part[(size_t)2 * blockIdx.y * c + c0 + j] = s1[j];
-            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = s2[j];
-        }
-    }
+    if (threadIdx.y == 0 && c0 < c) store_partials<V>(part, c, c0, s1, s2);
     if (!last_arrival(arrivals)) return;
     double t1, t2, p;
     if (!finish_sums<V, false>(part, m, c, &t1, &t2, &p)) return;
@@ -211,13 +185,7 @@ bwd_apply_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsigne
     const T *const all[3] = {x, dy, y};
     const auto &src = *reinterpret_cast<const T *const(*)[NT]>(&all);   /* the first NT */
     auto body = [&](long long rr, const pack_t<T, V> *p, unsigned mb) {
-        float d[V], xc[V];
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            xc[j] = to_f(p[0].v[j]) - mk.mf[j];
-            d[j] = mk.apply(j, xc[j], to_f(p[1].v[j]), p[NT - 1].v[j], mb);
-        }
-        bn_store_dx<T, V>(kd, d, xc, dx, dx_beta, dx1, dx1_beta, rr * c + c0);
+        bwd_dx_row<T, V, MASK, NT>(mk, kd, p, mb, dx, dx_beta, dx1, dx1_beta, rr * c + c0);
     };
     if constexpr (LOAD == LOAD_RING) rows_ring<T, V, NT, MASK == MASK_BITS, true>(src, bits, t, c, c0, dyn, body);
     else rows_reg<T, V, NT, MASK == MASK_BITS, BN_UNROLL_NARROW, true>(src, bits, t, c, c0, body);

@@ -371,6 +371,58 @@ __device__ __forceinline__ void bn_store_dx(const bn_dx_t<V> &k, const float (&d
     }
 }
 
+// --- one row of a thread's channels, as every kernel that sums or writes it does
+
+/* The statistics pass: shifted sums of x - k and (x - k)^2. */
+template <typename T, int V>
+__device__ __forceinline__ void stats_row(const pack_t<T, V> &x, const float (&k)[V], float (&s1)[V], float (&s2)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        const float v = to_f(x.v[j]) - k[j];
+        s1[j] += v;
+        s2[j] = fmaf(v, v, s2[j]);
+    }
+}
+
+/* The backward's reduction: s1 += dpre, s2 += dpre (x - mean_f), from the row's packs p (x, dy[, y]) and mask byte;
+ * dpre into *o (exact: dy or 0). */
+template <typename T, int V, int MASK, int NT>
+__device__ __forceinline__ void bwd_sums_row(const bn_mask_t<T, V, MASK> &mk, const pack_t<T, V> *p, unsigned mb,
+                                             float (&s1)[V], float (&s2)[V], pack_t<T, V> *o) {
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        const float xc = to_f(p[0].v[j]) - mk.mf[j];
+        const float d = mk.apply(j, xc, to_f(p[1].v[j]), p[NT - 1].v[j], mb);
+        s1[j] += d;
+        s2[j] = fmaf(d, xc, s2[j]);
+        o->v[j] = from_f<T>(d);
+    }
+}
+
+/* The backward's element-wise pass over one row at element offset off: dx and dx1 (bn_store_dx). */
+template <typename T, int V, int MASK, int NT>
+__device__ __forceinline__ void bwd_dx_row(const bn_mask_t<T, V, MASK> &mk, const bn_dx_t<V> &kd,
+                                           const pack_t<T, V> *p, unsigned mb, T *dx, float dx_beta, T *dx1,
+                                           float dx1_beta, long long off) {
+    float d[V], xc[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        xc[j] = to_f(p[0].v[j]) - mk.mf[j];
+        d[j] = mk.apply(j, xc[j], to_f(p[1].v[j]), p[NT - 1].v[j], mb);
+    }
+    bn_store_dx<T, V>(kd, d, xc, dx, dx_beta, dx1, dx1_beta, off);
+}
+
+/* Row block blockIdx.y's partial sums a, b of the thread's channels c0.. into part (2 c floats a row block). */
+template <int V>
+__device__ __forceinline__ void store_partials(float *part, int c, int c0, const float (&a)[V], const float (&b)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; j++) {
+        part[(size_t)2 * blockIdx.y * c + c0 + j] = a[j];
+        part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = b[j];
+    }
+}
+
 // --- the statistics and coefficients of one channel, from finish_sums' totals (in the finishing block)
 
 /* Forward: mean = pivot + t1 / m (t1, t2 as finish_sums gives them), the biased variance for normalising, the

@@ -99,26 +99,14 @@ persist_fwd_kernel(const T *__restrict__ x, const T *__restrict__ x1, T *__restr
         const pack_t<T, V> k0 = load_p<T, V>(x + t.first * c + c0);
 #pragma unroll
         for (int j = 0; j < V; j++) k[j] = to_f(k0.v[j]);
-        persist_walk<T, V, 1, false, true, PERSIST_U>(src, nullptr, t, ns, stash_rows, c, c0, stash,
-                                           [&](long long, const pack_t<T, V> *p, unsigned) {
-#pragma unroll
-                                               for (int j = 0; j < V; j++) {
-                                                   const float v = to_f(p[0].v[j]) - k[j];
-                                                   s1[j] += v;
-                                                   s2[j] = fmaf(v, v, s2[j]);
-                                               }
-                                           });
+        persist_walk<T, V, 1, false, true, PERSIST_U>(
+            src, nullptr, t, ns, stash_rows, c, c0, stash,
+            [&](long long, const pack_t<T, V> *p, unsigned) { stats_row<T, V>(p[0], k, s1, s2); });
     }
     float n = c0 < c ? (float)t.n : 0.0f, mu[V];
     shifted_to_welford<V>(n, k, s1, mu, s2);
     block_welford<V>(n, mu, s2, red, red + 2 * V * BN_THREADS);
-    if (threadIdx.y == 0 && c0 < c) {
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            part[(size_t)2 * blockIdx.y * c + c0 + j] = mu[j];
-            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = s2[j];
-        }
-    }
+    if (threadIdx.y == 0 && c0 < c) store_partials<V>(part, c, c0, mu, s2);
     grid_sync(barrier, barrier + 1);
     double t1, t2, p;
     if (finish_sums<V, true>(part, m, c, &t1, &t2, &p)) {
@@ -191,25 +179,14 @@ persist_bwd_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsig
     const bn_mask_t<T, V, MASK> mk(coef, c, c0 < c ? c0 : 0);
     if (c0 < c) {
         stash_issue<T, V, NT, BITS>(src, bits, t, ns, stash_rows, c, c0, stash);
-        persist_walk<T, V, NT, BITS, true, PERSIST_U_BWD>(src, bits, t, ns, stash_rows, c, c0, stash,
-                                           [&](long long, const pack_t<T, V> *p, unsigned mb) {
-#pragma unroll
-                                               for (int j = 0; j < V; j++) {
-                                                   const float xc = to_f(p[0].v[j]) - mk.mf[j];
-                                                   const float d = mk.apply(j, xc, to_f(p[1].v[j]), p[NT - 1].v[j], mb);
-                                                   s1[j] += d;
-                                                   s2[j] = fmaf(d, xc, s2[j]);
-                                               }
-                                           });
+        persist_walk<T, V, NT, BITS, true, PERSIST_U_BWD>(
+            src, bits, t, ns, stash_rows, c, c0, stash, [&](long long, const pack_t<T, V> *p, unsigned mb) {
+                pack_t<T, V> o;   /* dpre: not kept (the element-wise pass recomputes it from the stash) */
+                bwd_sums_row<T, V, MASK, NT>(mk, p, mb, s1, s2, &o);
+            });
     }
     block_sum2<V>(s1, s2, red);
-    if (threadIdx.y == 0 && c0 < c) {
-#pragma unroll
-        for (int j = 0; j < V; j++) {
-            part[(size_t)2 * blockIdx.y * c + c0 + j] = s1[j];
-            part[((size_t)2 * blockIdx.y + 1) * c + c0 + j] = s2[j];
-        }
-    }
+    if (threadIdx.y == 0 && c0 < c) store_partials<V>(part, c, c0, s1, s2);
     grid_sync(barrier, barrier + 1);
     double t1, t2, p;
     if (finish_sums<V, false>(part, m, c, &t1, &t2, &p)) {
@@ -230,16 +207,10 @@ persist_bwd_kernel(const T *__restrict__ x, const T *__restrict__ y, const unsig
         kd.kx[j] = cf[1][threadIdx.x * V + j];
         kd.k0[j] = cf[2][threadIdx.x * V + j];
     }
-    persist_walk<T, V, NT, BITS, false, PERSIST_U_BWD>(src, bits, t, ns, stash_rows, c, c0, stash,
-                                        [&](long long rr, const pack_t<T, V> *p, unsigned mb) {
-                                            float d[V], xc[V];
-#pragma unroll
-                                            for (int j = 0; j < V; j++) {
-                                                xc[j] = to_f(p[0].v[j]) - mk.mf[j];
-                                                d[j] = mk.apply(j, xc[j], to_f(p[1].v[j]), p[NT - 1].v[j], mb);
-                                            }
-                                            bn_store_dx<T, V>(kd, d, xc, dx, dx_beta, dx1, dx1_beta, rr * c + c0);
-                                        });
+    persist_walk<T, V, NT, BITS, false, PERSIST_U_BWD>(
+        src, bits, t, ns, stash_rows, c, c0, stash, [&](long long rr, const pack_t<T, V> *p, unsigned mb) {
+            bwd_dx_row<T, V, MASK, NT>(mk, kd, p, mb, dx, dx_beta, dx1, dx1_beta, rr * c + c0);
+        });
 }
 
 // --- host side
@@ -252,12 +223,46 @@ static void launch_coop(K *kernel, const bn_nhwc_grid_t *g, size_t dyn, cudaStre
     cfg.blockDim = dim3(g->tw, g->lanes);
     cfg.dynamicSmemBytes = dyn;
     cfg.stream = s;
-    cudaLaunchAttribute at[1];
+    cudaLaunchAttribute at[1] = {};   /* the value union's padding zeroed */
     at[0].id = cudaLaunchAttributeCooperative;
     at[0].val.cooperative = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
     CHECK_CUDA(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+__global__ static void coop_probe_kernel() {}
+
+/* 1 where this device runs cooperative launches and a stream capture takes one into a graph that instantiates (the
+ * training step replays CUDA graphs): else the persistent way is left out rather than failing a capture later. */
+static int coop_capturable(int device) {
+    int coop = 0;
+    CHECK_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+    if (!coop) return 0;
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    int ok = 0;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(1);
+        cfg.blockDim = dim3(32);
+        cfg.stream = s;
+        cudaLaunchAttribute at[1] = {};
+        at[0].id = cudaLaunchAttributeCooperative;
+        at[0].val.cooperative = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+        const cudaError_t launched = cudaLaunchKernelEx(&cfg, coop_probe_kernel);
+        const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+        ok = launched == cudaSuccess && ended == cudaSuccess && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    }
+    (void)cudaGetLastError();   /* a refused capture leaves its error here: the answer, not a failure */
+    if (exec) CHECK_CUDA(cudaGraphExecDestroy(exec));
+    if (graph) CHECK_CUDA(cudaGraphDestroy(graph));
+    CHECK_CUDA(cudaStreamDestroy(s));
+    return ok;
 }
 
 /* Stash bytes a row of one thread takes: NT 16-byte packs (and a bits word). */
@@ -302,7 +307,7 @@ struct persist_t {
         g.rb = (int)(rb < BN_MAX_ROW_BLOCKS ? rb : BN_MAX_ROW_BLOCKS);
         b->grid[BN_NHWC_PERSIST] = g;
         b->grid[BN_NHWC_PERSIST].rb = 0;
-        if (g.rb < 1) return;
+        if (g.rb < 1 || !coop_capturable(device)) return;
         const long long per_thread = ((b->m + g.rb - 1) / g.rb + g.lanes - 1) / g.lanes;
         const int mask = bn_mask_of(b), nt = mask == MASK_Y ? 3 : 2;
         size_t dyn[2];

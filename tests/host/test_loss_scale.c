@@ -18,7 +18,7 @@ static loss_scale_t run(loss_scale_cfg_t c, int steps, const int *bad) {
 }
 
 int main(void) {
-    const loss_scale_cfg_t t = LOSS_SCALE_TORCH;
+    const loss_scale_cfg_t t = loss_scale_torch();
     const int none[] = {-1};
     loss_scale_t s = loss_scale_start(t);
     EXPECT(s.scale == 65536.0f && s.clean == 0 && s.skipped == 0, "start: scale %g clean %d", s.scale, s.clean);

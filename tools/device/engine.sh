@@ -6,15 +6,17 @@
 #
 # Steps, each logged to $OUT/logs/<step>.log, none stopping the script (each has a time limit; expected time):
 #   setup       scripts/setup.sh --offline .carry/offline: libcsv, data, the whole build       ~40 s (limit 300)
-#   tests       ctest test_bn_nhwc (every way x fp32/bf16/fp16 x fuse x tails vs the CPU      ~60 s (limit 180)
+#   tests       ctest test_bn_nhwc (every way x fp32/bf16/fp16 x fuse x tails vs the CPU      ~70 s (limit 180)
 #               double reference), test_bottleneck (a ResNet block through the bn layer's
-#               measured choice)
-#   bn_*        build/bn_bench resnet50 bf16 | resnet18 bf16 | resnet50 fp32 | resnet50 fp16:  ~150 s (limits 120/40/120/90)
-#               bytes and measured ceiling per shape, each version checked and timed
+#               measured choice), test_loss_scale_gpu (fp16 scaling on the device: skip, halve, grow, graph)
+#   bn_r50_bf16, bn_r18_bf16: build/bn_bench, bytes and measured ceiling per shape, every   ~60 + 15 s (120, 40)
+#               version checked against the CPU reference and timed
+#   probe_fused build/probe_fused: cuDNN's fused conv + BN (fp16) vs our passes + the conv  ~40 s (limit 100)
 #   r50_bf16    ./scaling ResNet-50 synthetic 224^2 batch 256 bf16, 3 epochs of 40 steps       ~45 s (limit 150)
 #   r18_bf16    ./scaling ResNet-18 Fashion-MNIST batch 256 bf16, 3 epochs                   ~20 s (limit 90)
-#   torch_r50   tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 (torch.compile ~1 min),
-#               only while the call is under 300 s                                          ~90 s (limit 150)
+# then, each only while the call is young enough (the summary says which were skipped):
+#   torch_r50   tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 (torch.compile ~1 min)  ~90 s (under 330 s)
+#   bn_r50_fp32, bn_r50_fp16: build/bn_bench in fp32 (unchecked) and fp16                 ~40 + 50 s (under 400, 420)
 # The summary table comes last on stdout and in $OUT/summary.txt; every log is in $OUT/logs.tgz.
 set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
@@ -36,23 +38,28 @@ step() {   # NAME LIMIT_S COMMAND...: runs it under a limit, logs it, records rc
     tail -n 4 "$OUT/logs/$name.log"
 }
 
+# run_if AT NAME LIMIT CMD...: the step only while the call is under AT seconds (the lower priorities last)
+run_if() {
+    local at=$1
+    shift
+    if (($(date +%s) - t0 < at)); then step "$@"
+    else printf '%s\tskipped (call at %s s)\t0\n' "$1" "$(($(date +%s) - t0))" >>"$OUT/steps.tsv"; fi
+}
+
 step setup 300 scripts/setup.sh --offline .carry/offline
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$OUT/logs/gpu.txt" 2>&1
-step tests 180 ctest --test-dir build -R '^(test_bn_nhwc|test_bottleneck)$' --output-on-failure
+step tests 180 ctest --test-dir build -R '^(test_bn_nhwc|test_bottleneck|test_loss_scale_gpu)$' --output-on-failure
 step bn_r50_bf16 120 build/bn_bench resnet50 bf16 --reps 15
 step bn_r18_bf16 40 build/bn_bench resnet18 bf16 --reps 15
-step bn_r50_fp32 120 build/bn_bench resnet50 fp32 --reps 10 --no-check
-step bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
+step probe_fused 100 build/probe_fused --max-cfgs 4 --iters 10
 cache="$OUT/logs/conv_algos.tsv"
 step r50_bf16 150 ./scaling --model resnet50 --dataset synthetic --batch 256 --math bf16 --lr 0.1 --momentum 0.9 \
     --epochs 3 --steps 40 --conv-cache "$cache" --out "$OUT/logs/ours.csv"
 step r18_bf16 90 ./scaling --model resnet18 --dataset fashion-mnist --batch 256 --lr 0.1 --epochs 3 --math bf16 \
     --conv-cache "$cache" --out "$OUT/logs/ours.csv"
-if (($(date +%s) - t0 < 300)); then
-    step torch_r50 150 python3 tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 40
-else
-    printf 'torch_r50\tskipped (call at %s s)\t0\n' "$(($(date +%s) - t0))" >>"$OUT/steps.tsv"
-fi
+run_if 330 torch_r50 150 python3 tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 40
+run_if 400 bn_r50_fp32 100 build/bn_bench resnet50 fp32 --reps 10 --no-check
+run_if 420 bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
 
 {
     echo "# tools/device/engine.sh at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(head -2 "$OUT/logs/gpu.txt" | tail -1)"
@@ -64,11 +71,13 @@ fi
         echo "# $b (cold us forward + backward; ring's stats and backward GB/s):"
         sed -n '/^# summary/,$p' "$OUT/logs/$b.log" | sed 's/^/  /'
     done
+    echo "# probe_fused (us a call; ratio < 1: the fused engine wins):"
+    sed -n '/^# summary/,$p' "$OUT/logs/probe_fused.log" | sed 's/^/  /'
     echo "# epochs (ours: steady medians, scaling report --runs):"
     if [ -s "$OUT/logs/ours.csv" ]; then
-        python3 bench/report_runs.py ./scaling "$OUT/logs/ours.csv" images_per_s_median last model=resnet50 |
+        python3 tools/report_runs.py ./scaling "$OUT/logs/ours.csv" images_per_s_median last model=resnet50 |
             sed 's/^/  resnet50 bf16 images\/s: /'
-        python3 bench/report_runs.py ./scaling "$OUT/logs/ours.csv" epoch_s_median last model=resnet18 |
+        python3 tools/report_runs.py ./scaling "$OUT/logs/ours.csv" epoch_s_median last model=resnet18 |
             sed 's/^/  resnet18 bf16 s\/epoch: /'
     fi
     [ -s "$OUT/logs/torch_r50.log" ] && sed 's/^/  torch: /' "$OUT/logs/torch_r50.log" | grep -v Warning | tail -n 3
