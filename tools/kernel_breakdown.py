@@ -8,9 +8,10 @@ tot = sum(float(r[ti]) for r in rows[1:])
 print(f"== {sys.argv[3]}: GPU kernel time {tot/1e6/steps:.3f} ms per step ({steps:.0f} steps)")
 cats = {}
 def cat(n):
-    # ours: bn_nhwc.cu's four passes (and the mask bits' fallback), conv_gemm.cu's im2col (the stem's forward copy)
+    # ours: bn_nhwc.cu's four passes (and the mask bits' fallback), bn_nhwc_persist.cu's two, conv_gemm.cu's im2col
+    # (the stem's forward copy)
     for k, pat in (("conv fprop", r"fprop|convolve|implicit_convolve|ImplicitGemm|im2col"), ("conv dgrad", r"dgrad"), ("conv wgrad", r"wgrad"),
-                   ("batch norm", r"batchnorm|bn_|fwd_stats_kernel|fwd_apply_kernel|bwd_reduce_kernel|bwd_apply_kernel|bits_from_y"), ("pooling", r"pooling|maxpool_|gap_"), ("gemm/gemv (dense, bias grads)", r"gemm|gemv|nvjet|splitK|Kernel2"),
+                   ("batch norm", r"batchnorm|bn_|fwd_stats_kernel|fwd_apply_kernel|bwd_reduce_kernel|bwd_apply_kernel|bits_from_y|persist_fwd_kernel|persist_bwd_kernel"), ("pooling", r"pooling|maxpool_|gap_"), ("gemm/gemv (dense, bias grads)", r"gemm|gemv|nvjet|splitK|Kernel2"),
                    ("element-wise (bias, add, relu, casts)", r"op_generic|bias_add|acc_f32|activation|f32_to_bf16|cast"), ("sgd", r"sgd"),
                    ("gather/loss", r"gather|softmax")):
         if re.search(pat, n): return k

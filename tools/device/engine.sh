@@ -2,7 +2,7 @@
 # tools/device/engine.sh — the engine's GPU round in one call of the GPU machine: batch norm's kernels tested and
 # measured at ResNet's shapes, then ResNet-50 and ResNet-18 epochs beside PyTorch's best in the same call.
 #
-#   OUT=/some/dir tools/device/engine.sh        (from the repository root, on the GPU node; ~6 minutes)
+#   OUT=/some/dir tools/device/engine.sh        (from the repository root, on the GPU node; 6-8 minutes)
 #
 # Steps, each logged to $OUT/logs/<step>.log, none stopping the script (each has a time limit; expected time):
 #   setup       scripts/setup.sh --offline .carry/offline: libcsv, data, the whole build       ~40 s (limit 300)
@@ -14,9 +14,12 @@
 #   probe_fused build/probe_fused: cuDNN's fused conv + BN (fp16) vs our passes + the conv  ~40 s (limit 100)
 #   r50_bf16    ./scaling ResNet-50 synthetic 224^2 batch 256 bf16, 3 epochs of 40 steps       ~45 s (limit 150)
 #   r18_bf16    ./scaling ResNet-18 Fashion-MNIST batch 256 bf16, 3 epochs                   ~20 s (limit 90)
-# then, each only while the call is young enough (the summary says which were skipped):
+# then, each only while the call is young enough (the summary says which were skipped; nothing starts past 390 s,
+# so the call ends by about 480 s):
+#   profile_r50 10 eager ResNet-50 bf16 steps under Nsight Systems, kernel by kernel      ~50 s (under 300 s)
+#               (tools/device/engine_profile.sh: the batch norms' share of the step as trained)
 #   torch_r50   tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 (torch.compile ~1 min)  ~90 s (under 330 s)
-#   bn_r50_fp32, bn_r50_fp16: build/bn_bench in fp32 (unchecked) and fp16                 ~40 + 50 s (under 400, 420)
+#   bn_r50_fp32, bn_r50_fp16: build/bn_bench in fp32 (unchecked) and fp16                 ~40 + 50 s (under 380, 390)
 # The summary table comes last on stdout and in $OUT/summary.txt; every log is in $OUT/logs.tgz.
 set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
@@ -57,9 +60,10 @@ step r50_bf16 150 ./scaling --model resnet50 --dataset synthetic --batch 256 --m
     --epochs 3 --steps 40 --conv-cache "$cache" --out "$OUT/logs/ours.csv"
 step r18_bf16 90 ./scaling --model resnet18 --dataset fashion-mnist --batch 256 --lr 0.1 --epochs 3 --math bf16 \
     --conv-cache "$cache" --out "$OUT/logs/ours.csv"
+run_if 300 profile_r50 100 tools/device/engine_profile.sh "$OUT/logs" "$cache"
 run_if 330 torch_r50 150 python3 tools/torch/torch_imagenet.py resnet50 256 cgraph-bf16 40
-run_if 400 bn_r50_fp32 100 build/bn_bench resnet50 fp32 --reps 10 --no-check
-run_if 420 bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
+run_if 380 bn_r50_fp32 100 build/bn_bench resnet50 fp32 --reps 10 --no-check
+run_if 390 bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
 
 {
     echo "# tools/device/engine.sh at $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(head -2 "$OUT/logs/gpu.txt" | tail -1)"
@@ -81,6 +85,8 @@ run_if 420 bn_r50_fp16 90 build/bn_bench resnet50 fp16 --reps 10
             sed 's/^/  resnet18 bf16 s\/epoch: /'
     fi
     [ -s "$OUT/logs/torch_r50.log" ] && sed 's/^/  torch: /' "$OUT/logs/torch_r50.log" | grep -v Warning | tail -n 3
+    echo "# ResNet-50 bf16 step, kernel by kernel (Nsight Systems, eager):"
+    [ -s "$OUT/logs/kernels_resnet50_bf16.txt" ] && head -n 24 "$OUT/logs/kernels_resnet50_bf16.txt" | sed 's/^/  /'
     echo "# bn choices the engine measured (algorithm cache lines with -1 in the k slot):"
     [ -s "$cache" ] && awk -F'\t' '{ split($2, k, " "); if (k[5] == -1) print "  " $2 "\t" $3 }' "$cache" | head -n 40
     echo "# total $(($(date +%s) - t0)) s"
