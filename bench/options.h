@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "../engine/dtype.h"
+#include "../engine/opt_table.h"
 #include "../strategies/strategy_info.h"
 
-#define OPT_LIST_MAX 32
 #define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
 
 typedef struct {
