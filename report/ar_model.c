@@ -42,37 +42,31 @@ double ar_path_row_ms(const ar_path_t *p, const char *algo, int N, int g, double
 /* The inter-node path: the network benchmark's nccl fit, each parameter replaced where given. */
 void ar_path_inter(ar_path_t *p, report_t *r) {
     p->ae = p->be = NAN;
-    r->inter_src[0] = r->inter_cap[0] = r->inter_note[0] = '\0';
+    text_clear(&r->inter_src), text_clear(&r->inter_cap), text_clear(&r->inter_note);
     if (*r->net_src) {
-        char err[256] = "";
-        int n0 = r->fits.n;
+        char err[REPORT_ERR] = "";
         int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
         const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
-        (void)n0;
         if (rc)
-            snprintf(r->inter_note, sizeof r->inter_note, "%s: %s", r->net_src, err);
+            text_printf(&r->inter_note, "%s: %s", r->net_src, err);
         else if (!fit_usable(k))
-            snprintf(r->inter_note, sizeof r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
+            text_printf(&r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
         else {
             p->ae = k->alpha;
             p->be = k->beta;
-            snprintf(r->inter_src, sizeof r->inter_src, "ring fit to `%s`", r->net_src);
-            snprintf(r->inter_cap, sizeof r->inter_cap, "fit");
+            text_printf(&r->inter_src, "ring fit to `%s`", r->net_src);
+            text_printf(&r->inter_cap, "fit");
         }
     }
     if (!isnan(r->net_lat)) {
         p->ae = r->net_lat;
-        size_t n = strlen(r->inter_src);
-        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sα from --net-latency-us", n ? ", " : "");
-        n = strlen(r->inter_cap);
-        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-latency-us", n ? ", " : "");
+        text_printf(&r->inter_src, "%sα from --net-latency-us", r->inter_src.len ? ", " : "");
+        text_printf(&r->inter_cap, "%s--net-latency-us", r->inter_cap.len ? ", " : "");
     }
     if (!isnan(r->net_gbs)) {
         p->be = 1 / (r->net_gbs * 1e3);
-        size_t n = strlen(r->inter_src);
-        snprintf(r->inter_src + n, sizeof r->inter_src - n, "%sbandwidth from --net-gbs", n ? ", " : "");
-        n = strlen(r->inter_cap);
-        snprintf(r->inter_cap + n, sizeof r->inter_cap - n, "%s--net-gbs", n ? ", " : "");
+        text_printf(&r->inter_src, "%sbandwidth from --net-gbs", r->inter_src.len ? ", " : "");
+        text_printf(&r->inter_cap, "%s--net-gbs", r->inter_cap.len ? ", " : "");
     }
     p->inter = !isnan(p->ae) && !isnan(p->be);
 }

@@ -2,7 +2,7 @@
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
 #include "rows.h"
-#include "study_runs.h" /* isnum */
+#include "study_runs.h" /* isnum, mem */
 #include "../engine/errmsg.h"
 
 #include <math.h>
@@ -12,35 +12,33 @@
 
 void fit_add(fit_t *k, int n, double S, double t) {
     if (k->n == k->cap) {
-        int cap = k->cap ? 2 * k->cap : 32;
-        double *a = realloc(k->x1, (size_t)cap * sizeof *a);
-        if (a) k->x1 = a;
-        double *b = realloc(k->x2, (size_t)cap * sizeof *b);
-        if (b) k->x2 = b;
-        double *c = realloc(k->t, (size_t)cap * sizeof *c);
-        if (c) k->t = c;
-        if (!a || !b || !c) return;
-        k->cap = cap;
+        k->cap = k->cap ? 2 * k->cap : 32;
+        k->x1 = mem_realloc(k->x1, (size_t)k->cap * sizeof *k->x1);
+        k->x2 = mem_realloc(k->x2, (size_t)k->cap * sizeof *k->x2);
+        k->t = mem_realloc(k->t, (size_t)k->cap * sizeof *k->t);
     }
     k->x1[k->n] = 2.0 * (n - 1);
     k->x2[k->n] = (k->ring ? 2.0 * (n - 1) / n : 2.0 * (n - 1)) * S;
     k->t[k->n] = t;
     k->n++;
-    char g[16];
-    snprintf(g, sizeof g, "%d", n);
     int seen = 0;
-    for (char *p = k->gpus; *p && !seen;) {
-        size_t l = strcspn(p, ",");
-        if (l == strlen(g) && strncmp(p, g, l) == 0) seen = 1;
-        p += l;
-        while (*p == ',' || *p == ' ') p++;
+    for (const char *p = k->gpus; p && *p && !seen;) {
+        char *end;
+        seen = strtol(p, &end, 10) == n;
+        p = end + strspn(end, ", ");
     }
     if (!seen) {
-        size_t l = strlen(k->gpus);
-        snprintf(k->gpus + l, sizeof k->gpus - l, "%s%s", l ? ", " : "", g);
+        char *g = mem_printf("%s%s%d", k->gpus ? k->gpus : "", k->gpus ? ", " : "", n);
+        free(k->gpus);
+        k->gpus = g;
     }
     if (k->n == 1 || S > k->bmax) k->bmax = S;
     if (k->n == 1 || S < k->bmin) k->bmin = S;
+}
+
+void fit_free(fit_t *k) {
+    free(k->x1), free(k->x2), free(k->t);
+    free(k->name), free(k->strategy), free(k->algo), free(k->type), free(k->gpus);
 }
 
 void fit_solve(fit_t *k) {
@@ -93,25 +91,21 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         int n = atoi(rows_cell(&t, r, cg));
         double S = atof(rows_cell(&t, r, cb)), us = atof(rows_cell(&t, r, ct));
         if (n < 2 || S <= 0 || us <= 0 || (isnum(wrong) && atof(wrong) > 0)) continue;
-        char par[160], name[240];
-        snprintf(par, sizeof par, "%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
-                 strcmp(type, "float") ? type : "");
-        snprintf(name, sizeof name, "%s%s%s%s%s", tag, strat, *par ? " (" : "", par, *par ? ")" : "");
+        char *par = mem_printf("%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
+                               strcmp(type, "float") ? type : "");
+        char *name = mem_printf("%s%s%s%s%s", tag, strat, *par ? " (" : "", par, *par ? ")" : "");
+        free(par);
         fit_t *k = fit_find(f, name);
-        if (!k) {
-            fit_t *p = realloc(f->fit, (size_t)(f->n + 1) * sizeof *p);
-            if (!p) {
-                rows_free(&t);
-                return errmsg(2, err, errlen, "%s: out of memory", path);
-            }
-            f->fit = p;
+        if (k) free(name);
+        else {
+            f->fit = mem_realloc(f->fit, (size_t)(f->n + 1) * sizeof *f->fit);
             k = &f->fit[f->n++];
             memset(k, 0, sizeof *k);
-            snprintf(k->name, sizeof k->name, "%s", name);
-            snprintf(k->strategy, sizeof k->strategy, "%s%s", tag, strat);
-            snprintf(k->algo, sizeof k->algo, "%s", algo);
-            snprintf(k->type, sizeof k->type, "%s", type);
-            snprintf(k->tag, sizeof k->tag, "%s", tag);
+            k->name = name;
+            k->strategy = mem_printf("%s%s", tag, strat);
+            k->algo = mem_printf("%s", algo);
+            k->type = mem_printf("%s", type);
+            k->tag = tag;
             const strategy_info_t *info = strategy_info_find(infos, strat);
             k->ring = !info || info->allreduce != STRATEGY_AR_CENTRAL;
             k->nccl = info && info->allreduce == STRATEGY_AR_NCCL;
@@ -124,7 +118,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
 }
 
 void fits_free(fits_t *f) {
-    for (int i = 0; i < f->n; i++) free(f->fit[i].x1), free(f->fit[i].x2), free(f->fit[i].t);
+    for (int i = 0; i < f->n; i++) fit_free(&f->fit[i]);
     free(f->fit);
     memset(f, 0, sizeof *f);
 }
@@ -155,10 +149,10 @@ const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char
 const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent) {
     *lent = 0;
     int bf16 = strcmp(gd, "bf16") == 0;
-    char cast[80];
-    snprintf(cast, sizeof cast, "%s+cast", algo);
-    const fit_t *k;
-    if (bf16 && (k = find3(f, s, cast, "bfloat16"))) return k;
+    char *cast = mem_printf("%s+cast", algo);
+    const fit_t *k = bf16 ? find3(f, s, cast, "bfloat16") : NULL;
+    free(cast);
+    if (k) return k;
     if (bf16 && (k = first_of(f, s, "bfloat16", 1))) return k;
     k = fit_of(f, s, algo, bf16 ? "bfloat16" : "float");
     if (k || !bf16) return k;

@@ -10,15 +10,16 @@
 #include <stddef.h>
 
 typedef struct {
-    char name[240]; /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
-    char strategy[64], algo[64], type[32], tag[16];
+    char *name;          /* "strategy (algo)", "strategy (algo, type)" for a type other than float */
+    char *strategy, *algo, *type;   /* the strategy's name prefixed by tag; the cells algo and type */
+    const char *tag;     /* fits_read's tag: "" or "net " */
     int ring;            /* the ring form (every strategy but one whose all-reduce is STRATEGY_AR_CENTRAL) */
     int nccl;            /* NCCL's all-reduce (STRATEGY_AR_NCCL): the projection's cost model applies */
     int n, bad;          /* points; bad: the points cannot separate α from β */
     double alpha, beta;  /* µs, µs per byte */
     double err;          /* the largest relative error over the points */
     double bmin, bmax;   /* sizes, bytes */
-    char gpus[64];       /* GPU counts, "2, 4" */
+    char *gpus;          /* GPU counts, "2, 4" (NULL before the first point) */
     double *x1, *x2, *t; /* the points: t ≈ α x1 + β x2 */
     int cap;
 } fit_t;
@@ -37,6 +38,8 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
 void fit_solve(fit_t *k);
 /* Adds a point: n GPUs, S bytes, t µs. */
 void fit_add(fit_t *k, int n, double S, double t);
+/* The memory of one fit (fits_free frees every fit's). */
+void fit_free(fit_t *k);
 void fits_free(fits_t *f);
 /* The fit for strategy s whose rows record algorithm algo and reduce elements of type ("" = float): that algorithm's,
  * else the strategy's first of that type; NULL without one. */

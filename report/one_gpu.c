@@ -26,14 +26,14 @@ int report_one_gpu_study(const study_runs_t *s) {
 
 void report_one_gpu(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
-    answer_cell_t *c = calloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
-    if (!c) return;
+    answer_cell_t *c = mem_zalloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
     int n = 0;
     for (int i = 0; i < s->nr; i++) {
         const run_t *u = &s->run[i];
         if (u->group != g) continue;
-        c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->bk,
-                                 .ips = isnan(u->imed) ? -1 : u->imed, .acc = isnan(u->facc) ? -1 : u->facc / 100};
+        double ips = u->med[RESULTS_COL_images_per_s];
+        c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
+                                 .ips = isnan(ips) ? -1 : ips, .acc = isnan(u->facc) ? -1 : u->facc / 100};
     }
     answer_one_t o;
     answer_one_gpu(c, n, &o);
@@ -43,11 +43,9 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
             s->grp[g].sub);
     fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
-        char ips[32], acc[32];
-        if (c[i].ips < 0) snprintf(ips, sizeof ips, "—");
-        else snprintf(ips, sizeof ips, "%.0f", c[i].ips);
-        pct(acc, sizeof acc, c[i].acc < 0 ? NAN : 100 * c[i].acc);
-        fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—", ips, acc, c[i].status);
+        fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
+                f0(c[i].ips < 0 ? NAN : c[i].ips).s,
+                pct(c[i].acc < 0 ? NAN : 100 * c[i].acc).s, c[i].status);
     }
     fprintf(md, "\n");
     if (o.fastest >= 0) {

@@ -8,97 +8,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_prow(const void *a, const void *b) {
-    return strcmp(((const precision_row_t *)a)->key, ((const precision_row_t *)b)->key);
+/* A row pairs the runs that differ in math only. */
+static int cmp_pair(const run_t *a, const run_t *b) {
+    int c = cmp_row(a, b);
+    return c ? c : math_cmp(a->gd, b->gd);
 }
 
-/* The group's maths in study order into pm; returns how many. */
-static int maths(const study_runs_t *s, int g, const char *pm[PRECISION_MAX]) {
-    char key[PRECISION_MAX][40];
-    int n = 0;
-    for (int i = 0; i < s->nr && n < PRECISION_MAX; i++) {
-        const run_t *u = &s->run[i];
-        if (u->group != g) continue;
-        int j = 0;
-        while (j < n && strcmp(pm[j], u->math)) j++;
-        if (j < n) continue;
-        pm[n] = u->math;
-        char rk[24];
-        study_math_rank(rk, sizeof rk, u->math);
-        snprintf(key[n], sizeof key[n], "%s\034%s", rk, u->math);
-        n++;
+static int by_math(const void *a, const void *b) { return math_cmp(*(const char *const *)a, *(const char *const *)b); }
+
+static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w, const run_t *const *u,
+                     int n) {
+    int nm = t->nm;
+    w->best = mem_alloc((size_t)nm * sizeof *w->best);
+    w->acc = mem_alloc((size_t)nm * sizeof *w->acc);
+    double **cols[] = {&w->t, &w->ratio, &w->speedup, &w->efficiency, &w->comm, &w->exposed, &w->accuracy};
+    for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) *cols[c] = mem_alloc((size_t)nm * sizeof **cols[c]);
+    for (int m = 0; m < nm; m++) w->best[m] = w->acc[m] = -1;
+    w->pair = (int)(u[0] - s->run);
+    for (int i = 0; i < n; i++) {
+        int m = 0;
+        while (m < nm && strcmp(t->math[m], u[i]->math)) m++;
+        int k = (int)(u[i] - s->run);
+        double ti = u[i]->med[RESULTS_COL_epoch_s];
+        if (!isnan(ti) && (w->best[m] < 0 || ti < s->run[w->best[m]].med[RESULTS_COL_epoch_s])) w->best[m] = k;
+        if (!isnan(u[i]->facc) && (w->acc[m] < 0 || u[i]->facc > s->run[w->acc[m]].facc)) w->acc[m] = k;
     }
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && strcmp(key[j - 1], key[j]) > 0; j--) {
-            char t[40];
-            memcpy(t, key[j], 40);
-            memcpy(key[j], key[j - 1], 40);
-            memcpy(key[j - 1], t, 40);
-            const char *p = pm[j];
-            pm[j] = pm[j - 1];
-            pm[j - 1] = p;
-        }
-    return n;
+    const run_t *p = &s->run[w->pair], *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
+    for (int j = 0; j < nm; j++) {
+        const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL;
+        int t1 = study_t1_run(s, g, p->line_batch, t->math[j]);
+        double step = b ? b->med[RESULTS_COL_step_ms] : NAN;
+        w->t[j] = b ? b->med[RESULTS_COL_epoch_s] : NAN;
+        w->ratio[j] = b && ref ? b->med[RESULTS_COL_epoch_s] / ref->med[RESULTS_COL_epoch_s] : NAN;
+        w->speedup[j] = b && t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / b->med[RESULTS_COL_epoch_s] : NAN;
+        w->efficiency[j] = isnan(w->speedup[j]) ? NAN : 100 * w->speedup[j] / p->gpus;
+        w->comm[j] = b && !isnan(b->med[RESULTS_COL_comm_ms]) && !isnan(step) && step > 0
+                         ? 100 * b->med[RESULTS_COL_comm_ms] / step : NAN;
+        w->exposed[j] = b && !isnan(b->med[RESULTS_COL_exposed_comm_ms]) && !isnan(step) && step > 0
+                            ? 100 * b->med[RESULTS_COL_exposed_comm_ms] / step : NAN;
+        w->accuracy[j] = w->acc[j] >= 0 ? s->run[w->acc[j]].facc : NAN;
+    }
 }
 
 int precision_table(const study_runs_t *s, int g, precision_t *t) {
     memset(t, 0, sizeof *t);
     const group_t *gr = &s->grp[g];
-    if (gr->nm < 2) return -1;
-    t->nm = maths(s, g, t->math);
+    if (gr->maths.n < 2) return -1;
+    t->nm = gr->maths.n;
+    t->math = mem_alloc((size_t)t->nm * sizeof *t->math);
+    memcpy(t->math, gr->maths.v, (size_t)t->nm * sizeof *t->math);
+    qsort(t->math, (size_t)t->nm, sizeof *t->math, by_math);   /* ties: none, the names are distinct */
     for (int j = 0; j < t->nm; j++)
         if (strcmp(t->math[j], "tf32") == 0) t->ref = j;
-    t->grads = gr->ngd > 1;
-    t->row = calloc((size_t)(s->nr ? s->nr : 1), sizeof *t->row);
-    if (!t->row) return -1;
-    for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
-        if (u->group != g) continue;
-        char k[600] = "", rk[24];
-        key_row(k, sizeof k, u);
-        study_math_rank(rk, sizeof rk, u->gd);
-        key_str(k, sizeof k, rk);
-        int j = 0;
-        while (j < t->nrow && strcmp(t->row[j].key, k)) j++;
-        if (j == t->nrow) {
-            snprintf(t->row[j].key, sizeof t->row[j].key, "%s", k);
-            t->row[j].pair = i;
-            for (int m = 0; m < PRECISION_MAX; m++) t->row[j].best[m] = t->row[j].acc[m] = -1;
-            t->nrow++;
-        }
-        int m = 0;
-        while (m < t->nm && strcmp(t->math[m], u->math)) m++;
-        if (m == t->nm) continue;
-        precision_row_t *w = &t->row[j];
-        if (!isnan(u->tmed) && (w->best[m] < 0 || u->tmed < s->run[w->best[m]].tmed)) w->best[m] = i;
-        if (!isnan(u->facc) && (w->acc[m] < 0 || u->facc > s->run[w->acc[m]].facc)) w->acc[m] = i;
+    t->grads = gr->gds.n > 1;
+    int n;
+    const run_t **u = runs_sorted(s, g, NULL, cmp_pair, &n);
+    t->row = mem_zalloc((size_t)(n ? n : 1), sizeof *t->row);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cmp_pair(u[i], u[j]) == 0) j++;
+        row_fill(s, g, t, &t->row[t->nrow++], u + i, j - i);
+        i = j;
     }
-    qsort(t->row, (size_t)t->nrow, sizeof *t->row, cmp_prow);
-    for (int i = 0; i < t->nrow; i++) {
-        precision_row_t *w = &t->row[i];
-        const run_t *u = &s->run[w->pair];
-        for (int j = 0; j < t->nm; j++) {
-            const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL,
-                        *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
-            int t1 = study_t1_run(s, g, u->bk, t->math[j]);
-            w->t[j] = b ? b->tmed : NAN;
-            w->ratio[j] = b && ref ? b->tmed / ref->tmed : NAN;
-            w->speedup[j] = b && t1 >= 0 ? s->run[t1].tmed / b->tmed : NAN;
-            w->efficiency[j] = isnan(w->speedup[j]) ? NAN : 100 * w->speedup[j] / u->gpus;
-            w->comm[j] = b && !isnan(b->qmed) && !isnan(b->smed) && b->smed > 0 ? 100 * b->qmed / b->smed : NAN;
-            w->exposed[j] = b && !isnan(b->xmed) && !isnan(b->smed) && b->smed > 0 ? 100 * b->xmed / b->smed : NAN;
-            w->accuracy[j] = w->acc[j] >= 0 ? s->run[w->acc[j]].facc : NAN;
-        }
-    }
+    free(u);
     return 0;
 }
 
 void precision_free(precision_t *t) {
+    for (int i = 0; i < t->nrow; i++) {
+        precision_row_t *w = &t->row[i];
+        free(w->best), free(w->acc), free(w->t), free(w->ratio), free(w->speedup), free(w->efficiency);
+        free(w->comm), free(w->exposed), free(w->accuracy);
+    }
     free(t->row);
+    free(t->math);
     memset(t, 0, sizeof *t);
 }
 
-void report_precision(report_t *r, FILE *md, int g) {
+void report_precision(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     precision_t t;
     if (precision_table(s, g, &t)) return;
@@ -115,7 +102,7 @@ void report_precision(report_t *r, FILE *md, int g) {
             "Speedup and efficiency are over `%s` at the same batch and math; communication is the gradient "
             "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
             "parentheses.\n\n",
-            s->ref);
+            study_ref(s));
     fprintf(md, "| strategy | GPUs | batch%s", grads ? " | grads" : "");
     for (int j = 0; j < nm; j++) fprintf(md, " | epoch (s) %s", pm[j]);
     for (int j = 0; j < nm; j++)
@@ -130,18 +117,20 @@ void report_precision(report_t *r, FILE *md, int g) {
     for (int i = 0; i < t.nrow; i++) {
         const precision_row_t *w = &t.row[i];
         const run_t *u = &s->run[w->pair];
-        char b[64], x[64];
+        bytes_t b = {0};
+        batch_word(&b, u);
         fprintf(md, "| %s", u->strategy);
         if (u->pipe) fprintf(md, " %s, M=%s", u->sched, u->mb);
         fprintf(md, " | %d", u->gpus);
         if (*u->link) fprintf(md, " (%s)", u->link);
-        fprintf(md, " | %s", batch_word(b, sizeof b, u));
+        fprintf(md, " | %s", b.s);
+        free(b.s);
         if (grads) fprintf(md, " | %s", *u->gd ? u->gd : "—");
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f3(x, sizeof x, w->t[j]));
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f3(w->t[j]).s);
         for (int j = 0; j < nm; j++)
-            if (j != ref) fprintf(md, " | %s", f2(x, sizeof x, w->ratio[j]));
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f2(x, sizeof x, w->speedup[j]));
-        for (int j = 0; j < nm; j++) fprintf(md, " | %s", pct(x, sizeof x, w->efficiency[j]));
+            if (j != ref) fprintf(md, " | %s", f2(w->ratio[j]).s);
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", f2(w->speedup[j]).s);
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", pct(w->efficiency[j]).s);
         for (int j = 0; j < nm; j++) {
             if (isnan(w->comm[j]))
                 fprintf(md, " | —");

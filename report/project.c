@@ -10,45 +10,22 @@
 
 /* A data-parallel line of a strategy with NCCL's all-reduce (nccl): per-GPU batch, math, grad dtype. */
 typedef struct {
-    char key[300];
-    const char *strategy;
-    int b;
-    const char *math, *gd;
+    const run_t *key;        /* its first run: strategy, per-GPU batch, math */
+    const char *gd;          /* its gradient dtype ("fp32" where the rows have none) */
     double S;                /* bytes per step, the largest of its runs */
     const char *algo;        /* the first on-host run's nccl_algo */
-    double lx, lq, lxe, lqe; /* exposed and all-reduce time per step: runs on this host, runs across nodes */
-    int lnr, lnre;
+    double exposed, allreduce, exposed_e, allreduce_e; /* per step, summed: runs on this host, runs across nodes */
+    int nr, nr_e;
     const fit_t *ki;
-    double phi, phi_e; /* the overlap on one node, and across nodes */
+    double phi, phi_e;       /* the overlap on one node, and across nodes */
     int drawn;
 } line_t;
 
-/* A pipeline line: global batch, math, schedule; its run with the most stages (then the fastest). */
-typedef struct {
-    char key[300];
-    int run;
-} pline_t;
-
 /* A measured point: a line's best run per GPU count and node layout (nccl) or stage and M count (pipeline). */
 typedef struct {
-    char key[400];
-    int line, pipe, run;
+    const run_t *run;
+    int line, pipe;
 } meas_t;
-
-static int cmp_key(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
-
-static const char *gd_of(const run_t *u) { return *u->gd ? u->gd : "fp32"; }
-static int on_host_link(const run_t *u) { return !*u->link; }
-
-static void line_label(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "%s, %d/GPU, %s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? ", " : "",
-             strcmp(l->gd, "fp32") ? l->gd : "");
-    if (strcmp(l->gd, "fp32")) strncat(b, " gradients", n - strlen(b) - 1);
-}
-static void line_key(char *b, size_t n, const line_t *l) {
-    snprintf(b, n, "%s %d/GPU %s%s%s%s", l->strategy, l->b, l->math, strcmp(l->gd, "fp32") ? " " : "",
-             strcmp(l->gd, "fp32") ? l->gd : "", strcmp(l->gd, "fp32") ? " grads" : "");
-}
 
 typedef struct {
     report_t *r;
@@ -58,11 +35,137 @@ typedef struct {
     ar_path_t path;
     line_t *ln;
     int nl;
-    pline_t *pl;
+    const run_t **pl;        /* the pipeline lines: global batch, math, schedule; each its run with the most stages */
     int np;
     meas_t *ms;
     int nm;
 } proj_t;
+
+static const char *gd_of(const run_t *u) { return *u->gd ? u->gd : "fp32"; }
+static int on_host_link(const run_t *u) { return !*u->link; }
+
+/* The nccl lines by per-GPU batch, math, gradient dtype and strategy; a pipeline's by batch, math and schedule. */
+static int cmp_nccl_line(const run_t *a, const run_t *b) {
+    int c = cmp_int(a->per_gpu, b->per_gpu);
+    if (!c) c = strcmp(a->math, b->math);
+    if (!c) c = strcmp(gd_of(a), gd_of(b));
+    return c ? c : strcmp(a->strategy, b->strategy);
+}
+static int cmp_pipe_line(const run_t *a, const run_t *b) {
+    int c = cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = strcmp(a->math, b->math);
+    return c ? c : strcmp(a->sched, b->sched);
+}
+static int cmp_nccl_point(const run_t *a, const run_t *b) {
+    int c = cmp_nccl_line(a, b);
+    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = cmp_int(a->nodes, b->nodes);
+    return c ? c : strcmp(a->tr, b->tr);
+}
+static int cmp_pipe_point(const run_t *a, const run_t *b) {
+    int c = cmp_pipe_line(a, b);
+    if (!c) c = cmp_int(a->gpus, b->gpus);
+    return c ? c : cmp_int(a->micro, b->micro);
+}
+
+/* The measured points of both kinds in one order: batch and math first, then a data-parallel point's gradient
+ * dtype beside a pipeline's schedule, as text, then (where those are equal) its strategy beside the stage count. */
+static int cmp_meas(const void *x, const void *y) {
+    const meas_t *a = x, *b = y;
+    if (a->pipe == b->pipe) return a->pipe ? cmp_pipe_point(a->run, b->run) : cmp_nccl_point(a->run, b->run);
+    const run_t *n = a->pipe ? b->run : a->run, *p = a->pipe ? a->run : b->run;
+    int c = cmp_int(n->per_gpu, p->line_batch);
+    if (!c) c = strcmp(n->math, p->math);
+    if (!c) c = strcmp(gd_of(n), p->sched);
+    if (!c) {
+        char g[64];
+        snprintf(g, sizeof g, "%025.10f", (double)p->gpus);
+        c = strcmp(n->strategy, g);
+    }
+    return a->pipe ? -c : c;
+}
+
+static int is_nccl_point(const run_t *u) {
+    return !isnan(u->med[RESULTS_COL_epoch_s]) && u->info && u->info->allreduce == STRATEGY_AR_NCCL && u->gpus >= 2;
+}
+static int is_pipe_point(const run_t *u) {
+    return !isnan(u->med[RESULTS_COL_epoch_s]) && !is_nccl_point(u) && u->pipe && u->nbusy > 0;
+}
+
+/* A line's runs (in the order they started): its bytes, algorithm and overlap sums. */
+static void line_of(line_t *l, const run_t *const *u, int n) {
+    memset(l, 0, sizeof *l);
+    l->key = u[0];
+    l->gd = gd_of(u[0]);
+    l->S = NAN;
+    l->algo = "";
+    for (int i = 0; i < n; i++) {
+        double bytes = u[i]->med[RESULTS_COL_bytes_per_step], x = u[i]->med[RESULTS_COL_exposed_comm_ms],
+               q = u[i]->med[RESULTS_COL_comm_ms];
+        if (!isnan(bytes) && (isnan(l->S) || bytes > l->S)) l->S = bytes;
+        if (u[i]->nodes > 1 && !isnan(x) && q > 0) l->exposed_e += x, l->allreduce_e += q, l->nr_e++;
+        if (!on_host_link(u[i])) continue;
+        if (!*l->algo) l->algo = u[i]->algo;
+        if (!isnan(x) && q > 0) l->exposed += x, l->allreduce += q, l->nr++;
+    }
+}
+
+/* The best (fastest, then first) run of each run of equal points in u, as measured points of line `line`. */
+static void points_of(proj_t *p, const run_t **u, int n, int line, int pipe) {
+    int (*cmp)(const run_t *, const run_t *) = pipe ? cmp_pipe_point : cmp_nccl_point;
+    for (int i = 0; i < n;) {
+        int j = i;
+        const run_t *best = u[i];
+        for (; j < n && cmp(u[i], u[j]) == 0; j++)
+            if (u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]) best = u[j];
+        p->ms[p->nm++] = (meas_t){.run = best, .line = line, .pipe = pipe};
+        i = j;
+    }
+}
+
+static void gather(proj_t *p, int g) {
+    const study_runs_t *s = p->s;
+    p->nl = p->np = p->nm = 0;
+    int n;
+    const run_t **u = runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cmp_nccl_line(u[i], u[j]) == 0) j++;
+        line_of(&p->ln[p->nl], u + i, j - i);
+        runs_sort(u + i, j - i, cmp_nccl_point);    /* its points by GPUs, nodes and transport */
+        points_of(p, u + i, j - i, p->nl++, 0);
+        i = j;
+    }
+    free(u);
+    u = runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
+    for (int i = 0; i < n;) {
+        int j = i;
+        const run_t *best = u[i];
+        for (; j < n && cmp_pipe_line(u[i], u[j]) == 0; j++)
+            if (u[j]->gpus > best->gpus ||
+                (u[j]->gpus == best->gpus && u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]))
+                best = u[j];
+        p->pl[p->np] = best;
+        runs_sort(u + i, j - i, cmp_pipe_point);    /* its points by stages and micro-batches */
+        points_of(p, u + i, j - i, p->np++, 1);
+        i = j;
+    }
+    free(u);
+    qsort(p->ms, (size_t)p->nm, sizeof *p->ms, cmp_meas);
+}
+
+/* "strategy, 256/GPU, tf32" and ", bf16 gradients" where they are not fp32; the data file's "strategy 256/GPU tf32
+ * bf16 grads". */
+static void line_label(bytes_t *b, const line_t *l) {
+    int other = strcmp(l->gd, "fp32") != 0;
+    text_printf(b, "%s, %d/GPU, %s%s%s%s", l->key->strategy, l->key->per_gpu, l->key->math, other ? ", " : "",
+                other ? l->gd : "", other ? " gradients" : "");
+}
+static void line_key(bytes_t *b, const line_t *l) {
+    int other = strcmp(l->gd, "fp32") != 0;
+    text_printf(b, "%s %d/GPU %s%s%s%s", l->key->strategy, l->key->per_gpu, l->key->math, other ? " " : "",
+                other ? l->gd : "", other ? " grads" : "");
+}
 
 static void curve(FILE *f, int *nblk, const char *title) {
     fprintf(f, "%s\"%s\"\n", *nblk ? "\n\n" : "", title);
@@ -70,119 +173,14 @@ static void curve(FILE *f, int *nblk, const char *title) {
 }
 static void point(FILE *f, int x, double sp, double ef) { fprintf(f, "%d %.6g %.6g\n", x, sp, ef); }
 
-static void gather(proj_t *p, int g) {
-    const study_runs_t *s = p->s;
-    p->nl = p->np = p->nm = 0;
-    for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
-        if (u->group != g || isnan(u->tmed)) continue;
-        char K[300] = "", k[400];
-        if (u->info && u->info->allreduce == STRATEGY_AR_NCCL && u->gpus >= 2) {
-            key_num(K, sizeof K, u->b);
-            key_str(K, sizeof K, u->math);
-            key_str(K, sizeof K, gd_of(u));
-            key_str(K, sizeof K, u->strategy); /* last: the points' order among the pipeline's as by batch */
-            int j = 0;
-            while (j < p->nl && strcmp(p->ln[j].key, K)) j++;
-            if (j == p->nl) {
-                memset(&p->ln[j], 0, sizeof p->ln[j]);
-                snprintf(p->ln[j].key, sizeof p->ln[j].key, "%s", K);
-                p->ln[j].strategy = u->strategy;
-                p->ln[j].b = u->b;
-                p->ln[j].math = u->math;
-                p->ln[j].gd = gd_of(u);
-                p->ln[j].S = NAN;
-                p->ln[j].algo = "";
-                p->nl++;
-            }
-            line_t *l = &p->ln[j];
-            if (!isnan(u->ymed) && (isnan(l->S) || u->ymed > l->S)) l->S = u->ymed;
-            snprintf(k, sizeof k, "%s", K);
-            key_num(k, sizeof k, u->gpus);
-            key_num(k, sizeof k, u->nodes);
-            key_str(k, sizeof k, u->tr);
-            int m = 0;
-            while (m < p->nm && strcmp(p->ms[m].key, k)) m++;
-            if (m == p->nm) {
-                snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k);
-                p->ms[m].run = i;
-                p->ms[m].pipe = 0;
-                p->nm++;
-            } else if (u->tmed < s->run[p->ms[m].run].tmed)
-                p->ms[m].run = i;
-            if (u->nodes > 1 && !isnan(u->xmed) && u->qmed > 0) {
-                l->lxe += u->xmed;
-                l->lqe += u->qmed;
-                l->lnre++;
-            }
-            if (!on_host_link(u)) continue;
-            if (!*l->algo) l->algo = u->algo;
-            if (!isnan(u->xmed) && u->qmed > 0) {
-                l->lx += u->xmed;
-                l->lq += u->qmed;
-                l->lnr++;
-            }
-        } else if (u->pipe && u->ns > 0) {
-            key_num(K, sizeof K, u->bk);
-            key_str(K, sizeof K, u->math);
-            key_str(K, sizeof K, u->sched);
-            int j = 0;
-            while (j < p->np && strcmp(p->pl[j].key, K)) j++;
-            if (j == p->np) {
-                snprintf(p->pl[j].key, sizeof p->pl[j].key, "%s", K);
-                p->pl[j].run = i;
-                p->np++;
-            } else {
-                const run_t *o = &s->run[p->pl[j].run];
-                if (u->gpus > o->gpus || (u->gpus == o->gpus && u->tmed < o->tmed)) p->pl[j].run = i;
-            }
-            snprintf(k, sizeof k, "%s", K);
-            key_num(k, sizeof k, u->gpus);
-            key_num(k, sizeof k, u->M);
-            int m = 0;
-            while (m < p->nm && strcmp(p->ms[m].key, k)) m++;
-            if (m == p->nm) {
-                snprintf(p->ms[m].key, sizeof p->ms[m].key, "%s", k);
-                p->ms[m].run = i;
-                p->ms[m].pipe = 1;
-                p->nm++;
-            } else if (u->tmed < s->run[p->ms[m].run].tmed)
-                p->ms[m].run = i;
-        }
-    }
-    qsort(p->ln, (size_t)p->nl, sizeof *p->ln, cmp_key);
-    qsort(p->pl, (size_t)p->np, sizeof *p->pl, cmp_key);
-    qsort(p->ms, (size_t)p->nm, sizeof *p->ms, cmp_key);
-    /* each measured point's line, by its key's prefix */
-    for (int m = 0; m < p->nm; m++) {
-        p->ms[m].line = -1;
-        int nlines = p->ms[m].pipe ? p->np : p->nl;
-        for (int j = 0; j < nlines; j++) {
-            const char *K = p->ms[m].pipe ? p->pl[j].key : p->ln[j].key;
-            size_t n = strlen(K);
-            if (strncmp(p->ms[m].key, K, n) == 0 && p->ms[m].key[n] == '\034') {
-                p->ms[m].line = j;
-                break;
-            }
-        }
-    }
-}
-
-/* Medians of a pipeline run's stage busy times: their sum, max and list. */
-static void busy(const run_t *u, double *sum, double *max, char *list, size_t len) {
+/* Medians of a pipeline run's stage busy times (none: 0): their sum, max and list. */
+static void busy(const run_t *u, double *sum, double *max, bytes_t *list) {
     *sum = *max = 0;
-    list[0] = '\0';
-    for (int k = 0; k < u->ns; k++) {
-        double *x = malloc((size_t)(u->sb[k].n ? u->sb[k].n : 1) * sizeof *x);
-        if (!x) continue;
-        memcpy(x, u->sb[k].v, (size_t)u->sb[k].n * sizeof *x);
-        double v = study_median(x, u->sb[k].n);
-        free(x);
-        if (isnan(v)) v = 0;
+    for (int k = 0; k < u->nbusy; k++) {
+        double v = isnan(u->busy[k]) ? 0 : u->busy[k];
         *sum += v;
         if (v > *max) *max = v;
-        size_t l = strlen(list);
-        snprintf(list + l, len - l, "%s%.3f", k ? "; " : "", v);
+        if (list) text_printf(list, "%s%.3f", k ? "; " : "", v);
     }
 }
 
@@ -190,20 +188,62 @@ static void err_row(FILE *md, const char *label, int n, const char *layout, doub
                     const char *expo, const char *idle) {
     double e = isnan(model) ? NAN : 100 * (model - measured) / measured;
     if (!isnan(e) && e > -0.05 && e < 0.05) e = 0;
-    char mo[32], er[32];
-    if (isnan(model))
-        snprintf(mo, sizeof mo, "—");
-    else
-        snprintf(mo, sizeof mo, "%.3f", model);
-    if (isnan(e))
-        snprintf(er, sizeof er, "—");
-    else
-        snprintf(er, sizeof er, "%+.1f %%", e);
-    fprintf(md, "| %s | %d | %s | %.3f | %s | %s | %s | %s |\n", label, n, layout, measured, mo, er, expo, idle);
+    char er[64] = "—";
+    if (!isnan(e)) snprintf(er, sizeof er, "%+.1f %%", e);
+    fprintf(md, "| %s | %d | %s | %.3f | %s | %s | %s | %s |\n", label, n, layout, measured, f3(model).s, er, expo,
+            idle);
+}
+
+/* T1's runs, one row each: their model is their own steps × median step. */
+static void t1_errors(proj_t *p, int g) {
+    const study_runs_t *s = p->s;
+    char *seen = mem_zalloc((size_t)(s->nr ? s->nr : 1), 1);
+    for (int i = 0; i < p->nl + p->np; i++) {
+        const run_t *k = i < p->nl ? p->ln[i].key : p->pl[i - p->nl];
+        int bk = i < p->nl ? k->per_gpu : k->line_batch;
+        int r1 = study_t1_run(s, g, bk, k->math);
+        if (r1 < 0 || seen[r1]) continue;
+        seen[r1] = 1;
+        const run_t *u = &s->run[r1];
+        char *lab = mem_printf(i < p->nl ? "%s, %d/GPU, %s" : "%s, batch %d, %s", u->strategy, bk, u->math);
+        err_row(p->md, lab, 1, "1 × 1", u->med[RESULTS_COL_epoch_s],
+                u->med[RESULTS_COL_steps] * u->med[RESULTS_COL_step_ms] / 1e3, "—", "—");
+        free(lab);
+    }
+    free(seen);
+}
+
+static void pipe_error(proj_t *p, const run_t *u) {
+    double sum, max;
+    busy(u, &sum, &max, NULL);
+    double model = u->med[RESULTS_COL_steps] * (u->micro + u->gpus - 1) / (double)u->micro * max / 1e3;
+    char *lab = mem_printf("pipeline, batch %d, %s, %s, M = %d", u->line_batch, u->math, u->sched, u->micro);
+    char *lay = mem_printf("1 × %d", u->gpus);
+    err_row(p->md, lab, u->gpus, lay, u->med[RESULTS_COL_epoch_s], model, "—", "—");
+    free(lab), free(lay);
+}
+
+/* A data-parallel point: the model at its node layout and algorithm; 1 when φ across nodes came from it. */
+static int nccl_error(proj_t *p, int g, const run_t *u, const line_t *l) {
+    const study_runs_t *s = p->s;
+    int N = u->nodes;
+    if (N <= 1 && !on_host_link(u)) return 0; /* one node over a forced transport: no path the model has */
+    double bytes = u->med[RESULTS_COL_bytes_per_step];
+    double ex = ar_path_row_ms(&p->path, u->algo, N, u->gpus / N, !isnan(bytes) ? bytes : l->S, l->ki);
+    if (!isnan(ex)) ex *= N > 1 ? l->phi_e : l->phi;
+    int r1 = study_t1_run(s, g, l->key->per_gpu, l->key->math);
+    double model = isnan(ex) ? NAN : u->med[RESULTS_COL_steps] * (s->run[r1].med[RESULTS_COL_step_ms] + ex) / 1e3;
+    bytes_t lab = {0};
+    line_label(&lab, l);
+    if (N > 1) text_printf(&lab, ", across nodes%s%s%s", *u->tr ? " (`" : "", u->tr, *u->tr ? "`)" : "");
+    char *lay = mem_printf("%d × %d", N, u->gpn);
+    char *expo = mem_printf("%s / %s", f3(u->med[RESULTS_COL_exposed_comm_ms]).s, f3(ex).s);
+    err_row(p->md, lab.s, u->gpus, lay, u->med[RESULTS_COL_epoch_s], model, expo, f3(u->med[RESULTS_COL_idle_ms]).s);
+    free(lab.s), free(lay), free(expo);
+    return N > 1 && l->nr_e > 0;
 }
 
 static void errors(proj_t *p, int g) {
-    const study_runs_t *s = p->s;
     FILE *md = p->md;
     fprintf(md, "#### Model error at the measured points\n\n");
     fprintf(md, "Error = (model − measured) / measured epoch time; exposed and idle are per step, from the rows.\n\n");
@@ -211,53 +251,16 @@ static void errors(proj_t *p, int g) {
         md,
         "| run | GPUs | nodes × GPUs | measured epoch (s) | model epoch (s) | error | exposed ms (measured / model) "
         "| idle ms |\n|---|---:|---:|---:|---:|---:|---|---:|\n");
-    int *seen = calloc((size_t)(s->nr ? s->nr : 1), sizeof *seen), own = 0;
-    for (int i = 0; seen && i < p->nl + p->np; i++) {
-        int bk;
-        const char *m;
-        if (i < p->nl)
-            bk = p->ln[i].b, m = p->ln[i].math;
-        else
-            bk = s->run[p->pl[i - p->nl].run].bk, m = s->run[p->pl[i - p->nl].run].math;
-        int r1 = study_t1_run(s, g, bk, m);
-        if (r1 < 0 || seen[r1]) continue;
-        seen[r1] = 1;
-        const run_t *u = &s->run[r1];
-        char lab[200];
-        snprintf(lab, sizeof lab, i < p->nl ? "%s, %d/GPU, %s" : "%s, batch %d, %s", u->strategy, bk, u->math);
-        err_row(md, lab, 1, "1 × 1", u->tmed, u->nmed * u->smed / 1e3, "—", "—");
-    }
-    free(seen);
+    t1_errors(p, g);
+    int own = 0;
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = &s->run[p->ms[i].run];
-        char lab[400], lay[64], expo[80], x1[32], x2[32], x3[32];
+        const run_t *u = p->ms[i].run;
         if (u->pipe) {
-            double sum, max;
-            char list[512];
-            busy(u, &sum, &max, list, sizeof list);
-            double model = u->nmed * (u->M + u->gpus - 1) / (double)u->M * max / 1e3;
-            snprintf(lab, sizeof lab, "pipeline, batch %d, %s, %s, M = %d", u->bk, u->math, u->sched, u->M);
-            snprintf(lay, sizeof lay, "1 × %d", u->gpus);
-            err_row(md, lab, u->gpus, lay, u->tmed, model, "—", "—");
+            pipe_error(p, u);
             continue;
         }
         const line_t *l = p->ms[i].line >= 0 ? &p->ln[p->ms[i].line] : NULL;
-        if (!l || !l->drawn) continue;
-        int N = u->nodes;
-        if (N <= 1 && !on_host_link(u)) continue; /* one node over a forced transport: no path the model has */
-        double ex = ar_path_row_ms(&p->path, u->algo, N, u->gpus / N, !isnan(u->ymed) ? u->ymed : l->S, l->ki);
-        if (!isnan(ex)) ex *= N > 1 ? l->phi_e : l->phi;
-        int r1 = study_t1_run(s, g, l->b, l->math);
-        double model = isnan(ex) ? NAN : u->nmed * (s->run[r1].smed + ex) / 1e3;
-        line_label(lab, sizeof lab, l);
-        if (N > 1) {
-            size_t n = strlen(lab);
-            snprintf(lab + n, sizeof lab - n, ", across nodes%s%s%s", *u->tr ? " (`" : "", u->tr, *u->tr ? "`)" : "");
-        }
-        snprintf(lay, sizeof lay, "%d × %d", N, u->gpn);
-        snprintf(expo, sizeof expo, "%s / %s", f3(x1, 32, u->xmed), f3(x2, 32, ex));
-        err_row(md, lab, u->gpus, lay, u->tmed, model, expo, f3(x3, 32, u->dmed));
-        own += N > 1 && l->lnre > 0;
+        if (l && l->drawn) own += nccl_error(p, g, u, l);
     }
     fprintf(md, "\n");
     if (own)
@@ -269,29 +272,156 @@ static void measured_points(proj_t *p, int line, int pipe, int r1, int M) {
     const study_runs_t *s = p->s;
     curve(p->mdat, &p->nblk_mdat, "");
     point(p->mdat, 1, 1, 100);
+    double t1 = s->run[r1].med[RESULTS_COL_epoch_s];
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = &s->run[p->ms[i].run];
-        if (p->ms[i].pipe != pipe || p->ms[i].line != line || !on_host_link(u) || (pipe && u->M != M)) continue;
-        double t1 = s->run[r1].tmed;
-        point(p->mdat, u->gpus, t1 / u->tmed, 100 * t1 / (u->gpus * u->tmed));
+        const run_t *u = p->ms[i].run;
+        if (p->ms[i].pipe != pipe || p->ms[i].line != line || !on_host_link(u) || (pipe && u->micro != M)) continue;
+        double t = u->med[RESULTS_COL_epoch_s];
+        point(p->mdat, u->gpus, t1 / t, 100 * t1 / (u->gpus * t));
     }
 }
 
 static void emulated_points(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = &s->run[p->ms[i].run];
+        const run_t *u = p->ms[i].run;
         if (p->ms[i].pipe || u->group != g || u->nodes <= 1 || p->ms[i].line < 0) continue;
         const line_t *l = &p->ln[p->ms[i].line];
-        int r1 = study_t1_run(s, g, l->b, l->math);
+        int r1 = study_t1_run(s, g, l->key->per_gpu, l->key->math);
         if (r1 < 0) continue;
-        char lk[200], t[300];
-        line_key(lk, sizeof lk, l);
-        snprintf(t, sizeof t, "%s, %d nodes x %d, measured", lk, u->nodes, u->gpn);
-        curve(p->mdat, &p->nblk_mdat, t);
-        double t1 = s->run[r1].tmed;
-        point(p->mdat, u->gpus, t1 / u->tmed, 100 * t1 / (u->gpus * u->tmed));
+        bytes_t t = {0};
+        line_key(&t, l);
+        text_printf(&t, ", %d nodes x %d, measured", u->nodes, u->gpn);
+        curve(p->mdat, &p->nblk_mdat, t.s);
+        free(t.s);
+        double t1 = s->run[r1].med[RESULTS_COL_epoch_s], tn = u->med[RESULTS_COL_epoch_s];
+        point(p->mdat, u->gpus, t1 / tn, 100 * t1 / (u->gpus * tn));
     }
+}
+
+/* One nccl line: its parameters, its table at 1 to 1024 GPUs, its curve and its measured points. */
+static void nccl_line(proj_t *p, int g, int i) {
+    report_t *r = p->r;
+    const study_runs_t *s = p->s;
+    FILE *md = p->md;
+    line_t *l = &p->ln[i];
+    bytes_t lab = {0};
+    line_label(&lab, l);
+    fprintf(md, "#### %s\n\n", lab.s);
+    free(lab.s);
+    int r1 = study_t1_run(s, g, l->key->per_gpu, l->key->math);
+    if (r1 < 0 || isnan(l->S)) {
+        if (r1 < 0) fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", study_ref(s));
+        else fprintf(md, "Not projected: no bytes_per_step.\n\n");
+        return;
+    }
+    int lent;
+    const fit_t *ki = fit_of_grads(&r->fits, l->key->strategy, l->algo, l->gd, &lent);
+    if (!fit_usable(ki)) ki = fit_of(&r->fits, l->key->strategy, l->algo, "float");
+    l->ki = ki;
+    l->drawn = 1;
+    double S = l->S, t1 = s->run[r1].med[RESULTS_COL_step_ms], st1 = s->run[r1].med[RESULTS_COL_steps];
+    l->phi = l->nr ? l->exposed / l->allreduce : 1;
+    l->phi_e = l->nr_e ? l->exposed_e / l->allreduce_e : 1;
+    fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`%s`, %d steps per epoch), φ = %.3f on one node ", S, t1,
+            s->run[r1].strategy, (int)st1, l->phi);
+    if (l->nr) fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->nr);
+    else fprintf(md, "(no overlap measured on this host: none assumed)");
+    if (p->path.inter) {
+        fprintf(md, ", φ = %.3f across nodes ", l->phi_e);
+        if (l->nr_e) fprintf(md, "(over %d nccl run(s) across nodes)", l->nr_e);
+        else fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
+    }
+    fprintf(md, ", intra-node fit `%s`.\n\n", ki->name);
+    fprintf(md, "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
+                "| speedup | efficiency |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    bytes_t t = {0};
+    line_key(&t, l);
+    if (p->path.inter) text_printf(&t, ", φ %.2f, %.2f across nodes", l->phi, l->phi_e);
+    else text_printf(&t, ", φ %.2f", l->phi);
+    curve(p->dat, &p->nblk_dat, t.s);
+    free(t.s);
+    int dagger = 0;
+    for (int G = 1; G <= 1024; G *= 2) {
+        int N = G <= r->gpn ? 1 : G / r->gpn, gg = G <= r->gpn ? G : r->gpn;
+        if (N > 1 && !p->path.inter) break;
+        double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt = ar_path_ms(&p->path, 1, N, gg, S, ki);
+        double tar = fmin(rr, tt), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
+        if (G > st1) dagger = 1;
+        fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg, f3(rr).s,
+                f3(tt).s, G == 1 ? "—" : (tt < rr ? "tree" : "ring"), f3(ex).s, f3(step).s, st1 / G * step / 1e3,
+                G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
+        point(p->dat, G, G * t1 / step, 100 * t1 / step);
+    }
+    if (dagger)
+        fprintf(md, "\n† the global batch exceeds the training set: an epoch is less than a step (a throughput view).\n");
+    fprintf(md, "\n");
+    measured_points(p, i, 0, r1, 0);
+}
+
+/* One pipeline line on one node, from the stage busy times at its largest stage count. */
+static void pipe_line(proj_t *p, int g, int i) {
+    report_t *r = p->r;
+    const study_runs_t *s = p->s;
+    FILE *md = p->md;
+    const run_t *u = p->pl[i];
+    int P = u->gpus, M = u->micro;
+    int r1 = study_t1_run(s, g, u->line_batch, u->math);
+    fprintf(md, "#### pipeline, batch %d, %s, %s, M = %d\n\n", u->line_batch, u->math, u->sched, M);
+    if (r1 < 0 || M < 1) {
+        if (M < 1) fprintf(md, "Not projected: no micro-batch count.\n\n");
+        else fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", study_ref(s));
+        return;
+    }
+    double sum, max;
+    bytes_t list = {0};
+    busy(u, &sum, &max, &list);
+    double imb = max / (sum / u->nbusy), t1 = s->run[r1].med[RESULTS_COL_step_ms];
+    fprintf(md, "Stage busy times measured at p = %d (%s ms per step, medians): ΣB = %.3f ms, imbalance %.3f; ", P,
+            text_str(&list), sum, imb);
+    free(list.s);
+    fprintf(md, "t₁ = %.3f ms.\n\n", t1);
+    fprintf(md, "| GPUs (stages) | bubble (p−1)/(M+p−1) | step (ms) | epoch (s) | speedup | efficiency |\n"
+                "|---:|---:|---:|---:|---:|---:|\n");
+    char *t = mem_printf("pipeline batch %d %s %s M=%d", u->line_batch, u->math, u->sched, M);
+    curve(p->dat, &p->nblk_dat, t);
+    free(t);
+    for (int G = 1; G <= r->gpn && G <= 1024; G *= 2) {
+        double step = (double)(M + G - 1) / M * sum / G * (G > 1 ? imb : 1);
+        fprintf(md, "| %d | %.1f %% | %.3f | %.3f | %.2f | %.1f %% |\n", G, 100.0 * (G - 1) / (M + G - 1), step,
+                u->med[RESULTS_COL_steps] * step / 1e3, t1 / step, 100 * t1 / (G * step));
+        point(p->dat, G, t1 / step, 100 * t1 / (G * step));
+    }
+    fprintf(md, "\n");
+    measured_points(p, i, 1, r1, M);
+}
+
+/* The projection figure, its caption holding the model's assumptions. */
+static void projection_plot(proj_t *p, const group_t *gr, const char *dat, const char *mdat) {
+    report_t *r = p->r;
+    plot_t *f = report_plot_add(r);
+    const fit_t *ki = p->path.ki;
+    f->script = mem_printf("projection.gp");
+    f->name = mem_printf("projection-%s", gr->id);
+    f->data = mem_printf("%s", dat);
+    f->data2 = mem_printf("%s", mdat);
+    f->subtitle = mem_printf("%s", gr->sub);
+    bytes_t inter = {0}, gpus = {0}, dates = {0};
+    if (p->path.inter)
+        text_printf(&inter, "inter-node %.1f us + %.1f GB/s per GPU (%s)", p->path.ae, 1e-3 / p->path.be,
+                    text_str(&r->inter_cap));
+    else text_printf(&inter, "no inter-node path: one node only");
+    names_join(&gpus, &gr->gpus, ", ");
+    study_dates(&dates, gr);
+    /* lines separated by a literal \n, which projection.gp turns into line breaks */
+    f->caption = mem_printf(
+        "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
+        "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
+        "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
+        "points: measured (T1: %s's epoch)\\nGPU: %s  |  %s  |  %s",
+        r->gpn, ki->alpha, 1e-3 / ki->beta, inter.s, study_ref(p->s), gpus.len ? gpus.s : "unknown", text_str(&dates),
+        r->src);
+    free(inter.s), free(gpus.s), free(dates.s);
 }
 
 static void group(proj_t *p, int g) {
@@ -300,9 +430,6 @@ static void group(proj_t *p, int g) {
     const group_t *gr = &s->grp[g];
     FILE *md = p->md;
     fprintf(md, "### %s\n\n", gr->sub);
-    char dat[1400], mdat[1400];
-    snprintf(dat, sizeof dat, "%s/projection-%s.dat", r->out, gr->id);
-    snprintf(mdat, sizeof mdat, "%s/projection_measured-%s.dat", r->out, gr->id);
     p->nblk_dat = p->nblk_mdat = 0;
     gather(p, g);
     if (p->nl + p->np == 0) {
@@ -310,153 +437,37 @@ static void group(proj_t *p, int g) {
         return;
     }
     int drawn = 0;
-    for (int i = 0; i < p->nl; i++) drawn += study_t1_run(s, g, p->ln[i].b, p->ln[i].math) >= 0 && !isnan(p->ln[i].S);
-    for (int i = 0; i < p->np; i++) {
-        const run_t *u = &s->run[p->pl[i].run];
-        drawn += study_t1_run(s, g, u->bk, u->math) >= 0 && u->M >= 1;
-    }
+    for (int i = 0; i < p->nl; i++)
+        drawn += study_t1_run(s, g, p->ln[i].key->per_gpu, p->ln[i].key->math) >= 0 && !isnan(p->ln[i].S);
+    for (int i = 0; i < p->np; i++) drawn += study_t1_run(s, g, p->pl[i]->line_batch, p->pl[i]->math) >= 0 &&
+                                             p->pl[i]->micro >= 1;
     if (!drawn) {
         fprintf(md,
                 "Not projected: no `%s` run at the batch and math of any nccl or pipeline run (t₁); run one "
                 "beside them.\n\n",
-                s->ref);
+                study_ref(s));
         return;
     }
+    char *dat = mem_printf("%s/projection-%s.dat", r->out, gr->id);
+    char *mdat = mem_printf("%s/projection_measured-%s.dat", r->out, gr->id);
     p->dat = fopen(dat, "w");
     p->mdat = fopen(mdat, "w");
     if (!p->dat || !p->mdat) {
         if (p->dat) fclose(p->dat);
         if (p->mdat) fclose(p->mdat);
         fprintf(md, "(cannot write %s)\n\n", dat);
+        free(dat), free(mdat);
         return;
     }
     if (r->gnuplot) fprintf(md, "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n", gr->id);
-    for (int i = 0; i < p->nl; i++) {
-        line_t *l = &p->ln[i];
-        char lab[200];
-        line_label(lab, sizeof lab, l);
-        fprintf(md, "#### %s\n\n", lab);
-        int r1 = study_t1_run(s, g, l->b, l->math);
-        if (r1 < 0 || isnan(l->S)) {
-            if (r1 < 0)
-                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
-            else
-                fprintf(md, "Not projected: no bytes_per_step.\n\n");
-            continue;
-        }
-        int lent;
-        const fit_t *ki = fit_of_grads(&r->fits, l->strategy, l->algo, l->gd, &lent);
-        if (!fit_usable(ki)) ki = fit_of(&r->fits, l->strategy, l->algo, "float");
-        l->ki = ki;
-        l->drawn = 1;
-        double S = l->S, t1 = s->run[r1].smed, st1 = s->run[r1].nmed;
-        l->phi = l->lnr ? l->lx / l->lq : 1;
-        l->phi_e = l->lnre ? l->lxe / l->lqe : 1;
-        fprintf(md, "S = %.0f B per step, t₁ = %.3f ms (`%s`, %d steps per epoch), φ = %.3f on one node ", S, t1,
-                s->run[r1].strategy, (int)st1, l->phi);
-        if (l->lnr)
-            fprintf(md, "(exposed / all-reduce time over %d nccl run(s) on this host)", l->lnr);
-        else
-            fprintf(md, "(no overlap measured on this host: none assumed)");
-        if (p->path.inter) {
-            fprintf(md, ", φ = %.3f across nodes ", l->phi_e);
-            if (l->lnre)
-                fprintf(md, "(over %d nccl run(s) across nodes)", l->lnre);
-            else
-                fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
-        }
-        fprintf(md, ", intra-node fit `%s`.\n\n", ki->name);
-        fprintf(md, "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
-                    "| speedup | efficiency |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
-        char lk[200], t[260];
-        line_key(lk, sizeof lk, l);
-        if (p->path.inter)
-            snprintf(t, sizeof t, "%s, φ %.2f, %.2f across nodes", lk, l->phi, l->phi_e);
-        else
-            snprintf(t, sizeof t, "%s, φ %.2f", lk, l->phi);
-        curve(p->dat, &p->nblk_dat, t);
-        int dagger = 0;
-        for (int G = 1; G <= 1024; G *= 2) {
-            int N = G <= r->gpn ? 1 : G / r->gpn, gg = G <= r->gpn ? G : r->gpn;
-            if (N > 1 && !p->path.inter) break;
-            double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt = ar_path_ms(&p->path, 1, N, gg, S, ki);
-            double tar = fmin(rr, tt), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
-            if (G > st1) dagger = 1;
-            char a[32], b[32], c[32], d[32];
-            fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg,
-                    f3(a, 32, rr), f3(b, 32, tt), G == 1 ? "—" : (tt < rr ? "tree" : "ring"), f3(c, 32, ex),
-                    f3(d, 32, step), st1 / G * step / 1e3, G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
-            point(p->dat, G, G * t1 / step, 100 * t1 / step);
-        }
-        if (dagger)
-            fprintf(
-                md,
-                "\n† the global batch exceeds the training set: an epoch is less than a step (a throughput view).\n");
-        fprintf(md, "\n");
-        measured_points(p, i, 0, r1, 0);
-    }
-    for (int i = 0; i < p->np; i++) {
-        const run_t *u = &s->run[p->pl[i].run];
-        int P = u->gpus, M = u->M;
-        int r1 = study_t1_run(s, g, u->bk, u->math);
-        fprintf(md, "#### pipeline, batch %d, %s, %s, M = %d\n\n", u->bk, u->math, u->sched, M);
-        if (r1 < 0 || M < 1) {
-            if (M < 1)
-                fprintf(md, "Not projected: no micro-batch count.\n\n");
-            else
-                fprintf(md, "Not projected: no `%s` run at this batch and math (t₁).\n\n", s->ref);
-            continue;
-        }
-        double sum, max;
-        char list[512], t[300];
-        busy(u, &sum, &max, list, sizeof list);
-        double imb = max / (sum / u->ns), t1 = s->run[r1].smed;
-        fprintf(md, "Stage busy times measured at p = %d (%s ms per step, medians): ΣB = %.3f ms, imbalance %.3f; ", P,
-                list, sum, imb);
-        fprintf(md, "t₁ = %.3f ms.\n\n", t1);
-        fprintf(md, "| GPUs (stages) | bubble (p−1)/(M+p−1) | step (ms) | epoch (s) | speedup | efficiency |\n"
-                    "|---:|---:|---:|---:|---:|---:|\n");
-        snprintf(t, sizeof t, "pipeline batch %d %s %s M=%d", u->bk, u->math, u->sched, M);
-        curve(p->dat, &p->nblk_dat, t);
-        for (int G = 1; G <= r->gpn && G <= 1024; G *= 2) {
-            double step = (double)(M + G - 1) / M * sum / G * (G > 1 ? imb : 1);
-            fprintf(md, "| %d | %.1f %% | %.3f | %.3f | %.2f | %.1f %% |\n", G, 100.0 * (G - 1) / (M + G - 1), step,
-                    u->nmed * step / 1e3, t1 / step, 100 * t1 / (G * step));
-            point(p->dat, G, t1 / step, 100 * t1 / (G * step));
-        }
-        fprintf(md, "\n");
-        measured_points(p, i, 1, r1, M);
-    }
+    for (int i = 0; i < p->nl; i++) nccl_line(p, g, i);
+    for (int i = 0; i < p->np; i++) pipe_line(p, g, i);
     emulated_points(p, g);
     fclose(p->dat);
     fclose(p->mdat);
     errors(p, g);
-    plot_t *f = r->gnuplot ? report_plot_add(r) : NULL;
-    if (f) {
-        char d[64];
-        const fit_t *ki = p->path.ki;
-        snprintf(f->script, sizeof f->script, "projection.gp");
-        snprintf(f->name, sizeof f->name, "projection-%s", gr->id);
-        snprintf(f->data, sizeof f->data, "%s", dat);
-        snprintf(f->data2, sizeof f->data2, "%s", mdat);
-        snprintf(f->subtitle, sizeof f->subtitle, "%s", gr->sub);
-        char inter[300];
-        if (p->path.inter)
-            snprintf(inter, sizeof inter, "inter-node %.1f us + %.1f GB/s per GPU (%s)", p->path.ae, 1e-3 / p->path.be,
-                     r->inter_cap);
-        else
-            snprintf(inter, sizeof inter, "no inter-node path: one node only");
-        /* lines separated by a literal \n, which projection.gp turns into line breaks */
-        snprintf(
-            f->caption, sizeof f->caption,
-            "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
-            "%d GPUs per node\\nall-reduce: intra-node %.1f us per step + %.1f GB/s (fit); %s\\n"
-            "pipeline: (M+p-1)/M x sum of measured stage times / p x imbalance, one node, copies free; "
-            "points: measured (T1: %s's epoch)\\nGPU: %s  |  %s  |  %s",
-            r->gpn, ki->alpha, 1e-3 / ki->beta, inter, s->ref, *gr->gpus ? gr->gpus : "unknown",
-            study_dates(d, sizeof d, gr),
-            r->src);
-    }
+    if (r->gnuplot) projection_plot(p, gr, dat, mdat);
+    free(dat), free(mdat);
 }
 
 static void explain(proj_t *p) {
@@ -475,7 +486,7 @@ static void explain(proj_t *p) {
             "all-reduce grows: on one node, the runs on this host; across nodes, the runs across nodes where the CSV "
             "has them (emulated or real), else none (φ = 1, said below), since overlap on NVLink says little about "
             "overlap over a network.\n",
-            r->st.ref);
+            study_ref(&r->st));
     fprintf(md, "- t_AR over N nodes × g GPUs (n = N·g) is NCCL's own cost model (`src/graph/tuning.cc`, "
                 "`ncclTopoTuneModel`: latency per step, bus bandwidth as nccl-tests' `doc/PERFORMANCE.md` defines it, "
                 "busbw = algbw·2(n−1)/n for a ring):\n");
@@ -499,9 +510,10 @@ static void explain(proj_t *p) {
     fprintf(md, "| intra-node | %.2f | %.1f | ring fit `%s` to `%s` (above) |\n", p->path.ki->alpha,
             1e-3 / p->path.ki->beta, p->path.ki->name, r->bench_src);
     if (p->path.inter)
-        fprintf(md, "| inter-node, per GPU | %.2f | %.1f | %s |\n", p->path.ae, 1e-3 / p->path.be, r->inter_src);
+        fprintf(md, "| inter-node, per GPU | %.2f | %.1f | %s |\n", p->path.ae, 1e-3 / p->path.be,
+                text_str(&r->inter_src));
     fprintf(md, "\n");
-    if (*r->inter_note) fprintf(md, "%s.\n\n", r->inter_note);
+    if (r->inter_note.len) fprintf(md, "%s.\n\n", r->inter_note.s);
     if (!p->path.inter)
         fprintf(md,
                 "no inter-node path (no emulated-network benchmark: pass `--net-allreduce FILE`, or `--net-gbs` and "
@@ -526,15 +538,9 @@ void report_projection(report_t *r, FILE *md) {
     }
     proj_t p = {.r = r, .s = &r->st, .md = md};
     int n = r->st.nr ? r->st.nr : 1;
-    p.ln = calloc((size_t)n, sizeof *p.ln);
-    p.pl = calloc((size_t)n, sizeof *p.pl);
-    p.ms = calloc((size_t)n, sizeof *p.ms);
-    if (!p.ln || !p.pl || !p.ms) {
-        free(p.ln);
-        free(p.pl);
-        free(p.ms);
-        return;
-    }
+    p.ln = mem_zalloc((size_t)n, sizeof *p.ln);
+    p.pl = mem_zalloc((size_t)n, sizeof *p.pl);
+    p.ms = mem_zalloc((size_t)n, sizeof *p.ms);
     ar_path_inter(&p.path, r);
     /* fits_read may have moved the fits: find the intra-node one again */
     p.path.ki = fit_nccl(&r->fits, "", "float");

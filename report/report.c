@@ -1,52 +1,71 @@
-/* report.c — `scaling report STUDY.csv [--out DIR] [options]`: checks its arguments and inputs before writing
- * anything, then writes the figures' data files, draws them (gnuplot, where it is), and writes REPORT.md; with --runs
- * it prints the reported runs instead (runs.c). */
+/* report.c — `scaling report STUDY.csv [--out DIR] [options]`: its options (one table, engine/opt_table.h, as the
+ * command's), its arguments and inputs checked before anything is written, then the figures' data files, the
+ * figures (gnuplot, where it is) and REPORT.md; with --runs it prints the reported runs instead (runs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "../engine/errmsg.h"
+#include "../engine/opt_table.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-    "usage: scaling report STUDY.csv [--out DIR] [--allreduce FILE] [--net-allreduce FILE] [--net-gbs GBS]\n"
-    "                      [--net-latency-us US] [--gpus-per-node G]\n"
-    "       scaling report STUDY.csv --runs\n"
-    "Writes DIR/REPORT.md (default: the CSV's path less .csv), one data file per figure (*.dat) and, where gnuplot "
-    "is,\n"
-    "the figures (PNG and SVG). doc/report.md says what each section and figure means.\n"
-    "  --out DIR             where the report goes\n"
-    "  --allreduce FILE      `scaling --bench allreduce` CSV: the α-β fits, the model columns and the projection\n"
-    "                        (default STUDY_allreduce.csv where present)\n"
-    "  --net-allreduce FILE  the same benchmark over NCCL's network transport: the projection's inter-node path\n"
-    "                        (default STUDY_allreduce_net.csv where present)\n"
-    "  --net-gbs GBS         inter-node bandwidth per GPU in GB/s (replaces the network fit's)\n"
-    "  --net-latency-us US   inter-node latency per all-reduce step in µs (replaces the network fit's)\n"
-    "  --gpus-per-node G     GPUs per node of the projected cluster, a power of two up to 1024 (default 8)\n"
-    "  --runs                writes nothing: prints the reported runs to stdout, one tab-separated line each with\n"
-    "                        their steady medians (doc/report.md lists the columns); takes no other option\n";
+/* The command line, as the option table fills it. */
+typedef struct {
+    const char *out, *allreduce, *net_allreduce;
+    double net_gbs, net_lat;
+    int gpn, runs;
+} report_opts_t;
+
+static int p_gpus_per_node(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
+    int *g = (int *)((char *)o + opt->field);
+    if (arg[0] == '0' || opt_pos_int(o, opt, arg, err, errlen) || *g > 1024 || (*g & (*g - 1)) != 0)
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a power of two from 1 to 1024", opt->name, arg);
+    return 0;
+}
+
+#define FIELD(m) offsetof(report_opts_t, m)
+static const opt_t opts[] = {
+    {"out", "DIR", NULL, "the CSV's path less .csv", opt_str, FIELD(out), 0, "directory", NULL,
+     "where REPORT.md, the figures' data files (*.dat) and the figures go"},
+    {"allreduce", "FILE", NULL, "STUDY_allreduce.csv where present", opt_str, FIELD(allreduce), 0, "path", NULL,
+     "`scaling --bench allreduce` CSV: the α-β fits, the model columns and the\nprojection"},
+    {"net-allreduce", "FILE", NULL, "STUDY_allreduce_net.csv where present", opt_str, FIELD(net_allreduce), 0, "path",
+     NULL, "the same benchmark over NCCL's network transport: the projection's\ninter-node path"},
+    {"net-gbs", "GBS", NULL, NULL, opt_pos_number, FIELD(net_gbs), 0, NULL, NULL,
+     "inter-node bandwidth per GPU in GB/s (replaces the network fit's)"},
+    {"net-latency-us", "US", NULL, NULL, opt_pos_number, FIELD(net_lat), 0, NULL, NULL,
+     "inter-node latency per all-reduce step in µs (replaces the network fit's)"},
+    {"gpus-per-node", "G", "8", NULL, p_gpus_per_node, FIELD(gpn), 0, NULL, NULL,
+     "GPUs per node of the projected cluster, a power of two up to 1024"},
+    {"runs", NULL, NULL, NULL, opt_set, FIELD(runs), 0, NULL, NULL,
+     "writes nothing: prints the reported runs to stdout, one tab-separated line\n"
+     "each with their steady medians (doc/report.md lists the columns); takes no other option"},
+    {"help", NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, "print this help and exit"},
+};
+static const opt_table_t table = {opts, (int)(sizeof opts / sizeof opts[0]), 1};
+
+static void usage(FILE *f) {
+    fprintf(f, "Usage: scaling report STUDY.csv [options]\n"
+               "       scaling report STUDY.csv --runs\n"
+               "Writes REPORT.md, one data file per figure (*.dat) and, where gnuplot is, the figures (PNG and SVG)\n"
+               "of a study CSV. doc/report.md says what each section and figure means.\n\nOptions:\n");
+    opt_usage(f, &table);
+}
 
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "report: ");
+    fprintf(stderr, "scaling report: error: ");
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
     return 2;
-}
-
-/* A positive finite decimal number. */
-static int positive(const char *s, double *v) {
-    char *end;
-    if (!isnum(s)) return 0;
-    errno = 0;
-    *v = strtod(s, &end);
-    return !errno && *end == '\0' && *v > 0 && isfinite(*v);
 }
 
 static int readable(const char *p) {
@@ -54,9 +73,19 @@ static int readable(const char *p) {
     return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, R_OK) == 0;
 }
 
+/* Copies s into a PATH_MAX buffer: 0, or -1 where it does not fit (a path is never cut). */
+static int path_set(char out[PATH_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int path_set(char out[PATH_MAX], const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, PATH_MAX, fmt, ap);
+    va_end(ap);
+    return n >= 0 && n < PATH_MAX ? 0 : -1;
+}
+
 static int mkdirs(const char *dir) {
-    char p[1024];
-    snprintf(p, sizeof p, "%s", dir);
+    char p[PATH_MAX];
+    if (path_set(p, "%s", dir)) return errno = ENAMETOOLONG, -1;
     for (char *s = p + 1; *s; s++)
         if (*s == '/') {
             *s = '\0';
@@ -69,11 +98,10 @@ static int mkdirs(const char *dir) {
 static int on_path(const char *prog) {
     const char *path = getenv("PATH");
     if (!path) return 0;
-    char dir[1024];
     for (const char *p = path; *p;) {
         size_t n = strcspn(p, ":");
-        snprintf(dir, sizeof dir, "%.*s/%s", (int)n, p, prog);
-        if (n && access(dir, X_OK) == 0) return 1;
+        char dir[PATH_MAX];
+        if (n && path_set(dir, "%.*s/%s", (int)n, p, prog) == 0 && access(dir, X_OK) == 0) return 1;
         p += n;
         if (*p) p++;
     }
@@ -81,203 +109,168 @@ static int on_path(const char *prog) {
 }
 
 /* plots/ of the source tree the binary was built from, else beside the binary (../plots); "" without one. */
-static void find_plots(char *out, size_t len, const char *source_dir, const char *exe) {
-    char p[1100];
+static void find_plots(char out[PATH_MAX], const char *source_dir, const char *exe) {
+    char p[PATH_MAX];
     out[0] = '\0';
-    if (source_dir && *source_dir) {
-        snprintf(p, sizeof p, "%s/plots/common.gp", source_dir);
-        if (readable(p)) {
-            snprintf(out, len, "%s/plots", source_dir);
-            return;
-        }
+    if (source_dir && *source_dir && path_set(p, "%s/plots/common.gp", source_dir) == 0 && readable(p)) {
+        path_set(out, "%s/plots", source_dir);
+        return;
     }
     const char *slash = exe ? strrchr(exe, '/') : NULL;
-    if (slash) {
-        snprintf(p, sizeof p, "%.*s/../plots/common.gp", (int)(slash - exe), exe);
-        if (readable(p)) snprintf(out, len, "%.*s/../plots", (int)(slash - exe), exe);
-    }
+    if (slash && path_set(p, "%.*s/../plots/common.gp", (int)(slash - exe), exe) == 0 && readable(p))
+        path_set(out, "%.*s/../plots", (int)(slash - exe), exe);
 }
 
-/* "X.csv" less ".csv" plus suffix. */
-static void beside(char *out, size_t len, const char *csv, const char *suffix) {
+/* "X.csv" less ".csv" plus suffix; -1 where it does not fit. */
+static int beside(char out[PATH_MAX], const char *csv, const char *suffix) {
     size_t n = strlen(csv);
     if (n > 4 && strcmp(csv + n - 4, ".csv") == 0) n -= 4;
-    snprintf(out, len, "%.*s%s", (int)n, csv, suffix);
+    return n > INT_MAX ? -1 : path_set(out, "%.*s%s", (int)n, csv, suffix);
 }
 
 /* s as one shell word. */
 static void quoted(FILE *f, const char *s) {
     fputc('\'', f);
     for (; *s; s++) {
-        if (*s == '\'')
-            fputs("'\\''", f);
-        else
-            fputc(*s, f);
+        if (*s == '\'') fputs("'\\''", f);
+        else fputc(*s, f);
     }
     fputc('\'', f);
 }
 
-static int write_report(report_t *r) {
-    char err[1500] = "", md_tmp[1100], md_path[1100];
-    if (report_figures(r, err, sizeof err)) return die("%s", err), 1;
-    if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s", err), 1;
-    snprintf(md_tmp, sizeof md_tmp, "%s/.REPORT.md.tmp", r->out);
-    snprintf(md_path, sizeof md_path, "%s/REPORT.md", r->out);
-    FILE *md = fopen(md_tmp, "w");
-    if (!md) return die("%s: cannot write: %s", md_tmp, strerror(errno)), 1;
-    report_markdown(r, md);
-    int from = r->nplot;
-    if (!report_one_gpu_study(&r->st)) report_projection(r, md);   /* one GPU: its section says why none */
-    if (fclose(md) != 0) return die("%s: cannot write: %s", md_tmp, strerror(errno)), 1;
-    if (r->gnuplot && report_render(r, from, err, sizeof err)) return die("%s", err), 1;
-    if (rename(md_tmp, md_path) != 0) return die("%s: %s", md_path, strerror(errno)), 1;
-    printf("%s\n", md_path);
+/* The option table's parse, then what it cannot check: the CSV, --runs alone. 0, 1 (--help printed), or 2. */
+static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
+    memset(o, 0, sizeof *o);
+    unsigned long long given;
+    const char *pos[1];
+    int npos = 0;
+    char err[REPORT_ERR];
+    int rc = opt_parse(&table, o, &given, argc, argv, pos, &npos, err, sizeof err);
+    if (rc == 1) return usage(stdout), 1;
+    if (rc) return die("%s", err);
+    if (!(given >> opt_index(&table, "net-gbs") & 1)) o->net_gbs = NAN;
+    if (!(given >> opt_index(&table, "net-latency-us") & 1)) o->net_lat = NAN;
+    for (int i = 0; o->runs && i < table.n; i++)   /* the first option that shapes a report: --runs writes none */
+        if ((given >> i & 1) && strcmp(opts[i].name, "runs") != 0)
+            return die("--runs prints the runs and writes no report: it takes no --%s", opts[i].name);
+    if (!npos) return die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
+    *csv = pos[0];
+    if (!readable(*csv)) return die("%s: no such file", *csv);
     return 0;
 }
 
-int report_main(int argc, char **argv, const char *source_dir, const char *exe, const strategy_info_t *const *infos) {
-    report_t *r = calloc(1, sizeof *r);
-    if (!r) return die("out of memory"), 1;
-    const char *csv = NULL, *out = NULL, *bench = NULL, *net = NULL, *gpn = "8";
-    r->net_gbs = r->net_lat = NAN;
-    int rc = 0, runs = 0;
-    const char *other = NULL; /* the first option that shapes a report: --runs writes none */
-    for (int i = 1; i < argc && !rc; i++) {
-        const char *a = argv[i], *v = NULL;
-        static const char *const opts[] = {"--out",     "--allreduce",      "--net-allreduce",
-                                           "--net-gbs", "--net-latency-us", "--gpus-per-node"};
-        int o = -1;
-        for (int k = 0; k < 6 && o < 0; k++) {
-            size_t n = strlen(opts[k]);
-            if (strcmp(a, opts[k]) == 0) {
-                if (i + 1 >= argc) {
-                    rc = die("%s needs a value", a);
-                    break;
-                }
-                o = k, v = argv[++i];
-            } else if (strncmp(a, opts[k], n) == 0 && a[n] == '=')
-                o = k, v = a + n + 1;
-        }
-        if (rc) break;
-        if (o >= 0 && !other) other = opts[o];
-        if (o == 0)
-            out = v;
-        else if (o == 1)
-            bench = v;
-        else if (o == 2)
-            net = v;
-        else if (o == 3 && !positive(v, &r->net_gbs))
-            rc = die("--net-gbs '%s': not a positive number", v);
-        else if (o == 4 && !positive(v, &r->net_lat))
-            rc = die("--net-latency-us '%s': not a positive number", v);
-        else if (o == 5)
-            gpn = v;
-        else if (o < 0 && strcmp(a, "--runs") == 0)
-            runs = 1;
-        else if (o < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-            fputs(usage_text, stdout);
-            free(r);
-            return 0;
-        } else if (o < 0 && a[0] == '-' && a[1])
-            rc = die("unknown option '%s'", a);
-        else if (o < 0 && csv)
-            rc = die("one study CSV only ('%s' and '%s')", csv, a);
-        else if (o < 0)
-            csv = a;
-    }
-    if (!rc && runs && other) rc = die("--runs prints the runs and writes no report: it takes no %s", other);
-    if (!rc && !csv) rc = die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
-    if (!rc && !readable(csv)) rc = die("%s: no such file", csv);
-    char *end;
-    long g = strtol(gpn, &end, 10);
-    if (!rc && (*end || end == gpn || gpn[0] == '0' || g < 1 || g > 1024 || (g & (g - 1)) != 0))
-        rc = die("--gpus-per-node '%s': not a power of two from 1 to 1024", gpn);
-    r->gpn = (int)g;
+/* The inputs beside the CSV or named, and the output folder; every path whole or an error. 0, or 2. */
+static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
     r->src = csv;
-    if (!rc) {
-        beside(r->bench_default, sizeof r->bench_default, csv, "_allreduce.csv");
-        if (bench)
-            snprintf(r->bench_src, sizeof r->bench_src, "%s", bench);
-        else if (readable(r->bench_default))
-            snprintf(r->bench_src, sizeof r->bench_src, "%s", r->bench_default);
-        if (*r->bench_src && !readable(r->bench_src)) rc = die("%s: no such file (--allreduce)", r->bench_src);
-    }
-    if (!rc) {
-        char d[1024];
-        beside(d, sizeof d, csv, "_allreduce_net.csv");
-        if (net)
-            snprintf(r->net_src, sizeof r->net_src, "%s", net);
-        else if (readable(d))
-            snprintf(r->net_src, sizeof r->net_src, "%s", d);
-        if (*r->net_src && !readable(r->net_src)) rc = die("%s: no such file (--net-allreduce)", r->net_src);
-    }
-    if (!rc && !*r->net_src && (isnan(r->net_gbs) != isnan(r->net_lat)))
-        rc = die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)");
-    if (!rc) {
-        if (out)
-            snprintf(r->out, sizeof r->out, "%s", out);
-        else {
-            beside(r->out, sizeof r->out, csv, "");
-            if (strcmp(r->out, csv) == 0) snprintf(r->out, sizeof r->out, "%s.plots", csv); /* named without .csv */
-        }
-    }
-    char err[1500] = "";
-    /* read and checked before anything is written: a CSV that is not a study's leaves no folder behind */
-    if (!rc && (rc = study_load(&r->st, csv, infos, err, sizeof err))) fprintf(stderr, "report: %s\n", err);
-    if (!rc && *r->bench_src && !runs) {
+    r->net_gbs = o->net_gbs;
+    r->net_lat = o->net_lat;
+    r->gpn = o->gpn;
+    char def[PATH_MAX];
+    if (beside(r->bench_default, csv, "_allreduce.csv") || beside(def, csv, "_allreduce_net.csv"))
+        return die("%s: path too long", csv);
+    const char *bench = o->allreduce ? o->allreduce : readable(r->bench_default) ? r->bench_default : "";
+    if (path_set(r->bench_src, "%s", bench)) return die("--allreduce: path too long");
+    if (*r->bench_src && !readable(r->bench_src)) return die("%s: no such file (--allreduce)", r->bench_src);
+    const char *net = o->net_allreduce ? o->net_allreduce : readable(def) ? def : "";
+    if (path_set(r->net_src, "%s", net)) return die("--net-allreduce: path too long");
+    if (*r->net_src && !readable(r->net_src)) return die("%s: no such file (--net-allreduce)", r->net_src);
+    if (!*r->net_src && (isnan(r->net_gbs) != isnan(r->net_lat)))
+        return die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)");
+    int long_out = o->out ? path_set(r->out, "%s", o->out) : beside(r->out, csv, "");
+    if (!long_out && !o->out && strcmp(r->out, csv) == 0) long_out = path_set(r->out, "%s.plots", csv);
+    if (long_out) return die("--out: path longer than %d bytes", PATH_MAX - 1);
+    return 0;
+}
+
+/* The study and the benchmark read: a CSV that is not a study's leaves no folder behind. 0, or 2. */
+static int load(report_t *r, int runs, const strategy_info_t *const *infos) {
+    char err[REPORT_ERR] = "";
+    if (study_load(&r->st, r->src, infos, err, sizeof err)) return die("%s", err);
+    if (*r->bench_src && !runs) {
         r->have_bench = 1;
         int b = fits_read(&r->fits, r->bench_src, "", infos, r->bench_err, sizeof r->bench_err);
-        if (b == 2) {
-            fprintf(stderr, "report: %s\n", r->bench_err);
-            rc = 2;
-        }
+        if (b == 2) return die("%s", r->bench_err);
         if (b != 1) r->bench_err[0] = '\0';
         r->nfit_bench = r->fits.n;
     }
-    if (!rc && r->st.leftout)
+    if (r->st.leftout)
         fprintf(stderr,
-                "report: %d run(s) left out: killed part-way and run again later, or superseded by a later run "
-                "of the same configuration\n",
+                "scaling report: %d run(s) left out: killed part-way and run again later, or superseded by a later "
+                "run of the same configuration\n",
                 r->st.leftout);
-    if (!rc && r->st.rows.bad_rows)
+    if (r->st.rows.bad_rows)
         fprintf(stderr,
-                "report: %s: %d record(s) with the wrong number of fields or a cell that does not parse skipped (a "
-                "line cut short by a kill?)\n",
-                csv, r->st.rows.bad_rows);
-    if (!rc && runs && report_runs(&r->st, stdout)) {
-        fprintf(stderr, "report: stdout: cannot write: %s\n", strerror(errno));
-        rc = 1;
+                "scaling report: %s: %d record(s) with the wrong number of fields or a cell that does not parse "
+                "skipped (a line cut short by a kill?)\n",
+                r->src, r->st.rows.bad_rows);
+    return 0;
+}
+
+/* Where gnuplot or plots/ is missing: why the report has no figures, and the command that makes them. */
+static void no_figures(report_t *r, int argc, char **argv, const char *exe) {
+    r->figs_note = !*r->plots ? "plots/ not found beside the binary"
+                              : "gnuplot not found; for them install gnuplot-nox (scripts/setup.sh does) and run "
+                                "scaling report again";
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    fprintf(stderr, "scaling report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
+                    "does) and run ", !*r->plots ? "plots/ not found" : "gnuplot not found");
+    quoted(stderr, n > 0 ? self : exe);
+    fputs(" report", stderr);
+    for (int i = 1; i < argc; i++) fputc(' ', stderr), quoted(stderr, argv[i]);
+    fputc('\n', stderr);
+}
+
+static int write_report(report_t *r) {
+    char err[REPORT_ERR] = "";
+    if (report_figures(r, err, sizeof err)) return die("%s", err), 1;
+    if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s", err), 1;
+    char *md_tmp = mem_printf("%s/.REPORT.md.tmp", r->out), *md_path = mem_printf("%s/REPORT.md", r->out);
+    int rc = 0;
+    FILE *md = fopen(md_tmp, "w");
+    if (!md) rc = (die("%s: cannot write: %s", md_tmp, strerror(errno)), 1);
+    if (!rc) {
+        report_markdown(r, md);
+        int from = r->nplot;
+        if (!report_one_gpu_study(&r->st)) report_projection(r, md);   /* one GPU: its section says why none */
+        if (fclose(md) != 0) rc = (die("%s: cannot write: %s", md_tmp, strerror(errno)), 1);
+        else if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1);
+        else if (rename(md_tmp, md_path) != 0) rc = (die("%s: %s", md_path, strerror(errno)), 1);
+        else printf("%s\n", md_path);
     }
-    if (!rc && !runs && mkdirs(r->out) != 0) {
-        fprintf(stderr, "report: %s: cannot create: %s\n", r->out, strerror(errno));
-        rc = 1;
-    }
-    if (!rc && !runs) {
-        find_plots(r->plots, sizeof r->plots, source_dir, exe);
-        r->gnuplot = *r->plots && on_path("gnuplot");
-        if (!r->gnuplot) {
-            r->figs_note =
-                !*r->plots ? "plots/ not found beside the binary"
-                           : "gnuplot not found; for the figures install gnuplot-nox (scripts/setup.sh does) and run "
-                             "scaling report again";
-            /* the command that makes them, runnable as it stands where gnuplot is */
-            char self[1024];
-            ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-            self[n > 0 ? n : 0] = '\0';
-            fprintf(stderr,
-                    "report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
-                    "does) and run ",
-                    !*r->plots ? "plots/ not found" : "gnuplot not found");
-            quoted(stderr, n > 0 ? self : exe);
-            fputs(" report", stderr);
-            for (int i = 1; i < argc; i++) fputc(' ', stderr), quoted(stderr, argv[i]);
-            fputc('\n', stderr);
-        }
-        rc = write_report(r);
-    }
+    free(md_tmp), free(md_path);
+    return rc;
+}
+
+static void report_free(report_t *r) {
     study_free(&r->st);
     fits_free(&r->fits);
-    free(r->plot);
+    report_plots_free(r);
+    for (int i = 0; i < r->nfig; i++) free(r->fig[i]);
+    free(r->fig);
+    free(r->inter_src.s), free(r->inter_cap.s), free(r->inter_note.s);
     free(r);
+}
+
+int report_main(int argc, char **argv, const char *source_dir, const char *exe, const strategy_info_t *const *infos) {
+    report_opts_t o;
+    const char *csv = NULL;
+    int rc = parse(&o, argc, argv, &csv);
+    if (rc) return rc == 1 ? 0 : rc;
+    report_t *r = mem_zalloc(1, sizeof *r);
+    rc = resolve(r, &o, csv);
+    if (!rc) rc = load(r, o.runs, infos);
+    if (!rc && o.runs && report_runs(&r->st, stdout))
+        rc = (fprintf(stderr, "scaling report: error: stdout: cannot write: %s\n", strerror(errno)), 1);
+    if (!rc && !o.runs && mkdirs(r->out) != 0)
+        rc = (fprintf(stderr, "scaling report: error: %s: cannot create: %s\n", r->out, strerror(errno)), 1);
+    if (!rc && !o.runs) {
+        find_plots(r->plots, source_dir, exe);
+        r->gnuplot = *r->plots && on_path("gnuplot");
+        if (!r->gnuplot) no_figures(r, argc, argv, exe);
+        rc = write_report(r);
+    }
+    report_free(r);
     return rc;
 }

@@ -5,29 +5,36 @@
 #include "fit.h"
 #include "study_runs.h"
 
+#include <limits.h>
 #include <stdio.h>
 
-#define REPORT_MAX_FIGS 256
+/* An error message: a path and a line about it. */
+#define REPORT_ERR (PATH_MAX + 512)
+
+/* A figure to draw: plots/<script> on data (and data2) into <out>/<name>.{png,svg}; or, with skip set, the reason it
+ * has no data. Every string is the plot's own (freed with it). */
+typedef struct plot {
+    char *script, *name, *data, *data2, *subtitle, *caption, *skip;
+} plot_t;
 
 typedef struct {
-    const char *src;  /* the study CSV as named */
-    char out[1024];   /* where REPORT.md and the figures go */
-    char plots[1024]; /* the gnuplot scripts (plots/), "" to draw none */
-    char bench_src[1100], bench_default[1100], net_src[1024];
-    double net_gbs, net_lat; /* NAN unless given */
-    int gpn;                 /* GPUs per node of the projected cluster */
-    int gnuplot;             /* 1 where gnuplot runs: figures are drawn and linked */
-    const char *figs_note;   /* why there are no figures, or NULL */
+    const char *src;                    /* the study CSV as named */
+    char out[PATH_MAX];                 /* where REPORT.md and the figures go */
+    char plots[PATH_MAX];               /* the gnuplot scripts (plots/), "" to draw none */
+    char bench_src[PATH_MAX], bench_default[PATH_MAX], net_src[PATH_MAX];
+    double net_gbs, net_lat;            /* NAN unless given */
+    int gpn;                            /* GPUs per node of the projected cluster */
+    int gnuplot;                        /* 1 where gnuplot runs: figures are drawn and linked */
+    const char *figs_note;              /* why there are no figures, or NULL */
     study_runs_t st;
-    fits_t fits; /* the benchmark's fits, then the network benchmark's under "net " */
+    fits_t fits;                        /* the benchmark's fits, then the network benchmark's under "net " */
     int have_bench, nfit_bench;
-    char bench_err[256];
-    char inter_src[1400], inter_cap[100],
-        inter_note[1300];           /* the projection's inter-node path: source, caption, why none */
-    char fig[REPORT_MAX_FIGS][310]; /* PNGs drawn (file names), in the order drawn */
-    int nfig;
-    struct plot *plot; /* figures to draw (figures.c) */
-    int nplot;
+    char bench_err[REPORT_ERR];
+    bytes_t inter_src, inter_cap, inter_note;   /* the projection's inter-node path: source, caption, why none */
+    char **fig;                         /* PNGs drawn (file names), in the order drawn */
+    int nfig, capfig;
+    plot_t *plot;                       /* figures to draw (figures.c) */
+    int nplot, capplot;
 } report_t;
 
 /* The command: argv[0] is "report"; infos the registry's strategies (NULL-terminated), whose properties the report
@@ -45,43 +52,38 @@ int report_one_gpu_study(const study_runs_t *s);
 /* One GPU's section for group g: throughput and accuracy per batch and math, the fastest, the largest batch. */
 void report_one_gpu(const report_t *r, FILE *md, int g);
 
-/* The parts of REPORT.md (markdown.c, project.c) and the figures' data files (figures.c). */
+/* The parts of REPORT.md (markdown.c, summary.c, precision.c, project.c) and the figures' data files (figures.c). */
 void report_markdown(report_t *r, FILE *md);
+void report_summary(const report_t *r, FILE *md, int g);
+void report_precision(const report_t *r, FILE *md, int g);
 void report_projection(report_t *r, FILE *md);
-/* A figure to draw: plots/<script> on data (and data2) into <out>/<name>.{png,svg}; or, with skip set, the reason it
- * has no data. */
-typedef struct plot {
-    char script[32], name[300], data[1400], data2[1400], subtitle[300], caption[1400], skip[200];
-} plot_t;
 
 /* Writes the study figures' data files into r->out and adds each figure (or why it is skipped) to r->plot. 0, or 1
  * with a message when a file cannot be written. */
 int report_figures(report_t *r, char *err, size_t errlen);
-/* Adds a figure to r->plot; NULL when out of memory. */
+/* Adds a figure to r->plot, its strings NULL. */
 plot_t *report_plot_add(report_t *r);
 /* Draws r->plot[from..] with gnuplot (the scripts of plots/), notes the skipped ones on stderr, adds the PNGs
  * drawn to r->fig. 0, or 1 with a message. */
 int report_render(report_t *r, int from, char *err, size_t errlen);
+void report_plots_free(report_t *r);
 
 /* The maths of a model and dataset side by side (precision.c): a row pairs the runs that differ in math only; per
  * math j its best steady epoch t (s), t over the reference math's (tf32 where present, else the first), speedup and
  * efficiency (%) over single at the same batch and math, communication and its exposed part as % of the step, and
  * the best final accuracy (%); NAN where there is none. */
-#define PRECISION_MAX 8
 typedef struct {
-    char key[600];
-    int pair; /* a run of the row */
-    int best[PRECISION_MAX], acc[PRECISION_MAX];
-    double t[PRECISION_MAX], ratio[PRECISION_MAX], speedup[PRECISION_MAX], efficiency[PRECISION_MAX];
-    double comm[PRECISION_MAX], exposed[PRECISION_MAX], accuracy[PRECISION_MAX];
+    int pair;           /* a run of the row */
+    int *best, *acc;    /* per math, its fastest and its most accurate run, or -1 */
+    double *t, *ratio, *speedup, *efficiency, *comm, *exposed, *accuracy;
 } precision_row_t;
 typedef struct {
     int nm, ref, grads; /* maths, the reference's index, 1 when the rows differ in gradient dtype too */
-    const char *math[PRECISION_MAX];
+    const char **math;
     precision_row_t *row;
     int nrow;
 } precision_t;
-/* -1 where group g holds one math (no table) or out of memory; else 0 and t to free with precision_free. */
+/* -1 where group g holds one math (no table); else 0 and t to free with precision_free. */
 int precision_table(const study_runs_t *s, int g, precision_t *t);
 void precision_free(precision_t *t);
 
@@ -104,19 +106,38 @@ double ar_path_row_ms(const ar_path_t *p, const char *algo, int N, int g, double
  * (--net-latency-us, --net-gbs); fills r's inter_src, inter_cap and inter_note for the report. */
 void ar_path_inter(ar_path_t *p, report_t *r);
 
-/* Shared formatting: "—" for NAN. */
-const char *f3(char *b, size_t n, double x);
-const char *f2(char *b, size_t n, double x);
-const char *pct(char *b, size_t n, double x);
-/* "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline); ", <link>" or "". */
-const char *gpus_word(char *b, size_t n, int gpus);
-const char *batch_word(char *b, size_t n, const run_t *r);
-const char *link_word(char *b, size_t n, const run_t *r);
-/* The run's math and gradient dtype, each only where its group holds more than one ("" for one precision). */
-const char *prec_word(char *b, size_t n, const study_runs_t *s, const run_t *r);
-/* label, then ", " and prec_word where there is one. */
-const char *with_prec(char *b, size_t n, const char *label, const study_runs_t *s, const run_t *r);
-/* Sort-key parts: math then gradient dtype rank; strategy, GPUs, schedule, batch, M and link of a summary row. */
-void key_prec(char *k, size_t n, const run_t *r);
-void key_row(char *k, size_t n, const run_t *r);
-const char *study_dates(char *b, size_t n, const group_t *g);
+/* A number as text, long enough for any double in any of these formats. */
+typedef struct {
+    char s[352];
+} numtext_t;
+/* "%.0f", "%.1f", "%.3f", "%.2f", "%.1f %%" of x, or "—" for NAN: the tables' one way to show a missing number. */
+numtext_t f0(double x);
+numtext_t f1(double x);
+numtext_t f3(double x);
+numtext_t f2(double x);
+numtext_t pct(double x);
+/* num_s's text of x. */
+numtext_t num(double x);
+
+/* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
+ * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
+ * for one precision); ", " and that where there is one. */
+void gpus_word(bytes_t *b, int gpus);
+void batch_word(bytes_t *b, const run_t *r);
+void link_word(bytes_t *b, const run_t *r);
+void prec_word(bytes_t *b, const study_runs_t *s, const run_t *r);
+void with_prec(bytes_t *b, const study_runs_t *s, const run_t *r);
+/* The dates of a group's rows: "2026-01-05", or "2026-01-05 to 2026-01-06". */
+void study_dates(bytes_t *b, const group_t *g);
+
+/* The orders a study reads in, for qsort of run_t pointers (ties: the order the runs started): precision (math, then
+ * gradient dtype); a summary row (the reference first, then replicas, then pipelines, each by name; GPUs,
+ * schedule, batch, micro-batches, link). */
+int cmp_prec(const run_t *a, const run_t *b);
+int cmp_row(const run_t *a, const run_t *b);
+/* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
+void runs_sort(const run_t **a, int n, int (*cmp)(const run_t *, const run_t *));
+/* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n
+ * gets how many (the caller frees). */
+const run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const run_t *), int (*cmp)(const run_t *,
+                          const run_t *), int *n);

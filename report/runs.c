@@ -16,7 +16,7 @@ static void put_text(FILE *f, int *col, const char *s) {
  * again, and the report's %.6g would move the last digit of a ratio (1.520557 / (2 x 0.785819) is 96.7 %, with
  * 1.52056 96.8 %). Empty for none (NAN, or < 0: the CSV's empty cell). */
 static void put_num(FILE *f, int *col, double x) {
-    char b[48] = "";
+    char b[64] = "";
     if (!isnan(x) && x >= 0) {
         num_s(b, sizeof b, x);
         for (int digits = 7; digits <= 17 && strtod(b, NULL) != x; digits++) snprintf(b, sizeof b, "%.*g", digits, x);
@@ -24,31 +24,20 @@ static void put_num(FILE *f, int *col, double x) {
     put_text(f, col, b);
 }
 
-/* The extremes of the steady values whose median the run holds (NAN for none). */
-static double vec_min(const vec_t *v) {
-    double m = NAN;
-    for (int i = 0; i < v->n; i++)
-        if (!(m <= v->v[i])) m = v->v[i];
-    return m;
-}
-
-static double vec_max(const vec_t *v) {
-    double m = NAN;
-    for (int i = 0; i < v->n; i++)
-        if (!(m >= v->v[i])) m = v->v[i];
-    return m;
-}
-
 /* The table's columns, in order, each once: TEXT(name, cell) or NUM(name, cell), the cell an expression of the run r,
  * its last row `last` (may be NULL) and its environment `env`. */
 #define RUN_COLUMNS(TEXT, NUM)                                                                                       \
     TEXT(run_id, r->run_id) TEXT(strategy, r->strategy) TEXT(model, r->model) TEXT(dataset, r->dataset)             \
-    TEXT(math, r->math) TEXT(grad_dtype, r->gd) NUM(gpus, r->gpus) NUM(global_batch, r->G)                          \
-    NUM(per_gpu_batch, r->pipe ? -1 : r->b) /* a pipeline's stages each see the whole batch: no per-GPU batch */   \
-    TEXT(lr, r->lr) TEXT(seed, r->seed) NUM(steps_median, r->nmed) NUM(steady_epochs, r->T.n)                       \
-    NUM(epoch_s_median, r->tmed) NUM(epoch_s_min, vec_min(&r->T)) NUM(epoch_s_max, vec_max(&r->T))                  \
-    NUM(images_per_s_median, r->imed) NUM(images_per_s_min, vec_min(&r->I)) NUM(images_per_s_max, vec_max(&r->I))   \
-    NUM(step_ms_median, r->smed)                                                                                     \
+    TEXT(math, r->math) TEXT(grad_dtype, r->gd) NUM(gpus, r->gpus) NUM(global_batch, r->global_batch)              \
+    NUM(per_gpu_batch, r->pipe ? -1 : r->per_gpu) /* a pipeline's stages each see the whole batch: none per GPU */  \
+    TEXT(lr, r->lr) TEXT(seed, r->seed) NUM(steps_median, r->med[RESULTS_COL_steps])                                \
+    NUM(steady_epochs, run_steady_count(r, RESULTS_COL_epoch_s))                                                     \
+    NUM(epoch_s_median, r->med[RESULTS_COL_epoch_s]) NUM(epoch_s_min, run_steady_min(r, RESULTS_COL_epoch_s))        \
+    NUM(epoch_s_max, run_steady_max(r, RESULTS_COL_epoch_s))                                                         \
+    NUM(images_per_s_median, r->med[RESULTS_COL_images_per_s])                                                       \
+    NUM(images_per_s_min, run_steady_min(r, RESULTS_COL_images_per_s))                                               \
+    NUM(images_per_s_max, run_steady_max(r, RESULTS_COL_images_per_s))                                               \
+    NUM(step_ms_median, r->med[RESULTS_COL_step_ms])                                                                 \
     NUM(final_test_acc, last && !isnan(r->facc) ? last->test_acc : NAN) /* facc's cell, unscaled */                \
     NUM(final_comm_ms, last ? last->stats.comm_ms : NAN)                                                             \
     NUM(final_exposed_comm_ms, last ? last->stats.exposed_comm_ms : NAN)                                             \

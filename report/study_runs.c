@@ -1,36 +1,27 @@
 /* study_runs.c — a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
  * configurations by study/key.h's key, one run kept per configuration (study_pick), and each kept run's rows
- * gathered: steady lists, medians, final accuracy and status. */
+ * gathered: medians of its steady rows per column, final accuracy and status. Linear in the rows: runs are found by
+ * id through a hash map, configurations through a hash of the key cells that are no wildcard. */
 #include "study_runs.h"
-#include "../engine/errmsg.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void vec_push(vec_t *v, double x) {
-    if (v->n == v->cap) {
-        int cap = v->cap ? 2 * v->cap : 8;
-        double *p = realloc(v->v, (size_t)cap * sizeof *p);
-        if (!p) {   /* a median over fewer epochs than measured would be a wrong number, printed as a right one */
-            fprintf(stderr, "scaling report: out of host memory keeping a run's epochs\n");
-            exit(1);
-        }
-        v->v = p;
-        v->cap = cap;
-    }
-    v->v[v->n++] = x;
+int cmp_int(long long a, long long b) { return (a > b) - (a < b); }
+int cmp_num(double a, double b) {
+    if (isnan(a)) a = 0;
+    if (isnan(b)) b = 0;
+    return (a > b) - (a < b);
 }
 
-static double vec_median(const vec_t *v) {
-    if (!v->n) return NAN;
-    double *x = malloc((size_t)v->n * sizeof *x);
-    if (!x) return NAN;
-    memcpy(x, v->v, (size_t)v->n * sizeof *x);
-    double m = study_median(x, v->n);
-    free(x);
-    return m;
+static int math_rank(const char *m) {
+    return !strcmp(m, "fp32") ? 1 : !strcmp(m, "tf32") ? 2 : !strcmp(m, "bf16") ? 3 : 4;
+}
+int math_cmp(const char *a, const char *b) {
+    int c = cmp_int(math_rank(a), math_rank(b));
+    return c ? c : strcmp(a, b);
 }
 
 int isnum(const char *s) {
@@ -60,247 +51,230 @@ const char *num_s(char *buf, size_t len, double x) {
     return buf;
 }
 
-/* Each field after a \034: a key compares field by field, an empty field before any text. */
-void key_num(char *k, size_t len, double x) {
-    size_t n = strlen(k);
-    if (n < len) snprintf(k + n, len - n, "\034%025.10f", isnan(x) ? 0 : x);
-}
-void key_str(char *k, size_t len, const char *s) {
-    size_t n = strlen(k);
-    if (n < len) snprintf(k + n, len - n, "\034%s", s);
-}
+const char *study_ref(const study_runs_t *s) { return text_str(&s->ref); }
 
-void study_math_rank(char *out, size_t len, const char *m) {
-    if (strcmp(m, "fp32") == 0)
-        snprintf(out, len, "1");
-    else if (strcmp(m, "tf32") == 0)
-        snprintf(out, len, "2");
-    else if (strcmp(m, "bf16") == 0)
-        snprintf(out, len, "3");
-    else
-        snprintf(out, len, "4%s", m);
-}
+/* ---- runs into configurations */
 
-/* The link tag: "2 nodes" and the NCCL settings without their NCCL_ prefix, less NCCL_HOSTID (it only names the
- * nodes); "" on one node with NCCL's default transports. */
-static void link_tag(char *out, size_t len, int nodes, const char *tr) {
-    out[0] = '\0';
-    if (nodes > 1) snprintf(out, len, "%d nodes", nodes);
-    if (!*tr || strcmp(tr, "default") == 0) return;
-    char copy[300];
-    snprintf(copy, sizeof copy, "%s", tr);
-    for (char *save = NULL, *p = strtok_r(copy, ";", &save); p; p = strtok_r(NULL, ";", &save)) {
-        if (strncmp(p, "NCCL_HOSTID=", 12) == 0) continue;
-        if (strncmp(p, "NCCL_", 5) == 0) p += 5;
-        size_t n = strlen(out);
-        snprintf(out + n, len - n, "%s%s", n ? ", " : "", p);
-    }
-}
-
-static void fact(char *list, size_t len, const char *v) {
-    if (!*v) return;
-    /* distinct values, comma-separated, in the order first seen */
-    size_t vl = strlen(v);
-    for (const char *p = list; *p;) {
-        const char *e = strstr(p, ", ");
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n == vl && strncmp(p, v, n) == 0) return;
-        if (!e) break;
-        p = e + 2;
-    }
-    size_t n = strlen(list);
-    snprintf(list + n, len - n, "%s%s", n ? ", " : "", v);
-}
-
-static int add_distinct(char (*list)[16], int *n, int max, const char *v) {
-    for (int i = 0; i < *n; i++)
-        if (strcmp(list[i], v) == 0) return 0;
-    if (*n < max) snprintf(list[(*n)++], 16, "%s", v);
-    return 1;
-}
-
-/* Runs of the file before selection: their key, progress and first timestamp. */
+/* A run of the file before selection: its key (the cells --resume's key holds), progress and first timestamp. */
 typedef struct {
     const char *id, *first_ts;
-    results_key_t key;
+    char *cells;                            /* the key's cells, one after another */
+    const char *key[RESULTS_KEY_FIELDS];
+    unsigned long long hash;                /* of the cells that are no wildcard: equal for one configuration */
     study_progress_t prog;
-    int config, keep;
+    int config, keep, run;
 } cand_t;
 
-static int cand_of(cand_t **c, int *n, int *cap, const char *id) {
-    for (int i = *n - 1; i >= 0; i--)
-        if (strcmp((*c)[i].id, id) == 0) return i;
-    if (*n == *cap) {
-        int nc = *cap ? 2 * *cap : 64;
-        cand_t *p = realloc(*c, (size_t)nc * sizeof *p);
-        if (!p) return -1;
-        *c = p;
-        *cap = nc;
+/* A configuration: its key, the most specific cells its runs wrote (study_key_merge), and the next configuration
+ * of the same hash bucket, in the order they were made. */
+typedef struct {
+    const char *key[RESULTS_KEY_FIELDS];
+    unsigned long long hash;
+    int next;
+} config_t;
+
+static void cand_key(cand_t *c, const results_row_t *row) {
+    results_key_t k;
+    results_key_of_row(row, &k);
+    size_t len = 0;
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) len += strlen(k.cell[f]) + 1;
+    char *p = c->cells = mem_alloc(len);
+    c->hash = MEM_HASH_SEED;
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
+        size_t n = strlen(k.cell[f]) + 1;
+        memcpy(p, k.cell[f], n);
+        c->key[f] = p;
+        p += n;
+        if (!study_key_wildcard(f)) c->hash = mem_hash(c->hash, c->key[f], n);
     }
-    memset(&(*c)[*n], 0, sizeof **c);
-    (*c)[*n].id = id;
-    study_progress_init(&(*c)[*n].prog);
-    return (*n)++;
+}
+
+/* study_key_match and study_key_merge on keys of cells. */
+static int key_match(const char *const *a, const char *const *b) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
+        if ((!*a[i] || !*b[i]) && study_key_wildcard(i)) continue;
+        if (strcmp(a[i], b[i]) != 0) return 0;
+    }
+    return 1;
+}
+static void key_merge(const char **into, const char *const *k) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (!*into[i]) into[i] = k[i];
 }
 
 /* Earliest first (timestamps are ISO 8601), then by run id. */
-static int cand_before(const cand_t *a, const cand_t *b) {
-    int c = strcmp(a->first_ts, b->first_ts);
-    return c < 0 || (c == 0 && strcmp(a->id, b->id) < 0);
+static int cand_cmp(const void *a, const void *b) {
+    const cand_t *x = *(const cand_t *const *)a, *y = *(const cand_t *const *)b;
+    int c = strcmp(x->first_ts, y->first_ts);
+    return c ? c : strcmp(x->id, y->id);
 }
 
-/* Groups the file's runs into configurations and marks the one run that stands for each (study_pick). */
-static int select_runs(study_runs_t *s, char *err, size_t errlen) {
+/* Configurations in the order their runs started, each run joining the first whose key matches; returns how many.
+ * Two runs can match only where every cell that is no wildcard is equal, so only one hash bucket is searched. */
+static int assign_configs(int n, cand_t **order) {
+    config_t *cfg = mem_alloc((size_t)(n ? n : 1) * sizeof *cfg);
+    int nb = 64;
+    while (nb < 2 * n) nb *= 2;
+    int *head = mem_alloc((size_t)nb * sizeof *head), *tail = mem_alloc((size_t)nb * sizeof *tail);
+    for (int b = 0; b < nb; b++) head[b] = tail[b] = -1;
+    int nk = 0;
+    for (int o = 0; o < n; o++) {
+        cand_t *x = order[o];
+        int b = (int)(x->hash & (unsigned long long)(nb - 1)), k = head[b];
+        while (k >= 0 && !(cfg[k].hash == x->hash && key_match(cfg[k].key, x->key))) k = cfg[k].next;
+        if (k < 0) {
+            k = nk++;
+            memcpy(cfg[k].key, x->key, sizeof cfg[k].key);
+            cfg[k].hash = x->hash;
+            cfg[k].next = -1;
+            if (tail[b] >= 0) cfg[tail[b]].next = k;
+            else head[b] = k;
+            tail[b] = k;
+        } else
+            key_merge(cfg[k].key, x->key);
+        x->config = k;
+    }
+    free(cfg);
+    free(head);
+    free(tail);
+    return nk;
+}
+
+/* Groups the file's runs into configurations and marks the one run that stands for each (study_pick); fills
+ * row_cand with each row's run. Returns the runs (cand_t) for the caller to free with their cells. */
+static cand_t *select_runs(study_runs_t *s, int *row_cand, int *ncand) {
     cand_t *c = NULL;
     int n = 0, cap = 0;
+    smap_t ids = {0};
     for (int r = 0; r < s->rows.n; r++) {
         const results_row_t *row = &s->rows.row[r];
-        int i = cand_of(&c, &n, &cap, row->run_id);
+        int i = smap_get(&ids, row->run_id);
         if (i < 0) {
-            free(c);
-            return errmsg(2, err, errlen, "out of memory");
-        }
-        if (!c[i].first_ts) {
-            c[i].first_ts = row->timestamp;
-            results_key_of_row(row, &c[i].key); /* the cells --resume's key holds */
+            cand_t *x = MEM_PUSH(c, n, cap);
+            i = n - 1;
+            x->id = row->run_id;
+            x->first_ts = row->timestamp;
+            study_progress_init(&x->prog);
+            cand_key(x, row);
+            smap_put(&ids, x->id, i);
         }
         if (strcmp(row->timestamp, c[i].first_ts) < 0) c[i].first_ts = row->timestamp;
         if (row->epoch >= 0) study_progress_add(&c[i].prog, row->epoch, row->status);
+        row_cand[r] = i;
     }
+    smap_free(&ids);
     s->allruns = n;
-    /* Configurations in the order their runs started, each run joining the first whose key matches. */
-    int *order = malloc((size_t)(n ? n : 1) * sizeof *order);
-    results_key_t *keys = malloc((size_t)(n ? n : 1) * sizeof *keys);
-    const study_progress_t **p = malloc((size_t)(n ? n : 1) * sizeof *p);
-    int *members = malloc((size_t)(n ? n : 1) * sizeof *members);
-    s->run = calloc((size_t)(n ? n : 1), sizeof *s->run);   /* at most one kept run per run */
-    if (!order || !keys || !p || !members || !s->run) {
-        free(s->run);
-        s->run = NULL;
-        free(order);
-        free(keys);
-        free(p);
-        free(members);
-        free(c);
-        return errmsg(2, err, errlen, "out of memory");
-    }
-    for (int i = 0; i < n; i++) {
-        int j = i;
-        while (j > 0 && cand_before(&c[i], &c[order[j - 1]])) order[j] = order[j - 1], j--;
-        order[j] = i;
-    }
-    int nk = 0;
-    for (int o = 0; o < n; o++) {
-        cand_t *x = &c[order[o]];
-        int k = 0;
-        while (k < nk && !study_key_match(&keys[k], &x->key)) k++;
-        if (k == nk)
-            keys[nk++] = x->key;
-        else
-            study_key_merge(&keys[k], &x->key);
-        x->config = k;
-    }
+    cand_t **order = mem_alloc((size_t)(n ? n : 1) * sizeof *order);
+    for (int i = 0; i < n; i++) order[i] = &c[i];
+    qsort(order, (size_t)n, sizeof *order, cand_cmp);
+    int nk = assign_configs(n, order);
+    /* each configuration's runs in start order (a counting sort), and its pick */
+    int *start = mem_zalloc((size_t)nk + 1, sizeof *start);
+    for (int i = 0; i < n; i++) start[c[i].config + 1]++;
+    for (int k = 0; k < nk; k++) start[k + 1] += start[k];
+    int *fill = mem_alloc((size_t)(nk ? nk : 1) * sizeof *fill);
+    memcpy(fill, start, (size_t)nk * sizeof *fill);
+    cand_t **members = mem_alloc((size_t)(n ? n : 1) * sizeof *members);
+    for (int o = 0; o < n; o++) members[fill[order[o]->config]++] = order[o];
+    const study_progress_t **p = mem_alloc((size_t)(n ? n : 1) * sizeof *p);
     for (int k = 0; k < nk; k++) {
-        int m = 0;
-        for (int o = 0; o < n; o++)
-            if (c[order[o]].config == k) members[m] = order[o], p[m++] = &c[order[o]].prog;
+        int m = start[k + 1] - start[k];
+        for (int j = 0; j < m; j++) p[j] = &members[start[k] + j]->prog;
         int pick = study_pick(p, m);
-        if (pick >= 0) c[members[pick]].keep = 1;
+        if (pick >= 0) members[start[k] + pick]->keep = 1;
     }
     s->leftout = n - nk;
-    /* The kept runs, in the order of their first row. */
-    for (int i = 0; i < n; i++)
-        if (c[i].keep) {
-            s->run[s->nr].run_id = c[i].id;
-            snprintf(s->run[s->nr++].fstat, sizeof s->run[0].fstat, "%s", study_verdict(&c[i].prog));
-        }
-    free(order);
-    free(keys);
     free(p);
     free(members);
-    free(c);
-    return 0;
+    free(fill);
+    free(start);
+    free(order);
+    *ncand = n;
+    return c;
 }
 
-static int run_index(const study_runs_t *s, const char *id, int *hint) {
-    if (*hint >= 0 && *hint < s->nr && strcmp(s->run[*hint].run_id, id) == 0) return *hint;
-    for (int i = 0; i < s->nr; i++)
-        if (strcmp(s->run[i].run_id, id) == 0) return *hint = i;
-    return -1;
+/* ---- the kept runs' rows gathered */
+
+/* The link tag: "2 nodes" and the NCCL settings without their NCCL_ prefix, less NCCL_HOSTID (it only names the
+ * nodes); "" on one node with NCCL's default transports. */
+static char *link_tag(int nodes, const char *tr) {
+    bytes_t b = {0};
+    if (nodes > 1) text_printf(&b, "%d nodes", nodes);
+    if (*tr && strcmp(tr, "default") != 0) {
+        char *copy = mem_printf("%s", tr);
+        for (char *save = NULL, *p = strtok_r(copy, ";", &save); p; p = strtok_r(NULL, ";", &save)) {
+            if (strncmp(p, "NCCL_HOSTID=", 12) == 0) continue;
+            if (strncmp(p, "NCCL_", 5) == 0) p += 5;
+            text_printf(&b, "%s%s", b.len ? ", " : "", p);
+        }
+        free(copy);
+    }
+    text_printf(&b, "%s", "");
+    return b.s;
 }
 
 static int group_of(study_runs_t *s, const char *model, const char *dataset) {
-    char id[200];
-    snprintf(id, sizeof id, "%s-%s", model, dataset);
+    char *id = mem_printf("%s-%s", model, dataset);
     for (char *q = id; *q; q++)
         if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '.' ||
               *q == '_' || *q == '-'))
             *q = '_';
     for (int g = 0; g < s->ng; g++)
-        if (strcmp(s->grp[g].id, id) == 0) return g;
-    group_t *p = realloc(s->grp, (size_t)(s->ng + 1) * sizeof *p);
-    if (!p) return -1;
-    s->grp = p;
-    group_t *g = &s->grp[s->ng];
-    memset(g, 0, sizeof *g);
-    snprintf(g->id, sizeof g->id, "%s", id);
-    snprintf(g->sub, sizeof g->sub, "%s on %s", model, dataset);
-    return s->ng++;
-}
-
-static void push_num(vec_t *v, double x) {
-    if (x >= 0) vec_push(v, x); /* < 0: an empty cell; NaN (a diverged loss) is no time either */
-}
-
-static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int fresh) {
-    group_t *g;
-    if (fresh) {
-        r->group = group_of(s, row->model, row->dataset);
-        g = &s->grp[r->group];
-        r->strategy = row->strategy;
-        r->model = row->model;
-        r->dataset = row->dataset;
-        r->env = &row->env;
-        r->gpus = row->gpus;
-        r->G = row->global_batch;
-        r->b = row->per_gpu_batch;
-        /* lr, seed and micro_batches as their cells read (the writer's formats) */
-        if (row->lr >= 0) snprintf(r->lr_s, sizeof r->lr_s, "%.6g", row->lr);
-        snprintf(r->seed_s, sizeof r->seed_s, "%llu", row->seed);
-        if (row->stats.micro_batches >= 0) snprintf(r->mb_s, sizeof r->mb_s, "%d", row->stats.micro_batches);
-        r->lr = r->lr_s;
-        r->seed = r->seed_s;
-        r->mb = r->mb_s;
-        r->M = row->stats.micro_batches > 0 ? row->stats.micro_batches : 0;
-        r->sched = row->stats.schedule;
-        r->info = strategy_info_find(s->infos, r->strategy);
-        /* a micro_batches cell stands for a pipeline's only where the strategy is unknown */
-        r->pipe = study_is_pipeline(r->info, r->M);
-        r->global = study_t1_global(r->info, r->M);
-        r->bk = study_line_batch(r->global, r->b, r->G);
-        if (!r->info) fact(s->unknown, sizeof s->unknown, r->strategy);
-        r->algo = row->stats.nccl_algo;
-        r->math = row->math;
-        r->gd = row->grad_dtype;
-        r->tr = row->env.nccl_transport;
-        link_tag(r->link, sizeof r->link, row->nodes, r->tr);
-        r->nodes = row->nodes > 0 ? row->nodes : 1;
-        r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
-        r->facc = NAN;
-        r->peak_mb = NAN;
-        r->last = -1;
-        add_distinct(g->maths, &g->nm, 8, r->math);
-        if (*r->gd) add_distinct(g->gds, &g->ngd, 8, r->gd);
-        if (*r->seed) {
-            int k = 0;
-            while (k < g->nseeds && strcmp(g->seeds[k], r->seed)) k++;
-            if (k == g->nseeds && k < 64) snprintf(g->seeds[g->nseeds++], 32, "%s", r->seed);
+        if (strcmp(s->grp[g].id, id) == 0) {
+            free(id);
+            return g;
         }
-    }
-    g = &s->grp[r->group];
-    fact(g->gpus, sizeof g->gpus, row->env.gpu_name);
-    fact(g->hosts, sizeof g->hosts, row->env.host);
-    fact(g->commits, sizeof g->commits, row->env.git_commit);
+    group_t *g = MEM_PUSH(s->grp, s->ng, s->capg);
+    g->id = id;
+    g->sub = mem_printf("%s on %s", model, dataset);
+    return s->ng - 1;
+}
+
+/* The run's cells from its first row. */
+static void run_start(study_runs_t *s, run_t *r, const results_row_t *row) {
+    r->group = group_of(s, row->model, row->dataset);
+    group_t *g = &s->grp[r->group];
+    r->run_id = row->run_id;
+    r->strategy = row->strategy;
+    r->model = row->model;
+    r->dataset = row->dataset;
+    r->env = &row->env;
+    r->gpus = row->gpus;
+    r->global_batch = row->global_batch;
+    r->per_gpu = row->per_gpu_batch;
+    /* lr, seed and micro_batches as their cells read (the writer's formats) */
+    if (row->lr >= 0) snprintf(r->lr, sizeof r->lr, "%.6g", row->lr);
+    snprintf(r->seed, sizeof r->seed, "%llu", row->seed);
+    if (row->stats.micro_batches >= 0) snprintf(r->mb, sizeof r->mb, "%d", row->stats.micro_batches);
+    r->micro = row->stats.micro_batches > 0 ? row->stats.micro_batches : 0;
+    r->sched = row->stats.schedule;
+    r->info = strategy_info_find(s->infos, r->strategy);
+    /* a micro_batches cell stands for a pipeline's only where the strategy is unknown */
+    r->pipe = study_is_pipeline(r->info, r->micro);
+    r->global = study_t1_global(r->info, r->micro);
+    r->line_batch = study_line_batch(r->global, r->per_gpu, r->global_batch);
+    if (!r->info && *r->strategy) names_add(&s->unknown, r->strategy);
+    r->algo = row->stats.nccl_algo;
+    r->math = row->math;
+    r->gd = row->grad_dtype;
+    r->tr = row->env.nccl_transport;
+    r->link = link_tag(row->nodes, r->tr);
+    r->nodes = row->nodes > 0 ? row->nodes : 1;
+    r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
+    r->facc = NAN;
+    r->peak_mb = NAN;
+    r->last = -1;
+    names_add(&g->maths, r->math);
+    if (*r->gd) names_add(&g->gds, r->gd);
+    names_add(&g->seeds, r->seed);
+}
+
+static void run_row(study_runs_t *s, run_t *r, const results_row_t *row) {
+    group_t *g = &s->grp[r->group];
+    *MEM_PUSH(r->rows, r->nrows, r->caprows) = row;
+    if (*row->env.gpu_name) names_add(&g->gpus, row->env.gpu_name);
+    if (*row->env.host) names_add(&g->hosts, row->env.host);
+    if (*row->env.git_commit) names_add(&g->commits, row->env.git_commit);
     char d[16];
     snprintf(d, sizeof d, "%.10s", row->timestamp);
     if (*d) {
@@ -309,46 +283,136 @@ static void gather_row(study_runs_t *s, run_t *r, const results_row_t *row, int 
     }
     int e = row->epoch;
     double acc = row->test_acc; /* < 0: none; NaN stays NaN */
-    int has_acc = !(acc < 0) && !isnan(acc);
-    if (e >= 1 && has_acc) vec_push(&r->acc_e, e), vec_push(&r->acc_v, 100 * acc);
     if (e >= 0 && (r->last < 0 || e >= r->last)) {
         r->last = e;
         r->final = row;
-        r->facc = has_acc ? 100 * acc : NAN;
+        r->facc = !(acc < 0) && !isnan(acc) ? 100 * acc : NAN;
     }
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
-    if (strcmp(row->phase, "steady") == 0) {
-        const epoch_stats_t *st = &row->stats;
-        push_num(&r->T, st->epoch_s);
-        push_num(&r->I, row->images_per_s);
-        push_num(&r->S, st->step_ms);
-        push_num(&r->C, st->compute_ms);
-        push_num(&r->X, st->exposed_comm_ms);
-        push_num(&r->D, st->idle_ms);
-        push_num(&r->Q, st->comm_ms);
-        push_num(&r->Y, st->bytes_per_step);
-        push_num(&r->B, st->bubble);
-        push_num(&r->BI, st->bubble_ideal);
-        push_num(&r->N, st->steps);
-        char sb[sizeof st->stage_busy_ms];
-        snprintf(sb, sizeof sb, "%s", st->stage_busy_ms);
+}
+
+static int steady(const results_row_t *row) { return strcmp(row->phase, "steady") == 0; }
+
+/* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */
+static double cell_num(const results_row_t *row, results_col_t c) {
+    const results_column_t *col = &results_schema[c];
+    if (col->type == RESULTS_NUM) return *RESULTS_CMEMBER(row, col, double);
+    if (col->type == RESULTS_INT || col->type == RESULTS_COUNT) return *RESULTS_CMEMBER(row, col, int);
+    return -1;
+}
+
+/* The steady values of column c (>= 0: an empty cell is < 0, and NaN, a diverged loss, is no value either) into x;
+ * returns how many. */
+static int steady_values(const run_t *r, results_col_t c, double *x) {
+    int n = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        double v = cell_num(r->rows[i], c);
+        if (steady(r->rows[i]) && v >= 0) x[n++] = v;
+    }
+    return n;
+}
+
+double run_steady_min(const run_t *r, results_col_t c) {
+    double m = NAN;
+    for (int i = 0; i < r->nrows; i++) {
+        double v = cell_num(r->rows[i], c);
+        if (steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
+    }
+    return m;
+}
+
+double run_steady_max(const run_t *r, results_col_t c) {
+    double m = NAN;
+    for (int i = 0; i < r->nrows; i++) {
+        double v = cell_num(r->rows[i], c);
+        if (steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
+    }
+    return m;
+}
+
+int run_steady_count(const run_t *r, results_col_t c) {
+    int n = 0;
+    for (int i = 0; i < r->nrows; i++) n += steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
+    return n;
+}
+
+/* Per stage, the median of the stage_busy_ms parts of its steady rows (";"-separated, empty parts kept in place, as
+ * awk's split keeps them). */
+static void run_busy(run_t *r) {
+    double **v = NULL;
+    int *nv = NULL, ns = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        if (!steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
+        char *copy = mem_printf("%s", r->rows[i]->stats.stage_busy_ms);
         int k = 0;
-        /* ";"-separated, empty parts kept in place (awk's split) */
-        for (char *p = sb, *q; *sb; p = q + 1) {
+        for (char *p = copy, *q;; p = q + 1, k++) {
             q = strchr(p, ';');
             if (q) *q = '\0';
-            if (k >= r->ns) {
-                vec_t *nv = realloc(r->sb, (size_t)(k + 1) * sizeof *nv);
-                if (!nv) break;
-                r->sb = nv;
-                memset(&r->sb[k], 0, sizeof *nv);
-                r->ns = k + 1;
+            if (k >= ns) {
+                v = mem_realloc(v, (size_t)(k + 1) * sizeof *v);
+                nv = mem_realloc(nv, (size_t)(k + 1) * sizeof *nv);
+                v[k] = mem_alloc((size_t)r->nrows * sizeof **v);
+                nv[k] = 0;
+                ns = k + 1;
             }
-            if (isnum(p)) vec_push(&r->sb[k], atof(p));
-            k++;
+            if (isnum(p)) v[k][nv[k]++] = atof(p);
             if (!q) break;
         }
+        free(copy);
     }
+    r->busy = mem_alloc((size_t)(ns ? ns : 1) * sizeof *r->busy);
+    for (int k = 0; k < ns; k++) {
+        r->busy[k] = study_median(v[k], nv[k]);
+        free(v[k]);
+    }
+    r->nbusy = ns;
+    free(v);
+    free(nv);
+}
+
+static void run_medians(run_t *r) {
+    double *x = mem_alloc((size_t)(r->nrows ? r->nrows : 1) * sizeof *x);
+    for (int c = 0; c < RESULTS_NCOLS; c++) r->med[c] = study_median(x, steady_values(r, (results_col_t)c, x));
+    free(x);
+    run_busy(r);
+}
+
+/* T1's index: the reference runs with a steady time, by group, line batch and math, the fastest (then the first)
+ * first in each. */
+static int t1_cmp(const void *a, const void *b) {
+    const run_t *x = *(const run_t *const *)a, *y = *(const run_t *const *)b;
+    int c = cmp_int(x->group, y->group);
+    if (!c) c = cmp_int(x->line_batch, y->line_batch);
+    if (!c) c = strcmp(x->math, y->math);
+    if (!c) c = cmp_num(x->med[RESULTS_COL_epoch_s], y->med[RESULTS_COL_epoch_s]);
+    return c ? c : (x > y) - (x < y);
+}
+
+static void t1_index(study_runs_t *s) {
+    s->t1 = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *s->t1);
+    for (int i = 0; i < s->nr; i++) {
+        study_t1_t t1;
+        study_t1_init(&t1);
+        study_t1_offer(&t1, s->run[i].info, i, s->run[i].med[RESULTS_COL_epoch_s]);
+        if (t1.run >= 0) s->t1[s->nt1++] = &s->run[i];
+    }
+    qsort(s->t1, (size_t)s->nt1, sizeof *s->t1, t1_cmp);
+}
+
+int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
+    int lo = 0, hi = s->nt1;
+    while (lo < hi) {   /* the first entry not before (g, bk, m) */
+        int mid = (lo + hi) / 2;
+        const run_t *r = s->t1[mid];
+        int c = cmp_int(r->group, g);
+        if (!c) c = cmp_int(r->line_batch, bk);
+        if (!c) c = strcmp(r->math, m);
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == s->nt1) return -1;
+    const run_t *r = s->t1[lo];
+    return r->group == g && r->line_batch == bk && strcmp(r->math, m) == 0 ? (int)(r - s->run) : -1;
 }
 
 int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *infos, char *err, size_t errlen) {
@@ -356,68 +420,55 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
     s->infos = infos;
     int rc = results_read(path, &s->rows, err, errlen);
     if (rc) return rc;
-    if ((rc = select_runs(s, err, errlen))) {
-        study_free(s);
-        return rc;
+    int *row_cand = mem_alloc((size_t)(s->rows.n ? s->rows.n : 1) * sizeof *row_cand), n;
+    cand_t *c = select_runs(s, row_cand, &n);
+    s->run = mem_zalloc((size_t)(n ? n : 1), sizeof *s->run);   /* at most one kept run per run */
+    for (int i = 0; i < n; i++) {
+        c[i].run = c[i].keep ? s->nr++ : -1;
+        if (c[i].keep) snprintf(s->run[c[i].run].fstat, sizeof s->run[0].fstat, "%s", study_verdict(&c[i].prog));
     }
-    char *seen = calloc((size_t)(s->nr ? s->nr : 1), 1);
-    if (!seen) {
-        study_free(s);
-        return errmsg(2, err, errlen, "out of memory");
-    }
-    /* runs in the order of their first row (select_runs kept file order of first appearance) */
-    int hint = -1;
+    /* the kept runs in the order of their first row */
     for (int r = 0; r < s->rows.n; r++) {
-        int i = run_index(s, s->rows.row[r].run_id, &hint);
+        int i = c[row_cand[r]].run;
         if (i < 0) continue;
-        gather_row(s, &s->run[i], &s->rows.row[r], !seen[i]);
-        seen[i] = 1;
+        if (!s->run[i].rows) run_start(s, &s->run[i], &s->rows.row[r]);
+        run_row(s, &s->run[i], &s->rows.row[r]);
     }
-    free(seen);
+    for (int i = 0; i < n; i++) free(c[i].cells);
+    free(c);
+    free(row_cand);
     /* the references among the reported runs, else the registry's first: the name the report gives T1 */
+    names_t refs = {0};
     for (int i = 0; i < s->nr; i++)
-        if (study_is_reference(s->run[i].info)) fact(s->ref, sizeof s->ref, s->run[i].strategy);
-    for (int i = 0; !*s->ref && infos && infos[i]; i++)
-        if (study_is_reference(infos[i])) snprintf(s->ref, sizeof s->ref, "%s", infos[i]->name);
-    if (!*s->ref) snprintf(s->ref, sizeof s->ref, "the reference strategy");
-    for (int i = 0; i < s->nr; i++) {
-        run_t *r = &s->run[i];
-        r->tmed = vec_median(&r->T);
-        r->imed = vec_median(&r->I);
-        r->smed = vec_median(&r->S);
-        r->cmed = vec_median(&r->C);
-        r->xmed = vec_median(&r->X);
-        r->dmed = vec_median(&r->D);
-        r->qmed = vec_median(&r->Q);
-        r->ymed = vec_median(&r->Y);
-        r->bmed = vec_median(&r->B);
-        r->bimed = vec_median(&r->BI);
-        r->nmed = vec_median(&r->N);
-    }
+        if (study_is_reference(s->run[i].info) && *s->run[i].strategy) names_add(&refs, s->run[i].strategy);
+    for (int i = 0; !refs.n && infos && infos[i]; i++)
+        if (study_is_reference(infos[i])) names_add(&refs, infos[i]->name);
+    if (!refs.n) names_add(&refs, "the reference strategy");
+    names_join(&s->ref, &refs, ", ");
+    names_free(&refs);
+    for (int i = 0; i < s->nr; i++) run_medians(&s->run[i]);
+    t1_index(s);
     return 0;
 }
 
 void study_free(study_runs_t *s) {
     for (int i = 0; s->run && i < s->nr; i++) {
-        run_t *r = &s->run[i];
-        vec_t *v[] = {&r->T, &r->I, &r->S,  &r->C, &r->X,     &r->D,    &r->Q,
-                      &r->Y, &r->B, &r->BI, &r->N, &r->acc_e, &r->acc_v};
-        for (size_t k = 0; k < sizeof v / sizeof *v; k++) free(v[k]->v);
-        for (int k = 0; k < r->ns; k++) free(r->sb[k].v);
-        free(r->sb);
+        free(s->run[i].rows);
+        free(s->run[i].link);
+        free(s->run[i].busy);
+    }
+    for (int g = 0; g < s->ng; g++) {
+        group_t *gr = &s->grp[g];
+        free(gr->id);
+        free(gr->sub);
+        names_t *l[] = {&gr->gpus, &gr->hosts, &gr->commits, &gr->maths, &gr->gds, &gr->seeds};
+        for (size_t k = 0; k < sizeof l / sizeof *l; k++) names_free(l[k]);
     }
     free(s->run);
     free(s->grp);
+    free(s->t1);
+    names_free(&s->unknown);
+    free(s->ref.s);
     results_rows_free(&s->rows);
     memset(s, 0, sizeof *s);
-}
-
-int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
-    study_t1_t t1;
-    study_t1_init(&t1);
-    for (int i = 0; i < s->nr; i++) {
-        const run_t *r = &s->run[i];
-        if (r->group == g && r->bk == bk && strcmp(r->math, m) == 0) study_t1_offer(&t1, r->info, i, r->tmed);
-    }
-    return t1.run;
 }

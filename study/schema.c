@@ -5,12 +5,13 @@
 #include <string.h>
 
 #define COLUMN_DESC(name, type, member, fmt, flags) \
-    {name, RESULTS_##type, RESULTS_F_##flags, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
+    {#name, RESULTS_##type, RESULTS_F_##flags, offsetof(results_row_t, member), sizeof(((results_row_t *)0)->member), fmt},
 const results_column_t results_schema[] = {RESULTS_SCHEMA(COLUMN_DESC)};
 #define NCOLS ((int)(sizeof results_schema / sizeof results_schema[0]))
+_Static_assert(sizeof results_schema / sizeof results_schema[0] == RESULTS_NCOLS, "one entry per column");
 _Static_assert(sizeof results_schema / sizeof results_schema[0] <= 128, "the runs' scan (runs.c) keeps at most 128 columns");
 
-#define COLUMN_NAME(name, type, member, fmt, flags) name,
+#define COLUMN_NAME(name, type, member, fmt, flags) #name,
 const char *const results_columns[] = {RESULTS_SCHEMA(COLUMN_NAME) NULL};
 
 int results_ncolumns(void) {

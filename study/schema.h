@@ -56,7 +56,8 @@ typedef struct {
 #define RESULTS_STATUSES "ok", "diverged", "oom", "failed", "timeout", "interrupted", "replicas-differ"
 
 /* The schema: every CSV column once, in file order, with its type and the row member it is written from and read
- * into. X(name, type, member, number format, flags). Types: TEXT a char array, STR a const char *, U64, INT (< 0:
+ * into. X(name, type, member, number format, flags): name is the column's name as an identifier (the header has it
+ * as text, results_col_t as RESULTS_COL_<name>). Types: TEXT a char array, STR a const char *, U64, INT (< 0:
  * empty), COUNT (<= 0: empty), NUM a double (< 0: empty; NaN stays "nan", a diverged loss), REPLICAS the int
  * replicas_identical as "identical" / "DIFFER" / empty. Flags: NAME, a cell that names something and goes into
  * figures, tables and labels: on read it must hold only RESULTS_NAME_CHARS, or the CSV is refused (a CSV from
@@ -64,62 +65,68 @@ typedef struct {
  * a list of settings (NCCL_HOSTID=a|b): RESULTS_NAME_CHARS and '|'. Any change of names or order makes an older CSV's header
  * differ, so appending to it is refused; results_read still reads it, by column name. */
 #define RESULTS_SCHEMA(X) \
-    X("run_id",          TEXT,     run_id,                   NULL,    NAME) \
-    X("timestamp",       TEXT,     timestamp,                NULL,    NAME) \
-    X("strategy",        STR,      strategy,                 NULL,    NAME) \
-    X("model",           STR,      model,                    NULL,    NAME) \
-    X("dataset",         STR,      dataset,                  NULL,    NAME) \
-    X("seed",            U64,      seed,                     NULL,    0   ) \
-    X("gpus",            INT,      gpus,                     NULL,    0   ) \
-    X("global_batch",    INT,      global_batch,             NULL,    0   ) \
-    X("per_gpu_batch",   INT,      per_gpu_batch,            NULL,    0   ) \
-    X("lr",              NUM,      lr,                       "%.6g",  0   ) \
-    X("momentum",        NUM,      momentum,                 "%.6g",  0   ) \
-    X("weight_decay",    NUM,      weight_decay,             "%.6g",  0   ) \
-    X("math",            STR,      math,                     NULL,    NAME) \
-    X("grad_dtype",      STR,      grad_dtype,               NULL,    NAME) \
-    X("init",            STR,      init,                     NULL,    NAME) \
-    X("epoch",           INT,      epoch,                    NULL,    0   ) \
-    X("phase",           STR,      phase,                    NULL,    NAME) \
-    X("steps",           INT,      stats.steps,              NULL,    0   ) \
-    X("epoch_s",         NUM,      stats.epoch_s,            "%.6f",  0   ) \
-    X("images_per_s",    NUM,      images_per_s,             "%.6g",  0   ) \
-    X("step_ms",         NUM,      stats.step_ms,            "%.4f",  0   ) \
-    X("train_loss",      NUM,      stats.train_loss,         "%.6g",  0   ) \
-    X("train_acc",       NUM,      stats.train_acc,          "%.6g",  0   ) \
-    X("test_acc",        NUM,      test_acc,                 "%.6g",  0   ) \
-    X("status",          STR,      status,                   NULL,    NAME) \
-    X("reason",          STR,      reason,                   NULL,    0   ) \
-    X("compute_ms",      NUM,      stats.compute_ms,         "%.6g",  0   ) \
-    X("comm_ms",         NUM,      stats.comm_ms,            "%.6g",  0   ) \
-    X("exposed_comm_ms", NUM,      stats.exposed_comm_ms,    "%.6g",  0   ) \
-    X("idle_ms",         NUM,      stats.idle_ms,            "%.6g",  0   ) \
-    X("bytes_per_step",  NUM,      stats.bytes_per_step,     "%.0f",  0   ) /* a byte count: %.6g would round it */ \
-    X("algbw_gbs",       NUM,      stats.algbw_gbs,          "%.6g",  0   ) \
-    X("busbw_gbs",       NUM,      stats.busbw_gbs,          "%.6g",  0   ) \
-    X("nccl_algo",       TEXT,     stats.nccl_algo,          NULL,    NAME) \
-    X("replicas",        REPLICAS, stats.replicas_identical, NULL,    0   ) \
-    X("stages",          INT,      stats.stages,             NULL,    0   ) \
-    X("micro_batches",   INT,      stats.micro_batches,      NULL,    0   ) \
-    X("schedule",        TEXT,     stats.schedule,           NULL,    NAME) \
-    X("split",           TEXT,     stats.split,              NULL,    NAME) \
-    X("bubble",          NUM,      stats.bubble,             "%.6g",  0   ) \
-    X("bubble_ideal",    NUM,      stats.bubble_ideal,       "%.6g",  0   ) \
-    X("stage_busy_ms",   TEXT,     stats.stage_busy_ms,      NULL,    NAME) \
-    X("peak_mem_mb",     NUM,      stats.peak_mem_mb,        "%.6g",  0   ) \
-    X("mem_free_mb",     NUM,      mem_free_mb,              "%.6g",  0   ) \
-    X("mem_total_mb",    NUM,      mem_total_mb,             "%.6g",  0   ) \
-    X("nodes",           COUNT,    nodes,                    NULL,    0   ) \
-    X("gpus_per_node",   COUNT,    gpus_per_node,            NULL,    0   ) \
-    X("nccl_transport",  TEXT,     env.nccl_transport,       NULL,    SET ) \
-    X("timeout_s",       NUM,      timeout_s,                "%.6g",  0   ) \
-    X("gpu_name",        TEXT,     env.gpu_name,             NULL,    NAME) \
-    X("driver",          TEXT,     env.driver,               NULL,    NAME) \
-    X("cuda",            TEXT,     env.cuda,                 NULL,    NAME) \
-    X("cudnn",           TEXT,     env.cudnn,                NULL,    NAME) \
-    X("nccl",            TEXT,     env.nccl,                 NULL,    NAME) \
-    X("host",            TEXT,     env.host,                 NULL,    NAME) \
-    X("git_commit",      TEXT,     env.git_commit,           NULL,    NAME)
+    X(run_id,            TEXT,     run_id,                   NULL,    NAME) \
+    X(timestamp,         TEXT,     timestamp,                NULL,    NAME) \
+    X(strategy,          STR,      strategy,                 NULL,    NAME) \
+    X(model,             STR,      model,                    NULL,    NAME) \
+    X(dataset,           STR,      dataset,                  NULL,    NAME) \
+    X(seed,              U64,      seed,                     NULL,    0   ) \
+    X(gpus,              INT,      gpus,                     NULL,    0   ) \
+    X(global_batch,      INT,      global_batch,             NULL,    0   ) \
+    X(per_gpu_batch,     INT,      per_gpu_batch,            NULL,    0   ) \
+    X(lr,                NUM,      lr,                       "%.6g",  0   ) \
+    X(momentum,          NUM,      momentum,                 "%.6g",  0   ) \
+    X(weight_decay,      NUM,      weight_decay,             "%.6g",  0   ) \
+    X(math,              STR,      math,                     NULL,    NAME) \
+    X(grad_dtype,        STR,      grad_dtype,               NULL,    NAME) \
+    X(init,              STR,      init,                     NULL,    NAME) \
+    X(epoch,             INT,      epoch,                    NULL,    0   ) \
+    X(phase,             STR,      phase,                    NULL,    NAME) \
+    X(steps,             INT,      stats.steps,              NULL,    0   ) \
+    X(epoch_s,           NUM,      stats.epoch_s,            "%.6f",  0   ) \
+    X(images_per_s,      NUM,      images_per_s,             "%.6g",  0   ) \
+    X(step_ms,           NUM,      stats.step_ms,            "%.4f",  0   ) \
+    X(train_loss,        NUM,      stats.train_loss,         "%.6g",  0   ) \
+    X(train_acc,         NUM,      stats.train_acc,          "%.6g",  0   ) \
+    X(test_acc,          NUM,      test_acc,                 "%.6g",  0   ) \
+    X(status,            STR,      status,                   NULL,    NAME) \
+    X(reason,            STR,      reason,                   NULL,    0   ) \
+    X(compute_ms,        NUM,      stats.compute_ms,         "%.6g",  0   ) \
+    X(comm_ms,           NUM,      stats.comm_ms,            "%.6g",  0   ) \
+    X(exposed_comm_ms,   NUM,      stats.exposed_comm_ms,    "%.6g",  0   ) \
+    X(idle_ms,           NUM,      stats.idle_ms,            "%.6g",  0   ) \
+    X(bytes_per_step,    NUM,      stats.bytes_per_step,     "%.0f",  0   ) /* a byte count: %.6g would round it */ \
+    X(algbw_gbs,         NUM,      stats.algbw_gbs,          "%.6g",  0   ) \
+    X(busbw_gbs,         NUM,      stats.busbw_gbs,          "%.6g",  0   ) \
+    X(nccl_algo,         TEXT,     stats.nccl_algo,          NULL,    NAME) \
+    X(replicas,          REPLICAS, stats.replicas_identical, NULL,    0   ) \
+    X(stages,            INT,      stats.stages,             NULL,    0   ) \
+    X(micro_batches,     INT,      stats.micro_batches,      NULL,    0   ) \
+    X(schedule,          TEXT,     stats.schedule,           NULL,    NAME) \
+    X(split,             TEXT,     stats.split,              NULL,    NAME) \
+    X(bubble,            NUM,      stats.bubble,             "%.6g",  0   ) \
+    X(bubble_ideal,      NUM,      stats.bubble_ideal,       "%.6g",  0   ) \
+    X(stage_busy_ms,     TEXT,     stats.stage_busy_ms,      NULL,    NAME) \
+    X(peak_mem_mb,       NUM,      stats.peak_mem_mb,        "%.6g",  0   ) \
+    X(mem_free_mb,       NUM,      mem_free_mb,              "%.6g",  0   ) \
+    X(mem_total_mb,      NUM,      mem_total_mb,             "%.6g",  0   ) \
+    X(nodes,             COUNT,    nodes,                    NULL,    0   ) \
+    X(gpus_per_node,     COUNT,    gpus_per_node,            NULL,    0   ) \
+    X(nccl_transport,    TEXT,     env.nccl_transport,       NULL,    SET ) \
+    X(timeout_s,         NUM,      timeout_s,                "%.6g",  0   ) \
+    X(gpu_name,          TEXT,     env.gpu_name,             NULL,    NAME) \
+    X(driver,            TEXT,     env.driver,               NULL,    NAME) \
+    X(cuda,              TEXT,     env.cuda,                 NULL,    NAME) \
+    X(cudnn,             TEXT,     env.cudnn,                NULL,    NAME) \
+    X(nccl,              TEXT,     env.nccl,                 NULL,    NAME) \
+    X(host,              TEXT,     env.host,                 NULL,    NAME) \
+    X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME)
+
+/* Every column as a constant, RESULTS_COL_<name>, in file order: the index of its entry in results_schema and
+ * results_columns, and what code that reads a column by meaning (the report) indexes with. */
+#define RESULTS_COL_ENUM(name, type, member, fmt, flags) RESULTS_COL_##name,
+typedef enum { RESULTS_SCHEMA(RESULTS_COL_ENUM) RESULTS_NCOLS } results_col_t;
+#undef RESULTS_COL_ENUM
 
 /* The schema as a table (from RESULTS_SCHEMA), results_ncolumns() entries: what the writer and the readers walk. */
 typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUNT, RESULTS_NUM, RESULTS_REPLICAS }

@@ -119,7 +119,7 @@ cat "$tmp/neg_problems"
 check "the mended tree passes (120 words is allowed)" $([ ! -s "$tmp/neg_problems" ]; echo $?)
 
 # ---- the reference names every column and every option
-columns() { sed -n 's/^[[:space:]]*X("\([a-z0-9_]*\)",.*/\1/p' "$1"; }     # RESULTS_SCHEMA's names, in order
+columns() { sed -n 's/^[[:space:]]*X(\([a-z0-9_]*\),.*/\1/p' "$1"; }     # RESULTS_SCHEMA's names, in order
 options() { "$bin" --help | sed -n 's/^ *\(-[a-zA-Z], \)\{0,1\}\(--[a-z0-9-]*\).*/\2/p'; }   # the table's
 undocumented() {   # undocumented PAGE < NAMES: each name the page never writes in backquotes (`name` or `--opt ARG`)
     while read -r n; do grep -qE "\`$n(\`| |=)" "$1" || echo "$n"; done

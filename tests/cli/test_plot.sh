@@ -68,18 +68,18 @@ grep -q 'ideal (p-1)/(M+p-1), p = 4' "$tmp/out/bubble-$g.svg" && grep -q 'measur
     ok || bad "bubble: measured or ideal line missing"
 grep -q '(diverged)' "$tmp/out/acc_epoch-$g-nccl.svg" && ok || bad "acc_epoch: the diverged run is not marked"
 # the run killed after epoch 1 (its test accuracy 45.5 %) is replaced by its resumed run
-grep -q 'report: 1 run(s) left out' "$tmp/stderr" && ok || bad "left-out note missing: $(cat "$tmp/stderr")"
+grep -q 'scaling report: 1 run(s) left out' "$tmp/stderr" && ok || bad "left-out note missing: $(cat "$tmp/stderr")"
 
 # ---- one run of one strategy: most figures have no data and say so, one line each (on one GPU, accuracy against
 # batch too)
 head -n 1 "$fixture" >"$tmp/one.csv"
 grep ',single,resnet18,fashion-mnist,1,1,256,256,0.1,' "$fixture" >>"$tmp/one.csv"
 plot "$tmp/one.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
-skips=$(grep -c '^report: skip ' "$tmp/stderr")
+skips=$(grep -c '^scaling report: skip ' "$tmp/stderr")
 if [ $rc -eq 0 ] && [ "$skips" -eq 7 ] && [ "$(ls "$tmp/one"/*.png | wc -l)" -eq 1 ]; then ok
 else bad "one run: rc=$rc, $skips skip notes (want 7), PNGs: $(ls "$tmp/one")"; cat "$tmp/stderr"; fi
 for w in epoch_time speedup throughput acc_batch acc_lr breakdown bubble; do
-    grep -q "^report: skip $w (resnet18 on fashion-mnist): " "$tmp/stderr" && ok || bad "no skip note for $w"
+    grep -q "^scaling report: skip $w (resnet18 on fashion-mnist): " "$tmp/stderr" && ok || bad "no skip note for $w"
 done
 check_png "$tmp/one/acc_epoch-$g-single.png"      # default OUTDIR: the CSV's path without .csv
 
@@ -113,7 +113,7 @@ done
 math=$root/tests/fixtures/study_math.csv
 plot "$math" "$tmp/math" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
 n=$(ls "$tmp/math"/*.png | grep -vc '/projection-')
-[ $rc -eq 0 ] && [ "$n" -eq 9 ] && grep -q '^report: skip acc_lr ' "$tmp/stderr" && ok ||
+[ $rc -eq 0 ] && [ "$n" -eq 9 ] && grep -q '^scaling report: skip acc_lr ' "$tmp/stderr" && ok ||
     { bad "math fixture: rc=$rc, $n figures (want 9)"; cat "$tmp/stderr"; }
 for f in epoch_time-$g speedup-$g throughput-$g breakdown-$g bubble-$g acc_epoch-$g-nccl; do check_png "$tmp/math/$f.png"; done
 for want in "epoch_time:nccl, 256/GPU, bf16, bf16 grads" "epoch_time:nccl, 256/GPU, tf32, fp32 grads" \

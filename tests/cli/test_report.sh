@@ -248,7 +248,7 @@ for s in "## All-reduce model" "## Projection past this host"; do
     grep -qx -- "$s" "$md" && bad "one GPU: section '$s'" || ok
 done
 grep -q 'epoch_time-\|speedup-' "$md" && bad "one GPU: a scaling figure is linked" || ok
-grep -q '^report: skip speedup .*every run is on one GPU' "$tmp/stderr" && ok || bad "one GPU: the skip says why"
+grep -q '^scaling report: skip speedup .*every run is on one GPU' "$tmp/stderr" && ok || bad "one GPU: the skip says why"
 d=$tmp/one/acc_batch-resnet18-fashion-mnist.dat
 [ "$(sed -n 1p "$d")" = '"single, tf32"' ] && grep -qx '4096 59.6' "$d" && grep -qx '16384 29.7' "$d" && ok ||
     bad "one GPU: $d: $(cat "$d" 2>/dev/null)"

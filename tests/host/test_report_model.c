@@ -160,7 +160,7 @@ static void test_precision(void) {
         /* test_report.sh's hand values: nccl 2 GPUs 256/GPU bf16 gradients: 0.785 s (tf32), 0.430 s (bf16), ratio
          * 0.430/0.785, speedups 1.49/0.785 and 0.80/0.43, communication 0.112134/6.709402 ms = 1.67 % (exposed
          * 0.0672804: 1.00 %) and 0.112134/3.675214 = 3.05 % (1.83 %), accuracy 90.7 and 90.4 % */
-        if (strcmp(u->strategy, "nccl") == 0 && u->gpus == 2 && u->bk == 256 && strcmp(u->gd, "bf16") == 0) {
+        if (strcmp(u->strategy, "nccl") == 0 && u->gpus == 2 && u->line_batch == 256 && strcmp(u->gd, "bf16") == 0) {
             found++;
             EXPECT(near(w->t[0], 0.785, 1e-9) && near(w->t[1], 0.430, 1e-9), "epochs %g %g", w->t[0], w->t[1]);
             EXPECT(near(w->ratio[1], 0.430 / 0.785, 1e-9) && w->ratio[0] == 1, "ratio %g", w->ratio[1]);
@@ -174,7 +174,7 @@ static void test_precision(void) {
             EXPECT(near(w->accuracy[0], 90.7, 1e-3) && near(w->accuracy[1], 90.4, 1e-3), "accuracy %g %g",
                    w->accuracy[0], w->accuracy[1]);
         }
-        if (strcmp(u->strategy, "single") == 0 && u->bk == 256) {
+        if (strcmp(u->strategy, "single") == 0 && u->line_batch == 256) {
             found++;
             EXPECT(near(w->t[0], 1.49, 1e-9) && near(w->t[1], 0.80, 1e-9) && w->speedup[0] == 1 && w->speedup[1] == 1 &&
                        isnan(w->comm[0]),

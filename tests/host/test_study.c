@@ -207,24 +207,25 @@ static void test_study_csv(const char *dir) {
     EXPECT(!find(&st, "B1") && find(&st, "B2"), "the failed setup is replaced by its ok retry");
     EXPECT(!find(&st, "G1") && find(&st, "G2"), "the killed run is replaced by its re-run");
     const run_t *r;
-    EXPECT((r = find(&st, "B2")) && strcmp(r->fstat, "ok") == 0 && r->tmed == 1.1, "B: ok, median 1.1");
-    EXPECT((r = find(&st, "C")) && strcmp(r->fstat, "diverged") == 0 && r->last == 2 && r->tmed == 1.3,
+    EXPECT((r = find(&st, "B2")) && strcmp(r->fstat, "ok") == 0 && r->med[RESULTS_COL_epoch_s] == 1.1, "B: ok, median 1.1");
+    EXPECT((r = find(&st, "C")) && strcmp(r->fstat, "diverged") == 0 && r->last == 2 && r->med[RESULTS_COL_epoch_s] == 1.3,
            "C: diverged at epoch 2");
-    EXPECT((r = find(&st, "D")) && strcmp(r->fstat, "oom") == 0 && r->last == 0 && isnan(r->tmed), "D: oom at setup");
-    EXPECT((r = find(&st, "A")) && fabs(r->tmed - 2.1) < 1e-12 && fabs(r->facc - 90) < 1e-9,
+    EXPECT((r = find(&st, "D")) && strcmp(r->fstat, "oom") == 0 && r->last == 0 && isnan(r->med[RESULTS_COL_epoch_s]), "D: oom at setup");
+    EXPECT((r = find(&st, "A")) && fabs(r->med[RESULTS_COL_epoch_s] - 2.1) < 1e-12 && fabs(r->facc - 90) < 1e-9,
            "A: median of the steady "
            "epochs only (2.1; warm-up 9 s left out), final accuracy 90 %%");
-    EXPECT((r = find(&st, "F")) && r->tmed == 2.5, "F: median of three");
+    EXPECT((r = find(&st, "F")) && r->med[RESULTS_COL_epoch_s] == 2.5, "F: median of three");
     EXPECT(st.ng == 2, "two groups (fashion-mnist, synthetic): %d", st.ng);
     int t1 = study_t1_run(&st, 0, 256, "tf32");
-    EXPECT(t1 >= 0 && strcmp(st.run[t1].run_id, "E") == 0 && st.run[t1].tmed == 2.0,
+    EXPECT(t1 >= 0 && strcmp(st.run[t1].run_id, "E") == 0 && st.run[t1].med[RESULTS_COL_epoch_s] == 2.0,
            "T1 at 256/GPU: single's fastest over seeds and learning rates (E, 2.0 s)");
     EXPECT(study_t1_run(&st, 0, 512, "tf32") < 0, "no T1 at another batch");
     EXPECT(study_t1_run(&st, 0, 256, "bf16") < 0, "no T1 in another math");
-    EXPECT((r = find(&st, "S")) && isnan(r->facc) && r->acc_e.n == 0 && fabs(r->tmed - 3.1) < 1e-12 &&
-               fabs(r->imed - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6,
-           "synthetic: throughput and no accuracy (imed %g)", r ? r->imed : 0);
-    EXPECT(!st.unknown[0] && (r = find(&st, "B2")) && r->info == strategy_info_find(infos, "nccl"),
+    EXPECT((r = find(&st, "S")) && isnan(r->facc) && run_steady_count(r, RESULTS_COL_test_acc) == 0 &&
+               fabs(r->med[RESULTS_COL_epoch_s] - 3.1) < 1e-12 &&
+               fabs(r->med[RESULTS_COL_images_per_s] - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6,
+           "synthetic: throughput and no accuracy (imed %g)", r ? r->med[RESULTS_COL_images_per_s] : 0);
+    EXPECT(!st.unknown.n && (r = find(&st, "B2")) && r->info == strategy_info_find(infos, "nccl"),
            "every strategy known, each run with its properties");
     study_free(&st);
     /* read by a binary whose registry lacks single: its rows are reported, not as the reference */
@@ -234,8 +235,8 @@ static void test_study_csv(const char *dir) {
         if (!infos[i]->reference) no_single[n++] = infos[i];
     no_single[n] = NULL;
     rc = study_load(&st, path, no_single, err, sizeof err);
-    EXPECT(rc == 0 && st.nr == 8 && strcmp(st.unknown, "single") == 0, "single not known: '%s'", st.unknown);
-    EXPECT(rc == 0 && (r = find(&st, "E")) && !r->info && !r->pipe && r->bk == 256, "E: no properties, a replica");
+    EXPECT(rc == 0 && st.nr == 8 && st.unknown.n == 1 && strcmp(st.unknown.v[0], "single") == 0, "single not known: %d", st.unknown.n);
+    EXPECT(rc == 0 && (r = find(&st, "E")) && !r->info && !r->pipe && r->line_batch == 256, "E: no properties, a replica");
     EXPECT(rc == 0 && study_t1_run(&st, 0, 256, "tf32") < 0, "no reference known: no T1");
     if (rc == 0) study_free(&st);
 }
