@@ -261,11 +261,17 @@ static float bn_time(layer_t *l, gpu_t *g, int dir, float *stats) {
     return ms;
 }
 
+/* Whether training may run impl: every way the kernels can run but the persistent one. On an H200 a ResNet-18 run
+ * whose setup had measured the persistent way was refused its cooperative launch in the first epoch ("too many blocks
+ * in cooperative launch"), and so was a pipeline stage; until that is understood on a GPU, the persistent way is
+ * tested and measured (tests/gpu/test_bn_nhwc.cu, tools/bn_bench.cu) but never chosen, also from a cache line. */
+static int bn_trains(const bn_nhwc_t *k, int impl) { return impl != BN_NHWC_PERSIST && bn_nhwc_impl_ok(k, impl); }
+
 /* The fastest of our kernels' ways for each direction (BN_WAY_OWN + impl into way[]), measured; returns the sum. */
 static float bn_own_pick(layer_t *l, gpu_t *g, bn_priv_t *p, float *stats, int way[2]) {
     float best[2] = {INFINITY, INFINITY};
     for (int i = 0; i < BN_NHWC_IMPLS; i++) {
-        if (!bn_nhwc_impl_ok(&p->k, i)) continue;
+        if (!bn_trains(&p->k, i)) continue;
         bn_nhwc_set_impl(&p->k, 0, i);
         bn_nhwc_set_impl(&p->k, 1, i);
         for (int d = 0; d < 2; d++) {
@@ -344,7 +350,7 @@ static size_t bn_setup(layer_t *l, gpu_t *g) {
     }
     bn_cudnn_release(p);
     for (int d = 0; d < 2; d++)   /* a recorded way this device cannot run (another's cache line): the ring's */
-        bn_nhwc_set_impl(&p->k, d, bn_nhwc_impl_ok(&p->k, way[d] - BN_WAY_OWN) ? way[d] - BN_WAY_OWN : p->k.impl[d]);
+        bn_nhwc_set_impl(&p->k, d, bn_trains(&p->k, way[d] - BN_WAY_OWN) ? way[d] - BN_WAY_OWN : p->k.impl[d]);
     char d[160];
     bn_nhwc_describe(&p->k, d, sizeof d);
     snprintf(p->path, sizeof p->path, "own NHWC (%s)", d);
