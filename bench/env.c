@@ -1,4 +1,5 @@
-/* env.c — collects GPU name, driver, CUDA/cuDNN/NCCL versions, host name and git commit for the CSV.
+/* env.c — collects GPU name, driver, CUDA/cuDNN/NCCL versions, host name, git commit and the NCCL settings in force
+ * for the CSV.
  * The driver string comes from /proc/driver/nvidia/version when present (it names the exact kernel module). */
 #include "env.h"
 #include "git_version.h"
@@ -51,4 +52,7 @@ void env_collect(results_env_t *e, const dist_t *dist) {
     if (gethostname(e->host, sizeof e->host - 1) != 0) snprintf(e->host, sizeof e->host, "unknown");
     snprintf(e->git_commit, sizeof e->git_commit, "%s", GIT_VERSION);
     dist_nccl_transport(dist, e->nccl_transport, sizeof e->nccl_transport);
+    if (dist_nccl_settings(dist, e->nccl_env, sizeof e->nccl_env) != 0)
+        fprintf(stderr, "scaling: the NCCL_* settings in force are longer than the nccl_env column holds (%zu "
+                "characters): the rows list those that fit, whole\n", sizeof e->nccl_env - 1);
 }

@@ -5,7 +5,7 @@
 
 struct dist;   /* strategies/dist.h */
 
-/* Fills e for this process's CUDA device (dist's, or device 0), and the NCCL transport settings in force over
- * every rank of dist (collective under mpirun/srun; dist NULL: this process's). Never fails: unknown facts become
- * "?". */
+/* Fills e for this process's CUDA device (dist's, or device 0), and the NCCL transport and other settings in force
+ * over every rank of dist (collective under mpirun/srun; dist NULL: this process's). Never fails: unknown facts
+ * become "?"; settings that do not fit their cell are left out whole, said on stderr. */
 void env_collect(results_env_t *e, const struct dist *dist);

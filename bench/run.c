@@ -546,6 +546,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     else {
         watchdog_t wd;
         check_on_fail(dist_fail_hook, r);
+        rank_watch_phase(sd->watch, NULL, 0);      /* the run's own deadline holds from here */
         if (watchdog_start(&wd, o->timeout_s, run_health, run_expire, r) != 0) {
             fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);
             dist_abort(dist, 1);
@@ -553,6 +554,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         r->wd = &wd;
         outcome = run_body(r);
         watchdog_stop(&wd);
+        rank_watch_phase(sd->watch, "the agreement between runs", 0);
         check_on_fail(NULL, NULL);
     }
     free(r);

@@ -6,6 +6,7 @@
 #include "../study/writer.h"
 #include "../study/runs.h"
 #include "progress.h"
+#include "faults/rank_watch.h"
 #include "../report/answer.h"
 #include "../engine/idx.h"
 #include "../strategies/strategy.h"
@@ -31,6 +32,7 @@ typedef struct {
     progress_t prog;
     answer_t *ans;
     int outcomes[RUN_OUTCOMES];
+    rank_watch_t *watch;        /* under mpirun/srun: the deadline between runs, paused while a run's own holds */
 } study_t;
 
 /* Runs one sweep point (o's strategy st) and writes its rows to res (NULL on ranks other than 0 under mpirun/srun).

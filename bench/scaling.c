@@ -12,6 +12,7 @@
 #include "default/default_study.h"
 #include "run.h"
 #include "faults/isolate.h"
+#include "faults/rank_watch.h"
 #include "../study/paths.h"
 #include "trace_json.h"
 #include "../engine/idx.h"
@@ -49,6 +50,7 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
  * signal stops the sweep after the run it interrupted (sd->outcomes[RUN_INTERRUPTED]). */
 static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
                      results_t *res, const results_env_t *env, study_t *sd, profile_t *prof, const dist_t *dist) {
+    rank_watch_phase(sd->watch, "the agreement between runs", 0);
     char err[512] = "";
     const strategy_t *st = strategy_find(o->strategy);
     results_scan_t done = {0};
@@ -109,9 +111,10 @@ typedef struct {
 } probe_t;
 
 static char *env_field(results_env_t *e, int i, size_t *len) {
-    char *f[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit, e->nccl_transport};
+    char *f[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit, e->nccl_transport,
+                 e->nccl_env};
     size_t n[] = {sizeof e->gpu_name, sizeof e->driver, sizeof e->cuda, sizeof e->cudnn, sizeof e->nccl,
-                  sizeof e->host, sizeof e->git_commit, sizeof e->nccl_transport};
+                  sizeof e->host, sizeof e->git_commit, sizeof e->nccl_transport, sizeof e->nccl_env};
     if (i < 0 || i >= (int)(sizeof f / sizeof f[0])) return NULL;
     *len = n[i];
     return f[i];
@@ -130,7 +133,10 @@ static int probe_child(void *arg) {
     env_collect(&env, NULL);
     size_t len;
     for (int i = 0; env_field(&env, i, &len); i++) {
-        snprintf(line, sizeof line, "env %d %s\n", i, env_field(&env, i, &len));
+        snprintf(line, sizeof line, "env %d %s", i, env_field(&env, i, &len));
+        for (char *c = line; *c; c++)   /* a value is data: a newline in it must not start another line */
+            if ((unsigned char)*c < ' ') *c = '_';
+        snprintf(line + strlen(line), sizeof line - strlen(line), "\n");
         check_report(line);
     }
     return 0;
@@ -218,10 +224,12 @@ static int check_outputs(const options_t *o, int n_points, char *err, size_t err
 /* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
  * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
  * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
-static int scaling_main(int argc, char **argv, dist_t *dist) {
+static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch) {
     options_t o;
     char err[512] = "";
     int rc = options_parse(&o, argc, argv, err, sizeof err);
+    if (rc == 0) rank_watch_timeout(watch, o.timeout_s);     /* under mpirun/srun: every wait from here on */
+    rank_watch_phase(watch, "the option agreement", 0);
     const strategy_info_t *infos[64];
     strategy_infos(infos, 64);
     if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
@@ -277,17 +285,21 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;
     idx_dataset_t data;
     rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
+    rank_watch_phase(watch, "data loading", 1);
     const model_info_t *mi = model_info(o.model);
     if (strcmp(o.dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
         idx_synthetic_generated(&data, 1, o.image_size, mi->synth_channels, mi->synth_classes);
     else if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
     else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
+    rank_watch_phase(watch, "the data agreement", 0);
     if (failed(dist, rc, err, sizeof err)) return 2;
     data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
     int n_dev = 0;
     results_env_t env;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
+        rank_watch_phase(watch, "device selection", 1);
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
+        rank_watch_phase(watch, "the option agreement", 0);
         n_dev = -1;
     } else if (probe_devices(&n_dev, &env, !st->info.no_gpu)) {   /* no_gpu: there may be no device at all */
         idx_free(&data);
@@ -297,12 +309,15 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
 
     results_t res = {0};
     int is_root = !dist || dist->is_root;
+    rank_watch_phase(watch, "opening the CSV", is_root);     /* rank 0 opens it; the others wait for it */
     if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
+    rank_watch_phase(watch, "gathering the ranks' environment", 0);
     if (dist) {
         env_collect(&env, dist);
         /* Rank 0's transport settings (dist_nccl_transport fills rank 0's): a row another rank writes for a fault
          * carries the same configuration key. */
         dist_bcast(dist, env.nccl_transport, sizeof env.nccl_transport);
+        dist_bcast(dist, env.nccl_env, sizeof env.nccl_env);
     }
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
@@ -319,7 +334,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist) {
     if (prof.steps > 0 && o.epochs < 2 && is_root)
         fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
                 o.epochs);
-    study_t sd = {.ans = NULL};
+    study_t sd = {.ans = NULL, .watch = watch};
     progress_init(&sd.prog, n_points, (long)n_points * o.epochs);
     rc = run_sweep(&o, pts, n_points, &data, is_root ? &res : NULL, &env, &sd, &prof, dist);
     if (is_root) results_close(&res);
@@ -347,14 +362,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     dist_t *dist = mode == 1 ? &d : NULL;
+    rank_watch_t watch;     /* under mpirun/srun: the deadline of every wait outside a run, until the final barrier */
+    if (rank_watch_start(&watch, dist) != 0) dist_abort(dist, 1);
     isolate_signals_install();
     if (dist && !dist->is_root && !freopen("/dev/null", "w", stdout)) {
         fprintf(stderr, "scaling: error: rank %d: cannot redirect stdout to /dev/null: %s\n", dist->rank,
                 strerror(errno));
         return 1;
     }
-    int rc = argc == 1 && !dist ? default_main() : scaling_main(argc, argv, dist);
+    int rc = argc == 1 && !dist ? default_main() : scaling_main(argc, argv, dist, &watch);
     fflush(stdout);
+    rank_watch_phase(&watch, "the final barrier", 0);
     dist_finalize(dist);
+    rank_watch_stop(&watch);
     return rc;
 }

@@ -27,7 +27,8 @@ links_init() {
     command -v "$mpirun" >/dev/null || die "no $mpirun on the PATH (apt-get install openmpi-bin)"
     mpi_opts=(--oversubscribe --bind-to none)
     [ "$(id -u)" -eq 0 ] && mpi_opts+=(--allow-run-as-root)
-    for v in $(env | sed -n 's/^\(NCCL_[A-Z0-9_]*\)=.*/\1/p'); do mpi_opts+=(-x "$v"); done
+    # The names of the variables (compgen), not lines of `env`, where a value's newline could start a false one.
+    for v in $(compgen -e | grep '^NCCL_[A-Z0-9_]*$'); do mpi_opts+=(-x "$v"); done
     nsys=""
     if [[ ${NSYS_WANTED:-0} == 1 ]]; then
         nsys=$(nsys_find)
@@ -46,7 +47,8 @@ links_run() {
     shift
     if [[ -n ${LINKS_PROFILE:-} ]]; then
         vars+=(SCALING_PROFILE_STEPS="$LINKS_PROFILE"); x+=(-x SCALING_PROFILE_STEPS="$LINKS_PROFILE")
-        read -r -a prof <<<"$nsys profile $(nsys_capture_args)"
+        read -r -a prof <<<"$(nsys_capture_args)"
+        prof=("$nsys" profile "${prof[@]}")     # nsys's path is one word, whatever its characters
         prof+=(-o "$out/$name.rank%q{OMPI_COMM_WORLD_RANK}")
         [[ $mode == one ]] && prof[${#prof[@]} - 1]="$out/$name.rank0"
     fi

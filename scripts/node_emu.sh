@@ -36,7 +36,9 @@ usage="usage: mpirun -np N scripts/node_emu.sh NODES COMMAND..."
 [[ $nodes =~ ^[1-9][0-9]*$ ]] || die rank0 "NODES \"$nodes\": want a positive integer ($usage)"
 shift
 (($# >= 1)) || die rank0 "no command to run ($usage)"
-[[ $rank =~ ^[0-9]+$ && $size =~ ^[1-9][0-9]*$ && $local =~ ^[0-9]+$ ]] ||
+# Every launcher value is checked to be a number before it reaches bash arithmetic, where a word such as a[$(cmd)]
+# would run cmd.
+[[ $rank =~ ^[0-9]+$ && $size =~ ^[1-9][0-9]*$ && $local =~ ^[0-9]+$ && $host_ranks =~ ^[0-9]*$ ]] ||
     die rank0 "not started by a launcher that states rank, size and local rank (mpirun, mpiexec, srun)"
 ((size % nodes == 0)) || die rank0 "$size ranks on $nodes nodes: the node count does not divide the ranks"
 

@@ -36,7 +36,8 @@ run() {   # a failed configuration is a row of its own: the study goes on
 }
 
 echo "# $(date -u +%FT%TZ) on $n_dev x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" >> "$log"
-for model in ${MODELS:-resnet18 lenet}; do
+read -r -a models <<<"${MODELS:-resnet18 lenet}"     # words, never file names: MODELS='*' is no glob
+for model in "${models[@]}"; do
     # bs: single's batches; dps: the data-parallel ones per GPU; pb: the pipeline's global batch
     case $model in
         resnet18) d=(--model resnet18 --dataset fashion-mnist); bs=256; dps=256; pb=512 ;;

@@ -405,3 +405,16 @@ void dist_nccl_transport(const dist_t *d, char *out, size_t len) {
     free(vals);
     free(all);
 }
+
+int dist_nccl_settings(const dist_t *d, char *out, size_t len) {
+    extern char **environ;
+    int n = d ? d->size : 1, root = !d || d->is_root;
+    char *mine = malloc(DIST_SETTINGS_BLOB), *all = root ? malloc((size_t)n * DIST_SETTINGS_BLOB) : NULL;
+    if (!mine || (root && !all)) { fprintf(stderr, "dist_nccl_settings: out of host memory\n"); exit(1); }
+    int rc = dist_settings_blob((const char *const *)environ, mine, DIST_SETTINGS_BLOB);
+    dist_gather(d, mine, DIST_SETTINGS_BLOB, all);
+    if (root && dist_settings_merge(all, DIST_SETTINGS_BLOB, n, out, len) != 0) rc = -1;
+    free(all);
+    free(mine);
+    return root ? rc : 0;
+}

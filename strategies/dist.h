@@ -86,6 +86,10 @@ void dist_nccl_id(const dist_t *d, void *id, size_t bytes);
 /* The NCCL transport settings in force for a row (dist_env.h dist_transport_add over every rank's environment),
  * "default" where none is set, on rank 0's out. Collective. NULL d: this process's. */
 void dist_nccl_transport(const dist_t *d, char *out, size_t len);
+/* Every other NCCL_* variable in force for a row (NCCL_NVLS_ENABLE, NCCL_ALGO, ...; dist_env.h dist_settings_merge
+ * over every rank's environment), "" where none is set, on rank 0's out. 0, or -1 on rank 0 when some did not fit
+ * len and were left out whole. Collective. NULL d: this process's. */
+int dist_nccl_settings(const dist_t *d, char *out, size_t len);
 /* One line per rank on rank 0's f: "# rank R  host H  pid P  local L/S  device D  PCI B". Collective. */
 void dist_report(const dist_t *d, FILE *f);
 /* Ends every rank of the job now (MPI_Abort; any thread, no barrier), then this process with code. NULL d: this

@@ -5,6 +5,7 @@
  *   dist_local_rank_check(&env, mpi_local_rank, ...)  the launcher's node-local rank must be MPI's
  *   dist_pick_device(local_rank, local_size, n_visible, &device, ...)
  *   dist_node_id, dist_nodes_check, dist_transport_add   node identities, ranks per node, a row's NCCL settings
+ *   dist_settings_blob, dist_settings_merge           every other NCCL_* variable in force, for a row
  *
  * The traps of llm.c's multi_gpu_config_init avoided here: the local GPU is never rank % GPUs (it
  * comes from the node-local rank, and the caller checks that no two processes of a node drive one GPU); a Slurm
@@ -229,9 +230,9 @@ static const char *const dist_nccl_transport_vars[] = {
 
 /* Appends "NAME=v" to out (';' between settings) for one variable given its value on each of n ranks (NULL or ""
  * where unset): the distinct values in rank order joined by '|' ("NCCL_HOSTID=h-node0|h-node1"); nothing where no
- * rank sets it. A value cut by len ends the text. */
-static inline void dist_transport_add(char *out, size_t len, const char *name, const char *const *vals, int n) {
-    size_t used = strlen(out);
+ * rank sets it. 0, or -1 when the setting does not fit len: it is then left out whole, never cut. */
+static inline int dist_transport_add(char *out, size_t len, const char *name, const char *const *vals, int n) {
+    size_t start = strlen(out), used = start;
     int any = 0;
     for (int r = 0; r < n; r++) {
         if (!vals[r] || !*vals[r]) continue;
@@ -240,8 +241,91 @@ static inline void dist_transport_add(char *out, size_t len, const char *name, c
         if (dup) continue;
         int k = any ? snprintf(out + used, len - used, "|%s", vals[r])
                     : snprintf(out + used, len - used, "%s%s=%s", used ? ";" : "", name, vals[r]);
-        if (k < 0 || (size_t)k >= len - used) return;
+        if (k < 0 || (size_t)k >= len - used) {
+            out[start] = '\0';
+            return -1;
+        }
         used += (size_t)k;
         any = 1;
     }
+    return 0;
+}
+
+/* ---- every other NCCL setting: what NCCL reads besides the transport variables (NCCL_NVLS_ENABLE, NCCL_ALGO,
+ * NCCL_PROTO, NCCL_MIN_NCHANNELS, ...), as set when a row was made ---- */
+
+#define DIST_SETTINGS_BLOB 4096 /* bytes of one process's settings as dist_settings_blob packs them */
+
+static inline int dist_is_transport_var_(const char *name, size_t n) {
+    for (int v = 0; dist_nccl_transport_vars[v]; v++)
+        if (strlen(dist_nccl_transport_vars[v]) == n && strncmp(dist_nccl_transport_vars[v], name, n) == 0) return 1;
+    return 0;
+}
+
+/* Packs the NCCL_* entries of envp ("NAME=value" strings, NULL-terminated, as environ) other than the transport
+ * variables into blob: "NAME=value" strings one after another, each ended by '\0', the whole by an empty one. 0, or
+ * -1 when they do not fit len (blob then holds those that did: a row's cell is never a cut list of settings, the
+ * caller says so). */
+static inline int dist_settings_blob(const char *const *envp, char *blob, size_t len) {
+    size_t used = 0;
+    int rc = 0;
+    if (len == 0) return -1;
+    for (int i = 0; envp && envp[i]; i++) {
+        const char *eq = strchr(envp[i], '=');
+        if (strncmp(envp[i], "NCCL_", 5) != 0 || !eq || dist_is_transport_var_(envp[i], (size_t)(eq - envp[i])))
+            continue;
+        size_t n = strlen(envp[i]) + 1;
+        if (used + n + 1 > len) { rc = -1; continue; }
+        memcpy(blob + used, envp[i], n);
+        used += n;
+    }
+    blob[used] = '\0';
+    return rc;
+}
+
+/* The value of `name` in a blob, or NULL. */
+static inline const char *dist_settings_find_(const char *blob, const char *name, size_t n) {
+    for (const char *e = blob; *e; e += strlen(e) + 1)
+        if (strncmp(e, name, n) == 0 && e[n] == '=') return e + n + 1;
+    return NULL;
+}
+
+static inline int dist_settings_cmp_(const void *a, const void *b) {
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+    int c = strncmp(x, y, nx < ny ? nx : ny);
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* The settings of n processes (blob r at blobs + r * stride) as one row's text: every name set on any of them, in
+ * name order, as dist_transport_add writes them ("NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0", values that differ between
+ * ranks joined by '|'); "" where none is set. 0, or -1 when the text would not fit len (out then holds the names
+ * that fitted whole). */
+static inline int dist_settings_merge(const char *blobs, size_t stride, int n, char *out, size_t len) {
+    out[0] = '\0';
+    if (n < 1) return 0;
+    int count = 0;
+    for (int r = 0; r < n; r++)
+        for (const char *e = blobs + (size_t)r * stride; *e; e += strlen(e) + 1) count++;
+    const char **names = malloc((size_t)(count ? count : 1) * sizeof *names);
+    const char **vals = malloc((size_t)n * sizeof *vals);
+    if (!names || !vals) { fprintf(stderr, "dist_settings_merge: out of host memory\n"); exit(1); }
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        for (const char *e = blobs + (size_t)r * stride; *e; e += strlen(e) + 1) names[k++] = e;
+    qsort(names, (size_t)count, sizeof *names, dist_settings_cmp_);
+    int rc = 0;
+    char name[256];
+    for (int i = 0; i < count; i++) {
+        if (i && dist_settings_cmp_(&names[i - 1], &names[i]) == 0) continue;
+        size_t nl = strcspn(names[i], "=");
+        if (nl >= sizeof name) { rc = -1; continue; }
+        memcpy(name, names[i], nl);
+        name[nl] = '\0';
+        for (int r = 0; r < n; r++) vals[r] = dist_settings_find_(blobs + (size_t)r * stride, name, nl);
+        if (dist_transport_add(out, len, name, vals, n) != 0) rc = -1;
+    }
+    free(names);
+    free(vals);
+    return rc;
 }

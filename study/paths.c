@@ -40,8 +40,32 @@ static int dir_writable(const char *dir) {
     return access(dir, W_OK | X_OK);
 }
 
+/* path made lexical in place: empty and "." components dropped, each ".." taking the component before it (none above
+ * "/"). Only for a path whose components may be taken at their word: a resolved directory (no symlink left in it)
+ * followed by names that do not exist yet (so none of them is a symlink either). */
+static void normalise(char *path) {
+    char *out = path + 1, *p = path + 1;    /* path starts with '/': realpath's */
+    while (*p) {
+        char *end = strchr(p, '/');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (out > path + 1 && out[-1] == '/') out--;
+            while (out > path + 1 && out[-1] != '/') out--;
+        } else if (n > 0 && !(n == 1 && p[0] == '.')) {
+            memmove(out, p, n);
+            out += n;
+            *out++ = '/';
+        }
+        p += n;
+        while (*p == '/') p++;
+    }
+    if (out > path + 1) out--;   /* the last component's '/' */
+    *out = '\0';
+}
+
 /* The nearest existing ancestor directory of path, resolved, into ancestor, and path's place as that directory and
- * the rest of path below it into out. 0, or -1 with errno. */
+ * the rest of path below it, made lexical (normalise), into out: d/sub/../sub/x.csv and d/sub/x.csv with d/sub not
+ * there yet are one place. 0, or -1 with errno (ENAMETOOLONG where it would not fit out). */
 static int resolve_new(const char *path, char *out, size_t len, char *ancestor, size_t alen) {
     size_t end = strlen(path);              /* the part of path still to strip: path[0..end) */
     for (;;) {
@@ -62,7 +86,11 @@ static int resolve_new(const char *path, char *out, size_t len, char *ancestor, 
             char real[PATH_MAX];
             if (!realpath(dir, real)) return -1;
             snprintf(ancestor, alen, "%s", real);
-            snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", rest);
+            if (snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", rest) >= (int)len) {
+                errno = ENAMETOOLONG;
+                return -1;
+            }
+            normalise(out);
             return 0;
         }
         if (errno != ENOENT && errno != ENOTDIR) return -1;

@@ -17,6 +17,7 @@ typedef struct {
     char git_commit[48];
     char nccl_transport[256];   /* the NCCL transport settings in force (strategies/dist.h; "default" when none is
                                  * set), recorded for strategies that use NCCL */
+    char nccl_env[512];         /* every other NCCL_* variable in force (NCCL_NVLS_ENABLE=0;...), "" where none */
 } results_env_t;
 
 /* One epoch of one run (or one row for a run that ended before its first epoch: epoch 0, phase "setup").
@@ -113,6 +114,7 @@ typedef struct {
     X(nodes,             COUNT,    nodes,                    NULL,    0   ) \
     X(gpus_per_node,     COUNT,    gpus_per_node,            NULL,    0   ) \
     X(nccl_transport,    TEXT,     env.nccl_transport,       NULL,    SET ) \
+    X(nccl_env,          TEXT,     env.nccl_env,             NULL,    SET ) \
     X(timeout_s,         NUM,      timeout_s,                "%.6g",  0   ) \
     X(gpu_name,          TEXT,     env.gpu_name,             NULL,    NAME) \
     X(driver,            TEXT,     env.driver,               NULL,    NAME) \

@@ -4,7 +4,7 @@
 #
 #   tools/bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]      (SCALING_BINS="label=path ..." compares builds)
 #
-# TORCH_FAST is ../shared/anchors/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
+# TORCH_FAST is tools/torch/torch_fast.py (cgraph-bf16 = torch.compile + whole-step CUDA graph, graph-bf16,
 # eager-bf16; cgraph-tf32 and graph-tf32 for the tf32 runs; TORCH_VARIANTS overrides the list); skipped when absent
 # or without torch. SCALING_BINS defaults to "ours=./scaling": several builds of
 # the engine (before/after a change) run in the same call, each in bf16 and tf32. MEMORY=1 adds the peak device
@@ -17,7 +17,7 @@
 # rewrites OUTDIR/summary.txt from the files there (SCALING_BINS naming its labels), e.g. on a committed folder.
 set -euo pipefail
 out=${1:?usage: bench_engine.sh OUTDIR TORCH_FAST [EPOCHS]}
-torch_fast=${2:-}
+torch_fast=${2:-tools/torch/torch_fast.py}
 epochs=${3:-5}
 bins=${SCALING_BINS:-ours=./scaling}
 rep=${SCALING:-./scaling}

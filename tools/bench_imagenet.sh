@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench_imagenet.sh — ResNet-50 and ResNet-101 at 224x224 on one GPU: our engine beside PyTorch's best
-# (../shared/anchors/torch_imagenet.py: eager, whole-step CUDA graph, torch.compile + graph) in the same call, on
+# (tools/torch/torch_imagenet.py: eager, whole-step CUDA graph, torch.compile + graph) in the same call, on
 # synthetic ImageNet-shaped data; images/s, FLOPs per image and the fraction of the dense peak, peak memory, and the
 # largest batch that fits (a --batch sweep up to the first run that does not fit). Builds nothing.
 #
 #   tools/bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]
 #
-# Run where ./scaling is (or set SCALING=path). ANCHOR_SCRIPT defaults to ../shared/anchors/torch_imagenet.py and
+# Run where ./scaling is (or set SCALING=path). ANCHOR_SCRIPT defaults to tools/torch/torch_imagenet.py and
 # is skipped if absent or without torch. STEPS (default 60) caps each epoch: 4 epochs, the first warm-up (cuDNN's
 # algorithm search, graph capture), so 3 x STEPS steady steps per configuration. R101_CGRAPH=1 adds ResNet-101's
 # torch.compile variant (about a minute of compilation). PROFILE=1 adds where one ResNet-50 bf16 step goes: 10
@@ -21,7 +21,7 @@
 # nothing and rewrites OUTDIR/summary.txt from the files there.
 set -euo pipefail
 out=${1:?usage: bench_imagenet.sh OUTDIR [ANCHOR_SCRIPT] [STEPS]}
-anchor=${2:-../shared/anchors/torch_imagenet.py}
+anchor=${2:-tools/torch/torch_imagenet.py}
 steps=${3:-60}
 bin=${SCALING:-./scaling}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -1,4 +1,4 @@
-/* watchdog.c — the per-run deadline thread of one process per GPU (watchdog.h). */
+/* watchdog.c — the deadline thread of a run, and of a process's phases under mpirun/srun (watchdog.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "watchdog.h"
 
@@ -34,10 +34,17 @@ static void *watch(void *arg) {
             w->expire(w->ctx, why, 0);
             return NULL;
         }
-        double idle = (double)(now_ns() - __atomic_load_n(&w->last_ns, __ATOMIC_ACQUIRE)) * 1e-9;
-        if (idle > w->timeout_s) {
-            snprintf(why, sizeof why, "no progress for %.0f s (--timeout %g): a rank stopped or died, or a collective "
-                     "or a synchronisation never completed", idle, w->timeout_s);
+        if (__atomic_load_n(&w->paused, __ATOMIC_ACQUIRE)) continue;
+        double idle = (double)(now_ns() - __atomic_load_n(&w->last_ns, __ATOMIC_ACQUIRE)) * 1e-9, timeout;
+        __atomic_load(&w->timeout_s, &timeout, __ATOMIC_RELAXED);
+        const char *phase = watchdog_phase_name(w);
+        if (idle > timeout && !__atomic_load_n(&w->paused, __ATOMIC_ACQUIRE)) {
+            if (phase)
+                snprintf(why, sizeof why, "no progress for %.0f s in %s (--timeout %g): a rank stopped or died, or a "
+                         "file system or a device does not answer", idle, phase, timeout);
+            else
+                snprintf(why, sizeof why, "no progress for %.0f s (--timeout %g): a rank stopped or died, or a "
+                         "collective or a synchronisation never completed", idle, timeout);
             w->expire(w->ctx, why, 1);
             return NULL;
         }
@@ -67,6 +74,25 @@ int watchdog_start(watchdog_t *w, double timeout_s, watchdog_check_fn check, wat
 void watchdog_beat(watchdog_t *w) {
     __atomic_store_n(&w->last_ns, now_ns(), __ATOMIC_RELEASE);
 }
+
+void watchdog_phase(watchdog_t *w, const char *phase) {
+    if (!w) return;
+    if (!phase) {
+        __atomic_store_n(&w->paused, 1, __ATOMIC_RELEASE);
+        return;
+    }
+    __atomic_store_n(&w->phase, phase, __ATOMIC_RELEASE);
+    watchdog_beat(w);
+    __atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
+}
+
+void watchdog_set_timeout(watchdog_t *w, double timeout_s) {
+    if (!w) return;
+    __atomic_store(&w->timeout_s, &timeout_s, __ATOMIC_RELAXED);
+    watchdog_beat(w);
+}
+
+const char *watchdog_phase_name(watchdog_t *w) { return __atomic_load_n(&w->phase, __ATOMIC_ACQUIRE); }
 
 void watchdog_stop(watchdog_t *w) {
     if (!w->running) return;

@@ -8,10 +8,13 @@
 #   - a CHECK failure on rank 1, and on rank 0;
 #   - SIGTERM to every rank (a time limit), to one rank, and in an epoch's last steps: the ranks stop together
 #     before the same step (or after the epoch), exit 143;
+#   - a rank stopped for good before the first run, or between the two runs (FAKE_HANG), and, through the real
+#     command (the third argument), rank 1 stuck in data loading (its --data-dir made of FIFOs, a hung file system):
+#     the ranks' deadline outside a run ends them, one line naming the rank and the phase, no row lost;
 # each: every rank gone within --timeout + 10 s, a line naming the rank, the configuration's row with its reason,
 # and --resume then runs the second configuration. The seconds are printed (doc/faults.md). Skips without mpirun.
 set -u
-bin=$1; root=$2
+bin=$1; root=$2; scaling=${3:-}
 mpirun=${MPIRUN:-mpirun}
 command -v "$mpirun" >/dev/null 2>&1 || { echo "SKIP: no $mpirun on the PATH"; exit 77; }
 opts=(--oversubscribe)
@@ -24,7 +27,7 @@ check() { if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); e
 summary() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; }
 source "$(dirname "$0")/lib_faults.sh"
 TIMEOUT=3
-args=(--model lenet --epochs 2 --timeout $TIMEOUT)
+args=(--model lenet --epochs 2 --steps 40 --timeout $TIMEOUT)   # 40: the fake's steps, so --resume knows a run complete
 
 # start NAME [ENV=VALUE...]: the sweep in the background ($pid), output in $tmp/NAME.log, CSV $tmp/NAME.csv
 start() {
@@ -126,7 +129,7 @@ exits() {
 # at once, the ranks' votes stop them all before the same step a few steps (50 ms each) later, long before the
 # epoch's end (1.7 s away), exit 143; --resume runs that configuration again and completes the sweep
 name=term
-args=(--model lenet --epochs 3 --timeout $TIMEOUT)
+args=(--model lenet --epochs 3 --steps 40 --timeout $TIMEOUT)
 start "$name" FAKE_STEP_MS=50
 wait_rows "$tmp/$name.csv" 1 "$pid" 60
 sleep 0.3
@@ -180,7 +183,87 @@ check "$name: both ranks stopped after epoch 2: '$(echo $stopped)'" \
 check "$name: epoch 2's row written, epoch 3 never reached" \
     $(awk -F'|' '{ n++; e = $3; s = $4 } END { exit !(n == 1 && e == "1,2,2" && s == "ok,interrupted,ok") }' \
           "$tmp/runs"; echo $?)
-args=(--model lenet --epochs 2 --timeout $TIMEOUT)
+args=(--model lenet --epochs 2 --steps 40 --timeout $TIMEOUT)   # 40: the fake's steps, so --resume knows a run complete
+
+# gone_all NAME: waits up to 5 s for every rank of NAME (pids in $tmp/NAME.pid.R) to be gone; a rank still there
+# is a failure, and killed
+gone_all() {
+    local rank p deadline
+    for rank in 0 1; do
+        p=$(cat "$tmp/$1.pid.$rank" 2>/dev/null); deadline=$((SECONDS + 5))
+        while [ -n "$p" ] && ! gone "$p" && ((SECONDS < deadline)); do sleep 0.05; done
+        [ -n "$p" ] && ! gone "$p" && { check "$1: rank $rank (pid $p) still there" 1; kill -9 "$p"; }
+    done
+}
+# ended NAME T0 RC [MORE]: mpirun exited non-zero and every rank is gone within --timeout + 10 (+ MORE) s of T0
+ended() {
+    local took max=$((TIMEOUT + 10 + ${4:-0}))
+    took=$(seconds_since "$2")
+    echo "$1: mpirun exited $3, every rank gone $took s after the stop"
+    check "$1: exit $3, want non-zero" $([ "$3" -ne 0 ]; echo $?)
+    check "$1: gone after $took s, want <= $max" $(awk -v t="$took" -v m=$max 'BEGIN { exit !(t <= m) }'; echo $?)
+}
+
+# ---- a rank stopped for good outside a run: before the first run (nothing written yet), then between the two runs
+# (the first one's rows written): rank 0's deadline names the phase, every rank ends, and --resume completes the sweep
+for where in start between; do
+    name=hang$where
+    start "$name" FAKE_HANG=$where:1
+    until grep -q 'stops for good' "$tmp/$name.log" 2>/dev/null || ! kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+    t0=$(date +%s.%N)
+    wait "$pid"; rc=$?; pid=""
+    gone_all "$name"
+    ended "$name" "$t0" $rc
+    check "$name: a line names the rank and the phase: $(grep 'ending every rank' "$tmp/$name.log" | head -n 2)" \
+        $(grep -q '^scaling: rank [01] on .*: no progress for [0-9]* s in the agreement between runs (--timeout 3)' \
+              "$tmp/$name.log"; echo $?)
+    runs "$tmp/$name.csv" >"$tmp/runs"; cat "$tmp/runs"
+    want=0; [ $where = between ] && want=1
+    check "$name: $want run(s) in the CSV, whole, none lost: $(wc -l <"$tmp/runs")" \
+        $([ "$(wc -l <"$tmp/runs")" -eq $want ] && ! grep -qv '|1,2|ok,ok|' "$tmp/runs"; echo $?)
+    env FAKE_PIDS="$tmp/$name.pid" "$mpirun" "${opts[@]}" -np 2 "$bin" "${args[@]}" --out "$tmp/$name.csv" --resume \
+        >"$tmp/$name-resume.log" 2>&1; rc=$?
+    runs "$tmp/$name.csv" >"$tmp/runs"
+    check "$name: --resume exits $rc and completes both configurations" \
+        $([ $rc -eq 0 ] && [ "$(grep -c '|1,2|ok,ok|' "$tmp/runs")" -eq 2 ]; echo $?)
+    [ $fail -eq 0 ] || tail -n 8 "$tmp/$name.log"
+done
+
+# ---- the real command, rank 1 stuck in data loading: its --data-dir holds FIFOs nobody writes (a hung file system),
+# rank 0 loads MNIST and waits for it in the data agreement. Rank 1's deadline names data loading and ends every rank
+# before the CSV is opened. No GPU is needed: the data come before the GPUs.
+mnist=$(ls "$root"/data/mnist/train-labels-idx1-ubyte* 2>/dev/null | head -n 1)
+if [ -n "$scaling" ] && [ -n "$mnist" ]; then
+    mkdir -p "$tmp/fifos"
+    for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+        mkfifo "$tmp/fifos/$f"
+    done
+    # one rank of the job: its pid for the test, then scaling, rank 1 with the FIFOs as its data
+    printf '%s\n' '#!/bin/sh' 'echo $$ >"$PIDS.$OMPI_COMM_WORLD_RANK"' \
+        'dir=$REAL; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && dir=$FIFOS' \
+        'exec "$SCALING" --strategy nccl --model lenet --dataset mnist --data-dir "$dir" --timeout 3 --out "$OUT"' \
+        >"$tmp/by_rank.sh"
+    chmod +x "$tmp/by_rank.sh"
+    name=dataload
+    t0=$(date +%s.%N)
+    env PIDS="$tmp/$name.pid" REAL="$root/data/mnist" FIFOS="$tmp/fifos" SCALING="$scaling" OUT="$tmp/$name.csv" \
+        "$mpirun" "${opts[@]}" -x PIDS -x REAL -x FIFOS -x SCALING -x OUT -np 2 "$tmp/by_rank.sh" \
+        >"$tmp/$name.log" 2>&1 &
+    pid=$!
+    deadline=$((SECONDS + TIMEOUT + 22))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.05; done
+    kill -0 "$pid" 2>/dev/null && { check "$name: mpirun still there after $((TIMEOUT + 22)) s" 1; kill -9 "$pid"; }
+    wait "$pid"; rc=$?; pid=""
+    gone_all "$name"
+    ended "$name" "$t0" $rc 10     # from mpirun's start: MPI's start-up (seconds on a busy machine) comes first
+    check "$name: rank 1's line names data loading: $(grep 'ending every rank' "$tmp/$name.log" | head -n 2)" \
+        $(grep -q '^scaling: rank 1 on .*: no progress for [0-9]* s in data loading (--timeout 3)' "$tmp/$name.log"
+          echo $?)
+    check "$name: no CSV written" $([ ! -e "$tmp/$name.csv" ]; echo $?)
+    [ $fail -eq 0 ] || tail -n 8 "$tmp/$name.log"
+else
+    echo "note: no scaling binary or no data/mnist: the data-loading case is not run"
+fi
 
 # ---- a CHECK failure on rank 1, then on rank 0: the failing rank's line, a failed row
 for r in 1 0; do

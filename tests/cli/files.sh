@@ -49,6 +49,10 @@ refused "$same" "${run[@]}" --out "$tmp/d/link.csv" --conv-cache "$a"
 refused "$same" "${run[@]}" --out "$a" --trace "$tmp/d/link.csv"
 refused "$same" "${run[@]}" --out "$tmp/d/new.csv" --trace "$tmp/d/../d/./new.csv"
 refused "$same" "${run[@]}" --out "$tmp/d/sub/new.csv" --conv-cache "$tmp/d//sub/new.csv"
+# a new path whose missing part spells a folder two ways (., .., //) below its nearest existing folder
+refused "$same" "${run[@]}" --out "$tmp/d/sub2/x.csv" --trace "$tmp/d/sub2/../sub2/x.csv"
+refused "$same" "${run[@]}" --out "$tmp/d/sub3/a/x.csv" --conv-cache "$tmp/d/sub3/./a//b/../x.csv"
+refused "$same" "${run[@]}" --out "$tmp/d/sub4/x.csv" --trace "$tmp/d/sub4/y/../../sub4/x.csv"
 pushd "$tmp/d" >/dev/null; refused "$same" "${run[@]}" --out new.csv --trace "$tmp/d/new.csv"; popd >/dev/null
 # several runs: each run's trace file is checked
 refused "$same" "${run[@]}" --lr 0.1,0.2 --out "$tmp/d/t-run2.json" --trace "$tmp/d/t.json"

@@ -144,5 +144,40 @@ check "an option missing from doc/cli.md is caught" \
 check "a prefix is not a mention (--retry for --retry-failed, time for timeout_s)" \
     $([ "$(printf -- '--retry\ntime\n' | undocumented "$ROOT/doc/cli.md")" = "$(printf -- '--retry\ntime')" ]; echo $?)
 
+# ---- doc/cli.md's table of environment variables names every variable the code reads
+envvars() {     # every SCALING_*, NCCL_*, launcher and CUDA variable named in a C string of the product's code
+    grep -rohE '"(SCALING|NCCL|OMPI|SLURM|PMIX?|MPI|CUDA)_[A-Z0-9_]+"' "$ROOT"/{bench,engine,strategies,study,report} \
+        --include=*.c --include=*.h --include=*.cu | tr -d '"' | sort -u
+}
+env_table() { awk '/^## / { on = ($0 == "## Environment variables") } on' "$1"; }
+envvars >"$tmp/envvars"
+env_table "$ROOT/doc/cli.md" >"$tmp/env.md"
+check "the code reads variables to check ($(wc -l <"$tmp/envvars"))" $([ "$(wc -l <"$tmp/envvars")" -ge 20 ]; echo $?)
+undocumented "$tmp/env.md" <"$tmp/envvars" >"$tmp/missing"
+sed 's/^/doc\/cli.md'"'"'s environment table lacks /' "$tmp/missing"
+check "doc/cli.md's environment table names every variable the code reads" $([ ! -s "$tmp/missing" ]; echo $?)
+grep -v '`SCALING_NODE_ID`' "$tmp/env.md" >"$tmp/env2.md"
+check "a variable missing from the table is caught" \
+    $([ "$(undocumented "$tmp/env2.md" <"$tmp/envvars")" = SCALING_NODE_ID ]; echo $?)
+
+# ---- doc/csv.md's table of statuses is RESULTS_STATUSES, no more and no fewer
+statuses() { sed -n 's/^#define RESULTS_STATUSES //p' "$1" | tr -d '" ' | tr ',' '\n' | sort; }
+doc_statuses() {   # the first cell of each row of the table under "## Statuses"
+    awk '/^## / { on = ($0 == "## Statuses") } on && /^\| `[a-z-]*` \|/ { print }' "$1" |
+        sed 's/^| `\([a-z-]*\)`.*/\1/' | sort
+}
+statuses "$ROOT/study/schema.h" >"$tmp/statuses"
+check "RESULTS_STATUSES has statuses to check ($(wc -l <"$tmp/statuses"))" $([ "$(wc -l <"$tmp/statuses")" -ge 7 ]; echo $?)
+doc_statuses "$ROOT/doc/csv.md" >"$tmp/doc_statuses"
+diff "$tmp/statuses" "$tmp/doc_statuses" | sed -n 's/^< /doc\/csv.md lacks the status /p; s/^> /doc\/csv.md has a status the code lacks: /p'
+check "doc/csv.md's table of statuses is RESULTS_STATUSES" $(cmp -s "$tmp/statuses" "$tmp/doc_statuses"; echo $?)
+# Negative controls: a status taken out of the table, and one the code does not have added to it.
+grep -v '^| `timeout` |' "$ROOT/doc/csv.md" >"$tmp/csv.md"
+check "a status missing from doc/csv.md is caught" \
+    $([ "$(diff "$tmp/statuses" <(doc_statuses "$tmp/csv.md") | grep -c '^[<>]')" -eq 1 ]; echo $?)
+sed 's/^| `ok` |/| `ok` | x |\n| `paused` |/' "$ROOT/doc/csv.md" >"$tmp/csv.md"
+check "a status the code lacks is caught" \
+    $(diff "$tmp/statuses" <(doc_statuses "$tmp/csv.md") | grep -qx '> paused'; echo $?)
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -62,5 +62,10 @@ rank 0 2 0 2 two CUDA_VISIBLE_DEVICES=0,1; refused "NODES two" "NODES \"two\": w
 out=$(env -i PATH="$PATH" CUDA_VISIBLE_DEVICES=0 bash "$emu" 2 echo ran 2>"$tmp/err"); rc=$?
 refused "no launcher" "not started by a launcher that states rank, size and local rank" 1
 
+# A launcher's value is data: a local size that bash arithmetic would run (a[$(cmd)]) is refused, and never runs.
+rank 0 2 0 'rank[$(touch '"$tmp"'/PWNED)]' 2 CUDA_VISIBLE_DEVICES=0,1
+refused "a local size with a command in it" "not started by a launcher that states rank, size and local rank" 1
+check "the local size's command ran" $([ ! -e "$tmp/PWNED" ]; echo $?)
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

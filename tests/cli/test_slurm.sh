@@ -112,5 +112,16 @@ job nogres SLURM_GPUS_ON_NODE=
 check "a Slurm that does not state the node's GPUs: exit $rc, srun called (scaling checks the GPUs itself)" \
     $([ $rc -eq 0 ] && [ -s "$tmp/nogres.srun" ]; echo $?)
 
+# ---- a value of the environment is data: a word that bash arithmetic would run (a[$(cmd)], a[`cmd`]) is refused,
+# and never runs
+for v in 'SLURM_NNODES=a[$(touch PWNED)]' 'SLURM_TASKS_PER_NODE=a[`touch PWNED`]' 'SLURM_NTASKS=a[$(touch PWNED)]' \
+         'SLURM_GPUS_ON_NODE=a[$(touch PWNED)]' 'SLURM_JOB_ID=1$(touch PWNED)'; do
+    name=inject-${v%%=*}
+    job "$name" "$v"
+    refused "$name" "scaling.sbatch: ${v%%=*}=\"${v#*=}\": not a count"
+    check "$name: the payload ran" $([ ! -e "$tmp/submit/PWNED" ]; echo $?)
+    rm -f "$tmp/submit/PWNED"
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

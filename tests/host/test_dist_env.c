@@ -242,6 +242,32 @@ static void test_transport(void) {
     EXPECT(n == 5, "%d transport variables", n);
 }
 
+static void test_settings(void) {
+    /* two ranks: NCCL_NVLS_ENABLE on both (one value), NCCL_ALGO on one, transport variables and others left out */
+    const char *env0[] = {"PATH=/bin", "NCCL_NVLS_ENABLE=0", "NCCL_NET=Socket", "NCCL_ALGO=Ring", "NCCLX=1", NULL};
+    const char *env1[] = {"NCCL_NVLS_ENABLE=0", "NCCL_HOSTID=h1", "NCCL_PROTO=Simple", "NCCL_ALGO=Tree", NULL};
+    static char blobs[2 * DIST_SETTINGS_BLOB];
+    EXPECT(dist_settings_blob(env0, blobs, DIST_SETTINGS_BLOB) == 0, "rank 0's settings fit");
+    EXPECT(dist_settings_blob(env1, blobs + DIST_SETTINGS_BLOB, DIST_SETTINGS_BLOB) == 0, "rank 1's settings fit");
+    char out[256];
+    EXPECT(dist_settings_merge(blobs, DIST_SETTINGS_BLOB, 2, out, sizeof out) == 0, "merged");
+    EXPECT(strcmp(out, "NCCL_ALGO=Ring|Tree;NCCL_NVLS_ENABLE=0;NCCL_PROTO=Simple") == 0, "got \"%s\"", out);
+    EXPECT(dist_settings_merge(blobs, DIST_SETTINGS_BLOB, 1, out, sizeof out) == 0 &&
+           strcmp(out, "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0") == 0, "one rank: \"%s\"", out);
+    const char *none[] = {"HOME=/root", "NCCL_SHM_DISABLE=1", NULL};
+    EXPECT(dist_settings_blob(none, blobs, DIST_SETTINGS_BLOB) == 0 &&
+           dist_settings_merge(blobs, DIST_SETTINGS_BLOB, 1, out, sizeof out) == 0 && out[0] == '\0',
+           "no setting but a transport variable: \"%s\"", out);
+    /* too long for the cell: the setting that does not fit is left out whole, and the caller is told */
+    dist_settings_blob(env0, blobs, DIST_SETTINGS_BLOB);
+    char small[24];
+    EXPECT(dist_settings_merge(blobs, DIST_SETTINGS_BLOB, 1, small, sizeof small) == -1, "too long: -1");
+    EXPECT(strcmp(small, "NCCL_ALGO=Ring") == 0, "whole settings only: \"%s\"", small);
+    char tiny[24];
+    EXPECT(dist_settings_blob(env0, tiny, sizeof tiny) == -1 && strcmp(tiny, "NCCL_NVLS_ENABLE=0") == 0,
+           "a blob too small keeps whole entries: \"%s\"", tiny);
+}
+
 /* --probe: what this process's real environment says, for tests/cli/test_slurm.sh, which runs it as the task of a
  * stand-in srun: "launcher L size N rank R local K multi M device D" (device -1: dist_pick_device refused). */
 static int probe(void) {
@@ -265,6 +291,7 @@ int main(int argc, char **argv) {
     test_node_id();
     test_nodes_check();
     test_transport();
+    test_settings();
     test_launchers();
     test_malformed();
     test_local_rank_check();

@@ -5,11 +5,14 @@
  * fails a CHECK at step 5 of the first configuration; FAKE_STEP_MS: a step's time (5); FAKE_RAISE=E:S[:R]: SIGTERM
  * to itself during step S of epoch E of the first configuration, on rank R (every rank without it), a signal at a
  * known step; FAKE_NO_COLLECTIVE=1: steps without their all-reduce, as NCCL's make no MPI call (a stalled rank then
- * leaves the others waiting in the stop vote). Each rank writes its pid to $FAKE_PIDS.R and says its exit status and
- * the wall-clock time on stderr. Arguments: scaling's options. */
+ * leaves the others waiting in the stop vote); FAKE_HANG=WHERE:R: rank R stops for good before the first run (WHERE
+ * start) or between the two runs (between), where only the ranks' deadline outside a run (bench/faults/rank_watch.h)
+ * can end the job. Each rank writes its pid to $FAKE_PIDS.R and says its exit status and the wall-clock time on
+ * stderr. Arguments: scaling's options. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/run.h"
 #include "bench/faults/isolate.h"
+#include "bench/faults/rank_watch.h"
 #include "engine/check.h"
 
 #include <signal.h>
@@ -79,6 +82,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fake_dist_sweep: needs mpirun -np 2 or more: %s\n", err);
         return 2;
     }
+    rank_watch_t watch;     /* as scaling.c's main: every wait outside a run has the deadline */
+    if (rank_watch_start(&watch, &d) != 0) dist_abort(&d, 1);
     isolate_signals_install();
     if (!d.is_root && !freopen("/dev/null", "w", stdout)) return 1;   /* rank 0 alone prints the table */
     const char *pids = getenv("FAKE_PIDS");
@@ -93,6 +98,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fake_dist_sweep: %s\n", err);
         return 2;
     }
+    rank_watch_timeout(&watch, o.timeout_s);
+    rank_watch_phase(&watch, "opening the CSV", d.is_root);
+    const char *hang = getenv("FAKE_HANG");
+    int hang_rank = -1;
+    char hang_where[16] = "";
+    if (hang && sscanf(hang, "%15[a-z]:%d", hang_where, &hang_rank) != 2) hang_rank = -1;
     d.device = 0;
     idx_dataset_t data;
     idx_synthetic(&data, 1);
@@ -102,14 +113,19 @@ int main(int argc, char **argv) {
         dist_abort(&d, 2);
     }
     results_env_t env = {.gpu_name = "none", .host = "test", .nccl_transport = "default"};
-    study_t sd = {.ans = NULL};
+    study_t sd = {.ans = NULL, .watch = &watch};
     progress_init(&sd.prog, 2, 4);
     profile_t prof;
     profile_init(&prof);
     results_scan_t done = {0};
     if (o.resume && d.is_root && results_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
     int rc = 0;
+    rank_watch_phase(&watch, "the agreement between runs", 0);
     for (int i = 0; i < 2; i++) {
+        if (d.rank == hang_rank && strcmp(hang_where, i == 0 ? "start" : "between") == 0) {
+            fprintf(stderr, "fake_dist_sweep: rank %d stops for good before run %d\n", d.rank, i + 1);
+            for (;;) pause();
+        }
         if (dist_max(&d, (double)isolate_signal()) > 0) {     /* as scaling.c's sweep: a signal between two runs */
             rc = isolate_exit_status(isolate_signal() ? isolate_signal() : 15);
             break;
@@ -129,6 +145,8 @@ int main(int argc, char **argv) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     fprintf(stderr, "fake_dist_sweep: rank %d exits %d at %.3f\n", d.rank, rc, (double)now.tv_sec + 1e-9 * now.tv_nsec);
+    rank_watch_phase(&watch, "the final barrier", 0);
     dist_finalize(&d);
+    rank_watch_stop(&watch);
     return rc;
 }
