@@ -174,6 +174,28 @@ static int probe_devices(int *n_dev, results_env_t *env, int need_gpu) {
 }
 
 
+static int bench_child(void *arg) { return allreduce_bench_main(arg); }
+
+/* The default study's all-reduce benchmark (on 2 or more GPUs), in a child process as every run is: the parent never
+ * initialises CUDA. Its table goes to stdout, its rows beside the study's CSV where the report finds them. 0, or 1
+ * after a line saying why the report will have no cost model. */
+static int default_bench(const default_study_t *ds, double timeout_s) {
+    const default_plan_t *p = &ds->plan;
+    char cmd[1024], err[512], why[600];
+    default_plan_bench_command(p, cmd, sizeof cmd);
+    printf("# all-reduce benchmark (for the report's cost model and projection): %s\n", cmd);
+    fflush(stdout);
+    allreduce_bench_t b = {p->bench_gpus, p->n_bench_gpus, "", p->bench_csv, "auto"};
+    isolate_result_t ir;
+    /* silence: the benchmark says it is alive after every size it times */
+    if (isolate_run(bench_child, &b, timeout_s, NULL, NULL, &ir, err, sizeof err) != 0) snprintf(why, sizeof why, "%s", err);
+    else if (ir.exit_code == 0) return 0;
+    else isolate_describe(&ir, timeout_s, why, sizeof why);
+    fprintf(stderr, "scaling: the all-reduce benchmark did not complete (%s); REPORT.md has no cost model: run %s\n",
+            ir.exit_code == 1 ? "wrong sums, or a reduction could not be set up: see its table" : why, cmd);
+    return 1;
+}
+
 /* ./scaling with no options (and no launcher): the default study (bench/default/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
@@ -196,8 +218,10 @@ static int default_main(void) {
     }
     print_outcomes(&sd, ds.plan.csv);
     if (sd.outcomes[RUN_INTERRUPTED]) return outcome_status(&sd);   /* no report of half a study */
+    int bench_rc = ds.plan.n_bench_gpus ? default_bench(&ds, ds.plan.sweep[0].timeout_s) : 0;
+    if (isolate_signal()) return isolate_exit_status(isolate_signal());
     int rc = default_study_end(&ds);
-    return outcome_status(&sd) || rc ? 1 : 0;
+    return outcome_status(&sd) || rc || bench_rc ? 1 : 0;
 }
 
 /* Every file the command will write (study/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace

@@ -5,6 +5,7 @@
 #include "report.h"
 #include "../engine/errmsg.h"
 #include "../engine/opt_table.h"
+#include "../study/paths.h"
 
 #include <errno.h>
 #include <math.h>
@@ -121,11 +122,10 @@ static void find_plots(char out[PATH_MAX], const char *source_dir, const char *e
         path_set(out, "%.*s/../plots", (int)(slash - exe), exe);
 }
 
-/* "X.csv" less ".csv" plus suffix; -1 where it does not fit. */
+/* "X.csv" less ".csv" plus suffix (study/paths.h, the one definition of a file beside a study); -1 where it does not
+ * fit. */
 static int beside(char out[PATH_MAX], const char *csv, const char *suffix) {
-    size_t n = strlen(csv);
-    if (n > 4 && strcmp(csv + n - 4, ".csv") == 0) n -= 4;
-    return n > INT_MAX ? -1 : path_set(out, "%.*s%s", (int)n, csv, suffix);
+    return paths_sibling(out, PATH_MAX, csv, suffix);
 }
 
 /* s as one shell word. */
@@ -166,7 +166,7 @@ static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
     r->net_lat = o->net_lat;
     r->gpn = o->gpn;
     char def[PATH_MAX];
-    if (beside(r->bench_default, csv, "_allreduce.csv") || beside(def, csv, "_allreduce_net.csv"))
+    if (beside(r->bench_default, csv, PATHS_ALLREDUCE_SUFFIX) || beside(def, csv, "_allreduce_net.csv"))
         return die("%s: path too long", csv);
     const char *bench = o->allreduce ? o->allreduce : readable(r->bench_default) ? r->bench_default : "";
     if (path_set(r->bench_src, "%s", bench)) return die("--allreduce: path too long");

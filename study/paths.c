@@ -148,6 +148,13 @@ int paths_check(const paths_use_t *u, int n, char *err, size_t errlen) {
     return rc;
 }
 
+int paths_sibling(char *out, size_t len, const char *csv, const char *suffix) {
+    size_t n = strlen(csv);
+    if (n > 4 && strcmp(csv + n - 4, ".csv") == 0) n -= 4;
+    int k = snprintf(out, len, "%.*s%s", (int)n, csv, suffix);
+    return k < 0 || (size_t)k >= len ? -1 : 0;
+}
+
 int paths_open_regular(const char *path, int flags, mode_t mode) {
     int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
     if (fd < 0) return -1;

@@ -22,6 +22,11 @@ typedef struct {
  * line naming the option, the path and the problem in err. */
 int paths_check(const paths_use_t *u, int n, char *err, size_t errlen);
 
+/* The all-reduce benchmark's CSV of a study: beside it, "X.csv" less ".csv" plus this (the report looks there). */
+#define PATHS_ALLREDUCE_SUFFIX "_allreduce.csv"
+/* A file beside csv: "X.csv" less ".csv" plus suffix, into out. 0, or -1 when it does not fit len (never cut). */
+int paths_sibling(char *out, size_t len, const char *csv, const char *suffix);
+
 /* open(2) that refuses what is not a regular file without blocking on it (O_NONBLOCK, then fstat): a FIFO or a
  * device named in place of a file. The descriptor is left blocking. >= 0, or -1 with errno set (EINVAL for a file
  * that is not regular). */

@@ -1,6 +1,7 @@
 /* default_plan.c — the default study's sweeps, written as the command lines that would run each alone and parsed by
  * the one option parser, so what runs is exactly what is printed; and its fresh output folder. */
 #include "default_plan.h"
+#include "../../study/paths.h"
 #include "../../engine/errmsg.h"
 
 #include <errno.h>
@@ -116,6 +117,7 @@ static const plan_choice_t *pick_data(default_plan_t *p, const char *data_root, 
 static void plan_paths(default_plan_t *p) {
     snprintf(p->csv, sizeof p->csv, "%s/study.csv", p->dir);
     snprintf(p->conv_cache, sizeof p->conv_cache, "%s/conv_algos.tsv", p->dir);
+    paths_sibling(p->bench_csv, sizeof p->bench_csv, p->csv, PATHS_ALLREDUCE_SUFFIX);   /* fits: dir is 256 */
 }
 
 /* The strategies the study runs, by property: the reference first, then every strategy of replicas, then every
@@ -151,7 +153,7 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
     snprintf(micro, sizeof micro, "%d", m);
     snprintf(single_batch, sizeof single_batch, stages ? "%s,%s" : "%s", c->batch, c->pipe_batch);
 
-    int rc = 0, refs = 0;
+    int rc = 0, refs = 0, bench = 0;
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; infos && infos[i]; i++) {
             const strategy_info_t *s = infos[i];
@@ -162,8 +164,10 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
                                        "math", ONE_GPU_MATHS, NULL);
             else if (pass == 0)
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", PLAN_EPOCHS), "batch", single_batch, NULL);
-            else if (pass == 1 && largest)
+            else if (pass == 1 && largest) {
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, multi, PLAN_EPOCHS), "batch", c->batch, NULL);
+                if (s->reduces) bench = 1;
+            }
             else if (pass == 2 && stages)
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, pipe, PLAN_EPOCHS), "scale", "strong", "batch",
                                        c->pipe_batch, "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
@@ -186,6 +190,13 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
         }
         o->out = p->csv;
         o->conv_cache = p->conv_cache;
+        /* the benchmark's GPU counts: those of the strategies that reduce gradients */
+        const strategy_info_t *si = strategy_info_find(infos, o->strategy);
+        for (int g = 0; bench && si && si->reduces && g < o->n_gpus; g++) {
+            int seen = 0;
+            for (int k = 0; k < p->n_bench_gpus; k++) seen |= p->bench_gpus[k] == o->gpus[g];
+            if (!seen && p->n_bench_gpus < OPT_LIST_MAX) p->bench_gpus[p->n_bench_gpus++] = o->gpus[g];
+        }
     }
     return 0;
 }
@@ -229,6 +240,15 @@ void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len)
     if (used < len) used += put_word(buf + used, len - used, p->csv);
     if (used < len) used += put_word(buf + used, len - used, "--conv-cache");
     if (used < len) put_word(buf + used, len - used, p->conv_cache);
+}
+
+void default_plan_bench_command(const default_plan_t *p, char *buf, size_t len) {
+    size_t used = (size_t)snprintf(buf, len, "./scaling --bench allreduce --gpus ");
+    for (int k = 0; k < p->n_bench_gpus && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%d", k ? "," : "", p->bench_gpus[k]);
+    if (used < len) put_word(buf + used, len - used, "--out");
+    used = strlen(buf);
+    if (used < len) put_word(buf + used, len - used, p->bench_csv);
 }
 
 /* Appends the names of the strategies plan_pick takes in `pass`, as "a, b and c"; returns how many. */
@@ -283,8 +303,9 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
         }
     fprintf(f, "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
-               "Then study.csv, REPORT.md and the figures (scaling report; figures need gnuplot) are in the\n"
-               "folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
+               "Then the all-reduce benchmark (--bench allreduce) runs on naive's and nccl's GPU counts into\n"
+               "study_allreduce.csv (the report's cost model and projection); study.csv, REPORT.md and the\n"
+               "figures (scaling report; figures need gnuplot) are in the folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
                "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
                "minute on 2 H200s.\n"
                "On one GPU nothing scales: the reference runs alone at batches %s\n"

@@ -8,7 +8,8 @@
  *   nccl       the same
  *   pipeline   those GPU counts up to 8 that divide 1024: strong scaling at global batch 1024, 1F1B, 4 micro-batches
  *              (8 where there are more than 4 stages, so every stage has one in flight)
- * LeNet: batch 64 per GPU, 256 for the pipeline.
+ * LeNet: batch 64 per GPU, 256 for the pipeline. Then the all-reduce benchmark (--bench allreduce) on naive's and
+ * nccl's GPU counts, into study_allreduce.csv beside the CSV, so the report has its cost model and projection.
  * On one GPU nothing scales, so the study answers what one GPU can instead, in one sweep of the reference strategy:
  * batches 256, 1024, 4096 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, lr 0.05 at
  * every batch, 4 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so the ladder
@@ -46,6 +47,10 @@ typedef struct {
     char dir[256];                      /* results/default-<UTC YYYYmmddTHHMMSSZ>[-K] */
     char csv[300];                      /* <dir>/study.csv */
     char conv_cache[300];               /* <dir>/conv_algos.tsv: every run of the study runs the same kernels */
+    /* On 2 or more GPUs, the all-reduce benchmark after the sweeps, on the replicas' GPU counts, into the file the
+     * report looks for beside the CSV: the report's cost model, projection and the model's error at each count. */
+    int bench_gpus[OPT_LIST_MAX], n_bench_gpus;     /* 0: no benchmark (one GPU) */
+    char bench_csv[320];                /* <dir>/study_allreduce.csv */
     /* The sweeps as command-line words (options_parse keeps pointers into them): a plan is never copied. */
     char data_dir[256];
     char words[PLAN_MAX_SWEEPS][512];
@@ -65,6 +70,8 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
 int default_plan_create_dir(default_plan_t *p, char *err, size_t errlen);
 /* Sweep i as the command that would run it alone: "./scaling --strategy ... --out <csv>". */
 void default_plan_command(const default_plan_t *p, int i, char *buf, size_t len);
+/* The benchmark as the command that would run it alone: "./scaling --bench allreduce --gpus 2,4 --out <bench_csv>". */
+void default_plan_bench_command(const default_plan_t *p, char *buf, size_t len);
 /* What a second GPU would add to p's one-GPU study, in words: the sweeps the plan runs on 2 GPUs (the registry's
  * strategies of replicas and staged ones, by property), for the answer. */
 void default_plan_second_gpu(const default_plan_t *p, const strategy_info_t *const *infos, char *buf, size_t len);

@@ -98,6 +98,18 @@ else
     check "no gnuplot here: REPORT.md without figures, and one stderr line saying how to get them" $?
 fi
 
+# The all-reduce benchmark ran on the replicas' GPU counts into study_allreduce.csv beside the CSV, every sum right, so
+# the report has its cost model and projection (neither section says "omitted").
+bench=$dir/study_allreduce.csv
+set -- $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { n++; g[$c["gpus"]] = 1; if ($c["wrong"] != 0) bad++ } END { for (k in g) m++; print n + 0, m + 0, bad + 0 }' \
+    "$bench" 2>/dev/null)
+check "study_allreduce.csv: ${1:-0} rows over ${2:-0} GPU count(s) (want $multi), ${3:-?} wrong" \
+    $([ "${1:-0}" -gt 0 ] && [ "${2:-0}" -eq $multi ] && [ "${3:-1}" -eq 0 ]; echo $?)
+grep -q '^# all-reduce benchmark (for the report' "$tmp/out"; check "the benchmark is announced as its command" $?
+check "REPORT.md has the all-reduce model and the projection: $(grep -c 'omitted' "$md" 2>/dev/null) 'omitted'" \
+    $([ -s "$md" ] && ! grep -q 'omitted' "$md"; echo $?)
+
 # The answer against the report: the answer (report/answer.c) and REPORT.md (`scaling report`) both take a run's time,
 # T1 and the fastest run from study/study.c; each strategy's line must be the fastest row of its table in REPORT.md at
 # its GPU count and batch, with that row's epoch time and speedup. The tables' columns are found by their headers.

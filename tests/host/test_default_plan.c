@@ -117,6 +117,17 @@ static void test_gpu_counts(void) {
         else
             EXPECT(o->n_math == 1 && strcmp(o->math[0], "tf32") == 0, "%d GPUs: math tf32 alone", g->n);
         EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
+        /* the all-reduce benchmark on the replicas' GPU counts, beside the CSV where the report looks; none on one */
+        char bench[128];
+        list_text(bench, sizeof bench, p.bench_gpus, p.n_bench_gpus);
+        EXPECT(strcmp(bench, g->dp_gpus) == 0, "%d GPUs: benchmark on %s, want %s", g->n, bench, g->dp_gpus);
+        EXPECT(strcmp(p.bench_csv, DIR_NAME "/study_allreduce.csv") == 0, "benchmark CSV %s", p.bench_csv);
+        if (g->n == 4) {
+            char cmd[512];
+            default_plan_bench_command(&p, cmd, sizeof cmd);
+            EXPECT(strcmp(cmd, "./scaling --bench allreduce --gpus 2,4 --out " DIR_NAME "/study_allreduce.csv") == 0,
+                   "benchmark command: %s", cmd);
+        }
         if (g->n == 1) {    /* the one-GPU answer says which sweeps a second GPU would add */
             char more[512];
             default_plan_second_gpu(&p, registry(), more, sizeof more);

@@ -7,7 +7,8 @@
  * known step; FAKE_NO_COLLECTIVE=1: steps without their all-reduce, as NCCL's make no MPI call (a stalled rank then
  * leaves the others waiting in the stop vote); FAKE_HANG=WHERE:R: rank R stops for good before the first run (WHERE
  * start) or between the two runs (between), where only the ranks' deadline outside a run (bench/faults/rank_watch.h)
- * can end the job. Each rank writes its pid to $FAKE_PIDS.R and says its exit status and the wall-clock time on
+ * can end the job. Each rank writes "PID STARTTIME" (its /proc start time, so a test never takes a reused pid for
+ * it) to $FAKE_PIDS.R and says its exit status and the wall-clock time on
  * stderr. Arguments: scaling's options. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/run.h"
@@ -90,15 +91,23 @@ int main(int argc, char **argv) {
     if (pids) {
         char path[600];
         snprintf(path, sizeof path, "%s.%d", pids, d.rank);
+        unsigned long long start = 0;     /* field 22 of /proc/self/stat, counted after the command's ')' */
+        char stat[1024] = "";
+        FILE *ps = fopen("/proc/self/stat", "r");
+        if (ps && fgets(stat, sizeof stat, ps)) {
+            char *p = strrchr(stat, ')');
+            for (int field = 2; p && *p && field < 22; p++) field += *p == ' ';
+            if (p) start = strtoull(p, NULL, 10);
+        }
+        if (ps) fclose(ps);
         FILE *f = fopen(path, "w");
-        if (f) fprintf(f, "%d\n", (int)getpid()), fclose(f);
+        if (f) fprintf(f, "%d %llu\n", (int)getpid(), start), fclose(f);
     }
     options_t o;
     if (options_parse(&o, argc, argv, err, sizeof err) != 0) {
         fprintf(stderr, "fake_dist_sweep: %s\n", err);
         return 2;
     }
-    rank_watch_timeout(&watch, o.timeout_s);
     rank_watch_phase(&watch, "opening the CSV", d.is_root);
     const char *hang = getenv("FAKE_HANG");
     int hang_rank = -1;
@@ -120,6 +129,9 @@ int main(int argc, char **argv) {
     results_scan_t done = {0};
     if (o.resume && d.is_root && results_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
     int rc = 0;
+    /* --timeout from here: the tests give it 3 s, and the set-up above (55 MB of random images) may take longer on a
+     * busy machine; the real command's set-up phases have the deadline too (scaling.c), tested with a longer one */
+    rank_watch_timeout(&watch, o.timeout_s);
     rank_watch_phase(&watch, "the agreement between runs", 0);
     for (int i = 0; i < 2; i++) {
         if (d.rank == hang_rank && strcmp(hang_where, i == 0 ? "start" : "between") == 0) {
