@@ -12,6 +12,28 @@ float timing_ms(cudaEvent_t a, cudaEvent_t b) {
     return ms;
 }
 
+/* 1 when the event has completed; not-ready is no error (anything else is, as for any CUDA call). */
+static int event_done(cudaEvent_t e) {
+    cudaError_t rc = cudaEventQuery(e);
+    if (rc == cudaErrorNotReady) return 0;
+    CHECK_CUDA(rc);
+    return 1;
+}
+
+int timing_steps_done(const cudaEvent_t *ev, int launched, double *ms) {
+    *ms = 0;
+    if (launched < 1 || !event_done(ev[0])) return 0;
+    /* Steps finish in order on the stream that records their events: the finished ones are a prefix. */
+    int lo = 0, hi = launched;      /* ev[lo] done; the answer is in [lo, hi] */
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (event_done(ev[mid])) lo = mid;
+        else hi = mid - 1;
+    }
+    if (lo > 0) *ms = timing_ms(ev[0], ev[lo]);
+    return lo;
+}
+
 static int cmp_float(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);

@@ -7,6 +7,7 @@
 #include "dp.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
+#include "../engine/timing.h"
 #include "../engine/nvtx.h"
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +293,10 @@ static double naive_evaluate(void *state) { return dp_evaluate(&((naive_t *)stat
 
 static size_t naive_params(void *state, float *host, size_t max) { return dp_params(&((naive_t *)state)->dp, host, max); }
 
+static int naive_steps_done(void *state, int launched, double *ms) {
+    return timing_steps_done(((naive_t *)state)->dp.reps[0].step_events, launched, ms);
+}
+
 const strategy_t strategy_naive = {
     .info = {.name = "naive",
              .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward "
@@ -306,4 +311,5 @@ const strategy_t strategy_naive = {
     .teardown = naive_teardown,
     .reduce = &naive_reduce_ops,
     .params = naive_params,
+    .steps_done = naive_steps_done,
 };

@@ -9,6 +9,7 @@
 #include "../engine/trace.h"
 #include "dist.h"
 #include "../engine/check.h"
+#include "../engine/timing.h"
 #include "../engine/nvtx.h"
 #include "../engine/knob.h"
 #include <nccl.h>
@@ -494,6 +495,10 @@ static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)
 
 static size_t nccl_params(void *state, float *host, size_t max) { return dp_params(&((nccl_t *)state)->dp, host, max); }
 
+static int nccl_steps_done(void *state, int launched, double *ms) {
+    return timing_steps_done(((nccl_t *)state)->dp.reps[0].step_events, launched, ms);
+}
+
 const strategy_t strategy_nccl = {
     .info = {.name = "nccl",
              .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, "
@@ -509,4 +514,5 @@ const strategy_t strategy_nccl = {
     .reduce = &nccl_reduce_ops,
     .params = nccl_params,
     .health = nccl_health,
+    .steps_done = nccl_steps_done,
 };

@@ -305,6 +305,10 @@ static size_t pipe_params(void *state, float *host, size_t max) {
     return n;
 }
 
+static int pipe_steps_done(void *state, int launched, double *ms) {
+    return timing_steps_done(((pipe_t *)state)->step_events, launched, ms);
+}
+
 const strategy_t strategy_pipeline = {
     .info = {.name = "pipeline",
              .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
@@ -317,4 +321,5 @@ const strategy_t strategy_pipeline = {
     .evaluate = pipe_evaluate_,
     .teardown = pipe_teardown,
     .params = pipe_params,
+    .steps_done = pipe_steps_done,
 };

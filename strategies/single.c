@@ -66,6 +66,10 @@ static size_t single_params(void *state, float *host, size_t max) {
     return r->model.n_params;
 }
 
+static int single_steps_done(void *state, int launched, double *ms) {
+    return timing_steps_done(((const replica_t *)state)->step_events, launched, ms);
+}
+
 const strategy_t strategy_single = {
     .info = {.name = "single", .summary = "one GPU, no communication (the reference)", .reference = 1},
     .setup = single_setup,
@@ -76,4 +80,5 @@ const strategy_t strategy_single = {
     .evaluate = single_evaluate,
     .teardown = single_teardown,
     .params = single_params,
+    .steps_done = single_steps_done,
 };

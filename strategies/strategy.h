@@ -88,6 +88,11 @@ typedef struct strategy {
      * an asynchronous fault broke the run (an NCCL communicator's error: it is then aborted, so no call waits on it
      * any longer), else 0. */
     int (*health)(void *state, char *why, size_t len);
+    /* Optional, called from another thread about every 10 s while an epoch runs (progress lines): how many of this
+     * epoch's `launched` steps the GPUs have finished and the GPU milliseconds they took (*ms), read from the step
+     * events the strategy records anyway (timing_steps_done: queried, never waited on). NULL: the harness counts
+     * launched steps on the host's clock. */
+    int (*steps_done)(void *state, int launched, double *ms);
 } strategy_t;
 
 /* NULL-terminated table of every strategy (strategies/registry.c); strategy_find returns NULL for an unknown name. */

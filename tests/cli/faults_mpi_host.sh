@@ -240,7 +240,8 @@ if [ -n "$scaling" ] && [ -n "$mnist" ]; then
         mkfifo "$tmp/fifos/$f"
     done
     # one rank of the job: its pid for the test, then scaling, rank 1 with the FIFOs as its data
-    printf '%s\n' '#!/bin/sh' 'echo $$ >"$PIDS.$OMPI_COMM_WORLD_RANK"' \
+    printf '%s\n' '#!/bin/sh' 'read -r l </proc/$$/stat; set -- ${l##*) }' \
+        'echo "$$ ${20}" >"$PIDS.$OMPI_COMM_WORLD_RANK"     # pid and start time (tests/cli/lib_faults.sh)' \
         'dir=$REAL; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && dir=$FIFOS' \
         'exec "$SCALING" --strategy nccl --model lenet --dataset mnist --data-dir "$dir" --timeout 8 --out "$OUT"' \
         >"$tmp/by_rank.sh"

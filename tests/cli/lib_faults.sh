@@ -32,22 +32,23 @@ wait_rows() {
 }
 # seconds_since T0 (from date +%s.%N): elapsed seconds, 1 decimal
 seconds_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
-# proc_id PID: "PID STARTTIME" of a live process (field 22 of /proc/PID/stat: its start, in clock ticks since boot),
-# nothing where there is none. A pid alone names another process once it is reused (pids wrap fast on a busy machine).
-proc_id() {
-    local s
-    s=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
-    set -- "$1" $s
-    [ $# -ge 21 ] && echo "$1 ${21}"
+# proc_state PID: "STATE STARTTIME" of a live process (fields 3 and 22 of /proc/PID/stat; the start in clock ticks
+# since boot), nothing where there is none. Builtins only: no fork that a loaded machine could refuse. A pid alone
+# names another process once it is reused (pids wrap fast on a busy machine): the start time tells them apart.
+proc_state() {
+    local line
+    { read -r line <"/proc/$1/stat"; } 2>/dev/null || return 0
+    set -- ${line##*) }
+    [ $# -ge 20 ] && echo "$1 ${20}"
 }
 # gone PID [STARTTIME]: the process is gone, or a zombie (a reaper may be slow, or absent in a container); with
 # STARTTIME, also when PID now names another process
 gone() {
     local now
-    now=$(proc_id "$1")
+    now=$(proc_state "$1")
     [ -z "$now" ] && return 0
-    [ -n "${2:-}" ] && [ "$now" != "$1 $2" ] && return 0
-    [ "$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)" = Z ]
+    [ -n "${2:-}" ] && [ "${now#* }" != "$2" ] && return 0
+    [ "${now%% *}" = Z ]
 }
 # kill_same SIGNAL PID [STARTTIME]: signals the process only while PID still names it
 kill_same() { gone "$2" "${3:-}" || kill "-$1" "$2" 2>/dev/null; }

@@ -89,6 +89,7 @@ static results_row_t full_row(int epoch) {
     r.stats.replicas_identical = 1, r.stats.peak_mem_mb = 2048.5, r.nodes = 2, r.gpus_per_node = 1, r.timeout_s = 300;
     r.env = env;
     snprintf(r.env.nccl_transport, sizeof r.env.nccl_transport, "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0");
+    snprintf(r.env.nccl_env, sizeof r.env.nccl_env, "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0");
     snprintf(r.run_id, sizeof r.run_id, "20260101T000000Z-3-4242");
     snprintf(r.timestamp, sizeof r.timestamp, "2026-01-01T00:00:%02dZ", epoch);
     return r;
@@ -101,7 +102,7 @@ static const char *const full_cells[] = {
     "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
-    "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "300",
+    "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0", "300",
     "NVIDIA H100 80GB HBM3, _SXM5_", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
 
@@ -110,8 +111,8 @@ static const char *const brief_columns =
     "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,reason,"
     "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
     "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,mem_free_mb,mem_total_mb,nodes,"
-    "gpus_per_node,nccl_transport,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
-#define NCOLS 56
+    "gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
+#define NCOLS 57
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -247,12 +248,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 56: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 57: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 57: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 58: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -309,7 +310,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 50, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 51, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -449,10 +450,11 @@ static void test_read_fixture(void) {
     EXPECT(results_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
     results_rows_free(&t);
-    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, ...) reads whole. */
+    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, ...) reads
+     * whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
-    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 9 && t.unknown == 0, "committed study: %d rows, %d bad, "
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 10 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# harness.sh — the harness's GPU round in one call of a GPU node with 2 to 4 GPUs, from the repository root, everything
+# under $OUT, within 8 minutes: setup (scripts/setup.sh --offline .carry/offline), then the fault and default-study
+# tests on real GPUs, most important first, each with its own deadline from what is left of the budget: the faults
+# under mpirun (the ranks' deadlines on GPUs), the default study (its all-reduce benchmark, model and projection),
+# the one-process faults, a killed sweep, mpirun against one process; then the progress lines of a ResNet-50 epoch
+# on synthetic data (stderr a file: one line at a time, every ~10 s, step k of N, images/s, ETA). A summary table
+# comes last. $OUT receives setup.log, one log per test (ctest -V), progress.err/.out, summary.txt.
+#
+#   OUT=/some/dir tools/device/harness.sh
+set -uo pipefail
+: "${OUT:?set OUT to the directory that comes back}"
+t0=$(date +%s)
+budget=${HARNESS_BUDGET_S:-460}
+say() { echo "[harness.sh $(($(date +%s) - t0)) s] $*"; }
+left() { echo $((budget - ($(date +%s) - t0))); }
+summary=()
+note() { summary+=("$(printf '%-16s %-8s %6s s  %s' "$1" "$2" "$3" "$4")"); }
+
+say "setup"
+if ! scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
+    tail -n 40 "$OUT/setup.log"
+    say "setup failed: see setup.log"
+    exit 1
+fi
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvidia-smi -L
+n_dev=$(nvidia-smi -L | grep -c '^GPU')
+
+# ctest_one NAME WANT_S: one GPU test with a deadline of WANT_S seconds, or what is left less 60 s for the rest
+ctest_one() {
+    local name=$1 want=$2 limit start rc
+    limit=$(left); limit=$((limit - 60)); ((limit > want)) && limit=$want
+    if ((limit < 30)); then note "$name" skipped 0 "no time left in the budget"; return; fi
+    say "ctest -R '^$name\$' (deadline $limit s)"
+    start=$(date +%s)
+    ctest --test-dir build -R "^$name\$" -V --timeout "$limit" >"$OUT/$name.log" 2>&1
+    rc=$?
+    local took=$(($(date +%s) - start)) verdict
+    # ctest's own line: "1/1 Test #N: NAME ....   Passed" (or ***Failed, ***Skipped, ***Timeout)
+    verdict=$(sed -n "s/^ *[0-9]*\/[0-9]* Test *#[0-9]*: $name [ .]*\**\([A-Za-z]*\).*/\1/p" "$OUT/$name.log" | tail -n 1)
+    [ -n "$verdict" ] || verdict="rc=$rc"
+    note "$name" "$verdict" "$took" "$(grep -E '^[0-9]+: [0-9]+ passed, [0-9]+ failed' "$OUT/$name.log" | tail -n 1 |
+                                      sed 's/^[0-9]*: //')"
+    grep -E '^[0-9]+: (FAIL|.*every rank gone|.*exited .* after|# gpu_default)' "$OUT/$name.log" | sed 's/^[0-9]*: /  /' |
+        head -n 20
+}
+
+ctest_one gpu_faults_mpi 150
+ctest_one gpu_default 200
+ctest_one gpu_faults 120
+ctest_one gpu_kill 60
+ctest_one gpu_mpi 90
+
+# Progress within an epoch: ResNet-50 bf16 on synthetic 224x224 data, one GPU, 600 steps (about 20 s on an H100),
+# stderr a file: each progress line is a line of its own (no carriage return), about every 10 s.
+if (($(left) > 70)); then
+    say "progress: ResNet-50, 600 steps, stderr a file"
+    start=$(date +%s)
+    ./scaling --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 600 --out "$OUT/progress.csv" \
+        >"$OUT/progress.out" 2>"$OUT/progress.err"
+    rc=$?
+    took=$(($(date +%s) - start))
+    lines=$(grep -c '^\[run 1/1  epoch 1/1\] step ' "$OUT/progress.err")
+    cr=$(tr -cd '\r' <"$OUT/progress.err" | wc -c)
+    setup=$(grep -c '^\[run 1/1\] setup ' "$OUT/progress.err")
+    verdict=passed; { [ $rc -eq 0 ] && [ "$lines" -ge 1 ] && [ "$cr" -eq 0 ]; } || verdict=FAILED
+    note progress "$verdict" "$took" "exit $rc, $lines step line(s), $setup setup line(s), $cr carriage returns"
+    grep -E '^\[run 1/1' "$OUT/progress.err" | head -n 12 | sed 's/^/  /'
+else
+    note progress skipped 0 "no time left in the budget"
+fi
+
+{
+    echo "# harness.sh on $n_dev GPU(s) ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)), $(git log -1 --format=%h 2>/dev/null || echo '?'), $(($(date +%s) - t0)) s"
+    printf '%-16s %-8s %8s  %s\n' test verdict seconds detail
+    printf '%s\n' "${summary[@]}"
+} | tee "$OUT/summary.txt"
