@@ -1,6 +1,10 @@
 /* progress.c — a study's run count and ETA: means of the setups and epochs timed so far, applied to what is left, so
- * the estimate covers the whole study (every sweep, setup included) and not only the current run. */
+ * the estimate covers the whole study (every sweep, setup included) and not only the current run; and the lines that
+ * say where an epoch or a setup stands. */
 #include "progress.h"
+
+#include <math.h>
+#include <stdio.h>
 
 void progress_init(progress_t *p, int runs, long epochs) {
     *p = (progress_t){.runs = runs, .epochs_left = epochs, .setups_left = runs};
@@ -28,4 +32,45 @@ void progress_drop(progress_t *p, int epochs, int setup) {
 double progress_eta(const progress_t *p) {
     if (p->epochs == 0) return -1;
     return (double)p->epochs_left * p->epoch_s / p->epochs + (p->setups ? p->setups_left * p->setup_s / p->setups : 0);
+}
+
+void progress_duration(char *buf, size_t len, double s) {
+    if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
+    else if (s < 60) snprintf(buf, len, "%.0fs", s);
+    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
+    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
+}
+
+void progress_step_line(char *buf, size_t len, const progress_t *p, const progress_step_t *s) {
+    int gpu = s->done > 0 && s->gpu_ms > 0;
+    int at = gpu ? s->done : s->launched;
+    double secs = gpu ? s->gpu_ms / 1e3 : s->host_s;
+    double per_step = at > 0 && secs > 0 ? secs / at : -1;
+    double ips = per_step > 0 ? s->global_batch / per_step : -1;
+    double epoch_eta = per_step > 0 ? (s->steps - at) * per_step : -1;
+    /* the study: its epochs still to come after this one at the mean epoch so far (this epoch's pace before one is
+     * timed), and its setups at the mean setup */
+    double epoch_s = p->epochs ? p->epoch_s / p->epochs : per_step > 0 ? per_step * s->steps : -1;
+    long after = p->epochs_left > 0 ? p->epochs_left - 1 : 0;
+    double study_eta = epoch_eta >= 0 && epoch_s >= 0
+                           ? epoch_eta + after * epoch_s + (p->setups ? p->setups_left * p->setup_s / p->setups : 0)
+                           : -1;
+    char e1[32], e2[32], rate[48];
+    progress_duration(e1, sizeof e1, epoch_eta);
+    progress_duration(e2, sizeof e2, study_eta);
+    if (ips > 0) snprintf(rate, sizeof rate, "%.0f images/s%s", ips, gpu ? "" : " (launched)");
+    else snprintf(rate, sizeof rate, "? images/s");
+    snprintf(buf, len, "[run %d/%d  epoch %d/%d] step %d/%d  %s  epoch ETA %s  study ETA %s", s->run, s->runs,
+             s->epoch, s->epochs, at, s->steps, rate, e1, e2);
+}
+
+void progress_setup_line(char *buf, size_t len, int run, int runs, double seconds, int layers_done, int layers,
+                         int searches) {
+    int n = snprintf(buf, len, "[run %d/%d] setup %.0f s", run, runs, seconds);
+    if (n < 0 || (size_t)n >= len) return;
+    if (layers > 0) n += snprintf(buf + n, len - (size_t)n, ": %d of %d layers set up", layers_done, layers);
+    if (n < 0 || (size_t)n >= len) return;
+    if (searches >= 0)
+        snprintf(buf + n, len - (size_t)n, "%s%d convolution search%s", layers > 0 ? ", " : ": ", searches,
+                 searches == 1 ? "" : "es");
 }

@@ -4,6 +4,7 @@
 #include "../engine/errmsg.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +21,21 @@ int report_run(const char *script, const char *csv, const char *out_dir, char *e
         posix_spawn_file_actions_destroy(&fa);
         return errmsg(-1, err, errlen, "%s: cannot start: out of memory", script);
     }
+    /* The report gets SIGPIPE's default back (scaling ignores it: a closed stdout is no fault of a study). */
+    posix_spawnattr_t at;
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    if (posix_spawnattr_init(&at) != 0 || posix_spawnattr_setsigdefault(&at, &def) != 0 ||
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF) != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return errmsg(-1, err, errlen, "%s: cannot start: out of memory", script);
+    }
     fflush(NULL);   /* our buffered output first, so it stays in order with the report's */
     pid_t pid;
-    int rc = posix_spawn(&pid, script, &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, script, &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     if (rc != 0) return errmsg(-1, err, errlen, "%s: cannot start: %s", script, strerror(rc));
     int status;
     while (waitpid(pid, &status, 0) < 0)

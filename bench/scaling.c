@@ -65,6 +65,7 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
             sd->outcomes[RUN_INTERRUPTED]++;
             break;
         }
+        table_stdout_check(o->out);
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
     }
     results_scan_free(&done);
@@ -90,6 +91,7 @@ static void print_flops(const char *model, const idx_dataset_t *data) {
 }
 
 static void print_outcomes(const study_t *sd, const char *out) {
+    table_stdout_check(out);
     const int *n = sd->outcomes;
     printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed, %d timeout, %d interrupted; rows in %s\n",
            sd->prog.runs, n[RUN_OK], n[RUN_SKIPPED], n[RUN_DIVERGED], n[RUN_OOM], n[RUN_FAILED], n[RUN_TIMEOUT],
@@ -389,6 +391,9 @@ int main(int argc, char **argv) {
     rank_watch_t watch;     /* under mpirun/srun: the deadline of every wait outside a run, until the final barrier */
     if (rank_watch_start(&watch, dist) != 0) dist_abort(dist, 1);
     isolate_signals_install();
+    /* A closed stdout (`| head`) is no fault of a configuration: a write fails with EPIPE instead of killing the run's
+     * process, and the sweep goes on without its table (table_stdout_check). Inherited by the runs' processes. */
+    signal(SIGPIPE, SIG_IGN);
     if (dist && !dist->is_root && !freopen("/dev/null", "w", stdout)) {
         fprintf(stderr, "scaling: error: rank %d: cannot redirect stdout to /dev/null: %s\n", dist->rank,
                 strerror(errno));

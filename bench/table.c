@@ -3,7 +3,9 @@
 #include "table.h"
 
 #include <math.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Column widths shared by the header and the rows, so they cannot drift apart. */
 #define W_GPUS   6
@@ -86,4 +88,13 @@ void table_summary(FILE *f, const results_row_t *rows, int n) {
     if (test_acc >= 0) fprintf(f, ", test_acc %.4f", test_acc);
     if (status) fprintf(f, ", status %s", status);
     fputc('\n', f);
+}
+
+void table_stdout_check(const char *csv) {
+    /* A pipe's write end polls POLLERR once its last reader has closed: no write is needed to find out. */
+    struct pollfd p = {.fd = STDOUT_FILENO, .events = POLLOUT};
+    if (poll(&p, 1, 0) != 1 || !(p.revents & POLLERR)) return;
+    fprintf(stderr, "scaling: stdout is closed (its reader went away): the table is no longer printed; the study goes "
+            "on, its rows in %s\n", csv);
+    if (!freopen("/dev/null", "w", stdout)) clearerr(stdout);
 }

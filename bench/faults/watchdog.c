@@ -26,10 +26,21 @@ static int nap(watchdog_t *w) {
     return stop;
 }
 
+/* The tick where one is due. */
+static void tick(watchdog_t *w) {
+    pthread_mutex_lock(&w->lock);
+    watchdog_tick_fn fn = w->tick;
+    int due = fn && (double)(now_ns() - w->last_tick_ns) * 1e-9 >= w->tick_s;
+    if (due) w->last_tick_ns = now_ns();
+    pthread_mutex_unlock(&w->lock);
+    if (due) fn(w->ctx);
+}
+
 static void *watch(void *arg) {
     watchdog_t *w = arg;
     while (!nap(w)) {
         char why[512] = "";
+        tick(w);
         if (w->check && w->check(w->ctx, why, sizeof why)) {
             w->expire(w->ctx, why, 0);
             return NULL;
@@ -84,6 +95,15 @@ void watchdog_phase(watchdog_t *w, const char *phase) {
     __atomic_store_n(&w->phase, phase, __ATOMIC_RELEASE);
     watchdog_beat(w);
     __atomic_store_n(&w->paused, 0, __ATOMIC_RELEASE);
+}
+
+void watchdog_every(watchdog_t *w, double seconds, watchdog_tick_fn fn) {
+    if (!w || !w->running) return;
+    pthread_mutex_lock(&w->lock);
+    w->tick = fn;
+    w->tick_s = seconds;
+    w->last_tick_ns = now_ns();
+    pthread_mutex_unlock(&w->lock);
 }
 
 void watchdog_set_timeout(watchdog_t *w, double timeout_s) {

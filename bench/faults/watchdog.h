@@ -9,6 +9,8 @@
 
 /* 1 with a one-line reason when the run is broken (may be NULL). Runs on the watchdog thread. */
 typedef int (*watchdog_check_fn)(void *ctx, char *why, size_t len);
+/* Called every few seconds on the watchdog thread while the deadline holds (progress lines, watchdog_every). */
+typedef void (*watchdog_tick_fn)(void *ctx);
 /* Called once on the watchdog thread when the deadline passed (timed_out 1) or the check failed (0); ends the
  * process (it may return only in tests). */
 typedef void (*watchdog_expire_fn)(void *ctx, const char *why, int timed_out);
@@ -25,6 +27,9 @@ typedef struct {
     void *ctx;
     const char *phase;              /* watchdog_phase's, atomically: named in the reason; NULL: none */
     int paused;                     /* atomically: 1 while no deadline runs (watchdog_phase NULL) */
+    watchdog_tick_fn tick;          /* watchdog_every's, under lock; NULL: none */
+    double tick_s;
+    long long last_tick_ns;         /* the watchdog thread's own */
     pthread_t thread;
     int running;
 } watchdog_t;
@@ -37,6 +42,9 @@ void watchdog_beat(watchdog_t *w);
  * "in PHASE" (a string that outlives the phase, a literal); NULL pauses the deadline until the next phase, while a
  * run's own watchdog holds it. Either call may come from any thread. NULL w: nothing. */
 void watchdog_phase(watchdog_t *w, const char *phase);
+/* fn(ctx) on the watchdog thread every `seconds` from now on (the progress lines of a run: bench/progress.h), the
+ * first `seconds` from now; NULL fn: no more. It must not block: the deadline waits for it. */
+void watchdog_every(watchdog_t *w, double seconds, watchdog_tick_fn fn);
 /* The deadline from now on (the --timeout parsed after the thread started). NULL w: nothing. */
 void watchdog_set_timeout(watchdog_t *w, double timeout_s);
 /* The phase named last, or NULL (for the expire callback). */

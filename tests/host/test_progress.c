@@ -3,6 +3,8 @@
 #include "bench/progress.h"
 #include "test.h"
 
+#include <string.h>
+
 static int near(double a, double b) { return fabs(a - b) < 1e-12; }
 
 static void test_progress(void) {
@@ -26,7 +28,40 @@ static void test_progress(void) {
     EXPECT(near(progress_eta(&p), 0), "eta %g at the end, want 0", progress_eta(&p));
 }
 
+static void test_lines(void) {
+    progress_t p;
+    char line[256];
+    progress_init(&p, 2, 4);    /* 2 runs of 2 epochs: the first epoch of the study, nothing timed yet */
+    progress_next_run(&p);
+    /* 1200 of 5004 steps finished in 48 s of GPU time (40 ms a step, batch 256: 6400 images/s): 3804 left, 152 s;
+     * the study: this epoch's 152 s, then 3 epochs at this pace (200.16 s each) */
+    progress_step_t s = {.run = 1, .runs = 2, .epoch = 1, .epochs = 2, .launched = 1300, .done = 1200, .steps = 5004,
+                         .gpu_ms = 48000, .host_s = 50, .global_batch = 256};
+    progress_step_line(line, sizeof line, &p, &s);
+    EXPECT(strcmp(line, "[run 1/2  epoch 1/2] step 1200/5004  6400 images/s  epoch ETA 2m32s  study ETA 12m32s") == 0,
+           "step line: %s", line);
+    /* an epoch timed (100 s) and a setup (20 s): the study's ETA takes the means; a run's setup still to come */
+    progress_setup_done(&p, 20);
+    progress_epoch_done(&p, 100);
+    s.epoch = 2;
+    progress_step_line(line, sizeof line, &p, &s);
+    EXPECT(strstr(line, "epoch ETA 2m32s  study ETA 6m12s") != NULL, "152 + 2 x 100 + 20 s: %s", line);
+    /* no GPU count: the host's launched steps and clock, said so */
+    s.done = -1;
+    s.launched = 100, s.host_s = 4;
+    progress_step_line(line, sizeof line, &p, &s);
+    EXPECT(strstr(line, "step 100/5004  6400 images/s (launched)") != NULL, "host's count: %s", line);
+    s.launched = 0;
+    progress_step_line(line, sizeof line, &p, &s);
+    EXPECT(strstr(line, "? images/s  epoch ETA ?") != NULL, "nothing yet: %s", line);
+    progress_setup_line(line, sizeof line, 3, 8, 25.4, 23, 53, 12);
+    EXPECT(strcmp(line, "[run 3/8] setup 25 s: 23 of 53 layers set up, 12 convolution searches") == 0, "%s", line);
+    progress_setup_line(line, sizeof line, 3, 8, 10, 0, 0, -1);
+    EXPECT(strcmp(line, "[run 3/8] setup 10 s") == 0, "%s", line);
+}
+
 int main(void) {
     test_progress();
+    test_lines();
     return test_summary();
 }

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 typedef struct {
-    int fired, timed_out, broken;
+    int fired, timed_out, broken, ticks;
     char why[512];
 } seen_t;
 
@@ -27,6 +27,8 @@ static int check(void *ctx, char *why, size_t len) {
     snprintf(why, len, "NCCL asynchronous error: remote process exited or there was a network error");
     return 1;
 }
+
+static void ticked(void *ctx) { __atomic_add_fetch(&((seen_t *)ctx)->ticks, 1, __ATOMIC_RELAXED); }
 
 static double now(void) {
     struct timespec t;
@@ -56,6 +58,21 @@ int main(void) {
     watchdog_stop(&w);
     EXPECT(s.fired == 1 && !s.timed_out && strstr(s.why, "NCCL asynchronous error"),
            "a failed health check fires at once, not as a timeout: %s (%.2f s)", s.why, now() - t0);
+
+    /* a tick every 0.4 s while the run beats: at most 4 in 1.5 s (3 on time; 1 at least on a loaded machine), none
+     * after it is turned off, and the deadline untouched */
+    memset(&s, 0, sizeof s);
+    EXPECT(watchdog_start(&w, 60, NULL, expire, &s) == 0, "started");
+    watchdog_every(&w, 0.4, ticked);
+    t0 = now();
+    while (now() - t0 < 1.5) { usleep(50000); watchdog_beat(&w); }
+    int ticks = __atomic_load_n(&s.ticks, __ATOMIC_RELAXED);
+    watchdog_every(&w, 0.4, NULL);
+    usleep(900000);
+    int later = __atomic_load_n(&s.ticks, __ATOMIC_RELAXED);
+    watchdog_stop(&w);
+    EXPECT(ticks >= 1 && ticks <= 4, "ticks every 0.4 s over 1.5 s: %d", ticks);
+    EXPECT(later == ticks && s.fired == 0, "turned off: no more ticks (%d after %d), never fired", later, ticks);
 
     memset(&s, 0, sizeof s);
     EXPECT(watchdog_start(&w, 0.3, check, expire, &s) == 0, "started");
