@@ -284,7 +284,7 @@ static int run_body(run_t *r) {
                 if (o->trace) trace_free(&tr);
                 return RUN_INTERRUPTED;
             }
-            if (fault_armed && fault_take(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
+            if (fault_inject(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
             __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
             profile_before_step(r->prof, e, i);
             tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;

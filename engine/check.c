@@ -2,6 +2,7 @@
  * stderr and, where a parent isolates this run, to that parent as the run's reason. Kept out of line so the macros
  * stay small in hot code. */
 #include "check.h"
+#include "process.h"
 #include <string.h>
 #include <unistd.h>
 
@@ -17,13 +18,9 @@ void check_report(const char *line) {
     }
 }
 
-/* The hook is process state: check_fail is reached from ~500 call sites that carry no context. */
-static void (*fail_hook)(const char *, void *) = NULL;
-static void *fail_ctx = NULL;
-
 void check_on_fail(void (*fn)(const char *reason, void *ctx), void *ctx) {
-    fail_hook = fn;
-    fail_ctx = ctx;
+    process_state.fail_hook.fn = fn;
+    process_state.fail_hook.ctx = ctx;
 }
 
 void check_fail(const char *file, int line, const char *what, const char *why) {
@@ -36,11 +33,11 @@ void check_fail(const char *file, int line, const char *what, const char *why) {
     for (char *p = msg + 7; *p && p[1]; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
     check_report(msg);
-    void (*hook)(const char *, void *) = fail_hook;
-    fail_hook = NULL;   /* a failure inside the hook exits plainly */
-    if (hook) {
+    process_fail_hook_t hook = process_state.fail_hook;
+    process_state.fail_hook.fn = NULL;   /* a failure inside the hook exits plainly */
+    if (hook.fn) {
         msg[strlen(msg) - 1] = '\0';
-        hook(msg + 7, fail_ctx);
+        hook.fn(msg + 7, hook.ctx);
     }
     exit(1);
 }

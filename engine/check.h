@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "fault.h"
+#include "process.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,9 +30,17 @@ void check_on_fail(void (*fn)(const char *reason, void *ctx), void *ctx);
 #define CHECK_UNLIKELY_(x) (x)
 #endif
 
+#ifndef SCALING_NO_FAULT_INJECTION
+/* 1 when this call of `kind` is the one SCALING_FAULT makes fail (fault.h); unarmed, one predictable branch. */
+static inline int fault_inject(fault_kind_t kind) { return process_state.faults.armed && fault_take(kind); }
 /* Each macro tests one condition on its fast path: the call failed, or a test armed SCALING_FAULT (fault.h). */
-#define CHECK_FAULTY_(ok, kind, injected, fail) do { if (CHECK_UNLIKELY_(!(ok) || fault_armed)) { \
+#define CHECK_FAULTY_(ok, kind, injected, fail) do { if (CHECK_UNLIKELY_(!(ok) || process_state.faults.armed)) { \
     e_ = (ok) && fault_take(kind) ? (injected) : e_; if (!(ok)) { fail; } } } while (0)
+#else
+/* Built without fault injection (-DSCALING_FAULT_INJECTION=OFF): the plain check, nothing of the tests' machinery. */
+static inline int fault_inject(fault_kind_t kind) { (void)kind; return 0; }
+#define CHECK_FAULTY_(ok, kind, injected, fail) do { if (CHECK_UNLIKELY_(!(ok))) { fail; } } while (0)
+#endif
 #define CHECK_CUDA(call) do { cudaError_t e_ = (call); CHECK_FAULTY_(e_ == cudaSuccess, FAULT_CUDA, \
     cudaErrorLaunchFailure, check_fail_cuda(__FILE__, __LINE__, #call, (int)e_)); } while (0)
 /* Device allocations: counted apart from other CUDA calls, so a test can fail the k-th allocation of a run. */

@@ -2,16 +2,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "fault.h"
 #include "errmsg.h"
+#include "process.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int fault_armed = 0;
-/* The armed injection and its counts: process state by nature (the CHECK_* macros have no context). */
-static fault_spec_t armed;
-static long counts[FAULT_KINDS];
 
 static const char *const kind_names[FAULT_KINDS] = {"alloc", "cudnn", "cuda", "nccl", "collective", "stall"};
 
@@ -25,6 +21,11 @@ static int parse_long(const char *s, long min, long *out) {
 }
 
 int fault_parse(const char *s, fault_spec_t *f, char *err, size_t errlen) {
+#ifdef SCALING_NO_FAULT_INJECTION
+    (void)f;
+    return errmsg(2, err, errlen, "SCALING_FAULT: \"%.40s\": this build has no fault injection (it is test-only: "
+                  "cmake -DSCALING_FAULT_INJECTION=ON)", s);
+#endif
     char buf[128];
     if (strlen(s) >= sizeof buf) return errmsg(2, err, errlen, "SCALING_FAULT: \"%.40s...\" is too long", s);
     snprintf(buf, sizeof buf, "%s", s);
@@ -49,18 +50,20 @@ int fault_parse(const char *s, fault_spec_t *f, char *err, size_t errlen) {
 }
 
 int fault_begin_run(int rank, int run, char *err, size_t errlen) {
-    fault_armed = 0;
-    memset(counts, 0, sizeof counts);
+    process_faults_t *f = &process_state.faults;
+    f->armed = 0;
+    memset(f->counts, 0, sizeof f->counts);
     const char *s = getenv("SCALING_FAULT");
     if (!s || !*s) return 0;
-    if (fault_parse(s, &armed, err, errlen)) return 2;
-    fault_armed = (armed.rank < 0 || armed.rank == rank) && (armed.run == 0 || armed.run == run);
+    if (fault_parse(s, &f->spec, err, errlen)) return 2;
+    f->armed = (f->spec.rank < 0 || f->spec.rank == rank) && (f->spec.run == 0 || f->spec.run == run);
     return 0;
 }
 
 int fault_take(fault_kind_t kind) {
-    if (kind != armed.kind || ++counts[kind] != armed.k) return 0;
-    fprintf(stderr, "scaling: SCALING_FAULT: injecting a fault at %s %ld (pid %d)\n", kind_names[kind], armed.k,
+    process_faults_t *f = &process_state.faults;
+    if (kind != f->spec.kind || ++f->counts[kind] != f->spec.k) return 0;
+    fprintf(stderr, "scaling: SCALING_FAULT: injecting a fault at %s %ld (pid %d)\n", kind_names[kind], f->spec.k,
             (int)getpid());
     fflush(stderr);
     return 1;

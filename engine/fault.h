@@ -1,6 +1,8 @@
 /* fault.h — test-only fault injection: SCALING_FAULT makes the k-th allocation, cuDNN call, CUDA call, NCCL call
  * or collective of a run fail, or a rank stall at its k-th step, so every fault path is exercised without a faulty
- * machine (doc/faults.md). Unset, it costs one predictable branch in each CHECK_* macro and nothing else. */
+ * machine (doc/faults.md). Unset, it costs one predictable branch in each CHECK_* macro and nothing else; a build
+ * with -DSCALING_FAULT_INJECTION=OFF has none (check.h: fault_inject) and refuses SCALING_FAULT. Its state is in
+ * process.h. */
 #pragma once
 #include <stddef.h>
 
@@ -25,14 +27,11 @@ int fault_parse(const char *s, fault_spec_t *f, char *err, size_t errlen);
 /* At the start of each run: arms the injection where SCALING_FAULT is set and names this rank and run, and zeroes
  * the counts. 0, or 2 with a one-line message (a malformed SCALING_FAULT) in err. */
 int fault_begin_run(int rank, int run, char *err, size_t errlen);
-/* Counts one call of `kind`; 1 when it is the one to fail (a line on stderr says so). Called only when armed. */
+/* Counts one call of `kind`; 1 when it is the one to fail (a line on stderr says so). Called only when armed
+ * (check.h: fault_inject). */
 int fault_take(fault_kind_t kind);
 /* A stalled rank: sleeps until killed. */
 void fault_stall(void);
-
-/* 1 while an injection is armed for this run. The one mutable global of the project: the CHECK_* macros read it at
- * every call site, where threading a context through ~500 calls would cost more than the branch. Test-only. */
-extern int fault_armed;
 
 #ifdef __cplusplus
 }

@@ -280,7 +280,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     }
     m->mem_need = m->mem_free = 0;
     cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
-    if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
+    if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h) */
         cudaFree(m->act_block);
         e = cudaErrorMemoryAllocation;
     }

@@ -21,7 +21,7 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
         size_t bytes = r->model.n_params * dtype_size(wire);
         CHECK_CUDA(cudaSetDevice(r->gpu.device));
         cudaError_t e = cudaMalloc(&dp->wire_grads[i], bytes);
-        if (fault_armed && e == cudaSuccess && fault_take(FAULT_ALLOC)) {   /* test-only (fault.h) */
+        if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h) */
             cudaFree(dp->wire_grads[i]);
             e = cudaErrorMemoryAllocation;
         }

@@ -164,7 +164,7 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
         nvtx_push("allreduce bucket %d gpu%d", bucket, nr->g[i]->device);
         char *b = (char *)bufs[i] + offset * esize;
         ncclResult_t rr = ncclAllReduce(b, b, count, type, ncclSum, nr->comm[i], nr->g[i]->comm_stream);
-        if (fault_armed && rr == ncclSuccess && fault_take(FAULT_COLLECTIVE)) rr = ncclRemoteError;   /* test-only */
+        if (rr == ncclSuccess && fault_inject(FAULT_COLLECTIVE)) rr = ncclRemoteError;   /* test-only */
         CHECK_NCCL(rr);
         nvtx_pop();
     }

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "isolate.h"
 #include "../../engine/errmsg.h"
+#include "../../engine/process.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -16,31 +17,26 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Signal state is process state: a handler can reach nothing else. */
-static volatile sig_atomic_t got_signal = 0;
-static volatile sig_atomic_t in_child = 0;
-static volatile pid_t child_pid = 0;
-static volatile int last_fd = -1;
-static const char *volatile last_line = NULL;
-static volatile size_t last_len = 0;
-static volatile sig_atomic_t last_spoken = 0;
+/* The signal state is process state (engine/process.h): a handler can reach nothing else. */
+static process_signals_t *const sigs = &process_state.signals;
 
 static void on_signal(int sig) {
-    if (!got_signal) {
-        got_signal = sig;
-        if (child_pid > 0) kill(child_pid, sig);
-        else if (!in_child && last_fd >= 0 && last_line) {
+    if (!sigs->got) {
+        sigs->got = sig;
+        if (sigs->child > 0) kill(sigs->child, sig);
+        else if (!sigs->in_child && sigs->last_fd >= 0 && sigs->last_line) {
             static const char said[] = "scaling: rank 0: a signal from the launcher (a rank died, or the job was "
                                        "cancelled or ran out of time): the run's interrupted row is written\n";
-            ssize_t w = write(last_fd, last_line, last_len);    /* async-signal-safe: a line prepared earlier */
+            /* async-signal-safe: a line prepared earlier */
+            ssize_t w = write(sigs->last_fd, sigs->last_line, sigs->last_len);
             w = write(2, said, sizeof said - 1);
             (void)w;
-            last_spoken = 1;
+            sigs->last_spoken = 1;
         }
         return;
     }
-    if (child_pid > 0) kill(child_pid, SIGKILL);    /* the parent still writes the row */
-    else if (!in_child) _exit(128 + sig);
+    if (sigs->child > 0) kill(sigs->child, SIGKILL);    /* the parent still writes the row */
+    else if (!sigs->in_child) _exit(128 + sig);
 }
 
 void isolate_signals_install(void) {
@@ -53,17 +49,17 @@ void isolate_signals_install(void) {
     sigaction(SIGTERM, &sa, NULL);
 }
 
-int isolate_signal(void) { return got_signal; }
+int isolate_signal(void) { return sigs->got; }
 
 void isolate_last_words(int fd, const char *line, size_t len) {
-    last_fd = -1;       /* never half-updated from the handler's view: disarmed while it changes */
-    last_line = line;
-    last_len = len;
-    if (line) last_spoken = 0;      /* armed anew: what it says is about what comes */
-    last_fd = line ? fd : -1;
+    sigs->last_fd = -1;       /* never half-updated from the handler's view: disarmed while it changes */
+    sigs->last_line = line;
+    sigs->last_len = len;
+    if (line) sigs->last_spoken = 0;      /* armed anew: what it says is about what comes */
+    sigs->last_fd = line ? fd : -1;
 }
 
-int isolate_last_words_spoken(void) { return last_spoken; }
+int isolate_last_words_spoken(void) { return sigs->last_spoken; }
 
 int isolate_exit_status(int sig) { return 128 + sig; }
 
@@ -85,8 +81,8 @@ static void take_line(char *line, isolate_result_t *r, isolate_line_fn on_line, 
 }
 
 static void child_main(int (*child)(void *), void *arg, int fd, pid_t parent) {
-    in_child = 1;
-    child_pid = 0;
+    sigs->in_child = 1;
+    sigs->child = 0;
     /* A parent killed outright (SIGKILL, the OOM killer) takes its run along: an orphan would go on writing rows
      * into a CSV that a --resume may be appending to already. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -119,8 +115,8 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
         close(fds[0]);
         child_main(child, arg, fds[1], parent);
     }
-    child_pid = pid;
-    if (got_signal) kill(pid, got_signal);  /* a signal that came between the check and the fork */
+    sigs->child = pid;
+    if (sigs->got) kill(pid, sigs->got);  /* a signal that came between the check and the fork */
     close(fds[1]);
     char buf[8192];
     size_t have = 0;
@@ -154,10 +150,10 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    child_pid = 0;
+    sigs->child = 0;
     if (WIFSIGNALED(status)) r->exit_code = -1, r->signal = WTERMSIG(status);
     else r->exit_code = WEXITSTATUS(status);
-    r->interrupted = got_signal;
+    r->interrupted = sigs->got;
     return 0;
 }
 

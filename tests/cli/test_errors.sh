@@ -14,7 +14,11 @@ expect_error '--batch: "12x"'                            --batch 12x "${data[@]}
 expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
 expect_error '--timeout: "0" must be a positive number'  --timeout 0 "${data[@]}"
 expect_error '--retry-failed: only with --resume'       --retry-failed "${data[@]}"
-SCALING_FAULT=cuda:0 expect_error 'SCALING_FAULT: "cuda:0": K must be a positive integer' "${data[@]}"
+if [ -z "${SCALING_NO_FAULT_INJECTION:-}" ]; then
+    SCALING_FAULT=cuda:0 expect_error 'SCALING_FAULT: "cuda:0": K must be a positive integer' "${data[@]}"
+else    # built with -DSCALING_FAULT_INJECTION=OFF (tests/CMakeLists.txt): any value is refused
+    SCALING_FAULT=cuda:1 expect_error 'SCALING_FAULT: "cuda:1": this build has no fault injection' "${data[@]}"
+fi
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"

@@ -58,6 +58,7 @@ static int child_steps(void *arg) {
     return 0;
 }
 
+#ifndef SCALING_NO_FAULT_INJECTION
 /* A host stand-in for a cuDNN call behind the CHECK_* fast path: fails only when SCALING_FAULT says so. */
 static int fake_calls(void *arg) {
     int n = *(int *)arg;
@@ -69,6 +70,8 @@ static int fake_calls(void *arg) {
     }
     return 0;
 }
+
+#endif
 
 static int child_pid_then_wait(void *arg) {
     (void)arg;
@@ -122,6 +125,7 @@ static void test_children(void) {
     EXPECT(strcmp(isolate_status(&r), "timeout") == 0, "status timeout: %s", isolate_status(&r));
 }
 
+#ifndef SCALING_NO_FAULT_INJECTION
 static void test_fault_parse(void) {
     fault_spec_t f;
     char err[256];
@@ -143,12 +147,12 @@ static void test_fault_injection(void) {
     char err[256];
     int n = 5;
     unsetenv("SCALING_FAULT");
-    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "unset: not armed");
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !process_state.faults.armed, "unset: not armed");
     EXPECT(isolate_run(fake_calls, &n, 10, NULL, NULL, &r, err, sizeof err) == 0 && r.exit_code == 0,
            "unset: five calls pass (exit %d)", r.exit_code);
 
     setenv("SCALING_FAULT", "cudnn:3", 1);
-    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && fault_armed, "cudnn:3 armed: %s", err);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && process_state.faults.armed, "cudnn:3 armed: %s", err);
     EXPECT(isolate_run(fake_calls, &n, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     EXPECT(r.exit_code == 1 && strstr(r.reason, "test_isolate.c:77: fake_cudnn_call() -> CUDNN_STATUS") != NULL &&
            !isolate_is_oom(&r), "the third call failed: exit %d, reason '%s'", r.exit_code, r.reason);
@@ -161,16 +165,30 @@ static void test_fault_injection(void) {
            fault_take(FAULT_CUDA) == 0, "other kinds are not counted");
 
     setenv("SCALING_FAULT", "cudnn:1:run=2", 1);
-    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "run=2: run 1 untouched");
-    EXPECT(fault_begin_run(0, 2, err, sizeof err) == 0 && fault_armed, "run=2: run 2 armed");
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !process_state.faults.armed, "run=2: run 1 untouched");
+    EXPECT(fault_begin_run(0, 2, err, sizeof err) == 0 && process_state.faults.armed, "run=2: run 2 armed");
     setenv("SCALING_FAULT", "cudnn:1:rank=1", 1);
-    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !fault_armed, "rank=1: rank 0 untouched");
-    EXPECT(fault_begin_run(1, 1, err, sizeof err) == 0 && fault_armed, "rank=1: rank 1 armed");
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 0 && !process_state.faults.armed, "rank=1: rank 0 untouched");
+    EXPECT(fault_begin_run(1, 1, err, sizeof err) == 0 && process_state.faults.armed, "rank=1: rank 1 armed");
     setenv("SCALING_FAULT", "cudnn:zero", 1);
-    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 2 && !fault_armed, "malformed: an error, not armed: %s", err);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 2 && !process_state.faults.armed, "malformed: an error, not armed: %s", err);
     unsetenv("SCALING_FAULT");
     fault_begin_run(0, 1, err, sizeof err);
 }
+
+#else
+/* A build without fault injection (-DSCALING_FAULT_INJECTION=OFF) refuses SCALING_FAULT, even a valid one, and never
+ * arms it. */
+static void test_no_fault_injection(void) {
+    fault_spec_t f;
+    char err[256];
+    EXPECT(fault_parse("cudnn:3", &f, err, sizeof err) == 2 && strstr(err, "no fault injection"), "refused: %s", err);
+    setenv("SCALING_FAULT", "cudnn:3", 1);
+    EXPECT(fault_begin_run(0, 1, err, sizeof err) == 2 && !process_state.faults.armed, "not armed: %s", err);
+    unsetenv("SCALING_FAULT");
+    EXPECT(fault_inject(FAULT_CUDNN) == 0, "fault_inject is 0");
+}
+#endif
 
 /* Signal cases run in a subprocess of their own: the first signal a process gets stays recorded. */
 static int signal_case(int second, int check_signal) {
@@ -295,8 +313,12 @@ int main(void) {
     test_children();
     test_last_words();
     test_orphan();
+#ifndef SCALING_NO_FAULT_INJECTION
     test_fault_parse();
     test_fault_injection();
+#else
+    test_no_fault_injection();
+#endif
     test_signals();
     return test_summary();
 }

@@ -1,0 +1,57 @@
+/* process.h — the process's mutable state, all of it in one place: what must be reached without a context, from a
+ * signal handler or from the CHECK_* macros at ~600 call sites that carry none. Everything else a run needs is owned
+ * by a struct its caller holds. engine/ is the lowest floor, so every floor that needs a piece of this reaches it
+ * here. Host-only (no CUDA headers). */
+#pragma once
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fault.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* SCALING_FAULT (fault.h), test-only: the CHECK_* macros test `armed` at every call site, where threading a context
+ * through ~600 calls would cost more than the branch (there is none where built with -DSCALING_FAULT_INJECTION=OFF).
+ * The spec, and the calls counted per kind since the run began. */
+typedef struct {
+    int armed;
+    fault_spec_t spec;
+    long counts[FAULT_KINDS];
+} process_faults_t;
+
+/* check_fail's hook (check.h): check_fail is reached from call sites that carry no context, so a rank under
+ * mpirun/srun that must leave its row before it exits registers it here. */
+typedef struct {
+    void (*fn)(const char *reason, void *ctx);
+    void *ctx;
+} process_fail_hook_t;
+
+/* SIGINT/SIGTERM (bench/faults/isolate.h): a signal handler can reach nothing else. got: the first signal; whether
+ * this is a run's child process; the child to pass a signal on to; and the line a rank's handler writes at once to
+ * last_fd (rank 0's interrupted row, prepared before each epoch), with whether it did. */
+typedef struct {
+    volatile sig_atomic_t got;
+    volatile sig_atomic_t in_child;
+    volatile pid_t child;
+    volatile int last_fd;
+    const char *volatile last_line;
+    volatile size_t last_len;
+    volatile sig_atomic_t last_spoken;
+} process_signals_t;
+
+typedef struct {
+    process_faults_t faults;
+    process_fail_hook_t fail_hook;
+    process_signals_t signals;
+} process_state_t;
+
+/* The one mutable global of the project (beside it only engine/nvtx.h's cache of NVTX's domain handle, a value that
+ * never changes once made). */
+extern process_state_t process_state;
+
+#ifdef __cplusplus
+}
+#endif
