@@ -44,7 +44,7 @@ typedef struct {
     const sweep_point_t *pt;
     const idx_dataset_t *data;
     results_t *res;             /* NULL on ranks other than 0 */
-    study_t *sd;
+    run_tally_t *sd;
     profile_t *prof;
     const dist_t *dist;
     int devices[OPT_LIST_MAX];
@@ -66,12 +66,12 @@ static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig 
 
 /* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
  * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
-static void write_fault_row(run_t *r, const char *status, const char *reason, int epoch, double free_mb,
+static void write_fault_row(run_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
                             double total_mb) {
     results_row_t row = r->row;
     row.epoch = epoch;
-    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
-    row.status = status;
+    row.phase = results_phase(epoch);
+    row.status = run_status_name(status);
     row.reason = reason;
     row.mem_free_mb = total_mb > 0 ? free_mb : -1;     /* only a fault that measured the memory has these cells */
     row.mem_total_mb = total_mb > 0 ? total_mb : -1;
@@ -80,14 +80,14 @@ static void write_fault_row(run_t *r, const char *status, const char *reason, in
         row.stats.micro_batches = r->pt->micro_batches;
         snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
     }
-    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    results_stamp(&row);
     if (r->is_root)
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
-                r->st->info.name, r->pt->gpus, r->pt->global_batch, r->pt->math, status,
+                r->st->info.name, r->pt->gpus, r->pt->global_batch, r->pt->math, row.status,
                 epoch ? "" : " at setup", reason);
     write_row(r->res, r->sd->ans, &row, NULL, r->st);
     char line[64];     /* in a child: the parent's copy of the default study's answer learns it too */
-    snprintf(line, sizeof line, "fault %s %d\n", status, epoch);
+    snprintf(line, sizeof line, "fault %s %d\n", row.status, epoch);
     check_report(line);
 }
 
@@ -101,7 +101,7 @@ static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
 
 /* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
  * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
-static void dist_row_from_rank(run_t *r, const char *status, const char *reason) {
+static void dist_row_from_rank(run_t *r, run_status_t status, const char *reason) {
     char err[512];
     results_t own = {0};
     if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
@@ -118,7 +118,7 @@ static void dist_fail_hook(const char *reason, void *ctx) {
     snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
     fprintf(stderr, "scaling: %s; ending every rank\n", why);
     isolate_last_words(-1, NULL, 0);
-    const char *status = strstr(reason, "out of memory") ? "oom" : "failed";
+    run_status_t status = strstr(reason, "out of memory") ? RUN_OOM : RUN_FAILED;
     if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
     else dist_row_from_rank(r, status, why);
 }
@@ -129,10 +129,10 @@ static void dist_prepare_last_words(run_t *r, int epoch) {
     if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
     results_row_t row = r->row;
     row.epoch = epoch;
-    row.phase = epoch == 0 ? "setup" : epoch == 1 ? "warmup" : "steady";
-    row.status = "interrupted";
+    row.phase = results_phase(epoch);
+    row.status = run_status_name(RUN_INTERRUPTED);
     row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
-    utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
+    results_stamp(&row);
     isolate_last_words(-1, NULL, 0);
     int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
     if (n <= 0) return;
@@ -175,7 +175,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
     fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
-    const char *status = timed_out ? "timeout" : "failed";
+    run_status_t status = timed_out ? RUN_TIMEOUT : RUN_FAILED;
     if (r->is_root) write_fault_row(r, status, reason, epoch, -1, -1);
     else {
         /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
@@ -197,7 +197,157 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
 static void dist_stop(run_t *r, int epoch) {
     fprintf(stderr, "scaling: rank %d on %s: %s\n", r->dist->rank, r->dist->host, r->reason);
     isolate_last_words(-1, NULL, 0);
-    if (!isolate_last_words_spoken()) write_fault_row(r, "interrupted", r->reason, epoch, -1, -1);
+    if (!isolate_last_words_spoken()) write_fault_row(r, RUN_INTERRUPTED, r->reason, epoch, -1, -1);
+}
+
+/* The run's setup: the fault injection armed for it, its trace, the strategy's setup. -1 with *state set up, else the
+ * outcome of a run that ended there (its row written). */
+static int run_setup(run_t *r, trace_t *tr, void **state) {
+    const options_t *o = r->o;
+    const strategy_t *st = r->st;
+    const sweep_point_t *pt = r->pt;
+    char err[512] = "", line[64];
+    if (fault_begin_run(r->dist ? r->dist->rank : 0, pt->index + 1, err, sizeof err)) {
+        write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
+        return RUN_FAILED;
+    }
+    if (o->trace) {
+        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
+         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
+         * halves where staged) per micro-batch. */
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
+        trace_init(tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
+        r->cfg.trace = tr;
+    }
+    dist_prepare_last_words(r, 0);
+    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
+    int rc = st->setup(state, &r->cfg, err, sizeof err);
+    nvtx_pop();
+    if (rc != 0) {
+        isolate_last_words(-1, NULL, 0);
+        if (o->trace) trace_free(tr);
+        int oom = strstr(err, "out of memory") != NULL;
+        double free_mb = -1, total_mb = -1;
+        if (oom && !st->info.no_gpu) mem_now(r, &free_mb, &total_mb);   /* no device memory to report without a GPU */
+        /* under dist, every rank holds the first failing rank's message (dist_agree) */
+        write_fault_row(r, oom ? RUN_OOM : RUN_FAILED, err, 0, free_mb, total_mb);
+        progress_drop(&r->sd->prog, o->epochs, 1);
+        return oom ? RUN_OOM : RUN_FAILED;
+    }
+    __atomic_store_n(&r->state, *state, __ATOMIC_RELEASE);
+    double setup_s = wall_now() - r->t0;
+    progress_setup_done(&r->sd->prog, setup_s);
+    snprintf(line, sizeof line, "setup %.6f\n", setup_s);
+    check_report(line);
+    return -1;
+}
+
+/* The first step of epoch e that --trace records (TRACE_STEPS from there, in the middle of epoch 2, or of epoch 1
+ * alone), or -1 for an epoch it does not record. */
+static int trace_first_step(const options_t *o, int e, int steps) {
+    return e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
+}
+
+/* How an epoch's steps ended: all run; stopped by a signal under mpirun/srun (every rank at the same step, rank 0's
+ * row written: the run ends after the epoch's bookkeeping); ended by a signal in one process (its row written: the
+ * run ends at once). */
+enum { STEPS_DONE, STEPS_STOPPED, STEPS_ENDED };
+
+/* Epoch e's `steps` steps, each at a boundary where SIGINT/SIGTERM can end the run, beating the deadlines. */
+static int epoch_steps(run_t *r, void *state, trace_t *tr, int e, int steps, double *beat) {
+    const strategy_t *st = r->st;
+    int trace_first = trace_first_step(r->o, e, steps), how = STEPS_DONE;
+    dist_vote_t vote;
+    dist_vote_begin(&vote, r->dist);
+    for (int i = 0; i < steps; i++) {
+        /* SIGINT/SIGTERM end the run here, at a step boundary: with one process at once; under mpirun/srun, where
+         * every rank must stop at the same step, when the vote that tells them all comes back. */
+        int sig = r->dist ? dist_vote_step(&vote, i, isolate_signal()) : 0;
+        if (sig) {
+            snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d", signal_name(sig), i, e);
+            dist_vote_drain(&vote);
+            dist_stop(r, e);
+            how = STEPS_STOPPED;
+            break;
+        }
+        if (!r->dist && isolate_signal()) {
+            snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
+                     signal_name(isolate_signal()), i, e);
+            write_fault_row(r, RUN_INTERRUPTED, r->reason, e, -1, -1);
+            check_report("interrupted\n");
+            return STEPS_ENDED;
+        }
+        if (fault_inject(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
+        __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
+        profile_before_step(r->prof, e, i);
+        tr->active = r->o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
+        nvtx_push("step %d", i);
+        st->train_step(state, i);
+        nvtx_pop();
+        int was_profiling = r->prof->state == 1;
+        profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
+        if (was_profiling && r->prof->state == 2) check_report("profiled\n");
+        /* Alive, for the parent's deadline (one clock read per step, one line a second at most); under
+         * mpirun/srun the watchdog thread's. */
+        double now = wall_now();
+        if (now - *beat >= 1) {
+            check_report("alive\n");
+            *beat = now;
+        }
+        if (r->wd) watchdog_beat(r->wd);
+    }
+    tr->active = 0;
+    if (how == STEPS_DONE) dist_vote_drain(&vote);     /* a signal in the last steps: the agreement after the epoch */
+    return how;
+}
+
+/* The end of epoch e (its steps run): the strategy's measurements and the test accuracy into row, its status (ok,
+ * diverged, replicas-differ; *outcome follows), the row written and told, the ETA. 1 when the run diverged. */
+static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int e, int steps, double w0,
+                     double *first_loss, int *outcome) {
+    const options_t *o = r->o;
+    const strategy_t *st = r->st;
+    epoch_stats_t *s = &row->stats;     /* the strategy writes its measurements into the row */
+    st->epoch_end(state, steps, s);
+    if (r->wd) watchdog_beat(r->wd);
+    if (o->trace && trace_first_step(o, e, steps) >= 0)
+        trace_after_epoch(tr, o, r->pt, r->n_points, st->info.name, r->is_root);
+    /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
+    double acc = r->data->synthetic ? -1 : st->evaluate(state);
+    nvtx_pop();
+    row->epoch = e;
+    row->phase = results_phase(e);
+    row->images_per_s = (double)s->steps * r->pt->global_batch / s->epoch_s;
+    if (r->data->synthetic) s->train_acc = -1;
+    row->test_acc = acc;
+    /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
+     * update is a failed run, not a mysteriously lower accuracy. */
+    if (e == 1) *first_loss = s->train_loss;
+    int diverged = !isfinite(s->train_loss) || (e > 1 && *first_loss > 0 && s->train_loss > 1e3 * *first_loss);
+    /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
+    run_status_t status = s->replicas_identical == 0 ? RUN_REPLICAS_DIFFER : diverged ? RUN_DIVERGED : RUN_OK;
+    row->status = run_status_name(status);
+    row->reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
+                : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
+                                                       : "the loss is not finite")
+                           : NULL;
+    if (s->replicas_identical == 0) *outcome = RUN_FAILED;
+    else if (diverged && *outcome != RUN_FAILED) *outcome = RUN_DIVERGED;
+    results_stamp(row);
+    write_row(r->res, r->sd->ans, row, state, st);
+    /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
+    double wall = wall_now() - w0;
+    progress_epoch_done(&r->sd->prog, wall);
+    if (diverged) progress_drop(&r->sd->prog, o->epochs - e, 0);
+    char line[256], eta[32];
+    snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f %.9g %.9g\n", e, row->status, row->phase, s->epoch_s,
+             wall, row->images_per_s, row->test_acc);
+    check_report(line);
+    fmt_duration(eta, sizeof eta, progress_eta(&r->sd->prog));
+    if (r->is_root)
+        fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", r->k,
+                r->n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
+    return diverged;
 }
 
 /* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
@@ -206,151 +356,39 @@ static void dist_stop(run_t *r, int epoch) {
 static int run_body(run_t *r) {
     const options_t *o = r->o;
     const strategy_t *st = r->st;
-    const sweep_point_t *pt = r->pt;
-    const dist_t *dist = r->dist;
-    study_t *sd = r->sd;
-    int k = r->k, n_points = r->n_points, is_root = r->is_root;
-    char err[512] = "", line[256];
-    if (fault_begin_run(dist ? dist->rank : 0, pt->index + 1, err, sizeof err)) {
-        write_fault_row(r, "failed", err, 0, -1, -1);
-        return RUN_FAILED;
-    }
     void *state = NULL;
     trace_t tr = {0};
-    if (o->trace) {
-        /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
-         * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
-         * halves where staged) per micro-batch. */
-        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
-        trace_init(&tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
-        r->cfg.trace = &tr;
-    }
-    dist_prepare_last_words(r, 0);
-    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
-    int rc = st->setup(&state, &r->cfg, err, sizeof err);
-    nvtx_pop();
-    if (rc != 0) {
-        isolate_last_words(-1, NULL, 0);
-        if (o->trace) trace_free(&tr);
-        int oom = strstr(err, "out of memory") != NULL;
-        double free_mb = -1, total_mb = -1;
-        if (oom && !st->info.no_gpu) mem_now(r, &free_mb, &total_mb);   /* no device memory to report without a GPU */
-        /* under dist, every rank holds the first failing rank's message (dist_agree) */
-        write_fault_row(r, oom ? "oom" : "failed", err, 0, free_mb, total_mb);
-        progress_drop(&sd->prog, o->epochs, 1);
-        return oom ? RUN_OOM : RUN_FAILED;
-    }
-    __atomic_store_n(&r->state, state, __ATOMIC_RELEASE);
-    double setup_s = wall_now() - r->t0;
-    progress_setup_done(&sd->prog, setup_s);
-    snprintf(line, sizeof line, "setup %.6f\n", setup_s);
-    check_report(line);
+    int rc = run_setup(r, &tr, &state);
+    if (rc >= 0) return rc;
     results_row_t rows[256], row = r->row;
     int n_rows = 0, outcome = RUN_OK;
     double first_loss = NAN, beat = wall_now();
     for (int e = 1; e <= o->epochs; e++) {
         double w0 = wall_now();
-        epoch_stats_t *s = &row.stats;     /* the strategy writes its measurements into the row */
-        epoch_stats_init(s);
+        epoch_stats_init(&row.stats);
         __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
         dist_prepare_last_words(r, e);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
         st->epoch_begin(state, e);
-        int trace_first = e == (o->epochs >= 2 ? 2 : 1) ? (steps > 2 * TRACE_STEPS ? steps / 2 : 0) : -1;
-        int stopped = 0;
-        dist_vote_t vote;
-        dist_vote_begin(&vote, dist);
-        for (int i = 0; i < steps; i++) {
-            /* SIGINT/SIGTERM end the run here, at a step boundary: with one process at once; under mpirun/srun, where
-             * every rank must stop at the same step, when the vote that tells them all comes back. */
-            int sig = dist ? dist_vote_step(&vote, i, isolate_signal()) : 0;
-            if (sig) {
-                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d", signal_name(sig), i,
-                         e);
-                dist_vote_drain(&vote);
-                dist_stop(r, e);
-                outcome = RUN_INTERRUPTED;
-                stopped = 1;
-                break;
-            }
-            if (!dist && isolate_signal()) {
-                snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
-                         signal_name(isolate_signal()), i, e);
-                write_fault_row(r, "interrupted", r->reason, e, -1, -1);
-                check_report("interrupted\n");
-                st->teardown(state);
-                if (o->trace) trace_free(&tr);
-                return RUN_INTERRUPTED;
-            }
-            if (fault_inject(FAULT_STALL)) fault_stall();      /* test-only (engine/fault.h) */
-            __atomic_store_n(&r->step, i, __ATOMIC_RELAXED);
-            profile_before_step(r->prof, e, i);
-            tr.active = o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
-            nvtx_push("step %d", i);
-            st->train_step(state, i);
-            nvtx_pop();
-            int was_profiling = r->prof->state == 1;
-            profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
-            if (was_profiling && r->prof->state == 2) check_report("profiled\n");
-            /* Alive, for the parent's deadline (one clock read per step, one line a second at most); under
-             * mpirun/srun the watchdog thread's. */
-            double now = wall_now();
-            if (now - beat >= 1) {
-                check_report("alive\n");
-                beat = now;
-            }
-            if (r->wd) watchdog_beat(r->wd);
+        int how = epoch_steps(r, state, &tr, e, steps, &beat);
+        if (how == STEPS_ENDED) {
+            st->teardown(state);
+            if (o->trace) trace_free(&tr);
+            return RUN_INTERRUPTED;
         }
-        tr.active = 0;
-        if (stopped) {
+        if (how == STEPS_STOPPED) {
             nvtx_pop();
+            outcome = RUN_INTERRUPTED;
             break;
         }
-        dist_vote_drain(&vote);     /* a signal in the last steps: the agreement below */
-        st->epoch_end(state, steps, s);
-        if (r->wd) watchdog_beat(r->wd);
-        if (o->trace && trace_first >= 0) trace_after_epoch(&tr, o, pt, n_points, st->info.name, is_root);
-        /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
-        double acc = r->data->synthetic ? -1 : st->evaluate(state);
-        nvtx_pop();
-        row.epoch = e;
-        row.phase = e == 1 ? "warmup" : "steady";
-        row.images_per_s = (double)s->steps * pt->global_batch / s->epoch_s;
-        if (r->data->synthetic) s->train_acc = -1;
-        row.test_acc = acc;
-        /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
-         * update is a failed run, not a mysteriously lower accuracy. */
-        if (e == 1) first_loss = s->train_loss;
-        int diverged = !isfinite(s->train_loss) || (e > 1 && first_loss > 0 && s->train_loss > 1e3 * first_loss);
-        /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
-        row.status = s->replicas_identical == 0 ? "replicas-differ" : diverged ? "diverged" : "ok";
-        row.reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
-                   : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
-                                                          : "the loss is not finite")
-                              : NULL;
-        if (s->replicas_identical == 0) outcome = RUN_FAILED;
-        else if (diverged && outcome != RUN_FAILED) outcome = RUN_DIVERGED;
-        utc_stamp(row.timestamp, sizeof row.timestamp, "%Y-%m-%dT%H:%M:%SZ");
-        write_row(r->res, sd->ans, &row, state, st);
+        int diverged = epoch_row(r, state, &tr, &row, e, steps, w0, &first_loss, &outcome);
         if (n_rows < (int)(sizeof rows / sizeof rows[0])) rows[n_rows++] = row;
-        /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
-        double wall = wall_now() - w0;
-        progress_epoch_done(&sd->prog, wall);
-        if (diverged) progress_drop(&sd->prog, o->epochs - e, 0);
-        snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f %.9g %.9g\n", e, row.status, row.phase, s->epoch_s,
-                 wall, row.images_per_s, row.test_acc);
-        check_report(line);
-        char eta[32];
-        fmt_duration(eta, sizeof eta, progress_eta(&sd->prog));
-        if (is_root)
-            fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", k,
-                    n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
         if (diverged) break;   /* later epochs would only repeat it */
         /* Under mpirun/srun: a signal on any rank that the votes could not tell in time (the epoch's last steps, or
          * its evaluation) stops every rank here, together. */
-        int sig = dist ? (int)dist_max(dist, (double)isolate_signal()) : 0;
+        int sig = r->dist ? (int)dist_max(r->dist, (double)isolate_signal()) : 0;
         if (sig && e < o->epochs) {
             snprintf(r->reason, sizeof r->reason, "%s: stopped after epoch %d", signal_name(sig), e);
             dist_stop(r, e + 1);
@@ -361,7 +399,7 @@ static int run_body(run_t *r) {
     isolate_last_words(-1, NULL, 0);
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
-    dump_params(st, state, dist);
+    dump_params(st, state, r->dist);
     __atomic_store_n(&r->state, NULL, __ATOMIC_RELEASE);
     st->teardown(state);
     if (o->trace) trace_free(&tr);
@@ -387,7 +425,7 @@ static int run_child(void *arg) {
 /* The parent's copy of the study follows the child's lines: ETA and the default study's answer. */
 static void run_line(const char *line, void *ctx) {
     run_t *r = ctx;
-    study_t *sd = r->sd;
+    run_tally_t *sd = r->sd;
     double x, wall, ips, acc;
     int e;
     char status[32], phase[16];
@@ -395,24 +433,24 @@ static void run_line(const char *line, void *ctx) {
     else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
     else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
     else if (sscanf(line, "fault %31s %d", status, &e) == 2 && sd->ans) {
-        static const char *const known[] = {"oom", "failed", "timeout", "interrupted"};
+        /* a fault row's status: oom, timeout, interrupted, or failed (any other) */
+        int s = run_status_parse(status);
         results_row_t row = r->row;
-        row.status = "failed";
-        for (int i = 0; i < 4; i++)
-            if (strcmp(status, known[i]) == 0) row.status = known[i];
+        row.status = run_status_name(s == RUN_OOM || s == RUN_TIMEOUT || s == RUN_INTERRUPTED ? s : RUN_FAILED);
         row.epoch = e;
-        row.phase = e == 0 ? "setup" : e == 1 ? "warmup" : "steady";
+        row.phase = results_phase(e);
         if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
     }
     else if (sscanf(line, "epoch %d %31s %15s %lf %lf %lf %lf", &e, status, phase, &x, &wall, &ips, &acc) == 7) {
         progress_epoch_done(&sd->prog, wall);
-        if (strcmp(status, "diverged") == 0) progress_drop(&sd->prog, r->o->epochs - e, 0);
+        int s = run_status_parse(status);
+        if (s == RUN_DIVERGED) progress_drop(&sd->prog, r->o->epochs - e, 0);
         if (sd->ans) {
+            /* an epoch row's status: ok, diverged, or replicas-differ (any other) */
             results_row_t row = r->row;
             row.epoch = e;
-            row.status = strcmp(status, "ok") == 0 ? "ok" : strcmp(status, "diverged") == 0 ? "diverged"
-                       : "replicas-differ";
-            row.phase = e == 1 ? "warmup" : "steady";
+            row.status = run_status_name(s == RUN_OK || s == RUN_DIVERGED ? s : RUN_REPLICAS_DIFFER);
+            row.phase = results_phase(e);
             row.stats.epoch_s = x;
             row.images_per_s = ips;
             row.test_acc = acc;
@@ -427,7 +465,7 @@ static int run_isolated(run_t *r) {
     isolate_result_t ir;
     char err[512];
     if (isolate_run(run_child, r, r->o->timeout_s + 10, run_line, r, &ir, err, sizeof err)) {
-        write_fault_row(r, "failed", err, 0, -1, -1);
+        write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
         return RUN_FAILED;
     }
     if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
@@ -439,20 +477,18 @@ static int run_isolated(run_t *r) {
     /* The child left no outcome: it died. Its rows up to ir.epochs are in the CSV; this is the next one. */
     char why[600];
     isolate_describe(&ir, r->o->timeout_s + 10, why, sizeof why);
-    int epoch = ir.setup_done ? ir.epochs + 1 : 0, outcome;
-    const char *status = isolate_status(&ir);
-    outcome = strcmp(status, "interrupted") == 0 ? RUN_INTERRUPTED : strcmp(status, "timeout") == 0 ? RUN_TIMEOUT
-            : strcmp(status, "oom") == 0 ? RUN_OOM : RUN_FAILED;
+    int epoch = ir.setup_done ? ir.epochs + 1 : 0;
+    run_status_t status = isolate_status(&ir);
     write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
     progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
-    return outcome;
+    return status;
 }
 
 /* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
  * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
  * RUN_* outcome. */
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-              results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+              results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
               const dist_t *dist) {
     run_t *r = calloc(1, sizeof *r);
     if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }

@@ -22,24 +22,25 @@ typedef struct {
 /* Reads SCALING_PROFILE_STEPS. */
 void profile_init(profile_t *p);
 
-/* How a sweep point ended. Diverged and oom are results (recorded, the sweep goes on); failed and timeout are faults
- * of that configuration (recorded, the sweep goes on); interrupted ends the sweep (SIGINT/SIGTERM). */
-enum { RUN_OK, RUN_SKIPPED, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED, RUN_OUTCOMES };
+/* How a sweep point ended: a run_status_t (study/schema.h; its rows' status), or skipped by --resume. Diverged and
+ * oom are results (recorded, the sweep goes on); failed and timeout are faults of that configuration (recorded, the
+ * sweep goes on; replicas-differ rows end a run as failed); interrupted ends the sweep (SIGINT/SIGTERM). */
+enum { RUN_SKIPPED = RUN_STATUSES, RUN_OUTCOMES };
 
-/* What the runs of one command share over its sweeps (one, or the default study's several): the run count and ETA
+/* The tally of the runs of one command over its sweeps (one, or the default study's several): the run count and ETA
  * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
 typedef struct {
     progress_t prog;
     answer_t *ans;
     int outcomes[RUN_OUTCOMES];
     rank_watch_t *watch;        /* under mpirun/srun: the deadline between runs, paused while a run's own holds */
-} study_t;
+} run_tally_t;
 
 /* Runs one sweep point (o's strategy st) and writes its rows to res (NULL on ranks other than 0 under mpirun/srun).
  * With --resume (done != NULL) a configuration already complete, or faulted, in the CSV is skipped. Returns a RUN_*
  * outcome. */
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-              results_t *res, const results_env_t *env, study_t *sd, const results_scan_t *done, profile_t *prof,
+              results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
               const dist_t *dist);
 /* Monotonic wall-clock seconds. */
 double wall_now(void);

@@ -49,7 +49,7 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
  * --resume the configurations already complete (or faulted) in o->out are skipped. 0, or 2 after a message; a
  * signal stops the sweep after the run it interrupted (sd->outcomes[RUN_INTERRUPTED]). */
 static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, study_t *sd, profile_t *prof, const dist_t *dist) {
+                     results_t *res, const results_env_t *env, run_tally_t *sd, profile_t *prof, const dist_t *dist) {
     rank_watch_phase(sd->watch, "the agreement between runs", 0);
     char err[512] = "";
     const strategy_t *st = strategy_find(o->strategy);
@@ -90,7 +90,7 @@ static void print_flops(const char *model, const idx_dataset_t *data) {
     free(shape);
 }
 
-static void print_outcomes(const study_t *sd, const char *out) {
+static void print_outcomes(const run_tally_t *sd, const char *out) {
     table_stdout_check(out);
     const int *n = sd->outcomes;
     printf("# %d run(s): %d ok, %d skipped, %d diverged, %d oom, %d failed, %d timeout, %d interrupted; rows in %s\n",
@@ -99,7 +99,7 @@ static void print_outcomes(const study_t *sd, const char *out) {
 }
 
 /* The exit status of a command: 128 + signal where a signal stopped the sweep, 1 where a run failed or timed out. */
-static int outcome_status(const study_t *sd) {
+static int outcome_status(const run_tally_t *sd) {
     if (sd->outcomes[RUN_INTERRUPTED]) return isolate_exit_status(isolate_signal() ? isolate_signal() : SIGTERM);
     return sd->outcomes[RUN_FAILED] || sd->outcomes[RUN_TIMEOUT] ? 1 : 0;
 }
@@ -208,7 +208,7 @@ static int default_main(void) {
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
-    study_t sd = {.ans = &ds.ans};
+    run_tally_t sd = {.ans = &ds.ans};
     progress_init(&sd.prog, ds.runs, ds.epochs);
     profile_t prof;
     profile_init(&prof);
@@ -360,7 +360,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     if (prof.steps > 0 && o.epochs < 2 && is_root)
         fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
                 o.epochs);
-    study_t sd = {.ans = NULL, .watch = watch};
+    run_tally_t sd = {.ans = NULL, .watch = watch};
     progress_init(&sd.prog, n_points, (long)n_points * o.epochs);
     rc = run_sweep(&o, pts, n_points, &data, is_root ? &res : NULL, &env, &sd, &prof, dist);
     if (is_root) results_close(&res);

@@ -47,10 +47,6 @@ void table_row(FILE *f, const results_row_t *r) {
     fprintf(f, "%*s\n", W_STATUS, r->status ? r->status : "-");
 }
 
-static int is_steady(const results_row_t *r) {
-    return r->phase && strcmp(r->phase, "steady") == 0 && r->stats.epoch_s >= 0 && isfinite(r->stats.epoch_s);
-}
-
 void table_summary(FILE *f, const results_row_t *rows, int n) {
     int steady = 0;
     double sum = 0, lo = INFINITY, hi = -INFINITY, imgs = 0;
@@ -61,7 +57,7 @@ void table_summary(FILE *f, const results_row_t *rows, int n) {
         const results_row_t *r = &rows[i];
         if (r->test_acc >= 0) test_acc = r->test_acc;
         if (r->status) status = r->status;
-        if (!is_steady(r)) continue;
+        if (!results_is_steady(r)) continue;
         steady++;
         sum += r->stats.epoch_s;
         if (r->stats.epoch_s < lo) lo = r->stats.epoch_s;

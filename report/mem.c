@@ -1,5 +1,6 @@
 /* mem.c — the report's allocations, growing arrays, formatted text and string map (mem.h). */
 #include "mem.h"
+#include "../study/grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,14 +18,7 @@ void *mem_zalloc(size_t count, size_t size) { return checked(calloc(count ? coun
 void *mem_realloc(void *p, size_t n) { return checked(realloc(p, n ? n : 1)); }
 
 void mem_reserve(void **p, int *cap, int need, size_t size) {
-    if (need <= *cap) return;
-    int c = *cap ? *cap : 8;
-    while (c < need) {
-        if (c > (1 << 29)) checked(NULL);   /* past 2^30 elements an int index would overflow */
-        c *= 2;
-    }
-    *p = mem_realloc(*p, (size_t)c * size);
-    *cap = c;
+    if (need > *cap) *p = checked(grow_to(*p, cap, need, size, 8));   /* study/grow.h's doubling */
 }
 
 char *mem_printf(const char *fmt, ...) {

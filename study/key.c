@@ -49,9 +49,8 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
 }
 
 int study_key_wildcard(int column) {
-    const char *c = results_key_columns[column];
-    return strcmp(c, "grad_dtype") == 0 || strcmp(c, "micro_batches") == 0 || strcmp(c, "schedule") == 0 ||
-           strcmp(c, "steps") == 0 || strcmp(c, "nccl_algo") == 0;
+    int c = results_column_index(results_key_columns[column]);
+    return c >= 0 && (results_schema[c].flags & RESULTS_F_WILD);
 }
 
 int study_key_match(const results_key_t *a, const results_key_t *b) {

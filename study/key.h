@@ -9,10 +9,9 @@
  * math, grad_dtype, init, micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
  * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
  * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
- * pipeline split (measured when automatic), and timings. A row's empty grad_dtype, micro_batches, schedule, steps
- * or nccl_algo cell matches any value: strategies without a gradient reduction leave grad_dtype empty,
- * data-parallel rows the pipeline columns, and a setup-failure row has no steps or algorithm. An empty cell in the
- * query matches alike: an nccl_algo not known before the run is set up (NCCL's choice, --naive-path auto). */
+ * pipeline split (measured when automatic), and timings. An empty cell of a WILD column (RESULTS_SCHEMA's flag)
+ * matches any value, in a row or in the query: an nccl_algo not known before the run is set up (NCCL's choice,
+ * --naive-path auto) matches alike. */
 #define RESULTS_KEY_FIELDS 18
 /* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
  * configurations never compare equal on a cut-off prefix. */
@@ -26,11 +25,9 @@ extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
 
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);
-/* Two keys are one configuration when every
- * cell is equal, except that an empty grad_dtype, micro_batches, schedule, steps or nccl_algo cell (in either key)
- * matches any value: strategies without a gradient reduction leave grad_dtype empty, data-parallel rows the
- * pipeline columns, and a setup-failure row has no steps or algorithm yet. */
+/* 1 when key cell `column` (results_key_columns' index) is of a WILD column of RESULTS_SCHEMA. */
 int study_key_wildcard(int column);
+/* Two keys are one configuration when every cell is equal, or empty in either key where study_key_wildcard. */
 int study_key_match(const results_key_t *a, const results_key_t *b);
 /* Fills the empty cells of into from k (after study_key_match(into, k)): a configuration's key keeps the most
  * specific cells its runs wrote, so a later run matches it by what it knows. */

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reader.h"
 #include "bytes.h"
+#include "grow.h"
 #include "../engine/errmsg.h"
 
 #include <csv.h>
@@ -33,13 +34,9 @@ typedef struct {
 static void record_field(void *data, size_t len, void *ctx_) {
     record_t *r = &((read_ctx_t *)ctx_)->rec;
     if (r->b.oom) return;
-    if (r->nf == r->cap_f) {
-        int cap = r->cap_f ? 2 * r->cap_f : 64;
-        size_t *off = realloc(r->off, (size_t)cap * sizeof *off);
-        if (!off) { r->b.oom = 1; return; }
-        r->off = off;
-        r->cap_f = cap;
-    }
+    size_t *off = grow(r->off, &r->cap_f, r->nf, sizeof *r->off, 64);
+    if (!off) { r->b.oom = 1; return; }
+    r->off = off;
     size_t at = r->b.len;
     bytes_add(&r->b, data, len);
     bytes_add(&r->b, "", 1);    /* the field's NUL, kept as content */
@@ -119,15 +116,14 @@ static void read_header(read_ctx_t *c) {
 static void read_row(read_ctx_t *c) {
     record_t *r = &c->rec;
     results_rows_t *t = c->t;
-    if (t->n == t->cap) {
-        int cap = t->cap ? 2 * t->cap : 256;
-        results_row_t *rows = realloc(t->row, (size_t)cap * sizeof *rows);
-        if (rows) t->row = rows;
-        char **text = rows ? realloc(t->text, (size_t)cap * sizeof *text) : NULL;
-        if (text) t->text = text;
-        if (!rows || !text) { r->b.oom = 1; return; }
-        t->cap = cap;
-    }
+    /* Rows and their text blocks grow together: t->cap is both capacities once both have grown. */
+    int cap_rows = t->cap, cap_text = t->cap;
+    results_row_t *rows = grow(t->row, &cap_rows, t->n, sizeof *rows, 256);
+    if (rows) t->row = rows;
+    char **text = rows ? grow(t->text, &cap_text, t->n, sizeof *text, 256) : NULL;
+    if (text) t->text = text;
+    if (!rows || !text) { r->b.oom = 1; return; }
+    t->cap = cap_rows;
     /* The row's strings live in one block: at most the record's own bytes. */
     results_row_t *row = &t->row[t->n];
     char *block = malloc(r->b.len + 1), *p = block;

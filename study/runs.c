@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runs.h"
 #include "reader.h"
+#include "grow.h"
 #include "../engine/errmsg.h"
 
 #include <errno.h>
@@ -37,13 +38,9 @@ static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
     /* Rows of a run are consecutive in practice, so the last run is checked first. */
     for (int i = s->n - 1; i >= 0; i--)
         if (strcmp(s->runs[i].run_id, run_id) == 0) return &s->runs[i];
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 64;
-        results_run_t *r = realloc(s->runs, (size_t)cap * sizeof *r);
-        if (!r) return NULL;
-        s->runs = r;
-        s->cap = cap;
-    }
+    results_run_t *runs = grow(s->runs, &s->cap, s->n, sizeof *s->runs, 64);
+    if (!runs) return NULL;
+    s->runs = runs;
     results_run_t *r = &s->runs[s->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);

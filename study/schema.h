@@ -32,10 +32,10 @@ typedef struct {
     int gpus, global_batch, per_gpu_batch;
     double lr, momentum, weight_decay;
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
-    const char *phase;          /* "warmup" (epoch 1: algorithm search, first touch), "steady", or "setup" */
+    const char *phase;          /* results_phase(epoch) */
     double images_per_s;        /* steps x global batch / epoch_s */
     double test_acc;
-    const char *status;         /* RESULTS_STATUSES below */
+    const char *status;         /* run_status_names below */
     const char *reason;         /* one line: why the run did not end ok; empty when it did */
     double mem_free_mb, mem_total_mb;   /* the device's free and total memory when an oom happened */
     /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each (<= 0: unknown, empty) */
@@ -45,7 +45,7 @@ typedef struct {
     results_env_t env;          /* env.nccl_transport: empty for a strategy that does not use NCCL */
 } results_row_t;
 
-/* The statuses a row may have, and what each means:
+/* The statuses a row may have (how a run ended, or how its epoch went), each named once in run_status_names:
  *   ok               the epoch ran and its loss is finite
  *   diverged         the loss became NaN/inf or exploded past 1000x the first epoch's: the run stops there
  *   oom              the run did not fit in device memory (at setup: epoch 0; mem_free_mb, mem_total_mb say how much
@@ -54,7 +54,22 @@ typedef struct {
  *   timeout          a wait on another rank or GPU passed --timeout (timeout_s)
  *   interrupted      SIGINT or SIGTERM ended the run at a step boundary
  *   replicas-differ  the data-parallel replicas' parameters differ after the epoch: a failed run, whatever its loss */
-#define RESULTS_STATUSES "ok", "diverged", "oom", "failed", "timeout", "interrupted", "replicas-differ"
+typedef enum {
+    RUN_OK, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED, RUN_REPLICAS_DIFFER, RUN_STATUSES
+} run_status_t;
+/* The status cells, in run_status_t order, NULL-terminated. */
+extern const char *const run_status_names[RUN_STATUSES + 1];
+static inline const char *run_status_name(run_status_t s) { return run_status_names[s]; }
+/* The status a cell names, or -1 for a name this version does not know (a CSV is data). */
+int run_status_parse(const char *cell);
+
+/* A row's phase cell, from its epoch: "setup" (0: a run that ended before its first epoch), "warmup" (1: algorithm
+ * search, first touch), "steady" (the epochs every median is taken over). */
+const char *results_phase(int epoch);
+/* 1 for a row of a steady epoch whose time is a measurement (the rows a steady median is taken over). */
+int results_is_steady(const results_row_t *row);
+/* Sets row->timestamp to now, ISO 8601 UTC, as every row records when it was written. */
+void results_stamp(results_row_t *row);
 
 /* The schema: every CSV column once, in file order, with its type and the row member it is written from and read
  * into. X(name, type, member, number format, flags): name is the column's name as an identifier (the header has it
@@ -63,8 +78,11 @@ typedef struct {
  * replicas_identical as "identical" / "DIFFER" / empty. Flags: NAME, a cell that names something and goes into
  * figures, tables and labels: on read it must hold only RESULTS_NAME_CHARS, or the CSV is refused (a CSV from
  * elsewhere is data, and a newline or a quote in a name could end a string in a gnuplot script or a table); SET,
- * a list of settings (NCCL_HOSTID=a|b): RESULTS_NAME_CHARS and '|'. Any change of names or order makes an older CSV's header
- * differ, so appending to it is refused; results_read still reads it, by column name. */
+ * a list of settings (NCCL_HOSTID=a|b): RESULTS_NAME_CHARS and '|'; WILD, a key column (study/key.h) whose empty
+ * cell matches any value in a configuration (a strategy without a gradient reduction has no grad_dtype, a
+ * data-parallel row no pipeline cells, a setup failure no steps or algorithm); NAME_WILD, both. Any change of names
+ * or order makes an older CSV's header differ, so appending to it is refused; results_read still reads it, by
+ * column name. */
 #define RESULTS_SCHEMA(X) \
     X(run_id,            TEXT,     run_id,                   NULL,    NAME) \
     X(timestamp,         TEXT,     timestamp,                NULL,    NAME) \
@@ -79,11 +97,11 @@ typedef struct {
     X(momentum,          NUM,      momentum,                 "%.6g",  0   ) \
     X(weight_decay,      NUM,      weight_decay,             "%.6g",  0   ) \
     X(math,              STR,      math,                     NULL,    NAME) \
-    X(grad_dtype,        STR,      grad_dtype,               NULL,    NAME) \
+    X(grad_dtype,        STR,      grad_dtype,               NULL,    NAME_WILD) \
     X(init,              STR,      init,                     NULL,    NAME) \
     X(epoch,             INT,      epoch,                    NULL,    0   ) \
     X(phase,             STR,      phase,                    NULL,    NAME) \
-    X(steps,             INT,      stats.steps,              NULL,    0   ) \
+    X(steps,             INT,      stats.steps,              NULL,    WILD) \
     X(epoch_s,           NUM,      stats.epoch_s,            "%.6f",  0   ) \
     X(images_per_s,      NUM,      images_per_s,             "%.6g",  0   ) \
     X(step_ms,           NUM,      stats.step_ms,            "%.4f",  0   ) \
@@ -99,11 +117,11 @@ typedef struct {
     X(bytes_per_step,    NUM,      stats.bytes_per_step,     "%.0f",  0   ) /* a byte count: %.6g would round it */ \
     X(algbw_gbs,         NUM,      stats.algbw_gbs,          "%.6g",  0   ) \
     X(busbw_gbs,         NUM,      stats.busbw_gbs,          "%.6g",  0   ) \
-    X(nccl_algo,         TEXT,     stats.nccl_algo,          NULL,    NAME) \
+    X(nccl_algo,         TEXT,     stats.nccl_algo,          NULL,    NAME_WILD) \
     X(replicas,          REPLICAS, stats.replicas_identical, NULL,    0   ) \
     X(stages,            INT,      stats.stages,             NULL,    0   ) \
-    X(micro_batches,     INT,      stats.micro_batches,      NULL,    0   ) \
-    X(schedule,          TEXT,     stats.schedule,           NULL,    NAME) \
+    X(micro_batches,     INT,      stats.micro_batches,      NULL,    WILD) \
+    X(schedule,          TEXT,     stats.schedule,           NULL,    NAME_WILD) \
     X(split,             TEXT,     stats.split,              NULL,    NAME) \
     X(bubble,            NUM,      stats.bubble,             "%.6g",  0   ) \
     X(bubble_ideal,      NUM,      stats.bubble_ideal,       "%.6g",  0   ) \
@@ -137,7 +155,10 @@ typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUN
  * shell word in quotes, a data file's quoted title) treats as syntax. */
 #define RESULTS_NAME_CHARS                                                                                             \
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._+-:/()@=,;"
-enum { RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2 };
+enum {
+    RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2, RESULTS_F_WILD = 4,
+    RESULTS_F_NAME_WILD = RESULTS_F_NAME | RESULTS_F_WILD
+};
 typedef struct {
     const char *name;
     results_type_t type;

@@ -1,6 +1,7 @@
 /* study.c — one definition of "complete", of the run that stands for a configuration, of a steady median and of T1
  * (study.h), for --resume, the answer and the report alike. */
 #include "study.h"
+#include "schema.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,18 +13,18 @@ void study_progress_init(study_progress_t *p) {
     p->last_epoch = -1;
 }
 
-static int is(const char *s, const char *what) { return s && strcmp(s, what) == 0; }
-
 const char *study_verdict(const study_progress_t *p) {
-    return p->faulted && is(p->status, "interrupted") ? p->fault : p->status;
+    return p->faulted && run_status_parse(p->status) == RUN_INTERRUPTED ? p->fault : p->status;
 }
 
 int study_is_fault(const char *status) {
-    return is(status, "failed") || is(status, "timeout") || is(status, "replicas-differ");
+    int s = run_status_parse(status);
+    return s == RUN_FAILED || s == RUN_TIMEOUT || s == RUN_REPLICAS_DIFFER;
 }
 
 void study_progress_add(study_progress_t *p, int epoch, const char *status) {
-    int measured = is(status, "ok") || is(status, "diverged") || is(status, "oom");
+    int s = run_status_parse(status);
+    int measured = s == RUN_OK || s == RUN_DIVERGED || s == RUN_OOM;
     if (measured && epoch > p->epochs) p->epochs = epoch;
     if (study_is_fault(status) && !p->faulted) {
         p->faulted = 1;
@@ -36,7 +37,8 @@ void study_progress_add(study_progress_t *p, int epoch, const char *status) {
 }
 
 int study_complete(const study_progress_t *p, int epochs, int retry_failed) {
-    if (is(p->status, "diverged") || is(p->status, "oom")) return 1;
+    int s = run_status_parse(p->status);
+    if (s == RUN_DIVERGED || s == RUN_OOM) return 1;
     /* A fault (replicas-differ included: a failure of the run, not a measurement) would most likely happen again */
     if (p->faulted) return !retry_failed;
     return p->epochs >= epochs;

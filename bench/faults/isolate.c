@@ -4,6 +4,7 @@
 #include "isolate.h"
 #include "../../engine/errmsg.h"
 #include "../../engine/process.h"
+#include "../../study/schema.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -172,10 +173,10 @@ static const char *signal_name(int sig) {
     }
 }
 
-const char *isolate_status(const isolate_result_t *r) {
-    if (r->interrupted && !r->timed_out) return "interrupted";
-    if (r->timed_out) return "timeout";
-    return isolate_is_oom(r) ? "oom" : "failed";
+int isolate_status(const isolate_result_t *r) {
+    if (r->interrupted && !r->timed_out) return RUN_INTERRUPTED;
+    if (r->timed_out) return RUN_TIMEOUT;
+    return isolate_is_oom(r) ? RUN_OOM : RUN_FAILED;
 }
 
 void isolate_describe(const isolate_result_t *r, double timeout_s, char *buf, size_t len) {

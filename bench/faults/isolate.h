@@ -26,9 +26,10 @@ typedef void (*isolate_line_fn)(const char *line, void *ctx);
  * 0, or -1 with a message in err when the pipe or the fork failed (nothing ran). */
 int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_line_fn on_line, void *ctx,
                 isolate_result_t *r, char *err, size_t errlen);
-/* The row's status for a child that died without its outcome: interrupted (a signal reached the parent: the
- * second one killed it), timeout (killed for silence), oom (its reason says out of memory), else failed. */
-const char *isolate_status(const isolate_result_t *r);
+/* The row's status for a child that died without its outcome (study/schema.h's run_status_t): interrupted (a signal
+ * reached the parent: the second one killed it), timeout (killed for silence), oom (its reason says out of memory),
+ * else failed. */
+int isolate_status(const isolate_result_t *r);
 /* The row's reason for it: its CHECK line, "killed by SIGSEGV", "no progress for 300 s", "SIGTERM twice". */
 void isolate_describe(const isolate_result_t *r, double timeout_s, char *buf, size_t len);
 /* 1 when the reason says the device ran out of memory (then the row is oom, not failed). */

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench/faults/isolate.h"
 #include "engine/check.h"
+#include "study/schema.h"
 #include "test.h"
 
 #include <signal.h>
@@ -103,26 +104,26 @@ static void test_children(void) {
            r.mem_free_mb, r.mem_total_mb);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(strcmp(why, r.reason) == 0, "described by its reason: %s", why);
-    EXPECT(strcmp(isolate_status(&r), "oom") == 0, "status oom: %s", isolate_status(&r));
+    EXPECT(isolate_status(&r) == RUN_OOM, "status oom: %s", run_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_check_fail, "an illegal memory access was encountered", 10, NULL, NULL, &r, err,
                        sizeof err) == 0, "%s", err);
     r.mem_free_mb = r.mem_total_mb = -1;    /* as a child that sent no mem line */
     EXPECT(r.exit_code == 1 && !isolate_is_oom(&r), "another CUDA error is not an oom: %s", r.reason);
-    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "status failed: %s", isolate_status(&r));
+    EXPECT(isolate_status(&r) == RUN_FAILED, "status failed: %s", run_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_segv, NULL, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(r.signal == SIGSEGV && r.exit_code == -1 && r.setup_done, "crash: signal %d", r.signal);
     EXPECT(strstr(why, "SIGSEGV") != NULL, "the signal is named: %s", why);
-    EXPECT(strcmp(isolate_status(&r), "failed") == 0, "a crash is failed: %s", isolate_status(&r));
+    EXPECT(isolate_status(&r) == RUN_FAILED, "a crash is failed: %s", run_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_silent, NULL, 0.5, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 0.5, why, sizeof why);
     EXPECT(r.timed_out && r.signal == SIGKILL, "silent child killed past the deadline: timed_out %d signal %d",
            r.timed_out, r.signal);
     EXPECT(strstr(why, "no progress for") != NULL, "described: %s", why);
-    EXPECT(strcmp(isolate_status(&r), "timeout") == 0, "status timeout: %s", isolate_status(&r));
+    EXPECT(isolate_status(&r) == RUN_TIMEOUT, "status timeout: %s", run_status_name(isolate_status(&r)));
 }
 
 #ifndef SCALING_NO_FAULT_INJECTION
@@ -210,7 +211,7 @@ static int signal_case(int second, int check_signal) {
         if (!second) _exit(r.interrupted == SIGTERM && r.exit_code == 143 && r.signal == 0 ? 0 : 2);
         char why[600];
         isolate_describe(&r, 30, why, sizeof why);
-        _exit(r.interrupted == SIGTERM && r.signal == SIGKILL && strcmp(isolate_status(&r), "interrupted") == 0 &&
+        _exit(r.interrupted == SIGTERM && r.signal == SIGKILL && isolate_status(&r) == RUN_INTERRUPTED &&
               strstr(why, "SIGTERM twice") ? 0 : 3);
     }
     int status = 0;

@@ -1,6 +1,6 @@
 /* test_study.c — one definition of a configuration, of "complete", of the run that stands for a configuration, of a
- * steady median and of T1 (study/key.h, study/study.h), checked on numbers: directly on keys and progress, and on a study CSV
- * written here and read by the report (report/study_runs.h): a setup failure retried ok by --resume is one
+ * steady median and of T1 (study/key.h, study/study.h), checked on numbers: directly on keys and progress, and on a
+ * study CSV written here and read by the report (report/study_runs.h): a setup failure retried ok by --resume is one
  * configuration (its ok run), a diverged run and an oom run stand as they ended, a run killed part-way gives way to
  * its re-run, seeds and learning rates are configurations of their own; medians of the steady epochs only; T1 is
  * single's fastest at the same batch and math. Synthetic-data rows (no accuracy) have throughput and no accuracy. */
@@ -46,6 +46,16 @@ static void test_key(void) {
     study_key_merge(&m, &a);
     EXPECT(strcmp(m.cell[14], "117") == 0 && strcmp(m.cell[17], "Ring") == 0, "merge fills the empty cells");
     EXPECT(!study_key_match(&m, &e), "once merged, the configuration knows its algorithm");
+    /* The wildcard cells are the key columns RESULTS_SCHEMA flags WILD: these five (doc/csv.md), and no WILD column
+     * outside the key. */
+    char wild[256] = "";
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (study_key_wildcard(i))
+            snprintf(wild + strlen(wild), sizeof wild - strlen(wild), "%s ", results_key_columns[i]);
+    EXPECT(strcmp(wild, "grad_dtype micro_batches schedule steps nccl_algo ") == 0, "wildcards: %s", wild);
+    int n_wild = 0;
+    for (int c = 0; c < results_ncolumns(); c++) n_wild += (results_schema[c].flags & RESULTS_F_WILD) != 0;
+    EXPECT(n_wild == 5, "every WILD column is a key column (%d flagged)", n_wild);
 }
 
 static study_progress_t progress(const int *epochs, const char *const *status, int n) {
