@@ -200,11 +200,9 @@ static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, F
         CHECK_CUDA(cudaEventCreate(&b.start[i]));
         CHECK_CUDA(cudaEventCreate(&b.stop[i]));
     }
-    int path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
-             : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO;
     int failed = 0;
     for (size_t k = 0; k < sizeof BENCH_KINDS / sizeof BENCH_KINDS[0]; k++) {
-        long long w = bench_table_(st, &BENCH_KINDS[k], &b, path, f, env, stamp);
+        long long w = bench_table_(st, &BENCH_KINDS[k], &b, o->naive_path, f, env, stamp);
         if (w < 0) failed++;
         else *wrong += w;
     }

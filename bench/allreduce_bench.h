@@ -1,6 +1,7 @@
 /* allreduce_bench.h — `scaling --bench allreduce --gpus 2,4`: each data-parallel strategy's gradient reduction on
  * raw buffers from 4 KB to 256 MB, checked exactly and timed, as an nccl-tests all_reduce_perf table and a CSV. */
 #pragma once
+#include "../strategies/naive_path.h"
 
 /* What the benchmark takes from the command line. */
 typedef struct {
@@ -8,7 +9,7 @@ typedef struct {
     int n_gpus;
     const char *strategy;       /* only this strategy where it has a reduction, else every one that has */
     const char *out;            /* the CSV appended to */
-    const char *naive_path;     /* naive's copy path: auto | p2p | host */
+    naive_path_t naive_path;    /* naive's copy path */
 } allreduce_bench_t;
 
 /* Runs the benchmark over b->gpus (every strategy with a reduction, or only b->strategy if it has one), prints the

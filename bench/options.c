@@ -11,17 +11,17 @@
 
 const char *const options_models[] = {"lenet", "resnet18", "resnet50", "resnet101", NULL};   /* model_infos' names */
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
-const char *const options_maths[] = {"fp32", "tf32", "bf16", NULL};
 /* dtype_name()'s spellings, so a parsed name maps back to its dtype_t. */
 const char *const options_grad_dtypes[] = {"fp32", "bf16", NULL};
-const char *const options_inits[] = {"normal", "xavier", "kaiming", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
-const char *const options_naive_paths[] = {"auto", "p2p", "host", NULL};
 const char *const options_schedules[] = {"gpipe", "1f1b", NULL};
 const char *const options_benches[] = {"allreduce", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 /* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
 static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "data/synthetic", NULL};
+
+_Static_assert(sizeof(math_t) == sizeof(int) && sizeof(init_t) == sizeof(int) && sizeof(naive_path_t) == sizeof(int),
+               "an enum member of options_t is parsed as the int it is stored in (opt_enum)");
 
 static int parse_dtype(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
     if (opt_check_choice(opt->name, "gradient dtype", options_grad_dtypes, s, err, errlen)) return 2;
@@ -66,7 +66,7 @@ static const opt_t opts[] = {
      "comma-separated unsigned RNG seeds (init and data order)"},
     {"momentum", "X", "0", NULL, opt_number, FIELD(momentum), 0, NULL, NULL, "SGD momentum (0: plain SGD)"},
     {"weight-decay", "X", "0", NULL, opt_number, FIELD(weight_decay), 0, NULL, NULL, "L2 weight decay"},
-    {"math", "LIST", "tf32", NULL, opt_choice_list, LIST(math), "math mode", options_maths,
+    {"math", "LIST", "tf32", NULL, opt_enum_list, LIST(math), "math mode", math_names,
      "arithmetic to sweep, e.g. tf32,bf16.\n"
      "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
      "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere; bf16: mixed\n"
@@ -76,14 +76,14 @@ static const opt_t opts[] = {
      "naive, nccl: the gradients' type on the wire, a list to sweep, e.g.\n"
      "fp32,bf16; bf16 is DDP's bf16 compression hook (cast, all-reduce in\n"
      "bf16, cast back into the fp32 gradients)"},
-    {"init", "NAME", NULL, "the model's", opt_choice, FIELD(init), 0, "init", options_inits,
+    {"init", "NAME", NULL, "the model's", opt_enum, FIELD(init), 0, "init", init_names,
      "weight initialisation (kaiming: torchvision's ResNet initialisation)"},
     {"out", "PATH", "results/scaling.csv", NULL, opt_str, FIELD(out), 0, "path", NULL,
      "CSV file to append one row per epoch to (directories are created);\n"
      "--bench allreduce writes results/allreduce.csv unless given one"},
     {"steps", "N", "0", NULL, opt_count, FIELD(steps), 0, NULL, NULL,
      "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)"},
-    {"naive-path", "PATH", "auto", NULL, opt_choice, FIELD(naive_path), 0, "path", options_naive_paths,
+    {"naive-path", "PATH", "auto", NULL, opt_enum, FIELD(naive_path), 0, "path", naive_path_names,
      "naive: how gradients reach GPU 0; pipeline: how activations and gradients cross\n"
      "between stages (auto: peer copies where peer access exists)"},
     {"bucket-mb", "X", "25", NULL, opt_pos_number, FIELD(bucket_mb), 0, NULL, NULL,
@@ -135,7 +135,9 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     /* Defaults that follow from other options. */
     if (!o->data_dir) o->data_dir = dataset_dirs[opt_name_index(options_datasets, o->dataset)];
     const model_info_t *mi = model_info(o->model);   /* the parser checked the name */
-    if (!o->init) o->init = mi->init;
+    /* The model table's default init is a name of init_names (a bug otherwise, said as such). */
+    if (!options_given(o, "init") && opt_check_choice("init", "init", init_names, mi->init, err, errlen)) return 2;
+    if (!options_given(o, "init")) o->init = (init_t)opt_name_index(init_names, mi->init);
     if (!options_given(o, "batch")) o->batch[0] = mi->batch, o->n_batch = 1;
     if (!options_given(o, "image-size")) o->image_size = mi->image;
     if (o->bench && !options_given(o, "out")) o->out = "results/allreduce.csv";   /* the training CSV's schema differs */
@@ -162,7 +164,7 @@ static void names_where(char *buf, size_t len, const strategy_info_t *const *str
 int options_validate(const options_t *o, const strategy_info_t *const *strategies, int n_devices, char *err,
                      size_t errlen) {
     if (err && errlen) err[0] = '\0';
-    if (!o->strategy || !o->model || !o->dataset || !o->init || !o->data_dir || !o->out)
+    if (!o->strategy || !o->model || !o->dataset || !o->data_dir || !o->out)
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
     if (o->retry_failed && !o->resume)
         return errmsg(2, err, errlen, "--retry-failed: only with --resume (it picks which runs of --out to repeat)");
@@ -187,14 +189,11 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (o->image_size > OPT_IMAGE_MAX)
         return errmsg(2, err, errlen, "--image-size %d is larger than %d", o->image_size, OPT_IMAGE_MAX);
     if (opt_check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
-    if (opt_check_choice("init", "init", options_inits, o->init, err, errlen)) return 2;
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
         check_list("lr", o->n_lr, err, errlen) || check_list("seed", o->n_seeds, err, errlen) ||
         check_list("micro-batches", o->n_micro, err, errlen) || check_list("math", o->n_math, err, errlen) ||
         check_list("grad-dtype", o->n_grad_dtype, err, errlen))
         return 2;
-    for (int i = 0; i < o->n_math; i++)
-        if (opt_check_choice("math", "math mode", options_maths, o->math[i] ? o->math[i] : "", err, errlen)) return 2;
     int bf16_grads = 0;
     for (int i = 0; i < o->n_grad_dtype; i++) {
         if (o->grad_dtype[i] != DTYPE_FP32 && o->grad_dtype[i] != DTYPE_BF16)

@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "../engine/dtype.h"
+#include "../engine/math_mode.h"
 #include "../engine/opt_table.h"
+#include "../engine/weight_init.h"
+#include "../strategies/naive_path.h"
 #include "../strategies/strategy_info.h"
 
 #define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
@@ -24,12 +27,12 @@ typedef struct {
     unsigned long long seeds[OPT_LIST_MAX]; int n_seeds;
     double momentum;
     double weight_decay;
-    const char *math[OPT_LIST_MAX]; int n_math;         /* fp32 | tf32 | bf16 to sweep */
+    math_t math[OPT_LIST_MAX]; int n_math;              /* to sweep */
     dtype_t grad_dtype[OPT_LIST_MAX]; int n_grad_dtype; /* naive, nccl: gradients on the wire */
-    const char *init;                   /* normal | xavier | kaiming; the model's when not given */
+    init_t init;                        /* the model's when not given */
     const char *out;                    /* CSV path */
     int steps;                          /* cap on steps per epoch, 0 = whole epoch (smoke tests, profiling) */
-    const char *naive_path;             /* naive: auto | p2p | host */
+    naive_path_t naive_path;            /* naive and pipeline: how data crosses between GPUs */
     double bucket_mb;                   /* nccl: all-reduce bucket size in MiB */
     int overlap;                        /* nccl: 1 overlap buckets with backward */
     int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost) */
@@ -45,13 +48,12 @@ typedef struct {
     int retry_failed;                   /* --resume runs again configurations whose last run failed/timed out */
 } options_t;
 
-/* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. */
+/* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. Names that stand for
+ * an enum are that enum's own table, parsed once here (engine/opt_table.h: opt_enum): math_names (math_mode.h),
+ * init_names (weight_init.h), naive_path_names (naive_path.h). */
 extern const char *const options_models[];
 extern const char *const options_datasets[];
-extern const char *const options_maths[];
 extern const char *const options_grad_dtypes[];
-extern const char *const options_inits[];
-extern const char *const options_naive_paths[];
 extern const char *const options_schedules[];
 extern const char *const options_benches[];
 

@@ -83,7 +83,7 @@ static void write_fault_row(run_t *r, run_status_t status, const char *reason, i
     results_stamp(&row);
     if (r->is_root)
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
-                r->st->info.name, r->pt->gpus, r->pt->global_batch, r->pt->math, row.status,
+                r->st->info.name, r->pt->gpus, r->pt->global_batch, math_name(r->pt->math), row.status,
                 epoch ? "" : " at setup", reason);
     write_row(r->res, r->sd->ans, &row, NULL, r->st);
     char line[64];     /* in a child: the parent's copy of the default study's answer learns it too */
@@ -501,13 +501,9 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     r->cfg = (run_cfg_t){
         .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
-        .math = strcmp(pt->math, "fp32") == 0 ? MATH_FP32 : strcmp(pt->math, "bf16") == 0 ? MATH_BF16 : MATH_TF32,
-        .grad_dtype = pt->grad_dtype,
-        .init = strcmp(o->init, "xavier") == 0    ? INIT_XAVIER
-              : strcmp(o->init, "kaiming") == 0 ? INIT_KAIMING : INIT_NORMAL,
+        .math = pt->math, .grad_dtype = pt->grad_dtype, .init = o->init,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
-        .naive_path = strcmp(o->naive_path, "p2p") == 0 ? NAIVE_PATH_P2P
-                    : strcmp(o->naive_path, "host") == 0 ? NAIVE_PATH_HOST : NAIVE_PATH_AUTO,
+        .naive_path = o->naive_path,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
         .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
         .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
@@ -526,10 +522,10 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     row->strategy = st->info.name;
     row->model = o->model;
     row->dataset = o->dataset;
-    row->math = pt->math;
+    row->math = math_name(pt->math);
     /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
     row->grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
-    row->init = o->init;
+    row->init = init_name(o->init);
     row->seed = pt->seed;
     row->gpus = pt->gpus;
     row->global_batch = pt->global_batch;
@@ -551,8 +547,8 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
         /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
          * before setup and the key leaves it open. */
-        if (st->info.path_is_algo && strcmp(o->naive_path, "auto") != 0)
-            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", o->naive_path);
+        if (st->info.path_is_algo && o->naive_path != NAIVE_PATH_AUTO)
+            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", naive_path_name(o->naive_path));
         results_key_t key;
         results_key_of_row(&want, &key);
         int best = 0;
@@ -564,7 +560,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, %s in %s "
                    "(--resume%s)\n", k, n_points, st->info.name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
-                   pt->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype,
+                   row->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype,
                    complete ? "complete" : "its last run faulted", o->out,
                    complete ? "" : "; --retry-failed runs it again");
             fflush(stdout);

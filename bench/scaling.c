@@ -347,9 +347,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     }
     char maths[64] = "";
     for (int i = 0; i < o.n_math; i++)
-        snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", o.math[i]);
+        snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", math_name(o.math[i]));
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->info.name, o.model, o.dataset, maths, o.init, n_points, o.epochs, o.out);
+           st->info.name, o.model, o.dataset, maths, init_name(o.init), n_points, o.epochs, o.out);
     print_env(&env);
     print_flops(o.model, &data);
     dist_report(dist, stdout);

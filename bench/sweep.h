@@ -10,7 +10,7 @@ typedef struct {
     int per_gpu_batch;          /* global_batch / gpus */
     double lr;                  /* weak: lr * gpus; strong: lr */
     unsigned long long seed;
-    const char *math;           /* a name from options_maths */
+    math_t math;
     dtype_t grad_dtype;         /* naive, nccl: the gradients on the wire */
     int micro_batches;          /* pipeline: micro-batches per global batch (1 for other strategies) */
 } sweep_point_t;

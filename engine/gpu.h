@@ -7,18 +7,12 @@
 #include <cublas_v2.h>
 #include "dtype.h"
 #include "conv_algo.h"
+#include "math_mode.h"
 
 #define GPU_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
-/* fp32: strict IEEE fp32 everywhere. tf32: TF32 tensor cores in cuDNN convolutions, fp32 in cuBLAS GEMMs
- * (PyTorch's defaults, so the comparison with it is at the same math). bf16: mixed precision as PyTorch's bf16
- * autocast: bf16 activations and convolution/dense operands with fp32 accumulation, fp32 master parameters,
- * batch-norm statistics and loss. */
-typedef enum { MATH_FP32 = 0, MATH_TF32 = 1, MATH_BF16 = 2 } math_t;
-
-static inline const char *gpu_math_name(math_t m) {
-    return m == MATH_FP32 ? "fp32" : m == MATH_BF16 ? "bf16" : "tf32";
-}
+/* math_t and its names: math_mode.h. */
+static inline const char *gpu_math_name(math_t m) { return math_name(m); }
 
 /* Whether convolutions under math m may run on cuDNN backend engine configs (engine/layers/conv.cu): bf16 and tf32;
  * not strict fp32, whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32

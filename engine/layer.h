@@ -6,11 +6,9 @@
 #include "gpu.h"
 #include "rng.h"
 #include "dtype.h"
+#include "weight_init.h"
 
-/* normal: N(0, 0.01) weights; xavier: Glorot uniform; kaiming: torchvision's ResNet initialisation (convolutions
- * Kaiming normal, fan-out, gain for ReLU; dense layers as nn.Linear's default, weights and bias U(-1/sqrt(in),
- * 1/sqrt(in))). Biases start at 0 except kaiming's dense bias; batch norm starts at gamma 1, beta 0 in every mode. */
-typedef enum { INIT_NORMAL = 0, INIT_XAVIER = 1, INIT_KAIMING = 2 } init_t;
+/* init_t and its names: weight_init.h. */
 
 typedef struct layer layer_t;
 

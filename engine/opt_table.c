@@ -88,6 +88,12 @@ int opt_choice(void *o, const opt_t *opt, const char *arg, char *err, size_t err
     return 0;
 }
 
+int opt_enum(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
+    if (opt_check_choice(opt->name, opt->what, opt->choices, arg, err, errlen)) return 2;
+    *AT(o, opt, int) = opt_name_index(opt->choices, arg);
+    return 0;
+}
+
 /* An on/off-like pair: the member is 1 for the first choice, 0 for the second. */
 int opt_flag(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
     if (opt_check_choice(opt->name, opt->what, opt->choices, arg, err, errlen)) return 2;
@@ -159,9 +165,9 @@ static int item_double(const opt_t *opt, const char *s, void *dst, char *err, si
 static int item_u64(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
     return parse_u64(opt->name, s, dst, err, errlen);
 }
-static int item_choice(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
+static int item_enum(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
     if (opt_check_choice(opt->name, opt->what, opt->choices, s, err, errlen)) return 2;
-    *(const char **)dst = opt->choices[opt_name_index(opt->choices, s)];
+    *(int *)dst = opt_name_index(opt->choices, s);
     return 0;
 }
 
@@ -175,8 +181,8 @@ int opt_double_list(void *o, const opt_t *opt, const char *arg, char *err, size_
 int opt_u64_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
     return opt_list(opt, arg, item_u64, AT(o, opt, void), sizeof(unsigned long long), COUNT(o, opt), err, errlen);
 }
-int opt_choice_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
-    return opt_list(opt, arg, item_choice, AT(o, opt, void), sizeof(const char *), COUNT(o, opt), err, errlen);
+int opt_enum_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
+    return opt_list(opt, arg, item_enum, AT(o, opt, void), sizeof(int), COUNT(o, opt), err, errlen);
 }
 
 // ---- the table

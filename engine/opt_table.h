@@ -49,6 +49,8 @@ void opt_usage(FILE *f, const opt_table_t *t);
 /* The parsers an entry may name. */
 int opt_str(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);         /* non-empty text */
 int opt_choice(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);      /* one of choices */
+/* int: the index of one of choices, where choices is an enum's name table (value = index): the name parsed once. */
+int opt_enum(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_flag(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);        /* int: choices[0] */
 int opt_set(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);         /* int 1; no argument */
 int opt_pos_int(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);     /* int > 0 */
@@ -56,11 +58,11 @@ int opt_count(void *o, const opt_t *opt, const char *arg, char *err, size_t errl
 int opt_number(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);      /* double >= 0 */
 int opt_pos_number(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);  /* double > 0 */
 /* Comma-separated lists into an array member with an int count member (opt->count): ints > 0, doubles > 0,
- * unsigned 64-bit integers, names of choices (stored as the choices' own strings). */
+ * unsigned 64-bit integers, names of an enum's choices (stored as ints, their indices). */
 int opt_int_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_double_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_u64_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
-int opt_choice_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
+int opt_enum_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 /* A list of items parsed by item (the item's text, where it goes, err) into dst, elements of `size` bytes, *n set. */
 int opt_list(const opt_t *opt, const char *arg, int (*item)(const opt_t *, const char *, void *, char *, size_t),
              void *dst, size_t size, int *n, char *err, size_t errlen);

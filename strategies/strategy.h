@@ -8,6 +8,7 @@
 #include "../engine/dtype.h"
 #include "epoch_stats.h"
 #include "strategy_info.h"
+#include "naive_path.h"
 
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
@@ -26,7 +27,7 @@ typedef struct {
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
     const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
     /* data-parallel */
-    int naive_path;             /* NAIVE_PATH_AUTO | _P2P | _HOST */
+    naive_path_t naive_path;    /* naive_path.h */
     size_t bucket_bytes;        /* nccl: all-reduce bucket size */
     int overlap;                /* nccl: 1 launch each bucket as soon as backward has produced it */
     dtype_t grad_dtype;         /* naive, nccl: the gradients' type on the wire (fp32 default, bf16 as DDP's hook) */
@@ -40,8 +41,6 @@ typedef struct {
      * batch; the run spans dist->size GPUs. NULL: this process drives all n_gpus GPUs. */
     const struct dist *dist;
 } run_cfg_t;
-
-enum { NAIVE_PATH_AUTO = 0, NAIVE_PATH_P2P = 1, NAIVE_PATH_HOST = 2 };
 
 
 /* A data-parallel strategy's gradient reduction on raw buffers: the code its train_step runs, callable by the

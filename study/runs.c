@@ -79,6 +79,15 @@ static void scan_row(int term, void *ctx_) {
     study_progress_add(&r->progress, (int)epoch, c->cell[c->col_status]);
 }
 
+int results_scan_add_row(results_scan_t *s, const results_row_t *row) {
+    results_run_t *r = scan_run(s, row->run_id);
+    if (!r) return -1;
+    s->rows++;
+    results_key_of_row(row, &r->key);
+    study_progress_add(&r->progress, row->epoch, row->status);
+    return 0;
+}
+
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     if (err && errlen) err[0] = '\0';

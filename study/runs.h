@@ -25,6 +25,10 @@ typedef struct {
  * when the file cannot be read or its header is not this version's. */
 int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen);
 void results_scan_free(results_scan_t *s);
+/* Adds one row to its run (a new run for a new run_id), keyed as results_key_of_row keys it: the runs of rows in
+ * memory (read by results_read, or written by a sweep), as results_scan finds them in a file. s starts zeroed. 0, or
+ * -1 when out of memory. */
+int results_scan_add_row(results_scan_t *s, const results_row_t *row);
 /* The resume decision: 1 if a run of k's configuration is complete for `epochs` epochs (study_complete with
  * retry_failed: a faulted run is not), or its latest run faulted (failed, timeout, replicas-differ) and retry_failed
  * is 0, so the configuration is skipped; 0 if it must run (again): never run, killed or interrupted (a signal or a

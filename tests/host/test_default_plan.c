@@ -112,10 +112,10 @@ static void test_gpu_counts(void) {
         /* One math on 2 and more GPUs (the option's default); both fast maths on one */
         const options_t *o = &p.sweep[0];
         if (g->n == 1)
-            EXPECT(o->n_math == 2 && strcmp(o->math[0], "tf32") == 0 && strcmp(o->math[1], "bf16") == 0,
+            EXPECT(o->n_math == 2 && o->math[0] == MATH_TF32 && o->math[1] == MATH_BF16,
                    "1 GPU: math tf32,bf16 (%d maths)", o->n_math);
         else
-            EXPECT(o->n_math == 1 && strcmp(o->math[0], "tf32") == 0, "%d GPUs: math tf32 alone", g->n);
+            EXPECT(o->n_math == 1 && o->math[0] == MATH_TF32, "%d GPUs: math tf32 alone", g->n);
         EXPECT(count_runs(&p) == g->runs, "%d GPUs: %d runs", g->n, g->runs);
         /* the all-reduce benchmark on the replicas' GPU counts, beside the CSV where the report looks; none on one */
         char bench[128];

@@ -163,8 +163,8 @@ static void test_options(void) {
     char err[512];
     char *a1[] = {"scaling", "--model", "resnet50"};
     EXPECT(options_parse(&o, 3, a1, err, sizeof err) == 0, "%s", err);
-    EXPECT(o.batch[0] == 256 && o.n_batch == 1 && o.image_size == 224 && strcmp(o.init, "kaiming") == 0,
-           "resnet50 defaults: batch %d, image %d, init %s", o.batch[0], o.image_size, o.init);
+    EXPECT(o.batch[0] == 256 && o.n_batch == 1 && o.image_size == 224 && o.init == INIT_KAIMING,
+           "resnet50 defaults: batch %d, image %d, init %s", o.batch[0], o.image_size, init_name(o.init));
     EXPECT(options_validate(&o, NULL, -1, err, sizeof err) == 0, "%s", err);
     char *a2[] = {"scaling", "--model", "resnet101", "--image-size", "96", "--batch", "64"};
     EXPECT(options_parse(&o, 7, a2, err, sizeof err) == 0 && o.image_size == 96 && o.batch[0] == 64, "%s", err);
@@ -172,7 +172,7 @@ static void test_options(void) {
     char *a3[] = {"scaling", "--model", "resnet101"};
     EXPECT(options_parse(&o, 3, a3, err, sizeof err) == 0 && o.batch[0] == 128, "resnet101 batch %d", o.batch[0]);
     char *a4[] = {"scaling", "--model", "lenet"};
-    EXPECT(options_parse(&o, 3, a4, err, sizeof err) == 0 && o.image_size == 28 && strcmp(o.init, "xavier") == 0 &&
+    EXPECT(options_parse(&o, 3, a4, err, sizeof err) == 0 && o.image_size == 28 && o.init == INIT_XAVIER &&
                o.batch[0] == 256 && options_validate(&o, NULL, -1, err, sizeof err) == 0,
            "lenet defaults: %s", err);
     static const struct { int argc; char *argv[8]; const char *msg; } bad[] = {

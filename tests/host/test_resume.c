@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "study/writer.h"
 #include "study/runs.h"
+#include "study/reader.h"
 #include "test.h"
 
 #include <string.h>
@@ -347,6 +348,50 @@ static void test_faults(void) {
     results_scan_free(&s);
 }
 
+/* Every cell of two keys the same string. */
+static int same_key(const results_key_t *a, const results_key_t *b) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
+    return 1;
+}
+
+/* One table of the runs of a CSV: the rows read back (results_read) and added one by one give the runs --resume's scan
+ * finds in the file: the same run ids in the same order, keys and progress. */
+static void test_rows_as_file(void) {
+    results_row_t rows[] = {
+        row_of("a", "nccl", 2, 0.2, 1, "ok"), row_of("a", "nccl", 2, 0.2, 2, "ok"),
+        row_of("a", "nccl", 2, 0.2, 3, "ok"),
+        row_of("b", "naive", 2, 0.2, 0, "failed"), row_of("c", "single", 1, 0.1, 1, "ok"),
+        row_of("c", "single", 1, 0.1, 2, "diverged"), row_of("d", "nccl", 4, 0.4, 1, "ok"),
+        row_of("d", "nccl", 4, 0.4, 2, "interrupted"),
+    };
+    int n = (int)(sizeof rows / sizeof rows[0]);
+    rows[3].phase = "setup", rows[3].stats.steps = -1;
+    results_scan_t file, mem = {0};
+    write_and_scan("rows.csv", rows, n, 4, &file);
+    char path[600], err[512] = "";
+    snprintf(path, sizeof path, "%s/rows.csv", tmp_root);
+    results_rows_t t;
+    EXPECT(results_read(path, &t, err, sizeof err) == 0 && t.n == n, "read back: %s", err);
+    for (int i = 0; i < t.n; i++) EXPECT(results_scan_add_row(&mem, &t.row[i]) == 0, "row %d added", i);
+    EXPECT(mem.n == file.n && mem.rows == file.rows, "%d runs of %d rows, the scan %d of %d", mem.n, mem.rows, file.n,
+           file.rows);
+    for (int i = 0; i < mem.n && i < file.n; i++) {
+        const results_run_t *a = &mem.runs[i], *b = &file.runs[i];
+        EXPECT(strcmp(a->run_id, b->run_id) == 0 && same_key(&a->key, &b->key) &&
+               a->progress.epochs == b->progress.epochs && a->progress.faulted == b->progress.faulted &&
+               strcmp(a->progress.status, b->progress.status) == 0, "run %s as the scan finds it", b->run_id);
+    }
+    /* Negative control: a row of another configuration under one of the run ids changes that run's key. */
+    results_row_t other = rows[0];
+    other.lr = 0.3;
+    results_scan_add_row(&mem, &other);
+    EXPECT(!same_key(&mem.runs[0].key, &file.runs[0].key), "another lr: another key");
+    results_rows_free(&t);
+    results_scan_free(&mem);
+    results_scan_free(&file);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_resume.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
@@ -356,6 +401,7 @@ int main(void) {
     test_long_transport();
     test_naive_path();
     test_faults();
+    test_rows_as_file();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);

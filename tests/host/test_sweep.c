@@ -160,21 +160,21 @@ static void test_precision_axes(void) {
                 for (int m = 0; m < 2; m++)
                     for (int d = 0; d < 2; d++, k++)
                         if (k >= n || p[k].index != k || p[k].gpus != o.gpus[g] || p[k].per_gpu_batch != o.batch[b] ||
-                            p[k].seed != o.seeds[s] || strcmp(p[k].math, o.math[m]) != 0 ||
+                            p[k].seed != o.seeds[s] || p[k].math != o.math[m] ||
                             p[k].grad_dtype != o.grad_dtype[d] || p[k].micro_batches != 1)
                             ok = 0;
     EXPECT(ok, "gpus x batch x lr x seed x math x grad dtype order");
     /* The first four points: one configuration in every precision, tf32 before bf16 as listed. */
-    EXPECT(n >= 4 && strcmp(p[0].math, "tf32") == 0 && p[0].grad_dtype == DTYPE_FP32 && strcmp(p[1].math, "tf32") == 0
-           && p[1].grad_dtype == DTYPE_BF16 && strcmp(p[2].math, "bf16") == 0 && p[3].grad_dtype == DTYPE_BF16 &&
+    EXPECT(n >= 4 && p[0].math == MATH_TF32 && p[0].grad_dtype == DTYPE_FP32 && p[1].math == MATH_TF32
+           && p[1].grad_dtype == DTYPE_BF16 && p[2].math == MATH_BF16 && p[3].grad_dtype == DTYPE_BF16 &&
            p[3].seed == 1 && p[3].gpus == 1 && p[3].global_batch == 64, "first configuration's four precisions");
     free(p);
 
     EXPECT(parse(&o, (const char *const[]){"--strategy", "pipeline", "--gpus", "2", "--math", "bf16,fp32",
                                            "--micro-batches", "1,4", NULL}) == 0, "parse");
     n = sweep_expand(&o, &p, err, sizeof err);
-    EXPECT(n == 4 && strcmp(p[0].math, "bf16") == 0 && p[0].micro_batches == 1 && p[1].micro_batches == 4 &&
-           strcmp(p[1].math, "bf16") == 0 && strcmp(p[2].math, "fp32") == 0 && p[3].micro_batches == 4,
+    EXPECT(n == 4 && p[0].math == MATH_BF16 && p[0].micro_batches == 1 && p[1].micro_batches == 4 &&
+           p[1].math == MATH_BF16 && p[2].math == MATH_FP32 && p[3].micro_batches == 4,
            "micro-batches innermost, inside the math: n %d", n);
     free(p);
 
@@ -185,7 +185,7 @@ static void test_precision_axes(void) {
         o.gpus[i] = o.batch[i] = o.micro[i] = 1;
         o.lr[i] = 0.1;
         o.seeds[i] = 1;
-        o.math[i] = "tf32";
+        o.math[i] = MATH_TF32;
         o.grad_dtype[i] = DTYPE_FP32;
     }
     EXPECT(sweep_expand(&o, &p, err, sizeof err) == -1 && p == NULL &&

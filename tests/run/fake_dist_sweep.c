@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
             break;
         }
         sweep_point_t pt = {.index = i, .gpus = d.size, .global_batch = 64 * d.size, .per_gpu_batch = 64,
-                            .lr = 0.01 * (i + 1), .seed = 1, .math = "tf32", .grad_dtype = DTYPE_FP32,
+                            .lr = 0.01 * (i + 1), .seed = 1, .math = MATH_TF32, .grad_dtype = DTYPE_FP32,
                             .micro_batches = 1};
         int got = run_point(&o, &fake, &pt, &data, d.is_root ? &res : NULL, &env, &sd, o.resume ? &done : NULL,
                             &prof, &d);

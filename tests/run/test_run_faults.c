@@ -124,7 +124,7 @@ int main(void) {
     int want[] = {RUN_OK, RUN_FAILED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED};
     for (int i = 0; i < (int)(sizeof order / sizeof order[0]); i++) {
         sweep_point_t pt = {.index = i, .gpus = 1, .global_batch = 64, .per_gpu_batch = 64, .lr = fake_lr[order[i]],
-                            .seed = 1, .math = "tf32", .grad_dtype = DTYPE_FP32, .micro_batches = 1};
+                            .seed = 1, .math = MATH_TF32, .grad_dtype = DTYPE_FP32, .micro_batches = 1};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         int got = run_point(&o, &fake, &pt, &data, &res, &env, &sd, NULL, &prof, NULL);
@@ -166,7 +166,7 @@ int main(void) {
         results_row_t q;
         results_row_init(&q);
         q.strategy = "fake", q.model = "lenet", q.dataset = o.dataset, q.math = "tf32", q.grad_dtype = "";
-        q.init = o.init, q.seed = 1, q.gpus = 1, q.global_batch = 64, q.per_gpu_batch = 64, q.lr = fake_lr[i];
+        q.init = init_name(o.init), q.seed = 1, q.gpus = 1, q.global_batch = 64, q.per_gpu_batch = 64, q.lr = fake_lr[i];
         q.momentum = 0, q.weight_decay = 0, q.stats.steps = 8, q.stats.micro_batches = 1, q.nodes = 1;
         snprintf(q.stats.schedule, sizeof q.stats.schedule, "gpipe");
         results_key_t k;
