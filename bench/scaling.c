@@ -15,6 +15,7 @@
 #include "faults/rank_watch.h"
 #include "../study/paths.h"
 #include "trace_json.h"
+#include "tsv.h"
 #include "../engine/idx.h"
 #include "../engine/check.h"
 #include "../engine/errmsg.h"
@@ -380,6 +381,7 @@ int main(int argc, char **argv) {
         strategy_infos(infos, 64);
         return report_main(argc - 1, argv + 1, SCALING_SOURCE_DIR, argv[0], infos);
     }
+    if (argc >= 2 && strcmp(argv[1], "tsv") == 0) return tsv_main(argc, argv);
     char err[512] = "";
     dist_t d;
     int mode = dist_init(&d, err, sizeof err);

@@ -81,7 +81,7 @@ nsys_summarize() {
         captured=$(grep -Ec ',scaling:step [0-9]+"?$' "$nvtx" || true)
         ((captured > 0 && captured < steps)) && steps=$captured
     fi
-    awk -f "$ROOT/scripts/csv.awk" "$trace" |
+    "$(scaling_bin)" tsv "$trace" |
         awk -F'\t' -v steps="$steps" -v label="$label" -f "$ROOT/scripts/nsys_streams.awk"
     rm -f "$trace" "${rep%.nsys-rep}.sqlite" "$prefix.stats.err"
 }

@@ -1,5 +1,5 @@
 # nsys_streams.awk — where the steps of one process's Nsight Systems capture went on each GPU's compute stream, from
-# `nsys stats --report cuda_gpu_trace` (made TSV by scripts/csv.awk): the same split as strategies/breakdown.h, seen
+# `nsys stats --report cuda_gpu_trace` (made TSV by `scaling tsv`): the same split as strategies/breakdown.h, seen
 # from the kernels' own start and end times instead of the harness's events.
 #
 #   awk -F'\t' -v steps=K -v label=NAME -f scripts/nsys_streams.awk trace.tsv

@@ -57,7 +57,7 @@ else echo "twonode: scripts/report.sh $csv failed (the CSV is complete; run it a
 echo
 echo "twonode: $((SECONDS - t0)) s; ms per step of each run's last epoch (profiled runs: the captured steps); see"
 echo "scripts/slowlink.sh for the columns. nodes, gpus_per_node, nccl_transport of the rows:"
-awk -f "$ROOT/scripts/csv.awk" "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+"$(scaling_bin)" tsv "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     !seen[$c["run_id"]]++ { printf "  %-8s %-8s %s node(s) x %s: %s\n", $c["model"], $c["strategy"], $c["nodes"],
                             $c["gpus_per_node"], $c["nccl_transport"] == "" ? "-" : $c["nccl_transport"] }'
 links_table "${names[@]}"

@@ -14,7 +14,7 @@
 # each: every rank gone within --timeout + 10 s, a line naming the rank, the configuration's row with its reason,
 # and --resume then runs the second configuration. The seconds are printed (doc/faults.md). Skips without mpirun.
 set -u
-bin=$1; root=$2; scaling=${3:-}
+bin=$1; root=$2; scaling=$3    # scaling: reads the CSVs (scaling tsv)
 mpirun=${MPIRUN:-mpirun}
 command -v "$mpirun" >/dev/null 2>&1 || { echo "SKIP: no $mpirun on the PATH"; exit 77; }
 opts=(--oversubscribe)

@@ -23,7 +23,7 @@ dirs=$(find "$work/results" -mindepth 1 -maxdepth 1 -type d -name 'default-*' 2>
 check "one folder results/default-* ($(echo "$dirs" | grep -c .))" $([ "$(echo "$dirs" | grep -c .)" -eq 1 ]; echo $?)
 dir=$(echo "$dirs" | head -n 1)
 csv=$dir/study.csv
-awk -f "$root/scripts/csv.awk" "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/rows.tsv"
+"$bin" tsv "$csv" >"$tmp/rows.tsv" 2>/dev/null || : >"$tmp/rows.tsv"
 
 # One GPU: the reference alone at batches 256, 1024, 4096, 60000 in tf32 and bf16, 4 epochs; a batch that does not fit is one
 # oom row at setup. Every run ends ok after 4 epochs or is that row; batches up to 1024 fit any GPU of 16 GB. The answer

@@ -89,7 +89,7 @@ for fault in nccl:400 collective:400; do
     runs "$csv" >"$tmp/runs"; cat "$tmp/runs"
     # rank 1's failed row (with its CHECK line), possibly followed by rank 0's interrupted one (the launcher's SIGTERM)
     check "$name: the first configuration's run has a failed row naming rank 1" \
-        $(awk -f "$root/scripts/csv.awk" "$csv" 2>/dev/null | awk -F'\t' -v lr=$LR1 '
+        $("$bin" tsv "$csv" 2>/dev/null | awk -F'\t' -v lr=$LR1 '
               NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
               $c["lr"] == lr && $c["status"] == "failed" && $c["reason"] ~ /rank 1/ { f = 1 } END { exit !f }'
           echo $?)

@@ -35,7 +35,7 @@ else
     echo "(1 GPU: naive, nccl and pipeline not run)"
 fi
 # Synthetic rows: ok, dataset synthetic, no accuracy.
-bad=$(awk -f "$root/scripts/csv.awk" "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+bad=$("$bin" tsv "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { if ($c["status"] != "ok" || $c["dataset"] != "synthetic" || $c["train_acc"] != "" || $c["test_acc"] != "" \
           || $c["images_per_s"] == "") { print "bad row: " $0 > "/dev/stderr"; nbad++ }; n++ }
     END { print n + 0, nbad + 0 }')
@@ -45,7 +45,7 @@ set -- $bad
 fm=$tmp/fmnist.csv
 run fmnist --model resnet50 --dataset fashion-mnist --data-dir "$root/data/fashion-mnist" --image-size 64 --batch 64 \
     --epochs 1 --steps 20 --out "$fm"
-acc=$(awk -f "$root/scripts/csv.awk" "$fm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+acc=$("$bin" tsv "$fm" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { print $c["status"], $c["test_acc"] }')
 set -- $acc
 [ "${1:-}" = ok ] && [ -n "${2:-}" ]; check "Fashion-MNIST at 64: status ${1:-none}, test_acc ${2:-empty}" $?

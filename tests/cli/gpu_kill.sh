@@ -2,7 +2,7 @@
 # gpu_kill.sh — a killed sweep loses at most the epoch in progress, the CSV stays well-formed, and --resume
 # finishes the sweep: a real LeNet/MNIST sweep of two learning rates (8 epochs of 100 steps each) is killed with
 # SIGKILL once the second run has written 2 rows; every record must then parse (Python's csv module where
-# present, and scripts/csv.awk) with the header's field count, and the rows must be whole epochs 1..k. Then
+# present, and `scaling tsv`) with the header's field count, and the rows must be whole epochs 1..k. Then
 # --resume must skip the complete first run, re-run the second from epoch 1 under a new run_id (the partial rows
 # stay), exit 0 and leave a well-formed file; a second --resume must add nothing.
 set -u
@@ -30,7 +30,7 @@ if bad:
     print("records with the wrong field count: %s" % bad[:10]); sys.exit(1)
 EOF
     fi
-    awk -f "$root/scripts/csv.awk" "$csv" >"$tmp/rows.tsv" 2>"$tmp/csv.err" || return 1
+    "$bin" tsv "$csv" >"$tmp/rows.tsv" 2>"$tmp/csv.err" || return 1
     [ ! -s "$tmp/csv.err" ] || { cat "$tmp/csv.err"; return 1; }
 }
 

@@ -26,8 +26,8 @@ done
 rc=$?
 check "scaling --strategy pipeline --cuda-graph off exits $rc" $rc
 [ $rc -eq 0 ] || tail -n 20 "$tmp/eager.log"
-# The split cell holds commas: read the CSV as RFC 4180 (scripts/csv.awk), columns by header name.
-rows=$(awk -f "$root/scripts/csv.awk" "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+# The split cell holds commas: read the CSV as RFC 4180 (`scaling tsv`), columns by header name.
+rows=$("$bin" tsv "$csv" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { p = $c["gpus"]; m = $c["micro_batches"]; busy = $c["stage_busy_ms"]
       bad = $c["status"] != "ok" || $c["stages"] != p || (m != 1 && m != 4) || $c["split"] !~ /^0,/ \
             || split(busy, b, ";") != p || $c["bubble"] == "" || $c["peak_mem_mb"] == ""

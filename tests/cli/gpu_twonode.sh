@@ -86,8 +86,8 @@ else
     check "rank 0 (pid $pid0) has ended" $([ -n "$pid0" ] && { ! kill -0 "$pid0" 2>/dev/null ||
         [ "$(awk '{ print $3 }' "/proc/$pid0/stat" 2>/dev/null)" = Z ]; }; echo $?)
     check "a message names the killed rank 1" $(grep -qiE 'rank 1 .*(signal 9|killed)' "$k.log"; echo $?)
-    # RFC 4180: an interrupted row's reason is quoted and holds commas; csv.awk drops (and counts) cut records.
-    rows=$(awk -f "$root/scripts/csv.awk" "$k.csv" 2>"$tmp/kill.err" | awk 'END { print NR - 1 }')
+    # RFC 4180: an interrupted row's reason is quoted and holds commas; `scaling tsv` drops (and counts) cut records.
+    rows=$("$bin" tsv "$k.csv" 2>"$tmp/kill.err" | awk 'END { print NR - 1 }')
     rows="$rows $(sed -n 's/.*: \([0-9]*\) record(s) with the wrong number.*/\1/p' "$tmp/kill.err" | grep . || echo 0)"
     echo "CSV after the kill: $rows (rows, rows with the wrong field count)"
     check "CSV after the kill: rows \"$rows\", want whole rows of fewer than 50 epochs" \

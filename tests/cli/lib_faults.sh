@@ -1,21 +1,22 @@
 # shellcheck shell=bash
-# lib_faults.sh — what the fault tests share (gpu_faults.sh, gpu_faults_mpi.sh): a CSV's rows as TSV (scripts/csv.awk:
+# lib_faults.sh — what the fault tests share (gpu_faults.sh, gpu_faults_mpi.sh): a CSV's rows as TSV (`scaling tsv`:
 # the reason cell holds commas), one line per run, and a wait for a file to reach some rows. Sourced after lib_gpu.sh
-# (bin, root, tmp, check set); not a test itself.
+# (bin, root, tmp, check set; scaling, the binary that reads a CSV, where bin is another); not a test itself.
+scaling=${scaling:-$bin}
 
 # runs CSV: one line per run in file order: "lr|run_id|epochs|statuses|last reason" (| between fields: the reason
 # holds spaces).
 runs() {
-    awk -f "$root/scripts/csv.awk" "$1" 2>/dev/null | awk -F'\t' '
+    "$scaling" tsv "$1" 2>/dev/null | awk -F'\t' '
         NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
         { r = $c["run_id"]; if (!(r in e)) { n++; id[n] = r; lr[r] = $c["lr"] }
           e[r] = e[r] (e[r] == "" ? "" : ",") $c["epoch"]; s[r] = s[r] (s[r] == "" ? "" : ",") $c["status"]
           why[r] = $c["reason"] }
         END { for (i = 1; i <= n; i++) print lr[id[i]] "|" id[i] "|" e[id[i]] "|" s[id[i]] "|" why[id[i]] }'
 }
-# cells CSV NAME: the column's cells, one per row (through csv.awk)
+# cells CSV NAME: the column's cells, one per row (through `scaling tsv`)
 cells() {
-    awk -f "$root/scripts/csv.awk" "$1" 2>/dev/null |
+    "$scaling" tsv "$1" 2>/dev/null |
         awk -F'\t' -v want="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == want) c = i; next } { print $c }'
 }
 # rows_of CSV: data rows

@@ -5,6 +5,7 @@
 # table that joins the rows' breakdown to each GPU's capture (by device in one process, by rank under mpirun, where
 # emulated nodes all see their GPU as device 0).
 set -u
+bin=$1
 ROOT=$(cd "$2" && pwd)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
@@ -31,11 +32,11 @@ cat >"$tmp/trace.csv" <<'EOF'
 9100000,100000,8,"NVIDIA H200 (1)",1,15,k5
 12000000,1000000,9,"NVIDIA H200 (1)",1,7,k6
 EOF
-got=$(awk -f "$ROOT/scripts/csv.awk" "$tmp/trace.csv" | awk -F'\t' -v steps=2 -v label="x rank 0" \
+got=$("$bin" tsv "$tmp/trace.csv" | awk -F'\t' -v steps=2 -v label="x rank 0" \
       -f "$ROOT/scripts/nsys_streams.awk")
 want="x rank 0 gpu 1 stream 7 steps 2 span 6.500 kernels 2.499 active 2.500 wait 3.000 idle 1.000 nccl 2.996"
 check "nsys_streams.awk: got \"$got\", want \"$want\"" $([ "$got" = "$want" ]; echo $?)
-printf 'a,b\n1,2\n' | awk -f "$ROOT/scripts/csv.awk" | awk -F'\t' -v steps=2 -f "$ROOT/scripts/nsys_streams.awk" \
+printf 'a,b\n1,2\n' | "$bin" tsv - | awk -F'\t' -v steps=2 -f "$ROOT/scripts/nsys_streams.awk" \
     >/dev/null 2>"$tmp/err"
 check "nsys_streams.awk on a foreign CSV: exit $?, want 2 with a message" \
     $([ "$(grep -c 'no columns Start, Duration, Device, Strm, Name' "$tmp/err")" -eq 1 ]; echo $?)

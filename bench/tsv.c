@@ -1,0 +1,63 @@
+/* tsv.c — `scaling tsv` (tsv.h): a CSV to TSV through libcsv's parser (study/reader.h's pass), so no script parses
+ * CSV a second way. */
+#include "tsv.h"
+#include "../study/bytes.h"
+#include "../study/reader.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    bytes_t line;       /* the record so far, cells joined by tabs */
+    int nf;             /* its fields */
+    int ncols;          /* the header's fields; 0 before the header */
+    long dropped;       /* records with another field count */
+} tsv_t;
+
+static void tsv_field(void *data, size_t len, void *ctx) {
+    tsv_t *t = ctx;
+    if (t->nf++) bytes_add(&t->line, "\t", 1);
+    const char *s = data ? data : "";
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i] == '\t' || s[i] == '\r' || s[i] == '\n' ? ' ' : s[i];
+        bytes_add(&t->line, &c, 1);
+    }
+}
+
+static void tsv_record(int term, void *ctx) {
+    (void)term;
+    tsv_t *t = ctx;
+    if (!t->ncols) t->ncols = t->nf;
+    if (t->nf == t->ncols && !t->line.oom) printf("%s\n", t->line.s ? t->line.s : "");
+    else t->dropped++;
+    t->nf = 0;
+    t->line.len = 0;
+    if (t->line.s) t->line.s[0] = '\0';
+}
+
+int tsv_main(int argc, char **argv) {
+    if (argc != 3 || strcmp(argv[2], "--help") == 0) {
+        fprintf(argc == 3 ? stdout : stderr, "usage: scaling tsv FILE   (FILE a CSV, - for stdin): writes it as TSV "
+                "to stdout (doc/cli.md)\n");
+        return argc == 3 ? 0 : 2;
+    }
+    const char *path = argv[2];
+    int in = strcmp(path, "-") == 0;
+    FILE *f = in ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "scaling tsv: %s: cannot read\n", path);
+        return 2;
+    }
+    tsv_t t = {0};
+    char err[512];
+    int rc = results_csv_feed(f, in ? "stdin" : path, tsv_field, tsv_record, &t, err, sizeof err);
+    if (!in) fclose(f);
+    fflush(stdout);
+    if (rc) fprintf(stderr, "scaling tsv: %s\n", err);
+    else if (t.line.oom) rc = 2, fprintf(stderr, "scaling tsv: %s: out of memory\n", path);
+    else if (t.dropped)
+        fprintf(stderr, "scaling tsv: %s: %ld record(s) with the wrong number of fields skipped (a line cut short by a "
+                "kill?)\n", in ? "stdin" : path, t.dropped);
+    free(t.line.s);
+    return rc;
+}
