@@ -188,7 +188,7 @@ static int default_bench(const default_study_t *ds, double timeout_s) {
     default_plan_bench_command(p, cmd, sizeof cmd);
     printf("# all-reduce benchmark (for the report's cost model and projection): %s\n", cmd);
     fflush(stdout);
-    allreduce_bench_t b = {p->bench_gpus, p->n_bench_gpus, "", p->bench_csv, "auto"};
+    allreduce_bench_t b = {p->bench_gpus, p->n_bench_gpus, "", p->bench_csv, NAIVE_PATH_AUTO};
     isolate_result_t ir;
     /* silence: the benchmark says it is alive after every size it times */
     if (isolate_run(bench_child, &b, timeout_s, NULL, NULL, &ir, err, sizeof err) != 0) snprintf(why, sizeof why, "%s", err);
