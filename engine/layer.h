@@ -36,6 +36,13 @@ typedef struct {
      * type t, needs_dx saying whether its first input has a gradient: known before setup, for the memory plan.
      * NULL: none. Host-only. */
     size_t (*own_bytes)(const layer_t *l, const gpu_t *g, int needs_dx, dtype_t t);
+    /* Optional, both or neither: backward in two parts, for a zero-bubble pipeline that runs the weight gradient
+     * later, in a bubble. backward_data: what backward does but the weight gradient (dx, and the parameter gradients
+     * that come out of the same kernels, as batch norm's, which therefore has no split); backward_weight: the rest
+     * of dw, with the same dw_beta. Data then weight (other layers' work may run between) computes exactly what
+     * backward does; the weight part reads only x and dy. NULL: backward is all data part. */
+    void (*backward_data)(layer_t *l, gpu_t *g, float dw_beta);
+    void (*backward_weight)(layer_t *l, gpu_t *g, float dw_beta);
 } layer_ops_t;
 
 /* Per-kind configuration; unused fields stay 0. */

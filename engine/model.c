@@ -212,15 +212,34 @@ static void touched_tensors(const model_t *m, int first, int end, char *touched)
     }
 }
 
-size_t model_activation_bytes(const model_t *m, int first, int end, int shared, dtype_t t) {
+/* Whether a slot allocating layers [first, end) in grad mode `grads` (model.h) has its own gradient of tensor t:
+ * with MODEL_GRADS_DEFERRED, the tensors a weight part reads as dy (a deferred weight gradient reads them after
+ * other micro-batches' backward) and those crossing the range's ends (what a pipeline copies in and out). */
+static int own_grad(const model_t *m, int first, int end, int grads, int t) {
+    if (!tensor_has_grad(m, t)) return 0;
+    if (grads == MODEL_GRADS_ALL) return 1;
+    if (grads == MODEL_GRADS_SHARED) return 0;
+    for (int i = first; i < end; i++)
+        if (m->layers[i].out == t && m->layers[i].ops->backward_weight) return 1;
+    int before = t == m->input, at_or_after = 0, inside = 0;
+    for (int j = 0; j < m->n_layers; j++) {
+        const layer_t *l = &m->layers[j];
+        if (l->out == t) before |= j < first, inside |= j >= first && j < end;
+        for (int k = 0; k < l->n_in; k++)
+            if (l->in[k] == t) at_or_after |= j >= end;
+    }
+    return before || (inside && at_or_after);
+}
+
+size_t model_activation_bytes(const model_t *m, int first, int end, int grads, dtype_t t) {
     char touched[MODEL_MAX_TENSORS];
     touched_tensors(m, first, end, touched);
-    /* A slot shares its owner's activation gradients: they live only within one micro-batch's backward. */
+    /* A slot shares its owner's activation gradients where they live only within one micro-batch's backward. */
     size_t elems = 0;
     for (int i = 0; i < m->n_tensors; i++) {
         if (!touched[i]) continue;
         size_t n = align_up(shape_numel(m->tensors[i].shape));
-        elems += (!tensor_has_grad(m, i) || shared) ? n : 2 * n;
+        elems += own_grad(m, first, end, grads, i) ? 2 * n : n;
     }
     return (elems ? elems : 1) * dtype_size(t);
 }
@@ -236,7 +255,7 @@ static size_t state_offset_of(const model_t *m, int i) {
 /* model_alloc, model_alloc_range and model_alloc_slot: allocate what layers [first, end) touch; with an owner,
  * only activations, labels and layer state, the rest bound to the owner's buffers. Returns -1, with nothing
  * allocated, when the activations (by far the largest allocation) do not fit: a sweep records that as oom. */
-static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t *owner) {
+static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t *owner, int grads) {
     if (first < 0 || end > m->n_layers || first >= end) {
         fprintf(stderr, "model %s: bad layer range [%d, %d) of %d layers\n", m->name, first, end, m->n_layers);
         exit(1);
@@ -255,7 +274,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     /* Activations and their gradients in the math's activation type; everything else stays fp32. */
     m->act_dtype = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
     size_t esz = dtype_size(m->act_dtype);
-    m->act_bytes = model_activation_bytes(m, first, end, owner != NULL, m->act_dtype);
+    m->act_bytes = model_activation_bytes(m, first, end, grads, m->act_dtype);
     size_t elems = m->act_bytes / esz;
     /* What this instance is sure to allocate, compared with what is free before anything is: a configuration that
      * cannot fit is refused here, whole, rather than by whichever later allocation fails first. A lower bound
@@ -297,8 +316,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         if (!touched[i]) continue;
         size_t n = align_up(shape_numel(t->shape)) * esz;
         t->val = p; p += n;
-        if (owner) t->grad = owner->tensors[i].grad;
-        else if (tensor_has_grad(m, i)) { t->grad = p; p += n; }
+        if (own_grad(m, first, end, grads, i)) { t->grad = p; p += n; }
+        else if (owner) t->grad = owner->tensors[i].grad;
     }
     /* Algorithm search times real kernels: give it non-zero data, as training will. */
     gpu_fill_uniform(g, m->act_block, m->act_dtype, elems, 12345u, -1.0f, 1.0f);
@@ -386,17 +405,24 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     return 0;
 }
 
-int model_alloc(model_t *m, gpu_t *g) { return alloc_layers(m, g, 0, m->n_layers, NULL); }
+int model_alloc(model_t *m, gpu_t *g) { return alloc_layers(m, g, 0, m->n_layers, NULL, MODEL_GRADS_ALL); }
 
-int model_alloc_range(model_t *m, gpu_t *g, int first, int end) { return alloc_layers(m, g, first, end, NULL); }
+int model_alloc_range(model_t *m, gpu_t *g, int first, int end) {
+    return alloc_layers(m, g, first, end, NULL, MODEL_GRADS_ALL);
+}
 
-int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner) {
+int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner, int grads) {
     if (m->n_layers != owner->n_layers || m->batch != owner->batch) {
         fprintf(stderr, "model %s: a slot must be built like its owner (%d layers, batch %d; got %d, %d)\n",
                 m->name, owner->n_layers, owner->batch, m->n_layers, m->batch);
         exit(1);
     }
-    return alloc_layers(m, g, owner->first, owner->end, owner);
+    if (grads != MODEL_GRADS_SHARED && grads != MODEL_GRADS_DEFERRED) {
+        fprintf(stderr, "model %s: a slot shares its owner's gradients or keeps the deferred ones (grads %d)\n",
+                m->name, grads);
+        exit(1);
+    }
+    return alloc_layers(m, g, owner->first, owner->end, owner, grads);
 }
 
 int model_cut_points(const model_t *m, int *cuts) {
@@ -503,6 +529,19 @@ int model_bind_grads_lp(model_t *m, void *grads_lp, size_t *ranges, int max) {
         l->dw_lp = grads_lp && lp ? (char *)grads_lp + off * dtype_size(DTYPE_BF16) : NULL;
     }
     return n;
+}
+
+void model_backward_data_range(model_t *m, gpu_t *g, int first, int end, float dw_beta) {
+    for (int i = end - 1; i >= first; i--) {
+        layer_t *l = &m->layers[i];
+        if (l->ops->backward_data) l->ops->backward_data(l, g, dw_beta);
+        else l->ops->backward(l, g, dw_beta);
+    }
+}
+
+void model_backward_weight_range(model_t *m, gpu_t *g, int first, int end, float dw_beta) {
+    for (int i = end - 1; i >= first; i--)
+        if (m->layers[i].ops->backward_weight) m->layers[i].ops->backward_weight(&m->layers[i], g, dw_beta);
 }
 
 void model_free(model_t *m) {

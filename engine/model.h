@@ -89,9 +89,14 @@ int model_build_input(model_t *m, const char *name, int batch, model_input_t in)
 model_input_t model_input_of(const idx_dataset_t *d);
 /* The real trainable parameter count (the sum over layers, without the 64-float alignment of the flat buffer). */
 size_t model_param_count(const model_t *m);
-/* Bytes model_alloc_range (shared = 0) or model_alloc_slot (shared = 1) allocates for the activations and their
+/* Which activation gradients an instance holds itself: every one (a model, a stage's owner), none (a further
+ * activation slot whose gradients live only within one micro-batch's backward, the owner's), or those a deferred
+ * weight part reads as dy and those crossing the stage's ends, the rest the owner's (a zero-bubble pipeline's slot:
+ * its weight gradients run after other micro-batches' backward, its copies in and out may overlap them). */
+enum { MODEL_GRADS_ALL = 0, MODEL_GRADS_SHARED = 1, MODEL_GRADS_DEFERRED = 2 };
+/* Bytes model_alloc_range (grads = MODEL_GRADS_ALL) or model_alloc_slot allocates for the activations and their
  * gradients of layers [first, end) in type t: the bulk of a run's memory, known before anything is allocated. */
-size_t model_activation_bytes(const model_t *m, int first, int end, int shared, dtype_t t);
+size_t model_activation_bytes(const model_t *m, int first, int end, int grads, dtype_t t);
 /* Forward multiply-adds of one image through the convolutions and dense layers (torchvision's "GFLOPS" column and
  * fvcore count these: 4.09 G for ResNet-50 at 224x224). */
 double model_macs_per_image(const model_t *m);
@@ -125,6 +130,11 @@ void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_bet
  * MODEL_MAX_LAYERS + 1 always suffice); returns their count, or -1, with nothing bound, where max is too small.
  * After model_alloc. */
 int model_bind_grads_lp(model_t *m, void *grads_lp, size_t *ranges, int max);
+/* The same backward in two parts (layer.h: backward_data, backward_weight): every layer's data part, end-1 down to
+ * first, then, at any later point before the layers' inputs or output gradients change, the weight parts. Together
+ * they compute what model_backward_range does, bit for bit. */
+void model_backward_data_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
+void model_backward_weight_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
 void model_free(model_t *m);
 
 /* ---- pipeline stages ---- */
@@ -143,7 +153,8 @@ int model_split_check(const char *model, const int *split, int n_split, char *er
 int model_alloc_range(model_t *m, gpu_t *g, int first, int end);
 /* A further activation slot of owner's stage on the same GPU (m built by the same builder and batch): its own
  * activations, labels and layer state (BN saved statistics), and owner's parameters, gradients, momentum,
- * running statistics, activation gradients and accumulators. Free it before owner. */
-int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner);
+ * running statistics and accumulators; activation gradients as `grads` says (MODEL_GRADS_SHARED or
+ * MODEL_GRADS_DEFERRED). Free it before owner. */
+int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner, int grads);
 /* Forward of layers first .. end-1 (a stage: model_forward_range(m, g, m->first, m->end, training)). */
 void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training);

@@ -66,7 +66,7 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     for (int k = 0; k < S->n_slots; k++) {
         model_build_input(&S->slot[k], cfg->model, pp->micro_batch, model_input_of(cfg->data));
         int rc = k == 0 ? model_alloc_range(&S->slot[0], g, S->first, S->end)
-                        : model_alloc_slot(&S->slot[k], g, &S->slot[0]);
+                        : model_alloc_slot(&S->slot[k], g, &S->slot[0], MODEL_GRADS_SHARED);
         if (rc != 0) {
             snprintf(err, errlen, "out of memory: stage %d activation slot %d needs %.0f MiB on GPU %d", s, k,
                      (double)S->slot[k].act_bytes / (1024.0 * 1024.0), g->device);

@@ -68,5 +68,5 @@ static void add_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 const layer_ops_t layer_add_ops = {
     "add", add_out_shape, add_count, add_count, NULL,
-    add_setup, add_forward, add_backward, add_destroy, NULL,
+    add_setup, add_forward, add_backward, add_destroy, NULL, NULL, NULL,
 };

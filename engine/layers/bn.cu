@@ -470,5 +470,5 @@ extern "C" int layer_bn_force(layer_t *l, int fwd, int bwd) {
 
 const layer_ops_t layer_bn_ops = {
     "bn", bn_out_shape, bn_param_count, bn_state_count, bn_init,
-    bn_setup, bn_forward, bn_backward, bn_destroy, bn_own_bytes,
+    bn_setup, bn_forward, bn_backward, bn_destroy, bn_own_bytes, NULL, NULL,
 };

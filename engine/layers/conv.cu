@@ -532,7 +532,9 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     }
 }
 
-static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
+/* The filter gradient (and an added bias's): reads x and dy only, so a zero-bubble pipeline may run it after other
+ * micro-batches' data gradients. */
+static void conv_backward_weight(layer_t *l, gpu_t *g, float dw_beta) {
     conv_priv_t *p = (conv_priv_t *)l->priv;
     size_t nw = conv_weight_count(l);
     if (l->cfg.bias && l->bias_use == BIAS_ADD)   // db (K) = dy^T (K, N*OH*OW) . ones: dy is row-major (N*OH*OW, K), i.e. column-major (K, M)
@@ -555,10 +557,20 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
     float beta = lp ? 0.0f : dw_beta;
     dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_FILTER, beta), DIR_BWD_FILTER, &beta);
     if (lp && !l->dw_lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
-    if (!l->dx[0]) return;   // the data: no gradient wanted
+}
+
+static void conv_backward_data(layer_t *l, gpu_t *g, float dw_beta) {
+    (void)dw_beta;
+    conv_priv_t *p = (conv_priv_t *)l->priv;
+    if (p->path != CONV_CUDNN || !l->dx[0]) return;   // the data: no gradient wanted
     if (!p->has_bwd_data)
         check_fail(__FILE__, __LINE__, "conv_backward", "dx bound after setup: no backward-data algorithm was chosen");
     dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_DATA, l->dx_beta[0]), DIR_BWD_DATA, &l->dx_beta[0]);
+}
+
+static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
+    conv_backward_weight(l, g, dw_beta);
+    conv_backward_data(l, g, dw_beta);
 }
 
 /* The bias's gradient, where there is one, stays fp32. */
@@ -594,5 +606,5 @@ extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {
 
 const layer_ops_t layer_conv_ops = {
     "conv", conv_out_shape, conv_param_count, conv_state_count, conv_init,
-    conv_setup, conv_forward, conv_backward, conv_destroy, conv_own_bytes,
+    conv_setup, conv_forward, conv_backward, conv_destroy, conv_own_bytes, conv_backward_data, conv_backward_weight,
 };

@@ -59,22 +59,33 @@ static void dense_forward(layer_t *l, gpu_t *g, int training) {
     blas_gemm(g, CUBLAS_OP_T, CUBLAS_OP_N, out, n, in, t, param_at(l, 0), in, l->x[0], in, 1.0f, t, l->y, out);
 }
 
-static void dense_backward(layer_t *l, gpu_t *g, float dw_beta) {
+/* The two GEMMs of the parameter gradients: they read x and dy only (a zero-bubble pipeline defers them). */
+static void dense_backward_weight(layer_t *l, gpu_t *g, float dw_beta) {
     int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
     dtype_t t = l->dtype;
     // dW^T (in, out) = X^T (in, N) . dY (N, out)
     blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_T, in, out, n, t, l->x[0], in, l->dy, out, dw_beta, DTYPE_FP32, l->dw, in);
     // db (out) = dY^T (out, N) . ones (N)
     blas_bias_grad(g, t, l->dy, out, n, dw_beta, l->dw + (size_t)in * out);
+}
+
+static void dense_backward_data(layer_t *l, gpu_t *g, float dw_beta) {
+    (void)dw_beta;
     if (!l->dx[0]) return;
+    int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;
     // dX^T (in, N) = W^T (in, out) . dY^T (out, N)
-    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, t, param_at(l, 0), in, l->dy, out, l->dx_beta[0], t, l->dx[0],
-              in);
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, in, n, out, l->dtype, param_at(l, 0), in, l->dy, out, l->dx_beta[0],
+              l->dtype, l->dx[0], in);
+}
+
+static void dense_backward(layer_t *l, gpu_t *g, float dw_beta) {
+    dense_backward_weight(l, g, dw_beta);
+    dense_backward_data(l, g, dw_beta);
 }
 
 static void dense_destroy(layer_t *l) { (void)l; }   // nothing private: cuBLAS needs no descriptors
 
 const layer_ops_t layer_dense_ops = {
     "dense", dense_out_shape, dense_param_count, dense_state_count, dense_init,
-    dense_setup, dense_forward, dense_backward, dense_destroy, NULL,
+    dense_setup, dense_forward, dense_backward, dense_destroy, NULL, dense_backward_data, dense_backward_weight,
 };

@@ -57,5 +57,5 @@ static void flatten_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 const layer_ops_t layer_flatten_ops = {
     "flatten", flatten_out_shape, flatten_count, flatten_count, NULL,
-    flatten_setup, flatten_forward, flatten_backward, flatten_destroy, NULL,
+    flatten_setup, flatten_forward, flatten_backward, flatten_destroy, NULL, NULL, NULL,
 };

@@ -443,15 +443,15 @@ static void pool_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 const layer_ops_t layer_maxpool_ops = {
     "maxpool", pool_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy, maxpool_own_bytes,
+    pool_setup, pool_forward, pool_backward, pool_destroy, maxpool_own_bytes, NULL, NULL,
 };
 
 const layer_ops_t layer_avgpool_ops = {
     "avgpool", pool_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy, NULL,
+    pool_setup, pool_forward, pool_backward, pool_destroy, NULL, NULL, NULL,
 };
 
 const layer_ops_t layer_gap_ops = {
     "gap", gap_out_shape, pool_count, pool_count, NULL,
-    pool_setup, pool_forward, pool_backward, pool_destroy, NULL,
+    pool_setup, pool_forward, pool_backward, pool_destroy, NULL, NULL, NULL,
 };

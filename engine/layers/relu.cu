@@ -55,5 +55,5 @@ static void relu_backward(layer_t *l, gpu_t *g, float dw_beta) {
 
 const layer_ops_t layer_relu_ops = {
     "relu", relu_out_shape, relu_count, relu_count, NULL,
-    relu_setup, relu_forward, relu_backward, relu_destroy, NULL,
+    relu_setup, relu_forward, relu_backward, relu_destroy, NULL, NULL, NULL,
 };
