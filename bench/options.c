@@ -4,6 +4,7 @@
 #include "options.h"
 #include "../engine/errmsg.h"
 #include "../engine/model_info.h"
+#include "../strategies/pipe_schedule.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", N
 /* dtype_name()'s spellings, so a parsed name maps back to its dtype_t. */
 const char *const options_grad_dtypes[] = {"fp32", "bf16", NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
-const char *const options_schedules[] = {"gpipe", "1f1b", NULL};
+const char *const options_schedules[] = {SCHED_NAMES, NULL};   /* index = sched_order_t */
 const char *const options_benches[] = {"allreduce", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 /* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
@@ -94,7 +95,8 @@ static const opt_t opts[] = {
      "pipeline: micro-batches per global batch to sweep, e.g. 1,2,4,8 (each must\n"
      "divide the global batch)"},
     {"schedule", "NAME", "gpipe", NULL, opt_choice, FIELD(schedule), 0, "schedule", options_schedules,
-     "pipeline: forward/backward order of the micro-batches"},
+     "pipeline: forward/backward order of the micro-batches (zb: zero bubble, ZB-H1,\n"
+     "each backward split into input and weight gradients, the latter in the bubbles)"},
     {"split", "LIST", NULL, "auto, balanced by measured layer times", opt_int_list, LIST(split), NULL, NULL,
      "pipeline: layer indices where stages 2..N start"},
     {"bench", "NAME", NULL, NULL, opt_choice, FIELD(bench), 0, "benchmark", options_benches,

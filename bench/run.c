@@ -484,6 +484,13 @@ static int run_isolated(run_t *r) {
     return status;
 }
 
+/* The --schedule name's order (options_schedules lists them in sched_order_t's order). */
+static int schedule_order(const char *name) {
+    for (int i = 0; options_schedules[i]; i++)
+        if (strcmp(options_schedules[i], name) == 0) return i;
+    return 0;
+}
+
 /* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
  * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
  * RUN_* outcome. */
@@ -505,7 +512,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
         .naive_path = o->naive_path,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
-        .micro_batches = pt->micro_batches, .schedule_1f1b = strcmp(o->schedule, "1f1b") == 0,
+        .micro_batches = pt->micro_batches, .schedule = schedule_order(o->schedule),
         .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
     };
     if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */

@@ -494,7 +494,8 @@ static int fig_breakdown(figs_t *x) {
 }
 
 /* (g) pipeline bubble against micro-batches: measured per stage count, schedule, batch and precision (median over
- * the runs of one M); ideal (p-1)/(M+p-1) per stage count. */
+ * the runs of one M); ideal per stage count, the rows' own (bubble_ideal): (p-1)/(M+p-1) for GPipe and 1F1B, zero
+ * bubble's per schedule. */
 static int has_bubble(const run_t *u) { return !isnan(u->med[RESULTS_COL_bubble]) && isnum(u->mb); }
 static int same_bubble_line(const run_t *a, const run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
@@ -510,10 +511,16 @@ static void bubble_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     text_printf(b, "measured, %d stages, %s, batch %d", u->gpus, u->sched, u->global_batch);
     with_prec(b, s, u);
 }
-static int same_stages(const run_t *a, const run_t *b) { return cmp_int(a->gpus, b->gpus); }
+static int zero_bubble(const run_t *u) { return strcmp(u->sched, "zb") == 0; }
+static int same_stages(const run_t *a, const run_t *b) {
+    int c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = cmp_int(zero_bubble(a), zero_bubble(b));
+    return c;
+}
 static void ideal_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     (void)s;
-    text_printf(b, "ideal (p-1)/(M+p-1), p = %d", u->gpus);
+    if (zero_bubble(u)) text_printf(b, "ideal, p = %d, zb", u->gpus);
+    else text_printf(b, "ideal (p-1)/(M+p-1), p = %d", u->gpus);
 }
 
 static int fig_bubble(figs_t *x) {
@@ -529,7 +536,9 @@ static int fig_bubble(figs_t *x) {
         const run_t *v = u[i];
         int p = v->gpus;
         fig_pointn(&bub, v, v->micro, 100 * study_median(b, nb), NAN);
-        fig_pointn(&ideal, v, v->micro, 100.0 * (p - 1) / (v->micro + p - 1), NAN);
+        double id = !isnan(v->med[RESULTS_COL_bubble_ideal]) ? v->med[RESULTS_COL_bubble_ideal]
+                                                              : (double)(p - 1) / (v->micro + p - 1);
+        fig_pointn(&ideal, v, v->micro, 100.0 * id, NAN);
         i = j;
     }
     free(b);

@@ -67,7 +67,7 @@ static void table_head(const report_t *r, FILE *md, const srow_t *w, int bench) 
     if (w->any->pipe) {
         fprintf(md,
                 "%s| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup | "
-                "efficiency | bubble measured | bubble ideal (p−1)/(M+p−1) | images/s | final test acc (lr) | "
+                "efficiency | bubble measured | bubble ideal (its schedule's) | images/s | final test acc (lr) | "
                 "status |\n",
                 ph);
         fprintf(md, "%s|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr);
@@ -101,10 +101,13 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const char *l
     double step1 = t1_time(s, w, RESULTS_COL_step_ms);
     double model = w->t1 >= 0 && !isnan(nsteps) ? nsteps * step1 / p * (M + p - 1) / M / 1e3 : NAN;
     double bubble = b && !isnan(b->med[RESULTS_COL_bubble]) ? 100 * b->med[RESULTS_COL_bubble] : NAN;
+    /* the row's own ideal: (p−1)/(M+p−1) for GPipe and 1F1B, zero bubble's from its measured F, B and W times */
+    double ideal = b && !isnan(b->med[RESULTS_COL_bubble_ideal]) ? b->med[RESULTS_COL_bubble_ideal]
+                                                                  : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
     fprintf(md, "%s| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", lead, p, u->sched,
             u->line_batch, M, f3(t).s, f3(model).s, f2(sp).s, pct(isnan(sp) ? NAN : 100 * sp / p).s, pct(bubble).s,
-            pct(100.0 * (p - 1) / (M + p - 1)).s, f0(b ? b->med[RESULTS_COL_images_per_s] : NAN).s, acc, stl);
+            pct(100.0 * ideal).s, f0(b ? b->med[RESULTS_COL_images_per_s] : NAN).s, acc, stl);
 }
 
 /* A data-parallel row with the all-reduce model: steps × (single's step + t(n, S)). */

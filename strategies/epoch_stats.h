@@ -18,11 +18,13 @@ typedef struct {
     int stages, micro_batches;
     char schedule[8], split[64], stage_busy_ms[128];
     double bubble, bubble_ideal;
+    double stage_balance;       /* the slowest stage's busy time over the mean stage's (1: balanced) */
 } epoch_stats_t;
 
 static inline void epoch_stats_init(epoch_stats_t *s) {
     *s = (epoch_stats_t){.steps = -1, .epoch_s = -1, .step_ms = -1, .train_loss = -1, .train_acc = -1,
                          .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1, .idle_ms = -1,
                          .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
-                         .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1};
+                         .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,
+                         .stage_balance = -1};
 }

@@ -132,8 +132,8 @@ static void wait_ops(const pipe_t *pp, const sched_op_t *o, cudaStream_t s) {
     for (int w = 0; w < o->n_wait; w++) CHECK_CUDA(cudaStreamWaitEvent(s, event_of(pp, o->wait[w]), 0));
 }
 
-/* The work of one forward or backward: the same launches at every step (the gather reads the step from d_step), so
- * it can be captured once. */
+/* The work of one forward, backward or (zero bubble) weight-gradient op: the same launches at every step (the gather
+ * reads the step from d_step), so it can be captured once. */
 static void body(void *ctx, const void *arg) {
     pipe_t *pp = ctx;
     const sched_op_t *o = arg;
@@ -141,6 +141,7 @@ static void body(void *ctx, const void *arg) {
     pipe_stage_t *S = &pp->st[s];
     model_t *m = &S->slot[o->slot];
     gpu_t *g = &S->gpu;
+    float dw_beta = o->first ? 0.0f : 1.0f;   /* the step's first overwrites the gradients, the others add */
     if (o->op.kind == SCHED_FWD) {
         if (s == 0)
             dataset_gather_train_at(&S->data, pp->d_step, pp->global_batch, o->op.mb * pp->micro_batch,
@@ -148,11 +149,16 @@ static void body(void *ctx, const void *arg) {
         model_forward_range(m, g, S->first, S->end, 1);
         return;
     }
-    /* The loss is taken at the backward, not the forward: logits gradients live in the stage's one set of
-     * activation gradients, which only the micro-batch in backward may use. 1/global batch: the micro-batches'
-     * accumulated gradients are the whole batch's gradient. */
+    if (o->op.kind == SCHED_WGT) {
+        model_backward_weight_range(m, g, S->first, S->end, dw_beta);
+        return;
+    }
+    /* The loss is taken at the backward, not the forward: logits gradients live in the stage's activation gradients,
+     * which only the micro-batch in backward may use. 1/global batch: the micro-batches' accumulated gradients are
+     * the whole batch's gradient. */
     if (s == pp->p - 1) model_loss(m, g, pp->micro_batch, 1.0f / (float)pp->global_batch, 1);
-    model_backward_range(m, g, S->first, S->end, o->first_bwd ? 0.0f : 1.0f);
+    if (pp->sched.order == SCHED_ZB) model_backward_data_range(m, g, S->first, S->end, dw_beta);
+    else model_backward_range(m, g, S->first, S->end, dw_beta);
 }
 
 /* Runs body(o) on its stage's compute stream, replayed from a CUDA graph with --cuda-graph (engine/graph.h). The
@@ -160,23 +166,27 @@ static void body(void *ctx, const void *arg) {
 static void run_body(pipe_t *pp, const sched_op_t *o) {
     pipe_stage_t *S = &pp->st[o->op.stage];
     graph_seg_t *gr = o->op.kind == SCHED_FWD ? &S->fwd_graph[o->op.stage == 0 ? o->op.mb : o->slot]
-                                              : &S->bwd_graph[o->slot * 2 + o->first_bwd];
+                    : o->op.kind == SCHED_WGT ? &S->wgt_graph[o->slot * 2 + o->first]
+                                              : &S->bwd_graph[o->slot * 2 + o->first];
     graph_seg_run(gr, S->gpu.stream, pp->use_graphs, body, pp, o);
 }
 
-/* A forward or backward op of the schedule: its waits, then its graph, bracketed by the busy-time events. */
+/* A forward, backward or weight-gradient op of the schedule: its waits, then its graph, bracketed by the busy-time
+ * events. */
 static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     int s = o->op.stage, mb = o->op.mb, kind = o->op.kind;
     pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
     CHECK_CUDA(cudaSetDevice(g->device));
     wait_ops(pp, o, g->stream);
-    nvtx_push("%s s%d mb%d gpu%d", kind == SCHED_FWD ? "fwd" : "bwd", s, mb, g->device);
+    static const char *const short_name[] = {"fwd", "bwd", "wgt"}, *const long_name[] = {"forward", "backward",
+                                                                                          "weight gradients"};
+    nvtx_push("%s s%d mb%d gpu%d", short_name[kind], s, mb, g->device);
     pipe_mark_busy(pp, s, timed, k, 0);
     int tr = -1;
     if (pp->trace && pp->trace->active) {
         char name[TRACE_NAME];
-        snprintf(name, sizeof name, "%s mb%d", kind == SCHED_FWD ? "forward" : "backward", mb);
+        snprintf(name, sizeof name, "%s mb%d", long_name[kind], mb);
         tr = trace_begin(pp->trace, g->device, TRACE_COMPUTE, g->stream, name);
     }
     run_body(pp, o);
@@ -214,8 +224,10 @@ static void run_grad(pipe_t *pp, const sched_op_t *o, int timed) {
     for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
     nvtx_push("p2p grad s%d->s%d mb%d", s + 1, s, mb);
     pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
-    /* Activation gradients are the stage's one set (slot 0's, shared by every slot). */
-    xfer(pp, s + 1, s, S->slot[0].tensors[S->out_tensor].grad, N->slot[0].tensors[N->in_tensor].grad,
+    /* The micro-batch's slots' gradient buffers: the stage's one set (every slot's points to slot 0's), or under zero
+     * bubble each slot's own. */
+    const model_t *from = &N->slot[mb % N->n_slots];
+    xfer(pp, s + 1, s, S->slot[o->slot].tensors[S->out_tensor].grad, from->tensors[N->in_tensor].grad,
          model_tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
     pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
@@ -233,7 +245,8 @@ void pipe_step(pipe_t *pp, int step) {
         const sched_op_t *o = &pp->sched.ops[i];
         switch (o->op.kind) {
         case SCHED_FWD:
-        case SCHED_BWD: run_compute_op(pp, o, timed, k[o->op.stage]++); break;
+        case SCHED_BWD:
+        case SCHED_WGT: run_compute_op(pp, o, timed, k[o->op.stage]++); break;
         case SCHED_ACT: run_act(pp, o, timed); break;
         default:        run_grad(pp, o, timed); break;
         }

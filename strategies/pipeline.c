@@ -1,5 +1,6 @@
 /* pipeline.c — the model-split strategy: consecutive layer ranges (stages) on consecutive GPUs, each global batch
- * cut into micro-batches run in GPipe or 1F1B order (pipe_schedule.c), stages balanced by measured layer times. */
+ * cut into micro-batches run in GPipe, 1F1B or zero-bubble order (pipe_schedule.c), stages balanced by measured
+ * layer times. */
 #include "pipeline.h"
 #include "../engine/timing.h"
 #include "../engine/check.h"
@@ -49,7 +50,7 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
                 return -1;
             }
     if (pipe_check_split(pp, cfg, m, err, errlen) != 0) return -1;
-    return sched_build(&pp->sched, p, mbs, cfg->schedule_1f1b, err, errlen);
+    return sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err, errlen);
 }
 
 /* Stage s's slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add activations.
@@ -65,8 +66,9 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     size_t ws = 0;
     for (int k = 0; k < S->n_slots; k++) {
         model_build_input(&S->slot[k], cfg->model, pp->micro_batch, model_input_of(cfg->data));
+        int grads = pp->sched.order == SCHED_ZB ? MODEL_GRADS_DEFERRED : MODEL_GRADS_SHARED;
         int rc = k == 0 ? model_alloc_range(&S->slot[0], g, S->first, S->end)
-                        : model_alloc_slot(&S->slot[k], g, &S->slot[0], MODEL_GRADS_SHARED);
+                        : model_alloc_slot(&S->slot[k], g, &S->slot[0], grads);
         if (rc != 0) {
             snprintf(err, errlen, "out of memory: stage %d activation slot %d needs %.0f MiB on GPU %d", s, k,
                      (double)S->slot[k].act_bytes / (1024.0 * 1024.0), g->device);
@@ -92,7 +94,8 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     pipe_timing_init(pp, s);
     S->fwd_graph = calloc((size_t)(s == 0 ? pp->micro : S->n_slots), sizeof *S->fwd_graph);
     S->bwd_graph = calloc((size_t)S->n_slots * 2, sizeof *S->bwd_graph);
-    if (!S->fwd_graph || !S->bwd_graph) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    S->wgt_graph = calloc((size_t)S->n_slots * 2, sizeof *S->wgt_graph);
+    if (!S->fwd_graph || !S->bwd_graph || !S->wgt_graph) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     return 0;
 }
 
@@ -116,7 +119,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     pp->seed = cfg->seed;
     pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
     pp->trace = cfg->trace;
-    pp->ops_per_stage = 2 * pp->micro;
+    pp->ops_per_stage = (pp->sched.order == SCHED_ZB ? 3 : 2) * pp->micro;
     /* Timed steps spread over the steps an epoch will run: under --steps, far fewer than an ImageNet epoch's. */
     int run_steps = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
     pp->stride = (run_steps + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
@@ -165,7 +168,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         CHECK_CUDA(cudaDeviceSynchronize());
     }
     fprintf(stderr, "pipeline: %d stage(s), %d micro-batch(es) of %d, %s; activation slots and device memory:",
-            pp->p, pp->micro, pp->micro_batch, cfg->schedule_1f1b ? "1f1b" : "gpipe");
+            pp->p, pp->micro, pp->micro_batch, sched_order_name(pp->sched.order));
     for (int s = 0; s < pp->p; s++)
         fprintf(stderr, "%s GPU %d: %d slot(s), %.1f MiB activations, %.1f MiB in use", s ? ";" : "",
                 pp->st[s].gpu.device, pp->st[s].n_slots, pipeline_act_bytes(pp, s) / 1048576.0,
@@ -211,7 +214,7 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->bytes_per_step = pp->bytes_per_step;
     out->stages = pp->p;
     out->micro_batches = pp->micro;
-    snprintf(out->schedule, sizeof out->schedule, "%s", pp->sched.one_f_one_b ? "1f1b" : "gpipe");
+    snprintf(out->schedule, sizeof out->schedule, "%s", sched_order_name(pp->sched.order));
     snprintf(out->split, sizeof out->split, "%s", pp->split);
     out->peak_mem_mb = 0;
     fprintf(stderr, "pipeline: busy ms/step %s of %.3f ms steps (bubble %.3f, ideal %.3f); MiB in use:",
@@ -247,6 +250,7 @@ static void pipe_teardown(void *state) {
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         graphs_free(S->fwd_graph, s == 0 ? pp->micro : S->n_slots);
         graphs_free(S->bwd_graph, S->n_slots * 2);
+        graphs_free(S->wgt_graph, S->n_slots * 2);
         for (int k = S->n_slots - 1; S->slot && k >= 0; k--) model_free(&S->slot[k]);   /* slots before owner */
         free(S->slot);
         for (int k = 0; k < SCHED_KINDS; k++) {
@@ -311,7 +315,7 @@ static int pipe_steps_done(void *state, int launched, double *ms) {
 
 const strategy_t strategy_pipeline = {
     .info = {.name = "pipeline",
-             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe or 1F1B order",
+             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble order",
              .staged = 1, .t1_global_batch = 1},
     .setup = pipe_setup,
     .steps_per_epoch = pipe_steps,

@@ -16,7 +16,8 @@ typedef struct {
     int in_tensor, out_tensor;      /* the boundary tensors (in: the images on stage 0; out: the logits last) */
     int n_slots;
     model_t *slot;                  /* slot[0] owns the parameters, gradients, momentum, running statistics and
-                                     * activation gradients; slot[k] adds its own activations (model_alloc_slot) */
+                                     * activation gradients; slot[k] adds its own activations (model_alloc_slot),
+                                     * and under zero bubble the gradients its deferred W and the copies use */
     cudaStream_t grad_stream;       /* incoming gradients */
     cudaEvent_t *ev[SCHED_KINDS];   /* [mb]: the op (kind, this stage, mb) is done */
     cudaEvent_t updated;            /* this step's SGD is done */
@@ -24,6 +25,7 @@ typedef struct {
     cudaEvent_t *busy, *window, *copy;  /* timing events of the timed steps (pipe_timing.c) */
     graph_seg_t *fwd_graph;         /* [slot], or on stage 0 [micro-batch] (the gather's offset differs) */
     graph_seg_t *bwd_graph;         /* [slot * 2 + first backward of the step] */
+    graph_seg_t *wgt_graph;         /* zero bubble: [slot * 2 + first weight-gradient op of the step] */
     size_t mem_base;                /* device memory in use before the run */
     dataset_t data;                 /* stage 0 only: images and labels */
     int has_data;
@@ -49,7 +51,8 @@ typedef struct pipe {
     pipe_stage_t st[SCHED_MAX_STAGES];
     pipe_link_t link[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* [from stage][to stage] */
     cudaEvent_t *step_events;           /* steps_per_epoch + 1 on stage 0: a step ends when every stage updated */
-    int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry timing events; 2 * micro ops each */
+    int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry timing events; each has ops_per_stage
+                                         * compute ops per stage (2 or, zero bubble, 3 per micro-batch) */
     double bytes_per_step;              /* activations, gradients and labels copied between GPUs per step */
     int use_graphs;                     /* forwards and backwards replayed from CUDA graphs (--cuda-graph) */
     struct trace *trace;                /* --trace recorder (ranges while trace->active), or NULL */

@@ -33,7 +33,7 @@ typedef struct {
     dtype_t grad_dtype;         /* naive, nccl: the gradients' type on the wire (fp32 default, bf16 as DDP's hook) */
     /* pipeline */
     int micro_batches;
-    int schedule_1f1b;          /* 0 gpipe, 1 1f1b */
+    int schedule;               /* the order, a sched_order_t (strategies/pipe_schedule.h): gpipe, 1f1b, zb */
     const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
     int n_split;
     /* One process per GPU (mpirun/srun, strategies/dist.h), only for strategies with multi_process set: this

@@ -126,6 +126,7 @@ void results_stamp(results_row_t *row);
     X(bubble,            NUM,      stats.bubble,             "%.6g",  0   ) \
     X(bubble_ideal,      NUM,      stats.bubble_ideal,       "%.6g",  0   ) \
     X(stage_busy_ms,     TEXT,     stats.stage_busy_ms,      NULL,    NAME) \
+    X(stage_balance,     NUM,      stats.stage_balance,      "%.4g",  0   ) \
     X(peak_mem_mb,       NUM,      stats.peak_mem_mb,        "%.6g",  0   ) \
     X(mem_free_mb,       NUM,      mem_free_mb,              "%.6g",  0   ) \
     X(mem_total_mb,      NUM,      mem_total_mb,             "%.6g",  0   ) \

@@ -1,6 +1,8 @@
 /* test_pipeline_memory.c — 1F1B bounds the activations in flight: with M = 8 micro-batches on p = 2 and min(4,
  * present) stages, stage s keeps min(M, p - s) activation slots instead of GPipe's M, so its activation bytes are
- * smaller and its device memory after a step (cudaMemGetInfo) is no larger than GPipe's on every GPU. */
+ * smaller and its device memory after a step (cudaMemGetInfo) is no larger than GPipe's on every GPU. Zero bubble
+ * keeps min(M, p) slots on every stage, 1F1B's peak (stage 0's), with the gradients its deferred weight parts read
+ * per slot: below GPipe's memory too. */
 #include "dp_common.h"
 #include "../../strategies/pipeline.h"
 
@@ -13,10 +15,10 @@ typedef struct {
     int slots[SCHED_MAX_STAGES];
 } usage_t;
 
-static usage_t measure(run_cfg_t cfg, int f1b) {
+static usage_t measure(run_cfg_t cfg, int order) {
     usage_t u;
     memset(&u, 0, sizeof u);
-    cfg.schedule_1f1b = f1b;
+    cfg.schedule = order;
     epoch_stats_t s;
     void *state = dp_test_train(strategy_find("pipeline"), &cfg, 2, &s);
     pipe_t *pp = state;
@@ -45,18 +47,20 @@ int main(void) {
         int p = counts[c];
         cfg.n_gpus = p;
         /* 1F1B first: peer mappings made by the first run count against it, never in its favour. */
-        usage_t f = measure(cfg, 1), g = measure(cfg, 0);
+        usage_t f = measure(cfg, SCHED_1F1B), z = measure(cfg, SCHED_ZB), g = measure(cfg, SCHED_GPIPE);
         for (int s = 0; s < p; s++) {
-            int want = p - s < M ? p - s : M;
-            printf("%d stages, stage %d: 1f1b %d slots, %.1f MiB activations, %.1f MiB in use; gpipe %d slots, "
-                   "%.1f MiB activations, %.1f MiB in use\n", p, s, f.slots[s], f.act[s] / 1048576.0, f.mem_mb[s],
+            int want = p - s < M ? p - s : M, want_zb = p < M ? p : M;
+            printf("%d stages, stage %d: 1f1b %d slots, %.1f MiB activations, %.1f MiB in use; zb %d slots, %.1f MiB "
+                   "activations, %.1f MiB in use; gpipe %d slots, %.1f MiB activations, %.1f MiB in use\n", p, s,
+                   f.slots[s], f.act[s] / 1048576.0, f.mem_mb[s], z.slots[s], z.act[s] / 1048576.0, z.mem_mb[s],
                    g.slots[s], g.act[s] / 1048576.0, g.mem_mb[s]);
-            EXPECT(f.slots[s] == want && g.slots[s] == M, "%d stages, stage %d: slots 1f1b %d (want %d), gpipe %d",
-                   p, s, f.slots[s], want, g.slots[s]);
-            EXPECT(f.act[s] < g.act[s], "%d stages, stage %d: 1f1b activations %zu B not below gpipe's %zu B", p, s,
-                   f.act[s], g.act[s]);
-            EXPECT(f.mem_mb[s] <= g.mem_mb[s], "%d stages, stage %d: 1f1b uses %.1f MiB, gpipe %.1f MiB", p, s,
-                   f.mem_mb[s], g.mem_mb[s]);
+            EXPECT(f.slots[s] == want && z.slots[s] == want_zb && g.slots[s] == M,
+                   "%d stages, stage %d: slots 1f1b %d (want %d), zb %d (want %d), gpipe %d", p, s, f.slots[s], want,
+                   z.slots[s], want_zb, g.slots[s]);
+            EXPECT(f.act[s] < g.act[s] && z.act[s] < g.act[s], "%d stages, stage %d: activations 1f1b %zu B, zb %zu B "
+                   "not below gpipe's %zu B", p, s, f.act[s], z.act[s], g.act[s]);
+            EXPECT(f.mem_mb[s] <= g.mem_mb[s] && z.mem_mb[s] <= g.mem_mb[s], "%d stages, stage %d: 1f1b uses %.1f MiB, "
+                   "zb %.1f, gpipe %.1f MiB", p, s, f.mem_mb[s], z.mem_mb[s], g.mem_mb[s]);
         }
     }
     idx_free(&data);

@@ -5,6 +5,7 @@
 #include "gpu_test.h"
 #include "../../engine/idx.h"
 #include "../../strategies/strategy.h"
+#include "../../strategies/pipe_schedule.h"
 #include <string.h>
 
 static void test_cut_points(void) {
@@ -78,7 +79,7 @@ static void test_hand_split(const idx_dataset_t *data) {
     int devices[2] = {0, 1}, split[1] = {10};
     run_cfg_t cfg = {.model = "resnet18", .n_gpus = 2, .devices = devices, .global_batch = 64, .lr = 0.05,
                      .math = MATH_TF32, .init = INIT_NORMAL, .seed = 1, .data = data, .micro_batches = 2,
-                     .schedule_1f1b = 1, .split = split, .n_split = 1};
+                     .schedule = SCHED_1F1B, .split = split, .n_split = 1};
     char err[512] = "";
     void *state = NULL;
     EXPECT(st->setup(&state, &cfg, err, sizeof err) == 0, "resnet18 --split 10: %s", err);

@@ -101,7 +101,7 @@ static const char *const full_cells[] = {
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
     "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
-    "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
+    "", "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
     "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0", "300",
     "NVIDIA H100 80GB HBM3, _SXM5_", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
 };
@@ -110,9 +110,10 @@ static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
     "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,reason,"
     "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
-    "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,peak_mem_mb,mem_free_mb,mem_total_mb,nodes,"
-    "gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,git_commit";
-#define NCOLS 57
+    "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,stage_balance,peak_mem_mb,mem_free_mb,"
+    "mem_total_mb,nodes,gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,"
+    "git_commit";
+#define NCOLS 58
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -157,7 +158,7 @@ static void test_format(void) {
     snprintf(e.stats.schedule, sizeof e.stats.schedule, "gpipe");
     snprintf(e.stats.split, sizeof e.stats.split, "0-3,4-7");
     snprintf(e.stats.stage_busy_ms, sizeof e.stats.stage_busy_ms, "1.5;2.25");
-    e.stats.bubble = 0.27, e.stats.bubble_ideal = 0.2727;
+    e.stats.bubble = 0.27, e.stats.bubble_ideal = 0.2727, e.stats.stage_balance = 1.0375;
     n = results_format(&e, line, sizeof line);
     EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "sparse row: %s", line);
     if (p.nf[0] == NCOLS) {
@@ -165,8 +166,8 @@ static void test_format(void) {
             {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"},
             {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {25, "the loss is not finite"}, {29, ""},
             {30, ""}, {33, ""}, {34, ""}, {35, "4"}, {36, "8"}, {37, "gpipe"}, {38, "0-3,4-7"}, {39, "0.27"},
-            {40, "0.2727"}, {41, "1.5;2.25"}, {42, ""}, {43, "0"}, {44, ""}, {45, ""}, {46, ""}, {47, ""}, {48, ""},
-            {49, ""}, {55, ""},
+            {40, "0.2727"}, {41, "1.5;2.25"}, {42, "1.038"}, {43, ""}, {44, "0"}, {45, ""}, {46, ""}, {47, ""},
+            {48, ""}, {49, ""}, {50, ""}, {56, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -450,8 +451,8 @@ static void test_read_fixture(void) {
     EXPECT(results_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
     results_rows_free(&t);
-    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, ...) reads
-     * whole. */
+    /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, stage_balance,
+     * ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
     EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 10 && t.unknown == 0, "committed study: %d rows, %d bad, "
