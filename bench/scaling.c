@@ -271,7 +271,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
     if (failed(dist, options_validate(&o, infos, -1, err, sizeof err), err, sizeof err)) return 2;
-    /* A hand split must cut the layer graph where one tensor crosses (never inside a residual block). */
+    /* A hand split must cut the layer graph where a stage boundary can carry what crosses (a residual block at most
+     * once, the shortcut beside the branch). */
     if (failed(dist, o.n_split ? model_split_check(o.model, o.split, o.n_split, err, sizeof err) : 0, err, sizeof err))
         return 2;
     const strategy_t *st = strategy_find(o.strategy);

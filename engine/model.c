@@ -187,19 +187,51 @@ double model_flops_per_image(const model_t *m) {
     return total;
 }
 
-/* How many tensors produced before layer i (the input included) are read at or after i. */
-static int crossing_at(const model_t *m, int i) {
+/* Where tensor t is produced (-1: the input) and the last layer that reads it (-1: none). */
+static void tensor_span(const model_t *m, int t, int *producer, int *last_reader) {
+    *producer = -1;
+    *last_reader = -1;
+    for (int j = 0; j < m->n_layers; j++) {
+        const layer_t *l = &m->layers[j];
+        if (l->out == t) *producer = j;
+        for (int k = 0; k < l->n_in; k++)
+            if (l->in[k] == t) *last_reader = j;
+    }
+}
+
+int model_crossing(const model_t *m, int i, int *tensors, int max) {
     int n = 0;
     for (int t = 0; t < m->n_tensors; t++) {
-        int produced_before = t == m->input;
-        for (int j = 0; j < i && !produced_before; j++) produced_before = m->layers[j].out == t;
-        if (!produced_before) continue;
-        int read_after = 0;
-        for (int j = i; j < m->n_layers && !read_after; j++)
-            for (int k = 0; k < m->layers[j].n_in; k++) read_after |= m->layers[j].in[k] == t;
-        n += read_after;
+        int producer, last;
+        tensor_span(m, t, &producer, &last);
+        if (producer < i && last >= i && (producer >= 0 || t == m->input)) {
+            if (n < max) tensors[n] = t;
+            n++;
+        }
     }
     return n;
+}
+
+static int crossing_at(const model_t *m, int i) { return model_crossing(m, i, NULL, 0); }
+
+/* Whether a boundary before layer i splits a convolution from the batch norm that folds its bias (layer.h): the
+ * batch norm reads the bias itself, so both live on one stage. */
+static int splits_fold(const model_t *m, int i) {
+    for (int j = i; j < m->n_layers; j++)
+        if (m->layers[j].fold_from && m->layers[j].fold_from - 1 < i) return 1;
+    return 0;
+}
+
+int model_stage_valid(const model_t *m, int first, int end, int *through) {
+    for (int t = 0; t < m->n_tensors; t++) {
+        int producer, last;
+        tensor_span(m, t, &producer, &last);
+        if (producer < first && last >= end && (producer >= 0 || t == m->input) && first > 0) {
+            if (through) *through = t;
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Which tensors layers [first, end) read or write. */
@@ -260,8 +292,11 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         fprintf(stderr, "model %s: bad layer range [%d, %d) of %d layers\n", m->name, first, end, m->n_layers);
         exit(1);
     }
-    /* A stage boundary that more than one tensor crosses would leave a layer reading memory nobody wrote. */
-    if ((first > 0 && crossing_at(m, first) != 1) || (end < m->n_layers && crossing_at(m, end) != 1)) {
+    /* Boundaries a pipeline cannot copy across, or a tensor passing through the range unread, would leave a layer
+     * reading memory nobody wrote. */
+    if ((first > 0 && (crossing_at(m, first) > MODEL_MAX_CROSS || splits_fold(m, first))) ||
+        (end < m->n_layers && (crossing_at(m, end) > MODEL_MAX_CROSS || splits_fold(m, end))) ||
+        !model_stage_valid(m, first, end, NULL)) {
         fprintf(stderr, "model %s: layers [%d, %d) do not start and end at cut points\n", m->name, first, end);
         exit(1);
     }
@@ -425,11 +460,28 @@ int model_alloc_slot(model_t *m, gpu_t *g, const model_t *owner, int grads) {
     return alloc_layers(m, g, owner->first, owner->end, owner, grads);
 }
 
-int model_cut_points(const model_t *m, int *cuts) {
+int model_cut_points(const model_t *m, int max_cross, int *cuts) {
     int n = 0;
-    for (int i = 1; i < m->n_layers; i++)
-        if (crossing_at(m, i) == 1) cuts[n++] = i;
+    for (int i = 1; i < m->n_layers; i++) {
+        int c = crossing_at(m, i);
+        if (c >= 1 && c <= max_cross && c <= MODEL_MAX_CROSS && !splits_fold(m, i)) cuts[n++] = i;
+    }
     return n;
+}
+
+int model_split_valid(const model_t *m, const int *starts, int p, char *err, size_t errlen) {
+    for (int k = 0; k < p; k++) {
+        int a = starts[k], b = k + 1 < p ? starts[k + 1] : m->n_layers, t = -1;
+        if (model_stage_valid(m, a, b, &t)) continue;
+        int producer, last;
+        tensor_span(m, t, &producer, &last);
+        snprintf(err, errlen, "--split: stage %d (layers %d-%d, %s..%s) would pass the output of %s through unread "
+                 "(%s reads it again): cut a residual block at most once", k + 1, a, b - 1, m->layers[a].label,
+                 m->layers[b - 1].label, producer >= 0 ? m->layers[producer].label : "the input",
+                 m->layers[last].label);
+        return -1;
+    }
+    return 0;
 }
 
 int model_split_check(const char *model, const int *split, int n_split, char *err, size_t errlen) {
@@ -442,11 +494,12 @@ int model_split_check(const char *model, const int *split, int n_split, char *er
     }
     int cuts[MODEL_MAX_LAYERS], starts[MODEL_MAX_LAYERS];
     const char *labels[MODEL_MAX_LAYERS];
-    int n_cuts = model_cut_points(m, cuts);
+    int n_cuts = model_cut_points(m, MODEL_MAX_CROSS, cuts);
     for (int i = 0; i < m->n_layers; i++) labels[i] = m->layers[i].label;
     int rc = n_split + 1 > MODEL_MAX_LAYERS
                  ? (snprintf(err, errlen, "--split: %d stages, more than layers", n_split + 1), -1)
                  : split_check(split, n_split, m->n_layers, cuts, n_cuts, n_split + 1, labels, starts, err, errlen);
+    if (rc == 0) rc = model_split_valid(m, starts, n_split + 1, err, errlen);
     free(m);
     return rc;
 }

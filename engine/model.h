@@ -138,18 +138,30 @@ void model_backward_weight_range(model_t *m, gpu_t *g, int first, int end, float
 void model_free(model_t *m);
 
 /* ---- pipeline stages ---- */
-/* Layer indices i (1 <= i < n_layers) before which a stage may start: exactly one tensor produced before i (or
- * the input) is read at or after i, so one activation crosses forward and one gradient backward. LeNet: every
- * boundary; ResNet-18: block boundaries. Host only. Writes them in increasing order to cuts; returns the count. */
-int model_cut_points(const model_t *m, int *cuts);
-/* Whether split[0..n_split) are valid stage starts of `model` (n_split + 1 stages): each a cut point (never inside a
- * residual block, whose input and branch both cross). Host only (builds the model at its defaults: the graph does
- * not depend on the input size). 0, or -1 with a one-line message naming the bad layer and the valid cuts. */
+/* At most this many tensors cross a stage boundary: 1 between residual blocks, 2 inside one (the shortcut beside the
+ * branch), which lets a pipeline balance finer than its blocks. */
+#define MODEL_MAX_CROSS 2
+/* The tensors produced before layer i (or the input) and read at or after it, in increasing index: what a stage
+ * starting at i receives (activations forward, their gradients back). Returns the count; writes at most max. */
+int model_crossing(const model_t *m, int i, int *tensors, int max);
+/* Layer indices i (1 <= i < n_layers) before which a stage may start, in increasing order: 1 to max_cross tensors
+ * cross (max_cross 1: LeNet's every boundary, a residual network's block boundaries; 2: also inside blocks), and no
+ * batch norm after i folds the bias of a convolution before it. Host only. Returns the count. */
+int model_cut_points(const model_t *m, int max_cross, int *cuts);
+/* Whether layers [first, end) may form a stage: no tensor produced before first is read at or after end (a stage
+ * passes nothing through; a block may be cut once). 1 yes; 0 no, with that tensor in *through (may be NULL). */
+int model_stage_valid(const model_t *m, int first, int end, int *through);
+/* Whether every stage of starts[0..p) (starts[0] = 0, cut points) is valid: 0, or -1 with a one-line message naming
+ * the stage and the tensor it would pass through. Host only. */
+int model_split_valid(const model_t *m, const int *starts, int p, char *err, size_t errlen);
+/* Whether split[0..n_split) are valid stage starts of `model` (n_split + 1 stages): each a cut point, every stage
+ * valid (model_stage_valid). Host only (builds the model at its defaults: the graph does not depend on the input
+ * size). 0, or -1 with a one-line message naming the bad layer and the valid cuts. */
 int model_split_check(const char *model, const int *split, int n_split, char *err, size_t errlen);
-/* As model_alloc for layers [first, end) only: the tensors they read or write (the boundary input with a
- * gradient buffer unless it is the data), this stage's contiguous slice of the flat parameter, gradient,
+/* As model_alloc for layers [first, end) only: the tensors they read or write (the boundary inputs with gradient
+ * buffers unless one is the data), this stage's contiguous slice of the flat parameter, gradient,
  * momentum and state buffers (n_params/n_state become the slice's sizes), their setup and workspace.
- * first must be 0 or a cut point, end a cut point or n_layers. */
+ * [first, end) must be a valid stage (model_cut_points with MODEL_MAX_CROSS, model_stage_valid). */
 int model_alloc_range(model_t *m, gpu_t *g, int first, int end);
 /* A further activation slot of owner's stage on the same GPU (m built by the same builder and batch): its own
  * activations, labels and layer state (BN saved statistics), and owner's parameters, gradients, momentum,

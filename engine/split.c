@@ -53,8 +53,9 @@ int split_check(const int *split, int n_split, int n_layers, const int *cuts, in
                 if (n < 0) break;
                 used += (size_t)n;
             }
-            return errmsg(-1, err, errlen, "--split: layer %s is not a valid cut: more than one tensor crosses it "
-                        "(valid cuts: %s)", name, valid);
+            return errmsg(-1, err, errlen, "--split: layer %s is not a valid cut: more tensors cross it than a stage "
+                        "boundary carries, or it parts a batch norm from the convolution whose bias it folds (valid "
+                        "cuts: %s)", name, valid);
         }
         starts[k + 1] = v;
     }

@@ -37,7 +37,9 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
     for (int s = 1; s < pp->p; s++) {
         const model_t *m = &pp->st[s].slot[0];
-        size_t act = model_tensor_bytes(m, pp->st[s].in_tensor);
+        size_t act = 0;   /* the largest tensor crossing: a staged link copies them one after the other */
+        for (int i = 0; i < pp->st[s].n_in; i++)
+            if (model_tensor_bytes(m, pp->st[s].in_t[i]) > act) act = model_tensor_bytes(m, pp->st[s].in_t[i]);
         if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) || link_open_(pp, s, s - 1, act, naive_path, err, errlen))
             return -1;
     }
@@ -204,8 +206,11 @@ static void run_act(pipe_t *pp, const sched_op_t *o, int timed) {
     for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
     nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
     pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
-    xfer(pp, s - 1, s, dst->tensors[S->in_tensor].val, src->tensors[S->in_tensor].val,
-         model_tensor_bytes(dst, S->in_tensor), S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
+    for (int i = 0; i < S->n_in; i++) {
+        int t = S->in_t[i];
+        xfer(pp, s - 1, s, dst->tensors[t].val, src->tensors[t].val, model_tensor_bytes(dst, t), S->gpu.comm_stream,
+             TRACE_COMM, wait, o->n_wait, "activations", mb);
+    }
     if (s == pp->p - 1) {
         /* Stage 0 gathered them before its forward, which the previous stage's forward (waited on) follows. */
         const model_t *first = &pp->st[0].slot[mb % pp->st[0].n_slots];
@@ -227,8 +232,11 @@ static void run_grad(pipe_t *pp, const sched_op_t *o, int timed) {
     /* The micro-batch's slots' gradient buffers: the stage's one set (every slot's points to slot 0's), or under zero
      * bubble each slot's own. */
     const model_t *from = &N->slot[mb % N->n_slots];
-    xfer(pp, s + 1, s, S->slot[o->slot].tensors[S->out_tensor].grad, from->tensors[N->in_tensor].grad,
-         model_tensor_bytes(&S->slot[0], S->out_tensor), S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
+    for (int i = 0; i < S->n_out; i++) {
+        int t = S->out_t[i];
+        xfer(pp, s + 1, s, S->slot[o->slot].tensors[t].grad, from->tensors[t].grad, model_tensor_bytes(from, t),
+             S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
+    }
     pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
     nvtx_pop();
@@ -306,8 +314,10 @@ double pipe_evaluate(pipe_t *pp) {
                                     g->stream);
             } else {
                 const model_t *prev = &pp->st[s - 1].slot[0];
-                xfer(pp, s - 1, s, m->tensors[S->in_tensor].val, prev->tensors[S->in_tensor].val,
-                     model_tensor_bytes(m, S->in_tensor), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1, "activations", 0);
+                for (int i = 0; i < S->n_in; i++)
+                    xfer(pp, s - 1, s, m->tensors[S->in_t[i]].val, prev->tensors[S->in_t[i]].val,
+                         model_tensor_bytes(m, S->in_t[i]), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1,
+                         "activations", 0);
                 if (s == p - 1)
                     xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int), g->stream,
                          TRACE_COMM, &pp->st[0].eval_fwd, 1, "labels", 0);

@@ -80,8 +80,9 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     /* After every slot's setup: BN's algorithm probes update the running statistics they share. */
     model_init_params(&S->slot[0], cfg->init, cfg->seed);
     const model_t *m = &S->slot[0];
-    S->in_tensor = s == 0 ? m->input : m->layers[S->first - 1].out;
-    S->out_tensor = m->layers[S->end - 1].out;
+    if (s == 0) S->n_in = 1, S->in_t[0] = m->input;
+    else S->n_in = model_crossing(m, S->first, S->in_t, MODEL_MAX_CROSS);
+    S->n_out = s == pp->p - 1 ? 0 : model_crossing(m, S->end, S->out_t, MODEL_MAX_CROSS);
     for (int k = 0; k < SCHED_KINDS; k++) {
         S->ev[k] = calloc((size_t)pp->micro, sizeof(cudaEvent_t));
         if (!S->ev[k]) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
@@ -137,7 +138,7 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
         pp->st[s].gpu.conv_cache = cfg->conv_cache;
     }
-    pipe_choose_split(pp, cfg, m);
+    if (pipe_choose_split(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
     free(m);
     m = NULL;
     for (int s = 0; s < pp->p; s++) {
@@ -153,7 +154,8 @@ static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
     for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
         const model_t *b = &pp->st[s].slot[0];
-        pp->bytes_per_step += 2.0 * pp->micro * model_tensor_bytes(b, pp->st[s].in_tensor);
+        for (int i = 0; i < pp->st[s].n_in; i++)
+            pp->bytes_per_step += 2.0 * pp->micro * model_tensor_bytes(b, pp->st[s].in_t[i]);
     }
     if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
     CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
@@ -225,6 +227,12 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
         fprintf(stderr, " gpu%d %.0f", pp->st[s].gpu.device, mb);
     }
     fprintf(stderr, "\n");
+    if (pp->predicted_balance > 0) {   /* how well the measured segments predicted the stages */
+        fprintf(stderr, "pipeline: stage busy ms/step predicted by the balance (segments x M):");
+        for (int s = 0; s < pp->p; s++) fprintf(stderr, "%s%.3f", s ? ";" : " ", pp->predicted_ms[s] * pp->micro);
+        fprintf(stderr, " (slowest %.3f x the mean), measured %s (%.3f)\n", pp->predicted_balance, out->stage_busy_ms,
+                out->stage_balance);
+    }
 }
 
 static double pipe_evaluate_(void *state) { return pipe_evaluate(state); }

@@ -13,7 +13,9 @@
 typedef struct {
     gpu_t gpu;                      /* stream: forward, backward, update; comm_stream: incoming activations */
     int first, end;                 /* layers [first, end) */
-    int in_tensor, out_tensor;      /* the boundary tensors (in: the images on stage 0; out: the logits last) */
+    int n_in, in_t[MODEL_MAX_CROSS];    /* the tensors crossing into the stage (stage 0: the images) */
+    int n_out, out_t[MODEL_MAX_CROSS];  /* those crossing out to the next stage (none on the last): stage s + 1's
+                                         * in_t, with a shortcut beside the branch where a cut is inside a block */
     int n_slots;
     model_t *slot;                  /* slot[0] owns the parameters, gradients, momentum, running statistics and
                                      * activation gradients; slot[k] adds its own activations (model_alloc_slot),
@@ -48,6 +50,8 @@ typedef struct pipe {
     sched_t sched;
     int starts[SCHED_MAX_STAGES + 1];   /* stage s runs layers starts[s] .. starts[s+1]-1 */
     char split[64];                     /* "0,23,41": the row's split */
+    double predicted_ms[SCHED_MAX_STAGES];  /* automatic split: each stage's measured segments, ms per micro-batch */
+    double predicted_balance, block_balance;/* its slowest stage over the mean, and the best block cuts' (-1: none) */
     pipe_stage_t st[SCHED_MAX_STAGES];
     pipe_link_t link[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* [from stage][to stage] */
     cudaEvent_t *step_events;           /* steps_per_epoch + 1 on stage 0: a step ends when every stage updated */
@@ -60,14 +64,18 @@ typedef struct pipe {
 } pipe_t;
 
 /* ---- pipe_balance.c ---- */
-/* Forward + backward milliseconds of each layer of `model` at `batch` images on g: CUDA events around every layer,
- * the median of a few repetitions after warm-up. Allocates and frees a whole model on g. */
-void pipe_measure_layers(gpu_t *g, const char *model, model_input_t in, int batch, double *cost_ms, int n_layers);
+/* Forward + backward milliseconds of each segment [pos[k], pos[k + 1]) (k < n_seg) of `model` at `batch` images on
+ * g, run as a stage runs its layers: each segment's forward and backward captured into a CUDA graph and replayed, the
+ * segments back to back on the stream, one graph launch's own stream time (calibrated) taken off each; the median of
+ * a few repetitions after warm-up. Allocates and frees a whole model on g: 0, or -1 when it does not fit. */
+int pipe_measure_segments(gpu_t *g, const char *model, model_input_t in, int batch, const int *pos, int n_seg,
+                          double *seg_ms);
 /* Host only, before any GPU is touched: checks the hand split in cfg (filling pp->starts) or, without one, that
- * pp->p stages fit the model's cut points. m: the model built at the micro-batch. 0, or -1 with a message. */
+ * pp->p valid stages fit the model's cut points. m: the model built at the micro-batch. 0, or -1 with a message. */
 int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);
-/* Without a hand split, balances the stages by layer times measured on stage 0's GPU; prints the split. */
-void pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m);
+/* Without a hand split, balances the stages by segment times measured on stage 0's GPU and copy times between the
+ * first two; prints the split with each stage's predicted time. 0, or -1 with a message (out of memory). */
+int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);
 
 /* ---- pipe_run.c ---- */
 /* One optimizer step: the plan's ops, every stage's SGD, then stage 0 waits for every update and records the

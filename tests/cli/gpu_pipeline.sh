@@ -41,13 +41,14 @@ want=$((2 * n_counts * 2 * 2 + 2))   # 2 schedules x GPU counts x 2 micro-batch 
 check "CSV has $1 rows, want $want" $([ "$1" -eq "$want" ]; echo $?)
 check "$2 rows with a wrong status or pipeline column" $([ "$2" -eq 0 ]; echo $?)
 
-# A split inside the model's range but not a cut point (inside a residual block): refused before any GPU is touched.
+# A split inside the model's range but not a cut point (between a projection and the batch norm that folds its
+# bias): refused before any GPU is touched.
 bad=$tmp/bad.csv
 "$bin" --strategy pipeline --gpus 2 --model resnet18 --dataset mnist --data-dir "$root/data/mnist" --batch 64 \
-    --split 12 --epochs 1 --steps 2 --out "$bad" >"$tmp/bad.log" 2>&1
+    --split 14 --epochs 1 --steps 2 --out "$bad" >"$tmp/bad.log" 2>&1
 rc=$?
 check "a bad --split exits 2 (bad input), got $rc" $([ $rc -eq 2 ]; echo $?)
-grep -q "layer 12 (s2.b0.conv2) is not a valid cut" "$tmp/bad.log"; check "bad --split message" $?
+grep -q "layer 14 (s2.b0.bn2) is not a valid cut" "$tmp/bad.log"; check "bad --split message" $?
 check "bad --split wrote no CSV" $([ ! -e "$bad" ]; echo $?)
 
 summary

@@ -36,14 +36,15 @@ for s in naive nccl; do
         "${data[@]}"
 done
 # --image-size: not a positive integer, too small for the model, given to a model with a fixed input; a --split
-# inside a residual block (refused from the layer graph, before any GPU is looked for)
+# between a projection and the batch norm that folds its bias, and two inside one residual block (refused from the
+# layer graph, before any GPU is looked for)
 expect_error '--image-size: "big" is not a positive integer' --model resnet50 --image-size big "${data[@]:0:2}"
 expect_error '--image-size 16 is too small for resnet50' --model resnet50 --image-size 16 --dataset synthetic
 expect_error '--image-size 96: model lenet has a fixed 28x28 input' --image-size 96 "${data[@]}"
-CUDA_VISIBLE_DEVICES= expect_error '--split: layer 5 (s1.b0.conv2) is not a valid cut' --model resnet50 \
-    --strategy pipeline --gpus 2 --split 5 --dataset synthetic
-CUDA_VISIBLE_DEVICES= expect_error '--split: layer 12 (s1.b1.bn1) is not a valid cut' --model resnet101 \
-    --strategy pipeline --gpus 3 --split 11,12 --dataset synthetic
+CUDA_VISIBLE_DEVICES= expect_error '--split: layer 14 (s2.b0.bn2) is not a valid cut' --model resnet18 \
+    --strategy pipeline --gpus 2 --split 14 --dataset synthetic
+CUDA_VISIBLE_DEVICES= expect_error '--split: stage 2 (layers 11-11, s1.b1.conv1..s1.b1.conv1) would pass the output of s1.b0.bn3 through unread' \
+    --model resnet101 --strategy pipeline --gpus 3 --split 11,12 --dataset synthetic
 expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
 # --conv-cache: a folder that is not there, and a file that is not a conv cache (left as it was)
 expect_error "--conv-cache $tmp/none/algos.tsv: directory $tmp/none" --conv-cache "$tmp/none/algos.tsv" "${data[@]}"
