@@ -35,6 +35,26 @@ static int p_dtype_list(void *o, const opt_t *opt, const char *arg, char *err, s
     return opt_list(opt, arg, parse_dtype, x->grad_dtype, sizeof *x->grad_dtype, &x->n_grad_dtype, err, errlen);
 }
 
+/* A micro-batch count, or "auto" (OPT_MICRO_AUTO). */
+static int parse_micro(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
+    if (strcmp(s, "auto") == 0) {
+        *(int *)dst = OPT_MICRO_AUTO;
+        return 0;
+    }
+    char *end;
+    long v = s[0] >= '1' && s[0] <= '9' ? strtol(s, &end, 10) : 0;
+    if (v > 0 && !*end && v <= 1 << 20) {
+        *(int *)dst = (int)v;
+        return 0;
+    }
+    return errmsg(2, err, errlen, "--%s: \"%s\" is neither auto nor a positive integer", opt->name, s);
+}
+
+static int p_micro_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
+    options_t *x = o;
+    return opt_list(opt, arg, parse_micro, x->micro, sizeof *x->micro, &x->n_micro, err, errlen);
+}
+
 // ---- the option table
 
 #define FIELD(m) offsetof(options_t, m)
@@ -91,9 +111,10 @@ static const opt_t opts[] = {
      "nccl: gradient bucket size in MiB for the all-reduce"},
     {"overlap", "MODE", "on", NULL, opt_flag, FIELD(overlap), 0, "overlap", on_off,
      "nccl: overlap the all-reduce of each bucket with the rest of backward"},
-    {"micro-batches", "LIST", "1", NULL, opt_int_list, FIELD(micro), FIELD(n_micro), NULL, NULL,
-     "pipeline: micro-batches per global batch to sweep, e.g. 1,2,4,8 (each must\n"
-     "divide the global batch)"},
+    {"micro-batches", "LIST", "auto", NULL, p_micro_list, FIELD(micro), FIELD(n_micro), NULL, NULL,
+     "pipeline: micro-batches per global batch to sweep, e.g. auto,4,8 (each must\n"
+     "divide the global batch; auto: the count whose short timed probe is fastest\n"
+     "within memory, recorded in the row)"},
     {"schedule", "NAME", "gpipe", NULL, opt_choice, FIELD(schedule), 0, "schedule", options_schedules,
      "pipeline: forward/backward order of the micro-batches (zb: zero bubble, ZB-H1,\n"
      "each backward split into input and weight gradients, the latter in the bubbles)"},
@@ -210,11 +231,12 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
                       "to: %s)", o->strategy, valid);
     }
     /* Micro-batches and splits are a staged strategy's: for another a list would repeat identical runs. */
-    if (st && !st->staged && (o->n_micro != 1 || o->micro[0] != 1 || o->n_split)) {
+    int micro_given = options_given(o, "micro-batches") && (o->n_micro != 1 || o->micro[0] != 1);
+    if (st && !st->staged && (micro_given || o->n_split)) {
         char valid[256];
         names_where(valid, sizeof valid, strategies, 0);
         return errmsg(2, err, errlen, "--%s applies to --strategy %s only (strategy is %s)",
-                      o->n_micro != 1 || o->micro[0] != 1 ? "micro-batches" : "split", valid, o->strategy);
+                      micro_given ? "micro-batches" : "split", valid, o->strategy);
     }
     for (int i = 0; o->n_split && i < o->n_gpus; i++)   /* one hand split fits one stage count */
         if (o->gpus[i] != o->n_split + 1)

@@ -11,6 +11,8 @@
 #include "../strategies/naive_path.h"
 #include "../strategies/strategy_info.h"
 
+/* --micro-batches auto: the pipeline takes the count of its fastest short timed probe that fits (strategies/pipeline.c) */
+#define OPT_MICRO_AUTO 0
 #define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
 
 typedef struct {
@@ -35,7 +37,8 @@ typedef struct {
     naive_path_t naive_path;            /* naive and pipeline: how data crosses between GPUs */
     double bucket_mb;                   /* nccl: all-reduce bucket size in MiB */
     int overlap;                        /* nccl: 1 overlap buckets with backward */
-    int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost) */
+    int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost), OPT_MICRO_AUTO:
+                                                 * the pipeline picks (other strategies ignore it) */
     const char *schedule;               /* pipeline: gpipe | 1f1b */
     int split[OPT_LIST_MAX]; int n_split;       /* pipeline: stage starts by layer index; 0 entries = auto */
     const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */

@@ -77,7 +77,7 @@ static void write_fault_row(run_t *r, run_status_t status, const char *reason, i
     row.mem_total_mb = total_mb > 0 ? total_mb : -1;
     if (r->st->info.staged) {  /* fault rows name the stages too, so --resume can tell the micro-batch counts apart */
         row.stats.stages = r->pt->gpus;
-        row.stats.micro_batches = r->pt->micro_batches;
+        row.stats.micro_batches = r->pt->micro_batches > 0 ? r->pt->micro_batches : -1;   /* auto: not yet picked */
         snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
     }
     results_stamp(&row);
@@ -215,7 +215,7 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
          * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
          * halves where staged) per micro-batch. */
-        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : 1);
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : PIPE_AUTO_MAX_MICRO);
         trace_init(tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         r->cfg.trace = tr;
     }
@@ -550,7 +550,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         results_row_t want = *row;
         int full = data->train.n / pt->global_batch;
         want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.stats.micro_batches = pt->micro_batches;
+        want.stats.micro_batches = pt->micro_batches > 0 ? pt->micro_batches : -1;   /* auto: whatever it picked */
         snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
         /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
          * before setup and the key leaves it open. */

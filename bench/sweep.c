@@ -18,7 +18,7 @@ static int sweep_check(const options_t *o, char *err, size_t errlen) {
         o->n_micro > OPT_LIST_MAX || o->n_math > OPT_LIST_MAX || o->n_grad_dtype > OPT_LIST_MAX)
         return errmsg(-1, err, errlen, "sweep list longer than %d values", OPT_LIST_MAX);
     for (int m = 0; m < o->n_micro; m++)
-        if (o->micro[m] < 1)
+        if (o->micro[m] < 1 && o->micro[m] != OPT_MICRO_AUTO)
             return errmsg(-1, err, errlen, "--micro-batches: \"%d\" is not a positive integer", o->micro[m]);
     for (int g = 0; g < o->n_gpus; g++) {
         int gpus = o->gpus[g];
@@ -33,7 +33,7 @@ static int sweep_check(const options_t *o, char *err, size_t errlen) {
                             gpus == 1 ? "" : "s");
             int global = o->weak ? batch * gpus : batch;
             for (int m = 0; m < o->n_micro; m++)
-                if (global % o->micro[m])
+                if (o->micro[m] != OPT_MICRO_AUTO && global % o->micro[m])
                     return errmsg(-1, err, errlen, "--micro-batches %d does not divide the global batch %d (%d GPU%s, "
                                 "%s scaling)", o->micro[m], global, gpus, gpus == 1 ? "" : "s",
                                 o->weak ? "weak" : "strong");

@@ -12,7 +12,8 @@ typedef struct {
     unsigned long long seed;
     math_t math;
     dtype_t grad_dtype;         /* naive, nccl: the gradients on the wire */
-    int micro_batches;          /* pipeline: micro-batches per global batch (1 for other strategies) */
+    int micro_batches;          /* pipeline: micro-batches per global batch, OPT_MICRO_AUTO: the pipeline picks
+                                 * (other strategies ignore it) */
 } sweep_point_t;
 
 /* Expands o into *points (malloc'd; caller frees) in the order gpus x batch x lr x seed x math x grad dtype x

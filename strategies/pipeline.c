@@ -105,7 +105,8 @@ static void graphs_free(graph_seg_t *g, int n) {
     free(g);
 }
 
-static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+/* The pipeline at cfg->micro_batches (> 0) micro-batches. */
+static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
     pipe_t *pp = calloc(1, sizeof *pp);
     model_t *m = calloc(1, sizeof *m);
     if (!pp || !m) {
@@ -315,6 +316,71 @@ static size_t pipe_params(void *state, float *host, size_t max) {
         free(all);
     }
     return n;
+}
+
+#define AUTO_WARM 3             /* a probe's untimed steps: eager, captured, replayed once */
+#define AUTO_TIMED 4
+#define AUTO_MIN_IMAGES 8       /* smaller micro-batches leave the GPU idle inside every kernel: not tried */
+
+/* Steps of a probe of M micro-batches, the pipeline set up and torn down as a run would: the median step of the
+ * timed ones, in ms (its setup's message in err and -1 where it did not fit). */
+static double probe(const run_cfg_t *cfg, int m, char *err, size_t errlen) {
+    run_cfg_t c = *cfg;
+    c.micro_batches = m;
+    c.steps_cap = AUTO_WARM + AUTO_TIMED;
+    c.trace = NULL;
+    void *state = NULL;
+    if (setup_fixed(&state, &c, err, errlen) != 0) return -1;
+    pipe_t *pp = state;
+    int steps = c.steps_cap < pp->steps_per_epoch ? c.steps_cap : pp->steps_per_epoch;
+    int warm = steps > AUTO_WARM ? AUTO_WARM : 0;
+    epoch_stats_t s;
+    epoch_stats_init(&s);
+    pipe_epoch_begin(pp, 0);
+    for (int i = 0; i < steps; i++) pipe_step(pp, i);
+    pipe_epoch_end(pp, steps, &s);
+    double ms = timing_median_step_ms(pp->step_events + warm, steps - warm);
+    pipe_teardown(pp);
+    return ms;
+}
+
+/* --micro-batches auto: M = the smallest power of two >= the stage count, doubled while it divides the global batch,
+ * leaves micro-batches of AUTO_MIN_IMAGES or more and stays within PIPE_AUTO_MAX_MICRO, each timed by a short probe;
+ * the fastest that fits wins. Throughput against M rises while the bubble shrinks and falls once micro-batches get
+ * too small for the GPU, so the probes stop past the peak. */
+static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    int first = 1, best = 0;
+    double best_ips = 0;
+    char why[512] = "";
+    while (first < cfg->n_gpus) first *= 2;
+    for (int m = first; m <= PIPE_AUTO_MAX_MICRO && cfg->global_batch % m == 0; m *= 2) {
+        if (m > first && cfg->global_batch / m < AUTO_MIN_IMAGES) break;
+        char e[512] = "";
+        double ms = probe(cfg, m, e, sizeof e);
+        if (ms < 0 && !strstr(e, "out of memory")) return snprintf(err, errlen, "%s", e), -1;
+        double ips = ms > 0 ? cfg->global_batch * 1000.0 / ms : 0;
+        fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %s%.3f ms per step, %.0f images/s\n", m,
+                ms < 0 ? e : "", ms, ips);
+        if (ms < 0) {   /* smaller micro-batches need less memory: the next may fit */
+            snprintf(why, sizeof why, "%s", e);
+            continue;
+        }
+        if (ips > best_ips) best_ips = ips, best = m;
+        else if (ips < 0.97 * best_ips) break;
+    }
+    if (!best) {
+        snprintf(err, errlen, "%s", *why ? why : "pipeline: --micro-batches auto: no power of two from the stage count "
+                 "up divides the global batch");
+        return -1;
+    }
+    fprintf(stderr, "pipeline: --micro-batches auto: M = %d (%.0f images/s in its probe)\n", best, best_ips);
+    run_cfg_t c = *cfg;
+    c.micro_batches = best;
+    return setup_fixed(state, &c, err, errlen);
+}
+
+static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
+    return cfg->micro_batches > 0 ? setup_fixed(state, cfg, err, errlen) : setup_auto(state, cfg, err, errlen);
 }
 
 static int pipe_steps_done(void *state, int launched, double *ms) {

@@ -32,7 +32,7 @@ typedef struct {
     int overlap;                /* nccl: 1 launch each bucket as soon as backward has produced it */
     dtype_t grad_dtype;         /* naive, nccl: the gradients' type on the wire (fp32 default, bf16 as DDP's hook) */
     /* pipeline */
-    int micro_batches;
+    int micro_batches;          /* M; 0: the pipeline picks (auto: a short timed probe per candidate, pipeline.c) */
     int schedule;               /* the order, a sched_order_t (strategies/pipe_schedule.h): gpipe, 1f1b, zb */
     const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
     int n_split;
@@ -41,6 +41,9 @@ typedef struct {
      * batch; the run spans dist->size GPUs. NULL: this process drives all n_gpus GPUs. */
     const struct dist *dist;
 } run_cfg_t;
+
+/* The most micro-batches the pipeline's automatic choice (micro_batches 0) tries. */
+#define PIPE_AUTO_MAX_MICRO 32
 
 
 /* A data-parallel strategy's gradient reduction on raw buffers: the code its train_step runs, callable by the

@@ -12,8 +12,8 @@
 
 #define PLAN_EPOCHS "5"
 #define PLAN_LR "0.05"
-#define PLAN_MICRO 4            /* the pipeline's micro-batches, doubled until every stage has one */
-#define PLAN_SCHEDULE "1f1b"
+#define PLAN_MICRO "auto"       /* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline.c) */
+#define PLAN_SCHEDULE "zb"
 /* One GPU: the batch ladder (x4 from 256, then the whole training set, past any one GPU's memory), both fast maths,
  * one learning rate, 4 epochs (default_plan.h says why). */
 #define ONE_GPU_BATCHES "256,1024,4096,60000"
@@ -145,12 +145,10 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
     p->model = c->model;
     p->dataset = c->dataset;
 
-    char multi[160], pipe[160], micro[16], single_batch[32];
+    char multi[160], pipe[160], single_batch[32];
     int largest = gpu_list(multi, sizeof multi, n_gpus, 2, n_gpus, 0);
     /* Strong scaling wants the global batch to divide by the stage count (3 GPUs: the pipeline runs on 2). */
-    int stages = gpu_list(pipe, sizeof pipe, n_gpus, 2, PLAN_MAX_STAGES, atoi(c->pipe_batch)), m = PLAN_MICRO;
-    while (m < stages) m *= 2;
-    snprintf(micro, sizeof micro, "%d", m);
+    int stages = gpu_list(pipe, sizeof pipe, n_gpus, 2, PLAN_MAX_STAGES, atoi(c->pipe_batch));
     snprintf(single_batch, sizeof single_batch, stages ? "%s,%s" : "%s", c->batch, c->pipe_batch);
 
     int rc = 0, refs = 0, bench = 0;
@@ -170,7 +168,7 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
             }
             else if (pass == 2 && stages)
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, pipe, PLAN_EPOCHS), "scale", "strong", "batch",
-                                       c->pipe_batch, "micro-batches", micro, "schedule", PLAN_SCHEDULE, NULL);
+                                       c->pipe_batch, "micro-batches", PLAN_MICRO, "schedule", PLAN_SCHEDULE, NULL);
         }
     if (!refs) {
         idx_free(data);
@@ -292,8 +290,8 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
     snprintf(what[1], sizeof what[1], "on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)",
              choices[0].batch);
     snprintf(what[2], sizeof what[2], "on those GPU counts up to %d that divide its global batch %s (strong\n"
-             "            scaling), %s, %d micro-batches (%d with more than %d stages)", PLAN_MAX_STAGES,
-             choices[0].pipe_batch, PLAN_SCHEDULE, PLAN_MICRO, 2 * PLAN_MICRO, PLAN_MICRO);
+             "            scaling), schedule %s, micro-batches %s (each run's fastest short probe)", PLAN_MAX_STAGES,
+             choices[0].pipe_batch, PLAN_SCHEDULE, PLAN_MICRO);
     fprintf(f, "\nWith no options at all (and not under mpirun/srun), scaling runs the default study on the GPUs\n"
                "present and writes it into a new folder results/default-<UTC time>/ in the current directory:\n");
     for (int pass = 0, refs = 0; pass < 3; pass++)

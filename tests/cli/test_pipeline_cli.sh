@@ -12,7 +12,7 @@ expect_error '--micro-batches 8 does not divide the global batch 300 (3 GPUs, we
 expect_error '--micro-batches applies to --strategy pipeline only (strategy is nccl)' \
     --strategy nccl --micro-batches 2 "${data[@]}"
 expect_error '--split applies to --strategy pipeline only' --strategy single --split 3 "${data[@]}"
-expect_error '--micro-batches: "0" is not a positive integer' --strategy pipeline --micro-batches 0 "${data[@]}"
+expect_error '--micro-batches: "0" is neither auto nor a positive integer' --strategy pipeline --micro-batches 0 "${data[@]}"
 expect_error '--split: "a" is not a positive integer' --strategy pipeline --split a "${data[@]}"
 expect_error '--schedule: unknown schedule "zb1" (valid: gpipe, 1f1b, zb)' --strategy pipeline --schedule zb1 "${data[@]}"
 expect_error '--split gives 1 stage start (2 stages) but --gpus has 4' --strategy pipeline --gpus 2,4 --split 7 \

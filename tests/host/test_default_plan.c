@@ -49,7 +49,8 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(strcmp(b, batch) == 0, "%d GPUs, %s: batch %s, want %s", p->n_gpus, strategy, b, batch);
     EXPECT(o->weak == weak, "%d GPUs, %s: weak %d", p->n_gpus, strategy, o->weak);
     EXPECT(o->n_micro == 1 && o->micro[0] == micro, "%d GPUs, %s: micro-batches %d", p->n_gpus, strategy, o->micro[0]);
-    EXPECT(strcmp(o->schedule, micro > 1 ? "1f1b" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
+    int pipe = i == 3;   /* the staged strategy's sweep: zero bubble, M picked by a probe; the defaults elsewhere */
+    EXPECT(strcmp(o->schedule, pipe ? "zb" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
     int epochs = p->n_gpus == 1 ? 4 : 5;      /* one GPU: the batch ladder's 4 epochs */
     EXPECT(o->epochs == epochs && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
            o->epochs, o->lr[0]);
@@ -81,12 +82,12 @@ typedef struct {
 } gpu_case_t;
 
 static const gpu_case_t gpu_cases[] = {
-    {1,  "256,1024,4096,60000", "", "", 1, 8},  /* single alone: the batch ladder x tf32, bf16 */
-    {2,  "256,1024", "2",        "2",     4, 5},
-    {3,  "256,1024", "2,3",      "2",     4, 7},    /* 1024 does not split into 3 stages' strong scaling */
-    {4,  "256,1024", "2,4",      "2,4",   4, 8},
-    {8,  "256,1024", "2,4,8",    "2,4,8", 8, 11},   /* more stages than 4 micro-batches keep busy: 8 */
-    {16, "256,1024", "2,4,8,16", "2,4,8", 8, 13},   /* the pipeline stops at 8 stages */
+    {1,  "256,1024,4096,60000", "", "", OPT_MICRO_AUTO, 8},  /* single alone: the batch ladder x tf32, bf16 */
+    {2,  "256,1024", "2",        "2",     OPT_MICRO_AUTO, 5},
+    {3,  "256,1024", "2,3",      "2",     OPT_MICRO_AUTO, 7},    /* 1024 does not split into 3 stages' strong scaling */
+    {4,  "256,1024", "2,4",      "2,4",   OPT_MICRO_AUTO, 8},
+    {8,  "256,1024", "2,4,8",    "2,4,8", OPT_MICRO_AUTO, 11},
+    {16, "256,1024", "2,4,8,16", "2,4,8", OPT_MICRO_AUTO, 13},   /* the pipeline stops at 8 stages */
 };
 
 static void test_gpu_counts(void) {
@@ -103,10 +104,10 @@ static void test_gpu_counts(void) {
         const gpu_case_t *g = &gpu_cases[c];
         EXPECT(default_plan_make(&p, registry(), g->n, DATA_ROOT, when, &d, err, sizeof err) == 0, "%d GPUs: %s", g->n, err);
         EXPECT(p.n_sweeps == (g->n > 1 ? 4 : 1), "%d GPUs: %d sweeps", g->n, p.n_sweeps);
-        expect_sweep(&p, 0, "single", "1", g->single_batch, 1, 1);
+        expect_sweep(&p, 0, "single", "1", g->single_batch, 1, OPT_MICRO_AUTO);
         if (g->n > 1) {
-            expect_sweep(&p, 1, "naive", g->dp_gpus, "256", 1, 1);
-            expect_sweep(&p, 2, "nccl", g->dp_gpus, "256", 1, 1);
+            expect_sweep(&p, 1, "naive", g->dp_gpus, "256", 1, OPT_MICRO_AUTO);
+            expect_sweep(&p, 2, "nccl", g->dp_gpus, "256", 1, OPT_MICRO_AUTO);
             expect_sweep(&p, 3, "pipeline", g->pipe_gpus, "1024", 0, g->micro);
         }
         /* One math on 2 and more GPUs (the option's default); both fast maths on one */
@@ -157,9 +158,9 @@ static void test_data_fallback(const char *tmp) {
     EXPECT(default_plan_make(&p, registry(), 2, root, when, &d, err, sizeof err) == 0, "only MNIST: %s", err);
     EXPECT(strcmp(p.model, "lenet") == 0 && strcmp(p.dataset, "mnist") == 0, "only MNIST: %s on %s", p.model,
            p.dataset);
-    expect_sweep(&p, 0, "single", "1", "64,256", 1, 1);
-    expect_sweep(&p, 1, "naive", "2", "64", 1, 1);
-    expect_sweep(&p, 3, "pipeline", "2", "256", 0, 4);
+    expect_sweep(&p, 0, "single", "1", "64,256", 1, OPT_MICRO_AUTO);
+    expect_sweep(&p, 1, "naive", "2", "64", 1, OPT_MICRO_AUTO);
+    expect_sweep(&p, 3, "pipeline", "2", "256", 0, OPT_MICRO_AUTO);
     EXPECT(strcmp(p.sweep[0].data_dir, path) == 0, "data dir %s", p.sweep[0].data_dir);
     EXPECT(strstr(p.note, "LeNet on MNIST") && strstr(p.note, "Fashion-MNIST") && !strchr(p.note, '\n'),
            "note: %s", p.note);
@@ -168,7 +169,7 @@ static void test_data_fallback(const char *tmp) {
     /* and on one GPU: LeNet through the same batch ladder (its largest batch is the whole training set) */
     EXPECT(default_plan_make(&p, registry(), 1, root, when, &d, err, sizeof err) == 0, "only MNIST, 1 GPU: %s", err);
     EXPECT(strcmp(p.model, "lenet") == 0 && p.n_sweeps == 1, "only MNIST, 1 GPU: %s, %d sweeps", p.model, p.n_sweeps);
-    expect_sweep(&p, 0, "single", "1", "256,1024,4096,60000", 1, 1);
+    expect_sweep(&p, 0, "single", "1", "256,1024,4096,60000", 1, OPT_MICRO_AUTO);
     idx_free(&d);
 
     /* Fashion-MNIST present but broken (empty files) counts as missing, and the note names the file */
@@ -192,7 +193,7 @@ static void test_data_fallback(const char *tmp) {
     EXPECT(default_plan_make(&p, registry(), 2, root, when, &d, err, sizeof err) == 0, "no data: %s", err);
     EXPECT(strcmp(p.model, "resnet18") == 0 && strcmp(p.dataset, "synthetic") == 0, "no data: %s on %s", p.model,
            p.dataset);
-    expect_sweep(&p, 3, "pipeline", "2", "1024", 0, 4);
+    expect_sweep(&p, 3, "pipeline", "2", "1024", 0, OPT_MICRO_AUTO);
     EXPECT(strstr(p.note, "synthetic") && strstr(p.note, "MNIST"), "note: %s", p.note);
     EXPECT(d.train.n == 60000 && d.test.n == 10000, "synthetic data: %d/%d", d.train.n, d.test.n);
     idx_free(&d);
@@ -211,7 +212,7 @@ static void test_command(const char *tmp) {
     EXPECT(default_plan_make(&p, registry(), 2, "data", when, &d, err, sizeof err) == 0, "%s", err);
     default_plan_command(&p, 3, cmd, sizeof cmd);
     EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 5 "
-                       "--lr 0.05 --scale strong --batch 1024 --micro-batches 4 --schedule 1f1b --out " DIR_NAME
+                       "--lr 0.05 --scale strong --batch 1024 --micro-batches auto --schedule zb --out " DIR_NAME
                        "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv") == 0, "command: %s", cmd);
     idx_free(&d);
     EXPECT(chdir(cwd) == 0, "chdir back");
@@ -284,10 +285,10 @@ static void test_by_property(void) {
     EXPECT(rc == 0, "plan by property: %s", err);
     if (rc == 0) {
         EXPECT(p.n_sweeps == 4, "4 sweeps: %d", p.n_sweeps);
-        expect_sweep(&p, 0, "base", "1", "256,1024", 1, 1);
-        expect_sweep(&p, 1, "ddp", "2", "256", 1, 1);
-        expect_sweep(&p, 2, "zero", "2", "256", 1, 1);
-        expect_sweep(&p, 3, "stages", "2", "1024", 0, 4);
+        expect_sweep(&p, 0, "base", "1", "256,1024", 1, OPT_MICRO_AUTO);
+        expect_sweep(&p, 1, "ddp", "2", "256", 1, OPT_MICRO_AUTO);
+        expect_sweep(&p, 2, "zero", "2", "256", 1, OPT_MICRO_AUTO);
+        expect_sweep(&p, 3, "stages", "2", "1024", 0, OPT_MICRO_AUTO);
         idx_free(&d);
     }
     EXPECT(default_plan_make(&p, none, 2, DATA_ROOT, when, &d, err, sizeof err) == 2 &&

@@ -290,7 +290,17 @@ static void test_pipeline_options(void) {
     const strategy_info_t *const *strategies = registry();
     options_t o;
     char err[256];
-    EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == 1, "default M {1}");
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline") == 0 && o.n_micro == 1 && o.micro[0] == OPT_MICRO_AUTO,
+           "default M {auto}");
+    EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "auto,4,8") == 0 && o.n_micro == 3 &&
+           o.micro[0] == OPT_MICRO_AUTO && o.micro[1] == 4 && o.micro[2] == 8, "auto in a list: %s", err);
+    EXPECT(PARSE(&o, err, "--micro-batches", "4,automatic") == 2 &&
+           strstr(err, "--micro-batches: \"automatic\" is neither auto nor a positive integer") != NULL, "got '%s'",
+           err);
+    EXPECT(PARSE(&o, err, "--strategy", "nccl") == 0 && options_validate(&o, strategies, 2, err, sizeof err) == 0,
+           "nccl with the default micro-batches: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "1") == 0 &&
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "nccl with --micro-batches 1: %s", err);
     EXPECT(PARSE(&o, err, "--strategy", "pipeline", "--micro-batches", "1,2,4,8,16", "--split", "7") == 0, "%s", err);
     EXPECT(o.n_micro == 5 && o.micro[0] == 1 && o.micro[4] == 16 && o.n_split == 1 && o.split[0] == 7, "M list");
     EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
@@ -302,7 +312,7 @@ static void test_pipeline_options(void) {
     EXPECT(options_validate(&o, strategies, 4, err, sizeof err) == 2 &&
            strstr(err, "--split gives 1 stage start (2 stages) but --gpus has 4") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,0") == 2 &&
-           strstr(err, "--micro-batches: \"0\" is not a positive integer") != NULL, "got '%s'", err);
+           strstr(err, "--micro-batches: \"0\" is neither auto nor a positive integer") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--micro-batches", "2,,4") == 2 && strstr(err, "empty item") != NULL, "got '%s'", err);
     EXPECT(PARSE(&o, err, "--strategy", "nccl", "--micro-batches", "4") == 0, "%s", err);
     EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 2 &&

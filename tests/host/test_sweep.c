@@ -130,7 +130,7 @@ static void test_micro_batches(void) {
 
     EXPECT(parse(&o, (const char *const[]){NULL}) == 0, "parse");
     n = sweep_expand(&o, &p, err, sizeof err);
-    EXPECT(n == 1 && p[0].micro_batches == 1, "default: one micro-batch");
+    EXPECT(n == 1 && p[0].micro_batches == OPT_MICRO_AUTO, "default: micro-batches auto (other strategies ignore it)");
     free(p);
 
     /* Weak scaling: 100 x 3 GPUs = 300 is not divisible by 8. */
@@ -161,7 +161,7 @@ static void test_precision_axes(void) {
                     for (int d = 0; d < 2; d++, k++)
                         if (k >= n || p[k].index != k || p[k].gpus != o.gpus[g] || p[k].per_gpu_batch != o.batch[b] ||
                             p[k].seed != o.seeds[s] || p[k].math != o.math[m] ||
-                            p[k].grad_dtype != o.grad_dtype[d] || p[k].micro_batches != 1)
+                            p[k].grad_dtype != o.grad_dtype[d] || p[k].micro_batches != OPT_MICRO_AUTO)
                             ok = 0;
     EXPECT(ok, "gpus x batch x lr x seed x math x grad dtype order");
     /* The first four points: one configuration in every precision, tf32 before bf16 as listed. */
