@@ -40,7 +40,8 @@ int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
         size_t act = 0;   /* the largest tensor crossing: a staged link copies them one after the other */
         for (int i = 0; i < pp->st[s].n_in; i++)
             if (model_tensor_bytes(m, pp->st[s].in_t[i]) > act) act = model_tensor_bytes(m, pp->st[s].in_t[i]);
-        if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) || link_open_(pp, s, s - 1, act, naive_path, err, errlen))
+        if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) ||
+            link_open_(pp, s, s - 1, act, naive_path, err, errlen))
             return -1;
     }
     /* The labels go from stage 0, which gathers the batch, straight to the last stage, which needs them. */

@@ -15,7 +15,9 @@
 
 /* BWD: a micro-batch's whole backward, or under the zero-bubble schedule its data part (the input gradients, on
  * the critical path: B); WGT: the zero-bubble schedule's weight part (W), deferred into the bubbles. */
-typedef enum { SCHED_FWD = 0, SCHED_BWD = 1, SCHED_WGT = 2, SCHED_ACT = 3, SCHED_GRAD = 4, SCHED_KINDS = 5 } sched_kind_t;
+typedef enum {
+    SCHED_FWD = 0, SCHED_BWD = 1, SCHED_WGT = 2, SCHED_ACT = 3, SCHED_GRAD = 4, SCHED_KINDS = 5
+} sched_kind_t;
 
 /* The orders: every forward then every backward (GPipe); 1F1B (PipeDream-flush); ZB-H1 of Qi et al., "Zero Bubble
  * Pipeline Parallelism" (2023): 1F1B's order with each backward split into B and W, stage s deferring its first s

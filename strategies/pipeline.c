@@ -389,7 +389,8 @@ static int pipe_steps_done(void *state, int launched, double *ms) {
 
 const strategy_t strategy_pipeline = {
     .info = {.name = "pipeline",
-             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble order",
+             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble "
+                        "order",
              .staged = 1, .t1_global_batch = 1},
     .setup = pipe_setup,
     .steps_per_epoch = pipe_steps,

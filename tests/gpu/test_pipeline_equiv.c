@@ -70,7 +70,8 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     EXPECT(count_fields(s.stage_busy_ms) == c->gpus && count_fields(s.split) == 1 && strncmp(s.split, "0", 1) == 0,
            "%s: busy \"%s\", split \"%s\"", label, s.stage_busy_ms, s.split);
     if (c->split) EXPECT(strcmp(s.split, "0,7") == 0, "%s: split \"%s\"", label, s.split);
-    /* GPipe's and 1F1B's ideal is (p - 1) / (M + p - 1); zero bubble's depends on the measured op times, never above. */
+    /* GPipe's and 1F1B's ideal is (p - 1) / (M + p - 1); zero bubble's depends on the measured op times, never
+     * above. */
     double classic = (double)(c->gpus - 1) / (c->micro + c->gpus - 1);
     int ideal_ok = c->order == SCHED_ZB ? s.bubble_ideal >= 0 && s.bubble_ideal <= classic + 1e-12
                                         : fabs(s.bubble_ideal - classic) < 1e-12;

@@ -89,8 +89,8 @@ static void run_split(const idx_dataset_t *data, int at, const char *want) {
     st->epoch_begin(state, 1);
     for (int i = 0; i < 3; i++) st->train_step(state, i);
     st->epoch_end(state, 3, &s);
-    printf("resnet18 2 stages, split %s, M=2 1f1b: loss %.4f, busy %s ms, bubble %.3f (ideal %.3f), %.0f bytes per step\n",
-           s.split, s.train_loss, s.stage_busy_ms, s.bubble, s.bubble_ideal, s.bytes_per_step);
+    printf("resnet18 2 stages, split %s, M=2 1f1b: loss %.4f, busy %s ms, bubble %.3f (ideal %.3f), %.0f bytes per "
+           "step\n", s.split, s.train_loss, s.stage_busy_ms, s.bubble, s.bubble_ideal, s.bytes_per_step);
     EXPECT(strcmp(s.split, want) == 0 && s.stages == 2 && s.micro_batches == 2 && strcmp(s.schedule, "1f1b") == 0,
            "row: split %s stages %d micro %d schedule %s", s.split, s.stages, s.micro_batches, s.schedule);
     EXPECT(isfinite(s.train_loss) && s.train_loss > 0, "loss %.4f", s.train_loss);

@@ -201,7 +201,8 @@ static void test_fold_cut(void) {
            found ? "" : "not ");
     char err[512] = "";
     int split[1] = {bn2};
-    EXPECT(model_split_check("resnet18", split, 1, err, sizeof err) == -1 && strstr(err, "s2.b0.bn2) is not a valid cut"),
+    EXPECT(model_split_check("resnet18", split, 1, err, sizeof err) == -1 &&
+               strstr(err, "s2.b0.bn2) is not a valid cut"),
            "resnet18 --split %d: \"%s\"", bn2, err);
     free(m);
 }

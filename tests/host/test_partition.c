@@ -164,7 +164,8 @@ static double objective(const partition_t *pb, const int *st, int p) {
     for (int k = 0; k < p; k++) {
         double c = partition_stage_cost(pb->cost, pb->n_layers, st, p, k);
         if (c > worst) worst = c;
-        for (int i = 0; k > 0 && pb->cut_cost && i < pb->n_cuts; i++) copies += pb->cuts[i] == st[k] ? pb->cut_cost[i] : 0;
+        for (int i = 0; k > 0 && pb->cut_cost && i < pb->n_cuts; i++)
+            copies += pb->cuts[i] == st[k] ? pb->cut_cost[i] : 0;
     }
     return (pb->micro > 2 ? pb->micro - 1 : 1) * worst + copies;
 }
@@ -202,8 +203,9 @@ static void test_costs_vs_brute(void) {
         for (int i = 1; i < n; i++)
             if (RND % 3) { copies[n_cuts] = (double)(RND % 40) / 10.0; cuts[n_cuts++] = i; }
         forbid_seed = t;
-        partition_t pb = {.cost = cost, .n_layers = n, .cuts = cuts, .n_cuts = n_cuts, .cut_cost = t % 2 ? copies : NULL,
-                          .micro = 1 + (int)(RND % 9), .stage_ok = t % 3 ? stage_ok_rand : NULL};
+        partition_t pb = {.cost = cost, .n_layers = n, .cuts = cuts, .n_cuts = n_cuts,
+                          .cut_cost = t % 2 ? copies : NULL, .micro = 1 + (int)(RND % 9),
+                          .stage_ok = t % 3 ? stage_ok_rand : NULL};
 #undef RND
         for (int p = 1; p <= n_cuts + 1; p++) {
             int s[16];

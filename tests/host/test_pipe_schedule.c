@@ -13,13 +13,16 @@
 static const sched_order_t orders[SCHED_ORDERS] = {SCHED_GPIPE, SCHED_1F1B, SCHED_ZB};
 
 static void test_slots_and_errors(void) {
-    EXPECT(sched_slots(4, 0, 8, SCHED_GPIPE) == 8 && sched_slots(4, 3, 8, SCHED_GPIPE) == 8, "gpipe keeps every micro-batch");
+    EXPECT(sched_slots(4, 0, 8, SCHED_GPIPE) == 8 && sched_slots(4, 3, 8, SCHED_GPIPE) == 8,
+           "gpipe keeps every micro-batch");
     int want[4] = {4, 3, 2, 1};
     for (int s = 0; s < 4; s++) {
-        EXPECT(sched_slots(4, s, 8, SCHED_1F1B) == want[s], "1f1b stage %d: %d slots", s, sched_slots(4, s, 8, SCHED_1F1B));
+        EXPECT(sched_slots(4, s, 8, SCHED_1F1B) == want[s], "1f1b stage %d: %d slots", s,
+               sched_slots(4, s, 8, SCHED_1F1B));
         EXPECT(sched_slots(4, s, 8, SCHED_ZB) == 4, "zb stage %d: %d slots", s, sched_slots(4, s, 8, SCHED_ZB));
     }
-    EXPECT(sched_slots(4, 0, 2, SCHED_1F1B) == 2 && sched_slots(4, 3, 2, SCHED_1F1B) == 1, "1f1b with fewer micro-batches");
+    EXPECT(sched_slots(4, 0, 2, SCHED_1F1B) == 2 && sched_slots(4, 3, 2, SCHED_1F1B) == 1,
+           "1f1b with fewer micro-batches");
     EXPECT(strcmp(sched_order_name(SCHED_ZB), "zb") == 0 && strcmp(sched_order_name(SCHED_GPIPE), "gpipe") == 0,
            "names");
     sched_t s;
@@ -48,7 +51,8 @@ static void test_orders(void) {
                 EXPECT(s.n_ops == (zb ? 3 : 2) * p * m + 2 * (p - 1) * m, "op count %d", s.n_ops);
                 static char seen[SCHED_KINDS][SCHED_MAX_STAGES][16];
                 memset(seen, 0, sizeof seen);
-                int ok = 1, most[SCHED_MAX_STAGES] = {0}, held[SCHED_MAX_STAGES] = {0}, pending_most[SCHED_MAX_STAGES] = {0};
+                int ok = 1, most[SCHED_MAX_STAGES] = {0}, held[SCHED_MAX_STAGES] = {0};
+                int pending_most[SCHED_MAX_STAGES] = {0};
                 int last_b[SCHED_MAX_STAGES], last_w[SCHED_MAX_STAGES], fwd_before_bwd[SCHED_MAX_STAGES];
                 for (int i = 0; i < p; i++) last_b[i] = last_w[i] = -1, fwd_before_bwd[i] = 0;
                 for (int i = 0; i < s.n_ops; i++) {
@@ -96,7 +100,8 @@ static void test_ideal_bubble(void) {
                 double f = times[k][0], b = times[k][1], w = times[k][2];
                 sched_t g, o, z;
                 char err[256];
-                if (sched_build(&g, p, m, SCHED_GPIPE, err, sizeof err) || sched_build(&o, p, m, SCHED_1F1B, err, sizeof err) ||
+                if (sched_build(&g, p, m, SCHED_GPIPE, err, sizeof err) ||
+                    sched_build(&o, p, m, SCHED_1F1B, err, sizeof err) ||
                     sched_build(&z, p, m, SCHED_ZB, err, sizeof err)) { bad++; continue; }
                 double classic = (double)(p - 1) / (m + p - 1);
                 double bg = sched_ideal_bubble(&g, f, b, w), bo = sched_ideal_bubble(&o, f, b, w);
@@ -325,7 +330,10 @@ static void test_negative_control(void) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         sched_t s;
         char err[256], why[160];
-        if (sched_build(&s, cases[c].p, cases[c].m, cases[c].order, err, sizeof err) != 0) { EXPECT(0, "%s", err); continue; }
+        if (sched_build(&s, cases[c].p, cases[c].m, cases[c].order, err, sizeof err) != 0) {
+            EXPECT(0, "%s", err);
+            continue;
+        }
         int dropped = 0;
         for (int i = 0; i < s.n_ops; i++) {
             sched_op_t *o = &s.ops[i];
