@@ -307,7 +307,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     char touched[MODEL_MAX_TENSORS];
     touched_tensors(m, first, end, touched);
     /* Activations and their gradients in the math's activation type; everything else stays fp32. */
-    m->act_dtype = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
+    m->act_dtype = model_act_dtype(g);
     size_t esz = dtype_size(m->act_dtype);
     m->act_bytes = model_activation_bytes(m, first, end, grads, m->act_dtype);
     size_t elems = m->act_bytes / esz;
@@ -439,6 +439,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     return 0;
 }
+
+dtype_t model_act_dtype(const gpu_t *g) { return g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32; }
 
 int model_alloc(model_t *m, gpu_t *g) { return alloc_layers(m, g, 0, m->n_layers, NULL, MODEL_GRADS_ALL); }
 

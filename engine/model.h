@@ -51,6 +51,8 @@ typedef struct model {
                                          * another instance's (a further activation slot of the same stage) */
 } model_t;
 
+/* The type of activations and their gradients on g: bf16 under --math bf16, else fp32 (model_alloc sets act_dtype). */
+dtype_t model_act_dtype(const gpu_t *g);
 /* Bytes of tensor t's activation (or its gradient): what a pipeline copy between stages moves. */
 static inline size_t model_tensor_bytes(const model_t *m, int t) {
     return shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);

@@ -241,8 +241,7 @@ int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *
             int t[MODEL_MAX_CROSS], n = model_crossing(m, fine[c], t, MODEL_MAX_CROSS);
             bytes[c] = 0;
             for (int i = 0; i < n; i++)
-                bytes[c] += shape_numel(m->tensors[t[i]].shape) * dtype_size(pp->st[0].gpu.math == MATH_BF16
-                                                                                  ? DTYPE_BF16 : DTYPE_FP32);
+                bytes[c] += shape_numel(m->tensors[t[i]].shape) * dtype_size(model_act_dtype(&pp->st[0].gpu));
             if (bytes[c] > biggest) biggest = bytes[c];
         }
         double per_byte = copy_ms_per_byte(pp, cfg->naive_path, biggest);
