@@ -222,16 +222,29 @@ static int splits_fold(const model_t *m, int i) {
     return 0;
 }
 
-int model_stage_valid(const model_t *m, int first, int end, int *through) {
+void model_spans(const model_t *m, model_spans_t *s) {
+    s->n = m->n_tensors;
     for (int t = 0; t < m->n_tensors; t++) {
         int producer, last;
         tensor_span(m, t, &producer, &last);
-        if (producer < first && last >= end && (producer >= 0 || t == m->input) && first > 0) {
+        s->producer[t] = producer;
+        s->last[t] = t == m->input || producer >= 0 ? last : -1;   /* a tensor nobody produces crosses nothing */
+    }
+}
+
+int model_spans_stage_valid(const model_spans_t *s, int first, int end, int *through) {
+    for (int t = 0; first > 0 && t < s->n; t++)
+        if (s->producer[t] < first && s->last[t] >= end) {
             if (through) *through = t;
             return 0;
         }
-    }
     return 1;
+}
+
+int model_stage_valid(const model_t *m, int first, int end, int *through) {
+    model_spans_t s;
+    model_spans(m, &s);
+    return model_spans_stage_valid(&s, first, end, through);
 }
 
 /* Which tensors layers [first, end) read or write. */

@@ -153,6 +153,14 @@ int model_cut_points(const model_t *m, int max_cross, int *cuts);
 /* Whether layers [first, end) may form a stage: no tensor produced before first is read at or after end (a stage
  * passes nothing through; a block may be cut once). 1 yes; 0 no, with that tensor in *through (may be NULL). */
 int model_stage_valid(const model_t *m, int first, int end, int *through);
+/* The same for many ranges (a balancer's): each tensor's producing layer (-1: the input) and last reader, computed
+ * once. */
+typedef struct {
+    int n;
+    int producer[MODEL_MAX_TENSORS], last[MODEL_MAX_TENSORS];
+} model_spans_t;
+void model_spans(const model_t *m, model_spans_t *s);
+int model_spans_stage_valid(const model_spans_t *s, int first, int end, int *through);
 /* Whether every stage of starts[0..p) (starts[0] = 0, cut points) is valid: 0, or -1 with a one-line message naming
  * the stage and the tensor it would pass through. Host only. */
 int model_split_valid(const model_t *m, const int *starts, int p, char *err, size_t errlen);

@@ -158,7 +158,8 @@ static double copy_ms_per_byte(pipe_t *pp, int naive_path, size_t bytes) {
     return t[BALANCE_REPS / 2] / (double)bytes;
 }
 
-static int stage_ok(const void *ctx, int first, int end) { return model_stage_valid(ctx, first, end, NULL); }
+/* partition_t's stage_ok over a model's spans (model_spans_t). */
+static int stage_ok(const void *ctx, int first, int end) { return model_spans_stage_valid(ctx, first, end, NULL); }
 
 int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen) {
     int cuts[MODEL_MAX_LAYERS];
@@ -176,11 +177,15 @@ int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *e
     int *starts = malloc(((size_t)pp->p + 1) * sizeof *starts);
     if (!unit || !starts) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
     for (int i = 0; i < m->n_layers; i++) unit[i] = 1;
+    model_spans_t *spans = malloc(sizeof *spans);
+    if (!spans) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");
+    model_spans(m, spans);
     partition_t pb = {.cost = unit, .n_layers = m->n_layers, .cuts = cuts, .n_cuts = n_cuts, .micro = pp->micro,
-                      .stage_ok = stage_ok, .ctx = m};
+                      .stage_ok = stage_ok, .ctx = spans};
     int rc = partition_balance(&pb, pp->p, starts, err, errlen);
     free(unit);
     free(starts);
+    free(spans);
     return rc;
 }
 
@@ -208,7 +213,9 @@ static const char *balance(pipe_t *pp, const model_t *m, const double *cost, con
     double block_balance = rc_block == 0 ? partition_imbalance(cost, m->n_layers, pp->starts, pp->p) : -1;
     pp->block_balance = block_balance;
     if (rc_block == 0 && (block_balance <= BALANCE_TOLERANCE || n_fine == n_blocks)) return "block cuts";
-    pb.cuts = fine, pb.n_cuts = n_fine, pb.cut_cost = fine_cost, pb.stage_ok = stage_ok, pb.ctx = m;
+    model_spans_t spans;
+    model_spans(m, &spans);
+    pb.cuts = fine, pb.n_cuts = n_fine, pb.cut_cost = fine_cost, pb.stage_ok = stage_ok, pb.ctx = &spans;
     if (partition_balance(&pb, pp->p, alt, err, sizeof err) != 0)   /* pipe_check_split found one: a bug */
         check_fail(__FILE__, __LINE__, "partition_balance", err);
     alt[pp->p] = m->n_layers;

@@ -4,8 +4,7 @@
  * ResNet-18 and a narrow ResNet-50 (convolutions, dense, batch norm, pooling, residual adds), in fp32 and bf16, with
  * the gradients overwritten (dw_beta 0) and accumulated (1). Gradients start as random noise each time, so a part
  * that is skipped or runs twice shows. Negative control: the data part alone leaves the weight gradients wrong. */
-#include "gpu_test.h"
-#include "../../engine/check.h"
+#include "dp_common.h"
 #include "../../engine/model.h"
 #include <string.h>
 
@@ -50,16 +49,6 @@ static float *grads_after(net_t *n, int mode, float dw_beta, size_t *len) {
     return h;
 }
 
-static double rel(const float *a, const float *b, size_t n) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)a[i] - b[i];
-        num += d * d;
-        den += (double)b[i] * b[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
 static void check_model(const char *name, math_t math) {
     net_t n = {0};
     n.m = calloc(1, sizeof *n.m);
@@ -80,10 +69,10 @@ static void check_model(const char *name, math_t math) {
         float *again = grads_after(&n, 0, (float)beta, &len);
         float *split = grads_after(&n, 1, (float)beta, &len);
         float *data_only = grads_after(&n, 2, (float)beta, &len);
-        double noise = rel(again, whole, len), e = rel(split, whole, len);
-        double e_params = rel(split, whole, n.n_params), e_cut = rel(split + n.n_params, whole + n.n_params,
-                                                                      len - n.n_params);
-        double control = rel(data_only, whole, n.n_params);
+        double noise = dp_test_rel(again, whole, len), e = dp_test_rel(split, whole, len);
+        double e_params = dp_test_rel(split, whole, n.n_params);
+        double e_cut = dp_test_rel(split + n.n_params, whole + n.n_params, len - n.n_params);
+        double control = dp_test_rel(data_only, whole, n.n_params);
         printf("%-16s %s dw_beta %d: split vs whole %.3g (parameters %.3g, input gradient of layer %d %.3g), whole "
                "twice %.3g, data part alone %.3g\n", name, gpu_math_name(math), beta, e, e_params, n.m->n_layers / 2,
                e_cut, noise, control);

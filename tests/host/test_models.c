@@ -96,14 +96,23 @@ static void test_table(void) {
 
 /* Cut points of a bottleneck network: the stem's boundaries, every block's first layer, gap and fc; nothing inside a
  * block (its input is read again by the projection or the residual add). */
-/* Whether layers [first, end) of m may form a stage (partition_t's stage_ok). */
-static int stage_ok(const void *ctx, int first, int end) { return model_stage_valid(ctx, first, end, NULL); }
+/* Whether layers [first, end) may form a stage (partition_t's stage_ok over model_spans_t), and the same through the
+ * model's own check (the two must agree). */
+static int stage_ok(const void *ctx, int first, int end) { return model_spans_stage_valid(ctx, first, end, NULL); }
 
 static void test_cuts(const char *name) {
     model_t *m = build(name, 1, (model_input_t){0, 0, 0});
     int cuts[MODEL_MAX_LAYERS], fine[MODEL_MAX_LAYERS];
     int n = model_cut_points(m, 1, cuts), n_fine = model_cut_points(m, MODEL_MAX_CROSS, fine);
     int blocks = 0, bad = 0;
+    model_spans_t *spans = malloc(sizeof *spans);
+    model_spans(m, spans);
+    int disagree = 0;   /* the spans' check and the model's, on every range of cut points */
+    for (int a = 0; a < n_fine; a += 7)
+        for (int b = a + 1; b < n_fine; b += 5)
+            disagree += stage_ok(spans, fine[a], fine[b]) != model_stage_valid(m, fine[a], fine[b], NULL);
+    EXPECT(disagree == 0, "%s: %d ranges where model_spans_stage_valid and model_stage_valid disagree", name,
+           disagree);
     char is_cut[MODEL_MAX_LAYERS] = {0};
     for (int i = 0; i < n; i++) is_cut[cuts[i]] = 1;
     for (int i = 1; i < m->n_layers; i++) {
@@ -170,7 +179,7 @@ static void test_cuts(const char *name) {
                total / p, block_max);
         /* Cuts inside blocks, each stage valid (a block cut at most once), never worse. */
         double blocks_only = partition_imbalance(cost, m->n_layers, starts, p);
-        pb.cuts = fine, pb.n_cuts = n_fine, pb.stage_ok = stage_ok, pb.ctx = m;
+        pb.cuts = fine, pb.n_cuts = n_fine, pb.stage_ok = stage_ok, pb.ctx = spans;
         EXPECT(partition_balance(&pb, p, starts, err, sizeof err) == 0, "%s %d stages inside blocks: %s", name, p, err);
         double finer = partition_imbalance(cost, m->n_layers, starts, p);
         char sp[128];
@@ -185,6 +194,7 @@ static void test_cuts(const char *name) {
                    "cuts inside blocks), inside %.3f (want <= 1.06)", blocks_only, finer);
         }
     }
+    free(spans);
     free(m);
 }
 
