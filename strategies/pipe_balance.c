@@ -24,7 +24,7 @@ static int cmp_double(const void *a, const void *b) {
 typedef struct {
     model_t *m;
     gpu_t *g;
-    int first, end;
+    int first, end, split;      /* split: the backward as the zero-bubble schedule runs it, data part then weight part */
 } seg_t;
 
 static void seg_forward(void *ctx, const void *arg) {
@@ -36,7 +36,14 @@ static void seg_forward(void *ctx, const void *arg) {
 static void seg_backward(void *ctx, const void *arg) {
     (void)arg;
     seg_t *s = ctx;
-    model_backward_range(s->m, s->g, s->first, s->end, 0.0f);
+    if (s->split) model_backward_data_range(s->m, s->g, s->first, s->end, 0.0f);
+    else model_backward_range(s->m, s->g, s->first, s->end, 0.0f);
+}
+
+static void seg_weight(void *ctx, const void *arg) {
+    (void)arg;
+    seg_t *s = ctx;
+    model_backward_weight_range(s->m, s->g, s->first, s->end, 0.0f);
 }
 
 static void noop_memset(void *ctx, const void *arg) {
@@ -68,57 +75,66 @@ static double launch_overhead_ms(gpu_t *g) {
 }
 
 int pipe_measure_segments(gpu_t *g, const char *model, model_input_t in, int batch, const int *pos, int n_seg,
-                          double *seg_ms) {
+                          int split, double *seg_ms) {
+    int n = n_seg, parts = split ? 3 : 2;
     model_t *m = calloc(1, sizeof *m);
-    seg_t *seg = calloc((size_t)n_seg, sizeof *seg);
-    graph_seg_t *gf = calloc((size_t)n_seg, sizeof *gf), *gb = calloc((size_t)n_seg, sizeof *gb);
-    cudaEvent_t *ev = calloc(2 * (size_t)n_seg + 2, sizeof *ev);
-    double *t = calloc((size_t)n_seg * BALANCE_REPS, sizeof *t);
-    if (!m || !seg || !gf || !gb || !ev || !t) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
+    seg_t *seg = calloc((size_t)n, sizeof *seg);
+    graph_seg_t *gr = calloc((size_t)n * 3, sizeof *gr);   /* [k]: forward, [n + k]: backward, [2n + k]: weights */
+    cudaEvent_t *ev = calloc(3 * (size_t)n + 2, sizeof *ev);
+    double *t = calloc((size_t)n * BALANCE_REPS, sizeof *t);
+    if (!m || !seg || !gr || !ev || !t) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     CHECK_CUDA(cudaSetDevice(g->device));
     nvtx_push("pipeline balance: segment times gpu%d", g->device);
-    if (model_build_input(m, model, batch, in) != 0 || pos[n_seg] != m->n_layers)
+    if (model_build_input(m, model, batch, in) != 0 || pos[n] != m->n_layers)
         check_fail(__FILE__, __LINE__, "model_build", "the model to measure differs from the one to split");
     int rc = model_alloc(m, g);
     if (rc == 0) {
         double overhead = launch_overhead_ms(g);
         /* Activations and gradients hold model_alloc's uniform fill: kernels run at their real cost on non-zero
-         * data. ev[k]: before segment k's forward (ev[n_seg]: after the last); ev[n_seg + 1 + k]: after segment k's
-         * backward, which runs from the last segment down. */
-        for (int i = 0; i < 2 * n_seg + 2; i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
-        for (int k = 0; k < n_seg; k++) seg[k] = (seg_t){m, g, pos[k], pos[k + 1]};
+         * data. ev[k]: before segment k's forward (ev[n]: after the last); ev[n + 1 + k]: after segment k's
+         * backward, which runs from the last segment down; split, ev[2n + 1] and ev[2n + 2 + k] the same for the
+         * weight parts, after every data part (the zero-bubble schedule defers them: their inputs are no longer
+         * in cache, which costs time the fused backward does not pay). */
+        for (int i = 0; i < (split ? 3 * n + 2 : 2 * n + 2); i++) CHECK_CUDA(cudaEventCreate(&ev[i]));
+        for (int k = 0; k < n; k++) seg[k] = (seg_t){m, g, pos[k], pos[k + 1], split};
         for (int r = 0; r < BALANCE_WARMUP + BALANCE_REPS; r++) {
-            for (int k = 0; k < n_seg; k++) {
+            for (int k = 0; k < n; k++) {
                 CHECK_CUDA(cudaEventRecord(ev[k], g->stream));
-                graph_seg_run(&gf[k], g->stream, 1, seg_forward, &seg[k], NULL);
+                graph_seg_run(&gr[k], g->stream, 1, seg_forward, &seg[k], NULL);
             }
-            CHECK_CUDA(cudaEventRecord(ev[n_seg], g->stream));
-            for (int k = n_seg - 1; k >= 0; k--) {
-                graph_seg_run(&gb[k], g->stream, 1, seg_backward, &seg[k], NULL);
-                CHECK_CUDA(cudaEventRecord(ev[n_seg + 1 + k], g->stream));
+            CHECK_CUDA(cudaEventRecord(ev[n], g->stream));
+            for (int k = n - 1; k >= 0; k--) {
+                graph_seg_run(&gr[n + k], g->stream, 1, seg_backward, &seg[k], NULL);
+                CHECK_CUDA(cudaEventRecord(ev[n + 1 + k], g->stream));
+            }
+            if (split) {
+                CHECK_CUDA(cudaEventRecord(ev[2 * n + 1], g->stream));
+                for (int k = n - 1; k >= 0; k--) {
+                    graph_seg_run(&gr[2 * n + k], g->stream, 1, seg_weight, &seg[k], NULL);
+                    CHECK_CUDA(cudaEventRecord(ev[2 * n + 2 + k], g->stream));
+                }
             }
             CHECK_CUDA(cudaStreamSynchronize(g->stream));
             if (r < BALANCE_WARMUP) continue;
-            for (int k = 0; k < n_seg; k++) {
-                cudaEvent_t before = k == n_seg - 1 ? ev[n_seg] : ev[n_seg + 2 + k];
-                double f = timing_ms(ev[k], ev[k + 1]), b = timing_ms(before, ev[n_seg + 1 + k]);
-                double v = f + b - 2 * overhead;   /* a stage runs its segments in one graph each way */
+            for (int k = 0; k < n; k++) {
+                cudaEvent_t before = k == n - 1 ? ev[n] : ev[n + 2 + k];
+                double v = timing_ms(ev[k], ev[k + 1]) + timing_ms(before, ev[n + 1 + k]);
+                if (split) v += timing_ms(k == n - 1 ? ev[2 * n + 1] : ev[2 * n + 3 + k], ev[2 * n + 2 + k]);
+                v -= parts * overhead;   /* a stage runs its segments in one graph per op */
                 t[(size_t)k * BALANCE_REPS + (r - BALANCE_WARMUP)] = v > 0 ? v : 0;
             }
         }
-        for (int k = 0; k < n_seg; k++) {
+        for (int k = 0; k < n; k++) {
             qsort(t + (size_t)k * BALANCE_REPS, BALANCE_REPS, sizeof *t, cmp_double);
             seg_ms[k] = t[(size_t)k * BALANCE_REPS + BALANCE_REPS / 2];
         }
-        for (int i = 0; i < 2 * n_seg + 2; i++) CHECK_CUDA(cudaEventDestroy(ev[i]));
-        for (int k = 0; k < n_seg; k++) {
-            graph_seg_free(&gf[k]);
-            graph_seg_free(&gb[k]);
-        }
+        for (int i = 0; i < 3 * n + 2; i++)
+            if (ev[i]) CHECK_CUDA(cudaEventDestroy(ev[i]));
+        for (int k = 0; k < 3 * n; k++) graph_seg_free(&gr[k]);
         model_free(m);
     }
     nvtx_pop();
-    free(m); free(seg); free(gf); free(gb); free(ev); free(t);
+    free(m); free(seg); free(gr); free(ev); free(t);
     return rc;
 }
 
@@ -237,7 +253,7 @@ int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *
         memcpy(pos + 1, fine, (size_t)n_fine * sizeof *fine);
         pos[n_fine + 1] = m->n_layers;
         if (pipe_measure_segments(&pp->st[0].gpu, cfg->model, model_input_of(cfg->data), pp->micro_batch, pos,
-                                  n_fine + 1, seg_ms) != 0) {
+                                  n_fine + 1, pp->sched.order == SCHED_ZB, seg_ms) != 0) {
             snprintf(err, errlen, "out of memory: measuring the layers of %s at micro-batch %d needs the whole model "
                      "on GPU %d", m->name, pp->micro_batch, pp->st[0].gpu.device);
             return -1;
@@ -260,8 +276,9 @@ int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *
     partition_format(pp->starts, pp->p, pp->split, sizeof pp->split);
     fprintf(stderr, "pipeline: split %s of %s at micro-batch %d (%s", pp->split, m->name, pp->micro_batch, how);
     if (measured)
-        fprintf(stderr, ", balanced by segment times measured as graphs: slowest stage %.3f x the mean, %.3f with "
-                "block cuts", pp->predicted_balance, pp->block_balance);
+        fprintf(stderr, ", balanced by segment times measured as graphs%s: slowest stage %.3f x the mean, %.3f with "
+                "block cuts", pp->sched.order == SCHED_ZB ? ", weight gradients after every input gradient" : "",
+                pp->predicted_balance, pp->block_balance);
     fprintf(stderr, "):");
     for (int s = 0; s < pp->p; s++) {
         int a = pp->starts[s], b = pp->starts[s + 1];

@@ -152,8 +152,8 @@ double pipe_timing_epoch(pipe_t *pp, int steps, epoch_stats_t *out) {
     out->compute_ms = b[row].compute_ms;
     out->exposed_comm_ms = b[row].exposed_ms;
     out->idle_ms = b[row].idle_ms;
-    breakdown_print(stderr, "stage", b, pp->p, row);
-    if (pp->sched.order == SCHED_ZB)
+    if (!pp->quiet) breakdown_print(stderr, "stage", b, pp->p, row);
+    if (pp->sched.order == SCHED_ZB && !pp->quiet)
         fprintf(stderr, "pipeline: mean stage per step: forward %.3f ms, input gradients %.3f ms, weight gradients "
                 "%.3f ms\n", f, bw, w);
     return step_mean;

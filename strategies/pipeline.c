@@ -220,13 +220,12 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     snprintf(out->schedule, sizeof out->schedule, "%s", sched_order_name(pp->sched.order));
     snprintf(out->split, sizeof out->split, "%s", pp->split);
     out->peak_mem_mb = 0;
+    for (int s = 0; s < pp->p; s++)
+        if (pipeline_stage_mem_mb(pp, s) > out->peak_mem_mb) out->peak_mem_mb = pipeline_stage_mem_mb(pp, s);
+    if (pp->quiet) return;
     fprintf(stderr, "pipeline: busy ms/step %s of %.3f ms steps (bubble %.3f, ideal %.3f); MiB in use:",
             out->stage_busy_ms, step_mean, out->bubble, out->bubble_ideal);
-    for (int s = 0; s < pp->p; s++) {
-        double mb = pipeline_stage_mem_mb(pp, s);
-        if (mb > out->peak_mem_mb) out->peak_mem_mb = mb;
-        fprintf(stderr, " gpu%d %.0f", pp->st[s].gpu.device, mb);
-    }
+    for (int s = 0; s < pp->p; s++) fprintf(stderr, " gpu%d %.0f", pp->st[s].gpu.device, pipeline_stage_mem_mb(pp, s));
     fprintf(stderr, "\n");
     if (pp->predicted_balance > 0) {   /* how well the measured segments predicted the stages */
         fprintf(stderr, "pipeline: stage busy ms/step predicted by the balance (segments x M):");
@@ -318,30 +317,31 @@ static size_t pipe_params(void *state, float *host, size_t max) {
     return n;
 }
 
-#define AUTO_WARM 3             /* a probe's untimed steps: eager, captured, replayed once */
-#define AUTO_TIMED 4
+#define AUTO_WARM 3             /* a probe's untimed epoch: eager, captured, replayed once */
+#define AUTO_TIMED 4            /* its timed epoch */
 #define AUTO_MIN_IMAGES 8       /* smaller micro-batches leave the GPU idle inside every kernel: not tried */
 
-/* Steps of a probe of M micro-batches, the pipeline set up and torn down as a run would: the median step of the
- * timed ones, in ms (its setup's message in err and -1 where it did not fit). */
-static double probe(const run_cfg_t *cfg, int m, char *err, size_t errlen) {
+/* A probe of M micro-batches, the pipeline set up and torn down as a run would: a warm-up epoch of AUTO_WARM steps
+ * (eager, captured, replayed), then a timed one of AUTO_TIMED; its figures in *s (step_ms the median step). 0, or
+ * -1 with its setup's message in err. */
+static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, char *err, size_t errlen) {
     run_cfg_t c = *cfg;
     c.micro_batches = m;
-    c.steps_cap = AUTO_WARM + AUTO_TIMED;
+    c.steps_cap = AUTO_TIMED > AUTO_WARM ? AUTO_TIMED : AUTO_WARM;
     c.trace = NULL;
     void *state = NULL;
     if (setup_fixed(&state, &c, err, errlen) != 0) return -1;
     pipe_t *pp = state;
-    int steps = c.steps_cap < pp->steps_per_epoch ? c.steps_cap : pp->steps_per_epoch;
-    int warm = steps > AUTO_WARM ? AUTO_WARM : 0;
-    epoch_stats_t s;
-    epoch_stats_init(&s);
-    pipe_epoch_begin(pp, 0);
-    for (int i = 0; i < steps; i++) pipe_step(pp, i);
-    pipe_epoch_end(pp, steps, &s);
-    double ms = timing_median_step_ms(pp->step_events + warm, steps - warm);
+    pp->quiet = 1;
+    for (int e = 0; e < 2; e++) {
+        int want = e ? AUTO_TIMED : AUTO_WARM, steps = want < pp->steps_per_epoch ? want : pp->steps_per_epoch;
+        epoch_stats_init(s);
+        pipe_epoch_begin(pp, e);
+        for (int i = 0; i < steps; i++) pipe_step(pp, i);
+        pipe_epoch_end(pp, steps, s);
+    }
     pipe_teardown(pp);
-    return ms;
+    return 0;
 }
 
 /* --micro-batches auto: M = the smallest power of two >= the stage count, doubled while it divides the global batch,
@@ -356,15 +356,16 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
     for (int m = first; m <= PIPE_AUTO_MAX_MICRO && cfg->global_batch % m == 0; m *= 2) {
         if (m > first && cfg->global_batch / m < AUTO_MIN_IMAGES) break;
         char e[512] = "";
-        double ms = probe(cfg, m, e, sizeof e);
-        if (ms < 0 && !strstr(e, "out of memory")) return snprintf(err, errlen, "%s", e), -1;
-        double ips = ms > 0 ? cfg->global_batch * 1000.0 / ms : 0;
-        fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %s%.3f ms per step, %.0f images/s\n", m,
-                ms < 0 ? e : "", ms, ips);
-        if (ms < 0) {   /* smaller micro-batches need less memory: the next may fit */
-            snprintf(why, sizeof why, "%s", e);
+        epoch_stats_t s;
+        if (probe(cfg, m, &s, e, sizeof e) != 0) {
+            if (!strstr(e, "out of memory")) return snprintf(err, errlen, "%s", e), -1;
+            fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %s\n", m, e);
+            snprintf(why, sizeof why, "%s", e);   /* smaller micro-batches need less memory: the next may fit */
             continue;
         }
+        double ips = s.step_ms > 0 ? cfg->global_batch * 1000.0 / s.step_ms : 0;
+        fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %.3f ms per step, %.0f images/s (stage busy ms %s, "
+                "bubble %.3f, ideal %.3f)\n", m, s.step_ms, ips, s.stage_busy_ms, s.bubble, s.bubble_ideal);
         if (ips > best_ips) best_ips = ips, best = m;
         else if (ips < 0.97 * best_ips) break;
     }

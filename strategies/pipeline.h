@@ -59,6 +59,7 @@ typedef struct pipe {
                                          * compute ops per stage (2 or, zero bubble, 3 per micro-batch) */
     double bytes_per_step;              /* activations, gradients and labels copied between GPUs per step */
     int use_graphs;                     /* forwards and backwards replayed from CUDA graphs (--cuda-graph) */
+    int quiet;                          /* --micro-batches auto's probe: no per-epoch lines on stderr */
     struct trace *trace;                /* --trace recorder (ranges while trace->active), or NULL */
     int *d_step;                        /* stage 0: the step within the epoch, read by the captured gathers */
 } pipe_t;
@@ -67,9 +68,10 @@ typedef struct pipe {
 /* Forward + backward milliseconds of each segment [pos[k], pos[k + 1]) (k < n_seg) of `model` at `batch` images on
  * g, run as a stage runs its layers: each segment's forward and backward captured into a CUDA graph and replayed, the
  * segments back to back on the stream, one graph launch's own stream time (calibrated) taken off each; the median of
- * a few repetitions after warm-up. Allocates and frees a whole model on g: 0, or -1 when it does not fit. */
+ * a few repetitions after warm-up. split: the backward as the zero-bubble schedule runs it, every data part, then
+ * every weight part. Allocates and frees a whole model on g: 0, or -1 when it does not fit. */
 int pipe_measure_segments(gpu_t *g, const char *model, model_input_t in, int batch, const int *pos, int n_seg,
-                          double *seg_ms);
+                          int split, double *seg_ms);
 /* Host only, before any GPU is touched: checks the hand split in cfg (filling pp->starts) or, without one, that
  * pp->p valid stages fit the model's cut points. m: the model built at the micro-batch. 0, or -1 with a message. */
 int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);
