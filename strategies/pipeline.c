@@ -288,7 +288,8 @@ void pipeline_download_params(pipe_t *pp, float *host) {
 }
 
 double pipeline_stage_mem_mb(const pipe_t *pp, int s) {
-    return (double)(gpu_mem_used(&pp->st[s].gpu) - pp->st[s].mem_base) / (1024.0 * 1024.0);
+    /* as signed: another process on the GPU may free what it held when the base was read */
+    return ((double)gpu_mem_used(&pp->st[s].gpu) - (double)pp->st[s].mem_base) / (1024.0 * 1024.0);
 }
 
 size_t pipeline_act_bytes(const pipe_t *pp, int s) {
