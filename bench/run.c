@@ -215,7 +215,8 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         /* Per GPU and step: forward, update and a backward plus a communication range (and a bf16 cast) per bucket
          * (at most one bucket per layer); the pipeline's forward, backward and up to three copies (each in two
          * halves where staged) per micro-batch. */
-        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * (pt->micro_batches > 0 ? pt->micro_batches : PIPE_AUTO_MAX_MICRO);
+        int m = pt->micro_batches > 0 ? pt->micro_batches : PIPE_AUTO_MAX_MICRO;
+        int per_step = 3 * MODEL_MAX_LAYERS + 8 + 8 * m;
         trace_init(tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         r->cfg.trace = tr;
     }
