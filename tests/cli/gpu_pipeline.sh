@@ -50,7 +50,7 @@ auto=$tmp/auto.csv
 rc=$?
 check "scaling --strategy pipeline (--micro-batches auto, the default) exits $rc" $rc
 grep -q "^pipeline: --micro-batches auto: M = [0-9]* (" "$tmp/auto.log"; check "auto: the choice is printed" $?
-m=$(awk -f "$root/scripts/csv.awk" "$auto" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+m=$("$bin" tsv "$auto" | awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
     { print $c["micro_batches"] }' | sort -u)
 case "$m" in 2|4|8|16|32) ok=0 ;; *) ok=1 ;; esac
 check "auto: every row records one M chosen, got '$m'" $ok

@@ -78,10 +78,12 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     EXPECT(ideal_ok && s.bubble >= -0.01 && s.bubble < 1 && s.stage_balance >= 1 - 1e-9,
            "%s: bubble %.4f, ideal %.4f (1f1b's %.4f), balance %.3f", label, s.bubble, s.bubble_ideal, classic,
            s.stage_balance);
-    EXPECT(s.epoch_s > 0 && s.step_ms > 0 && s.compute_ms > 0 && s.peak_mem_mb > 0 &&
+    /* No check of peak_mem_mb here: it is a device-wide reading (in use now minus in use at setup), and tests run
+     * side by side on one GPU free what they held at any time; test_pipeline_memory runs alone and checks it. */
+    EXPECT(s.epoch_s > 0 && s.step_ms > 0 && s.compute_ms > 0 &&
            (c->gpus == 1 ? s.bytes_per_step == 0 : s.bytes_per_step > 0),
-           "%s: epoch %.4f step %.4f compute %.4f mem %.1f bytes %.0f", label, s.epoch_s, s.step_ms, s.compute_ms,
-           s.peak_mem_mb, s.bytes_per_step);
+           "%s: epoch %.4f step %.4f compute %.4f bytes %.0f", label, s.epoch_s, s.step_ms, s.compute_ms,
+           s.bytes_per_step);
     st->teardown(state);
     free(p);
     free(d);
