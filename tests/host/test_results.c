@@ -249,12 +249,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 57: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 58: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 58: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 59: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -311,7 +311,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 51, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 52, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -455,7 +455,7 @@ static void test_read_fixture(void) {
      * ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
-    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 10 && t.unknown == 0, "committed study: %d rows, %d bad, "
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 11 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;
