@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# round.sh — the end of a round in one call of a 2- to 4-GPU node, from the repository root, everything under $OUT:
+# setup, the default study exactly as README runs it (`./scaling`), then the GPU suite (ctest -L gpu) but the tests
+# named in SKIP (gpu_memcheck alone takes over 5 minutes: its own call) with what is left of ROUND_BUDGET_S.
+#
+#   OUT=/some/dir [SKIP='gpu_memcheck|...'] [ROUND_BUDGET_S=540] tools/device/round.sh
+#
+# $OUT afterwards: setup.log, study.out / study.err (the study's stdout and stderr, as a newcomer sees them),
+# study.tgz (its results/default-*/ folder: study.csv, study_allreduce.csv, REPORT.md), tests.log, summary.txt.
+set -uo pipefail
+: "${OUT:?set OUT to the directory that comes back}"
+t0=$(date +%s)
+budget=${ROUND_BUDGET_S:-540}
+skip=${SKIP:-gpu_memcheck}
+say() { echo "[round.sh $(($(date +%s) - t0)) s] $*"; }
+left() { echo $((budget - ($(date +%s) - t0))); }
+
+say "setup"
+if ! scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
+    tail -n 40 "$OUT/setup.log"
+    say "setup failed: see setup.log"
+    exit 1
+fi
+export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+nvidia-smi -L
+
+say "the default study: ./scaling"
+s0=$(date +%s)
+timeout $(($(left) - 60)) ./scaling >"$OUT/study.out" 2>"$OUT/study.err"
+study_rc=$?
+study_s=$(($(date +%s) - s0))
+tail -n 30 "$OUT/study.out"
+folder=$(ls -d results/default-* 2>/dev/null | tail -n 1)
+[ -n "$folder" ] && tar czf "$OUT/study.tgz" "$folder"
+say "the default study: exit $study_rc in $study_s s, folder ${folder:-none}"
+
+say "GPU suite: ctest -L gpu -E '$skip' -j3 within $(($(left) - 10)) s"
+timeout $(($(left) - 10)) ctest --test-dir build -L gpu -E "$skip" -j3 --timeout 240 --output-on-failure \
+    >"$OUT/tests.log" 2>&1
+tests_rc=$?
+{
+    echo "GPU: $(nvidia-smi -L | head -n 1), $(nvidia-smi -L | grep -c '^GPU') GPU(s)"
+    echo "default study: exit $study_rc, $study_s s, $folder"
+    echo "GPU suite (ctest -L gpu -E '$skip'): exit $tests_rc$([ $tests_rc -eq 124 ] && echo ' (stopped at the deadline)')"
+    grep -E '^ *[0-9]+/[0-9]+ Test' "$OUT/tests.log" | sed 's/^ */  /'
+    grep -E 'tests passed|^\s+[0-9]+ - ' "$OUT/tests.log"
+} | tee "$OUT/summary.txt"
+say "done"
