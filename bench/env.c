@@ -10,6 +10,9 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <nccl.h>
+#ifdef HAVE_MPI
+#include <mpi.h>
+#endif
 
 static void driver_version(char *buf, size_t len) {
     FILE *f = fopen("/proc/driver/nvidia/version", "r");
@@ -55,4 +58,31 @@ void env_collect(results_env_t *e, const dist_t *dist) {
     if (dist_nccl_settings(dist, e->nccl_env, sizeof e->nccl_env) != 0)
         fprintf(stderr, "scaling: the NCCL_* settings in force are longer than the nccl_env column holds (%zu "
                 "characters): the rows list those that fit, whole\n", sizeof e->nccl_env - 1);
+}
+
+void env_print_version(FILE *f) {
+    char cudnn[32], nccl[32];
+    size_t dn = cudnnGetVersion();
+    snprintf(cudnn, sizeof cudnn, "%zu.%zu.%zu", dn / 10000, (dn % 10000) / 100, dn % 100);
+    int nv = 0;
+    if (ncclGetVersion(&nv) == ncclSuccess)
+        snprintf(nccl, sizeof nccl, "%d.%d.%d", nv / 10000, (nv % 10000) / 100, nv % 100);
+    else snprintf(nccl, sizeof nccl, "unknown");
+    char built_cudnn[32], built_nccl[32];
+    snprintf(built_cudnn, sizeof built_cudnn, "%d.%d.%d", CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL);
+    snprintf(built_nccl, sizeof built_nccl, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+    fprintf(f, "scaling %s\n", GIT_VERSION);
+    fprintf(f, "built against: CUDA %d.%d, cuDNN %s, NCCL %s", CUDART_VERSION / 1000, (CUDART_VERSION % 1000) / 10,
+            built_cudnn, built_nccl);
+#if defined(HAVE_MPI) && defined(OMPI_MAJOR_VERSION)
+    fprintf(f, ", Open MPI %d.%d.%d (MPI %d.%d)\n", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION,
+            MPI_VERSION, MPI_SUBVERSION);
+#elif defined(HAVE_MPI)
+    fprintf(f, ", MPI %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
+#else
+    fprintf(f, ", no MPI (one process per GPU under mpirun/srun is not built)\n");
+#endif
+    /* A library found at run time may not be the one of the build (LD_LIBRARY_PATH, another install). */
+    if (strcmp(cudnn, built_cudnn) != 0 || strcmp(nccl, built_nccl) != 0)
+        fprintf(f, "loaded: cuDNN %s, NCCL %s\n", cudnn, nccl);
 }

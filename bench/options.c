@@ -139,6 +139,12 @@ static const opt_t opts[] = {
      "past it the run ends with a timeout row (doc/faults.md)"},
     {"retry-failed", NULL, NULL, NULL, opt_set, FIELD(retry_failed), 0, NULL, NULL,
      "with --resume, run again the configurations whose last run failed or timed out"},
+    {"dry-run", NULL, NULL, NULL, opt_set, FIELD(dry_run), 0, NULL, NULL,
+     "print the runs the sweep would make (GPUs, global batch, lr, M after the scaling rules),\n"
+     "their count and, from --out's earlier rows of the same configurations, an estimated time;\n"
+     "run nothing, write nothing, need no GPU"},
+    {"version", NULL, NULL, NULL, opt_set, FIELD(version), 0, NULL, NULL,
+     "print the commit and the CUDA, cuDNN, NCCL and MPI versions built against, and exit"},
     {"help", NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, "print this help and exit"},
 };
 
@@ -191,6 +197,8 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         return errmsg(2, err, errlen, "options not filled in (call options_parse first)");
     if (o->retry_failed && !o->resume)
         return errmsg(2, err, errlen, "--retry-failed: only with --resume (it picks which runs of --out to repeat)");
+    if (o->dry_run && o->bench)
+        return errmsg(2, err, errlen, "--dry-run: not with --bench (the benchmark has no sweep to list)");
     const strategy_info_t *st = strategy_info_find(strategies, o->strategy);
     if (strategies && !st) {
         const char *names[64];

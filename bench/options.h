@@ -49,6 +49,8 @@ typedef struct {
     unsigned long long given;           /* bit i: option i of the table was on the command line (options_given) */
     double timeout_s;                   /* deadline of every wait on another rank or GPU, default 300 */
     int retry_failed;                   /* --resume runs again configurations whose last run failed/timed out */
+    int dry_run;                        /* print the runs and an estimate; run and write nothing (bench/dry_run.h) */
+    int version;                        /* print the commit and the libraries built against, and exit */
 } options_t;
 
 /* Valid names, NULL-terminated; the strategy list comes from the strategy registry at run time. Names that stand for

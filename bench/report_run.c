@@ -2,6 +2,7 @@
  * any path is safe), its exit status checked, the CSV only ever read. */
 #include "report_run.h"
 #include "../engine/errmsg.h"
+#include "faults/isolate.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -37,9 +38,14 @@ int report_run(const char *script, const char *csv, const char *out_dir, char *e
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     if (rc != 0) return errmsg(-1, err, errlen, "%s: cannot start: %s", script, strerror(rc));
+    isolate_track_child((int)pid);      /* a signal now ends the report with the command */
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return errmsg(-1, err, errlen, "%s: waitpid: %s", script, strerror(errno));
+        if (errno != EINTR) {
+            isolate_track_child(0);
+            return errmsg(-1, err, errlen, "%s: waitpid: %s", script, strerror(errno));
+        }
+    isolate_track_child(0);
     if (WIFEXITED(status)) {
         if (WEXITSTATUS(status)) errmsg(0, err, errlen, "%s exited with status %d", script, WEXITSTATUS(status));
         return WEXITSTATUS(status);

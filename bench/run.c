@@ -10,6 +10,7 @@
 #include "../engine/check.h"
 #include <cuda_runtime.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +54,19 @@ typedef struct {
                                  * numbers are filled in on a copy, and a fault's row is written from it */
     int k, n_points, is_root;
     double t0;
-    void *state;                /* the strategy's, once set up (read by the watchdog thread: atomically) */
-    watchdog_t *wd;             /* under mpirun/srun: the run's deadline thread; NULL in a child process */
+    void *state;                /* the strategy's, once set up; the watchdog thread uses it under state_lock only,
+                                 * and teardown takes it away under that lock first (run_release) */
+    pthread_mutex_t state_lock;
+    watchdog_t *wd;             /* the run's deadline thread (its child's, or each rank's) */
     int epoch, step;            /* where the run is, for a row written on its behalf */
+    /* For the progress lines (the watchdog thread reads them under state_lock): the epoch's steps (0 while its
+     * events are being recorded anew: epoch_begin), the steps whose train_step returned (their step events are
+     * recorded, so the thread queries no event the main thread is recording), the epoch's start on the host's
+     * clock, the study's progress when it began, and whether a line on a terminal is still open. */
+    int epoch_steps, returned;
+    double epoch_t0;
+    progress_t prog_at_epoch;
+    int line_open;
     char reason[512];
     char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
     int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
@@ -63,6 +74,12 @@ typedef struct {
 } run_t;
 
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+/* A line on stderr from the run's root process: on a terminal the progress line is rewritten in place, so a line of
+ * another kind first ends it. */
+static void run_say_begin(run_t *r) {
+    if (__atomic_exchange_n(&r->line_open, 0, __ATOMIC_ACQ_REL)) fputs("\r\033[K", stderr);
+}
 
 /* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
  * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
@@ -81,6 +98,7 @@ static void write_fault_row(run_t *r, run_status_t status, const char *reason, i
         snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
     }
     results_stamp(&row);
+    if (r->is_root) run_say_begin(r);
     if (r->is_root)
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
                 r->st->info.name, r->pt->gpus, r->pt->global_batch, math_name(r->pt->math), row.status,
@@ -158,8 +176,50 @@ static int run_health(void *ctx, char *why, size_t len) {
             dist_abort(r->dist, isolate_exit_status(isolate_signal()));
         }
     }
-    void *state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
-    return state && r->st->health ? r->st->health(state, why, len) : 0;
+    pthread_mutex_lock(&r->state_lock);     /* teardown waits for the poll: it never frees what the poll reads */
+    int broken = r->state && r->st->health ? r->st->health(r->state, why, len) : 0;
+    pthread_mutex_unlock(&r->state_lock);
+    return broken;
+}
+
+/* The strategy's state away from the watchdog thread (which then polls nothing), for its teardown. */
+static void *run_release(run_t *r) {
+    pthread_mutex_lock(&r->state_lock);
+    void *state = r->state;
+    r->state = NULL;
+    pthread_mutex_unlock(&r->state_lock);
+    return state;
+}
+
+/* The watchdog's tick, every PROGRESS_EVERY_S: where the setup or the epoch stands (bench/progress.h), from what the
+ * run already keeps, the GPUs' finished steps read from the step events (never a wait). Rank 0 alone speaks; a
+ * line at a time where stderr is not a terminal (a Slurm log), rewritten in place where it is. */
+static void run_progress(void *ctx) {
+    run_t *r = ctx;
+    if (!r->is_root) return;
+    char line[256];
+    pthread_mutex_lock(&r->state_lock);
+    int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED);
+    if (!r->state && epoch == 0)
+        progress_setup_line(line, sizeof line, r->k, r->n_points, wall_now() - r->t0, -1, 0, -1);
+    else if (r->state && r->epoch_steps > 0) {
+        progress_step_t p = {.run = r->k, .runs = r->n_points, .epoch = epoch, .epochs = r->o->epochs,
+                             .launched = __atomic_load_n(&r->returned, __ATOMIC_ACQUIRE), .done = -1,
+                             .steps = r->epoch_steps, .host_s = wall_now() - r->epoch_t0,
+                             .global_batch = r->pt->global_batch};
+        /* this thread's device is the run's first GPU, whose stream records the step events: no context is made
+         * on another device */
+        if (r->st->steps_done && !r->st->info.no_gpu && cudaSetDevice(r->devices[0]) != cudaSuccess) p.done = -1;
+        else if (r->st->steps_done) p.done = r->st->steps_done(r->state, p.launched, &p.gpu_ms);
+        progress_step_line(line, sizeof line, &r->prog_at_epoch, &p);
+    } else line[0] = '\0';
+    pthread_mutex_unlock(&r->state_lock);
+    if (!line[0]) return;
+    if (isatty(STDERR_FILENO)) {
+        fprintf(stderr, "\r%s\033[K", line);
+        __atomic_store_n(&r->line_open, 1, __ATOMIC_RELEASE);
+    } else fprintf(stderr, "%s\n", line);
+    fflush(stderr);
 }
 
 /* The watchdog's end of a run (bench/faults/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
@@ -167,15 +227,20 @@ static int run_health(void *ctx, char *why, size_t len) {
 static void run_expire(void *ctx, const char *why, int timed_out) {
     run_t *r = ctx;
     int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
-    char reason[700], line[32];
+    char reason[760], line[32];
+    /* A signal came first (the user, a time limit) and the step it should have stopped before never ended: no
+     * verdict on the configuration either, --resume runs it again. */
+    int sig = isolate_signal();
+    const char *first = sig && timed_out ? signal_name(sig) : "", *then = sig && timed_out ? ", then " : "";
     if (r->dist)
-        snprintf(reason, sizeof reason, "rank %d on %s, epoch %d step %d: %s", r->dist->rank, r->dist->host, epoch,
-                 step, why);
-    else snprintf(reason, sizeof reason, "epoch %d step %d: %s", epoch, step, why);
+        snprintf(reason, sizeof reason, "%s%srank %d on %s, epoch %d step %d: %s", first, then, r->dist->rank,
+                 r->dist->host, epoch, step, why);
+    else snprintf(reason, sizeof reason, "%s%sepoch %d step %d: %s", first, then, epoch, step, why);
+    run_say_begin(r);
     fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
-    run_status_t status = timed_out ? RUN_TIMEOUT : RUN_FAILED;
+    run_status_t status = sig && timed_out ? RUN_INTERRUPTED : timed_out ? RUN_TIMEOUT : RUN_FAILED;
     if (r->is_root) write_fault_row(r, status, reason, epoch, -1, -1);
     else {
         /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
@@ -186,10 +251,11 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
         }
         dist_row_from_rank(r, status, reason);
     }
-    if (r->dist) dist_abort(r->dist, timed_out ? 124 : 1);
-    snprintf(line, sizeof line, "outcome %d\n", timed_out ? RUN_TIMEOUT : RUN_FAILED);
+    int code = sig && timed_out ? isolate_exit_status(sig) : timed_out ? 124 : 1;
+    if (r->dist) dist_abort(r->dist, code);
+    snprintf(line, sizeof line, "outcome %d\n", status);
     check_report(line);
-    _exit(timed_out ? 124 : 1);     /* the main thread is stuck: nothing of this process is worth running on */
+    _exit(code);     /* the main thread is stuck: nothing of this process is worth running on */
 }
 
 /* Under mpirun/srun, on every rank at the same point (r->reason says where): a line naming the rank, then rank 0's
@@ -235,7 +301,10 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         progress_drop(&r->sd->prog, o->epochs, 1);
         return oom ? RUN_OOM : RUN_FAILED;
     }
-    __atomic_store_n(&r->state, *state, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&r->state_lock);
+    r->state = *state;
+    pthread_mutex_unlock(&r->state_lock);
+    isolate_defer(1);       /* its steps are checkpoints now: a signal stops the run before the next one */
     double setup_s = wall_now() - r->t0;
     progress_setup_done(&r->sd->prog, setup_s);
     snprintf(line, sizeof line, "setup %.6f\n", setup_s);
@@ -284,6 +353,7 @@ static int epoch_steps(run_t *r, void *state, trace_t *tr, int e, int steps, dou
         tr->active = r->o->trace && trace_first >= 0 && i >= trace_first && i < trace_first + TRACE_STEPS;
         nvtx_push("step %d", i);
         st->train_step(state, i);
+        __atomic_store_n(&r->returned, i + 1, __ATOMIC_RELEASE);
         nvtx_pop();
         int was_profiling = r->prof->state == 1;
         profile_after_step(r->prof, i, i + 1 == steps, &r->cfg);
@@ -344,7 +414,8 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
     snprintf(line, sizeof line, "epoch %d %s %s %.9g %.6f %.9g %.9g\n", e, row->status, row->phase, s->epoch_s,
              wall, row->images_per_s, row->test_acc);
     check_report(line);
-    fmt_duration(eta, sizeof eta, progress_eta(&r->sd->prog));
+    progress_duration(eta, sizeof eta, progress_eta(&r->sd->prog));
+    if (r->is_root) run_say_begin(r);
     if (r->is_root)
         fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", r->k,
                 r->n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
@@ -372,10 +443,19 @@ static int run_body(run_t *r) {
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
+        pthread_mutex_lock(&r->state_lock);      /* what the progress lines read: nothing while events are reset */
+        r->epoch_steps = 0;
+        pthread_mutex_unlock(&r->state_lock);
         st->epoch_begin(state, e);
+        pthread_mutex_lock(&r->state_lock);
+        r->epoch_steps = steps;
+        r->returned = 0;
+        r->epoch_t0 = wall_now();
+        r->prog_at_epoch = r->sd->prog;
+        pthread_mutex_unlock(&r->state_lock);
         int how = epoch_steps(r, state, &tr, e, steps, &beat);
         if (how == STEPS_ENDED) {
-            st->teardown(state);
+            st->teardown(run_release(r));
             if (o->trace) trace_free(&tr);
             return RUN_INTERRUPTED;
         }
@@ -401,8 +481,7 @@ static int run_body(run_t *r) {
     table_summary(stdout, rows, n_rows);
     fflush(stdout);
     dump_params(st, state, r->dist);
-    __atomic_store_n(&r->state, NULL, __ATOMIC_RELEASE);
-    st->teardown(state);
+    st->teardown(run_release(r));
     if (o->trace) trace_free(&tr);
     return outcome;
 }
@@ -413,7 +492,10 @@ static int run_child(void *arg) {
     /* The child's own watchdog names the epoch, the step and an NCCL asynchronous error; the parent's deadline on
      * the child's silence (10 s later) stays the backstop for a child that cannot run even that thread. */
     watchdog_t wd;
-    if (watchdog_start(&wd, r->o->timeout_s, run_health, run_expire, r) == 0) r->wd = &wd;
+    if (watchdog_start(&wd, r->o->timeout_s, run_health, run_expire, r) == 0) {
+        r->wd = &wd;
+        watchdog_every(&wd, PROGRESS_EVERY_S, run_progress);    /* never silent: setup, and inside an epoch */
+    }
     int outcome = run_body(r);
     if (r->wd) watchdog_stop(&wd);
     r->wd = NULL;
@@ -469,6 +551,13 @@ static int run_isolated(run_t *r) {
         write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
         return RUN_FAILED;
     }
+    if (ir.unkillable) {    /* stuck in the kernel (a GPU driver call): the next run would find its GPU taken */
+        r->sd->gpu_held = 1;
+        run_say_begin(r);
+        fprintf(stderr, "scaling: run %d/%d: its process (pid %d) did not end %g s after SIGKILL and may still hold "
+                "the GPU; the sweep stops here (see nvidia-smi; --resume goes on once the GPU is free)\n", r->k,
+                r->n_points, ir.pid, ir.grace_s);
+    }
     if (r->wrote_interrupted) return RUN_INTERRUPTED;     /* killed by a second signal after its row: no other */
     if (ir.outcome >= 0) {     /* it told its outcome after its last row: whatever came after wrote nothing */
         /* The epochs (and the setup) it will not spend; a diverged run's were dropped at its line. */
@@ -492,6 +581,44 @@ static int schedule_order(const char *name) {
     return 0;
 }
 
+void run_row_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const results_env_t *env,
+                const dist_t *dist, results_row_t *row) {
+    results_row_init(row);
+    row->strategy = st->info.name;
+    row->model = o->model;
+    row->dataset = o->dataset;
+    row->math = math_name(pt->math);
+    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
+    row->grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
+    row->init = init_name(o->init);
+    row->seed = pt->seed;
+    row->gpus = pt->gpus;
+    row->global_batch = pt->global_batch;
+    row->per_gpu_batch = pt->per_gpu_batch;
+    row->lr = pt->lr;
+    row->momentum = o->momentum;
+    row->weight_decay = o->weight_decay;
+    row->env = *env;
+    if (!st->info.uses_nccl) row->env.nccl_transport[0] = '\0';
+    row->nodes = dist ? dist->n_nodes : 1;
+    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
+    row->timeout_s = o->timeout_s;
+}
+
+void run_key_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+                const results_row_t *row, results_key_t *key) {
+    results_row_t want = *row;
+    int full = data->train.n / pt->global_batch;
+    want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
+    want.stats.micro_batches = pt->micro_batches > 0 ? pt->micro_batches : -1;   /* auto: whatever it picked */
+    snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
+    /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known before
+     * setup and the key leaves it open. */
+    if (st->info.path_is_algo && o->naive_path != NAIVE_PATH_AUTO)
+        snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", naive_path_name(o->naive_path));
+    results_key_of_row(&want, key);
+}
+
 /* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
  * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
  * RUN_* outcome. */
@@ -500,6 +627,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
               const dist_t *dist) {
     run_t *r = calloc(1, sizeof *r);
     if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
+    pthread_mutex_init(&r->state_lock, NULL);
     r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;
     r->t0 = wall_now();
     r->k = progress_next_run(&sd->prog), r->n_points = sd->prog.runs;   /* this run's number in the whole study */
@@ -522,43 +650,15 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         r->cfg.dist = dist;
     }
     results_row_t *row = &r->row;
-    results_row_init(row);
+    run_row_of(o, st, pt, env, dist, row);
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
     snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
     dist_bcast(dist, row->run_id, sizeof row->run_id);     /* one run id for every rank's rows (rank 0's) */
-    row->strategy = st->info.name;
-    row->model = o->model;
-    row->dataset = o->dataset;
-    row->math = math_name(pt->math);
-    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
-    row->grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
-    row->init = init_name(o->init);
-    row->seed = pt->seed;
-    row->gpus = pt->gpus;
-    row->global_batch = pt->global_batch;
-    row->per_gpu_batch = pt->per_gpu_batch;
-    row->lr = pt->lr;
-    row->momentum = o->momentum;
-    row->weight_decay = o->weight_decay;
-    row->env = *env;
-    if (!st->info.uses_nccl) row->env.nccl_transport[0] = '\0';
-    row->nodes = dist ? dist->n_nodes : 1;
-    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
-    row->timeout_s = o->timeout_s;
 
     if (done) {
-        results_row_t want = *row;
-        int full = data->train.n / pt->global_batch;
-        want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-        want.stats.micro_batches = pt->micro_batches > 0 ? pt->micro_batches : -1;   /* auto: whatever it picked */
-        snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
-        /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known
-         * before setup and the key leaves it open. */
-        if (st->info.path_is_algo && o->naive_path != NAIVE_PATH_AUTO)
-            snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", naive_path_name(o->naive_path));
         results_key_t key;
-        results_key_of_row(&want, &key);
+        run_key_of(o, st, pt, data, row, &key);
         int best = 0;
         /* Rank 0 alone read the CSV: its decision is every rank's. */
         int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
@@ -573,6 +673,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
                    complete ? "" : "; --retry-failed runs it again");
             fflush(stdout);
             progress_drop(&sd->prog, o->epochs, 1);
+            pthread_mutex_destroy(&r->state_lock);
             free(r);
             return RUN_SKIPPED;
         }
@@ -591,12 +692,14 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
             fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);
             dist_abort(dist, 1);
         }
+        watchdog_every(&wd, PROGRESS_EVERY_S, run_progress);
         r->wd = &wd;
         outcome = run_body(r);
         watchdog_stop(&wd);
         rank_watch_phase(sd->watch, "the agreement between runs", 0);
         check_on_fail(NULL, NULL);
     }
+    pthread_mutex_destroy(&r->state_lock);
     free(r);
     return outcome;
 }

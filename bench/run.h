@@ -34,6 +34,7 @@ typedef struct {
     answer_t *ans;
     int outcomes[RUN_OUTCOMES];
     rank_watch_t *watch;        /* under mpirun/srun: the deadline between runs, paused while a run's own holds */
+    int gpu_held;               /* a run's process outlived its SIGKILL: its GPU may still be held, the sweep stops */
 } run_tally_t;
 
 /* Runs one sweep point (o's strategy st) and writes its rows to res (NULL on ranks other than 0 under mpirun/srun).
@@ -42,5 +43,12 @@ typedef struct {
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
               results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
               const dist_t *dist);
+/* The cells of sweep point pt's configuration as its rows will have them (no run id, nothing measured). */
+void run_row_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const results_env_t *env,
+                const dist_t *dist, results_row_t *row);
+/* Its configuration (study/key.h) as --resume and the dry run look it up: row's cells with the steps per epoch of data
+ * and the pipeline's and the copy path's cells known before the run. */
+void run_key_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
+                const results_row_t *row, results_key_t *key);
 /* Monotonic wall-clock seconds. */
 double wall_now(void);

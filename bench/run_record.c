@@ -27,15 +27,6 @@ void utc_stamp(char *buf, size_t len, const char *fmt) {
     strftime(buf, len, fmt, &tm);
 }
 
-void fmt_duration(char *buf, size_t len, double s) {
-    if (s < 0 || !isfinite(s)) snprintf(buf, len, "?");
-    else if (s < 60) snprintf(buf, len, "%.0fs", s);
-    else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)s / 60, (int)s % 60);
-    else snprintf(buf, len, "%dh%02dm", (int)s / 3600, ((int)s % 3600) / 60);
-}
-
-
-
 void profile_init(profile_t *p) {
     const char *s = getenv("SCALING_PROFILE_STEPS");
     p->steps = s ? atoi(s) : 0;

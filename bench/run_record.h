@@ -8,8 +8,6 @@
 #define TRACE_STEPS 5
 
 void utc_stamp(char *buf, size_t len, const char *fmt);
-/* "42s", "3m07s", "1h05m"; "?" when unknown. */
-void fmt_duration(char *buf, size_t len, double s);
 void profile_before_step(profile_t *p, int epoch, int step);
 /* After step `step` (last: the epoch's last): closes the range after K steps, every GPU of cfg synchronised. */
 void profile_after_step(profile_t *p, int step, int last, const run_cfg_t *cfg);

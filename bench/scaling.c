@@ -11,6 +11,7 @@
 #include "progress.h"
 #include "default/default_study.h"
 #include "run.h"
+#include "dry_run.h"
 #include "faults/isolate.h"
 #include "faults/rank_watch.h"
 #include "../study/paths.h"
@@ -60,7 +61,8 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
         printf("# resume: %d run(s) already in %s%s\n", done.n, o->out,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
-    for (int i = 0; i < n_points && !sd->outcomes[RUN_INTERRUPTED]; i++) {
+    isolate_defer(1);       /* from here a signal stops the sweep between runs, or its run at a step boundary */
+    for (int i = 0; i < n_points && !sd->outcomes[RUN_INTERRUPTED] && !sd->gpu_held; i++) {
         /* A signal between two runs stops the sweep; under mpirun/srun every rank agrees on it (collective). */
         if (dist ? dist_max(dist, (double)isolate_signal()) > 0 : isolate_signal() != 0) {
             sd->outcomes[RUN_INTERRUPTED]++;
@@ -70,6 +72,7 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
     }
     results_scan_free(&done);
+    isolate_defer(0);
     return 0;
 }
 
@@ -102,7 +105,7 @@ static void print_outcomes(const run_tally_t *sd, const char *out) {
 /* The exit status of a command: 128 + signal where a signal stopped the sweep, 1 where a run failed or timed out. */
 static int outcome_status(const run_tally_t *sd) {
     if (sd->outcomes[RUN_INTERRUPTED]) return isolate_exit_status(isolate_signal() ? isolate_signal() : SIGTERM);
-    return sd->outcomes[RUN_FAILED] || sd->outcomes[RUN_TIMEOUT] ? 1 : 0;
+    return sd->outcomes[RUN_FAILED] || sd->outcomes[RUN_TIMEOUT] || sd->gpu_held ? 1 : 0;
 }
 
 /* The device count and the environment of the rows, from a child process: the parent of the runs never
@@ -213,14 +216,14 @@ static int default_main(void) {
     progress_init(&sd.prog, ds.runs, ds.epochs);
     profile_t prof;
     profile_init(&prof);
-    for (int i = 0; i < ds.plan.n_sweeps && !sd.outcomes[RUN_INTERRUPTED]; i++) {
+    for (int i = 0; i < ds.plan.n_sweeps && !sd.outcomes[RUN_INTERRUPTED] && !sd.gpu_held; i++) {
         default_study_announce(&ds, i, stdout);
         table_header(stdout);
         fflush(stdout);
         run_sweep(&ds.plan.sweep[i], ds.pts[i], ds.n_pts[i], &ds.data, &ds.res, &env, &sd, &prof, NULL);
     }
     print_outcomes(&sd, ds.plan.csv);
-    if (sd.outcomes[RUN_INTERRUPTED]) return outcome_status(&sd);   /* no report of half a study */
+    if (sd.outcomes[RUN_INTERRUPTED] || sd.gpu_held) return outcome_status(&sd);   /* no report of half a study */
     int bench_rc = ds.plan.n_bench_gpus ? default_bench(&ds, ds.plan.sweep[0].timeout_s) : 0;
     if (isolate_signal()) return isolate_exit_status(isolate_signal());
     int rc = default_study_end(&ds);
@@ -267,6 +270,10 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
         return 0;
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
+    if (o.version) {    /* before any check: a machine without a GPU or data answers it */
+        if (!dist || dist->is_root) env_print_version(stdout);
+        return 0;
+    }
 
     /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
      * machine without one; nothing is written before every check has passed. */
@@ -280,6 +287,8 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
         rc = 0;
         if (o.bench)
             rc = 2, snprintf(err, sizeof err, "--bench %s runs in one process; launch it without mpirun/srun", o.bench);
+        else if (o.dry_run)
+            rc = 2, snprintf(err, sizeof err, "--dry-run runs in one process; launch it without mpirun/srun");
         else if (!st->info.multi_process) {
             char which[256] = "";
             for (int i = 0; infos[i]; i++)
@@ -324,6 +333,14 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
     int n_dev = 0;
     results_env_t env;
+    if (o.dry_run) {    /* no device probe, nothing opened for writing: the rows' configuration cells alone */
+        memset(&env, 0, sizeof env);
+        dist_nccl_transport(NULL, env.nccl_transport, sizeof env.nccl_transport);
+        rc = dry_run_print(&o, st, pts, n_points, &data, &env, stdout);
+        idx_free(&data);
+        free(pts);
+        return rc;
+    }
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
         rank_watch_phase(watch, "device selection", 1);
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;

@@ -30,8 +30,11 @@ typedef struct {
 } process_fail_hook_t;
 
 /* SIGINT/SIGTERM (bench/faults/isolate.h): a signal handler can reach nothing else. got: the first signal; whether
- * this is a run's child process; the child to pass a signal on to; and the line a rank's handler writes at once to
- * last_fd (rank 0's interrupted row, prepared before each epoch), with whether it did. */
+ * this is a run's child process; the child to pass a signal on to; the line a rank's handler writes at once to
+ * last_fd (rank 0's interrupted row, prepared before each epoch), with whether it did; whether a checkpoint is ahead
+ * (isolate_defer: else a signal ends the process at once); whether the handler SIGKILLed the child. Tests only
+ * (isolate_test_kill): the signal a silent child is sent (0: SIGKILL; -1: none) and the grace after it (0: the
+ * default). */
 typedef struct {
     volatile sig_atomic_t got;
     volatile sig_atomic_t in_child;
@@ -40,6 +43,10 @@ typedef struct {
     const char *volatile last_line;
     volatile size_t last_len;
     volatile sig_atomic_t last_spoken;
+    volatile sig_atomic_t deferred;
+    volatile sig_atomic_t child_killed;
+    int test_kill_signal;
+    double test_kill_grace_s;
 } process_signals_t;
 
 typedef struct {

@@ -21,23 +21,59 @@
 /* The signal state is process state (engine/process.h): a handler can reach nothing else. */
 static process_signals_t *const sigs = &process_state.signals;
 
+/* "scaling: SIGTERM: stopped (setup: nothing of a run was under way)", with write(2) alone: async-signal-safe. */
+static void say_stopped(int sig) {
+    static const char head[] = "scaling: ", tail[] = ": stopped at once (no run was under way)\n";
+    const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal";
+    ssize_t w = write(2, head, sizeof head - 1);
+    w = write(2, name, strlen(name));
+    w = write(2, tail, sizeof tail - 1);
+    (void)w;
+}
+
 static void on_signal(int sig) {
+    if (!sigs->got && !sigs->deferred) {
+        /* No checkpoint ahead (setup, data loading, a probe, the benchmark, the report): the first signal ends the
+         * process now, with the child it waits for, rather than after a blocked read that may never return. */
+        sigs->got = sig;
+        if (sigs->child > 0) kill(sigs->child, SIGKILL);
+        if (!sigs->in_child) say_stopped(sig);
+        _exit(128 + sig);
+    }
     if (!sigs->got) {
         sigs->got = sig;
         if (sigs->child > 0) kill(sigs->child, sig);
         else if (!sigs->in_child && sigs->last_fd >= 0 && sigs->last_line) {
             static const char said[] = "scaling: rank 0: a signal from the launcher (a rank died, or the job was "
                                        "cancelled or ran out of time): the run's interrupted row is written\n";
-            /* async-signal-safe: a line prepared earlier */
-            ssize_t w = write(sigs->last_fd, sigs->last_line, sigs->last_len);
+            ssize_t w = write(sigs->last_fd, sigs->last_line, sigs->last_len);    /* async-signal-safe: a line prepared earlier */
             w = write(2, said, sizeof said - 1);
             (void)w;
             sigs->last_spoken = 1;
         }
         return;
     }
-    if (sigs->child > 0) kill(sigs->child, SIGKILL);    /* the parent still writes the row */
-    else if (!sigs->in_child) _exit(128 + sig);
+    if (sigs->child > 0) {
+        kill(sigs->child, SIGKILL);    /* the parent still writes the row */
+        sigs->child_killed = 1;
+    } else if (!sigs->in_child) _exit(128 + sig);
+}
+
+void isolate_defer(int on) { sigs->deferred = on ? 1 : 0; }
+
+void isolate_track_child(int pid) { sigs->child = (pid_t)pid; }
+
+void isolate_test_kill(int sig, double grace_s) {
+    sigs->test_kill_signal = sig ? sig : -1;
+    sigs->test_kill_grace_s = grace_s;
+}
+
+/* The deadline's signal (0: none, a test's) and the grace after it. */
+static int kill_signal(void) {
+    return sigs->test_kill_signal < 0 ? 0 : sigs->test_kill_signal ? sigs->test_kill_signal : SIGKILL;
+}
+static double kill_grace_s(void) {
+    return sigs->test_kill_grace_s > 0 ? sigs->test_kill_grace_s : ISOLATE_KILL_GRACE_S;
 }
 
 void isolate_signals_install(void) {
@@ -84,6 +120,7 @@ static void take_line(char *line, isolate_result_t *r, isolate_line_fn on_line, 
 static void child_main(int (*child)(void *), void *arg, int fd, pid_t parent) {
     sigs->in_child = 1;
     sigs->child = 0;
+    sigs->deferred = 0;       /* until its run says where it stops (isolate_defer) */
     /* A parent killed outright (SIGKILL, the OOM killer) takes its run along: an orphan would go on writing rows
      * into a CSV that a --resume may be appending to already. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -117,14 +154,16 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
         child_main(child, arg, fds[1], parent);
     }
     sigs->child = pid;
+    sigs->child_killed = 0;
     if (sigs->got) kill(pid, sigs->got);  /* a signal that came between the check and the fork */
     close(fds[1]);
     char buf[8192];
     size_t have = 0;
-    double last = now_s();
+    double last = now_s(), killed_at = 0;
+    int status = 0, reaped = 0;
     for (;;) {
         struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        int n = poll(&p, 1, 200);
+        int n = poll(&p, 1, reaped ? 0 : 200);
         if (n < 0 && errno != EINTR) break;
         if (n > 0) {
             ssize_t got = read(fds[0], buf + have, sizeof buf - 1 - have);
@@ -142,18 +181,32 @@ int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_li
             memmove(buf, start, have + 1);
             if (have == sizeof buf - 1) have = 0;   /* a line longer than the buffer: dropped */
             last = now_s();
+            continue;
         }
+        if (reaped) break;      /* its lines read to the last one there is */
+        /* A child that died while a process it started still holds the pipe: no EOF comes, its status does. */
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) { reaped = 1; continue; }
         if (timeout_s > 0 && !r->timed_out && now_s() - last > timeout_s) {
             r->timed_out = 1;
-            kill(pid, SIGKILL);
+            if (kill_signal()) kill(pid, kill_signal());
+        }
+        if (!killed_at && (r->timed_out || sigs->child_killed)) killed_at = now_s();
+        /* A child stuck in the driver does not die of SIGKILL: past the grace the parent gives up on it. */
+        if (killed_at && now_s() - killed_at > kill_grace_s()) {
+            r->unkillable = 1;
+            r->pid = (int)pid;
+            r->grace_s = kill_grace_s();
+            break;
         }
     }
     close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (!reaped && !r->unkillable && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     sigs->child = 0;
-    if (WIFSIGNALED(status)) r->exit_code = -1, r->signal = WTERMSIG(status);
+    if (r->unkillable) r->exit_code = -1;
+    else if (WIFSIGNALED(status)) r->exit_code = -1, r->signal = WTERMSIG(status);
     else r->exit_code = WEXITSTATUS(status);
+    r->killed = sigs->child_killed;
     r->interrupted = sigs->got;
     return 0;
 }
@@ -174,15 +227,30 @@ static const char *signal_name(int sig) {
 }
 
 int isolate_status(const isolate_result_t *r) {
-    if (r->interrupted && !r->timed_out) return RUN_INTERRUPTED;
+    /* A signal is no verdict on the configuration, even where the run then hung and had to be killed: --resume runs
+     * it again. */
+    if (r->interrupted) return RUN_INTERRUPTED;
     if (r->timed_out) return RUN_TIMEOUT;
     return isolate_is_oom(r) ? RUN_OOM : RUN_FAILED;
 }
 
 void isolate_describe(const isolate_result_t *r, double timeout_s, char *buf, size_t len) {
-    if (r->interrupted && !r->timed_out)
-        snprintf(buf, len, "%s twice: the run's process was killed at once", signal_name(r->interrupted));
-    else if (r->timed_out) snprintf(buf, len, "no progress for %.0f s (--timeout): the run's process was killed", timeout_s);
+    const char *sig = signal_name(r->interrupted);
+    char fate[160];     /* what the parent's SIGKILL did */
+    if (r->unkillable)
+        snprintf(fate, sizeof fate, "the run's process (pid %d) was sent SIGKILL and had not ended %g s later: it may "
+                 "still hold the GPU", r->pid, r->grace_s);
+    else snprintf(fate, sizeof fate, "the run's process was killed%s", r->killed ? " at once" : "");
+    if (r->interrupted && r->killed) snprintf(buf, len, "%s twice: %s", sig, fate);
+    else if (r->interrupted && r->timed_out)
+        snprintf(buf, len, "%s, then no progress for %.0f s (--timeout): %s", sig, timeout_s, fate);
+    else if (r->interrupted && r->exit_code == 128 + r->interrupted)
+        snprintf(buf, len, "%s during the run's setup: it stopped at once", sig);
+    else if (r->interrupted)
+        snprintf(buf, len, "%s: the run's process ended before its row (%s)", sig, r->reason[0] ? r->reason
+                 : r->signal ? signal_name(r->signal) : "no reason given");
+    else if (r->timed_out)
+        snprintf(buf, len, "no progress for %.0f s (--timeout): %s", timeout_s, fate);
     else if (r->reason[0]) snprintf(buf, len, "%s", r->reason);
     else if (r->signal) snprintf(buf, len, "the run's process was killed by %s (signal %d)", signal_name(r->signal),
                                  r->signal);

@@ -2,18 +2,27 @@
  * run them through the real driver and report them (tests/cli/fake_strategy.sh), showing that a strategy is one file
  * and one registry line (fake_registry.c): fake, replicas, and fake_ref, the same formula declared the reference
  * (its 1-GPU runs are fake's T1, as single's are on a GPU). A global batch over FAKE_MAX_BATCH fails setup as out of
- * memory, like a real one. */
+ * memory, like a real one. FAKE_SETUP_MS and FAKE_STEP_MS make its setup and steps take that long on the host (a
+ * long setup, a long epoch: the progress lines), its steps "finished" as they return. */
+#define _POSIX_C_SOURCE 200809L
 #include "strategies/strategy.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define FAKE_MAX_BATCH 65536
 
 typedef struct {
     int gpus, global_batch, steps_per_epoch, epoch, steps_run;
+    int step_ms;                /* FAKE_STEP_MS */
 } fake_t;
+
+static void sleep_ms(int ms) {
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&t, &t) != 0) {}
+}
 
 static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
     if (cfg->global_batch > FAKE_MAX_BATCH) {
@@ -28,6 +37,9 @@ static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     f->gpus = cfg->n_gpus;
     f->global_batch = cfg->global_batch;
     f->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
+    const char *step = getenv("FAKE_STEP_MS"), *setup = getenv("FAKE_SETUP_MS");
+    f->step_ms = step ? atoi(step) : 0;
+    if (setup) sleep_ms(atoi(setup));
     *state = f;
     return 0;
 }
@@ -42,7 +54,18 @@ static void fake_epoch_begin(void *state, int epoch) {
 
 static void fake_train_step(void *state, int step) {
     (void)step;
-    ((fake_t *)state)->steps_run++;
+    fake_t *f = state;
+    sleep_ms(f->step_ms);
+    __atomic_add_fetch(&f->steps_run, 1, __ATOMIC_RELEASE);
+}
+
+/* Its steps are done as they return: the progress line's GPU count, at FAKE_STEP_MS each. */
+static int fake_steps_done(void *state, int launched, double *ms) {
+    fake_t *f = state;
+    int done = __atomic_load_n(&f->steps_run, __ATOMIC_ACQUIRE);
+    if (done > launched) done = launched;
+    *ms = (double)done * f->step_ms;
+    return f->step_ms > 0 ? done : -1;
 }
 
 /* A step costs 1 ms per 256 images on each GPU plus 0.1 ms per extra GPU; the loss halves every epoch. */
@@ -77,7 +100,7 @@ static size_t fake_params(void *state, float *host, size_t max) {
 #define FAKE_CALLS                                                                                                     \
     .setup = fake_setup, .steps_per_epoch = fake_steps, .epoch_begin = fake_epoch_begin,                               \
     .train_step = fake_train_step, .epoch_end = fake_epoch_end, .evaluate = fake_evaluate,                             \
-    .teardown = fake_teardown, .params = fake_params
+    .teardown = fake_teardown, .params = fake_params, .steps_done = fake_steps_done
 
 const strategy_t strategy_fake = {
     .info = {.name = "fake", .summary = "test only: no GPU work, epoch statistics from a formula", .no_gpu = 1},

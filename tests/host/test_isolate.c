@@ -1,7 +1,9 @@
 /* test_isolate.c — the per-configuration child process (bench/faults/isolate.h) with fake children, no GPU: a clean run,
  * a CHECK_* failure (its reason reaches the parent; out of memory is told apart), a crash by signal, a silent child
- * past the deadline, SIGTERM ended at a step boundary and a second SIGTERM at once, and SCALING_FAULT (engine/fault.h)
- * failing the k-th call through the CHECK_* macros' own fault path. */
+ * past the deadline, SIGTERM ended at a step boundary and a second SIGTERM at once, a first SIGTERM where no
+ * checkpoint is ahead (setup) ending the process and its child at once, a signal in a hung step judged interrupted,
+ * a dead child whose pipe another process holds reaped, a child that outlives its SIGKILL given up after the grace,
+ * and SCALING_FAULT (engine/fault.h) failing the k-th call through the CHECK_* macros' own fault path. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/faults/isolate.h"
 #include "engine/check.h"
@@ -45,10 +47,12 @@ static int child_silent(void *arg) {
     return 0;
 }
 
-/* A run loop: a "step" every 10 ms, the signal checked at each step boundary as scaling.c does. */
+/* A run loop: a "step" every 10 ms, the signal checked at each step boundary as scaling.c does (its setup over, a
+ * checkpoint is ahead: isolate_defer). */
 static int child_steps(void *arg) {
     int check_signal = *(int *)arg;
     check_report("setup\n");
+    isolate_defer(1);
     for (int step = 0; step < 1000; step++) {
         usleep(10000);
         if (check_signal && isolate_signal()) {
@@ -81,6 +85,35 @@ static int child_pid_then_wait(void *arg) {
     (void)w;
     for (;;) pause();
     return 0;
+}
+
+/* A run whose step hangs (a kernel that never ends): its setup done, a checkpoint ahead that it never reaches. */
+static int child_hung_step(void *arg) {
+    (void)arg;
+    check_report("setup\n");
+    isolate_defer(1);
+    for (;;) pause();
+    return 0;
+}
+
+/* A child that starts a process of its own holding the pipe (as a driver's helper may), says its pid, and dies. */
+static int child_leaves_holder(void *arg) {
+    (void)arg;
+    pid_t holder = fork();
+    if (holder == 0) {
+        sleep(60);
+        _exit(0);
+    }
+    char line[64];
+    snprintf(line, sizeof line, "holder %d\n", (int)holder);
+    check_report(line);
+    check_report("setup\n");
+    for (;;) pause();
+    return 0;
+}
+
+static void on_holder(const char *line, void *ctx) {
+    if (strncmp(line, "holder ", 7) == 0) *(int *)ctx = atoi(line + 7);
 }
 
 static void on_line(const char *line, void *ctx) {
@@ -191,11 +224,26 @@ static void test_no_fault_injection(void) {
 }
 #endif
 
+/* 1 when pid is gone or a zombie (an orphan's reaper may be slow, or absent in a container). */
+static int gone_or_zombie(pid_t pid) {
+    if (kill(pid, 0) != 0) return 1;
+    char path[64], buf[256] = "";
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
 /* Signal cases run in a subprocess of their own: the first signal a process gets stays recorded. */
 static int signal_case(int second, int check_signal) {
     pid_t pid = fork();
     if (pid == 0) {
         isolate_signals_install();
+        isolate_defer(1);       /* a sweep: the parent stops between runs */
         isolate_result_t r;
         char err[256];
         pid_t me = getpid();
@@ -224,10 +272,11 @@ static void test_signals(void) {
     EXPECT(rc == 0, "SIGTERM: passed to the child, which stopped at a step boundary with 143 (case rc %d)", rc);
     rc = signal_case(1, 0);
     EXPECT(rc == 0, "a second SIGTERM kills a child that does not stop (case rc %d)", rc);
-    /* A process without a child: the second signal ends it at once with 128 + signal. */
+    /* A process without a child, a checkpoint ahead: the second signal ends it at once with 128 + signal. */
     pid_t pid = fork();
     if (pid == 0) {
         isolate_signals_install();
+        isolate_defer(1);
         raise(SIGTERM);
         if (isolate_signal() != SIGTERM) _exit(1);
         raise(SIGTERM);
@@ -237,20 +286,110 @@ static void test_signals(void) {
     waitpid(pid, &status, 0);
     EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143, "no child: second SIGTERM exits 143 (status %d)",
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    /* No checkpoint ahead (setup, data loading on a hung file system): the first signal ends it, 143, at once. */
+    pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        raise(SIGTERM);
+        _exit(1);
+    }
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143, "setup: the first SIGTERM exits 143 (status %d)",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    /* ... and with a child (the device probe, the benchmark) it takes the child along: both gone at once. */
+    int fds[2];
+    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return; }
+    pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char s[16];
+        snprintf(s, sizeof s, "%d", fds[1]);
+        setenv("WRITE_FD", s, 1);
+        isolate_signals_install();
+        isolate_result_t r;
+        char err[64];
+        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
+        _exit(1);
+    }
+    close(fds[1]);
+    pid_t child = 0;
+    EXPECT(read(fds[0], &child, sizeof child) == (ssize_t)sizeof child && child > 0, "child pid %d", (int)child);
+    close(fds[0]);
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+    int gone = 0;
+    for (int i = 0; i < 250 && !gone; i++) {    /* 5 s at most: generous on a loaded machine */
+        gone = gone_or_zombie(child);
+        if (!gone) usleep(20000);
+    }
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143 && gone, "setup with a child: parent 143 (status %d), "
+           "child gone (%d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1, gone);
+    if (!gone && child > 0) kill(child, SIGKILL);
 }
 
-/* 1 when pid is gone or a zombie (an orphan's reaper may be slow, or absent in a container). */
-static int gone_or_zombie(pid_t pid) {
-    if (kill(pid, 0) != 0) return 1;
-    char path[64], buf[256] = "";
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *close_paren = strrchr(buf, ')');
-    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
+/* A signal during a step that hangs: the parent's deadline kills the silent child, and the verdict is the signal's
+ * (interrupted: --resume runs it again), not the deadline's. In a subprocess: the signal stays recorded. */
+static void test_signal_in_hung_step(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        isolate_signals_install();
+        isolate_defer(1);
+        pid_t me = getpid();
+        if (fork() == 0) {
+            usleep(200000);
+            kill(me, SIGTERM);
+            _exit(0);
+        }
+        isolate_result_t r;
+        char err[64], why[600];
+        int rc = isolate_run(child_hung_step, NULL, 1.0, NULL, NULL, &r, err, sizeof err);
+        while (wait(NULL) > 0) {}
+        isolate_describe(&r, 1.0, why, sizeof why);
+        _exit(rc == 0 && r.timed_out && r.interrupted == SIGTERM && isolate_status(&r) == RUN_INTERRUPTED &&
+              strstr(why, "SIGTERM, then no progress for 1 s") ? 0 : 2);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "signal in a hung step: interrupted, not timeout (rc %d)",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* The deadline's SIGKILL, and after it: a child that died while a process it started holds the pipe is reaped (no
+ * EOF ever comes); a child that outlives its kill (stuck in a driver call: a test plays it with a signal it survives)
+ * is given up after the grace, said so, its pid given. In subprocesses with an alarm: the code before this hung. */
+static void test_kill_grace(void) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        isolate_result_t r;
+        char err[64];
+        int holder = 0;
+        int rc = isolate_run(child_leaves_holder, NULL, 0.5, on_holder, &holder, &r, err, sizeof err);
+        if (holder > 0) kill(holder, SIGKILL);
+        _exit(rc == 0 && r.timed_out && !r.unkillable && r.signal == SIGKILL ? 0 : 2);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a dead child whose pipe another process holds is reaped "
+           "(status %d: 14 is the alarm of a hang)", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+
+    pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        isolate_test_kill(SIGCONT, 1.0);
+        isolate_result_t r;
+        char err[64], why[600];
+        int rc = isolate_run(child_silent, NULL, 0.5, NULL, NULL, &r, err, sizeof err);
+        isolate_describe(&r, 0.5, why, sizeof why);
+        int ok = rc == 0 && r.timed_out && r.unkillable && r.pid > 0 && kill(r.pid, 0) == 0 &&
+                 strstr(why, "(pid ") &&
+                 strstr(why, "was sent SIGKILL and had not ended 1 s later: it may still hold the GPU") != NULL;
+        if (r.pid > 0) kill(r.pid, SIGKILL);
+        _exit(ok ? 0 : 2);
+    }
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "a child that outlives its kill is given up after the grace "
+           "(status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
 /* A parent killed outright takes its child along (no orphan writing rows). */
@@ -291,6 +430,7 @@ static void test_last_words(void) {
     pid_t pid = fork();
     if (pid == 0) {
         isolate_signals_install();
+        isolate_defer(1);       /* a rank in its run */
         static const char row[] = "run-1,interrupted\n";
         isolate_last_words(fd, row, sizeof row - 1);
         isolate_last_words(-1, NULL, 0);        /* disarmed and armed again, as every epoch does */
@@ -321,5 +461,7 @@ int main(void) {
     test_no_fault_injection();
 #endif
     test_signals();
+    test_signal_in_hung_step();
+    test_kill_grace();
     return test_summary();
 }

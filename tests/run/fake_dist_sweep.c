@@ -133,6 +133,7 @@ int main(int argc, char **argv) {
      * busy machine; the real command's set-up phases have the deadline too (scaling.c), tested with a longer one */
     rank_watch_timeout(&watch, o.timeout_s);
     rank_watch_phase(&watch, "the agreement between runs", 0);
+    isolate_defer(1);       /* as scaling.c's sweep */
     for (int i = 0; i < 2; i++) {
         if (d.rank == hang_rank && strcmp(hang_where, i == 0 ? "start" : "between") == 0) {
             fprintf(stderr, "fake_dist_sweep: rank %d stops for good before run %d\n", d.rank, i + 1);
