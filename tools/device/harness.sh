@@ -5,7 +5,7 @@
 # under mpirun (the ranks' deadlines on GPUs), the default study (its all-reduce benchmark, model and projection),
 # the one-process faults, a killed sweep, mpirun against one process; then the progress lines of a ResNet-50 epoch
 # on synthetic data (stderr a file: one line at a time, every ~10 s, step k of N, images/s, ETA). A summary table
-# comes last. $OUT receives setup.log, one log per test (ctest -V), progress.err/.out, summary.txt.
+# comes last. $OUT receives summary.txt and logs.tar.gz (setup.log, one log per test (ctest -V), progress*.err/.out).
 #
 #   OUT=/some/dir tools/device/harness.sh
 set -uo pipefail
@@ -52,27 +52,36 @@ ctest_one gpu_faults 120
 ctest_one gpu_kill 60
 ctest_one gpu_mpi 90
 
-# Progress within an epoch: ResNet-50 bf16 on synthetic 224x224 data, one GPU, 600 steps (about 20 s on an H100),
-# stderr a file: each progress line is a line of its own (no carriage return), about every 10 s.
-if (($(left) > 70)); then
-    say "progress: ResNet-50, 600 steps, stderr a file"
+# Progress within an epoch: ResNet-50 bf16 on synthetic 224x224 data, 600 steps (about 20 s on an H100), on one GPU
+# (single) and, where there are two, on two (nccl: the step events of the first GPU queried from the watchdog's
+# thread), stderr a file: each progress line is a line of its own (no carriage return), about every 10 s, its
+# images/s from the GPUs' finished steps (never "launched": every strategy has the steps_done hook).
+progress_run() {    # progress_run NAME SCALING-ARGS...
+    local name=$1; shift
+    if (($(left) <= 70)); then note "$name" skipped 0 "no time left in the budget"; return; fi
+    say "$name: ResNet-50, 600 steps, stderr a file: $*"
+    local start rc took lines cr setup launched verdict=passed
     start=$(date +%s)
-    ./scaling --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 600 --out "$OUT/progress.csv" \
-        >"$OUT/progress.out" 2>"$OUT/progress.err"
+    ./scaling "$@" --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 600 --out "$OUT/$name.csv" \
+        >"$OUT/$name.out" 2>"$OUT/$name.err"
     rc=$?
     took=$(($(date +%s) - start))
-    lines=$(grep -c '^\[run 1/1  epoch 1/1\] step ' "$OUT/progress.err")
-    cr=$(tr -cd '\r' <"$OUT/progress.err" | wc -c)
-    setup=$(grep -c '^\[run 1/1\] setup ' "$OUT/progress.err")
-    verdict=passed; { [ $rc -eq 0 ] && [ "$lines" -ge 1 ] && [ "$cr" -eq 0 ]; } || verdict=FAILED
-    note progress "$verdict" "$took" "exit $rc, $lines step line(s), $setup setup line(s), $cr carriage returns"
-    grep -E '^\[run 1/1' "$OUT/progress.err" | head -n 12 | sed 's/^/  /'
-else
-    note progress skipped 0 "no time left in the budget"
-fi
+    lines=$(grep -c '^\[run 1/1  epoch 1/1\] step ' "$OUT/$name.err")
+    launched=$(grep -c '(launched)' "$OUT/$name.err")
+    cr=$(tr -cd '\r' <"$OUT/$name.err" | wc -c)
+    setup=$(grep -c '^\[run 1/1\] setup ' "$OUT/$name.err")
+    { [ $rc -eq 0 ] && [ "$lines" -ge 1 ] && [ "$launched" -eq 0 ] && [ "$cr" -eq 0 ]; } || verdict=FAILED
+    note "$name" "$verdict" "$took" "exit $rc, $lines step line(s) ($launched launched-only), $setup setup, $cr CR"
+    grep -E '^\[run 1/1|images/s' "$OUT/$name.err" | head -n 12 | sed 's/^/  /'
+}
+progress_run progress
+((n_dev >= 2)) && progress_run progress_nccl2 --strategy nccl --gpus 2
 
 {
     echo "# harness.sh on $n_dev GPU(s) ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)), $(git log -1 --format=%h 2>/dev/null || echo '?'), $(($(date +%s) - t0)) s"
     printf '%-16s %-8s %8s  %s\n' test verdict seconds detail
     printf '%s\n' "${summary[@]}"
 } | tee "$OUT/summary.txt"
+# At most 8 files come back: every log in one archive beside the summary.
+(cd "$OUT" && find . -maxdepth 1 -type f ! -name summary.txt ! -name logs.tar.gz -printf '%P\n' |
+    tar -czf logs.tar.gz -T - --remove-files)
