@@ -27,7 +27,7 @@ if [ "$n_dev" -ge 2 ]; then
     run nccl --model resnet50 --strategy nccl --gpus 2 --math bf16 "${syn[@]}"
     run pipeline --model resnet50 --strategy pipeline --gpus 2 --micro-batches 4 --schedule 1f1b "${syn[@]}"
     run pipeline-split --model resnet50 --strategy pipeline --gpus 2 --split 49 "${syn[@]}"   # s3.b0.conv1
-    grep -q "^pipeline: split 0,49 (--split)" "$tmp/pipeline-split.log"; check "the hand split is used" $?
+    grep -q "^pipeline: split 0,49 of resnet50 at micro-batch [0-9]* (--split)" "$tmp/pipeline-split.log"; check "the hand split is used" $?
     run pipeline-r101 --model resnet101 --strategy pipeline --gpus 2 --batch 16 --dataset synthetic --image-size 64 \
         --epochs 2 --steps 4 --out "$csv"
     want=$((want + 10))
