@@ -18,17 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). ans: the default study's answer. */
-static void write_row(results_t *res, answer_t *ans, const results_row_t *row, void *state, const strategy_t *st) {
+/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). */
+static void write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
     char err[512];
     if (res && results_write(res, row, err, sizeof err) != 0) {
         fprintf(stderr, "scaling: error: %s\n", err);
-        if (state) st->teardown(state);
-        exit(1);
-    }
-    if (ans && answer_add(ans, row) != 0) {
-        fprintf(stderr, "scaling: error: out of host memory keeping the rows for the answer (they are in %s)\n",
-                res ? res->path : "the CSV");
         if (state) st->teardown(state);
         exit(1);
     }
@@ -103,10 +97,7 @@ static void write_fault_row(run_t *r, run_status_t status, const char *reason, i
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
                 r->st->info.name, r->pt->gpus, r->pt->global_batch, math_name(r->pt->math), row.status,
                 epoch ? "" : " at setup", reason);
-    write_row(r->res, r->sd->ans, &row, NULL, r->st);
-    char line[64];     /* in a child: the parent's copy of the default study's answer learns it too */
-    snprintf(line, sizeof line, "fault %s %d\n", row.status, epoch);
-    check_report(line);
+    write_row(r->res, &row, NULL, r->st);
 }
 
 /* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
@@ -405,7 +396,7 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
     if (s->replicas_identical == 0) *outcome = RUN_FAILED;
     else if (diverged && *outcome != RUN_FAILED) *outcome = RUN_DIVERGED;
     results_stamp(row);
-    write_row(r->res, r->sd->ans, row, state, st);
+    write_row(r->res, row, state, st);
     /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
     double wall = wall_now() - w0;
     progress_epoch_done(&r->sd->prog, wall);
@@ -505,7 +496,7 @@ static int run_child(void *arg) {
     return outcome == RUN_INTERRUPTED ? isolate_exit_status(isolate_signal()) : 0;
 }
 
-/* The parent's copy of the study follows the child's lines: ETA and the default study's answer. */
+/* The parent's copy of the study follows the child's lines: the ETA. */
 static void run_line(const char *line, void *ctx) {
     run_t *r = ctx;
     run_tally_t *sd = r->sd;
@@ -515,30 +506,9 @@ static void run_line(const char *line, void *ctx) {
     if (sscanf(line, "setup %lf", &x) == 1) progress_setup_done(&sd->prog, x);
     else if (strcmp(line, "profiled") == 0) r->prof->state = 2;
     else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
-    else if (sscanf(line, "fault %31s %d", status, &e) == 2 && sd->ans) {
-        /* a fault row's status: oom, timeout, interrupted, or failed (any other) */
-        int s = run_status_parse(status);
-        results_row_t row = r->row;
-        row.status = run_status_name(s == RUN_OOM || s == RUN_TIMEOUT || s == RUN_INTERRUPTED ? s : RUN_FAILED);
-        row.epoch = e;
-        row.phase = results_phase(e);
-        if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
-    }
     else if (sscanf(line, "epoch %d %31s %15s %lf %lf %lf %lf", &e, status, phase, &x, &wall, &ips, &acc) == 7) {
         progress_epoch_done(&sd->prog, wall);
-        int s = run_status_parse(status);
-        if (s == RUN_DIVERGED) progress_drop(&sd->prog, r->o->epochs - e, 0);
-        if (sd->ans) {
-            /* an epoch row's status: ok, diverged, or replicas-differ (any other) */
-            results_row_t row = r->row;
-            row.epoch = e;
-            row.status = run_status_name(s == RUN_OK || s == RUN_DIVERGED ? s : RUN_REPLICAS_DIFFER);
-            row.phase = results_phase(e);
-            row.stats.epoch_s = x;
-            row.images_per_s = ips;
-            row.test_acc = acc;
-            if (answer_add(sd->ans, &row) != 0) fprintf(stderr, "scaling: out of host memory keeping the answer\n");
-        }
+        if (run_status_parse(status) == RUN_DIVERGED) progress_drop(&sd->prog, r->o->epochs - e, 0);
     }
 }
 

@@ -7,7 +7,6 @@
 #include "../study/runs.h"
 #include "progress.h"
 #include "faults/rank_watch.h"
-#include "../report/answer.h"
 #include "../engine/idx.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
@@ -28,10 +27,9 @@ void profile_init(profile_t *p);
 enum { RUN_SKIPPED = RUN_STATUSES, RUN_OUTCOMES };
 
 /* The tally of the runs of one command over its sweeps (one, or the default study's several): the run count and ETA
- * over all of them, how the runs ended, and the rows the default study's answer is computed from (NULL otherwise). */
+ * over all of them, and how the runs ended. */
 typedef struct {
     progress_t prog;
-    answer_t *ans;
     int outcomes[RUN_OUTCOMES];
     rank_watch_t *watch;        /* under mpirun/srun: the deadline between runs, paused while a run's own holds */
     int gpu_held;               /* a run's process outlived its SIGKILL: its GPU may still be held, the sweep stops */

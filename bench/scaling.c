@@ -212,7 +212,7 @@ static int default_main(void) {
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
-    run_tally_t sd = {.ans = &ds.ans};
+    run_tally_t sd = {0};
     progress_init(&sd.prog, ds.runs, ds.epochs);
     profile_t prof;
     profile_init(&prof);
@@ -379,7 +379,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     if (prof.steps > 0 && o.epochs < 2 && is_root)
         fprintf(stderr, "scaling: SCALING_PROFILE_STEPS captures from epoch 2 on: --epochs %d captures nothing\n",
                 o.epochs);
-    run_tally_t sd = {.ans = NULL, .watch = watch};
+    run_tally_t sd = {.watch = watch};
     progress_init(&sd.prog, n_points, (long)n_points * o.epochs);
     rc = run_sweep(&o, pts, n_points, &data, is_root ? &res : NULL, &env, &sd, &prof, dist);
     if (is_root) results_close(&res);

@@ -1,145 +1,392 @@
-/* answer.c — the default study's answer: each run's steady-epoch median, gathered per strategy at the largest GPU
- * count it ran, against T1 at the same batch and math: the medians, T1 and line batches of study/study.h, which the
- * report's tables use too. */
+/* answer.c — a study's answer (answer.h): its rows chosen from the reported runs, the fastest per GPU count, and the
+ * one table writer that REPORT.md (Markdown) and the default study (text) both print through; and the one-GPU facts
+ * of REPORT.md's one-GPU section. */
 #include "answer.h"
-#include "../study/study.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static answer_run_t *run_of(answer_t *a, const results_row_t *row) {
-    for (int i = a->n - 1; i >= 0; i--)
-        if (strcmp(a->runs[i].run_id, row->run_id) == 0) return &a->runs[i];
-    if (a->n == a->cap) {
-        int cap = a->cap ? 2 * a->cap : 16;
-        answer_run_t *r = realloc(a->runs, (size_t)cap * sizeof *r);
-        if (!r) return NULL;
-        a->runs = r;
-        a->cap = cap;
-    }
-    answer_run_t *r = &a->runs[a->n++];
-    memset(r, 0, sizeof *r);
-    snprintf(r->run_id, sizeof r->run_id, "%s", row->run_id);
-    snprintf(r->strategy, sizeof r->strategy, "%s", row->strategy ? row->strategy : "?");
-    snprintf(r->math, sizeof r->math, "%s", row->math ? row->math : "");
-    r->gpus = row->gpus;
-    r->info = strategy_info_find(a->strategies, r->strategy);
-    r->pipeline = study_t1_global(r->info, row->stats.micro_batches);
-    r->batch = study_line_batch(r->pipeline, row->per_gpu_batch, row->global_batch);
-    r->acc = -1;
-    return r;
+/* ---- rows */
+
+/* One table: a group and a math. */
+static int cmp_table(const run_t *a, const run_t *b) {
+    int c = cmp_int(a->group, b->group);
+    return c ? c : math_cmp(a->math, b->math);
+}
+/* One row: a strategy with what tells its runs apart, on a GPU count, at a batch. */
+static int cmp_answer_row(const run_t *a, const run_t *b) {
+    int c = cmp_table(a, b);
+    if (!c) c = cmp_int(run_class(a), run_class(b));
+    if (!c) c = strcmp(a->strategy, b->strategy);
+    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = strcmp(a->link, b->link);
+    if (!c) c = strcmp(a->sched, b->sched);
+    if (!c) c = strcmp(a->variant, b->variant);
+    return c ? c : math_cmp(a->gd, b->gd);
+}
+/* One setting of a row: learning rate and micro-batches (its runs are the seeds). */
+static int cmp_setting(const run_t *a, const run_t *b) {
+    int c = cmp_answer_row(a, b);
+    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    return c ? c : cmp_int(a->micro, b->micro);
 }
 
-int answer_add(answer_t *a, const results_row_t *row) {
-    answer_run_t *r = run_of(a, row);
-    if (!r) return -1;
-    snprintf(r->status, sizeof r->status, "%s", row->status ? row->status : "");
-    if (row->phase && strcmp(row->phase, "steady") == 0 && row->stats.epoch_s >= 0 && r->n_steady < ANSWER_MAX_STEADY) {
-        r->steady_ips[r->n_steady] = row->images_per_s;
-        r->steady[r->n_steady++] = row->stats.epoch_s;
+/* The row of runs u[0..n) (one row key): its settings, and the fastest within ANSWER_ACC_POINTS of the best accuracy
+ * among them. */
+static void row_make(answer_row_t *w, const run_t *const *u, int n) {
+    double best_acc = NAN;
+    for (int i = 0; i < n;) {   /* the best accuracy of a setting */
+        int j = i;
+        while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
+        double a = stat_runs(u + i, j - i, run_facc).med;
+        if (!isnan(a) && !(best_acc >= a)) best_acc = a;
+        i = j;
     }
-    if (row->epoch > 0) r->acc = row->test_acc;
-    return 0;
+    memset(w, 0, sizeof *w);
+    int chosen_held = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
+        stat_t acc = stat_runs(u + i, j - i, run_facc), ips = stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
+        int held = isnan(best_acc) || (!isnan(acc.med) && acc.med >= best_acc - ANSWER_ACC_POINTS);
+        int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
+        if (!w->u || (held && !chosen_held) || (held == chosen_held && faster)) {
+            w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc;
+            chosen_held = held;
+        }
+        i = j;
+    }
+    w->run = w->u[0];
+    w->status = "ok";
+    for (int i = 0; i < w->n; i++)
+        if (strcmp(w->u[i]->fstat, "ok") != 0) {
+            w->status = w->u[i]->fstat;
+            break;
+        }
+}
+
+/* The reference row at each row's batch; speedup, efficiency and the change of accuracy against it; whether the
+ * accuracy held (against the reference; a reference row, against the best of the group's reference rows). */
+static void table_finish(answer_table_t *t, double best_ref_acc) {
+    for (int i = 0; i < t->n; i++) {
+        answer_row_t *w = &t->row[i];
+        w->ref = -1;
+        for (int k = 0; k < t->n && w->ref < 0; k++)
+            if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch)
+                w->ref = k;
+        const answer_row_t *r = w->ref >= 0 ? &t->row[w->ref] : NULL;
+        w->speedup = r ? w->ips.med / r->ips.med : NAN;
+        w->efficiency = w->speedup / w->run->gpus;
+        w->dacc = r ? w->acc.med - r->acc.med : NAN;
+        if (study_is_reference(w->run->info)) w->below = w->acc.med < best_ref_acc - ANSWER_ACC_POINTS;
+        else w->fell = w->dacc < -ANSWER_ACC_POINTS;
+    }
+}
+
+void answer_make(const study_runs_t *s, answer_t *a) {
+    memset(a, 0, sizeof *a);
+    a->s = s;
+    int n, cap = 0;
+    a->scratch = runs_sorted(s, -1, NULL, cmp_setting, &n);
+    const run_t **u = a->scratch;
+    for (int i = 0; i < n;) {   /* a table per group and math */
+        int j = i;
+        while (j < n && cmp_table(u[i], u[j]) == 0) j++;
+        answer_table_t *t = MEM_PUSH(a->t, a->n, cap);
+        t->group = u[i]->group;
+        t->math = u[i]->math;
+        int rcap = 0;
+        for (int k = i; k < j;) {
+            int e = k;
+            while (e < j && cmp_answer_row(u[k], u[e]) == 0) e++;
+            row_make(MEM_PUSH(t->row, t->n, rcap), u + k, e - k);
+            k = e;
+        }
+        i = j;
+    }
+    for (int i = 0; i < a->n; i++) {   /* the best reference accuracy of each group, across its maths */
+        double best = NAN;
+        for (int k = 0; k < a->n; k++)
+            for (int r = 0; a->t[k].group == a->t[i].group && r < a->t[k].n; r++) {
+                const answer_row_t *w = &a->t[k].row[r];
+                if (study_is_reference(w->run->info) && !isnan(w->acc.med) && !(best >= w->acc.med))
+                    best = w->acc.med;
+            }
+        table_finish(&a->t[i], best);
+    }
 }
 
 void answer_free(answer_t *a) {
-    free(a->runs);
+    for (int i = 0; i < a->n; i++) free(a->t[i].row);
+    free(a->t);
+    free(a->scratch);
     memset(a, 0, sizeof *a);
 }
 
-double answer_median(double *x, int n) {
-    double m = study_median(x, n);
-    return isnan(m) ? -1 : m;
-}
-
-static double run_median(const answer_run_t *r) {
-    double x[ANSWER_MAX_STEADY];
-    memcpy(x, r->steady, (size_t)r->n_steady * sizeof *x);
-    return answer_median(x, r->n_steady);
-}
-
-/* The fastest timed run of strategy s on g GPUs (at batch b and math m, or any for b < 0 and m NULL); else the last
- * untimed one. */
-static int best_run(const answer_t *a, const char *s, int g, int b, const char *m, double *t) {
-    int best = -1;
-    *t = -1;
-    if (!s) return -1;
-    for (int i = 0; i < a->n; i++) {
-        const answer_run_t *r = &a->runs[i];
-        if (strcmp(r->strategy, s) != 0 || r->gpus != g || (b >= 0 && r->batch != b) || (m && strcmp(r->math, m)))
-            continue;
-        double med = run_median(r);
-        if (med >= 0 && (*t < 0 || med < *t)) best = i, *t = med;
-        else if (*t < 0) best = i;
-    }
-    return best;
-}
-
-/* T1 at batch b and math m (study.h); < 0 without one. */
-static double t1_of(const answer_t *a, int b, const char *m) {
-    study_t1_t t1;
-    study_t1_init(&t1);
-    for (int i = 0; i < a->n; i++)
-        if (a->runs[i].batch == b && strcmp(a->runs[i].math, m) == 0) {
-            double t = run_median(&a->runs[i]);
-            study_t1_offer(&t1, a->runs[i].info, i, t < 0 ? NAN : t);
+int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar) {
+    *ti = *ri = *at = *ar = -1;
+    for (int t = 0; t < a->n; t++)
+        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
+            const answer_row_t *w = &a->t[t].row[r];
+            if (w->run->gpus != gpus || isnan(w->ips.med)) continue;
+            /* one GPU: a row below the best accuracy is no answer; more: the fastest is, and a held one beside it */
+            int alt = gpus == 1 ? w->below || w->fell : 0;
+            int *bt = alt ? at : ti, *br = alt ? ar : ri;
+            if (*bt < 0 || w->ips.med > a->t[*bt].row[*br].ips.med) *bt = t, *br = r;
+            if (gpus > 1 && !w->fell && (*at < 0 || w->ips.med > a->t[*at].row[*ar].ips.med)) *at = t, *ar = r;
         }
-    return t1.run < 0 ? -1 : t1.t;
+    if (*ti < 0) return 0;
+    const answer_row_t *pick = &a->t[*ti].row[*ri];
+    if (*at >= 0 && (gpus > 1 ? !pick->fell : a->t[*at].row[*ar].ips.med <= pick->ips.med)) *at = *ar = -1;
+    return 1;
 }
 
-/* Appends run's line (its time t); NULL when the summary is full. */
-static const answer_line_t *add_line(answer_summary_t *s, const answer_t *a, int run, double t) {
-    if (s->n == ANSWER_MAX_LINES) return NULL;
-    const answer_run_t *r = &a->runs[run];
-    answer_line_t *l = &s->line[s->n++];
-    l->strategy = r->strategy;
-    l->status = r->status;
-    l->gpus = r->gpus;
-    l->batch = r->batch;
-    l->pipeline = r->pipeline;
-    l->t = t;
-    l->t1 = t1_of(a, r->batch, r->math);
-    l->speedup = t > 0 && l->t1 > 0 ? l->t1 / t : -1;
-    l->efficiency = l->speedup > 0 ? l->speedup / r->gpus : -1;
-    return l;
+/* ---- the writer: one table of cells, as Markdown or as aligned text */
+
+enum { NCOL = 12 };
+static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", "per GPU", "speedup",
+                                        "efficiency", "final test acc", "Δ acc (points)", "images/s range (epochs, runs)",
+                                        "status"};
+static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0};
+
+/* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
+static void row_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+    const group_t *g = &s->grp[u->group];
+    text_printf(b, "%s", u->strategy);
+    size_t at = b->len;
+    const char *parts[4] = {u->link, u->variant, u->pipe ? u->sched : "", g->gds.n > 1 ? u->gd : ""};
+    for (int i = 0; i < 4; i++)
+        if (*parts[i]) text_printf(b, "%s%s%s", b->len > at ? ", " : " (", parts[i], i == 3 ? " grads" : "");
+    if (b->len > at) text_printf(b, ")");
 }
 
-/* 1 if a run before run i has its strategy (and, with same_config, its batch and math). */
-static int seen_before(const answer_t *a, int i, int same_config) {
-    const answer_run_t *r = &a->runs[i];
-    for (int j = 0; j < i; j++)
-        if (strcmp(a->runs[j].strategy, r->strategy) == 0 &&
-            (!same_config || (a->runs[j].batch == r->batch && strcmp(a->runs[j].math, r->math) == 0)))
-            return 1;
+static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+    const run_t *u = w->run;
+    bytes_t l = {0}, bw = {0};
+    row_label(&l, a->s, u);
+    batch_word(&bw, u);
+    cell[0] = l.s;
+    cell[1] = mem_printf("%d", u->gpus);
+    cell[2] = bw.s;
+    cell[3] = u->pipe ? mem_printf("lr %s, M=%d", u->lr, u->micro) : mem_printf("lr %s", u->lr);
+    cell[4] = mem_printf("%s", f0(w->ips.med).s);
+    cell[5] = mem_printf("%s", f0(w->ips.med / u->gpus).s);
+    int self = w->ref >= 0 && &t->row[w->ref] == w;    /* the reference's own row: nothing to compare */
+    cell[6] = isnan(w->speedup) || self ? mem_printf("—") : mem_printf("%.2f×", w->speedup);
+    cell[7] = mem_printf("%s", pct(self ? NAN : 100 * w->efficiency).s);
+    cell[8] = mem_printf("%s", ranged("%.1f %%", w->acc).s);
+    cell[9] = isnan(w->dacc) || self ? mem_printf("—") : mem_printf("%+.1f", w->dacc);
+    cell[10] = w->ips.n ? mem_printf("%s–%s (%d, %d)", f0(w->ips.min).s, f0(w->ips.max).s, w->ips.n, w->n)
+                        : mem_printf("— (0, %d)", w->n);
+    cell[11] = mem_printf("%s", w->status);
+}
+
+/* Characters as a terminal shows them: UTF-8 continuation bytes take no column. */
+static int width(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, int head) {
+    if (markdown) {
+        for (int c = 0; c < NCOL; c++) fprintf(f, "| %s ", cell[c]);
+        fprintf(f, "|\n");
+        if (head)
+            for (int c = 0; c < NCOL; c++) fprintf(f, "|%s%s", right[c] ? "---:" : "---", c == NCOL - 1 ? "|\n" : "");
+        return;
+    }
+    fprintf(f, "%s", head ? "#" : " ");
+    for (int c = 0; c < NCOL; c++) {
+        int pad = w[c] - width(cell[c]);
+        fprintf(f, "  %*s%s%*s", right[c] ? pad : 0, "", cell[c], right[c] ? 0 : (c == NCOL - 1 ? 0 : pad), "");
+    }
+    fprintf(f, "\n");
+}
+
+static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int markdown) {
+    char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
+    int w[NCOL];
+    for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", heads[c]);
+    for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r]);
+    for (int c = 0; c < NCOL; c++) {
+        w[c] = 0;
+        for (int r = 0; r <= t->n; r++)
+            if (width(cell[(size_t)r * NCOL + c]) > w[c]) w[c] = width(cell[(size_t)r * NCOL + c]);
+    }
+    const group_t *g = &a->s->grp[t->group];
+    if (markdown) fprintf(f, "### %s, %s\n\n", g->sub, t->math);
+    else fprintf(f, "# answer: %s, %s\n", g->sub, t->math);
+    for (int r = 0; r <= t->n; r++) put_cells(f, cell + (size_t)r * NCOL, w, markdown, r == 0);
+    if (markdown) fprintf(f, "\n");
+    for (int i = 0; i < (t->n + 1) * NCOL; i++) free(cell[i]);
+    free(cell);
+}
+
+/* "nccl (…) at 256/GPU in tf32, 163412 images/s" */
+static void row_words(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+    row_label(b, a->s, w->run);
+    text_printf(b, " at ");
+    batch_word(b, w->run);
+    text_printf(b, " in %s, %s images/s", t->math, f0(w->ips.med).s);
+}
+
+/* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)" */
+static void row_numbers(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+    const char *ref = study_ref(a->s);
+    if (!isnan(w->speedup) && w->run->gpus > 1)
+        text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, pct(100 * w->efficiency).s);
+    if (!isnan(w->dacc) && w->ref >= 0 && &t->row[w->ref] != w)
+        text_printf(b, ", final test accuracy %s (%+.1f points against %s)", pct(w->acc.med).s, w->dacc, ref);
+    else if (!isnan(w->acc.med)) text_printf(b, ", final test accuracy %s", pct(w->acc.med).s);
+}
+
+/* The pick on one GPU count, and the row beside it (answer_fastest). */
+static void fastest_line(bytes_t *b, const answer_t *a, int g, int gpus) {
+    int ti, ri, at, ar;
+    gpus_word(b, gpus);
+    text_printf(b, ": ");
+    if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
+        text_printf(b, "none with a steady epoch%s", at >= 0 ? " and an accuracy within 1 point of the best" : "");
+        return;
+    }
+    row_words(b, a, &a->t[ti], &a->t[ti].row[ri]);
+    row_numbers(b, a, &a->t[ti], &a->t[ti].row[ri]);
+    if (at >= 0) {
+        text_printf(b, gpus == 1 ? "; faster but its accuracy collapsed: " : "; the fastest whose accuracy held: ");
+        row_words(b, a, &a->t[at], &a->t[at].row[ar]);
+        row_numbers(b, a, &a->t[at], &a->t[at].row[ar]);
+    }
+}
+
+static int by_int(const void *x, const void *y) { return cmp_int(*(const int *)x, *(const int *)y); }
+
+/* The finding in one sentence: on the most GPUs the study ran, the fastest row with its numbers (and whether its
+ * accuracy held); on one GPU, the fastest setting within ANSWER_ACC_POINTS of the best accuracy. */
+static void finding(bytes_t *b, const answer_t *a, int g, int gpus) {
+    int ti, ri, at, ar;
+    const char *ref = study_ref(a->s);
+    if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
+        text_printf(b, "on %d GPU%s no row has a steady epoch%s", gpus, gpus == 1 ? "" : "s",
+                    at >= 0 ? " and an accuracy within 1 point of the best" : "");
+        return;
+    }
+    const answer_table_t *t = &a->t[ti];
+    const answer_row_t *w = &t->row[ri];
+    if (gpus > 1) {
+        text_printf(b, "on %d GPUs the fastest is ", gpus);
+        row_words(b, a, t, w);
+        if (!isnan(w->speedup))
+            text_printf(b, ", %.2f× %s at the same batch (%s efficiency)", w->speedup, ref, pct(100 * w->efficiency).s);
+        if (!isnan(w->dacc))
+            text_printf(b, ", its final test accuracy %s, %+.1f points against %s's%s", pct(w->acc.med).s, w->dacc, ref,
+                        w->fell ? ": it fell" : "");
+        if (at >= 0) {
+            text_printf(b, "; the fastest whose accuracy held is ");
+            row_words(b, a, &a->t[at], &a->t[at].row[ar]);
+        }
+        return;
+    }
+    double best = NAN;
+    for (int k = 0; k < a->n; k++)
+        for (int r = 0; a->t[k].group == g && r < a->t[k].n; r++)
+            if (a->t[k].row[r].run->gpus == 1 && !isnan(a->t[k].row[r].acc.med) && !(best >= a->t[k].row[r].acc.med))
+                best = a->t[k].row[r].acc.med;
+    text_printf(b, "on 1 GPU the fastest setting");
+    if (!isnan(best)) text_printf(b, " within %.0f point of the best accuracy (%s)", ANSWER_ACC_POINTS, pct(best).s);
+    text_printf(b, " is ");
+    row_words(b, a, t, w);
+    if (!isnan(w->acc.med)) text_printf(b, " at %s", pct(w->acc.med).s);
+    if (at >= 0) {
+        text_printf(b, "; ");
+        row_words(b, a, &a->t[at], &a->t[at].row[ar]);
+        text_printf(b, " is faster but reached %s", pct(a->t[at].row[ar].acc.med).s);
+    }
+}
+
+/* The answer's words under its tables: the fastest per GPU count, the rows whose accuracy fell, and the finding. */
+static void findings(FILE *f, const answer_t *a, int g, int markdown) {
+    int *gpus = NULL, n = 0, cap = 0;
+    for (int t = 0; t < a->n; t++)
+        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) *MEM_PUSH(gpus, n, cap) = a->t[t].row[r].run->gpus;
+    qsort(gpus, (size_t)n, sizeof *gpus, by_int);
+    const char *item = markdown ? "- " : "#   ";
+    if (markdown) fprintf(f, "**Fastest** per GPU count (on one GPU, within %.0f point of the best accuracy):\n\n",
+                          ANSWER_ACC_POINTS);
+    else fprintf(f, "# fastest per GPU count (on one GPU, within %.0f point of the best accuracy):\n", ANSWER_ACC_POINTS);
+    for (int i = 0; i < n; i++) {
+        if (i && gpus[i] == gpus[i - 1]) continue;
+        bytes_t b = {0};
+        fastest_line(&b, a, g, gpus[i]);
+        fprintf(f, "%s%s\n", item, b.s);
+        free(b.s);
+    }
+    int fell = 0, one = report_one_gpu_group(a->s, g);
+    for (int t = 0; t < a->n; t++)
+        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
+            const answer_row_t *w = &a->t[t].row[r];
+            if (!w->fell && !(w->below && one)) continue;
+            if (!fell++)
+                fprintf(f, markdown ? "\n**Accuracy fell** by more than %.0f point (against `%s` at the same batch; "
+                                      "on one GPU, against the best):\n\n"
+                                    : "# accuracy fell by more than %.0f point (against %s at the same batch; on one "
+                                      "GPU, against the best):\n",
+                        ANSWER_ACC_POINTS, study_ref(a->s));
+            bytes_t b = {0};
+            row_words(&b, a, &a->t[t], w);
+            text_printf(&b, ": final test accuracy %s", pct(w->acc.med).s);
+            if (w->ref >= 0 && &a->t[t].row[w->ref] != w)
+                text_printf(&b, ", %+.1f points against %s at the same batch", w->dacc, study_ref(a->s));
+            else text_printf(&b, ", below the best %s row", study_ref(a->s));
+            fprintf(f, "%s%s\n", item, b.s);
+            free(b.s);
+        }
+    bytes_t b = {0};
+    finding(&b, a, g, n ? gpus[n - 1] : 1);
+    fprintf(f, markdown ? "\n**Answer**: %s.\n\n" : "# answer: %s\n", b.s);
+    free(b.s);
+    free(gpus);
+}
+
+void answer_write(FILE *f, const answer_t *a, int g, int markdown) {
+    for (int t = 0; t < a->n; t++)
+        if (a->t[t].group == g) table_write(f, a, &a->t[t], markdown);
+    findings(f, a, g, markdown);
+}
+
+int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *infos, const char *report,
+                     const char *second_gpu) {
+    study_runs_t s;
+    char err[REPORT_ERR];
+    if (study_load(&s, path, infos, err, sizeof err)) {
+        fprintf(stderr, "scaling: error: %s\n", err);
+        return 2;
+    }
+    answer_t a;
+    answer_make(&s, &a);
+    for (int g = 0; g < s.ng; g++) {
+        answer_write(f, &a, g, 0);
+        if (!report_one_gpu_group(&s, g)) continue;
+        answer_cell_t *c = mem_zalloc((size_t)(s.nr ? s.nr : 1), sizeof *c);
+        int n = report_one_gpu_cells(&s, g, c);
+        answer_one_t o;
+        answer_one_gpu(c, n, &o);
+        fprintf(f, "# largest batch that fit:");
+        answer_one_fit(f, &o, ",");
+        fprintf(f, "\n");
+        if (second_gpu) fprintf(f, "# a second GPU would add: %s\n", second_gpu);
+        free(c);
+    }
+    fprintf(f, "# report: %s\n", report);
+    answer_free(&a);
+    study_free(&s);
     return 0;
 }
 
-void answer_summarise(const answer_t *a, answer_summary_t *s) {
-    memset(s, 0, sizeof *s);
-    s->fastest = -1;
-    for (int i = 0; i < a->n; i++)
-        if (a->runs[i].gpus > s->gpus) s->gpus = a->runs[i].gpus;
-    double t;
-    /* single: one reference line per batch and math on 1 GPU */
-    for (int i = 0; i < a->n; i++)
-        if (study_is_reference(a->runs[i].info) && a->runs[i].gpus == 1 && !seen_before(a, i, 1)) {
-            int best = best_run(a, a->runs[i].strategy, 1, a->runs[i].batch, a->runs[i].math, &t);
-            add_line(s, a, best, t);
-        }
-    /* every other strategy at the largest GPU count it ran */
-    for (int i = 0; i < a->n; i++) {
-        const answer_run_t *r = &a->runs[i];
-        if (study_is_reference(r->info) || seen_before(a, i, 0)) continue;
-        int g = 0;
-        for (int j = 0; j < a->n; j++)
-            if (strcmp(a->runs[j].strategy, r->strategy) == 0 && a->runs[j].gpus > g) g = a->runs[j].gpus;
-        int best = best_run(a, r->strategy, g, -1, NULL, &t);
-        const answer_line_t *l = add_line(s, a, best, t);
-        if (l && g == s->gpus && g > 1 && l->t >= 0 && (s->fastest < 0 || l->t < s->line[s->fastest].t))
-            s->fastest = s->n - 1;
-    }
-}
+/* ---- one GPU: per batch and math */
 
 int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b) {
     for (int i = 0; i < n; i++)
@@ -150,6 +397,9 @@ int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b) {
 void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
     memset(o, 0, sizeof *o);
     o->fastest = -1;
+    o->best_acc = -1;
+    for (int i = 0; i < n; i++)
+        if (c[i].ips >= 0 && c[i].acc > o->best_acc) o->best_acc = c[i].acc;
     for (int i = 0; i < n; i++) {
         int m = 0;
         while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
@@ -160,7 +410,9 @@ void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
         int oom = strcmp(c[i].status, "oom") == 0;
         if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
-        if (c[i].ips >= 0 && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
+        /* a faster cell whose accuracy collapsed is no answer: within ANSWER_ACC_POINTS of the best (a fraction) */
+        int held = o->best_acc < 0 || c[i].acc >= o->best_acc - ANSWER_ACC_POINTS / 100;
+        if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
     for (int m = 0; m < o->n_math; m++) {
         const answer_cell_t *b = o->fastest >= 0 ? &c[o->fastest] : NULL;
@@ -169,13 +421,15 @@ void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
     }
 }
 
-void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o, const char *colon, const char *times) {
+void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o) {
     const answer_cell_t *b = &c[o->fastest];
     fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+    if (o->best_acc >= 0)
+        fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", ANSWER_ACC_POINTS,
+                100 * o->best_acc);
     for (int m = 0; m < o->n_math; m++)
         if (o->there[m] >= 0)
-            fprintf(f, "; %s there%s %.0f images/s (%.2f%s slower)", o->math[m], colon, c[o->there[m]].ips,
-                    o->slower[m], times);
+            fprintf(f, "; %s there: %.0f images/s (%.2f× slower)", o->math[m], c[o->there[m]].ips, o->slower[m]);
 }
 
 void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep) {
@@ -186,84 +440,4 @@ void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep) {
         if (o->no_fit[m]) fprintf(f, " (%d did not: oom)", o->no_fit[m]);
         else fprintf(f, " (every batch tried fit)");
     }
-}
-
-/* The one-GPU study's cells, one per run (the caller frees); NULL when out of memory. */
-static answer_cell_t *cells_of(const answer_t *a) {
-    answer_cell_t *c = calloc((size_t)(a->n ? a->n : 1), sizeof *c);
-    for (int i = 0; c && i < a->n; i++) {
-        const answer_run_t *r = &a->runs[i];
-        double x[ANSWER_MAX_STEADY];
-        memcpy(x, r->steady_ips, (size_t)r->n_steady * sizeof *x);
-        c[i] = (answer_cell_t){.math = r->math, .status = r->status, .batch = r->batch,
-                               .ips = answer_median(x, r->n_steady), .acc = r->acc};
-    }
-    return c;
-}
-
-/* What one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. */
-static void print_one_gpu(FILE *f, const answer_t *a, const char *what) {
-    answer_cell_t *c = cells_of(a);
-    if (!c) return;
-    answer_one_t o;
-    answer_one_gpu(c, a->n, &o);
-    fprintf(f, "# answer: %s on 1 GPU; images/s is the median of a run's steady epochs, test_acc its last epoch's\n",
-            what);
-    fprintf(f, "# %7s %5s %10s %9s  %s\n", "batch", "math", "images/s", "test_acc", "status");
-    for (int i = 0; i < a->n; i++) {
-        fprintf(f, "  %7d %5s", c[i].batch, c[i].math);
-        if (c[i].ips < 0) fprintf(f, " %10s", "-");
-        else fprintf(f, " %10.0f", c[i].ips);
-        if (c[i].acc < 0) fprintf(f, " %9s", "-");
-        else fprintf(f, " %7.1f %%", 100 * c[i].acc);
-        fprintf(f, "  %s\n", c[i].ips < 0 && !c[i].status[0] ? "no steady epoch" : c[i].status);
-    }
-    if (o.fastest >= 0) {
-        fprintf(f, "# fastest: ");
-        answer_one_fastest(f, c, &o, ":", "x");
-        fprintf(f, "\n");
-    } else
-        fprintf(f, "# fastest: none (no run finished a steady epoch)\n");
-    fprintf(f, "# largest batch that fit:");
-    answer_one_fit(f, &o, ",");
-    fprintf(f, "\n");
-    if (a->second_gpu) fprintf(f, "# a second GPU would add: %s\n", a->second_gpu);
-    free(c);
-}
-
-/* One right-aligned column after a blank; '-' where there is no number. */
-static void put(FILE *f, int width, double x) {
-    if (x < 0) fprintf(f, " %*s", width, "-");
-    else fprintf(f, " %*.3f", width, x);
-}
-
-void answer_print(FILE *f, const answer_t *a, const char *what, const char *report) {
-    answer_summary_t s;
-    answer_summarise(a, &s);
-    if (s.gpus <= 1) {
-        print_one_gpu(f, a, what);
-        fprintf(f, "# report: %s\n", report);
-        return;
-    }
-    fprintf(f, "# answer: %s; epoch_s is the median of a run's steady epochs; speedup and efficiency are against\n"
-               "# single on 1 GPU at the same batch (per GPU; the pipeline's is global)\n", what);
-    fprintf(f, "# %-10s %4s %9s %8s %9s %8s %10s  %s\n", "strategy", "gpus", "batch", "epoch_s", "single_s", "speedup",
-            "efficiency", "status");
-    for (int i = 0; i < s.n; i++) {
-        const answer_line_t *l = &s.line[i];
-        char batch[32];
-        snprintf(batch, sizeof batch, l->pipeline ? "%d" : "%d/GPU", l->batch);
-        fprintf(f, "  %-10s %4d %9s", l->strategy, l->gpus, batch);
-        put(f, 8, l->t);
-        put(f, 9, l->t1);
-        if (l->speedup < 0) fprintf(f, " %8s %10s", "-", "-");
-        else fprintf(f, " %7.2fx %8.1f %%", l->speedup, 100 * l->efficiency);
-        fprintf(f, "  %s\n", l->t < 0 && !l->status[0] ? "no steady epoch" : l->status);
-    }
-    if (s.fastest >= 0)
-        fprintf(f, "# fastest on %d GPUs: %s, %.3f s per epoch\n", s.gpus, s.line[s.fastest].strategy,
-                s.line[s.fastest].t);
-    else
-        fprintf(f, "# fastest on %d GPUs: none (no strategy finished a steady epoch there)\n", s.gpus);
-    fprintf(f, "# report: %s\n", report);
 }

@@ -1,58 +1,66 @@
-/* answer.h — the default study's closing answer, from the rows it wrote: per strategy the speedup T1/TN and efficiency
- * T1/(N·TN) at the largest GPU count it ran, against single on 1 GPU, and the fastest strategy there; on one GPU,
- * what one GPU can: throughput and accuracy per batch and math, the fastest, the largest batch that fit. Host-only.
- *
- * Numbers as the report computes them (study/study.h, used by both): a run's time is the median of its steady
- * epochs' epoch_s; T1 is the reference strategy's (single's) fastest at the same batch (per GPU for replicas, the
- * global batch for a strategy with t1_global_batch, the pipeline) and math, each run's strategy asked by its
- * properties; where a strategy has several runs at one GPU count and batch, the fastest counts. */
+/* answer.h — a study's answer, first in REPORT.md and printed by the default study (the same table from the same
+ * function): per model and math a row per strategy (with what tells its runs apart: link, copy path or NCCL
+ * algorithm, schedule, gradient dtype), GPU count and batch, at the setting (learning rate, micro-batches) that is
+ * fastest within 1 point of that row's best accuracy: images/s in total and per GPU over its steady epochs and seeds
+ * (median, range, counts), speedup and efficiency against the reference strategy (single) at the same batch and
+ * math, final test accuracy and its change against the reference's; then the fastest row per GPU count (on one
+ * GPU the fastest within 1 point of the best accuracy), the rows whose accuracy fell by more than 1 point against the
+ * reference, and a sentence that states the finding with its numbers. Host-only. */
 #pragma once
-#include "../study/schema.h"
-#include "../strategies/strategy_info.h"
+#include "report.h"
 
 #include <stdio.h>
 
-#define ANSWER_MAX_STEADY 256
+/* Accuracy "held" within this many points (of the reference at the same batch; on one GPU, of the best). */
+#define ANSWER_ACC_POINTS 1.0
 
-/* One run, from its rows. */
+/* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them. */
 typedef struct {
-    char run_id[64], strategy[32], status[32], math[16];
-    const strategy_info_t *info;                /* its properties; NULL for a strategy the registry lacks */
-    int gpus, batch, pipeline;                  /* pipeline: batch is the global batch (study_t1_global), else
-                                                 * per GPU */
-    double steady[ANSWER_MAX_STEADY];           /* the steady epochs' epoch_s */
-    double steady_ips[ANSWER_MAX_STEADY];       /* and their images_per_s */
-    int n_steady;
-    double acc;                                 /* the last epoch's test_acc (a fraction), < 0 without one */
-} answer_run_t;
+    const run_t *run;           /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
+    const run_t *const *u;      /* the chosen setting's runs (its seeds), n of them */
+    int n;
+    stat_t ips;                 /* images/s over the steady epochs of those runs: median, range, count */
+    double speedup, efficiency; /* ips over the reference row's at the same batch and math; NAN without one */
+    stat_t acc;                 /* final test accuracy (%) over the seeds */
+    double dacc;                /* acc.med minus the reference row's (points); NAN without */
+    int fell;                   /* not the reference, and its accuracy fell by more than ANSWER_ACC_POINTS against the
+                                 * reference's at its batch */
+    int below;                  /* the reference, more than ANSWER_ACC_POINTS below the group's best reference row */
+    const char *status;         /* "ok", or the first other way one of its runs ended */
+    int ref;                    /* the reference row at its batch and math (itself for the reference), or -1 */
+} answer_row_t;
+
+/* The answer of one model and dataset in one math. */
+typedef struct {
+    int group;
+    const char *math;
+    answer_row_t *row;          /* the reference first, then by strategy, GPUs, batch */
+    int n;
+} answer_table_t;
 
 typedef struct {
-    answer_run_t *runs;
-    int n, cap;
-    /* The registry's strategies (NULL-terminated), set by the caller: which one is the reference (T1) and which
-     * measure against it at the global batch. */
-    const strategy_info_t *const *strategies;
-    /* What a second GPU would add to a one-GPU study (the sweeps the default study runs on 2), set by the caller;
-     * NULL: not said. */
-    const char *second_gpu;
+    const study_runs_t *s;
+    answer_table_t *t;          /* by group, then math in the order a study reads (fp32, tf32, bf16, others) */
+    int n;
+    const run_t **scratch;      /* the runs the rows point into */
 } answer_t;
 
-/* One strategy's line: its fastest run at the largest GPU count it ran (t < 0: no steady epoch, status says why). */
-typedef struct {
-    const char *strategy, *status;
-    int gpus, batch, pipeline;
-    double t, t1;                               /* median steady epoch (s); single's at the same batch, or < 0 */
-    double speedup, efficiency;                 /* t1 / t and speedup / gpus; < 0 without t or t1 */
-} answer_line_t;
+/* The answer of every group and math of s (the caller frees it with answer_free). */
+void answer_make(const study_runs_t *s, answer_t *a);
+void answer_free(answer_t *a);
+/* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none): on one
+ * GPU the fastest row within ANSWER_ACC_POINTS of the best accuracy, *alt a faster row whose accuracy collapsed; on
+ * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
+int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 
-#define ANSWER_MAX_LINES 16
-
-typedef struct {
-    int n;
-    answer_line_t line[ANSWER_MAX_LINES];       /* single first, then the strategies in the order they ran */
-    int gpus;                                   /* the largest GPU count any run had */
-    int fastest;                                /* index in line of the fastest strategy on `gpus` GPUs (>= 2), or -1 */
-} answer_summary_t;
+/* Writes the answer of group g: REPORT.md's Markdown (markdown 1) or the default study's text (lines of '#' notes
+ * and aligned columns, markdown 0), the same rows and words. */
+void answer_write(FILE *f, const answer_t *a, int g, int markdown);
+/* The default study's printed answer: `path` read (study_load), every group's answer written as text (on one GPU
+ * with the largest batch that fit and, where second_gpu is not NULL, what a second GPU would add), then where the
+ * report is. 0, or 2 with the reader's message on stderr. */
+int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *infos, const char *report,
+                     const char *second_gpu);
 
 /* A one-GPU study (every run on 1 GPU) asks what one GPU can, per batch and math: one cell per run, as the answer
  * and the report's one-GPU section read it. */
@@ -70,30 +78,25 @@ typedef struct {
     /* Per math: the largest batch that fit (a run with a steady epoch that did not end oom), and the smallest batch
      * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
     int fit[ANSWER_MAX_MATHS], no_fit[ANSWER_MAX_MATHS];
-    int fastest;            /* the cell of the highest throughput, -1 without one */
+    /* The cell of the highest throughput among those whose accuracy is within ANSWER_ACC_POINTS of the best cell's
+     * (every cell with a throughput where no cell has an accuracy), -1 without one; and the best accuracy. */
+    int fastest;
+    double best_acc;
     /* Per math, the fastest cell's batch in that math: its cell (-1 for the fastest's own math, or where that math
      * has no throughput at that batch) and how many times slower than the fastest it is. */
     int there[ANSWER_MAX_MATHS];
     double slower[ANSWER_MAX_MATHS];
 } answer_one_t;
 
-/* The facts of a one-GPU study, computed once for the printed answer and REPORT.md's one-GPU section. */
+/* The cells of group g of s (every run on one GPU) into c (room for s->nr); returns how many (one_gpu.c). */
+int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c);
+/* The facts of a one-GPU study, computed once for REPORT.md's one-GPU section and the printed answer. */
 void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o);
-/* Writes the fastest cell (o->fastest >= 0) and each other math at its batch ("bf16 at batch 4096, 100000 images/s;
- * tf32 there<colon> 50000 images/s (2.00<times> slower)"): the words both the answer and the report say after their
- * "fastest" label, in their own punctuation. */
-void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o, const char *colon, const char *times);
-/* Writes the largest batch that fit per math, each after a blank and the maths separated by sep: the words both the
- * answer and the report say after their "largest batch that fit" label. */
+/* Writes the fastest cell (o->fastest >= 0), that it is the fastest within ANSWER_ACC_POINTS of the best accuracy,
+ * and each other math at its batch ("bf16 at batch 256, 82647 images/s, the fastest within 1 point of the best
+ * accuracy (92.0 %); tf32 there: 46872 images/s (1.76× slower)"). */
+void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o);
+/* Writes the largest batch that fit per math, each after a blank and the maths separated by sep. */
 void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep);
 /* The cell of math m at batch b with a throughput, or -1. */
 int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b);
-
-/* Adds one written row (a setup-failure row included) to its run. 0, or -1 when out of host memory. */
-int answer_add(answer_t *a, const results_row_t *row);
-void answer_free(answer_t *a);
-/* The median of x[0..n-1] (reorders x); < 0 for n = 0. */
-double answer_median(double *x, int n);
-void answer_summarise(const answer_t *a, answer_summary_t *s);
-/* Prints the answer: a '#' title, one line per strategy, the fastest one, and where the report is. */
-void answer_print(FILE *f, const answer_t *a, const char *what, const char *report);

@@ -51,11 +51,10 @@ int cmp_prec(const run_t *a, const run_t *b) {
     return c ? c : math_cmp(a->gd, b->gd);
 }
 
-/* The reference first, then replicas, then pipelines. */
-static int strategy_class(const run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
+int run_class(const run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
 
 int cmp_row(const run_t *a, const run_t *b) {
-    int c = cmp_int(strategy_class(a), strategy_class(b));
+    int c = cmp_int(run_class(a), run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->gpus, b->gpus);
     if (!c) c = strcmp(a->sched, b->sched);
@@ -64,6 +63,64 @@ int cmp_row(const run_t *a, const run_t *b) {
     if (!c) c = strcmp(a->link, b->link);
     return c;
 }
+
+int cmp_config(const run_t *a, const run_t *b) {
+    int c = cmp_row(a, b);
+    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    if (!c) c = strcmp(a->variant, b->variant);
+    return c ? c : cmp_prec(a, b);
+}
+
+stat_t stat_of(double *x, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) x[k++] = x[i];
+    stat_t st = {study_median(x, k), NAN, NAN, k};
+    if (k) st.min = x[0], st.max = x[k - 1];   /* study_median sorted them */
+    return st;
+}
+
+stat_t stat_runs(const run_t *const *u, int n, double (*f)(const run_t *)) {
+    double *x = mem_alloc((size_t)(n ? n : 1) * sizeof *x);
+    for (int i = 0; i < n; i++) x[i] = f(u[i]);
+    stat_t st = stat_of(x, n);
+    free(x);
+    return st;
+}
+
+stat_t stat_steady(const run_t *const *u, int n, results_col_t c) {
+    const results_column_t *col = &results_schema[c];
+    int m = 0;
+    for (int i = 0; i < n; i++) m += u[i]->nrows;
+    double *x = mem_alloc((size_t)(m ? m : 1) * sizeof *x);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < u[i]->nrows; j++) {
+            const results_row_t *row = u[i]->rows[j];
+            double v = *RESULTS_MEMBER(row, col, const double);
+            if (!strcmp(row->phase, "steady") && v >= 0) x[k++] = v;
+        }
+    stat_t st = stat_of(x, k);
+    free(x);
+    return st;
+}
+
+numtext_t ranged(const char *fmt, stat_t st) {
+    numtext_t t = num_or_dash(fmt, st.med);
+    if (st.n > 1 && st.min < st.max) {
+        numtext_t lo = num_or_dash(fmt, st.min), hi = num_or_dash(fmt, st.max);
+        size_t l = strlen(t.s);
+        if (!strcmp(fmt, "%.1f %%")) {   /* "90.4 % (90.1–90.6)": the unit once */
+            lo.s[strlen(lo.s) - 2] = hi.s[strlen(hi.s) - 2] = '\0';
+        }
+        snprintf(t.s + l, sizeof t.s - l, " (%.40s–%.40s)", lo.s, hi.s);
+    }
+    return t;
+}
+
+double run_epoch_s(const run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
+double run_images_per_s(const run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double run_facc(const run_t *r) { return r->facc; }
 
 /* A stable merge sort: runs of one key stay in the order they started. */
 static void merge_sort(const run_t **a, const run_t **tmp, int n, int (*cmp)(const run_t *, const run_t *)) {

@@ -203,21 +203,28 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
 
 /* ---- the lines' keys and names */
 
-static int cmp_link(const run_t *a, const run_t *b) {   /* precision, then link: what every line of a figure shares */
+/* Precision, link and what else differs (copy path, NCCL algorithm, ...): what every line of a figure keeps apart. */
+static int cmp_link(const run_t *a, const run_t *b) {
     int c = cmp_prec(a, b);
-    return c ? c : strcmp(a->link, b->link);
+    if (!c) c = strcmp(a->link, b->link);
+    return c ? c : strcmp(a->variant, b->variant);
 }
-static int same_batch_line(const run_t *a, const run_t *b) {   /* strategy, batch, precision, link */
+static void variant_word(bytes_t *b, const run_t *u) {
+    if (*u->variant) text_printf(b, ", %s", u->variant);
+}
+static int same_batch_line(const run_t *a, const run_t *b) {   /* strategy, batch, schedule, precision, link */
     int c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
 static void batch_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     text_printf(b, "%s, ", u->strategy);
     batch_word(b, u);
     link_word(b, u);
-    if (u->pipe) text_printf(b, " (best M)");
+    if (u->pipe) text_printf(b, ", %s (best M)", u->sched);
     with_prec(b, s, u);
+    variant_word(b, u);
 }
 static int same_gpus_line(const run_t *a, const run_t *b) {   /* strategy, GPUs, precision, link */
     int c = strcmp(a->strategy, b->strategy);
@@ -229,6 +236,7 @@ static void gpus_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     gpus_word(b, u->gpus);
     link_word(b, u);
     with_prec(b, s, u);
+    variant_word(b, u);
 }
 static int same_strategy_line(const run_t *a, const run_t *b) {   /* strategy, precision, link */
     int c = strcmp(a->strategy, b->strategy);
@@ -237,6 +245,7 @@ static int same_strategy_line(const run_t *a, const run_t *b) {   /* strategy, p
 static void strategy_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     text_printf(b, "%s", u->strategy);
     with_prec(b, s, u);
+    variant_word(b, u);
 }
 
 /* ---- the figures */
@@ -335,6 +344,7 @@ static void acc_run_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     with_prec(b, s, u);
     if (u->pipe) text_printf(b, ", M=%s", u->mb);
     if (s->grp[u->group].seeds.n > 1) text_printf(b, ", seed %s", u->seed);
+    variant_word(b, u);
     if (strcmp(u->fstat, "ok")) text_printf(b, " (%s)", u->fstat);
 }
 static int has_acc(const results_row_t *row) {
@@ -388,6 +398,7 @@ static int same_lr_line(const run_t *a, const run_t *b) {
     if (!c) c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->global_batch, b->global_batch);
     if (!c) c = cmp_int(a->micro, b->micro);
+    if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
 static int same_lr_point(const run_t *a, const run_t *b) {
@@ -398,8 +409,10 @@ static void lr_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     text_printf(b, "%s, ", u->strategy);
     gpus_word(b, u->gpus);
     link_word(b, u);
-    text_printf(b, ", batch %d%s%s", u->global_batch, u->pipe ? ", M=" : "", u->pipe ? u->mb : "");
+    text_printf(b, ", batch %d", u->global_batch);
+    if (u->pipe) text_printf(b, ", %s, M=%s", u->sched, u->mb);
     with_prec(b, s, u);
+    variant_word(b, u);
 }
 static int has_facc(const run_t *u) { return !isnan(u->facc); }
 
@@ -447,6 +460,7 @@ static void bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
     link_word(&l, u);
     prec_word(&pw, s, u);
     if (pw.len) text_printf(&l, " %s", pw.s);
+    variant_word(&l, u);
     fprintf(o, "\"%s\" %.6g %.6g %.6g\n", l.s, comp, expo, idle);
     free(l.s), free(pw.s);
 }

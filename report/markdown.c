@@ -2,6 +2,7 @@
  * one-GPU section (one_gpu.c), the summary tables (summary.c), the maths side by side (precision.c) and the runs that
  * did not end ok. The projection is project.c. */
 #include "report.h"
+#include "answer.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@ static void not_ok(const report_t *r, FILE *md, int g) {
         bytes_t w = {0};
         text_printf(&w, "%s", u->strategy);
         with_prec(&w, s, u);
+        if (*u->variant) text_printf(&w, ", %s", u->variant);
         fprintf(md, "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", w.s, u->gpus, u->global_batch, u->lr,
                 *u->mb ? u->mb : "—", u->fstat, u->last, u->run_id);
         free(w.s);
@@ -92,14 +94,6 @@ static void header(const report_t *r, FILE *md) {
         free(u.s);
     }
     fprintf(md, "\n");
-    fprintf(
-        md,
-        "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row stands for the runs of one "
-        "strategy, GPU count, batch, math and gradient dtype; **best** is the lowest epoch time over their learning "
-        "rates and seeds, and the final test accuracy is the best over them, with its learning rate. Speedup T1/TN "
-        "and efficiency T1/(N·TN) take T1 from the strategy `%s` at the same batch and math (weak scaling: the "
-        "same batch per GPU).\n\n",
-        study_ref(s));
 }
 
 static void figure(const report_t *r, FILE *md, const char *name, const char *alt) {
@@ -131,9 +125,46 @@ static void figures(const report_t *r, FILE *md, const group_t *gr) {
     if (r->nfig == 0) fprintf(md, "(no figures: %s)\n\n", r->figs_note ? r->figs_note : "none drawn");
 }
 
+/* How the tables below read their runs. */
+static void definitions(const report_t *r, FILE *md) {
+    const study_runs_t *s = &r->st;
+    fprintf(md, "## Definitions\n\n");
+    fprintf(
+        md,
+        "Times are medians over each run's steady epochs (epoch 1 is warmup). A table row is one configuration but "
+        "its seed: strategy, GPU count, batch, learning rate, math, gradient dtype, link and, in a column of its own, "
+        "what else differs between a strategy's rows (copy path, NCCL algorithm, initialisation, momentum, weight "
+        "decay, commit); its epoch time and final test accuracy are the medians over its seeds, with their range in "
+        "parentheses where they differ. Speedup T1/TN and efficiency T1/(N·TN) take T1 from the strategy `%s` at the "
+        "same batch and math (weak scaling: the same batch per GPU), its fastest run there.\n\n",
+        study_ref(s));
+}
+
+/* The answer first: per model and math the table of answer.h and its findings. */
+static void answer(const report_t *r, FILE *md) {
+    answer_t a;
+    answer_make(&r->st, &a);
+    fprintf(md, "## Answer\n\n");
+    fprintf(md,
+            "Per model and math, a row per strategy, GPU count and batch, at its fastest setting (learning rate, "
+            "micro-batches) whose final test accuracy is within %.0f point of its best. images/s: over the steady "
+            "epochs of that setting's runs (its seeds), the median, and the range with the number of epochs and runs; "
+            "per GPU: divided by the GPU count. Speedup and efficiency: images/s over `%s`'s at the same batch (per GPU; "
+            "a pipeline's: global) and math, and that over the GPU count. Δ acc: the final test accuracy (median over "
+            "seeds) less `%s`'s there, in points; it holds within %.0f point, on one GPU within %.0f point of the best "
+            "`%s` row. `summary.csv` beside this file has every configuration as a row.\n\n",
+            ANSWER_ACC_POINTS, study_ref(&r->st), study_ref(&r->st), ANSWER_ACC_POINTS, ANSWER_ACC_POINTS,
+            study_ref(&r->st));
+    for (int g = 0; g < r->st.ng; g++) answer_write(md, &a, g, 1);
+    answer_free(&a);
+}
+
 void report_markdown(report_t *r, FILE *md) {
     const study_runs_t *s = &r->st;
     header(r, md);
+    answer(r, md);
+    if (r->base) report_baseline(r, md);
+    definitions(r, md);
     if (!report_one_gpu_study(s)) allreduce_model(r, md);
     for (int g = 0; g < s->ng; g++) {
         fprintf(md, "## %s\n\n", s->grp[g].sub);

@@ -24,9 +24,7 @@ int report_one_gpu_study(const study_runs_t *s) {
     return s->ng > 0;
 }
 
-void report_one_gpu(const report_t *r, FILE *md, int g) {
-    const study_runs_t *s = &r->st;
-    answer_cell_t *c = mem_zalloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
+int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c) {
     int n = 0;
     for (int i = 0; i < s->nr; i++) {
         const run_t *u = &s->run[i];
@@ -35,6 +33,13 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
         c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
                                  .ips = isnan(ips) ? -1 : ips, .acc = isnan(u->facc) ? -1 : u->facc / 100};
     }
+    return n;
+}
+
+void report_one_gpu(const report_t *r, FILE *md, int g) {
+    const study_runs_t *s = &r->st;
+    answer_cell_t *c = mem_zalloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
+    int n = report_one_gpu_cells(s, g, c);
     answer_one_t o;
     answer_one_gpu(c, n, &o);
     fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
@@ -50,7 +55,7 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     fprintf(md, "\n");
     if (o.fastest >= 0) {
         fprintf(md, "- **Fastest**: ");
-        answer_one_fastest(md, c, &o, "", "×");
+        answer_one_fastest(md, c, &o);
         fprintf(md, ".\n");
     }
     fprintf(md, "- **Largest batch that fit**:");

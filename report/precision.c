@@ -1,20 +1,26 @@
 /* precision.c — the maths of a study side by side in REPORT.md, for a model and dataset whose runs hold more than
- * one: a row pairs the runs that differ in math only (strategy, GPUs, batch, schedule, M, link, gradient dtype); per
- * math the best steady epoch, its ratio to the reference math's (tf32 where present, else the first), speedup and
- * efficiency over single at the same batch and math, the communication share of a step and the best accuracy. */
+ * one: a row pairs the configurations that differ in math only (strategy, GPUs, batch, schedule, M, link, learning
+ * rate, what else differs, gradient dtype); per math the median steady epoch over seeds, its ratio to the reference
+ * math's (tf32 where present, else the first), speedup and efficiency over single at the same batch and math, the
+ * communication share of a step and the median final accuracy. */
 #include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A row pairs the runs that differ in math only. */
+/* A row pairs the configurations that differ in math only (and in seed: each math's cells are medians over them). */
 static int cmp_pair(const run_t *a, const run_t *b) {
     int c = cmp_row(a, b);
+    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    if (!c) c = strcmp(a->variant, b->variant);
     return c ? c : math_cmp(a->gd, b->gd);
 }
 
 static int by_math(const void *a, const void *b) { return math_cmp(*(const char *const *)a, *(const char *const *)b); }
+static int by_time(const void *a, const void *b) {
+    return cmp_num(run_epoch_s(*(const run_t *const *)a), run_epoch_s(*(const run_t *const *)b));
+}
 
 static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w, const run_t *const *u,
                      int n) {
@@ -23,30 +29,34 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
     w->acc = mem_alloc((size_t)nm * sizeof *w->acc);
     double **cols[] = {&w->t, &w->ratio, &w->speedup, &w->efficiency, &w->comm, &w->exposed, &w->accuracy};
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) *cols[c] = mem_alloc((size_t)nm * sizeof **cols[c]);
-    for (int m = 0; m < nm; m++) w->best[m] = w->acc[m] = -1;
     w->pair = (int)(u[0] - s->run);
-    for (int i = 0; i < n; i++) {
-        int m = 0;
-        while (m < nm && strcmp(t->math[m], u[i]->math)) m++;
-        int k = (int)(u[i] - s->run);
-        double ti = u[i]->med[RESULTS_COL_epoch_s];
-        if (!isnan(ti) && (w->best[m] < 0 || ti < s->run[w->best[m]].med[RESULTS_COL_epoch_s])) w->best[m] = k;
-        if (!isnan(u[i]->facc) && (w->acc[m] < 0 || u[i]->facc > s->run[w->acc[m]].facc)) w->acc[m] = k;
+    const run_t **m = mem_alloc((size_t)n * sizeof *m);
+    for (int j = 0; j < nm; j++) {   /* per math: its runs' median (the median-time run for the per-step cells) */
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(u[i]->math, t->math[j])) m[k++] = u[i];
+        w->t[j] = stat_runs(m, k, run_epoch_s).med;
+        w->accuracy[j] = stat_runs(m, k, run_facc).med;
+        w->acc[j] = isnan(w->accuracy[j]) ? -1 : (int)(m[0] - s->run);
+        int timed = 0;
+        for (int i = 0; i < k; i++)
+            if (!isnan(run_epoch_s(m[i]))) m[timed++] = m[i];
+        qsort(m, (size_t)timed, sizeof *m, by_time);
+        w->best[j] = timed ? (int)(m[(timed - 1) / 2] - s->run) : -1;
     }
-    const run_t *p = &s->run[w->pair], *ref = w->best[t->ref] >= 0 ? &s->run[w->best[t->ref]] : NULL;
+    free(m);
+    const run_t *p = &s->run[w->pair];
     for (int j = 0; j < nm; j++) {
         const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL;
         int t1 = study_t1_run(s, g, p->line_batch, t->math[j]);
         double step = b ? b->med[RESULTS_COL_step_ms] : NAN;
-        w->t[j] = b ? b->med[RESULTS_COL_epoch_s] : NAN;
-        w->ratio[j] = b && ref ? b->med[RESULTS_COL_epoch_s] / ref->med[RESULTS_COL_epoch_s] : NAN;
-        w->speedup[j] = b && t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / b->med[RESULTS_COL_epoch_s] : NAN;
+        w->ratio[j] = w->t[j] / w->t[t->ref];
+        w->speedup[j] = t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / w->t[j] : NAN;
         w->efficiency[j] = isnan(w->speedup[j]) ? NAN : 100 * w->speedup[j] / p->gpus;
         w->comm[j] = b && !isnan(b->med[RESULTS_COL_comm_ms]) && !isnan(step) && step > 0
                          ? 100 * b->med[RESULTS_COL_comm_ms] / step : NAN;
         w->exposed[j] = b && !isnan(b->med[RESULTS_COL_exposed_comm_ms]) && !isnan(step) && step > 0
                             ? 100 * b->med[RESULTS_COL_exposed_comm_ms] / step : NAN;
-        w->accuracy[j] = w->acc[j] >= 0 ? s->run[w->acc[j]].facc : NAN;
     }
 }
 
@@ -95,22 +105,22 @@ void report_precision(const report_t *r, FILE *md, int g) {
     fprintf(md, "### ");
     for (int j = 0; j < nm; j++) fprintf(md, "%s%s", j ? " against " : "", pm[j]);
     fprintf(md,
-            "\n\nEach row holds the runs that differ in math only (the best over learning rates and seeds, as above); "
-            "a column m / %s is the ratio of the two epoch times. ",
+            "\n\nEach row holds the configurations that differ in math only (medians over seeds, as above); a column "
+            "m / %s is the ratio of the two epoch times. ",
             pm[ref]);
     fprintf(md,
             "Speedup and efficiency are over `%s` at the same batch and math; communication is the gradient "
             "reduction's time per step as a share of the step, with the part the compute waited for (exposed) in "
             "parentheses.\n\n",
             study_ref(s));
-    fprintf(md, "| strategy | GPUs | batch%s", grads ? " | grads" : "");
+    fprintf(md, "| strategy | GPUs | batch | lr%s", grads ? " | grads" : "");
     for (int j = 0; j < nm; j++) fprintf(md, " | epoch (s) %s", pm[j]);
     for (int j = 0; j < nm; j++)
         if (j != ref) fprintf(md, " | %s / %s", pm[j], pm[ref]);
     static const char *const cols[] = {"speedup", "efficiency", "communication", "final test acc"};
     for (int c = 0; c < 4; c++)
         for (int j = 0; j < nm; j++) fprintf(md, " | %s %s", cols[c], pm[j]);
-    fprintf(md, " |\n|---|---:|---:%s", grads ? "|---" : "");
+    fprintf(md, " |\n|---|---:|---:|---:%s", grads ? "|---" : "");
     for (int j = 0; j < nm + (nm - 1) + 4 * nm; j++) fprintf(md, "|---:");
     fprintf(md, "|\n");
 
@@ -122,8 +132,9 @@ void report_precision(const report_t *r, FILE *md, int g) {
         fprintf(md, "| %s", u->strategy);
         if (u->pipe) fprintf(md, " %s, M=%s", u->sched, u->mb);
         fprintf(md, " | %d", u->gpus);
+        if (*u->variant) fprintf(md, " (%s)", u->variant);
         if (*u->link) fprintf(md, " (%s)", u->link);
-        fprintf(md, " | %s", b.s);
+        fprintf(md, " | %s | %s", b.s, u->lr);
         free(b.s);
         if (grads) fprintf(md, " | %s", *u->gd ? u->gd : "—");
         for (int j = 0; j < nm; j++) fprintf(md, " | %s", f3(w->t[j]).s);

@@ -18,8 +18,8 @@
 
 /* The command line, as the option table fills it. */
 typedef struct {
-    const char *out, *allreduce, *net_allreduce;
-    double net_gbs, net_lat;
+    const char *out, *allreduce, *net_allreduce, *baseline;
+    double net_gbs, net_lat, threshold;
     int gpn, runs;
 } report_opts_t;
 
@@ -44,6 +44,11 @@ static const opt_t opts[] = {
      "inter-node latency per all-reduce step in µs (replaces the network fit's)"},
     {"gpus-per-node", "G", "8", NULL, p_gpus_per_node, FIELD(gpn), 0, NULL, NULL,
      "GPUs per node of the projected cluster, a power of two up to 1024"},
+    {"baseline", "OLD.csv", NULL, NULL, opt_str, FIELD(baseline), 0, "path", NULL,
+     "a study to compare with: the configurations both ran, the change of images/s\n"
+     "and efficiency beside each side's spread; exit 1 on a regression"},
+    {"threshold", "PCT", "5", NULL, opt_pos_number, FIELD(threshold), 0, NULL, NULL,
+     "with --baseline: a fall of images/s past PCT % is a regression"},
     {"runs", NULL, NULL, NULL, opt_set, FIELD(runs), 0, NULL, NULL,
      "writes nothing: prints the reported runs to stdout, one tab-separated line\n"
      "each with their steady medians (doc/report.md lists the columns); takes no other option"},
@@ -53,6 +58,7 @@ static const opt_table_t table = {opts, (int)(sizeof opts / sizeof opts[0]), 1};
 
 static void usage(FILE *f) {
     fprintf(f, "Usage: scaling report STUDY.csv [options]\n"
+               "       scaling report NEW.csv --baseline OLD.csv [--threshold PCT] [options]\n"
                "       scaling report STUDY.csv --runs\n"
                "Writes REPORT.md, one data file per figure (*.dat) and, where gnuplot is, the figures (PNG and SVG)\n"
                "of a study CSV. doc/report.md says what each section and figure means.\n\nOptions:\n");
@@ -153,9 +159,12 @@ static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
     for (int i = 0; o->runs && i < table.n; i++)   /* the first option that shapes a report: --runs writes none */
         if ((given >> i & 1) && strcmp(opts[i].name, "runs") != 0)
             return die("--runs prints the runs and writes no report: it takes no --%s", opts[i].name);
+    if ((given >> opt_index(&table, "threshold") & 1) && !o->baseline)
+        return die("--threshold is a regression's size against --baseline: give --baseline OLD.csv");
     if (!npos) return die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
     *csv = pos[0];
     if (!readable(*csv)) return die("%s: no such file", *csv);
+    if (o->baseline && !readable(o->baseline)) return die("%s: no such file (--baseline)", o->baseline);
     return 0;
 }
 
@@ -182,10 +191,15 @@ static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
     return 0;
 }
 
-/* The study and the benchmark read: a CSV that is not a study's leaves no folder behind. 0, or 2. */
-static int load(report_t *r, int runs, const strategy_info_t *const *infos) {
+/* The study, the baseline and the benchmark read: a CSV that is not a study's leaves no folder behind. 0, or 2. */
+static int load(report_t *r, const report_opts_t *o, const strategy_info_t *const *infos) {
     char err[REPORT_ERR] = "";
+    int runs = o->runs;
     if (study_load(&r->st, r->src, infos, err, sizeof err)) return die("%s", err);
+    if (o->baseline) {
+        r->base = mem_zalloc(1, sizeof *r->base);
+        if (baseline_load(r->base, o->baseline, o->threshold, &r->st, infos, err, sizeof err)) return die("%s", err);
+    }
     if (*r->bench_src && !runs) {
         r->have_bench = 1;
         int b = fits_read(&r->fits, r->bench_src, "", infos, r->bench_err, sizeof r->bench_err);
@@ -222,9 +236,21 @@ static void no_figures(report_t *r, int argc, char **argv, const char *exe) {
     fputc('\n', stderr);
 }
 
+static int write_summary_csv(report_t *r) {
+    char *path = mem_printf("%s/summary.csv", r->out);
+    FILE *f = fopen(path, "w");
+    int rc = !f || report_summary_csv(&r->st, f);
+    if (f && fclose(f) != 0) rc = 1;
+    if (rc) die("%s: cannot write: %s", path, strerror(errno));
+    free(path);
+    return rc;
+}
+
 static int write_report(report_t *r) {
     char err[REPORT_ERR] = "";
+    if (write_summary_csv(r)) return 1;
     if (report_figures(r, err, sizeof err)) return die("%s", err), 1;
+    if (r->base && baseline_figure(r, err, sizeof err)) return die("%s", err), 1;
     if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s", err), 1;
     char *md_tmp = mem_printf("%s/.REPORT.md.tmp", r->out), *md_path = mem_printf("%s/REPORT.md", r->out);
     int rc = 0;
@@ -244,6 +270,8 @@ static int write_report(report_t *r) {
 }
 
 static void report_free(report_t *r) {
+    if (r->base) baseline_free(r->base);
+    free(r->base);
     study_free(&r->st);
     fits_free(&r->fits);
     report_plots_free(r);
@@ -260,7 +288,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
     if (rc) return rc == 1 ? 0 : rc;
     report_t *r = mem_zalloc(1, sizeof *r);
     rc = resolve(r, &o, csv);
-    if (!rc) rc = load(r, o.runs, infos);
+    if (!rc) rc = load(r, &o, infos);
     if (!rc && o.runs && report_runs(&r->st, stdout))
         rc = (fprintf(stderr, "scaling report: error: stdout: cannot write: %s\n", strerror(errno)), 1);
     if (!rc && !o.runs && mkdirs(r->out) != 0)
@@ -270,6 +298,14 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
         r->gnuplot = *r->plots && on_path("gnuplot");
         if (!r->gnuplot) no_figures(r, argc, argv, exe);
         rc = write_report(r);
+    }
+    if (!rc && r->base) {   /* after REPORT.md: a regression fails the command, never the report */
+        baseline_print(r->base, &r->st, r->src, stdout);
+        if (r->base->regressions) {
+            fprintf(stderr, "scaling report: %d regression(s) against %s: images/s fell by more than %s (REPORT.md, "
+                            "\"Against the baseline\")\n", r->base->regressions, r->base->src, pct(r->base->threshold).s);
+            rc = 1;
+        }
     }
     report_free(r);
     return rc;

@@ -17,6 +17,32 @@ typedef struct plot {
     char *script, *name, *data, *data2, *subtitle, *caption, *skip;
 } plot_t;
 
+/* A statistic over seeds (or runs): the median and the range of n values (NAN, NAN, NAN and 0 for none). */
+typedef struct {
+    double med, min, max;
+    int n;
+} stat_t;
+
+/* `--baseline OLD.csv` (baseline.c): a configuration both studies ran (every key column but seed and commit), side
+ * 0 this study and side 1 the baseline. */
+typedef struct {
+    const run_t *run[2];                /* a run of each side */
+    int n[2];                           /* its runs (seeds) on each side */
+    stat_t ips[2];                      /* images/s over the steady epochs of those runs */
+    double eff[2];                      /* efficiency (%): ips over N × the side's own T1 run's images/s */
+    double d_ips, d_eff;                /* the change of the median images/s (%), of the efficiency (points) */
+    int regressed;                      /* d_ips below -threshold */
+} baseline_row_t;
+typedef struct {
+    const char *src;                    /* OLD.csv as named */
+    study_runs_t st;
+    double threshold;                   /* %: a fall of images/s past it is a regression */
+    baseline_row_t *row;                /* in the order of the tables: model, dataset, precision, row key, lr */
+    int n;
+    int only[2];                        /* configurations of one side only */
+    int regressions;
+} baseline_t;
+
 typedef struct {
     const char *src;                    /* the study CSV as named */
     char out[PATH_MAX];                 /* where REPORT.md and the figures go */
@@ -35,6 +61,7 @@ typedef struct {
     int nfig, capfig;
     plot_t *plot;                       /* figures to draw (figures.c) */
     int nplot, capplot;
+    baseline_t *base;                   /* --baseline's comparison, or NULL */
 } report_t;
 
 /* The command: argv[0] is "report"; infos the registry's strategies (NULL-terminated), whose properties the report
@@ -45,6 +72,11 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
  * its configuration, the steady medians (and the extremes of epoch_s and images_per_s), its last epoch's cells, the
  * peak memory, how it ended and its machine. 0, or 1 when f could not be written. */
 int report_runs(const study_runs_t *s, FILE *f);
+/* summary.csv (runs.c): a header, then per reported run (configuration) its key columns (results_key_columns, the
+ * cells as the study CSV writes them), run_id, git_commit, variant, steady_epochs, images_per_s (the steady
+ * median), its min and max, images_per_s_per_gpu, epoch_s, speedup and efficiency (T1/TN, T1/(N·TN)),
+ * final_test_acc (a fraction) and status. 0, or 1 when f could not be written. */
+int report_summary_csv(const study_runs_t *s, FILE *f);
 
 /* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
 int report_one_gpu_group(const study_runs_t *s, int g);
@@ -68,13 +100,23 @@ plot_t *report_plot_add(report_t *r);
 int report_render(report_t *r, int from, char *err, size_t errlen);
 void report_plots_free(report_t *r);
 
-/* The maths of a model and dataset side by side (precision.c): a row pairs the runs that differ in math only; per
- * math j its best steady epoch t (s), t over the reference math's (tf32 where present, else the first), speedup and
- * efficiency (%) over single at the same batch and math, communication and its exposed part as % of the step, and
- * the best final accuracy (%); NAN where there is none. */
+/* --baseline (baseline.c): OLD.csv read and matched against now's configurations; 0, or 2 with the reader's
+ * message. The table on stdout ('#' lines, a line per configuration, the regressions' count last); REPORT.md's
+ * section (after the answer); the figure's data file and plot (1 with a message where it cannot be written). */
+int baseline_load(baseline_t *b, const char *path, double threshold, const study_runs_t *now,
+                  const strategy_info_t *const *infos, char *err, size_t errlen);
+void baseline_free(baseline_t *b);
+void baseline_print(const baseline_t *b, const study_runs_t *now, const char *src, FILE *f);
+void report_baseline(const report_t *r, FILE *md);
+int baseline_figure(report_t *r, char *err, size_t errlen);
+
+/* The maths of a model and dataset side by side (precision.c): a row pairs the configurations that differ in math
+ * only; per math j the median over seeds of the steady epoch t (s), t over the reference math's (tf32 where present,
+ * else the first), speedup and efficiency (%) over single at the same batch and math, communication and its exposed
+ * part as % of the step (of the median run), and the median final accuracy (%); NAN where there is none. */
 typedef struct {
     int pair;           /* a run of the row */
-    int *best, *acc;    /* per math, its fastest and its most accurate run, or -1 */
+    int *best, *acc;    /* per math, its median-time run and a run with an accuracy, or -1 */
     double *t, *ratio, *speedup, *efficiency, *comm, *exposed, *accuracy;
 } precision_row_t;
 typedef struct {
@@ -119,6 +161,19 @@ numtext_t pct(double x);
 /* num_s's text of x. */
 numtext_t num(double x);
 
+/* Of x[0..n) (NAN values left out; x is reordered). */
+stat_t stat_of(double *x, int n);
+/* Of a number of each run (NAN: none): f(run). */
+stat_t stat_runs(const run_t *const *u, int n, double (*f)(const run_t *));
+/* Of number column c over the steady rows of runs u[0..n) (value >= 0): every epoch of every seed. */
+stat_t stat_steady(const run_t *const *u, int n, results_col_t c);
+/* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is f3, f2, pct or f0's format. */
+numtext_t ranged(const char *fmt, stat_t st);
+/* Numbers of a run, for stat_runs. */
+double run_epoch_s(const run_t *r);
+double run_images_per_s(const run_t *r);
+double run_facc(const run_t *r);
+
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
  * for one precision); ", " and that where there is one. */
@@ -130,11 +185,15 @@ void with_prec(bytes_t *b, const study_runs_t *s, const run_t *r);
 /* The dates of a group's rows: "2026-01-05", or "2026-01-05 to 2026-01-06". */
 void study_dates(bytes_t *b, const group_t *g);
 
-/* The orders a study reads in, for qsort of run_t pointers (ties: the order the runs started): precision (math, then
- * gradient dtype); a summary row (the reference first, then replicas, then pipelines, each by name; GPUs,
- * schedule, batch, micro-batches, link). */
+/* The orders a study reads in, for runs_sort (ties: the order the runs started): precision (math, then gradient
+ * dtype); a strategy's place and a table's row key (the reference first, then replicas, then pipelines, each by
+ * name; GPUs, schedule, batch, micro-batches, link). */
 int cmp_prec(const run_t *a, const run_t *b);
 int cmp_row(const run_t *a, const run_t *b);
+/* A strategy's place in a study's tables: 0 the reference, 1 replicas, 2 a pipeline. */
+int run_class(const run_t *r);
+/* A configuration but its seed: cmp_row, then learning rate, variant and precision (a summary table's row). */
+int cmp_config(const run_t *a, const run_t *b);
 /* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
 void runs_sort(const run_t **a, int n, int (*cmp)(const run_t *, const run_t *));
 /* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n

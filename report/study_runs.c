@@ -55,9 +55,10 @@ const char *study_ref(const study_runs_t *s) { return text_str(&s->ref); }
 
 /* ---- runs into configurations */
 
-/* A run of the file before selection: its key (the cells --resume's key holds), progress and first timestamp. */
+/* A run of the file before selection: its key (the cells --resume's key holds, and its commit: a CSV holding two
+ * commits' runs is two studies side by side, not one superseding the other), progress and first timestamp. */
 typedef struct {
-    const char *id, *first_ts;
+    const char *id, *first_ts, *commit;
     char *cells;                            /* the key's cells, one after another */
     const char *key[RESULTS_KEY_FIELDS];
     unsigned long long hash;                /* of the cells that are no wildcard: equal for one configuration */
@@ -68,7 +69,7 @@ typedef struct {
 /* A configuration: its key, the most specific cells its runs wrote (study_key_merge), and the next configuration
  * of the same hash bucket, in the order they were made. */
 typedef struct {
-    const char *key[RESULTS_KEY_FIELDS];
+    const char *key[RESULTS_KEY_FIELDS], *commit;
     unsigned long long hash;
     int next;
 } config_t;
@@ -87,6 +88,8 @@ static void cand_key(cand_t *c, const results_row_t *row) {
         p += n;
         if (!study_key_wildcard(f)) c->hash = mem_hash(c->hash, c->key[f], n);
     }
+    c->commit = row->env.git_commit;
+    c->hash = mem_hash(c->hash, c->commit, strlen(c->commit));
 }
 
 /* study_key_match and study_key_merge on keys of cells. */
@@ -121,10 +124,12 @@ static int assign_configs(int n, cand_t **order) {
     for (int o = 0; o < n; o++) {
         cand_t *x = order[o];
         int b = (int)(x->hash & (unsigned long long)(nb - 1)), k = head[b];
-        while (k >= 0 && !(cfg[k].hash == x->hash && key_match(cfg[k].key, x->key))) k = cfg[k].next;
+        while (k >= 0 && !(cfg[k].hash == x->hash && key_match(cfg[k].key, x->key) && !strcmp(cfg[k].commit, x->commit)))
+            k = cfg[k].next;
         if (k < 0) {
             k = nk++;
             memcpy(cfg[k].key, x->key, sizeof cfg[k].key);
+            cfg[k].commit = x->commit;
             cfg[k].hash = x->hash;
             cfg[k].next = -1;
             if (tail[b] >= 0) cfg[tail[b]].next = k;
@@ -377,6 +382,79 @@ static void run_medians(run_t *r) {
     run_busy(r);
 }
 
+/* ---- what tells a run from its strategy's others: the key columns that differ among them and are no column of
+ * the tables already (GPUs, batch, lr, schedule, micro-batches, precision and link have theirs) */
+
+typedef struct {
+    const char *what;                   /* the label's words before the value ("%s" the value) */
+    const char *(*cell)(const run_t *, char *, size_t);
+} variant_col_t;
+
+static const char *algo_cell(const run_t *r, char *b, size_t n) { (void)b, (void)n; return r->algo; }
+static const char *init_cell(const run_t *r, char *b, size_t n) { (void)b, (void)n; return r->rows[0]->init; }
+static const char *commit_cell(const run_t *r, char *b, size_t n) {
+    (void)b, (void)n;
+    return r->env->git_commit;
+}
+static const char *number_cell(double x, char *b, size_t n) {
+    if (x < 0) return "";
+    snprintf(b, n, "%.6g", x);
+    return b;
+}
+static const char *momentum_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->momentum, b, n); }
+static const char *wd_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->weight_decay, b, n); }
+
+static const variant_col_t variant_cols[] = {
+    {NULL, algo_cell}, {"init %s", init_cell}, {"momentum %s", momentum_cell}, {"weight decay %s", wd_cell},
+    {"commit %s", commit_cell},
+};
+#define NVARIANT ((int)(sizeof variant_cols / sizeof *variant_cols))
+
+void run_algo_words(bytes_t *b, const run_t *r, const char *v) {
+    if (r->info && r->info->path_is_algo) text_printf(b, "%s copies", v);
+    else if (r->info && r->info->uses_nccl) text_printf(b, "NCCL %s", v);
+    else text_printf(b, "%s", v);
+}
+
+static int by_group_strategy(const void *a, const void *b) {
+    const run_t *x = *(const run_t *const *)a, *y = *(const run_t *const *)b;
+    int c = cmp_int(x->group, y->group);
+    return c ? c : strcmp(x->strategy, y->strategy);
+}
+
+static void variants(study_runs_t *s) {
+    const run_t **u = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *u);
+    for (int i = 0; i < s->nr; i++) u[i] = &s->run[i];
+    qsort(u, (size_t)s->nr, sizeof *u, by_group_strategy);
+    for (int i = 0; i < s->nr;) {
+        int j = i, differs[NVARIANT] = {0};
+        char a[64], *first[NVARIANT] = {0};
+        /* an empty cell (a run on one GPU has no algorithm) tells nothing apart, as the key's wildcards */
+        for (; j < s->nr && by_group_strategy(&u[i], &u[j]) == 0; j++)
+            for (int c = 0; c < NVARIANT; c++) {
+                const char *v = variant_cols[c].cell(u[j], a, sizeof a);
+                if (!*v) continue;
+                if (!first[c]) first[c] = mem_printf("%s", v);
+                else differs[c] |= strcmp(first[c], v) != 0;
+            }
+        for (int c = 0; c < NVARIANT; c++) free(first[c]);
+        for (int k = i; k < j; k++) {
+            bytes_t l = {0};
+            for (int c = 0; c < NVARIANT; c++) {
+                const char *v = variant_cols[c].cell(u[k], a, sizeof a);
+                if (!differs[c] || !*v) continue;
+                if (l.len) text_printf(&l, ", ");
+                if (variant_cols[c].what) text_printf(&l, variant_cols[c].what, v);
+                else run_algo_words(&l, u[k], v);
+            }
+            text_printf(&l, "%s", "");
+            ((run_t *)u[k])->variant = l.s;
+        }
+        i = j;
+    }
+    free(u);
+}
+
 /* T1's index: the reference runs with a steady time, by group, line batch and math, the fastest (then the first)
  * first in each. */
 static int t1_cmp(const void *a, const void *b) {
@@ -447,6 +525,7 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
     names_join(&s->ref, &refs, ", ");
     names_free(&refs);
     for (int i = 0; i < s->nr; i++) run_medians(&s->run[i]);
+    variants(s);
     t1_index(s);
     return 0;
 }
@@ -455,6 +534,7 @@ void study_free(study_runs_t *s) {
     for (int i = 0; s->run && i < s->nr; i++) {
         free(s->run[i].rows);
         free(s->run[i].link);
+        free(s->run[i].variant);
         free(s->run[i].busy);
     }
     for (int g = 0; g < s->ng; g++) {

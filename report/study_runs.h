@@ -12,6 +12,8 @@ typedef struct {
     const char *run_id, *strategy, *model, *dataset, *math, *gd, *sched, *algo, *tr;   /* its first row's cells */
     char lr[32], seed[24], mb[16];      /* lr, seed, micro_batches as the writer formats them, "" for none */
     char *link;                         /* the link its GPUs talked over: "" on one node with NCCL's defaults */
+    char *variant;                      /* what tells it from its strategy's other runs in its group where they differ:
+                                         * copy path or NCCL algorithm, init, momentum, weight decay, commit ("") */
     const results_env_t *env;           /* the machine and build of its first row */
     const results_row_t *final;         /* its last epoch's row: facc's, and the cells a run ended with */
     const strategy_info_t *info;        /* its strategy's properties; NULL for one this binary does not know */
@@ -65,6 +67,9 @@ double run_steady_min(const run_t *r, results_col_t c);
 double run_steady_max(const run_t *r, results_col_t c);
 /* The number of its steady rows with a value of column c. */
 int run_steady_count(const run_t *r, results_col_t c);
+/* v, r's nccl_algo cell, in words: "host copies" (a strategy whose nccl_algo is its copy path), "NCCL Ring" (one
+ * that runs NCCL), else v; by the strategy's properties. */
+void run_algo_words(bytes_t *b, const run_t *r, const char *v);
 /* The reference strategy's name, as the report prints it. */
 const char *study_ref(const study_runs_t *s);
 

@@ -1,47 +1,63 @@
-/* summary.c — REPORT.md's summary of a model and dataset: one table per strategy, a row per GPU count, schedule,
- * batch, micro-batches, link and precision (best steady epoch, model epoch, speedup, efficiency, accuracy, statuses),
- * then the runs that did not end ok. */
+/* summary.c — REPORT.md's summary of a model and dataset: one table per strategy, a row per configuration but its
+ * seed (GPUs, schedule, batch, micro-batches, link, learning rate, what else differs, precision): the median over
+ * its seeds with their range (epoch, model epoch, speedup, efficiency, accuracy) and every run's status. */
 #include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A summary row: the runs of one key (cmp_row, cmp_prec), and what it shows of them. */
+/* A summary row: the runs of one configuration but the seed, and what it shows of them. */
 typedef struct {
-    const run_t *any;           /* the last of its runs: its strategy, GPUs, batch, link */
-    const run_t *best, *acc;    /* its fastest, and its most accurate run; NULL without */
+    const run_t *const *u;      /* its runs, in the order they started */
+    int n;
+    const run_t *any;           /* the last of them: its strategy, GPUs, batch, link */
+    const run_t *rep;           /* the run of the median epoch time (the lower one of an even count): its per-step
+                                 * cells stand for the row; NULL where no run has a steady epoch */
+    stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
     int *stc, nst;
     int t1;                     /* T1's run at its batch and math, or -1 */
 } srow_t;
 
-/* What the tables' footnotes need. */
+/* What a table of a strategy shows, and what the footnotes need. */
 typedef struct {
+    int variant;                /* a column naming what else differs between its rows */
+    int bench;                  /* the all-reduce benchmark's model columns */
     int dagger, ddagger, pipenote;
 } notes_t;
 
-static int cmp_srow(const run_t *a, const run_t *b) {
-    int c = cmp_row(a, b);
-    return c ? c : cmp_prec(a, b);
+static int by_time(const void *a, const void *b) {
+    return cmp_num(run_epoch_s(*(const run_t *const *)a), run_epoch_s(*(const run_t *const *)b));
 }
 
-static void srow_add(srow_t *w, const run_t *u) {
-    if (!isnan(u->med[RESULTS_COL_epoch_s]) &&
-        (!w->best || u->med[RESULTS_COL_epoch_s] < w->best->med[RESULTS_COL_epoch_s]))
-        w->best = u;
-    if (!isnan(u->facc) && (!w->acc || u->facc > w->acc->facc)) w->acc = u;
-    int t = 0;
-    while (t < w->nst && strcmp(w->st[t], u->fstat)) t++;
-    if (t == w->nst) {
-        w->st = mem_realloc(w->st, (size_t)(t + 1) * sizeof *w->st);
-        w->stc = mem_realloc(w->stc, (size_t)(t + 1) * sizeof *w->stc);
-        w->st[t] = u->fstat;
-        w->stc[t] = 0;
-        w->nst++;
+static void srow_make(srow_t *w, const study_runs_t *s, const run_t *const *u, int n) {
+    memset(w, 0, sizeof *w);
+    w->u = u;
+    w->n = n;
+    w->any = u[n - 1];
+    w->t = stat_runs(u, n, run_epoch_s);
+    w->acc = stat_runs(u, n, run_facc);
+    const run_t **timed = mem_alloc((size_t)n * sizeof *timed);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(run_epoch_s(u[i]))) timed[k++] = u[i];
+    qsort(timed, (size_t)k, sizeof *timed, by_time);
+    w->rep = k ? timed[(k - 1) / 2] : NULL;
+    free(timed);
+    for (int i = 0; i < n; i++) {
+        int t = 0;
+        while (t < w->nst && strcmp(w->st[t], u[i]->fstat)) t++;
+        if (t == w->nst) {
+            w->st = mem_realloc(w->st, (size_t)(t + 1) * sizeof *w->st);
+            w->stc = mem_realloc(w->stc, (size_t)(t + 1) * sizeof *w->stc);
+            w->st[t] = u[i]->fstat;
+            w->stc[t] = 0;
+            w->nst++;
+        }
+        w->stc[t]++;
     }
-    w->stc[t]++;
-    w->any = u;
+    w->t1 = study_t1_run(s, w->any->group, w->any->line_batch, w->any->math);
 }
 
 /* The precision cells that lead a row where the group has more than one math or gradient dtype. */
@@ -58,31 +74,30 @@ static void statuses(bytes_t *b, const srow_t *w) {
     }
 }
 
-static void table_head(const report_t *r, FILE *md, const srow_t *w, int bench) {
+static void table_head(const report_t *r, FILE *md, const srow_t *w, const notes_t *nt) {
     const group_t *gr = &r->st.grp[w->any->group];
-    const char *ph = gr->maths.n > 1 && gr->gds.n > 1 ? "| math | grads " : gr->maths.n > 1 ? "| math " :
-                     gr->gds.n > 1 ? "| grads " : "";
-    const char *pr = gr->maths.n > 1 && gr->gds.n > 1 ? "|---|---" : gr->maths.n > 1 || gr->gds.n > 1 ? "|---" : "";
+    int nm = gr->maths.n > 1, ng = gr->gds.n > 1;
+    const char *ph = nm && ng ? "| math | grads " : nm ? "| math " : ng ? "| grads " : "";
+    const char *pr = nm && ng ? "|---|---" : nm || ng ? "|---" : "";
+    const char *vh = nt->variant ? " variant |" : "", *vr = nt->variant ? "---|" : "";
     fprintf(md, "\n#### %s\n\n", w->any->strategy);
     if (w->any->pipe) {
         fprintf(md,
-                "%s| GPUs (stages) | schedule | batch | M | best epoch (s) | model epoch (s) | speedup vs %s at the "
+                "%s| GPUs (stages) | schedule | batch | M | lr |%s epoch (s) | model epoch (s) | speedup vs %s at the "
                 "same batch | efficiency | speedup vs %s at its fastest batch | bubble measured | bubble ideal (its "
-                "schedule's) | images/s | final test acc (lr) | status |\n",
-                ph, study_ref(&r->st), study_ref(&r->st));
-        fprintf(md, "%s|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr);
-    } else if (bench && !study_is_reference(w->any->info)) {
+                "schedule's) | images/s | final test acc | status |\n",
+                ph, vh, study_ref(&r->st), study_ref(&r->st));
+        fprintf(md, "%s|---:|---|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr, vr);
+    } else if (nt->bench) {
         fprintf(md,
-                "%s| GPUs | batch/GPU | steps | best epoch (s) | model epoch (s) | speedup | model speedup | "
-                "efficiency | all-reduce ms/step (measured / model) | final test acc (lr) | status |\n",
-                ph);
-        fprintf(md, "%s|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n", pr);
+                "%s| GPUs | batch/GPU | lr |%s steps | epoch (s) | model epoch (s) | speedup | model speedup | "
+                "efficiency | all-reduce ms/step (measured / model) | final test acc | status |\n",
+                ph, vh);
+        fprintf(md, "%s|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---|---|---|\n", pr, vr);
     } else {
-        fprintf(md,
-                "%s| GPUs | batch/GPU | steps | best epoch (s) | speedup | efficiency | final test acc (lr) | "
-                "status |\n",
-                ph);
-        fprintf(md, "%s|---:|---:|---:|---:|---:|---:|---|---|\n", pr);
+        fprintf(md, "%s| GPUs | batch/GPU | lr |%s steps | epoch (s) | speedup | efficiency | final test acc | status |\n",
+                ph, vh);
+        fprintf(md, "%s|---:|---:|---:|%s---:|---:|---:|---:|---|---|\n", pr, vr);
     }
 }
 
@@ -103,16 +118,19 @@ static const run_t *fastest_reference(const study_runs_t *s, int g, const char *
     return best;
 }
 
+/* What every row of a table says the same way: its speedup and efficiency over T1 (at the median epoch). */
+typedef struct {
+    const char *lead, *gl, *steps, *acc, *stl, *variant;
+    double sp;
+} cells_t;
+
 /* A pipeline's row: its model epoch is steps × single's step / p × (M + p − 1)/M; its speedup against the reference
  * at the same global batch (T1) and, images/s over images/s, at the reference's fastest batch, that batch named. */
-static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const char *lead, const char *acc,
-                     const char *stl, notes_t *nt) {
+static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t *c, notes_t *nt) {
     const study_runs_t *s = &r->st;
-    const run_t *u = w->any, *b = w->best;
+    const run_t *u = w->any, *b = w->rep;
     int M = u->micro, p = u->gpus;
-    double t = b ? b->med[RESULTS_COL_epoch_s] : NAN, t1 = t1_time(s, w, RESULTS_COL_epoch_s);
-    double nsteps = b ? b->med[RESULTS_COL_steps] : NAN, sp = !isnan(t) && !isnan(t1) ? t1 / t : NAN;
-    double step1 = t1_time(s, w, RESULTS_COL_step_ms);
+    double nsteps = b ? b->med[RESULTS_COL_steps] : NAN, step1 = t1_time(s, w, RESULTS_COL_step_ms);
     double model = w->t1 >= 0 && !isnan(nsteps) ? nsteps * step1 / p * (M + p - 1) / M / 1e3 : NAN;
     double bubble = b && !isnan(b->med[RESULTS_COL_bubble]) ? 100 * b->med[RESULTS_COL_bubble] : NAN;
     /* the row's own ideal: (p−1)/(M+p−1) for GPipe and 1F1B, zero bubble's from its measured F, B and W times */
@@ -120,23 +138,24 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const char *l
                                                                   : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
     const run_t *fr = fastest_reference(s, u->group, u->math);
-    double ips = b ? b->med[RESULTS_COL_images_per_s] : NAN;
+    stat_t ips = stat_runs(w->u, w->n, run_images_per_s);
     char fast[64] = "—";
-    if (fr && !isnan(ips))
-        snprintf(fast, sizeof fast, "%.2f (batch %d)", ips / fr->med[RESULTS_COL_images_per_s], fr->line_batch);
-    fprintf(md, "%s| %d | %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", lead, p, u->sched,
-            u->line_batch, M, f3(t).s, f3(model).s, f2(sp).s, pct(isnan(sp) ? NAN : 100 * sp / p).s, fast,
-            pct(bubble).s, pct(100.0 * ideal).s, f0(ips).s, acc, stl);
+    if (fr && !isnan(ips.med))
+        snprintf(fast, sizeof fast, "%.2f (batch %d)", ips.med / fr->med[RESULTS_COL_images_per_s], fr->line_batch);
+    fprintf(md, "%s| %d | %s | %d | %d | %s |%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c->lead, p,
+            u->sched, u->line_batch, M, u->lr, c->variant, ranged("%.3f", w->t).s, f3(model).s, f2(c->sp).s,
+            pct(isnan(c->sp) ? NAN : 100 * c->sp / p).s, fast, pct(bubble).s, pct(100.0 * ideal).s,
+            ranged("%.0f", ips).s, c->acc, c->stl);
 }
 
+static double run_comm_ms(const run_t *r) { return r->med[RESULTS_COL_comm_ms]; }
+
 /* A data-parallel row with the all-reduce model: steps × (single's step + t(n, S)). */
-static void model_row(const report_t *r, FILE *md, const srow_t *w, const char *lead, const char *gl,
-                      const char *steps, const char *acc, const char *stl, notes_t *nt) {
+static void model_row(const report_t *r, FILE *md, const srow_t *w, const cells_t *c, notes_t *nt) {
     const study_runs_t *s = &r->st;
-    const run_t *u = w->any, *b = w->best;
+    const run_t *u = w->any, *b = w->rep;
     int n = u->gpus;
-    double t = b ? b->med[RESULTS_COL_epoch_s] : NAN, t1 = t1_time(s, w, RESULTS_COL_epoch_s);
-    double nsteps = b ? b->med[RESULTS_COL_steps] : NAN, sp = !isnan(t) && !isnan(t1) ? t1 / t : NAN;
+    double t1 = t1_time(s, w, RESULTS_COL_epoch_s), nsteps = b ? b->med[RESULTS_COL_steps] : NAN;
     double tc = w->t1 >= 0 ? t1_time(s, w, RESULTS_COL_step_ms) : (b ? b->med[RESULTS_COL_compute_ms] : NAN);
     const char *mark = w->t1 >= 0 ? "" : " †";
     int lent = 0;
@@ -150,38 +169,35 @@ static void model_row(const report_t *r, FILE *md, const srow_t *w, const char *
     double msp = !isnan(model) && !isnan(t1) ? t1 / model : NAN;
     if (!isnan(model) && *mark) nt->dagger = 1;
     if (*lentm) nt->ddagger = 1;
-    fprintf(md, "%s| %s | %d | %s | %s | %s%s | %s | %s | %s | %s / %s%s | %s | %s |\n", lead, gl, u->line_batch, steps,
-            f3(t).s, f3(model).s, !isnan(model) ? mark : "", f2(sp).s, f2(msp).s,
-            pct(isnan(sp) ? NAN : 100 * sp / n).s, f3(b ? b->med[RESULTS_COL_comm_ms] : NAN).s, f3(tar).s, lentm, acc,
-            stl);
+    fprintf(md, "%s| %s | %d | %s |%s %s | %s | %s%s | %s | %s | %s | %s / %s%s | %s | %s |\n", c->lead, c->gl,
+            u->line_batch, u->lr, c->variant, c->steps, ranged("%.3f", w->t).s, f3(model).s, !isnan(model) ? mark : "",
+            f2(c->sp).s, f2(msp).s, pct(isnan(c->sp) ? NAN : 100 * c->sp / n).s,
+            ranged("%.3f", stat_runs(w->u, w->n, run_comm_ms)).s, f3(tar).s, lentm, c->acc, c->stl);
 }
 
-static void plain_row(const report_t *r, FILE *md, const srow_t *w, const char *lead, const char *gl,
-                      const char *steps, const char *acc, const char *stl) {
-    const run_t *u = w->any, *b = w->best;
-    double t = b ? b->med[RESULTS_COL_epoch_s] : NAN, t1 = t1_time(&r->st, w, RESULTS_COL_epoch_s);
-    double sp = !isnan(t) && !isnan(t1) ? t1 / t : NAN;
-    fprintf(md, "%s| %s | %d | %s | %s | %s | %s | %s | %s |\n", lead, gl, u->line_batch, steps, f3(t).s, f2(sp).s,
-            pct(isnan(sp) ? NAN : 100 * sp / u->gpus).s, acc, stl);
-}
-
-static void summary_row(const report_t *r, FILE *md, const srow_t *w, int bench, notes_t *nt) {
+static void plain_row(FILE *md, const srow_t *w, const cells_t *c) {
     const run_t *u = w->any;
-    bytes_t lead = {0}, gl = {0}, acc = {0}, stl = {0};
+    fprintf(md, "%s| %s | %d | %s |%s %s | %s | %s | %s | %s | %s |\n", c->lead, c->gl, u->line_batch, u->lr,
+            c->variant, c->steps, ranged("%.3f", w->t).s, f2(c->sp).s, pct(isnan(c->sp) ? NAN : 100 * c->sp / u->gpus).s,
+            c->acc, c->stl);
+}
+
+static void summary_row(const report_t *r, FILE *md, const srow_t *w, notes_t *nt) {
+    const run_t *u = w->any;
+    bytes_t lead = {0}, gl = {0}, stl = {0}, var = {0};
     prec_cells(&lead, &r->st, u);
     text_printf(&gl, "%d%s%s%s", u->gpus, *u->link ? " (" : "", u->link, *u->link ? ")" : "");
-    if (w->acc) text_printf(&acc, "%.1f %% (lr %s)", w->acc->facc, w->acc->lr);
-    else text_printf(&acc, "—");
     statuses(&stl, w);
-    double nsteps = w->best ? w->best->med[RESULTS_COL_steps] : NAN;
-    const char *steps = isnan(nsteps) ? "—" : NULL;
-    numtext_t st = num(nsteps);
-    if (!steps) steps = st.s;
-    if (u->pipe) pipe_row(r, md, w, text_str(&lead), text_str(&acc), text_str(&stl), nt);
-    else if (bench && !study_is_reference(u->info))
-        model_row(r, md, w, text_str(&lead), text_str(&gl), steps, text_str(&acc), text_str(&stl), nt);
-    else plain_row(r, md, w, text_str(&lead), text_str(&gl), steps, text_str(&acc), text_str(&stl));
-    free(lead.s), free(gl.s), free(acc.s), free(stl.s);
+    if (nt->variant) text_printf(&var, " %s |", *u->variant ? u->variant : "—");
+    numtext_t steps = w->rep && !isnan(w->rep->med[RESULTS_COL_steps]) ? num(w->rep->med[RESULTS_COL_steps]) : f3(NAN);
+    numtext_t acc = ranged("%.1f %%", w->acc);
+    double t1 = t1_time(&r->st, w, RESULTS_COL_epoch_s);
+    cells_t c = {text_str(&lead), text_str(&gl), steps.s, acc.s, text_str(&stl), text_str(&var),
+                 !isnan(w->t.med) && !isnan(t1) ? t1 / w->t.med : NAN};
+    if (u->pipe) pipe_row(r, md, w, &c, nt);
+    else if (nt->bench) model_row(r, md, w, &c, nt);
+    else plain_row(md, w, &c);
+    free(lead.s), free(gl.s), free(stl.s), free(var.s);
 }
 
 static void footnotes(const report_t *r, FILE *md, const notes_t *nt) {
@@ -201,24 +217,26 @@ static void footnotes(const report_t *r, FILE *md, const notes_t *nt) {
                 ref, ref);
 }
 
+static int by_strategy(const run_t *a, const run_t *b) { return strcmp(a->strategy, b->strategy); }
+
 void report_summary(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     int n;
-    const run_t **u = runs_sorted(s, g, NULL, cmp_srow, &n);
-    int bench = r->have_bench && r->nfit_bench > 0;
+    const run_t **u = runs_sorted(s, g, NULL, cmp_config, &n);
     notes_t nt = {0};
-    const char *cur = NULL;
     fprintf(md, "### Summary\n");
     for (int i = 0; i < n;) {
-        srow_t w = {0};
+        srow_t w;
         int j = i;
-        while (j < n && cmp_srow(u[i], u[j]) == 0) srow_add(&w, u[j++]);
-        w.t1 = study_t1_run(s, g, w.any->line_batch, w.any->math);
-        if (!cur || strcmp(w.any->strategy, cur)) {
-            cur = w.any->strategy;
-            table_head(r, md, &w, bench);
+        while (j < n && cmp_config(u[i], u[j]) == 0) j++;
+        srow_make(&w, s, u + i, j - i);
+        if (i == 0 || by_strategy(u[i - 1], u[i])) {   /* a table per strategy */
+            nt.variant = 0;
+            for (int k = i; k < n && !by_strategy(u[i], u[k]); k++) nt.variant |= *u[k]->variant != '\0';
+            nt.bench = r->have_bench && r->nfit_bench > 0 && !study_is_reference(w.any->info) && !w.any->pipe;
+            table_head(r, md, &w, &nt);
         }
-        summary_row(r, md, &w, bench, &nt);
+        summary_row(r, md, &w, &nt);
         free(w.st);
         free(w.stc);
         i = j;

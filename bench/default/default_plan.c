@@ -303,12 +303,14 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
                "Then the all-reduce benchmark (--bench allreduce) runs on naive's and nccl's GPU counts into\n"
                "study_allreduce.csv (the report's cost model and projection); study.csv, REPORT.md and the\n"
-               "figures (scaling report; figures need gnuplot) are in the folder, and the answer is printed: per strategy the speedup and efficiency at the most GPUs it\n"
-               "ran on against the reference on 1 GPU, and the fastest strategy. It is sized to take about a\n"
-               "minute on 2 H200s.\n"
+               "figures (scaling report; figures need gnuplot) are in the folder, and the answer is printed\n"
+               "(REPORT.md's first section): per strategy and GPU count the images/s, speedup and efficiency\n"
+               "against the reference at the same batch and the change of test accuracy, then the fastest per\n"
+               "GPU count. It is sized to take about a minute on 2 H200s.\n"
                "On one GPU nothing scales: the reference runs alone at batches %s\n"
                "in %s, %s epochs each, and the answer gives throughput and test accuracy per batch and math,\n"
-               "the fastest math and the largest batch that fits (one that does not is an oom row); about a minute.\n"
+               "the fastest within 1 point of the best accuracy and the largest batch that fits (one that does\n"
+               "not is an oom row); about a minute.\n"
                "Each sweep is printed as the command that runs it alone.\n",
             choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, ONE_GPU_BATCHES, ONE_GPU_MATHS,
             ONE_GPU_EPOCHS);

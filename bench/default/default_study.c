@@ -3,6 +3,7 @@
  * the answer, printed from the rows in memory, so a report that fails costs neither rows nor answer. */
 #include "default_study.h"
 #include "../report_run.h"
+#include "../../report/answer.h"
 #include "../../strategies/strategy.h"
 
 #include <stdlib.h>
@@ -30,9 +31,7 @@ int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen
     const strategy_info_t **infos = ds->infos;
     strategy_infos(infos, DEFAULT_STUDY_MAX_STRATEGIES);
     if (default_plan_make(&ds->plan, infos, n_dev, "data", time(NULL), &ds->data, err, errlen)) return 2;
-    ds->ans.strategies = ds->infos;
     default_plan_second_gpu(&ds->plan, infos, ds->second_gpu, sizeof ds->second_gpu);
-    if (n_dev == 1) ds->ans.second_gpu = ds->second_gpu;
     for (int i = 0; i < ds->plan.n_sweeps; i++) {
         const options_t *o = &ds->plan.sweep[i];
         ds->n_pts[i] = options_validate(o, infos, n_dev, err, errlen) ? -1 : sweep_expand(o, &ds->pts[i], err, errlen);
@@ -85,13 +84,13 @@ int default_study_end(default_study_t *ds) {
     free_points(ds);
     idx_free(&ds->data);
     int rc = make_report(&ds->plan);
-    char what[128], report[300];
-    snprintf(what, sizeof what, "%s on %s", ds->plan.model, ds->plan.dataset);
+    char report[PATH_MAX + 16];
     if (rc == 0) snprintf(report, sizeof report, "%s/REPORT.md", ds->plan.dir);
     else snprintf(report, sizeof report, "not written (scaling report failed: see above)");
     fflush(stderr);
-    answer_print(stdout, &ds->ans, what, report);
+    /* the rows as written, read back by the reader the report uses: the answer is REPORT.md's, to the digit */
+    if (answer_print_csv(stdout, ds->plan.csv, ds->infos, report, ds->plan.n_gpus == 1 ? ds->second_gpu : NULL))
+        rc = 1;
     fflush(stdout);
-    answer_free(&ds->ans);
     return rc;
 }

@@ -5,7 +5,6 @@
 #include "default_plan.h"
 #include "../sweep.h"
 #include "../../study/writer.h"
-#include "../../report/answer.h"
 
 #include <stdio.h>
 
@@ -19,7 +18,6 @@ typedef struct {
     int runs;                                   /* over every sweep */
     long epochs;
     results_t res;                              /* plan.csv, open */
-    answer_t ans;                               /* every row written, for the answer */
     char second_gpu[512];                       /* what a second GPU would add (one GPU: the answer says it) */
     const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;
@@ -29,6 +27,7 @@ typedef struct {
 int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen);
 /* Prints sweep i (of n) as the command that runs it alone. */
 void default_study_announce(const default_study_t *ds, int i, FILE *f);
-/* Closes the CSV, runs `scaling report` into the folder, prints the answer and frees ds. 0; 1 when the report
+/* Closes the CSV, runs `scaling report` into the folder, prints the answer (report/answer.h: the CSV read back, the
+ * same table as REPORT.md's) and frees ds. 0; 1 when the report
  * failed (said on stderr, with the command that makes it again; the CSV is complete either way). */
 int default_study_end(default_study_t *ds);

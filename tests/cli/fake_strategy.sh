@@ -39,7 +39,7 @@ ok '[ $rc -eq 0 ] && [ "$(wc -l <"$csv")" -eq 5 ] && [ "$(grep -c "skipped, comp
 "$bin" report "$csv" --out "$tmp/alone" >/dev/null 2>"$tmp/stderr"; rc=$?
 md=$tmp/alone/REPORT.md
 ok '[ $rc -eq 0 ] && grep -qx "#### fake" "$md"' "report of fake's rows (rc $rc): $(head -3 "$tmp/stderr")"
-ok 'grep -q "^| 2 | 256 | 117 | 0.129 | — | — |" "$md"' "fake alone: no T1, no speedup: $(grep '^| 2 |' "$md")"
+ok 'grep -q "^| 2 | 256 | 0.2 | 117 | 0.129 | — | — |" "$md"' "fake alone: no T1, no speedup: $(grep '^| 2 |' "$md")"
 ok '! grep -q "does not know" "$md"' "scaling_fake knows fake"
 # beside fake_ref (fake's formula, declared the reference): T1 = 234 steps x 1 ms; fake on 2 GPUs 117 x 1.1 ms;
 # speedup 0.234 / 0.1287 = 1.82, efficiency 90.9 %
@@ -48,7 +48,7 @@ ok '! grep -q "does not know" "$md"' "scaling_fake knows fake"
 ok '[ $rc -eq 0 ] && [ "$(cell "$csv" 5 strategy)" = fake_ref ]' "fake_ref sweep (rc $rc): $(cat "$tmp/stderr")"
 "$bin" report "$csv" --out "$tmp/ref" >/dev/null 2>"$tmp/stderr"; rc=$?
 md=$tmp/ref/REPORT.md
-ok '[ $rc -eq 0 ] && grep -q "^| 2 | 256 | 117 | 0.129 | 1.82 | 90.9 % |" "$md"' \
+ok '[ $rc -eq 0 ] && grep -q "^| 2 | 256 | 0.2 | 117 | 0.129 | 1.82 | 90.9 % |" "$md"' \
    "fake against fake_ref (rc $rc): $(grep '^| 2 |' "$md")"
 ok 'grep -q "take T1 from the strategy \`fake_ref\`" "$md"' "the report names the reference it used"
 ok '[ "$(grep -n "^#### fake" "$md" | cut -d: -f2 | tr "\n" " ")" = "#### fake_ref #### fake " ]' \
@@ -63,7 +63,7 @@ if [ -n "$real" ]; then
     ok '[ $rc -eq 0 ] && [ "$(grep -c "does not know" "$md")" -eq 1 ] &&
         grep -q "^- strategies this binary does not know: fake, fake_ref (" "$md"' \
        "the command reports strategies it does not know (rc $rc): $(grep "does not know" "$md")"
-    ok 'grep -q "^| 2 | 256 | 117 | 0.129 | — | — |" "$md"' "no reference known: no speedup"
+    ok 'grep -q "^| 2 | 256 | 0.2 | 117 | 0.129 | — | — |" "$md"' "no reference known: no speedup"
 fi
 
 # a setup failure is a row, and the sweep goes on to the next configuration

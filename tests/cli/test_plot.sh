@@ -117,7 +117,7 @@ n=$(ls "$tmp/math"/*.png | grep -vc '/projection-')
     { bad "math fixture: rc=$rc, $n figures (want 9)"; cat "$tmp/stderr"; }
 for f in epoch_time-$g speedup-$g throughput-$g breakdown-$g bubble-$g acc_epoch-$g-nccl; do check_png "$tmp/math/$f.png"; done
 for want in "epoch_time:nccl, 256/GPU, bf16, bf16 grads" "epoch_time:nccl, 256/GPU, tf32, fp32 grads" \
-            "epoch_time:pipeline, batch 512 (best M), bf16" "speedup:naive, 128/GPU, bf16, fp32 grads" \
+            "epoch_time:pipeline, batch 512, gpipe (best M), bf16" "speedup:naive, 128/GPU, bf16, fp32 grads" \
             "throughput:single, 1 GPU, bf16" "throughput:nccl, 2 GPUs, tf32, bf16 grads" \
             "breakdown:nccl 2x 256/GPU bf16, bf16 grads" "breakdown:single 1x 256/GPU tf32" \
             "bubble:measured, 2 stages, gpipe, batch 512, bf16" "acc_epoch:2 GPUs, 256/GPU, lr 0.2, bf16, bf16 grads"; do

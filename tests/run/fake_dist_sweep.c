@@ -122,7 +122,7 @@ int main(int argc, char **argv) {
         dist_abort(&d, 2);
     }
     results_env_t env = {.gpu_name = "none", .host = "test", .nccl_transport = "default"};
-    run_tally_t sd = {.ans = NULL, .watch = &watch};
+    run_tally_t sd = {.watch = &watch};
     progress_init(&sd.prog, 2, 4);
     profile_t prof;
     profile_init(&prof);

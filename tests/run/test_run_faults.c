@@ -152,7 +152,7 @@ int main(void) {
     results_t res;
     EXPECT(results_open(&res, path, err, sizeof err) == 0, "open: %s", err);
     results_env_t env = {.gpu_name = "none", .host = "test"};
-    run_tally_t sd = {.ans = NULL};
+    run_tally_t sd = {0};
     progress_init(&sd.prog, FAKE_KINDS + 1, (FAKE_KINDS + 1) * 2L);
     profile_t prof;
     profile_init(&prof);

@@ -1,0 +1,250 @@
+/* baseline.c — `scaling report NEW.csv --baseline OLD.csv [--threshold PCT]`: the configurations both studies ran,
+ * each side's images/s and efficiency with its run-to-run spread, the change, and the regressions past the threshold;
+ * as a table on stdout, a section and a figure in REPORT.md, and exit 1 where there is one (nccl-tests' way with
+ * NCCL_TESTS_MIN_BW). */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- matching: a configuration but its seed and commit, across two studies (whose groups are numbered apart) */
+
+static int copy_path(const run_t *r) { return r->info && r->info->path_is_algo; }
+
+/* Model, dataset, precision, the table row's key (strategy, GPUs, schedule, batch, micro-batches, link), learning
+ * rate, the copy path (NCCL's own algorithm is its choice, not the study's, and older CSVs lack it), init, momentum
+ * and weight decay. */
+static int cmp_match(const run_t *a, const run_t *b) {
+    int c = strcmp(a->model, b->model);
+    if (!c) c = strcmp(a->dataset, b->dataset);
+    if (!c) c = cmp_prec(a, b);
+    if (!c) c = cmp_row(a, b);
+    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    if (!c) c = strcmp(copy_path(a) ? a->algo : "", copy_path(b) ? b->algo : "");
+    if (!c) c = strcmp(a->rows[0]->init, b->rows[0]->init);
+    if (!c) c = cmp_num(a->rows[0]->momentum, b->rows[0]->momentum);
+    return c ? c : cmp_num(a->rows[0]->weight_decay, b->rows[0]->weight_decay);
+}
+
+typedef struct {
+    const run_t *r;
+    int side;                       /* 0: this study, 1: the baseline */
+} side_run_t;
+
+static int by_match(const void *x, const void *y) {
+    const side_run_t *a = x, *b = y;
+    int c = cmp_match(a->r, b->r);
+    if (!c) c = cmp_int(a->side, b->side);
+    return c ? c : (a->r > b->r) - (a->r < b->r);   /* one side's runs are one array */
+}
+
+/* Efficiency (%) of a side's median images/s against N × the images/s of its own study's T1 run (the reference's
+ * fastest at the same batch and math); NAN without one. */
+static double efficiency(const study_runs_t *s, const run_t *r, double ips) {
+    int t1 = study_t1_run(s, r->group, r->line_batch, r->math);
+    double ref = t1 >= 0 ? s->run[t1].med[RESULTS_COL_images_per_s] : NAN;
+    return 100 * ips / (ref * r->gpus);
+}
+
+static void match(baseline_t *b, const study_runs_t *now) {
+    int n = now->nr + b->st.nr;
+    side_run_t *u = mem_alloc((size_t)(n ? n : 1) * sizeof *u);
+    for (int i = 0; i < now->nr; i++) u[i] = (side_run_t){&now->run[i], 0};
+    for (int i = 0; i < b->st.nr; i++) u[now->nr + i] = (side_run_t){&b->st.run[i], 1};
+    qsort(u, (size_t)n, sizeof *u, by_match);
+    const run_t **side = mem_alloc((size_t)(n ? n : 1) * sizeof *side);
+    int cap = 0;
+    for (int i = 0; i < n;) {
+        int j = i, k = i;
+        while (j < n && cmp_match(u[i].r, u[j].r) == 0) j++;
+        while (k < j && u[k].side == 0) k++;   /* u[i..k) this study's runs, u[k..j) the baseline's */
+        if (k == i || k == j) {
+            b->only[k == i]++;
+            i = j;
+            continue;
+        }
+        baseline_row_t *w = MEM_PUSH(b->row, b->n, cap);
+        const study_runs_t *st[2] = {now, &b->st};
+        int from[2] = {i, k}, to[2] = {k, j};
+        for (int sd = 0; sd < 2; sd++) {
+            for (int m = from[sd]; m < to[sd]; m++) side[m - from[sd]] = u[m].r;
+            w->run[sd] = side[0];
+            w->n[sd] = to[sd] - from[sd];
+            w->ips[sd] = stat_steady(side, w->n[sd], RESULTS_COL_images_per_s);
+            w->eff[sd] = efficiency(st[sd], side[0], w->ips[sd].med);
+        }
+        w->d_ips = 100 * (w->ips[0].med / w->ips[1].med - 1);
+        w->d_eff = w->eff[0] - w->eff[1];
+        w->regressed = w->d_ips < -b->threshold;
+        b->regressions += w->regressed;
+        i = j;
+    }
+    free(side);
+    free(u);
+}
+
+int baseline_load(baseline_t *b, const char *path, double threshold, const study_runs_t *now,
+                  const strategy_info_t *const *infos, char *err, size_t errlen) {
+    memset(b, 0, sizeof *b);
+    b->src = path;
+    b->threshold = threshold;
+    if (study_load(&b->st, path, infos, err, errlen)) return 2;
+    match(b, now);
+    return 0;
+}
+
+void baseline_free(baseline_t *b) {
+    study_free(&b->st);
+    free(b->row);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- words */
+
+/* "nccl, 2 GPUs, 256/GPU, lr 0.2, tf32, host copies" (model and dataset first where the study has several). */
+static void row_label(bytes_t *l, const study_runs_t *now, const run_t *u) {
+    if (now->ng > 1) text_printf(l, "%s on %s: ", u->model, u->dataset);
+    text_printf(l, "%s, ", u->strategy);
+    gpus_word(l, u->gpus);
+    text_printf(l, ", ");
+    batch_word(l, u);
+    link_word(l, u);
+    text_printf(l, ", lr %s", u->lr);
+    if (u->pipe) text_printf(l, ", %s, M=%s", u->sched, u->mb);
+    text_printf(l, ", %s", u->math);
+    if (*u->gd) text_printf(l, ", %s grads", u->gd);
+    if (copy_path(u) && *u->algo) text_printf(l, ", "), run_algo_words(l, u, u->algo);
+}
+
+/* "+1.5 %" ("+1.5" without a unit), or "—" for NAN. */
+static numtext_t change(double x, const char *unit) {
+    numtext_t t;
+    if (isnan(x)) snprintf(t.s, sizeof t.s, "—");
+    else snprintf(t.s, sizeof t.s, "%+.1f%s", x, unit);
+    return t;
+}
+
+/* The run-to-run spread: the range of the steady epochs over their median, in %. */
+static double spread(stat_t st) { return st.n > 1 ? 100 * (st.max - st.min) / st.med : NAN; }
+
+static void commits(bytes_t *b, const study_runs_t *s) {
+    names_t c = {0};
+    for (int g = 0; g < s->ng; g++)
+        for (int i = 0; i < s->grp[g].commits.n; i++) names_add(&c, s->grp[g].commits.v[i]);
+    names_join(b, &c, ", ");
+    names_free(&c);
+}
+
+/* ---- stdout: '#' lines and one aligned line per configuration, the regressions last */
+
+void baseline_print(const baseline_t *b, const study_runs_t *now, const char *src, FILE *f) {
+    bytes_t cn = {0}, cb = {0};
+    commits(&cn, now), commits(&cb, &b->st);
+    fprintf(f, "# baseline: %s (commit %s) against %s (commit %s): %d configuration(s) in both, %d only here, %d only "
+               "there\n", src, text_str(&cn), b->src, text_str(&cb), b->n, b->only[0], b->only[1]);
+    fprintf(f, "# %10s %7s %10s %7s %8s %8s %8s %8s  %s\n", "img/s", "spread", "base", "spread", "Δ img/s",
+            "eff", "base", "Δ eff", "configuration");
+    for (int i = 0; i < b->n; i++) {
+        const baseline_row_t *w = &b->row[i];
+        bytes_t l = {0};
+        row_label(&l, now, w->run[0]);
+        fprintf(f, "  %10s %7s %10s %7s %8s %8s %8s %8s  %s%s\n", f0(w->ips[0].med).s, pct(spread(w->ips[0])).s,
+                f0(w->ips[1].med).s, pct(spread(w->ips[1])).s, change(w->d_ips, "%").s, pct(w->eff[0]).s,
+                pct(w->eff[1]).s, change(w->d_eff, "").s, text_str(&l), w->regressed ? "  REGRESSION" : "");
+        free(l.s);
+    }
+    fprintf(f, "# %d regression(s) past %s (images/s below the baseline's by more than that)\n", b->regressions,
+            pct(b->threshold).s);
+    free(cn.s), free(cb.s);
+}
+
+/* ---- REPORT.md's section and its figure */
+
+int baseline_figure(report_t *r, char *err, size_t errlen) {
+    const baseline_t *b = r->base;
+    if (!b->n) return 0;
+    char *path = mem_printf("%s/baseline.dat", r->out);
+    FILE *o = fopen(path, "w");
+    int rc = o ? 0 : -1;
+    if (o) {
+        fprintf(o, "# label delta_images_per_s_pct linetype minus_threshold\n");
+        for (int i = 0; i < b->n; i++) {
+            const baseline_row_t *w = &b->row[i];
+            bytes_t l = {0};
+            row_label(&l, &r->st, w->run[0]);
+            fputc('"', o);   /* names are checked on read; a quote or a newline would still stay inside */
+            for (const char *p = text_str(&l); *p; p++)
+                fputc(*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 ? '?' : *p, o);
+            if (isnan(w->d_ips)) fprintf(o, "\" NaN 1 %.6g\n", -b->threshold);
+            else fprintf(o, "\" %.6g %d %.6g\n", w->d_ips, w->regressed ? 4 : 1, -b->threshold);
+            free(l.s);
+        }
+        if (fclose(o) != 0) rc = -1;
+    }
+    if (rc) snprintf(err, errlen, "%s: cannot write", path);
+    else {
+        plot_t *p = report_plot_add(r);
+        p->script = mem_printf("baseline.gp");
+        p->name = mem_printf("baseline");
+        p->data = mem_printf("%s", path);
+        p->data2 = mem_printf("%s", "");
+        p->subtitle = mem_printf("against %s", b->src);
+        p->caption = mem_printf("%s against %s", r->src, b->src);
+    }
+    free(path);
+    return rc ? 1 : 0;
+}
+
+static void table(FILE *md, const report_t *r, const baseline_t *b) {
+    fprintf(md, "| configuration | images/s | spread | baseline | spread | Δ images/s | efficiency | baseline | "
+                "Δ efficiency (points) | runs (here, baseline) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < b->n; i++) {
+        const baseline_row_t *w = &b->row[i];
+        bytes_t l = {0};
+        row_label(&l, &r->st, w->run[0]);
+        fprintf(md, "| %s | %s | %s | %s | %s | %s%s%s | %s | %s | %s | %d, %d |\n", text_str(&l),
+                f0(w->ips[0].med).s, pct(spread(w->ips[0])).s, f0(w->ips[1].med).s, pct(spread(w->ips[1])).s,
+                w->regressed ? "**" : "", change(w->d_ips, " %").s, w->regressed ? "**" : "", pct(w->eff[0]).s,
+                pct(w->eff[1]).s, change(w->d_eff, "").s, w->n[0], w->n[1]);
+        free(l.s);
+    }
+    fprintf(md, "\n");
+}
+
+void report_baseline(const report_t *r, FILE *md) {
+    const baseline_t *b = r->base;
+    bytes_t cn = {0}, cb = {0};
+    commits(&cn, &r->st), commits(&cb, &b->st);
+    fprintf(md, "## Against the baseline\n\n");
+    fprintf(md,
+            "This study (commit %s) against `%s` (commit %s): %d configuration(s) both ran (every key column but the "
+            "seed and the commit), %d only here, %d only there. images/s is the median over the steady epochs of a "
+            "configuration's runs (its seeds), its spread their range over that median; efficiency is images/s over "
+            "N × that of the study's own T1 run (`%s`'s fastest at the same batch and math). A **regression** is "
+            "images/s below the baseline's by more than %s (`--threshold`): `scaling report` exits 1 where there is "
+            "one.\n\n",
+            text_str(&cn), b->src, text_str(&cb), b->n, b->only[0], b->only[1], study_ref(&r->st), pct(b->threshold).s);
+    free(cn.s), free(cb.s);
+    if (b->n) table(md, r, b);
+    if (!b->regressions) fprintf(md, "**No regression** past %s.\n\n", pct(b->threshold).s);
+    else {
+        fprintf(md, "**Regressions** past %s:\n\n", pct(b->threshold).s);
+        for (int i = 0; i < b->n; i++) {
+            const baseline_row_t *w = &b->row[i];
+            if (!w->regressed) continue;
+            bytes_t l = {0};
+            row_label(&l, &r->st, w->run[0]);
+            fprintf(md, "- %s: %s images/s against %s (%s; spreads %s and %s)\n", text_str(&l),
+                    f0(w->ips[0].med).s, f0(w->ips[1].med).s, change(w->d_ips, " %").s, pct(spread(w->ips[0])).s,
+                    pct(spread(w->ips[1])).s);
+            free(l.s);
+        }
+        fprintf(md, "\n");
+    }
+    for (int i = 0; i < r->nfig; i++)
+        if (strcmp(r->fig[i], "baseline.png") == 0)
+            fprintf(md, "![change of images/s against the baseline](baseline.png)\n\n*The change of each "
+                        "configuration's images/s against the baseline, in %%: a red bar fell past the threshold "
+                        "(the dashed line).*\n\n");
+}
