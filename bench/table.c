@@ -1,9 +1,11 @@
 /* table.c — the human-readable result table on stdout, after nccl-tests: '#' comment lines that any plot
- * or grep skips, fixed-width epoch lines, and a per-run summary over the steady epochs. */
+ * or grep skips, fixed-width epoch lines, and a per-run summary over the steady epochs (their median). */
 #include "table.h"
+#include "../study/study.h"
 
 #include <math.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,22 +49,20 @@ void table_row(FILE *f, const results_row_t *r) {
     fprintf(f, "%*s\n", W_STATUS, r->status ? r->status : "-");
 }
 
+/* One statistic per run, as the report and the answer take it (study/study.h): the median of the steady epochs, with
+ * their extremes. */
 void table_summary(FILE *f, const results_row_t *rows, int n) {
-    int steady = 0;
-    double sum = 0, lo = INFINITY, hi = -INFINITY, imgs = 0;
-    int n_imgs = 0;
+    double *t = malloc((size_t)(n ? n : 1) * sizeof *t), *ips = malloc((size_t)(n ? n : 1) * sizeof *ips);
+    int steady = 0, n_imgs = 0;
     double test_acc = -1;
     const char *status = NULL;
     for (int i = 0; i < n; i++) {
         const results_row_t *r = &rows[i];
         if (r->test_acc >= 0) test_acc = r->test_acc;
         if (r->status) status = r->status;
-        if (!results_is_steady(r)) continue;
-        steady++;
-        sum += r->stats.epoch_s;
-        if (r->stats.epoch_s < lo) lo = r->stats.epoch_s;
-        if (r->stats.epoch_s > hi) hi = r->stats.epoch_s;
-        if (r->images_per_s >= 0) { imgs += r->images_per_s; n_imgs++; }
+        if (!results_is_steady(r) || !t || !ips) continue;
+        t[steady++] = r->stats.epoch_s;
+        if (r->images_per_s >= 0) ips[n_imgs++] = r->images_per_s;
     }
     const results_row_t *first = n > 0 ? &rows[0] : NULL;
     if (first) {
@@ -73,17 +73,19 @@ void table_summary(FILE *f, const results_row_t *rows, int n) {
     } else
         fprintf(f, "# summary:");
     if (!steady) {
-        /* Epoch 1 pays for algorithm search and first touch, so it is never averaged in. */
+        /* Epoch 1 pays for algorithm search and first touch, so it is never counted. */
         fprintf(f, " no steady epoch (epoch 1 is warmup; use --epochs 2 or more to time)");
     } else {
-        double mean = sum / steady;
-        fprintf(f, " epoch_s mean %.3f min-max %.3f-%.3f (spread %.1f%%) over %d steady epoch%s", mean, lo, hi,
-                mean > 0 ? 100.0 * (hi - lo) / mean : 0.0, steady, steady == 1 ? "" : "s");
-        if (n_imgs) fprintf(f, ", img/s %.0f", imgs / n_imgs);
+        double med = study_median(t, steady);   /* sorts t: t[0] and t[steady - 1] are the extremes */
+        fprintf(f, " epoch_s median %.3f min-max %.3f-%.3f (spread %.1f%%) over %d steady epoch%s", med, t[0],
+                t[steady - 1], med > 0 ? 100.0 * (t[steady - 1] - t[0]) / med : 0.0, steady, steady == 1 ? "" : "s");
+        if (n_imgs) fprintf(f, ", img/s median %.0f", study_median(ips, n_imgs));
     }
     if (test_acc >= 0) fprintf(f, ", test_acc %.4f", test_acc);
     if (status) fprintf(f, ", status %s", status);
     fputc('\n', f);
+    free(t);
+    free(ips);
 }
 
 void table_stdout_check(const char *csv) {

@@ -28,7 +28,8 @@ typedef struct {
     int header_done;
     int *map, nmap;             /* file column -> schema column, or -1 */
     long records;               /* data records seen, for messages */
-    char refused[256];          /* the first name cell outside its character set: the whole CSV is refused */
+    char refused[256];          /* the first name cell outside its character set, or count outside its range: the
+                                 * whole CSV is refused */
 } read_ctx_t;
 
 static void record_field(void *data, size_t len, void *ctx_) {
@@ -98,6 +99,20 @@ static void check_name(read_ctx_t *c, const results_column_t *col, const char *s
     }
 }
 
+/* A SIZE or POS cell that is not an integer in its range refuses the CSV: the message names the record, the column
+ * and the value (echoed only where it is a short run of plain characters). */
+static void check_size(read_ctx_t *c, const results_column_t *col, const char *s) {
+    if (!(col->flags & (RESULTS_F_SIZE | RESULTS_F_POS)) || c->refused[0] || !*s) return;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    long long max = col->flags & RESULTS_F_SIZE ? RESULTS_SIZE_MAX : 2147483647LL;
+    if (!*end && !errno && v >= 1 && v <= max) return;
+    int plain = strlen(s) <= 24 && strspn(s, "0123456789+-.eE") == strlen(s);
+    snprintf(c->refused, sizeof c->refused, "record %ld, column %s: %s%s%s is not an integer from 1 to %lld",
+             c->records, col->name, plain ? "\"" : "", plain ? s : "the cell", plain ? "\"" : "", max);
+}
+
 static void read_header(read_ctx_t *c) {
     record_t *r = &c->rec;
     c->map = malloc((size_t)(r->nf ? r->nf : 1) * sizeof *c->map);
@@ -135,6 +150,7 @@ static void read_row(read_ctx_t *c) {
     for (int j = 0; j < r->nf && !bad; j++)
         if (c->map[j] >= 0) {
             check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
+            check_size(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
             bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
         }
     if (bad || !row->run_id[0]) {

@@ -80,9 +80,11 @@ void results_stamp(results_row_t *row);
  * elsewhere is data, and a newline or a quote in a name could end a string in a gnuplot script or a table); SET,
  * a list of settings (NCCL_HOSTID=a|b): RESULTS_NAME_CHARS and '|'; WILD, a key column (study/key.h) whose empty
  * cell matches any value in a configuration (a strategy without a gradient reduction has no grad_dtype, a
- * data-parallel row no pipeline cells, a setup failure no steps or algorithm); NAME_WILD, both. Any change of names
- * or order makes an older CSV's header differ, so appending to it is refused; results_read still reads it, by
- * column name. */
+ * data-parallel row no pipeline cells, a setup failure no steps or algorithm); NAME_WILD, both; SIZE, a count the
+ * report multiplies and adds (GPUs, the batch per GPU, micro-batches, stages, nodes): on read, where present, an
+ * integer from 1 to RESULTS_SIZE_MAX, or the CSV is refused; SIZE_WILD, both; POS (the global batch): an integer
+ * from 1 up. Any change of names or order makes an older CSV's header differ, so appending to it is refused;
+ * results_read still reads it, by column name. */
 #define RESULTS_SCHEMA(X) \
     X(run_id,            TEXT,     run_id,                   NULL,    NAME) \
     X(timestamp,         TEXT,     timestamp,                NULL,    NAME) \
@@ -90,9 +92,9 @@ void results_stamp(results_row_t *row);
     X(model,             STR,      model,                    NULL,    NAME) \
     X(dataset,           STR,      dataset,                  NULL,    NAME) \
     X(seed,              U64,      seed,                     NULL,    0   ) \
-    X(gpus,              INT,      gpus,                     NULL,    0   ) \
-    X(global_batch,      INT,      global_batch,             NULL,    0   ) \
-    X(per_gpu_batch,     INT,      per_gpu_batch,            NULL,    0   ) \
+    X(gpus,              INT,      gpus,                     NULL,    SIZE) \
+    X(global_batch,      INT,      global_batch,             NULL,    POS ) \
+    X(per_gpu_batch,     INT,      per_gpu_batch,            NULL,    SIZE) \
     X(lr,                NUM,      lr,                       "%.6g",  0   ) \
     X(momentum,          NUM,      momentum,                 "%.6g",  0   ) \
     X(weight_decay,      NUM,      weight_decay,             "%.6g",  0   ) \
@@ -119,8 +121,8 @@ void results_stamp(results_row_t *row);
     X(busbw_gbs,         NUM,      stats.busbw_gbs,          "%.6g",  0   ) \
     X(nccl_algo,         TEXT,     stats.nccl_algo,          NULL,    NAME_WILD) \
     X(replicas,          REPLICAS, stats.replicas_identical, NULL,    0   ) \
-    X(stages,            INT,      stats.stages,             NULL,    0   ) \
-    X(micro_batches,     INT,      stats.micro_batches,      NULL,    WILD) \
+    X(stages,            INT,      stats.stages,             NULL,    SIZE) \
+    X(micro_batches,     INT,      stats.micro_batches,      NULL,    SIZE_WILD) \
     X(schedule,          TEXT,     stats.schedule,           NULL,    NAME_WILD) \
     X(split,             TEXT,     stats.split,              NULL,    NAME) \
     X(bubble,            NUM,      stats.bubble,             "%.6g",  0   ) \
@@ -130,8 +132,8 @@ void results_stamp(results_row_t *row);
     X(peak_mem_mb,       NUM,      stats.peak_mem_mb,        "%.6g",  0   ) \
     X(mem_free_mb,       NUM,      mem_free_mb,              "%.6g",  0   ) \
     X(mem_total_mb,      NUM,      mem_total_mb,             "%.6g",  0   ) \
-    X(nodes,             COUNT,    nodes,                    NULL,    0   ) \
-    X(gpus_per_node,     COUNT,    gpus_per_node,            NULL,    0   ) \
+    X(nodes,             COUNT,    nodes,                    NULL,    SIZE) \
+    X(gpus_per_node,     COUNT,    gpus_per_node,            NULL,    SIZE) \
     X(nccl_transport,    TEXT,     env.nccl_transport,       NULL,    SET ) \
     X(nccl_env,          TEXT,     env.nccl_env,             NULL,    SET ) \
     X(timeout_s,         NUM,      timeout_s,                "%.6g",  0   ) \
@@ -157,9 +159,12 @@ typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUN
 #define RESULTS_NAME_CHARS                                                                                             \
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._+-:/()@=,;"
 enum {
-    RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2, RESULTS_F_WILD = 4,
-    RESULTS_F_NAME_WILD = RESULTS_F_NAME | RESULTS_F_WILD
+    RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2, RESULTS_F_WILD = 4, RESULTS_F_SIZE = 8, RESULTS_F_POS = 16,
+    RESULTS_F_NAME_WILD = RESULTS_F_NAME | RESULTS_F_WILD, RESULTS_F_SIZE_WILD = RESULTS_F_SIZE | RESULTS_F_WILD
 };
+/* The largest count a SIZE cell may hold (GPUs, batch per GPU, micro-batches, stages, nodes): sums of a few stay
+ * far inside an int, and the report takes products in double. */
+#define RESULTS_SIZE_MAX 65536
 typedef struct {
     const char *name;
     results_type_t type;

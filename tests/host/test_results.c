@@ -365,7 +365,7 @@ static void test_table(void) {
 
     char *s = capture(table_summary, rows, 3);
     EXPECT(s[0] == '#', "summary is a comment line: %s", s);
-    EXPECT(strstr(s, "mean 11.000") && strstr(s, "10.000-12.000") && strstr(s, "over 2 steady epochs"),
+    EXPECT(strstr(s, "median 11.000") && strstr(s, "10.000-12.000") && strstr(s, "over 2 steady epochs"),
            "summary: %s", s);
     EXPECT(strstr(s, "test_acc 0.9250") != NULL, "final test accuracy: %s", s);
     EXPECT(strstr(s, "# summary gpus 2 gbatch 512 lr 0.2 math tf32 grads bf16: ") == s, "precision named: %s", s);
@@ -373,6 +373,12 @@ static void test_table(void) {
     rows[0].grad_dtype = "";
     s = capture(table_summary, rows, 1);
     EXPECT(strstr(s, "lr 0.2 math tf32: ") != NULL, "no grads without a gradient reduction: %s", s);
+    free(s);
+    /* the median, as the report's: steady epochs 10, 12 and 20 s give 12 (their mean would be 14) */
+    results_row_t three[4] = {rows[0], rows[1], rows[2], rows[2]};
+    three[3].stats.epoch_s = 20.0;
+    s = capture(table_summary, three, 4);
+    EXPECT(strstr(s, "median 12.000 min-max 10.000-20.000") && strstr(s, "over 3 steady epochs"), "median: %s", s);
     free(s);
     s = capture(table_summary, rows, 1);
     EXPECT(strstr(s, "no steady epoch") != NULL, "warmup only: %s", s);
@@ -392,7 +398,7 @@ static void test_read(void) {
     results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
     rows[2].status = "oom", rows[2].reason = "cudaMalloc: out of memory, \"quoted\"", rows[2].mem_free_mb = 1.5;
     rows[2].mem_total_mb = 143771, rows[2].stats.train_loss = NAN, rows[2].stats.replicas_identical = 0;
-    rows[2].stats.stages = 0;
+    rows[2].stats.steps = 0, rows[0].stats.steps = -1;   /* an INT column without a range: 0 and empty read apart */
     rows[1].reason = NULL;
     for (int i = 0; i < 3; i++) EXPECT(results_write(&w, &rows[i], err, sizeof err) == 0, "write: %s", err);
     results_close(&w);
@@ -408,7 +414,7 @@ static void test_read(void) {
     }
     if (t.n == 3) {
         EXPECT(isnan(t.row[2].stats.train_loss) && t.row[2].stats.replicas_identical == 0 &&
-               t.row[2].stats.stages == 0 && t.row[0].stats.stages == -1 && strcmp(t.row[2].reason, "cudaMalloc: out "
+               t.row[2].stats.steps == 0 && t.row[0].stats.steps == -1 && strcmp(t.row[2].reason, "cudaMalloc: out "
                "of memory, \"quoted\"") == 0 && t.row[1].reason[0] == '\0', "types: nan, DIFFER, 0 vs empty, quoted");
         EXPECT(t.row[0].seed == 18446744073709551615ULL && strcmp(t.row[0].env.gpu_name, "NVIDIA H100 80GB HBM3, _SXM5_") == 0, "seed, env");
     }
@@ -420,7 +426,7 @@ static void test_read(void) {
     write_file(path, "strategy,run_id,gpus,epoch,phase,epoch_s,status,dropped_column,nccl_algo\n"
                      "nccl,A-1-1,2,2,steady,1.25,ok,x,Ring\n"
                      "nccl,A-1-1,2,3,steady\n"
-                     "nccl,A-1-1,two,3,steady,1.5,ok,x,Ring\n"
+                     "nccl,A-1-1,2,three,steady,1.5,ok,x,Ring\n"
                      "nccl,,2,3,steady,1.5,ok,x,Ring\n"
                      "single,B-1-1,1,0,setup,,failed,,\n");
     EXPECT(results_read(path, &t, err, sizeof err) == 0, "old file: %s", err);
