@@ -6,5 +6,8 @@ set logscale x 2
 set xlabel 'batch (images, log2 scale; one learning rate for every batch)'
 set ylabel 'final test accuracy (%)'
 set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05
-set key bottom left
-plot for [i=0:*] data index i using 1:2 with linespoints lt i+1 dt 1+i/10 title columnheader(1)
+set key outside right top font ',9'
+stats data using 1 nooutput
+n = STATS_blocks
+plot for [i=0:*] data index i using 1:2:xtic(1) with linespoints lt i+1 dt 1+i/10 lw lw_of(i, n) ps ps_of(i, n) \
+     title columnheader(1)

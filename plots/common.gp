@@ -28,3 +28,7 @@ set border lc rgb '#404040'
 set key box lc rgb '#c0c0c0' opaque samplen 2 spacing 1.1
 set bmargin 6
 set label 99 caption at screen 0.01, screen 0.025 left font ',9' textcolor rgb '#505050'
+# Lines that coincide must both show: the first of n lines is drawn widest with the largest markers, each later one
+# narrower and smaller on top of it, so equal lines read as a thick line with nested markers (line figures use these).
+lw_of(i, n) = n > 1 ? 4.5 - 3.0 * i / (n - 1) : 2
+ps_of(i, n) = n > 1 ? 2.0 - 1.1 * i / (n - 1) : 1.1

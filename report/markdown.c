@@ -96,31 +96,48 @@ static void header(const report_t *r, FILE *md) {
     fprintf(md, "\n");
 }
 
-static void figure(const report_t *r, FILE *md, const char *name, const char *alt) {
+/* A figure where it was drawn, and under it the one sentence that says what it shows. */
+static void figure(const report_t *r, FILE *md, const char *name, const char *alt, const char *what) {
     for (int i = 0; i < r->nfig; i++)
         if (strcmp(r->fig[i], name) == 0) {
-            fprintf(md, "![%s](%s)\n\n", alt, name);
+            fprintf(md, "![%s](%s)\n\n*%s*\n\n", alt, name, what);
             return;
         }
 }
 
 static void figures(const report_t *r, FILE *md, const group_t *gr) {
-    static const char *const figs[][2] = {{"epoch_time", "epoch time against GPU count"},
-                                          {"speedup", "speedup and efficiency against GPU count"},
-                                          {"throughput", "throughput against per-GPU batch"},
-                                          {"acc_batch", "final test accuracy against batch"},
-                                          {"breakdown", "per-step compute, exposed communication and idle time"},
-                                          {"bubble", "pipeline bubble against micro-batches"},
-                                          {"acc_lr", "final test accuracy against learning rate"}};
+    static const char *const figs[][3] = {
+        {"epoch_time", "epoch time against GPU count",
+         "The median steady epoch time of each strategy and batch against the GPU count: lower is faster; a line "
+         "that flattens stopped gaining from GPUs."},
+        {"speedup", "speedup and efficiency against GPU count",
+         "Speedup T1/TN (left) and efficiency T1/(N·TN) (right) of each line against its ideal (dashed): the gap "
+         "to the dashed line is what scaling costs."},
+        {"throughput", "throughput against per-GPU batch",
+         "Images per second against the batch per GPU, one line per strategy and GPU count: where a line flattens, "
+         "a larger batch no longer fills the GPU better."},
+        {"acc_batch", "final test accuracy against batch",
+         "The final test accuracy against the batch: how far a batch can grow before accuracy falls."},
+        {"breakdown", "per-step compute, exposed communication and idle time",
+         "Where a step's time goes, one bar per configuration: compute, the communication the compute waited for, "
+         "and idle time."},
+        {"bubble", "pipeline bubble against micro-batches",
+         "The pipeline's measured bubble (idle share of a step) against the micro-batch count, beside the ideal "
+         "(p−1)/(M+p−1)."},
+        {"acc_lr", "final test accuracy against learning rate",
+         "The final test accuracy against the learning rate swept (ticks at the swept values), one line per "
+         "strategy, GPU count and batch: the best learning rate and how sharp its optimum is."}};
     fprintf(md, "### Figures\n\n");
     for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
         char *n = mem_printf("%s-%s.png", figs[i][0], gr->id);
-        figure(r, md, n, figs[i][1]);
+        figure(r, md, n, figs[i][1], figs[i][2]);
         free(n);
     }
     char *prefix = mem_printf("acc_epoch-%s-", gr->id);
     for (int i = 0; i < r->nfig; i++)
-        if (strncmp(r->fig[i], prefix, strlen(prefix)) == 0) figure(r, md, r->fig[i], "test accuracy against epoch");
+        if (strncmp(r->fig[i], prefix, strlen(prefix)) == 0)
+            figure(r, md, r->fig[i], "test accuracy against epoch",
+                   "Test accuracy after each epoch of one strategy's runs: whether they converge alike.");
     free(prefix);
     if (r->nfig == 0) fprintf(md, "(no figures: %s)\n\n", r->figs_note ? r->figs_note : "none drawn");
 }

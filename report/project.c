@@ -459,7 +459,11 @@ static void group(proj_t *p, int g) {
         free(dat), free(mdat);
         return;
     }
-    if (r->gnuplot) fprintf(md, "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n", gr->id);
+    if (r->gnuplot)
+        fprintf(md, "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n*The model's speedup "
+                    "and efficiency from 1 to 1024 GPUs (lines), with the measured points (markers) it must meet: "
+                    "where a line bends is where communication starts to cost.*\n\n",
+                gr->id);
     for (int i = 0; i < p->nl; i++) nccl_line(p, g, i);
     for (int i = 0; i < p->np; i++) pipe_line(p, g, i);
     emulated_points(p, g);
