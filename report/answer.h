@@ -25,7 +25,8 @@ typedef struct {
     double dacc;                /* acc.med minus the reference row's (points); NAN without */
     int fell;                   /* not the reference, and its accuracy fell by more than ANSWER_ACC_POINTS against the
                                  * reference's at its batch */
-    int below;                  /* the reference, more than ANSWER_ACC_POINTS below the group's best reference row */
+    int below;                  /* on one GPU, more than ANSWER_ACC_POINTS below the best accuracy of the group's
+                                 * rows on one GPU */
     const char *status;         /* "ok", or the first other way one of its runs ended */
     int ref;                    /* the reference row at its batch and math (itself for the reference), or -1 */
 } answer_row_t;
@@ -49,7 +50,7 @@ typedef struct {
 void answer_make(const study_runs_t *s, answer_t *a);
 void answer_free(answer_t *a);
 /* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none): on one
- * GPU the fastest row within ANSWER_ACC_POINTS of the best accuracy, *alt a faster row whose accuracy collapsed; on
+ * GPU the fastest row within ANSWER_ACC_POINTS of the best accuracy, *alt a faster row below it; on
  * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
 int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 
