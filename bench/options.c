@@ -12,8 +12,10 @@
 
 const char *const options_models[] = {"lenet", "resnet18", "resnet50", "resnet101", NULL};   /* model_infos' names */
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
-/* dtype_name()'s spellings, so a parsed name maps back to its dtype_t. */
-const char *const options_grad_dtypes[] = {"fp32", "bf16", NULL};
+/* dtype_name()'s spellings, in dtype_t order, so a parsed name maps back to its dtype_t. */
+const char *const options_grad_dtypes[] = {"fp32", "bf16", "fp16", NULL};
+_Static_assert(sizeof options_grad_dtypes / sizeof options_grad_dtypes[0] == DTYPE_COUNT + 1,
+               "a wire name for every dtype_t");
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_schedules[] = {SCHED_NAMES, NULL};   /* index = sched_order_t */
 const char *const options_benches[] = {"allreduce", NULL};
@@ -26,7 +28,7 @@ _Static_assert(sizeof(math_t) == sizeof(int) && sizeof(init_t) == sizeof(int) &&
 
 static int parse_dtype(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
     if (opt_check_choice(opt->name, "gradient dtype", options_grad_dtypes, s, err, errlen)) return 2;
-    *(dtype_t *)dst = strcmp(s, dtype_name(DTYPE_BF16)) == 0 ? DTYPE_BF16 : DTYPE_FP32;
+    *(dtype_t *)dst = (dtype_t)opt_name_index(options_grad_dtypes, s);
     return 0;
 }
 
@@ -92,11 +94,14 @@ static const opt_t opts[] = {
      "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
      "(PyTorch's defaults); fp32: strict IEEE fp32 everywhere; bf16: mixed\n"
      "precision as PyTorch's bf16 autocast (bf16 activations and tensor-core\n"
-     "operands, fp32 accumulation, master weights and loss; no loss scaling)"},
+     "operands, fp32 accumulation, master weights and loss; no loss scaling);\n"
+     "fp16: the same in fp16, with torch.amp GradScaler's dynamic loss scale\n"
+     "(2^16 to start, halved and the step skipped on an inf or NaN, doubled\n"
+     "after 2000 clean steps), decided on the GPU"},
     {"grad-dtype", "LIST", "fp32", NULL, p_dtype_list, LIST(grad_dtype), NULL, options_grad_dtypes,
      "naive, nccl: the gradients' type on the wire, a list to sweep, e.g.\n"
-     "fp32,bf16; bf16 is DDP's bf16 compression hook (cast, all-reduce in\n"
-     "bf16, cast back into the fp32 gradients)"},
+     "fp32,bf16; bf16 and fp16 are DDP's bf16 and fp16 compression hooks\n"
+     "(cast, all-reduce in that type, the update reads the sum)"},
     {"init", "NAME", NULL, "the model's", opt_enum, FIELD(init), 0, "init", init_names,
      "weight initialisation (kaiming: torchvision's ResNet initialisation)"},
     {"out", "PATH", "results/scaling.csv", NULL, opt_str, FIELD(out), 0, "path", NULL,
@@ -225,18 +230,19 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         check_list("micro-batches", o->n_micro, err, errlen) || check_list("math", o->n_math, err, errlen) ||
         check_list("grad-dtype", o->n_grad_dtype, err, errlen))
         return 2;
-    int bf16_grads = 0;
+    int narrow = -1;   /* a 2-byte wire asked for */
     for (int i = 0; i < o->n_grad_dtype; i++) {
-        if (o->grad_dtype[i] != DTYPE_FP32 && o->grad_dtype[i] != DTYPE_BF16)
+        if ((int)o->grad_dtype[i] < 0 || o->grad_dtype[i] >= DTYPE_COUNT)
             return errmsg(2, err, errlen, "--grad-dtype: unknown gradient dtype %d", (int)o->grad_dtype[i]);
-        bf16_grads |= o->grad_dtype[i] == DTYPE_BF16;
+        if (dtype_is_low(o->grad_dtype[i])) narrow = i;
     }
     /* Only a gradient reduction has a wire to narrow; the all-reduce benchmark measures every dtype itself. */
-    if (bf16_grads && st && !o->bench && !st->reduces) {
+    if (narrow >= 0 && st && !o->bench && !st->reduces) {
         char valid[256];
+        const char *t = dtype_name(o->grad_dtype[narrow]);
         names_where(valid, sizeof valid, strategies, 1);
-        return errmsg(2, err, errlen, "--grad-dtype bf16: strategy %s has no gradient reduction (bf16 gradients apply "
-                      "to: %s)", o->strategy, valid);
+        return errmsg(2, err, errlen, "--grad-dtype %s: strategy %s has no gradient reduction (%s gradients apply "
+                      "to: %s)", t, o->strategy, t, valid);
     }
     /* Micro-batches and splits are a staged strategy's: for another a list would repeat identical runs. */
     int micro_given = options_given(o, "micro-batches") && (o->n_micro != 1 || o->micro[0] != 1);

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <cuda_bf16.h>
 #include "layers/elem.cuh"
 
 #define DS_THREADS 256
@@ -27,18 +26,20 @@ __global__ static void bytes_to_int_kernel(const uint8_t *__restrict__ in, int *
         out[i] = in[i];
 }
 
-/* Four bf16: the bf16 output of one float4 of pixels (8 bytes, aligned as the float4 source is). */
-typedef struct __align__(8) { __nv_bfloat162 a, b; } bf16x4_t;
-
-/* Element conversions of the gather: the data set is fp32 on the GPU, a bf16 model's input is its bf16 rounding
- * (what autocast feeds the first convolution). */
-__device__ static inline void put(float &d, float s) { d = s; }
+/* Element conversions of the gather: the data set is fp32 on the GPU, a bf16 or fp16 model's input is its rounding
+ * to that type (what autocast feeds the first convolution). A float4 of pixels goes out as a float4, or as four
+ * 2-byte values (8 bytes, aligned as the float4 source is). */
 __device__ static inline void put(float4 &d, float4 s) { d = s; }
-__device__ static inline void put(__nv_bfloat16 &d, float s) { d = __float2bfloat16_rn(s); }
-__device__ static inline void put(bf16x4_t &d, float4 s) {
-    d.a = __floats2bfloat162_rn(s.x, s.y);
-    d.b = __floats2bfloat162_rn(s.z, s.w);
+template <typename T> __device__ static inline void put(T &d, float s) { d = from_f<T>(s); }
+template <typename T> __device__ static inline void put(pack_t<T, 4> &d, float4 s) {
+    d.v[0] = from_f<T>(s.x);
+    d.v[1] = from_f<T>(s.y);
+    d.v[2] = from_f<T>(s.z);
+    d.v[3] = from_f<T>(s.w);
 }
+/* What a thread writes for a float4 of pixels, in element type T. */
+template <typename T> struct x4 { typedef pack_t<T, 4> type; };
+template <> struct x4<float> { typedef float4 type; };
 
 /* The batch's first row: a step counter on the device lets one captured CUDA graph gather a different batch at every
  * replay (first + step * step_stride). */
@@ -201,53 +202,50 @@ static void gather_as(const S *src, const int *src_y, const int *perm, int first
                                                                                   row_elems, x, y, step, step_stride);
 }
 
-static void launch_gather(const float *src, const int *src_y, const int *perm, int first, int n, int last,
-                          int pixels, void *x, dtype_t t, int *y, cudaStream_t stream, const int *step = NULL,
-                          int step_stride = 0) {
-    if (n <= 0) return;   /* a zero-block grid is a launch error */
-    /* Vectors of 4 need 16-byte alignment of the source and 16 (fp32) or 8 (bf16) bytes of the output; a caller's
-     * x offset by a partial row falls back. */
-    int vec = pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % (4 * dtype_size(t)) == 0;
-    if (vec && t == DTYPE_BF16)
-        gather_as((const float4 *)src, src_y, perm, first, n, last, pixels / 4, (bf16x4_t *)x, y, stream, step,
-                  step_stride);
-    else if (vec)
-        gather_as((const float4 *)src, src_y, perm, first, n, last, pixels / 4, (float4 *)x, y, stream, step,
-                  step_stride);
-    else if (t == DTYPE_BF16)
-        gather_as(src, src_y, perm, first, n, last, pixels, (__nv_bfloat16 *)x, y, stream, step, step_stride);
-    else
-        gather_as(src, src_y, perm, first, n, last, pixels, (float *)x, y, stream, step, step_stride);
-    CHECK_LAUNCH();
-}
+/* The copy of stored rows at their size, in element type T (through dtype_dispatch). Vectors of 4 need 16-byte
+ * alignment of the source and 16 (fp32) or 8 (2-byte) bytes of the output; a caller's x offset by a partial row
+ * falls back. */
+template <typename T> struct gather_copy {
+    static void run(const float *src, const int *src_y, const int *perm, int first, int n, int last, int pixels,
+                    void *x, int *y, cudaStream_t stream, const int *step, int step_stride) {
+        if (pixels % 4 == 0 && (uintptr_t)src % 16 == 0 && (uintptr_t)x % (4 * sizeof(T)) == 0)
+            gather_as((const float4 *)src, src_y, perm, first, n, last, pixels / 4, (typename x4<T>::type *)x, y,
+                      stream, step, step_stride);
+        else
+            gather_as(src, src_y, perm, first, n, last, pixels, (T *)x, y, stream, step, step_stride);
+        CHECK_LAUNCH();
+    }
+};
 
-/* Stored rows at their size: the copy (launch_gather); a generated set: gather_generated_kernel where its rows
- * allow, else the general kernel, as for a resize. */
+/* A generated set or a resize, in element type T: gather_generated_kernel where its rows allow, else the general
+ * kernel. */
+template <typename T> struct gather_made {
+    static void run(const gather_src_t &g, const int *perm, int first, int n, int last, void *x, int *y,
+                    cudaStream_t stream, const int *step, int step_stride) {
+        size_t row = (size_t)g.out_side * g.out_side * g.channels, total = (size_t)n * row;
+        if (!g.src && row % 8 == 0 && (uintptr_t)x % 16 == 0 && total < (1ull << 32)) {
+            gather_generated_kernel<<<grid_for(total / 8), DS_THREADS, 0, stream>>>(
+                g, perm, first, n, last, (unsigned)row, (T *)x, y, step, step_stride);
+            CHECK_LAUNCH();
+            return;
+        }
+        launch_general(g, perm, first, n, last, (T *)x, total, y, stream, step, step_stride);
+    }
+};
+
+/* Stored rows at their size: the copy (gather_copy); a generated set or a resize: gather_made. */
 static void gather_rows(const dataset_t *ds, int split, const int *perm, int first, int n, int last, void *x,
                         dtype_t t, int *y, cudaStream_t stream, const int *step = NULL, int step_stride = 0) {
-    if (n <= 0) return;
+    if (n <= 0) return;   /* a zero-block grid is a launch error */
     const float *src = split ? ds->test_x : ds->train_x;
     const int *src_y = split ? ds->test_y : ds->train_y;
     if (!ds->generated && ds->out_side == ds->side) {
-        launch_gather(src, src_y, perm, first, n, last, ds->pixels, x, t, y, stream, step, step_stride);
+        dtype_dispatch<gather_copy>(t, src, src_y, perm, first, n, last, ds->pixels, x, y, stream, step, step_stride);
         return;
     }
     gather_src_t g = {ds->generated ? NULL : src, src_y, ds->side, ds->channels, ds->out_side, ds->gen_seed, split,
                       ds->classes};
-    size_t row = (size_t)ds->out_side * ds->out_side * ds->channels, total = (size_t)n * row;
-    if (ds->generated && row % 8 == 0 && (uintptr_t)x % 16 == 0 && total < (1ull << 32)) {
-        if (t == DTYPE_BF16)
-            gather_generated_kernel<<<grid_for(total / 8), DS_THREADS, 0, stream>>>(
-                g, perm, first, n, last, (unsigned)row, (__nv_bfloat16 *)x, y, step, step_stride);
-        else
-            gather_generated_kernel<<<grid_for(total / 8), DS_THREADS, 0, stream>>>(
-                g, perm, first, n, last, (unsigned)row, (float *)x, y, step, step_stride);
-        CHECK_LAUNCH();
-        return;
-    }
-    if (t == DTYPE_BF16)
-        launch_general(g, perm, first, n, last, (__nv_bfloat16 *)x, total, y, stream, step, step_stride);
-    else launch_general(g, perm, first, n, last, (float *)x, total, y, stream, step, step_stride);
+    dtype_dispatch<gather_made>(t, g, perm, first, n, last, x, y, stream, step, step_stride);
 }
 
 /* Copies one split's bytes through `staging` and converts them in place on the GPU, so the host never

@@ -9,9 +9,16 @@ typedef enum { DTYPE_FP32 = 0, DTYPE_BF16 = 1, DTYPE_FP16 = 2, DTYPE_COUNT } dty
 typedef struct {
     const char *name;   /* as written in CSV rows and options */
     size_t size;        /* bytes per element */
+    /* Gradients computed in this type need a loss scale: fp16's 5-bit exponent flushes small gradients to 0 (below
+     * 2^-24) and overflows past 65504, so training multiplies the loss by a scale that a GradScaler schedule adjusts
+     * (engine/loss_scale.h). bf16 has fp32's exponent range and needs none. */
+    int loss_scaled;
 } dtype_info_t;
 
-static const dtype_info_t DTYPE_INFO[DTYPE_COUNT] = {{"fp32", 4}, {"bf16", 2}, {"fp16", 2}};
+static const dtype_info_t DTYPE_INFO[DTYPE_COUNT] = {{"fp32", 4, 0}, {"bf16", 2, 0}, {"fp16", 2, 1}};
 
 static inline size_t dtype_size(dtype_t t) { return DTYPE_INFO[t].size; }
 static inline const char *dtype_name(dtype_t t) { return DTYPE_INFO[t].name; }
+/* A 2-byte type: activations under a mixed-precision math, with fp32 master parameters beside a copy in this type. */
+static inline int dtype_is_low(dtype_t t) { return DTYPE_INFO[t].size < 4; }
+static inline int dtype_loss_scaled(dtype_t t) { return DTYPE_INFO[t].loss_scaled; }

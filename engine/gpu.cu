@@ -41,9 +41,9 @@ void gpu_init(gpu_t *g, int device, math_t math) {
     CHECK_ALLOC(cudaMalloc(&g->cublas_ws, GPU_CUBLAS_WORKSPACE));
     CHECK_CUBLAS(cublasSetWorkspace(g->cublas, g->cublas_ws, GPU_CUBLAS_WORKSPACE));
     /* fp32 GEMMs stay fp32 under tf32: PyTorch's default (TF32 convolutions, strict fp32 matmuls), so the two
-     * engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. bf16 GEMMs
-     * (cublasGemmEx, fp32 compute) use tensor cores under the default mode. */
-    CHECK_CUBLAS(cublasSetMathMode(g->cublas, math == MATH_FP32 ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
+     * engines are compared at the same math. fp32 is pedantic so no override can bring TF32 back. bf16 and fp16
+     * GEMMs (cublasGemmEx, fp32 compute) use tensor cores under the default mode. */
+    CHECK_CUBLAS(cublasSetMathMode(g->cublas, MATH_INFO[math].strict ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 void gpu_workspace_reserve(gpu_t *g, size_t bytes) {
@@ -68,9 +68,10 @@ void gpu_workspace_set(gpu_t *g, size_t bytes) {
 }
 
 // --- kernels
-__global__ static void ones_kernel(float *p, __nv_bfloat16 *q, int n) {
+template <typename T>
+__global__ static void ones_kernel(T *p, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) { p[i] = 1.0f; q[i] = __float2bfloat16_rn(1.0f); }
+    if (i < n) p[i] = (T)1.0f;
 }
 
 /* Counter-based hash: fills any size without host data or RNG state. */
@@ -100,12 +101,22 @@ void gpu_ones_reserve(gpu_t *g, int n) {
     if (n <= g->ones_len) return;
     CHECK_CUDA(cudaSetDevice(g->device));
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
-    if (g->ones) CHECK_CUDA(cudaFree(g->ones));
-    if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
-    CHECK_ALLOC(cudaMalloc(&g->ones, (size_t)n * sizeof(float)));
-    CHECK_ALLOC(cudaMalloc(&g->ones_bf16, (size_t)n * sizeof(__nv_bfloat16)));
-    ones_kernel<<<(n + 255) / 256, 256, 0, g->stream>>>(g->ones, (__nv_bfloat16 *)g->ones_bf16, n);
-    CHECK_LAUNCH();
+    for (int t = 0; t < DTYPE_COUNT; t++) {
+        if (g->ones[t]) CHECK_CUDA(cudaFree(g->ones[t]));
+        g->ones[t] = NULL;
+    }
+    /* fp32 (GEMVs of fp32 layers, and the parameters' type) and the math's activation type. */
+    const dtype_t need[2] = {DTYPE_FP32, math_act_dtype(g->math)};
+    for (int k = 0; k < 2; k++) {
+        const dtype_t t = need[k];
+        if (g->ones[t]) continue;
+        CHECK_ALLOC(cudaMalloc(&g->ones[t], (size_t)n * dtype_size(t)));
+        const unsigned b = (unsigned)((n + 255) / 256);
+        if (t == DTYPE_BF16) ones_kernel<<<b, 256, 0, g->stream>>>((__nv_bfloat16 *)g->ones[t], n);
+        else if (t == DTYPE_FP16) ones_kernel<<<b, 256, 0, g->stream>>>((__half *)g->ones[t], n);
+        else ones_kernel<<<b, 256, 0, g->stream>>>((float *)g->ones[t], n);
+        CHECK_LAUNCH();
+    }
     g->ones_len = n;
 }
 
@@ -138,7 +149,7 @@ static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
     int k = snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv]);
     if (g->conv == GPU_CONV_LEGACY) return;
     const char *sep = "|backend ";   /* then the maths it covers */
-    for (int m = MATH_FP32; m <= MATH_BF16 && k > 0 && (size_t)k < len; m++)
+    for (int m = 0; m < MATH_COUNT && k > 0 && (size_t)k < len; m++)
         if (gpu_conv_backend_math((math_t)m)) {
             k += snprintf(buf + k, len - (size_t)k, "%s%s", sep, gpu_math_name((math_t)m));
             sep = " ";
@@ -180,8 +191,8 @@ void gpu_free(gpu_t *g) {
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     CHECK_CUDA(cudaStreamSynchronize(g->comm_stream));
     if (g->workspace) CHECK_CUDA(cudaFree(g->workspace));
-    if (g->ones) CHECK_CUDA(cudaFree(g->ones));
-    if (g->ones_bf16) CHECK_CUDA(cudaFree(g->ones_bf16));
+    for (int t = 0; t < DTYPE_COUNT; t++)
+        if (g->ones[t]) CHECK_CUDA(cudaFree(g->ones[t]));
     CHECK_CUBLAS(cublasDestroy(g->cublas));
     if (g->cublas_ws) CHECK_CUDA(cudaFree(g->cublas_ws));
     CHECK_CUDNN(cudnnDestroy(g->cudnn));

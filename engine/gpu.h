@@ -11,13 +11,13 @@
 
 #define GPU_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
-/* math_t and its names: math_mode.h. */
+/* math_t, its names and its table (activation type, strictness): math_mode.h. */
 static inline const char *gpu_math_name(math_t m) { return math_name(m); }
 
-/* Whether convolutions under math m may run on cuDNN backend engine configs (engine/layers/conv.cu): bf16 and tf32;
- * not strict fp32, whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32
+/* Whether convolutions under math m may run on cuDNN backend engine configs (engine/layers/conv.cu): every math but
+ * strict fp32, whose FMA-only promise the backend cannot keep (it has no math type: fp32 tensors may run on TF32
  * tensor cores). The --conv-cache id names these maths. */
-static inline int gpu_conv_backend_math(math_t m) { return m == MATH_BF16 || m == MATH_TF32; }
+static inline int gpu_conv_backend_math(math_t m) { return !MATH_INFO[m].strict; }
 
 /* Which batch-norm training kernels run: per layer, the way measured fastest at its shape among cuDNN's and our
  * kernels' (the default, auto: engine/layers/bn.cu, recorded in the algorithm cache as convolutions' are), or
@@ -45,8 +45,8 @@ typedef struct gpu {
     gpu_conv_t conv;            /* convolution search rule (SCALING_CONV); tests may set it after gpu_init */
     void *workspace;            /* one arena for every layer's cuDNN workspace on this GPU */
     size_t workspace_bytes;
-    float *ones;                /* a vector of 1s for bias add/reduction through cuBLAS */
-    void *ones_bf16;            /* the same in bf16, for bf16 layers' GEMMs */
+    void *ones[DTYPE_COUNT];    /* vectors of 1s for bias add/reduction through cuBLAS: fp32 and the math's activation
+                                 * type (NULL for the others) */
     int ones_len;
     conv_algo_t *conv_algos;    /* cudnnFind's choices per shape, n_conv_algos of them (conv_algo_add grows it) */
     int n_conv_algos, cap_conv_algos;
@@ -74,7 +74,7 @@ void gpu_conv_cache_save(gpu_t *g);
 void gpu_workspace_reserve(gpu_t *g, size_t bytes);
 /* Releases the arena and allocates exactly `bytes`: used after algorithm search to give back the search arena. */
 void gpu_workspace_set(gpu_t *g, size_t bytes);
-/* Ensures g->ones and g->ones_bf16 have at least n elements. */
+/* Ensures g->ones[fp32] and g->ones[the math's activation type] have at least n elements. */
 void gpu_ones_reserve(gpu_t *g, int n);
 /* Fills p[0..n) (elements of type t) with uniform values in [lo, hi) on g->stream (algorithm search must not time
  * on zeros). */

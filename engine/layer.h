@@ -78,8 +78,9 @@ struct layer {
     shape_t out_shape;
 
     /* Precision is a parameter of the layer, set by the model from the GPU's math before setup: the type of x, dx,
-     * y and dy. bf16 (--math bf16) is PyTorch's bf16 autocast: convolution and dense operands in bf16 with fp32
-     * accumulation (they read w_lp), batch norm with fp32 statistics, scale and bias; w and dw stay fp32. */
+     * y and dy. bf16 and fp16 (--math bf16 | fp16) are PyTorch's autocast: convolution and dense operands in the
+     * 2-byte type with fp32 accumulation (they read w_lp), batch norm with fp32 statistics, scale and bias; w and dw
+     * stay fp32. */
     dtype_t dtype;
 
     /* bound device pointers (set by the model after allocation), of type `dtype` */
@@ -90,10 +91,10 @@ struct layer {
     const void *dy;
 
     float *w, *dw;              /* view: params/grads + offset; biases follow weights. Always fp32 */
-    const void *w_lp;           /* bf16 layers: view into the model's bf16 copy of the parameters (else NULL) */
-    void *dw_lp;                /* NULL, or where backward writes the gradients it computes in bf16 (a convolution's
-                                 * weights: layer_conv_lp_grads) instead of widening them into dw, a bf16 gradient
-                                 * buffer's slice; backward then takes dw_beta 0 only */
+    const void *w_lp;           /* 2-byte layers: view into the model's copy of the parameters in `dtype` (else NULL) */
+    void *dw_lp;                /* NULL, or where backward writes the gradients it computes in `dtype` (a
+                                 * convolution's weights: layer_conv_lp_grads) instead of widening them into dw, a
+                                 * 2-byte gradient buffer's slice; backward then takes dw_beta 0 only */
     size_t n_params;
     size_t param_offset;        /* floats from the start of the flat buffer */
     float *state;               /* view into the model's state buffer (BN running stats) */
@@ -123,8 +124,8 @@ extern const layer_ops_t layer_flatten_ops;
 extern "C" {
 #endif
 /* conv.cu, after setup: how many of its parameters (its weights, the first ones) a convolution computes the gradient
- * of in bf16 (cuDNN's path under bf16), which backward widens into dw, or writes to dw_lp where that is set; 0 for
- * every other path and math. */
+ * of in its 2-byte dtype (cuDNN's path under bf16 and fp16), which backward widens into dw, or writes to dw_lp where
+ * that is set; 0 for every other path and math. */
 size_t layer_conv_lp_grads(const layer_t *l);
 #ifdef __cplusplus
 }

@@ -19,6 +19,12 @@ __global__ static void check_kernel(const T *__restrict__ g, size_t n, loss_scal
 
 __global__ static void advance_kernel(loss_scale_t *s, loss_scale_cfg_t c) { loss_scale_update(s, c); }
 
+__global__ static void combine_kernel(loss_scale_t *s, const int *flags, int n) {
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= flags[i] != 0;
+    if (any) s->found_inf = 1;
+}
+
 // --- launchers
 
 loss_scale_t *loss_scale_alloc(loss_scale_cfg_t c, cudaStream_t stream) {
@@ -39,6 +45,12 @@ void loss_scale_check(loss_scale_t *dev, const void *grads, dtype_t t, size_t n,
     if (t == DTYPE_BF16) check_kernel<<<b, 256, 0, stream>>>((const __nv_bfloat16 *)grads, n, dev);
     else if (t == DTYPE_FP16) check_kernel<<<b, 256, 0, stream>>>((const __half *)grads, n, dev);
     else check_kernel<<<b, 256, 0, stream>>>((const float *)grads, n, dev);
+    CHECK_LAUNCH();
+}
+
+void loss_scale_combine(loss_scale_t *dev, const int *flags, int n, cudaStream_t stream) {
+    if (n <= 0) return;
+    combine_kernel<<<1, 1, 0, stream>>>(dev, flags, n);
     CHECK_LAUNCH();
 }
 

@@ -2,7 +2,7 @@
  * step a check of the gradients for an inf or a NaN and the schedule's update, both queued on a stream, so a step
  * synchronises nothing and can be captured in a CUDA graph. A step's order: the loss's gradient scaled by s->scale
  * (read on the device), backward, the reduction of the gradients (data parallel), loss_scale_check, the update that
- * reads the state (sgd_step_scaled), then loss_scale_advance. */
+ * reads the state (sgd_step), then loss_scale_advance. */
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
@@ -18,6 +18,9 @@ void loss_scale_free(loss_scale_t *dev);
 /* Sets dev->found_inf where any of the n gradients (of type t) is an inf or a NaN; leaves it as it was otherwise (so
  * several buffers, or pipeline stages' flags, combine by checking each). */
 void loss_scale_check(loss_scale_t *dev, const void *grads, dtype_t t, size_t n, cudaStream_t stream);
+/* Sets dev->found_inf where any of flags[0..n) (device memory on dev's GPU) is set: other GPUs' found_inf, copied
+ * here, where each checked a part of one step's gradients (the pipeline's stages). */
+void loss_scale_combine(loss_scale_t *dev, const int *flags, int n, cudaStream_t stream);
 /* The schedule's step (loss_scale_update) on the device: halve and count a skip, or grow after c.interval clean
  * steps; clears found_inf. */
 void loss_scale_advance(loss_scale_t *dev, loss_scale_cfg_t c, cudaStream_t stream);

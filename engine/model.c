@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIGN_FLOATS 64   /* elements: 256 bytes in fp32, 128 in bf16, for every tensor and parameter slice */
+#define ALIGN_FLOATS 64   /* elements: 256 bytes in fp32, 128 in bf16 or fp16, for every tensor and parameter slice */
 
 static size_t align_up(size_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
@@ -333,7 +333,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     size_t sure = m->act_bytes + (size_t)m->batch * sizeof(int);
     if (!owner)
         sure += 3 * n_params * sizeof(float) + n_state * sizeof(float) +
-                (m->act_dtype == DTYPE_BF16 ? n_params * dtype_size(DTYPE_BF16) : 0);
+                (dtype_is_low(m->act_dtype) ? n_params * dtype_size(m->act_dtype) : 0);
     for (int i = first; i < end; i++) {     /* layers' own buffers */
         const layer_t *l = &m->layers[i];
         if (l->ops->own_bytes) sure += l->ops->own_bytes(l, g, tensor_has_grad(m, l->in[0]), m->act_dtype);
@@ -375,10 +375,11 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     m->n_params = param_offset_of(m, end) - m->param_first;
     m->n_state = state_offset_of(m, end) - m->state_first;
     size_t pbytes = (m->n_params ? m->n_params : 1) * sizeof(float);
-    int lp = m->act_dtype == DTYPE_BF16;
+    int lp = dtype_is_low(m->act_dtype);
     if (owner) {
         m->params = owner->params;
-        m->params_bf16 = owner->params_bf16;
+        m->params_lp = owner->params_lp;
+        m->loss_scale = owner->loss_scale;
         m->grads = owner->grads;
         m->momentum = owner->momentum;
         m->state = owner->state;
@@ -387,8 +388,8 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         CHECK_ALLOC(cudaMalloc((void **)&m->grads, pbytes));
         CHECK_ALLOC(cudaMalloc((void **)&m->momentum, pbytes));
         CHECK_ALLOC(cudaMalloc((void **)&m->state, (m->n_state ? m->n_state : 1) * sizeof(float)));
-        m->params_bf16 = NULL;
-        if (lp) CHECK_ALLOC(cudaMalloc(&m->params_bf16, (m->n_params ? m->n_params : 1) * dtype_size(DTYPE_BF16)));
+        m->params_lp = NULL;
+        if (lp) CHECK_ALLOC(cudaMalloc(&m->params_lp, (m->n_params ? m->n_params : 1) * dtype_size(m->act_dtype)));
     }
     CHECK_ALLOC(cudaMalloc((void **)&m->labels, (size_t)m->batch * sizeof(int)));
     if (owner) {
@@ -398,7 +399,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         CHECK_CUDA(cudaMemsetAsync(m->acc, 0, 2 * sizeof(double), g->stream));
         gpu_fill_uniform(g, m->params, DTYPE_FP32, m->n_params, 777u, -0.05f, 0.05f);
         gpu_fill_uniform(g, m->grads, DTYPE_FP32, m->n_params, 778u, -0.05f, 0.05f);
-        if (lp) reduce_cast_bf16(m->params_bf16, m->params, m->n_params, g->stream);
+        if (lp) reduce_cast(m->params_lp, m->act_dtype, m->params, m->n_params, g->stream);
         CHECK_CUDA(cudaMemsetAsync(m->momentum, 0, pbytes, g->stream));
     }
 
@@ -412,7 +413,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
         l->dy = m->tensors[l->out].grad;
         l->dtype = m->act_dtype;
         size_t at = l->param_offset - m->param_first;
-        l->w_lp = lp ? (const char *)m->params_bf16 + at * dtype_size(DTYPE_BF16) : NULL;
+        l->w_lp = lp ? (const char *)m->params_lp + at * dtype_size(m->act_dtype) : NULL;
         l->w = m->params + (l->param_offset - m->param_first);
         l->dw = m->grads + (l->param_offset - m->param_first);
         l->state = m->state + (l->state_offset - m->state_first);
@@ -453,7 +454,7 @@ static int alloc_layers(model_t *m, gpu_t *g, int first, int end, const model_t 
     return 0;
 }
 
-dtype_t model_act_dtype(const gpu_t *g) { return g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32; }
+dtype_t model_act_dtype(const gpu_t *g) { return math_act_dtype(g->math); }
 
 int model_alloc(model_t *m, gpu_t *g) { return alloc_layers(m, g, 0, m->n_layers, NULL, MODEL_GRADS_ALL); }
 
@@ -532,8 +533,8 @@ void model_init_params(model_t *m, init_t init, unsigned long long seed) {
         if (l->ops->init) l->ops->init(l, hp + l->param_offset, hs + l->state_offset, init, &rng);
     }
     CHECK_CUDA(cudaMemcpy(m->params, hp + m->param_first, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
-    if (m->params_bf16) {   /* the bf16 copy starts as the rounding of the initial parameters, as SGD keeps it */
-        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, 0);
+    if (m->params_lp) {   /* the 2-byte copy starts as the rounding of the initial parameters, as SGD keeps it */
+        reduce_cast(m->params_lp, m->act_dtype, m->params, m->n_params, 0);
         CHECK_CUDA(cudaDeviceSynchronize());
     }
     CHECK_CUDA(cudaMemcpy(m->state, hs + m->state_first, m->n_state * sizeof(float), cudaMemcpyHostToDevice));
@@ -556,7 +557,7 @@ void model_forward_range(model_t *m, gpu_t *g, int first, int end, int training)
 void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad) {
     tensor_t *t = &m->tensors[m->logits];
     softmax_xent(t->val, m->labels, want_grad ? t->grad : NULL, m->act_dtype, m->batch, n_valid, m->classes, scale,
-                 m->acc, g->stream);
+                 m->loss_scale, m->acc, g->stream);
 }
 
 void model_backward(model_t *m, gpu_t *g, float dw_beta) {
@@ -594,7 +595,7 @@ int model_bind_grads_lp(model_t *m, void *grads_lp, size_t *ranges, int max) {
     for (int i = m->first; i < m->end; i++) {
         layer_t *l = &m->layers[i];
         size_t lp = l->ops == &layer_conv_ops ? layer_conv_lp_grads(l) : 0, off = l->param_offset - m->param_first;
-        l->dw_lp = grads_lp && lp ? (char *)grads_lp + off * dtype_size(DTYPE_BF16) : NULL;
+        l->dw_lp = grads_lp && lp ? (char *)grads_lp + off * dtype_size(m->act_dtype) : NULL;
     }
     return n;
 }
@@ -622,7 +623,7 @@ void model_free(model_t *m) {
         CHECK_CUDA(cudaFree(m->grads));
         CHECK_CUDA(cudaFree(m->momentum));
         CHECK_CUDA(cudaFree(m->state));
-        if (m->params_bf16) CHECK_CUDA(cudaFree(m->params_bf16));
+        if (m->params_lp) CHECK_CUDA(cudaFree(m->params_lp));
         CHECK_CUDA(cudaFree(m->acc));
     }
     memset(m, 0, sizeof *m);

@@ -19,8 +19,8 @@ typedef struct {
 typedef struct model {
     char name[16];                  /* "lenet", "resnet18", "resnet50", "resnet101" */
     int batch;                      /* the N every tensor was built for */
-    dtype_t act_dtype;              /* activations and their gradients: bf16 under --math bf16, else fp32 (set by
-                                     * model_alloc from the GPU's math) */
+    dtype_t act_dtype;              /* activations and their gradients: the GPU's math's (math_act_dtype: bf16, fp16
+                                     * or fp32), set by model_alloc */
     int classes;
     int n_layers;
     layer_t layers[MODEL_MAX_LAYERS];
@@ -32,8 +32,11 @@ typedef struct model {
     size_t n_params, n_state;
     float *params, *grads, *momentum;   /* flat device buffers, n_params floats each, layer order */
     float *state;                       /* flat device buffer: BN running statistics */
-    void *params_bf16;                  /* --math bf16: the bf16 copy of params that convolutions and dense layers
-                                         * read, rewritten by every SGD step; NULL otherwise */
+    void *params_lp;                    /* --math bf16 | fp16: the copy of params in act_dtype that convolutions and
+                                         * dense layers read, rewritten by every SGD step; NULL otherwise */
+    const float *loss_scale;            /* device: the scale the loss's gradient is multiplied by (fp16's dynamic loss
+                                         * scale, loss_scale_t.scale of whoever owns it), or NULL: none. A slot takes
+                                         * its owner's at model_alloc_slot */
     int *labels;                        /* (N) device labels of the current batch */
     double *acc;                        /* device: [loss sum, correct count] since the last reset */
     size_t workspace_bytes;             /* the arena the chosen algorithms need */
@@ -51,7 +54,7 @@ typedef struct model {
                                          * another instance's (a further activation slot of the same stage) */
 } model_t;
 
-/* The type of activations and their gradients on g: bf16 under --math bf16, else fp32 (model_alloc sets act_dtype). */
+/* The type of activations and their gradients on g: its math's (math_act_dtype), which model_alloc sets as act_dtype. */
 dtype_t model_act_dtype(const gpu_t *g);
 /* Bytes of tensor t's activation (or its gradient): what a pipeline copy between stages moves. */
 static inline size_t model_tensor_bytes(const model_t *m, int t) {
@@ -116,7 +119,8 @@ int model_alloc(model_t *m, gpu_t *g);
 void model_init_params(model_t *m, init_t init, unsigned long long seed);
 /* Forward through every layer; images must already be in tensors[input], labels in m->labels. */
 void model_forward(model_t *m, gpu_t *g, int training);
-/* Loss, gradient of the logits (scale = 1/global batch) and accumulation of loss/correct into m->acc;
+/* Loss, gradient of the logits (scale = 1/global batch, times *m->loss_scale where set) and accumulation of
+ * loss/correct into m->acc;
  * n_valid < batch marks padding rows (evaluation of a last partial chunk). */
 void model_loss(model_t *m, gpu_t *g, int n_valid, float scale, int want_grad);
 /* Backward through every layer in reverse; dw_beta = 1 accumulates into the existing gradients. */
@@ -124,9 +128,10 @@ void model_backward(model_t *m, gpu_t *g, float dw_beta);
 /* Backward of layers end-1 down to first only: data-parallel strategies interleave it with bucketed
  * all-reduces (a bucket's gradients are final once every layer holding them has run backward). */
 void model_backward_range(model_t *m, gpu_t *g, int first, int end, float dw_beta);
-/* Binds every layer that computes its weight gradient in bf16 (layer_conv_lp_grads: --math bf16 convolutions on
- * cuDNN) to write it straight into grads_lp (layer_t.dw_lp), n_params bf16 at the flat buffer's offsets, instead of
- * widening it into grads (backward then takes dw_beta 0 only); the rest stays fp32 in grads. grads_lp NULL unbinds.
+/* Binds every layer that computes its weight gradient in act_dtype (layer_conv_lp_grads: --math bf16 | fp16
+ * convolutions on cuDNN) to write it straight into grads_lp (layer_t.dw_lp), n_params of act_dtype at the flat
+ * buffer's offsets, instead of widening it into grads (backward then takes dw_beta 0 only); the rest stays fp32 in
+ * grads. grads_lp NULL unbinds.
  * Writes the parts of the flat buffer still written in fp32 (batch norm, dense layers, biases, other paths,
  * alignment padding), in order, adjacent parts merged, as (offset, count) pairs to ranges (room for max pairs,
  * MODEL_MAX_LAYERS + 1 always suffice); returns their count, or -1, with nothing bound, where max is too small.

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "nvtx.h"
 #include "sgd.h"
+#include "loss_scale_gpu.h"
 #include "trace.h"
 #include "timing.h"
 #include <stdlib.h>
@@ -47,6 +48,11 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
         return -1;
     }
     model_init_params(&r->model, init, seed);
+    if (math_loss_scaled(math)) {
+        r->ls_cfg = loss_scale_torch();
+        r->ls = loss_scale_alloc(r->ls_cfg, r->gpu.stream);
+        r->model.loss_scale = &r->ls->scale;
+    }
     replica_set_update_grads(r, r->model.grads, DTYPE_FP32);
     replica_set_update_slice(r, 0, r->model.n_params);
     r->step_events = calloc((size_t)r->steps_per_epoch + 1, sizeof(cudaEvent_t));
@@ -66,6 +72,8 @@ void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
 void replica_set_update_slice(replica_t *r, size_t first, size_t count) {
     if (first > r->model.n_params || count > r->model.n_params - first)
         check_fail(__FILE__, __LINE__, "replica_set_update_slice", "slice outside the flat buffers");
+    if (r->ls && (first != 0 || count != r->model.n_params))
+        check_fail(__FILE__, __LINE__, "replica_set_update_slice", "a loss-scaled update stepped in slices");
     r->update_first = first;
     r->update_count = count;
 }
@@ -74,10 +82,10 @@ void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t st
     model_t *m = &r->model;
     if (first > m->n_params || count > m->n_params - first)
         check_fail(__FILE__, __LINE__, "replica_sgd_slice", "slice outside the flat buffers");
-    void *p16 = m->params_bf16 ? (char *)m->params_bf16 + first * dtype_size(DTYPE_BF16) : NULL;
+    void *lp = m->params_lp ? (char *)m->params_lp + first * dtype_size(m->act_dtype) : NULL;
     const void *g = (const char *)r->update_grads + first * dtype_size(r->update_grad_dtype);
-    sgd_step(m->params + first, p16, g, r->update_grad_dtype, m->momentum + first, count, r->lr, r->momentum,
-             r->weight_decay, stream);
+    sgd_step(m->params + first, lp, m->act_dtype, g, r->update_grad_dtype, m->momentum + first, count, r->lr,
+             r->momentum, r->weight_decay, r->ls, stream);
 }
 
 void replica_epoch_begin(replica_t *r, int epoch) {
@@ -107,7 +115,9 @@ void replica_seg_backward(replica_t *r, const void *range) {
 void replica_seg_update(replica_t *r, const void *unused) {
     (void)unused;
     nvtx_push("optimizer gpu%d", r->gpu.device);
+    if (r->ls) loss_scale_check(r->ls, r->update_grads, r->update_grad_dtype, r->model.n_params, r->gpu.stream);
     replica_sgd_slice(r, r->update_first, r->update_count, r->gpu.stream);
+    if (r->ls) loss_scale_advance(r->ls, r->ls_cfg, r->gpu.stream);
     nvtx_pop();
     dataset_step_advance(r->d_step, r->gpu.stream);
 }
@@ -178,6 +188,17 @@ void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_
     *acc = h[1] / images;
 }
 
+void replica_loss_scale_read(replica_t *r, double *scale, int *skipped) {
+    *scale = -1;
+    *skipped = -1;
+    if (!r->ls) return;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    loss_scale_t h = loss_scale_read(r->ls, r->gpu.stream);
+    *scale = h.scale;
+    *skipped = h.skipped - r->ls_skipped;
+    r->ls_skipped = h.skipped;
+}
+
 double replica_evaluate(replica_t *r) {
     model_t *m = &r->model;
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
@@ -210,6 +231,7 @@ void replica_free(replica_t *r) {
     free(r->step_events);
     for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) graph_seg_free(&r->seg[i]);
     if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
+    loss_scale_free(r->ls);
     model_free(&r->model);
     dataset_free(&r->data);
     gpu_free(&r->gpu);

@@ -6,6 +6,7 @@
 #include "dataset.h"
 #include "dtype.h"
 #include "graph.h"
+#include "loss_scale.h"
 
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
@@ -27,13 +28,20 @@ typedef struct replica {
     int use_graphs;             /* 1: segments are captured once and replayed; 0: run eagerly every step */
     struct trace *trace;        /* --trace recorder (engine/trace.h), or NULL */
     /* The gradients the update segment reads: the model's fp32 grads, or the buffer a strategy set with
-     * replica_set_update_grads (a bf16 all-reduce's sum). */
+     * replica_set_update_grads (a bf16 or fp16 all-reduce's sum). */
     const void *update_grads;
     dtype_t update_grad_dtype;
     /* The elements [update_first, update_first + update_count) of the flat buffers that the update segment steps: all
      * of them, unless a strategy steps the rest itself (replica_sgd_slice, per gradient bucket) and set this slice
      * with replica_set_update_slice. */
     size_t update_first, update_count;
+    /* A math whose gradients need a loss scale (math_loss_scaled: fp16): its state on this GPU, which the loss's
+     * gradient is multiplied by (model.loss_scale points at ls->scale), the update checks and divides by and the
+     * schedule advances, all on the device; NULL otherwise. ls_skipped: skipped steps as of the last
+     * replica_loss_scale_read. */
+    loss_scale_t *ls;
+    loss_scale_cfg_t ls_cfg;
+    int ls_skipped;
     graph_seg_t seg[REPLICA_MAX_SEGMENTS];
 } replica_t;
 
@@ -42,16 +50,19 @@ typedef struct replica {
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
                  const char *conv_cache, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
                  const idx_dataset_t *data, char *err, size_t errlen);
-/* The update reads n_params gradients of type t from grads instead of the model's fp32 buffer: a bf16 all-reduce
- * leaves the summed gradient in a bf16 buffer, which the SGD kernel widens as it reads. Call before the first step
- * (the update segment is captured into a CUDA graph with the pointer it had then). */
+/* The update reads n_params gradients of type t from grads instead of the model's fp32 buffer: a bf16 or fp16
+ * all-reduce leaves the summed gradient in a 2-byte buffer, which the SGD kernel widens as it reads. Call before the
+ * first step (the update segment is captured into a CUDA graph with the pointer it had then). */
 void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
 /* The update segment steps only elements [first, first + count) of the flat buffers; the strategy steps the others
- * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). */
+ * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). A
+ * loss-scaled replica steps the whole buffer in its update segment: whether a step is skipped is known only once
+ * every gradient has been checked (a slice of it stops the run with a message). */
 void replica_set_update_slice(replica_t *r, size_t first, size_t count);
-/* SGD over elements [first, first + count) of the flat parameter, momentum and bf16 parameter buffers, reading the
+/* SGD over elements [first, first + count) of the flat parameter, momentum and 2-byte parameter buffers, reading the
  * update's gradients (replica_set_update_grads), on `stream` of r's device: per element the arithmetic of the whole
- * update, so slices that tile the buffer step it exactly as one update does. Launches only. */
+ * update, so slices that tile the buffer step it exactly as one update does. With a loss scale, the update divides
+ * by it and writes nothing where this step's check found an inf or a NaN. Launches only. */
 void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t stream);
 /* Shuffles (same order on every replica), zeroes the loss/accuracy accumulators, records the start event. */
 void replica_epoch_begin(replica_t *r, int epoch);
@@ -59,9 +70,10 @@ void replica_epoch_begin(replica_t *r, int epoch);
  * warm-up), captured at the second, replayed from the graph afterwards; otherwise eagerly every time. fn must
  * launch the same work every time given the same arg (step-dependent data comes from d_step). */
 void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const void *arg), const void *arg);
-/* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: SGD over
- * the update slice, then d_step++. backward: model_backward_range over ((const int *)arg)[0..1] = [lo, hi),
- * overwriting grads. */
+/* Segment bodies. forward: gather shard `*(const int *)arg` of global batch *d_step, forward, loss. update: with a
+ * loss scale, the check of the update's gradients (every one of them: in data parallel the reduced ones, so every
+ * replica decides alike), then SGD over the update slice, the schedule's step, and d_step++. backward:
+ * model_backward_range over ((const int *)arg)[0..1] = [lo, hi), overwriting grads. */
 void replica_seg_forward(replica_t *r, const void *shard);
 void replica_seg_backward(replica_t *r, const void *range);
 void replica_seg_update(replica_t *r, const void *unused);
@@ -79,6 +91,10 @@ void replica_mark_step(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy
  * over the images this replica trained on. */
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc);
+/* The loss scale after the work queued so far (synchronises r's stream) and the steps skipped since the previous
+ * call (since the start, at the first): the CSV's loss_scale and skipped_steps at an epoch's end. -1 and -1 without
+ * a loss scale. */
+void replica_loss_scale_read(replica_t *r, double *scale, int *skipped);
 /* Test accuracy with running BN statistics, in chunks of shard_batch; padding rows are not counted. */
 double replica_evaluate(replica_t *r);
 /* Device memory in use now minus what was in use before the replica existed, in MiB. */

@@ -148,7 +148,7 @@ const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char
 
 const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent) {
     *lent = 0;
-    int bf16 = strcmp(gd, "bf16") == 0;
+    int bf16 = strcmp(gd, "bf16") == 0 || strcmp(gd, "fp16") == 0;
     char *cast = mem_printf("%s+cast", algo);
     const fit_t *k = bf16 ? find3(f, s, cast, "bfloat16") : NULL;
     free(cast);

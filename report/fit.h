@@ -44,9 +44,10 @@ void fits_free(fits_t *f);
 /* The fit for strategy s whose rows record algorithm algo and reduce elements of type ("" = float): that algorithm's,
  * else the strategy's first of that type; NULL without one. */
 const fit_t *fit_of(const fits_t *f, const char *s, const char *algo, const char *type);
-/* The fit for rows whose gradients travel as gd ("bf16", or "fp32"/"" for float): bf16 rows pay the cast, so the
- * "+cast" bfloat16 table first (the row's algorithm's, else the strategy's first), then bfloat16, then the float fit
- * at their bytes with *lent = 1. */
+/* The fit for rows whose gradients travel as gd ("bf16" or "fp16", or "fp32"/"" for float): 2-byte rows pay the
+ * cast, so the "+cast" bfloat16 table first (the row's algorithm's, else the strategy's first; fp16 moves the same
+ * bytes through the same kernels and has no table of its own), then bfloat16, then the float fit at their bytes
+ * with *lent = 1. */
 const fit_t *fit_of_grads(const fits_t *f, const char *s, const char *algo, const char *gd, int *lent);
 /* The fit of type read under tag of the first strategy with NCCL's all-reduce (its fit without an algorithm, else
  * its first): the projection's path; NULL without one. */

@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* --grad-dtype bf16: every replica's update reads its bf16 wire buffer, set before the first step because the update
- * segment may be captured into a CUDA graph with the pointer it has then. Even one replica rounds (dp_update). */
+/* --grad-dtype bf16 | fp16: every replica's update reads its 2-byte wire buffer, set before the first step because
+ * the update segment may be captured into a CUDA graph with the pointer it has then. Even one replica rounds
+ * (dp_update). */
 static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
     dp->wire = wire;
-    if (wire != DTYPE_BF16) return 0;
+    if (!dtype_is_low(wire)) return 0;
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];
         size_t bytes = r->model.n_params * dtype_size(wire);
@@ -28,7 +29,7 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
         if (e == cudaErrorMemoryAllocation) {
             (void)cudaGetLastError();   /* not sticky: the sweep goes on */
             dp->wire_grads[i] = NULL;
-            snprintf(err, errlen, "out of memory: bf16 gradient buffer of %.0f MiB on GPU %d",
+            snprintf(err, errlen, "out of memory: %s gradient buffer of %.0f MiB on GPU %d", dtype_name(wire),
                      (double)bytes / (1024.0 * 1024.0), r->gpu.device);
             return -1;
         }
@@ -90,9 +91,9 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
 const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs) {
     for (int i = 0; i < dp->n; i++) {
         src[i] = dp->reps[i].model.grads;
-        bufs[i] = dp->wire == DTYPE_BF16 ? dp->wire_grads[i] : dp->reps[i].model.grads;
+        bufs[i] = dtype_is_low(dp->wire) ? dp->wire_grads[i] : dp->reps[i].model.grads;
     }
-    return dp->wire == DTYPE_BF16 ? src : NULL;
+    return dtype_is_low(dp->wire) ? src : NULL;
 }
 
 void dp_comm_timing(dp_t *dp, int comm_per_step) {
@@ -157,17 +158,18 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
     return dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + end];
 }
 
-/* A lone replica with a bf16 wire (nothing to exchange) still rounds its gradients to bf16, as DDP's hook does in
- * one process, so a run's numerics do not depend on its GPU count: here, in its update segment, compute like the
- * update it feeds (and captured with it), where a strategy's reduction would have run it between segments. */
+/* A lone replica with a 2-byte wire (nothing to exchange) still rounds its gradients to the wire's type, as DDP's
+ * hooks do in one process, so a run's numerics do not depend on its GPU count: here, in its update segment, compute
+ * like the update it feeds (and captured with it), where a strategy's reduction would have run it between segments.
+ * The wire's type is the update's gradients' (replica_set_update_grads). */
 static void seg_round_update_(replica_t *r, const void *wire) {
-    reduce_cast_bf16((void *)wire, r->model.grads, r->model.n_params, r->gpu.stream);
+    reduce_cast((void *)wire, r->update_grad_dtype, r->model.grads, r->model.n_params, r->gpu.stream);
     replica_seg_update(r, NULL);
 }
 
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
-    int round = dp->world == 1 && dp->wire == DTYPE_BF16;
+    int round = dp->world == 1 && dtype_is_low(dp->wire);
     for (int i = 0; i < dp->n; i++) {
         if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
         else run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
@@ -252,6 +254,10 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         for (int k = 0; k < dp->comm_per_step; k++)
             comm += timing_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
                                dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
+    double scale;
+    int skipped;
+    /* Every replica checks the same reduced gradients, so their loss scales agree: replica 0 speaks for all. */
+    replica_loss_scale_read(&dp->reps[0], &scale, &skipped);
     rep_stats_t *all = local;
     if (dp->dist) {
         all = malloc((size_t)dp->world * sizeof *all);
@@ -261,6 +267,8 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     if (!dp->dist || dp->dist->is_root) {
         int w = dp->world;
         out->epoch_s = out->step_ms = out->train_loss = out->train_acc = 0;
+        out->loss_scale = scale;
+        out->skipped_steps = skipped;
         out->peak_mem_mb = 0;
         breakdown_t *per_gpu = calloc((size_t)w, sizeof *per_gpu);
         if (!per_gpu) { fprintf(stderr, "dp_epoch_end: out of host memory\n"); exit(1); }
@@ -370,7 +378,7 @@ int dp_bind_wire(dp_t *dp, size_t *ranges, int max) {
     int n = 0;
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];
-        n = model_bind_grads_lp(&r->model, dp->wire == DTYPE_BF16 ? dp->wire_grads[i] : NULL, ranges, max);
+        n = model_bind_grads_lp(&r->model, dtype_is_low(dp->wire) ? dp->wire_grads[i] : NULL, ranges, max);
         if (n < 0) check_fail(__FILE__, __LINE__, "dp_bind_wire", "more fp32 parts than room for them");
     }
     return n;
@@ -400,12 +408,12 @@ unsigned long long dp_check_reduce(const reduce_ops_t *ops, void *ctx, gpu_t *co
     return total;
 }
 
-void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, const size_t *ranges,
-                  int n_ranges, cudaStream_t stream, const char *name) {
+void dp_cast_wire(struct trace *trace, int device, void *wire, dtype_t t, const float *src, size_t count,
+                  const size_t *ranges, int n_ranges, cudaStream_t stream, const char *name) {
     int tr = trace_begin(trace, device, TRACE_COMM, stream, name);
     nvtx_push("%s gpu%d", name, device);
-    if (ranges) reduce_cast_bf16_ranges(wire, src, ranges, n_ranges, count, stream);
-    else reduce_cast_bf16(wire, src, count, stream);
+    if (ranges) reduce_cast_ranges(wire, t, src, ranges, n_ranges, count, stream);
+    else reduce_cast(wire, t, src, count, stream);
     nvtx_pop();
     trace_end(trace, tr, stream);
 }

@@ -30,9 +30,9 @@ typedef struct {
     const struct dist *dist;        /* NULL: this process drives every replica */
     int world;                      /* replicas over all processes (n without dist) */
     int shard0;                     /* shard of reps[0] in every global batch (0 without dist) */
-    /* --grad-dtype: the gradients' type on the wire. bf16: wire_grads[i] (n_params bf16 on replica i's GPU, the
-     * flat fp32 buffer's offsets) receives replica i's cast gradients, is all-reduced in place, and is what its
-     * update reads (replica_set_update_grads); fp32: NULL, the flat gradient buffer is reduced in place. */
+    /* --grad-dtype: the gradients' type on the wire. bf16 or fp16: wire_grads[i] (n_params of that type on replica
+     * i's GPU, the flat fp32 buffer's offsets) receives replica i's cast gradients, is all-reduced in place, and is
+     * what its update reads (replica_set_update_grads); fp32: NULL, the flat gradient buffer is reduced in place. */
     dtype_t wire;
     void *wire_grads[DP_MAX_GPUS];
 } dp_t;
@@ -40,8 +40,8 @@ typedef struct {
 /* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
 int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
 /* What a step's reduction runs on (reduce_ops_t.run's src and bufs; src: DP_MAX_GPUS entries of storage): returns
- * NULL for an fp32 wire, with bufs[i] the flat gradient buffer of replica i, and for bf16 src, with src[i] that
- * buffer and bufs[i] wire_grads[i]. */
+ * NULL for an fp32 wire, with bufs[i] the flat gradient buffer of replica i, and for a 2-byte wire src, with src[i]
+ * that buffer and bufs[i] wire_grads[i]. */
 const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs);
 /* Creates the events of comm_per_step timed communication intervals per timed step (once, after setup). */
 void dp_comm_timing(dp_t *dp, int comm_per_step);
@@ -61,11 +61,14 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
 void dp_forward(dp_t *dp, int i);
 /* Replica i's backward over layers [lo, hi) as graph segment `segment` (0 for a whole backward, b for bucket b). */
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
-/* SGD on every replica (each waits only for its own stream's work), then the step's timing event. */
+/* SGD on every replica (each waits only for its own stream's work), then the step's timing event. With a loss scale
+ * (fp16), each replica first checks its reduced gradients: an inf or a NaN of any replica survives the sum, so every
+ * replica skips the step together and their scales stay equal. */
 void dp_update(dp_t *dp, int step);
-/* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, slowest epoch and step time,
- * compute / exposed / idle time per step (strategies/breakdown.h: the GPU with the most compute, over every
- * process's GPUs), communication time, gradient bytes, algbw / busbw, replica check, peak memory. */
+/* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, the loss scale and skipped steps,
+ * slowest epoch and step time, compute / exposed / idle time per step (strategies/breakdown.h: the GPU with the most
+ * compute, over every process's GPUs), communication time, gradient bytes, algbw / busbw, replica check, peak
+ * memory. */
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out);
 /* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises.
  * With dist: over every process's replicas (collective), the same answer on every rank. */
@@ -78,16 +81,17 @@ double dp_evaluate(dp_t *dp);
 size_t dp_params(dp_t *dp, float *host, size_t max);
 void dp_teardown(dp_t *dp);
 
-/* The cast of a reduction's fp32 gradients into its bf16 wire buffer on `stream` of `device` (the current device),
- * inside a --trace range (trace NULL: none) and an NVTX range, both named after `name`: elements [0, count) of wire
- * and src, or with ranges (device memory) the n_ranges (offset, count) parts of them, the longest `count`
- * (reduce_cast_bf16_ranges). */
-void dp_cast_wire(struct trace *trace, int device, void *wire, const float *src, size_t count, const size_t *ranges,
-                  int n_ranges, cudaStream_t stream, const char *name);
-/* --grad-dtype bf16 under --math bf16: binds every replica's bf16 weight gradients to be written straight into its
- * wire buffer by backward (model_bind_grads_lp), so they are neither widened to fp32 nor cast back, and writes the
- * parts of the flat buffer still written in fp32, which the cast must still carry over, to ranges (room for max
- * pairs); returns their count (the whole buffer, one part, where nothing was bound). Setup only. */
+/* The cast of a reduction's fp32 gradients into its wire buffer of 2-byte type t on `stream` of `device` (the
+ * current device), inside a --trace range (trace NULL: none) and an NVTX range, both named after `name`: elements
+ * [0, count) of wire and src, or with ranges (device memory) the n_ranges (offset, count) parts of them, the longest
+ * `count` (reduce_cast_ranges). */
+void dp_cast_wire(struct trace *trace, int device, void *wire, dtype_t t, const float *src, size_t count,
+                  const size_t *ranges, int n_ranges, cudaStream_t stream, const char *name);
+/* A 2-byte wire of the math's own activation type (--grad-dtype bf16 under --math bf16, fp16 under fp16): binds
+ * every replica's 2-byte weight gradients to be written straight into its wire buffer by backward
+ * (model_bind_grads_lp), so they are neither widened to fp32 nor cast back, and writes the parts of the flat buffer
+ * still written in fp32, which the cast must still carry over, to ranges (room for max pairs); returns their count
+ * (the whole buffer, one part, where nothing was bound). Setup only. */
 int dp_bind_wire(dp_t *dp, size_t *ranges, int max);
 /* Fills the inputs with reduce_fill_pattern(rank i, base) (src[i], count fp32, where src is given; else bufs[i],
  * count elements of type wire), runs ops once, and returns how many elements of bufs over all GPUs differ from the

@@ -8,6 +8,10 @@ typedef struct {
     double epoch_s;             /* from CUDA events around the epoch's steps */
     double step_ms;             /* median step, from per-step CUDA events */
     double train_loss, train_acc;
+    /* fp16's dynamic loss scale (math_loss_scaled) at the epoch's end, and the steps of the epoch it skipped for an
+     * inf or a NaN in their gradients; < 0 for a math without one */
+    double loss_scale;
+    int skipped_steps;
     double compute_ms, comm_ms, exposed_comm_ms, bytes_per_step;
     double idle_ms;             /* step - compute - exposed (strategies/breakdown.h) */
     int replicas_identical;     /* 1 yes, 0 no, -1 not applicable */
@@ -23,6 +27,7 @@ typedef struct {
 
 static inline void epoch_stats_init(epoch_stats_t *s) {
     *s = (epoch_stats_t){.steps = -1, .epoch_s = -1, .step_ms = -1, .train_loss = -1, .train_acc = -1,
+                         .loss_scale = -1, .skipped_steps = -1,
                          .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1, .idle_ms = -1,
                          .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
                          .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,

@@ -2,8 +2,8 @@
  * against: once backward has ended, GPU 0 gathers every replica's gradients, sums them and sends the sum back, all
  * through GPU 0 (no ring, no overlap with backward); every replica then runs the same SGD step. Over a peer link it
  * is one kernel on GPU 0 that reads each peer's buffer and writes the sum back into it; without one, the buffers are
- * staged through pinned host memory. With --grad-dtype bf16 every GPU first rounds its gradients to bf16, half the
- * bytes move, and GPU 0 forms each element's sum in fp32 from the bf16 values, rounding it to bf16 once. */
+ * staged through pinned host memory. With --grad-dtype bf16 | fp16 every GPU first rounds its gradients to that type,
+ * half the bytes move, and GPU 0 forms each element's sum in fp32 from the 2-byte values, rounding it once. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
@@ -91,9 +91,9 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
 static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *const *bufs, size_t count,
                          cudaEvent_t t_begin, cudaEvent_t t_end) {
     int n = nr->n;
-    if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "naive_reduce", "a cast to an fp32 wire");
+    if (src && !dtype_is_low(nr->wire)) check_fail(__FILE__, __LINE__, "naive_reduce", "a cast to an fp32 wire");
     if (count == 0) return;
-    if (n == 1) return;   /* nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire) */
+    if (n == 1) return;   /* nothing to exchange (dp_update rounds a lone replica's gradients for a 2-byte wire) */
     size_t bytes = count * dtype_size(nr->wire);
     int d0 = nr->g[0]->device;
     cudaStream_t comm0 = nr->g[0]->comm_stream;
@@ -106,7 +106,9 @@ static void naive_reduce(naive_reducer_t *nr, const float *const *src, void *con
         cudaStream_t cs = nr->g[i]->comm_stream;
         CHECK_CUDA(cudaSetDevice(di));
         CHECK_CUDA(cudaStreamWaitEvent(cs, nr->ready[i], 0));
-        if (src) dp_cast_wire(nr->trace, di, bufs[i], src[i], count, NULL, 0, cs, "cast to bf16");
+        char what[32];
+        snprintf(what, sizeof what, "cast to %s", dtype_name(nr->wire));
+        if (src) dp_cast_wire(nr->trace, di, bufs[i], nr->wire, src[i], count, NULL, 0, cs, what);
         if (!nr->p2p[i]) {
             int tr = trace_begin(nr->trace, di, TRACE_COMM, cs, "copy to host");
             nvtx_push("host copy gpu%d->host", di);

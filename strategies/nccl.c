@@ -3,8 +3,8 @@
  * (ncclCommInitRankConfig, strategies/dist.h). Gradients are reduced in buckets of consecutive layers, each launched
  * on the comm streams as soon as backward has produced it (--overlap on), so communication hides behind backward;
  * each bucket's SGD runs right after its all-reduce there too, so only the last bucket's all-reduce and update
- * follow backward. --grad-dtype bf16 is DDP's bf16_compress_hook: each bucket is rounded to bf16 on the comm stream
- * and all-reduced in bf16. */
+ * follow backward. --grad-dtype bf16 | fp16 is DDP's bf16_compress_hook / fp16_compress_hook: each bucket is
+ * rounded to the 2-byte type on the comm stream and all-reduced in it. */
 #include "dp.h"
 #include "../engine/trace.h"
 #include "dist.h"
@@ -112,7 +112,7 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
     return 0;
 }
 
-/* A bucket's cast where backward has written parts of it into the bf16 wire already (dp_bind_wire): the n parts left,
+/* A bucket's cast where backward has written parts of it into the 2-byte wire already (dp_bind_wire): the n parts left,
  * (offset, count) pairs of the whole buffer in device memory on each GPU, the longest max_count. */
 typedef struct {
     int n;
@@ -121,16 +121,16 @@ typedef struct {
 } nccl_cast_t;
 
 /* All-reduces elements [offset, offset + count) of every bufs[i], in place, once the work already queued on each
- * compute stream is done; with src (bf16 wire), each GPU's comm stream first rounds src[i]'s same elements into
+ * compute stream is done; with src (a 2-byte wire), each GPU's comm stream first rounds src[i]'s same elements into
  * bufs[i] (with cast, only its parts). t_begin / t_end (GPU 0 events, or NULL) bracket it, cast included, on GPU
  * 0's comm stream.
- * NCCL's bf16 sum adds two bf16 values and rounds to bf16 at every step of the ring (__hadd on sm_80 and later,
+ * NCCL's bf16 and fp16 sums add two 2-byte values and round at every step of the ring (__hadd on sm_80 and later,
  * src/device/reduce_kernel.h): n - 1 roundings per element, one for 2 GPUs. */
 static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,
                               size_t count, const nccl_cast_t *cast, int bucket, cudaEvent_t t_begin,
                               cudaEvent_t t_end) {
-    if (src && nr->wire != DTYPE_BF16) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
-    /* One GPU: nothing to exchange (dp_update rounds a lone replica's gradients for a bf16 wire). */
+    if (src && !dtype_is_low(nr->wire)) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
+    /* One GPU: nothing to exchange (dp_update rounds a lone replica's gradients for a 2-byte wire). */
     if (count == 0 || nr->world == 1) return;
     size_t esize = dtype_size(nr->wire);
     int tr[DP_MAX_GPUS];
@@ -148,16 +148,17 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
     for (int i = 0; src && i < nr->n; i++) {
         CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
         if (!cast)
-            dp_cast_wire(nr->trace, nr->g[i]->device, (char *)bufs[i] + offset * esize, src[i] + offset, count, NULL,
-                         0, nr->g[i]->comm_stream, name);
+            dp_cast_wire(nr->trace, nr->g[i]->device, (char *)bufs[i] + offset * esize, nr->wire, src[i] + offset,
+                         count, NULL, 0, nr->g[i]->comm_stream, name);
         else if (cast->n > 0)
-            dp_cast_wire(nr->trace, nr->g[i]->device, bufs[i], src[i], cast->max_count, cast->ranges[i], cast->n,
-                         nr->g[i]->comm_stream, name);
+            dp_cast_wire(nr->trace, nr->g[i]->device, bufs[i], nr->wire, src[i], cast->max_count, cast->ranges[i],
+                         cast->n, nr->g[i]->comm_stream, name);
     }
     snprintf(name, sizeof name, "allreduce %d", bucket);
     for (int i = 0; i < nr->n; i++)
         tr[i] = trace_begin(nr->trace, nr->g[i]->device, TRACE_COMM, nr->g[i]->comm_stream, name);
-    ncclDataType_t type = nr->wire == DTYPE_BF16 ? ncclBfloat16 : ncclFloat;
+    static const ncclDataType_t nccl_type[DTYPE_COUNT] = {ncclFloat, ncclBfloat16, ncclHalf};
+    const ncclDataType_t type = nccl_type[nr->wire];
     /* One thread drives every GPU: the calls must be one group, or the first would wait for its peers forever. */
     CHECK_NCCL(ncclGroupStart());
     for (int i = 0; i < nr->n; i++) {
@@ -301,9 +302,10 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
  * so the two give bit-identical parameters (tests/gpu/test_dp_update.c). */
 enum { UPDATE_BUCKET = 0, UPDATE_STEP = 1 };
 static const char *const UPDATE_NAMES[] = {"bucket", "step"};
-/* SCALING_DP_WGRAD, with --grad-dtype bf16 under --math bf16 on more than one GPU: direct (the default), cuDNN's bf16
- * weight gradients are written straight into the wire buffer and only the rest is cast; widen, they are widened into
- * the fp32 gradients by backward and cast back by the reduction. The same bits on the wire either way. */
+/* SCALING_DP_WGRAD, with a wire of the math's activation type (--grad-dtype bf16 under --math bf16, fp16 under fp16)
+ * on more than one GPU: direct (the default), cuDNN's 2-byte weight gradients are written straight into the wire
+ * buffer and only the rest is cast; widen, they are widened into the fp32 gradients by backward and cast back by the
+ * reduction. The same bits on the wire either way. */
 enum { WGRAD_DIRECT = 0, WGRAD_WIDEN = 1 };
 static const char *const WGRAD_NAMES[] = {"direct", "widen"};
 
@@ -318,10 +320,10 @@ typedef struct {
      * i; NULL cast_dev: every bucket is cast whole. */
     nccl_cast_t cast[MODEL_MAX_LAYERS];
     size_t *cast_dev[DP_MAX_GPUS];
-    size_t bound;                   /* gradients written in bf16 by backward */
+    size_t bound;                   /* gradients written in the wire's 2-byte type by backward */
 } nccl_t;
 
-/* Binds the bf16 weight gradients to the wire buffers and builds each bucket's cast of the rest. */
+/* Binds the 2-byte weight gradients to the wire buffers and builds each bucket's cast of the rest. */
 static void cast_plan_(nccl_t *s) {
     size_t ranges[2 * (MODEL_MAX_LAYERS + 1)];
     int n = dp_bind_wire(&s->dp, ranges, MODEL_MAX_LAYERS + 1);
@@ -391,14 +393,17 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     s->red.trace = cfg->trace;
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
-    /* One GPU reduces nothing, and a lone bf16 replica rounds its whole buffer in the update segment (dp_update). */
-    s->update = s->dp.world > 1 ? knob_choice("SCALING_DP_UPDATE", UPDATE_NAMES, 2, UPDATE_BUCKET) : UPDATE_STEP;
+    /* One GPU reduces nothing, and a lone 2-byte replica rounds its whole buffer in the update segment (dp_update). A
+     * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked: no bucket may
+     * step before. */
+    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math)
+                    ? knob_choice("SCALING_DP_UPDATE", UPDATE_NAMES, 2, UPDATE_BUCKET) : UPDATE_STEP;
     if (s->update == UPDATE_BUCKET) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
         for (int i = 0; i < s->dp.n; i++) replica_set_update_slice(&s->dp.reps[i], last->offset, last->count);
     }
     /* A lone replica's update rounds its whole fp32 buffer (dp_update): nothing may bypass it there. */
-    if (s->dp.wire == DTYPE_BF16 && s->dp.world > 1 && cfg->math == MATH_BF16 &&
+    if (dtype_is_low(s->dp.wire) && s->dp.wire == math_act_dtype(cfg->math) && s->dp.world > 1 &&
         knob_choice("SCALING_DP_WGRAD", WGRAD_NAMES, 2, WGRAD_DIRECT) == WGRAD_DIRECT)
         cast_plan_(s);
     if (!cfg->dist || cfg->dist->is_root) {
@@ -406,10 +411,13 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         char ctas[16] = "NCCL's";
         if (s->red.max_ctas) snprintf(ctas, sizeof ctas, "%d", s->red.max_ctas);
         fprintf(stderr, "nccl: %d buckets, the last %.2f MiB; SGD per %s (SCALING_DP_UPDATE); comm stream priority %s "
-                "(SCALING_COMM_PRIORITY); max CTAs %s (SCALING_NCCL_CTAS); %zu of %zu gradients written in bf16 by "
+                "(SCALING_COMM_PRIORITY); max CTAs %s (SCALING_NCCL_CTAS); %zu of %zu gradients written in %s by "
                 "backward (SCALING_DP_WGRAD)\n", s->n_buckets,
-                (double)last->count * dtype_size(s->dp.wire) / 1048576.0, UPDATE_NAMES[s->update],
-                s->dp.reps[0].gpu.comm_high ? "high" : "normal", ctas, s->bound, s->dp.reps[0].model.n_params);
+                (double)last->count * dtype_size(s->dp.wire) / 1048576.0,
+                math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
+                                            : UPDATE_NAMES[s->update],
+                s->dp.reps[0].gpu.comm_high ? "high" : "normal", ctas, s->bound, s->dp.reps[0].model.n_params,
+                dtype_name(s->dp.wire));
     }
     dp_busy_timing(&s->dp, s->n_buckets);
     if (s->overlap && s->n_buckets > 1 && s->dp.world > 1) dp_solo_timing(&s->dp);

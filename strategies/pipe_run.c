@@ -260,6 +260,7 @@ void pipe_step(pipe_t *pp, int step) {
         default:        run_grad(pp, o, timed); break;
         }
     }
+    pipe_scale_check(pp);
     for (int s = 0; s < pp->p; s++) {
         pipe_stage_t *S = &pp->st[s];
         model_t *m = &S->slot[0];
@@ -267,8 +268,8 @@ void pipe_step(pipe_t *pp, int step) {
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 0);
-        sgd_step(m->params, m->params_bf16, m->grads, DTYPE_FP32, m->momentum, m->n_params, pp->lr, pp->momentum,
-                 pp->weight_decay, S->gpu.stream);
+        sgd_step(m->params, m->params_lp, m->act_dtype, m->grads, DTYPE_FP32, m->momentum, m->n_params, pp->lr,
+                 pp->momentum, pp->weight_decay, S->ls, S->gpu.stream);
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 1);
         trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
@@ -285,6 +286,7 @@ void pipe_step(pipe_t *pp, int step) {
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         for (int q = 0; q < pp->p; q++)
             if (q != s) CHECK_CUDA(cudaStreamWaitEvent(S->gpu.stream, pp->st[q].updated, 0));
+        pipe_scale_advance(pp, s);
         pipe_mark_window(pp, s, timed, 1);
     }
     CHECK_CUDA(cudaSetDevice(S0->gpu.device));

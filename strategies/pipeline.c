@@ -79,6 +79,7 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     gpu_workspace_set(g, ws);   /* every slot's layers run from the one arena, one at a time on the stream */
     /* After every slot's setup: BN's algorithm probes update the running statistics they share. */
     model_init_params(&S->slot[0], cfg->init, cfg->seed);
+    pipe_scale_init(pp, s, cfg->math);
     const model_t *m = &S->slot[0];
     if (s == 0) S->n_in = 1, S->in_t[0] = m->input;
     else S->n_in = model_crossing(m, S->first, S->in_t, MODEL_MAX_CROSS);
@@ -212,6 +213,7 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     double images = (double)steps * pp->global_batch;
     out->train_loss = images > 0 ? h[0] / images : 0;
     out->train_acc = images > 0 ? h[1] / images : 0;
+    pipe_scale_epoch(pp, out);
 
     double step_mean = pipe_timing_epoch(pp, steps, out);
     out->bytes_per_step = pp->bytes_per_step;
@@ -266,6 +268,7 @@ static void pipe_teardown(void *state) {
             free(S->ev[k]);
         }
         pipe_timing_free(pp, s);
+        pipe_scale_free(pp, s);
         if (S->updated) CHECK_CUDA(cudaEventDestroy(S->updated));
         if (S->eval_fwd) CHECK_CUDA(cudaEventDestroy(S->eval_fwd));
         if (S->eval_in) CHECK_CUDA(cudaEventDestroy(S->eval_in));

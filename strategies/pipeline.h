@@ -5,6 +5,7 @@
 #include "strategy.h"
 #include "pipe_schedule.h"
 #include "../engine/graph.h"
+#include "../engine/loss_scale.h"
 
 #define PIPE_TIMED_MAX 32       /* steps per epoch that carry timing events (evenly spaced) */
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
@@ -31,6 +32,12 @@ typedef struct {
     size_t mem_base;                /* device memory in use before the run */
     dataset_t data;                 /* stage 0 only: images and labels */
     int has_data;
+    /* A loss-scaled math (fp16): this stage's copy of the loss scale (every stage's evolves alike: each decides
+     * from the flags of all), the other stages' found_inf copied in (p ints, this stage's own entry unused), and
+     * the event after this stage's check of its gradients; NULL otherwise (pipe_scale.c). */
+    loss_scale_t *ls;
+    int *ls_flags;
+    cudaEvent_t checked;
 } pipe_stage_t;
 
 typedef struct {
@@ -62,6 +69,8 @@ typedef struct pipe {
     int quiet;                          /* --micro-batches auto's probe: no per-epoch lines on stderr */
     struct trace *trace;                /* --trace recorder (ranges while trace->active), or NULL */
     int *d_step;                        /* stage 0: the step within the epoch, read by the captured gathers */
+    loss_scale_cfg_t ls_cfg;            /* the loss scale's schedule (loss-scaled maths) */
+    int ls_skipped;                     /* skipped steps as of the last epoch's end */
 } pipe_t;
 
 /* ---- pipe_balance.c ---- */
@@ -80,8 +89,9 @@ int pipe_check_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *e
 int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen);
 
 /* ---- pipe_run.c ---- */
-/* One optimizer step: the plan's ops, every stage's SGD, then stage 0 waits for every update and records the
- * step's event. Launches only: no host synchronisation. */
+/* One optimizer step: the plan's ops, the loss scale's check (pipe_scale_check), every stage's SGD, then every
+ * stage waits for every update (and steps its loss scale's schedule) and stage 0 records the step's event. Launches
+ * only: no host synchronisation. */
 void pipe_step(pipe_t *pp, int step);
 /* Test accuracy: the test set in micro-batch chunks through the stages (running BN statistics). Synchronises. */
 double pipe_evaluate(pipe_t *pp);
@@ -89,6 +99,20 @@ double pipe_evaluate(pipe_t *pp);
  * naive_path forces host staging). 0, or -1 with a message (NAIVE_PATH_P2P without peer access). */
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen);
 void pipe_links_free(pipe_t *pp);
+
+/* ---- pipe_scale.c: fp16's loss scale over the stages (nothing where the math has none) ---- */
+/* Stage s's loss scale at the schedule's start, bound to every slot's loss (after the slots are allocated). */
+void pipe_scale_init(pipe_t *pp, int s, math_t math);
+void pipe_scale_free(pipe_t *pp, int s);
+/* After a step's backwards, before the updates: every stage checks its gradients, then takes every other stage's
+ * found_inf (a 4-byte copy each) and combines them into its own, so every stage skips or steps alike. Launches
+ * only. */
+void pipe_scale_check(pipe_t *pp);
+/* Stage s's schedule step, once every stage has updated (the stages' updates read the flags that it clears). */
+void pipe_scale_advance(pipe_t *pp, int s);
+/* At the epoch's end (after its synchronisation): stage 0's scale and the steps skipped since the last call into
+ * out (left at -1 without a loss scale). */
+void pipe_scale_epoch(pipe_t *pp, epoch_stats_t *out);
 
 /* ---- pipe_timing.c: where a step goes on each stage (strategies/breakdown.h) ---- */
 /* Creates / frees stage s's timing events (busy time, step window, incoming copies) for n_timed steps. */

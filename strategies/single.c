@@ -43,6 +43,7 @@ static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->steps = steps;
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
+    replica_loss_scale_read(r, &out->loss_scale, &out->skipped_steps);
     char who[32];
     snprintf(who, sizeof who, "gpu %d", r->gpu.device);
     timing_print_steps(who, r->step_events, steps);

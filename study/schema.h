@@ -110,6 +110,8 @@ void results_stamp(results_row_t *row);
     X(train_loss,        NUM,      stats.train_loss,         "%.6g",  0   ) \
     X(train_acc,         NUM,      stats.train_acc,          "%.6g",  0   ) \
     X(test_acc,          NUM,      test_acc,                 "%.6g",  0   ) \
+    X(loss_scale,        NUM,      stats.loss_scale,         "%.6g",  0   ) \
+    X(skipped_steps,     INT,      stats.skipped_steps,      NULL,    0   ) \
     X(status,            STR,      status,                   NULL,    NAME) \
     X(reason,            STR,      reason,                   NULL,    0   ) \
     X(compute_ms,        NUM,      stats.compute_ms,         "%.6g",  0   ) \

@@ -1,8 +1,16 @@
 /* blas.cu — the cuBLAS calls of the dense and convolution layers, typed by the layer's precision: fp32 through
- * cublasSgemm/Sgemv (strict or TF32 per the handle), bf16 through cublasGemmEx with fp32 accumulation. */
+ * cublasSgemm/Sgemv (strict or TF32 per the handle), bf16 and fp16 through cublasGemmEx with fp32 accumulation. */
 #include "cudnn_util.h"
 
-const void *blas_ones(const gpu_t *g, dtype_t t) { return t == DTYPE_BF16 ? g->ones_bf16 : (const void *)g->ones; }
+static cudaDataType_t cuda_dtype(dtype_t t) {
+    static const cudaDataType_t of[DTYPE_COUNT] = {CUDA_R_32F, CUDA_R_16BF, CUDA_R_16F};
+    return of[t];
+}
+
+const void *blas_ones(const gpu_t *g, dtype_t t) {
+    if (!g->ones[t]) check_fail(__FILE__, __LINE__, "blas_ones", "no vector of ones in this type (not the math's)");
+    return g->ones[t];
+}
 
 /* One cublasGemmEx: operands of type ab, result of type c, alpha 1, accumulation as ct says. */
 static void gemm_ex(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, cudaDataType_t ab,
@@ -19,9 +27,9 @@ void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int 
                                  &beta, (float *)C, ldc));
         return;
     }
-    if (ab != DTYPE_BF16) check_fail(__FILE__, __LINE__, "blas_gemm", "fp32 operands with a bf16 result");
-    gemm_ex(g, ta, tb, m, n, k, CUDA_R_16BF, A, lda, B, ldb, beta, c == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F, C, ldc,
-            CUBLAS_COMPUTE_32F);
+    if (!dtype_is_low(ab) || (c != ab && c != DTYPE_FP32))
+        check_fail(__FILE__, __LINE__, "blas_gemm", "operands and result of types cuBLAS does not mix");
+    gemm_ex(g, ta, tb, m, n, k, cuda_dtype(ab), A, lda, B, ldb, beta, cuda_dtype(c), C, ldc, CUBLAS_COMPUTE_32F);
 }
 
 void blas_gemm_conv(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab,
@@ -35,10 +43,10 @@ void blas_gemm_conv(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m,
 
 void blas_bias_grad(gpu_t *g, dtype_t t, const void *dy, int k, int m, float beta, float *db) {
     if (t == DTYPE_FP32) {
-        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k, g->ones, 1, &beta, db,
-                                 1));
+        CHECK_CUBLAS(cublasSgemv(g->cublas, CUBLAS_OP_N, k, m, &CU_ONE, (const float *)dy, k,
+                                 (const float *)blas_ones(g, t), 1, &beta, db, 1));
         return;
     }
-    /* cuBLAS has no mixed-type GEMV: a GEMM with n = 1 (bf16 operands, fp32 result). */
-    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, k, 1, m, DTYPE_BF16, dy, k, g->ones_bf16, m, beta, DTYPE_FP32, db, k);
+    /* cuBLAS has no mixed-type GEMV: a GEMM with n = 1 (2-byte operands, fp32 result). */
+    blas_gemm(g, CUBLAS_OP_N, CUBLAS_OP_N, k, 1, m, t, dy, k, blas_ones(g, t), m, beta, DTYPE_FP32, db, k);
 }

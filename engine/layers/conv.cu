@@ -13,7 +13,7 @@
 #include "conv_direct.h"
 #include "conv_gemm.h"
 #include "conv_be.h"
-#include <cuda_bf16.h>
+#include "elem.cuh"
 
 #define PERF_MAX 16   /* more than any cuDNN 9 algorithm count (fwd 8, bwd data 6, bwd filter 7) */
 
@@ -27,7 +27,7 @@ typedef struct {
     conv_algo_t algo;                   // this layer's copy of the cache entry
     int has_bwd_data;                   // 0 when dx[0] == NULL: nothing searched, nothing launched
     int strict;                         // fp32: every direction runs under FMA whatever the search reported
-    void *dw16;                         // bf16 layers: cuDNN's bf16 filter gradient, then added to dw in fp32
+    void *dw_scratch;                   // 2-byte layers: cuDNN's filter gradient in their type, then added to dw
     int path;                           // CONV_CUDNN, CONV_DIRECT or CONV_GEMM (conv_path)
     float *direct_scratch;              // conv_direct.cu's filter-gradient partial sums
     conv_gemm_t gemm;                   // conv_gemm.cu's buffers
@@ -66,8 +66,8 @@ static size_t conv_weight_count(const layer_t *l) {
     return (size_t)l->cfg.cout * l->cfg.k * l->cfg.k * l->in_shape[0].c;
 }
 
-/* cuDNN's bf16 filter gradient, widened into dw after each backward (bf16 layers on cuDNN's path only). */
-static size_t conv_dw16_bytes(const layer_t *l) { return conv_weight_count(l) * sizeof(uint16_t); }
+/* cuDNN's 2-byte filter gradient, widened into dw after each backward (2-byte layers on cuDNN's path only). */
+static size_t conv_dw_scratch_bytes(const layer_t *l, dtype_t t) { return conv_weight_count(l) * dtype_size(t); }
 
 /* Who runs a convolution: cuDNN, or, for an input of few channels that needs no gradient, conv_direct.cu's kernels
  * (one channel, 3x3 or 5x5: the 28x28 models' stems) or conv_gemm.cu's im2col + cuBLAS (the 7x7 ImageNet stem). */
@@ -90,7 +90,7 @@ static size_t conv_own_bytes(const layer_t *l, const gpu_t *g, int needs_dx, dty
     switch (conv_path(in, out, k, l->cfg.stride, needs_dx)) {
     case CONV_DIRECT: return direct_scratch_bytes(in, out, k);
     case CONV_GEMM: return conv_gemm_bytes(in, out, k, t);
-    default: return t == DTYPE_BF16 ? conv_dw16_bytes(l) : 0;
+    default: return dtype_is_low(t) ? conv_dw_scratch_bytes(l, t) : 0;
     }
 }
 
@@ -131,21 +131,31 @@ static void conv_init(const layer_t *l, float *params, float *state, init_t init
 
 // --- kernels
 
-/* y[r, c] += b[c] over (rows, C) bf16, summed in fp32 and rounded once, 8 channels (16 bytes) per thread: C % 8 == 0
- * and 16-byte aligned rows. cudnnAddTensor's bf16 kernel took 43 us for a (256, 28, 28, 64) tensor on an H100
- * (0.43 ms of a 3.9 ms ResNet-18 step over its 20 biased convolutions) where moving the 51 MB takes ~17 us. */
-__global__ static void bias_add_bf16x8_kernel(uint4 *__restrict__ y, const uint4 *__restrict__ b, size_t n8, int c8) {
+/* y[r, c] += b[c] over (rows, C) of a 2-byte type, summed in fp32 and rounded once, 8 channels (16 bytes) per
+ * thread: C % 8 == 0 and 16-byte aligned rows. cudnnAddTensor's bf16 kernel took 43 us for a (256, 28, 28, 64)
+ * tensor on an H100 (0.43 ms of a 3.9 ms ResNet-18 step over its 20 biased convolutions) where moving the 51 MB
+ * takes ~17 us. */
+template <typename T>
+__global__ static void bias_add_x8_kernel(T *__restrict__ y, const T *__restrict__ b, size_t n8, int c8) {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = y[i], w = b[i % c8];
-        __nv_bfloat162 *pv = (__nv_bfloat162 *)&v;
-        const __nv_bfloat162 *pw = (const __nv_bfloat162 *)&w;
-        for (int k = 0; k < 4; k++) {
-            float2 a = __bfloat1622float2(pv[k]), d = __bfloat1622float2(pw[k]);
-            pv[k] = __floats2bfloat162_rn(a.x + d.x, a.y + d.y);
-        }
-        y[i] = v;
+        pack_t<T, 8> v = load_p<T, 8>(y + 8 * i);
+        const pack_t<T, 8> w = load_p<T, 8>(b + 8 * (i % c8));
+        for (int k = 0; k < 8; k++) v.v[k] = from_f<T>(to_f(v.v[k]) + to_f(w.v[k]));
+        store_p<T, 8>(y + 8 * i, v);
     }
 }
+
+/* dtype_dispatch's functor of bias_add_x8_kernel (2-byte types only). */
+template <typename T> struct bias_add_x8 {
+    static void run(void *y, const void *b, size_t n8, int c8, cudaStream_t s) {
+        if constexpr (sizeof(T) == 2) {
+            bias_add_x8_kernel<T><<<launch_blocks(n8, 256, 4096), 256, 0, s>>>((T *)y, (const T *)b, n8, c8);
+            CHECK_LAUNCH();
+        } else {
+            check_fail(__FILE__, __LINE__, "bias_add_x8", "a 4-byte type");
+        }
+    }
+};
 
 // --- algorithm search
 
@@ -154,12 +164,12 @@ __global__ static void bias_add_bf16x8_kernel(uint4 *__restrict__ y, const uint4
 /* A deterministic result of a math type this math may run (strict fp32: FMA on pass 0, DEFAULT on pass 1). */
 static int perf_usable(const perf_t *p, math_t math, int pass) {
     if (p->determinism != CUDNN_DETERMINISTIC) return 0;
-    return math != MATH_FP32 || p->math == (pass == 0 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH);
+    return !MATH_INFO[math].strict || p->math == (pass == 0 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH);
 }
 
 static int perf_pick(const perf_t *p, int n, math_t math, size_t ws_limit) {
     int best = -1;
-    for (int pass = 0; pass < (math == MATH_FP32 ? 2 : 1) && best < 0; pass++)
+    for (int pass = 0; pass < (MATH_INFO[math].strict ? 2 : 1) && best < 0; pass++)
         for (int i = 0; i < n; i++) {
             if (p[i].status != CUDNN_STATUS_SUCCESS || p[i].memory > ws_limit || !perf_usable(&p[i], math, pass))
                 continue;
@@ -180,10 +190,11 @@ static int perf_pick_or_die(const layer_t *l, const gpu_t *g, const char *dir, c
     return -1;
 }
 
-/* The weights and filter gradient cuDNN sees: the bf16 copy and bf16 scratch (or the bound bf16 gradient, dw_lp) for
- * bf16 layers (cuDNN's legacy API wants one data type for x, w and y), the fp32 parameters otherwise. */
+/* The weights and filter gradient cuDNN sees: the 2-byte copy and 2-byte scratch (or the bound 2-byte gradient,
+ * dw_lp) for bf16 and fp16 layers (cuDNN's legacy API wants one data type for x, w and y), the fp32 parameters
+ * otherwise. */
 static void *conv_dw(const layer_t *l, const conv_priv_t *p) {
-    return l->dtype != DTYPE_BF16 ? (void *)l->dw : l->dw_lp ? l->dw_lp : p->dw16;
+    return !dtype_is_low(l->dtype) ? (void *)l->dw : l->dw_lp ? l->dw_lp : p->dw_scratch;
 }
 
 enum { DIR_FWD = CONV_BE_FWD, DIR_BWD_DATA = CONV_BE_DGRAD, DIR_BWD_FILTER = CONV_BE_WGRAD };
@@ -272,7 +283,7 @@ static int find_run(const layer_t *l, const gpu_t *g, const conv_priv_t *p, int 
 /* The smallest arena larger than today's that a usable candidate of q asked for, or 0. */
 static size_t larger_arena(const perf_t *q, int n, math_t math, size_t have) {
     size_t want = 0;
-    for (int pass = 0; pass < (math == MATH_FP32 ? 2 : 1); pass++)
+    for (int pass = 0; pass < (MATH_INFO[math].strict ? 2 : 1); pass++)
         for (int i = 0; i < n; i++)
             if (perf_usable(&q[i], math, pass) && q[i].status != CUDNN_STATUS_NOT_SUPPORTED && q[i].memory > have &&
                 (!want || q[i].memory < want))
@@ -306,16 +317,17 @@ static void find_algo(const layer_t *l, gpu_t *g, const conv_priv_t *p, int dir,
     else { e->bwd_filter = b->algo; e->bwd_filter_math = b->math; e->ws_bwd_filter = b->memory; }
 }
 
-/* What cudnnFind may try. bf16 needs TENSOR_OP explicitly: under DEFAULT, cuDNN 9 offered bf16 only non-tensor-core
- * kernels and conversions to fp32 NCHW (measured on an H100: a ResNet-18 step took 407 ms, 369 of them in
- * dgrad2d_grouped_direct_kernel). tf32: DEFAULT permits TF32 on Ampere and later, as PyTorch's default. */
+/* What cudnnFind may try. 2-byte types need TENSOR_OP explicitly: under DEFAULT, cuDNN 9 offered bf16 only
+ * non-tensor-core kernels and conversions to fp32 NCHW (measured on an H100: a ResNet-18 step took 407 ms, 369 of them
+ * in dgrad2d_grouped_direct_kernel). tf32: DEFAULT permits TF32 on Ampere and later, as PyTorch's default. */
 static cudnnMathType_t search_math(math_t m) {
-    return m == MATH_FP32 ? CUDNN_FMA_MATH : m == MATH_BF16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+    return MATH_INFO[m].strict ? CUDNN_FMA_MATH : dtype_is_low(math_act_dtype(m)) ? CUDNN_TENSOR_OP_MATH
+                                                                                   : CUDNN_DEFAULT_MATH;
 }
 
-/* Strict fp32 runs under FMA whatever the search reported; TF32 and bf16 run under the math type that was timed. */
+/* Strict fp32 runs under FMA whatever the search reported; the other maths under the math type that was timed. */
 static cudnnMathType_t run_math(const gpu_t *g, int chosen) {
-    return g->math == MATH_FP32 ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
+    return MATH_INFO[g->math].strict ? CUDNN_FMA_MATH : (cudnnMathType_t)chosen;
 }
 
 /* The backend API's view of this layer: its shape and data type. */
@@ -384,7 +396,7 @@ static void conv_destroy(layer_t *l) {
     cudnn_tensor_desc_free(&p->y_desc);
     cudnn_tensor_desc_free(&p->b_desc);
     if (p->w_desc) CHECK_CUDNN(cudnnDestroyFilterDescriptor(p->w_desc));
-    if (p->dw16) CHECK_CUDA(cudaFree(p->dw16));
+    if (p->dw_scratch) CHECK_CUDA(cudaFree(p->dw_scratch));
     if (p->direct_scratch) CHECK_CUDA(cudaFree(p->direct_scratch));
     conv_gemm_free(&p->gemm);
     for (int d = 0; d < 3; d++) {
@@ -399,7 +411,7 @@ static void conv_destroy(layer_t *l) {
 }
 
 /* The plans of the directions whose entry names a backend config: blend 0, and 1 where a gradient may accumulate
- * (the data gradient; the filter gradient of fp32 parameters, bf16 ones go through scratch). A plan cuDNN refuses
+ * (the data gradient; the filter gradient of fp32 parameters, 2-byte ones go through scratch). A plan cuDNN refuses
  * (or a misaligned tensor) leaves the legacy algorithm, which the entry always has. */
 static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
     conv_be_shape_t s = be_shape(l);
@@ -409,7 +421,7 @@ static void be_plans(const layer_t *l, gpu_t *g, conv_priv_t *p) {
         if (c->engine < 0) continue;
         int ok = eligible && (d != DIR_BWD_DATA || p->has_bwd_data) &&
                  conv_be_plan(g->cudnn, &s, d, 0.0f, c, &p->be[d]) == 0;
-        if (ok && (d == DIR_BWD_DATA || (d == DIR_BWD_FILTER && l->dtype != DTYPE_BF16)))
+        if (ok && (d == DIR_BWD_DATA || (d == DIR_BWD_FILTER && !dtype_is_low(l->dtype))))
             ok = conv_be_plan(g->cudnn, &s, d, 1.0f, &acc, &p->be_acc[d]) == 0;
         if (!ok) {
             conv_be_plan_free(&p->be[d]);
@@ -449,11 +461,9 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     if (p->path == CONV_DIRECT)
         CHECK_ALLOC(cudaMalloc((void **)&p->direct_scratch, direct_scratch_bytes(in, out, c->k)));
     if (p->path == CONV_GEMM) conv_gemm_init(&p->gemm, in, out, c->k, c->stride, c->pad, l->dtype, g->stream);
-    if (l->dtype == DTYPE_BF16 && !l->w_lp)   /* every path reads the bf16 copy */
-        check_fail(__FILE__, __LINE__, "conv_setup", "bf16 layer without a bf16 weight copy bound");
-    if (l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN) {
-        CHECK_ALLOC(cudaMalloc(&p->dw16, conv_dw16_bytes(l)));
-    }
+    layer_check_lp(l, "conv_setup");   /* every path reads the 2-byte copy */
+    if (dtype_is_low(l->dtype) && p->path == CONV_CUDNN)
+        CHECK_ALLOC(cudaMalloc(&p->dw_scratch, conv_dw_scratch_bytes(l, l->dtype)));
     if (c->bias && l->bias_use == BIAS_DEAD)   /* its gradient is exactly 0 and nothing ever writes it */
         CHECK_CUDA(cudaMemsetAsync(l->dw + conv_weight_count(l), 0, (size_t)c->cout * sizeof(float), g->stream));
     if (c->bias && l->bias_use == BIAS_ADD) {
@@ -468,7 +478,8 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     cudnnConvolutionDescriptor_t *descs[3] = {&p->fwd_desc, &p->bwd_data_desc, &p->bwd_filter_desc};
     for (int i = 0; i < 3; i++) {
         CHECK_CUDNN(cudnnCreateConvolutionDescriptor(descs[i]));
-        /* The compute type is fp32 for every data type: bf16 products accumulate in fp32 (PSEUDO_BFLOAT16). */
+        /* The compute type is fp32 for every data type: 2-byte products accumulate in fp32 (PSEUDO_BFLOAT16,
+         * PSEUDO_HALF). */
         CHECK_CUDNN(cudnnSetConvolution2dDescriptor(*descs[i], c->pad, c->pad, c->stride, c->stride, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         CHECK_CUDNN(cudnnSetConvolutionMathType(*descs[i], search_math(g->math)));
@@ -485,7 +496,7 @@ static size_t conv_setup(layer_t *l, gpu_t *g) {
     int key[12] = {in.n, in.h, in.w, in.c, c->cout, c->k, c->k, c->stride, c->pad, out.h, out.w, (int)g->math};
     conv_algo_t *e = cache_entry(g, key);
     p->has_bwd_data = l->dx[0] != NULL;
-    p->strict = g->math == MATH_FP32;
+    p->strict = MATH_INFO[g->math].strict;
     int want[3] = {e->fwd < 0, e->bwd_filter < 0, p->has_bwd_data && e->bwd_data < 0};
     static const int dirs[3] = {DIR_FWD, DIR_BWD_FILTER, DIR_BWD_DATA};
     for (int d = 0; d < 3; d++)
@@ -522,11 +533,8 @@ static void conv_forward(layer_t *l, gpu_t *g, int training) {
     const void *b = param_at(l, conv_weight_count(l));
     size_t n = shape_numel(l->out_shape);
     int c = l->out_shape.c;
-    if (l->dtype == DTYPE_BF16 && c % 8 == 0 && (uintptr_t)l->y % 16 == 0 && (uintptr_t)b % 16 == 0) {
-        size_t n8 = n / 8;
-        bias_add_bf16x8_kernel<<<launch_blocks(n8, 256, 4096), 256, 0, g->stream>>>((uint4 *)l->y, (const uint4 *)b,
-                                                                                    n8, c / 8);
-        CHECK_LAUNCH();
+    if (dtype_is_low(l->dtype) && c % 8 == 0 && (uintptr_t)l->y % 16 == 0 && (uintptr_t)b % 16 == 0) {
+        dtype_dispatch<bias_add_x8>(l->dtype, l->y, b, n / 8, c / 8, g->stream);
     } else {
         CHECK_CUDNN(cudnnAddTensor(g->cudnn, &CU_ONE, p->b_desc, b, &CU_ONE, p->y_desc, l->y));
     }
@@ -549,14 +557,14 @@ static void conv_backward_weight(layer_t *l, gpu_t *g, float dw_beta) {
         conv_gemm_wgrad(&p->gemm, g, l->dy, l->dw, dw_beta);
         return;
     }
-    /* bf16: cuDNN writes the filter gradient in bf16 (fp32 accumulation inside), widened and added here in fp32,
-     * as autocast's cast-back into the fp32 parameter's .grad does. */
-    int lp = l->dtype == DTYPE_BF16;
+    /* bf16, fp16: cuDNN writes the filter gradient in the layer's type (fp32 accumulation inside), widened and added
+     * here in fp32, as autocast's cast-back into the fp32 parameter's .grad does. */
+    int lp = dtype_is_low(l->dtype);
     if (l->dw_lp && dw_beta != 0.0f)
-        check_fail(__FILE__, __LINE__, "conv_backward", "a bf16 weight gradient bound in place cannot accumulate");
+        check_fail(__FILE__, __LINE__, "conv_backward", "a 2-byte weight gradient bound in place cannot accumulate");
     float beta = lp ? 0.0f : dw_beta;
     dir_run(l, g, p, &p->algo, be_plan_for(p, DIR_BWD_FILTER, beta), DIR_BWD_FILTER, &beta);
-    if (lp && !l->dw_lp) convert_bf16_acc_f32(l->dw, p->dw16, nw, dw_beta, g->stream);
+    if (lp && !l->dw_lp) convert_acc_f32(l->dw, p->dw_scratch, l->dtype, nw, dw_beta, g->stream);
 }
 
 static void conv_backward_data(layer_t *l, gpu_t *g, float dw_beta) {
@@ -576,7 +584,7 @@ static void conv_backward(layer_t *l, gpu_t *g, float dw_beta) {
 /* The bias's gradient, where there is one, stays fp32. */
 extern "C" size_t layer_conv_lp_grads(const layer_t *l) {
     const conv_priv_t *p = (const conv_priv_t *)l->priv;
-    return p && l->dtype == DTYPE_BF16 && p->path == CONV_CUDNN ? conv_weight_count(l) : 0;
+    return p && dtype_is_low(l->dtype) && p->path == CONV_CUDNN ? conv_weight_count(l) : 0;
 }
 
 extern "C" void layer_conv_describe(const layer_t *l, char *buf, size_t len) {

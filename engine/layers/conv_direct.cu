@@ -4,7 +4,6 @@
 #include "conv_direct.h"
 #include "../check.h"
 #include "../launch.h"
-#include <cuda_bf16.h>
 #include "elem.cuh"
 
 #define KG 8                /* output channels per thread in the forward kernel */
@@ -158,19 +157,35 @@ extern "C" size_t conv_direct_scratch_floats(shape_t in, shape_t out, int r) {
     return (size_t)wgrad_blocks(out) * out.c * r * r * in.c;
 }
 
+/* The kernels for element type T and window r (3 or 5: conv_direct_applies), through dtype_dispatch. */
+template <typename T> struct direct_fwd {
+    static void run(const void *x, const void *w, void *y, geom_t g, int r, unsigned blocks, size_t shmem,
+                    cudaStream_t s) {
+        if (r == 3) direct_fwd_kernel<T, 3, 1><<<blocks, 256, shmem, s>>>((const T *)x, (const T *)w, (T *)y, g);
+        else direct_fwd_kernel<T, 5, 1><<<blocks, 256, shmem, s>>>((const T *)x, (const T *)w, (T *)y, g);
+        CHECK_LAUNCH();
+    }
+};
+template <typename T> struct direct_wgrad {
+    static void run(const void *x, const void *dy, float *scratch, geom_t g, int r, unsigned blocks, size_t shmem,
+                    unsigned chunk, cudaStream_t s) {
+        if (r == 3)
+            direct_wgrad_kernel<T, 3, 1><<<blocks, WGRAD_THREADS, shmem, s>>>((const T *)x, (const T *)dy, scratch,
+                                                                              g, chunk);
+        else
+            direct_wgrad_kernel<T, 5, 1><<<blocks, WGRAD_THREADS, shmem, s>>>((const T *)x, (const T *)dy, scratch,
+                                                                              g, chunk);
+        CHECK_LAUNCH();
+    }
+};
+
 extern "C" void conv_direct_forward(const void *x, const void *w, void *y, dtype_t t, shape_t in, shape_t out, int r,
                                     int stride, int pad, cudaStream_t stream) {
     geom_t g = geom_of(in, out, r, stride, pad);
     size_t total = (size_t)out.n * out.h * out.w * ((out.c + KG - 1) / KG);
     unsigned blocks = launch_blocks(total, 256, 4096);
     size_t shmem = (size_t)out.c * r * r * in.c * sizeof(float);
-#define FWD(T, R) direct_fwd_kernel<T, R, 1><<<blocks, 256, shmem, stream>>>((const T *)x, (const T *)w, (T *)y, g)
-    if (t == DTYPE_BF16 && r == 3) FWD(__nv_bfloat16, 3);
-    else if (t == DTYPE_BF16) FWD(__nv_bfloat16, 5);
-    else if (r == 3) FWD(float, 3);
-    else FWD(float, 5);
-#undef FWD
-    CHECK_LAUNCH();
+    dtype_dispatch<direct_fwd>(t, x, w, y, g, r, blocks, shmem, stream);
 }
 
 extern "C" void conv_direct_wgrad(const void *x, const void *dy, float *dw, float beta, float *scratch, dtype_t t,
@@ -180,14 +195,7 @@ extern "C" void conv_direct_wgrad(const void *x, const void *dy, float *dw, floa
     size_t m = (size_t)out.n * out.h * out.w;
     unsigned chunk = (unsigned)((m + blocks - 1) / blocks);
     size_t shmem = (size_t)(WGRAD_THREADS / out.c) * p_count * sizeof(float);
-#define WGRAD(T, R) direct_wgrad_kernel<T, R, 1><<<blocks, WGRAD_THREADS, shmem, stream>>>((const T *)x, (const T *)dy, \
-                                                                                          scratch, g, chunk)
-    if (t == DTYPE_BF16 && r == 3) WGRAD(__nv_bfloat16, 3);
-    else if (t == DTYPE_BF16) WGRAD(__nv_bfloat16, 5);
-    else if (r == 3) WGRAD(float, 3);
-    else WGRAD(float, 5);
-#undef WGRAD
-    CHECK_LAUNCH();
+    dtype_dispatch<direct_wgrad>(t, x, dy, scratch, g, r, (unsigned)blocks, shmem, chunk, stream);
     direct_wgrad_sum_kernel<<<p_count, SUM_THREADS, 0, stream>>>(scratch, dw, p_count, blocks, beta);
     CHECK_LAUNCH();
 }

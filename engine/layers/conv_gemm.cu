@@ -5,7 +5,6 @@
 #include "cudnn_util.h"
 #include "../check.h"
 #include "../launch.h"
-#include <cuda_bf16.h>
 #include "elem.cuh"
 #include <stdint.h>
 #include <string.h>
@@ -108,6 +107,14 @@ __global__ static void im2col_kernel(const T *__restrict__ x, T *__restrict__ co
     }
 }
 
+template <typename T> struct im2col {
+    static void run(const void *x, void *col, im2col_dims_t d, unsigned blocks, dim3 block, size_t smem,
+                    cudaStream_t s) {
+        im2col_kernel<T><<<blocks, block, smem, s>>>((const T *)x, (T *)col, d);
+        CHECK_LAUNCH();
+    }
+};
+
 void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void *w, void *y) {
     const shape_t in = c->in, out = c->out;
     const int cols = c->cols, kkc = c->k * c->k * in.c, rows = out.n * out.h * out.w;
@@ -117,12 +124,7 @@ void conv_gemm_forward(const conv_gemm_t *c, gpu_t *g, const void *x, const void
     const size_t smem = (size_t)im2col_smem_floats(c->k, c->stride, in.c, cols) * sizeof(float);
     const dtype_t t = c->t;
     const dim3 block(IM2COL_LANES, IM2COL_ROWS);
-    if (t == DTYPE_BF16)
-        im2col_kernel<__nv_bfloat16><<<blocks, block, smem, g->stream>>>((const __nv_bfloat16 *)x,
-                                                                         (__nv_bfloat16 *)c->col, d);
-    else
-        im2col_kernel<float><<<blocks, block, smem, g->stream>>>((const float *)x, (float *)c->col, d);
-    CHECK_LAUNCH();
+    dtype_dispatch<im2col>(t, x, c->col, d, blocks, block, smem, g->stream);
     size_t es = dtype_size(t);
     CHECK_CUDA(cudaMemcpy2DAsync(c->wpad, (size_t)cols * es, w, (size_t)kkc * es, (size_t)kkc * es, (size_t)out.c,
                                  cudaMemcpyDeviceToDevice, g->stream));

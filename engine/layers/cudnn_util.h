@@ -31,9 +31,17 @@ static inline cudnnTensorDescriptor_t cudnn_channel_desc(int c, dtype_t t) {
     return cudnn_nhwc_desc(s, t);
 }
 
-/* Parameter i as the layer computes with it: in the bf16 copy for bf16 layers, else in the fp32 parameters. */
+/* Parameter i as the layer computes with it: in the 2-byte copy for bf16 and fp16 layers, else in the fp32
+ * parameters. */
 static inline const void *param_at(const layer_t *l, size_t i) {
-    return l->dtype == DTYPE_BF16 ? (const void *)((const unsigned short *)l->w_lp + i) : (const void *)(l->w + i);
+    return dtype_is_low(l->dtype) ? (const void *)((const char *)l->w_lp + i * dtype_size(l->dtype))
+                                  : (const void *)(l->w + i);
+}
+
+/* A 2-byte layer reads its weights from the copy: one must be bound before setup. */
+static inline void layer_check_lp(const layer_t *l, const char *where) {
+    if (dtype_is_low(l->dtype) && !l->w_lp)
+        check_fail(__FILE__, __LINE__, where, "a 2-byte layer without a 2-byte weight copy bound");
 }
 
 /* Bytes of a layer's tensor of shape s (its dtype). */
@@ -63,8 +71,8 @@ const float *layer_bn_saved(const layer_t *l);
  * (bn_nhwc_impl_t); 0, or -1 where it trains on cuDNN's or cannot run one of them. */
 int layer_bn_force(layer_t *l, int fwd, int bwd);
 /* blas.cu: column-major C (m, n) = A' (m, k) . B' (k, n) + beta C, A and B of type ab (fp32: cublasSgemm, under
- * the handle's math mode; bf16: cublasGemmEx with fp32 accumulation), C of type c (bf16 layers: bf16 outputs,
- * fp32 parameter gradients). */
+ * the handle's math mode; bf16 or fp16: cublasGemmEx with fp32 accumulation), C of type c (2-byte layers: outputs
+ * in their type, fp32 parameter gradients). */
 void blas_gemm(gpu_t *g, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, dtype_t ab, const void *A,
                int lda, const void *B, int ldb, float beta, dtype_t c, void *C, int ldc);
 /* blas_gemm for a convolution's GEMM: fp32 operands under --math tf32 take TF32 tensor cores, as cuDNN's

@@ -42,13 +42,12 @@ static void dense_init(const layer_t *l, float *params, float *state, init_t ini
 }
 
 static size_t dense_setup(layer_t *l, gpu_t *g) {
-    if (l->dtype == DTYPE_BF16 && !l->w_lp)
-        check_fail(__FILE__, __LINE__, "dense_setup", "bf16 layer without a bf16 weight copy bound");
+    layer_check_lp(l, "dense_setup");
     gpu_ones_reserve(g, l->in_shape[0].n);   // bias broadcast and reduction run through GEMM/GEMV with ones(N)
     return 0;
 }
 
-/* Operands in the layer's type (bf16 layers read the bf16 weight copy); parameter gradients always in fp32. */
+/* Operands in the layer's type (2-byte layers read the weights' 2-byte copy); parameter gradients always in fp32. */
 static void dense_forward(layer_t *l, gpu_t *g, int training) {
     (void)training;
     int n = l->in_shape[0].n, in = dense_in(l), out = l->cfg.cout;

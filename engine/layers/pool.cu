@@ -2,7 +2,6 @@
  * of its own, average pooling (padding counted as zeros) through cuDNN, global average pooling through two more. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <cuda_bf16.h>
 #include "cudnn_util.h"
 #include "../launch.h"
 #include "elem.cuh"
@@ -319,17 +318,14 @@ static int pool_vector_ok(int c, int lanes, const void *a, const void *b) {
     return c % lanes == 0 && ((size_t)a | (size_t)b) % 16 == 0;
 }
 
-static void gap_forward(const layer_t *l, gpu_t *g) {
-    shape_t in = l->in_shape[0];
-    int hw = in.h * in.w;
-    unsigned blocks = launch_blocks((size_t)in.n * in.c, 256, 1u << 20);
-    if (l->dtype == DTYPE_BF16)
-        gap_fwd_kernel<<<blocks, 256, 0, g->stream>>>((const __nv_bfloat16 *)l->x[0], (__nv_bfloat16 *)l->y, in.n, hw,
-                                                      in.c);
-    else
-        gap_fwd_kernel<<<blocks, 256, 0, g->stream>>>((const float *)l->x[0], (float *)l->y, in.n, hw, in.c);
-    CHECK_LAUNCH();
-}
+template <typename T> struct gap_forward_as {
+    static void run(const layer_t *l, gpu_t *g) {
+        shape_t in = l->in_shape[0];
+        unsigned blocks = launch_blocks((size_t)in.n * in.c, 256, 1u << 20);
+        gap_fwd_kernel<<<blocks, 256, 0, g->stream>>>((const T *)l->x[0], (T *)l->y, in.n, in.h * in.w, in.c);
+        CHECK_LAUNCH();
+    }
+};
 
 /* The grid of the row-walking kernels (256 threads a block): x covers all of one row's threads (the max-pool kernels
  * do not loop over x), y walks the rows (up to 65,535 blocks, the kernels loop over the rest); neither 0. */
@@ -344,20 +340,16 @@ static void gap_backward_v(const T *dy, T *dx, shape_t in, float beta, cudaStrea
     CHECK_LAUNCH();
 }
 
-template <typename T>
-static void gap_backward_as(const layer_t *l, gpu_t *g) {
-    constexpr int V = 16 / (int)sizeof(T);
-    const T *dy = (const T *)l->dy;
-    T *dx = (T *)l->dx[0];
-    shape_t in = l->in_shape[0];
-    if (pool_vector_ok(in.c, V, dy, dx)) gap_backward_v<T, V>(dy, dx, in, l->dx_beta[0], g->stream);
-    else gap_backward_v<T, 1>(dy, dx, in, l->dx_beta[0], g->stream);
-}
-
-static void gap_backward(const layer_t *l, gpu_t *g) {
-    if (l->dtype == DTYPE_BF16) gap_backward_as<__nv_bfloat16>(l, g);
-    else gap_backward_as<float>(l, g);
-}
+template <typename T> struct gap_backward_as {
+    static void run(const layer_t *l, gpu_t *g) {
+        constexpr int V = 16 / (int)sizeof(T);
+        const T *dy = (const T *)l->dy;
+        T *dx = (T *)l->dx[0];
+        shape_t in = l->in_shape[0];
+        if (pool_vector_ok(in.c, V, dy, dx)) gap_backward_v<T, V>(dy, dx, in, l->dx_beta[0], g->stream);
+        else gap_backward_v<T, 1>(dy, dx, in, l->dx_beta[0], g->stream);
+    }
+};
 
 static maxpool_dims_t maxpool_dims(const layer_t *l) {
     shape_t in = l->in_shape[0], out = l->out_shape;
@@ -378,15 +370,16 @@ static void maxpool_forward_v(const maxpool_dims_t &d, const T *x, T *y, unsigne
     CHECK_LAUNCH();
 }
 
-template <typename T>
-static void maxpool_forward_as(const layer_t *l, gpu_t *g, unsigned char *arg) {
-    constexpr int V = 16 / (int)sizeof(T);
-    maxpool_dims_t d = maxpool_dims(l);
-    const T *x = (const T *)l->x[0];
-    T *y = (T *)l->y;
-    if (pool_vector_ok(d.c, V, x, y)) maxpool_forward_v<T, V>(d, x, y, arg, g->stream);
-    else maxpool_forward_v<T, 1>(d, x, y, arg, g->stream);
-}
+template <typename T> struct maxpool_forward_as {
+    static void run(const layer_t *l, gpu_t *g, unsigned char *arg) {
+        constexpr int V = 16 / (int)sizeof(T);
+        maxpool_dims_t d = maxpool_dims(l);
+        const T *x = (const T *)l->x[0];
+        T *y = (T *)l->y;
+        if (pool_vector_ok(d.c, V, x, y)) maxpool_forward_v<T, V>(d, x, y, arg, g->stream);
+        else maxpool_forward_v<T, 1>(d, x, y, arg, g->stream);
+    }
+};
 
 template <typename T, int V>
 static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsigned char *arg, T *dx, float beta,
@@ -400,32 +393,31 @@ static void maxpool_backward_v(const maxpool_dims_t &d, const T *dy, const unsig
     CHECK_LAUNCH();
 }
 
-template <typename T>
-static void maxpool_backward_as(const layer_t *l, gpu_t *g, const unsigned char *arg) {
-    constexpr int V = 16 / (int)sizeof(T);
-    maxpool_dims_t d = maxpool_dims(l);
-    const T *dy = (const T *)l->dy;
-    T *dx = (T *)l->dx[0];
-    if (pool_vector_ok(d.c, V, dy, dx)) maxpool_backward_v<T, V>(d, dy, arg, dx, l->dx_beta[0], g->stream);
-    else maxpool_backward_v<T, 1>(d, dy, arg, dx, l->dx_beta[0], g->stream);
-}
+template <typename T> struct maxpool_backward_as {
+    static void run(const layer_t *l, gpu_t *g, const unsigned char *arg) {
+        constexpr int V = 16 / (int)sizeof(T);
+        maxpool_dims_t d = maxpool_dims(l);
+        const T *dy = (const T *)l->dy;
+        T *dx = (T *)l->dx[0];
+        if (pool_vector_ok(d.c, V, dy, dx)) maxpool_backward_v<T, V>(d, dy, arg, dx, l->dx_beta[0], g->stream);
+        else maxpool_backward_v<T, 1>(d, dy, arg, dx, l->dx_beta[0], g->stream);
+    }
+};
 
 /* Evaluation keeps no winners: no backward reads them before the next training forward writes them all. */
 static void maxpool_forward(const layer_t *l, gpu_t *g, int training) {
     unsigned char *arg = training ? ((const pool_priv_t *)l->priv)->arg : NULL;
-    if (l->dtype == DTYPE_BF16) maxpool_forward_as<__nv_bfloat16>(l, g, arg);
-    else maxpool_forward_as<float>(l, g, arg);
+    dtype_dispatch<maxpool_forward_as>(l->dtype, l, g, arg);
 }
 
 static void maxpool_backward(const layer_t *l, gpu_t *g) {
     const unsigned char *arg = ((const pool_priv_t *)l->priv)->arg;
-    if (l->dtype == DTYPE_BF16) maxpool_backward_as<__nv_bfloat16>(l, g, arg);
-    else maxpool_backward_as<float>(l, g, arg);
+    dtype_dispatch<maxpool_backward_as>(l->dtype, l, g, arg);
 }
 
 static void pool_forward(layer_t *l, gpu_t *g, int training) {
     if (l->ops == &layer_maxpool_ops) { maxpool_forward(l, g, training); return; }
-    if (l->ops == &layer_gap_ops) { gap_forward(l, g); return; }
+    if (l->ops == &layer_gap_ops) { dtype_dispatch<gap_forward_as>(l->dtype, l, g); return; }
     const pool_priv_t *p = (const pool_priv_t *)l->priv;
     // (N, H, W, C) -> (N, OH, OW, C)
     CHECK_CUDNN(cudnnPoolingForward(g->cudnn, p->pool, &CU_ONE, p->x_desc, l->x[0], &CU_ZERO, p->y_desc, l->y));
@@ -436,7 +428,7 @@ static void pool_backward(layer_t *l, gpu_t *g, float dw_beta) {
     const pool_priv_t *p = (const pool_priv_t *)l->priv;
     if (!l->dx[0]) return;
     if (l->ops == &layer_maxpool_ops) { maxpool_backward(l, g); return; }
-    if (l->ops == &layer_gap_ops) { gap_backward(l, g); return; }
+    if (l->ops == &layer_gap_ops) { dtype_dispatch<gap_backward_as>(l->dtype, l, g); return; }
     CHECK_CUDNN(cudnnPoolingBackward(g->cudnn, p->pool, &CU_ONE, p->y_desc, l->y, p->y_desc, l->dy, p->x_desc,
                                      l->x[0], &l->dx_beta[0], p->x_desc, l->dx[0]));
 }

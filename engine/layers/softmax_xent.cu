@@ -4,7 +4,7 @@
 #include <limits.h>
 #include "softmax_xent.h"
 #include "../check.h"
-#include <cuda_bf16.h>
+#include "elem.cuh"
 
 #define XENT_WARPS 8   /* rows per block: one warp per row */
 
@@ -14,7 +14,7 @@
  * reduced in the block and added to acc once per block, not once per row. */
 template <typename T>
 __global__ static void softmax_xent_kernel(const T *logits, const int *labels, T *dlogits, int n, int n_valid,
-                                           int classes, float scale, double *acc) {
+                                           int classes, float scale, const float *loss_scale, double *acc) {
     __shared__ double s_loss[XENT_WARPS];
     __shared__ double s_correct[XENT_WARPS];
     int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -46,6 +46,7 @@ __global__ static void softmax_xent_kernel(const T *logits, const int *labels, T
             loss = ok ? (double)(logf(s) - ((float)z[label] - m)) : (double)NAN;   // a bad label: a NaN loss
             correct = (ok && am == label) ? 1.0 : 0.0;
             if (dz) {
+                if (loss_scale) scale *= *loss_scale;   /* powers of two: exact */
                 float inv = 1.0f / s;
                 for (int j = lane; j < classes; j += 32)
                     dz[j] = (T)(scale * (expf((float)z[j] - m) * inv - (j == label ? 1.0f : 0.0f)));
@@ -64,17 +65,19 @@ __global__ static void softmax_xent_kernel(const T *logits, const int *labels, T
 
 // --- launchers
 
+template <typename T> struct xent {
+    static void run(const void *logits, const int *labels, void *dlogits, int n, int n_valid, int classes, float scale,
+                    const float *loss_scale, double *acc, cudaStream_t stream) {
+        const int blocks = (n + XENT_WARPS - 1) / XENT_WARPS;
+        softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>((const T *)logits, labels, (T *)dlogits, n, n_valid,
+                                                                    classes, scale, loss_scale, acc);
+        CHECK_LAUNCH();
+    }
+};
+
 extern "C" void softmax_xent(const void *logits, const int *labels, void *dlogits, dtype_t t, int n, int n_valid,
-                             int classes, float scale, double *acc, cudaStream_t stream) {
+                             int classes, float scale, const float *loss_scale, double *acc, cudaStream_t stream) {
     if (n <= 0) return;
     if (n_valid > n) n_valid = n;
-    int blocks = (n + XENT_WARPS - 1) / XENT_WARPS;
-    if (t == DTYPE_BF16)
-        softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>((const __nv_bfloat16 *)logits, labels,
-                                                                    (__nv_bfloat16 *)dlogits, n, n_valid, classes,
-                                                                    scale, acc);
-    else
-        softmax_xent_kernel<<<blocks, XENT_WARPS * 32, 0, stream>>>((const float *)logits, labels, (float *)dlogits, n,
-                                                                    n_valid, classes, scale, acc);
-    CHECK_LAUNCH();
+    dtype_dispatch<xent>(t, logits, labels, dlogits, n, n_valid, classes, scale, loss_scale, acc, stream);
 }

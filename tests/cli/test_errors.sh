@@ -22,9 +22,9 @@ fi
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"
-expect_error '--math: unknown math mode "fp16" (valid: fp32, tf32, bf16)' --math fp16 "${data[@]}"
-expect_error '--math: unknown math mode "fp16"'          --math tf32,bf16,fp16 "${data[@]}"
-expect_error '--grad-dtype: unknown gradient dtype "int8" (valid: fp32, bf16)' --grad-dtype int8 "${data[@]}"
+expect_error '--math: unknown math mode "fp8" (valid: fp32, tf32, bf16, fp16)' --math fp8 "${data[@]}"
+expect_error '--math: unknown math mode "half"'          --math tf32,bf16,fp16,half "${data[@]}"
+expect_error '--grad-dtype: unknown gradient dtype "int8" (valid: fp32, bf16, fp16)' --grad-dtype int8 "${data[@]}"
 # bf16 gradients need a gradient reduction, wherever bf16 stands in the list; refused before any GPU is touched
 for s in single pipeline; do
     CUDA_VISIBLE_DEVICES= expect_error "--grad-dtype bf16: strategy $s has no gradient reduction" \
@@ -35,6 +35,13 @@ for s in naive nccl; do
     CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy $s --gpus 2 --grad-dtype fp32,bf16 --math tf32,bf16 \
         "${data[@]}"
 done
+# fp16: a math every strategy takes, a wire only a gradient reduction has
+CUDA_VISIBLE_DEVICES= expect_error '--grad-dtype fp16: strategy single has no gradient reduction' --grad-dtype fp16 \
+    "${data[@]}"
+for s in single naive nccl pipeline; do
+    CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy $s --gpus 2 --math fp16,bf16 "${data[@]}"
+done
+CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy nccl --gpus 2 --grad-dtype fp16 --math fp16 "${data[@]}"
 # --image-size: not a positive integer, too small for the model, given to a model with a fixed input; a --split
 # between a projection and the batch norm that folds its bias, and two inside one residual block (refused from the
 # layer graph, before any GPU is looked for)

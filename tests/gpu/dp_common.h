@@ -86,6 +86,9 @@ static const dp_tol_t dp_tol_fp32 = {1e-5, 1e-3, 1e-5, 2e-3};
  * 0.0625, still rejects what the tests are for: a micro-batch or shard dropped or counted twice moves the update by
  * about 1/M, 25 % or more here. */
 static const dp_tol_t dp_tol_bf16 = {0.00390625, 0.0625, 0.00390625, 1e-2};
+/* fp16: the same derivation with fp16's 2^-11 (the loss scale keeps LeNet's gradients in fp16's normal range, where
+ * rounding is relative; scaling by a power of two is exact there and cancels in the update). */
+static const dp_tol_t dp_tol_fp16 = {0.00048828125, 0.0078125, 0.00048828125, 1e-2};
 
 /* ||a - b|| / ||b|| in double, for float vectors. */
 static inline double dp_test_rel(const float *a, const float *b, size_t n) {

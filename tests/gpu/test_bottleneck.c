@@ -1,7 +1,7 @@
 /* test_bottleneck.cu — one ResNet v1.5 bottleneck block with its projection (engine/models/resnet_bottleneck.c),
  * behind a 3x3 convolution so the block's input has a gradient, run through the model against a CPU double-precision
  * chain of the layer references (layer_ref.h) in fp32, tf32 (cudnnFind's choices, then backend engine configs
- * forced) and bf16: the block's output, the gradient of its input and every parameter gradient. Negative control:
+ * forced), bf16 and fp16: the block's output, the gradient of its input and every parameter gradient. Negative control:
  * the same output against the ResNet v1 block (stride on the first 1x1 instead of the 3x3) must fail the tolerance.
  * Run: ./test_bottleneck [seed] */
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <math.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
+#include "fp16_ref.h"
 #include "layer_ref.h"
 #include "engine/model.h"
 #include "engine/gpu.h"
@@ -28,10 +29,13 @@
  *   makes sure TF32 ones run.
  * bf16: each stored activation and gradient is rounded to 8 bits (2^-8 relative at most); the longest path stores
  * eight of them, so 8 x 2^-8 bounds the error of the output and of the gradients (test_layers' TOL_BF16 per
- * rounding stage). The v1 control differs by O(1). */
+ * rounding stage). The v1 control differs by O(1).
+ * fp16: the same eight stored roundings at 11 bits (2^-11 relative for normal values; the values here are O(1) and
+ *   their gradients far above fp16's normal range's 2^-14, no loss scale is needed), so 8 x 2^-11. */
 #define TOL_FP32 1e-4
 #define TOL_TF32 1e-2
 #define TOL_BF16 (8 * BF16_U + 1e-4)
+#define TOL_FP16 (8 * FP16_U + 1e-4)
 
 enum { N = 4, H = 10, CIN = 8, C0 = 16, WIDTH = 8 };
 
@@ -178,7 +182,7 @@ static void fed_free(const model_t *m, fed_t *f) {
 static void run(math_t math, int force_backend, rng_t *rng) {
     char mname[32];
     snprintf(mname, sizeof mname, "%s%s", gpu_math_name(math), force_backend ? " backend" : "");
-    double tol = math == MATH_FP32 ? TOL_FP32 : math == MATH_TF32 ? TOL_TF32 : TOL_BF16;
+    double tol = math == MATH_FP32 ? TOL_FP32 : math == MATH_TF32 ? TOL_TF32 : math == MATH_BF16 ? TOL_BF16 : TOL_FP16;
     gpu_t g;
     gpu_init(&g, 0, math);
     if (force_backend) g.conv = GPU_CONV_BACKEND;
@@ -189,7 +193,7 @@ static void run(math_t math, int force_backend, rng_t *rng) {
     EXPECT(model_alloc(m, &g) == 0, "model_alloc");
     dtype_t t = m->act_dtype;
 
-    /* Parameters: convolution weights U(-1, 1)/sqrt(fan-in) (bf16-exact under bf16: the GPU reads the bf16 copy),
+    /* Parameters: convolution weights U(-1, 1)/sqrt(fan-in) (exact in the 2-byte type: the GPU reads the copy),
      * BN gamma U(0.5, 1.5), beta U(-0.5, 0.5); the alignment gaps stay 0. */
     float *hp = falloc(m->n_params_all);
     for (int i = 0; i < m->n_layers; i++) {
@@ -208,7 +212,7 @@ static void run(math_t math, int force_backend, rng_t *rng) {
     CHECK_CUDA(cudaMemcpy(m->params, hp, m->n_params * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemset(m->state, 0, m->n_state * sizeof(float)));
     CHECK_CUDA(cudaDeviceSynchronize());   // the legacy stream's copies before the non-blocking stream's cast reads them
-    if (m->params_bf16) reduce_cast_bf16(m->params_bf16, m->params, m->n_params, g.stream);
+    if (m->params_lp) reduce_cast(m->params_lp, t, m->params, m->n_params, g.stream);
     size_t nx = shape_numel(m->tensors[m->input].shape);
     int out = m->layers[m->n_layers - 1].out, pre = m->layers[0].out;
     size_t ny = shape_numel(m->tensors[out].shape), npre = shape_numel(m->tensors[pre].shape);
@@ -269,6 +273,7 @@ int main(int argc, char **argv) {
     run(MATH_TF32, 0, &rng);
     run(MATH_TF32, 1, &rng);
     run(MATH_BF16, 0, &rng);
+    run(MATH_FP16, 0, &rng);
     printf("# seed %llu\n", seed);
     return test_summary();
 }

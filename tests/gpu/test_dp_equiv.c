@@ -1,10 +1,12 @@
 /* test_dp_equiv.c — data parallelism changes where the arithmetic runs, not what it computes: after k = 5 steps,
  * LeNet trained by naive and nccl on N GPUs with global batch B has the parameters of 1-GPU `single` training with
  * batch B (relative error <= 1e-5, strict fp32), on 1, 2 and min(4, present) GPUs, with every reduction variant.
- * The rows' measurements are checked for sanity on the way. Then bf16 mixed precision: naive and nccl on 2 GPUs
- * against single in bf16, with fp32 and with bf16 gradients on the wire, within dp_common.h's bf16 tolerances,
- * replicas bit-identical. */
+ * The rows' measurements are checked for sanity on the way. Then bf16 and fp16 mixed precision: naive and nccl on
+ * 2 GPUs against single in the same math, with fp32 and with 2-byte gradients on the wire, within dp_common.h's
+ * tolerances of that type, replicas bit-identical, and in fp16 the loss scale single's; then one fp16 step with a
+ * NaN in one replica's shard only: every replica skips it (parameters unchanged, each scale halved, equal). */
 #include "dp_common.h"
+#include "../../engine/loss_scale_gpu.h"
 
 #define B 96            /* divisible by 1, 2, 3 and 4 */
 #define K 5
@@ -24,29 +26,87 @@ static const variant_t variants[] = {
     {"nccl", "nccl 64 KiB no overlap", 0, (size_t)64 << 10, 0},
 };
 
-/* --math bf16 on 2 GPUs against single in bf16 at the same global batch: each shard's bf16 weight gradients are
- * rounded before they are summed (and once more on a bf16 wire), where single rounds the whole batch's once. */
-static void test_bf16(run_cfg_t *cfg) {
-    cfg->math = MATH_BF16;
+/* One more step of a trained fp16 replica set, with replica 1's training images all NaN: its gradients are NaN,
+ * the reduced ones too, so every replica must skip the step, halve its scale and stay bit-identical. On a 2-byte
+ * wire replica 0's fp32 buffer still holds its own shard's gradients afterwards: all finite, so replica 0 skipped
+ * for the reduced gradients' sake, not its own (on an fp32 wire that buffer is the reduced one). */
+static void test_skip_together(const strategy_t *st, void *state, const char *label) {
+    dp_t *dp = state;
+    epoch_stats_t s;
+    double scale0;
+    int skipped0;
+    replica_loss_scale_read(&dp->reps[0], &scale0, &skipped0);
+    float *before = dp_test_params(&dp->reps[0]);
+    replica_t *r1 = &dp->reps[1];
+    CHECK_CUDA(cudaSetDevice(r1->gpu.device));
+    CHECK_CUDA(cudaMemset(r1->data.train_x, 0xff, (size_t)r1->data.n_train * r1->data.pixels * sizeof(float)));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    epoch_stats_init(&s);
+    st->epoch_begin(state, 2);
+    st->train_step(state, 0);
+    st->epoch_end(state, 1, &s);
+    int same = 1;
+    loss_scale_t ls[DP_MAX_GPUS] = {{0}};
+    for (int i = 0; i < dp->n; i++) {
+        float *p = dp_test_params(&dp->reps[i]);
+        same &= memcmp(p, before, dp->reps[0].model.n_params * sizeof(float)) == 0;
+        free(p);
+        ls[i] = loss_scale_read(dp->reps[i].ls, dp->reps[i].gpu.stream);
+    }
+    printf("%-36s NaN in GPU 1's shard: parameters %s, scale %g -> %g (GPU 1: %g), skipped %d, replicas %s\n", label,
+           same ? "unchanged" : "CHANGED", scale0, ls[0].scale, ls[1].scale, s.skipped_steps,
+           s.replicas_identical == 1 ? "identical" : "DIFFER");
+    EXPECT(same && s.replicas_identical == 1, "%s: a step with a NaN in one shard changed parameters (replicas %d)",
+           label, s.replicas_identical);
+    EXPECT(s.skipped_steps == 1 && s.loss_scale == scale0 / 2, "%s: skipped %d, scale %g after %g", label,
+           s.skipped_steps, s.loss_scale, scale0);
+    for (int i = 1; i < dp->n; i++)
+        EXPECT(memcmp(&ls[i], &ls[0], sizeof ls[0]) == 0, "%s: GPU %d's loss scale %g (%d skipped) is not GPU 0's %g "
+               "(%d)", label, i, ls[i].scale, ls[i].skipped, ls[0].scale, ls[0].skipped);
+    if (dtype_is_low(dp->wire)) {
+        const replica_t *r0 = &dp->reps[0];
+        size_t n = r0->model.n_params, bad = 0;
+        float *g = malloc(n * sizeof(float));
+        CHECK_CUDA(cudaSetDevice(r0->gpu.device));
+        CHECK_CUDA(cudaMemcpy(g, r0->model.grads, n * sizeof(float), cudaMemcpyDeviceToHost));
+        for (size_t k = 0; k < n; k++) bad += !isfinite(g[k]);
+        EXPECT(bad == 0, "%s: control: GPU 0's own gradients hold %zu non-finite values", label, bad);
+        free(g);
+    }
+    free(before);
+}
+
+/* --math bf16 | fp16 on 2 GPUs against single in that math at the same global batch: each shard's 2-byte weight
+ * gradients are rounded before they are summed (and once more on a 2-byte wire), where single rounds the whole
+ * batch's once. Wires: fp32, and the math's own type. */
+static void test_low(run_cfg_t *cfg, math_t math) {
+    const dtype_t lt = math_act_dtype(math);
+    cfg->math = math;
     cfg->n_gpus = 1;
     cfg->grad_dtype = DTYPE_FP32;
     epoch_stats_t s;
     float *p0, *ref;
     double single_acc;
     size_t n = dp_test_single(cfg, K, &p0, &ref, &s, &single_acc);
-    double single_loss = s.train_loss;
+    double single_loss = s.train_loss, single_scale = s.loss_scale;
+    int single_skipped = s.skipped_steps;
+    printf("[%s] single: loss %.4f, loss scale %g, %d skipped\n", gpu_math_name(math), single_loss, single_scale,
+           single_skipped);
+    EXPECT(math_loss_scaled(math) ? single_scale > 0 && single_skipped >= 0 : single_scale < 0 && single_skipped < 0,
+           "[%s] single: loss scale %g, skipped %d", gpu_math_name(math), single_scale, single_skipped);
     float *dref = malloc(n * sizeof(float)), *d = malloc(n * sizeof(float));
     for (size_t k = 0; k < n; k++) dref[k] = ref[k] - p0[k];
-    const dp_tol_t *tol = &dp_tol_bf16;
+    const dp_tol_t *tol = lt == DTYPE_FP16 ? &dp_tol_fp16 : &dp_tol_bf16;
     static const char *const strategies[2] = {"naive", "nccl"};
+    const dtype_t wires[2] = {DTYPE_FP32, lt};
     for (int v = 0; v < 2; v++)
-        for (int w = DTYPE_FP32; w <= DTYPE_BF16; w++) {
+        for (int w = 0; w < 2; w++) {
             const strategy_t *st = strategy_find(strategies[v]);
             cfg->n_gpus = 2;
             cfg->naive_path = NAIVE_PATH_AUTO;
             cfg->bucket_bytes = (size_t)25 << 20;
             cfg->overlap = 1;
-            cfg->grad_dtype = (dtype_t)w;
+            cfg->grad_dtype = wires[w];
             memset(&s, 0, sizeof s);
             void *state = dp_test_train(st, cfg, K, &s);
             double acc = st->evaluate(state);
@@ -55,9 +115,11 @@ static void test_bf16(run_cfg_t *cfg) {
             for (size_t k = 0; k < n; k++) d[k] = p[k] - p0[k];
             double rel_update = dp_test_rel(d, dref, n);
             char label[64];
-            snprintf(label, sizeof label, "[bf16] %s, %s gradients, 2 GPUs", strategies[v], dtype_name((dtype_t)w));
-            printf("%-36s params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), acc %.4f (single %.4f)\n",
-                   label, rel, rel_update, s.train_loss, single_loss, acc, single_acc);
+            snprintf(label, sizeof label, "[%s] %s, %s gradients, 2 GPUs", gpu_math_name(math), strategies[v],
+                     dtype_name(wires[w]));
+            printf("%-36s params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), acc %.4f (single %.4f), "
+                   "loss scale %g (single %g), %d skipped (single %d)\n", label, rel, rel_update, s.train_loss,
+                   single_loss, acc, single_acc, s.loss_scale, single_scale, s.skipped_steps, single_skipped);
             EXPECT(rel <= tol->params, "%s: parameters differ from single: rel err %.3g", label, rel);
             EXPECT(rel_update <= tol->update, "%s: update differs from single: rel err %.3g", label, rel_update);
             EXPECT(fabs(s.train_loss - single_loss) <= tol->loss * single_loss, "%s: loss %.7f, single %.7f", label,
@@ -65,8 +127,11 @@ static void test_bf16(run_cfg_t *cfg) {
             EXPECT(fabs(acc - single_acc) <= tol->acc, "%s: test accuracy %.4f, single %.4f", label, acc, single_acc);
             EXPECT(s.steps == K && s.replicas_identical == 1, "%s: steps %d, replicas_identical %d", label, s.steps,
                    s.replicas_identical);
-            EXPECT(s.bytes_per_step == (double)n * dtype_size((dtype_t)w), "%s: bytes %.0f, want %zu per gradient",
-                   label, s.bytes_per_step, dtype_size((dtype_t)w));
+            EXPECT(s.bytes_per_step == (double)n * dtype_size(wires[w]), "%s: bytes %.0f, want %zu per gradient",
+                   label, s.bytes_per_step, dtype_size(wires[w]));
+            EXPECT(s.loss_scale == single_scale && s.skipped_steps == single_skipped, "%s: loss scale %g (%d skipped), "
+                   "single %g (%d)", label, s.loss_scale, s.skipped_steps, single_scale, single_skipped);
+            if (math_loss_scaled(math)) test_skip_together(st, state, label);
             free(p);
             st->teardown(state);
         }
@@ -155,7 +220,8 @@ int main(void) {
     free(ref);
     free(dref);
     free(d);
-    test_bf16(&cfg);
+    test_low(&cfg, MATH_BF16);
+    test_low(&cfg, MATH_FP16);
     idx_free(&data);
     return test_summary();
 }

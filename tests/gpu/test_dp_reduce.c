@@ -1,9 +1,9 @@
 /* test_dp_reduce.c — every data-parallel strategy's gradient reduction sums exactly: integer-valued inputs (exact in
- * fp32 and in bf16) on 2 and on min(4, present) GPUs, at sizes that exercise the vector body and scalar tails, naive
- * over its peer and host paths, for an fp32 wire, a bf16 wire, and a bf16 wire written by the cast from fp32 (the
- * path --grad-dtype bf16 training runs); nothing past `count` may change, and a second call on the results sums
- * again. Negative control: inputs exact in bf16 whose sums are not (base 248) are reported wrong on a bf16 wire,
- * and right on an fp32 one. */
+ * fp32, bf16 and fp16) on 2 and on min(4, present) GPUs, at sizes that exercise the vector body and scalar tails,
+ * naive over its peer and host paths, for an fp32 wire, bf16 and fp16 wires, and those wires written by the cast
+ * from fp32 (the path --grad-dtype bf16 | fp16 training runs); nothing past `count` may change, and a second call
+ * on the results sums again. Negative control: inputs exact in the wire's 2-byte type whose sums are not
+ * (reduce_inexact_base: 248 for bf16, 2040 for fp16) are reported wrong on that wire, and right on an fp32 one. */
 #include "dp_common.h"
 
 #define MAX_COUNT (((size_t)1 << 22) + 5)
@@ -63,7 +63,7 @@ static void check_strategy(const strategy_t *st, int n, int path, dtype_t wire, 
                 EXPECT(memcmp(guard_before[i], guard_after, GUARD * esize) == 0,
                        "%s on %d GPUs, %zu elements: GPU %d changed past the end", label, n, count, i);
             }
-            /* Again on the sums, bare: every buffer must become n times the sum (still exact in bf16:
+            /* Again on the sums, bare: every buffer must become n times the sum (still exact in bf16 and fp16:
              * |n * sum| <= 128 for n <= 4). */
             st->reduce->run(ctx, NULL, bufs, count);
             unsigned char first[8], got[8];
@@ -75,19 +75,22 @@ static void check_strategy(const strategy_t *st, int n, int path, dtype_t wire, 
                 if (i == 0) memcpy(first, got, sizeof got);
                 EXPECT(memcmp(first, got, m * esize) == 0, "%s: second call: GPU %d differs from GPU 0", label, i);
             }
-            /* The negative control: values 240..255 are exact in bf16, their sums over 2+ GPUs mostly are not
-             * (bf16 integers above 256 are even, above 512 multiples of 4): about half (n = 2) or three quarters
-             * (n = 4) of the elements must be reported on a bf16 wire, none on an fp32 wire. */
+            /* The negative control: values 240..255 are exact in bf16 (2032..2047 in fp16), their sums over 2+ GPUs
+             * mostly are not (bf16 integers above 256 are even, above 512 multiples of 4; fp16's above 2048 and
+             * 4096): about half (n = 2) or three quarters (n = 4) of the elements must be reported on a 2-byte wire,
+             * none on an fp32 wire (tried with bf16's base). */
             if (count >= 1000) {
-                unsigned long long w = dp_check_reduce(st->reduce, ctx, gp, n, wire, srcs, bufs, count, 248);
-                if (wire == DTYPE_BF16)
-                    EXPECT(w >= count * n / 4, "%s on %d GPUs, %zu elements: sums not exact in bf16 gave only %llu "
-                           "wrong of %zu", label, n, count, w, count * n);
+                int base = reduce_inexact_base(dtype_is_low(wire) ? wire : DTYPE_BF16);
+                unsigned long long w = dp_check_reduce(st->reduce, ctx, gp, n, wire, srcs, bufs, count, base);
+                if (dtype_is_low(wire))
+                    EXPECT(w >= count * n / 4, "%s on %d GPUs, %zu elements: sums not exact in %s gave only %llu "
+                           "wrong of %zu", label, n, count, dtype_name(wire), w, count * n);
                 else
-                    EXPECT(w == 0, "%s on %d GPUs, %zu elements: base 248 gave %llu wrong sums", label, n, count, w);
+                    EXPECT(w == 0, "%s on %d GPUs, %zu elements: base %d gave %llu wrong sums", label, n, count, base,
+                           w);
                 if (c + 1 == sizeof counts / sizeof counts[0])
-                    printf("  negative control (inputs 240..255): %llu of %zu elements reported wrong\n", w,
-                           count * n);
+                    printf("  negative control (inputs %d..%d): %llu of %zu elements reported wrong\n", base - 8,
+                           base + 7, w, count * n);
             }
         }
         st->reduce->close(ctx);
@@ -106,7 +109,8 @@ int main(void) {
     const strategy_t *naive = strategy_find("naive"), *nccl = strategy_find("nccl");
     EXPECT(naive && naive->reduce && nccl && nccl->reduce, "naive and nccl are registered with a reduction");
     if (!naive || !nccl) return test_summary();
-    static const struct { dtype_t wire; int cast; } wires[] = {{DTYPE_FP32, 0}, {DTYPE_BF16, 0}, {DTYPE_BF16, 1}};
+    static const struct { dtype_t wire; int cast; } wires[] = {
+        {DTYPE_FP32, 0}, {DTYPE_BF16, 0}, {DTYPE_BF16, 1}, {DTYPE_FP16, 0}, {DTYPE_FP16, 1}};
     for (int k = 0; k < n_counts; k++)
         for (size_t w = 0; w < sizeof wires / sizeof wires[0]; w++) {
             int n = counts[k];

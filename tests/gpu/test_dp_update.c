@@ -5,8 +5,9 @@
  * - SGD per bucket, each slice on the comm stream right after its all-reduce (the default): parameters and momentum
  *   bit-identical on every replica (LeNet in fp32 and in bf16 with a bf16 wire, ResNet-18 in bf16 with many
  *   buckets, so that a batch norm and the convolution whose bias it folds fall in different buckets);
- * - with a bf16 wire under --math bf16, cuDNN's bf16 weight gradients written straight into the wire (the default):
- *   bit-identical too (a bf16 value widened to fp32 rounds back to itself), and the path is the one that ran: the
+ * - with a bf16 wire under --math bf16 (an fp16 wire under fp16), cuDNN's 2-byte weight gradients written straight
+ *   into the wire (the default): bit-identical too (a 2-byte value widened to fp32 rounds back to itself; fp16's
+ *   loss scale and skip decisions alike, SGD then always after the last bucket), and the path is the one that ran: the
  *   fp32 gradients of the bound weights, set to a NaN pattern before the first step, are never written (so the
  *   cast never read them: a NaN would have reached every parameter), where the widening path overwrites them.
  * Negative control: every layer's parameters moved in the last step (compared with the step before), so a bucket
@@ -42,7 +43,7 @@ static float *download(const replica_t *r, const float *dev, size_t n) {
     return h;
 }
 
-/* The fp32 gradients of every weight cuDNN computes in bf16 (layer_conv_lp_grads), all bits set (a NaN). */
+/* The fp32 gradients of every weight cuDNN computes in a 2-byte type (layer_conv_lp_grads), all bits set (a NaN). */
 static void fill_sentinel(replica_t *r) {
     model_t *m = &r->model;
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
@@ -166,17 +167,17 @@ static void check(const case_t *c, int n, const char *cache, const idx_dataset_t
     expect_all_moved(what, &ref, shape);
     int bad = expect_same(what, &ref, &per);
     printf("%-36s SGD per bucket: %s\n", what, bad ? "DIFFERS" : "bit-identical");
-    int lp = c->math == MATH_BF16 && c->wire == DTYPE_BF16;
+    int lp = dtype_is_low(c->wire) && c->wire == math_act_dtype(c->math);
     if (lp) {
         result_t direct = run(c, n, "bucket", "direct", cache, data);
         char w2[192];
         snprintf(w2, sizeof w2, "%s, weight gradients straight into the wire", what);
         bad = expect_same(w2, &ref, &direct);
-        printf("%-36s bf16 weight gradients into the wire: %s; %d layers bound, %d of %d kept the NaN (widening: "
+        printf("%-36s 2-byte weight gradients into the wire: %s; %d layers bound, %d of %d kept the NaN (widening: "
                "%d)\n", what, bad ? "DIFFERS" : "bit-identical", direct.bound_layers, direct.sentinel_kept,
                direct.sentinel_total, ref.sentinel_kept);
         EXPECT(direct.bound_layers > 0 && direct.bound_layers == direct.sentinel_total,
-               "%s: %d of %d bf16 convolutions bound to the wire", w2, direct.bound_layers, direct.sentinel_total);
+               "%s: %d of %d 2-byte convolutions bound to the wire", w2, direct.bound_layers, direct.sentinel_total);
         EXPECT(direct.sentinel_kept == direct.sentinel_total, "%s: %d of %d bound layers' fp32 gradients were written",
                w2, direct.sentinel_total - direct.sentinel_kept, direct.sentinel_total);
         /* The control of that check: the widening path writes them. */
@@ -202,6 +203,7 @@ int main(void) {
         {"lenet", MATH_FP32, DTYPE_FP32, (size_t)64 << 10},     /* LeNet in 4 buckets */
         {"lenet", MATH_BF16, DTYPE_BF16, (size_t)64 << 10},
         {"resnet18", MATH_BF16, DTYPE_BF16, (size_t)1 << 20},   /* dozens of buckets */
+        {"lenet", MATH_FP16, DTYPE_FP16, (size_t)64 << 10},     /* loss-scaled: SGD after the last bucket */
     };
     int counts[2], n_counts = dp_test_counts(counts);
     for (int k = 0; k < n_counts; k++)

@@ -1,31 +1,39 @@
 /* test_graph.c — the CUDA-graph step replays exactly what the eager step does: after two epochs of a few steps
  * (the graph is captured in epoch 1 and replayed across the epoch boundary), parameters are bit-identical to
- * those of the same replica trained eagerly from the same starting point, in fp32 and in bf16 mixed precision, for
- * LeNet, ResNet-18 and ResNet-50. */
+ * those of the same replica trained eagerly from the same starting point, in fp32 and in bf16 and fp16 mixed
+ * precision (fp16: its loss scale's state too, decided on the device inside the graph), for LeNet, ResNet-18 and
+ * ResNet-50. */
 #include "gpu_test.h"
 #include "../../engine/idx.h"
 #include "../../engine/check.h"
 #include "../../strategies/strategy.h"
 #include "../../engine/replica.h"
 #include "../../engine/reduce.h"
+#include "../../engine/loss_scale_gpu.h"
 #include <string.h>
 
-/* Two epochs of 6 steps; returns the parameters (host copy, n of them). */
-static float *train(const strategy_t *st, void *state, size_t *n) {
+/* Two epochs of 6 steps; returns the parameters (host copy, n of them), and the loss scale at the end (ls, where
+ * the math has one). */
+static float *train(const strategy_t *st, void *state, size_t *n, loss_scale_t *ls) {
+    replica_t *r = state;
     for (int e = 1; e <= 2; e++) {
         epoch_stats_t s;
+        epoch_stats_init(&s);
         st->epoch_begin(state, e);
         for (int i = 0; i < 6; i++) st->train_step(state, i);
         st->epoch_end(state, 6, &s);
-        printf("graph=%d epoch %d loss %.6f\n", ((replica_t *)state)->use_graphs, e, s.train_loss);
+        printf("graph=%d epoch %d loss %.6f loss scale %g, %d skipped\n", r->use_graphs, e, s.train_loss,
+               s.loss_scale, s.skipped_steps);
     }
+    if (r->ls) *ls = loss_scale_read(r->ls, r->gpu.stream);
     *n = st->params(state, NULL, 0);
     float *p = malloc(*n * sizeof(float));
     st->params(state, p, *n);
     return p;
 }
 
-/* Puts the replica back to the starting point: parameters, momentum, BN running statistics, the bf16 copy. */
+/* Puts the replica back to the starting point: parameters, momentum, BN running statistics, the 2-byte copy, the
+ * loss scale. */
 static void restart(replica_t *r, const float *p0, const float *v0, const float *s0) {
     model_t *m = &r->model;
     size_t pb = m->n_params * sizeof(float), sb = m->n_state * sizeof(float);
@@ -37,8 +45,13 @@ static void restart(replica_t *r, const float *p0, const float *v0, const float 
      * for the legacy stream: without this the cast below could read parameters still being restored (it did, for
      * ResNet-50's 100 MB in bf16, in some runs). */
     CHECK_CUDA(cudaDeviceSynchronize());
-    if (m->params_bf16)   /* the bf16 copy the layers read is part of the starting point */
-        reduce_cast_bf16(m->params_bf16, m->params, m->n_params, r->gpu.stream);
+    if (m->params_lp)   /* the 2-byte copy the layers read is part of the starting point */
+        reduce_cast(m->params_lp, m->act_dtype, m->params, m->n_params, r->gpu.stream);
+    if (r->ls) {
+        loss_scale_t h = loss_scale_start(r->ls_cfg);
+        CHECK_CUDA(cudaMemcpy(r->ls, &h, sizeof h, cudaMemcpyHostToDevice));
+        r->ls_skipped = 0;
+    }
     CHECK_CUDA(cudaDeviceSynchronize());
 }
 
@@ -124,11 +137,12 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math, i
     CHECK_CUDA(cudaMemcpy(v0, m->momentum, pb, cudaMemcpyDeviceToDevice));
     if (sb) CHECK_CUDA(cudaMemcpy(s0, m->state, sb, cudaMemcpyDeviceToDevice));
     size_t n1, n2, n0;
+    loss_scale_t ls_eager = {0}, ls_again = {0}, ls_graph = {0};
     /* Eager twice first: a kernel that is not deterministic would fail the comparison with the graph for a reason
      * that has nothing to do with graphs, so it is told apart here. */
-    float *eager = train(st, state, &n1);
+    float *eager = train(st, state, &n1, &ls_eager);
     restart(r, p0, v0, s0);
-    float *again = train(st, state, &n0);
+    float *again = train(st, state, &n0, &ls_again);
     int same = n0 == n1 && memcmp(eager, again, n1 * sizeof(float)) == 0;
     EXPECT(same, "%s (%s): two eager runs from the same start differ (a kernel is not deterministic)", model,
            gpu_math_name(math));
@@ -136,7 +150,7 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math, i
     if (!same) name_nondeterministic(st, state, p0, v0, s0);
     restart(r, p0, v0, s0);
     r->use_graphs = 1;
-    float *graph = train(st, state, &n2);
+    float *graph = train(st, state, &n2, &ls_graph);
     size_t first = 0;   /* where they part, to name the layer */
     while (n1 == n2 && first < n1 && memcmp(eager + first, graph + first, sizeof(float)) == 0) first++;
     const char *where = "?";
@@ -146,6 +160,12 @@ static void compare(const idx_dataset_t *data, const char *model, math_t math, i
             where = m->layers[i].label;
     EXPECT(n1 == n2 && first == n1, "%s (%s): parameters after graphed steps differ from eager steps, first at %zu "
            "(layer %s)", model, gpu_math_name(math), first, where);
+    EXPECT(memcmp(&ls_eager, &ls_again, sizeof ls_eager) == 0 && memcmp(&ls_eager, &ls_graph, sizeof ls_eager) == 0,
+           "%s (%s): loss scale eager %g (%d skipped, %d clean), again %g, graphed %g (%d skipped, %d clean)", model,
+           gpu_math_name(math), ls_eager.scale, ls_eager.skipped, ls_eager.clean, ls_again.scale, ls_graph.scale,
+           ls_graph.skipped, ls_graph.clean);
+    if (r->ls)   /* not vacuous either: at least one of the 12 steps applied */
+        EXPECT(ls_eager.skipped < 12, "%s (%s): every step skipped", model, gpu_math_name(math));
     /* Not vacuous: training moved the parameters. */
     float *start = malloc(pb);
     CHECK_CUDA(cudaMemcpy(start, p0, pb, cudaMemcpyDeviceToHost));
@@ -164,8 +184,8 @@ int main(void) {
     gpu_test_require(1);
     idx_dataset_t data;
     idx_synthetic(&data, 3);
-    const math_t maths[2] = {MATH_FP32, MATH_BF16};
-    for (int i = 0; i < 2; i++) {
+    const math_t maths[3] = {MATH_FP32, MATH_BF16, MATH_FP16};
+    for (int i = 0; i < 3; i++) {
         compare(&data, "lenet", maths[i], INIT_XAVIER);
         compare(&data, "resnet18", maths[i], INIT_XAVIER);
     }
@@ -173,6 +193,6 @@ int main(void) {
     /* ResNet-50 on the ImageNet-shaped set generated on the GPU (at 128x128 to keep the test short; the layers and
      * the step's launches are those of 224x224): its 109 layers, bottleneck blocks and max-pool in one graph. */
     idx_synthetic_generated(&data, 3, 128, 3, 1000);
-    for (int i = 0; i < 2; i++) compare(&data, "resnet50", maths[i], INIT_KAIMING);
+    for (int i = 0; i < 3; i++) compare(&data, "resnet50", maths[i], INIT_KAIMING);
     return test_summary();
 }

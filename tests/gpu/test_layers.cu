@@ -1,5 +1,6 @@
-/* test_layers.cu — every layer kind, stand-alone, against CPU double-precision references in strict fp32 and in
- * bf16: y, dx (overwrite and accumulate), dw/db (overwrite and accumulate), BN running statistics, the fused loss.
+/* test_layers.cu — every layer kind, stand-alone, against CPU double-precision references in strict fp32, in bf16
+ * and in fp16: y, dx (overwrite and accumulate), dw/db (overwrite and accumulate), BN running statistics, the fused
+ * loss (in fp16 also with a loss scale read on the device).
  * Run: ./test_layers [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <math.h>
 #include "gpu_test.h"
 #include "bf16_ref.h"
+#include "fp16_ref.h"
 #include "layer_ref.h"
 #include "engine/layer.h"
 #include "engine/gpu.h"
@@ -24,8 +26,14 @@
  * convolution, batch norm's ReLU applied to a rounded output), counted as `stages`; and (2) fp32 accumulation over
  * the reduction length, which the strict-fp32 cases above bound by TOL at these same reduction lengths (the
  * largest: 9 x 32 = 288 products for y and dx, 8*8*8 = 512 for dw). A layer that accumulated in bf16 instead
- * would err by about sqrt(K) * 2^-9, which the negative control checks the tolerance rejects. */
+ * would err by about sqrt(K) * 2^-9, which the negative control checks the tolerance rejects.
+ * fp16 layers: the same derivation at 11 significant bits (2^-11 per rounding stage, for normal results; the inputs
+ * here are O(1), far above fp16's least normal 2^-14, and the few tiny results that fall below it, rounded to
+ * absolute steps of 2^-24, weigh nothing in the L2 norm). Its negative control: fp16 accumulation, sqrt(K) * 2^-12. */
 #define TOL_BF16(stages) ((stages) * BF16_U + TOL)
+#define TOL_FP16(stages) ((stages) * FP16_U + TOL)
+/* The tolerance of a case of `stages` rounding stages in the 2-byte type t. */
+static double tol_low(dtype_t t, int stages) { return t == DTYPE_FP16 ? TOL_FP16(stages) : TOL_BF16(stages); }
 
 static shape_t shp(int n, int h, int w, int c) { shape_t s = {n, h, w, c}; return s; }
 static layer_cfg_t cfg(int k, int stride, int pad, int cout, int bias) {
@@ -97,7 +105,7 @@ typedef struct {
     int training;               // 0: forward only (BN inference)
     double x_lo, x_hi;
     ref_fn ref;
-    int bf16_stages;            // roundings to bf16 on a result's way out under --math bf16 (TOL_BF16)
+    int lp_stages;              // roundings to the 2-byte type on a result's way out under --math bf16 | fp16 (tol_low)
 } case_t;
 
 /* Floats of the first parameter block (weights, gamma) and the names of both blocks. */
@@ -113,8 +121,8 @@ static size_t param_split(const layer_t *l, const char **a, const char **b) {
 /* Runs case c on g's math within tol; the math names the case where it is not strict fp32. */
 static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
     char name[64];
-    snprintf(name, sizeof name, "%s%s", g->math == MATH_BF16 ? "[bf16] " : g->math == MATH_TF32 ? "[tf32] " : "",
-             c->name);
+    snprintf(name, sizeof name, "%s%s%s%s", g->math == MATH_FP32 ? "" : "[", g->math == MATH_FP32 ? "" :
+             gpu_math_name(g->math), g->math == MATH_FP32 ? "" : "] ", c->name);
     layer_t l;
     memset(&l, 0, sizeof l);
     l.ops = c->ops;
@@ -127,8 +135,8 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
     EXPECT(rc == 0, "%s: out_shape: %s", name, err);
     if (rc != 0) return;
     /* The layer's precision follows the GPU context's math, as model_alloc sets it. */
-    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
-    int lp_w = t == DTYPE_BF16 && (l.ops == &layer_conv_ops || l.ops == &layer_dense_ops);   // reads a bf16 copy
+    dtype_t t = math_act_dtype(g->math);
+    int lp_w = dtype_is_low(t) && (l.ops == &layer_conv_ops || l.ops == &layer_dense_ops);   // reads a 2-byte copy
     l.dtype = t;
     size_t nin = shape_numel(c->in), nout = shape_numel(l.out_shape);
     size_t np = l.ops->param_count(&l), ns = l.ops->state_count(&l);
@@ -155,8 +163,8 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
         fill(rng, hs, C, -0.5, 0.5);
         fill(rng, hs + C, C, 0.5, 1.5);
     }
-    /* bf16: activations and gradients are stored in bf16; convolution and dense weights are read from the bf16
-     * copy (batch norm reads its fp32 scale and bias); parameter gradients stay fp32. */
+    /* bf16, fp16: activations and gradients are stored in the 2-byte type; convolution and dense weights are read
+     * from the 2-byte copy (batch norm reads its fp32 scale and bias); parameter gradients stay fp32. */
     round_to(hdy, nout, t);
     for (int i = 0; i < c->n_in; i++) {
         round_to(hx[i], nin, t);
@@ -180,8 +188,8 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
     upload(l.w, hw, np, DTYPE_FP32);
     upload(l.state, hs, ns, DTYPE_FP32);
     if (lp_w) {
-        w_lp = dev_alloc(np, DTYPE_BF16);
-        upload(w_lp, hw, np, DTYPE_BF16);
+        w_lp = dev_alloc(np, t);
+        upload(w_lp, hw, np, t);
         l.w_lp = w_lp;
     }
 
@@ -278,7 +286,7 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
         intact &= memcmp(got, hw, np * sizeof(float)) == 0;
     }
     if (w_lp) {
-        download(got, w_lp, np, DTYPE_BF16);
+        download(got, w_lp, np, t);
         intact &= memcmp(got, hw, np * sizeof(float)) == 0;
     }
     printf("%-4s %-30s %-14s bitwise\n", intact ? "ok" : "FAIL", name, "x, w intact");
@@ -305,13 +313,16 @@ static void run_case(gpu_t *g, const case_t *c, rng_t *rng, double tol) {
 
 // --- softmax + cross-entropy
 
-/* bf16: logits and their gradient in bf16, the loss in fp32 from the (exact) bf16 logits: one rounding of dlogits. */
-static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int classes) {
-    dtype_t t = g->math == MATH_BF16 ? DTYPE_BF16 : DTYPE_FP32;
-    double tol = t == DTYPE_BF16 ? TOL_BF16(1) : TOL;
-    char name[64];
-    snprintf(name, sizeof name, "%ssoftmax_xent n=%d valid=%d cls=%d", t == DTYPE_BF16 ? "[bf16] " : "", n, n_valid,
-             classes);
+/* bf16, fp16: logits and their gradient in the 2-byte type, the loss in fp32 from the (exact) 2-byte logits: one
+ * rounding of dlogits. ls > 0: the gradient multiplied by a loss scale the kernel reads on the device (fp16's), and
+ * a control that the unscaled reference then fails. */
+static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int classes, float ls) {
+    dtype_t t = math_act_dtype(g->math);
+    double tol = dtype_is_low(t) ? tol_low(t, 1) : TOL;
+    char name[80], scaled[24] = "";
+    if (ls > 0) snprintf(scaled, sizeof scaled, " scale %g", ls);
+    snprintf(name, sizeof name, "%s%s%ssoftmax_xent n=%d valid=%d cls=%d%s", dtype_is_low(t) ? "[" : "",
+             dtype_is_low(t) ? dtype_name(t) : "", dtype_is_low(t) ? "] " : "", n, n_valid, classes, scaled);
     size_t nz = (size_t)n * classes;
     float *hz = falloc(nz), *got = falloc(nz);
     int *hl = (int *)calloc((size_t)n, sizeof(int));
@@ -335,12 +346,18 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
         for (int j = 0; j < classes; j++) s += exp(z[j] - m);
         loss += log(s) + m - z[hl[i]];
         correct += am == hl[i];
-        for (int j = 0; j < classes; j++) want[(size_t)i * classes + j] = scale * (exp(z[j] - m) / s - (j == hl[i]));
+        for (int j = 0; j < classes; j++)
+            want[(size_t)i * classes + j] = (ls > 0 ? ls : 1.0) * scale * (exp(z[j] - m) / s - (j == hl[i]));
     }
 
     void *dz = dev_alloc(nz, t), *ddz = dev_alloc(nz, t);
     int *dl;
+    float *dls = NULL;
     double *dacc, prior[2] = {0.25, 3.0}, acc[2];
+    if (ls > 0) {
+        CHECK_CUDA(cudaMalloc((void **)&dls, sizeof(float)));
+        CHECK_CUDA(cudaMemcpy(dls, &ls, sizeof ls, cudaMemcpyHostToDevice));
+    }
     CHECK_CUDA(cudaMalloc((void **)&dl, (size_t)n * sizeof(int)));
     CHECK_CUDA(cudaMalloc((void **)&dacc, 2 * sizeof(double)));
     upload(dz, hz, nz, t);
@@ -348,14 +365,26 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
     CHECK_CUDA(cudaMemcpy(dl, hl, (size_t)n * sizeof(int), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dacc, prior, sizeof prior, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaDeviceSynchronize());   // as in run_case: the uploads before the non-blocking stream reads them
-    softmax_xent(dz, dl, ddz, t, n, n_valid, classes, scale, dacc, g->stream);
-    softmax_xent(dz, dl, NULL, t, n, n_valid, classes, scale, dacc, g->stream);   // loss only: accumulates again
+    softmax_xent(dz, dl, ddz, t, n, n_valid, classes, scale, dls, dacc, g->stream);
+    softmax_xent(dz, dl, NULL, t, n, n_valid, classes, scale, dls, dacc, g->stream);   // loss only: accumulates again
     CHECK_CUDA(cudaStreamSynchronize(g->stream));
     CHECK_CUDA(cudaMemcpy(acc, dacc, sizeof acc, cudaMemcpyDeviceToHost));
     download(got, ddz, nz, t);
 
     shape_t zs = {n, 1, 1, classes};
     check(name, "dlogits", got, want, nz, &zs, tol);
+    if (ls > 0 && n_valid > 0) {   /* control: the scale must have been applied (the loss below must not see it) */
+        double num = 0.0, den = 0.0;
+        for (size_t j = 0; j < nz; j++) {
+            double u = want[j] / ls;
+            num += (got[j] - u) * (got[j] - u);
+            den += u * u;
+        }
+        double e = den > 0 ? sqrt(num / den) : 0.0;
+        printf("%-4s %-30s %-14s rel_err %.3e against the unscaled gradient (must exceed %.1e)\n",
+               e > tol ? "ok" : "FAIL", name, "[control]", e, tol);
+        EXPECT(e > tol, "%s: dlogits match the unscaled gradient (rel_err %.3e)", name, e);
+    }
     int pad_zero = 1;
     for (size_t j = (size_t)n_valid * classes; j < nz; j++) pad_zero &= got[j] == 0.0f;
     EXPECT(pad_zero, "%s: padding rows of dlogits are not exactly 0", name);
@@ -367,33 +396,37 @@ static void test_softmax_xent(gpu_t *g, rng_t *rng, int n, int n_valid, int clas
     EXPECT(acc[1] - prior[1] == 2.0 * correct, "%s: correct %.0f != %.0f", name, acc[1] - prior[1], 2.0 * correct);
 
     CHECK_CUDA(cudaFree(dz)); CHECK_CUDA(cudaFree(ddz)); CHECK_CUDA(cudaFree(dl)); CHECK_CUDA(cudaFree(dacc));
+    if (dls) CHECK_CUDA(cudaFree(dls));
     free(hz); free(got); free(hl); free(want);
 }
 
-// --- the bf16 tolerance's negative control
+// --- the 2-byte tolerances' negative control
 
-/* The failure the bf16 tolerance exists to catch: products summed in bf16 (the running sum rounded after every
- * add) instead of fp32. Dot products of the conv c32 case's length (3*3*32) on bf16-exact random inputs: their
- * error against the exact sums must exceed the loosest bf16 tolerance used for a layer, or that tolerance could
- * not tell such a layer from a correct one. Host only. */
-static void test_bf16_tolerance_rejects_bf16_accumulation(rng_t *rng) {
+/* The failure the bf16 and fp16 tolerances exist to catch: products summed in the 2-byte type t (the running sum
+ * rounded after every add) instead of fp32. Dot products of the conv c32 case's length (3*3*32) on t-exact random
+ * inputs: their error against the exact sums must exceed the loosest t tolerance used for a layer, or that
+ * tolerance could not tell such a layer from a correct one. Host only. */
+static void test_low_tolerance_rejects_low_accumulation(rng_t *rng, dtype_t t) {
     enum { K = 288, OUTS = 2048 };
     double num = 0.0, den = 0.0;
     for (int o = 0; o < OUTS; o++) {
         double exact = 0.0;
         float acc16 = 0.0f;
         for (int k = 0; k < K; k++) {
-            float a = bf16_ref_round((float)(2.0 * rng_uniform(rng) - 1.0)), b = bf16_ref_round((float)(rng_uniform(rng) - 0.5));
+            float a = round_as((float)(2.0 * rng_uniform(rng) - 1.0), t), b = round_as((float)(rng_uniform(rng) - 0.5), t);
             exact += (double)a * b;
-            acc16 = bf16_ref_round(acc16 + a * b);   /* a*b is exact in fp32: 8 x 8 significant bits */
+            acc16 = round_as(acc16 + a * b, t);   /* a*b is exact in fp32: at most 11 x 11 significant bits */
         }
         num += (acc16 - exact) * (acc16 - exact);
         den += exact * exact;
     }
-    double err = sqrt(num / den), tol = TOL_BF16(2);
-    printf("%-4s %-30s %-14s rel_err %.3e vs tolerance %.3e (must exceed it)\n", err > tol ? "ok" : "FAIL",
-           "[control] bf16 accumulation", "y", err, tol);
-    EXPECT(err > tol, "bf16 tolerance %.3e would accept a layer accumulating in bf16 (rel_err %.3e)", tol, err);
+    double err = sqrt(num / den), tol = tol_low(t, 2);
+    char what[48];
+    snprintf(what, sizeof what, "[control] %s accumulation", dtype_name(t));
+    printf("%-4s %-30s %-14s rel_err %.3e vs tolerance %.3e (must exceed it)\n", err > tol ? "ok" : "FAIL", what, "y",
+           err, tol);
+    EXPECT(err > tol, "%s tolerance %.3e would accept a layer accumulating in %s (rel_err %.3e)", dtype_name(t), tol,
+           dtype_name(t), err);
 }
 
 // --- host-only: shapes, counts, initialisation
@@ -491,8 +524,8 @@ int main(int argc, char **argv) {
     CHECK_CUBLAS(cublasGetVersion(g.cublas, &cublas_ver));
     printf("# cuBLAS %d, math fp32 (strict)\n", cublas_ver);
 
-    /* Every case runs in strict fp32 (TOL) and in bf16 (TOL_BF16 of its stages: the derivation is at its definition);
-     * two of them in TF32. */
+    /* Every case runs in strict fp32 (TOL), in bf16 and in fp16 (tol_low of its stages: the derivation is at
+     * TOL_BF16's definition); some of them in TF32. */
     static const case_t cases[] = {
         {"conv k3 s1 p1 bias", &layer_conv_ops, {3, 1, 1, 8, 1, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 2},
         {"conv k3 s1 p1 nobias", &layer_conv_ops, {3, 1, 1, 8, 0, 0}, 1, {4, 9, 9, 5}, 1, 1, -1, 1, ref_conv, 1},
@@ -549,9 +582,9 @@ int main(int argc, char **argv) {
     g.bn = g.bn == GPU_BN_OWN ? GPU_BN_CUDNN : GPU_BN_OWN;
     for (size_t i = 0; i < n_cases; i++) if (cases[i].ops == &layer_bn_ops) run_case(&g, &cases[i], &rng, TOL);
 
-    test_softmax_xent(&g, &rng, 37, 33, 10);
-    test_softmax_xent(&g, &rng, 16, 16, 100);
-    test_softmax_xent(&g, &rng, 5, 0, 10);
+    test_softmax_xent(&g, &rng, 37, 33, 10, 0);
+    test_softmax_xent(&g, &rng, 16, 16, 100, 0);
+    test_softmax_xent(&g, &rng, 5, 0, 10, 0);
     gpu_free(&g);
 
     /* TF32: only that the tensor-core path is chosen, runs and stays close; strict checks are the fp32 ones. */
@@ -565,26 +598,36 @@ int main(int argc, char **argv) {
             run_case(&t, &cases[i], &rng, TOL_TF32);
     gpu_free(&t);
 
-    /* bf16 (--math bf16): every layer kind, tolerance TOL_BF16(stages) (see its definition for the derivation). */
-    test_bf16_tolerance_rejects_bf16_accumulation(&rng);
-    gpu_t b;
-    gpu_init(&b, 0, MATH_BF16);
-    gpu_workspace_reserve(&b, (size_t)256 << 20);
-    printf("# math bf16: bf16 activations and conv/dense operands, fp32 accumulation and parameters\n");
-    for (size_t i = 0; i < n_cases; i++) run_case(&b, &cases[i], &rng, TOL_BF16(cases[i].bf16_stages));
-    b.bn = b.bn == GPU_BN_OWN ? GPU_BN_CUDNN : GPU_BN_OWN;
-    for (size_t i = 0; i < n_cases; i++)
-        if (cases[i].ops == &layer_bn_ops) run_case(&b, &cases[i], &rng, TOL_BF16(cases[i].bf16_stages));
-    test_softmax_xent(&b, &rng, 37, 33, 10);
-    test_softmax_xent(&b, &rng, 16, 16, 100);
-    gpu_free(&b);
+    /* bf16 and fp16 (--math bf16 | fp16): every layer kind, tolerance tol_low(t, stages) (the derivation is at
+     * TOL_BF16's definition); fp16's loss also with a loss scale. */
+    const math_t lows[2] = {MATH_BF16, MATH_FP16};
+    for (int mi = 0; mi < 2; mi++) {
+        const dtype_t lt = math_act_dtype(lows[mi]);
+        test_low_tolerance_rejects_low_accumulation(&rng, lt);
+        gpu_t b;
+        gpu_init(&b, 0, lows[mi]);
+        gpu_workspace_reserve(&b, (size_t)256 << 20);
+        printf("# math %s: %s activations and conv/dense operands, fp32 accumulation and parameters\n",
+               gpu_math_name(lows[mi]), dtype_name(lt));
+        for (size_t i = 0; i < n_cases; i++) run_case(&b, &cases[i], &rng, tol_low(lt, cases[i].lp_stages));
+        b.bn = b.bn == GPU_BN_OWN ? GPU_BN_CUDNN : GPU_BN_OWN;
+        for (size_t i = 0; i < n_cases; i++)
+            if (cases[i].ops == &layer_bn_ops) run_case(&b, &cases[i], &rng, tol_low(lt, cases[i].lp_stages));
+        test_softmax_xent(&b, &rng, 37, 33, 10, 0);
+        test_softmax_xent(&b, &rng, 16, 16, 100, 0);
+        if (math_loss_scaled(lows[mi])) {   /* GradScaler's first scale, and one a few halvings later */
+            test_softmax_xent(&b, &rng, 37, 33, 10, 65536.0f);
+            test_softmax_xent(&b, &rng, 16, 16, 100, 1024.0f);
+        }
+        gpu_free(&b);
+    }
 
-    /* bf16 and tf32 convolutions on the backend API's engine configs (conv_be.c), forced wherever one runs
+    /* bf16, fp16 and tf32 convolutions on the backend API's engine configs (conv_be.c), forced wherever one runs
      * (SCALING_CONV=backend), on the cases cuDNN runs: the same references and tolerances. Each searched direction of
      * the 32-channel shapes must have run one, so these checks cannot pass on the legacy path alone. Few cases:
      * compute-sanitizer runs this test (gpu_memcheck). */
-    const math_t be_maths[2] = {MATH_BF16, MATH_TF32};
-    for (int mi = 0; mi < 2; mi++) {
+    const math_t be_maths[3] = {MATH_BF16, MATH_FP16, MATH_TF32};
+    for (int mi = 0; mi < 3; mi++) {
         gpu_t e;
         gpu_init(&e, 0, be_maths[mi]);
         e.conv = GPU_CONV_BACKEND;
@@ -593,7 +636,8 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < n_cases; i++)
             if (strcmp(cases[i].name, "conv k3 s1 p1 c32") == 0 || strcmp(cases[i].name, "conv k3 s2 p1 bias") == 0 ||
                 strncmp(cases[i].name, "conv k1", 7) == 0)
-                run_case(&e, &cases[i], &rng, e.math == MATH_TF32 ? TOL_TF32 : TOL_BF16(cases[i].bf16_stages));
+                run_case(&e, &cases[i], &rng, e.math == MATH_TF32 ? TOL_TF32
+                                                                  : tol_low(math_act_dtype(e.math), cases[i].lp_stages));
         int on_be = 0;
         for (int i = 0; i < e.n_conv_algos; i++) {
             const conv_algo_t *a = &e.conv_algos[i];

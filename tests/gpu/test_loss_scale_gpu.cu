@@ -1,4 +1,4 @@
-/* test_loss_scale_gpu.cu — fp16's loss scale on the device (engine/loss_scale.cu, sgd_step_scaled): a clean step with
+/* test_loss_scale_gpu.cu — fp16's loss scale on the device (engine/loss_scale.cu, sgd_step): a clean step with
  * gradients scaled by S updates as the unscaled step would (CPU double reference, fp32 rounding); an injected inf or
  * NaN skips the step (parameters, momentum and the fp16 copy bit for bit unchanged), halves the scale and counts a
  * skip; clean steps grow it after the interval; a CUDA-graph replay of check + update + advance equals the eager
@@ -25,7 +25,7 @@ typedef struct {
 
 static void step(bufs_t *b, loss_scale_cfg_t c, cudaStream_t s) {
     loss_scale_check(b->ls, b->g, DTYPE_FP16, N, s);
-    sgd_step_scaled(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, b->v, N, 0.1f, 0.9f, 1e-4f, b->ls, s);
+    sgd_step(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, b->v, N, 0.1f, 0.9f, 1e-4f, b->ls, s);
     loss_scale_advance(b->ls, c, s);
 }
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
                "after the %s: scale %g skipped %d clean %d", k ? "NaN" : "inf", h.scale, h.skipped, h.clean);
     }
     /* negative control: the same step without the scale's check moves the parameters (NaN spreads into them) */
-    sgd_step_scaled(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, b.v, N, 0.1f, 0.9f, 1e-4f, NULL, s);
+    sgd_step(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, b.v, N, 0.1f, 0.9f, 1e-4f, NULL, s);
     snapshot(&b, hp, hv, lp1);
     EXPECT(memcmp(hp, p0, N * 4) != 0, "control: an update without the check left the parameters as they were");
     upload(b.p, p0, N, DTYPE_FP32);

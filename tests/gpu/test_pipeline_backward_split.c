@@ -1,11 +1,12 @@
 /* test_pipeline_backward_split.c — the zero-bubble pipeline's backward in two parts (layer.h backward_data and
  * backward_weight, model_backward_data_range then model_backward_weight_range) computes what the whole backward
  * computes: every parameter gradient and the input gradient of each model's second half, for LeNet, the d2l
- * ResNet-18 and a narrow ResNet-50 (convolutions, dense, batch norm, pooling, residual adds), in fp32 and bf16, with
- * the gradients overwritten (dw_beta 0) and accumulated (1). Gradients start as random noise each time, so a part
+ * ResNet-18 and a narrow ResNet-50 (convolutions, dense, batch norm, pooling, residual adds), in fp32, bf16 and
+ * fp16, with the gradients overwritten (dw_beta 0) and accumulated (1). Gradients start as random noise each time, so a part
  * that is skipped or runs twice shows. Negative control: the data part alone leaves the weight gradients wrong. */
 #include "dp_common.h"
 #include "../../engine/model.h"
+#include "fp16_ref.h"
 #include <string.h>
 
 #define N 8
@@ -42,7 +43,9 @@ static float *grads_after(net_t *n, int mode, float dw_beta, size_t *len) {
     CHECK_CUDA(cudaMemcpy(cut, m->tensors[n->cut].grad, cut_n * dtype_size(m->act_dtype), cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < cut_n; i++) {
         if (m->act_dtype == DTYPE_FP32) { h[n->n_params + i] = ((float *)cut)[i]; continue; }
-        unsigned u = (unsigned)((unsigned short *)cut)[i] << 16;
+        const unsigned short v = ((unsigned short *)cut)[i];
+        if (m->act_dtype == DTYPE_FP16) { h[n->n_params + i] = fp16_ref_widen(v); continue; }
+        unsigned u = (unsigned)v << 16;   /* bf16: fp32's upper half */
         memcpy(&h[n->n_params + i], &u, sizeof u);
     }
     free(cut);
@@ -91,8 +94,9 @@ static void check_model(const char *name, math_t math) {
 int main(void) {
     gpu_test_require(1);
     static const char *const models[] = {"lenet", "resnet18", "resnet50-narrow"};
-    for (int bf = 0; bf <= 1; bf++)
+    static const math_t maths[] = {MATH_FP32, MATH_BF16, MATH_FP16};
+    for (size_t k = 0; k < sizeof maths / sizeof maths[0]; k++)
         for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-            check_model(models[i], bf ? MATH_BF16 : MATH_FP32);
+            check_model(models[i], maths[k]);
     return test_summary();
 }

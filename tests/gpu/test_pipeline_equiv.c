@@ -4,8 +4,11 @@
  * deferred), has the parameters of 1-GPU `single` training with the same global batch (relative error <= 1e-5,
  * strict fp32): accumulated micro-batch gradients are the batch gradient.
  * Steps replay from CUDA graphs as in the command (--cuda-graph on); also eager steps, a hand split, copies staged
- * through host memory, one stage, and the row's pipeline columns. Then the same in bf16 mixed precision against
- * single in bf16 (2 stages, M = 1, 2, 4, every schedule), with the bf16 tolerances of dp_common.h. */
+ * through host memory, one stage, and the row's pipeline columns. Then the same in bf16 and in fp16 mixed precision
+ * against single in that math (2 stages, M = 1, 2, 4, every schedule), with the tolerances of dp_common.h; in fp16
+ * the loss scale and skipped steps equal single's (every stage holds the scale and steps it alike, the zero-bubble
+ * schedule's deferred weight gradients checked with the rest), and the staged copies' cases (host-staged links) run
+ * too. */
 #include "dp_common.h"
 #include "../../strategies/pipe_schedule.h"
 
@@ -27,7 +30,8 @@ static int count_fields(const char *s) {
 }
 
 static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const float *p0, const float *dref,
-                     size_t n_params, double single_loss, double single_acc, const dp_tol_t *tol) {
+                     size_t n_params, const epoch_stats_t *single, double single_acc, const dp_tol_t *tol) {
+    const double single_loss = single->train_loss;
     const strategy_t *st = strategy_find("pipeline");
     cfg.n_gpus = c->gpus;
     cfg.micro_batches = c->micro;
@@ -37,7 +41,7 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     cfg.n_split = c->n_split;
     cfg.cuda_graph = c->graphs;
     epoch_stats_t s;
-    memset(&s, 0, sizeof s);
+    epoch_stats_init(&s);   /* as the harness: what a strategy does not measure stays < 0 */
     void *state = dp_test_train(st, &cfg, K, &s);
     double acc = st->evaluate(state);
     size_t n = st->params(state, NULL, 0);
@@ -62,6 +66,9 @@ static void run_case(const case_t *c, run_cfg_t cfg, const float *ref, const flo
     }
     EXPECT(fabs(s.train_loss - single_loss) <= tol->loss * single_loss, "%s: loss %.7f, single %.7f", label,
            s.train_loss, single_loss);
+    EXPECT(s.loss_scale == single->loss_scale && s.skipped_steps == single->skipped_steps,
+           "%s: loss scale %g (%d skipped), single %g (%d)", label, s.loss_scale, s.skipped_steps, single->loss_scale,
+           single->skipped_steps);
     EXPECT(fabs(acc - single_acc) <= tol->acc, "%s: test accuracy %.4f, single %.4f", label, acc, single_acc);
     EXPECT(s.steps == K && s.stages == c->gpus && s.micro_batches == c->micro &&
            strcmp(s.schedule, sched_order_name((sched_order_t)c->order)) == 0,
@@ -111,9 +118,11 @@ int main(void) {
         {2, 4, SCHED_GPIPE, NAIVE_PATH_AUTO, NULL, 0, 0},
         {2, 4, SCHED_ZB, NAIVE_PATH_AUTO, NULL, 0, 0},
     };
-    for (int bf = 0; bf <= 1; bf++) {
-        cfg.math = bf ? MATH_BF16 : MATH_FP32;
-        const dp_tol_t *tol = bf ? &dp_tol_bf16 : &dp_tol_fp32;
+    static const math_t maths[3] = {MATH_FP32, MATH_BF16, MATH_FP16};
+    for (int mi = 0; mi < 3; mi++) {
+        cfg.math = maths[mi];
+        const int low = dtype_is_low(math_act_dtype(cfg.math));
+        const dp_tol_t *tol = !low ? &dp_tol_fp32 : cfg.math == MATH_FP16 ? &dp_tol_fp16 : &dp_tol_bf16;
         /* The reference: one GPU, batch B; its state is the replica (strategies/single.c). */
         const strategy_t *single = strategy_find("single");
         epoch_stats_t s;
@@ -123,19 +132,22 @@ int main(void) {
         st0 = dp_test_train(single, &cfg, K, &s);
         size_t n_params = ((replica_t *)st0)->model.n_params;
         float *ref = dp_test_params((replica_t *)st0);
-        double single_acc = single->evaluate(st0), single_loss = s.train_loss;
+        double single_acc = single->evaluate(st0);
         single->teardown(st0);
+        printf("[%s] single: loss %.4f, loss scale %g, %d skipped\n", gpu_math_name(cfg.math), s.train_loss,
+               s.loss_scale, s.skipped_steps);
         float *dref = malloc(n_params * sizeof(float));
         for (size_t k = 0; k < n_params; k++) dref[k] = ref[k] - p0[k];
 
-        for (int c = 0; c < (bf ? 1 : n_counts); c++)   /* bf16: 2 stages */
+        for (int c = 0; c < (low ? 1 : n_counts); c++)   /* 2-byte maths: 2 stages */
             for (int order = 0; order < SCHED_ORDERS; order++)
                 for (int m = 0; m < 3; m++) {
                     case_t cs = {counts[c], micro[m], order, NAIVE_PATH_AUTO, NULL, 0, 1};
-                    run_case(&cs, cfg, ref, p0, dref, n_params, single_loss, single_acc, tol);
+                    run_case(&cs, cfg, ref, p0, dref, n_params, &s, single_acc, tol);
                 }
-        for (size_t i = 0; !bf && i < sizeof extra / sizeof extra[0]; i++)
-            run_case(&extra[i], cfg, ref, p0, dref, n_params, single_loss, single_acc, tol);
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)   /* fp16: the host-staged links too */
+            if (!low || (cfg.math == MATH_FP16 && extra[i].naive_path == NAIVE_PATH_HOST))
+                run_case(&extra[i], cfg, ref, p0, dref, n_params, &s, single_acc, tol);
         free(p0);
         free(ref);
         free(dref);

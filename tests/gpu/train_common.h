@@ -29,13 +29,16 @@ static double train_accuracy_at(const char *model, const char *dataset, int imag
     double acc = 0;
     for (int e = 1; e <= epochs; e++) {
         epoch_stats_t s;
+        epoch_stats_init(&s);
         st->epoch_begin(state, e);
         int steps = st->steps_per_epoch(state);
         for (int i = 0; i < steps; i++) st->train_step(state, i);
         st->epoch_end(state, steps, &s);
         acc = st->evaluate(state);
-        printf("%s/%s (%s) epoch %d: %d steps, %.3f s, train loss %.4f, train acc %.4f, test acc %.4f\n", model,
+        printf("%s/%s (%s) epoch %d: %d steps, %.3f s, train loss %.4f, train acc %.4f, test acc %.4f", model,
                dataset, gpu_math_name(math), e, s.steps, s.epoch_s, s.train_loss, s.train_acc, acc);
+        if (s.loss_scale > 0) printf(", loss scale %g, %d steps skipped", s.loss_scale, s.skipped_steps);
+        printf("\n");
     }
     st->teardown(state);
     idx_free(&data);

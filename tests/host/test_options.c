@@ -143,13 +143,13 @@ static void test_rejections(void) {
         {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
         {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18, resnet50, resnet101)"},
         {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
-        {{"--math", "fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
-        {{"--math", "tf32,fp16"}, "--math: unknown math mode \"fp16\" (valid: fp32, tf32, bf16)"},
+        {{"--math", "fp8"}, "--math: unknown math mode \"fp8\" (valid: fp32, tf32, bf16, fp16)"},
+        {{"--math", "tf32,half"}, "--math: unknown math mode \"half\" (valid: fp32, tf32, bf16, fp16)"},
         {{"--math", "TF32"}, "--math: unknown math mode \"TF32\""},
         {{"--math", "tf32,"}, "--math: empty item in list \"tf32,\""},
         {{"--math", ""}, "--math: empty list"},
-        {{"--grad-dtype", "int8"}, "--grad-dtype: unknown gradient dtype \"int8\" (valid: fp32, bf16)"},
-        {{"--grad-dtype", "fp32,fp16"}, "--grad-dtype: unknown gradient dtype \"fp16\" (valid: fp32, bf16)"},
+        {{"--grad-dtype", "int8"}, "--grad-dtype: unknown gradient dtype \"int8\" (valid: fp32, bf16, fp16)"},
+        {{"--grad-dtype", "fp32,fp8"}, "--grad-dtype: unknown gradient dtype \"fp8\" (valid: fp32, bf16, fp16)"},
         {{"--grad-dtype", ",bf16"}, "--grad-dtype: empty item in list \",bf16\""},
         {{"--grad-dtype"}, "--grad-dtype: missing argument"},
         {{"--init", "he"}, "--init: unknown init \"he\" (valid: normal, xavier, kaiming)"},
@@ -363,6 +363,25 @@ static void test_precision_options(void) {
            options_validate(&o, strategies, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
     EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 &&
            options_validate(&o, NULL, 2, err, sizeof err) == 0, "no strategies skip the rule: %s", err);
+
+    /* fp16: a math with a loss scale, and a wire beside bf16; a name neither knows exits 2 naming it. */
+    EXPECT(PARSE(&o, err, "--math", "fp16,bf16", "--grad-dtype", "fp16,bf16,fp32", "--strategy", "nccl") == 0, "%s",
+           err);
+    EXPECT(o.n_math == 2 && o.math[0] == MATH_FP16 && o.math[1] == MATH_BF16, "fp16 math parsed");
+    EXPECT(o.n_grad_dtype == 3 && o.grad_dtype[0] == DTYPE_FP16 && o.grad_dtype[1] == DTYPE_BF16 &&
+           o.grad_dtype[2] == DTYPE_FP32, "fp16 wire parsed");
+    EXPECT(options_validate(&o, strategies, 2, err, sizeof err) == 0, "fp16 with nccl: %s", err);
+    EXPECT(PARSE(&o, err, "--math", "fp16", "--strategy", "pipeline") == 0 &&
+           options_validate(&o, strategies, 2, err, sizeof err) == 0, "fp16 math in the pipeline: %s", err);
+    EXPECT(PARSE(&o, err, "--strategy", "single", "--grad-dtype", "fp16") == 0 &&
+           options_validate(&o, strategies, 2, err, sizeof err) == 2 &&
+           strcmp(err, "--grad-dtype fp16: strategy single has no gradient reduction (fp16 gradients apply to: naive, "
+                  "nccl)") == 0, "fp16 wire without a reduction: got '%s'", err);
+    EXPECT(PARSE(&o, err, "--math", "tf32,fp8") == 2 &&
+           strcmp(err, "--math: unknown math mode \"fp8\" (valid: fp32, tf32, bf16, fp16)") == 0, "got '%s'", err);
+    EXPECT(PARSE(&o, err, "--grad-dtype", "fp16,half") == 2 &&
+           strcmp(err, "--grad-dtype: unknown gradient dtype \"half\" (valid: fp32, bf16, fp16)") == 0, "got '%s'",
+           err);
 
     /* Hand-built options are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);

@@ -82,6 +82,7 @@ static results_row_t full_row(int epoch) {
     r.lr = 0.2, r.momentum = 0.9, r.weight_decay = 5e-4, r.epoch = epoch, r.phase = epoch == 1 ? "warmup" : "steady";
     r.stats.steps = 117, r.stats.epoch_s = 12.3456789, r.images_per_s = 41234.5, r.stats.step_ms = 45.678912;
     r.stats.train_loss = 0.25, r.stats.train_acc = 0.91, r.test_acc = 0.9, r.status = "ok";
+    r.stats.loss_scale = 32768, r.stats.skipped_steps = 3;
     r.reason = "x.cu:1: f(a, \"b\") -> out of memory", r.mem_free_mb = 812, r.mem_total_mb = 81559;
     r.stats.compute_ms = 40.5, r.stats.comm_ms = 6.25, r.stats.exposed_comm_ms = 1.5, r.stats.idle_ms = 3.67891;
     r.stats.bytes_per_step = 44696872, r.stats.algbw_gbs = 120.5, r.stats.busbw_gbs = 120.5;
@@ -99,7 +100,7 @@ static results_row_t full_row(int epoch) {
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "2", "steady", "117",
-    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
+    "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9", "32768", "3", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
     "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0", "300",
@@ -108,12 +109,13 @@ static const char *const full_cells[] = {
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,status,reason,"
+    "grad_dtype,init,epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,loss_scale,"
+    "skipped_steps,status,reason,"
     "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
     "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,stage_balance,peak_mem_mb,mem_free_mb,"
     "mem_total_mb,nodes,gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,"
     "git_commit";
-#define NCOLS 58
+#define NCOLS 60
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -164,10 +166,10 @@ static void test_format(void) {
     if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
             {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {15, "1"}, {17, "0"},
-            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, "diverged"}, {25, "the loss is not finite"}, {29, ""},
-            {30, ""}, {33, ""}, {34, ""}, {35, "4"}, {36, "8"}, {37, "gpipe"}, {38, "0-3,4-7"}, {39, "0.27"},
-            {40, "0.2727"}, {41, "1.5;2.25"}, {42, "1.038"}, {43, ""}, {44, "0"}, {45, ""}, {46, ""}, {47, ""},
-            {48, ""}, {49, ""}, {50, ""}, {56, ""},
+            {18, ""}, {20, ""}, {21, "nan"}, {22, ""}, {24, ""}, {25, ""}, {26, "diverged"},
+            {27, "the loss is not finite"}, {31, ""}, {32, ""}, {35, ""}, {36, ""}, {37, "4"}, {38, "8"},
+            {39, "gpipe"}, {40, "0-3,4-7"}, {41, "0.27"}, {42, "0.2727"}, {43, "1.5;2.25"}, {44, "1.038"}, {45, ""},
+            {46, "0"}, {47, ""}, {48, ""}, {49, ""}, {50, ""}, {51, ""}, {52, ""}, {58, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -249,12 +251,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 58: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 60: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 59: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 61: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -311,7 +313,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 52, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 54, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -458,10 +460,10 @@ static void test_read_fixture(void) {
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
     results_rows_free(&t);
     /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, stage_balance,
-     * ...) reads whole. */
+     * loss_scale, ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
-    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 11 && t.unknown == 0, "committed study: %d rows, %d bad, "
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 13 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;

@@ -1,16 +1,18 @@
-/* test_dp_bf16.c — --grad-dtype bf16 (DDP's bf16_compress_hook) on naive and nccl, on 2 and min(4, present) GPUs:
- * LeNet, strict fp32 math, global batch B, K steps.
+/* test_dp_wire.c — --grad-dtype bf16 and fp16 (DDP's bf16_compress_hook and fp16_compress_hook) on naive and nccl,
+ * on 2 and min(4, present) GPUs: LeNet, strict fp32 math, global batch B, K steps.
  * - Every step's summed gradient is the wire's rounding of the shards' fp32 gradients (which each replica's flat
  *   gradient buffer still holds after the step), element by element: naive, and nccl on 2 GPUs, bit for bit
- *   RN(fp32 sum in GPU order of RN(g_i)) (NCCL adds two bf16 values and rounds their exact sum once); nccl on more
+ *   RN(fp32 sum in GPU order of RN(g_i)) (NCCL adds two 2-byte values and rounds their exact sum once); nccl on more
  *   GPUs within its n - 1 roundings; the same bits on every replica.
- * - The first update is -lr (wire gradient + wd p0), not -lr (fp32 sum + wd p0): the update reads the bf16 buffer.
+ * - The first update is -lr (wire gradient + wd p0), not -lr (fp32 sum + wd p0): the update reads the wire buffer.
  * - After K steps the parameters are single's at batch B within the bound below; replicas bit-identical; rows
  *   count 2 bytes per gradient on the wire.
  *
- * The bound. With u = 2^-8 (bf16's unit roundoff), the wire's error in element k at step t, against the exact sum
- * of the shards' gradients, is at most E_t,k = u sum_i |g_i| (each shard rounded once) + r u (1+u)^r sum_i
- * |RN(g_i)| (r roundings of partial sums: 1 for naive, n - 1 for the ring). SGD with momentum mu is linear in the
+ * The bound. With u the wire type's unit roundoff (bf16 2^-8, fp16 2^-11), the wire's error in element k at step t,
+ * against the exact sum of the shards' gradients, is at most E_t,k = u sum_i |g_i| (each shard rounded once) +
+ * r u (1+u)^r sum_i |RN(g_i)| (r roundings of partial sums: 1 for naive, n - 1 for the ring), plus half the type's
+ * least denormal step per rounding (2^-134 in bf16; 2^-25 in fp16, whose 5-bit exponent puts many of LeNet's
+ * unscaled gradients below its normal range 2^-14, where the error is absolute). SGD with momentum mu is linear in the
  * gradient: theta_K - theta_0 = -lr sum_t S_t (g_t + wd theta_t), S_t = sum_{j=0..K-1-t} mu^j, so to first order
  * the parameters after K steps are off the exact-gradient trajectory by at most lr sum_t S_t ||E_t||. That
  * trajectory is single's up to fp32 summation order (test_dp_equiv: 1e-5) and up to the feedback of the rounding
@@ -20,12 +22,19 @@
  * lr ||sum_t S_t e_t|| (the actual wire errors e_t, without feedback) and the bound, so the margin is visible. */
 #include "dp_common.h"
 #include "bf16_ref.h"
+#include "fp16_ref.h"
 
 #define B 96
 #define K 5
 #define LR 0.1
 #define MU 0.9
 #define WD 5e-4
+
+/* The wire type's rounding of a float (its bits) and its value. */
+static uint16_t wire_rne(float f, dtype_t t) { return t == DTYPE_FP16 ? fp16_ref_rne(f) : bf16_ref_rne(f); }
+static float wire_widen(uint16_t h, dtype_t t) { return t == DTYPE_FP16 ? fp16_ref_widen(h) : bf16_ref_widen(h); }
+static double wire_u(dtype_t t) { return t == DTYPE_FP16 ? FP16_U : BF16_U; }
+static double wire_tiny(dtype_t t) { return ldexp(1.0, t == DTYPE_FP16 ? -25 : -134); }
 
 static void download(int device, void *host, const void *dev, size_t bytes) {
     CHECK_CUDA(cudaSetDevice(device));
@@ -51,7 +60,7 @@ static double rel_d(const double *a, const double *b, size_t n) {
 
 /* One configuration's figures, for the table printed last. */
 typedef struct {
-    const char *label;
+    char label[48];
     int gpus;
     double measured, direct, bound, to_wire, to_fp32;
 } result_t;
@@ -64,28 +73,29 @@ typedef struct {
 
 /* Checks step t's wire gradient on every replica against the shards' gradients; adds S_t e_t to dir and returns
  * lr S_t ||E_t||, this step's part of the bound. */
-static double check_step(const char *label, int n, int rounds, int t, float *const *g, uint16_t *const *w,
-                         size_t P, double *dir) {
+static double check_step(const char *label, dtype_t wt, int n, int rounds, int t, float *const *g,
+                         uint16_t *const *w, size_t P, double *dir) {
     double S = 0;
     for (int j = 0; j <= K - 1 - t; j++) S += pow(MU, j);
     size_t differ = 0, not_rne = 0, over = 0, first = P;
-    double E2 = 0, tiny = (n + rounds) * ldexp(1.0, -134);   /* absolute: bf16 denormal spacing is 2^-133 */
+    const double U = wire_u(wt), tiny = (n + rounds) * wire_tiny(wt);   /* absolute, below the normal range */
+    double E2 = 0;
     for (size_t k = 0; k < P; k++) {
         float acc = 0;
         double abs_g = 0, abs_b = 0, exact = 0;
         for (int i = 0; i < n; i++) {
-            float b = bf16_ref_widen(bf16_ref_rne(g[i][k]));
+            float b = wire_widen(wire_rne(g[i][k], wt), wt);
             acc = i ? acc + b : b;     /* GPU 0's order, in fp32 */
             abs_g += fabs(g[i][k]);
             abs_b += fabs(b);
             exact += g[i][k];
             differ += i > 0 && w[i][k] != w[0][k];
         }
-        double e = bf16_ref_widen(w[0][k]) - exact;
-        double E = BF16_U * abs_g + rounds * BF16_U * pow(1 + BF16_U, rounds) * abs_b + tiny;
-        int bad = rounds == 1 ? w[0][k] != bf16_ref_rne(acc) : fabs(e) > E;
+        double e = wire_widen(w[0][k], wt) - exact;
+        double E = U * abs_g + rounds * U * pow(1 + U, rounds) * abs_b + tiny;
+        int bad = rounds == 1 ? w[0][k] != wire_rne(acc, wt) : fabs(e) > E;
         if (bad && first == P) first = k;
-        not_rne += rounds == 1 && w[0][k] != bf16_ref_rne(acc);
+        not_rne += rounds == 1 && w[0][k] != wire_rne(acc, wt);
         over += fabs(e) > E;
         E2 += E * E;
         dir[k] += S * e;
@@ -101,14 +111,14 @@ static double check_step(const char *label, int n, int rounds, int t, float *con
 
 /* The first update (momentum starts at 0): p1 - p0 = -lr (grad + wd p0). Returns the relative distance of the
  * measured update from the one with the wire gradient (*to_wire) and from the one with the exact fp32 sum. */
-static void first_update(const float *p0, const float *p1, const uint16_t *w0, float *const *g, int n, size_t P,
-                         double *to_wire, double *to_fp32) {
+static void first_update(dtype_t wt, const float *p0, const float *p1, const uint16_t *w0, float *const *g, int n,
+                         size_t P, double *to_wire, double *to_fp32) {
     double *got = xmalloc(P * sizeof(double)), *a = xmalloc(P * sizeof(double)), *b = xmalloc(P * sizeof(double));
     for (size_t k = 0; k < P; k++) {
         double sum = 0;
         for (int i = 0; i < n; i++) sum += g[i][k];
         got[k] = (double)p1[k] - p0[k];
-        a[k] = -LR * (bf16_ref_widen(w0[k]) + WD * p0[k]);
+        a[k] = -LR * (wire_widen(w0[k], wt) + WD * p0[k]);
         b[k] = -LR * (sum + WD * p0[k]);
     }
     *to_wire = rel_d(got, a, P);
@@ -118,19 +128,23 @@ static void first_update(const float *p0, const float *p1, const uint16_t *w0, f
     free(b);
 }
 
-static result_t check(const char *strategy, const char *label, size_t bucket, int n, const idx_dataset_t *data,
-                      const reference_t *ref) {
+static result_t check(const char *strategy, const char *name, dtype_t wt, size_t bucket, int n,
+                      const idx_dataset_t *data, const reference_t *ref) {
     int devices[4] = {0, 1, 2, 3};
     run_cfg_t cfg = {.model = "lenet", .n_gpus = n, .devices = devices, .global_batch = B, .lr = LR, .momentum = MU,
                      .weight_decay = WD, .math = MATH_FP32, .init = INIT_XAVIER, .seed = 1, .data = data,
-                     .naive_path = NAIVE_PATH_AUTO, .bucket_bytes = bucket, .overlap = 1, .grad_dtype = DTYPE_BF16};
+                     .naive_path = NAIVE_PATH_AUTO, .bucket_bytes = bucket, .overlap = 1, .grad_dtype = wt};
+    result_t res = {.gpus = n};
+    const char *label = res.label;
+    snprintf(res.label, sizeof res.label, "%s %s", name, dtype_name(wt));
     const strategy_t *st = strategy_find(strategy);
     epoch_stats_t s = {0};
     void *state = dp_test_train(st, &cfg, 0, &s);
     dp_t *dp = state;
     size_t P = ref->n_params;
     int rounds = strcmp(strategy, "naive") == 0 ? 1 : n - 1;
-    EXPECT(dp->wire == DTYPE_BF16 && dp->reps[0].model.n_params == P, "%s: bf16 wire, %zu parameters", label, P);
+    EXPECT(dp->wire == wt && dp->reps[0].model.n_params == P, "%s: %s wire, %zu parameters", label, dtype_name(wt),
+           P);
     float *p0 = dp_test_params(&dp->reps[0]);
     EXPECT(memcmp(p0, ref->p0, P * sizeof(float)) == 0, "%s on %d GPUs: initial parameters differ from single's",
            label, n);
@@ -149,10 +163,10 @@ static result_t check(const char *strategy, const char *label, size_t bucket, in
             download(r->gpu.device, g[i], r->model.grads, P * sizeof(float));
             download(r->gpu.device, w[i], dp->wire_grads[i], P * sizeof(uint16_t));
         }
-        bound += check_step(label, n, rounds, t, g, w, P, dir);
+        bound += check_step(label, wt, n, rounds, t, g, w, P, dir);
         if (t == 0) {
             float *p1 = dp_test_params(&dp->reps[0]);
-            first_update(p0, p1, w[0], g, n, P, &to_wire, &to_fp32);
+            first_update(wt, p0, p1, w[0], g, n, P, &to_wire, &to_fp32);
             free(p1);
         }
     }
@@ -174,8 +188,8 @@ static result_t check(const char *strategy, const char *label, size_t bucket, in
            direct, bound, worst > 0 ? bound / worst : INFINITY, to_wire, to_fp32, s.train_loss, s.bytes_per_step);
     EXPECT(worst <= bound, "%s on %d GPUs: update differs from single's by %.3g, over the bound %.3g", label, n, worst,
            bound);
-    EXPECT(to_wire * 10 <= to_fp32, "%s on %d GPUs: first update is %.3g from the bf16-gradient step and %.3g from "
-           "the fp32 one: the update did not read the wire buffer", label, n, to_wire, to_fp32);
+    EXPECT(to_wire * 10 <= to_fp32, "%s on %d GPUs: first update is %.3g from the %s-gradient step and %.3g from "
+           "the fp32 one: the update did not read the wire buffer", label, n, to_wire, dtype_name(wt), to_fp32);
     EXPECT(s.steps == K && s.replicas_identical == 1, "%s on %d GPUs: steps %d, replicas_identical %d", label, n,
            s.steps, s.replicas_identical);
     EXPECT(s.bytes_per_step == (double)P * 2 && s.comm_ms > 0 &&
@@ -189,7 +203,8 @@ static result_t check(const char *strategy, const char *label, size_t bucket, in
     free(dir);
     free(p0);
     st->teardown(state);
-    return (result_t){label, n, worst, direct, bound, to_wire, to_fp32};
+    res.measured = worst, res.direct = direct, res.bound = bound, res.to_wire = to_wire, res.to_fp32 = to_fp32;
+    return res;
 }
 
 int main(void) {
@@ -209,11 +224,13 @@ int main(void) {
     printf("single: %d steps at batch %d, loss %.4f, ||update|| %.4g\n", K, B, s.train_loss, ref.dref_norm);
 
     int counts[2], n_counts = dp_test_counts(counts), n_res = 0;
-    result_t res[4];
-    for (int c = 0; c < n_counts; c++) {
-        res[n_res++] = check("naive", "naive bf16", 0, counts[c], &data, &ref);
-        res[n_res++] = check("nccl", "nccl bf16 64 KiB", (size_t)64 << 10, counts[c], &data, &ref);   /* 4 buckets */
-    }
+    result_t res[8];
+    static const dtype_t wires[2] = {DTYPE_BF16, DTYPE_FP16};
+    for (int c = 0; c < n_counts; c++)
+        for (int k = 0; k < 2; k++) {
+            res[n_res++] = check("naive", "naive", wires[k], 0, counts[c], &data, &ref);
+            res[n_res++] = check("nccl", "nccl 64 KiB", wires[k], (size_t)64 << 10, counts[c], &data, &ref);   /* 4 buckets */
+        }
     printf("#\n# %d steps, update rel. error against single (fp32 gradients, batch %d)\n", K, B);
     printf("# %-16s %4s %10s %10s %10s %7s %12s %12s\n", "strategy", "gpus", "measured", "direct", "bound", "margin",
            "1st: wire", "1st: fp32");
