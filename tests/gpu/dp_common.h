@@ -86,9 +86,13 @@ static const dp_tol_t dp_tol_fp32 = {1e-5, 1e-3, 1e-5, 2e-3};
  * 0.0625, still rejects what the tests are for: a micro-batch or shard dropped or counted twice moves the update by
  * about 1/M, 25 % or more here. */
 static const dp_tol_t dp_tol_bf16 = {0.00390625, 0.0625, 0.00390625, 1e-2};
-/* fp16: the same derivation with fp16's 2^-11 (the loss scale keeps LeNet's gradients in fp16's normal range, where
- * rounding is relative; scaling by a power of two is exact there and cancels in the update). */
-static const dp_tol_t dp_tol_fp16 = {0.00048828125, 0.0078125, 0.00048828125, 1e-2};
+/* fp16: parameters and loss by the same derivation with fp16's 2^-11; the update after K steps at bf16's bound.
+ * Measured on 2 H200s (2026-11-27), LeNet, K = 5: the update off single's by 0.011-0.017 for data parallel and
+ * 0.016-0.017 for the pipeline, against 0.018-0.023 in bf16 (one step is 8x closer, as the roundoff says: 0.0003
+ * against 0.0024 off the fp32 step, test_dp_wire). Over K steps the rounding's feedback through later gradients
+ * (ReLU and max-pool decisions that flip) dominates, and it does not shrink with the finer type. 0.0625 still
+ * rejects a micro-batch or shard dropped or counted twice (25 % or more). */
+static const dp_tol_t dp_tol_fp16 = {0.00048828125, 0.0625, 0.00048828125, 1e-2};
 
 /* ||a - b|| / ||b|| in double, for float vectors. */
 static inline double dp_test_rel(const float *a, const float *b, size_t n) {

@@ -19,7 +19,7 @@ static inline uint16_t fp16_ref_rne(float f) {
     frexp(a, &e);                                          /* a = m 2^e, m in [0.5, 1) */
     int q = e - 11 < -24 ? -24 : e - 11;                   /* the exponent of the last kept bit */
     double k = nearbyint(ldexp(a, -q));                    /* significand in units of 2^q */
-    if (k >= 2048.0 && q > -24) { k /= 2.0; q += 1; }      /* rounded up to the next binade */
+    if (k >= 2048.0) { k /= 2.0; q += 1; }                 /* rounded up to the next binade (from below 2^-14 too) */
     if (k == 0.0) return (uint16_t)sign;
     if (q == -24 && k < 1024.0) return (uint16_t)(sign | (uint32_t)k);   /* subnormal */
     int exp = q + 10 + 15;                                 /* biased exponent of k 2^q with k in [1024, 2048) */

@@ -4,16 +4,17 @@
  *    2^40 / batch), every gradient after it is inf or NaN, and the graphed step must leave parameters, momentum and
  *    the fp16 copy bit for bit as they were, halve the scale and count one skip; set back to 2^8, the next step
  *    applies. LeNet and ResNet-18 (batch norm, residual adds).
- * 2. A clean loss-scaled run matches the unscaled fp32-master path: K steps of LeNet at scale 2^10 against the same
- *    K steps in strict fp32 (no scale, no 2-byte rounding). The bound: scaling by a power of two is exact wherever a
- *    value stays in fp16's normal range, and the scale cancels exactly in the update (it divides by the same power
- *    of two), so what is left is fp16's rounding: one per stored activation, weight copy and gradient, 2^-11
- *    relative each. LeNet's longest path stores about L = 16 of them (input, weights, conv and dense outputs with
- *    their biases, the loss gradient, the data and weight gradients; ReLU and max pooling store exact values), so to
- *    first order the update differs from fp32's by at most L x 2^-11, as test_layers bounds each layer's. The run at
- *    scale 1 (fp16 without a loss scale) is printed beside it: its gradients below 2^-14 keep only an absolute
- *    2^-25, which is what the scale is for. Negative control: a run whose loss gradient is not scaled while its
- *    update still divides by 2^10 (the two sides of the scale out of step) must be far outside the bound.
+ * 2. A clean loss-scaled run matches the unscaled runs: K steps of LeNet at scale 2^10 against the same K steps at
+ *    scale 1 (fp16 without a loss scale) and in strict fp32. Scaling by a power of two is exact wherever a value
+ *    stays in fp16's normal range, and the scale cancels exactly in the update, so the scaled and unscaled fp16 runs
+ *    differ only where a gradient falls below 2^-14 unscaled (an absolute 2^-25 there, which is what the scale is
+ *    for): to first order L x 2^-11, L = 16 roundings on LeNet's longest path (input, weights, conv and dense outputs
+ *    with their biases, the loss gradient, the data and weight gradients; ReLU and max pooling store exact values),
+ *    as test_layers bounds each layer's. Against fp32 the K steps are held to dp_tol_fp16's update bound (bf16's):
+ *    measured on 2 H200s (2026-11-27), both fp16 runs were 0.024 off fp32 after 3 steps, as the rounding's feedback
+ *    through later gradients dominates a first-order bound. Negative control: a run whose loss gradient is not
+ *    scaled while its update still divides by 2^10 (the two sides of the scale out of step) must be far outside
+ *    both bounds.
  * Run: ./test_fp16_step. Exits 77 without a CUDA device. */
 #include "dp_common.h"
 #include "../../engine/loss_scale_gpu.h"
@@ -144,12 +145,16 @@ static void test_clean(const idx_dataset_t *data) {
     EXPECT(n32 == n1 && n1 == ns && ns == nc, "parameter counts %zu %zu %zu %zu", n32, n1, ns, nc);
     double s_1 = dp_test_rel(ds, d1, ns), s_32 = dp_test_rel(ds, d32, ns), u_32 = dp_test_rel(d1, d32, ns),
            c_32 = dp_test_rel(dc, d32, ns);
-    printf("LeNet, %d steps: update rel err of fp16 at scale 2^10 against fp32 %.3g (bound %.3g); fp16 at scale 1 "
-           "against fp32 %.3g, against 2^10 %.3g; skipped %d at 2^10, %d at 1\n", K, s_32, TOL, u_32, s_1, sks, sk1);
-    printf("control: loss unscaled, update divided by 2^10: against fp32 %.3g (must exceed %.3g)\n", c_32, TOL);
+    printf("LeNet, %d steps: update rel err of fp16 at scale 2^10 against scale 1 %.3g (bound %.3g), against fp32 "
+           "%.3g (bound %.3g); fp16 at scale 1 against fp32 %.3g; skipped %d at 2^10, %d at 1\n", K, s_1, TOL, s_32,
+           dp_tol_fp16.update, u_32, sks, sk1);
+    printf("control: loss unscaled, update divided by 2^10: against fp32 %.3g (must exceed %.3g)\n", c_32,
+           dp_tol_fp16.update);
     EXPECT(sks == 0 && skc == 0, "a clean run skipped steps (2^10: %d, control: %d)", sks, skc);
-    EXPECT(s_32 <= TOL, "the loss-scaled fp16 update differs from fp32's by %.3g > %.3g", s_32, TOL);
-    EXPECT(c_32 > TOL, "control: an update divided by a scale the loss never had passes (%.3g)", c_32);
+    EXPECT(s_1 <= TOL, "the loss-scaled fp16 update differs from the unscaled one by %.3g > %.3g", s_1, TOL);
+    EXPECT(s_32 <= dp_tol_fp16.update, "the loss-scaled fp16 update differs from fp32's by %.3g > %.3g", s_32,
+           dp_tol_fp16.update);
+    EXPECT(c_32 > dp_tol_fp16.update, "control: an update divided by a scale the loss never had passes (%.3g)", c_32);
     free(d32);
     free(d1);
     free(ds);
