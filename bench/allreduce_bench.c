@@ -6,11 +6,14 @@
 #include "env.h"
 #include "../engine/check.h"
 #include "../strategies/dp.h"
+#include "../study/paths.h"
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_MIN_BYTES ((size_t)4 << 10)
 #define BENCH_MAX_BYTES ((size_t)256 << 20)
@@ -20,28 +23,19 @@
 static const char BENCH_HEADER[] = "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
                                    "gpu_name,driver,cuda,nccl,host,git_commit,timestamp";
 
-/* mkdir -p of path's directory part. */
-static int make_parents_(const char *path) {
-    char dir[512];
-    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) return -1;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return 0;
-}
-
 /* Opens path for appending; a new or empty file gets the header, an existing one must already have it. */
 static FILE *csv_open_(const char *path) {
-    if (make_parents_(path) != 0) {
-        fprintf(stderr, "scaling: error: %s: cannot create its directory: %s\n", path, strerror(errno));
+    char err[PATH_MAX + 200];
+    if (paths_make_parents(path, err, sizeof err) != 0) {
+        fprintf(stderr, "scaling: error: %s\n", err);
         return NULL;
     }
-    FILE *f = fopen(path, "a+");
+    /* a new file with O_EXCL, an existing one only where regular (study/paths.h: the one way to open an output) */
+    int fd = paths_open_append(path, O_RDWR | O_APPEND, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
     if (!f) {
-        fprintf(stderr, "scaling: error: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "scaling: error: %s: %s\n", path, fd < 0 && errno == EINVAL ? "not a regular file" : strerror(errno));
+        if (fd >= 0) close(fd);
         return NULL;
     }
     char line[512] = "";

@@ -1,6 +1,7 @@
 # common.gp — what every figure shares: the terminal (fmt 'png': pngcairo, 'svg': svg) at W x H pixels, fonts,
 # colours, grid, and the caption naming the GPU, the date and the CSV at the bottom left. scaling report sets fmt, out
-# (the output path without extension), subtitle and caption before this file; the figure script follows it.
+# (the output path without extension; '' for stdout, where the report gives gnuplot the file it renames into place),
+# subtitle and caption before this file; the figure script follows it.
 # tests/cli/test_plot.sh checks the PNG size: keep it in step with W and H.
 W = 1000
 H = 640
@@ -9,7 +10,7 @@ if (fmt eq 'svg') {
 } else {
     set terminal pngcairo size W,H noenhanced font 'Sans,11' background rgb 'white'
 }
-set output out.'.'.fmt
+if (out ne '') { set output out.'.'.fmt }
 set encoding utf8
 # Tableau 10: distinguishable, and the same order in every figure
 set linetype 1 lc rgb '#1f77b4' lw 2 pt 7 ps 1.1

@@ -3,6 +3,7 @@
  * line's point the best (lowest time, highest throughput) over the runs it stands for (learning rates, seeds,
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
+#include "../study/paths.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -127,8 +128,9 @@ static void data_title(FILE *o, const char *s) {
 /* Writes f's lines as gnuplot blocks: a quoted title line, then "x y" by x. Returns how many lines have at least
  * need points; with drop, the others are left out. -1 when the file cannot be written. */
 static int write_series(const fig_t *f, const char *path, int need, int drop) {
-    FILE *o = fopen(path, "w");
-    if (!o) return -1;
+    paths_replace_t out;
+    if (paths_replace_begin(&out, path, NULL, 0) != 0) return -1;
+    FILE *o = out.f;
     int ok = 0, w = 0;
     for (int i = 0; i < f->nser; i++) {
         const series_t *l = &f->ser[i];
@@ -141,8 +143,7 @@ static int write_series(const fig_t *f, const char *path, int need, int drop) {
         }
         if (l->n >= need) ok++;
     }
-    if (fclose(o) != 0) return -1;
-    return ok;
+    return paths_replace_end(&out, NULL, 0) != 0 ? -1 : ok;
 }
 
 static void emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
@@ -482,7 +483,8 @@ static int fig_breakdown(figs_t *x) {
     const run_t **u = runs_sorted(s, x->g, has_step, cmp_bar, &n);
     free(x->path);
     x->path = mem_printf("%s/breakdown-%s.dat", x->r->out, x->gr->id);
-    FILE *o = fopen(x->path, "w");
+    paths_replace_t out;
+    FILE *o = paths_replace_begin(&out, x->path, NULL, 0) == 0 ? out.f : NULL;
     if (o) {
         fprintf(o, "label compute exposed_comm idle\n");
         for (int i = 0; i < n;) {
@@ -500,7 +502,7 @@ static int fig_breakdown(figs_t *x) {
     }
     free(u);
     free(batches);
-    if (!o || fclose(o) != 0) return -1;
+    if (!o || paths_replace_end(&out, NULL, 0) != 0) return -1;
     char *name = mem_printf("breakdown-%s", x->gr->id);
     emit(x->r, "breakdown.gp", name, x->path, "", x->gr->sub, x->cap);
     free(name);

@@ -3,6 +3,7 @@
  * path, and the pipeline on one node from its measured stage times; the model's error at every measured point; the
  * projection figure's data files. */
 #include "report.h"
+#include "../study/paths.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -450,15 +451,16 @@ static void group(proj_t *p, int g) {
     }
     char *dat = mem_printf("%s/projection-%s.dat", r->out, gr->id);
     char *mdat = mem_printf("%s/projection_measured-%s.dat", r->out, gr->id);
-    p->dat = fopen(dat, "w");
-    p->mdat = fopen(mdat, "w");
-    if (!p->dat || !p->mdat) {
-        if (p->dat) fclose(p->dat);
-        if (p->mdat) fclose(p->mdat);
+    paths_replace_t d, m;   /* written whole, then renamed into place (study/paths.h) */
+    int ok = paths_replace_begin(&d, dat, NULL, 0) == 0;
+    if (ok && paths_replace_begin(&m, mdat, NULL, 0) != 0) paths_replace_abort(&d), ok = 0;
+    if (!ok) {
         fprintf(md, "(cannot write %s)\n\n", dat);
         free(dat), free(mdat);
         return;
     }
+    p->dat = d.f;
+    p->mdat = m.f;
     if (r->gnuplot)
         fprintf(md, "![projected speedup and efficiency, 1 to 1024 GPUs](projection-%s.png)\n\n*The model's speedup "
                     "and efficiency from 1 to 1024 GPUs (lines), with the measured points (markers) it must meet: "
@@ -467,10 +469,12 @@ static void group(proj_t *p, int g) {
     for (int i = 0; i < p->nl; i++) nccl_line(p, g, i);
     for (int i = 0; i < p->np; i++) pipe_line(p, g, i);
     emulated_points(p, g);
-    fclose(p->dat);
-    fclose(p->mdat);
+    ok = paths_replace_end(&d, NULL, 0) == 0;
+    if (paths_replace_end(&m, NULL, 0) != 0) ok = 0;
+    p->dat = p->mdat = NULL;
+    if (!ok) fprintf(md, "(cannot write %s)\n\n", dat);
     errors(p, g);
-    if (r->gnuplot) projection_plot(p, gr, dat, mdat);
+    if (ok && r->gnuplot) projection_plot(p, gr, dat, mdat);
     free(dat), free(mdat);
 }
 

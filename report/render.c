@@ -1,7 +1,8 @@
 /* render.c — the figures drawn: each plot of report_figures (figures.c) given to gnuplot with the scripts of plots/,
- * its strings passed as escaped gnuplot strings (data, never code), under a deadline. */
+ * its strings passed as escaped gnuplot strings (data, never code), under a deadline, its figure renamed into place. */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "../study/paths.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -16,15 +17,15 @@
 
 extern char **environ;
 
-/* A gnuplot string assignment that no byte can end: double-quoted, with every byte outside a plain set written as
- * an octal escape (gnuplot reassembles the bytes, UTF-8 included). A file name or a CSV cell is data here, never
- * code: a quote, a backslash or a newline in it stays inside the string. */
-static void gq(FILE *f, const char *var, const char *s) {
-    fprintf(f, "%s = \"", var);
+/* A gnuplot string assignment that no byte can end, appended to b: double-quoted, with every byte outside a plain
+ * set written as an octal escape (gnuplot reassembles the bytes, UTF-8 included). A file name or a CSV cell is data
+ * here, never code: a quote, a backslash or a newline in it stays inside the string. */
+static void gq(bytes_t *b, const char *var, const char *s) {
+    text_printf(b, "%s = \"", var);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (isalnum(*p) || strchr(" ._,:/()+=@-", *p)) fputc(*p, f);
-        else fprintf(f, "\\%03o", *p);
-    fprintf(f, "\"\n");
+        if (isalnum(*p) || strchr(" ._,:/()+=@-", *p)) text_printf(b, "%c", *p);
+        else text_printf(b, "\\%03o", *p);
+    text_printf(b, "\"; ");
 }
 
 /* Waits for gnuplot, at most GNUPLOT_DEADLINE_S: a figure that takes longer is a stuck process, killed. 0 when it
@@ -49,42 +50,54 @@ static int gnuplot_wait(pid_t pid) {
     }
 }
 
-/* Draws one plot in one format (0: PNG, 1: SVG): the variables file, then gnuplot on common.gp and the script. */
-static int draw(const report_t *r, const plot_t *p, int fmt, const char *vars, const char *errf) {
-    FILE *v = fopen(vars, "w");
-    if (!v) return -1;
-    char *out = mem_printf("%s/%s", r->out, p->name);
-    gq(v, "fmt", fmt ? "svg" : "png");
-    gq(v, "out", out);
-    gq(v, "data", p->data);
-    gq(v, "data2", p->data2);
-    gq(v, "subtitle", p->subtitle);
-    gq(v, "caption", p->caption);
-    free(out);
-    if (fclose(v) != 0) return -1;
+/* Draws one plot in one format (0: PNG, 1: SVG) into <out>/<name>.<fmt>: gnuplot gets its variables on its
+ * command line (-e) and writes the figure to its stdout, a temporary file beside the target that is renamed into
+ * place when gnuplot succeeds (study/paths.h): gnuplot opens no path of the output folder, so a symlink planted
+ * there is never followed, and a figure cut short never replaces a whole one. Its stderr goes to errf. 0, -1 when
+ * the figure cannot be written, 1 when gnuplot failed. */
+static int draw(const report_t *r, const plot_t *p, int fmt, FILE *errf) {
+    char *path = mem_printf("%s/%s.%s", r->out, p->name, fmt ? "svg" : "png");
+    paths_replace_t out;
+    int rc = paths_replace_begin(&out, path, NULL, 0) != 0 ? -1 : 0;
+    free(path);
+    if (rc) return rc;
+    bytes_t vars = {0};
+    gq(&vars, "fmt", fmt ? "svg" : "png");
+    gq(&vars, "out", "");   /* no file: plots/common.gp leaves the output on stdout */
+    gq(&vars, "data", p->data);
+    gq(&vars, "data2", p->data2);
+    gq(&vars, "subtitle", p->subtitle);
+    gq(&vars, "caption", p->caption);
     char *common = mem_printf("%s/common.gp", r->plots), *script = mem_printf("%s/%s", r->plots, p->script);
-    char *argv[] = {"gnuplot", (char *)vars, common, script, NULL};
+    char *argv[] = {"gnuplot", "-e", vars.s, common, script, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, fileno(out.f), STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, fileno(errf), STDERR_FILENO);
     pid_t pid;
     int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     int failed = e != 0 || gnuplot_wait(pid) != 0;
-    free(common), free(script);
-    /* gnuplot warns on stderr without failing; a warning here is a script bug worth seeing */
-    FILE *ef = fopen(errf, "r");
-    if (ef) {
-        char line[1024];
-        while (fgets(line, sizeof line, ef))
-            if (line[0] != '\n') fputs(line, stderr);
-        fclose(ef);
-    }
-    return failed ? 1 : 0;
+    free(common), free(script), free(vars.s);
+    if (failed) paths_replace_abort(&out);
+    else if (paths_replace_end(&out, NULL, 0) != 0) rc = -1;
+    return failed ? 1 : rc;
+}
+
+/* gnuplot's stderr since the last call: it warns there without failing, and a warning here is a script bug worth
+ * seeing. */
+static void pass_on(FILE *errf) {
+    char line[1024];
+    rewind(errf);
+    while (fgets(line, sizeof line, errf))
+        if (line[0] != '\n') fputs(line, stderr);
+    rewind(errf);
+    if (ftruncate(fileno(errf), 0) != 0) clearerr(errf);
 }
 
 int report_render(report_t *r, int from, char *err, size_t errlen) {
-    char *vars = mem_printf("%s/.gnuplot_vars.gp", r->out), *errf = mem_printf("%s/.gnuplot.err", r->out);
+    FILE *errf = tmpfile();     /* unnamed (O_TMPFILE, or removed at once): nothing in the output folder */
+    if (!errf) return snprintf(err, errlen, "gnuplot's messages: cannot create a temporary file: %s", strerror(errno)), 1;
     int rc = 0;
     for (int i = from; i < r->nplot && !rc; i++) {
         const plot_t *p = &r->plot[i];
@@ -94,15 +107,14 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
             continue;
         }
         for (int fmt = 0; fmt < 2 && !rc; fmt++) {
-            int d = draw(r, p, fmt, vars, errf);
-            if (d < 0) rc = 1, snprintf(err, errlen, "%s: cannot write", vars);
+            fflush(errf);
+            int d = draw(r, p, fmt, errf);
+            pass_on(errf);
+            if (d < 0) rc = 1, snprintf(err, errlen, "%s/%s.%s: cannot write", r->out, p->name, fmt ? "svg" : "png");
             else if (d) rc = 1, snprintf(err, errlen, "gnuplot failed on plots/%s for %s", p->script, p->name);
         }
         if (!rc) *MEM_PUSH(r->fig, r->nfig, r->capfig) = mem_printf("%s.png", p->name);
     }
-    unlink(vars);
-    unlink(errf);
-    free(vars);
-    free(errf);
+    fclose(errf);
     return rc;
 }

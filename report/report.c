@@ -168,6 +168,32 @@ static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
     return 0;
 }
 
+/* 1 where the report may write a file of this name in its folder (REPORT.md, the figures and their data). */
+static int report_writes(const char *name) {
+    static const char *const ext[] = {".dat", ".png", ".svg"};
+    size_t n = strlen(name);
+    if (strcmp(name, REPORT_MD) == 0) return 1;
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
+        if (n >= 4 && strcmp(name + n - 4, ext[i]) == 0) return 1;
+    return 0;
+}
+
+/* The output folder a directory (or to be made under one), writable, short enough for any file name in it, its
+ * REPORT.md a file or absent, and no input where the report would write one of its files. 0, or 2. */
+static int check_out(const report_t *r) {
+    static const char *const names[] = {REPORT_MD, NULL};
+    char err[REPORT_ERR];
+    if (paths_check_dir("--out", r->out, NAME_MAX, names, err, sizeof err)) return die("%s", err);
+    const char *in[] = {r->src, r->bench_src, r->net_src};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        const char *base = strrchr(in[i], '/') ? strrchr(in[i], '/') + 1 : in[i];
+        if (*in[i] && report_writes(base) && paths_in_dir(in[i], r->out))
+            return die("--out %s: the input %s is there under a name the report writes: it would be replaced", r->out,
+                       in[i]);
+    }
+    return 0;
+}
+
 /* The inputs beside the CSV or named, and the output folder; every path whole or an error. 0, or 2. */
 static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
     r->src = csv;
@@ -187,8 +213,8 @@ static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
         return die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)");
     int long_out = o->out ? path_set(r->out, "%s", o->out) : beside(r->out, csv, "");
     if (!long_out && !o->out && strcmp(r->out, csv) == 0) long_out = path_set(r->out, "%s.plots", csv);
-    if (long_out) return die("--out: path longer than %d bytes", PATH_MAX - 1);
-    return 0;
+    if (long_out) return die("--out: path longer than the limit of %d characters", PATH_MAX - 1);
+    return check_out(r);
 }
 
 /* The study, the baseline and the benchmark read: a CSV that is not a study's leaves no folder behind. 0, or 2. */
@@ -227,6 +253,7 @@ static void no_figures(report_t *r, int argc, char **argv, const char *exe) {
                                 "scaling report again";
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n >= (ssize_t)sizeof self - 1) n = 0;     /* maybe cut: the name it was started by instead */
     self[n > 0 ? n : 0] = '\0';
     fprintf(stderr, "scaling report: %s: the report has no figures; for them install gnuplot-nox (scripts/setup.sh "
                     "does) and run ", !*r->plots ? "plots/ not found" : "gnuplot not found");
@@ -252,20 +279,18 @@ static int write_report(report_t *r) {
     if (report_figures(r, err, sizeof err)) return die("%s", err), 1;
     if (r->base && baseline_figure(r, err, sizeof err)) return die("%s", err), 1;
     if (r->gnuplot && report_render(r, 0, err, sizeof err)) return die("%s", err), 1;
-    char *md_tmp = mem_printf("%s/.REPORT.md.tmp", r->out), *md_path = mem_printf("%s/REPORT.md", r->out);
-    int rc = 0;
-    FILE *md = fopen(md_tmp, "w");
-    if (!md) rc = (die("%s: cannot write: %s", md_tmp, strerror(errno)), 1);
+    char *path = mem_printf("%s/%s", r->out, REPORT_MD);
+    paths_replace_t md;     /* written whole, renamed into place after its last figure (study/paths.h) */
+    int rc = paths_replace_begin(&md, path, err, sizeof err) ? (die("%s", err), 1) : 0;
     if (!rc) {
-        report_markdown(r, md);
+        report_markdown(r, md.f);
         int from = r->nplot;
-        if (!report_one_gpu_study(&r->st)) report_projection(r, md);   /* one GPU: its section says why none */
-        if (fclose(md) != 0) rc = (die("%s: cannot write: %s", md_tmp, strerror(errno)), 1);
-        else if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1);
-        else if (rename(md_tmp, md_path) != 0) rc = (die("%s: %s", md_path, strerror(errno)), 1);
-        else printf("%s\n", md_path);
+        if (!report_one_gpu_study(&r->st)) report_projection(r, md.f);   /* one GPU: its section says why none */
+        if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1), paths_replace_abort(&md);
+        else if (paths_replace_end(&md, err, sizeof err)) rc = (die("cannot write %s", err), 1);
+        else printf("%s\n", path);
     }
-    free(md_tmp), free(md_path);
+    free(path);
     return rc;
 }
 

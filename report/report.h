@@ -8,6 +8,9 @@
 #include <limits.h>
 #include <stdio.h>
 
+/* The report's page, in its output folder. */
+#define REPORT_MD "REPORT.md"
+
 /* An error message: a path and a line about it. */
 #define REPORT_ERR (PATH_MAX + 512)
 

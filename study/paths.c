@@ -1,6 +1,6 @@
 /* paths.c — output files checked before anything is read or written (same file through two options, a FIFO, a
- * directory or device named as a file, an unwritable place, a path over the limit) and whole-file outputs written to a
- * temporary file and renamed, so that a target is never truncated in place. */
+ * directory or device named as a file, an unwritable place, a path over the limit) and opened one way: appended files
+ * created with O_EXCL, whole files written to a temporary file (O_EXCL | O_NOFOLLOW) and renamed into place. */
 #define _GNU_SOURCE     /* O_TMPFILE */
 #include "paths.h"
 #include "../engine/errmsg.h"
@@ -78,14 +78,14 @@ static int resolve_new(const char *path, char *out, size_t len, char *ancestor, 
         while (j > 0 && path[j - 1] == '/') j--;
         if (i == 0) snprintf(dir, sizeof dir, ".");
         else if (j == 0) snprintf(dir, sizeof dir, "/");
-        else snprintf(dir, sizeof dir, "%.*s", (int)j, path);
+        else if (snprintf(dir, sizeof dir, "%.*s", (int)j, path) >= (int)sizeof dir) return errno = ENAMETOOLONG, -1;
         struct stat st;
         if (stat(dir, &st) == 0) {
-            snprintf(ancestor, alen, "%s", dir);
+            if (snprintf(ancestor, alen, "%s", dir) >= (int)alen) return errno = ENAMETOOLONG, -1;
             if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return -1; }
             char real[PATH_MAX];
             if (!realpath(dir, real)) return -1;
-            snprintf(ancestor, alen, "%s", real);
+            if (snprintf(ancestor, alen, "%s", real) >= (int)alen) return errno = ENAMETOOLONG, -1;
             if (snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", rest) >= (int)len) {
                 errno = ENAMETOOLONG;
                 return -1;
@@ -175,13 +175,31 @@ int paths_open_regular(const char *path, int flags, mode_t mode) {
     return fd;
 }
 
+int paths_open_append(const char *path, int flags, mode_t mode) {
+    for (int tries = 0; tries < 8; tries++) {
+        int fd = paths_open_regular(path, flags, 0);
+        if (fd >= 0 || errno != ENOENT) return fd;
+        /* Not there (or a dangling symlink): created here, never through a link. */
+        fd = paths_open_regular(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+        if (fd >= 0 || errno != EEXIST) return fd;
+        /* EEXIST: another writer created it between the two opens, or a dangling symlink is there */
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0) return errno = ENOENT, -1;
+    }
+    return errno = EEXIST, -1;
+}
+
 int paths_replace_begin(paths_replace_t *r, const char *path, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
-    r->path = path;
-    if (snprintf(r->tmp, sizeof r->tmp, "%s.tmp-XXXXXX", path) >= (int)sizeof r->tmp)
-        return errmsg(-1, err, errlen, "%s: path too long", path);
-    int fd = mkstemp(r->tmp);
-    if (fd < 0) return errmsg(-1, err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    const char *slash = strrchr(path, '/');
+    int dir = slash ? (int)(slash - path + 1) : 0;
+    if (snprintf(r->path, sizeof r->path, "%s", path) >= (int)sizeof r->path ||
+        snprintf(r->tmp, sizeof r->tmp, "%.*s.%s.tmp-XXXXXX", dir, path, path + dir) >= (int)sizeof r->tmp)
+        return errmsg(-1, err, errlen, "%s: path longer than the limit of %d characters", path, PATH_MAX - 1);
+    /* mkostemp: O_CREAT | O_EXCL with a random name, so nothing already at the name (a planted symlink) is opened */
+    int fd = mkostemp(r->tmp, O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errmsg(-1, err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
     r->f = fdopen(fd, "w");
     if (!r->f) {
         int e = errno;
@@ -192,21 +210,91 @@ int paths_replace_begin(paths_replace_t *r, const char *path, char *err, size_t 
     return 0;
 }
 
+void paths_replace_abort(paths_replace_t *r) {
+    if (!r->f) return;
+    fclose(r->f);
+    r->f = NULL;
+    unlink(r->tmp);
+}
+
 int paths_replace_end(paths_replace_t *r, char *err, size_t errlen) {
     if (!r->f) return -1;
-    int ok = !ferror(r->f) && fflush(r->f) == 0 && fsync(fileno(r->f)) == 0;
+    /* The temporary file is private (0600 from mkstemp); the target gets a plain file's permissions. */
+    mode_t um = umask(0);
+    umask(um);
+    int ok = !ferror(r->f) && fflush(r->f) == 0 && fchmod(fileno(r->f), 0666 & ~um) == 0 && fsync(fileno(r->f)) == 0;
     int e = errno;
     ok = fclose(r->f) == 0 && ok;
     if (!ok) e = e ? e : errno;
     r->f = NULL;
-    /* The temporary file is private (0600 from mkstemp); the target gets a plain file's permissions. */
-    mode_t um = umask(0);
-    umask(um);
-    if (ok && chmod(r->tmp, 0666 & ~um) != 0) ok = 0, e = errno;
     if (ok && rename(r->tmp, r->path) != 0) ok = 0, e = errno;
     if (!ok) {
         unlink(r->tmp);
         return errmsg(-1, err, errlen, "%s: %s", r->path, strerror(e));
     }
+    return 0;
+}
+
+int paths_check_dir(const char *what, const char *dir, size_t room, const char *const *names, char *err,
+                    size_t errlen) {
+    if (err && errlen) err[0] = '\0';
+    size_t n = strlen(dir), limit = PATH_MAX - 1 - room - 16;   /* "/", a name of room bytes, ".", ".tmp-XXXXXX" */
+    if (!n) return errmsg(2, err, errlen, "%s: empty path", what);
+    if (n > limit)
+        return errmsg(2, err, errlen, "%s: path of %zu characters is longer than the limit of %zu for a folder", what,
+                      n, limit);
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) return errmsg(2, err, errlen, "%s %s: %s, not a directory", what, dir, kind_of(st.st_mode));
+        if (dir_writable(dir) != 0) return errmsg(2, err, errlen, "%s %s: cannot write in it: %s", what, dir, strerror(errno));
+        for (int i = 0; names && names[i]; i++) {
+            char p[PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s", dir, names[i]);      /* fits: room */
+            if (lstat(p, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+                return errmsg(2, err, errlen, "%s %s: %s is %s, not a file it can replace", what, dir, names[i],
+                              kind_of(st.st_mode));
+        }
+        return 0;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) return errmsg(2, err, errlen, "%s %s: %s", what, dir, strerror(errno));
+    char where[PATH_MAX * 2], ancestor[PATH_MAX] = "";
+    if (resolve_new(dir, where, sizeof where, ancestor, sizeof ancestor) != 0)
+        return errmsg(2, err, errlen, "%s %s: %s%s%s", what, dir, ancestor, *ancestor ? ": " : "",
+                      errno == ENOTDIR ? "a file, not a directory" : strerror(errno));
+    if (dir_writable(ancestor) != 0)
+        return errmsg(2, err, errlen, "%s %s: cannot create it in %s: %s", what, dir, ancestor, strerror(errno));
+    return 0;
+}
+
+int paths_in_dir(const char *file, const char *dir) {
+    const char *slash = strrchr(file, '/');
+    char parent[PATH_MAX];
+    int k = !slash ? snprintf(parent, sizeof parent, ".")
+          : slash == file ? snprintf(parent, sizeof parent, "/")
+          : snprintf(parent, sizeof parent, "%.*s", (int)(slash - file), file);
+    struct stat a, b;
+    return k > 0 && k < (int)sizeof parent && stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+int paths_make_parents(const char *path, char *err, size_t errlen) {
+    char dir[PATH_MAX];
+    if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path longer than the limit of %d characters", path, PATH_MAX - 1);
+    strcpy(dir, path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir) return 0;
+    *slash = '\0';
+    for (char *p = dir + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+            return errmsg(2, err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
+        *p = c;
+        if (!c) break;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        return errmsg(2, err, errlen, "%s: not a directory", dir);
     return 0;
 }

@@ -130,29 +130,6 @@ int results_format(const results_row_t *row, char *buf, size_t len) {
 
 // ---- file
 
-/* mkdir -p of the directory part of path. */
-static int make_parents(const char *path, char *err, size_t errlen) {
-    char dir[PATH_MAX];
-    if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path too long", path);
-    strcpy(dir, path);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) return 0;
-    *slash = '\0';
-    for (char *p = dir + 1;; p++) {
-        if (*p != '/' && *p != '\0') continue;
-        char c = *p;
-        *p = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return errmsg(2, err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
-        *p = c;
-        if (!c) break;
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return errmsg(2, err, errlen, "%s: not a directory", dir);
-    return 0;
-}
-
 /* Compares a header line with ours column by column, to name the first difference. Column names never
  * need quoting, so splitting on ',' is exact for our header; anything else differs anyway. */
 static int header_diff(const char *path, const char *have, char *err, size_t errlen) {
@@ -249,10 +226,10 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
     if (strlen(path) >= sizeof r->path) return errmsg(2, err, errlen, "%s: path too long", path);
-    if (make_parents(path, err, errlen)) return 2;
+    if (paths_make_parents(path, err, errlen)) return 2;
     /* O_APPEND never truncates, so a file we reject is left byte-identical; a FIFO or device is refused unopened
-     * for I/O (paths_open_regular). */
-    int fd = paths_open_regular(path, O_RDWR | O_APPEND | O_CREAT, 0666);
+     * for I/O, and a new file is created with O_EXCL, never through a dangling link (paths_open_append). */
+    int fd = paths_open_append(path, O_RDWR | O_APPEND, 0666);
     if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
     FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
     if (!f) {

@@ -98,7 +98,11 @@ static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s,
 static const plan_choice_t *pick_data(default_plan_t *p, const char *data_root, idx_dataset_t *data) {
     char why[2][300];
     for (int k = 0; k < 2; k++) {
-        snprintf(p->data_dir, sizeof p->data_dir, "%s/%s", data_root, choices[k].dataset);
+        if (snprintf(p->data_dir, sizeof p->data_dir, "%s/%s", data_root, choices[k].dataset) >=
+            (int)sizeof p->data_dir) {
+            snprintf(why[k], sizeof why[k], "%s: path longer than %zu characters", data_root, sizeof p->data_dir - 1);
+            continue;
+        }
         if (idx_load_dataset(p->data_dir, data, why[k], sizeof why[k]) == 0) {
             if (k > 0)
                 snprintf(p->note, sizeof p->note, "default study: LeNet on MNIST, because Fashion-MNIST did not load "

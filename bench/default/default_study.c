@@ -5,6 +5,8 @@
 #include "../report_run.h"
 #include "../../report/answer.h"
 #include "../../strategies/strategy.h"
+#include <limits.h>
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,9 +71,14 @@ void default_study_announce(const default_study_t *ds, int i, FILE *f) {
 
 /* scaling report <csv> --out <folder>; 0, or 1 after saying on stderr how to make the report again. */
 static int make_report(const default_plan_t *plan) {
-    char exe[1024], err[1300];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    char exe[PATH_MAX], err[PATH_MAX + 300];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe);
+    if (n <= 0 || n >= (ssize_t)sizeof exe) {     /* a cut path would run another program */
+        fprintf(stderr, "scaling: error: cannot find this program's path (/proc/self/exe); the study's rows are "
+                "complete in %s: make the report with scaling report %s --out %s\n", plan->csv, plan->csv, plan->dir);
+        return 1;
+    }
+    exe[n] = '\0';
     int rc = report_run(exe, plan->csv, plan->dir, err, sizeof err);
     if (rc == 0) return 0;
     fprintf(stderr, "scaling: error: %s; the study's rows are complete in %s: make the report with "
