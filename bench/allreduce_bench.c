@@ -34,7 +34,8 @@ static FILE *csv_open_(const char *path) {
     int fd = paths_open_append(path, O_RDWR | O_APPEND, 0666);
     FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
     if (!f) {
-        fprintf(stderr, "scaling: error: %s: %s\n", path, fd < 0 && errno == EINVAL ? "not a regular file" : strerror(errno));
+        const char *why = fd < 0 && errno == EINVAL ? "not a regular file" : strerror(errno);
+        fprintf(stderr, "scaling: error: %s: %s\n", path, why);
         if (fd >= 0) close(fd);
         return NULL;
     }

@@ -17,15 +17,22 @@
 
 extern char **environ;
 
-/* A gnuplot string assignment that no byte can end, appended to b: double-quoted, with every byte outside a plain
- * set written as an octal escape (gnuplot reassembles the bytes, UTF-8 included). A file name or a CSV cell is data
- * here, never code: a quote, a backslash or a newline in it stays inside the string. */
-static void gq(bytes_t *b, const char *var, const char *s) {
-    text_printf(b, "%s = \"", var);
+/* A gnuplot string assignment that no byte can end: double-quoted, with every byte outside a plain set written as
+ * an octal escape (gnuplot reassembles the bytes, UTF-8 included). A file name or a CSV cell is data here, never
+ * code: a quote, a backslash or a newline in it stays inside the string. */
+static void gq(FILE *f, const char *var, const char *s) {
+    fprintf(f, "%s = \"", var);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (isalnum(*p) || strchr(" ._,:/()+=@-", *p)) text_printf(b, "%c", *p);
-        else text_printf(b, "\\%03o", *p);
-    text_printf(b, "\"; ");
+        if (isalnum(*p) || strchr(" ._,:/()+=@-", *p)) fputc(*p, f);
+        else fprintf(f, "\\%03o", *p);
+    fprintf(f, "\"\n");
+}
+
+/* f emptied for the next figure. 0, or -1. */
+static int empty(FILE *f) {
+    fflush(f);
+    rewind(f);
+    return ftruncate(fileno(f), 0);
 }
 
 /* Waits for gnuplot, at most GNUPLOT_DEADLINE_S: a figure that takes longer is a stuck process, killed. 0 when it
@@ -50,35 +57,37 @@ static int gnuplot_wait(pid_t pid) {
     }
 }
 
-/* Draws one plot in one format (0: PNG, 1: SVG) into <out>/<name>.<fmt>: gnuplot gets its variables on its
- * command line (-e) and writes the figure to its stdout, a temporary file beside the target that is renamed into
- * place when gnuplot succeeds (study/paths.h): gnuplot opens no path of the output folder, so a symlink planted
- * there is never followed, and a figure cut short never replaces a whole one. Its stderr goes to errf. 0, -1 when
- * the figure cannot be written, 1 when gnuplot failed. */
-static int draw(const report_t *r, const plot_t *p, int fmt, FILE *errf) {
+/* Draws one plot in one format (0: PNG, 1: SVG) into <out>/<name>.<fmt>. gnuplot reads its variables from its
+ * stdin ("-", the unnamed file vars) and writes the figure to its stdout, a temporary file beside the target that is
+ * renamed into place when gnuplot succeeds (study/paths.h): gnuplot opens no path in the output folder, so a symlink
+ * planted there is never followed, and a figure cut short never replaces a whole one. Its stderr goes to errf (also
+ * unnamed). 0, -1 when the figure cannot be written, 1 when gnuplot failed. */
+static int draw(const report_t *r, const plot_t *p, int fmt, FILE *vars, FILE *errf) {
+    if (empty(vars) != 0) return -1;
+    gq(vars, "fmt", fmt ? "svg" : "png");
+    gq(vars, "out", "");    /* no file: plots/common.gp leaves the output on stdout */
+    gq(vars, "data", p->data);
+    gq(vars, "data2", p->data2);
+    gq(vars, "subtitle", p->subtitle);
+    gq(vars, "caption", p->caption);
+    if (fflush(vars) != 0 || fseek(vars, 0, SEEK_SET) != 0) return -1;
     char *path = mem_printf("%s/%s.%s", r->out, p->name, fmt ? "svg" : "png");
     paths_replace_t out;
     int rc = paths_replace_begin(&out, path, NULL, 0) != 0 ? -1 : 0;
     free(path);
     if (rc) return rc;
-    bytes_t vars = {0};
-    gq(&vars, "fmt", fmt ? "svg" : "png");
-    gq(&vars, "out", "");   /* no file: plots/common.gp leaves the output on stdout */
-    gq(&vars, "data", p->data);
-    gq(&vars, "data2", p->data2);
-    gq(&vars, "subtitle", p->subtitle);
-    gq(&vars, "caption", p->caption);
     char *common = mem_printf("%s/common.gp", r->plots), *script = mem_printf("%s/%s", r->plots, p->script);
-    char *argv[] = {"gnuplot", "-e", vars.s, common, script, NULL};
+    char *argv[] = {"gnuplot", "-", common, script, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fileno(vars), STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fileno(out.f), STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fileno(errf), STDERR_FILENO);
     pid_t pid;
     int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     int failed = e != 0 || gnuplot_wait(pid) != 0;
-    free(common), free(script), free(vars.s);
+    free(common), free(script);
     if (failed) paths_replace_abort(&out);
     else if (paths_replace_end(&out, NULL, 0) != 0) rc = -1;
     return failed ? 1 : rc;
@@ -91,13 +100,18 @@ static void pass_on(FILE *errf) {
     rewind(errf);
     while (fgets(line, sizeof line, errf))
         if (line[0] != '\n') fputs(line, stderr);
-    rewind(errf);
-    if (ftruncate(fileno(errf), 0) != 0) clearerr(errf);
+    if (empty(errf) != 0) clearerr(errf);
 }
 
 int report_render(report_t *r, int from, char *err, size_t errlen) {
-    FILE *errf = tmpfile();     /* unnamed (O_TMPFILE, or removed at once): nothing in the output folder */
-    if (!errf) return snprintf(err, errlen, "gnuplot's messages: cannot create a temporary file: %s", strerror(errno)), 1;
+    /* unnamed files (O_TMPFILE, or removed at once): nothing in the output folder */
+    FILE *vars = tmpfile(), *errf = tmpfile();
+    if (!vars || !errf) {
+        snprintf(err, errlen, "gnuplot's input: cannot create a temporary file: %s", strerror(errno));
+        if (vars) fclose(vars);
+        if (errf) fclose(errf);
+        return 1;
+    }
     int rc = 0;
     for (int i = from; i < r->nplot && !rc; i++) {
         const plot_t *p = &r->plot[i];
@@ -107,14 +121,14 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
             continue;
         }
         for (int fmt = 0; fmt < 2 && !rc; fmt++) {
-            fflush(errf);
-            int d = draw(r, p, fmt, errf);
+            int d = draw(r, p, fmt, vars, errf);
             pass_on(errf);
             if (d < 0) rc = 1, snprintf(err, errlen, "%s/%s.%s: cannot write", r->out, p->name, fmt ? "svg" : "png");
             else if (d) rc = 1, snprintf(err, errlen, "gnuplot failed on plots/%s for %s", p->script, p->name);
         }
         if (!rc) *MEM_PUSH(r->fig, r->nfig, r->capfig) = mem_printf("%s.png", p->name);
     }
+    fclose(vars);
     fclose(errf);
     return rc;
 }

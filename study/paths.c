@@ -22,7 +22,7 @@ typedef struct {
 } place_t;
 
 static const char *kind_of(mode_t m) {
-    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+    return S_ISREG(m) ? "a file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
          : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
@@ -245,8 +245,10 @@ int paths_check_dir(const char *what, const char *dir, size_t room, const char *
                       n, limit);
     struct stat st;
     if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) return errmsg(2, err, errlen, "%s %s: %s, not a directory", what, dir, kind_of(st.st_mode));
-        if (dir_writable(dir) != 0) return errmsg(2, err, errlen, "%s %s: cannot write in it: %s", what, dir, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return errmsg(2, err, errlen, "%s %s: %s, not a directory", what, dir, kind_of(st.st_mode));
+        if (dir_writable(dir) != 0)
+            return errmsg(2, err, errlen, "%s %s: cannot write in it: %s", what, dir, strerror(errno));
         for (int i = 0; names && names[i]; i++) {
             char p[PATH_MAX];
             snprintf(p, sizeof p, "%s/%s", dir, names[i]);      /* fits: room */
@@ -279,7 +281,8 @@ int paths_in_dir(const char *file, const char *dir) {
 
 int paths_make_parents(const char *path, char *err, size_t errlen) {
     char dir[PATH_MAX];
-    if (strlen(path) >= sizeof dir) return errmsg(2, err, errlen, "%s: path longer than the limit of %d characters", path, PATH_MAX - 1);
+    if (strlen(path) >= sizeof dir)
+        return errmsg(2, err, errlen, "%s: path longer than the limit of %d characters", path, PATH_MAX - 1);
     strcpy(dir, path);
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return 0;

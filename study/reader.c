@@ -28,8 +28,8 @@ typedef struct {
     int header_done;
     int *map, nmap;             /* file column -> schema column, or -1 */
     long records;               /* data records seen, for messages */
-    char refused[256];          /* the first name cell outside its character set, or count outside its range: the
-                                 * whole CSV is refused */
+    char refused[256];          /* the first name cell outside its character set or over RESULTS_NAME_MAX, or a
+                                 * count outside its range: the whole CSV is refused */
 } read_ctx_t;
 
 static void record_field(void *data, size_t len, void *ctx_) {
@@ -86,10 +86,16 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
     return -1;
 }
 
-/* A NAME or SET cell holding a byte outside its set refuses the CSV: the message names the record, the column and
- * the byte (as a number: the byte itself may be a newline). */
+/* A NAME or SET cell holding a byte outside its set, or a NAME of a STR column over RESULTS_NAME_MAX bytes, refuses
+ * the CSV: the message names the record, the column and the byte (as a number: the byte itself may be a newline) or
+ * the length. */
 static void check_name(read_ctx_t *c, const results_column_t *col, const char *s) {
     if (!(col->flags & (RESULTS_F_NAME | RESULTS_F_SET)) || c->refused[0]) return;
+    if (col->type == RESULTS_STR && strlen(s) > RESULTS_NAME_MAX) {
+        snprintf(c->refused, sizeof c->refused, "record %ld, column %s: a name of %zu bytes (at most %d)", c->records,
+                 col->name, strlen(s), RESULTS_NAME_MAX);
+        return;
+    }
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (results_name_byte_ok(col->flags, *p)) continue;
         snprintf(c->refused, sizeof c->refused,

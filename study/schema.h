@@ -160,6 +160,9 @@ typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUN
  * shell word in quotes, a data file's quoted title) treats as syntax. */
 #define RESULTS_NAME_CHARS                                                                                             \
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._+-:/()@=,;"
+/* The longest a NAME cell of a STR column (strategy, model, dataset, ...) may be: the report names files after them
+ * (model-dataset-strategy and a prefix stay under NAME_MAX with a temporary suffix). */
+#define RESULTS_NAME_MAX 64
 enum {
     RESULTS_F_0 = 0, RESULTS_F_NAME = 1, RESULTS_F_SET = 2, RESULTS_F_WILD = 4, RESULTS_F_SIZE = 8, RESULTS_F_POS = 16,
     RESULTS_F_NAME_WILD = RESULTS_F_NAME | RESULTS_F_WILD, RESULTS_F_SIZE_WILD = RESULTS_F_SIZE | RESULTS_F_WILD

@@ -20,7 +20,8 @@ t0=$SECONDS
 
 if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$root" -B "$build" -DSCALING_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" \
-        >"$build.configure.log" 2>&1 || { echo "FAIL: configure (log: $build.configure.log)"; tail -20 "$build.configure.log"; exit 1; }
+        >"$build.configure.log" 2>&1 ||
+        { echo "FAIL: configure (log: $build.configure.log)"; tail -20 "$build.configure.log"; exit 1; }
 fi
 host_tests=(test_results test_fixture test_csv_lock test_resume test_answer)
 cmake --build "$build" -j2 --target report_host fuzz_report "${host_tests[@]}" >"$build.build.log" 2>&1 ||

@@ -8,7 +8,7 @@
 #      previous report's figures and REPORT.md are unchanged, and no temporary file is left;
 #   3. bad --out targets, each one line and exit 2 with nothing written: a path over the limit (and longer than any
 #      folder the report can write into), a file, a folder under a file, a device, a REPORT.md that is a folder, an
-#      input where the report would write one of its files;
+#      input where the report would write one of its files; and a model name too long to name a file after;
 #   4. a long --out under the limit (1,109 characters, which an older report cut at 1,023) is written where named.
 # Negative control: the untouched report of the same fixture (exit 0). Parts 1 (figures) and 2 need gnuplot.
 set -u
@@ -68,8 +68,9 @@ refused() {
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        echo "FAIL: report $(echo "${*:1:2}" | cut -c1-80) -> rc=$rc, $lines stderr line(s), files $([ "$before" = "$after" ] &&
-             echo unchanged || echo CHANGED); wanted '$want'; got:"
+        local files=CHANGED; [ "$before" = "$after" ] && files=unchanged
+        echo "FAIL: report $(echo "${*:1:2}" | cut -c1-80) -> rc=$rc, $lines stderr line(s), files $files; wanted" \
+             "'$want'; got:"
         head -c 400 "$tmp/err"; echo
     fi
 }
@@ -83,6 +84,13 @@ refused "afile: a file, not a directory" --out afile/sub/deeper
 refused "a character device, not a directory" --out /dev/full
 mkdir -p dirmd/REPORT.md
 refused "REPORT.md is a directory" --out dirmd
+# a name the report would name a file after, too long for a file name: the CSV is refused (the model column is
+# the 4th, before any quoted cell)
+long_name=$(printf 'm%.0s' $(seq 1 300))
+awk -F, -v OFS=, -v m="$long_name" 'NR > 1 { $4 = m } { print }' study.csv >long_model.csv
+timeout 20 "$scaling" report long_model.csv --out long_model_out >/dev/null 2>"$tmp/err"; rc=$?
+ok '[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "column model: a name of 300 bytes" "$tmp/err" &&
+    [ ! -e long_model_out ]' "a 300-byte model name: exit $rc, $(cat "$tmp/err")"
 mkdir alias; cp study.csv alias/REPORT.md; cp study.csv alias/fig.dat
 (
     cd alias

@@ -212,7 +212,8 @@ static int hash_one(const char *path, const struct stat *st, int type, struct FT
     g_hash = crc32(g_hash, (const Bytef *)meta, sizeof meta);
     char buf[65536];
     ssize_t k;
-    if (S_ISLNK(st->st_mode) && (k = readlink(path, buf, sizeof buf)) > 0) g_hash = crc32(g_hash, (Bytef *)buf, (uInt)k);
+    if (S_ISLNK(st->st_mode) && (k = readlink(path, buf, sizeof buf)) > 0)
+        g_hash = crc32(g_hash, (Bytef *)buf, (uInt)k);
     int fd = S_ISREG(st->st_mode) ? open(path, O_RDONLY) : -1;
     while (fd >= 0 && (k = read(fd, buf, sizeof buf)) > 0) g_hash = crc32(g_hash, (Bytef *)buf, (uInt)k);
     if (fd >= 0) close(fd);
@@ -247,10 +248,10 @@ typedef struct {
 static int g_tmp_seen;
 static int tmp_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
     (void)st, (void)type;
-    g_tmp_seen |= strstr(path + ftw->base, ".tmp") != NULL;
+    g_tmp_seen |= ftw->level > 0 && strstr(path + ftw->base, ".tmp-") != NULL;
     return 0;
 }
-/* 1 when a file under dir has ".tmp" in its name: a temporary file left behind. */
+/* 1 when a file under dir has ".tmp-" in its name (study/paths.c's ".<name>.tmp-XXXXXX"): one left behind. */
 static int has_tmp(const char *dir) {
     g_tmp_seen = 0;
     nftw(dir, tmp_one, 16, FTW_PHYS);
@@ -355,7 +356,8 @@ static int run_case(fuzz_t *fz, long k) {
         rm_tree(aside);
         rename(path, aside);
     }
-    if (!*why && tree_hash(dir, 0) != inputs) snprintf(why, sizeof why, "a file beside the inputs was written or changed");
+    if (!*why && tree_hash(dir, 0) != inputs)
+        snprintf(why, sizeof why, "a file beside the inputs was written or changed");
     if (!*why) return 0;
     char kept[1100];
     snprintf(kept, sizeof kept, "%s/failed-%ld", fz->work, k);
