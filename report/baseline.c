@@ -3,6 +3,7 @@
  * as a table on stdout, a section and a figure in REPORT.md, and exit 1 where there is one (nccl-tests' way with
  * NCCL_TESTS_MIN_BW). */
 #include "report.h"
+#include "../study/paths.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -165,7 +166,8 @@ int baseline_figure(report_t *r, char *err, size_t errlen) {
     const baseline_t *b = r->base;
     if (!b->n) return 0;
     char *path = mem_printf("%s/baseline.dat", r->out);
-    FILE *o = fopen(path, "w");
+    paths_replace_t out;    /* written whole, then renamed into place (study/paths.h) */
+    FILE *o = paths_replace_begin(&out, path, NULL, 0) == 0 ? out.f : NULL;
     int rc = o ? 0 : -1;
     if (o) {
         fprintf(o, "# label delta_images_per_s_pct linetype minus_threshold\n");
@@ -180,7 +182,7 @@ int baseline_figure(report_t *r, char *err, size_t errlen) {
             else fprintf(o, "\" %.6g %d %.6g\n", w->d_ips, w->regressed ? 4 : 1, -b->threshold);
             free(l.s);
         }
-        if (fclose(o) != 0) rc = -1;
+        if (paths_replace_end(&out, NULL, 0) != 0) rc = -1;
     }
     if (rc) snprintf(err, errlen, "%s: cannot write", path);
     else {

@@ -179,11 +179,12 @@ static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
     return 0;
 }
 
-/* 1 where the report may write a file of this name in its folder (REPORT.md, the figures and their data). */
+/* 1 where the report may write a file of this name in its folder (REPORT.md, summary.csv, the figures and their
+ * data). */
 static int report_writes(const char *name) {
     static const char *const ext[] = {".dat", ".png", ".svg"};
     size_t n = strlen(name);
-    if (strcmp(name, REPORT_MD) == 0) return 1;
+    if (strcmp(name, REPORT_MD) == 0 || strcmp(name, REPORT_SUMMARY_CSV) == 0) return 1;
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
         if (n >= 4 && strcmp(name + n - 4, ext[i]) == 0) return 1;
     return 0;
@@ -192,7 +193,7 @@ static int report_writes(const char *name) {
 /* The output folder a directory (or to be made under one), writable, short enough for any file name in it, its
  * REPORT.md a file or absent, and no input where the report would write one of its files. 0, or 2. */
 static int check_out(const report_t *r) {
-    static const char *const names[] = {REPORT_MD, NULL};
+    static const char *const names[] = {REPORT_MD, REPORT_SUMMARY_CSV, NULL};
     char err[REPORT_ERR];
     if (paths_check_dir("--out", r->out, NAME_MAX, names, err, sizeof err)) return die("%s", err);
     const char *in[] = {r->src, r->bench_src, r->net_src};
@@ -275,11 +276,16 @@ static void no_figures(report_t *r, int argc, char **argv, const char *exe) {
 }
 
 static int write_summary_csv(report_t *r) {
-    char *path = mem_printf("%s/summary.csv", r->out);
-    FILE *f = fopen(path, "w");
-    int rc = !f || report_summary_csv(&r->st, f);
-    if (f && fclose(f) != 0) rc = 1;
-    if (rc) die("%s: cannot write: %s", path, strerror(errno));
+    char *path = mem_printf("%s/%s", r->out, REPORT_SUMMARY_CSV), err[REPORT_ERR];
+    paths_replace_t f;      /* written whole, then renamed into place (study/paths.h) */
+    int rc = paths_replace_begin(&f, path, err, sizeof err) != 0;
+    if (!rc && report_summary_csv(&r->st, f.f)) {
+        paths_replace_abort(&f);
+        rc = 1, snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
+    } else if (!rc) {
+        rc = paths_replace_end(&f, err, sizeof err) != 0;
+    }
+    if (rc) die("cannot write %s", err);
     free(path);
     return rc;
 }

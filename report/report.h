@@ -8,8 +8,9 @@
 #include <limits.h>
 #include <stdio.h>
 
-/* The report's page, in its output folder. */
+/* The report's page and its summary table, in its output folder. */
 #define REPORT_MD "REPORT.md"
+#define REPORT_SUMMARY_CSV "summary.csv"
 
 /* An error message: a path and a line about it. */
 #define REPORT_ERR (PATH_MAX + 512)

@@ -3,7 +3,7 @@
 # every error fatal: a build of this tree with -DSCALING_SANITIZE=address,undefined in BUILD (configured once, then
 # incremental), of the host targets only (report_host: `scaling report` without CUDA; the CSV and report host tests;
 # fuzz_report), then
-#   1. the host tests of the CSV writer and reader, the lock, --resume's scan, the fixtures and the answer;
+#   1. the host tests of the CSV writer and reader, the lock, --resume's scan and the fixtures;
 #   2. report_host on every committed study CSV (results/, tests/fixtures/): exit 0 or 2, no sanitizer report;
 #   3. the report's command-line tests (test_report, test_projection, test_untrusted, test_report_files) on report_host;
 #   4. the fuzz test on report_host for SCALING_SANITIZE_FUZZ_SECONDS (default 20; its seed is printed).
@@ -23,7 +23,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
         >"$build.configure.log" 2>&1 ||
         { echo "FAIL: configure (log: $build.configure.log)"; tail -20 "$build.configure.log"; exit 1; }
 fi
-host_tests=(test_results test_fixture test_csv_lock test_resume test_answer)
+host_tests=(test_results test_fixture test_csv_lock test_resume)
 cmake --build "$build" -j2 --target report_host fuzz_report "${host_tests[@]}" >"$build.build.log" 2>&1 ||
     { echo "FAIL: build (log: $build.build.log)"; grep -E "error|Error" "$build.build.log" | head -20; exit 1; }
 echo "asan_ubsan: built in $((SECONDS - t0)) s"
