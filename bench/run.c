@@ -2,6 +2,7 @@
  * process when one process drives the GPUs, under a watchdog with one process per GPU; the row of each fault. */
 #include "run.h"
 #include "run_record.h"
+#include "run_state.h"
 #include "table.h"
 #include "faults/isolate.h"
 #include "faults/watchdog.h"
@@ -18,136 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). */
-static void write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
-    char err[512];
-    if (res && results_write(res, row, err, sizeof err) != 0) {
-        fprintf(stderr, "scaling: error: %s\n", err);
-        if (state) st->teardown(state);
-        exit(1);
-    }
-    table_row(stdout, row);
-    fflush(stdout);
-}
-
-/* One run of one sweep point: what its process (the child, or each rank under mpirun/srun) needs. Built by the
- * parent before the fork, so the run_id and the configuration's cells are the same in the child's rows and in a
- * row the parent writes for it. */
-typedef struct {
-    const options_t *o;
-    const strategy_t *st;
-    const sweep_point_t *pt;
-    const idx_dataset_t *data;
-    results_t *res;             /* NULL on ranks other than 0 */
-    run_tally_t *sd;
-    profile_t *prof;
-    const dist_t *dist;
-    int devices[OPT_LIST_MAX];
-    run_cfg_t cfg;
-    results_row_t row;          /* the configuration's cells, nothing measured (results_row_init): each epoch's
-                                 * numbers are filled in on a copy, and a fault's row is written from it */
-    int k, n_points, is_root;
-    double t0;
-    void *state;                /* the strategy's, once set up; the watchdog thread uses it under state_lock only,
-                                 * and teardown takes it away under that lock first (run_release) */
-    pthread_mutex_t state_lock;
-    watchdog_t *wd;             /* the run's deadline thread (its child's, or each rank's) */
-    int epoch, step;            /* where the run is, for a row written on its behalf */
-    /* For the progress lines (the watchdog thread reads them under state_lock): the epoch's steps (0 while its
-     * events are being recorded anew: epoch_begin), the steps whose train_step returned (their step events are
-     * recorded, so the thread queries no event the main thread is recording), the epoch's start on the host's
-     * clock, the study's progress when it began, and whether a line on a terminal is still open. */
-    int epoch_steps, returned;
-    double epoch_t0;
-    progress_t prog_at_epoch;
-    int line_open;
-    char reason[512];
-    char last_words[4096];      /* rank 0 under mpirun/srun: dist_prepare_last_words */
-    int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
-    double signal_at;           /* mpirun/srun: when the watchdog first saw a signal (monotonic s), 0 before */
-} run_t;
-
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
-
-/* A line on stderr from the run's root process: on a terminal the progress line is rewritten in place, so a line of
- * another kind first ends it. */
-static void run_say_begin(run_t *r) {
-    if (__atomic_exchange_n(&r->line_open, 0, __ATOMIC_ACQ_REL)) fputs("\r\033[K", stderr);
-}
-
-/* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
- * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
-static void write_fault_row(run_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
-                            double total_mb) {
-    results_row_t row = r->row;
-    row.epoch = epoch;
-    row.phase = results_phase(epoch);
-    row.status = run_status_name(status);
-    row.reason = reason;
-    row.mem_free_mb = total_mb > 0 ? free_mb : -1;     /* only a fault that measured the memory has these cells */
-    row.mem_total_mb = total_mb > 0 ? total_mb : -1;
-    if (r->st->info.staged) {  /* fault rows name the stages too, so --resume can tell the micro-batch counts apart */
-        row.stats.stages = r->pt->gpus;
-        row.stats.micro_batches = r->pt->micro_batches > 0 ? r->pt->micro_batches : -1;   /* auto: not yet picked */
-        snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
-    }
-    results_stamp(&row);
-    if (r->is_root) run_say_begin(r);
-    if (r->is_root)
-        fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
-                r->st->info.name, r->pt->gpus, r->pt->global_batch, math_name(r->pt->math), row.status,
-                epoch ? "" : " at setup", reason);
-    write_row(r->res, &row, NULL, r->st);
-}
-
-/* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
-static void mem_now(const run_t *r, double *free_mb, double *total_mb) {
-    size_t f = 0, t = 0;
-    *free_mb = *total_mb = -1;
-    if (cudaSetDevice(r->devices[0]) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess)
-        *free_mb = f / 1048576.0, *total_mb = t / 1048576.0;
-}
-
-/* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
- * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
-static void dist_row_from_rank(run_t *r, run_status_t status, const char *reason) {
-    char err[512];
-    results_t own = {0};
-    if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
-    r->res = &own;
-    write_fault_row(r, status, reason, r->epoch, -1, -1);
-    r->res = NULL;
-    results_close(&own);
-}
-
-/* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first. */
-static void dist_fail_hook(const char *reason, void *ctx) {
-    run_t *r = ctx;
-    char why[700];
-    snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
-    fprintf(stderr, "scaling: %s; ending every rank\n", why);
-    isolate_last_words(-1, NULL, 0);
-    run_status_t status = strstr(reason, "out of memory") ? RUN_OOM : RUN_FAILED;
-    if (r->is_root) write_fault_row(r, status, why, r->epoch, -1, -1);
-    else dist_row_from_rank(r, status, why);
-}
-
-/* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
- * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
-static void dist_prepare_last_words(run_t *r, int epoch) {
-    if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
-    results_row_t row = r->row;
-    row.epoch = epoch;
-    row.phase = results_phase(epoch);
-    row.status = run_status_name(RUN_INTERRUPTED);
-    row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
-    results_stamp(&row);
-    isolate_last_words(-1, NULL, 0);
-    int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
-    if (n <= 0) return;
-    r->last_words[n] = '\n';
-    isolate_last_words(fileno(r->res->f), r->last_words, (size_t)n + 1);
-}
 
 static int run_health(void *ctx, char *why, size_t len) {
     run_t *r = ctx;
@@ -232,7 +104,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
     run_status_t status = sig && timed_out ? RUN_INTERRUPTED : timed_out ? RUN_TIMEOUT : RUN_FAILED;
-    if (r->is_root) write_fault_row(r, status, reason, epoch, -1, -1);
+    if (r->is_root) run_write_fault_row(r, status, reason, epoch, -1, -1);
     else {
         /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
          * to end the job first. Only then (rank 0 stopped or dead) does this rank write the row itself. */
@@ -240,7 +112,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
             struct timespec t = {.tv_sec = 5, .tv_nsec = 0};
             while (nanosleep(&t, &t) != 0) {}
         }
-        dist_row_from_rank(r, status, reason);
+        run_dist_row_from_rank(r, status, reason);
     }
     int code = sig && timed_out ? isolate_exit_status(sig) : timed_out ? 124 : 1;
     if (r->dist) dist_abort(r->dist, code);
@@ -254,7 +126,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
 static void dist_stop(run_t *r, int epoch) {
     fprintf(stderr, "scaling: rank %d on %s: %s\n", r->dist->rank, r->dist->host, r->reason);
     isolate_last_words(-1, NULL, 0);
-    if (!isolate_last_words_spoken()) write_fault_row(r, RUN_INTERRUPTED, r->reason, epoch, -1, -1);
+    if (!isolate_last_words_spoken()) run_write_fault_row(r, RUN_INTERRUPTED, r->reason, epoch, -1, -1);
 }
 
 /* The run's setup: the fault injection armed for it, its trace, the strategy's setup. -1 with *state set up, else the
@@ -265,7 +137,7 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
     const sweep_point_t *pt = r->pt;
     char err[512] = "", line[64];
     if (fault_begin_run(r->dist ? r->dist->rank : 0, pt->index + 1, err, sizeof err)) {
-        write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
+        run_write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
         return RUN_FAILED;
     }
     if (o->trace) {
@@ -277,7 +149,7 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         trace_init(tr, per_step * TRACE_STEPS * (pt->gpus > 0 ? pt->gpus : 1));
         r->cfg.trace = tr;
     }
-    dist_prepare_last_words(r, 0);
+    run_prepare_last_words(r, 0);
     nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
     int rc = st->setup(state, &r->cfg, err, sizeof err);
     nvtx_pop();
@@ -286,9 +158,10 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         if (o->trace) trace_free(tr);
         int oom = strstr(err, "out of memory") != NULL;
         double free_mb = -1, total_mb = -1;
-        if (oom && !st->info.no_gpu) mem_now(r, &free_mb, &total_mb);   /* no device memory to report without a GPU */
+        /* no device memory to report without a GPU */
+        if (oom && !st->info.no_gpu) run_mem_now(r, &free_mb, &total_mb);
         /* under dist, every rank holds the first failing rank's message (dist_agree) */
-        write_fault_row(r, oom ? RUN_OOM : RUN_FAILED, err, 0, free_mb, total_mb);
+        run_write_fault_row(r, oom ? RUN_OOM : RUN_FAILED, err, 0, free_mb, total_mb);
         progress_drop(&r->sd->prog, o->epochs, 1);
         return oom ? RUN_OOM : RUN_FAILED;
     }
@@ -334,7 +207,7 @@ static int epoch_steps(run_t *r, void *state, trace_t *tr, int e, int steps, dou
         if (!r->dist && isolate_signal()) {
             snprintf(r->reason, sizeof r->reason, "%s: stopped before step %d of epoch %d",
                      signal_name(isolate_signal()), i, e);
-            write_fault_row(r, RUN_INTERRUPTED, r->reason, e, -1, -1);
+            run_write_fault_row(r, RUN_INTERRUPTED, r->reason, e, -1, -1);
             check_report("interrupted\n");
             return STEPS_ENDED;
         }
@@ -396,7 +269,7 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
     if (s->replicas_identical == 0) *outcome = RUN_FAILED;
     else if (diverged && *outcome != RUN_FAILED) *outcome = RUN_DIVERGED;
     results_stamp(row);
-    write_row(r->res, row, state, st);
+    run_write_row(r->res, row, state, st);
     /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
     double wall = wall_now() - w0;
     progress_epoch_done(&r->sd->prog, wall);
@@ -430,7 +303,7 @@ static int run_body(run_t *r) {
         double w0 = wall_now();
         epoch_stats_init(&row.stats);
         __atomic_store_n(&r->epoch, e, __ATOMIC_RELAXED);
-        dist_prepare_last_words(r, e);
+        run_prepare_last_words(r, e);
         nvtx_push("epoch %d", e);
         int steps = st->steps_per_epoch(state);
         if (o->steps > 0 && o->steps < steps) steps = o->steps;
@@ -518,7 +391,7 @@ static int run_isolated(run_t *r) {
     isolate_result_t ir;
     char err[512];
     if (isolate_run(run_child, r, r->o->timeout_s + 10, run_line, r, &ir, err, sizeof err)) {
-        write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
+        run_write_fault_row(r, RUN_FAILED, err, 0, -1, -1);
         return RUN_FAILED;
     }
     if (ir.unkillable) {    /* stuck in the kernel (a GPU driver call): the next run would find its GPU taken */
@@ -539,7 +412,7 @@ static int run_isolated(run_t *r) {
     isolate_describe(&ir, r->o->timeout_s + 10, why, sizeof why);
     int epoch = ir.setup_done ? ir.epochs + 1 : 0;
     run_status_t status = isolate_status(&ir);
-    write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
+    run_write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
     progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
     return status;
 }
@@ -549,44 +422,6 @@ static int schedule_order(const char *name) {
     for (int i = 0; options_schedules[i]; i++)
         if (strcmp(options_schedules[i], name) == 0) return i;
     return 0;
-}
-
-void run_row_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const results_env_t *env,
-                const dist_t *dist, results_row_t *row) {
-    results_row_init(row);
-    row->strategy = st->info.name;
-    row->model = o->model;
-    row->dataset = o->dataset;
-    row->math = math_name(pt->math);
-    /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */
-    row->grad_dtype = st->info.reduces ? dtype_name(pt->grad_dtype) : "";
-    row->init = init_name(o->init);
-    row->seed = pt->seed;
-    row->gpus = pt->gpus;
-    row->global_batch = pt->global_batch;
-    row->per_gpu_batch = pt->per_gpu_batch;
-    row->lr = pt->lr;
-    row->momentum = o->momentum;
-    row->weight_decay = o->weight_decay;
-    row->env = *env;
-    if (!st->info.uses_nccl) row->env.nccl_transport[0] = '\0';
-    row->nodes = dist ? dist->n_nodes : 1;
-    row->gpus_per_node = dist ? dist->gpus_per_node : pt->gpus;
-    row->timeout_s = o->timeout_s;
-}
-
-void run_key_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                const results_row_t *row, results_key_t *key) {
-    results_row_t want = *row;
-    int full = data->train.n / pt->global_batch;
-    want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
-    want.stats.micro_batches = pt->micro_batches > 0 ? pt->micro_batches : -1;   /* auto: whatever it picked */
-    snprintf(want.stats.schedule, sizeof want.stats.schedule, "%s", o->schedule);
-    /* A copy path the user chose is the run's algorithm; otherwise (auto, NCCL's own choice) it is not known before
-     * setup and the key leaves it open. */
-    if (st->info.path_is_algo && o->naive_path != NAIVE_PATH_AUTO)
-        snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", naive_path_name(o->naive_path));
-    results_key_of_row(&want, key);
 }
 
 /* Runs one sweep point (run.h); writes one row per epoch, or the row of a run that ended early (oom, failed, timeout,
@@ -656,7 +491,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     if (!dist) outcome = run_isolated(r);
     else {
         watchdog_t wd;
-        check_on_fail(dist_fail_hook, r);
+        check_on_fail(run_dist_fail_hook, r);
         rank_watch_phase(sd->watch, NULL, 0);      /* the run's own deadline holds from here */
         if (watchdog_start(&wd, o->timeout_s, run_health, run_expire, r) != 0) {
             fprintf(stderr, "scaling: error: rank %d: cannot start the watchdog thread\n", dist->rank);

@@ -251,16 +251,15 @@ static int check_outputs(const options_t *o, int n_points, char *err, size_t err
     return 0;
 }
 
-/* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
- * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
- * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
-static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch) {
-    options_t o;
+/* Parses the options and checks everything that needs no GPU (--help and --version answered here), so a typo or a
+ * missing file is reported as such even on a machine without one; nothing is written before every check has passed.
+ * -1: go on; otherwise the exit status. infos: room for 64 strategies' properties, filled. */
+static int scaling_options(options_t *o, const strategy_info_t **infos, int argc, char **argv, const dist_t *dist,
+                           rank_watch_t *watch) {
     char err[512] = "";
-    int rc = options_parse(&o, argc, argv, err, sizeof err);
-    if (rc == 0) rank_watch_timeout(watch, o.timeout_s);     /* under mpirun/srun: every wait from here on */
+    int rc = options_parse(o, argc, argv, err, sizeof err);
+    if (rc == 0) rank_watch_timeout(watch, o->timeout_s);     /* under mpirun/srun: every wait from here on */
     rank_watch_phase(watch, "the option agreement", 0);
-    const strategy_info_t *infos[64];
     strategy_infos(infos, 64);
     if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
         printf("\nStrategies (--strategy):\n");
@@ -270,24 +269,24 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
         return 0;
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
-    if (o.version) {    /* before any check: a machine without a GPU or data answers it */
+    if (o->version) {    /* before any check: a machine without a GPU or data answers it */
         if (!dist || dist->is_root) env_print_version(stdout);
         return 0;
     }
 
-    /* Everything that needs no GPU is checked first, so a typo or a missing file is reported as such even on a
-     * machine without one; nothing is written before every check has passed. */
-    if (failed(dist, options_validate(&o, infos, -1, err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, options_validate(o, infos, -1, err, sizeof err), err, sizeof err)) return 2;
     /* A hand split must cut the layer graph where a stage boundary can carry what crosses (a residual block at most
      * once, the shortcut beside the branch). */
-    if (failed(dist, o.n_split ? model_split_check(o.model, o.split, o.n_split, err, sizeof err) : 0, err, sizeof err))
+    if (failed(dist, o->n_split ? model_split_check(o->model, o->split, o->n_split, err, sizeof err) : 0, err,
+               sizeof err))
         return 2;
-    const strategy_t *st = strategy_find(o.strategy);
+    const strategy_t *st = strategy_find(o->strategy);
     if (dist) {     /* one process per GPU: strategies made for it only, and --gpus is the number of processes */
         rc = 0;
-        if (o.bench)
-            rc = 2, snprintf(err, sizeof err, "--bench %s runs in one process; launch it without mpirun/srun", o.bench);
-        else if (o.dry_run)
+        if (o->bench)
+            rc = 2, snprintf(err, sizeof err, "--bench %s runs in one process; launch it without mpirun/srun",
+                             o->bench);
+        else if (o->dry_run)
             rc = 2, snprintf(err, sizeof err, "--dry-run runs in one process; launch it without mpirun/srun");
         else if (!st->info.multi_process) {
             char which[256] = "";
@@ -296,42 +295,118 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
                     snprintf(which + strlen(which), sizeof which - strlen(which), "%s--strategy %s", *which ? ", " : "",
                              infos[i]->name);
             rc = 2, snprintf(err, sizeof err, "strategy %s runs in one process; launch it without mpirun (one process "
-                             "per GPU is %s)", o.strategy, which);
+                             "per GPU is %s)", o->strategy, which);
         }
         else
-            rc = options_for_world(&o, dist->size, err, sizeof err);
+            rc = options_for_world(o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
     const char *inject = getenv("SCALING_FAULT");     /* test-only (engine/fault.h): refused now, not per run */
     fault_spec_t spec;
     if (failed(dist, inject && *inject ? fault_parse(inject, &spec, err, sizeof err) : 0, err, sizeof err)) return 2;
+    return -1;
+}
+
+/* The sweep's points (*pts, n_points returned) and the checks of every file it will write or read, still before
+ * anything is opened for writing. -1 after a message. */
+static int scaling_points(const options_t *o, sweep_point_t **pts, const dist_t *dist) {
+    char err[512] = "";
+    int n_points = sweep_expand(o, pts, err, sizeof err);
+    if (failed(dist, n_points < 0, err, sizeof err)) return -1;
+    /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
+     * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
+    if (failed(dist, check_outputs(o, n_points, err, sizeof err), err, sizeof err)) return -1;
+    /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
+    if (failed(dist, (!dist || dist->is_root) ? results_check(o->out, err, sizeof err) : 0, err, sizeof err)) return -1;
+    if (failed(dist, o->conv_cache ? conv_cache_check(o->conv_cache, err, sizeof err) : 0, err, sizeof err)) return -1;
+    return n_points;
+}
+
+/* The data set of --dataset into data. 0, or 2 after a message. */
+static int scaling_load_data(const options_t *o, idx_dataset_t *data, const dist_t *dist, rank_watch_t *watch) {
+    char err[512] = "";
+    int rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
+    rank_watch_phase(watch, "data loading", 1);
+    const model_info_t *mi = model_info(o->model);
+    if (strcmp(o->dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
+        idx_synthetic_generated(data, 1, o->image_size, mi->synth_channels, mi->synth_classes);
+    else if (strcmp(o->dataset, "synthetic") == 0) idx_synthetic(data, 1);
+    else rc = idx_load_dataset(o->data_dir, data, err, sizeof err);
+    rank_watch_phase(watch, "the data agreement", 0);
+    if (failed(dist, rc, err, sizeof err)) return 2;
+    data->image = o->image_size;   /* a side other than the stored one is resized at gather time */
+    return 0;
+}
+
+/* This process's GPU (one per process under dist) or the devices it may use (probed in a child, which fills env),
+ * then the checks that need their count. 0, or 2 after a message. */
+static int scaling_devices(options_t *o, const strategy_info_t **infos, const strategy_t *st, idx_dataset_t *data,
+                           results_env_t *env, dist_t *dist, rank_watch_t *watch) {
+    char err[512] = "";
+    int n_dev = 0;
+    if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
+        rank_watch_phase(watch, "device selection", 1);
+        if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
+        rank_watch_phase(watch, "the option agreement", 0);
+        n_dev = -1;
+    } else if (probe_devices(&n_dev, env, !st->info.no_gpu)) {   /* no_gpu: there may be no device at all */
+        idx_free(data);
+        return 2;
+    }
+    if (failed(dist, options_validate(o, infos, n_dev, err, sizeof err), err, sizeof err)) return 2;
+    return 0;
+}
+
+/* Rank 0 opens the CSV; every rank learns the others' environment; the header lines and the table's head on
+ * stdout. 0, or 2 after a message. */
+static int scaling_open(const options_t *o, const strategy_t *st, int n_points, const idx_dataset_t *data,
+                        results_t *res, results_env_t *env, const dist_t *dist, rank_watch_t *watch) {
+    char err[512] = "";
+    int is_root = !dist || dist->is_root;
+    rank_watch_phase(watch, "opening the CSV", is_root);     /* rank 0 opens it; the others wait for it */
+    if (failed(dist, is_root ? results_open(res, o->out, err, sizeof err) : 0, err, sizeof err)) return 2;
+    rank_watch_phase(watch, "gathering the ranks' environment", 0);
+    if (dist) {
+        env_collect(env, dist);
+        /* Rank 0's transport settings (dist_nccl_transport fills rank 0's): a row another rank writes for a fault
+         * carries the same configuration key. */
+        dist_bcast(dist, env->nccl_transport, sizeof env->nccl_transport);
+        dist_bcast(dist, env->nccl_env, sizeof env->nccl_env);
+    }
+    char maths[64] = "";
+    for (int i = 0; i < o->n_math; i++)
+        snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", math_name(o->math[i]));
+    printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
+           st->info.name, o->model, o->dataset, maths, init_name(o->init), n_points, o->epochs, o->out);
+    print_env(env);
+    print_flops(o->model, data);
+    dist_report(dist, stdout);
+    table_header(stdout);
+    fflush(stdout);
+    return 0;
+}
+
+/* The command in one process, or in every process of an mpirun/srun job (dist, strategies/dist.h): there every
+ * rank runs all of it, every check that may fail on some ranks only is agreed (failed()), and rank 0 alone
+ * writes the CSV, the table (other ranks' stdout is /dev/null) and the progress lines. */
+static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch) {
+    options_t o;
+    const strategy_info_t *infos[64];
+    int rc = scaling_options(&o, infos, argc, argv, dist, watch);
+    if (rc >= 0) return rc;
     if (o.bench) {      /* --bench allreduce: no training, no data set */
+        char err[512] = "";
         paths_use_t out = {"--out", o.out, 0};
         if (paths_check(&out, 1, err, sizeof err)) return fail(err);
         allreduce_bench_t b = {o.gpus, o.n_gpus, o.strategy, o.out, o.naive_path};
         return allreduce_bench_main(&b);
     }
     sweep_point_t *pts = NULL;
-    int n_points = sweep_expand(&o, &pts, err, sizeof err);
-    if (failed(dist, n_points < 0, err, sizeof err)) return 2;
-    /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
-     * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
-    if (failed(dist, check_outputs(&o, n_points, err, sizeof err), err, sizeof err)) return 2;
-    /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
-    if (failed(dist, (!dist || dist->is_root) ? results_check(o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
-    if (failed(dist, o.conv_cache ? conv_cache_check(o.conv_cache, err, sizeof err) : 0, err, sizeof err)) return 2;
+    int n_points = scaling_points(&o, &pts, dist);
+    if (n_points < 0) return 2;
     idx_dataset_t data;
-    rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
-    rank_watch_phase(watch, "data loading", 1);
-    const model_info_t *mi = model_info(o.model);
-    if (strcmp(o.dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
-        idx_synthetic_generated(&data, 1, o.image_size, mi->synth_channels, mi->synth_classes);
-    else if (strcmp(o.dataset, "synthetic") == 0) idx_synthetic(&data, 1);
-    else rc = idx_load_dataset(o.data_dir, &data, err, sizeof err);
-    rank_watch_phase(watch, "the data agreement", 0);
-    if (failed(dist, rc, err, sizeof err)) return 2;
-    data.image = o.image_size;   /* a side other than the stored one is resized at gather time */
-    int n_dev = 0;
+    if (scaling_load_data(&o, &data, dist, watch)) return 2;
+    const strategy_t *st = strategy_find(o.strategy);
     results_env_t env;
     if (o.dry_run) {    /* no device probe, nothing opened for writing: the rows' configuration cells alone */
         memset(&env, 0, sizeof env);
@@ -341,39 +416,10 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
         free(pts);
         return rc;
     }
-    if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
-        rank_watch_phase(watch, "device selection", 1);
-        if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
-        rank_watch_phase(watch, "the option agreement", 0);
-        n_dev = -1;
-    } else if (probe_devices(&n_dev, &env, !st->info.no_gpu)) {   /* no_gpu: there may be no device at all */
-        idx_free(&data);
-        return 2;
-    }
-    if (failed(dist, options_validate(&o, infos, n_dev, err, sizeof err), err, sizeof err)) return 2;
-
+    if (scaling_devices(&o, infos, st, &data, &env, dist, watch)) return 2;
     results_t res = {0};
     int is_root = !dist || dist->is_root;
-    rank_watch_phase(watch, "opening the CSV", is_root);     /* rank 0 opens it; the others wait for it */
-    if (failed(dist, is_root ? results_open(&res, o.out, err, sizeof err) : 0, err, sizeof err)) return 2;
-    rank_watch_phase(watch, "gathering the ranks' environment", 0);
-    if (dist) {
-        env_collect(&env, dist);
-        /* Rank 0's transport settings (dist_nccl_transport fills rank 0's): a row another rank writes for a fault
-         * carries the same configuration key. */
-        dist_bcast(dist, env.nccl_transport, sizeof env.nccl_transport);
-        dist_bcast(dist, env.nccl_env, sizeof env.nccl_env);
-    }
-    char maths[64] = "";
-    for (int i = 0; i < o.n_math; i++)
-        snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", math_name(o.math[i]));
-    printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->info.name, o.model, o.dataset, maths, init_name(o.init), n_points, o.epochs, o.out);
-    print_env(&env);
-    print_flops(o.model, &data);
-    dist_report(dist, stdout);
-    table_header(stdout);
-    fflush(stdout);
+    if (scaling_open(&o, st, n_points, &data, &res, &env, dist, watch)) return 2;
     profile_t prof;
     profile_init(&prof);
     if (prof.steps > 0 && o.epochs < 2 && is_root)

@@ -61,6 +61,13 @@ static inline size_t model_tensor_bytes(const model_t *m, int t) {
     return shape_numel(m->tensors[t].shape) * dtype_size(m->act_dtype);
 }
 
+/* Every tensor and every layer's parameter and state slice starts at a multiple of MODEL_ALIGN elements: 256 bytes
+ * in fp32, 128 in bf16 or fp16. */
+#define MODEL_ALIGN 64
+static inline size_t model_align(size_t n) { return (n + MODEL_ALIGN - 1) / MODEL_ALIGN * MODEL_ALIGN; }
+/* The data is the one tensor without a gradient: nothing before it learns. Every "needs dx" follows from this. */
+static inline int model_tensor_has_grad(const model_t *m, int t) { return t != m->input; }
+
 /* ---- building (host only) ---- */
 void model_begin(model_t *m, const char *name, int batch, shape_t input, int classes);
 /* Appends a layer reading tensor(s) in0 (and in1 >= 0 for add); returns the output tensor index,
@@ -155,6 +162,9 @@ int model_crossing(const model_t *m, int i, int *tensors, int max);
  * cross (max_cross 1: LeNet's every boundary, a residual network's block boundaries; 2: also inside blocks), and no
  * batch norm after i folds the bias of a convolution before it. Host only. Returns the count. */
 int model_cut_points(const model_t *m, int max_cross, int *cuts);
+/* Whether model_alloc_range may allocate layers [first, end) (in range): a valid stage (model_stage_valid) whose
+ * ends are the model's or cut points with at most MODEL_MAX_CROSS crossing tensors. 1 yes, 0 no. Host only. */
+int model_range_valid(const model_t *m, int first, int end);
 /* Whether layers [first, end) may form a stage: no tensor produced before first is read at or after end (a stage
  * passes nothing through; a block may be cut once). 1 yes; 0 no, with that tensor in *through (may be NULL). */
 int model_stage_valid(const model_t *m, int first, int end, int *through);
