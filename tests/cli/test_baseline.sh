@@ -4,14 +4,7 @@
 # writing everything), names it on stdout, in REPORT.md's section and in baseline.dat; bad input exits 2 and writes
 # nothing; a CSV holding two commits' runs reports each commit's configurations side by side, none superseded.
 set -u
-root=$2
-fixture=$root/tests/fixtures/study.csv
-report=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib_report.sh"
 
 # ---- --baseline: the fixture against itself has no regression (exit 0); with nccl on 4 GPUs at 256/GPU, lr 0.4 made
 #      10 % slower (images/s x 0.9: medians 79203.45 -> 71283.105, -10.0 %; epoch_s / 0.9) it is the one regression

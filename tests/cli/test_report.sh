@@ -28,15 +28,7 @@
 #     rows take it: t = 2*20 us + 22351744 B / 200 GB/s = 151.759 us; model 117 x (3.418803 + 0.151759) ms = 0.418 s,
 #     model speedup 0.80/0.417756 = 1.91
 set -u
-root=$2
-fixture=$root/tests/fixtures/study.csv
-report=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-has() { grep -qF -- "$2" "$1" && ok || bad "$1 lacks: $2"; }
-hasre() { grep -qE -- "$2" "$1" && ok || bad "$1 lacks /$2/"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib_report.sh"
 
 # ---- without an all-reduce benchmark
 cp "$fixture" "$tmp/study.csv"

@@ -4,13 +4,7 @@
 # refused by `scaling report` (and --runs) with one stderr line naming the record and the column, exit 2, nothing
 # written; 65536 itself reads. Before, gpus=0 printed "inf %" and gpus=2147483647 overflowed a sum.
 set -u
-root=$2
-fixture=$root/tests/fixtures/study.csv
-report=$1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib_report.sh"
 
 # set COLUMN of the first data record (single on 1 GPU: no quoted cell) to VALUE
 edit() {
