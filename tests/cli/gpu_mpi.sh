@@ -13,6 +13,8 @@ source "$(dirname "$0")/lib_mpi.sh"
 mpi_require 2
 run=(--strategy nccl --model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 1 --steps 30
      --seed 3 --math fp32)
+mpi_pin_algos "${run[@]}"
+run+=("${pin[@]}")
 
 counts=2; [ "$n_dev" -ge 4 ] && counts="2 4"
 for n in $counts; do

@@ -17,6 +17,8 @@ source "$(dirname "$0")/lib_mpi.sh"
 mpi_require 2
 emu=("$root/scripts/node_emu.sh" 2)
 run=(--strategy nccl --model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --seed 3 --math fp32)
+mpi_pin_algos "${run[@]}"
+run+=("${pin[@]}")
 two=(-x NCCL_NET=Socket -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=INIT,NET,P2P,SHM
      -x NCCL_DEBUG_FILE="$tmp/nccl.%h.%p.log")
 

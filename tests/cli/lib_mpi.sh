@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # lib_mpi.sh — what the GPU tests that use mpirun share (gpu_mpi.sh, gpu_twonode.sh, gpu_breakdown.sh): mpirun and
-# its options, cells of a CSV by column name, and the comparison of an mpirun run with the one-process run of the
-# same training. Sourced after lib_gpu.sh (bin set). MPIRUN overrides the launcher; NCCL_* variables of this
+# its options, the convolution algorithms pinned, cells of a CSV by column name, and the comparison of an mpirun run
+# with the one-process run of the same training. Sourced after lib_gpu.sh (bin set). MPIRUN overrides the launcher; NCCL_* variables of this
 # environment (NCCL_NVLS_ENABLE=0 on H200 hosts) go to every rank.
 
 # mpi_require N: skips (77, with the reason) unless N GPUs, mpirun and an MPI build are present (mpi_setup).
@@ -21,6 +21,17 @@ mpi_setup() {
     command -v "$mpirun" >/dev/null 2>&1 || return 1
     mpi_missing="this scaling was built without MPI (install libopenmpi-dev and rebuild)"
     ! "$mpirun" "${mpi_opts[@]}" -np 2 "$bin" --help 2>&1 | grep -qF "this build has no MPI"
+}
+
+# mpi_pin_algos RUN-ARGS...: one GPU searches the convolution algorithms of RUN-ARGS into $tmp/conv_algos.tsv and
+# sets pin=(--conv-cache that file) for the runs compared, so they run the same kernels: the search is timed, and a
+# process searching on two GPUs side by side can pick otherwise than ranks searching alone, which changes rounding.
+mpi_pin_algos() {
+    pin=(--conv-cache "$tmp/conv_algos.tsv")
+    "$bin" "$@" --gpus 1 --epochs 1 --steps 1 "${pin[@]}" --out "$tmp/pin.csv" >"$tmp/pin.log" 2>&1
+    local rc=$?
+    check "the convolution search into $tmp/conv_algos.tsv exits $rc" $rc
+    [ $rc -eq 0 ] || tail -n 20 "$tmp/pin.log"
 }
 
 # Columns by header name (no cell before the environment columns holds a comma in these runs).

@@ -211,7 +211,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
     ref.y = dalloc(n); ref.dx[0] = dalloc(n); ref.dx[1] = l->x[1] ? dalloc(n) : NULL;
     ref.dw = dalloc(2 * C); ref.state_out = dalloc(2 * C); ref.state_alt = dalloc(2 * C);
     if (c->fuse == BN_FUSE_NONE) ref_bn(l, 1, &ref); else ref_bn_fused(l, 1, &ref);
-    double *saved = dalloc(2 * C), *wrong = dalloc(n), *want = dalloc(n);
+    double *saved = dalloc(2 * C), *wrong = dalloc(n), *want = dalloc(n), *terms = dalloc(n), *dx_terms = dalloc(n);
     for (size_t ch = 0; ch < C; ch++) {
         double m = 0.0, v = 0.0;
         for (size_t i = 0; i < M; i++) m += hx0[i * C + ch];
@@ -219,6 +219,23 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
         for (size_t i = 0; i < M; i++) v += (hx0[i * C + ch] - m) * (hx0[i * C + ch] - m);
         saved[ch] = m;
         saved[C + ch] = 1.0 / sqrt(v / M + 1e-5);
+    }
+    /* dx = gamma invstd (dy - mean(dy) - xhat mean(dy xhat)) cancels to ~0 at two samples a channel (xhat = +-1),
+     * so its rounding is of the size of the terms: dx is judged against |gamma invstd| (|dy| + |mean dy| + |xhat|
+     * |mean dy xhat|), the fused cases' dy taken unmasked (a bound), plus the accumulated |beta dx_prev|. */
+    for (size_t ch = 0; ch < C; ch++) {
+        double mdy = 0.0, mdyx = 0.0;
+        for (size_t i = 0; i < M; i++) {
+            mdy += hdy[i * C + ch];
+            mdyx += hdy[i * C + ch] * (hx0[i * C + ch] - saved[ch]) * saved[C + ch];
+        }
+        mdy /= M;
+        mdyx /= M;
+        for (size_t i = 0; i < M; i++) {
+            size_t j = i * C + ch;
+            double xhat = (hx0[j] - saved[ch]) * saved[C + ch];
+            terms[j] = fabs(hw[ch] * saved[C + ch]) * (fabs(hdy[j]) + fabs(mdy) + fabs(xhat) * fabs(mdyx));
+        }
     }
 
     outs_t o, o2;
@@ -276,7 +293,8 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
             if (l->dx[0]) {
                 for (size_t j = 0; j < n; j++) want[j] = ref.dx[0][j] + l->dx_beta[0] * hdx0[j];
                 snprintf(tn, sizeof tn, "dx%s(beta=%g)", l->dx[1] ? "0" : "", l->dx_beta[0]);
-                check(wname, tn, o.dx0, want, n, tol_act);
+                for (size_t j = 0; j < n; j++) dx_terms[j] = terms[j] + fabs(l->dx_beta[0] * hdx0[j]);
+                check_scaled(wname, tn, o.dx0, want, dx_terms, n, tol_act);
                 if (pass == 0) {
                     /* fused: the ReLU mask left out; plain: the mean-gradient terms left out (dx = gamma invstd dy) */
                     if (c->fuse != BN_FUSE_NONE) {
@@ -289,8 +307,9 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
                     } else {
                         for (size_t j = 0; j < n; j++) wrong[j] = hw[j % C] * saved[C + j % C] * hdy[j];
                     }
-                    control(wname, c->fuse != BN_FUSE_NONE ? "dx without the ReLU mask" : "dx without mean terms",
-                            o.dx0, want, wrong, n, tol_act);
+                    control_scaled(wname,
+                                   c->fuse != BN_FUSE_NONE ? "dx without the ReLU mask" : "dx without mean terms",
+                                   o.dx0, want, wrong, dx_terms, n, tol_act);
                 }
             }
             if (l->dx[1]) {
@@ -352,7 +371,7 @@ static void run_case(gpu_t *g, const bn_case_t *c, rng_t *rng, dtype_t t) {
     free(hb); free(hw_ref);
     free(got); free(hx0); free(hx1); free(hdy); free(hdx0); free(hdx1); free(hw); free(hs); free(hdw);
     free(ref.y); free(ref.dx[0]); free(ref.dx[1]); free(ref.dw); free(ref.state_out); free(ref.state_alt);
-    free(saved); free(wrong); free(want);
+    free(saved); free(wrong); free(want); free(terms); free(dx_terms);
 }
 
 // --- the ReLU mask's bits (bf16, add + ReLU): every forward writes them, a backward on the vector grid reads them

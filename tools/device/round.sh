@@ -30,7 +30,8 @@ timeout $(($(left) - 60)) ./scaling >"$OUT/study.out" 2>"$OUT/study.err"
 study_rc=$?
 study_s=$(($(date +%s) - s0))
 tail -n 30 "$OUT/study.out"
-folder=$(ls -d results/default-* 2>/dev/null | tail -n 1)
+# The study names its folder on its last line (the committed results/default-* folders sort after a fresh one's).
+folder=$(sed -n 's|^# report: \(.*\)/REPORT.md$|\1|p' "$OUT/study.out" | tail -n 1)
 [ -n "$folder" ] && tar czf "$OUT/study.tgz" "$folder"
 say "the default study: exit $study_rc in $study_s s, folder ${folder:-none}"
 
