@@ -4,6 +4,7 @@
 #include "progress.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 void progress_init(progress_t *p, int runs, long epochs) {
@@ -64,13 +65,22 @@ void progress_step_line(char *buf, size_t len, const progress_t *p, const progre
              s->epoch, s->epochs, at, s->steps, rate, e1, e2);
 }
 
-void progress_setup_line(char *buf, size_t len, int run, int runs, double seconds, int layers_done, int layers,
-                         int searches) {
+/* Appends to buf (n characters so far) what fmt says, unless buf is full already. */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t len, int *n, const char *fmt, ...) {
+    if (*n < 0 || (size_t)*n >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    *n += vsnprintf(buf + *n, len - (size_t)*n, fmt, ap);
+    va_end(ap);
+}
+
+void progress_setup_line(char *buf, size_t len, int run, int runs, double seconds, int gpus,
+                         const setup_count_now_t *now) {
     int n = snprintf(buf, len, "[run %d/%d] setup %.0f s", run, runs, seconds);
-    if (n < 0 || (size_t)n >= len) return;
-    if (layers > 0) n += snprintf(buf + n, len - (size_t)n, ": %d of %d layers set up", layers_done, layers);
-    if (n < 0 || (size_t)n >= len) return;
-    if (searches >= 0)
-        snprintf(buf + n, len - (size_t)n, "%s%d convolution search%s", layers > 0 ? ", " : ": ", searches,
-                 searches == 1 ? "" : "es");
+    if (!now || now->layers <= 0) return;
+    append(buf, len, &n, ": %d of %d layers set up", now->layers_done, now->layers);
+    if (gpus > 1) append(buf, len, &n, " on %d of %d GPUs", now->gpus, gpus);
+    append(buf, len, &n, ", %d convolution search%s", now->conv_searches, now->conv_searches == 1 ? "" : "es");
+    if (now->bn_searches > 0)
+        append(buf, len, &n, ", %d batch-norm search%s", now->bn_searches, now->bn_searches == 1 ? "" : "es");
 }

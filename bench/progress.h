@@ -2,6 +2,7 @@
  * the wall time its setups and epochs have taken so far (one sweep or the default study's several); and the lines
  * that say so on stderr about every 10 s inside a long epoch or a long setup. Host-only. */
 #pragma once
+#include "../engine/setup_count.h"
 #include <stddef.h>
 
 typedef struct {
@@ -42,9 +43,11 @@ typedef struct {
  * "launched"), the epoch's ETA at that pace, the study's from p (what is left of its epochs and setups, this epoch's
  * pace standing in before an epoch has been timed). */
 void progress_step_line(char *buf, size_t len, const progress_t *p, const progress_step_t *s);
-/* "[run 2/8] setup 25 s: 23 of 53 layers set up, 12 convolution searches": a long setup (the cuDNN algorithm search)
- * is not silent either. searches < 0: not said. */
-void progress_setup_line(char *buf, size_t len, int run, int runs, double seconds, int layers_done, int layers,
-                         int searches);
+/* "[run 2/8] setup 25 s: 61 of 106 layers set up on 2 of 2 GPUs, 12 convolution searches": a long setup (the cuDNN
+ * algorithm search) is not silent either. now: where the setup stands (engine/setup_count.h; NULL, or no layer begun:
+ * the seconds alone); its total covers the GPUs begun so far, so "on k of gpus GPUs" says how much of the process's
+ * setup it covers (not said for one GPU); batch-norm searches are said where there were some. */
+void progress_setup_line(char *buf, size_t len, int run, int runs, double seconds, int gpus,
+                         const setup_count_now_t *now);
 /* "42s", "3m07s", "1h05m"; "?" when unknown. */
 void progress_duration(char *buf, size_t len, double s);

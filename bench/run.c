@@ -55,17 +55,19 @@ static void *run_release(run_t *r) {
 }
 
 /* The watchdog's tick, every PROGRESS_EVERY_S: where the setup or the epoch stands (bench/progress.h), from what the
- * run already keeps, the GPUs' finished steps read from the step events (never a wait). Rank 0 alone speaks; a
- * line at a time where stderr is not a terminal (a Slurm log), rewritten in place where it is. */
+ * run already keeps: the layers set up and searches run, counted by the engine (r->setup), the GPUs' finished steps
+ * read from the step events (never a wait). Rank 0 alone speaks; a line at a time where stderr is not a terminal (a
+ * Slurm log), rewritten in place where it is. */
 static void run_progress(void *ctx) {
     run_t *r = ctx;
     if (!r->is_root) return;
     char line[256];
     pthread_mutex_lock(&r->state_lock);
     int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED);
-    if (!r->state && epoch == 0)
-        progress_setup_line(line, sizeof line, r->k, r->n_points, wall_now() - r->t0, -1, 0, -1);
-    else if (r->state && r->epoch_steps > 0) {
+    if (!r->state && epoch == 0) {
+        setup_count_now_t now = setup_count_read(&r->setup);
+        progress_setup_line(line, sizeof line, r->k, r->n_points, wall_now() - r->t0, r->cfg.n_gpus, &now);
+    } else if (r->state && r->epoch_steps > 0) {
         progress_step_t p = {.run = r->k, .runs = r->n_points, .epoch = epoch, .epochs = r->o->epochs,
                              .launched = __atomic_load_n(&r->returned, __ATOMIC_ACQUIRE), .done = -1,
                              .steps = r->epoch_steps, .host_s = wall_now() - r->epoch_t0,
@@ -447,7 +449,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         .naive_path = o->naive_path,
         .bucket_bytes = (size_t)(o->bucket_mb * 1024 * 1024), .overlap = o->overlap,
         .micro_batches = pt->micro_batches, .schedule = schedule_order(o->schedule),
-        .split = o->n_split ? o->split : NULL, .n_split = o->n_split,
+        .split = o->n_split ? o->split : NULL, .n_split = o->n_split, .setup_count = &r->setup,
     };
     if (dist) {     /* one process per GPU: this process drives its node-local GPU, shard `rank` of pt->gpus */
         r->devices[0] = dist->device;

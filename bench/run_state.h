@@ -28,6 +28,7 @@ typedef struct {
     pthread_mutex_t state_lock;
     watchdog_t *wd;             /* the run's deadline thread (its child's, or each rank's) */
     int epoch, step;            /* where the run is, for a row written on its behalf */
+    setup_count_t setup;        /* where its setup stands (cfg.setup_count points here): the setup's progress lines */
     /* For the progress lines (the watchdog thread reads them under state_lock): the epoch's steps (0 while its
      * events are being recorded anew: epoch_begin), the steps whose train_step returned (their step events are
      * recorded, so the thread queries no event the main thread is recording), the epoch's start on the host's

@@ -157,24 +157,24 @@ static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
 }
 
 void gpu_conv_cache_load(gpu_t *g) {
-    if (!g->conv_cache) return;
+    if (!g->setup.conv_cache) return;
     char id[CONV_CACHE_ID_MAX], err[512];
     conv_cache_id(g, id, sizeof id);
-    if (conv_cache_load(g->conv_cache, id, &g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, err, sizeof err))
+    if (conv_cache_load(g->setup.conv_cache, id, &g->conv_algos, &g->n_conv_algos, &g->cap_conv_algos, err, sizeof err))
         check_fail(__FILE__, __LINE__, "--conv-cache", err);
 }
 
 void gpu_conv_cache_save(gpu_t *g) {
-    if (!g->conv_cache) return;
+    if (!g->setup.conv_cache) return;
     char id[CONV_CACHE_ID_MAX], err[512];
     conv_cache_id(g, id, sizeof id);
-    if (conv_cache_save(g->conv_cache, id, g->conv_algos, g->n_conv_algos, err, sizeof err) != 0)
+    if (conv_cache_save(g->setup.conv_cache, id, g->conv_algos, g->n_conv_algos, err, sizeof err) != 0)
         check_fail(__FILE__, __LINE__, "--conv-cache", err);
     /* Silent when every choice came from the file: a run that searched says so, as it may run other kernels. */
     if (g->conv_searches || g->bn_searches)
         printf("# --conv-cache %s: GPU %d searched %d convolution algorithm%s and %d batch-norm shape%s the file did not "
-               "have\n", g->conv_cache, g->device, g->conv_searches, g->conv_searches == 1 ? "" : "s", g->bn_searches,
-               g->bn_searches == 1 ? "" : "s");
+               "have\n", g->setup.conv_cache, g->device, g->conv_searches, g->conv_searches == 1 ? "" : "s",
+               g->bn_searches, g->bn_searches == 1 ? "" : "s");
     g->conv_searches = g->bn_searches = 0;
 }
 

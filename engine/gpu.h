@@ -8,6 +8,7 @@
 #include "dtype.h"
 #include "conv_algo.h"
 #include "math_mode.h"
+#include "setup_count.h"
 
 #define GPU_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
@@ -31,6 +32,13 @@ typedef enum { GPU_BN_OWN = 0, GPU_BN_CUDNN = 1, GPU_BN_AUTO = 2 } gpu_bn_t;
  * (tests). SCALING_CONV, read once. */
 typedef enum { GPU_CONV_AUTO = 0, GPU_CONV_LEGACY = 1, GPU_CONV_BACKEND = 2 } gpu_conv_t;
 
+/* What a run lends each of its GPUs' setup (both borrowed, either NULL): the --conv-cache file (engine/conv_cache.h)
+ * and the counter the run's progress lines read (engine/setup_count.h). */
+typedef struct {
+    const char *conv_cache;
+    setup_count_t *count;
+} gpu_setup_t;
+
 typedef struct gpu {
     int device;                 /* CUDA ordinal */
     cudaStream_t stream;        /* compute: forward, backward, update */
@@ -50,7 +58,7 @@ typedef struct gpu {
     int ones_len;
     conv_algo_t *conv_algos;    /* cudnnFind's choices per shape, n_conv_algos of them (conv_algo_add grows it) */
     int n_conv_algos, cap_conv_algos;
-    const char *conv_cache;     /* --conv-cache file (engine/conv_cache.h), or NULL: borrowed */
+    gpu_setup_t setup;          /* the run's --conv-cache file and setup counter, or NULLs: set after gpu_init */
     int conv_searches;          /* algorithm searches (shape and direction) since the last gpu_conv_cache_save */
     int bn_searches;            /* batch-norm shapes measured (SCALING_BN=auto) since then */
 } gpu_t;
@@ -64,8 +72,8 @@ extern "C" {
  * line, exit 2 (engine/knob.h). */
 void gpu_init(gpu_t *g, int device, math_t math);
 void gpu_free(gpu_t *g);
-/* With g->conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what the
- * search added (after, saying on stdout how many searches ran), under the GPU model's and cuDNN version's id. A
+/* With g->setup.conv_cache set: fills the algorithm cache from that file (before layers are set up) / appends what
+ * the search added (after, saying on stdout how many searches ran), under the GPU model's and cuDNN version's id. A
  * file that cannot be read or written stops the run with its path and the reason (it was checked before the run
  * began, conv_cache_check). */
 void gpu_conv_cache_load(gpu_t *g);

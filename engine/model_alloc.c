@@ -215,11 +215,14 @@ static void alloc_setup_layers(model_t *m, gpu_t *g, int first, int end) {
     while (arena > ((size_t)16 << 20) && arena > free_b / 2) arena /= 2;
     gpu_workspace_reserve(g, arena);
     gpu_conv_cache_load(g);
+    setup_count_begin(g->setup.count, g->device, end - first);
     size_t need = 0;
     for (int i = first; i < end; i++) {
         layer_t *l = &m->layers[i];
+        int conv = g->conv_searches, bn = g->bn_searches;   /* the searches its setup runs (a cache hit is none) */
         size_t w = l->ops->setup ? l->ops->setup(l, g) : 0;
         if (w > need) need = w;
+        setup_count_layer_done(g->setup.count, g->conv_searches - conv, g->bn_searches - bn);
     }
     gpu_conv_cache_save(g);
     m->workspace_bytes = need;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
-                 const char *conv_cache, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
+                 gpu_setup_t setup, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
                  const idx_dataset_t *data, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     CHECK_CUDA(cudaSetDevice(device));
@@ -31,7 +31,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     r->weight_decay = weight_decay;
     r->seed = seed;
     gpu_init(&r->gpu, device, math);
-    r->gpu.conv_cache = conv_cache;
+    r->gpu.setup = setup;
     if (model_build_input(&r->model, model, shard_batch, model_input_of(data)) != 0) {
         snprintf(err, errlen, "unknown model \"%s\"", model);
         return -1;

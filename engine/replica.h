@@ -46,9 +46,10 @@ typedef struct replica {
 } replica_t;
 
 /* Builds the model for shard_batch images on `device`, uploads the data set, searches algorithms (or takes them
- * from the conv_cache file, NULL for none) and initialises parameters from seed (identical on every replica). Returns 0, or -1 with a reason in err. */
+ * from setup.conv_cache, NULL for none; counted in setup.count, NULL for none) and initialises parameters from seed
+ * (identical on every replica). Returns 0, or -1 with a reason in err. */
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
-                 const char *conv_cache, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
+                 gpu_setup_t setup, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
                  const idx_dataset_t *data, char *err, size_t errlen);
 /* The update reads n_params gradients of type t from grads instead of the model's fp32 buffer: a bf16 or fp16
  * all-reduce leaves the summed gradient in a 2-byte buffer, which the SGD kernel widens as it reads. Call before the

@@ -62,8 +62,8 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
     for (int i = 0; i < n; i++)
         if (replica_init(&dp->reps[i], cfg->devices[i], cfg->model, sh.count, cfg->global_batch, cfg->math,
-                         cfg->conv_cache, cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay,
-                         cfg->data, err, errlen) != 0) {
+                         run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum,
+                         (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
             dp_teardown(dp);
             return -1;
         } else {

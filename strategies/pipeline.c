@@ -138,7 +138,7 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
         CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
         pp->st[s].mem_base = total_b - free_b;
         gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
-        pp->st[s].gpu.conv_cache = cfg->conv_cache;
+        pp->st[s].gpu.setup = run_cfg_gpu_setup(cfg);
     }
     if (pipe_choose_split(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
     free(m);

@@ -16,8 +16,8 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
     replica_t *r = calloc(1, sizeof *r);
     if (!r) { snprintf(err, errlen, "out of host memory"); return -1; }
     if (replica_init(r, cfg->devices[0], cfg->model, cfg->global_batch, cfg->global_batch, cfg->math,
-                     cfg->conv_cache, cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum, (float)cfg->weight_decay, cfg->data, err,
-                     errlen) != 0) {
+                     run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum,
+                     (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
         replica_free(r);
         free(r);
         return -1;

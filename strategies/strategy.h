@@ -26,6 +26,8 @@ typedef struct {
                                  * is sized for min(this, steps per epoch), not for a 5,000-step ImageNet epoch */
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
     const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
+    setup_count_t *setup_count; /* where the setup stands, for the run's progress lines (engine/setup_count.h), or
+                                 * NULL: every GPU's setup counts into it (run_cfg_gpu_setup) */
     /* data-parallel */
     naive_path_t naive_path;    /* naive_path.h */
     size_t bucket_bytes;        /* nccl: all-reduce bucket size */
@@ -41,6 +43,11 @@ typedef struct {
      * batch; the run spans dist->size GPUs. NULL: this process drives all n_gpus GPUs. */
     const struct dist *dist;
 } run_cfg_t;
+
+/* What cfg lends each GPU's setup: every strategy's replicas and stages set up from this (engine/gpu.h). */
+static inline gpu_setup_t run_cfg_gpu_setup(const run_cfg_t *cfg) {
+    return (gpu_setup_t){.conv_cache = cfg->conv_cache, .count = cfg->setup_count};
+}
 
 /* The most micro-batches the pipeline's automatic choice (micro_batches 0) tries. */
 #define PIPE_AUTO_MAX_MICRO 32

@@ -3,7 +3,8 @@
  * and one registry line (fake_registry.c): fake, replicas, and fake_ref, the same formula declared the reference
  * (its 1-GPU runs are fake's T1, as single's are on a GPU). A global batch over FAKE_MAX_BATCH fails setup as out of
  * memory, like a real one. FAKE_SETUP_MS and FAKE_STEP_MS make its setup and steps take that long on the host (a
- * long setup, a long epoch: the progress lines), its steps "finished" as they return. */
+ * long setup, a long epoch: the progress lines), its setup counted as FAKE_LAYERS layers per GPU, each searched (as
+ * the engine counts a model's), its steps "finished" as they return. */
 #define _POSIX_C_SOURCE 200809L
 #include "strategies/strategy.h"
 
@@ -13,6 +14,7 @@
 #include <time.h>
 
 #define FAKE_MAX_BATCH 65536
+#define FAKE_LAYERS 8
 
 typedef struct {
     int gpus, global_batch, steps_per_epoch, epoch, steps_run;
@@ -39,7 +41,15 @@ static int fake_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     f->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
     const char *step = getenv("FAKE_STEP_MS"), *setup = getenv("FAKE_SETUP_MS");
     f->step_ms = step ? atoi(step) : 0;
-    if (setup) sleep_ms(atoi(setup));
+    /* GPU after GPU, layer after layer, into the run's setup counter as the engine's model_alloc counts */
+    int layer_ms = setup ? atoi(setup) / (FAKE_LAYERS * (cfg->n_gpus > 0 ? cfg->n_gpus : 1)) : 0;
+    for (int i = 0; setup && i < cfg->n_gpus; i++) {
+        setup_count_begin(cfg->setup_count, cfg->devices[i], FAKE_LAYERS);
+        for (int k = 0; k < FAKE_LAYERS; k++) {
+            sleep_ms(layer_ms);
+            setup_count_layer_done(cfg->setup_count, 1, 0);
+        }
+    }
     *state = f;
     return 0;
 }

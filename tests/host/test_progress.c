@@ -54,14 +54,43 @@ static void test_lines(void) {
     s.launched = 0;
     progress_step_line(line, sizeof line, &p, &s);
     EXPECT(strstr(line, "? images/s  epoch ETA ?") != NULL, "nothing yet: %s", line);
-    progress_setup_line(line, sizeof line, 3, 8, 25.4, 23, 53, 12);
+}
+
+/* The setup's line: k of N layers over the GPUs begun, the searches run; the seconds alone before any layer. */
+static void test_setup_line(void) {
+    char line[256], full[256], small[40];
+    progress_setup_line(line, sizeof line, 3, 8, 10, 1, NULL);
+    EXPECT(strcmp(line, "[run 3/8] setup 10 s") == 0, "no counter: %s", line);
+    setup_count_now_t c = {0};
+    progress_setup_line(line, sizeof line, 3, 8, 10, 2, &c);
+    EXPECT(strcmp(line, "[run 3/8] setup 10 s") == 0, "no layer begun: %s", line);
+    c = (setup_count_now_t){.layers = 53, .layers_done = 23, .conv_searches = 12, .gpus = 1};
+    progress_setup_line(line, sizeof line, 3, 8, 25.4, 1, &c);
     EXPECT(strcmp(line, "[run 3/8] setup 25 s: 23 of 53 layers set up, 12 convolution searches") == 0, "%s", line);
-    progress_setup_line(line, sizeof line, 3, 8, 10, 0, 0, -1);
-    EXPECT(strcmp(line, "[run 3/8] setup 10 s") == 0, "%s", line);
+    /* two GPUs, the second not begun: the total covers one, and the line says so */
+    c = (setup_count_now_t){.layers = 53, .layers_done = 40, .conv_searches = 1, .gpus = 1};
+    progress_setup_line(line, sizeof line, 1, 3, 20, 2, &c);
+    EXPECT(strcmp(line, "[run 1/3] setup 20 s: 40 of 53 layers set up on 1 of 2 GPUs, 1 convolution search") == 0,
+           "%s", line);
+    c = (setup_count_now_t){.layers = 106, .layers_done = 61, .conv_searches = 14, .bn_searches = 3, .gpus = 2};
+    progress_setup_line(full, sizeof full, 1, 3, 30, 2, &c);
+    EXPECT(strcmp(full, "[run 1/3] setup 30 s: 61 of 106 layers set up on 2 of 2 GPUs, 14 convolution searches, "
+                        "3 batch-norm searches") == 0, "%s", full);
+    /* a cache that held every algorithm: no search, said as 0 */
+    c = (setup_count_now_t){.layers = 53, .layers_done = 53, .gpus = 1};
+    progress_setup_line(line, sizeof line, 1, 1, 12, 1, &c);
+    EXPECT(strstr(line, "53 of 53 layers set up, 0 convolution searches") != NULL && !strstr(line, "batch-norm"),
+           "%s", line);
+    /* a buffer too short: cut, terminated, never overrun */
+    memset(small, 'x', sizeof small);
+    c = (setup_count_now_t){.layers = 106, .layers_done = 61, .conv_searches = 14, .bn_searches = 3, .gpus = 2};
+    progress_setup_line(small, 32, 1, 3, 30, 2, &c);
+    EXPECT(strlen(small) == 31 && strncmp(small, full, 31) == 0 && small[32] == 'x', "cut: %s", small);
 }
 
 int main(void) {
     test_progress();
     test_lines();
+    test_setup_line();
     return test_summary();
 }

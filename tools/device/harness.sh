@@ -4,8 +4,9 @@
 # tests on real GPUs, most important first, each with its own deadline from what is left of the budget: the faults
 # under mpirun (the ranks' deadlines on GPUs), the default study (its all-reduce benchmark, model and projection),
 # the one-process faults, a killed sweep, mpirun against one process; then the progress lines of a ResNet-50 epoch
-# on synthetic data (stderr a file: one line at a time, every ~10 s, step k of N, images/s, ETA). A summary table
-# comes last. $OUT receives summary.txt and logs.tar.gz (setup.log, one log per test (ctest -V), progress*.err/.out).
+# on synthetic data (stderr a file: one line at a time, every ~10 s, step k of N, images/s, ETA; during the setup, k
+# of N layers set up). A summary table comes last. $OUT receives summary.txt and logs.tar.gz (setup.log, one log per
+# test (ctest -V), progress*.err/.out).
 #
 #   OUT=/some/dir tools/device/harness.sh
 set -uo pipefail
@@ -55,12 +56,20 @@ ctest_one gpu_mpi 90
 # Progress within an epoch: ResNet-50 bf16 on synthetic 224x224 data, 600 steps (about 20 s on an H100), on one GPU
 # (single) and, where there are two, on two (nccl: the step events of the first GPU queried from the watchdog's
 # thread), stderr a file: each progress line is a line of its own (no carriage return), about every 10 s, its
-# images/s from the GPUs' finished steps (never "launched": every strategy has the steps_done hook).
+# images/s from the GPUs' finished steps (never "launched": every strategy has the steps_done hook). A setup that
+# spans a tick (>= ~10 s: a cold convolution search, ~30 s for ResNet-50 on two GPUs) prints setup lines, and at least
+# one of them counts "K of N layers set up" (the engine's setup counter: only a tick before the first layer begins
+# says the seconds alone), never K > N.
+setup_counts() {    # setup_counts FILE: "<lines with counts> <lines with K > N>"
+    awk 'match($0, /^\[run 1\/1\] setup [0-9]+ s: [0-9]+ of [0-9]+ layers set up/) {
+            n++; split(substr($0, RSTART, RLENGTH), w, " "); if (w[6] + 0 > w[8] + 0) bad++ }
+         END { print n + 0, bad + 0 }' "$1"
+}
 progress_run() {    # progress_run NAME SCALING-ARGS...
     local name=$1; shift
     if (($(left) <= 70)); then note "$name" skipped 0 "no time left in the budget"; return; fi
     say "$name: ResNet-50, 600 steps, stderr a file: $*"
-    local start rc took lines cr setup launched verdict=passed
+    local start rc took lines cr setup counted over launched verdict=passed
     start=$(date +%s)
     ./scaling "$@" --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 600 --out "$OUT/$name.csv" \
         >"$OUT/$name.out" 2>"$OUT/$name.err"
@@ -70,8 +79,11 @@ progress_run() {    # progress_run NAME SCALING-ARGS...
     launched=$(grep -c '(launched)' "$OUT/$name.err")
     cr=$(tr -cd '\r' <"$OUT/$name.err" | wc -c)
     setup=$(grep -c '^\[run 1/1\] setup ' "$OUT/$name.err")
-    { [ $rc -eq 0 ] && [ "$lines" -ge 1 ] && [ "$launched" -eq 0 ] && [ "$cr" -eq 0 ]; } || verdict=FAILED
-    note "$name" "$verdict" "$took" "exit $rc, $lines step line(s) ($launched launched-only), $setup setup, $cr CR"
+    read -r counted over < <(setup_counts "$OUT/$name.err")
+    { [ $rc -eq 0 ] && [ "$lines" -ge 1 ] && [ "$launched" -eq 0 ] && [ "$cr" -eq 0 ] &&
+      { [ "$setup" -eq 0 ] || [ "$counted" -ge 1 ]; } && [ "$over" -eq 0 ]; } || verdict=FAILED
+    note "$name" "$verdict" "$took" \
+        "exit $rc, $lines step line(s) ($launched launched-only), $setup setup ($counted K of N, $over K>N), $cr CR"
     grep -E '^\[run 1/1|images/s' "$OUT/$name.err" | head -n 12 | sed 's/^/  /'
 }
 progress_run progress
