@@ -302,6 +302,8 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
     /* Identity order until the first shuffle, so a gather before it reads valid rows. */
     CHECK_ALLOC(cudaMalloc((void **)&ds->perm, (size_t)ds->n_train * sizeof(int)));
     CHECK_ALLOC(cudaMallocHost((void **)&ds->perm_host, (size_t)ds->n_train * sizeof(int)));
+    if (!ds->generated)   /* a generated set keeps the identity: nothing to draw ahead */
+        CHECK_ALLOC(cudaMallocHost((void **)&ds->perm_next_host, (size_t)ds->n_train * sizeof(int)));
     for (int i = 0; i < ds->n_train; i++) ds->perm_host[i] = i;
     CHECK_CUDA(cudaMemcpyAsync(ds->perm, ds->perm_host, (size_t)ds->n_train * sizeof(int), cudaMemcpyHostToDevice,
                                stream));
@@ -320,14 +322,32 @@ void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStre
     /* perm_host is the source of the previous epoch's async copy, which may still be queued behind a
      * whole epoch of work on `stream`: wait for that copy, not for the stream. */
     CHECK_CUDA(cudaEventSynchronize(ds->perm_copied));
-    rng_t r;
-    rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
-    rng_permutation(&r, ds->perm_host, ds->n_train);
+    if (ds->next_ready && ds->shuffled && seed == ds->seed && epoch == ds->epoch + 1) {
+        int *drawn = ds->perm_next_host;   /* the old perm_host's copy has fired: it may be drawn into next */
+        ds->perm_next_host = ds->perm_host;
+        ds->perm_host = drawn;
+    } else {
+        rng_t r;
+        rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
+        rng_permutation(&r, ds->perm_host, ds->n_train);
+    }
+    ds->seed = seed;
+    ds->epoch = epoch;
+    ds->shuffled = 1;
+    ds->next_ready = 0;
     /* Ordered after earlier gathers on `stream` that still read the old perm; gathers on other streams
      * must be ordered against `stream` by the caller. */
     CHECK_CUDA(cudaMemcpyAsync(ds->perm, ds->perm_host, (size_t)ds->n_train * sizeof(int), cudaMemcpyHostToDevice,
                                stream));
     CHECK_CUDA(cudaEventRecord(ds->perm_copied, stream));
+}
+
+void dataset_shuffle_ahead(dataset_t *ds) {
+    if (ds->generated || !ds->shuffled || ds->next_ready) return;
+    rng_t r;
+    rng_seed(&r, ds->seed * 1000003ull + (unsigned long long)(ds->epoch + 1));
+    rng_permutation(&r, ds->perm_next_host, ds->n_train);
+    ds->next_ready = 1;
 }
 
 /* A bad range is a caller bug (a wrong shard or batch offset), and reading past perm would be silent. */
@@ -373,6 +393,7 @@ void dataset_free(dataset_t *ds) {
         CHECK_CUDA(cudaEventDestroy(ds->perm_copied));
     }
     CHECK_CUDA(cudaFreeHost(ds->perm_host));
+    if (ds->perm_next_host) CHECK_CUDA(cudaFreeHost(ds->perm_next_host));
     CHECK_CUDA(cudaFree(ds->perm));
     CHECK_CUDA(cudaFree(ds->train_x));
     CHECK_CUDA(cudaFree(ds->train_y));

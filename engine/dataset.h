@@ -17,6 +17,11 @@ typedef struct {
     int *perm;                      /* (n_train) this epoch's order, on the GPU */
     int *perm_host;                 /* (n_train) pinned source of the async perm upload */
     cudaEvent_t perm_copied;        /* recorded after that upload: perm_host is reused only once it fires */
+    /* The order of the epoch after the last shuffled one, drawn ahead (dataset_shuffle_ahead) into a second pinned
+     * buffer that is never a pending copy's source; swapped with perm_host by the shuffle that uses it. */
+    int *perm_next_host;
+    unsigned long long seed;        /* the last shuffle's seed and epoch (shuffled: 0 before the first) */
+    int epoch, shuffled, next_ready;
 } dataset_t;
 
 #ifdef __cplusplus
@@ -37,6 +42,11 @@ int dataset_generated_label(unsigned long long seed, int split, long long row, i
  * The RNG is rng_seed(seed * 1000003 + epoch). Until the first shuffle, perm is the identity; a generated set keeps
  * the identity (its images are independent random draws). */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream);
+/* Draws the order of the epoch after the last shuffled one (same seed) now, on the host, so that epoch's shuffle
+ * only uploads it: called at an epoch's end while the GPU still runs its last steps, the draw (~0.5 ms per replica
+ * for 60,000 images, one per replica in a process) leaves the next epoch's first step. No-op for a generated set,
+ * before the first shuffle, or when already drawn; a shuffle of any other (seed, epoch) draws its own as before. */
+void dataset_shuffle_ahead(dataset_t *ds);
 /* x[i] = train_x[perm[first + i]], y[i] = train_y[perm[first + i]] for i < n; x of type t (bf16: each pixel
  * rounded to nearest even). */
 void dataset_gather_train(const dataset_t *ds, int first, int n, void *x, dtype_t t, int *y, cudaStream_t stream);

@@ -178,6 +178,7 @@ void replica_mark_step(replica_t *r, int step) {
 
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc) {
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    dataset_shuffle_ahead(&r->data);   /* before the wait: the draw overlaps the epoch's last steps */
     CHECK_CUDA(cudaEventSynchronize(r->step_events[steps]));
     *epoch_s = timing_ms(r->step_events[0], r->step_events[steps]) / 1000.0;
     *median_step_ms = timing_median_step_ms(r->step_events, steps);

@@ -230,6 +230,8 @@ static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps, double *
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     out->steps = steps;
     rep_stats_t local[DP_MAX_GPUS];
+    /* Every replica's next order drawn before the first wait, while the GPUs still run the epoch's last steps. */
+    for (int i = 0; i < dp->n; i++) dataset_shuffle_ahead(&dp->reps[i].data);
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];
         replica_epoch_end(r, steps, &local[i].epoch_s, &local[i].step_ms, &local[i].loss, &local[i].acc);

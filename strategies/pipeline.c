@@ -199,6 +199,7 @@ static void pipe_train_step(void *state, int step) { pipe_step(state, step); }
 
 static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     pipe_t *pp = state;
+    dataset_shuffle_ahead(&pp->st[0].data);   /* before the waits: the draw overlaps the epoch's last steps */
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
         CHECK_CUDA(cudaDeviceSynchronize());

@@ -167,6 +167,32 @@ int main(void) {
     read_perm(&ds, p1, st);
     EXPECT(count_differing(p0, p1, n) > n / 2, "seeds %llu and %llu give similar perms", SEED, SEED + 1);
 
+    /* An order drawn ahead (at the epoch before's end) is the one a shuffle of that epoch draws itself; drawn for
+     * (seed, epoch + 1), it is not used by a shuffle of another epoch; and drawing it while the last upload is still
+     * queued leaves that upload's order intact (it goes to the other buffer). */
+    dataset_shuffle(&ds, SEED, 7, st);
+    dataset_shuffle_ahead(&ds);
+    dataset_shuffle(&ds, SEED, 8, st);
+    read_perm(&ds, p1, st);
+    host_perm(ref, n, SEED, 8);
+    EXPECT(count_differing(p1, ref, n) == 0, "epoch 8 drawn ahead differs from its own draw at %d places",
+           count_differing(p1, ref, n));
+    dataset_shuffle_ahead(&ds);   /* epoch 9's, not used by epoch 12 */
+    dataset_shuffle(&ds, SEED, 12, st);
+    read_perm(&ds, p1, st);
+    host_perm(ref, n, SEED, 12);
+    EXPECT(count_differing(p1, ref, n) == 0, "epoch 12 after epoch 9 was drawn ahead differs at %d places",
+           count_differing(p1, ref, n));
+    host_perm(ref, n, SEED, 9);
+    EXPECT(count_differing(p1, ref, n) > n / 2, "epoch 12 took epoch 9's order drawn ahead");
+    CHECK_CUDA(cudaLaunchHostFunc(st, stall_stream, NULL));
+    dataset_shuffle(&ds, SEED, 13, st);   /* its upload waits behind the stall */
+    dataset_shuffle_ahead(&ds);
+    read_perm(&ds, p1, st);
+    host_perm(ref, n, SEED, 13);
+    EXPECT(count_differing(p1, ref, n) == 0, "epoch 13's pending upload changed by the draw ahead at %d places",
+           count_differing(p1, ref, n));
+
     /* Gathers at the start, middle and very end of the epoch, aligned (float4) and one float off (scalar). */
     int batch = 512;
     float *x_dev, *x = (float *)malloc((size_t)batch * ds.pixels * sizeof(float));
