@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# recheck.sh — one call of a 4-GPU node after a round's fixes, from the repository root, everything under $OUT: the
-# GPU tests that failed and were mended, the setup progress lines, ResNet-18 nccl on 4 GPUs (the epoch's first step),
-# the ResNet-18 pipeline at every M beside the default study's choice, and NCCL's CTA cap, most important first.
+# recheck.sh — one call of a 2- to 4-GPU node after a round's fixes, from the repository root, everything under $OUT:
+# the GPU tests that failed and were mended, the setup progress lines, ResNet-18 nccl on every GPU (up to 4: the
+# epoch's first step), the ResNet-18 pipeline at every M beside the default study's choice, and NCCL's CTA cap, most
+# important first.
 #
 #   OUT=/some/dir [RECHECK_BUDGET_S=420] tools/device/recheck.sh
 #
@@ -23,16 +24,18 @@ if ! scripts/setup.sh --offline .carry/offline >"$L/setup.log" 2>&1; then
     exit 1
 fi
 nvidia-smi -L | tee -a "$OUT/summary.txt"
+n=$(nvidia-smi -L | grep -c '^GPU')
+((n > 4)) && n=4
 
 # The mended tests and the one-GPU progress run side by side, a GPU each (they check values, not time).
 say "test_bn_nhwc (fresh seed, and the seed that failed), test_dataset, progress on one GPU"
-(CUDA_VISIBLE_DEVICES=0 build/tests/test_bn_nhwc >"$L/bn_fresh.log" 2>&1
+(CUDA_VISIBLE_DEVICES=$((0 % n)) build/tests/test_bn_nhwc >"$L/bn_fresh.log" 2>&1
  echo "test_bn_nhwc, a fresh seed: exit $?" >"$L/rc_1.txt") &
-(CUDA_VISIBLE_DEVICES=1 build/tests/test_bn_nhwc 1883063323728358 >"$L/bn_seed.log" 2>&1
+(CUDA_VISIBLE_DEVICES=$((1 % n)) build/tests/test_bn_nhwc 1883063323728358 >"$L/bn_seed.log" 2>&1
  echo "test_bn_nhwc 1883063323728358: exit $?" >"$L/rc_2.txt") &
-(CUDA_VISIBLE_DEVICES=2 ctest --test-dir build -R '^test_dataset$' --output-on-failure >"$L/dataset.log" 2>&1
+(CUDA_VISIBLE_DEVICES=$((2 % n)) ctest --test-dir build -R '^test_dataset$' --output-on-failure >"$L/dataset.log" 2>&1
  echo "test_dataset: exit $?" >"$L/rc_3.txt") &
-(CUDA_VISIBLE_DEVICES=3 ./scaling --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 200 \
+(CUDA_VISIBLE_DEVICES=$((3 % n)) ./scaling --model resnet50 --dataset synthetic --math bf16 --epochs 1 --steps 200 \
     --out "$L/progress1.csv" >"$L/progress1.out" 2>"$L/progress1.err"
  echo "progress, one GPU: exit $?" >"$L/rc_4.txt") &
 wait
@@ -50,19 +53,19 @@ say "progress, nccl on 2 GPUs (cold search)"
     --out "$L/progress2.csv" >"$L/progress2.out" 2>"$L/progress2.err"
 grep -E '^\[run 1/1\] setup' "$L/progress2.err" | tee -a "$OUT/summary.txt"
 
-# ResNet-18 nccl on 4 GPUs as in results/strategies-h200x4-2026-11-28 (lr 0.025 per GPU), then the CTA cap.
+# ResNet-18 nccl on n GPUs as in results/strategies-h200x4-2026-11-28 (lr 0.025 per GPU), then the CTA cap.
 r18=(--model resnet18 --dataset fashion-mnist --batch 256 --math bf16 --lr 0.025 --momentum 0.9 --epochs 4
      --conv-cache "$L/conv_r18.tsv")
-say "ResNet-18: single, nccl 4 GPUs with bf16 gradients"
+say "ResNet-18: single, nccl on $n GPUs with bf16 gradients"
 ./scaling --strategy single "${r18[@]}" --out "$L/r18.csv" >"$L/r18_single.out" 2>&1
-./scaling --strategy nccl --gpus 4 --grad-dtype bf16 "${r18[@]}" --out "$L/r18.csv" >"$L/r18_nccl.out" 2>&1
+./scaling --strategy nccl --gpus "$n" --grad-dtype bf16 "${r18[@]}" --out "$L/r18.csv" >"$L/r18_nccl.out" 2>&1
 grep -h -E '^# summary|^steps: gpu 0' "$L/r18_single.out" "$L/r18_nccl.out" | tee -a "$OUT/summary.txt"
 
 # The default study's pipeline (ResNet-18, Fashion-MNIST, tf32, global batch 1024, lr 0.05, zb, M by its probe)
 # against every M and schedule at the same batch.
 if (($(left) > 90)); then
-    say "ResNet-18 pipeline on 4 GPUs at batch 1024: zb at M 2,4,8,16 and auto, 1f1b at 4,8"
-    pipe=(--strategy pipeline --gpus 4 --scale strong --model resnet18 --dataset fashion-mnist --batch 1024
+    say "ResNet-18 pipeline on $n GPUs at batch 1024: zb at M 2,4,8,16 and auto, 1f1b at 4,8"
+    pipe=(--strategy pipeline --gpus "$n" --scale strong --model resnet18 --dataset fashion-mnist --batch 1024
           --lr 0.05 --math tf32 --epochs 3 --conv-cache "$L/conv_pipe.tsv" --out "$L/pipe_r18.csv")
     timeout $(($(left) - 60)) ./scaling "${pipe[@]}" --schedule zb --micro-batches auto,2,4,8,16 >"$L/pipe_zb.out" 2>&1
     timeout $(($(left) - 45)) ./scaling "${pipe[@]}" --schedule 1f1b --micro-batches 4,8 >"$L/pipe_1f1b.out" 2>&1
@@ -70,8 +73,8 @@ if (($(left) > 90)); then
 fi
 for ctas in 4 8; do
     (($(left) > 30)) || { say "CTA cap $ctas: no time left"; continue; }
-    say "ResNet-18 nccl 4 GPUs, SCALING_NCCL_CTAS=$ctas"
-    SCALING_NCCL_CTAS=$ctas timeout $(($(left) - 10)) ./scaling --strategy nccl --gpus 4 --grad-dtype bf16 \
+    say "ResNet-18 nccl on $n GPUs, SCALING_NCCL_CTAS=$ctas"
+    SCALING_NCCL_CTAS=$ctas timeout $(($(left) - 10)) ./scaling --strategy nccl --gpus "$n" --grad-dtype bf16 \
         "${r18[@]}" --out "$L/r18_ctas$ctas.csv" >"$L/r18_ctas$ctas.out" 2>&1
     grep -h '^# summary' "$L/r18_ctas$ctas.out" | tee -a "$OUT/summary.txt"
 done
