@@ -29,14 +29,17 @@ static inline unsigned long long gpu_test_seed(int argc, char **argv, const char
     return seed;
 }
 
-/* ||a - b|| / ||b||, in double. */
-static inline double rel_err_f(const float *a, const double *b, size_t n) {
+/* ||a - b|| / ||scale||, in double; scale NULL: ||a - b|| / ||b||. */
+static inline double rel_err_scaled(const float *a, const double *b, const double *scale, size_t n) {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
-        double d = (double)a[i] - b[i];
+        double d = (double)a[i] - b[i], s = scale ? scale[i] : b[i];
         num += d * d;
-        den += b[i] * b[i];
+        den += s * s;
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+
+/* ||a - b|| / ||b||, in double. */
+static inline double rel_err_f(const float *a, const double *b, size_t n) { return rel_err_scaled(a, b, NULL, n); }
 

@@ -9,23 +9,12 @@
 #include "gpu_test.h"
 #include "engine/check.h"
 
-/* The relative L2 error of got against ref, measured against the norm of scale where given (else of ref itself):
- * a result summed from terms that cancel (batch norm's dx, which is ~0 at two samples a channel) carries rounding of
- * the size of the terms, not of the result, so its error is judged against the terms' magnitude. */
-static inline double err_scaled(const float *got, const double *ref, const double *scale, size_t n) {
-    if (!scale) return rel_err_f(got, ref, n);
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)got[i] - ref[i];
-        num += d * d;
-        den += scale[i] * scale[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
+/* A result summed from terms that cancel (batch norm's dx, which is ~0 at two samples a channel) carries rounding of
+ * the size of the terms, not of the result: check_scaled and control_scaled judge its error against the norm of
+ * scale, the terms' magnitude (rel_err_scaled), where given, else against the result's own. */
 static inline double check_scaled(const char *name, const char *tensor, const float *got, const double *ref,
                                   const double *scale, size_t n, double tol) {
-    double err = err_scaled(got, ref, scale, n);
+    double err = rel_err_scaled(got, ref, scale, n);
     int ok = err <= tol;   // false for NaN
     printf("%-4s %-40s %-22s %s %.3e  (n=%zu, tol %.1e)\n", ok ? "ok" : "FAIL", name, tensor,
            scale ? "err/terms" : "rel_err", err, n, tol);
@@ -55,7 +44,7 @@ static inline void control_scaled(const char *name, const char *what, const floa
         num += scale ? scale[i] * scale[i] : wrong[i] * wrong[i];
     }
     apart = num > 0 ? sqrt(apart / num) : sqrt(apart);
-    double err = err_scaled(got, wrong, scale, n);
+    double err = rel_err_scaled(got, wrong, scale, n);
     if (apart <= 2 * tol) {
         printf("n/a  %-40s [control] %-30s variants only %.1e apart\n", name, what, apart);
         return;
