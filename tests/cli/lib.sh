@@ -1,9 +1,14 @@
-# lib.sh — what the command-line tests share: a scratch folder, pass/fail counters, and expect_error, which runs
-# `scaling` with bad input and wants exit 2, exactly one stderr line holding the given text, and no CSV written.
-# Sourced by tests/cli/test_*.sh after they set bin (the scaling binary).
+# lib.sh — what the command-line tests share: a scratch folder, pass/fail counters with check and the closing
+# summary, and expect_error, which runs `scaling` with bad input and wants exit 2, exactly one stderr line holding
+# the given text, and no CSV written. Sourced by tests/cli/test_*.sh (after they set bin, the scaling binary, where
+# they use expect_error) and by lib_gpu.sh.
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 csv=$tmp/out.csv
 pass=0; fail=0
+check() {   # check "<what>" <condition exit status>
+    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
+}
+summary() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; }
 expect_error() {   # expect_error "<substring of the message>" args...
     local want=$1; shift
     rm -f "$csv"

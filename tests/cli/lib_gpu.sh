@@ -1,5 +1,5 @@
 # lib_gpu.sh — what the GPU command-line tests share: a skip (exit 77, with a message) where `scaling` cannot run or
-# too few GPUs are present, a scratch folder, pass/fail counters with check, and the closing summary.
+# too few GPUs are present, and lib.sh's scratch folder, pass/fail counters with check, and the closing summary.
 # Sourced by tests/cli/gpu_*.sh after they set bin (the scaling binary); not a test itself, so not named gpu_*.sh.
 gpu_require() {   # gpu_require N: skip unless bin runs and N CUDA devices are present; sets n_dev
     n_dev=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -7,9 +7,4 @@ gpu_require() {   # gpu_require N: skip unless bin runs and N CUDA devices are p
         echo "SKIP: needs $1 CUDA device(s), found $n_dev"; exit 77
     fi
 }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
-summary() { echo "$pass passed, $fail failed"; [ $fail -eq 0 ]; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # the scratch folder, the counters, check and summary

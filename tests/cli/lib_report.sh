@@ -1,6 +1,6 @@
 # lib_report.sh — what the report's tests share: the binary and fixture from their arguments (1: scaling, 2: the
 # source root), a scratch folder, pass/fail counters and the checks on a file. Sourced by test_report.sh,
-# test_report_counts.sh and test_baseline.sh.
+# test_report_counts.sh, test_baseline.sh and test_untrusted.sh.
 report=$1
 root=$2
 fixture=$root/tests/fixtures/study.csv

@@ -6,11 +6,7 @@
 set -u
 bin=$1
 ROOT=$(cd "$2" && pwd)
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # Pages other work adds beside this one: links to them are allowed before they exist.
 ALLOWED_MISSING="doc/files.md doc/faults.md doc/report.md"
@@ -182,5 +178,4 @@ sed 's/^| `ok` |/| `ok` | x |\n| `paused` |/' "$ROOT/doc/csv.md" >"$tmp/csv.md"
 check "a status the code lacks is caught" \
     $(diff "$tmp/statuses" <(doc_statuses "$tmp/csv.md") | grep -qx '> paused'; echo $?)
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

@@ -7,11 +7,7 @@
 set -u
 bin=$1
 ROOT=$(cd "$2" && pwd)
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 # ---- nsys_streams.awk: 2 steps on GPU 1. Compute stream 7: a kernel 0-1 ms, one 1.002-2 ms (a 2 us gap: active),
 # a 3 ms gap that ends 10 us after an NCCL kernel on stream 14 (1.5-4.99 ms: a wait), a kernel 5-6 ms with a graph
@@ -124,5 +120,4 @@ done
 got=$(awk '$1 == "plain" && $2 == 0 { print $NF }' "$tmp/table")
 check "a run without a capture shows \"-\": got \"$got\"" $([ "$got" = - ]; echo $?)
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+summary

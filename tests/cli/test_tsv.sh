@@ -5,11 +5,7 @@
 set -u
 bin=$1
 ROOT=$(cd "$2" && pwd)
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-check() {   # check "<what>" <condition exit status>
-    if [ "$2" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $1"; fi
-}
+source "$(dirname "$0")/lib.sh"
 
 printf 'a,b,c\r\n1,"x, y",3\r\n"say ""hi""","two\nlines","t\tab"\r\n4,5\r\n7,8,9' >"$tmp/in.csv"
 "$bin" tsv "$tmp/in.csv" >"$tmp/out" 2>"$tmp/err"; rc=$?
@@ -41,5 +37,4 @@ splits=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { pri
          grep -c ',')
 check "the split cells keep their commas ($splits rows)" $([ "$splits" -gt 0 ]; echo $?)
 
-echo "test_tsv: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

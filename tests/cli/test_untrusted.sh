@@ -8,13 +8,8 @@
 # Negative control: the untouched fixture reads (exit 0), so the refusal in 1 comes from the cell alone.
 # Part 2 skips without gnuplot (the caption only reaches gnuplot); part 1 does not need it.
 set -u
-scaling=$1
-root=$2
-fixture=$root/tests/fixtures/study.csv
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+source "$(dirname "$0")/lib_report.sh"   # the arguments, the fixture, a scratch folder, ok and bad
+scaling=$report
 cd "$tmp" || exit 1
 
 # set_cells COLUMN VALUE IN OUT: every cell of COLUMN in IN set to VALUE (a literal; may hold newlines and quotes),

@@ -44,6 +44,14 @@ static const answer_row_t *row_of(const answer_t *a, const char *math, const cha
     return NULL;
 }
 
+/* Closes the CSV being written, reads it as the report does and makes its answer into *a. */
+static void answer_of(const char *path, study_runs_t *s, answer_t *a) {
+    char err[600];
+    fclose(csv);
+    EXPECT(study_load(s, path, infos, err, sizeof err) == 0, "study_load: %s", err);
+    answer_make(s, a);
+}
+
 static int near(double a, double b) { return fabs(a - b) < 1e-9 * (fabs(b) > 1 ? fabs(b) : 1); }
 
 static char *written(const answer_t *a, int markdown) {
@@ -57,7 +65,7 @@ static char *written(const answer_t *a, int markdown) {
 
 /* Two GPUs: single and nccl in two seeds each, naive over peer copies and over host memory, one seed each. */
 static void test_two_gpus(const char *dir) {
-    char path[600], err[600];
+    char path[600];
     snprintf(path, sizeof path, "%s/two.csv", dir);
     csv = fopen(path, "w");
     header();
@@ -67,11 +75,9 @@ static void test_two_gpus(const char *dir) {
     run("c2", "nccl", 2, 2, 256, "0.2", "tf32", "Ring", (const double[]){76400, 77200}, 2, 0.909, "c1");
     run("np", "naive", 1, 2, 256, "0.2", "tf32", "p2p", (const double[]){76966, 76960}, 2, 0.8896, "c1");
     run("nh", "naive", 1, 2, 256, "0.2", "tf32", "host", (const double[]){52876, 53052}, 2, 0.8896, "c1");
-    fclose(csv);
     study_runs_t s;
-    EXPECT(study_load(&s, path, infos, err, sizeof err) == 0, "study_load: %s", err);
     answer_t a;
-    answer_make(&s, &a);
+    answer_of(path, &s, &a);
     EXPECT(a.n == 1 && a.t[0].n == 4, "one table of 4 rows: %d tables", a.n);
     /* single: the 4 steady epochs of both seeds: 40000, 40200, 40400, 40600 -> median 40300, range 40000-40600 */
     const answer_row_t *sg = row_of(&a, "tf32", "single", 1, 256, NULL);
@@ -139,15 +145,13 @@ static void one_gpu_start(char *path, const char *dir, const char *name) {
 /* One GPU: bf16 at batch 4096 is the fastest (128013 images/s) but reached 23.0 % against 92.0 % at 256: the answer
  * is 256 (82647 images/s), and names the collapse. */
 static void test_one_gpu(const char *dir) {
-    char path[600], err[600];
+    char path[600];
     one_gpu_start(path, dir, "one.csv");
     run("c", "single", 1, 1, 4096, "0.1", "bf16", "", (const double[]){128013, 128000, 128020}, 3, 0.230, "c1");
     run("d", "single", 1, 1, 256, "0.1", "tf32", "", (const double[]){46872, 46870, 46875}, 3, 0.907, "c1");
-    fclose(csv);
     study_runs_t s;
-    EXPECT(study_load(&s, path, infos, err, sizeof err) == 0, "study_load: %s", err);
     answer_t a;
-    answer_make(&s, &a);
+    answer_of(path, &s, &a);
     int ti, ri, at, ar;
     EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
                !strcmp(a.t[ti].math, "bf16") && near(a.t[ti].row[ri].ips.med, 82647) && at >= 0 &&
@@ -177,15 +181,13 @@ static void test_one_gpu(const char *dir) {
  * the reference's. naive on 1 GPU at 1024 matches single at 1024 (89.3 %, Δ 0) but is 2.7 points below single at
  * 256 (92.0 %): it is no one-GPU answer, however fast (119000 against 82647 images/s). */
 static void test_one_gpu_any_strategy(const char *dir) {
-    char path[600], err[600];
+    char path[600];
     one_gpu_start(path, dir, "mixed.csv");
     run("n", "naive", 1, 1, 1024, "0.1", "bf16", "", (const double[]){119000, 119000, 119000}, 3, 0.893, "c1");
     run("c", "nccl", 1, 2, 256, "0.2", "bf16", "Ring", (const double[]){160000, 160000}, 2, 0.915, "c1");
-    fclose(csv);
     study_runs_t s;
-    EXPECT(study_load(&s, path, infos, err, sizeof err) == 0, "study_load: %s", err);
     answer_t a;
-    answer_make(&s, &a);
+    answer_of(path, &s, &a);
     int ti, ri, at, ar;
     const answer_row_t *nv = row_of(&a, "bf16", "naive", 1, 1024, NULL);
     EXPECT(nv && nv->below && !nv->fell && near(nv->dacc, 0), "naive on 1 GPU: held against single at 1024, below the best");

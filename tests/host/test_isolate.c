@@ -238,6 +238,40 @@ static int gone_or_zombie(pid_t pid) {
     return close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
+/* A sweep in a child process (isolate_signals_install'ed with `signals`) whose own isolated child reports its pid
+ * through a pipe, then idles: the sweep's pid, the grandchild's in *child; -1 where the pipe or the report failed. */
+static pid_t fork_sweep_with_child(int signals, pid_t *child) {
+    int fds[2];
+    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return -1; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char s[16];
+        snprintf(s, sizeof s, "%d", fds[1]);
+        setenv("WRITE_FD", s, 1);
+        if (signals) isolate_signals_install();
+        isolate_result_t r;
+        char err[64];
+        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
+        _exit(1);
+    }
+    close(fds[1]);
+    *child = 0;
+    EXPECT(read(fds[0], child, sizeof *child) == (ssize_t)sizeof *child && *child > 0, "child pid %d", (int)*child);
+    close(fds[0]);
+    return pid;
+}
+
+/* 1 once pid is gone (or a zombie), polled every 20 ms at most `polls` times; 0 if it is still there. */
+static int wait_gone(pid_t pid, int polls) {
+    int gone = 0;
+    for (int i = 0; i < polls && !gone; i++) {
+        gone = gone_or_zombie(pid);
+        if (!gone) usleep(20000);
+    }
+    return gone;
+}
+
 /* Signal cases run in a subprocess of their own: the first signal a process gets stays recorded. */
 static int signal_case(int second, int check_signal) {
     pid_t pid = fork();
@@ -297,31 +331,12 @@ static void test_signals(void) {
     EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143, "setup: the first SIGTERM exits 143 (status %d)",
            WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     /* ... and with a child (the device probe, the benchmark) it takes the child along: both gone at once. */
-    int fds[2];
-    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return; }
-    pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        char s[16];
-        snprintf(s, sizeof s, "%d", fds[1]);
-        setenv("WRITE_FD", s, 1);
-        isolate_signals_install();
-        isolate_result_t r;
-        char err[64];
-        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
-        _exit(1);
-    }
-    close(fds[1]);
     pid_t child = 0;
-    EXPECT(read(fds[0], &child, sizeof child) == (ssize_t)sizeof child && child > 0, "child pid %d", (int)child);
-    close(fds[0]);
+    pid = fork_sweep_with_child(1, &child);
+    if (pid < 0) return;
     kill(pid, SIGTERM);
     waitpid(pid, &status, 0);
-    int gone = 0;
-    for (int i = 0; i < 250 && !gone; i++) {    /* 5 s at most: generous on a loaded machine */
-        gone = gone_or_zombie(child);
-        if (!gone) usleep(20000);
-    }
+    int gone = wait_gone(child, 250);   /* 5 s at most: generous on a loaded machine */
     EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 143 && gone, "setup with a child: parent 143 (status %d), "
            "child gone (%d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1, gone);
     if (!gone && child > 0) kill(child, SIGKILL);
@@ -394,30 +409,11 @@ static void test_kill_grace(void) {
 
 /* A parent killed outright takes its child along (no orphan writing rows). */
 static void test_orphan(void) {
-    int fds[2];
-    if (pipe(fds) != 0) { EXPECT(0, "pipe"); return; }
-    pid_t parent = fork();
-    if (parent == 0) {      /* the sweep: its child reports its pid, then idles; the sweep is killed */
-        close(fds[0]);
-        char s[16];
-        snprintf(s, sizeof s, "%d", fds[1]);
-        setenv("WRITE_FD", s, 1);
-        isolate_result_t r;
-        char err[64];
-        isolate_run(child_pid_then_wait, NULL, 60, NULL, NULL, &r, err, sizeof err);
-        _exit(0);
-    }
-    close(fds[1]);
-    pid_t child = 0;
-    EXPECT(read(fds[0], &child, sizeof child) == (ssize_t)sizeof child && child > 0, "child pid %d", (int)child);
-    close(fds[0]);
+    pid_t child = 0, parent = fork_sweep_with_child(0, &child);   /* the sweep is killed */
+    if (parent < 0) return;
     kill(parent, SIGKILL);
     waitpid(parent, NULL, 0);
-    int gone = 0;
-    for (int i = 0; i < 100 && !gone; i++) {
-        gone = gone_or_zombie(child);
-        if (!gone) usleep(20000);
-    }
+    int gone = wait_gone(child, 100);
     EXPECT(gone, "the child %d is gone within 2 s of its parent's SIGKILL", (int)child);
     if (!gone) kill(child, SIGKILL);
 }

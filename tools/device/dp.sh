@@ -8,17 +8,11 @@
 #   OUT=/some/dir tools/device/dp.sh
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
-t0=$(date +%s)
 total=${DP_BUDGET_S:-470}
-say() { echo "[dp.sh $(($(date +%s) - t0)) s] $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 say "setup"
-if ! scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
-    tail -n 40 "$OUT/setup.log"
-    say "setup failed: see setup.log"
-    exit 1
-fi
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+device_setup "$OUT/setup.log"
 nvidia-smi -L
 nvidia-smi topo -m | head -n 6
 

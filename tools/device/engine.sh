@@ -23,23 +23,11 @@
 # The summary table comes last on stdout and in $OUT/summary.txt; every log is in $OUT/logs.tgz.
 set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
-export NCCL_NVLS_ENABLE=0
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 2
 mkdir -p "$OUT/logs"
-t0=$(date +%s)
+source "tools/device/lib.sh"
 : >"$OUT/steps.tsv"
-
-step() {   # NAME LIMIT_S COMMAND...: runs it under a limit, logs it, records rc and seconds
-    local name=$1 limit=$2 s rc
-    shift 2
-    s=$(date +%s)
-    echo "== $name (limit ${limit} s, at $((s - t0)) s): $*"
-    timeout --kill-after=10 "$limit" "$@" >"$OUT/logs/$name.log" 2>&1
-    rc=$?
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" >>"$OUT/steps.tsv"
-    tail -n 4 "$OUT/logs/$name.log"
-}
 
 # run_if AT NAME LIMIT CMD...: the step only while the call is under AT seconds (the lower priorities last)
 run_if() {

@@ -25,27 +25,14 @@
 # The summary comes last on stdout and in $OUT/summary.txt; the logs and CSVs are in $OUT/logs.tgz.
 set -uo pipefail
 : "${OUT:?set OUT to the folder whose files come back}"
-export NCCL_NVLS_ENABLE=0
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 2
 mkdir -p "$OUT/logs"
-t0=$(date +%s)
+source tools/device/lib.sh
 : >"$OUT/steps.tsv"
 
-# limit N: N seconds, or what is left of 390 s if less (at least 5)
-limit() { local left=$((390 - ($(date +%s) - t0))); ((left < $1)) && echo $((left > 5 ? left : 5)) || echo "$1"; }
-
-step() {   # NAME LIMIT_S COMMAND...: runs it under a limit, logs it, records rc and seconds
-    local name=$1 lim s rc
-    lim=$(limit "$2")
-    shift 2
-    s=$(date +%s)
-    echo "== $name (limit ${lim} s, at $((s - t0)) s): $*"
-    timeout --kill-after=5 "$lim" "$@" >"$OUT/logs/$name.log" 2>&1
-    rc=$?
-    printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" >>"$OUT/steps.tsv"
-    tail -n 3 "$OUT/logs/$name.log"
-}
+# Each step's limit (lib.sh's step): N seconds, or what is left of 390 s if less (at least 5).
+STEP_LIMIT() { local left=$((390 - ($(date +%s) - t0))); ((left < $1)) && echo $((left > 5 ? left : 5)) || echo "$1"; }
 
 # pair NAME LIMIT ARGS...: ./scaling ARGS in fp16 on GPU 0 and in bf16 on GPU 1 at once, each its own CSV
 pair() {

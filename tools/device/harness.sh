@@ -11,20 +11,13 @@
 #   OUT=/some/dir tools/device/harness.sh
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
-t0=$(date +%s)
 budget=${HARNESS_BUDGET_S:-460}
-say() { echo "[harness.sh $(($(date +%s) - t0)) s] $*"; }
-left() { echo $((budget - ($(date +%s) - t0))); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 summary=()
 note() { summary+=("$(printf '%-16s %-8s %6s s  %s' "$1" "$2" "$3" "$4")"); }
 
 say "setup"
-if ! scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
-    tail -n 40 "$OUT/setup.log"
-    say "setup failed: see setup.log"
-    exit 1
-fi
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+device_setup "$OUT/setup.log"
 nvidia-smi -L
 n_dev=$(nvidia-smi -L | grep -c '^GPU')
 

@@ -12,23 +12,18 @@
 # table and the targets), bench.tar.gz (the bench's CSVs, logs, PyTorch's output).
 set -u
 : "${OUT:?set OUT to the folder the results go to}"
-t0=$SECONDS
 total=${PIPE_TOTAL_S:-460}
-export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on these machines
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 exec > >(tee "$OUT/pipe.log") 2>&1
 echo "== pipe.sh: $(date -u +%FT%TZ), $(nvidia-smi -L 2>/dev/null | wc -l) GPU(s):" \
     "$(nvidia-smi -L 2>/dev/null | head -1)"
 echo "   commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo -dirty)"
 
-echo "== setup ($((SECONDS - t0)) s)"
-if ! timeout 300 scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
-    tail -n 30 "$OUT/setup.log"
-    echo "pipe.sh: setup failed"
-    exit 1
-fi
+echo "== setup ($(($(date +%s) - t0)) s)"
+device_setup "$OUT/setup.log" 300
 
 # Side by side (-j3: they check values, not time), but the memory test alone: it reads each GPU's memory in use.
-echo "== pipeline GPU tests ($((SECONDS - t0)) s)"
+echo "== pipeline GPU tests ($(($(date +%s) - t0)) s)"
 timeout 300 ctest --test-dir build -R pipeline -E test_pipeline_memory -j3 --timeout 240 --output-on-failure \
     >"$OUT/tests.log" 2>&1
 echo "   ctest -R pipeline (but memory): exit $?"
@@ -36,10 +31,10 @@ timeout 120 ctest --test-dir build -R test_pipeline_memory --timeout 100 --outpu
 echo "   ctest -R test_pipeline_memory: exit $?"
 grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|^FAIL" "$OUT/tests.log" | sed 's/^/   /' | head -n 40
 
-left=$((total - (SECONDS - t0)))
+left=$((total - ($(date +%s) - t0)))
 budget=$((left - 110))   # what may start; the last step started runs on past it
 [ "$budget" -lt 60 ] && budget=60
-echo "== bench_pipeline.sh short ($((SECONDS - t0)) s; steps start until ${budget} s from now, killed at ${left} s)"
+echo "== bench_pipeline.sh short ($(($(date +%s) - t0)) s; steps start until ${budget} s from now, killed at ${left} s)"
 bench="$OUT/bench"
 mkdir -p "$bench"
 BUDGET_S=$budget SCALING=./scaling timeout "$left" tools/bench_pipeline.sh "$bench" short >"$OUT/bench.log" 2>&1
@@ -49,6 +44,6 @@ grep -E "^== |^   " "$OUT/bench.log" | grep -v "^   [0-9]" | cut -c1-200
 SUMMARY_ONLY=1 SCALING=./scaling tools/bench_pipeline.sh "$bench" short >/dev/null 2>&1
 cp "$bench/summary.txt" "$OUT/summary.txt" 2>/dev/null
 tar -czf "$OUT/bench.tar.gz" -C "$OUT" bench bench.log 2>/dev/null && rm -rf "$bench" "$OUT/bench.log"
-echo "== done in $((SECONDS - t0)) s"
+echo "== done in $(($(date +%s) - t0)) s"
 echo
 cat "$OUT/summary.txt" 2>/dev/null || echo "(no summary: see bench.tar.gz)"

@@ -9,20 +9,14 @@
 # $OUT afterwards: summary.txt (printed last) and logs.tar.gz (every log and CSV).
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
-t0=$(date +%s)
 budget=${RECHECK_BUDGET_S:-420}
-say() { echo "[recheck.sh $(($(date +%s) - t0)) s] $*" | tee -a "$OUT/summary.txt"; }
-left() { echo $((budget - ($(date +%s) - t0))); }
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+say_log=$OUT/summary.txt
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 L=$OUT/logs
 mkdir -p "$L"
 
 say "setup"
-if ! scripts/setup.sh --offline .carry/offline >"$L/setup.log" 2>&1; then
-    tail -n 40 "$L/setup.log"
-    say "setup failed"
-    exit 1
-fi
+device_setup "$L/setup.log"
 nvidia-smi -L | tee -a "$OUT/summary.txt"
 n=$(nvidia-smi -L | grep -c '^GPU')
 ((n > 4)) && n=4

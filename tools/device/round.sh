@@ -9,19 +9,12 @@
 # study.tgz (its results/default-*/ folder: study.csv, study_allreduce.csv, REPORT.md), tests.log, summary.txt.
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
-t0=$(date +%s)
 budget=${ROUND_BUDGET_S:-540}
 skip=${SKIP:-gpu_memcheck}
-say() { echo "[round.sh $(($(date +%s) - t0)) s] $*"; }
-left() { echo $((budget - ($(date +%s) - t0))); }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 say "setup"
-if ! scripts/setup.sh --offline .carry/offline >"$OUT/setup.log" 2>&1; then
-    tail -n 40 "$OUT/setup.log"
-    say "setup failed: see setup.log"
-    exit 1
-fi
-export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+device_setup "$OUT/setup.log"
 nvidia-smi -L
 
 say "the default study: ./scaling"

@@ -14,8 +14,9 @@ Prints one CSV row per (variant, gpus): images/s over all GPUs (the median of RE
 timed on the slowest rank, after 15 untimed steps that include compilation), its min and max over the bursts, per
 GPU, and the median step in ms. Efficiency at N GPUs is images_per_s(N) / (N images_per_s(1)), by step as ours.
 """
-import os, socket, statistics, sys, time
-import torch, torch.nn.functional as F, torch.distributed as dist, torch.multiprocessing as mp, torchvision
+import os, socket, statistics, sys
+import torch, torch.distributed as dist, torch.multiprocessing as mp, torchvision
+import bench_util
 
 
 def worker(rank, n, model, batch, variant, steps, reps, port, q):
@@ -32,27 +33,13 @@ def worker(rank, n, model, batch, variant, steps, reps, port, q):
     y = torch.randint(0, 1000, (batch,), device="cuda", generator=g)
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        bench_util.bf16_step(net, opt, x, y)
 
     for _ in range(15):
         step()
     torch.cuda.synchronize()
     dist.barrier()
-    ts = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        dist.barrier()
-        t = time.perf_counter()
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
-        dt = torch.tensor([time.perf_counter() - t], device="cuda")
-        dist.all_reduce(dt, op=dist.ReduceOp.MAX)
-        ts.append(dt.item())
+    ts = bench_util.bursts(step, steps, reps)
     if rank == 0:
         q.put(ts)
     dist.destroy_process_group()

@@ -19,6 +19,7 @@ import argparse, os, queue, statistics, sys, time
 from datetime import timedelta
 import torch, torch.nn as nn, torch.nn.functional as F, torch.distributed as dist, torch.multiprocessing as mp
 import torchvision
+import bench_util
 
 
 # ---- the model as our layer list: one op per layer of ours, each on a state tuple (x) or (branch, shortcut)
@@ -83,19 +84,6 @@ def loss_fn(logits, target):
 
 # ---- one process per GPU
 
-def time_bursts(step, steps, reps, rank):
-    ts = []
-    for _ in range(reps):
-        torch.cuda.synchronize(); dist.barrier(); t = time.perf_counter()
-        for _ in range(steps):
-            step()
-        torch.cuda.synchronize()
-        dt = torch.tensor([time.perf_counter() - t], device="cuda")
-        dist.all_reduce(dt, op=dist.ReduceOp.MAX)
-        ts.append(dt.item())
-    return statistics.median(ts)
-
-
 def worker(rank, p, args, splits, port, q):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.cuda.set_device(rank)
@@ -132,7 +120,7 @@ def worker(rank, p, args, splits, port, q):
                 opt.zero_grad(set_to_none=True)
             for _ in range(args.warmup):
                 step()
-            t = time_bursts(step, args.steps, args.reps, rank)
+            t = statistics.median(bench_util.bursts(step, args.steps, args.reps))
             if rank == 0:
                 q.put((sched, m, args.batch * args.steps / t, t))
             del s, stage
@@ -154,11 +142,7 @@ def single(args):
             y = torch.randint(0, 1000, (b,), device=dev)
 
             def step():
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = F.cross_entropy(net(x), y)
-                loss.backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+                bench_util.bf16_step(net, opt, x, y)
             for _ in range(args.warmup):
                 step()
             ts = []

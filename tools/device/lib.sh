@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# lib.sh — what the device scripts share, sourced from the repository root once OUT is set: the environment every
+# run keeps, the call's clock and budget, the offline setup and a timed, logged step.
+#
+# Set before sourcing: OUT (the folder that comes back); budget (seconds, for left) where the script keeps one;
+# say_log (a file say also appends to) where wanted. STEP_LIMIT, a function, may shorten each step's limit.
+
+export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on these machines
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+t0=$(date +%s)
+
+say() {    # say TEXT: a line with the script's name and the seconds since it began
+    local line
+    line="[$(basename "$0") $(($(date +%s) - t0)) s] $*"
+    echo "$line"
+    [ -z "${say_log:-}" ] || echo "$line" >>"$say_log"
+}
+left() { echo $((budget - ($(date +%s) - t0))); }
+
+# device_setup LOG [LIMIT_S]: scripts/setup.sh with the offline bundle (.carry/offline), its output in LOG; where it
+# fails, the log's tail and exit 1.
+device_setup() {
+    if ! timeout "${2:-300}" scripts/setup.sh --offline .carry/offline >"$1" 2>&1; then
+        tail -n 40 "$1"
+        say "setup failed: see $1"
+        exit 1
+    fi
+}
+
+# step NAME LIMIT_S COMMAND...: COMMAND under a limit (STEP_LIMIT LIMIT_S where the script defines it; killed 5 s
+# after), its output in $OUT/logs/NAME.log, "NAME rc seconds" appended to $OUT/steps.tsv, the log's last lines shown.
+step() {
+    local name=$1 lim=$2 s rc
+    shift 2
+    declare -F STEP_LIMIT >/dev/null && lim=$(STEP_LIMIT "$lim")
+    s=$(date +%s)
+    mkdir -p "$OUT/logs"
+    echo "== $name (limit ${lim} s, at $((s - t0)) s): $*"
+    timeout --kill-after=5 "$lim" "$@" >"$OUT/logs/$name.log" 2>&1
+    rc=$?
+    printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" >>"$OUT/steps.tsv"
+    tail -n 4 "$OUT/logs/$name.log"
+}
