@@ -23,6 +23,8 @@
 # - test_layers runs with SCALING_CONV=backend: each direction then takes its first backend engine config, untimed,
 #   so backend kernels are instrumented without timing every candidate five times under racecheck (the timed search
 #   in bf16 and tf32 took this test from 130 s to 538 s on an H200, 2026-11-24).
+# - The checks run in lanes of two GPUs each, dealt in turn, each printing its line and seconds as it ends: one after
+#   another they took over 580 s on 4 H200s (2026-11-28), past a device call's limit, with nothing shown.
 # SANITIZE_KEEP=DIR keeps every log there (scripts/sanitize.sh). Needs data/mnist; 2 GPUs for the multi-GPU runs.
 set -u
 bin=$1; root=$2
@@ -57,21 +59,23 @@ classify() {
         END { if (open) n[kind]++; printf "%d %d %d\n", n["ours"] + n["api"], n["nccl"], n["lib"] }' "$1"
 }
 
-# check TOOL NAME sanitizer-and-program-args...
+# check TOOL NAME sanitizer-and-program-args...: one line, "ok" or "FAIL" with the seconds it took, and "pass" or
+# "fail" appended to $tally (checks run in parallel lanes: the counters live in a file, not in a lane's subshell).
 check() {
     local tool=$1 name=$2; shift 2
-    local log=$logs/$tool-$name.log
+    local log=$logs/$tool-$name.log s=$SECONDS
     "$cs" --tool "$tool" --print-limit 100000 "$@" >"$log" 2>&1
-    local rc=$? ours nccl lib
+    local rc=$? ours nccl lib took=$((SECONDS - s))
     read -r ours nccl lib < <(classify "$log")
     local summary; summary=$(grep -h -E "(ERROR|RACECHECK) SUMMARY" "$log" | head -1)
     if [ $rc -eq 0 ] && [ "$ours" -eq 0 ] && [ -n "$summary" ]; then
-        pass=$((pass + 1))
-        echo "ok   $tool $name: ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")$(
+        echo pass >>"$tally"
+        echo "ok   $tool $name ($took s): ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")$(
             [ "$lib" -gt 0 ] && echo " ($lib shared-memory race report(s) inside cuDNN/cuBLAS kernels, not ours)")"
     else
-        fail=$((fail + 1)); echo "FAIL $tool $name: exit $rc, $ours report(s) not inside NCCL or a library kernel"
-        grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"
+        echo fail >>"$tally"
+        { echo "FAIL $tool $name ($took s): exit $rc, $ours report(s) not inside NCCL or a library kernel"
+          grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"; } | sed "s/^/[$name] /"
     fi
 }
 
@@ -83,30 +87,59 @@ for k in $kernels; do
 done
 [ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }
 
+# The checks, one function each, numbered in the order they are dealt to the lanes (the slowest first: racecheck
+# over test_layers). Those of 2 GPUs are listed only where 2 are present.
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
-check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"
-check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"
+job_1() { SCALING_CONV=backend check racecheck layers "$(dirname "$bin")/tests/test_layers"; }
+job_2() { check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"; }
+job_3() { check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"; }
 # A lone replica with bf16 gradients rounds them in its update segment (strategies/dp.c, dp_update).
-check memcheck naive-1gpu-bf16 "$bin" --strategy naive --gpus 1 "${L[@]}" --math bf16 --grad-dtype bf16 \
-    --out "$tmp/a16n.csv"
-check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"
-SCALING_CONV=backend check racecheck layers "$(dirname "$bin")/tests/test_layers"
-check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"
+job_4() { check memcheck naive-1gpu-bf16 "$bin" --strategy naive --gpus 1 "${L[@]}" --math bf16 --grad-dtype bf16 \
+              --out "$tmp/a16n.csv"; }
+job_5() { check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"; }
+job_6() { check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"; }
+jobs=(1 2 3 4 5 6)
+# Two GPUs: each strategy, also in bf16 (naive and nccl with bf16 gradients on the wire in the same run), and
+# racecheck in fp32 math (see above for why fp32), the wire casts and bf16 sums of naive and nccl included.
+two_gpu() {   # two_gpu STRATEGY KIND: memcheck, memcheck-bf16 or racecheck
+    local s=$1 x=() x16=(--math bf16)
+    [ "$s" = pipeline ] && x=(--micro-batches 2)
+    [ "$s" != pipeline ] && x16+=(--grad-dtype bf16)
+    case $2 in
+    memcheck) check memcheck "$s" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv" ;;
+    memcheck-bf16) check memcheck "$s-bf16" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" "${x16[@]}" \
+                       --out "$tmp/m16-$s.csv" ;;
+    racecheck) check racecheck "$s" "${ours[@]}" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" --math fp32 \
+                   --out "$tmp/r-$s.csv" ;;
+    racecheck-bf16) check racecheck "$s-bf16" "${ours[@]}" "$bin" --strategy "$s" --gpus 2 --grad-dtype bf16 \
+                        "${L[@]}" --math fp32 --out "$tmp/r16-$s.csv" ;;
+    esac
+}
+pairs=(); n=6
 if [ "$n_dev" -ge 2 ]; then
     for s in naive nccl pipeline; do
-        x=(); [ $s = pipeline ] && x=(--micro-batches 2)
-        # bf16: --math bf16, and for naive and nccl bf16 gradients on the wire in the same run
-        x16=(--math bf16); [ $s != pipeline ] && x16+=(--grad-dtype bf16)
-        check memcheck $s "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv"
-        check memcheck $s-bf16 "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" "${x16[@]}" --out "$tmp/m16-$s.csv"
-        check racecheck $s "${ours[@]}" "$bin" --strategy $s --gpus 2 "${L[@]}" "${x[@]}" --math fp32 --out "$tmp/r-$s.csv"
+        for kind in memcheck memcheck-bf16 racecheck; do
+            n=$((n + 1)); pairs[n]="$s $kind"; jobs+=("$n")
+        done
     done
-    # The wire casts and bf16 sums are our kernels: racecheck them in fp32 math (see above for why fp32).
-    for s in naive nccl; do
-        check racecheck $s-bf16 "${ours[@]}" "$bin" --strategy $s --gpus 2 --grad-dtype bf16 "${L[@]}" --math fp32 \
-            --out "$tmp/r16-$s.csv"
-    done
+    for s in naive nccl; do n=$((n + 1)); pairs[n]="$s racecheck-bf16"; jobs+=("$n"); done
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
+run_job() { if [ "$1" -le 6 ]; then "job_$1"; else two_gpu ${pairs[$1]}; fi; }
+
+# Lanes of two GPUs each (one where fewer than 4 are present), the checks dealt to them in turn: on 4 GPUs the
+# test takes about half as long. Each lane runs its checks one after another.
+tally=$tmp/tally; : >"$tally"
+lanes=$((n_dev / 2)); [ "$lanes" -ge 1 ] || lanes=1
+for ((k = 0; k < lanes; k++)); do
+    devs=$((2 * k)); [ "$n_dev" -ge 2 ] && devs="$((2 * k)),$((2 * k + 1))"
+    (
+        export CUDA_VISIBLE_DEVICES=$devs
+        for ((i = k; i < ${#jobs[@]}; i += lanes)); do run_job "${jobs[i]}"; done
+    ) &
+done
+wait
+pass=$(grep -c '^pass$' "$tally"); fail=$(grep -c '^fail$' "$tally")
+[ $((pass + fail)) -eq ${#jobs[@]} ] || { echo "FAIL: $((pass + fail)) of ${#jobs[@]} checks reported"; fail=$((fail + 1)); }
 summary
