@@ -7,6 +7,7 @@
 #include "loss_scale_gpu.h"
 #include "trace.h"
 #include "timing.h"
+#include "knob.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,26 @@ void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
     r->update_grad_dtype = t;
 }
 
+int replica_wgrad_direct(void) {
+    static const char *const names[] = {"direct", "widen"};
+    return knob_choice("SCALING_WGRAD", names, 2, 0) == 0;
+}
+
+void replica_bind_lp_grads(replica_t *r) {
+    model_t *m = &r->model;
+    if (!dtype_is_low(m->act_dtype) || r->grads_lp) return;
+    if (r->update_grads != m->grads)
+        check_fail(__FILE__, __LINE__, "replica_bind_lp_grads", "the update reads another buffer than the model's");
+    size_t ranges[2 * (MODEL_MAX_LAYERS + 1)], lp_bytes = m->n_params * dtype_size(m->act_dtype);
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_ALLOC(cudaMalloc(&r->grads_lp, lp_bytes));
+    /* Each gradient is written in one of the two buffers only: the other's element stays the zero set here. */
+    CHECK_CUDA(cudaMemsetAsync(r->grads_lp, 0, lp_bytes, r->gpu.stream));
+    CHECK_CUDA(cudaMemsetAsync(m->grads, 0, m->n_params * sizeof(float), r->gpu.stream));
+    if (model_bind_grads_lp(m, r->grads_lp, ranges, MODEL_MAX_LAYERS + 1) < 0)
+        check_fail(__FILE__, __LINE__, "replica_bind_lp_grads", "more fp32 parts than room for them");
+}
+
 void replica_set_update_slice(replica_t *r, size_t first, size_t count) {
     if (first > r->model.n_params || count > r->model.n_params - first)
         check_fail(__FILE__, __LINE__, "replica_set_update_slice", "slice outside the flat buffers");
@@ -84,7 +105,8 @@ void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t st
         check_fail(__FILE__, __LINE__, "replica_sgd_slice", "slice outside the flat buffers");
     void *lp = m->params_lp ? (char *)m->params_lp + first * dtype_size(m->act_dtype) : NULL;
     const void *g = (const char *)r->update_grads + first * dtype_size(r->update_grad_dtype);
-    sgd_step(m->params + first, lp, m->act_dtype, g, r->update_grad_dtype, m->momentum + first, count, r->lr,
+    const void *g2 = r->grads_lp ? (const char *)r->grads_lp + first * dtype_size(m->act_dtype) : NULL;
+    sgd_step(m->params + first, lp, m->act_dtype, g, r->update_grad_dtype, g2, m->momentum + first, count, r->lr,
              r->momentum, r->weight_decay, r->ls, stream);
 }
 
@@ -116,6 +138,7 @@ void replica_seg_update(replica_t *r, const void *unused) {
     (void)unused;
     nvtx_push("optimizer gpu%d", r->gpu.device);
     if (r->ls) loss_scale_check(r->ls, r->update_grads, r->update_grad_dtype, r->model.n_params, r->gpu.stream);
+    if (r->ls && r->grads_lp) loss_scale_check(r->ls, r->grads_lp, r->model.act_dtype, r->model.n_params, r->gpu.stream);
     replica_sgd_slice(r, r->update_first, r->update_count, r->gpu.stream);
     if (r->ls) loss_scale_advance(r->ls, r->ls_cfg, r->gpu.stream);
     nvtx_pop();
@@ -233,6 +256,7 @@ void replica_free(replica_t *r) {
     for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) graph_seg_free(&r->seg[i]);
     if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
     loss_scale_free(r->ls);
+    if (r->grads_lp) CHECK_CUDA(cudaFree(r->grads_lp));
     model_free(&r->model);
     dataset_free(&r->data);
     gpu_free(&r->gpu);

@@ -31,6 +31,9 @@ typedef struct replica {
      * replica_set_update_grads (a bf16 or fp16 all-reduce's sum). */
     const void *update_grads;
     dtype_t update_grad_dtype;
+    /* replica_bind_lp_grads: the convolutions' filter gradients in the math's 2-byte type, which the update reads
+     * beside update_grads (zero where those hold the gradient); NULL otherwise. */
+    void *grads_lp;
     /* The elements [update_first, update_first + update_count) of the flat buffers that the update segment steps: all
      * of them, unless a strategy steps the rest itself (replica_sgd_slice, per gradient bucket) and set this slice
      * with replica_set_update_slice. */
@@ -55,6 +58,14 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
  * all-reduce leaves the summed gradient in a 2-byte buffer, which the SGD kernel widens as it reads. Call before the
  * first step (the update segment is captured into a CUDA graph with the pointer it had then). */
 void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
+/* SCALING_WGRAD: direct (the default) or widen. Where a 2-byte math leaves cuDNN's filter gradients in its type:
+ * direct, they are written straight where the update reads them (one replica: replica_bind_lp_grads; data parallel
+ * with a 2-byte wire: into the wire); widen, backward widens each into the fp32 gradients. Read once per setup. */
+int replica_wgrad_direct(void);
+/* Under a 2-byte math, with the model's fp32 gradients as the update's: binds cuDNN's filter gradients to a buffer of
+ * the math's type that the update (and the loss scale's check) reads beside the fp32 one, which saves a widening
+ * pass per convolution. Call before the first step; nothing to do (0) under fp32 or tf32. */
+void replica_bind_lp_grads(replica_t *r);
 /* The update segment steps only elements [first, first + count) of the flat buffers; the strategy steps the others
  * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). A
  * loss-scaled replica steps the whole buffer in its update segment: whether a step is skipped is known only once

@@ -302,12 +302,10 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
  * so the two give bit-identical parameters (tests/gpu/test_dp_update.c). */
 enum { UPDATE_BUCKET = 0, UPDATE_STEP = 1 };
 static const char *const UPDATE_NAMES[] = {"bucket", "step"};
-/* SCALING_DP_WGRAD, with a wire of the math's activation type (--grad-dtype bf16 under --math bf16, fp16 under fp16)
- * on more than one GPU: direct (the default), cuDNN's 2-byte weight gradients are written straight into the wire
- * buffer and only the rest is cast; widen, they are widened into the fp32 gradients by backward and cast back by the
- * reduction. The same bits on the wire either way. */
-enum { WGRAD_DIRECT = 0, WGRAD_WIDEN = 1 };
-static const char *const WGRAD_NAMES[] = {"direct", "widen"};
+/* SCALING_WGRAD (replica_wgrad_direct), with a wire of the math's activation type (--grad-dtype bf16 under --math
+ * bf16, fp16 under fp16) on more than one GPU: direct (the default), cuDNN's 2-byte weight gradients are written
+ * straight into the wire buffer and only the rest is cast; widen, they are widened into the fp32 gradients by
+ * backward and cast back by the reduction. The same bits on the wire either way. */
 
 typedef struct {
     dp_t dp;                        /* first: tests reach the replicas through (dp_t *)state */
@@ -316,7 +314,7 @@ typedef struct {
     int update;                     /* UPDATE_BUCKET or UPDATE_STEP (with one GPU: step, nothing to wait for) */
     int n_buckets;
     bucket_t buckets[MODEL_MAX_LAYERS];
-    /* SCALING_DP_WGRAD=direct where it applies: each bucket's parts still cast (dp_bind_wire), in cast_dev[i] on GPU
+    /* SCALING_WGRAD=direct where it applies: each bucket's parts still cast (dp_bind_wire), in cast_dev[i] on GPU
      * i; NULL cast_dev: every bucket is cast whole. */
     nccl_cast_t cast[MODEL_MAX_LAYERS];
     size_t *cast_dev[DP_MAX_GPUS];
@@ -404,7 +402,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     }
     /* A lone replica's update rounds its whole fp32 buffer (dp_update): nothing may bypass it there. */
     if (dtype_is_low(s->dp.wire) && s->dp.wire == math_act_dtype(cfg->math) && s->dp.world > 1 &&
-        knob_choice("SCALING_DP_WGRAD", WGRAD_NAMES, 2, WGRAD_DIRECT) == WGRAD_DIRECT)
+        replica_wgrad_direct())
         cast_plan_(s);
     if (!cfg->dist || cfg->dist->is_root) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
@@ -412,7 +410,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
         if (s->red.max_ctas) snprintf(ctas, sizeof ctas, "%d", s->red.max_ctas);
         fprintf(stderr, "nccl: %d buckets, the last %.2f MiB; SGD per %s (SCALING_DP_UPDATE); comm stream priority %s "
                 "(SCALING_COMM_PRIORITY); max CTAs %s (SCALING_NCCL_CTAS); %zu of %zu gradients written in %s by "
-                "backward (SCALING_DP_WGRAD)\n", s->n_buckets,
+                "backward (SCALING_WGRAD)\n", s->n_buckets,
                 (double)last->count * dtype_size(s->dp.wire) / 1048576.0,
                 math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
                                             : UPDATE_NAMES[s->update],

@@ -268,7 +268,7 @@ void pipe_step(pipe_t *pp, int step) {
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 0);
-        sgd_step(m->params, m->params_lp, m->act_dtype, m->grads, DTYPE_FP32, m->momentum, m->n_params, pp->lr,
+        sgd_step(m->params, m->params_lp, m->act_dtype, m->grads, DTYPE_FP32, NULL, m->momentum, m->n_params, pp->lr,
                  pp->momentum, pp->weight_decay, S->ls, S->gpu.stream);
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 1);
         trace_end(pp->trace, tr, S->gpu.stream);

@@ -22,6 +22,7 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
         free(r);
         return -1;
     }
+    if (replica_wgrad_direct()) replica_bind_lp_grads(r);
     r->use_graphs = cfg->cuda_graph;
     r->trace = cfg->trace;
     *state = r;

@@ -203,7 +203,7 @@ has_torch=0
 ours r50-nccl4-update-step 25 SCALING_DP_UPDATE=step -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r50-nccl4-prio-normal 25 SCALING_COMM_PRIORITY=normal -- "$bin" --strategy nccl --gpus 4 "${R50[@]}"
 ours r50-nccl4-bf16wire 25 -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 "${R50[@]}"
-ours r50-nccl4-bf16wire-widen 25 SCALING_DP_WGRAD=widen -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 \
+ours r50-nccl4-bf16wire-widen 25 SCALING_WGRAD=widen -- "$bin" --strategy nccl --gpus 4 --grad-dtype bf16 \
     "${R50[@]}"
 ours r18-single 25 -- "$bin" --strategy single "${R18[@]}"
 ours r18-nccl4 15 -- "$bin" --strategy nccl --gpus 4 "${R18[@]}"

@@ -1,6 +1,6 @@
 /* test_dp_update.c — where nccl's update runs and how bf16 gradients reach the wire change no bit of what it trains,
  * on 2 and min(4, present) GPUs. Against today's path (SCALING_DP_UPDATE=step: one SGD over the whole buffer after
- * every all-reduce; SCALING_DP_WGRAD=widen: bf16 weight gradients widened into fp32 by backward, cast back by the
+ * every all-reduce; SCALING_WGRAD=widen: bf16 weight gradients widened into fp32 by backward, cast back by the
  * reduction), after K steps:
  * - SGD per bucket, each slice on the comm stream right after its all-reduce (the default): parameters and momentum
  *   bit-identical on every replica (LeNet in fp32 and in bf16 with a bf16 wire, ResNet-18 in bf16 with many
@@ -10,6 +10,11 @@
  *   loss scale and skip decisions alike, SGD then always after the last bucket), and the path is the one that ran: the
  *   fp32 gradients of the bound weights, set to a NaN pattern before the first step, are never written (so the
  *   cast never read them: a NaN would have reached every parameter), where the widening path overwrites them.
+ * - single on one GPU under --math bf16 and fp16, the convolutions' 2-byte filter gradients read by the update beside
+ *   the fp32 ones (SCALING_WGRAD=direct, the default) against widened into them (widen): bit-identical (fp16's loss
+ *   scale checks both buffers), and the path is the one that ran: the fp32 gradients of the bound weights stay the
+ *   zero the binding set (the update adds the two buffers, so anything else there would reach the parameters), where
+ *   the widening path writes them.
  * Negative control: every layer's parameters moved in the last step (compared with the step before), so a bucket
  * whose update were skipped, or ran before its all-reduce, would differ. Algorithms come from one --conv-cache file
  * and batch norm runs our deterministic kernels, so the runs differ only in what is under test. */
@@ -32,6 +37,7 @@ typedef struct {
     float *before_last;             /* replica 0's parameters before the last step */
     int bound_layers;               /* layers whose weight gradients backward wrote into the wire */
     int sentinel_kept, sentinel_total;   /* bound (or, widening, boundable) layers whose fp32 gradients kept the NaN */
+    int zero_kept;                  /* single: boundable layers whose fp32 gradients are all zero bits */
 } result_t;
 
 static float *download(const replica_t *r, const float *dev, size_t n) {
@@ -63,43 +69,48 @@ static void count_sentinel(const replica_t *r, result_t *res) {
         size_t lp = l->ops == &layer_conv_ops ? layer_conv_lp_grads(l) : 0;
         if (!lp) continue;
         const uint32_t *b = (const uint32_t *)(g + l->param_offset);
-        size_t kept = 0;
-        for (size_t k = 0; k < lp; k++) kept += b[k] == 0xffffffffu;
+        size_t kept = 0, zero = 0;
+        for (size_t k = 0; k < lp; k++) {
+            kept += b[k] == 0xffffffffu;
+            zero += b[k] == 0;
+        }
         res->sentinel_total++;
         res->sentinel_kept += kept == lp;
+        res->zero_kept += zero == lp;
         res->bound_layers += l->dw_lp != NULL;
     }
     free(g);
 }
 
+/* K steps of nccl on n GPUs, or of single (n = 1: its replica is its state, and no sentinel: see the header). */
 static result_t run(const case_t *c, int n, const char *update, const char *wgrad, const char *cache,
                     const idx_dataset_t *data) {
     setenv("SCALING_DP_UPDATE", update, 1);
-    setenv("SCALING_DP_WGRAD", wgrad, 1);
+    setenv("SCALING_WGRAD", wgrad, 1);
     int devices[4] = {0, 1, 2, 3};
     run_cfg_t cfg = {.model = c->model, .n_gpus = n, .devices = devices, .global_batch = 32 * n, .lr = 0.05,
                      .momentum = 0.9, .weight_decay = 5e-4, .math = c->math,
                      .init = strcmp(c->model, "lenet") == 0 ? INIT_XAVIER : INIT_NORMAL, .seed = 5, .data = data,
                      .conv_cache = cache, .bucket_bytes = c->bucket_bytes, .overlap = 1, .grad_dtype = c->wire};
-    const strategy_t *st = strategy_find("nccl");
+    const strategy_t *st = strategy_find(n == 1 ? "single" : "nccl");
     void *state = dp_test_train(st, &cfg, 0, NULL);
-    dp_t *dp = state;
-    result_t res = {.n = n, .P = dp->reps[0].model.n_params};
-    for (int i = 0; i < n; i++) fill_sentinel(&dp->reps[i]);
+    replica_t *reps = n == 1 ? (replica_t *)state : ((dp_t *)state)->reps;
+    result_t res = {.n = n, .P = reps[0].model.n_params};
+    for (int i = 0; i < n && n > 1; i++) fill_sentinel(&reps[i]);
     epoch_stats_t s = {0};
     st->epoch_begin(state, 1);
     for (int t = 0; t < K; t++) {
-        if (t == K - 1) res.before_last = download(&dp->reps[0], dp->reps[0].model.params, res.P);
+        if (t == K - 1) res.before_last = download(&reps[0], reps[0].model.params, res.P);
         st->train_step(state, t);
     }
     st->epoch_end(state, K, &s);
-    EXPECT(s.replicas_identical == 1 && isfinite(s.train_loss), "%s, %s %s: replicas %d, loss %g", c->model, update,
-           wgrad, s.replicas_identical, s.train_loss);
+    EXPECT((n == 1 || s.replicas_identical == 1) && isfinite(s.train_loss), "%s, %s %s: replicas %d, loss %g",
+           c->model, update, wgrad, s.replicas_identical, s.train_loss);
     for (int i = 0; i < n; i++) {
-        res.params[i] = download(&dp->reps[i], dp->reps[i].model.params, res.P);
-        res.momentum[i] = download(&dp->reps[i], dp->reps[i].model.momentum, res.P);
+        res.params[i] = download(&reps[i], reps[i].model.params, res.P);
+        res.momentum[i] = download(&reps[i], reps[i].model.momentum, res.P);
     }
-    count_sentinel(&dp->reps[0], &res);
+    count_sentinel(&reps[0], &res);
     st->teardown(state);
     return res;
 }
@@ -191,8 +202,33 @@ static void check(const case_t *c, int n, const char *cache, const idx_dataset_t
     free(shape);
 }
 
+/* single: the update reading the 2-byte filter gradients beside the fp32 ones against their widening. */
+static void check_single(const case_t *c, const char *cache, const idx_dataset_t *data) {
+    char what[128];
+    snprintf(what, sizeof what, "%s %s, single", c->model, gpu_math_name(c->math));
+    model_t *shape = malloc(sizeof *shape);
+    if (!shape || model_build_input(shape, c->model, 32, model_input_of(data)) != 0) {
+        fprintf(stderr, "FAIL: cannot build %s\n", c->model);
+        exit(1);
+    }
+    result_t ref = run(c, 1, "step", "widen", cache, data), direct = run(c, 1, "step", "direct", cache, data);
+    expect_all_moved(what, &ref, shape);
+    int bad = expect_same(what, &ref, &direct);
+    printf("%-36s 2-byte filter gradients read beside the fp32 ones: %s; %d of %d layers bound, fp32 gradients "
+           "untouched in %d (widening: %d)\n", what, bad ? "DIFFERS" : "bit-identical", direct.bound_layers,
+           direct.sentinel_total, direct.zero_kept, ref.zero_kept);
+    EXPECT(direct.sentinel_total > 0 && direct.bound_layers == direct.sentinel_total &&
+           direct.zero_kept == direct.sentinel_total, "%s: %d of %d 2-byte convolutions bound, %d with fp32 gradients "
+           "untouched", what, direct.bound_layers, direct.sentinel_total, direct.zero_kept);
+    EXPECT(ref.bound_layers == 0 && ref.zero_kept == 0, "%s: widening bound %d layers and left %d layers' fp32 "
+           "gradients zero", what, ref.bound_layers, ref.zero_kept);
+    result_free(&ref);
+    result_free(&direct);
+    free(shape);
+}
+
 int main(void) {
-    gpu_test_require(2);
+    gpu_test_require(1);
     idx_dataset_t data;
     dp_test_load(&data, "mnist");
     setenv("SCALING_BN", "own", 1);   /* deterministic batch-norm kernels: runs differ only in what is tested */
@@ -205,7 +241,13 @@ int main(void) {
         {"resnet18", MATH_BF16, DTYPE_BF16, (size_t)1 << 20},   /* dozens of buckets */
         {"lenet", MATH_FP16, DTYPE_FP16, (size_t)64 << 10},     /* loss-scaled: SGD after the last bucket */
     };
-    int counts[2], n_counts = dp_test_counts(counts);
+    static const case_t singles[] = {{"lenet", MATH_BF16, DTYPE_FP32, 0}, {"resnet18", MATH_BF16, DTYPE_FP32, 0},
+                                     {"lenet", MATH_FP16, DTYPE_FP32, 0}};
+    for (size_t c = 0; c < sizeof singles / sizeof singles[0]; c++) check_single(&singles[c], cache, &data);
+    int n_dev = 0, counts[2], n_counts = 0;
+    CHECK_CUDA(cudaGetDeviceCount(&n_dev));
+    if (n_dev >= 2) n_counts = dp_test_counts(counts);
+    else printf("note: 1 GPU: nccl's cases need 2\n");
     for (int k = 0; k < n_counts; k++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) check(&cases[c], counts[k], cache, &data);
     unlink(cache);

@@ -25,7 +25,7 @@ typedef struct {
 
 static void step(bufs_t *b, loss_scale_cfg_t c, cudaStream_t s) {
     loss_scale_check(b->ls, b->g, DTYPE_FP16, N, s);
-    sgd_step(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, b->v, N, 0.1f, 0.9f, 1e-4f, b->ls, s);
+    sgd_step(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, NULL, b->v, N, 0.1f, 0.9f, 1e-4f, b->ls, s);
     loss_scale_advance(b->ls, c, s);
 }
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
                "after the %s: scale %g skipped %d clean %d", k ? "NaN" : "inf", h.scale, h.skipped, h.clean);
     }
     /* negative control: the same step without the scale's check moves the parameters (NaN spreads into them) */
-    sgd_step(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, b.v, N, 0.1f, 0.9f, 1e-4f, NULL, s);
+    sgd_step(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, NULL, b.v, N, 0.1f, 0.9f, 1e-4f, NULL, s);
     snapshot(&b, hp, hv, lp1);
     EXPECT(memcmp(hp, p0, N * 4) != 0, "control: an update without the check left the parameters as they were");
     upload(b.p, p0, N, DTYPE_FP32);
