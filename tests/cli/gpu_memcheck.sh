@@ -23,8 +23,9 @@
 # - test_layers runs with SCALING_CONV=backend: each direction then takes its first backend engine config, untimed,
 #   so backend kernels are instrumented without timing every candidate five times under racecheck (the timed search
 #   in bf16 and tf32 took this test from 130 s to 538 s on an H200, 2026-11-24).
-# - The checks run in lanes of two GPUs each, dealt in turn, each printing its line and seconds as it ends: one after
-#   another they took over 580 s on 4 H200s (2026-11-28), past a device call's limit, with nothing shown.
+# - The checks run in lanes of two GPUs each, the longest first to the least loaded lane, each printing its line and
+#   seconds as it ends: one after another they took over 580 s on 4 H200s (2026-11-28), past a device call's limit,
+#   with nothing shown; dealt in turn to two lanes, one lane took 260 s and the other over 440 s.
 # SANITIZE_KEEP=DIR keeps every log there (scripts/sanitize.sh). Needs data/mnist; 2 GPUs for the multi-GPU runs.
 set -u
 bin=$1; root=$2
@@ -87,8 +88,9 @@ for k in $kernels; do
 done
 [ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }
 
-# The checks, one function each, numbered in the order they are dealt to the lanes (the slowest first: racecheck
-# over test_layers). Those of 2 GPUs are listed only where 2 are present.
+# The checks, one function each, with the seconds each took on 4 H200s (2026-11-28, two lanes side by side; racecheck
+# nccl-bf16 is estimated from racecheck nccl) in secs: the lanes are dealt the longest first, each to the lane with
+# the least so far. Those of 2 GPUs are listed only where 2 are present.
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
 job_1() { SCALING_CONV=backend check racecheck layers "$(dirname "$bin")/tests/test_layers"; }
 job_2() { check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"; }
@@ -99,6 +101,7 @@ job_4() { check memcheck naive-1gpu-bf16 "$bin" --strategy naive --gpus 1 "${L[@
 job_5() { check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"; }
 job_6() { check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"; }
 jobs=(1 2 3 4 5 6)
+secs=([1]=76 [2]=7 [3]=5 [4]=5 [5]=58 [6]=2)
 # Two GPUs: each strategy, also in bf16 (naive and nccl with bf16 gradients on the wire in the same run), and
 # racecheck in fp32 math (see above for why fp32), the wire casts and bf16 sums of naive and nccl included.
 two_gpu() {   # two_gpu STRATEGY KIND: memcheck, memcheck-bf16 or racecheck
@@ -117,26 +120,33 @@ two_gpu() {   # two_gpu STRATEGY KIND: memcheck, memcheck-bf16 or racecheck
 }
 pairs=(); n=6
 if [ "$n_dev" -ge 2 ]; then
-    for s in naive nccl pipeline; do
-        for kind in memcheck memcheck-bf16 racecheck; do
-            n=$((n + 1)); pairs[n]="$s $kind"; jobs+=("$n")
-        done
+    for job in "naive memcheck 9" "naive memcheck-bf16 7" "naive racecheck 75" "nccl memcheck 63" \
+               "nccl memcheck-bf16 68" "nccl racecheck 94" "pipeline memcheck 6" "pipeline memcheck-bf16 7" \
+               "pipeline racecheck 63" "naive racecheck-bf16 70" "nccl racecheck-bf16 95"; do
+        n=$((n + 1)); pairs[n]=${job% *}; secs[n]=${job##* }; jobs+=("$n")
     done
-    for s in naive nccl; do n=$((n + 1)); pairs[n]="$s racecheck-bf16"; jobs+=("$n"); done
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
 run_job() { if [ "$1" -le 6 ]; then "job_$1"; else two_gpu ${pairs[$1]}; fi; }
 
-# Lanes of two GPUs each (one where fewer than 4 are present), the checks dealt to them in turn: on 4 GPUs the
-# test takes about half as long. Each lane runs its checks one after another.
+# Lanes of two GPUs each (one where fewer than 4 are present): on 4 GPUs the test takes about half as long. Each
+# lane runs its checks one after another.
 tally=$tmp/tally; : >"$tally"
 lanes=$((n_dev / 2)); [ "$lanes" -ge 1 ] || lanes=1
+load=(); queue=()
+for ((k = 0; k < lanes; k++)); do load[k]=0; queue[k]=""; done
+for j in $(for j in "${jobs[@]}"; do echo "${secs[j]} $j"; done | sort -rn | awk '{print $2}'); do
+    best=0
+    for ((k = 1; k < lanes; k++)); do ((load[k] < load[best])) && best=$k; done
+    load[best]=$((load[best] + secs[j])); queue[best]+=" $j"
+done
 for ((k = 0; k < lanes; k++)); do
     devs=$((2 * k)); [ "$n_dev" -ge 2 ] && devs="$((2 * k)),$((2 * k + 1))"
+    echo "lane $k (GPUs $devs): checks${queue[k]}, about ${load[k]} s"
     (
         export CUDA_VISIBLE_DEVICES=$devs
-        for ((i = k; i < ${#jobs[@]}; i += lanes)); do run_job "${jobs[i]}"; done
+        for j in ${queue[k]}; do run_job "$j"; done
     ) &
 done
 wait
