@@ -241,7 +241,7 @@ static const char *balance(pipe_t *pp, const model_t *m, const double *cost, con
 int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen) {
     double cost[MODEL_MAX_LAYERS] = {0}, seg_ms[MODEL_MAX_LAYERS], cut_cost[MODEL_MAX_LAYERS];
     int measured = !cfg->split && pp->p > 1;
-    const char *how = cfg->split ? "--split" : "one stage";
+    const char *how = cfg->split ? (cfg->split_probed ? "balanced by its probe" : "--split") : "one stage";
     pp->predicted_balance = pp->block_balance = -1;
     if (measured) {
         int fine[MODEL_MAX_LAYERS], pos[MODEL_MAX_LAYERS + 1];

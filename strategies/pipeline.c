@@ -327,9 +327,9 @@ static size_t pipe_params(void *state, float *host, size_t max) {
 #define AUTO_MIN_IMAGES 8       /* smaller micro-batches leave the GPU idle inside every kernel: not tried */
 
 /* A probe of M micro-batches, the pipeline set up and torn down as a run would: a warm-up epoch of AUTO_WARM steps
- * (eager, captured, replayed), then a timed one of AUTO_TIMED; its figures in *s (step_ms the median step). 0, or
- * -1 with its setup's message in err. */
-static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, char *err, size_t errlen) {
+ * (eager, captured, replayed), then a timed one of AUTO_TIMED; its figures in *s (step_ms the median step) and the
+ * stage starts it balanced in starts[0..p]. 0, or -1 with its setup's message in err. */
+static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, int *starts, char *err, size_t errlen) {
     run_cfg_t c = *cfg;
     c.micro_batches = m;
     c.steps_cap = AUTO_TIMED > AUTO_WARM ? AUTO_TIMED : AUTO_WARM;
@@ -345,6 +345,7 @@ static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, char *err, size_
         for (int i = 0; i < steps; i++) pipe_step(pp, i);
         pipe_epoch_end(pp, steps, s);
     }
+    memcpy(starts, pp->starts, ((size_t)pp->p + 1) * sizeof *starts);
     pipe_teardown(pp);
     return 0;
 }
@@ -352,9 +353,11 @@ static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, char *err, size_
 /* --micro-batches auto: M = the smallest power of two >= the stage count, doubled while it divides the global batch,
  * leaves micro-batches of AUTO_MIN_IMAGES or more and stays within PIPE_AUTO_MAX_MICRO, each timed by a short probe;
  * the fastest that fits wins. Throughput against M rises while the bubble shrinks and falls once micro-batches get
- * too small for the GPU, so the probes stop past the peak. */
+ * too small for the GPU, so the probes stop past the peak. The run keeps the winning probe's split (given: a new
+ * balance would measure again, and at one micro-batch size measurements cut different splits 4 % apart in speed on
+ * 4 H200s), so it runs what was timed. */
 static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
-    int first = 1, best = 0;
+    int first = 1, best = 0, starts[SCHED_MAX_STAGES + 1], best_starts[SCHED_MAX_STAGES + 1];
     double best_ips = 0;
     char why[512] = "";
     while (first < cfg->n_gpus) first *= 2;
@@ -362,7 +365,7 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
         if (m > first && cfg->global_batch / m < AUTO_MIN_IMAGES) break;
         char e[512] = "";
         epoch_stats_t s;
-        if (probe(cfg, m, &s, e, sizeof e) != 0) {
+        if (probe(cfg, m, &s, starts, e, sizeof e) != 0) {
             if (!strstr(e, "out of memory")) return snprintf(err, errlen, "%s", e), -1;
             fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %s\n", m, e);
             snprintf(why, sizeof why, "%s", e);   /* smaller micro-batches need less memory: the next may fit */
@@ -371,8 +374,12 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
         double ips = s.step_ms > 0 ? cfg->global_batch * 1000.0 / s.step_ms : 0;
         fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %.3f ms per step, %.0f images/s (stage busy ms %s, "
                 "bubble %.3f, ideal %.3f)\n", m, s.step_ms, ips, s.stage_busy_ms, s.bubble, s.bubble_ideal);
-        if (ips > best_ips) best_ips = ips, best = m;
-        else if (ips < 0.97 * best_ips) break;
+        if (ips > best_ips) {
+            best_ips = ips, best = m;
+            memcpy(best_starts, starts, sizeof starts);
+        } else if (ips < 0.97 * best_ips) {
+            break;
+        }
     }
     if (!best) {
         snprintf(err, errlen, "%s", *why ? why : "pipeline: --micro-batches auto: no power of two from the stage count "
@@ -382,6 +389,11 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
     fprintf(stderr, "pipeline: --micro-batches auto: M = %d (%.0f images/s in its probe)\n", best, best_ips);
     run_cfg_t c = *cfg;
     c.micro_batches = best;
+    if (!c.split && cfg->n_gpus > 1) {
+        c.split = best_starts + 1;
+        c.n_split = cfg->n_gpus - 1;
+        c.split_probed = 1;
+    }
     return setup_fixed(state, &c, err, errlen);
 }
 

@@ -38,6 +38,7 @@ typedef struct {
     int schedule;               /* the order, a sched_order_t (strategies/pipe_schedule.h): gpipe, 1f1b, zb */
     const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
     int n_split;
+    int split_probed;           /* 1: split is the one --micro-batches auto's winning probe balanced (not --split) */
     /* One process per GPU (mpirun/srun, strategies/dist.h), only for strategies with multi_process set: this
      * process drives n_gpus = 1 GPU (devices[0], its node-local one) and holds shard dist->rank of the global
      * batch; the run spans dist->size GPUs. NULL: this process drives all n_gpus GPUs. */
