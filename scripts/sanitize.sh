@@ -3,6 +3,7 @@
 # the test gpu_memcheck (tests/cli/gpu_memcheck.sh says what is instrumented and why) with its logs in OUTDIR.
 #
 #   scripts/sanitize.sh [OUTDIR]      (needs build/ from setup.sh, data/mnist, 2 GPUs for the multi-GPU runs)
+#   SANITIZE_ONLY=REGEX scripts/sanitize.sh [OUTDIR]   (only the checks whose "tool name" REGEX matches)
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-results/sanitize}

@@ -102,6 +102,8 @@ job_5() { check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}"
 job_6() { check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"; }
 jobs=(1 2 3 4 5 6)
 secs=([1]=76 [2]=7 [3]=5 [4]=5 [5]=58 [6]=2)
+names=([1]="racecheck layers" [2]="memcheck single" [3]="memcheck single-bf16" [4]="memcheck naive-1gpu-bf16"
+       [5]="racecheck single" [6]="memcheck reduce_kernels")
 # Two GPUs: each strategy, also in bf16 (naive and nccl with bf16 gradients on the wire in the same run), and
 # racecheck in fp32 math (see above for why fp32), the wire casts and bf16 sums of naive and nccl included.
 two_gpu() {   # two_gpu STRATEGY KIND: memcheck, memcheck-bf16 or racecheck
@@ -124,11 +126,22 @@ if [ "$n_dev" -ge 2 ]; then
                "nccl memcheck-bf16 68" "nccl racecheck 94" "pipeline memcheck 6" "pipeline memcheck-bf16 7" \
                "pipeline racecheck 63" "naive racecheck-bf16 70" "nccl racecheck-bf16 95"; do
         n=$((n + 1)); pairs[n]=${job% *}; secs[n]=${job##* }; jobs+=("$n")
+        st=${pairs[n]%% *} kind=${pairs[n]#* }   # "naive memcheck-bf16" is "memcheck naive-bf16" to check
+        names[n]="${kind%-bf16} $st${kind#"${kind%-bf16}"}"
     done
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
 run_job() { if [ "$1" -le 6 ]; then "job_$1"; else two_gpu ${pairs[$1]}; fi; }
+# SANITIZE_ONLY=REGEX (an extended regular expression over "tool name", e.g. 'pipeline|racecheck nccl-bf16'): only
+# the checks it matches, to rerun those a change concerns.
+if [ -n "${SANITIZE_ONLY:-}" ]; then
+    kept=()
+    for j in "${jobs[@]}"; do grep -qE -- "$SANITIZE_ONLY" <<<"${names[j]}" && kept+=("$j"); done
+    echo "SANITIZE_ONLY: ${#kept[@]} of ${#jobs[@]} checks"
+    [ ${#kept[@]} -gt 0 ] || { echo "FAIL: SANITIZE_ONLY matches no check"; exit 1; }
+    jobs=("${kept[@]}")
+fi
 
 # Lanes of two GPUs each (one where fewer than 4 are present): on 4 GPUs the test takes about half as long. Each
 # lane runs its checks one after another.
