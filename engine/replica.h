@@ -64,7 +64,7 @@ void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
 int replica_wgrad_direct(void);
 /* Under a 2-byte math, with the model's fp32 gradients as the update's: binds cuDNN's filter gradients to a buffer of
  * the math's type that the update (and the loss scale's check) reads beside the fp32 one, which saves a widening
- * pass per convolution. Call before the first step; nothing to do (0) under fp32 or tf32. */
+ * pass per convolution. Call before the first step; under fp32 or tf32 it does nothing. */
 void replica_bind_lp_grads(replica_t *r);
 /* The update segment steps only elements [first, first + count) of the flat buffers; the strategy steps the others
  * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). A
