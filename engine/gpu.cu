@@ -130,7 +130,16 @@ void gpu_hold_stream(cudaStream_t s, long long cycles) {
     CHECK_LAUNCH();
 }
 
+/* Which peers this process has enabled, a bit per peer of each device: peer access is a property of the process's
+ * context on a device, not of any object of ours, so the record of it is the process's too (the one table of its
+ * kind here). Without it a pipeline's probes, its balancer and its links each enabled it again, and
+ * compute-sanitizer reports the handled error every time. Devices from 64 on go uncounted (the call handles it). */
+static unsigned long long peers_enabled[64];
+
 void gpu_enable_peer(int device, int peer) {
+    int known = device >= 0 && device < 64 && peer >= 0 && peer < 64;
+    unsigned long long bit = known ? 1ull << peer : 0;
+    if (known && (__atomic_fetch_or(&peers_enabled[device], bit, __ATOMIC_SEQ_CST) & bit)) return;
     CHECK_CUDA(cudaSetDevice(device));
     cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
     if (e == cudaErrorPeerAccessAlreadyEnabled) {

@@ -91,7 +91,8 @@ void gpu_fill_uniform(const gpu_t *g, void *p, dtype_t t, size_t n, unsigned see
  * start back to back (timing_call_ms). */
 void gpu_hold_stream(cudaStream_t s, long long cycles);
 /* Lets `device` access `peer`'s memory. Peer access is a property of the context and outlives a run (a sweep,
- * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error. */
+ * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error, and a pair this
+ * process enabled before is not enabled again (no CUDA call). */
 void gpu_enable_peer(int device, int peer);
 /* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
 size_t gpu_mem_used(const gpu_t *g);

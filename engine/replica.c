@@ -8,6 +8,7 @@
 #include "trace.h"
 #include "timing.h"
 #include "knob.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,22 +73,33 @@ void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
 
 int replica_wgrad_direct(void) {
     static const char *const names[] = {"direct", "widen"};
+    if (getenv("SCALING_DP_WGRAD")) {   /* the old name: a recipe that set it would silently run the default */
+        fprintf(stderr, "SCALING_DP_WGRAD: renamed SCALING_WGRAD (direct or widen)\n");
+        exit(2);
+    }
     return knob_choice("SCALING_WGRAD", names, 2, 0) == 0;
 }
 
-void replica_bind_lp_grads(replica_t *r) {
+int replica_bind_lp_grads(replica_t *r, char *err, size_t errlen) {
     model_t *m = &r->model;
-    if (!dtype_is_low(m->act_dtype) || r->grads_lp) return;
+    if (!dtype_is_low(m->act_dtype) || r->grads_lp) return 0;
     if (r->update_grads != m->grads)
         check_fail(__FILE__, __LINE__, "replica_bind_lp_grads", "the update reads another buffer than the model's");
     size_t ranges[2 * (MODEL_MAX_LAYERS + 1)], lp_bytes = m->n_params * dtype_size(m->act_dtype);
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    CHECK_ALLOC(cudaMalloc(&r->grads_lp, lp_bytes));
+    if (cudaMalloc(&r->grads_lp, lp_bytes) != cudaSuccess) {
+        (void)cudaGetLastError();   /* the allocation's error is reported here, not at the next check */
+        r->grads_lp = NULL;
+        snprintf(err, errlen, "out of memory: the 2-byte filter gradients of %s need %.0f MiB more on GPU %d "
+                 "(SCALING_WGRAD=widen does without)", m->name, lp_bytes / 1048576.0, r->gpu.device);
+        return -1;
+    }
     /* Each gradient is written in one of the two buffers only: the other's element stays the zero set here. */
     CHECK_CUDA(cudaMemsetAsync(r->grads_lp, 0, lp_bytes, r->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(m->grads, 0, m->n_params * sizeof(float), r->gpu.stream));
     if (model_bind_grads_lp(m, r->grads_lp, ranges, MODEL_MAX_LAYERS + 1) < 0)
         check_fail(__FILE__, __LINE__, "replica_bind_lp_grads", "more fp32 parts than room for them");
+    return 0;
 }
 
 void replica_set_update_slice(replica_t *r, size_t first, size_t count) {
@@ -138,7 +150,8 @@ void replica_seg_update(replica_t *r, const void *unused) {
     (void)unused;
     nvtx_push("optimizer gpu%d", r->gpu.device);
     if (r->ls) loss_scale_check(r->ls, r->update_grads, r->update_grad_dtype, r->model.n_params, r->gpu.stream);
-    if (r->ls && r->grads_lp) loss_scale_check(r->ls, r->grads_lp, r->model.act_dtype, r->model.n_params, r->gpu.stream);
+    if (r->ls && r->grads_lp)   /* the convolutions' gradients, read beside the others (replica_bind_lp_grads) */
+        loss_scale_check(r->ls, r->grads_lp, r->model.act_dtype, r->model.n_params, r->gpu.stream);
     replica_sgd_slice(r, r->update_first, r->update_count, r->gpu.stream);
     if (r->ls) loss_scale_advance(r->ls, r->ls_cfg, r->gpu.stream);
     nvtx_pop();

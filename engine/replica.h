@@ -60,12 +60,14 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
 void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t);
 /* SCALING_WGRAD: direct (the default) or widen. Where a 2-byte math leaves cuDNN's filter gradients in its type:
  * direct, they are written straight where the update reads them (one replica: replica_bind_lp_grads; data parallel
- * with a 2-byte wire: into the wire); widen, backward widens each into the fp32 gradients. Read once per setup. */
+ * with a 2-byte wire: into the wire); widen, backward widens each into the fp32 gradients. Read once per setup; a
+ * bad value, or the old name SCALING_DP_WGRAD set, stops the process with one line (exit 2). */
 int replica_wgrad_direct(void);
 /* Under a 2-byte math, with the model's fp32 gradients as the update's: binds cuDNN's filter gradients to a buffer of
  * the math's type that the update (and the loss scale's check) reads beside the fp32 one, which saves a widening
- * pass per convolution. Call before the first step; under fp32 or tf32 it does nothing. */
-void replica_bind_lp_grads(replica_t *r);
+ * pass per convolution. Call before the first step; under fp32 or tf32 it does nothing. 0, or -1 with an out-of-memory
+ * message in err. */
+int replica_bind_lp_grads(replica_t *r, char *err, size_t errlen);
 /* The update segment steps only elements [first, first + count) of the flat buffers; the strategy steps the others
  * with replica_sgd_slice. Call before the first step (the segment may be captured with the slice it had then). A
  * loss-scaled replica steps the whole buffer in its update segment: whether a step is skipped is known only once

@@ -144,7 +144,10 @@ static double copy_ms_per_byte(pipe_t *pp, int naive_path, size_t bytes) {
     int a = pp->st[0].gpu.device, b = pp->st[1].gpu.device, ab = 0, ba = 0;
     CHECK_CUDA(cudaDeviceCanAccessPeer(&ab, a, b));
     CHECK_CUDA(cudaDeviceCanAccessPeer(&ba, b, a));
-    if (naive_path != NAIVE_PATH_HOST && ab && ba) pipe_peer_enable(pp, 0, 1);
+    if (naive_path != NAIVE_PATH_HOST && ab && ba) {
+        gpu_enable_peer(a, b);
+        gpu_enable_peer(b, a);
+    }
     void *src, *dst;
     double t[BALANCE_REPS];
     CHECK_CUDA(cudaSetDevice(a));

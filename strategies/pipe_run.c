@@ -24,15 +24,11 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
     l->used = 1;
     l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
     l->bytes = bytes > l->bytes ? bytes : l->bytes;
-    if (l->peer) pipe_peer_enable(pp, from, to);
+    if (l->peer) {   /* once per pair of GPUs in the process (gpu_enable_peer), whichever link asks first */
+        gpu_enable_peer(a, b);
+        gpu_enable_peer(b, a);
+    }
     return 0;
-}
-
-void pipe_peer_enable(pipe_t *pp, int s, int t) {
-    if (pp->peer_on[s][t]) return;
-    gpu_enable_peer(pp->st[s].gpu.device, pp->st[t].gpu.device);
-    gpu_enable_peer(pp->st[t].gpu.device, pp->st[s].gpu.device);
-    pp->peer_on[s][t] = pp->peer_on[t][s] = 1;
 }
 
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {

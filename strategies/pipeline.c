@@ -326,10 +326,16 @@ static size_t pipe_params(void *state, float *host, size_t max) {
 #define AUTO_TIMED 4            /* its timed epoch */
 #define AUTO_MIN_IMAGES 8       /* smaller micro-batches leave the GPU idle inside every kernel: not tried */
 
+/* What a probe balanced: its stage starts and the balance's predictions, which the run it wins keeps. */
+typedef struct {
+    int starts[SCHED_MAX_STAGES + 1];
+    double predicted_ms[SCHED_MAX_STAGES], predicted_balance, block_balance;
+} probe_split_t;
+
 /* A probe of M micro-batches, the pipeline set up and torn down as a run would: a warm-up epoch of AUTO_WARM steps
- * (eager, captured, replayed), then a timed one of AUTO_TIMED; its figures in *s (step_ms the median step) and the
- * stage starts it balanced in starts[0..p]. 0, or -1 with its setup's message in err. */
-static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, int *starts, char *err, size_t errlen) {
+ * (eager, captured, replayed), then a timed one of AUTO_TIMED; its figures in *s (step_ms the median step) and its
+ * split in *split. 0, or -1 with its setup's message in err. */
+static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, probe_split_t *split, char *err, size_t errlen) {
     run_cfg_t c = *cfg;
     c.micro_batches = m;
     c.steps_cap = AUTO_TIMED > AUTO_WARM ? AUTO_TIMED : AUTO_WARM;
@@ -345,7 +351,10 @@ static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, int *starts, cha
         for (int i = 0; i < steps; i++) pipe_step(pp, i);
         pipe_epoch_end(pp, steps, s);
     }
-    memcpy(starts, pp->starts, ((size_t)pp->p + 1) * sizeof *starts);
+    memcpy(split->starts, pp->starts, sizeof split->starts);
+    memcpy(split->predicted_ms, pp->predicted_ms, sizeof split->predicted_ms);
+    split->predicted_balance = pp->predicted_balance;
+    split->block_balance = pp->block_balance;
     pipe_teardown(pp);
     return 0;
 }
@@ -357,7 +366,8 @@ static int probe(const run_cfg_t *cfg, int m, epoch_stats_t *s, int *starts, cha
  * balance would measure again, and at one micro-batch size measurements cut different splits 4 % apart in speed on
  * 4 H200s), so it runs what was timed. */
 static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
-    int first = 1, best = 0, starts[SCHED_MAX_STAGES + 1], best_starts[SCHED_MAX_STAGES + 1];
+    int first = 1, best = 0;
+    probe_split_t split, best_split;
     double best_ips = 0;
     char why[512] = "";
     while (first < cfg->n_gpus) first *= 2;
@@ -365,7 +375,7 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
         if (m > first && cfg->global_batch / m < AUTO_MIN_IMAGES) break;
         char e[512] = "";
         epoch_stats_t s;
-        if (probe(cfg, m, &s, starts, e, sizeof e) != 0) {
+        if (probe(cfg, m, &s, &split, e, sizeof e) != 0) {
             if (!strstr(e, "out of memory")) return snprintf(err, errlen, "%s", e), -1;
             fprintf(stderr, "pipeline: --micro-batches auto: M = %d: %s\n", m, e);
             snprintf(why, sizeof why, "%s", e);   /* smaller micro-batches need less memory: the next may fit */
@@ -376,7 +386,7 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
                 "bubble %.3f, ideal %.3f)\n", m, s.step_ms, ips, s.stage_busy_ms, s.bubble, s.bubble_ideal);
         if (ips > best_ips) {
             best_ips = ips, best = m;
-            memcpy(best_starts, starts, sizeof starts);
+            best_split = split;
         } else if (ips < 0.97 * best_ips) {
             break;
         }
@@ -389,12 +399,20 @@ static int setup_auto(void **state, const run_cfg_t *cfg, char *err, size_t errl
     fprintf(stderr, "pipeline: --micro-batches auto: M = %d (%.0f images/s in its probe)\n", best, best_ips);
     run_cfg_t c = *cfg;
     c.micro_batches = best;
-    if (!c.split && cfg->n_gpus > 1) {
-        c.split = best_starts + 1;
+    int probed = !c.split && cfg->n_gpus > 1;
+    if (probed) {
+        c.split = best_split.starts + 1;
         c.n_split = cfg->n_gpus - 1;
         c.split_probed = 1;
     }
-    return setup_fixed(state, &c, err, errlen);
+    if (setup_fixed(state, &c, err, errlen) != 0) return -1;
+    if (probed) {   /* the balance's predictions, for the line that sets them beside the measured busy times */
+        pipe_t *pp = *state;
+        memcpy(pp->predicted_ms, best_split.predicted_ms, sizeof pp->predicted_ms);
+        pp->predicted_balance = best_split.predicted_balance;
+        pp->block_balance = best_split.block_balance;
+    }
+    return 0;
 }
 
 static int pipe_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {

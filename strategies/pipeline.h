@@ -61,7 +61,6 @@ typedef struct pipe {
     double predicted_balance, block_balance;/* its slowest stage over the mean, and the best block cuts' (-1: none) */
     pipe_stage_t st[SCHED_MAX_STAGES];
     pipe_link_t link[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* [from stage][to stage] */
-    unsigned char peer_on[SCHED_MAX_STAGES][SCHED_MAX_STAGES];   /* pipe_peer_enable has enabled [s][t] both ways */
     cudaEvent_t *step_events;           /* steps_per_epoch + 1 on stage 0: a step ends when every stage updated */
     int stride, n_timed, ops_per_stage; /* steps stride*k (k < n_timed) carry timing events; each has ops_per_stage
                                          * compute ops per stage (2 or, zero bubble, 3 per micro-batch) */
@@ -99,9 +98,6 @@ double pipe_evaluate(pipe_t *pp);
 /* Sets up the links between the stages that exchange data (peer access where both ways exist, unless
  * naive_path forces host staging). 0, or -1 with a message (NAIVE_PATH_P2P without peer access). */
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen);
-/* Peer access between stage s's GPU and stage t's, both ways, once per pipeline: the balancer's copy probe and the
- * links share it, and a second cudaDeviceEnablePeerAccess fails (handled, but compute-sanitizer reports it). */
-void pipe_peer_enable(pipe_t *pp, int s, int t);
 void pipe_links_free(pipe_t *pp);
 
 /* ---- pipe_scale.c: fp16's loss scale over the stages (nothing where the math has none) ---- */

@@ -22,7 +22,11 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
         free(r);
         return -1;
     }
-    if (replica_wgrad_direct()) replica_bind_lp_grads(r);
+    if (replica_wgrad_direct() && replica_bind_lp_grads(r, err, errlen) != 0) {
+        replica_free(r);
+        free(r);
+        return -1;
+    }
     r->use_graphs = cfg->cuda_graph;
     r->trace = cfg->trace;
     *state = r;

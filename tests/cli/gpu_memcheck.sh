@@ -31,6 +31,13 @@ set -u
 bin=$1; root=$2
 source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
+# The GPUs the lanes below may use: those the caller made visible (CUDA_VISIBLE_DEVICES), if any.
+if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+    IFS=, read -ra vis <<<"$CUDA_VISIBLE_DEVICES"
+    ((${#vis[@]} < n_dev)) && n_dev=${#vis[@]}
+else
+    vis=(); for ((k = 0; k < n_dev; k++)); do vis[k]=$k; done
+fi
 cs=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 if [ ! -x "$cs" ]; then echo "SKIP: compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 77; fi
 logs=${SANITIZE_KEEP:-$tmp}; mkdir -p "$logs"
@@ -71,12 +78,13 @@ check() {
     local summary; summary=$(grep -h -E "(ERROR|RACECHECK) SUMMARY" "$log" | head -1)
     if [ $rc -eq 0 ] && [ "$ours" -eq 0 ] && [ -n "$summary" ]; then
         echo pass >>"$tally"
-        echo "ok   $tool $name ($took s): ${summary#========= }$([ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")$(
+        echo "ok   $tool $name ($took s): ${summary#========= }$(
+            [ "$nccl" -gt 0 ] && echo " (all $nccl inside NCCL's own API calls)")$(
             [ "$lib" -gt 0 ] && echo " ($lib shared-memory race report(s) inside cuDNN/cuBLAS kernels, not ours)")"
     else
         echo fail >>"$tally"
-        { echo "FAIL $tool $name ($took s): exit $rc, $ours report(s) not inside NCCL or a library kernel"
-          grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"; } | sed "s/^/[$name] /"
+        echo "FAIL $tool $name ($took s): exit $rc, $ours report(s) not inside NCCL or a library kernel"
+        { grep -m 30 -E "^=========" "$log"; tail -n 5 "$log"; } | sed "s/^/[$tool $name] /"
     fi
 }
 
@@ -155,7 +163,7 @@ for j in $(for j in "${jobs[@]}"; do echo "${secs[j]} $j"; done | sort -rn | awk
     load[best]=$((load[best] + secs[j])); queue[best]+=" $j"
 done
 for ((k = 0; k < lanes; k++)); do
-    devs=$((2 * k)); [ "$n_dev" -ge 2 ] && devs="$((2 * k)),$((2 * k + 1))"
+    devs=${vis[2 * k]}; [ "$n_dev" -ge 2 ] && devs="${vis[2 * k]},${vis[2 * k + 1]}"
     echo "lane $k (GPUs $devs): checks${queue[k]}, about ${load[k]} s"
     (
         export CUDA_VISIBLE_DEVICES=$devs
@@ -164,5 +172,8 @@ for ((k = 0; k < lanes; k++)); do
 done
 wait
 pass=$(grep -c '^pass$' "$tally"); fail=$(grep -c '^fail$' "$tally")
-[ $((pass + fail)) -eq ${#jobs[@]} ] || { echo "FAIL: $((pass + fail)) of ${#jobs[@]} checks reported"; fail=$((fail + 1)); }
+if [ $((pass + fail)) -ne ${#jobs[@]} ]; then
+    echo "FAIL: $((pass + fail)) of ${#jobs[@]} checks reported"
+    fail=$((fail + 1))
+fi
 summary

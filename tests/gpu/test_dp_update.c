@@ -14,7 +14,7 @@
  *   the fp32 ones (SCALING_WGRAD=direct, the default) against widened into them (widen): bit-identical (fp16's loss
  *   scale checks both buffers), and the path is the one that ran: the fp32 gradients of the bound weights stay the
  *   zero the binding set (the update adds the two buffers, so anything else there would reach the parameters), where
- *   the widening path writes them.
+ *   the widening path writes them; ResNet-18 also through CUDA graphs (the update segment captured and replayed).
  * Negative control: every layer's parameters moved in the last step (compared with the step before), so a bucket
  * whose update were skipped, or ran before its all-reduce, would differ. Algorithms come from one --conv-cache file
  * and batch norm runs our deterministic kernels, so the runs differ only in what is under test. */
@@ -28,6 +28,7 @@ typedef struct {
     math_t math;
     dtype_t wire;
     size_t bucket_bytes;
+    int graph;                      /* 1: the steps through CUDA graphs (--cuda-graph on), captured and replayed */
 } case_t;
 
 typedef struct {
@@ -91,7 +92,8 @@ static result_t run(const case_t *c, int n, const char *update, const char *wgra
     run_cfg_t cfg = {.model = c->model, .n_gpus = n, .devices = devices, .global_batch = 32 * n, .lr = 0.05,
                      .momentum = 0.9, .weight_decay = 5e-4, .math = c->math,
                      .init = strcmp(c->model, "lenet") == 0 ? INIT_XAVIER : INIT_NORMAL, .seed = 5, .data = data,
-                     .conv_cache = cache, .bucket_bytes = c->bucket_bytes, .overlap = 1, .grad_dtype = c->wire};
+                     .conv_cache = cache, .bucket_bytes = c->bucket_bytes, .overlap = 1, .grad_dtype = c->wire,
+                     .cuda_graph = c->graph};
     const strategy_t *st = strategy_find(n == 1 ? "single" : "nccl");
     void *state = dp_test_train(st, &cfg, 0, NULL);
     replica_t *reps = n == 1 ? (replica_t *)state : ((dp_t *)state)->reps;
@@ -205,7 +207,7 @@ static void check(const case_t *c, int n, const char *cache, const idx_dataset_t
 /* single: the update reading the 2-byte filter gradients beside the fp32 ones against their widening. */
 static void check_single(const case_t *c, const char *cache, const idx_dataset_t *data) {
     char what[128];
-    snprintf(what, sizeof what, "%s %s, single", c->model, gpu_math_name(c->math));
+    snprintf(what, sizeof what, "%s %s, single%s", c->model, gpu_math_name(c->math), c->graph ? ", graphs" : "");
     model_t *shape = malloc(sizeof *shape);
     if (!shape || model_build_input(shape, c->model, 32, model_input_of(data)) != 0) {
         fprintf(stderr, "FAIL: cannot build %s\n", c->model);
@@ -236,13 +238,13 @@ int main(void) {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     snprintf(cache, sizeof cache, "%s/conv.tsv", dir);
     static const case_t cases[] = {
-        {"lenet", MATH_FP32, DTYPE_FP32, (size_t)64 << 10},     /* LeNet in 4 buckets */
-        {"lenet", MATH_BF16, DTYPE_BF16, (size_t)64 << 10},
-        {"resnet18", MATH_BF16, DTYPE_BF16, (size_t)1 << 20},   /* dozens of buckets */
-        {"lenet", MATH_FP16, DTYPE_FP16, (size_t)64 << 10},     /* loss-scaled: SGD after the last bucket */
+        {"lenet", MATH_FP32, DTYPE_FP32, (size_t)64 << 10, 0},     /* LeNet in 4 buckets */
+        {"lenet", MATH_BF16, DTYPE_BF16, (size_t)64 << 10, 0},
+        {"resnet18", MATH_BF16, DTYPE_BF16, (size_t)1 << 20, 0},   /* dozens of buckets */
+        {"lenet", MATH_FP16, DTYPE_FP16, (size_t)64 << 10, 0},     /* loss-scaled: SGD after the last bucket */
     };
-    static const case_t singles[] = {{"lenet", MATH_BF16, DTYPE_FP32, 0}, {"resnet18", MATH_BF16, DTYPE_FP32, 0},
-                                     {"lenet", MATH_FP16, DTYPE_FP32, 0}};
+    static const case_t singles[] = {{"lenet", MATH_BF16, DTYPE_FP32, 0, 0}, {"resnet18", MATH_BF16, DTYPE_FP32, 0, 0},
+                                     {"lenet", MATH_FP16, DTYPE_FP32, 0, 0}, {"resnet18", MATH_BF16, DTYPE_FP32, 0, 1}};
     for (size_t c = 0; c < sizeof singles / sizeof singles[0]; c++) check_single(&singles[c], cache, &data);
     int n_dev = 0, counts[2], n_counts = 0;
     CHECK_CUDA(cudaGetDeviceCount(&n_dev));
