@@ -52,7 +52,13 @@ static void fake_train_step(void *state, int step) {
     /* stuck for good, its own watchdog too: as a process in the driver (D state) that even SIGKILL does not end
      * while the test's parent sends it none (isolate_test_kill) */
     if (f->epoch == 1 && step == 2 && f->kind == FAKE_STUCK) raise(SIGSTOP);
-    if (f->epoch == 1 && step == 4 && f->kind == FAKE_SIGTERM) kill(getppid(), SIGTERM);   /* the user, at the parent */
+    if (f->epoch == 1 && step == 4 && f->kind == FAKE_SIGTERM) {
+        kill(getppid(), SIGTERM);   /* the user, at the parent */
+        /* until the parent's forwarded SIGTERM interrupts the sleep (at most 2 s): on a loaded 2-core machine it
+         * once came after the epoch's last 3 steps (6 ms), and the row was the next epoch's */
+        struct timespec w = {2, 0};
+        nanosleep(&w, NULL);
+    }
 }
 static void fake_epoch_end(void *state, int steps, epoch_stats_t *out) {
     /* FAKE_HEALTH: the run's last epoch ends while a health poll is under way, so teardown comes during it */
