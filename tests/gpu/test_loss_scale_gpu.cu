@@ -2,7 +2,10 @@
  * gradients scaled by S updates as the unscaled step would (CPU double reference, fp32 rounding); an injected inf or
  * NaN skips the step (parameters, momentum and the fp16 copy bit for bit unchanged), halves the scale and counts a
  * skip; clean steps grow it after the interval; a CUDA-graph replay of check + update + advance equals the eager
- * sequence; negative control: the same update without the scale's check moves the parameters.
+ * sequence; negative control: the same update without the scale's check moves the parameters. The split update (fp32
+ * gradients beside fp16 ones, as single reads the convolutions') equals the update of the same gradients all in
+ * fp32 (the widening path) bit for bit, and an inf in the fp16 buffer alone skips it when both buffers are checked
+ * (not when only the fp32 one is: the control).
  * Run: ./test_loss_scale_gpu [seed]. Exits 77 without a CUDA device. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +138,66 @@ int main(int argc, char **argv) {
     EXPECT(same, "three steps replayed from a CUDA graph differ from eager ones");
     CHECK_CUDA(cudaGraphExecDestroy(exec));
     CHECK_CUDA(cudaGraphDestroy(graph));
+
+    /* 5. the split form (single's update under fp16: the convolutions' gradients in a 2-byte buffer beside the fp32
+     * ones, each gradient in one of them): the same bits as the whole gradient in one buffer; an inf in the 2-byte
+     * buffer alone skips the step where both are checked (replica_seg_update), and reaches the parameters where only
+     * the fp32 buffer is (the control) */
+    float *g32 = falloc(N), *g16 = falloc(N), *ps = falloc(N), *vs = falloc(N);
+    for (int i = 0; i < N; i++) {
+        g32[i] = i < N / 3 ? hg[i] : 0.0f;
+        g16[i] = i < N / 3 ? 0.0f : hg[i];
+    }
+    float *d32, *dall;   /* dall: every gradient in fp32, as backward's widening leaves them */
+    void *d16;
+    CHECK_CUDA(cudaMalloc((void **)&d32, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&dall, N * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&d16, N * 2));
+    upload(d32, g32, N, DTYPE_FP32);
+    upload(dall, hg, N, DTYPE_FP32);
+    upload(d16, g16, N, DTYPE_FP16);
+    loss_scale_t *ls2 = loss_scale_alloc(c, s);
+    for (int k = 0; k < 2; k++) {   /* 0: one fp32 buffer (the widening path); 1: split */
+        upload(b.p, p0, N, DTYPE_FP32);
+        upload(b.v, v0, N, DTYPE_FP32);
+        loss_scale_t *ls = k ? ls2 : b.ls;
+        CHECK_CUDA(cudaMemcpy(ls, &back, sizeof back, cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        if (k) {
+            loss_scale_check(ls, d32, DTYPE_FP32, N, s);
+            loss_scale_check(ls, d16, DTYPE_FP16, N, s);
+            sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, 0.1f, 0.9f, 1e-4f, ls, s);
+        } else {
+            loss_scale_check(ls, dall, DTYPE_FP32, N, s);
+            sgd_step(b.p, b.lp, DTYPE_FP16, dall, DTYPE_FP32, NULL, b.v, N, 0.1f, 0.9f, 1e-4f, ls, s);
+        }
+        snapshot(&b, k ? hp : ps, k ? hv : vs, k ? lp1 : lp0);
+    }
+    same = !memcmp(hp, ps, N * 4) && !memcmp(hv, vs, N * 4) && !memcmp(lp0, lp1, N * 2) && memcmp(ps, p0, N * 4);
+    printf("split gradients (fp32 + fp16) = one fp32 buffer: %s\n", same ? "bit-identical" : "DIFFER");
+    EXPECT(same, "the split update differs from the one-buffer update (or moved nothing)");
+    unsigned short inf = 0x7c00;
+    CHECK_CUDA(cudaMemcpy((char *)d16 + 2 * (N - 1), &inf, 2, cudaMemcpyHostToDevice));
+    for (int k = 0; k < 2; k++) {   /* 0: both buffers checked; 1: the fp32 one only (the control) */
+        upload(b.p, p0, N, DTYPE_FP32);
+        upload(b.v, v0, N, DTYPE_FP32);
+        CHECK_CUDA(cudaMemcpy(ls2, &back, sizeof back, cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        loss_scale_check(ls2, d32, DTYPE_FP32, N, s);
+        if (!k) loss_scale_check(ls2, d16, DTYPE_FP16, N, s);
+        sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, 0.1f, 0.9f, 1e-4f, ls2, s);
+        snapshot(&b, hp, hv, lp1);
+        int kept = !memcmp(hp, p0, N * 4);
+        printf("an inf in the fp16 buffer, %s checked: parameters %s\n", k ? "the fp32 buffer only" : "both",
+               kept ? "unchanged" : "changed");
+        EXPECT(kept == !k, "an inf in the 2-byte buffer with %s checked: parameters %s", k ? "fp32 only" : "both",
+               kept ? "unchanged" : "changed");
+    }
+    loss_scale_free(ls2);
+    CHECK_CUDA(cudaFree(d32));
+    CHECK_CUDA(cudaFree(dall));
+    CHECK_CUDA(cudaFree(d16));
+    free(g32); free(g16); free(ps); free(vs);
 
     loss_scale_free(b.ls);
     CHECK_CUDA(cudaFree(b.p));
