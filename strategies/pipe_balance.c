@@ -8,6 +8,7 @@
 #include "../engine/split.h"
 #include "../engine/nvtx.h"
 #include "../engine/timing.h"
+#include "../engine/knob.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,10 +212,34 @@ static double predict(pipe_t *pp, const double *cost, int n_layers) {
     return partition_imbalance(cost, n_layers, pp->starts, pp->p);
 }
 
+/* The step the schedule would take on split `starts`: each stage's forward + backward per micro-batch from the
+ * measured segments, a third each to forward, data gradient and weight gradient (Qi et al.'s equal thirds; GPipe and
+ * 1F1B run the last two as one), and each boundary's copy one way (half its cut cost, which is there and back). */
+static double simulated_step(const pipe_t *pp, const double *cost, int n_layers, const int *starts,
+                             const double *fine_cost, int n_fine, const int *fine) {
+    double f[SCHED_MAX_STAGES], copy[SCHED_MAX_STAGES];
+    for (int s = 0; s < pp->p; s++) f[s] = partition_stage_cost(cost, n_layers, starts, pp->p, s) / 3.0;
+    for (int k = 0; k + 1 < pp->p; k++) {
+        copy[k] = 0;
+        for (int c = 0; c < n_fine; c++)
+            if (fine[c] == starts[k + 1]) copy[k] = fine_cost[c] / 2.0;
+    }
+    return sched_step_time(&pp->sched, f, f, f, copy);
+}
+
+/* SCALING_PIPE_SPLIT: how the split is chosen between the best block cuts and the best cuts inside blocks. balance
+ * (the default): the finer split where block cuts leave a stage more than 5 % over the mean and it is better
+ * balanced; step: whichever has the shorter simulated step (sched_step_time). Both simulated steps are printed. */
+enum { SPLIT_BY_BALANCE = 0, SPLIT_BY_STEP = 1 };
+static const char *const SPLIT_BY_NAMES[] = {"balance", "step"};
+
 /* Balances over block cuts, then over cuts inside blocks where those leave a stage more than 5 % over the mean and
- * the finer split is better. Returns which ("block cuts" / "cuts inside blocks"). */
+ * the finer split is better (or, SCALING_PIPE_SPLIT=step, by simulated step). Returns which ("block cuts" / "cuts
+ * inside blocks"); the two candidates' simulated steps in sim[0] (block cuts) and sim[1] (inside), -1 for none. */
 static const char *balance(pipe_t *pp, const model_t *m, const double *cost, const double *fine_cost, int n_fine,
-                           const int *fine) {
+                           const int *fine, double *sim) {
+    int by_step = knob_choice("SCALING_PIPE_SPLIT", SPLIT_BY_NAMES, 2, SPLIT_BY_BALANCE) == SPLIT_BY_STEP;
+    sim[0] = sim[1] = -1;
     int blocks[MODEL_MAX_LAYERS], n_blocks = model_cut_points(m, 1, blocks);
     double block_cost[MODEL_MAX_LAYERS];   /* a block cut's copies: its entry among the fine cuts */
     for (int i = 0, j = 0; i < n_blocks; i++) {
@@ -228,21 +253,25 @@ static const char *balance(pipe_t *pp, const model_t *m, const double *cost, con
     int rc_block = n_blocks >= pp->p - 1 ? partition_balance(&pb, pp->p, pp->starts, err, sizeof err) : -1;
     double block_balance = rc_block == 0 ? partition_imbalance(cost, m->n_layers, pp->starts, pp->p) : -1;
     pp->block_balance = block_balance;
-    if (rc_block == 0 && (block_balance <= BALANCE_TOLERANCE || n_fine == n_blocks)) return "block cuts";
+    if (rc_block == 0) sim[0] = simulated_step(pp, cost, m->n_layers, pp->starts, fine_cost, n_fine, fine);
+    if (rc_block == 0 && n_fine == n_blocks) return "block cuts";
+    if (rc_block == 0 && block_balance <= BALANCE_TOLERANCE && !by_step) return "block cuts";
     model_spans_t spans;
     model_spans(m, &spans);
     pb.cuts = fine, pb.n_cuts = n_fine, pb.cut_cost = fine_cost, pb.stage_ok = stage_ok, pb.ctx = &spans;
     if (partition_balance(&pb, pp->p, alt, err, sizeof err) != 0)   /* pipe_check_split found one: a bug */
         check_fail(__FILE__, __LINE__, "partition_balance", err);
     alt[pp->p] = m->n_layers;
-    if (rc_block == 0 && partition_imbalance(cost, m->n_layers, alt, pp->p) >= block_balance - 0.005)
+    sim[1] = simulated_step(pp, cost, m->n_layers, alt, fine_cost, n_fine, fine);
+    if (rc_block == 0 && (by_step ? sim[0] <= sim[1]
+                                  : partition_imbalance(cost, m->n_layers, alt, pp->p) >= block_balance - 0.005))
         return "block cuts";
     memcpy(pp->starts, alt, (size_t)pp->p * sizeof *alt);
     return "cuts inside blocks";
 }
 
 int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *err, size_t errlen) {
-    double cost[MODEL_MAX_LAYERS] = {0}, seg_ms[MODEL_MAX_LAYERS], cut_cost[MODEL_MAX_LAYERS];
+    double cost[MODEL_MAX_LAYERS] = {0}, seg_ms[MODEL_MAX_LAYERS], cut_cost[MODEL_MAX_LAYERS], sim[2] = {-1, -1};
     int measured = !cfg->split && pp->p > 1;
     const char *how = cfg->split ? (cfg->split_probed ? "balanced by its probe" : "--split") : "one stage";
     pp->predicted_balance = pp->block_balance = -1;
@@ -269,7 +298,7 @@ int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *
         }
         double per_byte = copy_ms_per_byte(pp, cfg->naive_path, biggest);
         for (int c = 0; c < n_fine; c++) cut_cost[c] = 2.0 * per_byte * (double)bytes[c];   /* there and back */
-        how = balance(pp, m, cost, cut_cost, n_fine, fine);
+        how = balance(pp, m, cost, cut_cost, n_fine, fine, sim);
         pp->predicted_balance = predict(pp, cost, m->n_layers);
     }
     pp->starts[pp->p] = m->n_layers;
@@ -279,6 +308,12 @@ int pipe_choose_split(pipe_t *pp, const run_cfg_t *cfg, const model_t *m, char *
         fprintf(stderr, ", balanced by segment times measured as graphs%s: slowest stage %.3f x the mean, %.3f with "
                 "block cuts", pp->sched.order == SCHED_ZB ? ", weight gradients after every input gradient" : "",
                 pp->predicted_balance, pp->block_balance);
+    if (measured && (sim[0] > 0 || sim[1] > 0)) {   /* what the schedule itself would take on each candidate */
+        char a[32] = "none", b[32] = "none";
+        if (sim[0] > 0) snprintf(a, sizeof a, "%.3f ms", sim[0]);
+        if (sim[1] > 0) snprintf(b, sizeof b, "%.3f ms", sim[1]);
+        fprintf(stderr, "; simulated step %s with block cuts, %s with cuts inside blocks (SCALING_PIPE_SPLIT)", a, b);
+    }
     fprintf(stderr, "):");
     for (int s = 0; s < pp->p; s++) {
         int a = pp->starts[s], b = pp->starts[s + 1];

@@ -192,9 +192,9 @@ void sched_free(sched_t *s) {
 
 /* ---- the ideal bubble: the plan's stage orders run with fixed op times and no copies ---- */
 
-double sched_ideal_bubble(const sched_t *s, double f, double b, double w) {
+double sched_step_time(const sched_t *s, const double *f, const double *b, const double *w, const double *copy) {
     int p = s->stages, m = s->micro, zb = s->order == SCHED_ZB;
-    if (p <= 1 || !s->ops) return 0;
+    if (!s->ops) return -1;
     double *end = malloc((size_t)SCHED_KINDS * p * m * sizeof *end);   /* when each compute op ends, < 0 not yet */
     int *next = calloc((size_t)p, sizeof *next), left = 0;
     if (!end || !next) { free(end); free(next); return -1; }
@@ -205,7 +205,8 @@ double sched_ideal_bubble(const sched_t *s, double f, double b, double w) {
     while (left > 0) {
         int progress = 0;
         for (int st = 0; st < p; st++) {
-            /* the stage's next compute op in the plan's order, if what it needs has ended */
+            /* the stage's next compute op in the plan's order, if what it needs has ended (and, from another
+             * stage, arrived: the boundary's copy after it) */
             while (next[st] < s->n_ops) {
                 const sched_ref_t *r = &s->ops[next[st]].op;
                 if (r->stage != st || r->kind > SCHED_WGT) { next[st]++; continue; }
@@ -214,7 +215,9 @@ double sched_ideal_bubble(const sched_t *s, double f, double b, double w) {
                                                                   : END(SCHED_FWD, st, r->mb))
                                                     : END(SCHED_BWD, st, r->mb);
                 if (ready < 0) break;
-                double cost = r->kind == SCHED_FWD ? f : r->kind == SCHED_WGT ? w : zb ? b : b + w;
+                if (copy && r->kind == SCHED_FWD && st > 0) ready += copy[st - 1];
+                if (copy && r->kind == SCHED_BWD && st < p - 1) ready += copy[st];
+                double cost = r->kind == SCHED_FWD ? f[st] : r->kind == SCHED_WGT ? w[st] : zb ? b[st] : b[st] + w[st];
                 double begin = ready > free_at[st] ? ready : free_at[st];
                 END(r->kind, st, r->mb) = free_at[st] = begin + cost;
                 if (free_at[st] > t) t = free_at[st];
@@ -228,5 +231,14 @@ double sched_ideal_bubble(const sched_t *s, double f, double b, double w) {
 #undef END
     free(end);
     free(next);
-    return left == 0 && t > 0 ? 1.0 - m * (f + b + w) / t : -1;
+    return left == 0 ? t : -1;
+}
+
+double sched_ideal_bubble(const sched_t *s, double f, double b, double w) {
+    int p = s->stages, m = s->micro;
+    if (p <= 1 || !s->ops) return 0;
+    double fs[SCHED_MAX_STAGES], bs[SCHED_MAX_STAGES], ws[SCHED_MAX_STAGES];
+    for (int i = 0; i < p; i++) fs[i] = f, bs[i] = b, ws[i] = w;
+    double t = sched_step_time(s, fs, bs, ws, NULL);
+    return t > 0 ? 1.0 - m * (f + b + w) / t : -1;
 }

@@ -64,6 +64,12 @@ void sched_free(sched_t *s);
  * critical path. GPipe and 1F1B: (p - 1) / (m + p - 1) whatever f, b, w. Zero bubble: (p - 1)(f + b - w) /
  * (m (f + b + w) + (p - 1)(f + b - w)) where w <= min(f, b) and m >= p (Qi et al.'s ZB-H1), more otherwise. */
 double sched_ideal_bubble(const sched_t *s, double f, double b, double w);
+/* The length of plan s's step where stage i takes f[i], b[i] and w[i] for a micro-batch's forward, data gradient and
+ * weight gradient (GPipe and 1F1B run b + w as one backward) and a micro-batch's activations or their gradients take
+ * copy[k] to cross from stage k to k + 1 or back (copy NULL: free), each stage running its ops in the plan's order as
+ * soon as what they need has arrived: the step as the schedule itself would run it, uneven stages and copies
+ * included. -1 on a failure to allocate. */
+double sched_step_time(const sched_t *s, const double *f, const double *b, const double *w, const double *copy);
 /* "fwd s1 mb3", "act s0->s1 mb3", ... for messages and tests. */
 void sched_ref_name(sched_ref_t r, char *buf, size_t len);
 /* The order's --schedule name. */

@@ -3,7 +3,9 @@
  * event wait bound to the latest record enqueued before it) and every read must see exactly the write it was meant
  * to see, for 1..6 stages and 1..12 micro-batches; a plan with one wait removed must fail the same check. The zero-
  * bubble order keeps every op after what it needs, its activations within 1F1B's peak, and its W fill the bubbles:
- * run with fixed op times its step is Qi et al.'s, shorter than 1F1B's by (p - 1) W. */
+ * run with fixed op times its step is Qi et al.'s, shorter than 1F1B's by (p - 1) W. The step with uneven stages and
+ * copies (sched_step_time): exact on a one-micro-batch chain, never under the busiest stage's work or one
+ * micro-batch's way there and back, never shortened by a slower copy, equal stages giving the ideal bubble's step. */
 #include "strategies/pipe_schedule.h"
 #include "test.h"
 
@@ -127,6 +129,48 @@ static void test_ideal_bubble(void) {
     EXPECT(fabs(sched_ideal_bubble(&s, 1, 1, 1) - 3.0 / 27.0) < 1e-12, "zb 4 stages, 8 micro-batches, equal thirds: "
            "3 / 27, got %.6f", sched_ideal_bubble(&s, 1, 1, 1));
     sched_free(&s);
+}
+
+/* ---- the step with uneven stages and copies (sched_step_time) ---- */
+
+static void test_step_time(void) {
+    sched_t s;
+    char err[256];
+    /* GPipe, 2 stages, 1 micro-batch: a chain, forward there and backward back, a copy each way */
+    EXPECT(sched_build(&s, 2, 1, SCHED_GPIPE, err, sizeof err) == 0, "%s", err);
+    double f[2] = {1, 2}, b[2] = {3, 4}, w[2] = {0.5, 0.25}, c[1] = {0.1};
+    double t = sched_step_time(&s, f, b, w, c), want = 1 + 0.1 + 2 + 4.25 + 0.1 + 3.5;
+    EXPECT(fabs(t - want) < 1e-12, "gpipe 2 x 1: step %.6f, want %.6f", t, want);
+    EXPECT(fabs(sched_step_time(&s, f, b, w, NULL) - (want - 0.2)) < 1e-12, "gpipe 2 x 1 without copies");
+    sched_free(&s);
+    /* every order, 4 stages, 8 micro-batches, uneven stages: never shorter than the busiest stage's work or than
+     * one micro-batch's way there and back; a slower copy never shortens it, and equal stages without copies give
+     * sched_ideal_bubble's step */
+    for (int o = 0; o < SCHED_ORDERS; o++) {
+        EXPECT(sched_build(&s, 4, 8, (sched_order_t)o, err, sizeof err) == 0, "%s", err);
+        double F[4] = {1.2, 1.6, 1.1, 1.6}, B[4] = {1.1, 1.5, 1.0, 1.4}, W[4] = {0.9, 1.2, 0.8, 1.3};
+        double C[3] = {0.17, 0.09, 0.04}, busiest = 0, chain = 0;
+        for (int i = 0; i < 4; i++) {
+            if (8 * (F[i] + B[i] + W[i]) > busiest) busiest = 8 * (F[i] + B[i] + W[i]);
+            chain += F[i] + B[i] + (o == SCHED_ZB ? 0 : W[i]);
+        }
+        chain += 2 * (C[0] + C[1] + C[2]);
+        double t0 = sched_step_time(&s, F, B, W, C);
+        EXPECT(t0 >= busiest - 1e-9 && t0 >= chain - 1e-9, "%s: step %.4f under the busiest stage %.4f or the chain "
+               "%.4f", sched_order_name((sched_order_t)o), t0, busiest, chain);
+        for (int k = 0; k < 3; k++) {
+            double C2[3] = {C[0], C[1], C[2]};
+            C2[k] += 0.5;
+            double t1 = sched_step_time(&s, F, B, W, C2);
+            EXPECT(t1 >= t0 - 1e-12, "%s: a slower copy at boundary %d shortened the step (%.4f < %.4f)",
+                   sched_order_name((sched_order_t)o), k, t1, t0);
+        }
+        double e[4] = {1, 1, 1, 1};
+        double te = sched_step_time(&s, e, e, e, NULL), bub = sched_ideal_bubble(&s, 1, 1, 1);
+        EXPECT(fabs((1.0 - 8 * 3 / te) - bub) < 1e-12, "%s: equal stages %.6f against the ideal bubble %.6f",
+               sched_order_name((sched_order_t)o), 1.0 - 24 / te, bub);
+        sched_free(&s);
+    }
 }
 
 /* ---- the race check ---- */
@@ -353,6 +397,7 @@ int main(void) {
     test_slots_and_errors();
     test_orders();
     test_ideal_bubble();
+    test_step_time();
     test_races();
     test_negative_control();
     return test_summary();
