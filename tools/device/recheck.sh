@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # recheck.sh — one call of a 2- to 4-GPU node for what the last round changed and could not run on a GPU, from the
 # repository root, most important first, everything under $OUT: the sanitizer checks its fixes concern, the
-# pipeline's automatic M keeping its probe's split, and the engine's ResNet-18 beside PyTorch at its best.
+# pipeline's automatic M keeping its probe's split and the split chosen by simulated step, and the engine's
+# ResNet-18 beside PyTorch at its best.
 #
 #   OUT=/some/dir [RECHECK_BUDGET_S=480] tools/device/recheck.sh
 #
@@ -31,13 +32,21 @@ if ((n >= 2)); then
 fi
 
 # --micro-batches auto runs the split its winning probe balanced: the probe's split line and the run's must agree,
-# the run's saying "balanced by its probe".
-if ((n >= 2 && $(left) > 120)); then
-    say "ResNet-18 pipeline on $n GPUs, zb, M auto (the default study's configuration)"
-    timeout 120 ./scaling --strategy pipeline --gpus "$n" --scale strong --model resnet18 --dataset fashion-mnist \
-        --batch 1024 --lr 0.05 --math tf32 --epochs 3 --schedule zb --out "$L/pipe_auto.csv" >"$L/pipe_auto.out" 2>&1
-    grep -E '^pipeline: (split|--micro-batches auto)|^# summary' "$L/pipe_auto.out" | cut -c1-200 |
-        tee -a "$OUT/summary.txt"
+# the run's saying "balanced by its probe". Then M = 4 with the split chosen by balance (the default) and by the
+# simulated step (SCALING_PIPE_SPLIT=step): the split lines give both candidates' simulated steps, the summaries
+# what each ran at.
+if ((n >= 2 && $(left) > 150)); then
+    pipe=(--strategy pipeline --gpus "$n" --scale strong --model resnet18 --dataset fashion-mnist --batch 1024
+          --lr 0.05 --math tf32 --epochs 3 --schedule zb)
+    say "ResNet-18 pipeline on $n GPUs, zb, M auto (the default study's configuration), then M = 4 by balance and step"
+    timeout 120 ./scaling "${pipe[@]}" --out "$L/pipe_auto.csv" >"$L/pipe_auto.out" 2>&1
+    timeout 60 ./scaling "${pipe[@]}" --micro-batches 4 --out "$L/pipe_m4.csv" >"$L/pipe_m4.out" 2>&1
+    SCALING_PIPE_SPLIT=step timeout 60 ./scaling "${pipe[@]}" --micro-batches 4 --out "$L/pipe_m4_step.csv" \
+        >"$L/pipe_m4_step.out" 2>&1
+    for f in pipe_auto pipe_m4 pipe_m4_step; do
+        echo "-- $f" | tee -a "$OUT/summary.txt"
+        grep -E '^pipeline: (split|--micro-batches auto)|^# summary' "$L/$f.out" | tee -a "$OUT/summary.txt"
+    done
 fi
 
 # The engine's ResNet-18 (the update now reads bf16 filter gradients) beside torch_fast.py's best in the same call.
