@@ -16,6 +16,12 @@ int knob_choice(const char *var, const char *const *names, int n, int dflt) {
     exit(2);
 }
 
+void knob_renamed(const char *old_var, const char *new_var) {
+    if (!getenv(old_var)) return;
+    fprintf(stderr, "%s: renamed %s\n", old_var, new_var);
+    exit(2);
+}
+
 int knob_int(const char *var, int lo, int hi, int dflt) {
     const char *v = getenv(var);
     if (!v || !*v) return dflt;

@@ -12,6 +12,9 @@ int knob_choice(const char *var, const char *const *names, int n, int dflt);
 /* The variable's value as a decimal integer in [lo, hi]; unset or empty: dflt. Anything else (a sign, a blank, a
  * suffix, a value out of range) stops the process with one line, exit 2. */
 int knob_int(const char *var, int lo, int hi, int dflt);
+/* A knob's old name: set at all (a recipe written for it would otherwise run the default silently), it stops the
+ * process with one line naming the new one, exit 2. */
+void knob_renamed(const char *old_var, const char *new_var);
 #ifdef __cplusplus
 }
 #endif

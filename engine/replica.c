@@ -73,10 +73,7 @@ void replica_set_update_grads(replica_t *r, const void *grads, dtype_t t) {
 
 int replica_wgrad_direct(void) {
     static const char *const names[] = {"direct", "widen"};
-    if (getenv("SCALING_DP_WGRAD")) {   /* the old name: a recipe that set it would silently run the default */
-        fprintf(stderr, "SCALING_DP_WGRAD: renamed SCALING_WGRAD (direct or widen)\n");
-        exit(2);
-    }
+    knob_renamed("SCALING_DP_WGRAD", "SCALING_WGRAD");
     return knob_choice("SCALING_WGRAD", names, 2, 0) == 0;
 }
 
@@ -214,7 +211,6 @@ void replica_mark_step(replica_t *r, int step) {
 
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc) {
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    dataset_shuffle_ahead(&r->data);   /* before the wait: the draw overlaps the epoch's last steps */
     CHECK_CUDA(cudaEventSynchronize(r->step_events[steps]));
     *epoch_s = timing_ms(r->step_events[0], r->step_events[steps]) / 1000.0;
     *median_step_ms = timing_median_step_ms(r->step_events, steps);

@@ -46,6 +46,7 @@ static void single_train_step(void *state, int step) {
 static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     replica_t *r = state;
     out->steps = steps;
+    dataset_shuffle_ahead(&r->data);   /* before the wait: the draw overlaps the epoch's last steps */
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
     replica_loss_scale_read(r, &out->loss_scale, &out->skipped_steps);

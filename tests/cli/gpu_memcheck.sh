@@ -96,59 +96,47 @@ for k in $kernels; do
 done
 [ ${#ours[@]} -gt 0 ] || { echo "FAIL: no __global__ functions found under $root/engine"; exit 1; }
 
-# The checks, one function each, with the seconds each took on 4 H200s (2026-11-28, two lanes side by side; racecheck
-# nccl-bf16 is estimated from racecheck nccl) in secs: the lanes are dealt the longest first, each to the lane with
-# the least so far. Those of 2 GPUs are listed only where 2 are present.
+# The checks, a line each: tool, name (as check reports it) and the seconds it took on 4 H200s (2026-11-28, two lanes
+# side by side; racecheck nccl-bf16 estimated from racecheck nccl), by which the lanes are dealt, the longest first to
+# the lane with the least so far. A name "S-bf16" is strategy S with --math bf16 (and bf16 gradients on the wire for
+# naive and nccl); racecheck runs --math fp32 (see above for why). Those of 2 GPUs only where 2 are present.
 L=(--model lenet --dataset mnist --data-dir "$root/data/mnist" --batch 64 --epochs 2 --steps 8)
-job_1() { SCALING_CONV=backend check racecheck layers "$(dirname "$bin")/tests/test_layers"; }
-job_2() { check memcheck single --leak-check full "$bin" --strategy single "${L[@]}" --out "$tmp/a.csv"; }
-job_3() { check memcheck single-bf16 "$bin" --strategy single "${L[@]}" --math bf16 --out "$tmp/a16.csv"; }
-# A lone replica with bf16 gradients rounds them in its update segment (strategies/dp.c, dp_update).
-job_4() { check memcheck naive-1gpu-bf16 "$bin" --strategy naive --gpus 1 "${L[@]}" --math bf16 --grad-dtype bf16 \
-              --out "$tmp/a16n.csv"; }
-job_5() { check racecheck single "${ours[@]}" "$bin" --strategy single "${L[@]}" --math fp32 --out "$tmp/b.csv"; }
-job_6() { check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"; }
-jobs=(1 2 3 4 5 6)
-secs=([1]=76 [2]=7 [3]=5 [4]=5 [5]=58 [6]=2)
-names=([1]="racecheck layers" [2]="memcheck single" [3]="memcheck single-bf16" [4]="memcheck naive-1gpu-bf16"
-       [5]="racecheck single" [6]="memcheck reduce_kernels")
-# Two GPUs: each strategy, also in bf16 (naive and nccl with bf16 gradients on the wire in the same run), and
-# racecheck in fp32 math (see above for why fp32), the wire casts and bf16 sums of naive and nccl included.
-two_gpu() {   # two_gpu STRATEGY KIND: memcheck, memcheck-bf16 or racecheck
-    local s=$1 x=() x16=(--math bf16)
-    [ "$s" = pipeline ] && x=(--micro-batches 2)
-    [ "$s" != pipeline ] && x16+=(--grad-dtype bf16)
-    case $2 in
-    memcheck) check memcheck "$s" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" --out "$tmp/m-$s.csv" ;;
-    memcheck-bf16) check memcheck "$s-bf16" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" "${x16[@]}" \
-                       --out "$tmp/m16-$s.csv" ;;
-    racecheck) check racecheck "$s" "${ours[@]}" "$bin" --strategy "$s" --gpus 2 "${L[@]}" "${x[@]}" --math fp32 \
-                   --out "$tmp/r-$s.csv" ;;
-    racecheck-bf16) check racecheck "$s-bf16" "${ours[@]}" "$bin" --strategy "$s" --gpus 2 --grad-dtype bf16 \
-                        "${L[@]}" --math fp32 --out "$tmp/r16-$s.csv" ;;
-    esac
-}
-pairs=(); n=6
+checks=("racecheck layers 76" "memcheck single 7" "memcheck single-bf16 5" "memcheck naive-1gpu-bf16 5"
+        "racecheck single 58" "memcheck reduce_kernels 2")
 if [ "$n_dev" -ge 2 ]; then
-    for job in "naive memcheck 9" "naive memcheck-bf16 7" "naive racecheck 75" "nccl memcheck 63" \
-               "nccl memcheck-bf16 68" "nccl racecheck 94" "pipeline memcheck 6" "pipeline memcheck-bf16 7" \
-               "pipeline racecheck 63" "naive racecheck-bf16 70" "nccl racecheck-bf16 95"; do
-        n=$((n + 1)); pairs[n]=${job% *}; secs[n]=${job##* }; jobs+=("$n")
-        st=${pairs[n]%% *} kind=${pairs[n]#* }   # "naive memcheck-bf16" is "memcheck naive-bf16" to check
-        names[n]="${kind%-bf16} $st${kind#"${kind%-bf16}"}"
-    done
+    checks+=("memcheck naive 9" "memcheck naive-bf16 7" "racecheck naive 75" "memcheck nccl 63" "memcheck nccl-bf16 68"
+             "racecheck nccl 94" "memcheck pipeline 6" "memcheck pipeline-bf16 7" "racecheck pipeline 63"
+             "racecheck naive-bf16 70" "racecheck nccl-bf16 95")
 else
     echo "note: 1 GPU: naive, nccl and pipeline are not sanitised here"
 fi
-run_job() { if [ "$1" -le 6 ]; then "job_$1"; else two_gpu ${pairs[$1]}; fi; }
+run_check() {   # run_check "TOOL NAME SECONDS": the check with its program and arguments
+    local tool name s pre=() x=()   # pre: the sanitizer's own options, before the program
+    read -r tool name _ <<<"$1"
+    case $name in
+    layers) SCALING_CONV=backend check racecheck layers "$(dirname "$bin")/tests/test_layers"; return ;;
+    reduce_kernels) check memcheck reduce_kernels "$(dirname "$bin")/tests/test_reduce_kernels"; return ;;
+    # A lone replica with bf16 gradients rounds them in its update segment (strategies/dp.c, dp_update).
+    naive-1gpu-bf16) check memcheck "$name" "$bin" --strategy naive --gpus 1 "${L[@]}" --math bf16 --grad-dtype bf16 \
+                         --out "$tmp/$tool-$name.csv"; return ;;
+    esac
+    s=${name%-bf16}
+    [ "$s" != single ] && x=(--gpus 2)
+    [ "$s" = pipeline ] && x+=(--micro-batches 2)
+    [ "$tool" = memcheck ] && [ "$name" = single ] && pre=(--leak-check full)
+    [ "$tool" = racecheck ] && pre=("${ours[@]}") && x+=(--math fp32)
+    [ "$tool" = memcheck ] && [ "$s" != "$name" ] && x+=(--math bf16)
+    [ "$s" != "$name" ] && [ "$s" != pipeline ] && [ "$s" != single ] && x+=(--grad-dtype bf16)
+    check "$tool" "$name" "${pre[@]}" "$bin" --strategy "$s" "${x[@]}" "${L[@]}" --out "$tmp/$tool-$name.csv"
+}
 # SANITIZE_ONLY=REGEX (an extended regular expression over "tool name", e.g. 'pipeline|racecheck nccl-bf16'): only
 # the checks it matches, to rerun those a change concerns.
 if [ -n "${SANITIZE_ONLY:-}" ]; then
     kept=()
-    for j in "${jobs[@]}"; do grep -qE -- "$SANITIZE_ONLY" <<<"${names[j]}" && kept+=("$j"); done
-    echo "SANITIZE_ONLY: ${#kept[@]} of ${#jobs[@]} checks"
+    for c in "${checks[@]}"; do grep -qE -- "$SANITIZE_ONLY" <<<"${c% *}" && kept+=("$c"); done
+    echo "SANITIZE_ONLY: ${#kept[@]} of ${#checks[@]} checks"
     [ ${#kept[@]} -gt 0 ] || { echo "FAIL: SANITIZE_ONLY matches no check"; exit 1; }
-    jobs=("${kept[@]}")
+    checks=("${kept[@]}")
 fi
 
 # Lanes of two GPUs each (one where fewer than 4 are present): on 4 GPUs the test takes about half as long. Each
@@ -157,23 +145,23 @@ tally=$tmp/tally; : >"$tally"
 lanes=$((n_dev / 2)); [ "$lanes" -ge 1 ] || lanes=1
 load=(); queue=()
 for ((k = 0; k < lanes; k++)); do load[k]=0; queue[k]=""; done
-for j in $(for j in "${jobs[@]}"; do echo "${secs[j]} $j"; done | sort -rn | awk '{print $2}'); do
+for j in $(for i in "${!checks[@]}"; do echo "${checks[i]##* } $i"; done | sort -rn | awk '{print $2}'); do
     best=0
     for ((k = 1; k < lanes; k++)); do ((load[k] < load[best])) && best=$k; done
-    load[best]=$((load[best] + secs[j])); queue[best]+=" $j"
+    load[best]=$((load[best] + ${checks[j]##* })); queue[best]+=" $j"
 done
 for ((k = 0; k < lanes; k++)); do
     devs=${vis[2 * k]}; [ "$n_dev" -ge 2 ] && devs="${vis[2 * k]},${vis[2 * k + 1]}"
     echo "lane $k (GPUs $devs): checks${queue[k]}, about ${load[k]} s"
     (
         export CUDA_VISIBLE_DEVICES=$devs
-        for j in ${queue[k]}; do run_job "$j"; done
+        for j in ${queue[k]}; do run_check "${checks[j]}"; done
     ) &
 done
 wait
 pass=$(grep -c '^pass$' "$tally"); fail=$(grep -c '^fail$' "$tally")
-if [ $((pass + fail)) -ne ${#jobs[@]} ]; then
-    echo "FAIL: $((pass + fail)) of ${#jobs[@]} checks reported"
+if [ $((pass + fail)) -ne ${#checks[@]} ]; then
+    echo "FAIL: $((pass + fail)) of ${#checks[@]} checks reported"
     fail=$((fail + 1))
 fi
 summary
