@@ -20,6 +20,7 @@
 #include "../engine/idx.h"
 #include "../engine/check.h"
 #include "../engine/errmsg.h"
+#include "../engine/knob.h"
 #include "../engine/conv_cache.h"
 #include "../engine/model_info.h"
 #include "../strategies/strategy.h"
@@ -209,6 +210,7 @@ static int default_main(void) {
     char err[512] = "";
     results_env_t env;
     int n_dev = 0;
+    if (knob_check(err, sizeof err)) return fail(err);    /* as a sweep's checks do: before anything runs */
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
@@ -304,6 +306,8 @@ static int scaling_options(options_t *o, const strategy_info_t **infos, int argc
     const char *inject = getenv("SCALING_FAULT");     /* test-only (engine/fault.h): refused now, not per run */
     fault_spec_t spec;
     if (failed(dist, inject && *inject ? fault_parse(inject, &spec, err, sizeof err) : 0, err, sizeof err)) return 2;
+    /* The benchmark knobs are read where what they configure is made, in each run: a bad one is refused here, once. */
+    if (failed(dist, knob_check(err, sizeof err), err, sizeof err)) return 2;
     return -1;
 }
 

@@ -11,18 +11,17 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-/* Names of gpu_bn_t and gpu_conv_t values, in enum order: the environment's words, and the conv cache id's. */
-static const char *const BN_NAMES[] = {"own", "cudnn", "auto"};
-static const char *const CONV_NAMES[] = {"auto", "legacy", "backend"};
-static const char *const PRIORITY_NAMES[] = {"high", "normal"};
+/* The knobs' words are in gpu_bn_t's and gpu_conv_t's order (engine/knob.c). */
+static_assert(GPU_BN_OWN == 0 && GPU_BN_CUDNN == 1 && GPU_BN_AUTO == 2, "SCALING_BN's words");
+static_assert(GPU_CONV_AUTO == 0 && GPU_CONV_LEGACY == 1 && GPU_CONV_BACKEND == 2, "SCALING_CONV's words");
 
 void gpu_init(gpu_t *g, int device, math_t math) {
     memset(g, 0, sizeof *g);
     g->device = device;
     g->math = math;
-    g->bn = (gpu_bn_t)knob_choice("SCALING_BN", BN_NAMES, 3, GPU_BN_AUTO);
-    g->conv = (gpu_conv_t)knob_choice("SCALING_CONV", CONV_NAMES, 3, GPU_CONV_AUTO);
-    g->comm_high = knob_choice("SCALING_COMM_PRIORITY", PRIORITY_NAMES, 2, 0) == 0;
+    g->bn = (gpu_bn_t)knob_get(KNOB_BN);
+    g->conv = (gpu_conv_t)knob_get(KNOB_CONV);
+    g->comm_high = knob_get(KNOB_COMM_PRIORITY) == 0;   /* high */
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     /* The block scheduler starts a higher-priority stream's blocks first as SMs free up. An all-reduce kernel that
@@ -139,14 +138,16 @@ static unsigned long long peers_enabled[64];
 void gpu_enable_peer(int device, int peer) {
     int known = device >= 0 && device < 64 && peer >= 0 && peer < 64;
     unsigned long long bit = known ? 1ull << peer : 0;
-    if (known && (__atomic_fetch_or(&peers_enabled[device], bit, __ATOMIC_SEQ_CST) & bit)) return;
+    if (known && (__atomic_load_n(&peers_enabled[device], __ATOMIC_ACQUIRE) & bit)) return;
     CHECK_CUDA(cudaSetDevice(device));
     cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    if (e == cudaErrorPeerAccessAlreadyEnabled) {   /* two threads at once, or a pair beyond the table */
         (void)cudaGetLastError();   /* not an error here, and it must not surface at the next CHECK_LAUNCH */
-        return;
+        e = cudaSuccess;
     }
     CHECK_CUDA(e);
+    /* recorded once enabled, so that no caller returns before peer access exists */
+    if (known) __atomic_fetch_or(&peers_enabled[device], bit, __ATOMIC_RELEASE);
 }
 
 /* The GPU model, the cuDNN version and the search rule: the choices of one hold for the other GPUs of its kind, and
@@ -155,7 +156,7 @@ void gpu_enable_peer(int device, int peer) {
 static void conv_cache_id(const gpu_t *g, char *buf, size_t len) {
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, g->device));
-    int k = snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), CONV_NAMES[g->conv]);
+    int k = snprintf(buf, len, "%s|cudnn %zu|conv %s", prop.name, cudnnGetVersion(), knob_word(KNOB_CONV, g->conv));
     if (g->conv == GPU_CONV_LEGACY) return;
     const char *sep = "|backend ";   /* then the maths it covers */
     for (int m = 0; m < MATH_COUNT && k > 0 && (size_t)k < len; m++)

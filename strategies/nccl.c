@@ -44,7 +44,7 @@ static int nccl_reducer_init(nccl_reducer_t *nr, gpu_t *const *gpus, int n, cons
                              char *err, size_t errlen) {
     memset(nr, 0, sizeof *nr);
     nr->wire = wire;
-    nr->max_ctas = knob_int("SCALING_NCCL_CTAS", 0, 64, 0);
+    nr->max_ctas = knob_get(KNOB_NCCL_CTAS);
     if (n < 1 || n > DP_MAX_GPUS) {
         snprintf(err, errlen, "nccl: %d GPUs (1..%d supported)", n, DP_MAX_GPUS);
         return -1;
@@ -300,8 +300,7 @@ static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
  * after its all-reduce on the comm stream, beside the rest of backward, and only the last bucket's in the update
  * segment; step: the whole buffer in the update segment, after every all-reduce. Per element the same arithmetic,
  * so the two give bit-identical parameters (tests/gpu/test_dp_update.c). */
-enum { UPDATE_BUCKET = 0, UPDATE_STEP = 1 };
-static const char *const UPDATE_NAMES[] = {"bucket", "step"};
+enum { UPDATE_BUCKET = 0, UPDATE_STEP = 1 };   /* SCALING_DP_UPDATE's words, in order */
 /* SCALING_WGRAD (replica_wgrad_direct), with a wire of the math's activation type (--grad-dtype bf16 under --math
  * bf16, fp16 under fp16) on more than one GPU: direct (the default), cuDNN's 2-byte weight gradients are written
  * straight into the wire buffer and only the rest is cast; widen, they are widened into the fp32 gradients by
@@ -395,7 +394,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
      * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked: no bucket may
      * step before. */
     s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math)
-                    ? knob_choice("SCALING_DP_UPDATE", UPDATE_NAMES, 2, UPDATE_BUCKET) : UPDATE_STEP;
+                    ? knob_get(KNOB_DP_UPDATE) : UPDATE_STEP;
     if (s->update == UPDATE_BUCKET) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
         for (int i = 0; i < s->dp.n; i++) replica_set_update_slice(&s->dp.reps[i], last->offset, last->count);
@@ -413,7 +412,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
                 "backward (SCALING_WGRAD)\n", s->n_buckets,
                 (double)last->count * dtype_size(s->dp.wire) / 1048576.0,
                 math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
-                                            : UPDATE_NAMES[s->update],
+                                            : knob_word(KNOB_DP_UPDATE, s->update),
                 s->dp.reps[0].gpu.comm_high ? "high" : "normal", ctas, s->bound, s->dp.reps[0].model.n_params,
                 dtype_name(s->dp.wire));
     }

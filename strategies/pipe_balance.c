@@ -224,21 +224,22 @@ static double simulated_step(const pipe_t *pp, const double *cost, int n_layers,
         for (int c = 0; c < n_fine; c++)
             if (fine[c] == starts[k + 1]) copy[k] = fine_cost[c] / 2.0;
     }
-    return sched_step_time(&pp->sched, f, f, f, copy);
+    double t = sched_step_time(&pp->sched, f, f, f, copy);
+    if (t < 0) check_fail(__FILE__, __LINE__, "sched_step_time", "no schedule, or out of host memory");
+    return t;
 }
 
 /* SCALING_PIPE_SPLIT: how the split is chosen between the best block cuts and the best cuts inside blocks. balance
  * (the default): the finer split where block cuts leave a stage more than 5 % over the mean and it is better
  * balanced; step: whichever has the shorter simulated step (sched_step_time). Both simulated steps are printed. */
-enum { SPLIT_BY_BALANCE = 0, SPLIT_BY_STEP = 1 };
-static const char *const SPLIT_BY_NAMES[] = {"balance", "step"};
+enum { SPLIT_BY_BALANCE = 0, SPLIT_BY_STEP = 1 };   /* its words, in order */
 
 /* Balances over block cuts, then over cuts inside blocks where those leave a stage more than 5 % over the mean and
  * the finer split is better (or, SCALING_PIPE_SPLIT=step, by simulated step). Returns which ("block cuts" / "cuts
  * inside blocks"); the two candidates' simulated steps in sim[0] (block cuts) and sim[1] (inside), -1 for none. */
 static const char *balance(pipe_t *pp, const model_t *m, const double *cost, const double *fine_cost, int n_fine,
                            const int *fine, double *sim) {
-    int by_step = knob_choice("SCALING_PIPE_SPLIT", SPLIT_BY_NAMES, 2, SPLIT_BY_BALANCE) == SPLIT_BY_STEP;
+    int by_step = knob_get(KNOB_PIPE_SPLIT) == SPLIT_BY_STEP;
     sim[0] = sim[1] = -1;
     int blocks[MODEL_MAX_LAYERS], n_blocks = model_cut_points(m, 1, blocks);
     double block_cost[MODEL_MAX_LAYERS];   /* a block cut's copies: its entry among the fine cuts */

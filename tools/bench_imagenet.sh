@@ -10,7 +10,7 @@
 # is skipped if absent or without torch. STEPS (default 60) caps each epoch: 4 epochs, the first warm-up (cuDNN's
 # algorithm search, graph capture), so 3 x STEPS steady steps per configuration. R101_CGRAPH=1 adds ResNet-101's
 # torch.compile variant (about a minute of compilation). PROFILE=1 adds where one ResNet-50 bf16 step goes: 10
-# steady steps under Nsight Systems (scripts/profile.sh, eager so kernels are attributed) and their per-kernel
+# steady steps under Nsight Systems (tools/device/engine_profile.sh: eager, so kernels are attributed) and their per-kernel
 # breakdown (tools/kernel_breakdown.py) in OUTDIR/kernels_resnet50_bf16.txt. Writes OUTDIR/{ours.csv,memory.csv,
 # torch.csv,flops.txt,summary.txt,*.log} and gpu_*.csv (the GPU's SM clock, temperature and power during each
 # run). About 5 minutes on an H100/H200 (1 more with PROFILE=1). Speed targets are judged in summary.txt, never in
@@ -196,20 +196,8 @@ done
 if [ "${PROFILE:-0}" = 1 ]; then
     echo "== Nsight Systems: 10 steady steps of ResNet-50 bf16 batch 256 (--cuda-graph off)"
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-    SCALING="$bin" SCALING_PROFILE_STEPS=10 PROFILE_OUT="$out/profile_resnet50_bf16" "$root/scripts/profile.sh" \
-        --model resnet50 --dataset synthetic --batch 256 --math bf16 --lr 0.1 --momentum 0.9 --cuda-graph off \
-        --conv-cache "$cache" >"$out/profile.log" 2>&1
-    (   # the per-kernel summary of the capture, with the libraries nsys may need (scripts/lib_nsys.sh)
-        ROOT=$root
-        die() { echo "bench_imagenet: $*" >&2; exit 2; }
-        source "$root/scripts/lib_nsys.sh"
-        nsys=$(nsys_find)
-        nsys_libs "$nsys"
-        "$nsys" stats --force-export=true --format csv --report cuda_gpu_kern_sum --output "$out/kern" \
-            "$out/profile_resnet50_bf16.nsys-rep" >/dev/null
-    )
-    kern=$(ls "$out"/kern*cuda_gpu_kern_sum*.csv | head -n 1)
-    python3 "$root/tools/kernel_breakdown.py" "$kern" 10 "ResNet-50 bf16 batch 256" 15 | tee "$out/kernels_resnet50_bf16.txt"
+    SCALING="$bin" "$root/tools/device/engine_profile.sh" "$out" "$cache" >"$out/profile.log" 2>&1
+    cat "$out/kernels_resnet50_bf16.txt"
 fi
 
 summary

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test_default.sh — `./scaling` with no options where it cannot run: without a GPU it prints one line naming the
-# problem, exits 2 and creates nothing; --help says what the default study runs; and the report it ends with, made
-# where gnuplot is missing, says in one line how to get the figures, which that command then does.
+# test_default.sh — `./scaling` with no options where it cannot run: without a GPU, or with a bad benchmark knob, it
+# prints one line naming the problem, exits 2 and creates nothing; --help says what the default study runs; and the
+# report it ends with, made where gnuplot is missing, says in one line how to get the figures, which that command
+# then does.
 set -u
 bin=$1; root=$2
 case $bin in /*) ;; *) bin=$PWD/$bin ;; esac     # it runs from a scratch folder
@@ -18,6 +19,12 @@ else
     echo "FAIL: no GPU: rc=$rc, $lines stderr line(s), results/ $( [ -e "$tmp/fresh/results" ] && echo created || echo absent )"
     cat "$tmp/stderr" "$tmp/stdout"
 fi
+
+# A bad benchmark knob: its one line, before the device check, nothing created
+(cd "$tmp/fresh" && SCALING_PIPE_SPLIT=even "$bin" >"$tmp/stdout" 2>"$tmp/stderr"); rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'SCALING_PIPE_SPLIT=even: expected balance or step' \
+   "$tmp/stderr" && [ ! -s "$tmp/stdout" ] && [ ! -e "$tmp/fresh/results" ]; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL: bad knob: rc=$rc"; cat "$tmp/stderr" "$tmp/stdout"; fi
 
 # --help names the default study, its folder and its strategies
 "$bin" --help >"$tmp/help" 2>&1

@@ -19,6 +19,10 @@ if [ -z "${SCALING_NO_FAULT_INJECTION:-}" ]; then
 else    # built with -DSCALING_FAULT_INJECTION=OFF (tests/CMakeLists.txt): any value is refused
     SCALING_FAULT=cuda:1 expect_error 'SCALING_FAULT: "cuda:1": this build has no fault injection' "${data[@]}"
 fi
+# the benchmark knobs (engine/knob.c), read at each run's setup, refused before the first
+SCALING_PIPE_SPLIT=even expect_error 'SCALING_PIPE_SPLIT=even: expected balance or step' "${data[@]}"
+SCALING_NCCL_CTAS=65 expect_error 'SCALING_NCCL_CTAS=65: expected an integer from 0 to 64' "${data[@]}"
+SCALING_DP_WGRAD=direct expect_error 'SCALING_DP_WGRAD: renamed SCALING_WGRAD' "${data[@]}"
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"

@@ -2,11 +2,12 @@
 # engine_profile.sh — 10 eager ResNet-50 bf16 steps (batch 256) under Nsight Systems and their per-kernel breakdown,
 # for tools/device/engine.sh: where the step goes as trained, batch norm's ways as the measurement chose them.
 #
-#   tools/device/engine_profile.sh OUTDIR CONV_CACHE     (from the repository root; writes OUTDIR/kernels_resnet50_bf16.txt)
+#   tools/device/engine_profile.sh OUTDIR CONV_CACHE     (writes OUTDIR/kernels_resnet50_bf16.txt; SCALING: the
+#                                                         binary, the repository's ./scaling by default)
 set -euo pipefail
 out=${1:?usage: engine_profile.sh OUTDIR CONV_CACHE} cache=${2:?usage: engine_profile.sh OUTDIR CONV_CACHE}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-SCALING="$root/scaling" SCALING_PROFILE_STEPS=10 PROFILE_OUT="$out/profile_resnet50_bf16" "$root/scripts/profile.sh" \
+SCALING="${SCALING:-$root/scaling}" SCALING_PROFILE_STEPS=10 PROFILE_OUT="$out/profile_resnet50_bf16" "$root/scripts/profile.sh" \
     --model resnet50 --dataset synthetic --batch 256 --math bf16 --lr 0.1 --momentum 0.9 --cuda-graph off \
     --conv-cache "$cache"
 ROOT=$root
