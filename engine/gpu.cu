@@ -129,16 +129,10 @@ void gpu_hold_stream(cudaStream_t s, long long cycles) {
     CHECK_LAUNCH();
 }
 
-/* Which peers this process has enabled, a bit per peer of each device: peer access is a property of the process's
- * context on a device, not of any object of ours, so the record of it is the process's too (the one table of its
- * kind here). Without it a pipeline's probes, its balancer and its links each enabled it again, and
- * compute-sanitizer reports the handled error every time. Devices from 64 on go uncounted (the call handles it). */
-static unsigned long long peers_enabled[64];
-
 void gpu_enable_peer(int device, int peer) {
     int known = device >= 0 && device < 64 && peer >= 0 && peer < 64;
     unsigned long long bit = known ? 1ull << peer : 0;
-    if (known && (__atomic_load_n(&peers_enabled[device], __ATOMIC_ACQUIRE) & bit)) return;
+    if (known && (__atomic_load_n(&process_state.peers.enabled[device], __ATOMIC_ACQUIRE) & bit)) return;
     CHECK_CUDA(cudaSetDevice(device));
     cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
     if (e == cudaErrorPeerAccessAlreadyEnabled) {   /* two threads at once, or a pair beyond the table */
@@ -147,7 +141,7 @@ void gpu_enable_peer(int device, int peer) {
     }
     CHECK_CUDA(e);
     /* recorded once enabled, so that no caller returns before peer access exists */
-    if (known) __atomic_fetch_or(&peers_enabled[device], bit, __ATOMIC_RELEASE);
+    if (known) __atomic_fetch_or(&process_state.peers.enabled[device], bit, __ATOMIC_RELEASE);
 }
 
 /* The GPU model, the cuDNN version and the search rule: the choices of one hold for the other GPUs of its kind, and

@@ -49,10 +49,18 @@ typedef struct {
     double test_kill_grace_s;
 } process_signals_t;
 
+/* Peer access (gpu_enable_peer, gpu.h) is a property of the process's context on a device, not of any object of
+ * ours: a pipeline's probes, its balancer's copy probe and its links each set it up, and enabling a pair twice is an
+ * error compute-sanitizer reports. A bit per peer of each of the first 64 devices, set once the pair is enabled. */
+typedef struct {
+    unsigned long long enabled[64];
+} process_peers_t;
+
 typedef struct {
     process_faults_t faults;
     process_fail_hook_t fail_hook;
     process_signals_t signals;
+    process_peers_t peers;
 } process_state_t;
 
 /* The one mutable global of the project (beside it only engine/nvtx.h's cache of NVTX's domain handle, a value that

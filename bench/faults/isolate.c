@@ -121,6 +121,8 @@ static void child_main(int (*child)(void *), void *arg, int fd, pid_t parent) {
     sigs->in_child = 1;
     sigs->child = 0;
     sigs->deferred = 0;       /* until its run says where it stops (isolate_defer) */
+    /* CUDA contexts do not cross fork: whatever peer access the parent set up, the child has none yet */
+    memset(&process_state.peers, 0, sizeof process_state.peers);
     /* A parent killed outright (SIGKILL, the OOM killer) takes its run along: an orphan would go on writing rows
      * into a CSV that a --resume may be appending to already. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);

@@ -3,7 +3,8 @@
  * past the deadline, SIGTERM ended at a step boundary and a second SIGTERM at once, a first SIGTERM where no
  * checkpoint is ahead (setup) ending the process and its child at once, a signal in a hung step judged interrupted,
  * a dead child whose pipe another process holds reaped, a child that outlives its SIGKILL given up after the grace,
- * and SCALING_FAULT (engine/fault.h) failing the k-th call through the CHECK_* macros' own fault path. */
+ * a child starting with no peer access recorded, and SCALING_FAULT (engine/fault.h) failing the k-th call through the
+ * CHECK_* macros' own fault path. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench/faults/isolate.h"
 #include "engine/check.h"
@@ -112,6 +113,13 @@ static int child_leaves_holder(void *arg) {
     return 0;
 }
 
+/* The child's record of enabled peer pairs (engine/process.h): its exit code, the bits it starts with. */
+static int child_peers(void *arg) {
+    (void)arg;
+    check_report("setup\n");
+    return (int)(process_state.peers.enabled[0] | process_state.peers.enabled[3]);
+}
+
 static void on_holder(const char *line, void *ctx) {
     if (strncmp(line, "holder ", 7) == 0) *(int *)ctx = atoi(line + 7);
 }
@@ -128,6 +136,12 @@ static void test_children(void) {
     EXPECT(r.exit_code == 0 && r.signal == 0 && r.setup_done && r.epochs == 2 && r.outcome == 0 && !r.reason[0],
            "clean child: exit %d epochs %d outcome %d", r.exit_code, r.epochs, r.outcome);
     EXPECT(custom == 42, "the caller's own line reached it: %d", custom);
+    /* a CUDA context does not cross fork, so neither does the record of its peer access */
+    process_state.peers.enabled[0] = 2, process_state.peers.enabled[3] = 1;
+    EXPECT(isolate_run(child_peers, NULL, 10, NULL, NULL, &r, err, sizeof err) == 0 && r.exit_code == 0,
+           "the child starts with no peer pair enabled: exit %d (the parent's bits: 3)", r.exit_code);
+    EXPECT(process_state.peers.enabled[0] == 2 && process_state.peers.enabled[3] == 1, "the parent's record kept");
+    memset(&process_state.peers, 0, sizeof process_state.peers);
 
     EXPECT(isolate_run(child_check_fail, "out of memory", 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     EXPECT(r.exit_code == 1 && r.epochs == 1, "CHECK failure: exit %d after epoch %d", r.exit_code, r.epochs);
