@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # recheck.sh — one call of a 2- to 4-GPU node for what the last round changed and could not run on a GPU, from the
-# repository root, most important first, everything under $OUT: the sanitizer checks its fixes concern, the
-# pipeline's automatic M keeping its probe's split and the split chosen by simulated step, and the engine's
-# ResNet-18 beside PyTorch at its best.
+# repository root, most important first, everything under $OUT: the sanitizer checks its fixes concern, the GPU test
+# cases written since, the pipeline's automatic M keeping its probe's split and the split chosen by simulated step,
+# and the engine's ResNet-18 beside PyTorch at its best.
 #
 #   OUT=/some/dir [RECHECK_BUDGET_S=480] tools/device/recheck.sh
 #
@@ -29,6 +29,17 @@ if ((n >= 2)); then
     SANITIZE_ONLY='pipeline|racecheck nccl-bf16' timeout 300 scripts/sanitize.sh "$L/san" >"$L/sanitize.log" 2>&1
     echo "sanitize: exit $?" | tee -a "$OUT/summary.txt"
     grep -E '^(ok|FAIL|lane)|passed, [0-9]+ failed' "$L/sanitize.log" | tee -a "$OUT/summary.txt"
+fi
+
+# The GPU cases written after the last GPU run: single's update through CUDA graphs (test_dp_update), the split
+# loss-scale check (test_loss_scale_gpu), the 2-byte gradient buffer's failed allocation (test_oom).
+if (($(left) > 200)); then
+    say "GPU tests: test_dp_update, test_loss_scale_gpu, test_oom"
+    for t in test_dp_update test_loss_scale_gpu test_oom; do
+        timeout 150 "build/tests/$t" >"$L/$t.log" 2>&1
+        echo "$t: exit $?; $(tail -n 1 "$L/$t.log")" | tee -a "$OUT/summary.txt"
+        grep '^FAIL' "$L/$t.log" | head -n 5 | tee -a "$OUT/summary.txt"
+    done
 fi
 
 # --micro-batches auto runs the split its winning probe balanced: the probe's split line and the run's must agree,
