@@ -5,6 +5,7 @@
 #include "allreduce_bench.h"
 #include "env.h"
 #include "../engine/check.h"
+#include "../engine/errmsg.h"
 #include "../strategies/dp.h"
 #include "../study/paths.h"
 #include <csv.h>
@@ -23,11 +24,29 @@
 static const char BENCH_HEADER[] = "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
                                    "gpu_name,driver,cuda,nccl,host,git_commit,timestamp";
 
+#define HEADER_DIFFERS "%s: header differs from the all-reduce benchmark's (another CSV? use --out)"
+
+/* f's first line against the benchmark's header: 1 the same, 0 another, -1 none (an empty file). */
+static int header_state_(FILE *f) {
+    char line[512] = "";
+    rewind(f);
+    if (!fgets(line, sizeof line, f)) return -1;
+    line[strcspn(line, "\r\n")] = '\0';
+    return strcmp(line, BENCH_HEADER) == 0;
+}
+
+int allreduce_bench_check(const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");    /* none yet: it is made with the header (paths_check vouched for the rest) */
+    int h = f ? header_state_(f) : 1;
+    if (f) fclose(f);
+    return h == 0 ? errmsg(2, err, errlen, HEADER_DIFFERS, path) : 0;
+}
+
 /* Opens path for appending; a new or empty file gets the header, an existing one must already have it. */
 static FILE *csv_open_(const char *path) {
     char err[PATH_MAX + 200];
     if (paths_make_parents(path, err, sizeof err) != 0) {
-        fprintf(stderr, "scaling: error: %s\n", err);
+        errmsg_line(stderr, "scaling: error: ", "%s", err);
         return NULL;
     }
     /* a new file with O_EXCL, an existing one only where regular (study/paths.h: the one way to open an output) */
@@ -35,23 +54,17 @@ static FILE *csv_open_(const char *path) {
     FILE *f = fd >= 0 ? fdopen(fd, "a+") : NULL;
     if (!f) {
         const char *why = fd < 0 && errno == EINVAL ? "not a regular file" : strerror(errno);
-        fprintf(stderr, "scaling: error: %s: %s\n", path, why);
+        errmsg_line(stderr, "scaling: error: ", "%s: %s", path, why);
         if (fd >= 0) close(fd);
         return NULL;
     }
-    char line[512] = "";
-    rewind(f);
-    if (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (strcmp(line, BENCH_HEADER) != 0) {
-            fprintf(stderr, "scaling: error: %s: header differs from the all-reduce benchmark's (another CSV? use "
-                            "--out)\n", path);
-            fclose(f);
-            return NULL;
-        }
-    } else {
-        fprintf(f, "%s\n", BENCH_HEADER);
+    int h = header_state_(f);
+    if (h == 0) {
+        errmsg_line(stderr, "scaling: error: ", HEADER_DIFFERS, path);
+        fclose(f);
+        return NULL;
     }
+    if (h < 0) fprintf(f, "%s\n", BENCH_HEADER);
     fseek(f, 0, SEEK_END);
     return f;
 }

@@ -225,6 +225,8 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (o->image_size > OPT_IMAGE_MAX)
         return errmsg(2, err, errlen, "--image-size %d is larger than %d", o->image_size, OPT_IMAGE_MAX);
     if (opt_check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
+    if (o->bucket_mb > OPT_BUCKET_MB_MAX)   /* its byte count would not fit the size_t it becomes (bench/run.c) */
+        return errmsg(2, err, errlen, "--bucket-mb %g is larger than %d (1 TiB)", o->bucket_mb, OPT_BUCKET_MB_MAX);
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
         check_list("lr", o->n_lr, err, errlen) || check_list("seed", o->n_seeds, err, errlen) ||
         check_list("micro-batches", o->n_micro, err, errlen) || check_list("math", o->n_math, err, errlen) ||

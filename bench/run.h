@@ -18,7 +18,7 @@ typedef struct {
     int steps;          /* K; 0: not profiling */
     int state;          /* 0 waiting, 1 capturing, 2 done */
 } profile_t;
-/* Reads SCALING_PROFILE_STEPS. */
+/* Reads SCALING_PROFILE_STEPS (engine/knob.h). */
 void profile_init(profile_t *p);
 
 /* How a sweep point ended: a run_status_t (study/schema.h; its rows' status), or skipped by --resume. Diverged and

@@ -4,6 +4,7 @@
 #include "trace_json.h"
 #include "../study/paths.h"
 #include "../engine/check.h"
+#include "../engine/knob.h"
 #include <cuda_runtime.h>
 #include <cuda_profiler_api.h>
 #include <errno.h>
@@ -28,8 +29,7 @@ void utc_stamp(char *buf, size_t len, const char *fmt) {
 }
 
 void profile_init(profile_t *p) {
-    const char *s = getenv("SCALING_PROFILE_STEPS");
-    p->steps = s ? atoi(s) : 0;
+    p->steps = knob_get(KNOB_PROFILE_STEPS);   /* checked before anything ran (knob_check) */
     p->state = 0;
 }
 

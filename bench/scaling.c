@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 static int fail(const char *msg) {
-    fprintf(stderr, "scaling: error: %s\n", msg);
+    errmsg_line(stderr, "scaling: error: ", "%s", msg);
     return 2;
 }
 
@@ -44,8 +44,7 @@ static int fail(const char *msg) {
  * first rank's failure (dist_agree), rank 0 prints it once, and all exit 2 together. 0: go on; 2: exit with it. */
 static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
     if (dist_agree(dist, rc, err, errlen) == 0) return 0;
-    if (!dist || dist->is_root) fprintf(stderr, "scaling: error: %s\n", err);
-    return 2;
+    return !dist || dist->is_root ? fail(err) : 2;
 }
 
 /* One sweep: every point of o's lists (pts) through o's strategy, rows into res (NULL on ranks other than 0). With
@@ -203,6 +202,23 @@ static int default_bench(const default_study_t *ds, double timeout_s) {
     return 1;
 }
 
+/* The environment's values that runs read: SCALING_FAULT (test-only, engine/fault.h) and the knobs (engine/knob.h),
+ * each read where what it configures is made, in every run: refused here, once, before anything runs, rather than
+ * failing every configuration in turn. 0, or 2 with a message. */
+static int check_env(char *err, size_t errlen) {
+    const char *inject = getenv("SCALING_FAULT");
+    fault_spec_t spec;
+    if (inject && *inject && fault_parse(inject, &spec, err, errlen)) return 2;
+    return knob_check(err, errlen) ? 2 : 0;
+}
+
+/* SCALING_DUMP_PARAMS as a file the command will write (study/paths.h): 1 where set, with *u filled; else 0. */
+static int dump_use(paths_use_t *u) {
+    const char *dump = getenv("SCALING_DUMP_PARAMS");
+    *u = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
+    return dump && *dump;
+}
+
 /* ./scaling with no options (and no launcher): the default study (bench/default/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
@@ -210,7 +226,8 @@ static int default_main(void) {
     char err[512] = "";
     results_env_t env;
     int n_dev = 0;
-    if (knob_check(err, sizeof err)) return fail(err);    /* as a sweep's checks do: before anything runs */
+    paths_use_t dump;      /* as a sweep's checks do: before anything runs */
+    if (check_env(err, sizeof err) || (dump_use(&dump) && paths_check(&dump, 1, err, sizeof err))) return fail(err);
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
@@ -241,8 +258,7 @@ static int check_outputs(const options_t *o, int n_points, char *err, size_t err
     int n = 0;
     u[n++] = (paths_use_t){"--out", o->out, 0};
     if (o->conv_cache) u[n++] = (paths_use_t){"--conv-cache", o->conv_cache, 0};
-    const char *dump = getenv("SCALING_DUMP_PARAMS");
-    if (dump && *dump) u[n++] = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
+    n += dump_use(&u[n]);
     if (!o->trace) return paths_check(u, n, err, errlen);
     u[n] = (paths_use_t){"--trace", trace, 1};
     for (int i = 0; i < (n_points > 1 ? n_points : 1); i++) {
@@ -303,11 +319,7 @@ static int scaling_options(options_t *o, const strategy_info_t **infos, int argc
             rc = options_for_world(o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
-    const char *inject = getenv("SCALING_FAULT");     /* test-only (engine/fault.h): refused now, not per run */
-    fault_spec_t spec;
-    if (failed(dist, inject && *inject ? fault_parse(inject, &spec, err, sizeof err) : 0, err, sizeof err)) return 2;
-    /* The benchmark knobs are read where what they configure is made, in each run: a bad one is refused here, once. */
-    if (failed(dist, knob_check(err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, check_env(err, sizeof err), err, sizeof err)) return 2;
     return -1;
 }
 
@@ -401,7 +413,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     if (o.bench) {      /* --bench allreduce: no training, no data set */
         char err[512] = "";
         paths_use_t out = {"--out", o.out, 0};
-        if (paths_check(&out, 1, err, sizeof err)) return fail(err);
+        if (paths_check(&out, 1, err, sizeof err) || allreduce_bench_check(o.out, err, sizeof err)) return fail(err);
         allreduce_bench_t b = {o.gpus, o.n_gpus, o.strategy, o.out, o.naive_path};
         return allreduce_bench_main(&b);
     }
@@ -453,10 +465,7 @@ int main(int argc, char **argv) {
     char err[512] = "";
     dist_t d;
     int mode = dist_init(&d, err, sizeof err);
-    if (mode < 0) {
-        if (d.is_root) fprintf(stderr, "scaling: error: %s\n", err);
-        return 2;
-    }
+    if (mode < 0) return d.is_root ? fail(err) : 2;
     dist_t *dist = mode == 1 ? &d : NULL;
     rank_watch_t watch;     /* under mpirun/srun: the deadline of every wait outside a run, until the final barrier */
     if (rank_watch_start(&watch, dist) != 0) dist_abort(dist, 1);

@@ -1,6 +1,7 @@
 /* tsv.c — `scaling tsv` (tsv.h): a CSV to TSV through libcsv's parser (study/reader.h's pass), so no script parses
  * CSV a second way. */
 #include "tsv.h"
+#include "../engine/errmsg.h"
 #include "../study/bytes.h"
 #include "../study/reader.h"
 
@@ -45,7 +46,7 @@ int tsv_main(int argc, char **argv) {
     int in = strcmp(path, "-") == 0;
     FILE *f = in ? stdin : fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "scaling tsv: %s: cannot read\n", path);
+        errmsg_line(stderr, "scaling tsv: ", "%s: cannot read", path);
         return 2;
     }
     tsv_t t = {0};
@@ -53,11 +54,11 @@ int tsv_main(int argc, char **argv) {
     int rc = results_csv_feed(f, in ? "stdin" : path, tsv_field, tsv_record, &t, err, sizeof err);
     if (!in) fclose(f);
     fflush(stdout);
-    if (rc) fprintf(stderr, "scaling tsv: %s\n", err);
-    else if (t.line.oom) rc = 2, fprintf(stderr, "scaling tsv: %s: out of memory\n", path);
+    if (rc) errmsg_line(stderr, "scaling tsv: ", "%s", err);
+    else if (t.line.oom) rc = 2, errmsg_line(stderr, "scaling tsv: ", "%s: out of memory", path);
     else if (t.dropped)
-        fprintf(stderr, "scaling tsv: %s: %ld record(s) with the wrong number of fields skipped (a line cut short by a "
-                "kill?)\n", in ? "stdin" : path, t.dropped);
+        errmsg_line(stderr, "scaling tsv: ", "%s: %ld record(s) with the wrong number of fields skipped (a line cut "
+                    "short by a kill?)", in ? "stdin" : path, t.dropped);
     free(t.line.s);
     return rc;
 }

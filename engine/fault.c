@@ -4,6 +4,8 @@
 #include "errmsg.h"
 #include "process.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +13,14 @@
 
 static const char *const kind_names[FAULT_KINDS] = {"alloc", "cudnn", "cuda", "nccl", "collective", "stall"};
 
+/* A decimal integer from min to INT_MAX (K, R and N are counted in ints), digits only: strtol's leading blanks and
+ * sign are refused, and a value past its range too rather than taken as LONG_MAX (a fault that never fires). */
 static int parse_long(const char *s, long min, long *out) {
     char *end;
-    if (!*s || *s == '-' || *s == '+') return -1;
+    if (*s < '0' || *s > '9') return -1;
+    errno = 0;
     long v = strtol(s, &end, 10);
-    if (*end || v < min) return -1;
+    if (*end || errno || v < min || v > INT_MAX) return -1;
     *out = v;
     return 0;
 }

@@ -20,6 +20,7 @@ static const knob_spec_t KNOBS[KNOB_COUNT] = {
     [KNOB_DP_UPDATE] = {"SCALING_DP_UPDATE", {"bucket", "step"}, .dflt = 0},
     [KNOB_NCCL_CTAS] = {"SCALING_NCCL_CTAS", {NULL}, .lo = 0, .hi = 64, .dflt = 0},
     [KNOB_PIPE_SPLIT] = {"SCALING_PIPE_SPLIT", {"balance", "step"}, .dflt = 0},
+    [KNOB_PROFILE_STEPS] = {"SCALING_PROFILE_STEPS", {NULL}, .lo = 0, .hi = 1000000, .dflt = 0},
 };
 
 /* Knob k's value in *out; -1 with the line (no newline) where its value or its old name is refused. */

@@ -1,6 +1,7 @@
 /* knob.h — benchmark knobs: environment variables that switch one implementation for another in the same binary, so
- * a benchmark can time both in one call. Every knob is one entry of knob.c's table (its variable, words or range,
- * default and any old name); doc/engine.md and doc/strategies.md say what each changes. */
+ * a benchmark can time both in one call, or set how a benchmark measures (SCALING_PROFILE_STEPS). Every knob is one
+ * entry of knob.c's table (its variable, words or range, default and any old name); doc/engine.md,
+ * doc/strategies.md and doc/profiling.md say what each changes. */
 #pragma once
 #include <stddef.h>
 
@@ -16,6 +17,7 @@ typedef enum {
     KNOB_DP_UPDATE,      /* SCALING_DP_UPDATE: bucket, step */
     KNOB_NCCL_CTAS,      /* SCALING_NCCL_CTAS: 0 (NCCL's choice) to 64 */
     KNOB_PIPE_SPLIT,     /* SCALING_PIPE_SPLIT: balance, step */
+    KNOB_PROFILE_STEPS,  /* SCALING_PROFILE_STEPS: 0 (no capture range) to 1000000 steps */
     KNOB_COUNT
 } knob_t;
 

@@ -146,8 +146,14 @@ int opt_list(const opt_t *opt, const char *arg, int (*item)(const opt_t *, const
                           (int)sizeof buf - 1);
         memcpy(buf, p, ilen);
         buf[ilen] = '\0';
-        int rc = item(opt, buf, (char *)dst + (size_t)count * size, err, errlen);
+        char *at = (char *)dst + (size_t)count * size;
+        int rc = item(opt, buf, at, err, errlen);
         if (rc) return rc;
+        /* A value twice is a slip: in a sweep it would run one configuration twice, and summaries keep one run. The
+         * parsed values are compared, so 0.1 and 0.10 are one value. */
+        for (int j = 0; j < count; j++)
+            if (memcmp((char *)dst + (size_t)j * size, at, size) == 0)
+                return errmsg(2, err, errlen, "--%s: \"%s\" repeats an earlier value in \"%s\"", opt->name, buf, arg);
         count++;
         if (!comma) break;
         p = comma + 1;

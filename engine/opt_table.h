@@ -58,12 +58,13 @@ int opt_count(void *o, const opt_t *opt, const char *arg, char *err, size_t errl
 int opt_number(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);      /* double >= 0 */
 int opt_pos_number(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);  /* double > 0 */
 /* Comma-separated lists into an array member with an int count member (opt->count): ints > 0, doubles > 0,
- * unsigned 64-bit integers, names of an enum's choices (stored as ints, their indices). */
+ * unsigned 64-bit integers, names of an enum's choices (stored as ints, their indices). No value twice. */
 int opt_int_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_double_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_u64_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
 int opt_enum_list(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);
-/* A list of items parsed by item (the item's text, where it goes, err) into dst, elements of `size` bytes, *n set. */
+/* A list of items parsed by item (the item's text, where it goes, err) into dst, elements of `size` bytes, *n set;
+ * two items that parse to the same bytes are refused. */
 int opt_list(const opt_t *opt, const char *arg, int (*item)(const opt_t *, const char *, void *, char *, size_t),
              void *dst, size_t size, int *n, char *err, size_t errlen);
 

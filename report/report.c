@@ -65,24 +65,12 @@ static void usage(FILE *f) {
     opt_usage(f, &table);
 }
 
-/* The error line on stderr; returns 2. A byte a terminal acts on (a newline in a path or a cell, an escape) is
- * written as \n or \xHH, so the message stays one line whatever the input holds. */
+/* The error line on stderr, one line whatever the input holds (errmsg_line); returns 2. */
 __attribute__((format(printf, 1, 2))) static int die(const char *fmt, ...) {
-    va_list ap, again;
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(again, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    char *msg = malloc(n > 0 ? (size_t)n + 1 : 1);
-    if (msg) vsnprintf(msg, (size_t)(n > 0 ? n : 0) + 1, fmt, again);
-    va_end(again);
+    errmsg_vline(stderr, "scaling report: error: ", fmt, ap);
     va_end(ap);
-    fputs("scaling report: error: ", stderr);
-    for (const unsigned char *p = (const unsigned char *)(msg ? msg : "out of host memory"); *p; p++)
-        if (*p >= 0x20 && *p != 0x7f) fputc(*p, stderr);
-        else if (*p == '\n') fputs("\\n", stderr);
-        else fprintf(stderr, "\\x%02x", *p);
-    fputc('\n', stderr);
-    free(msg);
     return 2;
 }
 

@@ -16,6 +16,9 @@ expect_error '--timeout: "0" must be a positive number'  --timeout 0 "${data[@]}
 expect_error '--retry-failed: only with --resume'       --retry-failed "${data[@]}"
 if [ -z "${SCALING_NO_FAULT_INJECTION:-}" ]; then
     SCALING_FAULT=cuda:0 expect_error 'SCALING_FAULT: "cuda:0": K must be a positive integer' "${data[@]}"
+    # past the integer's range: refused, not taken as the largest value (a fault that would never fire)
+    SCALING_FAULT=cuda:99999999999999999999 expect_error 'K must be a positive integer' "${data[@]}"
+    SCALING_FAULT=cuda:1:rank=4294967296 expect_error '"rank=4294967296" is not rank=R or run=N' "${data[@]}"
 else    # built with -DSCALING_FAULT_INJECTION=OFF (tests/CMakeLists.txt): any value is refused
     SCALING_FAULT=cuda:1 expect_error 'SCALING_FAULT: "cuda:1": this build has no fault injection' "${data[@]}"
 fi
@@ -23,6 +26,22 @@ fi
 SCALING_PIPE_SPLIT=even expect_error 'SCALING_PIPE_SPLIT=even: expected balance or step' "${data[@]}"
 SCALING_NCCL_CTAS=65 expect_error 'SCALING_NCCL_CTAS=65: expected an integer from 0 to 64' "${data[@]}"
 SCALING_DP_WGRAD=direct expect_error 'SCALING_DP_WGRAD: renamed SCALING_WGRAD' "${data[@]}"
+for v in abc -1 5x 99999999999999999999; do
+    SCALING_PROFILE_STEPS=$v expect_error "SCALING_PROFILE_STEPS=$v: expected an integer from 0 to" "${data[@]}"
+done
+# a value holding a newline is quoted with it escaped: the refusal stays one line
+expect_error '--strategy: unknown strategy "a\nb"'      --strategy $'a\nb' "${data[@]}"
+expect_error '--gpus: "1\n2" is not a positive integer' --gpus $'1\n2' "${data[@]}"
+expect_error "$tmp/a\\nb/train-images-idx3-ubyte"      --data-dir "$tmp/a"$'\n'"b" --model lenet --dataset mnist
+expect_error '--conv-cache a\nb/x: directory a\nb'      --conv-cache $'a\nb/x' "${data[@]}"
+SCALING_BN=$'own\n' expect_error 'SCALING_BN=own\n: expected own, cudnn or auto' "${data[@]}"
+# a value twice in a list would run one configuration twice, and the report keeps only the later run
+expect_error '--seed: "1" repeats an earlier value in "1,2,1"' --seed 1,2,1 "${data[@]}"
+expect_error '--lr: "0.10" repeats an earlier value in "0.1,0.10"' --lr 0.1,0.10 "${data[@]}"
+expect_error '--math: "tf32" repeats an earlier value'   --math tf32,bf16,tf32 "${data[@]}"
+expect_error '--gpus: "2" repeats an earlier value'      --gpus 2,2 "${data[@]}"
+# a bucket past any model, and past what its byte count can hold
+expect_error '--bucket-mb 1e+20 is larger than'          --bucket-mb 99999999999999999999 "${data[@]}"
 expect_error '--lr: "-0.1"'                              --lr -0.1 "${data[@]}"
 expect_error '--epochs: "abc"'                           --epochs abc "${data[@]}"
 expect_error '--gpus: "0"'                               --gpus 0 "${data[@]}"
@@ -76,6 +95,32 @@ else
     echo "FAIL: no MNIST under $root/data/mnist (run scripts/setup.sh)"; fail=$((fail + 1))
 fi
 CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' "${data[@]}" --epochs 1
+# --bench allreduce: a CSV of another layout is refused before the device is looked for, and left as it was
+printf 'precious,existing,content\n' > "$tmp/other_bench.csv"
+CUDA_VISIBLE_DEVICES= "$bin" --bench allreduce --gpus 2 --out "$tmp/other_bench.csv" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q "other_bench.csv: header differs" "$tmp/stderr" &&
+    [ ! -s "$tmp/stdout" ] && [ "$(cat "$tmp/other_bench.csv")" = precious,existing,content ] && pass=$((pass + 1)) ||
+    { echo "FAIL: --bench allreduce into a foreign CSV: rc=$rc"; cat "$tmp/stderr"; fail=$((fail + 1)); }
+
+# The default study (no options) checks the environment as a sweep does, before it looks for a GPU or makes its
+# folder: where no GPU is visible, the bad value is named instead of "no CUDA device", and nothing is created.
+default_refused() {   # default_refused "<substring of the message>" VAR=value...
+    local want=$1; shift
+    rm -rf "$tmp/cwd"; mkdir "$tmp/cwd"
+    (cd "$tmp/cwd" && env CUDA_VISIBLE_DEVICES= "$@" "$bin" >"$tmp/stdout" 2>"$tmp/stderr"); local rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -qF -- "$want" "$tmp/stderr" &&
+       [ ! -s "$tmp/stdout" ] && [ -z "$(ls -A "$tmp/cwd")" ]; then pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL: $* scaling -> rc=$rc, created: $(ls -A "$tmp/cwd" | tr '\n' ' '); wanted '$want'; got:"
+        cat "$tmp/stderr"
+    fi
+}
+default_refused 'SCALING_PIPE_SPLIT=even: expected balance or step' SCALING_PIPE_SPLIT=even
+default_refused 'SCALING_PROFILE_STEPS=x: expected an integer' SCALING_PROFILE_STEPS=x
+default_refused 'SCALING_FAULT: "bogus"' SCALING_FAULT=bogus
+default_refused "SCALING_DUMP_PARAMS $tmp: a directory" SCALING_DUMP_PARAMS="$tmp"
 
 # A CSV with another header is refused and left byte-identical.
 cp "$tmp/other.csv" "$tmp/other.orig"

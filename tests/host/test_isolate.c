@@ -184,7 +184,8 @@ static void test_fault_parse(void) {
     EXPECT(fault_parse("collective:2:run=2:rank=0", &f, err, sizeof err) == 0 && f.kind == FAULT_COLLECTIVE &&
            f.run == 2 && f.rank == 0, "collective with run and rank: %s", err);
     static const char *const bad[] = {"oom:1", "cuda", "cuda:0", "cuda:-1", "cuda:x", "cuda:1:rank=", "cuda:1:node=2",
-                                      "nccl:1:run=0", ""};
+                                      "nccl:1:run=0", "", "cuda:99999999999999999999", "cuda:1:rank=4294967296",
+                                      "cuda: 1", "cuda:1:run=+2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         EXPECT(fault_parse(bad[i], &f, err, sizeof err) == 2 && strncmp(err, "SCALING_FAULT: ", 15) == 0,
                "'%s' refused: %s", bad[i], err);

@@ -54,7 +54,7 @@ static int refused(knob_t k, const char *var, const char *value, const char *lin
 
 int main(void) {
     const char *all[] = {"SCALING_BN", "SCALING_CONV", "SCALING_COMM_PRIORITY", "SCALING_WGRAD", "SCALING_DP_WGRAD",
-                         "SCALING_DP_UPDATE", "SCALING_NCCL_CTAS", "SCALING_PIPE_SPLIT"};
+                         "SCALING_DP_UPDATE", "SCALING_NCCL_CTAS", "SCALING_PIPE_SPLIT", "SCALING_PROFILE_STEPS"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) unsetenv(all[i]);
     char err[512] = "";
     EXPECT(knob_check(err, sizeof err) == 0, "nothing set: every knob good: %s", err);
@@ -83,6 +83,15 @@ int main(void) {
         EXPECT(refused(KNOB_NCCL_CTAS, "SCALING_NCCL_CTAS", bad[i], line), "\"%s\": refused in one line", bad[i]);
     }
 
+    /* SCALING_PROFILE_STEPS, read once where a sweep starts: checked as every knob, not atoi'd (where "abc" was no
+     * capture and "5x" five steps, without a word) */
+    EXPECT(value_of(KNOB_PROFILE_STEPS, "SCALING_PROFILE_STEPS", NULL) == 0 &&
+           value_of(KNOB_PROFILE_STEPS, "SCALING_PROFILE_STEPS", "20") == 20, "profile steps: 0 unset, else K");
+    EXPECT(refused(KNOB_PROFILE_STEPS, "SCALING_PROFILE_STEPS", "5x",
+                   "SCALING_PROFILE_STEPS=5x: expected an integer from 0 to 1000000"), "profile steps: a suffix");
+    EXPECT(refused(KNOB_PROFILE_STEPS, "SCALING_PROFILE_STEPS", "-1",
+                   "SCALING_PROFILE_STEPS=-1: expected an integer from 0 to 1000000"), "profile steps: a sign");
+
     /* an old name */
     EXPECT(value_of(KNOB_WGRAD, "SCALING_WGRAD", "widen") == 1, "the new name read");
     EXPECT(refused(KNOB_WGRAD, "SCALING_DP_WGRAD", "direct", "SCALING_DP_WGRAD: renamed SCALING_WGRAD"),
@@ -92,7 +101,7 @@ int main(void) {
     /* knob_check names the first bad knob whichever it is; the control: a good value of every knob passes */
     setenv("SCALING_CONV", "backend", 1), setenv("SCALING_NCCL_CTAS", "4", 1), setenv("SCALING_PIPE_SPLIT", "x", 1);
     EXPECT(knob_check(err, sizeof err) == -1 && strcmp(err, "SCALING_PIPE_SPLIT=x: expected balance or step") == 0,
-           "the last knob bad, the others good: its line: %s", err);
+           "a later knob bad, the others good: its line: %s", err);
     setenv("SCALING_PIPE_SPLIT", "step", 1);
     EXPECT(knob_check(err, sizeof err) == 0, "every knob good");
     return test_summary();

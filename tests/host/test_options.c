@@ -123,6 +123,11 @@ static void test_rejections(void) {
         {{"--gpus", "1,two"}, "--gpus: \"two\" is not a positive integer"},
         {{"--gpus", "0"}, "--gpus: \"0\" is not a positive integer"},
         {{"--gpus", ",1"}, "--gpus: empty item in list \",1\""},
+        /* a value twice would run one configuration twice; compared as parsed */
+        {{"--seed", "1,2,1"}, "--seed: \"1\" repeats an earlier value in \"1,2,1\""},
+        {{"--lr", "0.1,1e-1"}, "--lr: \"1e-1\" repeats an earlier value in \"0.1,1e-1\""},
+        {{"--math", "bf16,tf32,bf16"}, "--math: \"bf16\" repeats an earlier value"},
+        {{"--micro-batches", "auto,4,auto"}, "--micro-batches: \"auto\" repeats an earlier value"},
         {{"--epochs", "0"}, "--epochs: \"0\" is not a positive integer"},
         {{"--epochs", "-1"}, "--epochs: \"-1\" is not a positive integer"},
         {{"--epochs", "2.5"}, "--epochs: \"2.5\" is not a positive integer"},
@@ -277,6 +282,11 @@ static void test_validate(void) {
            options_validate(&o, strategies, 4, err, sizeof err) == 0, "weak scaling has no divisibility rule: %s", err);
     EXPECT(PARSE(&o, err, "--scale", "strong", "--gpus", "1,2,4", "--batch", "256") == 0 &&
            options_validate(&o, strategies, 4, err, sizeof err) == 0, "divisible strong sweep: %s", err);
+    /* a bucket whose byte count would not fit the size_t it becomes; the bound itself is taken */
+    EXPECT(PARSE(&o, err, "--bucket-mb", "1e20") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 2 &&
+           strcmp(err, "--bucket-mb 1e+20 is larger than 1048576 (1 TiB)") == 0, "--bucket-mb 1e20: %s", err);
+    EXPECT(PARSE(&o, err, "--bucket-mb", "1048576") == 0 && options_validate(&o, strategies, 1, err, sizeof err) == 0,
+           "--bucket-mb 1048576: %s", err);
 
     /* Hand-built options (not from the parser) are checked too. */
     EXPECT(parse(&o, err, sizeof err, (char *)NULL) == 0, "%s", err);
