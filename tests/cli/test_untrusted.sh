@@ -5,8 +5,10 @@
 #      CSV is refused with one line naming the record and the column, exit 2, no output folder.
 #   2. A CSV whose file name holds a quote, a newline and a gnuplot command: the report is written (the name goes
 #      into each figure's caption as an escaped string) and the command never runs.
+#   3. A relative CSV name or --out that starts with '<' ("<touch PWNED;x.csv"): gnuplot would run a data file named
+#      so as a command; the figures are drawn from the files and nothing runs.
 # Negative control: the untouched fixture reads (exit 0), so the refusal in 1 comes from the cell alone.
-# Part 2 skips without gnuplot (the caption only reaches gnuplot); part 1 does not need it.
+# Parts 2 and 3 skip without gnuplot (the caption and the data files only reach gnuplot); part 1 does not need it.
 set -u
 source "$(dirname "$0")/lib_report.sh"   # the arguments, the fixture, a scratch folder, ok and bad
 scaling=$report
@@ -61,6 +63,23 @@ if command -v gnuplot >/dev/null; then
     [ ! -e "$tmp/PWNED" ] && [ ! -e "$root/PWNED" ] && ok || bad "a crafted CSV file name ran its payload"
 else
     echo "note: gnuplot not found: the file-name case is not run"
+fi
+
+# 3. a relative path that starts with '<' (gnuplot reads a data file named "<cmd" as a command to run): as the CSV's
+#    name (the output folder follows it) and as --out, from the folder that holds them
+if command -v gnuplot >/dev/null; then
+    mkdir -p "$tmp/rel" && cd "$tmp/rel" || exit 1
+    cp "$fixture" '<touch PWNED;x.csv'
+    cp "$fixture" study.csv
+    for args in "<touch PWNED;x.csv" "study.csv|--out|<touch PWNED;y"; do
+        IFS='|' read -r -a argv <<<"$args"
+        "$scaling" report "${argv[@]}" >/dev/null 2>"$tmp/err"; rc=$?
+        [ $rc -eq 0 ] && ok || { bad "report ${argv[*]}: exit $rc"; cat "$tmp/err"; }
+        [ ! -e PWNED ] && ok || { bad "report ${argv[*]}: the path ran as a command"; rm -f PWNED; }
+        ls ./'<touch PWNED;'?/*.png >/dev/null 2>&1 && ok || bad "report ${argv[*]}: no figure drawn"
+        rm -rf ./'<touch PWNED;'?
+    done
+    cd "$tmp" || exit 1
 fi
 
 echo "test_untrusted: $pass passed, $fail failed"
