@@ -8,7 +8,8 @@
 #      previous report's figures and REPORT.md are unchanged, and no temporary file is left;
 #   3. bad --out targets, each one line and exit 2 with nothing written: a path over the limit (and longer than any
 #      folder the report can write into), a file, a folder under a file, a device, a REPORT.md that is a folder, an
-#      input where the report would write one of its files; and a model name too long to name a file after;
+#      input (the study, --allreduce, --baseline) where the report would write one of its files; and a model name
+#      too long to name a file after;
 #   4. a long --out under the limit (1,109 characters, which an older report cut at 1,023) is written where named.
 # Negative control: the untouched report of the same fixture (exit 0). Parts 1 (figures) and 2 need gnuplot.
 set -u
@@ -104,6 +105,10 @@ mkdir alias; cp study.csv alias/REPORT.md; cp study.csv alias/fig.dat
 ) && pass=$((pass + 1)) || fail=$((fail + 1))
 "$scaling" report study.csv --allreduce alias/fig.dat --out alias >/dev/null 2>"$tmp/err"; rc=$?
 ok '[ $rc -eq 2 ] && grep -q "alias/fig.dat is there" "$tmp/err"' "--allreduce inside --out: rc=$rc, $(cat "$tmp/err")"
+before=$(sha256sum alias/fig.dat)
+"$scaling" report study.csv --baseline alias/fig.dat --out alias >/dev/null 2>"$tmp/err"; rc=$?
+ok '[ $rc -eq 2 ] && grep -q "alias/fig.dat is there" "$tmp/err" && [ "$(sha256sum alias/fig.dat)" = "$before" ]' \
+   "--baseline inside --out: rc=$rc, $(cat "$tmp/err")"
 
 # 4. a long --out is written where it is named, whole
 long_ok=$tmp/$(printf 'd%0199d/' $(seq 1 6))
