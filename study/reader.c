@@ -99,7 +99,7 @@ static void check_name(read_ctx_t *c, const results_column_t *col, const char *s
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (results_name_byte_ok(col->flags, *p)) continue;
         snprintf(c->refused, sizeof c->refused,
-                 "record %ld, column %s: byte 0x%02x is not allowed in a name (letters, digits, space and ._+-:/()@=,;)",
+                 "record %ld, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS ")",
                  c->records, col->name, *p);
         return;
     }

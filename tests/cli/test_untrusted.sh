@@ -7,6 +7,7 @@
 #      into each figure's caption as an escaped string) and the command never runs.
 #   3. A relative CSV name or --out that starts with '<' ("<touch PWNED;x.csv"): gnuplot would run a data file named
 #      so as a command; the figures are drawn from the files and nothing runs.
+#   4. HTML, a '|' or a backtick in the all-reduce benchmark's strategy, algo or type: that CSV is refused as in 1.
 # Negative control: the untouched fixture reads (exit 0), so the refusal in 1 comes from the cell alone.
 # Parts 2 and 3 skip without gnuplot (the caption and the data files only reach gnuplot); part 1 does not need it.
 set -u
@@ -81,6 +82,23 @@ if command -v gnuplot >/dev/null; then
     done
     cd "$tmp" || exit 1
 fi
+
+# 4. the all-reduce benchmark's name cells (strategy, algo, type) go into REPORT.md's tables and code spans: a byte
+#    outside a name's set (HTML, a table's '|', a backtick) refuses the benchmark CSV, as the study's (negative
+#    control: the untouched pair is read)
+mkdir -p "$tmp/ar" && cp "$fixture" "$tmp/ar/study.csv"
+cp "$root/tests/fixtures/study_allreduce.csv" "$tmp/ar/study_allreduce.csv"
+"$scaling" report "$tmp/ar/study.csv" --out "$tmp/ar/plain" >/dev/null 2>"$tmp/err" && ok ||
+    { bad "the untouched benchmark CSV: exit $?"; cat "$tmp/err"; }
+for col in strategy algo type; do
+    for payload in 'nccl <img src=x onerror=alert(1)>' 'Ring | forged | cell' 'Ring`<b>x</b>'; do
+        set_cells "$col" "$payload" "$root/tests/fixtures/study_allreduce.csv" "$tmp/ar/study_allreduce.csv"
+        out=$tmp/ar/out-$col
+        "$scaling" report "$tmp/ar/study.csv" --out "$out" >/dev/null 2>"$tmp/err"; rc=$?
+        [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "column $col" "$tmp/err" && [ ! -e "$out" ] && ok ||
+            { bad "benchmark $col = $payload: exit $rc, $(ls "$out" 2>/dev/null | wc -l) file(s) written:"; cat "$tmp/err"; }
+    done
+done
 
 echo "test_untrusted: $pass passed, $fail failed"
 [ $fail -eq 0 ]
