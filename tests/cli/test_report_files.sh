@@ -84,6 +84,8 @@ refused "not a directory" --out afile
 refused "afile: a file, not a directory" --out afile/sub/deeper
 refused "a character device, not a directory" --out /dev/full
 mkdir -p dirmd/REPORT.md
+ln -s not_yet linked_out
+refused "linked_out is a symbolic link to a missing folder" --out linked_out/sub
 refused "REPORT.md is a directory" --out dirmd
 # a name the report would name a file after, too long for a file name: the CSV is refused (the model column is
 # the 4th, before any quoted cell)
