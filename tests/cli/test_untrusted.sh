@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_untrusted.sh — a CSV and its file name are data, never code: `scaling report` on crafted inputs runs nothing
 # and writes nothing outside its output folder.
-#   1. A newline, a quote or a backslash in a name cell (model, dataset, strategy, math, gpu_name, host, ...): the
-#      CSV is refused with one line naming the record and the column, exit 2, no output folder.
+#   1. A newline, a quote, a backslash or a NUL in a name cell (model, dataset, strategy, math, gpu_name, host, ...):
+#      the CSV is refused with one line naming the record and the column, exit 2, no output folder.
 #   2. A CSV whose file name holds a quote, a newline and a gnuplot command: the report is written (the name goes
 #      into each figure's caption as an escaped string) and the command never runs.
 #   3. A relative CSV name or --out that starts with '<' ("<touch PWNED;x.csv"): gnuplot would run a data file named
@@ -49,6 +49,20 @@ for col in model dataset strategy math gpu_name host schedule; do
         [ ! -e "$tmp/PWNED" ] && ok || { bad "$col: the payload ran"; rm -f "$tmp/PWNED"; }
     done
 done
+
+# a NUL byte inside a name cell ("res\0net18"): a byte outside the set like any other, not the name's end
+python3 - "$fixture" "$tmp/nul.csv" <<'EOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline='')))
+j = rows[0].index('model')
+for r in rows[1:]:
+    if len(r) == len(rows[0]):
+        r[j] = r[j][:3] + '\0' + r[j][3:]
+csv.writer(open(sys.argv[2], 'w', newline=''), lineterminator='\n').writerows(rows)
+EOF
+"$scaling" report "$tmp/nul.csv" --out "$tmp/nul-out" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "column model: byte 0x00" "$tmp/err" && [ ! -e "$tmp/nul-out" ] && ok ||
+    { bad "a NUL in a model name: exit $rc"; cat "$tmp/err"; }
 
 # 2. a crafted file name reaches the figures' captions only as data
 if command -v gnuplot >/dev/null; then
