@@ -109,8 +109,9 @@ for col in strategy algo type; do
         set_cells "$col" "$payload" "$root/tests/fixtures/study_allreduce.csv" "$tmp/ar/study_allreduce.csv"
         out=$tmp/ar/out-$col
         "$scaling" report "$tmp/ar/study.csv" --out "$out" >/dev/null 2>"$tmp/err"; rc=$?
-        [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "column $col" "$tmp/err" && [ ! -e "$out" ] && ok ||
-            { bad "benchmark $col = $payload: exit $rc, $(ls "$out" 2>/dev/null | wc -l) file(s) written:"; cat "$tmp/err"; }
+        [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "column $col" "$tmp/err" && [ ! -e "$out" ] &&
+            ok || { bad "benchmark $col = $payload: exit $rc, $(ls "$out" 2>/dev/null | wc -l) file(s) written:"
+                    cat "$tmp/err"; }
     done
 done
 
