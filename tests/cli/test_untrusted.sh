@@ -8,6 +8,8 @@
 #   3. A relative CSV name or --out that starts with '<' ("<touch PWNED;x.csv"): gnuplot would run a data file named
 #      so as a command; the figures are drawn from the files and nothing runs.
 #   4. HTML, a '|' or a backtick in the all-reduce benchmark's strategy, algo or type: that CSV is refused as in 1.
+#   5. A CSV file name holding backticks, newlines, HTML, a table row and a heading: in REPORT.md (title, baseline,
+#      a benchmark's error) each stays inside a code span.
 # Negative control: the untouched fixture reads (exit 0), so the refusal in 1 comes from the cell alone.
 # Parts 2 and 3 skip without gnuplot (the caption and the data files only reach gnuplot); part 1 does not need it.
 set -u
@@ -114,6 +116,32 @@ for col in strategy algo type; do
                     cat "$tmp/err"; }
     done
 done
+
+# 5. file names in REPORT.md: the study's (its title), the baseline's, the benchmark's (its fit, a table cell of the
+#    projection) and the network benchmark's that cannot be read (its error names it too) stay inside code spans,
+#    whatever their bytes: no HTML, table row or heading comes of them
+mkdir -p "$tmp/md"
+name=$tmp/md/$'n`a``me\n<img src=x onerror=alert(1)>\n| a | b |\n# h'
+cp "$fixture" "$name.csv"
+cp "$root/tests/fixtures/study_allreduce.csv" "${name}_allreduce.csv"
+: >"${name}_allreduce_net.csv"      # empty: the inter-node path's note names the file and the error
+"$scaling" report "$name.csv" --baseline "$name.csv" --out "$tmp/md/out" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && ok || { bad "crafted file names in REPORT.md: exit $rc"; cat "$tmp/err"; }
+python3 - "$tmp/md/out/REPORT.md" >"$tmp/md/check" <<'EOF'
+import re, sys
+md = open(sys.argv[1], encoding='utf-8').read()
+# code spans (CommonMark: a run of n backticks up to the next run of exactly n) taken out; what is left is Markdown
+rest = re.sub(r'(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)', '', md)
+for bad in ('<img', 'onerror'):
+    if bad in rest:
+        print('outside a code span:', bad)
+for line in md.splitlines():
+    if line.startswith(('<img', '| a |', '# h')):
+        print('a line of its own:', line)
+if md.count('onerror') < 6:     # title, baseline, fit, projection table, network note (file and error)
+    print('the names in', md.count('onerror'), 'places, not 6')
+EOF
+[ ! -s "$tmp/md/check" ] && ok || { bad "crafted file names in REPORT.md:"; cat "$tmp/md/check"; }
 
 echo "test_untrusted: $pass passed, $fail failed"
 [ $fail -eq 0 ]
