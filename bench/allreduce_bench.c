@@ -158,6 +158,9 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
     }
     char algo[80];
     snprintf(algo, sizeof algo, "%s%s", st->reduce->algo(ctx), k->cast ? "+cast" : "");
+    /* as a training row's nccl_algo is written (NCCL_ALGO=^NVLS: _NVLS), so the report reads and matches it */
+    for (char *c = algo; *c; c++)
+        if (!results_name_byte_ok(RESULTS_F_NAME, (unsigned char)*c)) *c = '_';
     printf("#\n# %s (%s) on %d GPUs, %s in place%s\n", st->info.name, algo, n, k->type,
            k->cast ? ", cast from float32 included" : "");
     printf("#%11s %12s %8s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",

@@ -47,16 +47,20 @@ void ar_path_inter(ar_path_t *p, report_t *r) {
         char err[REPORT_ERR] = "";
         int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
         const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
+        char *src = md_code(r->net_src, 0), *why = rc ? md_code(err, 0) : NULL;
         if (rc)
-            text_printf(&r->inter_note, "%s: %s", r->net_src, err);
+            text_printf(&r->inter_note, "%s: %s", src, why);
         else if (!fit_usable(k))
-            text_printf(&r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", r->net_src);
+            text_printf(&r->inter_note, "%s: no nccl rows that fit α ≥ 0 and β > 0", src);
         else {
             p->ae = k->alpha;
             p->be = k->beta;
-            text_printf(&r->inter_src, "ring fit to `%s`", r->net_src);
+            char *cell = md_code(r->net_src, 1);   /* inter_src is a table cell */
+            text_printf(&r->inter_src, "ring fit to %s", cell);
             text_printf(&r->inter_cap, "fit");
+            free(cell);
         }
+        free(src), free(why);
     }
     if (!isnan(r->net_lat)) {
         p->ae = r->net_lat;

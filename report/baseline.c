@@ -218,16 +218,17 @@ void report_baseline(const report_t *r, FILE *md) {
     const baseline_t *b = r->base;
     bytes_t cn = {0}, cb = {0};
     commits(&cn, &r->st), commits(&cb, &b->st);
+    char *src = md_code(b->src, 0);
     fprintf(md, "## Against the baseline\n\n");
     fprintf(md,
-            "This study (commit %s) against `%s` (commit %s): %d configuration(s) both ran (every key column but the "
+            "This study (commit %s) against %s (commit %s): %d configuration(s) both ran (every key column but the "
             "seed and the commit), %d only here, %d only there. images/s is the median over the steady epochs of a "
             "configuration's runs (its seeds), its spread their range over that median; efficiency is images/s over "
             "N × that of the study's own T1 run (`%s`'s fastest at the same batch and math). A **regression** is "
             "images/s below the baseline's by more than %s (`--threshold`): `scaling report` exits 1 where there is "
             "one.\n\n",
-            text_str(&cn), b->src, text_str(&cb), b->n, b->only[0], b->only[1], study_ref(&r->st), pct(b->threshold).s);
-    free(cn.s), free(cb.s);
+            text_str(&cn), src, text_str(&cb), b->n, b->only[0], b->only[1], study_ref(&r->st), pct(b->threshold).s);
+    free(cn.s), free(cb.s), free(src);
     if (b->n) table(md, r, b);
     if (!b->regressions) fprintf(md, "**No regression** past %s.\n\n", pct(b->threshold).s);
     else {

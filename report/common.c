@@ -23,6 +23,26 @@ numtext_t num(double x) {
     return t;
 }
 
+char *md_code(const char *s, int in_table) {
+    size_t run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    bytes_t b = {0};
+    /* a space inside the fence where s starts or ends with a backtick (CommonMark strips one on each side) */
+    int pad = *s == '`' || (*s && s[strlen(s) - 1] == '`');
+    for (size_t i = 0; i <= longest; i++) text_printf(&b, "`");
+    text_printf(&b, "%s", pad ? " " : "");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) text_printf(&b, "?");
+        else if (*p == '|' && in_table) text_printf(&b, "\\|");
+        else text_printf(&b, "%c", *p);
+    text_printf(&b, "%s", pad ? " " : "");
+    for (size_t i = 0; i <= longest; i++) text_printf(&b, "`");
+    return b.s;
+}
+
 void gpus_word(bytes_t *b, int g) { text_printf(b, g == 1 ? "1 GPU" : "%d GPUs", g); }
 void batch_word(bytes_t *b, const run_t *r) { text_printf(b, r->global ? "batch %d" : "%d/GPU", r->line_batch); }
 void link_word(bytes_t *b, const run_t *r) { text_printf(b, "%s%s", *r->link ? ", " : "", r->link); }

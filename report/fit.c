@@ -71,6 +71,20 @@ static fit_t *fit_find(fits_t *f, const char *name) {
     return NULL;
 }
 
+/* The cells a fit is named after go into REPORT.md's tables and code spans: as in a study CSV's name cells
+ * (study/schema.h), a byte outside RESULTS_NAME_CHARS (HTML, a table's '|', a backtick) refuses the file. 0, or 2
+ * with one line naming the record and the column. */
+static int check_names(const rows_t *t, const char *path, const int *cols, int ncols, char *err, size_t errlen) {
+    for (int r = 0; r < t->nrows; r++)
+        for (int i = 0; i < ncols; i++)
+            for (const unsigned char *p = (const unsigned char *)rows_cell(t, r, cols[i]); *p; p++)
+                if (!results_name_byte_ok(RESULTS_F_NAME, *p))
+                    return errmsg(2, err, errlen,
+                                  "%s: record %d, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS
+                                  ")", path, r + 1, t->names[cols[i]], *p);
+    return 0;
+}
+
 int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_t *const *infos, char *err,
               size_t errlen) {
     rows_t t;
@@ -82,6 +96,11 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
     if (cs < 0 || cg < 0 || cb < 0 || ct < 0) {
         rows_free(&t);
         return errmsg(1, err, errlen, "no columns strategy, gpus, size_bytes (or bytes), time_us");
+    }
+    const int names[] = {cs, ca, cy};
+    if (check_names(&t, path, names, 3, err, errlen)) {
+        rows_free(&t);
+        return 2;
     }
     int first = f->n;
     for (int r = 0; r < t.nrows; r++) {

@@ -32,18 +32,22 @@ static void not_ok(const report_t *r, FILE *md, int g) {
 static void allreduce_model(const report_t *r, FILE *md) {
     fprintf(md, "## All-reduce model\n\n");
     if (!r->have_bench) {
-        fprintf(md,
-                "no all-reduce benchmark: model line omitted (run `./scaling --bench allreduce --gpus 2,4 --out %s`, "
-                "or pass `--allreduce FILE`).\n\n",
-                r->bench_default);
+        char *cmd = mem_printf("./scaling --bench allreduce --gpus 2,4 --out %s", r->bench_default);
+        char *c = md_code(cmd, 0);
+        fprintf(md, "no all-reduce benchmark: model line omitted (run %s, or pass `--allreduce FILE`).\n\n", c);
+        free(cmd), free(c);
         return;
     }
+    char *src = md_code(r->bench_src, 0);
     if (*r->bench_err || r->nfit_bench == 0) {
-        fprintf(md, "%s: %s: model line omitted.\n\n", r->bench_src,
-                *r->bench_err ? r->bench_err : "no usable rows (gpus >= 2, bytes and time_us > 0, wrong = 0)");
+        char *why = *r->bench_err ? md_code(r->bench_err, 0) : NULL;
+        fprintf(md, "%s: %s: model line omitted.\n\n", src,
+                why ? why : "no usable rows (gpus >= 2, bytes and time_us > 0, wrong = 0)");
+        free(why), free(src);
         return;
     }
-    fprintf(md, "α-β fit to `%s` (least squares on the relative error; t in µs, S in bytes):\n\n", r->bench_src);
+    fprintf(md, "α-β fit to %s (least squares on the relative error; t in µs, S in bytes):\n\n", src);
+    free(src);
     fprintf(md, "| strategy | model t(n, S) | α (µs) | 1/β (GB/s) | points | GPU counts | sizes | max error |\n"
                 "|---|---|---:|---:|---:|---|---|---:|\n");
     for (int i = 0; i < r->nfit_bench; i++) {
@@ -65,7 +69,9 @@ static void allreduce_model(const report_t *r, FILE *md) {
 
 static void header(const report_t *r, FILE *md) {
     const study_runs_t *s = &r->st;
-    fprintf(md, "# Scaling study: %s\n\n", r->src);
+    char *src = md_code(r->src, 0);
+    fprintf(md, "# Scaling study: %s\n\n", src);
+    free(src);
     for (int g = 0; g < s->ng; g++) {
         const group_t *gr = &s->grp[g];
         bytes_t gpus = {0}, hosts = {0}, commits = {0}, dates = {0};

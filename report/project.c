@@ -515,8 +515,10 @@ static void explain(proj_t *p) {
             "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut "
             "into.\n\n");
     fprintf(md, "| path | α (µs per step) | bandwidth (GB/s) | source |\n|---|---:|---:|---|\n");
-    fprintf(md, "| intra-node | %.2f | %.1f | ring fit `%s` to `%s` (above) |\n", p->path.ki->alpha,
-            1e-3 / p->path.ki->beta, p->path.ki->name, r->bench_src);
+    char *src = md_code(r->bench_src, 1);
+    fprintf(md, "| intra-node | %.2f | %.1f | ring fit `%s` to %s (above) |\n", p->path.ki->alpha,
+            1e-3 / p->path.ki->beta, p->path.ki->name, src);
+    free(src);
     if (p->path.inter)
         fprintf(md, "| inter-node, per GPU | %.2f | %.1f | %s |\n", p->path.ae, 1e-3 / p->path.be,
                 text_str(&r->inter_src));
@@ -532,16 +534,18 @@ static void explain(proj_t *p) {
 void report_projection(report_t *r, FILE *md) {
     fprintf(md, "## Projection past this host\n\n");
     if (!r->have_bench) {
-        fprintf(md,
-                "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run `./scaling --bench "
-                "allreduce --gpus 2,4 --out %s`, or pass `--allreduce FILE`).\n",
-                r->bench_default);
+        char *cmd = mem_printf("./scaling --bench allreduce --gpus 2,4 --out %s", r->bench_default);
+        char *c = md_code(cmd, 0);
+        fprintf(md, "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run %s, or pass "
+                    "`--allreduce FILE`).\n", c);
+        free(cmd), free(c);
         return;
     }
     const fit_t *ki = fit_nccl(&r->fits, "", "float");
     if (*r->bench_err || !fit_usable(ki)) {
-        fprintf(md, "%s: %s: projection omitted.\n", r->bench_src,
-                *r->bench_err ? r->bench_err : "no nccl rows that fit α ≥ 0 and β > 0");
+        char *src = md_code(r->bench_src, 0), *why = *r->bench_err ? md_code(r->bench_err, 0) : NULL;
+        fprintf(md, "%s: %s: projection omitted.\n", src, why ? why : "no nccl rows that fit α ≥ 0 and β > 0");
+        free(src), free(why);
         return;
     }
     proj_t p = {.r = r, .s = &r->st, .md = md};

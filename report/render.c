@@ -28,6 +28,15 @@ static void gq(FILE *f, const char *var, const char *s) {
     fprintf(f, "\"\n");
 }
 
+/* A data file's path as gnuplot must get it: gnuplot runs a file name that starts with '<' as a shell command and
+ * reads "-", "+", "$name" and "~/" as something other than a file, so a relative path (the output folder derives
+ * from the CSV's name or --out, both data) gets "./" before it; an absolute one starts with '/' already. */
+static void gq_file(FILE *f, const char *var, const char *path) {
+    char *p = *path && *path != '/' ? mem_printf("./%s", path) : NULL;
+    gq(f, var, p ? p : path);
+    free(p);
+}
+
 /* f emptied for the next figure. 0, or -1. */
 static int empty(FILE *f) {
     fflush(f);
@@ -66,8 +75,8 @@ static int draw(const report_t *r, const plot_t *p, int fmt, FILE *vars, FILE *e
     if (empty(vars) != 0) return -1;
     gq(vars, "fmt", fmt ? "svg" : "png");
     gq(vars, "out", "");    /* no file: plots/common.gp leaves the output on stdout */
-    gq(vars, "data", p->data);
-    gq(vars, "data2", p->data2);
+    gq_file(vars, "data", p->data);
+    gq_file(vars, "data2", p->data2);
     gq(vars, "subtitle", p->subtitle);
     gq(vars, "caption", p->caption);
     if (fflush(vars) != 0 || fseek(vars, 0, SEEK_SET) != 0) return -1;

@@ -179,12 +179,13 @@ static int report_writes(const char *name) {
 }
 
 /* The output folder a directory (or to be made under one), writable, short enough for any file name in it, its
- * REPORT.md a file or absent, and no input where the report would write one of its files. 0, or 2. */
-static int check_out(const report_t *r) {
+ * REPORT.md a file or absent, and no input (the study, the benchmarks, the baseline) where the report would write
+ * one of its files. 0, or 2. */
+static int check_out(const report_t *r, const char *baseline) {
     static const char *const names[] = {REPORT_MD, REPORT_SUMMARY_CSV, NULL};
     char err[REPORT_ERR];
     if (paths_check_dir("--out", r->out, NAME_MAX, names, err, sizeof err)) return die("%s", err);
-    const char *in[] = {r->src, r->bench_src, r->net_src};
+    const char *in[] = {r->src, r->bench_src, r->net_src, baseline ? baseline : ""};
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
         const char *base = strrchr(in[i], '/') ? strrchr(in[i], '/') + 1 : in[i];
         if (*in[i] && report_writes(base) && paths_in_dir(in[i], r->out))
@@ -214,7 +215,7 @@ static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
     int long_out = o->out ? path_set(r->out, "%s", o->out) : beside(r->out, csv, "");
     if (!long_out && !o->out && strcmp(r->out, csv) == 0) long_out = path_set(r->out, "%s.plots", csv);
     if (long_out) return die("--out: path longer than the limit of %d characters", PATH_MAX - 1);
-    return check_out(r);
+    return check_out(r, o->baseline);
 }
 
 /* The study, the baseline and the benchmark read: a CSV that is not a study's leaves no folder behind. 0, or 2. */

@@ -165,6 +165,11 @@ numtext_t pct(double x);
 /* num_s's text of x. */
 numtext_t num(double x);
 
+/* s (a path, or a message naming one) as a Markdown code span, freed by the caller: a file name is data, so no HTML,
+ * link, heading or table cell is made of it. Bytes below 0x20 and 0x7f become '?'; the fence is one backtick longer
+ * than the longest run in s; in_table: '|' is written "\|", which a table cell needs even in a code span. */
+char *md_code(const char *s, int in_table);
+
 /* Of x[0..n) (NAN values left out; x is reordered). */
 stat_t stat_of(double *x, int n);
 /* Of a number of each run (NAN: none): f(run). */

@@ -42,10 +42,11 @@ static int dir_writable(const char *dir) {
 
 /* path made lexical in place: empty and "." components dropped, each ".." taking the component before it (none above
  * "/"). Only for a path whose components may be taken at their word: a resolved directory (no symlink left in it)
- * followed by names that do not exist yet (so none of them is a symlink either). */
+ * followed by names none of which is a symlink (resolve_new checks with link_on_path). Reads no further than the
+ * path's NUL, which the last component's '/' overwrites where nothing moved. */
 static void normalise(char *path) {
-    char *out = path + 1, *p = path + 1;    /* path starts with '/': realpath's */
-    while (*p) {
+    char *out = path + 1, *p = path + 1, *stop = path + strlen(path);  /* path starts with '/': realpath's */
+    while (p < stop) {
         char *end = strchr(p, '/');
         size_t n = end ? (size_t)(end - p) : strlen(p);
         if (n == 2 && p[0] == '.' && p[1] == '.') {
@@ -57,15 +58,39 @@ static void normalise(char *path) {
             *out++ = '/';
         }
         p += n;
-        while (*p == '/') p++;
+        while (p < stop && *p == '/') p++;
     }
     if (out > path + 1) out--;   /* the last component's '/' */
     *out = '\0';
 }
 
+/* The first name of a lexical path (resolve_new's) that is a symbolic link: the path names its place only where
+ * none is. Below the nearest existing folder a link is either one to nothing (to a folder that may appear later, as
+ * --out's folders are made before a trace is written: lnk -> newdir makes lnk/x.csv newdir/x.csv then) or a folder
+ * that a '..' after a missing name stepped past (gone/../lnk). 0 where there is none (the last name may be a link to
+ * something: an existing file, which its caller compares by inode); 1 for a link to nothing and -1 for a folder
+ * that links to something, its path in link (PATH_MAX bytes: a longer one cannot be looked at anyway). */
+static int link_on_path(const char *where, char link[PATH_MAX]) {
+    for (const char *s = where;;) {
+        s = strchr(s + 1, '/');
+        size_t n = s ? (size_t)(s - where) : strlen(where);
+        struct stat st;
+        if (n >= PATH_MAX) return 0;
+        memcpy(link, where, n);
+        link[n] = '\0';
+        if (lstat(link, &st) != 0) return 0;    /* a missing name: nothing below it exists */
+        if (S_ISLNK(st.st_mode)) {
+            if (stat(link, &st) != 0) return 1;
+            if (s) return -1;
+        }
+        if (!s) return 0;
+    }
+}
+
 /* The nearest existing ancestor directory of path, resolved, into ancestor, and path's place as that directory and
  * the rest of path below it, made lexical (normalise), into out: d/sub/../sub/x.csv and d/sub/x.csv with d/sub not
- * there yet are one place. 0, or -1 with errno (ENAMETOOLONG where it would not fit out). */
+ * there yet are one place. 0; -2 where a name on the way is a symbolic link to nothing (its path in ancestor); or -1
+ * with errno (ENAMETOOLONG where it would not fit out). */
 static int resolve_new(const char *path, char *out, size_t len, char *ancestor, size_t alen) {
     size_t end = strlen(path);              /* the part of path still to strip: path[0..end) */
     for (;;) {
@@ -91,6 +116,14 @@ static int resolve_new(const char *path, char *out, size_t len, char *ancestor, 
                 return -1;
             }
             normalise(out);
+            char link[PATH_MAX];
+            int l = link_on_path(out, link);
+            if (l > 0) return snprintf(ancestor, alen, "%s", link), -2;
+            if (l < 0) {    /* reached through gone/..: resolved again from the link, as out has no '..' left */
+                char again[PATH_MAX * 2];
+                snprintf(again, sizeof again, "%s", out);
+                return resolve_new(again, out, len, ancestor, alen);
+            }
             return 0;
         }
         if (errno != ENOENT && errno != ENOTDIR) return -1;
@@ -119,7 +152,10 @@ static int check_one(const paths_use_t *u, place_t *p, char *err, size_t errlen)
         return errmsg(2, err, errlen, "%s %s: %s", u->what, u->path, strerror(errno));
     }
     char ancestor[PATH_MAX] = "";
-    if (resolve_new(u->path, p->where, sizeof p->where, ancestor, sizeof ancestor) != 0)
+    int r = resolve_new(u->path, p->where, sizeof p->where, ancestor, sizeof ancestor);
+    if (r == -2)
+        return errmsg(2, err, errlen, "%s %s: %s is a symbolic link to a missing folder", u->what, u->path, ancestor);
+    if (r != 0)
         return errmsg(2, err, errlen, "%s %s: %s%s%s", u->what, u->path, ancestor, *ancestor ? ": " : "",
                       strerror(errno));
     /* A new file (or one renamed into place) needs its directory writable; directories still missing are created
@@ -260,7 +296,9 @@ int paths_check_dir(const char *what, const char *dir, size_t room, const char *
     }
     if (errno != ENOENT && errno != ENOTDIR) return errmsg(2, err, errlen, "%s %s: %s", what, dir, strerror(errno));
     char where[PATH_MAX * 2], ancestor[PATH_MAX] = "";
-    if (resolve_new(dir, where, sizeof where, ancestor, sizeof ancestor) != 0)
+    int r = resolve_new(dir, where, sizeof where, ancestor, sizeof ancestor);
+    if (r == -2) return errmsg(2, err, errlen, "%s %s: %s is a symbolic link to a missing folder", what, dir, ancestor);
+    if (r != 0)
         return errmsg(2, err, errlen, "%s %s: %s%s%s", what, dir, ancestor, *ancestor ? ": " : "",
                       errno == ENOTDIR ? "a file, not a directory" : strerror(errno));
     if (dir_writable(ancestor) != 0)

@@ -88,18 +88,18 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
 
 /* A NAME or SET cell holding a byte outside its set, or a NAME of a STR column over RESULTS_NAME_MAX bytes, refuses
  * the CSV: the message names the record, the column and the byte (as a number: the byte itself may be a newline) or
- * the length. */
-static void check_name(read_ctx_t *c, const results_column_t *col, const char *s) {
+ * the length. len: the cell's bytes as read, so that a NUL inside it is such a byte rather than the name's end. */
+static void check_name(read_ctx_t *c, const results_column_t *col, const char *s, size_t len) {
     if (!(col->flags & (RESULTS_F_NAME | RESULTS_F_SET)) || c->refused[0]) return;
     if (col->type == RESULTS_STR && strlen(s) > RESULTS_NAME_MAX) {
         snprintf(c->refused, sizeof c->refused, "record %ld, column %s: a name of %zu bytes (at most %d)", c->records,
                  col->name, strlen(s), RESULTS_NAME_MAX);
         return;
     }
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + len; p++) {
         if (results_name_byte_ok(col->flags, *p)) continue;
         snprintf(c->refused, sizeof c->refused,
-                 "record %ld, column %s: byte 0x%02x is not allowed in a name (letters, digits, space and ._+-:/()@=,;)",
+                 "record %ld, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS ")",
                  c->records, col->name, *p);
         return;
     }
@@ -155,7 +155,9 @@ static void read_row(read_ctx_t *c) {
     int bad = 0;
     for (int j = 0; j < r->nf && !bad; j++)
         if (c->map[j] >= 0) {
-            check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
+            /* each field is followed by its NUL (record_field) */
+            size_t len = (j + 1 < r->nf ? r->off[j + 1] : r->b.len) - r->off[j] - 1;
+            check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j], len);
             check_size(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
             bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
         }

@@ -160,6 +160,8 @@ typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUN
  * shell word in quotes, a data file's quoted title) treats as syntax. */
 #define RESULTS_NAME_CHARS                                                                                             \
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 ._+-:/()@=,;"
+/* RESULTS_NAME_CHARS in words, for the messages that refuse a byte outside it. */
+#define RESULTS_NAME_WORDS "letters, digits, space and ._+-:/()@=,;"
 /* The longest a NAME cell of a STR column (strategy, model, dataset, ...) may be: the report names files after them
  * (model-dataset-strategy and a prefix stay under NAME_MAX with a temporary suffix). */
 #define RESULTS_NAME_MAX 64

@@ -71,6 +71,18 @@ refused 'a character device, not a regular file' "${run[@]}" --conv-cache /dev/f
 refused 'a character device, not a regular file' "${run[@]}" --trace /dev/null --out "$tmp/d/new.csv"
 ln -s nowhere "$tmp/d/dangling"
 refused 'a symbolic link to a missing file' "${run[@]}" --out "$tmp/d/dangling"
+# A folder on the way that is a symbolic link to nothing yet: --out's folders are made before a trace or a dump is
+# written, so lnk -> newdir would make lnk/x.csv the study CSV then (read lexically, the two names differed).
+ln -s newdir "$tmp/d/lnk"
+to_nothing='lnk is a symbolic link to a missing folder'
+refused "$to_nothing" "${run[@]}" --out "$tmp/d/newdir/x.csv" --trace "$tmp/d/lnk/x.csv"
+refused "$to_nothing" SCALING_DUMP_PARAMS="$tmp/d/lnk/x.csv" "${run[@]}" --out "$tmp/d/newdir/x.csv"
+refused "$to_nothing" "${run[@]}" --out "$tmp/d/gone/../newdir/x.csv" --trace "$tmp/d/gone/../lnk/x.csv"
+refused "$to_nothing" "${run[@]}" --out "$tmp/d/lnk/x.csv"
+# ... and a '..' after a missing name that steps past a link to a folder (--out's own gone/ is made first)
+mkdir "$tmp/d/realdir"; ln -s realdir "$tmp/d/linkdir"
+refused "$same" "${run[@]}" --out "$tmp/d/gone/../realdir/x.csv" --trace "$tmp/d/gone/../linkdir/x.csv"
+refused "$same" SCALING_DUMP_PARAMS="$tmp/d/gone/../linkdir/x.csv" "${run[@]}" --out "$tmp/d/realdir/x.csv"
 refused 'Not a directory' "${run[@]}" --out "$a/x.csv"
 refused 'a FIFO, not a regular file' --bench allreduce --out "$tmp/fifo"
 

@@ -135,7 +135,7 @@ has "$p" "no all-reduce benchmark: projection omitted"
 [ "$(wc -l <"$p")" -eq 3 ] && ok || bad "the omitted projection is more than its heading and one line"
 grep -v '^nccl,' "$tmp/study_allreduce.csv" >"$tmp/naive_only.csv"
 run_report "$tmp/f" "$tmp/study.csv" --allreduce "$tmp/naive_only.csv"
-has "$(proj "$tmp/f")" "$tmp/naive_only.csv: no nccl rows that fit α ≥ 0 and β > 0: projection omitted."
+has "$(proj "$tmp/f")" "\`$tmp/naive_only.csv\`: no nccl rows that fit α ≥ 0 and β > 0: projection omitted."
 run_report "$tmp/g" "$tmp/study.csv"
 p=$(proj "$tmp/g")
 has "$p" "data parallelism projected on one node only, up to 8 GPUs."

@@ -35,7 +35,7 @@ cp "$fixture" "$tmp/study.csv"
 "$report" report "$tmp/study.csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
 md=$tmp/study/REPORT.md
 [ $rc -eq 0 ] && [ -s "$md" ] && grep -qx "$md" "$tmp/stdout" && ok || { bad "scaling report exit $rc"; cat "$tmp/stderr"; }
-has "$md" "# Scaling study: $tmp/study.csv"
+has "$md" "# Scaling study: \`$tmp/study.csv\`"
 has "$md" "NVIDIA H200; host h200-node-3; commit 1a2b3c4; 2026-01-05"
 has "$md" "112 rows, 39 runs, 38 configurations; 1 run(s) left out"
 has "$md" "no all-reduce benchmark: model line omitted"
@@ -192,7 +192,7 @@ hasre "$tmp/m3/REPORT.md" '^\| tf32 \| fp32 \| 2 \| 256 \| 0\.2 \| 117 \| 0\.790
 printf 'size,time\n4096,10\n' >"$tmp/odd.csv"
 "$report" report "$tmp/study.csv" --allreduce "$tmp/odd.csv" --out "$tmp/r2" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] && ok || bad "--allreduce odd.csv: exit $rc"
-has "$tmp/r2/REPORT.md" "no columns strategy, gpus, size_bytes (or bytes), time_us: model line omitted"
+has "$tmp/r2/REPORT.md" "\`no columns strategy, gpus, size_bytes (or bytes), time_us\`: model line omitted"
 "$report" report "$tmp/study.csv" --allreduce "$tmp/none.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && ok || bad "missing --allreduce file: rc=$rc"
 "$report" report >/dev/null 2>&1; rc=$?

@@ -8,7 +8,8 @@
 #      previous report's figures and REPORT.md are unchanged, and no temporary file is left;
 #   3. bad --out targets, each one line and exit 2 with nothing written: a path over the limit (and longer than any
 #      folder the report can write into), a file, a folder under a file, a device, a REPORT.md that is a folder, an
-#      input where the report would write one of its files; and a model name too long to name a file after;
+#      input (the study, --allreduce, --baseline) where the report would write one of its files; and a model name
+#      too long to name a file after;
 #   4. a long --out under the limit (1,109 characters, which an older report cut at 1,023) is written where named.
 # Negative control: the untouched report of the same fixture (exit 0). Parts 1 (figures) and 2 need gnuplot.
 set -u
@@ -83,6 +84,8 @@ refused "not a directory" --out afile
 refused "afile: a file, not a directory" --out afile/sub/deeper
 refused "a character device, not a directory" --out /dev/full
 mkdir -p dirmd/REPORT.md
+ln -s not_yet linked_out
+refused "linked_out is a symbolic link to a missing folder" --out linked_out/sub
 refused "REPORT.md is a directory" --out dirmd
 # a name the report would name a file after, too long for a file name: the CSV is refused (the model column is
 # the 4th, before any quoted cell)
@@ -104,6 +107,10 @@ mkdir alias; cp study.csv alias/REPORT.md; cp study.csv alias/fig.dat
 ) && pass=$((pass + 1)) || fail=$((fail + 1))
 "$scaling" report study.csv --allreduce alias/fig.dat --out alias >/dev/null 2>"$tmp/err"; rc=$?
 ok '[ $rc -eq 2 ] && grep -q "alias/fig.dat is there" "$tmp/err"' "--allreduce inside --out: rc=$rc, $(cat "$tmp/err")"
+before=$(sha256sum alias/fig.dat)
+"$scaling" report study.csv --baseline alias/fig.dat --out alias >/dev/null 2>"$tmp/err"; rc=$?
+ok '[ $rc -eq 2 ] && grep -q "alias/fig.dat is there" "$tmp/err" && [ "$(sha256sum alias/fig.dat)" = "$before" ]' \
+   "--baseline inside --out: rc=$rc, $(cat "$tmp/err")"
 
 # 4. a long --out is written where it is named, whole
 long_ok=$tmp/$(printf 'd%0199d/' $(seq 1 6))
