@@ -455,6 +455,9 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
 /* mpirun/srun with several processes (strategies/dist.h): MPI is initialised here, before CUDA, and finalised on
  * every way out of scaling_main, so every rank exits with the same status. A plain ./scaling never touches MPI. */
 int main(int argc, char **argv) {
+    /* Only a run's child process reports on a pipe, and isolate_run sets it there: one inherited from the user's
+     * environment would send this process's check lines into whatever that descriptor is (the study CSV, say). */
+    unsetenv("SCALING_REPORT_FD");
     /* before MPI or CUDA: the report runs where there is neither */
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
         const strategy_info_t *infos[64];
