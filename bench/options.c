@@ -204,6 +204,13 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         return errmsg(2, err, errlen, "--retry-failed: only with --resume (it picks which runs of --out to repeat)");
     if (o->dry_run && o->bench)
         return errmsg(2, err, errlen, "--dry-run: not with --bench (the benchmark has no sweep to list)");
+    /* What the benchmark takes: another option given with it would silently do nothing. --grad-dtype is accepted
+     * (and needs none: the benchmark times every dtype itself) so that a study's scripts can pass one list to both. */
+    static const char *const bench_takes[] = {"bench", "gpus", "strategy", "naive-path", "out", "grad-dtype", NULL};
+    for (int i = 0; o->bench && i < table.n; i++)
+        if ((o->given >> i & 1) && opt_name_index(bench_takes, opts[i].name) < 0)
+            return errmsg(2, err, errlen, "--%s: not with --bench (the benchmark takes --gpus, --strategy, "
+                          "--naive-path and --out)", opts[i].name);
     const strategy_info_t *st = strategy_info_find(strategies, o->strategy);
     if (strategies && !st) {
         const char *names[64];

@@ -371,6 +371,21 @@ static void test_precision_options(void) {
     /* The all-reduce benchmark runs every reducing strategy itself, whatever --strategy says (default single). */
     EXPECT(PARSE(&o, err, "--bench", "allreduce", "--grad-dtype", "bf16") == 0 &&
            options_validate(&o, strategies, 2, err, sizeof err) == 0, "--bench with bf16: %s", err);
+    /* What it takes, and nothing else: a training option beside it would do nothing without a word. */
+    EXPECT(PARSE(&o, err, "--bench", "allreduce", "--gpus", "2,4", "--strategy", "nccl", "--naive-path", "p2p",
+                 "--out", "b.csv") == 0 && options_validate(&o, strategies, 4, err, sizeof err) == 0,
+           "--bench with all it takes: %s", err);
+    static const char *const not_bench[][2] = {{"--epochs", "3"}, {"--resume", NULL}, {"--model", "resnet18"},
+                                               {"--timeout", "60"}, {"--math", "bf16"}, {"--trace", "t.json"}};
+    for (int i = 0; i < 6; i++) {
+        char want[160];
+        snprintf(want, sizeof want, "%s: not with --bench (the benchmark takes --gpus, --strategy, --naive-path and "
+                 "--out)", not_bench[i][0]);
+        int parsed = not_bench[i][1] ? PARSE(&o, err, "--bench", "allreduce", not_bench[i][0], not_bench[i][1])
+                                     : PARSE(&o, err, "--bench", "allreduce", not_bench[i][0]);
+        EXPECT(parsed == 0 && options_validate(&o, strategies, 2, err, sizeof err) == 2 && strcmp(err, want) == 0,
+               "--bench with %s: refused: '%s'", not_bench[i][0], err);
+    }
     EXPECT(PARSE(&o, err, "--grad-dtype", "bf16") == 0 &&
            options_validate(&o, NULL, 2, err, sizeof err) == 0, "no strategies skip the rule: %s", err);
 
