@@ -129,6 +129,21 @@ void gpu_hold_stream(cudaStream_t s, long long cycles) {
     CHECK_LAUNCH();
 }
 
+int gpu_try_malloc(void **p, size_t bytes) {
+    cudaError_t e = cudaMalloc(p, bytes);
+    if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h) */
+        CHECK_CUDA(cudaFree(*p));
+        e = cudaErrorMemoryAllocation;
+    }
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();   /* not sticky: reported by the caller, not at the next check */
+        *p = NULL;
+        return -1;
+    }
+    CHECK_CUDA(e);
+    return 0;
+}
+
 void gpu_enable_peer(int device, int peer) {
     int known = device >= 0 && device < 64 && peer >= 0 && peer < 64;
     unsigned long long bit = known ? 1ull << peer : 0;

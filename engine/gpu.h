@@ -94,6 +94,10 @@ void gpu_hold_stream(cudaStream_t s, long long cycles);
  * the tests, NCCL may rely on it), so it is never disabled; enabling it twice is not an error, and a pair this
  * process enabled before is not enabled again (no CUDA call). */
 void gpu_enable_peer(int device, int peer);
+/* cudaMalloc on the current device that a sweep survives: 0, or -1 where the device is out of memory (or
+ * SCALING_FAULT=alloc:K makes this the K-th allocation to fail, counted as CHECK_ALLOC counts), with *p NULL and the
+ * error cleared so the context stays usable; any other error stops the process as CHECK_CUDA does. */
+int gpu_try_malloc(void **p, size_t bytes);
 /* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
 size_t gpu_mem_used(const gpu_t *g);
 #ifdef __cplusplus

@@ -108,17 +108,7 @@ static int alloc_activations(model_t *m, gpu_t *g, int first, int end, const mod
         return -1;
     }
     m->mem_need = m->mem_free = 0;
-    cudaError_t e = cudaMalloc(&m->act_block, m->act_bytes);
-    if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h) */
-        cudaFree(m->act_block);
-        e = cudaErrorMemoryAllocation;
-    }
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();   /* not sticky: the context stays usable for the rest of the sweep */
-        m->act_block = NULL;
-        return -1;
-    }
-    CHECK_CUDA(e);
+    if (gpu_try_malloc(&m->act_block, m->act_bytes) != 0) return -1;   /* the sweep goes on */
     char *p = (char *)m->act_block;
     for (int i = 0; i < m->n_tensors; i++) {
         tensor_t *t = &m->tensors[i];

@@ -8,7 +8,6 @@
 #include "trace.h"
 #include "timing.h"
 #include "knob.h"
-#include "fault.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,19 +82,11 @@ int replica_bind_lp_grads(replica_t *r, char *err, size_t errlen) {
         check_fail(__FILE__, __LINE__, "replica_bind_lp_grads", "the update reads another buffer than the model's");
     size_t ranges[2 * (MODEL_MAX_LAYERS + 1)], lp_bytes = m->n_params * dtype_size(m->act_dtype);
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    cudaError_t e = cudaMalloc(&r->grads_lp, lp_bytes);
-    if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h), counted as CHECK_ALLOC counts */
-        CHECK_CUDA(cudaFree(r->grads_lp));
-        e = cudaErrorMemoryAllocation;
-    }
-    if (e == cudaErrorMemoryAllocation) {
-        (void)cudaGetLastError();   /* not sticky: the allocation's error is reported here, not at the next check */
-        r->grads_lp = NULL;
+    if (gpu_try_malloc(&r->grads_lp, lp_bytes) != 0) {
         snprintf(err, errlen, "out of memory: the 2-byte filter gradients of %s need %.0f MiB more on GPU %d "
                  "(SCALING_WGRAD=widen does without)", m->name, lp_bytes / 1048576.0, r->gpu.device);
         return -1;
     }
-    CHECK_CUDA(e);
     /* Each gradient is written in one of the two buffers only: the other's element stays the zero set here. */
     CHECK_CUDA(cudaMemsetAsync(r->grads_lp, 0, lp_bytes, r->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(m->grads, 0, m->n_params * sizeof(float), r->gpu.stream));

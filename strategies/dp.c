@@ -21,19 +21,11 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
         replica_t *r = &dp->reps[i];
         size_t bytes = r->model.n_params * dtype_size(wire);
         CHECK_CUDA(cudaSetDevice(r->gpu.device));
-        cudaError_t e = cudaMalloc(&dp->wire_grads[i], bytes);
-        if (e == cudaSuccess && fault_inject(FAULT_ALLOC)) {   /* test-only (fault.h) */
-            cudaFree(dp->wire_grads[i]);
-            e = cudaErrorMemoryAllocation;
-        }
-        if (e == cudaErrorMemoryAllocation) {
-            (void)cudaGetLastError();   /* not sticky: the sweep goes on */
-            dp->wire_grads[i] = NULL;
+        if (gpu_try_malloc(&dp->wire_grads[i], bytes) != 0) {   /* the sweep goes on */
             snprintf(err, errlen, "out of memory: %s gradient buffer of %.0f MiB on GPU %d", dtype_name(wire),
                      (double)bytes / (1024.0 * 1024.0), r->gpu.device);
             return -1;
         }
-        CHECK_CUDA(e);
         replica_set_update_grads(r, dp->wire_grads[i], wire);
     }
     return 0;
