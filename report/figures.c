@@ -448,12 +448,15 @@ static int cmp_bar(const run_t *a, const run_t *b) {
 }
 static int by_int(const void *a, const void *b) { return cmp_int(*(const int *)a, *(const int *)b); }
 
-static void bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
+/* One bar's line; 0 (nothing written) where a time is not finite: a CSV's "inf" parses, and gnuplot's histogram
+ * takes no such point (a figure of nothing but them fails). */
+static int bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
     double step = u->med[RESULTS_COL_step_ms], compute = u->med[RESULTS_COL_compute_ms];
     double comp = !isnan(compute) ? compute : step;
     double expo = !isnan(u->med[RESULTS_COL_exposed_comm_ms]) ? u->med[RESULTS_COL_exposed_comm_ms] : 0;
     double idle = !isnan(u->med[RESULTS_COL_idle_ms]) ? u->med[RESULTS_COL_idle_ms] : step - comp - expo;
     if (idle < 0) idle = 0;
+    if (!isfinite(comp) || !isfinite(expo) || !isfinite(idle)) return 0;
     bytes_t l = {0}, pw = {0};
     text_printf(&l, "%s %dx ", u->strategy, u->gpus);
     if (u->global) text_printf(&l, "b%d", u->line_batch);
@@ -464,11 +467,12 @@ static void bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
     variant_word(&l, u);
     fprintf(o, "\"%s\" %.6g %.6g %.6g\n", l.s, comp, expo, idle);
     free(l.s), free(pw.s);
+    return 1;
 }
 
 static int fig_breakdown(figs_t *x) {
     const study_runs_t *s = &x->r->st;
-    int nc, n;
+    int nc, n, bars = 0;
     const run_t **c = runs_sorted(s, x->g, has_compute, NULL, &nc);
     if (!nc) {
         free(c);
@@ -496,13 +500,17 @@ static int fig_breakdown(figs_t *x) {
                 if (isnan(v->med[RESULTS_COL_compute_ms]) && (!study_is_reference(v->info) || !there)) continue;
                 if (!best || v->med[RESULTS_COL_step_ms] < best->med[RESULTS_COL_step_ms]) best = v;
             }
-            if (best) bar_line(o, s, best);
+            if (best) bars += bar_line(o, s, best);
             i = j;
         }
     }
     free(u);
     free(batches);
     if (!o || paths_replace_end(&out, NULL, 0) != 0) return -1;
+    if (!bars) {
+        skip(x->r, "breakdown.gp", x->gr, "no bar with finite times");
+        return 0;
+    }
     char *name = mem_printf("breakdown-%s", x->gr->id);
     emit(x->r, "breakdown.gp", name, x->path, "", x->gr->sub, x->cap);
     free(name);
