@@ -8,13 +8,14 @@
 #include "trace.h"
 #include "timing.h"
 #include "knob.h"
+#include "layers/softmax_xent.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
-                 gpu_setup_t setup, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
-                 const idx_dataset_t *data, char *err, size_t errlen) {
+                 gpu_setup_t setup, init_t init, unsigned long long seed, const optim_cfg_t *optim, float momentum,
+                 float weight_decay, const idx_dataset_t *data, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaFree(0));   /* create the context first so the baseline includes it */
@@ -28,9 +29,6 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
         snprintf(err, errlen, "global batch %d is larger than the %d training images", global_batch, data->train.n);
         return -1;
     }
-    r->lr = lr;
-    r->momentum = momentum;
-    r->weight_decay = weight_decay;
     r->seed = seed;
     gpu_init(&r->gpu, device, math);
     r->gpu.setup = setup;
@@ -50,6 +48,19 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
         return -1;
     }
     model_init_params(&r->model, init, seed);
+    /* The schedule's epoch is the steps the harness runs of one (--steps caps it). */
+    long spe = optim->steps_cap > 0 && optim->steps_cap < r->steps_per_epoch ? optim->steps_cap : r->steps_per_epoch;
+    if (optim_init(&r->opt, optim->kind, momentum, weight_decay, &optim->sched, spe, &r->model, err, errlen) != 0)
+        return -1;
+    r->gns_every = optim->gns_every;
+    if (r->gns_every > 0 && shard_batch < 2) {
+        snprintf(err, errlen, "the gradient noise scale needs at least 2 images per GPU (has %d)", shard_batch);
+        return -1;
+    }
+    if (r->gns_every > 0 && gpu_try_malloc((void **)&r->d_gns, 4 * sizeof(double)) != 0) {
+        snprintf(err, errlen, "out of memory: the noise scale's sums");
+        return -1;
+    }
     if (math_loss_scaled(math)) {
         r->ls_cfg = loss_scale_torch();
         r->ls = loss_scale_alloc(r->ls_cfg, r->gpu.stream);
@@ -108,11 +119,9 @@ void replica_sgd_slice(replica_t *r, size_t first, size_t count, cudaStream_t st
     model_t *m = &r->model;
     if (first > m->n_params || count > m->n_params - first)
         check_fail(__FILE__, __LINE__, "replica_sgd_slice", "slice outside the flat buffers");
-    void *lp = m->params_lp ? (char *)m->params_lp + first * dtype_size(m->act_dtype) : NULL;
     const void *g = (const char *)r->update_grads + first * dtype_size(r->update_grad_dtype);
     const void *g2 = r->grads_lp ? (const char *)r->grads_lp + first * dtype_size(m->act_dtype) : NULL;
-    sgd_step(m->params + first, lp, m->act_dtype, g, r->update_grad_dtype, g2, m->momentum + first, count, r->lr,
-             r->momentum, r->weight_decay, r->ls, stream);
+    optim_update(&r->opt, m, first, count, g, r->update_grad_dtype, g2, r->ls, stream);
 }
 
 void replica_epoch_begin(replica_t *r, int epoch) {
@@ -121,15 +130,23 @@ void replica_epoch_begin(replica_t *r, int epoch) {
     dataset_shuffle(&r->data, r->seed, epoch, r->gpu.stream);
     CHECK_CUDA(cudaMemsetAsync(r->model.acc, 0, 2 * sizeof(double), r->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(r->d_step, 0, sizeof(int), r->gpu.stream));
+    if (r->d_gns) CHECK_CUDA(cudaMemsetAsync(r->d_gns, 0, 4 * sizeof(double), r->gpu.stream));
+    r->gns_n = 0;
 }
 
-void replica_seg_forward(replica_t *r, const void *shard) {
+/* The step's rate first: every update of the step, on any stream, comes after its forward. */
+static void seg_gather_forward(replica_t *r, const void *shard) {
     model_t *m = &r->model;
     int offset = *(const int *)shard * r->shard_batch;
+    optim_begin_step(&r->opt, r->gpu.stream);
     dataset_gather_train_at(&r->data, r->d_step, r->global_batch, offset, r->shard_batch, m->tensors[m->input].val,
                             m->act_dtype, m->labels, r->gpu.stream);
     model_forward(m, &r->gpu, 1);
-    model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
+}
+
+void replica_seg_forward(replica_t *r, const void *shard) {
+    seg_gather_forward(r, shard);
+    model_loss(&r->model, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
 }
 
 void replica_seg_backward(replica_t *r, const void *range) {
@@ -178,8 +195,39 @@ static void seg_whole_step(replica_t *r, const void *unused) {
     replica_seg_update(r, NULL);
 }
 
+/* |g|^2 of the update's gradients (both buffers where split) into *acc. */
+static void grads_sumsq(replica_t *r, double *acc) {
+    optim_sumsq(r->update_grads, r->update_grad_dtype, r->grads_lp, r->model.act_dtype, r->model.n_params, r->ls, acc,
+                r->gpu.stream);
+}
+
+/* The noise scale's step. Backward is linear in the loss's gradient, so the first half's gradient is backward of a
+ * loss gradient zero on the second half's rows (softmax_xent's padding rows), scaled as the mean over the half; its
+ * loss sums go to the scratch d_gns[2..3], not the epoch's. Batch norm still normalises over the whole shard: the
+ * half's gradient is of the same network the step trains, which is what the estimate compares. */
+static void seg_gns_step(replica_t *r, const void *unused) {
+    static const int shard0 = 0;
+    int range[2] = {0, r->model.n_layers}, half = r->shard_batch / 2;
+    model_t *m = &r->model;
+    (void)unused;
+    seg_gather_forward(r, &shard0);
+    tensor_t *t = &m->tensors[m->logits];
+    softmax_xent(t->val, m->labels, t->grad, m->act_dtype, m->batch, half, m->classes, 1.0f / (float)half,
+                 m->loss_scale, r->d_gns + 2, r->gpu.stream);
+    replica_seg_backward(r, range);
+    grads_sumsq(r, r->d_gns);
+    model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
+    replica_seg_backward(r, range);
+    grads_sumsq(r, r->d_gns + 1);
+    replica_seg_update(r, NULL);
+}
+
 void replica_step_graphed(replica_t *r, int step) {
-    replica_run_segment(r, REPLICA_SEG_STEP, seg_whole_step, NULL);
+    if (r->gns_every > 0 && r->steps % r->gns_every == 0) {
+        replica_run_segment(r, REPLICA_SEG_GNS, seg_gns_step, NULL);
+        r->gns_n++;
+    } else replica_run_segment(r, REPLICA_SEG_STEP, seg_whole_step, NULL);
+    r->steps++;
     replica_mark_step(r, step);
 }
 
@@ -192,6 +240,7 @@ void replica_run_traced(replica_t *r, const char *name, int slot, void (*fn)(rep
 
 void replica_step_traced(replica_t *r, int step) {
     static const int shard0 = 0;
+    r->steps++;
     int range[2] = {0, r->model.n_layers};
     trace_origin(r->trace, r->gpu.device, r->gpu.stream);
     replica_run_traced(r, "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard0);
@@ -215,6 +264,20 @@ void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_
     double images = (double)steps * r->shard_batch;
     *loss = h[0] / images;
     *acc = h[1] / images;
+}
+
+void replica_epoch_optim(replica_t *r, double *lr_now, double *small_sq, double *big_sq, int *b_small, int *b_big) {
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    *lr_now = optim_lr_read(&r->opt, r->gpu.stream);
+    *small_sq = *big_sq = -1;
+    *b_small = *b_big = -1;
+    if (!r->d_gns || !r->gns_n) return;
+    double h[2];
+    CHECK_CUDA(cudaMemcpy(h, r->d_gns, sizeof h, cudaMemcpyDeviceToHost));
+    *small_sq = h[0] / r->gns_n;
+    *big_sq = h[1] / r->gns_n;
+    *b_small = r->shard_batch / 2;
+    *b_big = r->shard_batch;
 }
 
 void replica_loss_scale_read(replica_t *r, double *scale, int *skipped) {
@@ -260,6 +323,8 @@ void replica_free(replica_t *r) {
     free(r->step_events);
     for (int i = 0; i < REPLICA_MAX_SEGMENTS; i++) graph_seg_free(&r->seg[i]);
     if (r->d_step) CHECK_CUDA(cudaFree(r->d_step));
+    if (r->d_gns) CHECK_CUDA(cudaFree(r->d_gns));
+    optim_free(&r->opt);
     loss_scale_free(r->ls);
     if (r->grads_lp) CHECK_CUDA(cudaFree(r->grads_lp));
     model_free(&r->model);

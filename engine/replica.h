@@ -7,11 +7,12 @@
 #include "dtype.h"
 #include "graph.h"
 #include "loss_scale.h"
+#include "optim.h"
 
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
-#define REPLICA_MAX_SEGMENTS (MODEL_MAX_LAYERS + 3)   /* a backward segment per bucket, at most one per layer */
-enum { REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_BACKWARD = 3 };
+#define REPLICA_MAX_SEGMENTS (MODEL_MAX_LAYERS + 4)   /* a backward segment per bucket, at most one per layer */
+enum { REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_GNS = 3, REPLICA_SEG_BACKWARD = 4 };
 
 typedef struct replica {
     gpu_t gpu;
@@ -20,8 +21,14 @@ typedef struct replica {
     int shard_batch;            /* images this replica processes per step */
     int global_batch;           /* images per optimizer step over all replicas */
     int steps_per_epoch;        /* n_train / global_batch: the last partial batch is dropped, as the reference */
-    float lr, momentum, weight_decay;
+    optim_t opt;                /* the schedule's rate on the device, the update (SGD or LARS) */
     unsigned long long seed;
+    /* The gradient noise scale (engine/gns.h), every gns_every steps (0: never): the step's gradient of the first
+     * half of the shard and of the whole, their squared norms summed over the epoch in d_gns[0..1] (d_gns[2..3]:
+     * the half's loss sums, kept out of the epoch's), gns_n such steps this epoch; steps: optimizer steps so far. */
+    int gns_every, gns_n;
+    double *d_gns;
+    long long steps;
     cudaEvent_t *step_events;   /* steps_per_epoch + 1 timing events on the compute stream */
     size_t mem_base;            /* device memory in use before this replica allocated anything */
     int *d_step;                /* device step counter read by the segments' gather (reset each epoch) */
@@ -52,8 +59,8 @@ typedef struct replica {
  * from setup.conv_cache, NULL for none; counted in setup.count, NULL for none) and initialises parameters from seed
  * (identical on every replica). Returns 0, or -1 with a reason in err. */
 int replica_init(replica_t *r, int device, const char *model, int shard_batch, int global_batch, math_t math,
-                 gpu_setup_t setup, init_t init, unsigned long long seed, float lr, float momentum, float weight_decay,
-                 const idx_dataset_t *data, char *err, size_t errlen);
+                 gpu_setup_t setup, init_t init, unsigned long long seed, const optim_cfg_t *optim, float momentum,
+                 float weight_decay, const idx_dataset_t *data, char *err, size_t errlen);
 /* The update reads n_params gradients of type t from grads instead of the model's fp32 buffer: a bf16 or fp16
  * all-reduce leaves the summed gradient in a 2-byte buffer, which the SGD kernel widens as it reads. Call before the
  * first step (the update segment is captured into a CUDA graph with the pointer it had then). */
@@ -91,7 +98,9 @@ void replica_run_segment(replica_t *r, int slot, void (*fn)(replica_t *r, const 
 void replica_seg_forward(replica_t *r, const void *shard);
 void replica_seg_backward(replica_t *r, const void *range);
 void replica_seg_update(replica_t *r, const void *unused);
-/* A whole step of a replica that trains alone (segment 0: forward, loss, backward, SGD), then the step's event.
+/* A whole step of a replica that trains alone (segment 0: forward, loss, backward, SGD), then the step's event; every
+ * gns_every-th step instead the noise scale's step (segment REPLICA_SEG_GNS: the same, with the first half's backward
+ * and both squared norms before the update, which reads the whole shard's gradient as any step's).
  * Steps must come in order from 0 within an epoch, as the harness calls them. */
 void replica_step_graphed(replica_t *r, int step);
 /* As replica_step_graphed, but in three segments (forward, backward, update) each in a --trace range, on GPU
@@ -105,6 +114,9 @@ void replica_mark_step(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy
  * over the images this replica trained on. */
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc);
+/* After replica_epoch_end: the rate of the epoch's last step and the noise scale's means (epoch_stats_t's fields,
+ * < 0 where not measured). */
+void replica_epoch_optim(replica_t *r, double *lr_now, double *small_sq, double *big_sq, int *b_small, int *b_big);
 /* The loss scale after the work queued so far (synchronises r's stream) and the steps skipped since the previous
  * call (since the start, at the first): the CSV's loss_scale and skipped_steps at an epoch's end. -1 and -1 without
  * a loss scale. */

@@ -17,8 +17,9 @@
  * as GradScaler.step skips optimizer.step). */
 template <typename G, typename L, bool MOMENTUM, bool SCALED, bool SPLIT>
 __global__ static void sgd_kernel(float *__restrict__ p, L *__restrict__ lp, const G *__restrict__ g,
-                                  const L *__restrict__ g2, float *__restrict__ v, size_t n, float lr, float mu,
-                                  float wd, const loss_scale_t *__restrict__ ls) {
+                                  const L *__restrict__ g2, float *__restrict__ v, size_t n, const float *__restrict__ lr_p,
+                                  float mu, float wd, const loss_scale_t *__restrict__ ls) {
+    const float lr = *lr_p;   /* the schedule's rate of this step, written on the device (engine/optim.h) */
     float inv = 1.0f;
     if (SCALED) {
         if (ls->found_inf) return;
@@ -41,8 +42,8 @@ __global__ static void sgd_kernel(float *__restrict__ p, L *__restrict__ lp, con
 
 // --- launchers
 template <typename G, typename L, bool MOMENTUM, bool SPLIT>
-static void sgd_launch_m(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, float lr, float mu, float wd,
-                         const loss_scale_t *ls, cudaStream_t stream) {
+static void sgd_launch_m(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, const float *lr, float mu,
+                         float wd, const loss_scale_t *ls, cudaStream_t stream) {
     const int threads = 256;
     const unsigned b = launch_blocks(n, threads, 4096);
     if (ls) sgd_kernel<G, L, MOMENTUM, true, SPLIT><<<b, threads, 0, stream>>>(p, lp, g, g2, v, n, lr, mu, wd, ls);
@@ -50,7 +51,7 @@ static void sgd_launch_m(float *p, L *lp, const G *g, const L *g2, float *v, siz
 }
 
 template <typename G, typename L, bool SPLIT>
-static void sgd_launch(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, float lr, float mu, float wd,
+static void sgd_launch(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, const float *lr, float mu, float wd,
                        const loss_scale_t *ls, cudaStream_t stream) {
     if (n == 0) return;
     if (mu > 0.0f) sgd_launch_m<G, L, true, SPLIT>(p, lp, g, g2, v, n, lr, mu, wd, ls, stream);
@@ -60,8 +61,8 @@ static void sgd_launch(float *p, L *lp, const G *g, const L *g2, float *v, size_
 
 /* The split form only with fp32 gradients beside a 2-byte copy: the one case it has (sgd.h). */
 template <typename G, typename L>
-static void sgd_by_split(float *p, L *lp, const G *g, const void *g2, float *v, size_t n, float lr, float mu,
-                         float wd, const loss_scale_t *ls, cudaStream_t stream) {
+static void sgd_by_split(float *p, L *lp, const G *g, const void *g2, float *v, size_t n, const float *lr,
+                         float mu, float wd, const loss_scale_t *ls, cudaStream_t stream) {
     if constexpr (std::is_same<G, float>::value)
         if (g2) return sgd_launch<G, L, true>(p, lp, g, (const L *)g2, v, n, lr, mu, wd, ls, stream);
     if (g2) check_fail(__FILE__, __LINE__, "sgd_step", "split gradients beside 2-byte ones");
@@ -70,7 +71,7 @@ static void sgd_by_split(float *p, L *lp, const G *g, const void *g2, float *v, 
 
 template <typename G>
 static void sgd_by_copy(float *p, void *lp, dtype_t lp_dtype, const G *g, const void *g2, float *v, size_t n,
-                        float lr, float mu, float wd, const loss_scale_t *ls, cudaStream_t stream) {
+                        const float *lr, float mu, float wd, const loss_scale_t *ls, cudaStream_t stream) {
     if (!lp) {
         if (g2) check_fail(__FILE__, __LINE__, "sgd_step", "split gradients without a 2-byte copy");
         sgd_launch<G, void, false>(p, (void *)NULL, g, (const void *)NULL, v, n, lr, mu, wd, ls, stream);
@@ -82,8 +83,8 @@ static void sgd_by_copy(float *p, void *lp, dtype_t lp_dtype, const G *g, const 
 }
 
 void sgd_step(float *params, void *params_lp, dtype_t lp_dtype, const void *grads, dtype_t grad_dtype,
-              const void *grads_lp, float *momentum, size_t n, float lr, float mu, float wd, const loss_scale_t *ls,
-              cudaStream_t stream) {
+              const void *grads_lp, float *momentum, size_t n, const float *lr, float mu, float wd,
+              const loss_scale_t *ls, cudaStream_t stream) {
     if (grad_dtype == DTYPE_BF16)
         sgd_by_copy(params, params_lp, lp_dtype, (const __nv_bfloat16 *)grads, grads_lp, momentum, n, lr, mu, wd, ls,
                     stream);

@@ -18,10 +18,11 @@ extern "C" {
  * and where ls->found_inf the step writes nothing (parameters, momentum and copy stay as they were).
  * grads_lp, when not NULL (fp32 grads and a params_lp copy only): n more gradients of lp_dtype, added to grads' as
  * they are read, where cuDNN wrote the convolutions' filter gradients in their 2-byte type (model_bind_grads_lp)
- * instead of backward widening each into grads; every parameter's gradient is in one of the two, zero in the other. */
+ * instead of backward widening each into grads; every parameter's gradient is in one of the two, zero in the other.
+ * lr (device memory) is the step's rate, read by the kernel: a captured step follows the schedule (engine/optim.h). */
 void sgd_step(float *params, void *params_lp, dtype_t lp_dtype, const void *grads, dtype_t grad_dtype,
-              const void *grads_lp, float *momentum, size_t n, float lr, float mu, float wd, const loss_scale_t *ls,
-              cudaStream_t stream);
+              const void *grads_lp, float *momentum, size_t n, const float *lr, float mu, float wd,
+              const loss_scale_t *ls, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

@@ -52,9 +52,10 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     dp->dist = cfg->dist;
     dp->world = world;
     dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
+    optim_cfg_t oc = run_cfg_optim(cfg);
     for (int i = 0; i < n; i++)
         if (replica_init(&dp->reps[i], cfg->devices[i], cfg->model, sh.count, cfg->global_batch, cfg->math,
-                         run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, (float)cfg->lr, (float)cfg->momentum,
+                         run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, &oc, (float)cfg->momentum,
                          (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
             dp_teardown(dp);
             return -1;
@@ -252,6 +253,8 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     int skipped;
     /* Every replica checks the same reduced gradients, so their loss scales agree: replica 0 speaks for all. */
     replica_loss_scale_read(&dp->reps[0], &scale, &skipped);
+    replica_epoch_optim(&dp->reps[0], &out->lr_now, &out->gns_small_sq, &out->gns_big_sq, &out->gns_b_small,
+                        &out->gns_b_big);
     rep_stats_t *all = local;
     if (dp->dist) {
         all = malloc((size_t)dp->world * sizeof *all);

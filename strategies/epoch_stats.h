@@ -23,6 +23,11 @@ typedef struct {
     char schedule[8], split[64], stage_busy_ms[128];
     double bubble, bubble_ideal;
     double stage_balance;       /* the slowest stage's busy time over the mean stage's (1: balanced) */
+    double lr_now;              /* the learning rate of the epoch's last step (engine/schedule.h) */
+    /* The gradient noise scale's inputs (engine/gns.h): the epoch's means of |G|^2 at batches gns_b_small and
+     * gns_b_big, measured on the same parameters every --gns-every steps; < 0 where not measured. */
+    double gns_small_sq, gns_big_sq;
+    int gns_b_small, gns_b_big;
 } epoch_stats_t;
 
 static inline void epoch_stats_init(epoch_stats_t *s) {
@@ -31,5 +36,6 @@ static inline void epoch_stats_init(epoch_stats_t *s) {
                          .compute_ms = -1, .comm_ms = -1, .exposed_comm_ms = -1, .bytes_per_step = -1, .idle_ms = -1,
                          .replicas_identical = -1, .peak_mem_mb = -1, .algbw_gbs = -1, .busbw_gbs = -1,
                          .stages = -1, .micro_batches = -1, .bubble = -1, .bubble_ideal = -1,
-                         .stage_balance = -1};
+                         .stage_balance = -1, .lr_now = -1, .gns_small_sq = -1, .gns_big_sq = -1,
+                         .gns_b_small = -1, .gns_b_big = -1};
 }

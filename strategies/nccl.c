@@ -391,9 +391,9 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     s->overlap = cfg->overlap;
     s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
     /* One GPU reduces nothing, and a lone 2-byte replica rounds its whole buffer in the update segment (dp_update). A
-     * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked: no bucket may
-     * step before. */
-    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math)
+     * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked, and LARS needs
+     * every layer's whole gradient for its norms: no bucket may step before. */
+    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math) && cfg->optim.kind != OPTIM_LARS
                     ? knob_get(KNOB_DP_UPDATE) : UPDATE_STEP;
     if (s->update == UPDATE_BUCKET) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];

@@ -4,7 +4,6 @@
 #include "../engine/trace.h"
 #include "../engine/check.h"
 #include "../engine/nvtx.h"
-#include "../engine/sgd.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,8 +264,8 @@ void pipe_step(pipe_t *pp, int step) {
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 0);
-        sgd_step(m->params, m->params_lp, m->act_dtype, m->grads, DTYPE_FP32, NULL, m->momentum, m->n_params, pp->lr,
-                 pp->momentum, pp->weight_decay, S->ls, S->gpu.stream);
+        optim_begin_step(&S->opt, S->gpu.stream);
+        optim_update(&S->opt, m, 0, m->n_params, m->grads, DTYPE_FP32, NULL, S->ls, S->gpu.stream);
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 1);
         trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));

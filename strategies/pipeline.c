@@ -80,6 +80,11 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     /* After every slot's setup: BN's algorithm probes update the running statistics they share. */
     model_init_params(&S->slot[0], cfg->init, cfg->seed);
     pipe_scale_init(pp, s, cfg->math);
+    optim_cfg_t oc = run_cfg_optim(cfg);
+    long spe = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
+    if (optim_init(&S->opt, oc.kind, (float)cfg->momentum, (float)cfg->weight_decay, &oc.sched, spe, &S->slot[0], err,
+                   errlen) != 0)
+        return -1;
     const model_t *m = &S->slot[0];
     if (s == 0) S->n_in = 1, S->in_t[0] = m->input;
     else S->n_in = model_crossing(m, S->first, S->in_t, MODEL_MAX_CROSS);
@@ -116,9 +121,6 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
         return -1;
     }
     if (check_cfg(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
-    pp->lr = (float)cfg->lr;
-    pp->momentum = (float)cfg->momentum;
-    pp->weight_decay = (float)cfg->weight_decay;
     pp->seed = cfg->seed;
     pp->use_graphs = cfg->cuda_graph && pp->micro <= PIPE_GRAPH_MAX_MICRO;
     pp->trace = cfg->trace;
@@ -215,6 +217,8 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->train_loss = images > 0 ? h[0] / images : 0;
     out->train_acc = images > 0 ? h[1] / images : 0;
     pipe_scale_epoch(pp, out);
+    CHECK_CUDA(cudaSetDevice(pp->st[0].gpu.device));
+    out->lr_now = optim_lr_read(&pp->st[0].opt, pp->st[0].gpu.stream);
 
     double step_mean = pipe_timing_epoch(pp, steps, out);
     out->bytes_per_step = pp->bytes_per_step;
@@ -270,6 +274,7 @@ static void pipe_teardown(void *state) {
         }
         pipe_timing_free(pp, s);
         pipe_scale_free(pp, s);
+        optim_free(&S->opt);
         if (S->updated) CHECK_CUDA(cudaEventDestroy(S->updated));
         if (S->eval_fwd) CHECK_CUDA(cudaEventDestroy(S->eval_fwd));
         if (S->eval_in) CHECK_CUDA(cudaEventDestroy(S->eval_in));

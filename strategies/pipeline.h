@@ -6,6 +6,7 @@
 #include "pipe_schedule.h"
 #include "../engine/graph.h"
 #include "../engine/loss_scale.h"
+#include "../engine/optim.h"
 
 #define PIPE_TIMED_MAX 32       /* steps per epoch that carry timing events (evenly spaced) */
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */
@@ -38,6 +39,7 @@ typedef struct {
     loss_scale_t *ls;
     int *ls_flags;
     cudaEvent_t checked;
+    optim_t opt;                    /* this stage's rate (every stage steps the one schedule) and update */
 } pipe_stage_t;
 
 typedef struct {
@@ -52,7 +54,6 @@ typedef struct {
 
 typedef struct pipe {
     int p, micro, micro_batch, global_batch, steps_per_epoch;
-    float lr, momentum, weight_decay;
     unsigned long long seed;
     sched_t sched;
     int starts[SCHED_MAX_STAGES + 1];   /* stage s runs layers starts[s] .. starts[s+1]-1 */

@@ -6,6 +6,7 @@
 #include "../engine/model.h"
 #include "../engine/dataset.h"
 #include "../engine/dtype.h"
+#include "../engine/schedule.h"
 #include "epoch_stats.h"
 #include "strategy_info.h"
 #include "naive_path.h"
@@ -16,7 +17,8 @@ typedef struct {
     int n_gpus;
     const int *devices;         /* CUDA ordinals, n_gpus of them */
     int global_batch;           /* per optimizer step, over all GPUs */
-    double lr, momentum, weight_decay;
+    double lr, momentum, weight_decay;   /* lr: the peak rate (after the scaling rule) */
+    optim_cfg_t optim;          /* the optimizer and the schedule of lr over the run; zero: SGD at the constant lr */
     math_t math;
     init_t init;
     unsigned long long seed;
@@ -48,6 +50,15 @@ typedef struct {
 /* What cfg lends each GPU's setup: every strategy's replicas and stages set up from this (engine/gpu.h). */
 static inline gpu_setup_t run_cfg_gpu_setup(const run_cfg_t *cfg) {
     return (gpu_setup_t){.conv_cache = cfg->conv_cache, .count = cfg->setup_count};
+}
+
+/* What cfg tells each GPU's optimizer: cfg->optim with its peak rate cfg->lr (a schedule of no epochs: constant), and
+ * the steps of an epoch the harness runs. */
+static inline optim_cfg_t run_cfg_optim(const run_cfg_t *cfg) {
+    optim_cfg_t o = cfg->optim;
+    o.sched.peak = cfg->lr;
+    o.steps_cap = cfg->steps_cap;
+    return o;
 }
 
 /* The most micro-batches the pipeline's automatic choice (micro_batches 0) tries. */

@@ -34,6 +34,8 @@ typedef struct strategy_info {
      * host with NCCL's cost model; STRATEGY_AR_CENTRAL, every GPU's gradients into one GPU and the sum back out:
      * t = 2(n-1)α + 2(n-1)·S·β, not projected. STRATEGY_AR_NONE (0): no all-reduce, or none the report models. */
     strategy_ar_t allreduce;
+    /* 1: measures the gradient noise scale (--gns-every: engine/gns.h) from two batch sizes of one step. */
+    int noise_scale;
 } strategy_info_t;
 
 /* The registry's (strategies/registry.c, linked by the command, not by the host-only libraries): every strategy's info,

@@ -24,11 +24,12 @@ typedef struct {
     float *p, *v;       /* fp32 parameters, momentum */
     void *g, *lp;       /* gradients in fp16 (what an fp16 wire leaves); the fp16 copy of the parameters */
     loss_scale_t *ls;
+    float *lr;          /* the step's rate on the device, as the schedule leaves it (engine/optim.h) */
 } bufs_t;
 
 static void step(bufs_t *b, loss_scale_cfg_t c, cudaStream_t s) {
     loss_scale_check(b->ls, b->g, DTYPE_FP16, N, s);
-    sgd_step(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, NULL, b->v, N, 0.1f, 0.9f, 1e-4f, b->ls, s);
+    sgd_step(b->p, b->lp, DTYPE_FP16, b->g, DTYPE_FP16, NULL, b->v, N, b->lr, 0.9f, 1e-4f, b->ls, s);
     loss_scale_advance(b->ls, c, s);
 }
 
@@ -53,6 +54,9 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaMalloc((void **)&b.v, N * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&b.g, N * 2));
     CHECK_CUDA(cudaMalloc(&b.lp, N * 2));
+    const float lr = 0.1f;
+    CHECK_CUDA(cudaMalloc((void **)&b.lr, sizeof lr));
+    CHECK_CUDA(cudaMemcpy(b.lr, &lr, sizeof lr, cudaMemcpyHostToDevice));
     const loss_scale_cfg_t c = {65536.0f, 2.0f, 0.5f, 3};   /* GradScaler's, growing after 3 clean steps */
     b.ls = loss_scale_alloc(c, s);
     float *hp = falloc(N), *hv = falloc(N), *hg = falloc(N), *p0 = falloc(N), *v0 = falloc(N);
@@ -102,7 +106,7 @@ int main(int argc, char **argv) {
                "after the %s: scale %g skipped %d clean %d", k ? "NaN" : "inf", h.scale, h.skipped, h.clean);
     }
     /* negative control: the same step without the scale's check moves the parameters (NaN spreads into them) */
-    sgd_step(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, NULL, b.v, N, 0.1f, 0.9f, 1e-4f, NULL, s);
+    sgd_step(b.p, b.lp, DTYPE_FP16, b.g, DTYPE_FP16, NULL, b.v, N, b.lr, 0.9f, 1e-4f, NULL, s);
     snapshot(&b, hp, hv, lp1);
     EXPECT(memcmp(hp, p0, N * 4) != 0, "control: an update without the check left the parameters as they were");
     upload(b.p, p0, N, DTYPE_FP32);
@@ -166,10 +170,10 @@ int main(int argc, char **argv) {
         if (k) {
             loss_scale_check(ls, d32, DTYPE_FP32, N, s);
             loss_scale_check(ls, d16, DTYPE_FP16, N, s);
-            sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, 0.1f, 0.9f, 1e-4f, ls, s);
+            sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, b.lr, 0.9f, 1e-4f, ls, s);
         } else {
             loss_scale_check(ls, dall, DTYPE_FP32, N, s);
-            sgd_step(b.p, b.lp, DTYPE_FP16, dall, DTYPE_FP32, NULL, b.v, N, 0.1f, 0.9f, 1e-4f, ls, s);
+            sgd_step(b.p, b.lp, DTYPE_FP16, dall, DTYPE_FP32, NULL, b.v, N, b.lr, 0.9f, 1e-4f, ls, s);
         }
         snapshot(&b, k ? hp : ps, k ? hv : vs, k ? lp1 : lp0);
     }
@@ -185,7 +189,7 @@ int main(int argc, char **argv) {
         CHECK_CUDA(cudaDeviceSynchronize());
         loss_scale_check(ls2, d32, DTYPE_FP32, N, s);
         if (!k) loss_scale_check(ls2, d16, DTYPE_FP16, N, s);
-        sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, 0.1f, 0.9f, 1e-4f, ls2, s);
+        sgd_step(b.p, b.lp, DTYPE_FP16, d32, DTYPE_FP32, d16, b.v, N, b.lr, 0.9f, 1e-4f, ls2, s);
         snapshot(&b, hp, hv, lp1);
         int kept = !memcmp(hp, p0, N * 4);
         printf("an inf in the fp16 buffer, %s checked: parameters %s\n", k ? "the fp32 buffer only" : "both",

@@ -34,7 +34,8 @@ static float train_briefly(void *state) {
 static void lp_grads_fail(const idx_dataset_t *data) {
     char err[512] = "";
     replica_t *r = calloc(1, sizeof *r);
-    int rc = replica_init(r, 0, "resnet18", 64, 64, MATH_BF16, (gpu_setup_t){0}, INIT_NORMAL, 1, 0.1f, 0.9f, 0,
+    const optim_cfg_t oc = {.sched = {.peak = 0.1}};
+    int rc = replica_init(r, 0, "resnet18", 64, 64, MATH_BF16, (gpu_setup_t){0}, INIT_NORMAL, 1, &oc, 0.9f, 0,
                           data, err, sizeof err);
     EXPECT(rc == 0, "bf16 replica: %s", err);
     if (rc != 0) { replica_free(r); free(r); return; }
