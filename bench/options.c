@@ -23,7 +23,9 @@ static const char *const on_off[] = {"on", "off", NULL};
 /* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
 static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "data/synthetic", NULL};
 
-_Static_assert(sizeof(math_t) == sizeof(int) && sizeof(init_t) == sizeof(int) && sizeof(naive_path_t) == sizeof(int),
+_Static_assert(sizeof(math_t) == sizeof(int) && sizeof(init_t) == sizeof(int) && sizeof(naive_path_t) == sizeof(int) &&
+               sizeof(lr_kind_t) == sizeof(int) && sizeof(lr_scaling_t) == sizeof(int) &&
+               sizeof(optim_kind_t) == sizeof(int),
                "an enum member of options_t is parsed as the int it is stored in (opt_enum)");
 
 static int parse_dtype(const opt_t *opt, const char *s, void *dst, char *err, size_t errlen) {
@@ -80,7 +82,27 @@ static const opt_t opts[] = {
      "batch sizes on one GPU (weak scaling multiplies by the GPU count;\n"
      "strong scaling splits it across the GPUs)"},
     {"lr", "LIST", "0.1", NULL, opt_double_list, LIST(lr), NULL, NULL,
-     "learning rates on one GPU (weak scaling multiplies by the GPU count)"},
+     "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
+     "--lr-scaling (by default: times the GPU count under weak scaling)"},
+    {"lr-schedule", "NAME", "constant", NULL, opt_enum, FIELD(lr_schedule), 0, "schedule", lr_kind_names,
+     "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
+     "half, x0.01 at three quarters); cosine (to 0); linear (to 0)"},
+    {"warmup-epochs", "X", "0", NULL, opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
+     "gradual warm-up: the rate grows linearly, step by step, to the peak over X epochs"},
+    {"lr-scaling", "RULE", "linear", NULL, opt_enum, FIELD(lr_scaling), 0, "rule", lr_scaling_names,
+     "the peak rate at global batch B: linear, lr x B / base; sqrt, lr x sqrt(B / base);\n"
+     "none, lr"},
+    {"lr-base-batch", "N", "0", "each --batch value", opt_count, FIELD(lr_base_batch), 0, NULL, NULL,
+     "the global batch --lr is given at (e.g. 256 for a batch sweep that grows the rate)"},
+    {"optimizer", "NAME", "sgd", NULL, opt_enum, FIELD(optimizer), 0, "optimizer", optim_names,
+     "sgd: momentum SGD as torch.optim.SGD; lars: layer-wise adaptive rates (You et al.\n"
+     "2017, trust coefficient 0.001) on convolution and dense weights"},
+    {"target-acc", "X", NULL, "the model's on its data set", opt_number, FIELD(target_acc), 0, NULL, NULL,
+     "test accuracy (a fraction, e.g. 0.92) a run's time to target is measured to:\n"
+     "resnet18 0.92 and lenet 0.85 on fashion-mnist, 0.99 and 0.98 on mnist; 0: none"},
+    {"gns-every", "N", "0", NULL, opt_count, FIELD(gns_every), 0, NULL, NULL,
+     "single: measure the gradient noise scale every N steps (0: never), from the\n"
+     "gradients of half and of the whole batch of one step"},
     {"scale", "MODE", "weak", NULL, opt_flag, FIELD(weak), 0, "scale", scales,
      "weak: batch and lr grow with the GPUs; strong: fixed global batch"},
     {"epochs", "N", "3", NULL, opt_pos_int, FIELD(epochs), 0, NULL, NULL,
@@ -174,6 +196,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (!options_given(o, "init")) o->init = (init_t)opt_name_index(init_names, mi->init);
     if (!options_given(o, "batch")) o->batch[0] = mi->batch, o->n_batch = 1;
     if (!options_given(o, "image-size")) o->image_size = mi->image;
+    if (!options_given(o, "target-acc")) o->target_acc = model_info_target(mi, o->dataset);
     if (o->bench && !options_given(o, "out")) o->out = "results/allreduce.csv";   /* the training CSV's schema differs */
     return 0;
 }
@@ -266,6 +289,23 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
             return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
                         o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
+    if (o->target_acc > 1)
+        return errmsg(2, err, errlen, "--target-acc %g: a test accuracy is a fraction of 1 (0.92 for 92 %%)",
+                      o->target_acc);
+    if (o->warmup_epochs > o->epochs)
+        return errmsg(2, err, errlen, "--warmup-epochs %g is longer than the run's %d epochs", o->warmup_epochs,
+                      o->epochs);
+    if (o->gns_every > 0 && st && !st->noise_scale) {
+        const char *names[64];
+        int n = 0;
+        for (int i = 0; strategies[i] && n < 63; i++)
+            if (strategies[i]->noise_scale) names[n++] = strategies[i]->name;
+        names[n] = NULL;
+        char valid[256];
+        opt_join_names(valid, sizeof valid, names);
+        return errmsg(2, err, errlen, "--gns-every: strategy %s does not measure the gradient noise scale (%s does)",
+                      o->strategy, valid);
+    }
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
@@ -309,8 +349,8 @@ void options_usage(FILE *f, const char *prog) {
                "run back to back) with one strategy, printing a table per run and appending one CSV row\n"
                "per epoch to --out.\n\nOptions:\n", prog);
     opt_usage(f, &table);
-    fprintf(f, "\nWeak scaling: global batch = batch x gpus, lr = lr x gpus. Strong scaling: global batch = batch\n"
-               "(must divide by every GPU count), lr unchanged.\n");    fprintf(f, "\nModels (--model; batch and image size are the defaults of --batch and --image-size):\n");
+    fprintf(f, "\nWeak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear). Strong scaling:\n"
+               "global batch = batch (must divide by every GPU count), lr unchanged.\n");    fprintf(f, "\nModels (--model; batch and image size are the defaults of --batch and --image-size):\n");
     for (int i = 0; model_infos[i].name; i++) {
         const model_info_t *mi = &model_infos[i];
         char img[48];

@@ -8,6 +8,7 @@
 #include "../engine/math_mode.h"
 #include "../engine/opt_table.h"
 #include "../engine/weight_init.h"
+#include "../engine/schedule.h"
 #include "../strategies/naive_path.h"
 #include "../strategies/strategy_info.h"
 
@@ -30,6 +31,13 @@ typedef struct {
     unsigned long long seeds[OPT_LIST_MAX]; int n_seeds;
     double momentum;
     double weight_decay;
+    lr_kind_t lr_schedule;              /* how the rate moves over a run (engine/schedule.h) */
+    double warmup_epochs;               /* gradual warm-up to the peak rate, in epochs (fractions allowed) */
+    lr_scaling_t lr_scaling;            /* how --lr grows from --lr-base-batch to a run's global batch */
+    int lr_base_batch;                  /* the global batch --lr is given at; 0: each --batch value */
+    optim_kind_t optimizer;
+    double target_acc;                  /* time to target's test accuracy, a fraction; 0: none (synthetic data) */
+    int gns_every;                      /* measure the gradient noise scale every N steps, 0: never */
     math_t math[OPT_LIST_MAX]; int n_math;              /* to sweep */
     dtype_t grad_dtype[OPT_LIST_MAX]; int n_grad_dtype; /* naive, nccl: gradients on the wire */
     init_t init;                        /* the model's when not given */

@@ -250,7 +250,8 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
     if (o->trace && trace_first_step(o, e, steps) >= 0)
         trace_after_epoch(tr, o, r->pt, r->n_points, st->info.name, r->is_root);
     /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
-    double acc = r->data->synthetic ? -1 : st->evaluate(state);
+    double e0 = wall_now(), acc = r->data->synthetic ? -1 : st->evaluate(state);
+    row->eval_s = r->data->synthetic ? -1 : wall_now() - e0;
     nvtx_pop();
     row->epoch = e;
     row->phase = results_phase(e);
@@ -444,6 +445,8 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     r->cfg = (run_cfg_t){
         .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
+        .optim = {.kind = o->optimizer, .gns_every = o->gns_every,
+                  .sched = {.kind = o->lr_schedule, .warmup_epochs = o->warmup_epochs, .epochs = o->epochs}},
         .math = pt->math, .grad_dtype = pt->grad_dtype, .init = o->init,
         .seed = pt->seed, .data = data, .cuda_graph = o->cuda_graph, .conv_cache = o->conv_cache, .steps_cap = o->steps,
         .naive_path = o->naive_path,

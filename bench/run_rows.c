@@ -118,6 +118,13 @@ void run_row_of(const options_t *o, const strategy_t *st, const sweep_point_t *p
     row->lr = pt->lr;
     row->momentum = o->momentum;
     row->weight_decay = o->weight_decay;
+    row->lr_schedule = lr_kind_names[o->lr_schedule];
+    row->warmup_epochs = o->warmup_epochs;
+    row->lr_epochs = o->lr_schedule == LR_CONSTANT ? -1 : o->epochs;   /* a constant rate spans no epochs */
+    row->lr_scaling = lr_scaling_names[o->lr_scaling];
+    row->lr_base_batch = o->lr_base_batch > 0 ? o->lr_base_batch : pt->global_batch / (o->weak ? pt->gpus : 1);
+    row->optimizer = optim_names[o->optimizer];
+    row->target_acc = o->target_acc > 0 ? o->target_acc : -1;
     row->env = *env;
     if (!st->info.uses_nccl) row->env.nccl_transport[0] = '\0';
     row->nodes = dist ? dist->n_nodes : 1;

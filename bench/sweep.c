@@ -67,11 +67,13 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
         int gpus = o->gpus[r];
         p[k].index = k;
         p[k].gpus = gpus;
-        /* Weak scaling keeps the per-GPU work fixed and applies the linear lr scaling rule (Goyal et al.); strong
-         * scaling splits a fixed global batch, so the lr stays put. */
+        /* Weak scaling keeps the per-GPU work fixed, so the global batch grows and the rate with it by the scaling
+         * rule (Goyal et al.'s linear one by default); strong scaling splits a fixed global batch, which is its own
+         * base unless --lr-base-batch names another. */
         p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
         p[k].per_gpu_batch = p[k].global_batch / gpus;
-        p[k].lr = o->weak ? o->lr[l] * gpus : o->lr[l];
+        p[k].lr = lr_scale(o->lr[l], o->lr_scaling, p[k].global_batch,
+                           o->lr_base_batch > 0 ? o->lr_base_batch : o->batch[b]);
         p[k].seed = o->seeds[s];
         p[k].math = o->math[m];
         p[k].grad_dtype = o->grad_dtype[d];

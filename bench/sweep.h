@@ -8,7 +8,7 @@ typedef struct {
     int gpus;
     int global_batch;           /* weak: batch * gpus; strong: batch */
     int per_gpu_batch;          /* global_batch / gpus */
-    double lr;                  /* weak: lr * gpus; strong: lr */
+    double lr;                  /* the peak rate: --lr grown from its base batch to global_batch (lr_scale) */
     unsigned long long seed;
     math_t math;
     dtype_t grad_dtype;         /* naive, nccl: the gradients on the wire */

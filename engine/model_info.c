@@ -4,11 +4,11 @@
 #include <string.h>
 
 const model_info_t model_infos[] = {
-    {"lenet", "LeNet-5 (d2l), 1x28x28 inputs", 256, 28, 0, 4, 1, 10, "xavier"},
-    {"resnet18", "ResNet-18 (d2l: 3x3 stem, no max-pool), 1x28x28 inputs", 256, 28, 1, 8, 1, 10, "normal"},
-    {"resnet50", "ResNet-50 v1.5 (torchvision), 3x224x224 inputs", 256, 224, 1, 32, 3, 1000, "kaiming"},
-    {"resnet101", "ResNet-101 v1.5 (torchvision), 3x224x224 inputs", 128, 224, 1, 32, 3, 1000, "kaiming"},
-    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL},
+    {"lenet", "LeNet-5 (d2l), 1x28x28 inputs", 256, 28, 0, 4, 1, 10, "xavier", 0.85, 0.98},
+    {"resnet18", "ResNet-18 (d2l: 3x3 stem, no max-pool), 1x28x28 inputs", 256, 28, 1, 8, 1, 10, "normal", 0.92, 0.99},
+    {"resnet50", "ResNet-50 v1.5 (torchvision), 3x224x224 inputs", 256, 224, 1, 32, 3, 1000, "kaiming", 0, 0},
+    {"resnet101", "ResNet-101 v1.5 (torchvision), 3x224x224 inputs", 128, 224, 1, 32, 3, 1000, "kaiming", 0, 0},
+    {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, 0, 0},
 };
 
 const model_info_t *model_info(const char *name) {
@@ -18,3 +18,9 @@ const model_info_t *model_info(const char *name) {
 }
 
 int model_info_imagenet(const model_info_t *mi) { return mi && mi->synth_classes == 1000; }
+
+double model_info_target(const model_info_t *mi, const char *dataset) {
+    if (!mi || !dataset) return 0;
+    if (strcmp(dataset, "fashion-mnist") == 0) return mi->target_fashion;
+    return strcmp(dataset, "mnist") == 0 ? mi->target_mnist : 0;
+}

@@ -82,8 +82,8 @@ __global__ static void lars_norms_kernel(const float *p, const G *g, const L *g2
     }
 }
 
-/* You et al.'s update with momentum on the scaled step: local = lr * trust, v = mu v + local (g + wd w), w -= v; trust =
- * eta |w| / (|g| + wd |w|) for an adapted segment with both norms positive, else 1. */
+/* You et al.'s update with momentum on the scaled step: local = lr * trust, v = mu v + local (g + wd w), w -= v;
+ * trust = eta |w| / (|g| + wd |w|) for an adapted segment with both norms positive, else 1. */
 template <typename G, typename L>
 __global__ static void lars_update_kernel(float *p, L *lp, const G *g, const L *g2, float *v, const int *chunk_seg,
                                           const size_t *chunk_at, const int *chunk_len, const int *adapt,

@@ -12,7 +12,9 @@
 /* A piece of a step that is the same launch sequence at every step (it reads the step from d_step), so it can be
  * captured into a CUDA graph once and replayed: one launch instead of dozens, each with cuDNN's host overhead. */
 #define REPLICA_MAX_SEGMENTS (MODEL_MAX_LAYERS + 4)   /* a backward segment per bucket, at most one per layer */
-enum { REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_GNS = 3, REPLICA_SEG_BACKWARD = 4 };
+enum {
+    REPLICA_SEG_STEP = 0, REPLICA_SEG_FORWARD = 1, REPLICA_SEG_UPDATE = 2, REPLICA_SEG_GNS = 3, REPLICA_SEG_BACKWARD = 4
+};
 
 typedef struct replica {
     gpu_t gpu;

@@ -1,6 +1,5 @@
 /* schedule.h — the learning rate as a function of the step (--lr-schedule, --warmup-epochs), the rule that grows it
- * with the batch (--lr-scaling) and the optimizers' names (--optimizer). Host-only: the device reads the table built here.
- */
+ * with the batch (--lr-scaling) and the optimizers' names (--optimizer). Host-only: the device reads its table. */
 #pragma once
 #include <stddef.h>
 

@@ -17,8 +17,8 @@
  * as GradScaler.step skips optimizer.step). */
 template <typename G, typename L, bool MOMENTUM, bool SCALED, bool SPLIT>
 __global__ static void sgd_kernel(float *__restrict__ p, L *__restrict__ lp, const G *__restrict__ g,
-                                  const L *__restrict__ g2, float *__restrict__ v, size_t n, const float *__restrict__ lr_p,
-                                  float mu, float wd, const loss_scale_t *__restrict__ ls) {
+                                  const L *__restrict__ g2, float *__restrict__ v, size_t n,
+                                  const float *__restrict__ lr_p, float mu, float wd, const loss_scale_t *__restrict__ ls) {
     const float lr = *lr_p;   /* the schedule's rate of this step, written on the device (engine/optim.h) */
     float inv = 1.0f;
     if (SCALED) {
@@ -51,8 +51,8 @@ static void sgd_launch_m(float *p, L *lp, const G *g, const L *g2, float *v, siz
 }
 
 template <typename G, typename L, bool SPLIT>
-static void sgd_launch(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, const float *lr, float mu, float wd,
-                       const loss_scale_t *ls, cudaStream_t stream) {
+static void sgd_launch(float *p, L *lp, const G *g, const L *g2, float *v, size_t n, const float *lr, float mu,
+                       float wd, const loss_scale_t *ls, cudaStream_t stream) {
     if (n == 0) return;
     if (mu > 0.0f) sgd_launch_m<G, L, true, SPLIT>(p, lp, g, g2, v, n, lr, mu, wd, ls, stream);
     else sgd_launch_m<G, L, false, SPLIT>(p, lp, g, g2, v, n, lr, mu, wd, ls, stream);

@@ -30,11 +30,19 @@ typedef struct {
     const char *grad_dtype;     /* "fp32" / "bf16" on the wire; empty for a strategy without a gradient reduction */
     unsigned long long seed;
     int gpus, global_batch, per_gpu_batch;
-    double lr, momentum, weight_decay;
+    double lr, momentum, weight_decay;   /* lr: the peak rate, after the scaling rule */
+    /* How the rate moves (engine/schedule.h): the schedule's name, its warm-up and the epochs its decay spans (< 0
+     * for a constant rate, whose span changes nothing), the scaling rule and the batch lr was given at, and the
+     * optimizer's name */
+    const char *lr_schedule, *lr_scaling, *optimizer;
+    double warmup_epochs;
+    int lr_epochs, lr_base_batch;
+    double target_acc;          /* the test accuracy a run's time to target is measured to (study/target.h) */
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
     const char *phase;          /* results_phase(epoch) */
     double images_per_s;        /* steps x global batch / epoch_s */
     double test_acc;
+    double eval_s;              /* the epoch's evaluation, on the host's clock: apart from training time */
     const char *status;         /* run_status_names below */
     const char *reason;         /* one line: why the run did not end ok; empty when it did */
     double mem_free_mb, mem_total_mb;   /* the device's free and total memory when an oom happened */
@@ -101,6 +109,13 @@ void results_stamp(results_row_t *row);
     X(math,              STR,      math,                     NULL,    NAME) \
     X(grad_dtype,        STR,      grad_dtype,               NULL,    NAME_WILD) \
     X(init,              STR,      init,                     NULL,    NAME) \
+    X(lr_schedule,       STR,      lr_schedule,              NULL,    NAME_WILD) \
+    X(warmup_epochs,     NUM,      warmup_epochs,            "%.6g",  WILD) \
+    X(lr_epochs,         INT,      lr_epochs,                NULL,    WILD) \
+    X(lr_scaling,        STR,      lr_scaling,               NULL,    NAME) \
+    X(lr_base_batch,     INT,      lr_base_batch,            NULL,    0   ) \
+    X(optimizer,         STR,      optimizer,                NULL,    NAME_WILD) \
+    X(target_acc,        NUM,      target_acc,               "%.6g",  0   ) \
     X(epoch,             INT,      epoch,                    NULL,    0   ) \
     X(phase,             STR,      phase,                    NULL,    NAME) \
     X(steps,             INT,      stats.steps,              NULL,    WILD) \
@@ -110,6 +125,12 @@ void results_stamp(results_row_t *row);
     X(train_loss,        NUM,      stats.train_loss,         "%.6g",  0   ) \
     X(train_acc,         NUM,      stats.train_acc,          "%.6g",  0   ) \
     X(test_acc,          NUM,      test_acc,                 "%.6g",  0   ) \
+    X(eval_s,            NUM,      eval_s,                   "%.6f",  0   ) \
+    X(lr_now,            NUM,      stats.lr_now,             "%.6g",  0   ) \
+    X(gns_small_sq,      NUM,      stats.gns_small_sq,       "%.6g",  0   ) \
+    X(gns_big_sq,        NUM,      stats.gns_big_sq,         "%.6g",  0   ) \
+    X(gns_b_small,       INT,      stats.gns_b_small,        NULL,    0   ) \
+    X(gns_b_big,         INT,      stats.gns_b_big,          NULL,    0   ) \
     X(loss_scale,        NUM,      stats.loss_scale,         "%.6g",  0   ) \
     X(skipped_steps,     INT,      stats.skipped_steps,      NULL,    0   ) \
     X(status,            STR,      status,                   NULL,    NAME) \
