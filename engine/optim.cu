@@ -227,7 +227,7 @@ int optim_init(optim_t *o, optim_kind_t kind, float momentum, float weight_decay
     }
     free(h);
     if (bad) return optim_oom(err, errlen, "learning-rate table");
-    if (kind != OPTIM_LARS) return 0;
+    if (kind != OPTIM_LARS || !m) return 0;   /* no model: segments come from optim_set_segments */
     int n = optim_segments(m, NULL, 0);
     optim_seg_t *seg = (optim_seg_t *)calloc((size_t)n + 1, sizeof *seg);
     if (!seg) return snprintf(err, errlen, "out of host memory"), -1;

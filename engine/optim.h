@@ -36,8 +36,9 @@ typedef struct {
     int *chunk_len;
 } optim_t;
 
-/* Sets up o on the current device for a run of sched (its epochs at steps_per_epoch steps) with `kind`; LARS cuts
- * model m's flat buffers into its layers' segments (optim_segments). 0, or -1 with an out-of-memory line in err. */
+/* Sets up o on the current device for a run of sched (its epochs at steps_per_epoch steps; 0 epochs: the constant
+ * sched->peak) with `kind`; LARS cuts model m's flat buffers into its layers' segments (optim_segments; m NULL:
+ * optim_set_segments gives them). 0, or -1 with an out-of-memory line in err. */
 int optim_init(optim_t *o, optim_kind_t kind, float momentum, float weight_decay, const lr_schedule_t *sched,
                long steps_per_epoch, const struct model *m, char *err, size_t errlen);
 /* LARS's segments of model m (a whole model or a stage: offsets in its own flat buffers): per layer with parameters,

@@ -1,0 +1,165 @@
+/* test_schedule.c — the learning-rate schedule on the device (engine/optim.h): 50 captured steps of a cosine schedule
+ * with warm-up leave the parameters bit-identical to the same steps run eagerly with each step's rate written from the
+ * host (lr_schedule_at), and a constant rate (the negative control) does not; the noise scale's step, with its extra
+ * half-batch backward, updates exactly as a plain step. */
+#include "gpu_test.h"
+#include "restart.h"
+#include "../../engine/idx.h"
+#include "../../engine/schedule.h"
+#include "../../strategies/strategy.h"
+
+#define EPOCHS 2
+#define STEPS 25    /* per epoch: 50 steps in all */
+
+typedef enum { DEVICE_TABLE, HOST_STEPPED, HOST_CONSTANT } how_t;
+
+/* EPOCHS x STEPS steps from the replica's present state; returns its parameters (host copy). Host-stepped: the table
+ * is one entry, rewritten before each step on the replica's stream with the host's rate (or the peak). */
+static float *train(const strategy_t *st, void *state, const lr_schedule_t *sched, how_t how, double *lr_end) {
+    replica_t *r = state;
+    long n_table = r->opt.n_steps, k = 0;
+    if (how != DEVICE_TABLE) r->opt.n_steps = 1;
+    for (int e = 1; e <= EPOCHS; e++) {
+        epoch_stats_t s;
+        epoch_stats_init(&s);
+        st->epoch_begin(state, e);
+        for (int i = 0; i < STEPS; i++, k++) {
+            if (how != DEVICE_TABLE) {
+                float lr = how == HOST_STEPPED ? (float)lr_schedule_at(sched, k, STEPS) : (float)sched->peak;
+                CHECK_CUDA(cudaMemcpyAsync(r->opt.table, &lr, sizeof lr, cudaMemcpyHostToDevice, r->gpu.stream));
+                CHECK_CUDA(cudaStreamSynchronize(r->gpu.stream));   /* lr lives on this stack frame */
+            }
+            st->train_step(state, i);
+        }
+        st->epoch_end(state, STEPS, &s);
+        *lr_end = s.lr_now;
+    }
+    r->opt.n_steps = n_table;
+    size_t n = st->params(state, NULL, 0);
+    float *p = malloc(n * sizeof(float));
+    st->params(state, p, n);
+    return p;
+}
+
+typedef struct {
+    float *p0, *v0, *s0;
+} start_t;
+
+static void start_save(const replica_t *r, start_t *s) {
+    const model_t *m = &r->model;
+    size_t pb = m->n_params * sizeof(float), sb = m->n_state * sizeof(float);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMalloc((void **)&s->p0, pb));
+    CHECK_CUDA(cudaMalloc((void **)&s->v0, pb));
+    s->s0 = NULL;
+    if (sb) CHECK_CUDA(cudaMalloc((void **)&s->s0, sb));
+    CHECK_CUDA(cudaMemcpy(s->p0, m->params, pb, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaMemcpy(s->v0, m->momentum, pb, cudaMemcpyDeviceToDevice));
+    if (sb) CHECK_CUDA(cudaMemcpy(s->s0, m->state, sb, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaDeviceSynchronize());
+}
+
+static void start_free(start_t *s) {
+    CHECK_CUDA(cudaFree(s->p0));
+    CHECK_CUDA(cudaFree(s->v0));
+    if (s->s0) CHECK_CUDA(cudaFree(s->s0));
+}
+
+static void *setup(const idx_dataset_t *data, const char *model, math_t math, int gns_every) {
+    const strategy_t *st = strategy_find("single");
+    static int dev = 0;
+    run_cfg_t cfg = {.model = model, .n_gpus = 1, .devices = &dev, .global_batch = 64, .lr = 0.1, .momentum = 0.9,
+                     .weight_decay = 5e-4, .math = math, .init = INIT_XAVIER, .seed = 11, .data = data,
+                     .cuda_graph = 1, .steps_cap = STEPS,
+                     .optim = {.gns_every = gns_every,
+                               .sched = {.kind = LR_COSINE, .warmup_epochs = 0.4, .epochs = EPOCHS}}};
+    void *state;
+    char err[256];
+    if (st->setup(&state, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "setup: %s\n", err);
+        exit(1);
+    }
+    return state;
+}
+
+static void schedule_in_graph(const idx_dataset_t *data, const char *model, math_t math) {
+    const strategy_t *st = strategy_find("single");
+    void *state = setup(data, model, math, 0);
+    replica_t *r = state;
+    lr_schedule_t sched = {.kind = LR_COSINE, .peak = 0.1, .warmup_epochs = 0.4, .epochs = EPOCHS};
+    start_t s0;
+    start_save(r, &s0);
+    size_t n = r->model.n_params;
+    double lr_graph, lr_host, lr_const;
+    r->use_graphs = 1;
+    float *graph = train(st, state, &sched, DEVICE_TABLE, &lr_graph);
+    restart(r, s0.p0, s0.v0, s0.s0);
+    r->use_graphs = 0;
+    float *host = train(st, state, &sched, HOST_STEPPED, &lr_host);
+    restart(r, s0.p0, s0.v0, s0.s0);
+    float *flat = train(st, state, &sched, HOST_CONSTANT, &lr_const);
+    size_t first = 0;
+    while (first < n && memcmp(graph + first, host + first, sizeof(float)) == 0) first++;
+    EXPECT(first == n, "%s (%s): graphed steps with the device's schedule differ from host-stepped rates, first at "
+           "parameter %zu of %zu", model, gpu_math_name(math), first, n);
+    EXPECT(memcmp(graph, flat, n * sizeof(float)) != 0, "%s (%s): a constant rate gave the same parameters as the "
+           "schedule (the schedule did nothing)", model, gpu_math_name(math));
+    float want = (float)lr_schedule_at(&sched, EPOCHS * STEPS - 1, STEPS);
+    EXPECT(lr_graph == want && lr_host == want, "%s: the last step's rate %.9g (graph), %.9g (host), want %.9g", model,
+           lr_graph, lr_host, want);
+    EXPECT(lr_graph < 0.01 * sched.peak, "%s: the cosine ends near 0: %g", model, lr_graph);
+    printf("%s (%s): 50 steps, graph = host-stepped: %s; last rate %.6g\n", model, gpu_math_name(math),
+           first == n ? "yes" : "no", lr_graph);
+    free(graph), free(host), free(flat);
+    start_free(&s0);
+    st->teardown(state);
+}
+
+/* The noise scale's step (two backwards, the first of half the batch) against plain steps, graphed. */
+static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, math_t math) {
+    const strategy_t *st = strategy_find("single");
+    void *state = setup(data, model, math, 1);
+    replica_t *r = state;
+    lr_schedule_t sched = {.kind = LR_COSINE, .peak = 0.1, .warmup_epochs = 0.4, .epochs = EPOCHS};
+    start_t s0;
+    start_save(r, &s0);
+    size_t n = r->model.n_params;
+    double lr;
+    r->use_graphs = 1;
+    float *with = train(st, state, &sched, DEVICE_TABLE, &lr);
+    double lr_now, small, big;
+    int bs, bb;
+    replica_epoch_optim(r, &lr_now, &small, &big, &bs, &bb);
+    restart(r, s0.p0, s0.v0, s0.s0);
+    r->gns_every = 0;
+    float *without = train(st, state, &sched, DEVICE_TABLE, &lr);
+    EXPECT(memcmp(with, without, n * sizeof(float)) == 0, "%s (%s): steps that measure the noise scale update "
+           "differently from plain steps", model, gpu_math_name(math));
+    EXPECT(bs == 32 && bb == 64, "%s: batches %d and %d", model, bs, bb);
+    /* Half the batch has twice the variance: its squared norm is the larger, on average over the epoch's steps. */
+    EXPECT(small > big && big > 0 && isfinite(small), "%s (%s): |G_32|^2 %g, |G_64|^2 %g", model,
+           gpu_math_name(math), small, big);
+    printf("%s (%s): noise scale's step = plain step; epoch means |G_32|^2 %.6g, |G_64|^2 %.6g\n", model,
+           gpu_math_name(math), small, big);
+    free(with), free(without);
+    start_free(&s0);
+    st->teardown(state);
+}
+
+int main(void) {
+    gpu_test_require(1);
+    idx_dataset_t data;
+    char err[512];
+    if (idx_load_dataset(DATA_ROOT "/fashion-mnist", &data, err, sizeof err) != 0) {
+        fprintf(stderr, "FAIL: data: %s (run scripts/setup.sh)\n", err);
+        return 1;
+    }
+    const math_t maths[2] = {MATH_FP32, MATH_BF16};
+    for (int i = 0; i < 2; i++) {
+        schedule_in_graph(&data, "lenet", maths[i]);
+        schedule_in_graph(&data, "resnet18", maths[i]);
+        gns_step_is_a_step(&data, "resnet18", maths[i]);
+    }
+    idx_free(&data);
+    return test_summary();
+}
