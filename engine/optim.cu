@@ -146,11 +146,10 @@ int optim_segments(const model_t *m, optim_seg_t *seg, int max) {
         const layer_t *l = &m->layers[i];
         if (!l->n_params) continue;
         size_t at = l->param_offset - m->param_first, bias = 0;
-        int weights = l->ops == &layer_conv_ops || l->ops == &layer_dense_ops;
         if (l->ops == &layer_conv_ops && l->cfg.bias) bias = (size_t)l->cfg.cout;
         if (l->ops == &layer_dense_ops) bias = (size_t)l->cfg.cout;
-        if (bias > l->n_params) bias = 0;
-        optim_seg_t parts[2] = {{at, l->n_params - bias, weights}, {at + l->n_params - bias, bias, 0}};
+        if (bias > l->n_params) bias = 0;   /* batch norm: its scale and shift are one tensor of 2C */
+        optim_seg_t parts[2] = {{at, l->n_params - bias, 1}, {at + l->n_params - bias, bias, 1}};
         for (int k = 0; k < 2; k++)
             if (parts[k].len) {
                 if (n < max) seg[n] = parts[k];

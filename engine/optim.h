@@ -12,8 +12,8 @@ extern "C" {
 #endif
 struct model;
 
-/* A part of the flat buffers that LARS treats as one tensor: [at, at + len), adapted (a convolution's or dense
- * layer's weights: the trust ratio applies) or not (biases, batch norm: the plain rate). */
+/* A part of the flat buffers that LARS treats as one tensor: [at, at + len), adapted (its trust ratio applies) or
+ * not (the plain rate: a test's control). */
 typedef struct {
     size_t at, len;
     int adapt;
@@ -42,7 +42,7 @@ typedef struct {
 int optim_init(optim_t *o, optim_kind_t kind, float momentum, float weight_decay, const lr_schedule_t *sched,
                long steps_per_epoch, const struct model *m, char *err, size_t errlen);
 /* LARS's segments of model m (a whole model or a stage: offsets in its own flat buffers): per layer with parameters,
- * its weights (adapted where a convolution or dense layer) and its biases. Writes at most max; returns the count. */
+ * its weights and its biases, each adapted. Writes at most max; returns the count. */
 int optim_segments(const struct model *m, optim_seg_t *seg, int max);
 /* LARS over explicit segments (what optim_init does with optim_segments; tests give their own). 0, or -1. */
 int optim_set_segments(optim_t *o, const optim_seg_t *seg, int n, char *err, size_t errlen);
