@@ -22,11 +22,14 @@ typedef struct {
     stat_t ips;                 /* images/s over the steady epochs of those runs: median, range, count */
     double speedup, efficiency; /* ips over the reference row's at the same batch and math; NAN without one */
     stat_t acc;                 /* final test accuracy (%) over the seeds */
+    double acc_lo, acc_hi;      /* its noise: the seeds' range, or with one seed its last epochs' (study/target.h) */
+    double target;              /* the target accuracy (%) its runs were measured to; NAN: none */
+    stat_t tt, tt_steps;        /* time to target (training seconds, steps) over the seeds that reached it */
     double dacc;                /* acc.med minus the reference row's (points); NAN without */
-    int fell;                   /* not the reference, and its accuracy fell by more than ANSWER_ACC_POINTS against the
-                                 * reference's at its batch */
-    int below;                  /* on one GPU, more than ANSWER_ACC_POINTS below the best accuracy of the group's
-                                 * rows on one GPU */
+    int fell;                   /* not the reference, and its accuracy fell against the reference's at its batch past
+                                 * both noises (study_acc_fell): a difference inside them is "within noise" */
+    int below;                  /* on one GPU, below the best accuracy of the group's rows on one GPU, past the
+                                 * noise */
     const char *status;         /* "ok", or the first other way one of its runs ended */
     int ref;                    /* the reference row at its batch and math (itself for the reference), or -1 */
 } answer_row_t;
@@ -49,8 +52,10 @@ typedef struct {
 /* The answer of every group and math of s (the caller frees it with answer_free). */
 void answer_make(const study_runs_t *s, answer_t *a);
 void answer_free(answer_t *a);
-/* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none): on one
- * GPU the fastest row within ANSWER_ACC_POINTS of the best accuracy, *alt a faster row below it; on
+/* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none). Where
+ * its runs have a target accuracy, the row whose every seed reached it soonest (time to target), *alt the row of the
+ * most images/s where that is another (the fastest epoch, which is not the fastest trained model). Without a target:
+ * on one GPU the fastest row whose accuracy is not below the best past the noise, *alt a faster row below it; on
  * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
 int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 

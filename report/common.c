@@ -141,6 +141,8 @@ numtext_t ranged(const char *fmt, stat_t st) {
 double run_epoch_s(const run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
 double run_images_per_s(const run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
 double run_facc(const run_t *r) { return r->facc; }
+double run_tt_s(const run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
+double run_tt_steps(const run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
 
 /* A stable merge sort: runs of one key stay in the order they started. */
 static void merge_sort(const run_t **a, const run_t **tmp, int n, int (*cmp)(const run_t *, const run_t *)) {

@@ -182,6 +182,9 @@ numtext_t ranged(const char *fmt, stat_t st);
 double run_epoch_s(const run_t *r);
 double run_images_per_s(const run_t *r);
 double run_facc(const run_t *r);
+/* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
+double run_tt_s(const run_t *r);
+double run_tt_steps(const run_t *r);
 
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing

@@ -380,6 +380,11 @@ static void run_medians(run_t *r) {
     for (int c = 0; c < RESULTS_NCOLS; c++) r->med[c] = study_median(x, steady_values(r, (results_col_t)c, x));
     free(x);
     run_busy(r);
+    study_time_to_target(r->rows, r->nrows, NAN, &r->tt);
+    study_acc_spread(r->rows, r->nrows, STUDY_SPREAD_EPOCHS, &r->acc_lo, &r->acc_hi);
+    r->acc_lo *= 100, r->acc_hi *= 100;
+    double g2, trace;
+    study_noise_scale(r->rows, r->nrows, &g2, &trace, &r->gns_b);
 }
 
 /* ---- what tells a run from its strategy's others: the key columns that differ among them and are no column of
@@ -402,10 +407,22 @@ static const char *number_cell(double x, char *b, size_t n) {
     return b;
 }
 static const char *momentum_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->momentum, b, n); }
+static const char *optimizer_cell(const run_t *r, char *b, size_t n) {
+    (void)b, (void)n;
+    return r->rows[0]->optimizer ? r->rows[0]->optimizer : "";
+}
+static const char *lr_schedule_cell(const run_t *r, char *b, size_t n) {
+    (void)b, (void)n;
+    return r->rows[0]->lr_schedule ? r->rows[0]->lr_schedule : "";
+}
+static const char *warmup_cell(const run_t *r, char *b, size_t n) {
+    return number_cell(r->rows[0]->warmup_epochs, b, n);
+}
 static const char *wd_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->weight_decay, b, n); }
 
 static const variant_col_t variant_cols[] = {
     {NULL, algo_cell}, {"init %s", init_cell}, {"momentum %s", momentum_cell}, {"weight decay %s", wd_cell},
+    {"%s", optimizer_cell}, {"%s rate", lr_schedule_cell}, {"warm-up %s epochs", warmup_cell},
     {"commit %s", commit_cell},
 };
 #define NVARIANT ((int)(sizeof variant_cols / sizeof *variant_cols))

@@ -5,6 +5,7 @@
 #include "../study/reader.h"
 #include "../study/key.h"
 #include "../study/study.h"
+#include "../study/target.h"
 #include "mem.h"
 
 /* One reported run. Strings point into the rows read, or into the run's own cells. */
@@ -25,6 +26,9 @@ typedef struct {
     int pipe;                           /* a pipeline's run (study_is_pipeline) */
     int global;                         /* its line batch is the global batch (study_t1_global) */
     double facc;                        /* final test accuracy, %, NAN without one */
+    double acc_lo, acc_hi;              /* its last epochs' test accuracy, % (study_acc_spread): a seed's noise */
+    study_target_t tt;                  /* its time to target (study/target.h) */
+    double gns_b;                       /* its gradient noise scale B_simple (study_noise_scale), NAN: not measured */
     double peak_mb;                     /* the largest peak_mem_mb of its rows, NAN without one */
     char fstat[32];                     /* how it ended (study_verdict) */
     int last;                           /* its last epoch */

@@ -17,13 +17,13 @@ static void header(void) {
           csv);
 }
 /* A run: a warm-up epoch (9 s, 1 image/s: never counted), then steady epochs of the images/s given; the last epoch's
- * test accuracy acc (a fraction; < 0: none). */
+ * test accuracy acc (a fraction; < 0: none), the epochs before it 0.5 points lower (a seed's noise: its last epochs). */
 static void run(const char *id, const char *strategy, int seed, int gpus, int per_gpu, const char *lr, const char *math,
                 const char *algo, const double *ips, int n, double acc, const char *commit) {
     const char *gd = strcmp(strategy, "single") ? "fp32" : "";
     for (int e = 1; e <= n + 1; e++) {
         char a[32] = "";
-        if (acc >= 0) snprintf(a, sizeof a, "%.4f", e == n + 1 ? acc : acc - 0.05);
+        if (acc >= 0) snprintf(a, sizeof a, "%.4f", e == n + 1 ? acc : acc - 0.005);
         fprintf(csv, "%s,2026-01-05T08:%02d:00Z,%s,resnet18,fashion-mnist,%d,%d,%d,%d,%s,%s,%s,,100,%s,%d,%s,%.6f,%.6f,%s,ok,%s\n",
                 id, e, strategy, seed, gpus, gpus * per_gpu, per_gpu, lr, math, gd, algo, e, e == 1 ? "warmup" : "steady",
                 e == 1 ? 9.0 : 1.0, e == 1 ? 1.0 : ips[e - 2], a, commit);
@@ -72,7 +72,7 @@ static void test_two_gpus(const char *dir) {
     run("s1", "single", 1, 1, 256, "0.1", "tf32", "", (const double[]){40000, 40400}, 2, 0.920, "c1");
     run("s2", "single", 2, 1, 256, "0.1", "tf32", "", (const double[]){40200, 40600}, 2, 0.910, "c1");
     run("c1", "nccl", 1, 2, 256, "0.2", "tf32", "Ring", (const double[]){76000, 76800}, 2, 0.905, "c1");
-    run("c2", "nccl", 2, 2, 256, "0.2", "tf32", "Ring", (const double[]){76400, 77200}, 2, 0.909, "c1");
+    run("c2", "nccl", 2, 2, 256, "0.2", "tf32", "Ring", (const double[]){76400, 77200}, 2, 0.915, "c1");
     run("np", "naive", 1, 2, 256, "0.2", "tf32", "p2p", (const double[]){76966, 76960}, 2, 0.8896, "c1");
     run("nh", "naive", 1, 2, 256, "0.2", "tf32", "host", (const double[]){52876, 53052}, 2, 0.8896, "c1");
     study_runs_t s;
@@ -86,13 +86,15 @@ static void test_two_gpus(const char *dir) {
            "single: %g (%g-%g, %d epochs, %d runs), acc %g", sg ? sg->ips.med : 0, sg ? sg->ips.min : 0,
            sg ? sg->ips.max : 0, sg ? sg->ips.n : 0, sg ? sg->n : 0, sg ? sg->acc.med : 0);
     /* nccl: 76000, 76400, 76800, 77200 -> 76600; speedup 76600/40300 = 1.900744, efficiency 0.950372; accuracy
-     * (90.5 + 90.9)/2 = 90.7 against 91.5: -0.8 points, held */
+     * (90.5 + 91.5)/2 = 91.0 against 91.5: -0.5 points, its seeds' range 90.5-91.5 overlapping single's 91.0-92.0:
+     * within noise, held */
     const answer_row_t *c = row_of(&a, "tf32", "nccl", 2, 256, NULL);
     EXPECT(c && near(c->ips.med, 76600) && c->ips.n == 4 && c->n == 2 && near(c->speedup, 76600 / 40300.0) &&
-               near(c->efficiency, 76600 / 40300.0 / 2) && near(c->dacc, 90.7 - 91.5) && !c->fell,
+               near(c->efficiency, 76600 / 40300.0 / 2) && near(c->dacc, 91.0 - 91.5) && !c->fell,
            "nccl: %g, speedup %g, dacc %g", c ? c->ips.med : 0, c ? c->speedup : 0, c ? c->dacc : 0);
     /* naive over host memory is a row of its own beside peer copies: 52964 against 76963 images/s (medians of
-     * 52876, 53052 and 76960, 76966), speedups 1.314 and 1.910; its accuracy 88.96 % fell by 2.54 points */
+     * 52876, 53052 and 76960, 76966), speedups 1.314 and 1.910; its accuracy 88.96 % (one seed: its last epochs,
+     * 88.46-88.96) fell 2.54 points, past single's 91.0-92.0 */
     const answer_row_t *np = row_of(&a, "tf32", "naive", 2, 256, "p2p copies"),
                        *nh = row_of(&a, "tf32", "naive", 2, 256, "host copies");
     EXPECT(np && nh && near(nh->ips.med, 52964) && near(np->ips.med, 76963) && near(nh->speedup, 52964 / 40300.0) &&
@@ -104,17 +106,18 @@ static void test_two_gpus(const char *dir) {
            "fastest on 2 GPUs: naive p2p, nccl beside it");
     /* REPORT.md's Markdown and the default study's text: the same cells */
     char *md = written(&a, 1), *tx = written(&a, 0);
-    EXPECT(strstr(md, "| nccl | 2 | 256/GPU | lr 0.2 | 76600 | 38300 | 1.90× | 95.0 % | 90.7 % (90.5–90.9) | -0.8 | "
+    EXPECT(strstr(md, "| nccl | 2 | 256/GPU | lr 0.2 | 76600 | 38300 | 1.90× | 95.0 % | 91.0 % (90.5–91.5) | -0.5 | — | "
                       "76000–77200 (4, 2) | ok |"),
            "markdown row:\n%s", md);
-    EXPECT(strstr(tx, "76600") && strstr(tx, "38300") && strstr(tx, "1.90×") && strstr(tx, "90.7 % (90.5–90.9)") &&
+    EXPECT(strstr(tx, "76600") && strstr(tx, "38300") && strstr(tx, "1.90×") && strstr(tx, "91.0 % (90.5–91.5)") &&
                strstr(tx, "76000–77200 (4, 2)"),
            "text row:\n%s", tx);
-    EXPECT(strstr(md, "- naive (host copies) at 256/GPU in tf32, 52964 images/s: final test accuracy 89.0 %, -2.5 "
-                      "points against single at the same batch"),
+    EXPECT(strstr(md, "- naive (host copies) at 256/GPU in tf32, 52964 images/s: final test accuracy 89.0 % (noise "
+                      "88.5–89.0 %), -2.5 points against single at the same batch"),
            "the host-copies row is flagged:\n%s", md);
     EXPECT(strstr(md, "**Answer**: on 2 GPUs the fastest is naive (p2p copies) at 256/GPU in tf32, 76963 images/s") &&
-               strstr(md, "it fell; the fastest whose accuracy held is nccl at 256/GPU in tf32, 76600 images/s"),
+               strstr(md, "(it fell, past the noise); the fastest whose accuracy held is nccl at 256/GPU in tf32, 76600 "
+                          "images/s"),
            "answer sentence:\n%s", md);
     char *plain = strstr(tx, "# answer: on 2 GPUs the fastest is naive (p2p copies)");
     EXPECT(plain != NULL, "the printed answer says the same:\n%s", tx);
@@ -156,13 +159,13 @@ static void test_one_gpu(const char *dir) {
     EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
                !strcmp(a.t[ti].math, "bf16") && near(a.t[ti].row[ri].ips.med, 82647) && at >= 0 &&
                a.t[at].row[ar].run->line_batch == 4096,
-           "one GPU: bf16 at 256 within a point of the best, 4096 collapsed beside it");
+           "one GPU: bf16 at 256 the best, 4096 collapsed beside it");
     const answer_row_t *c = row_of(&a, "bf16", "single", 1, 4096, NULL), *b = row_of(&a, "bf16", "single", 1, 1024, NULL);
-    EXPECT(c && c->below && b && b->below, "4096 (23.0 %%) and 1024 (89.3 %%) below 92.0 %% - 1");
+    EXPECT(c && c->below && b && b->below, "4096 (22.5-23.0 %%) and 1024 (88.8-89.3 %%) below 92.0 %% (91.5-92.0)");
     char *md = written(&a, 1);
-    EXPECT(strstr(md, "**Answer**: on 1 GPU the fastest setting within 1 point of the best accuracy (92.0 %) is single "
-                      "at 256/GPU in bf16, 82647 images/s at 92.0 %; single at 4096/GPU in bf16, 128013 images/s is "
-                      "faster but reached 23.0 %."),
+    EXPECT(strstr(md, "**Answer**: on 1 GPU the fastest setting whose accuracy is within the noise of the best is "
+                      "single at 256/GPU in bf16, 82647 images/s at 92.0 %; single at 4096/GPU in bf16, 128013 "
+                      "images/s is faster but reached 23.0 %."),
            "one-GPU answer:\n%s", md);
     free(md);
     /* REPORT.md's one-GPU section takes the same rule */
@@ -198,6 +201,55 @@ static void test_one_gpu_any_strategy(const char *dir) {
     study_free(&s);
 }
 
+/* A run measured to a target of 92 %: four epochs of epoch_s each (100 steps, evaluation 5 s apart), the test
+ * accuracies given. */
+static void run_tt(const char *id, int seed, int batch, double epoch_s, const double acc[4]) {
+    for (int e = 1; e <= 4; e++)
+        fprintf(csv, "%s,2026-01-05T08:%02d:00Z,single,resnet18,fashion-mnist,%d,1,%d,%d,0.1,bf16,,100,%d,%s,"
+                     "%.6f,%.6f,%.4f,ok,0.92,5.0,cosine\n",
+                id, e, seed, batch, batch, e, e == 1 ? "warmup" : "steady", epoch_s, 100 * batch / epoch_s, acc[e - 1]);
+}
+
+/* Time to target: batch 1024 reaches 92 % soonest (2 and 3 s of training in its two seeds: median 2.5 s, 250 steps;
+ * evaluation apart), 256 later (6 s), and 4096, the most images/s, never: it is named as missing the target. */
+static void test_target(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/target.csv", dir);
+    csv = fopen(path, "w");
+    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
+          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    for (int seed = 1; seed <= 2; seed++) {
+        char id[3][16];
+        snprintf(id[0], 16, "a%d", seed), snprintf(id[1], 16, "b%d", seed), snprintf(id[2], 16, "c%d", seed);
+        run_tt(id[0], seed, 256, 2.0, (const double[]){0.80, 0.90, 0.925, 0.93});
+        run_tt(id[1], seed, 1024, 1.0, seed == 1 ? (const double[]){0.70, 0.921, 0.925, 0.926}
+                                                 : (const double[]){0.70, 0.85, 0.922, 0.93});
+        run_tt(id[2], seed, 4096, 0.5, (const double[]){0.30, 0.50, 0.70, 0.80});
+    }
+    study_runs_t s;
+    answer_t a;
+    answer_of(path, &s, &a);
+    const answer_row_t *b = row_of(&a, "bf16", "single", 1, 1024, NULL), *c = row_of(&a, "bf16", "single", 1, 4096, NULL);
+    EXPECT(b && b->tt.n == 2 && near(b->tt.med, 2.5) && near(b->tt_steps.med, 250) && near(b->target, 92),
+           "1024: 2.5 s, 250 steps to 92 %%: %g s", b ? b->tt.med : 0);
+    EXPECT(b && near(b->run->tt.eval_s, b->run->tt.epoch * 5.0), "evaluation apart: %g s", b ? b->run->tt.eval_s : 0);
+    EXPECT(c && c->tt.n == 0 && !c->run->tt.reached && c->run->tt.epoch == 4, "4096 never reached it");
+    int ti, ri, at, ar;
+    EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && &a.t[ti].row[ri] == b && at >= 0 && &a.t[at].row[ar] == c,
+           "the soonest to target is 1024, the most images/s 4096 beside it");
+    char *md = written(&a, 1);
+    EXPECT(strstr(md, "**Answer**: on 1 GPU the soonest to 92.0 % test accuracy is single at 1024/GPU in bf16") &&
+               strstr(md, ": 2.50 s of training (median of 2 seeds, 250 steps); the most images/s, single at 4096/GPU "
+                          "in bf16, 819200 images/s, reached it in 0 of 2 seeds."),
+           "answer:\n%s", md);
+    EXPECT(strstr(md, "**Missed the target** (92.0 % test accuracy) in some seed:") &&
+               strstr(md, "- single at 4096/GPU in bf16, 819200 images/s: 0 of 2 seeds reached it"),
+           "missed:\n%s", md);
+    free(md);
+    answer_free(&a);
+    study_free(&s);
+}
+
 int main(void) {
     strategy_infos(infos, 16);
     char dir[] = "/tmp/test_answer.XXXXXX";
@@ -208,6 +260,7 @@ int main(void) {
     test_two_gpus(dir);
     test_one_gpu(dir);
     test_one_gpu_any_strategy(dir);
+    test_target(dir);
     test_scratch_remove(dir);
     return test_summary();
 }

@@ -1,0 +1,38 @@
+/* target.h — what a run's accuracy says, defined once for the run's summary line, the answer and the report: its time
+ * to a target accuracy (training time and steps to the first epoch that reaches it, evaluation apart), the noise of
+ * its accuracy, and its gradient noise scale. Host-only. */
+#pragma once
+#include "schema.h"
+
+/* A run's time to target. Training time is the sum of its epochs' epoch_s (CUDA events around the steps: evaluation
+ * is not in it) through the first epoch whose test accuracy reaches the target, the first epoch's algorithm search
+ * and graph capture included: they are part of training a model. */
+typedef struct {
+    double target;      /* the fraction aimed at (the rows' target_acc); NAN: none (synthetic data) */
+    int reached;        /* 1: an epoch reached it */
+    int epoch;          /* the first epoch that did; where none did, the last epoch run */
+    double train_s;     /* training seconds through `epoch` */
+    double steps;       /* optimizer steps through it */
+    double images;      /* images trained on through it (steps x global batch): McCandlish et al.'s E */
+    double eval_s;      /* evaluation seconds through it, apart from training (NAN where not recorded) */
+} study_target_t;
+
+/* The time to target of one run from its rows (any order; rows of other statuses than ok, and setup rows, end the
+ * count: a diverged epoch reaches nothing). target <= 0 or NAN: the rows' own target_acc. 1 reached, 0 not (or
+ * no target: t->target NAN). */
+int study_time_to_target(const results_row_t *const *rows, int n, double target, study_target_t *t);
+
+/* How far apart a run's last k epochs' test accuracies lie (fractions, *lo <= *hi): the noise of its accuracy where
+ * only one seed ran. NAN without an accuracy. */
+void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo, double *hi);
+/* The epochs of the spread a one-seed run's accuracy is judged with (study_acc_spread). */
+#define STUDY_SPREAD_EPOCHS 3
+
+/* Whether accuracy b fell against a, past the noise. Each is an interval (over seeds: the range of the final
+ * accuracies; with one seed, study_acc_spread): 1 when b's whole interval lies below a's (b_hi < a_lo), 0 where they
+ * overlap ("within noise") or either is missing. */
+int study_acc_fell(double a_lo, double b_hi);
+
+/* A run's gradient noise scale (engine/gns.h) over its epochs: the means of its epochs' gns_small_sq and gns_big_sq,
+ * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). 0, or -1 without one. */
+int study_noise_scale(const results_row_t *const *rows, int n, double *g2, double *trace, double *b_simple);
