@@ -118,7 +118,7 @@ static void fig_free(fig_t *f) {
 
 /* A series title in a data file, quoted: a byte that would end the quote or the line becomes '?' (names are
  * checked on read; this keeps a label built from anything else inside its line). */
-static void data_title(FILE *o, const char *s) {
+void report_data_title(FILE *o, const char *s) {
     fputc('"', o);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         fputc(*p == '"' || *p == '\\' || *p < 0x20 ? '?' : *p, o);
@@ -136,7 +136,7 @@ static int write_series(const fig_t *f, const char *path, int need, int drop) {
         const series_t *l = &f->ser[i];
         if (drop && l->n < need) continue;
         if (w++) fprintf(o, "\n\n");
-        data_title(o, l->label);
+        report_data_title(o, l->label);
         for (int j = 0; j < l->n; j++) {
             if (isnan(l->pt[j].y2)) fprintf(o, "%s %s\n", l->pt[j].x, num(l->pt[j].y).s);
             else fprintf(o, "%s %.6g %.6g\n", l->pt[j].x, l->pt[j].y, l->pt[j].y2);
@@ -146,7 +146,7 @@ static int write_series(const fig_t *f, const char *path, int need, int drop) {
     return paths_replace_end(&out, NULL, 0) != 0 ? -1 : ok;
 }
 
-static void emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
+void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
                  const char *subtitle, const char *caption) {
     plot_t *p = report_plot_add(r);
     p->script = mem_printf("%s", script);
@@ -157,7 +157,7 @@ static void emit(report_t *r, const char *script, const char *name, const char *
     p->caption = mem_printf("%s", caption);
 }
 
-static void skip(report_t *r, const char *script, const group_t *g, const char *why) {
+void report_skip(report_t *r, const char *script, const group_t *g, const char *why) {
     plot_t *p = report_plot_add(r);
     p->script = mem_printf("%s", script);
     p->subtitle = mem_printf("%s", g->sub);
@@ -195,8 +195,8 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
     char *name = mem_printf("%s-%s", stem, x->gr->id), *script = mem_printf("%s.gp", stem);
     fig_build(f);
     int rc = write_series(f, x->path, 2, drop);
-    if (rc > 0) emit(x->r, script, name, x->path, "", x->gr->sub, x->cap);
-    else if (rc == 0) skip(x->r, script, x->gr, why);
+    if (rc > 0) report_emit(x->r, script, name, x->path, "", x->gr->sub, x->cap);
+    else if (rc == 0) report_skip(x->r, script, x->gr, why);
     free(name), free(script);
     fig_free(f);
     return rc < 0 ? -1 : 0;
@@ -288,9 +288,9 @@ static int fig_scaling(figs_t *x) {
     x->path = mem_printf("%s/epoch_time-%s.dat", x->r->out, x->gr->id);
     int rc = write_series(&tf, x->path, 2, 0);
     char *name = mem_printf("epoch_time-%s", x->gr->id);
-    if (rc > 0) emit(x->r, "epoch_time.gp", name, x->path, "", x->gr->sub, x->cap);
+    if (rc > 0) report_emit(x->r, "epoch_time.gp", name, x->path, "", x->gr->sub, x->cap);
     else if (rc == 0)
-        skip(x->r, "epoch_time.gp", x->gr,
+        report_skip(x->r, "epoch_time.gp", x->gr,
              x->one ? "every run is on one GPU: nothing scales"
                     : "no strategy has steady epoch times on 2 or more GPU counts");
     free(name);
@@ -383,11 +383,11 @@ static int fig_acc_epoch(figs_t *x) {
         fig_free(&f);
         char *name = mem_printf("acc_epoch-%s-%s", x->gr->id, sn), *sub = mem_printf("%s, strategy %s", x->gr->sub,
                                                                                         u[i]->strategy);
-        if (!rc) emit(x->r, "acc_epoch.gp", name, x->path, "", sub, x->cap);
+        if (!rc) report_emit(x->r, "acc_epoch.gp", name, x->path, "", sub, x->cap);
         free(name), free(sub), free(sn);
         i = j;
     }
-    if (!n) skip(x->r, "acc_epoch.gp", x->gr, "no epoch with a test accuracy");
+    if (!n) report_skip(x->r, "acc_epoch.gp", x->gr, "no epoch with a test accuracy");
     free(u);
     return rc;
 }
@@ -476,7 +476,7 @@ static int fig_breakdown(figs_t *x) {
     const run_t **c = runs_sorted(s, x->g, has_compute, NULL, &nc);
     if (!nc) {
         free(c);
-        skip(x->r, "breakdown.gp", x->gr, "no rows with compute_ms (data-parallel strategies)");
+        report_skip(x->r, "breakdown.gp", x->gr, "no rows with compute_ms (data-parallel strategies)");
         return 0;
     }
     /* the batches some run has a compute time at: single's bars stand there only */
@@ -508,11 +508,11 @@ static int fig_breakdown(figs_t *x) {
     free(batches);
     if (!o || paths_replace_end(&out, NULL, 0) != 0) return -1;
     if (!bars) {
-        skip(x->r, "breakdown.gp", x->gr, "no bar with finite times");
+        report_skip(x->r, "breakdown.gp", x->gr, "no bar with finite times");
         return 0;
     }
     char *name = mem_printf("breakdown-%s", x->gr->id);
-    emit(x->r, "breakdown.gp", name, x->path, "", x->gr->sub, x->cap);
+    report_emit(x->r, "breakdown.gp", name, x->path, "", x->gr->sub, x->cap);
     free(name);
     return 0;
 }
@@ -568,7 +568,7 @@ static int fig_bubble(figs_t *x) {
     free(b);
     free(u);
     int rc = 0;
-    if (!n) skip(x->r, "bubble.gp", x->gr, "no pipeline rows (columns micro_batches, bubble)");
+    if (!n) report_skip(x->r, "bubble.gp", x->gr, "no pipeline rows (columns micro_batches, bubble)");
     else {
         char *path2 = mem_printf("%s/bubble_ideal-%s.dat", x->r->out, x->gr->id);
         free(x->path);
@@ -579,7 +579,7 @@ static int fig_bubble(figs_t *x) {
         else if (write_series(&ideal, path2, 1, 0) < 0) rc = -1, free(x->path), x->path = path2, path2 = NULL;
         if (!rc) {
             char *name = mem_printf("bubble-%s", x->gr->id);
-            emit(x->r, "bubble.gp", name, x->path, path2, x->gr->sub, x->cap);
+            report_emit(x->r, "bubble.gp", name, x->path, path2, x->gr->sub, x->cap);
             free(name);
         }
         free(path2);
@@ -599,7 +599,7 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     x.cap = cap.s;
     free(gpus.s);
     int rc = fig_scaling(&x) || fig_throughput(&x) || (x.one && fig_acc_batch(&x)) || fig_acc_epoch(&x) ||
-             fig_acc_lr(&x) || fig_breakdown(&x) || fig_bubble(&x);
+             fig_acc_lr(&x) || fig_breakdown(&x) || fig_bubble(&x) || report_batch_figure(r, g, err, errlen);
     if (rc) snprintf(err, errlen, "%s: cannot write", x.path);
     free(x.cap);
     free(x.path);

@@ -132,7 +132,11 @@ static void figures(const report_t *r, FILE *md, const group_t *gr) {
          "(p−1)/(M+p−1)."},
         {"acc_lr", "final test accuracy against learning rate",
          "The final test accuracy against the learning rate swept (ticks at the swept values), one line per "
-         "strategy, GPU count and batch: the best learning rate and how sharp its optimum is."}};
+         "strategy, GPU count and batch: the best learning rate and how sharp its optimum is."},
+        {"batch", "steps to the target accuracy against the global batch",
+         "Steps to the target (median over seeds, range as bars) against the global batch, one line per optimizer "
+         "and schedule, with the fit S = S_min + E_min / B: where the line flattens, a larger batch no longer "
+         "trains in fewer steps (the critical batch)."}};
     fprintf(md, "### Figures\n\n");
     for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
         char *n = mem_printf("%s-%s.png", figs[i][0], gr->id);
@@ -194,6 +198,7 @@ void report_markdown(report_t *r, FILE *md) {
         figures(r, md, &s->grp[g]);
         if (report_one_gpu_group(s, g)) report_one_gpu(r, md, g);
         report_summary(r, md, g);
+        report_batch_section(r, md, g);
         report_precision(r, md, g);
         not_ok(r, md, g);
     }

@@ -99,6 +99,25 @@ void report_projection(report_t *r, FILE *md);
 int report_figures(report_t *r, char *err, size_t errlen);
 /* Adds a figure to r->plot, its strings NULL. */
 plot_t *report_plot_add(report_t *r);
+/* A figure to draw: plots/script over data (and data2, "" for none), named name, with subtitle and caption; or one
+ * skipped, with why, in REPORT.md's list. */
+void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
+                 const char *subtitle, const char *caption);
+void report_skip(report_t *r, const char *script, const group_t *g, const char *why);
+/* A data file's block title: the quoted line gnuplot's columnheader reads, quotes and control bytes as '?'. */
+void report_data_title(FILE *o, const char *s);
+
+/* How far the batch scales (batch.c): the fit of S = S_min + E_min / B (Shallue et al.; McCandlish et al.) to steps
+ * to target S at global batches B, least squares in 1/B. ok: S_min > 0 and E_min > 0, so B_crit = E_min / S_min;
+ * se its standard error (n > 2), r2 the fit's R^2. 0, or -1 with fewer than 2 distinct batches. */
+typedef struct {
+    double smin, emin, bcrit, se, r2;
+    int n, ok;
+} batch_fit_t;
+int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_t *f);
+/* REPORT.md's section of group g (nothing where no run had a target), and its figure's data files (batch.gp). */
+void report_batch_section(const report_t *r, FILE *md, int g);
+int report_batch_figure(report_t *r, int g, char *err, size_t errlen);
 /* Draws r->plot[from..] with gnuplot (the scripts of plots/), notes the skipped ones on stderr, adds the PNGs
  * drawn to r->fig. 0, or 1 with a message. */
 int report_render(report_t *r, int from, char *err, size_t errlen);

@@ -1,0 +1,251 @@
+/* batch.c — how far the batch scales (REPORT.md's section per model and data set, and its figure): the steps to the
+ * target accuracy against the global batch, fitted with Shallue et al.'s and McCandlish et al.'s
+ * (S/S_min - 1)(E/E_min - 1) = 1, the critical batch E_min / S_min beside the gradient noise scale measured while
+ * training (study/target.h), and which batches buy time to target. */
+#include "report.h"
+#include "../engine/opt_table.h"
+#include "../engine/schedule.h"
+#include "../study/paths.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* With E = S B, the model is S = S_min + E_min / B: a straight line in 1/B, fitted by least squares. */
+int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_t *f) {
+    memset(f, 0, sizeof *f);
+    f->smin = f->emin = f->bcrit = f->se = f->r2 = NAN;
+    f->n = n;
+    if (n < 2) return -1;
+    double mx = 0, my = 0, sxx = 0, sxy = 0, syy = 0;
+    for (int i = 0; i < n; i++) mx += 1 / batch[i] / n, my += steps[i] / n;
+    for (int i = 0; i < n; i++) {
+        double dx = 1 / batch[i] - mx, dy = steps[i] - my;
+        sxx += dx * dx, sxy += dx * dy, syy += dy * dy;
+    }
+    if (!(sxx > 0)) return -1;
+    double b = sxy / sxx, a = my - b * mx, rss = 0;
+    for (int i = 0; i < n; i++) rss += pow(steps[i] - a - b / batch[i], 2);
+    f->smin = a, f->emin = b;
+    f->r2 = syy > 0 ? 1 - rss / syy : 1;
+    f->ok = a > 0 && b > 0;   /* steps that flatten (S_min > 0) and fall with the batch (E_min > 0) */
+    if (!f->ok) return 0;
+    f->bcrit = b / a;
+    if (n > 2) {   /* the delta method on b / a, from the fit's covariance */
+        double s2 = rss / (n - 2), va = s2 * (1.0 / n + mx * mx / sxx), vb = s2 / sxx, cab = -mx * s2 / sxx;
+        double v = vb / (a * a) + b * b * va / pow(a, 4) - 2 * b * cab / pow(a, 3);
+        f->se = v > 0 ? sqrt(v) : 0;
+    }
+    return 0;
+}
+
+/* One curve: the runs with a target of one group and math, optimizer, schedule, warm-up and scaling rule from one rate
+ * at one base batch; points by global batch. */
+static double base_lr(const run_t *r) {
+    const results_row_t *w = r->rows[0];
+    int rule = w->lr_scaling ? opt_name_index(lr_scaling_names, w->lr_scaling) : -1;
+    double k = rule >= 0 && w->lr_base_batch > 0 ? lr_scale(1.0, (lr_scaling_t)rule, r->global_batch, w->lr_base_batch)
+                                                 : 1.0;
+    return atof(r->lr) / k;
+}
+static const char *cell(const char *s) { return s ? s : ""; }
+static int cmp_curve(const run_t *a, const run_t *b) {
+    const results_row_t *x = a->rows[0], *y = b->rows[0];
+    int c = cmp_int(a->group, b->group);
+    if (!c) c = math_cmp(a->math, b->math);
+    if (!c) c = strcmp(cell(x->optimizer), cell(y->optimizer));
+    if (!c) c = strcmp(cell(x->lr_schedule), cell(y->lr_schedule));
+    if (!c) c = cmp_num(x->warmup_epochs, y->warmup_epochs);
+    if (!c) c = strcmp(cell(x->lr_scaling), cell(y->lr_scaling));
+    if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-6 * base_lr(a)) c = cmp_num(base_lr(a), base_lr(b));
+    return c;
+}
+static int cmp_point(const run_t *a, const run_t *b) {
+    int c = cmp_curve(a, b);
+    return c ? c : cmp_int(a->global_batch, b->global_batch);
+}
+static int with_target(const run_t *r) { return !isnan(r->tt.target) && r->nrows > 0; }
+
+/* "sgd, cosine rate, warm-up 2 epochs, linear rule from 0.1 at 256" */
+static void curve_words(bytes_t *b, const run_t *r) {
+    const results_row_t *w = r->rows[0];
+    text_printf(b, "%s, %s", *cell(w->optimizer) ? w->optimizer : "sgd", r->math);
+    if (*cell(w->lr_schedule)) text_printf(b, ", %s rate", w->lr_schedule);
+    if (w->warmup_epochs > 0) text_printf(b, ", warm-up %g epochs", w->warmup_epochs);
+    if (*cell(w->lr_scaling) && w->lr_base_batch > 0)
+        text_printf(b, ", %s rule from %.4g at %d", w->lr_scaling, base_lr(r), w->lr_base_batch);
+}
+
+typedef struct {
+    int batch, runs;
+    const char *lr;
+    stat_t steps, tt, ips, gns;
+} bpoint_t;
+
+static double run_gns(const run_t *r) { return r->gns_b; }
+
+/* The points of the curve u[0..n) (sorted by batch). */
+static int points(const run_t *const *u, int n, bpoint_t *p) {
+    int k = 0;
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && u[j]->global_batch == u[i]->global_batch) j++;
+        p[k] = (bpoint_t){.batch = u[i]->global_batch, .runs = j - i, .lr = u[i]->lr};
+        p[k].steps = stat_runs(u + i, j - i, run_tt_steps);
+        p[k].tt = stat_runs(u + i, j - i, run_tt_s);
+        p[k].ips = stat_runs(u + i, j - i, run_images_per_s);
+        p[k].gns = stat_runs(u + i, j - i, run_gns);
+        k++, i = j;
+    }
+    return k;
+}
+
+/* Which batches buy time to target: each step up the batches that every seed reached, and where the rest stop. */
+static void buys(FILE *md, const bpoint_t *p, int k) {
+    int prev = -1;
+    fprintf(md, "Which batches buy time to target:");
+    for (int i = 0; i < k; i++) {
+        if (p[i].steps.n < p[i].runs) {
+            fprintf(md, " at %d, %d of %d seeds reached the target;", p[i].batch, p[i].steps.n, p[i].runs);
+            continue;
+        }
+        if (prev >= 0)
+            fprintf(md, " %d → %d: %.2f× %s (%.2f → %.2f s);", p[prev].batch, p[i].batch,
+                    p[i].tt.med < p[prev].tt.med ? p[prev].tt.med / p[i].tt.med : p[i].tt.med / p[prev].tt.med,
+                    p[i].tt.med < p[prev].tt.med ? "sooner" : "later", p[prev].tt.med, p[i].tt.med);
+        prev = i;
+    }
+    int best = -1;
+    for (int i = 0; i < k; i++)
+        if (p[i].steps.n == p[i].runs && (best < 0 || p[i].tt.med < p[best].tt.med)) best = i;
+    if (best >= 0) fprintf(md, " the soonest is batch %d, %.2f s of training.\n\n", p[best].batch, p[best].tt.med);
+    else fprintf(md, " no batch reached the target in every seed.\n\n");
+}
+
+/* A curve's points and its fit over the batches every seed reached (bx, sy: their batches and median steps, m). */
+typedef struct {
+    bpoint_t *p;
+    int k, m;
+    double *bx, *sy;
+    batch_fit_t f;
+} curve_t;
+
+static void curve_make(curve_t *c, const run_t *const *u, int n) {
+    c->p = mem_alloc((size_t)n * sizeof *c->p);
+    c->k = points(u, n, c->p);
+    c->bx = mem_alloc((size_t)c->k * sizeof *c->bx);
+    c->sy = mem_alloc((size_t)c->k * sizeof *c->sy);
+    c->m = 0;
+    for (int i = 0; i < c->k; i++)
+        if (c->p[i].steps.n == c->p[i].runs) c->bx[c->m] = c->p[i].batch, c->sy[c->m++] = c->p[i].steps.med;
+    report_batch_fit(c->bx, c->sy, c->m, &c->f);
+}
+static void curve_free(curve_t *c) { free(c->p), free(c->bx), free(c->sy); }
+
+/* One curve's table, fit, noise scale and the batches that buy time. */
+static void curve_section(FILE *md, const run_t *const *u, int n) {
+    curve_t c;
+    curve_make(&c, u, n);
+    const bpoint_t *p = c.p;
+    const batch_fit_t f = c.f;
+    bytes_t w = {0};
+    curve_words(&w, u[0]);
+    fprintf(md, "**%s**, to %s test accuracy:\n\n", w.s, pct(100 * u[0]->tt.target).s);
+    fprintf(md, "| global batch | lr | reached | steps to target | time to target (s) | images/s | noise scale "
+                "B_simple |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+    stat_t all_gns = stat_runs(u, n, run_gns);
+    for (int i = 0; i < c.k; i++)
+        fprintf(md, "| %d | %s | %d/%d | %s | %s | %s | %s |\n", p[i].batch, p[i].lr, p[i].steps.n, p[i].runs,
+                ranged("%.0f", p[i].steps).s, ranged("%.2f", p[i].tt).s, f0(p[i].ips.med).s,
+                ranged("%.0f", p[i].gns).s);
+    fprintf(md, "\nFit of S = S_min + E_min / B over the %d batches every seed reached: ", c.m);
+    if (c.m < 2) fprintf(md, "needs 2 or more.");
+    else if (!f.ok)
+        fprintf(md, "S_min %.4g, E_min %.4g: %s, so the critical batch is %s.", f.smin, f.emin,
+                f.emin <= 0 ? "the steps do not fall as the batch grows" : "the steps still fall as 1/B",
+                f.emin <= 0 ? "at or below the smallest batch run" : "above the largest batch run");
+    else {
+        fprintf(md, "S_min %.0f steps, E_min %.4g images, critical batch B_crit = E_min / S_min = %.0f", f.smin,
+                f.emin, f.bcrit);
+        if (!isnan(f.se)) fprintf(md, " ± %.0f (standard error)", f.se);
+        fprintf(md, ", R² %.3f.", f.r2);
+    }
+    if (all_gns.n) {
+        fprintf(md, " Gradient noise scale B_simple (tr Σ / |G|², measured while training): median %.0f over %d "
+                    "runs (%.0f–%.0f)", all_gns.med, all_gns.n, all_gns.min, all_gns.max);
+        if (f.ok) fprintf(md, "; B_crit / B_simple = %.2f", f.bcrit / all_gns.med);
+        fprintf(md, ".");
+    } else fprintf(md, " No noise scale was measured (--gns-every).");
+    fprintf(md, "\n\n");
+    buys(md, p, c.k);
+    free(w.s);
+    curve_free(&c);
+}
+
+/* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
+static const run_t **curves_of(const report_t *r, int g, int *n) {
+    return runs_sorted(&r->st, g, with_target, cmp_point, n);
+}
+
+void report_batch_section(const report_t *r, FILE *md, int g) {
+    int n;
+    const run_t **u = curves_of(r, g, &n);
+    if (n) fprintf(md, "### How far the batch scales\n\nSteps to the target against the global batch (Shallue et al. "
+                       "2018; McCandlish et al. 2018): they fall as 1/B below the critical batch and flatten above "
+                       "it. Medians over seeds, ranges in brackets; a batch enters the fit where every seed reached "
+                       "the target. Figure: `batch-%s.png`.\n\n", r->st.grp[g].id);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && cmp_curve(u[i], u[j]) == 0) j++;
+        curve_section(md, u + i, j - i);
+        i = j;
+    }
+    free(u);
+}
+
+int report_batch_figure(report_t *r, int g, char *err, size_t errlen) {
+    int n;
+    const run_t **u = curves_of(r, g, &n);
+    const group_t *gr = &r->st.grp[g];
+    if (!n) {
+        report_skip(r, "batch.gp", gr, "no run measured to a target accuracy (column target_acc)");
+        return free(u), 0;
+    }
+    char *path = mem_printf("%s/batch-%s.dat", r->out, gr->id), *path2 = mem_printf("%s/batch_fit-%s.dat", r->out,
+                                                                                       gr->id);
+    paths_replace_t o, of;
+    int rc = paths_replace_begin(&o, path, NULL, 0) != 0;
+    if (!rc && paths_replace_begin(&of, path2, NULL, 0) != 0) rc = 1, paths_replace_end(&o, NULL, 0);
+    for (int i = 0, curves = 0; !rc && i < n;) {
+        int j = i;
+        while (j < n && cmp_curve(u[i], u[j]) == 0) j++;
+        curve_t c;
+        curve_make(&c, u + i, j - i);
+        bytes_t w = {0};
+        curve_words(&w, u[i]);
+        if (curves++) fprintf(o.f, "\n\n"), fprintf(of.f, "\n\n");
+        report_data_title(o.f, w.s);
+        for (int k = 0; k < c.k; k++)   /* every batch; one that not every seed reached has no point */
+            if (c.p[k].steps.n == c.p[k].runs)
+                fprintf(o.f, "%d %.6g %.6g %.6g\n", c.p[k].batch, c.p[k].steps.med, c.p[k].steps.min,
+                        c.p[k].steps.max);
+        text_printf(&w, ", fit");
+        report_data_title(of.f, w.s);
+        /* the fit's curve, sampled: gnuplot draws numbers, it computes none */
+        for (double b = c.m ? c.bx[0] / 2 : 1; c.f.ok && b <= 2 * c.bx[c.m - 1] * 1.0001; b *= pow(2, 0.25))
+            fprintf(of.f, "%.6g %.6g\n", b, c.f.smin + c.f.emin / b);
+        if (!c.f.ok) fprintf(of.f, "%d NaN\n", c.k ? c.p[0].batch : 1);
+        free(w.s);
+        curve_free(&c);
+        i = j;
+    }
+    if (!rc && (paths_replace_end(&o, NULL, 0) != 0) + (paths_replace_end(&of, NULL, 0) != 0)) rc = 1;
+    if (rc) snprintf(err, errlen, "%s: cannot write", path);
+    else {
+        char *name = mem_printf("batch-%s", gr->id);
+        report_emit(r, "batch.gp", name, path, path2, gr->sub, "");
+        free(name);
+    }
+    free(u), free(path), free(path2);
+    return rc;
+}
