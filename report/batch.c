@@ -57,7 +57,8 @@ static int cmp_curve(const run_t *a, const run_t *b) {
     if (!c) c = strcmp(cell(x->lr_schedule), cell(y->lr_schedule));
     if (!c) c = cmp_num(x->warmup_epochs, y->warmup_epochs);
     if (!c) c = strcmp(cell(x->lr_scaling), cell(y->lr_scaling));
-    if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-6 * base_lr(a)) c = cmp_num(base_lr(a), base_lr(b));
+    if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-4 * base_lr(a))   /* lr cells hold 6 digits */
+        c = cmp_num(base_lr(a), base_lr(b));
     return c;
 }
 static int cmp_point(const run_t *a, const run_t *b) {
@@ -159,7 +160,15 @@ static void curve_section(FILE *md, const run_t *const *u, int n) {
                 ranged("%.0f", p[i].steps).s, ranged("%.2f", p[i].tt).s, f0(p[i].ips.med).s,
                 ranged("%.0f", p[i].gns).s);
     fprintf(md, "\nFit of S = S_min + E_min / B over the %d batches every seed reached: ", c.m);
+    /* the first batch above the fitted ones that some seed did not train to the target */
+    int miss = -1;
+    for (int i = 0; i < c.k && miss < 0; i++)
+        if (c.m && p[i].batch > c.bx[c.m - 1] && p[i].steps.n < p[i].runs) miss = i;
     if (c.m < 2) fprintf(md, "needs 2 or more.");
+    else if (!f.ok && f.emin > 0 && miss >= 0)
+        fprintf(md, "S_min %.4g, E_min %.4g: the steps still fall as 1/B through batch %.0f, and at %d not every seed "
+                    "reached the target in the epochs run, so the critical batch lies between %.0f and %d (at this "
+                    "schedule and rule).", f.smin, f.emin, c.bx[c.m - 1], p[miss].batch, c.bx[c.m - 1], p[miss].batch);
     else if (!f.ok)
         fprintf(md, "S_min %.4g, E_min %.4g: %s, so the critical batch is %s.", f.smin, f.emin,
                 f.emin <= 0 ? "the steps do not fall as the batch grows" : "the steps still fall as 1/B",
@@ -174,6 +183,9 @@ static void curve_section(FILE *md, const run_t *const *u, int n) {
         fprintf(md, " Gradient noise scale B_simple (tr Σ / |G|², measured while training): median %.0f over %d "
                     "runs (%.0f–%.0f)", all_gns.med, all_gns.n, all_gns.min, all_gns.max);
         if (f.ok) fprintf(md, "; B_crit / B_simple = %.2f", f.bcrit / all_gns.med);
+        else if (c.m >= 2 && f.emin > 0 && miss >= 0)
+            fprintf(md, "; the bracket over B_simple: %.2f to %.2f", c.bx[c.m - 1] / all_gns.med,
+                    p[miss].batch / all_gns.med);
         fprintf(md, ".");
     } else fprintf(md, " No noise scale was measured (--gns-every).");
     fprintf(md, "\n\n");
@@ -185,6 +197,41 @@ static void curve_section(FILE *md, const run_t *const *u, int n) {
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
 static const run_t **curves_of(const report_t *r, int g, int *n) {
     return runs_sorted(&r->st, g, with_target, cmp_point, n);
+}
+
+/* At each batch that two or more curves ran (LARS beside SGD, another rule): what each reached. */
+static int cmp_same_batch(const run_t *a, const run_t *b) {
+    int c = cmp_int(a->group, b->group);
+    if (!c) c = math_cmp(a->math, b->math);
+    if (!c) c = cmp_int(a->global_batch, b->global_batch);
+    return c ? c : cmp_curve(a, b);
+}
+static void same_batch(const report_t *r, FILE *md, int g) {
+    int n, rows = 0;
+    const run_t **u = runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
+    for (int i = 0; i < n;) {
+        int j = i + 1, curves = 1;
+        for (; j < n && u[j]->global_batch == u[i]->global_batch && !math_cmp(u[j]->math, u[i]->math); j++)
+            curves += cmp_curve(u[j - 1], u[j]) != 0;
+        for (int k = i; curves > 1 && k < j;) {
+            int e = k;
+            while (e < j && !cmp_curve(u[k], u[e])) e++;
+            if (!rows++)
+                fprintf(md, "At the same batch, by optimizer and rule (final test accuracy over seeds):\n\n| global "
+                            "batch | optimizer and schedule | lr | reached | time to target (s) | final test acc |\n"
+                            "|---:|---|---:|---:|---:|---:|\n");
+            bytes_t w = {0};
+            curve_words(&w, u[k]);
+            stat_t tt = stat_runs(u + k, e - k, run_tt_s), acc = stat_runs(u + k, e - k, run_facc);
+            fprintf(md, "| %d | %s | %s | %d/%d | %s | %s |\n", u[k]->global_batch, w.s, u[k]->lr, tt.n, e - k,
+                    ranged("%.2f", tt).s, ranged("%.1f %%", acc).s);
+            free(w.s);
+            k = e;
+        }
+        i = j;
+    }
+    if (rows) fprintf(md, "\n");
+    free(u);
 }
 
 void report_batch_section(const report_t *r, FILE *md, int g) {
@@ -200,6 +247,7 @@ void report_batch_section(const report_t *r, FILE *md, int g) {
         curve_section(md, u + i, j - i);
         i = j;
     }
+    if (n) same_batch(r, md, g);
     free(u);
 }
 
@@ -214,36 +262,39 @@ int report_batch_figure(report_t *r, int g, char *err, size_t errlen) {
     char *path = mem_printf("%s/batch-%s.dat", r->out, gr->id), *path2 = mem_printf("%s/batch_fit-%s.dat", r->out,
                                                                                        gr->id);
     paths_replace_t o, of;
-    int rc = paths_replace_begin(&o, path, NULL, 0) != 0;
+    int rc = paths_replace_begin(&o, path, NULL, 0) != 0, lines = 0, fits = 0;
     if (!rc && paths_replace_begin(&of, path2, NULL, 0) != 0) rc = 1, paths_replace_end(&o, NULL, 0);
-    for (int i = 0, curves = 0; !rc && i < n;) {
+    for (int i = 0; !rc && i < n;) {
         int j = i;
         while (j < n && cmp_curve(u[i], u[j]) == 0) j++;
         curve_t c;
         curve_make(&c, u + i, j - i);
         bytes_t w = {0};
         curve_words(&w, u[i]);
-        if (curves++) fprintf(o.f, "\n\n"), fprintf(of.f, "\n\n");
-        report_data_title(o.f, w.s);
-        for (int k = 0; k < c.k; k++)   /* every batch; one that not every seed reached has no point */
+        if (c.m && lines++) fprintf(o.f, "\n\n");   /* a line of the batches every seed reached: gnuplot takes no
+                                                     * block without a point */
+        if (c.m) report_data_title(o.f, w.s);
+        for (int k = 0; k < c.k; k++)
             if (c.p[k].steps.n == c.p[k].runs)
                 fprintf(o.f, "%d %.6g %.6g %.6g\n", c.p[k].batch, c.p[k].steps.med, c.p[k].steps.min,
                         c.p[k].steps.max);
-        text_printf(&w, ", fit");
-        report_data_title(of.f, w.s);
-        /* the fit's curve, sampled: gnuplot draws numbers, it computes none */
-        for (double b = c.m ? c.bx[0] / 2 : 1; c.f.ok && b <= 2 * c.bx[c.m - 1] * 1.0001; b *= pow(2, 0.25))
-            fprintf(of.f, "%.6g %.6g\n", b, c.f.smin + c.f.emin / b);
-        if (!c.f.ok) fprintf(of.f, "%d NaN\n", c.k ? c.p[0].batch : 1);
+        if (c.f.ok) {   /* the fit's curve, sampled: gnuplot draws numbers, it computes none */
+            if (fits++) fprintf(of.f, "\n\n");
+            text_printf(&w, ", fit: B_crit %.0f", c.f.bcrit);
+            report_data_title(of.f, w.s);
+            for (double b = c.bx[0] / 2; b <= 2 * c.bx[c.m - 1] * 1.0001; b *= pow(2, 0.25))
+                fprintf(of.f, "%.6g %.6g\n", b, c.f.smin + c.f.emin / b);
+        }
         free(w.s);
         curve_free(&c);
         i = j;
     }
     if (!rc && (paths_replace_end(&o, NULL, 0) != 0) + (paths_replace_end(&of, NULL, 0) != 0)) rc = 1;
     if (rc) snprintf(err, errlen, "%s: cannot write", path);
+    else if (!lines) report_skip(r, "batch.gp", gr, "no batch whose every seed reached the target");
     else {
         char *name = mem_printf("batch-%s", gr->id);
-        report_emit(r, "batch.gp", name, path, path2, gr->sub, "");
+        report_emit(r, "batch.gp", name, path, fits ? path2 : "", gr->sub, "");
         free(name);
     }
     free(u), free(path), free(path2);
