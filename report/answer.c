@@ -88,12 +88,26 @@ static void row_make(answer_row_t *w, const run_t *const *u, int n) {
         }
 }
 
+/* Two runs trained with one optimizer, schedule and warm-up. */
+static int same_recipe(const run_t *a, const run_t *b) {
+    const results_row_t *x = a->rows[0], *y = b->rows[0];
+    return !strcmp(x->optimizer ? x->optimizer : "", y->optimizer ? y->optimizer : "") &&
+           !strcmp(x->lr_schedule ? x->lr_schedule : "", y->lr_schedule ? y->lr_schedule : "") &&
+           !cmp_num(x->warmup_epochs, y->warmup_epochs);
+}
+
 /* The reference row at each row's batch; speedup, efficiency and the change of accuracy against it; whether the
  * accuracy held (against the reference; a row on one GPU, against the best of the group's rows on one GPU). */
 static void table_finish(answer_table_t *t, const answer_row_t *best_one) {
     for (int i = 0; i < t->n; i++) {
         answer_row_t *w = &t->row[i];
-        w->ref = -1;
+        /* the reference row at its batch, of its own recipe where there are several (sgd and lars); a reference's
+         * row is its own */
+        w->ref = study_is_reference(w->run->info) ? i : -1;
+        for (int k = 0; k < t->n && w->ref < 0; k++)
+            if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch &&
+                same_recipe(t->row[k].run, w->run))
+                w->ref = k;
         for (int k = 0; k < t->n && w->ref < 0; k++)
             if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch)
                 w->ref = k;
@@ -289,12 +303,12 @@ static void row_numbers(bytes_t *b, const answer_t *a, const answer_table_t *t, 
     else if (!isnan(w->acc.med)) text_printf(b, ", final test accuracy %s", pct(w->acc.med).s);
 }
 
-/* ", 92 % in 4.21 s of training (epoch 6, 1404 steps; 3 of 3 seeds)", or ", never reached 92 % (0 of 3 seeds)". */
+/* ", 92 % in 4.21 s of training (1404 steps; 3 of 3 seeds)", or ", never reached 92 % (0 of 3 seeds)". */
 static void tt_words(bytes_t *b, const answer_row_t *w) {
     if (!has_target(w)) return;
     if (w->tt.n == w->n)
-        text_printf(b, ", %s in %s s of training (epoch %d, %s steps; %d of %d seeds)", pct(w->target).s,
-                    ranged("%.2f", w->tt).s, w->run->tt.epoch, f0(w->tt_steps.med).s, w->tt.n, w->n);
+        text_printf(b, ", %s in %s s of training (%s steps; %d of %d seeds)", pct(w->target).s,
+                    ranged("%.2f", w->tt).s, f0(w->tt_steps.med).s, w->tt.n, w->n);
     else if (w->tt.n) text_printf(b, ", %s in %d of %d seeds only", pct(w->target).s, w->tt.n, w->n);
     else text_printf(b, ", never reached %s (%d seed%s)", pct(w->target).s, w->n, w->n == 1 ? "" : "s");
 }

@@ -10,15 +10,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define PLAN_EPOCHS "5"
-#define PLAN_LR "0.05"
+#define PLAN_EPOCHS "6"
+/* The rate at the per-GPU batch, grown linearly with every run's global batch (so 0.4 at 1024 whichever strategy runs
+ * it), warmed up over an epoch and decayed by a cosine over the run: time to target judges the strategies, not a
+ * constant rate that large batches cannot take (default_plan.h). */
+#define PLAN_LR "0.1"
+#define PLAN_WARMUP "1"
+#define PLAN_SCHEDULE_LR "cosine"
+/* The reference measures the gradient noise scale every this many steps: about 0.5 % of its step time (one H200). */
+#define PLAN_GNS_EVERY "100"
 #define PLAN_MICRO "auto"       /* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline.c) */
 #define PLAN_SCHEDULE "zb"
 /* One GPU: the batch ladder (x4 from 256, then the whole training set, past any one GPU's memory), both fast maths,
  * one learning rate, 4 epochs (default_plan.h says why). */
 #define ONE_GPU_BATCHES "256,1024,4096,60000"
 #define ONE_GPU_MATHS "tf32,bf16"
-#define ONE_GPU_EPOCHS "4"
+#define ONE_GPU_EPOCHS "6"
 
 /* In order of preference: the first data set that loads sets the model and batches. */
 typedef struct {
@@ -91,7 +98,8 @@ static int begin_sweep(default_plan_t *p, const plan_choice_t *c, const char *s,
     snprintf(def, sizeof def, "data/%s", c->dataset);
     if (!rc && strcmp(c->dataset, "synthetic") != 0 && strcmp(p->data_dir, def) != 0)
         rc = add_options(p, i, "data-dir", p->data_dir, NULL);
-    return rc || add_options(p, i, "epochs", epochs, "lr", PLAN_LR, NULL) ? -1 : i;
+    return rc || add_options(p, i, "epochs", epochs, "lr", PLAN_LR, "lr-base-batch", c->batch, "lr-schedule",
+                             PLAN_SCHEDULE_LR, "warmup-epochs", PLAN_WARMUP, NULL) ? -1 : i;
 }
 
 /* Picks the data set (the first of choices that loads) and says in p->note why where it is not the first. */
@@ -163,9 +171,11 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
             if (pass == 0 && refs++) continue;      /* one reference */
             if (pass == 0 && n_gpus == 1)
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", ONE_GPU_EPOCHS), "batch", ONE_GPU_BATCHES,
-                                       "math", ONE_GPU_MATHS, NULL);
+                                       "math", ONE_GPU_MATHS, s->noise_scale ? "gns-every" : NULL, PLAN_GNS_EVERY,
+                                       NULL);
             else if (pass == 0)
-                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", PLAN_EPOCHS), "batch", single_batch, NULL);
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", PLAN_EPOCHS), "batch", single_batch,
+                                       s->noise_scale ? "gns-every" : NULL, PLAN_GNS_EVERY, NULL);
             else if (pass == 1 && largest) {
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, multi, PLAN_EPOCHS), "batch", c->batch, NULL);
                 if (s->reduces) bench = 1;
@@ -304,18 +314,21 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
             fprintf(f, "  %-9s %s\n", infos[i]->name, n++ ? "the same" : what[pass]);
         }
     fprintf(f, "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
-               "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up), lr %s per GPU.\n"
-               "Then the all-reduce benchmark (--bench allreduce) runs on naive's and nccl's GPU counts into\n"
+               "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up for the timings),\n"
+               "lr %s at the per-GPU batch grown linearly with each run's global batch, %s epoch of warm-up and\n"
+               "a %s decay; the model's target accuracy (--target-acc), so the answer is the time to a trained\n"
+               "model. Then the all-reduce benchmark (--bench allreduce) runs on naive's and nccl's GPU counts into\n"
                "study_allreduce.csv (the report's cost model and projection); study.csv, REPORT.md and the\n"
                "figures (scaling report; figures need gnuplot) are in the folder, and the answer is printed\n"
                "(REPORT.md's first section): per strategy and GPU count the images/s, speedup and efficiency\n"
-               "against the reference at the same batch and the change of test accuracy, then the fastest per\n"
-               "GPU count. It is sized to take about a minute on 2 H200s.\n"
+               "against the reference at the same batch, the change of test accuracy and the time to target, then\n"
+               "the soonest to the target per GPU count. It is sized to take about a minute on 2 H200s.\n"
                "On one GPU nothing scales: the reference runs alone at batches %s\n"
-               "in %s, %s epochs each, and the answer gives throughput and test accuracy per batch and math,\n"
-               "the fastest within 1 point of the best accuracy and the largest batch that fits (one that does\n"
-               "not is an oom row); about a minute.\n"
+               "in %s, %s epochs each, measuring the gradient noise scale every %s steps, and the answer gives\n"
+               "per batch and math the throughput, test accuracy and time to target, the soonest to the target,\n"
+               "the largest batch that fits (one that does not is an oom row) and how far the batch scales;\n"
+               "about two minutes.\n"
                "Each sweep is printed as the command that runs it alone.\n",
-            choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, ONE_GPU_BATCHES, ONE_GPU_MATHS,
-            ONE_GPU_EPOCHS);
+            choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, PLAN_WARMUP, PLAN_SCHEDULE_LR,
+            ONE_GPU_BATCHES, ONE_GPU_MATHS, ONE_GPU_EPOCHS, PLAN_GNS_EVERY);
 }

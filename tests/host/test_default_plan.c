@@ -5,6 +5,7 @@
 #include "bench/default/default_plan.h"
 #include "bench/sweep.h"
 #include "test.h"
+#include "engine/model_info.h"
 
 /* The command's strategies, as strategies/registry.c lists them. */
 static const strategy_info_t *const *registry(void) {
@@ -51,9 +52,16 @@ static void expect_sweep(const default_plan_t *p, int i, const char *strategy, c
     EXPECT(o->n_micro == 1 && o->micro[0] == micro, "%d GPUs, %s: micro-batches %d", p->n_gpus, strategy, o->micro[0]);
     int pipe = i == 3;   /* the staged strategy's sweep: zero bubble, M picked by a probe; the defaults elsewhere */
     EXPECT(strcmp(o->schedule, pipe ? "zb" : "gpipe") == 0, "%s: schedule %s", strategy, o->schedule);
-    int epochs = p->n_gpus == 1 ? 4 : 5;      /* one GPU: the batch ladder's 4 epochs */
-    EXPECT(o->epochs == epochs && o->n_lr == 1 && o->lr[0] == 0.05 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
+    EXPECT(o->epochs == 6 && o->n_lr == 1 && o->lr[0] == 0.1 && o->n_seeds == 1, "%s: epochs %d, lr %g", strategy,
            o->epochs, o->lr[0]);
+    /* the time to a trained model: the rate from the per-GPU batch, warm-up, cosine, the model's target; the
+     * reference alone measures the noise scale */
+    int base = strcmp(p->model, "lenet") ? 256 : 64;   /* the per-GPU batch, whatever the sweep's global one */
+    EXPECT(o->lr_base_batch == base && o->lr_scaling == LR_SCALE_LINEAR && o->lr_schedule == LR_COSINE &&
+               o->warmup_epochs == 1 && o->target_acc == model_info_target(model_info(p->model), p->dataset),
+           "%s: base %d, rule %d, schedule %d, warm-up %g, target %g", strategy, o->lr_base_batch, o->lr_scaling,
+           o->lr_schedule, o->warmup_epochs, o->target_acc);
+    EXPECT(o->gns_every == 0 || (i == 0 && o->gns_every == 100), "%s: --gns-every %d", strategy, o->gns_every);
     EXPECT(strcmp(o->model, p->model) == 0 && strcmp(o->dataset, p->dataset) == 0, "%s: %s on %s", strategy, o->model,
            o->dataset);
     EXPECT(o->out == p->csv, "%s: --out is the plan's CSV", strategy);
@@ -211,8 +219,9 @@ static void test_command(const char *tmp) {
     EXPECT(chdir(here) == 0 && symlink(DATA_ROOT, "data") == 0, "a checkout with data/ in %s", here);
     EXPECT(default_plan_make(&p, registry(), 2, "data", when, &d, err, sizeof err) == 0, "%s", err);
     default_plan_command(&p, 3, cmd, sizeof cmd);
-    EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 5 "
-                       "--lr 0.05 --scale strong --batch 1024 --micro-batches auto --schedule zb --out " DIR_NAME
+    EXPECT(strcmp(cmd, "./scaling --strategy pipeline --gpus 2 --model resnet18 --dataset fashion-mnist --epochs 6 "
+                       "--lr 0.1 --lr-base-batch 256 --lr-schedule cosine --warmup-epochs 1 --scale strong --batch 1024 "
+                       "--micro-batches auto --schedule zb --out " DIR_NAME
                        "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv") == 0, "command: %s", cmd);
     idx_free(&d);
     EXPECT(chdir(cwd) == 0, "chdir back");
@@ -227,8 +236,9 @@ static void test_command(const char *tmp) {
     default_plan_command(&p, 0, cmd, sizeof cmd);
     char want[1200];
     snprintf(want, sizeof want, "./scaling --strategy single --gpus 1 --model resnet18 --dataset fashion-mnist "
-             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 4 --lr 0.05 --batch 256,1024,4096,60000 "
-             "--math tf32,bf16 --out " DIR_NAME "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv",
+             "--data-dir '%s/it'\\''s here/fashion-mnist' --epochs 6 --lr 0.1 --lr-base-batch 256 --lr-schedule "
+             "cosine --warmup-epochs 1 --batch 256,1024,4096,60000 --math tf32,bf16 --gns-every 100 --out " DIR_NAME
+             "/study.csv --conv-cache " DIR_NAME "/conv_algos.tsv",
              tmp);
     EXPECT(strcmp(cmd, want) == 0, "quoted command:\n  %s\nwant\n  %s", cmd, want);
     idx_free(&d);
