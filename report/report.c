@@ -3,6 +3,7 @@
  * figures (gnuplot, where it is) and REPORT.md; with --runs it prints the reported runs instead (runs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "outdir.h"
 #include "../engine/errmsg.h"
 #include "../engine/opt_table.h"
 #include "../study/paths.h"
@@ -181,17 +182,6 @@ static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
     return 0;
 }
 
-/* 1 where the report may write a file of this name in its folder (REPORT.md, summary.csv, the figures and their
- * data). */
-static int report_writes(const char *name) {
-    static const char *const ext[] = {".dat", ".png", ".svg"};
-    size_t n = strlen(name);
-    if (strcmp(name, REPORT_MD) == 0 || strcmp(name, REPORT_SUMMARY_CSV) == 0) return 1;
-    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
-        if (n >= 4 && strcmp(name + n - 4, ext[i]) == 0) return 1;
-    return 0;
-}
-
 /* The output folder a directory (or to be made under one), writable, short enough for any file name in it, its
  * REPORT.md a file or absent, and no input (the study, the benchmarks, the baseline) where the report would write
  * one of its files. 0, or 2. */
@@ -202,7 +192,7 @@ static int check_out(const report_t *r, const char *baseline) {
     const char *in[] = {r->src, r->bench_src, r->net_src, baseline ? baseline : ""};
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
         char name[NAME_MAX + 1];    /* where the input resolves to: a link's target, not the link's own name */
-        if (*in[i] && paths_in_dir(in[i], r->out, name) && report_writes(name))
+        if (*in[i] && paths_in_dir(in[i], r->out, name) && outdir_writes(name))
             return die("--out %s: the input %s is there (as %s), a name the report writes: it would be replaced", r->out,
                        in[i], name);
     }
@@ -309,9 +299,28 @@ static int write_report(report_t *r) {
         if (!report_one_gpu_study(&r->st)) report_projection(r, md.f);   /* one GPU: its section says why none */
         if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1), paths_replace_abort(&md);
         else if (paths_replace_end(&md, err, sizeof err)) rc = (die("cannot write %s", err), 1);
-        else printf("%s\n", path);
     }
     free(path);
+    return rc;
+}
+
+/* The whole set written into the folder's private folder, then swapped in for the previous one (outdir.h); every
+ * file name of the report is r->out's, which is the private folder meanwhile. 0, or 1. */
+static int write_folder(report_t *r) {
+    outdir_t d;
+    char err[REPORT_ERR] = "";
+    int rc = outdir_begin(&d, r->out, err, sizeof err);
+    if (!rc) {
+        snprintf(r->out, sizeof r->out, "%s", d.tmp);
+        rc = write_report(r);
+        snprintf(r->out, sizeof r->out, "%s", d.out);
+        if (!rc) rc = outdir_commit(&d, err, sizeof err);
+        else if (outdir_interrupted()) snprintf(err, sizeof err, "interrupted: %s left as it was", d.out);
+    }
+    if (*err) errmsg_line(stderr, "scaling report: error: ", "%s", err);
+    if (!rc) printf("%s/%s\n", r->out, REPORT_MD);
+    fflush(stdout);
+    outdir_end(&d);
     return rc;
 }
 
@@ -343,7 +352,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
         find_plots(r->plots, source_dir, exe);
         r->gnuplot = *r->plots && on_path("gnuplot");
         if (!r->gnuplot) no_figures(r, argc, argv, exe);
-        rc = write_report(r);
+        rc = write_folder(r);
     }
     if (!rc && r->base) {   /* after REPORT.md: a regression fails the command, never the report */
         baseline_print(r->base, &r->st, r->src, stdout);
