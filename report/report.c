@@ -146,8 +146,18 @@ static int beside(char out[PATH_MAX], const char *csv, const char *suffix) {
     return paths_sibling(out, PATH_MAX, csv, suffix);
 }
 
-/* s as one shell word. */
+/* s as one shell word, on one line: a control byte (a newline in a file name) as bash's $'\xHH'. */
 static void quoted(FILE *f, const char *s) {
+    int ctl = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) ctl |= *p < 0x20 || *p == 0x7f;
+    if (ctl) {
+        fputs("$'", f);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+            if (*p < 0x20 || *p == 0x7f || *p == '\'' || *p == '\\') fprintf(f, "\\x%02x", *p);
+            else fputc(*p, f);
+        fputc('\'', f);
+        return;
+    }
     fputc('\'', f);
     for (; *s; s++) {
         if (*s == '\'') fputs("'\\''", f);
@@ -245,10 +255,8 @@ static int load(report_t *r, const report_opts_t *o, const strategy_info_t *cons
                 "run of the same configuration\n",
                 r->st.leftout);
     if (r->st.rows.bad_rows)
-        fprintf(stderr,
-                "scaling report: %s: %d record(s) with the wrong number of fields or a cell that does not parse "
-                "skipped (a line cut short by a kill?)\n",
-                r->src, r->st.rows.bad_rows);
+        errmsg_line(stderr, "scaling report: ", "%s: %d record(s) with the wrong number of fields or a cell that does "
+                    "not parse skipped (a line cut short by a kill?)", r->src, r->st.rows.bad_rows);
     return 0;
 }
 
@@ -318,7 +326,7 @@ static int write_folder(report_t *r) {
         else if (outdir_interrupted()) snprintf(err, sizeof err, "interrupted: %s left as it was", d.out);
     }
     if (*err) errmsg_line(stderr, "scaling report: error: ", "%s", err);
-    if (!rc) printf("%s/%s\n", r->out, REPORT_MD);
+    if (!rc) errmsg_line(stdout, "", "%s/%s", r->out, REPORT_MD);    /* a name is data: one line whatever it holds */
     fflush(stdout);
     outdir_end(&d);
     return rc;
@@ -347,7 +355,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
     if (!rc && o.runs && report_runs(&r->st, stdout))
         rc = (fprintf(stderr, "scaling report: error: stdout: cannot write: %s\n", strerror(errno)), 1);
     if (!rc && !o.runs && mkdirs(r->out) != 0)
-        rc = (fprintf(stderr, "scaling report: error: %s: cannot create: %s\n", r->out, strerror(errno)), 1);
+        rc = (errmsg_line(stderr, "scaling report: error: ", "%s: cannot create: %s", r->out, strerror(errno)), 1);
     if (!rc && !o.runs) {
         find_plots(r->plots, source_dir, exe);
         r->gnuplot = *r->plots && on_path("gnuplot");

@@ -122,11 +122,13 @@ sed 's/NVIDIA H200/NVIDIA H100/' "$fixture" >"$tmp/h100.csv"
     grep -qx '## Against the baseline, across GPUs' "$tmp/gpus/REPORT.md" && ok ||
     bad "--baseline-any-gpu: rc=$rc, $(head -3 "$tmp/stdout")"
 
-# ---- a name is data: a newline in the baseline's name stays inside its line
+# ---- a name is data: a newline in the baseline's or the folder's name stays inside its line
 nl=$'\n'
 cp "$fixture" "$tmp/a${nl}b.csv"
-"$report" report "$fixture" --baseline "$tmp/a${nl}b.csv" --out "$tmp/nl" >"$tmp/stdout" 2>&1; rc=$?
-[ $rc -eq 0 ] && grep -q '^# baseline: .*a\\nb\.csv (commit' "$tmp/stdout" && ! grep -q '^b\.csv' "$tmp/stdout" && ok ||
+PATH=/nonexistent "$report" report "$fixture" --baseline "$tmp/a${nl}b.csv" --out "$tmp/n${nl}l" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?
+[ $rc -eq 0 ] && grep -q '^# baseline: .*a\\nb\.csv (commit' "$tmp/stdout" && ! grep -q '^b\.csv' "$tmp/stdout" &&
+    grep -q 'n\\nl/REPORT\.md$' "$tmp/stdout" && ! grep -q '^l/REPORT' "$tmp/stdout" && ! grep -q '^b\.csv' "$tmp/stderr" &&
+    grep -qF "\$'$tmp/a\\x0ab.csv'" "$tmp/stderr" && ok ||
     bad "a newline in --baseline's name: rc=$rc, $(head -2 "$tmp/stdout")"
 
 # ---- an input is compared with the outputs by what it resolves to: a link to the folder's summary.csv, as the study
