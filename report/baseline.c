@@ -146,7 +146,7 @@ static char *env_of(const study_runs_t *s, int f) {
     names_t v = {0};
     for (int i = 0; i < s->rows.n; i++)
         if (*env_cell(&s->rows.row[i].env, f)) names_add(&v, env_cell(&s->rows.row[i].env, f));
-    qsort(v.v, (size_t)v.n, sizeof *v.v, cmp_str);
+    if (v.n) qsort(v.v, (size_t)v.n, sizeof *v.v, cmp_str);
     bytes_t b = {0};
     names_join(&b, &v, " + ");
     char *t = mem_printf("%s", v.n ? text_str(&b) : "unknown");

@@ -186,9 +186,9 @@ int outdir_commit(outdir_t *d, char *err, size_t errlen) {
         if (t >= 0) close(t);
         return errmsg(1, err, errlen, "%s: cannot read: %s", d->tmp, strerror(errno));
     }
-    qsort(now, (size_t)nnow, sizeof *now, by_report_last);
+    if (nnow) qsort(now, (size_t)nnow, sizeof *now, by_report_last);
     list_read(d->fd, &old, &nold);
-    qsort(old, (size_t)nold, sizeof *old, by_report_last);
+    if (nold) qsort(old, (size_t)nold, sizeof *old, by_report_last);     /* none: a first report here */
     /* The list names both sets while they change places, so that a report killed in between leaves nothing that the
      * next one would not remove. Then the old set goes (REPORT.md first), then the new one comes (REPORT.md last). */
     if (list_write(d, old, nold, now, nnow) != 0) rc = errmsg(1, err, errlen, "%s: cannot write its file list", d->out);
