@@ -5,6 +5,7 @@
 #include "../study/bytes.h"
 #include "../study/reader.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,12 +14,16 @@ typedef struct {
     int nf;             /* its fields */
     int ncols;          /* the header's fields; 0 before the header */
     long dropped;       /* records with another field count */
+    long records;       /* records read, the header included */
+    long nul;           /* the first record holding a NUL byte (0: none): refused, as no line can hold it */
+    int failed;         /* a write to stdout failed */
 } tsv_t;
 
 static void tsv_field(void *data, size_t len, void *ctx) {
     tsv_t *t = ctx;
     if (t->nf++) bytes_add(&t->line, "\t", 1);
     const char *s = data ? data : "";
+    if (!t->nul && memchr(s, '\0', len)) t->nul = t->records + 1;
     for (size_t i = 0; i < len; i++) {
         char c = s[i] == '\t' || s[i] == '\r' || s[i] == '\n' ? ' ' : s[i];
         bytes_add(&t->line, &c, 1);
@@ -28,12 +33,29 @@ static void tsv_field(void *data, size_t len, void *ctx) {
 static void tsv_record(int term, void *ctx) {
     (void)term;
     tsv_t *t = ctx;
+    t->records++;
     if (!t->ncols) t->ncols = t->nf;
-    if (t->nf == t->ncols && !t->line.oom) printf("%s\n", t->line.s ? t->line.s : "");
-    else t->dropped++;
+    if (t->nul || t->failed) {
+        /* nothing more is written after a refusal or a failed write */
+    } else if (t->nf == t->ncols && !t->line.oom) {
+        if (t->line.len && fwrite(t->line.s, 1, t->line.len, stdout) != t->line.len) t->failed = 1;
+        if (putchar('\n') == EOF) t->failed = 1;
+    } else {
+        t->dropped++;
+    }
     t->nf = 0;
     t->line.len = 0;
     if (t->line.s) t->line.s[0] = '\0';
+}
+
+/* 1 when the file holds a NUL byte; f rewound. */
+static int has_nul(FILE *f) {
+    char buf[65536];
+    size_t n;
+    int nul = 0;
+    while (!nul && (n = fread(buf, 1, sizeof buf, f)) > 0) nul = memchr(buf, '\0', n) != NULL;
+    rewind(f);
+    return nul;
 }
 
 int tsv_main(int argc, char **argv) {
@@ -49,12 +71,20 @@ int tsv_main(int argc, char **argv) {
         errmsg_line(stderr, "scaling tsv: ", "%s: cannot read", path);
         return 2;
     }
+    if (!in && has_nul(f)) {   /* a file is refused before a line is written; stdin where the record comes */
+        fclose(f);
+        errmsg_line(stderr, "scaling tsv: ", "%s: a NUL byte, which no TSV line can hold: refused", path);
+        return 2;
+    }
     tsv_t t = {0};
     char err[512];
     int rc = results_csv_feed(f, in ? "stdin" : path, tsv_field, tsv_record, &t, err, sizeof err);
     if (!in) fclose(f);
-    fflush(stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) t.failed = 1;
     if (rc) errmsg_line(stderr, "scaling tsv: ", "%s", err);
+    else if (t.nul) rc = 2, errmsg_line(stderr, "scaling tsv: ", "%s: record %ld holds a NUL byte, which no TSV line "
+                                        "can: refused", in ? "stdin" : path, t.nul);
+    else if (t.failed) rc = 1, errmsg_line(stderr, "scaling tsv: ", "stdout: cannot write: %s", strerror(errno));
     else if (t.line.oom) rc = 2, errmsg_line(stderr, "scaling tsv: ", "%s: out of memory", path);
     else if (t.dropped)
         errmsg_line(stderr, "scaling tsv: ", "%s: %ld record(s) with the wrong number of fields skipped (a line cut "

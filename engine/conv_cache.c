@@ -170,6 +170,13 @@ static int parse_line(char *line, const char **id, conv_algo_t *e, char *err, si
         snprintf(err, errlen, "field %d is not an integer", 13 + N_CHOICE);
         return -1;
     }
+    /* Every field narrowed to an int must fit one: a hand-edited 4294967297 would otherwise become shape 1. The
+     * workspaces (the third of each direction) are sizes, checked below. */
+    for (int i = 0; i < 12 + N_CHOICE; i++)
+        if ((i < 12 || (i - 12) % 3 != 2) && (v[i] < INT_MIN || v[i] > INT_MAX)) {
+            snprintf(err, errlen, "field %d: %lld is out of range", i + 2, v[i]);
+            return -1;
+        }
     memset(e, 0, sizeof *e);
     for (int i = 0; i < 12; i++) e->key[i] = (int)v[i];
     const long long *c = v + 12;

@@ -66,7 +66,9 @@ static int parse_number(const char *opt, const char *s, int positive, double *ou
     char *end;
     errno = 0;
     double v = starts_number(s, 1) ? strtod(s, &end) : 0;
-    if (!starts_number(s, 1) || *end) return errmsg(2, err, errlen, "--%s: \"%s\" is not a number", opt, s);
+    /* decimal only: strtod also reads hexadecimal ("0x10" is 16), which no option means */
+    if (!starts_number(s, 1) || *end || strpbrk(s, "xX"))
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a number", opt, s);
     if (!isfinite(v) || errno == ERANGE) return errmsg(2, err, errlen, "--%s: \"%s\" is not a finite number", opt, s);
     if (positive ? !(v > 0) : !(v >= 0))
         return errmsg(2, err, errlen, "--%s: \"%s\" must be a %s number", opt, s, positive ? "positive" : "non-negative");

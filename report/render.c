@@ -2,6 +2,7 @@
  * its strings passed as escaped gnuplot strings (data, never code), under a deadline, its figure renamed into place. */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "outdir.h"
 #include "../study/paths.h"
 
 #include <ctype.h>
@@ -55,6 +56,11 @@ static int gnuplot_wait(pid_t pid) {
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
         if (w < 0 && errno != EINTR) return -1;
+        if (outdir_interrupted()) {     /* a held SIGINT or SIGTERM: the report stops, its folder as it was */
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            return -1;
+        }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - t0.tv_sec >= GNUPLOT_DEADLINE_S) {
             kill(pid, SIGKILL);
@@ -92,8 +98,19 @@ static int draw(const report_t *r, const plot_t *p, int fmt, FILE *vars, FILE *e
     posix_spawn_file_actions_adddup2(&fa, fileno(vars), STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fileno(out.f), STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, fileno(errf), STDERR_FILENO);
+    /* gnuplot starts with the signals the report holds (outdir.h) unheld and at their defaults */
+    posix_spawnattr_t at;
+    sigset_t none, dfl;
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGINT), sigaddset(&dfl, SIGTERM), sigaddset(&dfl, SIGHUP);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &dfl);
     pid_t pid;
-    int e = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    int e = posix_spawnp(&pid, "gnuplot", &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     int failed = e != 0 || gnuplot_wait(pid) != 0;
     free(common), free(script);
@@ -124,6 +141,10 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
     int rc = 0;
     for (int i = from; i < r->nplot && !rc; i++) {
         const plot_t *p = &r->plot[i];
+        if (outdir_interrupted()) {
+            rc = 1, snprintf(err, errlen, "interrupted");
+            break;
+        }
         if (p->skip) {
             fprintf(stderr, "scaling report: skip %.*s (%s): %s\n", (int)(strlen(p->script) - 3), p->script,
                     p->subtitle, p->skip);

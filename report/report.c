@@ -3,6 +3,7 @@
  * figures (gnuplot, where it is) and REPORT.md; with --runs it prints the reported runs instead (runs.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
+#include "outdir.h"
 #include "../engine/errmsg.h"
 #include "../engine/opt_table.h"
 #include "../study/paths.h"
@@ -20,13 +21,21 @@
 typedef struct {
     const char *out, *allreduce, *net_allreduce, *baseline;
     double net_gbs, net_lat, threshold;
-    int gpn, runs;
+    int gpn, runs, any_gpu;
 } report_opts_t;
 
 static int p_gpus_per_node(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
     int *g = (int *)((char *)o + opt->field);
     if (arg[0] == '0' || opt_pos_int(o, opt, arg, err, errlen) || *g > 1024 || (*g & (*g - 1)) != 0)
         return errmsg(2, err, errlen, "--%s: \"%s\" is not a power of two from 1 to 1024", opt->name, arg);
+    return 0;
+}
+
+/* A percentage the gate can fire at: a plain decimal in (0, 100) (100 or more could never fire). */
+static int p_threshold(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen) {
+    double *t = (double *)((char *)o + opt->field);
+    if (opt_pos_number(o, opt, arg, err, errlen) || !(*t < 100))
+        return errmsg(2, err, errlen, "--%s: \"%s\" is not a percentage above 0 and below 100", opt->name, arg);
     return 0;
 }
 
@@ -47,8 +56,12 @@ static const opt_t opts[] = {
     {"baseline", "OLD.csv", NULL, NULL, opt_str, FIELD(baseline), 0, "path", NULL,
      "a study to compare with: the configurations both ran, the change of images/s\n"
      "and efficiency beside each side's spread; exit 1 on a regression"},
-    {"threshold", "PCT", "5", NULL, opt_pos_number, FIELD(threshold), 0, NULL, NULL,
-     "with --baseline: a fall of images/s past PCT % is a regression"},
+    {"threshold", "PCT", "5", NULL, p_threshold, FIELD(threshold), 0, NULL, NULL,
+     "with --baseline: a fall of images/s past PCT % (and past both sides' spread) is a\n"
+     "regression; a decimal above 0 and below 100"},
+    {"baseline-any-gpu", NULL, NULL, NULL, opt_set, FIELD(any_gpu), 0, NULL, NULL,
+     "with --baseline: compare with a study of another GPU model (refused otherwise),\n"
+     "the comparison labelled \"across GPUs\""},
     {"runs", NULL, NULL, NULL, opt_set, FIELD(runs), 0, NULL, NULL,
      "writes nothing: prints the reported runs to stdout, one tab-separated line\n"
      "each with their steady medians (doc/report.md lists the columns); takes no other option"},
@@ -133,8 +146,18 @@ static int beside(char out[PATH_MAX], const char *csv, const char *suffix) {
     return paths_sibling(out, PATH_MAX, csv, suffix);
 }
 
-/* s as one shell word. */
+/* s as one shell word, on one line: a control byte (a newline in a file name) as bash's $'\xHH'. */
 static void quoted(FILE *f, const char *s) {
+    int ctl = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) ctl |= *p < 0x20 || *p == 0x7f;
+    if (ctl) {
+        fputs("$'", f);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+            if (*p < 0x20 || *p == 0x7f || *p == '\'' || *p == '\\') fprintf(f, "\\x%02x", *p);
+            else fputc(*p, f);
+        fputc('\'', f);
+        return;
+    }
     fputc('\'', f);
     for (; *s; s++) {
         if (*s == '\'') fputs("'\\''", f);
@@ -160,21 +183,12 @@ static int parse(report_opts_t *o, int argc, char **argv, const char **csv) {
             return die("--runs prints the runs and writes no report: it takes no --%s", opts[i].name);
     if ((given >> opt_index(&table, "threshold") & 1) && !o->baseline)
         return die("--threshold is a regression's size against --baseline: give --baseline OLD.csv");
+    if (o->any_gpu && !o->baseline)
+        return die("--baseline-any-gpu is a comparison's setting: give --baseline OLD.csv");
     if (!npos) return die("no study CSV: scaling report STUDY.csv [--out DIR] [options] (--help says more)");
     *csv = pos[0];
-    if (!readable(*csv)) return die("%s: no such file", *csv);
-    if (o->baseline && !readable(o->baseline)) return die("%s: no such file (--baseline)", o->baseline);
-    return 0;
-}
-
-/* 1 where the report may write a file of this name in its folder (REPORT.md, summary.csv, the figures and their
- * data). */
-static int report_writes(const char *name) {
-    static const char *const ext[] = {".dat", ".png", ".svg"};
-    size_t n = strlen(name);
-    if (strcmp(name, REPORT_MD) == 0 || strcmp(name, REPORT_SUMMARY_CSV) == 0) return 1;
-    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++)
-        if (n >= 4 && strcmp(name + n - 4, ext[i]) == 0) return 1;
+    if (paths_check_read("", *csv, err, sizeof err)) return die("%s", err);
+    if (o->baseline && paths_check_read("(--baseline)", o->baseline, err, sizeof err)) return die("%s", err);
     return 0;
 }
 
@@ -187,10 +201,10 @@ static int check_out(const report_t *r, const char *baseline) {
     if (paths_check_dir("--out", r->out, NAME_MAX, names, err, sizeof err)) return die("%s", err);
     const char *in[] = {r->src, r->bench_src, r->net_src, baseline ? baseline : ""};
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
-        const char *base = strrchr(in[i], '/') ? strrchr(in[i], '/') + 1 : in[i];
-        if (*in[i] && report_writes(base) && paths_in_dir(in[i], r->out))
-            return die("--out %s: the input %s is there under a name the report writes: it would be replaced", r->out,
-                       in[i]);
+        char name[NAME_MAX + 1];    /* where the input resolves to: a link's target, not the link's own name */
+        if (*in[i] && paths_in_dir(in[i], r->out, name) && outdir_writes(name))
+            return die("--out %s: the input %s is there (as %s), a name the report writes: it would be replaced", r->out,
+                       in[i], name);
     }
     return 0;
 }
@@ -206,10 +220,11 @@ static int resolve(report_t *r, const report_opts_t *o, const char *csv) {
         return die("%s: path too long", csv);
     const char *bench = o->allreduce ? o->allreduce : readable(r->bench_default) ? r->bench_default : "";
     if (path_set(r->bench_src, "%s", bench)) return die("--allreduce: path too long");
-    if (*r->bench_src && !readable(r->bench_src)) return die("%s: no such file (--allreduce)", r->bench_src);
+    char err[REPORT_ERR];
+    if (*r->bench_src && paths_check_read("(--allreduce)", r->bench_src, err, sizeof err)) return die("%s", err);
     const char *net = o->net_allreduce ? o->net_allreduce : readable(def) ? def : "";
     if (path_set(r->net_src, "%s", net)) return die("--net-allreduce: path too long");
-    if (*r->net_src && !readable(r->net_src)) return die("%s: no such file (--net-allreduce)", r->net_src);
+    if (*r->net_src && paths_check_read("(--net-allreduce)", r->net_src, err, sizeof err)) return die("%s", err);
     if (!*r->net_src && (isnan(r->net_gbs) != isnan(r->net_lat)))
         return die("--net-gbs and --net-latency-us go together when there is no network benchmark (--net-allreduce)");
     int long_out = o->out ? path_set(r->out, "%s", o->out) : beside(r->out, csv, "");
@@ -225,7 +240,7 @@ static int load(report_t *r, const report_opts_t *o, const strategy_info_t *cons
     if (study_load(&r->st, r->src, infos, err, sizeof err)) return die("%s", err);
     if (o->baseline) {
         r->base = mem_zalloc(1, sizeof *r->base);
-        if (baseline_load(r->base, o->baseline, o->threshold, &r->st, infos, err, sizeof err)) return die("%s", err);
+        if (baseline_load(r->base, o->baseline, o->threshold, o->any_gpu, &r->st, infos, err, sizeof err)) return die("%s", err);
     }
     if (*r->bench_src && !runs) {
         r->have_bench = 1;
@@ -240,10 +255,8 @@ static int load(report_t *r, const report_opts_t *o, const strategy_info_t *cons
                 "run of the same configuration\n",
                 r->st.leftout);
     if (r->st.rows.bad_rows)
-        fprintf(stderr,
-                "scaling report: %s: %d record(s) with the wrong number of fields or a cell that does not parse "
-                "skipped (a line cut short by a kill?)\n",
-                r->src, r->st.rows.bad_rows);
+        errmsg_line(stderr, "scaling report: ", "%s: %d record(s) with the wrong number of fields or a cell that does "
+                    "not parse skipped (a line cut short by a kill?)", r->src, r->st.rows.bad_rows);
     return 0;
 }
 
@@ -294,9 +307,28 @@ static int write_report(report_t *r) {
         if (!report_one_gpu_study(&r->st)) report_projection(r, md.f);   /* one GPU: its section says why none */
         if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1), paths_replace_abort(&md);
         else if (paths_replace_end(&md, err, sizeof err)) rc = (die("cannot write %s", err), 1);
-        else printf("%s\n", path);
     }
     free(path);
+    return rc;
+}
+
+/* The whole set written into the folder's private folder, then swapped in for the previous one (outdir.h); every
+ * file name of the report is r->out's, which is the private folder meanwhile. 0, or 1. */
+static int write_folder(report_t *r) {
+    outdir_t d;
+    char err[REPORT_ERR] = "";
+    int rc = outdir_begin(&d, r->out, err, sizeof err);
+    if (!rc) {
+        snprintf(r->out, sizeof r->out, "%s", d.tmp);
+        rc = write_report(r);
+        snprintf(r->out, sizeof r->out, "%s", d.out);
+        if (!rc) rc = outdir_commit(&d, err, sizeof err);
+        else if (outdir_interrupted()) snprintf(err, sizeof err, "interrupted: %s left as it was", d.out);
+    }
+    if (*err) errmsg_line(stderr, "scaling report: error: ", "%s", err);
+    if (!rc) errmsg_line(stdout, "", "%s/%s", r->out, REPORT_MD);    /* a name is data: one line whatever it holds */
+    fflush(stdout);
+    outdir_end(&d);
     return rc;
 }
 
@@ -323,18 +355,19 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
     if (!rc && o.runs && report_runs(&r->st, stdout))
         rc = (fprintf(stderr, "scaling report: error: stdout: cannot write: %s\n", strerror(errno)), 1);
     if (!rc && !o.runs && mkdirs(r->out) != 0)
-        rc = (fprintf(stderr, "scaling report: error: %s: cannot create: %s\n", r->out, strerror(errno)), 1);
+        rc = (errmsg_line(stderr, "scaling report: error: ", "%s: cannot create: %s", r->out, strerror(errno)), 1);
     if (!rc && !o.runs) {
         find_plots(r->plots, source_dir, exe);
         r->gnuplot = *r->plots && on_path("gnuplot");
         if (!r->gnuplot) no_figures(r, argc, argv, exe);
-        rc = write_report(r);
+        rc = write_folder(r);
     }
     if (!rc && r->base) {   /* after REPORT.md: a regression fails the command, never the report */
         baseline_print(r->base, &r->st, r->src, stdout);
         if (r->base->regressions) {
-            fprintf(stderr, "scaling report: %d regression(s) against %s: images/s fell by more than %s (REPORT.md, "
-                            "\"Against the baseline\")\n", r->base->regressions, r->base->src, pct(r->base->threshold).s);
+            errmsg_line(stderr, "scaling report: ", "%d regression(s) against %s: images/s fell past %s and both "
+                        "spreads, or a configuration failed or is missing (REPORT.md, \"Against the baseline\")",
+                        r->base->regressions, r->base->src, pct(r->base->threshold).s);
             rc = 1;
         }
     }

@@ -27,24 +27,37 @@ typedef struct {
     int n;
 } stat_t;
 
-/* `--baseline OLD.csv` (baseline.c): a configuration both studies ran (every key column but seed and commit), side
- * 0 this study and side 1 the baseline. */
+/* `--baseline OLD.csv` (baseline.c): a configuration of either study (every key column but seed and commit), side
+ * 0 this study and side 1 the baseline, and the gate's verdict on it (doc/report.md, "Against the baseline"). */
+typedef enum {
+    BASE_SAME,          /* measured on both sides, no fall past the threshold */
+    BASE_NOISE,         /* fell past the threshold but inside the two sides' spread: no finding */
+    BASE_REGRESSED,     /* fell past the threshold and both spreads, failed here, or missing here */
+    BASE_NEW,           /* only in this study: listed, never gates */
+    BASE_UNJUDGED,      /* the baseline has no measurement of it: nothing to fall from */
+} base_verdict_t;
 typedef struct {
-    const run_t *run[2];                /* a run of each side */
+    const run_t *run[2];                /* a run of each side, NULL where that side lacks the configuration */
     int n[2];                           /* its runs (seeds) on each side */
     stat_t ips[2];                      /* images/s over the steady epochs of those runs */
     double eff[2];                      /* efficiency (%): ips over N × the side's own T1 run's images/s */
     double d_ips, d_eff;                /* the change of the median images/s (%), of the efficiency (points) */
-    int regressed;                      /* d_ips below -threshold */
+    base_verdict_t verdict;
+    char why[96];                       /* a failed side's reason ("diverged here", "not in this study"), or "" */
 } baseline_row_t;
+/* The machine and build facts each side's rows name, compared side by side. */
+#define BASE_ENV 5
 typedef struct {
     const char *src;                    /* OLD.csv as named */
     study_runs_t st;
-    double threshold;                   /* %: a fall of images/s past it is a regression */
+    double threshold;                   /* %: a fall of images/s past it (and past the spreads) is a regression */
     baseline_row_t *row;                /* in the order of the tables: model, dataset, precision, row key, lr */
     int n;
-    int only[2];                        /* configurations of one side only */
+    int both, only[2];                  /* configurations of both sides, of one side only */
     int regressions;
+    int across_gpus;                    /* the sides ran on other GPU models (--baseline-any-gpu) */
+    char *env[2][BASE_ENV];             /* per side, the distinct GPU, driver, CUDA, cuDNN and NCCL of its rows */
+    int env_differs[BASE_ENV];
 } baseline_t;
 
 typedef struct {
@@ -123,10 +136,11 @@ int report_batch_figure(report_t *r, int g, char *err, size_t errlen);
 int report_render(report_t *r, int from, char *err, size_t errlen);
 void report_plots_free(report_t *r);
 
-/* --baseline (baseline.c): OLD.csv read and matched against now's configurations; 0, or 2 with the reader's
- * message. The table on stdout ('#' lines, a line per configuration, the regressions' count last); REPORT.md's
+/* --baseline (baseline.c): OLD.csv read and every configuration of either side judged; 0, or 2 with one line: the
+ * reader's message, a baseline without runs, one that shares no configuration with now, or one of another GPU model
+ * without any_gpu. The table on stdout ('#' lines, a line per configuration, the regressions' count last); REPORT.md's
  * section (after the answer); the figure's data file and plot (1 with a message where it cannot be written). */
-int baseline_load(baseline_t *b, const char *path, double threshold, const study_runs_t *now,
+int baseline_load(baseline_t *b, const char *path, double threshold, int any_gpu, const study_runs_t *now,
                   const strategy_info_t *const *infos, char *err, size_t errlen);
 void baseline_free(baseline_t *b);
 void baseline_print(const baseline_t *b, const study_runs_t *now, const char *src, FILE *f);

@@ -306,15 +306,35 @@ int paths_check_dir(const char *what, const char *dir, size_t room, const char *
     return 0;
 }
 
-int paths_in_dir(const char *file, const char *dir) {
-    const char *slash = strrchr(file, '/');
+int paths_in_dir(const char *file, const char *dir, char name[NAME_MAX + 1]) {
+    char real[PATH_MAX];
+    /* An existing file by what it resolves to: a link named s.csv to dir/summary.csv lies in dir as summary.csv. */
+    const char *f = realpath(file, real) ? real : file;
+    const char *slash = strrchr(f, '/');
     char parent[PATH_MAX];
     int k = !slash ? snprintf(parent, sizeof parent, ".")
-          : slash == file ? snprintf(parent, sizeof parent, "/")
-          : snprintf(parent, sizeof parent, "%.*s", (int)(slash - file), file);
+          : slash == f ? snprintf(parent, sizeof parent, "/")
+          : snprintf(parent, sizeof parent, "%.*s", (int)(slash - f), f);
+    const char *base = slash ? slash + 1 : f;
+    size_t n = strnlen(base, NAME_MAX);     /* a resolved name fits; a longer one is cut, never overrun */
+    memcpy(name, base, n);
+    name[n] = '\0';
     struct stat a, b;
     return k > 0 && k < (int)sizeof parent && stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev &&
            a.st_ino == b.st_ino;
+}
+
+int paths_check_read(const char *what, const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errmsg(2, err, errlen, "%s: %s%s%s", path, errno == ENOENT ? "no such file" : strerror(errno),
+                      *what ? " " : "", what);
+    if (!S_ISREG(st.st_mode))
+        return errmsg(2, err, errlen, "%s: %s, not a regular file%s%s", path, kind_of(st.st_mode), *what ? " " : "",
+                      what);
+    if (access(path, R_OK) != 0)
+        return errmsg(2, err, errlen, "%s: cannot read it: %s%s%s", path, strerror(errno), *what ? " " : "", what);
+    return 0;
 }
 
 int paths_make_parents(const char *path, char *err, size_t errlen) {

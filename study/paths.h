@@ -67,9 +67,14 @@ void paths_replace_abort(paths_replace_t *r);
 int paths_check_dir(const char *what, const char *dir, size_t room, const char *const *names, char *err,
                     size_t errlen);
 
-/* 1 when file (a path as named, existing or not) lies directly in the existing directory dir (same device and inode
- * as its own directory), 0 otherwise. */
-int paths_in_dir(const char *file, const char *dir);
+/* 1 when file lies directly in the existing directory dir (same device and inode as its own directory), 0
+ * otherwise; its name there into name. An existing file is taken for what its links resolve to (a link elsewhere to
+ * dir/summary.csv lies in dir as summary.csv), a missing one as named. */
+int paths_in_dir(const char *file, const char *dir, char name[NAME_MAX + 1]);
+
+/* An input file: it exists, is a regular file (a FIFO or a directory is said as that, never read) and is readable.
+ * 0, or 2 with one line "PATH: why WHAT" (what: "(--baseline)", or ""). */
+int paths_check_read(const char *what, const char *path, char *err, size_t errlen);
 
 /* mkdir -p of the directory part of path. 0, or 2 with one line (a part that is a file, a path over PATH_MAX). */
 int paths_make_parents(const char *path, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,10 +74,15 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
         *RESULTS_MEMBER(row, c, int) = (int)v;
         return 0;
     }
-    case RESULTS_NUM:
+    case RESULTS_NUM: {
         if (!*s) return 0;
-        *RESULTS_MEMBER(row, c, double) = strtod(s, &end);
-        return *end ? -1 : 0;
+        /* decimal or "nan" (the writer's NaN, a diverged loss); strtod's hexadecimal is no number here, and an
+         * infinity no measurement: it reads as NaN, and 1 tells the caller to mark the row */
+        double v = strtod(s, &end);
+        if (*end || strpbrk(s, "xX")) return -1;
+        *RESULTS_MEMBER(row, c, double) = isinf(v) ? NAN : v;
+        return isinf(v) ? 1 : 0;
+    }
     case RESULTS_REPLICAS:
         if (!*s) return 0;
         if (strcmp(s, "identical") != 0 && strcmp(s, "DIFFER") != 0) return -1;
@@ -152,15 +158,20 @@ static void read_row(read_ctx_t *c) {
     results_row_init(row);
     for (int i = 0; i < NCOLS; i++)
         if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(row, &results_schema[i], const char *) = "";
-    int bad = 0;
+    int bad = 0, infinite = 0;
     for (int j = 0; j < r->nf && !bad; j++)
         if (c->map[j] >= 0) {
             /* each field is followed by its NUL (record_field) */
             size_t len = (j + 1 < r->nf ? r->off[j + 1] : r->b.len) - r->off[j] - 1;
             check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j], len);
             check_size(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
-            bad = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p) != 0;
+            int k = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p);
+            bad = k < 0;
+            infinite |= k > 0;
         }
+    /* An ok row holding an infinity measured nothing: failed, so that no table shows it as a speedup (a diverged
+     * row's infinite loss is what diverged means, and stays so). */
+    if (infinite && strcmp(row->status, run_status_name(RUN_OK)) == 0) row->status = run_status_name(RUN_FAILED);
     if (bad || !row->run_id[0]) {
         free(block);
         t->bad_rows++;
@@ -212,11 +223,16 @@ int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) 
     read_ctx_t c = {.t = t};
     int rc = results_csv_feed(f, path, record_field, read_record, &c, err, errlen);
     fclose(f);
-    int has_run_id = 0;
-    for (int j = 0; j < c.nmap; j++) has_run_id |= c.map[j] == results_column_index("run_id");
+    int has_run_id = 0, has_epoch = 0;
+    for (int j = 0; j < c.nmap; j++) {
+        has_run_id |= c.map[j] == results_column_index("run_id");
+        has_epoch |= c.map[j] == results_column_index("epoch");
+    }
     if (!rc && c.rec.b.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
     else if (!rc && !has_run_id) rc = errmsg(2, err, errlen, "%s: no run_id column: not a scaling CSV", path);
+    else if (!rc && !has_epoch)    /* a report's summary.csv has run_id but one row per configuration, no epochs */
+        rc = errmsg(2, err, errlen, "%s: no epoch column: not a study CSV (a report's summary.csv?)", path);
     else if (!rc && c.refused[0]) rc = errmsg(2, err, errlen, "%s: %s", path, c.refused);
     free(c.map);
     free(c.rec.b.s);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_tsv.sh — `scaling tsv` (bench/tsv.c), the one way a script reads a CSV, without a GPU (CI): quoted commas,
 # doubled quotes, a line break and a tab inside a cell, CRLF line ends, a record cut short (left out and counted on
-# stderr), stdin, a file that is not there (exit 2), and a committed study read column by column.
+# stderr), stdin, a file that is not there (exit 2), a NUL byte (exit 2), a full stdout (exit 1), and a committed
+# study read column by column.
 set -u
 bin=$1
 ROOT=$(cd "$2" && pwd)
@@ -26,6 +27,21 @@ check "a missing file: exit 2, one line (got $rc, $(wc -l <"$tmp/err") lines)" \
     $([ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ]; echo $?)
 "$bin" tsv >/dev/null 2>&1; rc=$?
 check "no file named: exit 2 (got $rc)" $([ $rc -eq 2 ]; echo $?)
+
+# A NUL byte is refused (exit 2, one line), from a file before anything is written, from stdin at its record; a full
+# stdout (/dev/full) is a failed write, exit 1, never a silent 0.
+printf 'a,b\n1,x\0y\n' >"$tmp/nul.csv"
+"$bin" tsv "$tmp/nul.csv" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "a NUL in a file: exit 2, one line, nothing written (got $rc, $(cat "$tmp/err"))" \
+    $([ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] && grep -q NUL "$tmp/err"; echo $?)
+"$bin" tsv - <"$tmp/nul.csv" >"$tmp/out" 2>"$tmp/err"; rc=$?
+check "a NUL on stdin: exit 2, the record not cut (got $rc, $(tr '\t\n' '|;' <"$tmp/out"))" \
+    $([ $rc -eq 2 ] && ! grep -q '^1' "$tmp/out"; echo $?)
+if [ -w /dev/full ]; then
+    "$bin" tsv "$tmp/whole.csv" >/dev/full 2>"$tmp/err"; rc=$?
+    check "stdout on /dev/full: exit 1, one line (got $rc, $(cat "$tmp/err"))" \
+        $([ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ]; echo $?)
+fi
 
 # A committed study: one TSV line per row, and a column picked by name holds the CSV's cells.
 csv=$ROOT/results/pipeline-h200x2-2026-11-22/pipeline.csv

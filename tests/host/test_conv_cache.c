@@ -270,6 +270,9 @@ int main(void) {
 #define L "id\t1 2 3 4 5 6 7 8 9 10 11 12\t"
     static const struct { const char *text, *why; } bad[] = {
         {"no tab at all", "no GPU id"},
+        {"id\t4294967297 2 3 4 5 6 7 8 9 10 11 12\t1 0 5 -1 0 0 1 0 0", "field 2: 4294967297 is out of range"},
+        {L "1 2147483648 5 -1 0 0 1 0 0", "field 15: 2147483648 is out of range"},
+        {L "1 0 5 -1 0 0 -4294967296 0 0", "field 20: -4294967296 is out of range"},
         {L "1 2 3 4 5 6 7 8 x", "not an integer"},
         {L "1 2 3 4 5 6 7 8 9x - - -", "field 22 is not an integer"},
         {L "1 2 3 4 5 6 7 8 9 10", "backend tokens after the choices: 1, want 3"},
