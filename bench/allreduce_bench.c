@@ -231,9 +231,9 @@ static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, F
 
 int allreduce_bench_main(const allreduce_bench_t *o) {
     int n_dev = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n_dev);
-    if (ce != cudaSuccess || n_dev == 0) {
-        fprintf(stderr, "scaling: error: no CUDA device (%s)\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    char why[512];
+    if (gpu_count(&n_dev, why, sizeof why)) {
+        errmsg_line(stderr, "scaling: error: ", "%s", why);
         return 2;
     }
     for (int k = 0; k < o->n_gpus; k++)

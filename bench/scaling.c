@@ -25,6 +25,7 @@
 #include "../engine/conv_cache.h"
 #include "../engine/model_info.h"
 #include "../engine/gpu_arch.h"
+#include "../engine/gpu.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
 #include "../report/report.h"
@@ -132,20 +133,11 @@ static int probe_child(void *arg) {
     (void)arg;
     char line[600];
     int n = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n);
     char why[512];
-    if (ce != cudaSuccess || n == 0) {
-        int drv = 0, rt = 0;   /* a driver version of 0: no driver at all */
-        cudaDriverGetVersion(&drv);
-        cudaRuntimeGetVersion(&rt);
-        gpu_none_t kind = ce == cudaSuccess || ce == cudaErrorNoDevice ? GPU_NONE_NO_DEVICE
-                          : ce == cudaErrorInsufficientDriver      ? (drv ? GPU_NONE_DRIVER_OLD : GPU_NONE_NO_DRIVER)
-                                                                   : GPU_NONE_OTHER;
-        gpu_arch_none(kind, drv, rt, cudaGetErrorString(ce), why, sizeof why);
-        snprintf(line, sizeof line, "nodevice %s\n", why);
-    } else snprintf(line, sizeof line, "devices %d\n", n);
+    if (gpu_count(&n, why, sizeof why)) snprintf(line, sizeof line, "nodevice %s\n", why);
+    else snprintf(line, sizeof line, "devices %d\n", n);
     check_report(line);
-    for (int d = 0; ce == cudaSuccess && d < n; d++) {   /* a GPU too old, or one this build has no code for */
+    for (int d = 0; d < n; d++) {   /* a GPU too old, or one this build has no code for */
         struct cudaDeviceProp prop;
         if (cudaGetDeviceProperties(&prop, d) != cudaSuccess ||
             !gpu_arch_check(SCALING_CUDA_ARCHS, d, prop.name, prop.major, prop.minor, why, sizeof why))

@@ -3,6 +3,10 @@
 #pragma once
 #include <stddef.h>
 
+#ifdef __cplusplus   /* engine/gpu.cu words the CUDA runtime's answer with gpu_arch_none */
+extern "C" {
+#endif
+
 /* The oldest compute capability the engine supports (Ampere, 8.0): bf16, cp.async, 163 KB of shared memory per SM. */
 #define GPU_ARCH_MIN_MAJOR 8
 #define GPU_ARCH_MIN_MINOR 0
@@ -31,3 +35,6 @@ int gpu_arch_check(const char *archs, int index, const char *name, int major, in
 /* The one line (no newline) saying why there is no GPU: why, the driver's and the runtime's CUDA versions as the
  * runtime encodes them (1000 * major + 10 * minor; 0: none), and the runtime's own words for GPU_NONE_OTHER. */
 void gpu_arch_none(gpu_none_t why, int driver, int runtime, const char *detail, char *buf, size_t len);
+#ifdef __cplusplus
+}
+#endif
