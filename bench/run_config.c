@@ -1,4 +1,5 @@
-/* run_config.c — a sweep point's configuration as its rows and --resume see it, before anything runs (run_config.h). */
+/* run_config.c — a sweep point's configuration as its rows and --resume see it, before anything runs
+ * (run_config.h). */
 #include "run_config.h"
 #include "../engine/math_mode.h"
 #include "../engine/weight_init.h"

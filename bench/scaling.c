@@ -223,7 +223,8 @@ static int default_main(void) {
     results_env_t env;
     int n_dev = 0;
     paths_use_t dump;      /* as a sweep's checks do: before anything runs */
-    if (front_check_env(err, sizeof err) || (front_dump_use(&dump) && paths_check(&dump, 1, err, sizeof err))) return fail(err);
+    if (front_check_env(err, sizeof err) || (front_dump_use(&dump) && paths_check(&dump, 1, err, sizeof err)))
+        return fail(err);
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);

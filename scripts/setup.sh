@@ -42,7 +42,7 @@ as_root() {
 # apt-get then waits for the lock itself for what is left (a package manager that started in between).
 wait_for_apt() {
   local t0=$SECONDS said=0 pids
-  while pids=$(pgrep -d, -x 'apt|apt-get|aptitude|dpkg|unattended-upgr|packagekitd' 2>/dev/null) && [[ -n $pids ]]; do
+  while pids=$(pgrep -d, -x 'apt|apt-get|aptitude|dpkg|unattended-upgr' 2>/dev/null) && [[ -n $pids ]]; do
     ((SECONDS - t0 < LOCK_WAIT_S)) ||
       die "another package manager (pid $pids) still holds the package lock after ${LOCK_WAIT_S} s: let it finish, then run scripts/setup.sh again"
     if ((SECONDS - t0 >= said)); then
