@@ -152,8 +152,8 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
     void *ctx = NULL;
     char err[512] = "";
     if (st->reduce->open(&ctx, b->gp, n, BENCH_MAX_BYTES / esize, path, k->wire, err, sizeof err) != 0) {
-        fprintf(stderr, "scaling: %s (%s) on %d GPUs: %s\n", st->info.name, k->type, n, err);
-        printf("# %s (%s) on %d GPUs: setup failed: %s\n", st->info.name, k->type, n, err);
+        fprintf(stderr, "scaling: %s (%s) on %d GPUs: %s\n", st->info->name, k->type, n, err);
+        printf("# %s (%s) on %d GPUs: setup failed: %s\n", st->info->name, k->type, n, err);
         return -1;
     }
     char algo[80];
@@ -161,7 +161,7 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
     /* as a training row's nccl_algo is written (NCCL_ALGO=^NVLS: _NVLS), so the report reads and matches it */
     for (char *c = algo; *c; c++)
         if (!results_name_byte_ok(RESULTS_F_NAME, (unsigned char)*c)) *c = '_';
-    printf("#\n# %s (%s) on %d GPUs, %s in place%s\n", st->info.name, algo, n, k->type,
+    printf("#\n# %s (%s) on %d GPUs, %s in place%s\n", st->info->name, algo, n, k->type,
            k->cast ? ", cast from float32 included" : "");
     printf("#%11s %12s %8s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",
            "busbw(GB/s)", "#wrong");
@@ -179,7 +179,7 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
         /* Checked before it is timed: a fast wrong reduction is not a result. */
         unsigned long long bad = dp_check_reduce(st->reduce, ctx, b->gp, n, k->wire, src, b->bufs, count, 0);
         double ms = time_reduce_(st->reduce, ctx, b->gpus, n, src, b->bufs, count, b->start, b->stop);
-        bench_row_t r = {.strategy = st->info.name, .algo = algo, .type = k->type, .gpus = n, .bytes = bytes,
+        bench_row_t r = {.strategy = st->info->name, .algo = algo, .type = k->type, .gpus = n, .bytes = bytes,
                          .count = count, .time_us = ms * 1e3, .wrong = bad};
         r.algbw = (double)bytes / (ms * 1e-3) / 1e9;
         r.busbw = r.algbw * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
@@ -231,9 +231,9 @@ static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, F
 
 int allreduce_bench_main(const allreduce_bench_t *o) {
     int n_dev = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n_dev);
-    if (ce != cudaSuccess || n_dev == 0) {
-        fprintf(stderr, "scaling: error: no CUDA device (%s)\n", ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    char why[512];
+    if (gpu_count(&n_dev, why, sizeof why)) {
+        errmsg_line(stderr, "scaling: error: ", "%s", why);
         return 2;
     }
     for (int k = 0; k < o->n_gpus; k++)
@@ -274,7 +274,7 @@ int allreduce_bench_main(const allreduce_bench_t *o) {
         for (int k = 0; k < o->n_gpus; k++) {
             int n = o->gpus[k];
             if (n < 2) {
-                printf("#\n# %s on %d GPU: nothing to reduce, skipped\n", st->info.name, n);
+                printf("#\n# %s on %d GPU: nothing to reduce, skipped\n", st->info->name, n);
                 continue;
             }
             failed += bench_one_(st, n, o, f, &env, stamp, &wrong);

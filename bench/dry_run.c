@@ -4,6 +4,7 @@
 #include "dry_run.h"
 #include "../study/reader.h"
 #include "../study/study.h"
+#include "../study/runs.h"
 #include "progress.h"
 
 #include <math.h>
@@ -32,7 +33,7 @@ static void earlier(const results_rows_t *rows, const results_key_t *key, double
     free(s);
 }
 
-int dry_run_print(const options_t *o, const strategy_t *st, const sweep_point_t *pts, int n,
+int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_point_t *pts, int n,
                   const idx_dataset_t *data, const results_env_t *env, FILE *f) {
     results_rows_t rows = {0};
     char err[512] = "";
@@ -40,7 +41,7 @@ int dry_run_print(const options_t *o, const strategy_t *st, const sweep_point_t 
     results_scan_t done = {0};
     if (o->resume && have && results_scan(o->out, &done, err, sizeof err) != 0) done.n = 0;
     fprintf(f, "# dry run: strategy %s, model %s on %s, %d run(s) x %d epoch(s) -> %s; nothing is run or written\n",
-            st->info.name, o->model, o->dataset, n, o->epochs, o->out);
+            info->name, o->model, o->dataset, n, o->epochs, o->out);
     fprintf(f, "#%4s %5s %7s %8s %9s %5s %5s %4s %6s %6s  %s\n", "run", "gpus", "gbatch", "per-gpu", "lr", "math",
             "grads", "M", "seed", "steps", "estimate (epochs, from --out's rows of it)");
     double total = 0;
@@ -49,8 +50,8 @@ int dry_run_print(const options_t *o, const strategy_t *st, const sweep_point_t 
         const sweep_point_t *pt = &pts[i];
         results_row_t row;
         results_key_t key;
-        run_row_of(o, st, pt, env, NULL, &row);
-        run_key_of(o, st, pt, data, &row, &key);
+        run_row_of(o, info, pt, env, NULL, &row);
+        run_key_of(o, info, pt, data, &row, &key);
         char est[96] = "?";
         if (o->resume && done.n && results_scan_done(&done, &key, o->epochs, o->retry_failed, NULL)) {
             snprintf(est, sizeof est, "skipped by --resume");
@@ -68,10 +69,10 @@ int dry_run_print(const options_t *o, const strategy_t *st, const sweep_point_t 
         }
         int full = data->train.n / pt->global_batch, steps = o->steps > 0 && o->steps < full ? o->steps : full;
         char m[8] = "-";
-        if (st->info.staged && pt->micro_batches == OPT_MICRO_AUTO) snprintf(m, sizeof m, "auto");
-        else if (st->info.staged) snprintf(m, sizeof m, "%d", pt->micro_batches);
+        if (info->staged && pt->micro_batches == OPT_MICRO_AUTO) snprintf(m, sizeof m, "auto");
+        else if (info->staged) snprintf(m, sizeof m, "%d", pt->micro_batches);
         fprintf(f, "%5d %5d %7d %8d %9.4g %5s %5s %4s %6llu %6d  %s\n", i + 1, pt->gpus, pt->global_batch,
-                pt->per_gpu_batch, pt->lr, math_name(pt->math), st->info.reduces ? dtype_name(pt->grad_dtype) : "-",
+                pt->per_gpu_batch, pt->lr, math_name(pt->math), info->reduces ? dtype_name(pt->grad_dtype) : "-",
                 m, pt->seed, steps, est);
     }
     fprintf(f, "# %d run(s)", n);

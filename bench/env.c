@@ -4,6 +4,7 @@
 #include "env.h"
 #include "git_version.h"
 #include "../strategies/dist.h"
+#include "../engine/gpu_arch.h"
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +83,10 @@ void env_print_version(FILE *f) {
 #else
     fprintf(f, ", no MPI (one process per GPU under mpirun/srun is not built)\n");
 #endif
+    char archs[300];
+    gpu_arch_describe(SCALING_CUDA_ARCHS, archs, sizeof archs);
+    fprintf(f, "GPUs: NVIDIA, compute capability %d.%d or newer; code built: %s\n", GPU_ARCH_MIN_MAJOR,
+            GPU_ARCH_MIN_MINOR, archs);
     /* A library found at run time may not be the one of the build (LD_LIBRARY_PATH, another install). */
     if (strcmp(cudnn, built_cudnn) != 0 || strcmp(nccl, built_nccl) != 0)
         fprintf(f, "loaded: cuDNN %s, NCCL %s\n", cudnn, nccl);

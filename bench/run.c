@@ -74,7 +74,7 @@ static void run_progress(void *ctx) {
                              .global_batch = r->pt->global_batch};
         /* this thread's device is the run's first GPU, whose stream records the step events: no context is made
          * on another device */
-        if (r->st->steps_done && !r->st->info.no_gpu && cudaSetDevice(r->devices[0]) != cudaSuccess) p.done = -1;
+        if (r->st->steps_done && !r->st->info->no_gpu && cudaSetDevice(r->devices[0]) != cudaSuccess) p.done = -1;
         else if (r->st->steps_done) p.done = r->st->steps_done(r->state, p.launched, &p.gpu_ms);
         progress_step_line(line, sizeof line, &r->prog_at_epoch, &p);
     } else line[0] = '\0';
@@ -152,7 +152,7 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         r->cfg.trace = tr;
     }
     run_prepare_last_words(r, 0);
-    nvtx_push("setup %s gpus=%d batch=%d", st->info.name, pt->gpus, pt->global_batch);
+    nvtx_push("setup %s gpus=%d batch=%d", st->info->name, pt->gpus, pt->global_batch);
     int rc = st->setup(state, &r->cfg, err, sizeof err);
     nvtx_pop();
     if (rc != 0) {
@@ -161,7 +161,7 @@ static int run_setup(run_t *r, trace_t *tr, void **state) {
         int oom = strstr(err, "out of memory") != NULL;
         double free_mb = -1, total_mb = -1;
         /* no device memory to report without a GPU */
-        if (oom && !st->info.no_gpu) run_mem_now(r, &free_mb, &total_mb);
+        if (oom && !st->info->no_gpu) run_mem_now(r, &free_mb, &total_mb);
         /* under dist, every rank holds the first failing rank's message (dist_agree) */
         run_write_fault_row(r, oom ? RUN_OOM : RUN_FAILED, err, 0, free_mb, total_mb);
         progress_drop(&r->sd->prog, o->epochs, 1);
@@ -248,7 +248,7 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
     st->epoch_end(state, steps, s);
     if (r->wd) watchdog_beat(r->wd);
     if (o->trace && trace_first_step(o, e, steps) >= 0)
-        trace_after_epoch(tr, o, r->pt, r->n_points, st->info.name, r->is_root);
+        trace_after_epoch(tr, o, r->pt, r->n_points, st->info->name, r->is_root);
     /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
     double e0 = wall_now(), acc = r->data->synthetic ? -1 : st->evaluate(state);
     row->eval_s = r->data->synthetic ? -1 : wall_now() - e0;
@@ -460,7 +460,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         r->cfg.dist = dist;
     }
     results_row_t *row = &r->row;
-    run_row_of(o, st, pt, env, dist, row);
+    run_row_of(o, st->info, pt, env, dist, row);
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
     snprintf(row->run_id, sizeof row->run_id, "%s-%d-%d", stamp, pt->index, (int)getpid());
@@ -468,7 +468,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
 
     if (done) {
         results_key_t key;
-        run_key_of(o, st, pt, data, row, &key);
+        run_key_of(o, st->info, pt, data, row, &key);
         int best = 0;
         /* Rank 0 alone read the CSV: its decision is every rank's. */
         int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
@@ -477,7 +477,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, %s in %s "
-                   "(--resume%s)\n", k, n_points, st->info.name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
+                   "(--resume%s)\n", k, n_points, st->info->name, pt->gpus, pt->global_batch, pt->lr, pt->seed,
                    row->math, *row->grad_dtype ? ", grads " : "", row->grad_dtype,
                    complete ? "complete" : "its last run faulted", o->out,
                    complete ? "" : "; --retry-failed runs it again");

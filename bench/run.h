@@ -10,6 +10,7 @@
 #include "../engine/idx.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
+#include "run_config.h"
 
 /* SCALING_PROFILE_STEPS=K (scripts/profile.sh): the profiler range opens at step 0 of epoch 2 (the first steady
  * epoch) of the first run and closes after K steps, so `nsys --capture-range=cudaProfilerApi` records K steady
@@ -41,12 +42,5 @@ typedef struct {
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
               results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
               const dist_t *dist);
-/* The cells of sweep point pt's configuration as its rows will have them (no run id, nothing measured). */
-void run_row_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const results_env_t *env,
-                const dist_t *dist, results_row_t *row);
-/* Its configuration (study/key.h) as --resume and the dry run look it up: row's cells with the steps per epoch of data
- * and the pipeline's and the copy path's cells known before the run. */
-void run_key_of(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-                const results_row_t *row, results_key_t *key);
 /* Monotonic wall-clock seconds. */
 double wall_now(void);

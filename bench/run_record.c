@@ -61,7 +61,7 @@ void dump_params(const strategy_t *st, void *state, const dist_t *dist) {
     if (!path || !*path || (dist && !dist->is_root)) return;
     if (!st->params) {
         fprintf(stderr, "scaling: SCALING_DUMP_PARAMS: strategy %s cannot hand out its parameters; nothing written\n",
-                st->info.name);
+                st->info->name);
         return;
     }
     size_t n = st->params(state, NULL, 0);

@@ -12,6 +12,7 @@
 #include "default/default_study.h"
 #include "run.h"
 #include "dry_run.h"
+#include "front.h"
 #include "faults/isolate.h"
 #include "faults/rank_watch.h"
 #include "../study/paths.h"
@@ -23,6 +24,8 @@
 #include "../engine/knob.h"
 #include "../engine/conv_cache.h"
 #include "../engine/model_info.h"
+#include "../engine/gpu_arch.h"
+#include "../engine/gpu.h"
 #include "../strategies/strategy.h"
 #include "../strategies/dist.h"
 #include "../report/report.h"
@@ -112,7 +115,7 @@ static int outcome_status(const run_tally_t *sd) {
  * initialises CUDA (a CUDA context does not survive fork), so each run's child starts on a clean slate. */
 typedef struct {
     int n_dev;
-    char nodev[256];
+    char nodev[512];    /* why no GPU runs this build: the whole message */
     results_env_t *env;
 } probe_t;
 
@@ -130,11 +133,19 @@ static int probe_child(void *arg) {
     (void)arg;
     char line[600];
     int n = 0;
-    cudaError_t ce = cudaGetDeviceCount(&n);
-    if (ce != cudaSuccess || n == 0) snprintf(line, sizeof line, "nodevice %s\n",
-                                              ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    char why[512];
+    if (gpu_count(&n, why, sizeof why)) snprintf(line, sizeof line, "nodevice %s\n", why);
     else snprintf(line, sizeof line, "devices %d\n", n);
     check_report(line);
+    for (int d = 0; d < n; d++) {   /* a GPU too old, or one this build has no code for */
+        struct cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, d) != cudaSuccess ||
+            !gpu_arch_check(SCALING_CUDA_ARCHS, d, prop.name, prop.major, prop.minor, why, sizeof why))
+            continue;
+        snprintf(line, sizeof line, "nodevice %s\n", why);
+        check_report(line);
+        break;
+    }
     results_env_t env;
     env_collect(&env, NULL);
     size_t len;
@@ -153,7 +164,8 @@ static void probe_line(const char *line, void *ctx) {
     int i, at = 0;
     size_t len;
     if (sscanf(line, "devices %d", &p->n_dev) == 1) return;
-    if (strncmp(line, "nodevice ", 9) == 0) snprintf(p->nodev, sizeof p->nodev, "%s", line + 9);
+    if (strncmp(line, "nodevice ", 9) == 0) snprintf(p->nodev, sizeof p->nodev, "%.*s", (int)strcspn(line + 9, "\n"),
+                                                     line + 9);
     else if (sscanf(line, "env %d %n", &i, &at) == 1 && at > 0) {
         char *f = env_field(p->env, i, &len);
         if (f) snprintf(f, len, "%s", line + at);
@@ -169,10 +181,11 @@ static int probe_devices(int *n_dev, results_env_t *env, int need_gpu) {
     memset(env, 0, sizeof *env);
     if (isolate_run(probe_child, NULL, 120, probe_line, &p, &ir, err, sizeof err)) return fail(err);
     if (p.n_dev <= 0 && !need_gpu) p.n_dev = -1;
-    else if (p.n_dev <= 0) {
+    else if (p.n_dev <= 0 || (need_gpu && p.nodev[0])) {     /* no GPU, or one that cannot run this build */
+        if (p.nodev[0]) return fail(p.nodev);
         char why[600];
         isolate_describe(&ir, 120, why, sizeof why);
-        snprintf(err, sizeof err, "no CUDA device (%.400s)", p.nodev[0] ? p.nodev : why);
+        snprintf(err, sizeof err, "no CUDA device (%.400s); %s", why, GPU_ARCH_WITHOUT_GPU);
         return fail(err);
     }
     *n_dev = p.n_dev;
@@ -202,23 +215,6 @@ static int default_bench(const default_study_t *ds, double timeout_s) {
     return 1;
 }
 
-/* The environment's values that runs read: SCALING_FAULT (test-only, engine/fault.h) and the knobs (engine/knob.h),
- * each read where what it configures is made, in every run: refused here, once, before anything runs, rather than
- * failing every configuration in turn. 0, or 2 with a message. */
-static int check_env(char *err, size_t errlen) {
-    const char *inject = getenv("SCALING_FAULT");
-    fault_spec_t spec;
-    if (inject && *inject && fault_parse(inject, &spec, err, errlen)) return 2;
-    return knob_check(err, errlen) ? 2 : 0;
-}
-
-/* SCALING_DUMP_PARAMS as a file the command will write (study/paths.h): 1 where set, with *u filled; else 0. */
-static int dump_use(paths_use_t *u) {
-    const char *dump = getenv("SCALING_DUMP_PARAMS");
-    *u = (paths_use_t){"SCALING_DUMP_PARAMS", dump, 1};
-    return dump && *dump;
-}
-
 /* ./scaling with no options (and no launcher): the default study (bench/default/default_study.h), one sweep per strategy
  * into one CSV of a fresh folder, then its report and the answer. Exit 1 where a run failed or the report did. */
 static int default_main(void) {
@@ -227,7 +223,8 @@ static int default_main(void) {
     results_env_t env;
     int n_dev = 0;
     paths_use_t dump;      /* as a sweep's checks do: before anything runs */
-    if (check_env(err, sizeof err) || (dump_use(&dump) && paths_check(&dump, 1, err, sizeof err))) return fail(err);
+    if (front_check_env(err, sizeof err) || (front_dump_use(&dump) && paths_check(&dump, 1, err, sizeof err)))
+        return fail(err);
     if (probe_devices(&n_dev, &env, 1)) return 2;
     if (default_study_begin(&ds, n_dev, err, sizeof err)) return fail(err);
     print_env(&env);
@@ -249,26 +246,6 @@ static int default_main(void) {
     return outcome_status(&sd) || rc || bench_rc ? 1 : 0;
 }
 
-/* Every file the command will write (study/paths.h): --out, --conv-cache, SCALING_DUMP_PARAMS and each run's --trace
- * file (the runs' names differ from one another by construction, so each is checked against the others only).
- * 0, or 2 with a message. */
-static int check_outputs(const options_t *o, int n_points, char *err, size_t errlen) {
-    paths_use_t u[4];
-    char trace[PATH_MAX];
-    int n = 0;
-    u[n++] = (paths_use_t){"--out", o->out, 0};
-    if (o->conv_cache) u[n++] = (paths_use_t){"--conv-cache", o->conv_cache, 0};
-    n += dump_use(&u[n]);
-    if (!o->trace) return paths_check(u, n, err, errlen);
-    u[n] = (paths_use_t){"--trace", trace, 1};
-    for (int i = 0; i < (n_points > 1 ? n_points : 1); i++) {
-        if (trace_json_run_path(trace, sizeof trace, o->trace, n_points, i) != 0)
-            return errmsg(2, err, errlen, "--trace: path longer than the limit of %d characters", PATH_MAX - 1);
-        if (paths_check(u, n + 1, err, errlen)) return 2;
-    }
-    return 0;
-}
-
 /* Parses the options and checks everything that needs no GPU (--help and --version answered here), so a typo or a
  * missing file is reported as such even on a machine without one; nothing is written before every check has passed.
  * -1: go on; otherwise the exit status. infos: room for 64 strategies' properties, filled. */
@@ -280,10 +257,7 @@ static int scaling_options(options_t *o, const strategy_info_t **infos, int argc
     rank_watch_phase(watch, "the option agreement", 0);
     strategy_infos(infos, 64);
     if (rc == 1) {   /* --help: the option table printed it; the strategies come from the registry */
-        printf("\nStrategies (--strategy):\n");
-        for (int i = 0; strategy_table[i]; i++)
-            printf("  %-10s %s\n", strategy_table[i]->info.name, strategy_table[i]->info.summary);
-        default_plan_usage(stdout, infos);
+        front_help(stdout, infos);
         return 0;
     }
     if (failed(dist, rc, err, sizeof err)) return 2;
@@ -306,7 +280,7 @@ static int scaling_options(options_t *o, const strategy_info_t **infos, int argc
                              o->bench);
         else if (o->dry_run)
             rc = 2, snprintf(err, sizeof err, "--dry-run runs in one process; launch it without mpirun/srun");
-        else if (!st->info.multi_process) {
+        else if (!st->info->multi_process) {
             char which[256] = "";
             for (int i = 0; infos[i]; i++)
                 if (infos[i]->multi_process)
@@ -319,7 +293,7 @@ static int scaling_options(options_t *o, const strategy_info_t **infos, int argc
             rc = options_for_world(o, dist->size, err, sizeof err);
         if (failed(dist, rc, err, sizeof err)) return 2;
     }
-    if (failed(dist, check_env(err, sizeof err), err, sizeof err)) return 2;
+    if (failed(dist, front_check_env(err, sizeof err), err, sizeof err)) return 2;
     return -1;
 }
 
@@ -331,7 +305,7 @@ static int scaling_points(const options_t *o, sweep_point_t **pts, const dist_t 
     if (failed(dist, n_points < 0, err, sizeof err)) return -1;
     /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
      * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
-    if (failed(dist, check_outputs(o, n_points, err, sizeof err), err, sizeof err)) return -1;
+    if (failed(dist, front_check_outputs(o, n_points, err, sizeof err), err, sizeof err)) return -1;
     /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
     if (failed(dist, (!dist || dist->is_root) ? results_check(o->out, err, sizeof err) : 0, err, sizeof err)) return -1;
     if (failed(dist, o->conv_cache ? conv_cache_check(o->conv_cache, err, sizeof err) : 0, err, sizeof err)) return -1;
@@ -343,15 +317,9 @@ static int scaling_load_data(const options_t *o, idx_dataset_t *data, const dist
     char err[512] = "";
     int rc = 0;     /* under dist every node reads its own copy: a file missing on one node stops every rank */
     rank_watch_phase(watch, "data loading", 1);
-    const model_info_t *mi = model_info(o->model);
-    if (strcmp(o->dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
-        idx_synthetic_generated(data, 1, o->image_size, mi->synth_channels, mi->synth_classes);
-    else if (strcmp(o->dataset, "synthetic") == 0) idx_synthetic(data, 1);
-    else rc = idx_load_dataset(o->data_dir, data, err, sizeof err);
+    rc = front_load_data(o, data, err, sizeof err);
     rank_watch_phase(watch, "the data agreement", 0);
-    if (failed(dist, rc, err, sizeof err)) return 2;
-    data->image = o->image_size;   /* a side other than the stored one is resized at gather time */
-    return 0;
+    return failed(dist, rc, err, sizeof err) ? 2 : 0;
 }
 
 /* This process's GPU (one per process under dist) or the devices it may use (probed in a child, which fills env),
@@ -365,7 +333,7 @@ static int scaling_devices(options_t *o, const strategy_info_t **infos, const st
         if (failed(dist, dist_select_device(dist, err, sizeof err), err, sizeof err)) return 2;
         rank_watch_phase(watch, "the option agreement", 0);
         n_dev = -1;
-    } else if (probe_devices(&n_dev, env, !st->info.no_gpu)) {   /* no_gpu: there may be no device at all */
+    } else if (probe_devices(&n_dev, env, !st->info->no_gpu)) {   /* no_gpu: there may be no device at all */
         idx_free(data);
         return 2;
     }
@@ -393,7 +361,7 @@ static int scaling_open(const options_t *o, const strategy_t *st, int n_points, 
     for (int i = 0; i < o->n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", math_name(o->math[i]));
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->info.name, o->model, o->dataset, maths, init_name(o->init), n_points, o->epochs, o->out);
+           st->info->name, o->model, o->dataset, maths, init_name(o->init), n_points, o->epochs, o->out);
     print_env(env);
     print_flops(o->model, data);
     dist_report(dist, stdout);
@@ -427,7 +395,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     if (o.dry_run) {    /* no device probe, nothing opened for writing: the rows' configuration cells alone */
         memset(&env, 0, sizeof env);
         dist_nccl_transport(NULL, env.nccl_transport, sizeof env.nccl_transport);
-        rc = dry_run_print(&o, st, pts, n_points, &data, &env, stdout);
+        rc = dry_run_print(&o, st->info, pts, n_points, &data, &env, stdout);
         idx_free(&data);
         free(pts);
         return rc;

@@ -5,6 +5,7 @@
 #include "launch.h"
 #include "conv_cache.h"
 #include "knob.h"
+#include "gpu_arch.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,4 +220,20 @@ void gpu_free(gpu_t *g) {
     CHECK_CUDA(cudaStreamDestroy(g->comm_stream));
     free(g->conv_algos);
     memset(g, 0, sizeof *g);
+}
+
+int gpu_count(int *n, char *why, size_t len) {
+    *n = 0;
+    cudaError_t ce = cudaGetDeviceCount(n);
+    if (ce == cudaSuccess && *n > 0) return 0;
+    int drv = 0, rt = 0;   /* a driver version of 0: no driver at all */
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    gpu_none_t kind = ce == cudaSuccess || ce == cudaErrorNoDevice ? GPU_NONE_NO_DEVICE
+                      : ce == cudaErrorInsufficientDriver      ? (drv ? GPU_NONE_DRIVER_OLD : GPU_NONE_NO_DRIVER)
+                                                               : GPU_NONE_OTHER;
+    (void)cudaGetLastError();
+    gpu_arch_none(kind, drv, rt, cudaGetErrorString(ce), why, len);
+    *n = 0;
+    return -1;
 }

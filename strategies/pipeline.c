@@ -429,10 +429,7 @@ static int pipe_steps_done(void *state, int launched, double *ms) {
 }
 
 const strategy_t strategy_pipeline = {
-    .info = {.name = "pipeline",
-             .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble "
-                        "order",
-             .staged = 1, .t1_global_batch = 1},
+    .info = &strategy_info_pipeline,
     .setup = pipe_setup,
     .steps_per_epoch = pipe_steps,
     .epoch_begin = pipe_epoch_begin,

@@ -80,8 +80,7 @@ static int single_steps_done(void *state, int launched, double *ms) {
 }
 
 const strategy_t strategy_single = {
-    .info = {.name = "single", .summary = "one GPU, no communication (the reference)", .reference = 1,
-              .noise_scale = 1},
+    .info = &strategy_info_single,
     .setup = single_setup,
     .steps_per_epoch = single_steps,
     .epoch_begin = single_epoch_begin,

@@ -85,8 +85,9 @@ typedef struct {
 } reduce_ops_t;
 
 typedef struct strategy {
-    /* Name and properties: all that bench/ may ask about a strategy (host-only, strategy_info.h). */
-    strategy_info_t info;
+    /* Name and properties: all that bench/ may ask about a strategy (host-only, strategy_info.h; the command's are
+     * defined in strategy_info.c, where the host-only build finds them too). */
+    const strategy_info_t *info;
     /* Builds replicas/stages on cfg->devices; returns 0, or -1 with a message in err (e.g. out of memory). */
     int (*setup)(void **state, const run_cfg_t *cfg, char *err, size_t errlen);
     /* Optimizer steps in one epoch (the last partial global batch is dropped). */

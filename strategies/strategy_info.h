@@ -38,8 +38,19 @@ typedef struct strategy_info {
     int noise_scale;
 } strategy_info_t;
 
-/* The registry's (strategies/registry.c, linked by the command, not by the host-only libraries): every strategy's info,
- * NULL-terminated, into out (max entries including the NULL); returns the count. */
+/* The command's strategies, in the registry's (and --help's) order: X(name) for each. strategies/registry.c makes
+ * the table of their code from it, strategies/registry_host.c the table of their properties alone. */
+#define STRATEGY_LIST(X) X(single) X(naive) X(nccl) X(pipeline)
+
+/* Each of the command's strategies' properties, defined once (strategy_info.c): its strategy_t points at it, and the
+ * host-only build (no CUDA: the report, --dry-run) links it without the strategy's code. */
+#define STRATEGY_INFO_DECLARE(name) extern const strategy_info_t strategy_info_##name;
+STRATEGY_LIST(STRATEGY_INFO_DECLARE)
+#undef STRATEGY_INFO_DECLARE
+
+/* The registry's (strategies/registry.c with the strategies' code, or strategies/registry_host.c with their properties
+ * alone; a test's registry may add its own): every strategy's info, NULL-terminated, into out (max entries including
+ * the NULL); returns the count. */
 int strategy_infos(const strategy_info_t **out, int max);
 /* The entry of infos (NULL-terminated) named name, or NULL. */
 const strategy_info_t *strategy_info_find(const strategy_info_t *const *infos, const char *name);

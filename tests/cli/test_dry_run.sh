@@ -15,10 +15,17 @@ untouched() { [ -z "$(ls -A "$tmp/cwd")" ]; }
 cat "$tmp/v.out"
 check "--version: exit $rc, want 0; stderr empty" $([ $rc -eq 0 ] && [ ! -s "$tmp/v.err" ]; echo $?)
 check "--version: the commit on line 1" $(grep -qE '^scaling ([0-9a-f]{7,}|unknown)(-dirty)?$' "$tmp/v.out"; echo $?)
-check "--version: CUDA, cuDNN, NCCL and MPI built against" \
-    $(v='[0-9]+\.[0-9]+'
-      grep -qE "^built against: CUDA $v, cuDNN $v\.[0-9]+, NCCL $v\.[0-9]+, (Open MPI|MPI|no MPI)" "$tmp/v.out"
-      echo $?)
+if grep -q "built without CUDA (host-only)" "$tmp/v.out"; then   # the host-only build: no libraries, no GPU code
+    check "--version: no training in the host-only build" $(grep -q "no training" "$tmp/v.out"; echo $?)
+else
+    check "--version: CUDA, cuDNN, NCCL and MPI built against" \
+        $(v='[0-9]+\.[0-9]+'
+          grep -qE "^built against: CUDA $v, cuDNN $v\.[0-9]+, NCCL $v\.[0-9]+, (Open MPI|MPI|no MPI)" "$tmp/v.out"
+          echo $?)
+    check "--version: the GPUs and the code built for them" \
+        $(grep -qE "^GPUs: NVIDIA, compute capability 8\.0 or newer; code built: .*(sm_[0-9]+|PTX compute_[0-9]+)" \
+              "$tmp/v.out"; echo $?)
+fi
 check "--version: nothing written" $(untouched; echo $?)
 
 # ---- --dry-run: weak scaling multiplies batch and lr by the GPUs; no device is probed (there is none here)

@@ -33,7 +33,7 @@ static inline void *dp_test_train(const strategy_t *st, const run_cfg_t *cfg, in
     char err[512] = "";
     void *state = NULL;
     if (st->setup(&state, cfg, err, sizeof err) != 0) {
-        fprintf(stderr, "FAIL: %s on %d GPUs: setup: %s\n", st->info.name, cfg->n_gpus, err);
+        fprintf(stderr, "FAIL: %s on %d GPUs: setup: %s\n", st->info->name, cfg->n_gpus, err);
         exit(1);
     }
     if (steps > 0) {

@@ -112,15 +112,20 @@ static size_t fake_params(void *state, float *host, size_t max) {
     .train_step = fake_train_step, .epoch_end = fake_epoch_end, .evaluate = fake_evaluate,                             \
     .teardown = fake_teardown, .params = fake_params, .steps_done = fake_steps_done
 
+static const strategy_info_t fake_info = {.name = "fake",
+                                          .summary = "test only: no GPU work, epoch statistics from a formula",
+                                          .no_gpu = 1},
+                              fake_ref_info = {.name = "fake_ref",
+                                               .summary = "test only: fake's formula as the reference of its speedups",
+                                               .no_gpu = 1,
+                                               .reference = 1};
+
 const strategy_t strategy_fake = {
-    .info = {.name = "fake", .summary = "test only: no GPU work, epoch statistics from a formula", .no_gpu = 1},
+    .info = &fake_info,
     FAKE_CALLS,
 };
 
 const strategy_t strategy_fake_ref = {
-    .info = {.name = "fake_ref",
-             .summary = "test only: fake's formula as the reference of its speedups",
-             .no_gpu = 1,
-             .reference = 1},
+    .info = &fake_ref_info,
     FAKE_CALLS,
 };

@@ -7,7 +7,7 @@
  * output folder may appear; no temporary file may be left; and a canary folder beside the cases is hashed before and
  * after every case. Bounded by SCALING_FUZZ_SECONDS (default 60).
  *
- *   fuzz_report SCALING ROOT        (SCALING: `scaling` or tests/host/report_host; ROOT: the source tree)
+ *   fuzz_report SCALING ROOT        (SCALING: `scaling`, of either build; ROOT: the source tree)
  *   SCALING_FUZZ_SEED=N replays a run (the seed is printed first); SCALING_FUZZ_CASE=K runs its case K alone. */
 #define _GNU_SOURCE     /* nftw, mkdtemp */
 #include <errno.h>

@@ -23,7 +23,7 @@ static void test_fit(void) {
     EXPECT(fit_usable(&k), "usable");
     EXPECT(near(fit_allreduce_ms(&k, 4, 44696872), (60 + 1.5 * 44696872 / 300e3) / 1e3, 1e-12), "ring at 4 GPUs");
     EXPECT(fit_allreduce_ms(&k, 1, 44696872) == 0, "one GPU: no all-reduce");
-    free(k.x1), free(k.x2), free(k.t);
+    fit_free(&k);
 
     /* Relative-error least squares by hand, n = 2 (x1 = 2, x2 = S): points (S, t) = (1000, 20), (2000, 20), (1000,
      * 40) give a = x1/t = 0.1, 0.1, 0.05 and b = x2/t = 50, 100, 25. Σaa = 0.0225, Σab = 16.25, Σbb = 13125,
@@ -37,13 +37,13 @@ static void test_fit(void) {
     EXPECT(!h.bad && near(h.alpha, 14, 1e-9) && near(h.beta, -0.004, 1e-9) && near(h.err, 0.4, 1e-9),
            "hand fit: α %g, β %g, err %g", h.alpha, h.beta, h.err);
     EXPECT(!fit_usable(&h), "β < 0: not usable for a projection");
-    free(h.x1), free(h.x2), free(h.t);
+    fit_free(&h);
 
     fit_t one = {.ring = 1};
     fit_add(&one, 2, 4096, 30);
     fit_solve(&one);
     EXPECT(one.bad && isnan(fit_allreduce_ms(&one, 2, 4096)), "one point cannot separate α from β");
-    free(one.x1), free(one.x2), free(one.t);
+    fit_free(&one);
 
     /* naive on 4 GPUs: t = 6 α + 6 S β, α = 15 µs, 40 GB/s */
     fit_t n = {.ring = 0};
@@ -52,7 +52,7 @@ static void test_fit(void) {
     EXPECT(near(n.alpha, 15, 1e-9) && near(n.beta, 1 / 40e3, 1e-9), "naive: α %g, 1/β %g", n.alpha, 1e-3 / n.beta);
     EXPECT(near(fit_allreduce_ms(&n, 4, 44696872), 6.7945308, 1e-9), "naive at 4 GPUs: %.7f ms",
            fit_allreduce_ms(&n, 4, 44696872));
-    free(n.x1), free(n.x2), free(n.t);
+    fit_free(&n);
 }
 
 static void test_fit_of(const char *dir) {

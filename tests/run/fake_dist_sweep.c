@@ -70,8 +70,10 @@ static void fake_epoch_end(void *state, int steps, epoch_stats_t *out) {
 static double fake_evaluate(void *state) { (void)state; return 0.75; }
 static void fake_teardown(void *state) { free(state); }
 
+static const strategy_info_t fake_info = {.name = "fake", .summary = "test double", .multi_process = 1, .no_gpu = 1};
+
 static const strategy_t fake = {
-    .info = {.name = "fake", .summary = "test double", .multi_process = 1, .no_gpu = 1},
+    .info = &fake_info,
     .setup = fake_setup, .steps_per_epoch = fake_steps, .epoch_begin = fake_epoch_begin,
     .train_step = fake_train_step, .epoch_end = fake_epoch_end, .evaluate = fake_evaluate, .teardown = fake_teardown,
 };

@@ -102,8 +102,10 @@ static void fake_teardown(void *state) {
     free(state);
 }
 
+static const strategy_info_t fake_info = {.name = "fake", .summary = "test double", .no_gpu = 1};
+
 static const strategy_t fake = {
-    .info = {.name = "fake", .summary = "test double", .no_gpu = 1}, .setup = fake_setup, .steps_per_epoch = fake_steps,
+    .info = &fake_info, .setup = fake_setup, .steps_per_epoch = fake_steps,
     .epoch_begin = fake_epoch_begin, .train_step = fake_train_step, .epoch_end = fake_epoch_end,
     .evaluate = fake_evaluate, .teardown = fake_teardown, .health = fake_health,
 };
