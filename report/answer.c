@@ -359,7 +359,8 @@ static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
     const answer_row_t *w = &a->t[ti].row[ri];
     text_printf(b, "on %d GPU%s the soonest to %s test accuracy is ", gpus, gpus == 1 ? "" : "s", pct(w->target).s);
     row_words(b, a, &a->t[ti], w);
-    text_printf(b, ": %.2f s of training (median of %d seeds, %s steps)", w->tt.med, w->n, f0(w->tt_steps.med).s);
+    text_printf(b, ": %.2f s of training (%s of %d seed%s, %s steps)", w->tt.med, w->n > 1 ? "median" : "the run",
+                w->n, w->n == 1 ? "" : "s", f0(w->tt_steps.med).s);
     if (gpus > 1 && answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0)
         text_printf(b, ", %.2f× sooner than 1 GPU's %.2f s", a->t[t1].row[r1].tt.med / w->tt.med,
                     a->t[t1].row[r1].tt.med);

@@ -251,7 +251,7 @@ void report_batch_section(const report_t *r, FILE *md, int g) {
     free(u);
 }
 
-int report_batch_figure(report_t *r, int g, char *err, size_t errlen) {
+int report_batch_figure(report_t *r, int g, const char *caption, char *err, size_t errlen) {
     int n;
     const run_t **u = curves_of(r, g, &n);
     const group_t *gr = &r->st.grp[g];
@@ -294,7 +294,7 @@ int report_batch_figure(report_t *r, int g, char *err, size_t errlen) {
     else if (!lines) report_skip(r, "batch.gp", gr, "no batch whose every seed reached the target");
     else {
         char *name = mem_printf("batch-%s", gr->id);
-        report_emit(r, "batch.gp", name, path, fits ? path2 : "", gr->sub, "");
+        report_emit(r, "batch.gp", name, path, fits ? path2 : "", gr->sub, caption);
         free(name);
     }
     free(u), free(path), free(path2);

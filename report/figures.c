@@ -599,7 +599,7 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     x.cap = cap.s;
     free(gpus.s);
     int rc = fig_scaling(&x) || fig_throughput(&x) || (x.one && fig_acc_batch(&x)) || fig_acc_epoch(&x) ||
-             fig_acc_lr(&x) || fig_breakdown(&x) || fig_bubble(&x) || report_batch_figure(r, g, err, errlen);
+             fig_acc_lr(&x) || fig_breakdown(&x) || fig_bubble(&x) || report_batch_figure(r, g, x.cap, err, errlen);
     if (rc) snprintf(err, errlen, "%s: cannot write", x.path);
     free(x.cap);
     free(x.path);

@@ -130,7 +130,7 @@ typedef struct {
 int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_t *f);
 /* REPORT.md's section of group g (nothing where no run had a target), and its figure's data files (batch.gp). */
 void report_batch_section(const report_t *r, FILE *md, int g);
-int report_batch_figure(report_t *r, int g, char *err, size_t errlen);
+int report_batch_figure(report_t *r, int g, const char *caption, char *err, size_t errlen);
 /* Draws r->plot[from..] with gnuplot (the scripts of plots/), notes the skipped ones on stderr, adds the PNGs
  * drawn to r->fig. 0, or 1 with a message. */
 int report_render(report_t *r, int from, char *err, size_t errlen);
