@@ -24,6 +24,8 @@ int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_
         sxx += dx * dx, sxy += dx * dy, syy += dy * dy;
     }
     if (!(sxx > 0)) return -1;
+    f->bmin = f->bmax = batch[0];
+    for (int i = 1; i < n; i++) f->bmin = fmin(f->bmin, batch[i]), f->bmax = fmax(f->bmax, batch[i]);
     double b = sxy / sxx, a = my - b * mx, rss = 0;
     for (int i = 0; i < n; i++) rss += pow(steps[i] - a - b / batch[i], 2);
     f->smin = a, f->emin = b;
@@ -35,8 +37,15 @@ int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_
         double s2 = rss / (n - 2), va = s2 * (1.0 / n + mx * mx / sxx), vb = s2 / sxx, cab = -mx * s2 / sxx;
         double v = vb / (a * a) + b * b * va / pow(a, 4) - 2 * b * cab / pow(a, 3);
         f->se = v > 0 ? sqrt(v) : 0;
+        f->va = va, f->vb = vb, f->cab = cab;
     }
     return 0;
+}
+
+double report_batch_steps(const batch_fit_t *f, double b, double *se) {
+    double v = f->va + f->vb / (b * b) + 2 * f->cab / b;
+    *se = f->n > 2 ? sqrt(v > 0 ? v : 0) : NAN;
+    return f->smin + f->emin / b;
 }
 
 /* One curve: the runs with a target of one group and math, optimizer, schedule, warm-up and scaling rule from one rate
@@ -143,8 +152,10 @@ static void curve_make(curve_t *c, const run_t *const *u, int n) {
 }
 static void curve_free(curve_t *c) { free(c->p), free(c->bx), free(c->sy); }
 
-/* One curve's table, fit, noise scale and the batches that buy time. */
-static void curve_section(FILE *md, const run_t *const *u, int n) {
+static void projected(FILE *md, const report_t *r, int g, const run_t *curve0, const batch_fit_t *f);
+
+/* One curve's table, fit, noise scale, the batches that buy time and the projection of the rest. */
+static void curve_section(FILE *md, const report_t *r, int g, const run_t *const *u, int n) {
     curve_t c;
     curve_make(&c, u, n);
     const bpoint_t *p = c.p;
@@ -190,8 +201,57 @@ static void curve_section(FILE *md, const run_t *const *u, int n) {
     } else fprintf(md, " No noise scale was measured (--gns-every).");
     fprintf(md, "\n\n");
     buys(md, p, c.k);
+    if (f.ok) projected(md, r, g, u[0], &f);
     free(w.s);
     curve_free(&c);
+}
+
+/* A configuration's step time where it has one: the median of its steady step_ms. */
+static int has_step(const run_t *r) { return !isnan(r->med[RESULTS_COL_step_ms]); }
+static int cmp_projected(const run_t *a, const run_t *b) {
+    int c = math_cmp(a->math, b->math);
+    if (!c) c = cmp_int(a->global_batch, b->global_batch);
+    if (!c) c = strcmp(a->strategy, b->strategy);
+    if (!c) c = cmp_int(a->gpus, b->gpus);
+    return c ? c : strcmp(a->variant, b->variant);
+}
+
+/* Projected time to target: for every strategy, GPU count and global batch of the group's math that ran steady steps
+ * but has no measured time to target at the curve's recipe, the fit's steps at its global batch times its median
+ * step (images/s hold no recipe: the step time is the configuration's own). Only inside the batches fitted: the fit
+ * says nothing past them. */
+static void projected(FILE *md, const report_t *r, int g, const run_t *curve0, const batch_fit_t *f) {
+    int n, rows = 0;
+    const run_t **u = runs_sorted(&r->st, g, has_step, cmp_projected, &n);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && !cmp_projected(u[i], u[j])) j++;
+        const run_t *x = u[i];
+        int measured = 0;
+        for (int k = i; k < j; k++) measured |= u[k]->tt.reached && !cmp_curve(u[k], curve0);
+        double b = x->global_batch;
+        if (!measured && !math_cmp(x->math, curve0->math) && b >= f->bmin && b <= f->bmax) {
+            double se, s = report_batch_steps(f, b, &se);
+            stat_t step = stat_runs(u + i, j - i, run_step_ms);
+            if (!rows++)
+                fprintf(md, "Projected time to target (no run of the configuration measured it at this recipe): the "
+                            "fit's steps at its global batch × its median step; ± the fit's standard error.\n\n"
+                            "| strategy | GPUs | global batch | step (ms) | projected steps | projected time to "
+                            "target (s) |\n|---|---:|---:|---:|---:|---:|\n");
+            bytes_t l = {0};
+            text_printf(&l, "%s", x->strategy);
+            if (*x->variant) text_printf(&l, " (%s)", x->variant);
+            fprintf(md, "| %s | %d | %d | %.3f | %.0f", l.s, x->gpus, x->global_batch, step.med, s);
+            if (!isnan(se)) fprintf(md, " ± %.0f", se);
+            fprintf(md, " | %.2f", s * step.med / 1000);
+            if (!isnan(se)) fprintf(md, " ± %.2f", se * step.med / 1000);
+            fprintf(md, " (projected) |\n");
+            free(l.s);
+        }
+        i = j;
+    }
+    if (rows) fprintf(md, "\n");
+    free(u);
 }
 
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
@@ -244,7 +304,7 @@ void report_batch_section(const report_t *r, FILE *md, int g) {
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_curve(u[i], u[j]) == 0) j++;
-        curve_section(md, u + i, j - i);
+        curve_section(md, r, g, u + i, j - i);
         i = j;
     }
     if (n) same_batch(r, md, g);

@@ -140,6 +140,7 @@ numtext_t ranged(const char *fmt, stat_t st) {
 
 double run_epoch_s(const run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
 double run_images_per_s(const run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double run_step_ms(const run_t *r) { return r->med[RESULTS_COL_step_ms]; }
 double run_facc(const run_t *r) { return r->facc; }
 double run_tt_s(const run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
 double run_tt_steps(const run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }

@@ -125,9 +125,13 @@ void report_data_title(FILE *o, const char *s);
  * se its standard error (n > 2), r2 the fit's R^2. 0, or -1 with fewer than 2 distinct batches. */
 typedef struct {
     double smin, emin, bcrit, se, r2;
+    double va, vb, cab;     /* the variances of S_min and E_min and their covariance (n > 2; 0 otherwise) */
+    double bmin, bmax;      /* the batches fitted */
     int n, ok;
 } batch_fit_t;
 int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_t *f);
+/* The fit's steps at batch b and their standard error (*se NAN with 2 points: an exact fit has none). */
+double report_batch_steps(const batch_fit_t *f, double b, double *se);
 /* REPORT.md's section of group g (nothing where no run had a target), and its figure's data files (batch.gp). */
 void report_batch_section(const report_t *r, FILE *md, int g);
 int report_batch_figure(report_t *r, int g, const char *caption, char *err, size_t errlen);
@@ -214,6 +218,7 @@ numtext_t ranged(const char *fmt, stat_t st);
 /* Numbers of a run, for stat_runs. */
 double run_epoch_s(const run_t *r);
 double run_images_per_s(const run_t *r);
+double run_step_ms(const run_t *r);
 double run_facc(const run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
 double run_tt_s(const run_t *r);
