@@ -82,58 +82,75 @@ static void *setup(const idx_dataset_t *data, const char *model, math_t math, in
     return state;
 }
 
-static void schedule_in_graph(const idx_dataset_t *data, const char *model, math_t math) {
-    const strategy_t *st = strategy_find("single");
-    void *state = setup(data, model, math, 0);
-    replica_t *r = state;
-    lr_schedule_t sched = {.kind = LR_COSINE, .peak = 0.1, .warmup_epochs = 0.4, .epochs = EPOCHS};
+/* One case: single set up with the test's schedule (setup's), its starting point saved. */
+typedef struct {
+    const strategy_t *st;
+    void *state;
+    replica_t *r;
+    lr_schedule_t sched;
     start_t s0;
-    start_save(r, &s0);
-    size_t n = r->model.n_params;
+    size_t n;
+} case_t;
+
+static void case_begin(case_t *c, const idx_dataset_t *data, const char *model, math_t math, int gns_every) {
+    c->st = strategy_find("single");
+    c->state = setup(data, model, math, gns_every);
+    c->r = c->state;
+    c->sched = (lr_schedule_t){.kind = LR_COSINE, .peak = 0.1, .warmup_epochs = 0.4, .epochs = EPOCHS};
+    start_save(c->r, &c->s0);
+    c->n = c->r->model.n_params;
+}
+
+static void case_end(case_t *c) {
+    start_free(&c->s0);
+    c->st->teardown(c->state);
+}
+
+static float *case_train(case_t *c, how_t how, double *lr_end) {
+    return train(c->st, c->state, &c->sched, how, lr_end);
+}
+static void case_restart(case_t *c) { restart(c->r, c->s0.p0, c->s0.v0, c->s0.s0); }
+
+static void schedule_in_graph(const idx_dataset_t *data, const char *model, math_t math) {
+    case_t c;
+    case_begin(&c, data, model, math, 0);
     double lr_graph, lr_host, lr_const;
-    r->use_graphs = 1;
-    float *graph = train(st, state, &sched, DEVICE_TABLE, &lr_graph);
-    restart(r, s0.p0, s0.v0, s0.s0);
-    r->use_graphs = 0;
-    float *host = train(st, state, &sched, HOST_STEPPED, &lr_host);
-    restart(r, s0.p0, s0.v0, s0.s0);
-    float *flat = train(st, state, &sched, HOST_CONSTANT, &lr_const);
-    size_t first = 0;
+    c.r->use_graphs = 1;
+    float *graph = case_train(&c, DEVICE_TABLE, &lr_graph);
+    case_restart(&c);
+    c.r->use_graphs = 0;
+    float *host = case_train(&c, HOST_STEPPED, &lr_host);
+    case_restart(&c);
+    float *flat = case_train(&c, HOST_CONSTANT, &lr_const);
+    size_t first = 0, n = c.n;
     while (first < n && memcmp(graph + first, host + first, sizeof(float)) == 0) first++;
     EXPECT(first == n, "%s (%s): graphed steps with the device's schedule differ from host-stepped rates, first at "
            "parameter %zu of %zu", model, gpu_math_name(math), first, n);
     EXPECT(memcmp(graph, flat, n * sizeof(float)) != 0, "%s (%s): a constant rate gave the same parameters as the "
            "schedule (the schedule did nothing)", model, gpu_math_name(math));
-    float want = (float)lr_schedule_at(&sched, EPOCHS * STEPS - 1, STEPS);
+    float want = (float)lr_schedule_at(&c.sched, EPOCHS * STEPS - 1, STEPS);
     EXPECT(lr_graph == want && lr_host == want, "%s: the last step's rate %.9g (graph), %.9g (host), want %.9g", model,
            lr_graph, lr_host, want);
-    EXPECT(lr_graph < 0.01 * sched.peak, "%s: the cosine ends near 0: %g", model, lr_graph);
+    EXPECT(lr_graph < 0.01 * c.sched.peak, "%s: the cosine ends near 0: %g", model, lr_graph);
     printf("%s (%s): 50 steps, graph = host-stepped: %s; last rate %.6g\n", model, gpu_math_name(math),
            first == n ? "yes" : "no", lr_graph);
     free(graph), free(host), free(flat);
-    start_free(&s0);
-    st->teardown(state);
+    case_end(&c);
 }
 
 /* The noise scale's step (two backwards, the first of half the batch) against plain steps, graphed. */
 static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, math_t math) {
-    const strategy_t *st = strategy_find("single");
-    void *state = setup(data, model, math, 1);
-    replica_t *r = state;
-    lr_schedule_t sched = {.kind = LR_COSINE, .peak = 0.1, .warmup_epochs = 0.4, .epochs = EPOCHS};
-    start_t s0;
-    start_save(r, &s0);
-    size_t n = r->model.n_params;
-    double lr;
-    r->use_graphs = 1;
-    float *with = train(st, state, &sched, DEVICE_TABLE, &lr);
-    double lr_now, small, big;
+    case_t c;
+    case_begin(&c, data, model, math, 1);
+    double lr, lr_now, small, big;
     int bs, bb;
-    replica_epoch_optim(r, &lr_now, &small, &big, &bs, &bb);
-    restart(r, s0.p0, s0.v0, s0.s0);
-    r->gns_every = 0;
-    float *without = train(st, state, &sched, DEVICE_TABLE, &lr);
-    EXPECT(memcmp(with, without, n * sizeof(float)) == 0, "%s (%s): steps that measure the noise scale update "
+    c.r->use_graphs = 1;
+    float *with = case_train(&c, DEVICE_TABLE, &lr);
+    replica_epoch_optim(c.r, &lr_now, &small, &big, &bs, &bb);
+    case_restart(&c);
+    c.r->gns_every = 0;
+    float *without = case_train(&c, DEVICE_TABLE, &lr);
+    EXPECT(memcmp(with, without, c.n * sizeof(float)) == 0, "%s (%s): steps that measure the noise scale update "
            "differently from plain steps", model, gpu_math_name(math));
     EXPECT(bs == 32 && bb == 64, "%s: batches %d and %d", model, bs, bb);
     /* Half the batch has twice the variance: its squared norm is the larger, on average over the epoch's steps. */
@@ -142,8 +159,7 @@ static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, mat
     printf("%s (%s): noise scale's step = plain step; epoch means |G_32|^2 %.6g, |G_64|^2 %.6g\n", model,
            gpu_math_name(math), small, big);
     free(with), free(without);
-    start_free(&s0);
-    st->teardown(state);
+    case_end(&c);
 }
 
 int main(void) {

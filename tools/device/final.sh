@@ -9,13 +9,8 @@
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${FINAL_BUDGET_S:-560}
-say_log=$OUT/summary.txt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-L=$OUT/logs
-mkdir -p "$L"
-say "setup"
-device_setup "$L/setup.log"
-nvidia-smi -L | tee -a "$OUT/summary.txt"
+device_begin
 
 say "GPU tests: ctest -L gpu -j3"
 timeout 300 ctest --test-dir build -L gpu -j3 --timeout 280 >"$L/gpu_tests.log" 2>&1

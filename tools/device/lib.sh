@@ -41,3 +41,14 @@ step() {
     printf '%s\t%s\t%s\n' "$name" "$rc" "$(($(date +%s) - s))" >>"$OUT/steps.tsv"
     tail -n 4 "$OUT/logs/$name.log"
 }
+
+# device_begin: what a one-call script does first, with OUT and budget set: its logs folder L=$OUT/logs, the summary
+# say appends to, the offline setup (device_setup) and the GPUs in the summary.
+device_begin() {
+    say_log=$OUT/summary.txt
+    L=$OUT/logs
+    mkdir -p "$L"
+    say "setup"
+    device_setup "$L/setup.log"
+    nvidia-smi -L | tee -a "$say_log"
+}

@@ -5,11 +5,8 @@
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${RECHECK_BUDGET_S:-300}
-say_log=$OUT/summary.txt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-mkdir -p "$OUT/logs"
-say "setup"
-device_setup "$OUT/logs/setup.log"
+device_begin
 for t in test_train_resnet50 gpu_default test_pipeline_memory gpu_breakdown gpu_memcheck; do
     (($(left) > 40)) || { say "$t: not run (budget)"; continue; }
     timeout $(($(left) - 20)) ctest --test-dir build -R "^$t\$" --output-on-failure >"$OUT/logs/$t.log" 2>&1

@@ -9,13 +9,8 @@
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${CHECK_BUDGET_S:-540}
-say_log=$OUT/summary.txt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-L=$OUT/logs
-mkdir -p "$L"
-say "setup"
-device_setup "$L/setup.log"
-nvidia-smi -L | tee -a "$OUT/summary.txt"
+device_begin
 
 for t in test_lars test_schedule test_loss_scale_gpu test_graph test_oom test_dp_update; do
     (($(left) > 200)) || break

@@ -10,13 +10,8 @@
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${TTA_BUDGET_S:-560}
-say_log=$OUT/summary.txt
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-L=$OUT/logs
-mkdir -p "$L"
-say "setup"
-device_setup "$L/setup.log"
-nvidia-smi -L | tee -a "$OUT/summary.txt"
+device_begin
 csv=$OUT/study.csv
 common=(--model resnet18 --dataset fashion-mnist --math bf16 --lr-schedule cosine --warmup-epochs 2 --epochs 10
         --seed 1,2,3 --gns-every 25 --out "$csv")
