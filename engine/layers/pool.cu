@@ -124,8 +124,16 @@ __device__ static inline int maxpool_first_window(int lo, int stride) {
  * first NaN the later ones, so y is NaN as with cuDNN's CUDNN_PROPAGATE_NAN and its gradient goes to that NaN. The
  * kernel is instruction-bound: 32 registers (a few bytes spilled) give full occupancy, 206 -> 189 us in bf16 and
  * 330 -> 293 in fp32 at the ResNet-50 stem's shape on an H200 (36 registers had left 75 %). */
+/* Full occupancy is 8 blocks of 256 where an SM holds 2048 threads (sm_80, sm_90, sm_100); sm_86, sm_89 and sm_120
+ * hold 1536, 6 blocks, and ptxas ignores (with a warning) a bound they cannot meet. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || \
+                               __CUDA_ARCH__ >= 1200)
+#define MAXPOOL_FWD_BLOCKS 6
+#else
+#define MAXPOOL_FWD_BLOCKS 8
+#endif
 template <typename T, int V, int K, int S>
-__global__ static void __launch_bounds__(256, 8) maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y,
+__global__ static void __launch_bounds__(256, MAXPOOL_FWD_BLOCKS) maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y,
                                                                    unsigned char *__restrict__ arg, maxpool_dims_t d) {
     const int k = K ? K : d.k, stride = S ? S : d.stride, groups = d.c / V;
     const int i = blockIdx.x * blockDim.x + threadIdx.x, ow = i / groups, g = i - ow * groups;
