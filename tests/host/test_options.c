@@ -16,23 +16,7 @@ static const strategy_info_t *const *registry(void) {
     return infos;
 }
 
-/* Parses a NULL-terminated list of arguments (argv[0] added), with --help output sent to a scratch file. */
-static int parse(options_t *o, char *err, size_t errlen, ...) {
-    char *argv[MAXARGS + 2] = {"scaling"};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, errlen);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && argc <= MAXARGS; ) argv[argc++] = a;
-    va_end(ap);
-    fflush(stdout);
-    FILE *saved = stdout, *sink = tmpfile();
-    if (sink) stdout = sink;
-    int rc = options_parse(o, argc, argv, err, errlen);
-    if (sink) { stdout = saved; fclose(sink); }
-    return rc;
-}
-
-#define PARSE(o, err, ...) parse(o, err, sizeof err, __VA_ARGS__, (char *)NULL)
+#include "host/parse_args.h"
 
 static void test_defaults(void) {
     options_t o;
