@@ -14,7 +14,7 @@ typedef struct {
 } allreduce_bench_t;
 
 /* Runs the benchmark over b->gpus (every strategy with a reduction, or only b->strategy if it has one), prints the
- * table to stdout and appends rows to b->out (results/allreduce.csv while --out is the training default).
+ * table to stdout and appends rows to b->out (results/scaling_allreduce.csv while --out is the training default).
  * Returns the exit status: 0, 1 if any sum was wrong or a reduction could not be set up, 2 on bad input. */
 int allreduce_bench_main(const allreduce_bench_t *b);
 /* Read-only, before any device is looked for: an existing CSV at path must be empty or have the benchmark's header.

@@ -12,7 +12,11 @@
 
 void front_help(FILE *f, const strategy_info_t *const *infos) {
     fprintf(f, "\nStrategies (--strategy):\n");
-    for (int i = 0; infos[i]; i++) fprintf(f, "  %-10s %s\n", infos[i]->name, infos[i]->summary);
+    for (int i = 0; infos[i]; i++) {
+        fprintf(f, "  %-10s ", infos[i]->name);
+        opt_wrap(f, infos[i]->summary, 13, 13);
+        fputc('\n', f);
+    }
     default_plan_usage(f, infos);
 }
 

@@ -5,6 +5,7 @@
 #include "../engine/errmsg.h"
 #include "../engine/model_info.h"
 #include "../strategies/pipe_schedule.h"
+#include "../study/paths.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -22,6 +23,11 @@ const char *const options_benches[] = {"allreduce", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
 /* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
 static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "data/synthetic", NULL};
+/* --out's default, and the benchmark's beside it under the name `scaling report` looks for (study/paths.h): a study
+ * and its benchmark, both run with their defaults, are reported together. */
+#define OUT_STEM "results/scaling"
+#define OUT_DEFAULT OUT_STEM ".csv"
+#define OUT_BENCH OUT_STEM PATHS_ALLREDUCE_SUFFIX
 
 _Static_assert(sizeof(math_t) == sizeof(int) && sizeof(init_t) == sizeof(int) && sizeof(naive_path_t) == sizeof(int) &&
                sizeof(lr_kind_t) == sizeof(int) && sizeof(lr_scaling_t) == sizeof(int) &&
@@ -126,9 +132,9 @@ static const opt_t opts[] = {
      "(cast, all-reduce in that type, the update reads the sum)"},
     {"init", "NAME", NULL, "the model's", opt_enum, FIELD(init), 0, "init", init_names,
      "weight initialisation (kaiming: torchvision's ResNet initialisation)"},
-    {"out", "PATH", "results/scaling.csv", NULL, opt_str, FIELD(out), 0, "path", NULL,
-     "CSV file to append one row per epoch to (directories are created);\n"
-     "--bench allreduce writes results/allreduce.csv unless given one"},
+    {"out", "PATH", OUT_DEFAULT, NULL, opt_str, FIELD(out), 0, "path", NULL,
+     "CSV file to append one row per epoch to (directories are created); --bench allreduce writes "
+     OUT_BENCH " unless given one, where `scaling report " OUT_DEFAULT "` finds it"},
     {"steps", "N", "0", NULL, opt_count, FIELD(steps), 0, NULL, NULL,
      "cap on optimizer steps per epoch, for smoke tests and profiling (0: whole epoch)"},
     {"naive-path", "PATH", "auto", NULL, opt_enum, FIELD(naive_path), 0, "path", naive_path_names,
@@ -197,7 +203,7 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (!options_given(o, "batch")) o->batch[0] = mi->batch, o->n_batch = 1;
     if (!options_given(o, "image-size")) o->image_size = mi->image;
     if (!options_given(o, "target-acc")) o->target_acc = model_info_target(mi, o->dataset);
-    if (o->bench && !options_given(o, "out")) o->out = "results/allreduce.csv";   /* the training CSV's schema differs */
+    if (o->bench && !options_given(o, "out")) o->out = OUT_BENCH;   /* the training CSV's schema differs */
     return 0;
 }
 
@@ -311,6 +317,11 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
         if (o->gpus[i] > max_gpus) max_gpus = o->gpus[i];
     }
+    /* The strategy's own bound, from its properties: known now, so it is no failed row at setup. The benchmark's
+     * --strategy picks among the reducing strategies and has none. */
+    if (st && !o->bench && st->max_gpus > 0 && max_gpus > st->max_gpus)
+        return errmsg(2, err, errlen, "--gpus %d: strategy %s runs on at most %d GPU%s (another --strategy runs on "
+                      "more)", max_gpus, st->name, st->max_gpus, st->max_gpus == 1 ? "" : "s");
     if (n_devices >= 0 && max_gpus > n_devices) {
         if (n_devices == 0)
             return errmsg(2, err, errlen, "--gpus: %d GPU%s requested but no CUDA device present", max_gpus,
@@ -343,19 +354,27 @@ int options_for_world(options_t *o, int world, char *err, size_t errlen) {
 }
 
 void options_usage(FILE *f, const char *prog) {
-    fprintf(f, "Usage: %s [options]\n"
-               "Trains every combination of --gpus x --batch x --lr x --seed x --math x --grad-dtype\n"
-               "x --micro-batches (in that order, the last innermost: the precisions of one configuration\n"
-               "run back to back) with one strategy, printing a table per run and appending one CSV row\n"
-               "per epoch to --out.\n\nOptions:\n", prog);
+    /* The subcommands first: `scaling report` and `scaling tsv` take their own arguments, not these options. */
+    fprintf(f, "Usage: %s [options]                 a sweep; with none, the default study\n"
+               "       %s report STUDY.csv [options] REPORT.md and figures (its own --help)\n"
+               "       %s tsv FILE                   a CSV as tab-separated columns\n\n"
+               "Trains every combination of\n"
+               "  --gpus x --batch x --lr x --seed x --math x --grad-dtype x --micro-batches\n", prog, prog, prog);
+    opt_wrap(f, "in that order, the last innermost (the precisions of one configuration run back to back), with one "
+             "strategy, printing a table per run and appending one CSV row per epoch to --out.", 0, 0);
+    fprintf(f, "\n\nOptions:\n");
     opt_usage(f, &table);
-    fprintf(f, "\nWeak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear). Strong scaling:\n"
-               "global batch = batch (must divide by every GPU count), lr unchanged.\n");    fprintf(f, "\nModels (--model; batch and image size are the defaults of --batch and --image-size):\n");
+    fputc('\n', f);
+    opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear). Strong scaling: "
+             "global batch = batch (must divide by every GPU count), lr unchanged.", 0, 0);
+    fprintf(f, "\n\nModels (--model), with their defaults of --batch and --image-size:\n");
     for (int i = 0; model_infos[i].name; i++) {
         const model_info_t *mi = &model_infos[i];
-        char img[48];
+        char img[48], line[512];
         snprintf(img, sizeof img, mi->resizable ? "%d (>= %d)" : "%d (fixed)", mi->image, mi->stride);
-        fprintf(f, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes\n", mi->name, mi->batch, img,
-                mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
+        snprintf(line, sizeof line, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes", mi->name,
+                 mi->batch, img, mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
+        opt_wrap(f, line, 0, 13);
+        fputc('\n', f);
     }
 }

@@ -303,6 +303,8 @@ static int scaling_points(const options_t *o, sweep_point_t **pts, const dist_t 
     char err[512] = "";
     int n_points = sweep_expand(o, pts, err, sizeof err);
     if (failed(dist, n_points < 0, err, sizeof err)) return -1;
+    if ((!dist || dist->is_root) && sweep_lr_warning(o, *pts, n_points, err, sizeof err))
+        errmsg_line(stderr, "scaling: warning: ", "%s", err);
     /* No output may name another or a FIFO, directory or device, or lie where nothing can be written: checked with
      * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
     if (failed(dist, front_check_outputs(o, n_points, err, sizeof err), err, sizeof err)) return -1;

@@ -32,6 +32,7 @@ static int dry_run(const options_t *o, const strategy_info_t *const *infos) {
         free(pts);
         return fail(err);
     }
+    if (sweep_lr_warning(o, pts, n_points, err, sizeof err)) errmsg_line(stderr, "scaling: warning: ", "%s", err);
     idx_dataset_t data;
     if (front_load_data(o, &data, err, sizeof err)) {
         free(pts);

@@ -82,3 +82,18 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
     *points = p;
     return n;
 }
+
+int sweep_lr_warning(const options_t *o, const sweep_point_t *p, int n, char *msg, size_t len) {
+    int worst = -1;
+    double most = SWEEP_LR_WARN_RATIO;
+    for (int k = 0; k < n; k++) {
+        int base = o->lr_base_batch > 0 ? o->lr_base_batch : o->weak ? p[k].per_gpu_batch : p[k].global_batch;
+        double grown = lr_scale(1.0, o->lr_scaling, p[k].global_batch, base);
+        if (grown > most) most = grown, worst = k;
+    }
+    if (worst < 0) return 0;
+    snprintf(msg, len, "--lr %g grows to %g at global batch %d (%.3gx, --lr-scaling %s), past %gx: such rates "
+             "often diverge; --warmup-epochs, --lr-scaling sqrt or a smaller --lr temper it", p[worst].lr / most,
+             p[worst].lr, p[worst].global_batch, most, lr_scaling_names[o->lr_scaling], SWEEP_LR_WARN_RATIO);
+    return 1;
+}

@@ -21,3 +21,10 @@ typedef struct {
  * Returns the count, or -1 with a message in err (e.g. a batch not divisible by a GPU count, or a micro-batch
  * count that does not divide a global batch). */
 int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t errlen);
+
+/* A scaled rate past this many times its --lr gets a warning: Goyal et al.'s linear rule held to 8k images (32x
+ * ResNet-50's 256) only with a gradual warm-up, and without one a rate ten times the tuned one mostly diverges. */
+#define SWEEP_LR_WARN_RATIO 10.0
+/* 1 with a one-line warning in msg where a point's rate grew past SWEEP_LR_WARN_RATIO x its --lr (the largest such
+ * point named); else 0. A warning, not an error: a study may mean to find where training breaks. */
+int sweep_lr_warning(const options_t *o, const sweep_point_t *p, int n, char *msg, size_t len);

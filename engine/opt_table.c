@@ -216,19 +216,58 @@ int opt_defaults(const opt_table_t *t, void *o, char *err, size_t errlen) {
     return 0;
 }
 
+/* Edits (insert, delete, substitute, swap two neighbours) from a to b, the first n characters of a: how far a typo
+ * is from a name. */
+static int edits(const char *a, size_t n, const char *b) {
+    size_t m = strlen(b);
+    if (n > 64 || m > 64) return 99;
+    int d[66][66];
+    for (size_t i = 0; i <= n; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= m; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+int opt_suggest(const opt_table_t *t, const char *word, size_t n) {
+    int best = -1, best_d = 99;
+    for (int i = 0; i < t->n; i++) {
+        int d = edits(word, n, t->opt[i].name);
+        if (d < best_d) best = i, best_d = d;
+    }
+    /* A third of the word's letters, at least one: "--stratgy" is --strategy, "--foo" is nothing. */
+    int allow = (int)n / 3 > 1 ? (int)n / 3 : 1;
+    return best_d <= allow ? best : -1;
+}
+
 /* getopt reports '?' for unknown, ambiguous and argument-taking-no-argument options alike; the offending
  * word is argv[optind - 1] for long options, optopt for short ones. */
 static int unknown_option(const opt_table_t *t, int argc, char **argv, char *err, size_t errlen) {
     const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : NULL;
     if (word && strncmp(word, "--", 2) == 0) {
         const char *eq = strchr(word, '=');
-        if (eq) {
-            for (int i = 0; i < t->n; i++)
-                if (!t->opt[i].arg && strlen(t->opt[i].name) == (size_t)(eq - word - 2) &&
-                    strncmp(t->opt[i].name, word + 2, (size_t)(eq - word - 2)) == 0)
-                    return errmsg(2, err, errlen, "--%s: takes no argument (got \"%s\")", t->opt[i].name, word);
-        }
-        return errmsg(2, err, errlen, "unknown or ambiguous option \"%s\" (see --help)", word);
+        size_t n = eq ? (size_t)(eq - word - 2) : strlen(word + 2);
+        for (int i = 0; eq && i < t->n; i++)
+            if (!t->opt[i].arg && strlen(t->opt[i].name) == n && strncmp(t->opt[i].name, word + 2, n) == 0)
+                return errmsg(2, err, errlen, "--%s: takes no argument (got \"%s\")", t->opt[i].name, word);
+        char which[256] = "";   /* getopt_long takes a prefix of one name: of several, it is ambiguous */
+        int k = 0;
+        for (int i = 0; n && i < t->n; i++)
+            if (strncmp(t->opt[i].name, word + 2, n) == 0 && ++k)
+                snprintf(which + strlen(which), sizeof which - strlen(which), "%s--%s", k > 1 ? ", " : "",
+                         t->opt[i].name);
+        if (k > 1) return errmsg(2, err, errlen, "ambiguous option \"%.*s\" (%s)", (int)n + 2, word, which);
+        int i = opt_suggest(t, word + 2, n);
+        if (i >= 0) return errmsg(2, err, errlen, "unknown option \"%.*s\" (did you mean --%s?)", (int)n + 2, word,
+                                  t->opt[i].name);
+        return errmsg(2, err, errlen, "unknown option \"%s\" (see --help)", word);
     }
     if (optopt > 0 && optopt < 256) return errmsg(2, err, errlen, "unknown option \"-%c\" (see --help)", optopt);
     return errmsg(2, err, errlen, "unknown option \"%s\" (see --help)", word ? word : "?");
@@ -277,17 +316,34 @@ int opt_parse(const opt_table_t *t, void *o, unsigned long long *given, int argc
     }
     for (; t->max_positional && npos && optind < argc && *npos < t->max_positional; optind++)
         pos[(*npos)++] = argv[optind];  /* after "--": positional, whatever they look like */
+    /* `scaling help`, `scaling gpus 2`: an option's name without its dashes */
+    int meant = optind < argc ? opt_suggest(t, argv[optind], strlen(argv[optind])) : -1;
+    if (meant >= 0)
+        return errmsg(2, err, errlen, "unexpected argument \"%s\" (did you mean --%s?)", argv[optind],
+                      t->opt[meant].name);
     if (optind < argc)
         return errmsg(2, err, errlen, "unexpected argument \"%s\" (options take the form --name VALUE)", argv[optind]);
     return 0;
 }
 
-/* Prints text indented by `indent` after its first line, so continuation lines align with the first. */
-static void print_wrapped(FILE *f, const char *text, int indent) {
-    for (const char *p = text; *p; p++) {
-        fputc(*p, f);
-        if (*p == '\n') fprintf(f, "%*s", indent, "");
+int opt_wrap(FILE *f, const char *text, int col, int indent) {
+    for (const char *p = text; *p;) {
+        size_t gap = strspn(p, " \n"), len = strcspn(p + gap, " \n");
+        if (!len) break;    /* trailing blanks */
+        /* A break where a word would pass the width, or where the text asks for one ("\n\n": a paragraph's end) */
+        int asked = memchr(p, '\n', gap) != NULL && gap > 1 && p[gap - 1] == '\n' && p[gap - 2] == '\n';
+        if (col > indent && (asked || col + (int)gap + (int)len > OPT_HELP_WIDTH)) {
+            fprintf(f, "\n%s%*s", asked ? "\n" : "", indent, "");
+            col = indent;
+        } else {
+            for (size_t i = 0; i < gap; i++) fputc(p[i] == '\n' ? ' ' : p[i], f);
+            col += (int)gap;
+        }
+        fwrite(p + gap, 1, len, f);
+        col += (int)len;
+        p += gap + len;
     }
+    return col;
 }
 
 void opt_usage(FILE *f, const opt_table_t *t) {
@@ -299,14 +355,21 @@ void opt_usage(FILE *f, const opt_table_t *t) {
                  h->arg ? h->arg : "");
         fprintf(f, "%-*s", COL, head);
         if ((int)strlen(head) >= COL) fprintf(f, "\n%*s", COL, "");
-        print_wrapped(f, h->help, COL);
+        opt_wrap(f, h->help, COL, COL);
+        char line[320];
         if (h->choices) {
             char valid[256];
             opt_join_names(valid, sizeof valid, h->choices);
-            fprintf(f, "\n%*sone of: %s", COL, "", valid);
+            snprintf(line, sizeof line, "one of: %s", valid);
+            fprintf(f, "\n%*s", COL, "");
+            opt_wrap(f, line, COL, COL + 2);
         }
         const char *def = h->def_help ? h->def_help : h->def;
-        if (def) fprintf(f, "\n%*s(default: %s)", COL, "", def);
+        if (def) {
+            snprintf(line, sizeof line, "(default: %s)", def);
+            fprintf(f, "\n%*s", COL, "");
+            opt_wrap(f, line, COL, COL + 2);
+        }
         fputc('\n', f);
     }
 }

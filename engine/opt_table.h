@@ -19,7 +19,7 @@ struct opt {
     size_t field, count;            /* offsetof the options struct's member, and of a list's count */
     const char *what;               /* the value's name in messages: "unknown <what>", "empty <what>" */
     const char *const *choices;     /* the valid values: checked, and listed by --help */
-    const char *help;               /* '\n' starts a continuation line */
+    const char *help;               /* wrapped to OPT_HELP_WIDTH by --help (opt_wrap): '\n' is a blank there */
 };
 
 /* At most this many values in a list option, and this many options in a table (one bit each in `given`). */
@@ -42,9 +42,18 @@ int opt_parse(const opt_table_t *t, void *o, unsigned long long *given, int argc
               int *npos, char *err, size_t errlen);
 /* The index of option `name` (without dashes), or -1. */
 int opt_index(const opt_table_t *t, const char *name);
+/* The option a mistyped name (its first n characters, without dashes) most likely meant: the nearest name, within a
+ * third of its letters (at least one) of edits; -1 where none is that near. */
+int opt_suggest(const opt_table_t *t, const char *word, size_t n);
 /* --help's lines for every option: the option and its argument, its help (continuation lines aligned), its choices
- * and its default. */
+ * and its default; none wider than OPT_HELP_WIDTH but a single word that is. */
 void opt_usage(FILE *f, const opt_table_t *t);
+/* A terminal's width, which --help fits. */
+#define OPT_HELP_WIDTH 80
+/* Writes text word-wrapped to OPT_HELP_WIDTH: its first line goes on at column col (what is already printed of
+ * it), the next lines start at column indent. Blanks between words stay as they are (aligned columns keep their
+ * alignment); a '\n' is a blank, two end a paragraph. Returns the column it ends at; writes no final newline. */
+int opt_wrap(FILE *f, const char *text, int col, int indent);
 
 /* The parsers an entry may name. */
 int opt_str(void *o, const opt_t *opt, const char *arg, char *err, size_t errlen);         /* non-empty text */

@@ -206,6 +206,11 @@ static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", 
                                         "efficiency", "final test acc", "Δ acc (points)", "to target (s)",
                                         "images/s range (epochs, runs)", "status"};
 static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+/* The printed answer's compact table (ANSWER_TEXT_WIDTH): the columns it keeps, their shorter heads, and the
+ * accuracy and time to target as medians alone; REPORT.md and summary.csv keep every column and range. */
+static const int compact[NCOL] = {1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1};
+static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", NULL, "speedup",
+                                             "effic.", "test acc", NULL, "target s", NULL, "status"};
 
 /* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
 static void row_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
@@ -218,7 +223,8 @@ static void row_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     if (b->len > at) text_printf(b, ")");
 }
 
-static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t *t, const answer_row_t *w,
+                      int markdown) {
     const run_t *u = w->run;
     bytes_t l = {0}, bw = {0};
     row_label(&l, a->s, u);
@@ -232,23 +238,24 @@ static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t 
     int self = w->ref >= 0 && &t->row[w->ref] == w;    /* the reference's own row: nothing to compare */
     cell[6] = isnan(w->speedup) || self ? mem_printf("—") : mem_printf("%.2f×", w->speedup);
     cell[7] = mem_printf("%s", pct(self ? NAN : 100 * w->efficiency).s);
-    cell[8] = mem_printf("%s", ranged("%.1f %%", w->acc).s);
+    cell[8] = markdown ? mem_printf("%s", ranged("%.1f %%", w->acc).s) : mem_printf("%s", pct(w->acc.med).s);
     cell[9] = isnan(w->dacc) || self ? mem_printf("—") : mem_printf("%+.1f%s", w->dacc, w->fell ? " fell" : "");
     /* every seed's time, or how many reached it */
     cell[10] = !has_target(w) ? mem_printf("—")
-               : w->tt.n == w->n ? mem_printf("%s", ranged("%.2f", w->tt).s)
+               : w->tt.n == w->n ? mem_printf("%s", markdown ? ranged("%.2f", w->tt).s : f2(w->tt.med).s)
                                  : mem_printf("%d/%d reached", w->tt.n, w->n);
     cell[11] = w->ips.n ? mem_printf("%s–%s (%d, %d)", f0(w->ips.min).s, f0(w->ips.max).s, w->ips.n, w->n)
                         : mem_printf("— (0, %d)", w->n);
     cell[12] = mem_printf("%s", w->status);
 }
 
-/* Characters as a terminal shows them: UTF-8 continuation bytes take no column. */
-static int width(const char *s) {
-    int n = 0;
-    for (; *s; s++) n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
+/* Characters of s[0..n) as a terminal shows them: UTF-8 continuation bytes take no column. */
+static int width_n(const char *s, size_t n) {
+    int w = 0;
+    for (size_t i = 0; i < n; i++) w += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return w;
 }
+static int width(const char *s) { return width_n(s, strlen(s)); }
 
 static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, int head) {
     if (markdown) {
@@ -260,6 +267,7 @@ static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, in
     }
     fprintf(f, "%s", head ? "#" : " ");
     for (int c = 0; c < NCOL; c++) {
+        if (!compact[c]) continue;
         int pad = w[c] - width(cell[c]);
         fprintf(f, "  %*s%s%*s", right[c] ? pad : 0, "", cell[c], right[c] ? 0 : (c == NCOL - 1 ? 0 : pad), "");
     }
@@ -269,12 +277,32 @@ static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, in
 static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int markdown) {
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
-    for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", heads[c]);
-    for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r]);
+    for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", markdown || !text_heads[c] ? heads[c] : text_heads[c]);
+    for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r], markdown);
+    int total = 1;
     for (int c = 0; c < NCOL; c++) {
         w[c] = 0;
         for (int r = 0; r <= t->n; r++)
             if (width(cell[(size_t)r * NCOL + c]) > w[c]) w[c] = width(cell[(size_t)r * NCOL + c]);
+        total += compact[c] ? 2 + w[c] : 0;
+    }
+    /* Past the width, the strategy's label (its longest cell, the words in brackets) gives way, ending in "…"; the
+     * full label is REPORT.md's. */
+    for (int r = 0; !markdown && total > ANSWER_TEXT_WIDTH && r <= t->n; r++) {
+        char *l = cell[(size_t)r * NCOL];
+        int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1;
+        if (keep < 8 || width(l) <= keep + 1) continue;
+        size_t at = 0;
+        for (int n = 0; l[at] && n < keep; n++)     /* keep characters, not bytes: a UTF-8 one stays whole */
+            for (at++; ((unsigned char)l[at] & 0xc0) == 0x80; at++) {}
+        cell[(size_t)r * NCOL] = mem_printf("%.*s…", (int)at, l);
+        free(l);
+    }
+    if (!markdown) {
+        int w0 = 0;
+        for (int r = 0; r <= t->n; r++)
+            if (width(cell[(size_t)r * NCOL]) > w0) w0 = width(cell[(size_t)r * NCOL]);
+        w[0] = w0;
     }
     const group_t *g = &a->s->grp[t->group];
     if (markdown) fprintf(f, "### %s, %s\n\n", g->sub, t->math);
@@ -480,10 +508,51 @@ static void findings(FILE *f, const answer_t *a, int g, int markdown) {
     free(gpus);
 }
 
+/* Writes text with each '#' line past ANSWER_TEXT_WIDTH wrapped at its blanks, the continuation lines indented
+ * ("#     "); other lines (the table's rows, which fit by construction) as they are. */
+static void text_wrapped(FILE *f, const char *text) {
+    enum { INDENT = 6 };
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *end = p + n;
+        if (*p != '#' || width_n(p, n) <= ANSWER_TEXT_WIDTH) {
+            fwrite(p, 1, n, f);
+        } else {
+            int col = 0;
+            for (const char *q = p; q <= end;) {     /* word by word; an empty word is one more blank */
+                size_t len = strcspn(q, " \n");
+                if (q + len > end) len = (size_t)(end - q);
+                int w = width_n(q, len);
+                int unit = q + len + 1 < end && q[len + 1] == '%' ? 2 : 0;    /* "91.0 %" stays on one line */
+                if (q > p && w && *q != '%' && col > INDENT && col + 1 + w + unit > ANSWER_TEXT_WIDTH) {
+                    fprintf(f, "\n#%*s", INDENT - 1, "");
+                    col = INDENT;
+                } else if (q > p) {
+                    fputc(' ', f);
+                    col++;
+                }
+                fwrite(q, 1, len, f);
+                col += w;
+                q += len + 1;
+            }
+        }
+        fputc('\n', f);
+        p = *end ? end + 1 : end;
+    }
+}
+
 void answer_write(FILE *f, const answer_t *a, int g, int markdown) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = markdown ? f : open_memstream(&text, &len);
+    if (!m) m = f;      /* no memory to wrap in: the lines as they are */
     for (int t = 0; t < a->n; t++)
-        if (a->t[t].group == g) table_write(f, a, &a->t[t], markdown);
-    findings(f, a, g, markdown);
+        if (a->t[t].group == g) table_write(m, a, &a->t[t], markdown);
+    findings(m, a, g, markdown);
+    if (m == f) return;
+    fclose(m);
+    text_wrapped(f, text);
+    free(text);
 }
 
 int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *infos, const char *report,
@@ -496,6 +565,10 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
     }
     answer_t a;
     answer_make(&s, &a);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = f;      /* the lines below are wrapped as the answer's are */
+    if (!(f = open_memstream(&text, &len))) f = out;
     for (int g = 0; g < s.ng; g++) {
         answer_write(f, &a, g, 0);
         if (!report_one_gpu_group(&s, g)) continue;
@@ -510,63 +583,12 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
         free(c);
     }
     fprintf(f, "# report: %s\n", report);
+    if (f != out) {
+        fclose(f);
+        text_wrapped(out, text);
+        free(text);
+    }
     answer_free(&a);
     study_free(&s);
     return 0;
-}
-
-/* ---- one GPU: per batch and math */
-
-int answer_cell_at(const answer_cell_t *c, int n, const char *m, int b) {
-    for (int i = 0; i < n; i++)
-        if (c[i].batch == b && c[i].ips >= 0 && strcmp(c[i].math, m) == 0) return i;
-    return -1;
-}
-
-void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
-    memset(o, 0, sizeof *o);
-    o->fastest = -1;
-    o->best_acc = -1;
-    for (int i = 0; i < n; i++)
-        if (c[i].ips >= 0 && c[i].acc > o->best_acc) o->best_acc = c[i].acc;
-    for (int i = 0; i < n; i++) {
-        int m = 0;
-        while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
-        if (m == o->n_math) {
-            if (m == ANSWER_MAX_MATHS) continue;
-            o->math[o->n_math++] = c[i].math;
-        }
-        int oom = strcmp(c[i].status, "oom") == 0;
-        if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
-        if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
-        /* a faster cell whose accuracy collapsed is no answer: within ANSWER_ACC_POINTS of the best (a fraction) */
-        int held = o->best_acc < 0 || c[i].acc >= o->best_acc - ANSWER_ACC_POINTS / 100;
-        if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
-    }
-    for (int m = 0; m < o->n_math; m++) {
-        const answer_cell_t *b = o->fastest >= 0 ? &c[o->fastest] : NULL;
-        o->there[m] = b && strcmp(o->math[m], b->math) ? answer_cell_at(c, n, o->math[m], b->batch) : -1;
-        o->slower[m] = o->there[m] >= 0 ? b->ips / c[o->there[m]].ips : -1;
-    }
-}
-
-void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o) {
-    const answer_cell_t *b = &c[o->fastest];
-    fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
-    if (o->best_acc >= 0)
-        fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", ANSWER_ACC_POINTS,
-                100 * o->best_acc);
-    for (int m = 0; m < o->n_math; m++)
-        if (o->there[m] >= 0)
-            fprintf(f, "; %s there: %.0f images/s (%.2f× slower)", o->math[m], c[o->there[m]].ips, o->slower[m]);
-}
-
-void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep) {
-    for (int m = 0; m < o->n_math; m++) {
-        fprintf(f, "%s %s ", m ? sep : "", o->math[m]);
-        if (o->fit[m]) fprintf(f, "%d", o->fit[m]);
-        else fprintf(f, "none");
-        if (o->no_fit[m]) fprintf(f, " (%d did not: oom)", o->no_fit[m]);
-        else fprintf(f, " (every batch tried fit)");
-    }
 }

@@ -59,6 +59,8 @@ void answer_free(answer_t *a);
  * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
 int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 
+/* The printed answer's width: its table is compact and its lines wrapped to fit (REPORT.md's are not). */
+#define ANSWER_TEXT_WIDTH 100
 /* Writes the answer of group g: REPORT.md's Markdown (markdown 1) or the default study's text (lines of '#' notes
  * and aligned columns, markdown 0), the same rows and words. */
 void answer_write(FILE *f, const answer_t *a, int g, int markdown);

@@ -29,10 +29,26 @@ static void not_ok(const report_t *r, FILE *md, int g) {
     if (nf) fprintf(md, "\n");
 }
 
+char *report_bench_command(const report_t *r) {
+    bytes_t b = {0};
+    int last = 1;   /* the study's GPU counts from 2 up, in order: a benchmark on one GPU measures nothing */
+    for (;;) {
+        int next = 0;
+        for (int i = 0; i < r->st.nr; i++)
+            if (r->st.run[i].gpus > last && (!next || r->st.run[i].gpus < next)) next = r->st.run[i].gpus;
+        if (!next) break;
+        text_printf(&b, "%s%d", b.len ? "," : "", next);
+        last = next;
+    }
+    char *cmd = mem_printf("./scaling --bench allreduce --gpus %s --out %s", b.len ? b.s : "2", r->bench_default);
+    free(b.s);
+    return cmd;
+}
+
 static void allreduce_model(const report_t *r, FILE *md) {
     fprintf(md, "## All-reduce model\n\n");
     if (!r->have_bench) {
-        char *cmd = mem_printf("./scaling --bench allreduce --gpus 2,4 --out %s", r->bench_default);
+        char *cmd = report_bench_command(r);
         char *c = md_code(cmd, 0);
         fprintf(md, "no all-reduce benchmark: model line omitted (run %s, or pass `--allreduce FILE`).\n\n", c);
         free(cmd), free(c);

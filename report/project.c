@@ -534,7 +534,7 @@ static void explain(proj_t *p) {
 void report_projection(report_t *r, FILE *md) {
     fprintf(md, "## Projection past this host\n\n");
     if (!r->have_bench) {
-        char *cmd = mem_printf("./scaling --bench allreduce --gpus 2,4 --out %s", r->bench_default);
+        char *cmd = report_bench_command(r);
         char *c = md_code(cmd, 0);
         fprintf(md, "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run %s, or pass "
                     "`--allreduce FILE`).\n", c);

@@ -103,6 +103,9 @@ void report_one_gpu(const report_t *r, FILE *md, int g);
 
 /* The parts of REPORT.md (markdown.c, summary.c, precision.c, project.c) and the figures' data files (figures.c). */
 void report_markdown(report_t *r, FILE *md);
+/* The all-reduce benchmark that would give this study its cost model, at the study's own GPU counts from 2 (2 where
+ * it has none), writing where the report looks (bench_default). Freed by the caller. */
+char *report_bench_command(const report_t *r);
 void report_summary(const report_t *r, FILE *md, int g);
 void report_precision(const report_t *r, FILE *md, int g);
 void report_projection(report_t *r, FILE *md);

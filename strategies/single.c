@@ -9,8 +9,9 @@
 #include <stdlib.h>
 
 static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
-    if (cfg->n_gpus != 1) {
-        snprintf(err, errlen, "strategy single runs on exactly 1 GPU (asked for %d)", cfg->n_gpus);
+    if (cfg->n_gpus != strategy_info_single.max_gpus) {    /* options_validate refuses it first; a caller may not */
+        snprintf(err, errlen, "strategy single runs on exactly %d GPU (asked for %d)", strategy_info_single.max_gpus,
+                 cfg->n_gpus);
         return -1;
     }
     replica_t *r = calloc(1, sizeof *r);

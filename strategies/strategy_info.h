@@ -36,6 +36,9 @@ typedef struct strategy_info {
     strategy_ar_t allreduce;
     /* 1: measures the gradient noise scale (--gns-every: engine/gns.h) from two batch sizes of one step. */
     int noise_scale;
+    /* The most GPUs one of its runs can use; 0: no bound. --gpus past it is refused before anything runs (and in
+     * --dry-run), rather than ending as a failed row at setup. */
+    int max_gpus;
 } strategy_info_t;
 
 /* The command's strategies, in the registry's (and --help's) order: X(name) for each. strategies/registry.c makes

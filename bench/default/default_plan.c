@@ -303,17 +303,23 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
              choices[0].batch, choices[0].pipe_batch);
     snprintf(what[1], sizeof what[1], "on 2, 4, ... GPUs and all of them, batch %s per GPU (weak scaling)",
              choices[0].batch);
-    snprintf(what[2], sizeof what[2], "on those GPU counts up to %d that divide its global batch %s (strong\n"
-             "            scaling), schedule %s, micro-batches %s (each run's fastest short probe)", PLAN_MAX_STAGES,
+    snprintf(what[2], sizeof what[2], "on those GPU counts up to %d that divide its global batch %s (strong "
+             "scaling), schedule %s, micro-batches %s (each run's fastest short probe)", PLAN_MAX_STAGES,
              choices[0].pipe_batch, PLAN_SCHEDULE, PLAN_MICRO);
-    fprintf(f, "\nWith no options at all (and not under mpirun/srun), scaling runs the default study on the GPUs\n"
-               "present and writes it into a new folder results/default-<UTC time>/ in the current directory:\n");
+    fputc('\n', f);
+    opt_wrap(f, "With no options at all (and not under mpirun/srun), scaling runs the default study on the GPUs "
+             "present and writes it into a new folder results/default-<UTC time>/ in the current directory:", 0, 0);
+    fputc('\n', f);
     for (int pass = 0, refs = 0; pass < 3; pass++)
         for (int i = 0, n = 0; infos && infos[i]; i++) {
             if (!plan_pick(pass, infos[i]) || (pass == 0 && refs++)) continue;
-            fprintf(f, "  %-9s %s\n", infos[i]->name, n++ ? "the same" : what[pass]);
+            fprintf(f, "  %-9s ", infos[i]->name);
+            opt_wrap(f, n++ ? "the same" : what[pass], 12, 12);
+            fputc('\n', f);
         }
-    fprintf(f, "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
+    char text[4096];
+    snprintf(text, sizeof text,
+             "ResNet-18 on Fashion-MNIST from data/ (LeNet on MNIST at batch %s and %s where only MNIST\n"
                "loads; synthetic data where neither does), %s epochs per run (epoch 1 is warm-up for the timings),\n"
                "lr %s at the per-GPU batch grown linearly with each run's global batch, %s epoch of warm-up and\n"
                "a %s decay; the model's target accuracy (--target-acc), so the answer is the time to a trained\n"
@@ -322,13 +328,15 @@ void default_plan_usage(FILE *f, const strategy_info_t *const *infos) {
                "figures (scaling report; figures need gnuplot) are in the folder, and the answer is printed\n"
                "(REPORT.md's first section): per strategy and GPU count the images/s, speedup and efficiency\n"
                "against the reference at the same batch, the change of test accuracy and the time to target, then\n"
-               "the soonest to the target per GPU count. It is sized to take about a minute on 2 H200s.\n"
+               "the soonest to the target per GPU count. It is sized to take about a minute on 2 H200s.\n\n"
                "On one GPU nothing scales: the reference runs alone at batches %s\n"
                "in %s, %s epochs each, measuring the gradient noise scale every %s steps, and the answer gives\n"
                "per batch and math the throughput, test accuracy and time to target, the soonest to the target,\n"
                "the largest batch that fits (one that does not is an oom row) and how far the batch scales;\n"
-               "about two minutes.\n"
-               "Each sweep is printed as the command that runs it alone.\n",
+               "about two minutes.\n\n"
+               "Each sweep is printed as the command that runs it alone.",
             choices[1].batch, choices[1].pipe_batch, PLAN_EPOCHS, PLAN_LR, PLAN_WARMUP, PLAN_SCHEDULE_LR,
             ONE_GPU_BATCHES, ONE_GPU_MATHS, ONE_GPU_EPOCHS, PLAN_GNS_EVERY);
+    opt_wrap(f, text, 0, 0);    /* fits --help's width whatever the plan's values */
+    fputc('\n', f);
 }

@@ -12,13 +12,19 @@ case $bin in /*) ;; *) bin=$PWD/$bin ;; esac     # it runs from a scratch folder
 source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
 
-# answer_vs_report ANSWER MD N: each of the printed answer's table rows (they start with blanks; cells are apart by two
-# or more) is a row of MD's answer, the same cells in the same order; N rows at least.
+# answer_vs_report ANSWER MD N: the printed answer fits 100 columns, and each of its compact table's rows (they start
+# with blanks; cells are apart by two or more) names a row of MD's answer: its strategy (the label may end cut short,
+# in "…"), GPUs and batch lead a row there; N rows at least. The printed table keeps fewer columns and the medians
+# alone, so its other cells are not REPORT.md's.
 answer_vs_report() {
-    local n=0 row line
+    local n=0 line s g b wide
+    # columns: characters, so UTF-8 continuation bytes (of —, ×, …) are dropped before awk counts
+    wide=$(LC_ALL=C tr -d '\200-\277' <"$1" | LC_ALL=C awk '{ if (length($0) > 100) n++ } END { print n + 0 }')
+    check "printed answer lines wider than 100 columns: $wide" $([ "$wide" -eq 0 ]; echo $?)
     while IFS= read -r line; do
-        row="| $(printf '%s' "$line" | sed -E 's/^ +//; s/ +$//; s/ {2,}/ | /g') |"
-        grep -qF -- "$row" "$2"; check "printed answer row in REPORT.md: $row" $?
+        IFS=$'\t' read -r s g b _ < <(printf '%s' "$line" | sed -E 's/^ +//; s/ {2,}/\t/g')
+        grep -F -- "| ${s%…}" "$2" | grep -qF -- " | $g | $b | "
+        check "printed answer row in REPORT.md: $s, $g GPUs, batch $b" $?
         n=$((n + 1))
     done < <(grep '^   ' "$1")
     check "answer rows compared: $n, want $3 or more" $([ $n -ge "$3" ]; echo $?)

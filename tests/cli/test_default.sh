@@ -27,8 +27,8 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/stderr")" -eq 1 ] && grep -q 'SCALING_PIPE
 else fail=$((fail + 1)); echo "FAIL: bad knob: rc=$rc"; cat "$tmp/stderr" "$tmp/stdout"; fi
 
 # --help names the default study, its folder and its strategies
-"$bin" --help >"$tmp/help" 2>&1
-for want in 'With no options at all' 'results/default-<UTC time>/' 'pipeline  on those GPU counts up to 8' \
+"$bin" --help 2>&1 | tr '\n' ' ' | tr -s ' ' >"$tmp/help"    # --help wraps to 80 columns: one line, blanks squeezed
+for want in 'With no options at all' 'results/default-<UTC time>/' 'pipeline on those GPU counts up to 8' \
             'Fashion-MNIST' 'On one GPU nothing scales: the reference runs alone at batches 256,1024,4096,60000'; do
     grep -qF -- "$want" "$tmp/help" && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --help lacks '$want'"; }
 done

@@ -129,6 +129,18 @@ if [ $rc -eq 2 ] && cmp -s "$tmp/other.csv" "$tmp/other.orig" && grep -q 'header
    && [ "$(wc -l <"$tmp/stderr")" -eq 1 ]; then pass=$((pass + 1))
 else fail=$((fail + 1)); echo "FAIL: foreign-header CSV: rc=$rc"; cat "$tmp/stderr"; fi
 
+# A strategy's GPU bound, from its properties: before anything is read, in a dry run too.
+expect_error '--gpus 2: strategy single runs on at most 1 GPU' --strategy single --gpus 2 "${data[@]}"
+expect_error '--gpus 4: strategy single runs on at most 1 GPU' --gpus 1,4 --dry-run "${data[@]}"
+# a mistyped option, and an option's name without its dashes
+expect_error 'unknown option "--stratgy" (did you mean --strategy?)' --stratgy nccl
+expect_error 'unexpected argument "help" (did you mean --help?)' help
+# --help fits a terminal of 80 columns, and its usage names the subcommands
+"$bin" --help >"$tmp/help80" 2>&1
+wide=$(LC_ALL=C tr -d '\200-\277' <"$tmp/help80" | LC_ALL=C awk 'length($0) > 80' | wc -l)
+[ "$wide" -eq 0 ] && grep -q 'scaling report STUDY.csv' "$tmp/help80" && grep -q 'scaling tsv FILE' "$tmp/help80" &&
+    pass=$((pass + 1)) || { echo "FAIL: --help: $wide lines past 80 columns, or no subcommands"; fail=$((fail + 1)); }
+
 # --help: exit 0, every long option listed.
 "$bin" --help >"$tmp/help" 2>&1; rc=$?
 for o in strategy gpus model dataset data-dir batch lr scale epochs seed momentum weight-decay math grad-dtype init out \
