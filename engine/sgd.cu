@@ -18,7 +18,8 @@
 template <typename G, typename L, bool MOMENTUM, bool SCALED, bool SPLIT>
 __global__ static void sgd_kernel(float *__restrict__ p, L *__restrict__ lp, const G *__restrict__ g,
                                   const L *__restrict__ g2, float *__restrict__ v, size_t n,
-                                  const float *__restrict__ lr_p, float mu, float wd, const loss_scale_t *__restrict__ ls) {
+                                  const float *__restrict__ lr_p, float mu, float wd,
+                                  const loss_scale_t *__restrict__ ls) {
     const float lr = *lr_p;   /* the schedule's rate of this step, written on the device (engine/optim.h) */
     float inv = 1.0f;
     if (SCALED) {

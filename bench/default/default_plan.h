@@ -14,9 +14,9 @@
  * LeNet: batch 64 per GPU, 256 for the pipeline. Then the all-reduce benchmark (--bench allreduce) on naive's and
  * nccl's GPU counts, into study_allreduce.csv beside the CSV, so the report has its cost model and projection.
  * On one GPU nothing scales, so the study answers what one GPU can instead, in one sweep of the reference strategy:
- * batches 256, 1024, 4096 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, the same rate,
- * rule and schedule, 6 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so the ladder
- * finds the largest of its batches that fits. By the model's own count of activation bytes
+ * batches 256, 1024, 4096 and 60000 (the whole training set: one step per epoch) in tf32 and in bf16, the same
+ * rate, rule and schedule, 6 epochs. A batch that does not fit ends at setup as an oom row and the sweep goes on, so
+ * the ladder finds the largest of its batches that fits. By the model's own count of activation bytes
  * (model_activation_bytes) ResNet-18 on 28x28 images needs 28 / 14 GiB (tf32 / bf16) at 4096 and 409 / 205 GiB at
  * 60000, which fits no GPU of 2026 in either math. The answer is the setting soonest to the target, not the fastest
  * epoch: on one H200 (2026-11-29, 10 epochs, 3 seeds) batch 512 reached 92 % sooner than 256, and 2048 and 4096 at

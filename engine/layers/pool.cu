@@ -133,8 +133,8 @@ __device__ static inline int maxpool_first_window(int lo, int stride) {
 #define MAXPOOL_FWD_BLOCKS 8
 #endif
 template <typename T, int V, int K, int S>
-__global__ static void __launch_bounds__(256, MAXPOOL_FWD_BLOCKS) maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y,
-                                                                   unsigned char *__restrict__ arg, maxpool_dims_t d) {
+__global__ static void __launch_bounds__(256, MAXPOOL_FWD_BLOCKS)
+    maxpool_fwd_kernel(const T *__restrict__ x, T *__restrict__ y, unsigned char *__restrict__ arg, maxpool_dims_t d) {
     const int k = K ? K : d.k, stride = S ? S : d.stride, groups = d.c / V;
     const int i = blockIdx.x * blockDim.x + threadIdx.x, ow = i / groups, g = i - ow * groups;
     if (ow >= d.ow) return;
