@@ -192,7 +192,9 @@ int options_given(const options_t *o, const char *name) {
 int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen) {
     memset(o, 0, sizeof *o);
     int rc = opt_parse(&table, o, &o->given, argc, argv, NULL, NULL, err, errlen);
-    if (rc == 1) options_usage(stdout, argc > 0 && argv[0] ? argv[0] : "scaling");
+    /* the command's name as typed, less its folder: --help fits 80 columns wherever the binary lies */
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "scaling", *slash = strrchr(prog, '/');
+    if (rc == 1) options_usage(stdout, slash ? slash + 1 : prog);
     if (rc) return rc;
     /* Defaults that follow from other options. */
     if (!o->data_dir) o->data_dir = dataset_dirs[opt_name_index(options_datasets, o->dataset)];

@@ -14,7 +14,7 @@ cell() { awk -F, -v r="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i
 
 "$bin" --help >"$tmp/help" 2>&1; rc=$?
 ok '[ $rc -eq 0 ] && grep -q "^  fake  *test only: no GPU work" "$tmp/help"' "--help lists fake (rc $rc)"
-ok '! grep -q "fake" <(sed -n "/default study/,\$p" "$tmp/help")' "the default study does not run a test strategy"
+ok '! grep -q "fake" <(sed -n "/^With no options at all/,\$p" "$tmp/help")' "the default study does not run a test strategy"
 
 run=(--strategy fake --model lenet --dataset synthetic --epochs 2 --batch 256)
 "$bin" "${run[@]}" --gpus 1,2 --out "$csv" >"$tmp/stdout" 2>"$tmp/stderr"; rc=$?

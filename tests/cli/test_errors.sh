@@ -61,9 +61,12 @@ done
 # fp16: a math every strategy takes, a wire only a gradient reduction has
 CUDA_VISIBLE_DEVICES= expect_error '--grad-dtype fp16: strategy single has no gradient reduction' --grad-dtype fp16 \
     "${data[@]}"
-for s in single naive nccl pipeline; do
+for s in naive nccl pipeline; do
     CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy $s --gpus 2 --math fp16,bf16 "${data[@]}"
 done
+# single's bound is its property (one GPU): said before the device is asked
+CUDA_VISIBLE_DEVICES= expect_error 'strategy single runs on at most 1 GPU' --strategy single --gpus 2 --math fp16,bf16 \
+    "${data[@]}"
 CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy nccl --gpus 2 --grad-dtype fp16 --math fp16 "${data[@]}"
 # --image-size: not a positive integer, too small for the model, given to a model with a fixed input; a --split
 # between a projection and the batch norm that folds its bias, and two inside one residual block (refused from the
@@ -75,7 +78,7 @@ CUDA_VISIBLE_DEVICES= expect_error '--split: layer 14 (s2.b0.bn2) is not a valid
     --strategy pipeline --gpus 2 --split 14 --dataset synthetic
 CUDA_VISIBLE_DEVICES= expect_error '--split: stage 2 (layers 11-11, s1.b1.conv1..s1.b1.conv1) would pass the output of s1.b0.bn3 through unread' \
     --model resnet101 --strategy pipeline --gpus 3 --split 11,12 --dataset synthetic
-expect_error 'not divisible by 3'                        --scale strong --gpus 3 --batch 64 "${data[@]}"
+expect_error 'not divisible by 3'        --strategy nccl --scale strong --gpus 3 --batch 64 "${data[@]}"
 # --conv-cache: a folder that is not there, and a file that is not a conv cache (left as it was)
 expect_error "--conv-cache $tmp/none/algos.tsv: directory $tmp/none" --conv-cache "$tmp/none/algos.tsv" "${data[@]}"
 printf 'epoch,loss\n1,0.5\n' > "$tmp/algos.tsv"
