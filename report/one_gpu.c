@@ -27,7 +27,7 @@ int report_one_gpu_study(const study_runs_t *s) {
 int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c) {
     int n = 0;
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != g) continue;
         double ips = u->med[RESULTS_COL_images_per_s];
         c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
