@@ -118,7 +118,7 @@ stat_t stat_steady(const study_run_t *const *u, int n, results_col_t c) {
         for (int j = 0; j < u[i]->nrows; j++) {
             const results_row_t *row = u[i]->rows[j];
             double v = *RESULTS_MEMBER(row, col, const double);
-            if (!strcmp(row->phase, "steady") && v >= 0) x[k++] = v;
+            if (results_is_steady(row) && v >= 0) x[k++] = v;
         }
     stat_t st = stat_of(x, k);
     free(x);

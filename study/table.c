@@ -296,8 +296,6 @@ static void run_row(study_runs_t *s, study_run_t *r, const results_row_t *row) {
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
 }
 
-static int steady(const results_row_t *row) { return strcmp(row->phase, "steady") == 0; }
-
 /* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */
 static double cell_num(const results_row_t *row, results_col_t c) {
     const results_column_t *col = &results_schema[c];
@@ -312,7 +310,7 @@ static int steady_values(const study_run_t *r, results_col_t c, double *x) {
     int n = 0;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0) x[n++] = v;
+        if (results_is_steady(r->rows[i]) && v >= 0) x[n++] = v;
     }
     return n;
 }
@@ -321,7 +319,7 @@ double run_steady_min(const study_run_t *r, results_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
+        if (results_is_steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
     }
     return m;
 }
@@ -330,14 +328,14 @@ double run_steady_max(const study_run_t *r, results_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
+        if (results_is_steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
     }
     return m;
 }
 
 int run_steady_count(const study_run_t *r, results_col_t c) {
     int n = 0;
-    for (int i = 0; i < r->nrows; i++) n += steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
+    for (int i = 0; i < r->nrows; i++) n += results_is_steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
     return n;
 }
 
@@ -347,7 +345,7 @@ static void run_busy(study_run_t *r) {
     double **v = NULL;
     int *nv = NULL, ns = 0;
     for (int i = 0; i < r->nrows; i++) {
-        if (!steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
+        if (!results_is_steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
         char *copy = mem_printf("%s", r->rows[i]->stats.stage_busy_ms);
         int k = 0;
         for (char *p = copy, *q;; p = q + 1, k++) {
