@@ -73,7 +73,8 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
 typedef struct {
     const char *math, *status;
     int batch;
-    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy; < 0 without */
+    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy (a fraction);
+                             * NAN without */
 } answer_cell_t;
 
 #define ANSWER_MAX_MATHS 8
