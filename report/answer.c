@@ -11,12 +11,12 @@
 /* ---- rows */
 
 /* One table: a group and a math. */
-static int cmp_table(const run_t *a, const run_t *b) {
+static int cmp_table(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->group, b->group);
     return c ? c : math_cmp(a->math, b->math);
 }
 /* One row: a strategy with what tells its runs apart, on a GPU count, at a batch. */
-static int cmp_answer_row(const run_t *a, const run_t *b) {
+static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
     int c = cmp_table(a, b);
     if (!c) c = cmp_int(run_class(a), run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
@@ -28,7 +28,7 @@ static int cmp_answer_row(const run_t *a, const run_t *b) {
     return c ? c : math_cmp(a->gd, b->gd);
 }
 /* One setting of a row: learning rate and micro-batches (its runs are the seeds). */
-static int cmp_setting(const run_t *a, const run_t *b) {
+static int cmp_setting(const study_run_t *a, const study_run_t *b) {
     int c = cmp_answer_row(a, b);
     if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
     return c ? c : cmp_int(a->micro, b->micro);
@@ -49,7 +49,7 @@ static int sooner(stat_t a, int na, stat_t b, int nb) {
 
 /* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
  * (every seed reached it), else the fastest within ANSWER_ACC_POINTS of the best accuracy. */
-static void row_make(answer_row_t *w, const run_t *const *u, int n) {
+static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
     double best_acc = NAN;
     for (int i = 0; i < n;) {   /* the best accuracy of a setting */
         int j = i;
@@ -89,7 +89,7 @@ static void row_make(answer_row_t *w, const run_t *const *u, int n) {
 }
 
 /* Two runs trained with one optimizer, schedule and warm-up. */
-static int same_recipe(const run_t *a, const run_t *b) {
+static int same_recipe(const study_run_t *a, const study_run_t *b) {
     const results_row_t *x = a->rows[0], *y = b->rows[0];
     return !strcmp(x->optimizer ? x->optimizer : "", y->optimizer ? y->optimizer : "") &&
            !strcmp(x->lr_schedule ? x->lr_schedule : "", y->lr_schedule ? y->lr_schedule : "") &&
@@ -125,7 +125,7 @@ void answer_make(const study_runs_t *s, answer_t *a) {
     a->s = s;
     int n, cap = 0;
     a->scratch = runs_sorted(s, -1, NULL, cmp_setting, &n);
-    const run_t **u = a->scratch;
+    const study_run_t **u = a->scratch;
     for (int i = 0; i < n;) {   /* a table per group and math */
         int j = i;
         while (j < n && cmp_table(u[i], u[j]) == 0) j++;
@@ -213,8 +213,8 @@ static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setti
                                              "effic.", "test acc", NULL, "target s", NULL, "status"};
 
 /* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
-static void row_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
-    const group_t *g = &s->grp[u->group];
+static void row_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
+    const study_group_t *g = &s->grp[u->group];
     text_printf(b, "%s", u->strategy);
     size_t at = b->len;
     const char *parts[4] = {u->link, u->variant, u->pipe ? u->sched : "", g->gds.n > 1 ? u->gd : ""};
@@ -225,7 +225,7 @@ static void row_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
 
 static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t *t, const answer_row_t *w,
                       int markdown) {
-    const run_t *u = w->run;
+    const study_run_t *u = w->run;
     bytes_t l = {0}, bw = {0};
     row_label(&l, a->s, u);
     batch_word(&bw, u);
@@ -304,7 +304,7 @@ static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int
             if (width(cell[(size_t)r * NCOL]) > w0) w0 = width(cell[(size_t)r * NCOL]);
         w[0] = w0;
     }
-    const group_t *g = &a->s->grp[t->group];
+    const study_group_t *g = &a->s->grp[t->group];
     if (markdown) fprintf(f, "### %s, %s\n\n", g->sub, t->math);
     else fprintf(f, "# answer: %s, %s\n", g->sub, t->math);
     for (int r = 0; r <= t->n; r++) put_cells(f, cell + (size_t)r * NCOL, w, markdown, r == 0);

@@ -16,8 +16,8 @@
 
 /* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them. */
 typedef struct {
-    const run_t *run;           /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
-    const run_t *const *u;      /* the chosen setting's runs (its seeds), n of them */
+    const study_run_t *run;           /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
+    const study_run_t *const *u;      /* the chosen setting's runs (its seeds), n of them */
     int n;
     stat_t ips;                 /* images/s over the steady epochs of those runs: median, range, count */
     double speedup, efficiency; /* ips over the reference row's at the same batch and math; NAN without one */
@@ -46,7 +46,7 @@ typedef struct {
     const study_runs_t *s;
     answer_table_t *t;          /* by group, then math in the order a study reads (fp32, tf32, bf16, others) */
     int n;
-    const run_t **scratch;      /* the runs the rows point into */
+    const study_run_t **scratch;      /* the runs the rows point into */
 } answer_t;
 
 /* The answer of every group and math of s (the caller frees it with answer_free). */
@@ -75,7 +75,8 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
 typedef struct {
     const char *math, *status;
     int batch;
-    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy; < 0 without */
+    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy (a fraction);
+                             * NAN without */
 } answer_cell_t;
 
 #define ANSWER_MAX_MATHS 8

@@ -12,12 +12,12 @@
 
 /* ---- matching: a configuration but its seed and commit, across two studies (whose groups are numbered apart) */
 
-static int copy_path(const run_t *r) { return r->info && r->info->path_is_algo; }
+static int copy_path(const study_run_t *r) { return r->info && r->info->path_is_algo; }
 
 /* Model, dataset, precision, the table row's key (strategy, GPUs, schedule, batch, micro-batches, link), learning
  * rate, the copy path (NCCL's own algorithm is its choice, not the study's, and older CSVs lack it), init, momentum
  * and weight decay. */
-static int cmp_match(const run_t *a, const run_t *b) {
+static int cmp_match(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->model, b->model);
     if (!c) c = strcmp(a->dataset, b->dataset);
     if (!c) c = cmp_prec(a, b);
@@ -30,7 +30,7 @@ static int cmp_match(const run_t *a, const run_t *b) {
 }
 
 typedef struct {
-    const run_t *r;
+    const study_run_t *r;
     int side;                       /* 0: this study, 1: the baseline */
 } side_run_t;
 
@@ -43,7 +43,7 @@ static int by_match(const void *x, const void *y) {
 
 /* Efficiency (%) of a side's median images/s against N × the images/s of its own study's T1 run (the reference's
  * fastest at the same batch and math); NAN without one. */
-static double efficiency(const study_runs_t *s, const run_t *r, double ips) {
+static double efficiency(const study_runs_t *s, const study_run_t *r, double ips) {
     int t1 = study_t1_run(s, r->group, r->line_batch, r->math);
     double ref = t1 >= 0 ? s->run[t1].med[RESULTS_COL_images_per_s] : NAN;
     return 100 * ips / (ref * r->gpus);
@@ -57,7 +57,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *c
 /* Why a side's runs of one configuration are no measurement: a run that did not end ok (failed, diverged, timed out,
  * out of memory, interrupted, replicas differ), or one without a finite positive steady images/s (crashed after its
  * warm-up, a nan or -1 cell). "" where every run measured. */
-static void side_fault(char *why, size_t len, const run_t *const *u, int n, const char *where) {
+static void side_fault(char *why, size_t len, const study_run_t *const *u, int n, const char *where) {
     why[0] = '\0';
     for (int i = 0; i < n && !why[0]; i++) {
         double ips = u[i]->med[RESULTS_COL_images_per_s];
@@ -74,7 +74,8 @@ static double noise(const baseline_row_t *w) {
 
 /* The gate on one configuration (doc/report.md, "Against the baseline"): missing or failed here is a regression
  * where the baseline measured it; a fall of images/s past the threshold is one only past both sides' spread. */
-static void judge(baseline_row_t *w, double threshold, const run_t *const *now_runs, const run_t *const *base_runs) {
+static void judge(baseline_row_t *w, double threshold, const study_run_t *const *now_runs,
+                  const study_run_t *const *base_runs) {
     char here[sizeof w->why], there[sizeof w->why];
     side_fault(here, sizeof here, now_runs, w->n[0], "here");
     side_fault(there, sizeof there, base_runs, w->n[1], "in the baseline");
@@ -102,7 +103,7 @@ static void match(baseline_t *b, const study_runs_t *now) {
     for (int i = 0; i < now->nr; i++) u[i] = (side_run_t){&now->run[i], 0};
     for (int i = 0; i < b->st.nr; i++) u[now->nr + i] = (side_run_t){&b->st.run[i], 1};
     qsort(u, (size_t)n, sizeof *u, by_match);
-    const run_t **side[2] = {mem_alloc((size_t)(n ? n : 1) * sizeof **side),
+    const study_run_t **side[2] = {mem_alloc((size_t)(n ? n : 1) * sizeof **side),
                              mem_alloc((size_t)(n ? n : 1) * sizeof **side)};
     int cap = 0;
     for (int i = 0; i < n;) {
@@ -195,7 +196,7 @@ void baseline_free(baseline_t *b) {
 /* ---- words */
 
 /* "nccl, 2 GPUs, 256/GPU, lr 0.2, tf32, host copies" (model and dataset first where the study has several). */
-static void row_label(bytes_t *l, const study_runs_t *now, const run_t *u) {
+static void row_label(bytes_t *l, const study_runs_t *now, const study_run_t *u) {
     if (now->ng > 1) text_printf(l, "%s on %s: ", u->model, u->dataset);
     text_printf(l, "%s, ", u->strategy);
     gpus_word(l, u->gpus);
@@ -236,7 +237,7 @@ static void verdict_words(bytes_t *t, const baseline_row_t *w) {
     }
 }
 
-static const run_t *row_run(const baseline_row_t *w) { return w->run[0] ? w->run[0] : w->run[1]; }
+static const study_run_t *row_run(const baseline_row_t *w) { return w->run[0] ? w->run[0] : w->run[1]; }
 
 /* ---- stdout: '#' lines and one aligned line per configuration, the regressions last. Names are data: each line
  * with a path or a cell goes through errmsg_line, which escapes what a terminal would act on. */

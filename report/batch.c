@@ -50,7 +50,7 @@ double report_batch_steps(const batch_fit_t *f, double b, double *se) {
 
 /* One curve: the runs with a target of one group and math, optimizer, schedule, warm-up and scaling rule from one rate
  * at one base batch; points by global batch. */
-static double base_lr(const run_t *r) {
+static double base_lr(const study_run_t *r) {
     const results_row_t *w = r->rows[0];
     int rule = w->lr_scaling ? opt_name_index(lr_scaling_names, w->lr_scaling) : -1;
     double k = rule >= 0 && w->lr_base_batch > 0 ? lr_scale(1.0, (lr_scaling_t)rule, r->global_batch, w->lr_base_batch)
@@ -58,7 +58,7 @@ static double base_lr(const run_t *r) {
     return atof(r->lr) / k;
 }
 static const char *cell(const char *s) { return s ? s : ""; }
-static int cmp_curve(const run_t *a, const run_t *b) {
+static int cmp_curve(const study_run_t *a, const study_run_t *b) {
     const results_row_t *x = a->rows[0], *y = b->rows[0];
     int c = cmp_int(a->group, b->group);
     if (!c) c = math_cmp(a->math, b->math);
@@ -70,14 +70,14 @@ static int cmp_curve(const run_t *a, const run_t *b) {
         c = cmp_num(base_lr(a), base_lr(b));
     return c;
 }
-static int cmp_point(const run_t *a, const run_t *b) {
+static int cmp_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_curve(a, b);
     return c ? c : cmp_int(a->global_batch, b->global_batch);
 }
-static int with_target(const run_t *r) { return !isnan(r->tt.target) && r->nrows > 0; }
+static int with_target(const study_run_t *r) { return !isnan(r->tt.target) && r->nrows > 0; }
 
 /* "sgd, cosine rate, warm-up 2 epochs, linear rule from 0.1 at 256" */
-static void curve_words(bytes_t *b, const run_t *r) {
+static void curve_words(bytes_t *b, const study_run_t *r) {
     const results_row_t *w = r->rows[0];
     text_printf(b, "%s, %s", *cell(w->optimizer) ? w->optimizer : "sgd", r->math);
     if (*cell(w->lr_schedule)) text_printf(b, ", %s rate", w->lr_schedule);
@@ -92,10 +92,10 @@ typedef struct {
     stat_t steps, tt, ips, gns;
 } bpoint_t;
 
-static double run_gns(const run_t *r) { return r->gns_b; }
+static double run_gns(const study_run_t *r) { return r->gns_b; }
 
 /* The points of the curve u[0..n) (sorted by batch). */
-static int points(const run_t *const *u, int n, bpoint_t *p) {
+static int points(const study_run_t *const *u, int n, bpoint_t *p) {
     int k = 0;
     for (int i = 0; i < n;) {
         int j = i;
@@ -140,7 +140,7 @@ typedef struct {
     batch_fit_t f;
 } curve_t;
 
-static void curve_make(curve_t *c, const run_t *const *u, int n) {
+static void curve_make(curve_t *c, const study_run_t *const *u, int n) {
     c->p = mem_alloc((size_t)n * sizeof *c->p);
     c->k = points(u, n, c->p);
     c->bx = mem_alloc((size_t)c->k * sizeof *c->bx);
@@ -152,10 +152,10 @@ static void curve_make(curve_t *c, const run_t *const *u, int n) {
 }
 static void curve_free(curve_t *c) { free(c->p), free(c->bx), free(c->sy); }
 
-static void projected(FILE *md, const report_t *r, int g, const run_t *curve0, const batch_fit_t *f);
+static void projected(FILE *md, const report_t *r, int g, const study_run_t *curve0, const batch_fit_t *f);
 
 /* One curve's table, fit, noise scale, the batches that buy time and the projection of the rest. */
-static void curve_section(FILE *md, const report_t *r, int g, const run_t *const *u, int n) {
+static void curve_section(FILE *md, const report_t *r, int g, const study_run_t *const *u, int n) {
     curve_t c;
     curve_make(&c, u, n);
     const bpoint_t *p = c.p;
@@ -207,8 +207,8 @@ static void curve_section(FILE *md, const report_t *r, int g, const run_t *const
 }
 
 /* A configuration's step time where it has one: the median of its steady step_ms. */
-static int has_step(const run_t *r) { return !isnan(r->med[RESULTS_COL_step_ms]); }
-static int cmp_projected(const run_t *a, const run_t *b) {
+static int has_step(const study_run_t *r) { return !isnan(r->med[RESULTS_COL_step_ms]); }
+static int cmp_projected(const study_run_t *a, const study_run_t *b) {
     int c = math_cmp(a->math, b->math);
     if (!c) c = cmp_int(a->global_batch, b->global_batch);
     if (!c) c = strcmp(a->strategy, b->strategy);
@@ -220,13 +220,13 @@ static int cmp_projected(const run_t *a, const run_t *b) {
  * but has no measured time to target at the curve's recipe, the fit's steps at its global batch times its median
  * step (images/s hold no recipe: the step time is the configuration's own). Only inside the batches fitted: the fit
  * says nothing past them. */
-static void projected(FILE *md, const report_t *r, int g, const run_t *curve0, const batch_fit_t *f) {
+static void projected(FILE *md, const report_t *r, int g, const study_run_t *curve0, const batch_fit_t *f) {
     int n, rows = 0;
-    const run_t **u = runs_sorted(&r->st, g, has_step, cmp_projected, &n);
+    const study_run_t **u = runs_sorted(&r->st, g, has_step, cmp_projected, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && !cmp_projected(u[i], u[j])) j++;
-        const run_t *x = u[i];
+        const study_run_t *x = u[i];
         int measured = 0;
         for (int k = i; k < j; k++) measured |= u[k]->tt.reached && !cmp_curve(u[k], curve0);
         double b = x->global_batch;
@@ -255,12 +255,12 @@ static void projected(FILE *md, const report_t *r, int g, const run_t *curve0, c
 }
 
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
-static const run_t **curves_of(const report_t *r, int g, int *n) {
+static const study_run_t **curves_of(const report_t *r, int g, int *n) {
     return runs_sorted(&r->st, g, with_target, cmp_point, n);
 }
 
 /* At each batch that two or more curves ran (LARS beside SGD, another rule): what each reached. */
-static int cmp_same_batch(const run_t *a, const run_t *b) {
+static int cmp_same_batch(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->group, b->group);
     if (!c) c = math_cmp(a->math, b->math);
     if (!c) c = cmp_int(a->global_batch, b->global_batch);
@@ -268,7 +268,7 @@ static int cmp_same_batch(const run_t *a, const run_t *b) {
 }
 static void same_batch(const report_t *r, FILE *md, int g) {
     int n, rows = 0;
-    const run_t **u = runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
+    const study_run_t **u = runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
     for (int i = 0; i < n;) {
         int j = i + 1, curves = 1;
         for (; j < n && u[j]->global_batch == u[i]->global_batch && !math_cmp(u[j]->math, u[i]->math); j++)
@@ -296,7 +296,7 @@ static void same_batch(const report_t *r, FILE *md, int g) {
 
 void report_batch_section(const report_t *r, FILE *md, int g) {
     int n;
-    const run_t **u = curves_of(r, g, &n);
+    const study_run_t **u = curves_of(r, g, &n);
     if (n) fprintf(md, "### How far the batch scales\n\nSteps to the target against the global batch (Shallue et al. "
                        "2018; McCandlish et al. 2018): they fall as 1/B below the critical batch and flatten above "
                        "it. Medians over seeds, ranges in brackets; a batch enters the fit where every seed reached "
@@ -313,8 +313,8 @@ void report_batch_section(const report_t *r, FILE *md, int g) {
 
 int report_batch_figure(report_t *r, int g, const char *caption, char *err, size_t errlen) {
     int n;
-    const run_t **u = curves_of(r, g, &n);
-    const group_t *gr = &r->st.grp[g];
+    const study_run_t **u = curves_of(r, g, &n);
+    const study_group_t *gr = &r->st.grp[g];
     if (!n) {
         report_skip(r, "batch.gp", gr, "no run measured to a target accuracy (column target_acc)");
         return free(u), 0;

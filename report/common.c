@@ -44,36 +44,36 @@ char *md_code(const char *s, int in_table) {
 }
 
 void gpus_word(bytes_t *b, int g) { text_printf(b, g == 1 ? "1 GPU" : "%d GPUs", g); }
-void batch_word(bytes_t *b, const run_t *r) { text_printf(b, r->global ? "batch %d" : "%d/GPU", r->line_batch); }
-void link_word(bytes_t *b, const run_t *r) { text_printf(b, "%s%s", *r->link ? ", " : "", r->link); }
+void batch_word(bytes_t *b, const study_run_t *r) { text_printf(b, r->global ? "batch %d" : "%d/GPU", r->line_batch); }
+void link_word(bytes_t *b, const study_run_t *r) { text_printf(b, "%s%s", *r->link ? ", " : "", r->link); }
 
-void prec_word(bytes_t *b, const study_runs_t *s, const run_t *r) {
-    const group_t *g = &s->grp[r->group];
+void prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
+    const study_group_t *g = &s->grp[r->group];
     size_t at = b->len;
     if (g->maths.n > 1) text_printf(b, "%s", r->math);
     if (g->gds.n > 1 && *r->gd) text_printf(b, "%s%s grads", b->len > at ? ", " : "", r->gd);
 }
 
-void with_prec(bytes_t *b, const study_runs_t *s, const run_t *r) {
+void with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
     bytes_t w = {0};
     prec_word(&w, s, r);
     if (w.len) text_printf(b, ", %s", w.s);
     free(w.s);
 }
 
-void study_dates(bytes_t *b, const group_t *g) {
+void study_dates(bytes_t *b, const study_group_t *g) {
     if (strcmp(g->d0, g->d1) == 0) text_printf(b, "%s", g->d0);
     else text_printf(b, "%s to %s", g->d0, g->d1);
 }
 
-int cmp_prec(const run_t *a, const run_t *b) {
+int cmp_prec(const study_run_t *a, const study_run_t *b) {
     int c = math_cmp(a->math, b->math);
     return c ? c : math_cmp(a->gd, b->gd);
 }
 
-int run_class(const run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
+int run_class(const study_run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
 
-int cmp_row(const run_t *a, const run_t *b) {
+int cmp_row(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(run_class(a), run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->gpus, b->gpus);
@@ -84,7 +84,7 @@ int cmp_row(const run_t *a, const run_t *b) {
     return c;
 }
 
-int cmp_config(const run_t *a, const run_t *b) {
+int cmp_config(const study_run_t *a, const study_run_t *b) {
     int c = cmp_row(a, b);
     if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
     if (!c) c = strcmp(a->variant, b->variant);
@@ -100,7 +100,7 @@ stat_t stat_of(double *x, int n) {
     return st;
 }
 
-stat_t stat_runs(const run_t *const *u, int n, double (*f)(const run_t *)) {
+stat_t stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *)) {
     double *x = mem_alloc((size_t)(n ? n : 1) * sizeof *x);
     for (int i = 0; i < n; i++) x[i] = f(u[i]);
     stat_t st = stat_of(x, n);
@@ -108,7 +108,7 @@ stat_t stat_runs(const run_t *const *u, int n, double (*f)(const run_t *)) {
     return st;
 }
 
-stat_t stat_steady(const run_t *const *u, int n, results_col_t c) {
+stat_t stat_steady(const study_run_t *const *u, int n, results_col_t c) {
     const results_column_t *col = &results_schema[c];
     int m = 0;
     for (int i = 0; i < n; i++) m += u[i]->nrows;
@@ -118,7 +118,7 @@ stat_t stat_steady(const run_t *const *u, int n, results_col_t c) {
         for (int j = 0; j < u[i]->nrows; j++) {
             const results_row_t *row = u[i]->rows[j];
             double v = *RESULTS_MEMBER(row, col, const double);
-            if (!strcmp(row->phase, "steady") && v >= 0) x[k++] = v;
+            if (results_is_steady(row) && v >= 0) x[k++] = v;
         }
     stat_t st = stat_of(x, k);
     free(x);
@@ -138,15 +138,16 @@ numtext_t ranged(const char *fmt, stat_t st) {
     return t;
 }
 
-double run_epoch_s(const run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
-double run_images_per_s(const run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
-double run_step_ms(const run_t *r) { return r->med[RESULTS_COL_step_ms]; }
-double run_facc(const run_t *r) { return r->facc; }
-double run_tt_s(const run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
-double run_tt_steps(const run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
+double run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
+double run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
+double run_facc(const study_run_t *r) { return r->facc; }
+double run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
+double run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
 
 /* A stable merge sort: runs of one key stay in the order they started. */
-static void merge_sort(const run_t **a, const run_t **tmp, int n, int (*cmp)(const run_t *, const run_t *)) {
+static void merge_sort(const study_run_t **a, const study_run_t **tmp, int n,
+                       int (*cmp)(const study_run_t *, const study_run_t *)) {
     if (n < 2) return;
     int h = n / 2;
     merge_sort(a, tmp, h, cmp);
@@ -158,15 +159,15 @@ static void merge_sort(const run_t **a, const run_t **tmp, int n, int (*cmp)(con
     memcpy(a, tmp, (size_t)n * sizeof *a);
 }
 
-void runs_sort(const run_t **a, int n, int (*cmp)(const run_t *, const run_t *)) {
-    const run_t **tmp = mem_alloc((size_t)(n ? n : 1) * sizeof *tmp);
+void runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *)) {
+    const study_run_t **tmp = mem_alloc((size_t)(n ? n : 1) * sizeof *tmp);
     merge_sort(a, tmp, n, cmp);
     free(tmp);
 }
 
-const run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const run_t *),
-                          int (*cmp)(const run_t *, const run_t *), int *n) {
-    const run_t **a = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *a);
+const study_run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
+                                int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
+    const study_run_t **a = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *a);
     *n = 0;
     for (int i = 0; i < s->nr; i++)
         if ((g < 0 || s->run[i].group == g) && (!keep || keep(&s->run[i]))) a[(*n)++] = &s->run[i];

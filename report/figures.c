@@ -11,7 +11,7 @@
 
 /* A point as it is offered: the run whose line it joins, x (as written, and its value), y and a second column. */
 typedef struct {
-    const run_t *run;
+    const study_run_t *run;
     char x[32];                     /* a number as num_s writes it, or a learning rate's cell (both shorter) */
     double xv, y, y2;               /* y2: a second column (efficiency), NAN without */
     int order;                      /* the order offered: the first point of a line names it */
@@ -19,7 +19,7 @@ typedef struct {
 
 /* A line: its name and its points, one per x, by x. */
 typedef struct {
-    const run_t *run;               /* the run of its first point: its key */
+    const study_run_t *run;               /* the run of its first point: its key */
     char *label;
     pt_t *pt;
     int n, cap;
@@ -27,8 +27,8 @@ typedef struct {
 
 typedef struct {
     const study_runs_t *s;
-    int (*same)(const run_t *, const run_t *);                      /* one line: equal */
-    void (*label)(bytes_t *, const study_runs_t *, const run_t *);  /* its name, from its first run */
+    int (*same)(const study_run_t *, const study_run_t *);                      /* one line: equal */
+    void (*label)(bytes_t *, const study_runs_t *, const study_run_t *);  /* its name, from its first run */
     int lo;                         /* per x the lowest y (times), else the highest */
     pt_t *pt;
     int n, cap;
@@ -36,7 +36,7 @@ typedef struct {
     int nser;
 } fig_t;
 
-static void fig_point(fig_t *f, const run_t *run, const char *x, double y, double y2) {
+static void fig_point(fig_t *f, const study_run_t *run, const char *x, double y, double y2) {
     pt_t *p = MEM_PUSH(f->pt, f->n, f->cap);
     p->run = run;
     snprintf(p->x, sizeof p->x, "%.31s", x);
@@ -45,7 +45,7 @@ static void fig_point(fig_t *f, const run_t *run, const char *x, double y, doubl
     p->y2 = y2;
     p->order = f->n - 1;
 }
-static void fig_pointn(fig_t *f, const run_t *run, double x, double y, double y2) {
+static void fig_pointn(fig_t *f, const study_run_t *run, double x, double y, double y2) {
     char b[32];
     fig_point(f, run, num_s(b, sizeof b, x), y, y2);
 }
@@ -157,7 +157,7 @@ void report_emit(report_t *r, const char *script, const char *name, const char *
     p->caption = mem_printf("%s", caption);
 }
 
-void report_skip(report_t *r, const char *script, const group_t *g, const char *why) {
+void report_skip(report_t *r, const char *script, const study_group_t *g, const char *why) {
     plot_t *p = report_plot_add(r);
     p->script = mem_printf("%s", script);
     p->subtitle = mem_printf("%s", g->sub);
@@ -181,7 +181,7 @@ void report_plots_free(report_t *r) {
 typedef struct {
     report_t *r;
     int g;
-    const group_t *gr;
+    const study_group_t *gr;
     int one;                        /* every run on one GPU */
     char *cap;                      /* the caption: GPU, dates, CSV */
     char *path;                     /* the data file written last */
@@ -205,21 +205,22 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
 /* ---- the lines' keys and names */
 
 /* Precision, link and what else differs (copy path, NCCL algorithm, ...): what every line of a figure keeps apart. */
-static int cmp_link(const run_t *a, const run_t *b) {
+static int cmp_link(const study_run_t *a, const study_run_t *b) {
     int c = cmp_prec(a, b);
     if (!c) c = strcmp(a->link, b->link);
     return c ? c : strcmp(a->variant, b->variant);
 }
-static void variant_word(bytes_t *b, const run_t *u) {
+static void variant_word(bytes_t *b, const study_run_t *u) {
     if (*u->variant) text_printf(b, ", %s", u->variant);
 }
-static int same_batch_line(const run_t *a, const run_t *b) {   /* strategy, batch, schedule, precision, link */
+/* strategy, batch, schedule, precision, link */
+static int same_batch_line(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
-static void batch_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void batch_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
     batch_word(b, u);
     link_word(b, u);
@@ -227,23 +228,23 @@ static void batch_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     with_prec(b, s, u);
     variant_word(b, u);
 }
-static int same_gpus_line(const run_t *a, const run_t *b) {   /* strategy, GPUs, precision, link */
+static int same_gpus_line(const study_run_t *a, const study_run_t *b) {   /* strategy, GPUs, precision, link */
     int c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->gpus, b->gpus);
     return c ? c : cmp_link(a, b);
 }
-static void gpus_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void gpus_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
     gpus_word(b, u->gpus);
     link_word(b, u);
     with_prec(b, s, u);
     variant_word(b, u);
 }
-static int same_strategy_line(const run_t *a, const run_t *b) {   /* strategy, precision, link */
+static int same_strategy_line(const study_run_t *a, const study_run_t *b) {   /* strategy, precision, link */
     int c = strcmp(a->strategy, b->strategy);
     return c ? c : cmp_link(a, b);
 }
-static void strategy_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void strategy_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s", u->strategy);
     with_prec(b, s, u);
     variant_word(b, u);
@@ -258,7 +259,7 @@ static int fig_scaling(figs_t *x) {
     fig_t tf = {.s = s, .same = same_batch_line, .label = batch_label, .lo = 1};
     fig_t sf = {.s = s, .same = same_batch_line, .label = batch_label, .lo = 1};
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != x->g || study_is_reference(u->info) || isnan(u->med[RESULTS_COL_epoch_s])) continue;
         fig_pointn(&tf, u, u->gpus, u->med[RESULTS_COL_epoch_s], NAN);
     }
@@ -306,7 +307,7 @@ static int fig_throughput(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     fig_t f = {.s = s, .same = same_gpus_line, .label = gpus_label};
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != x->g || u->pipe || isnan(u->med[RESULTS_COL_images_per_s])) continue;
         fig_pointn(&f, u, u->per_gpu, u->med[RESULTS_COL_images_per_s], NAN);
     }
@@ -319,7 +320,7 @@ static int fig_acc_batch(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     fig_t f = {.s = s, .same = same_strategy_line, .label = strategy_label};
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != x->g || u->pipe || isnan(u->facc)) continue;
         fig_pointn(&f, u, u->per_gpu, u->facc, NAN);
     }
@@ -327,7 +328,7 @@ static int fig_acc_batch(figs_t *x) {
 }
 
 /* (d) test accuracy against epoch: one figure per strategy (by name), one line per run. */
-static int cmp_acc_run(const run_t *a, const run_t *b) {
+static int cmp_acc_run(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
     if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
@@ -336,7 +337,7 @@ static int cmp_acc_run(const run_t *a, const run_t *b) {
     if (!c) c = strcmp(a->seed, b->seed);
     return c ? c : strcmp(a->run_id, b->run_id);
 }
-static void acc_run_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void acc_run_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     gpus_word(b, u->gpus);
     link_word(b, u);
     text_printf(b, ", ");
@@ -351,17 +352,17 @@ static void acc_run_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
 static int has_acc(const results_row_t *row) {
     return row->epoch >= 1 && !(row->test_acc < 0) && !isnan(row->test_acc);
 }
-static int any_acc(const run_t *u) {
+static int any_acc(const study_run_t *u) {
     for (int i = 0; i < u->nrows; i++)
         if (has_acc(u->rows[i])) return 1;
     return 0;
 }
-static int by_strategy(const run_t *a, const run_t *b) { return strcmp(a->strategy, b->strategy); }
+static int by_strategy(const study_run_t *a, const study_run_t *b) { return strcmp(a->strategy, b->strategy); }
 
 static int fig_acc_epoch(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int n;
-    const run_t **u = runs_sorted(s, x->g, any_acc, by_strategy, &n);
+    const study_run_t **u = runs_sorted(s, x->g, any_acc, by_strategy, &n);
     int rc = 0;
     for (int i = 0; i < n && !rc;) {
         int j = i;
@@ -394,7 +395,7 @@ static int fig_acc_epoch(figs_t *x) {
 
 /* (e) final test accuracy against learning rate: one line per strategy, GPU count, global batch, M, precision and
  * link; the seeds of a configuration give their median; only lines with 2 or more learning rates. */
-static int same_lr_line(const run_t *a, const run_t *b) {
+static int same_lr_line(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->strategy, b->strategy);
     if (!c) c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->global_batch, b->global_batch);
@@ -402,11 +403,11 @@ static int same_lr_line(const run_t *a, const run_t *b) {
     if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
-static int same_lr_point(const run_t *a, const run_t *b) {
+static int same_lr_point(const study_run_t *a, const study_run_t *b) {
     int c = same_lr_line(a, b);
     return c ? c : strcmp(a->lr, b->lr);
 }
-static void lr_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void lr_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
     gpus_word(b, u->gpus);
     link_word(b, u);
@@ -415,13 +416,13 @@ static void lr_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
     with_prec(b, s, u);
     variant_word(b, u);
 }
-static int has_facc(const run_t *u) { return !isnan(u->facc); }
+static int has_facc(const study_run_t *u) { return !isnan(u->facc); }
 
 static int fig_acc_lr(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     fig_t f = {.s = s, .same = same_lr_line, .label = lr_label};
     int n;
-    const run_t **u = runs_sorted(s, x->g, has_facc, same_lr_point, &n);
+    const study_run_t **u = runs_sorted(s, x->g, has_facc, same_lr_point, &n);
     double *acc = mem_alloc((size_t)(n ? n : 1) * sizeof *acc);
     for (int i = 0; i < n;) {
         int j = i, na = 0;
@@ -437,9 +438,9 @@ static int fig_acc_lr(figs_t *x) {
 /* (f) per-step compute, exposed communication and idle: one bar per batch, strategy, GPU count, precision and link,
  * from its run with the best median step; single shows its whole step as compute, at the batches the others ran;
  * idle is idle_ms (older CSVs: step - compute - exposed, clipped at 0). */
-static int has_step(const run_t *u) { return !isnan(u->med[RESULTS_COL_step_ms]); }
-static int has_compute(const run_t *u) { return has_step(u) && !isnan(u->med[RESULTS_COL_compute_ms]); }
-static int cmp_bar(const run_t *a, const run_t *b) {
+static int has_step(const study_run_t *u) { return !isnan(u->med[RESULTS_COL_step_ms]); }
+static int has_compute(const study_run_t *u) { return has_step(u) && !isnan(u->med[RESULTS_COL_compute_ms]); }
+static int cmp_bar(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->line_batch, b->line_batch);
     if (!c) c = cmp_int(!study_is_reference(a->info), !study_is_reference(b->info));
     if (!c) c = strcmp(a->strategy, b->strategy);
@@ -450,7 +451,7 @@ static int by_int(const void *a, const void *b) { return cmp_int(*(const int *)a
 
 /* One bar's line; 0 (nothing written) where a time is not finite: a CSV's "inf" parses, and gnuplot's histogram
  * takes no such point (a figure of nothing but them fails). */
-static int bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
+static int bar_line(FILE *o, const study_runs_t *s, const study_run_t *u) {
     double step = u->med[RESULTS_COL_step_ms], compute = u->med[RESULTS_COL_compute_ms];
     double comp = !isnan(compute) ? compute : step;
     double expo = !isnan(u->med[RESULTS_COL_exposed_comm_ms]) ? u->med[RESULTS_COL_exposed_comm_ms] : 0;
@@ -473,7 +474,7 @@ static int bar_line(FILE *o, const study_runs_t *s, const run_t *u) {
 static int fig_breakdown(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int nc, n, bars = 0;
-    const run_t **c = runs_sorted(s, x->g, has_compute, NULL, &nc);
+    const study_run_t **c = runs_sorted(s, x->g, has_compute, NULL, &nc);
     if (!nc) {
         free(c);
         report_skip(x->r, "breakdown.gp", x->gr, "no rows with compute_ms (data-parallel strategies)");
@@ -484,7 +485,7 @@ static int fig_breakdown(figs_t *x) {
     for (int i = 0; i < nc; i++) batches[i] = c[i]->line_batch;
     qsort(batches, (size_t)nc, sizeof *batches, by_int);
     free(c);
-    const run_t **u = runs_sorted(s, x->g, has_step, cmp_bar, &n);
+    const study_run_t **u = runs_sorted(s, x->g, has_step, cmp_bar, &n);
     free(x->path);
     x->path = mem_printf("%s/breakdown-%s.dat", x->r->out, x->gr->id);
     paths_replace_t out;
@@ -492,10 +493,10 @@ static int fig_breakdown(figs_t *x) {
     if (o) {
         fprintf(o, "label compute exposed_comm idle\n");
         for (int i = 0; i < n;) {
-            const run_t *best = NULL;
+            const study_run_t *best = NULL;
             int j = i;
             for (; j < n && cmp_bar(u[i], u[j]) == 0; j++) {
-                const run_t *v = u[j];
+                const study_run_t *v = u[j];
                 int there = bsearch(&v->line_batch, batches, (size_t)nc, sizeof *batches, by_int) != NULL;
                 if (isnan(v->med[RESULTS_COL_compute_ms]) && (!study_is_reference(v->info) || !there)) continue;
                 if (!best || v->med[RESULTS_COL_step_ms] < best->med[RESULTS_COL_step_ms]) best = v;
@@ -520,28 +521,28 @@ static int fig_breakdown(figs_t *x) {
 /* (g) pipeline bubble against micro-batches: measured per stage count, schedule, batch and precision (median over
  * the runs of one M); ideal per stage count, the rows' own (bubble_ideal): (p-1)/(M+p-1) for GPipe and 1F1B, zero
  * bubble's per schedule. */
-static int has_bubble(const run_t *u) { return !isnan(u->med[RESULTS_COL_bubble]) && isnum(u->mb); }
-static int same_bubble_line(const run_t *a, const run_t *b) {
+static int has_bubble(const study_run_t *u) { return !isnan(u->med[RESULTS_COL_bubble]) && isnum(u->mb); }
+static int same_bubble_line(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = strcmp(a->sched, b->sched);
     if (!c) c = cmp_int(a->global_batch, b->global_batch);
     return c ? c : cmp_prec(a, b);
 }
-static int same_bubble_point(const run_t *a, const run_t *b) {
+static int same_bubble_point(const study_run_t *a, const study_run_t *b) {
     int c = same_bubble_line(a, b);
     return c ? c : strcmp(a->mb, b->mb);
 }
-static void bubble_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void bubble_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "measured, %d stages, %s, batch %d", u->gpus, u->sched, u->global_batch);
     with_prec(b, s, u);
 }
-static int zero_bubble(const run_t *u) { return strcmp(u->sched, "zb") == 0; }
-static int same_stages(const run_t *a, const run_t *b) {
+static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, "zb") == 0; }
+static int same_stages(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(zero_bubble(a), zero_bubble(b));
     return c;
 }
-static void ideal_label(bytes_t *b, const study_runs_t *s, const run_t *u) {
+static void ideal_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     (void)s;
     if (zero_bubble(u)) text_printf(b, "ideal, p = %d, zb", u->gpus);
     else text_printf(b, "ideal (p-1)/(M+p-1), p = %d", u->gpus);
@@ -552,12 +553,12 @@ static int fig_bubble(figs_t *x) {
     fig_t bub = {.s = s, .same = same_bubble_line, .label = bubble_label};
     fig_t ideal = {.s = s, .same = same_stages, .label = ideal_label};
     int n;
-    const run_t **u = runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
+    const study_run_t **u = runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
     double *b = mem_alloc((size_t)(n ? n : 1) * sizeof *b);
     for (int i = 0; i < n;) {
         int j = i, nb = 0;
         for (; j < n && same_bubble_point(u[i], u[j]) == 0; j++) b[nb++] = u[j]->med[RESULTS_COL_bubble];
-        const run_t *v = u[i];
+        const study_run_t *v = u[i];
         int p = v->gpus;
         fig_pointn(&bub, v, v->micro, 100 * study_median(b, nb), NAN);
         double id = !isnan(v->med[RESULTS_COL_bubble_ideal]) ? v->med[RESULTS_COL_bubble_ideal]

@@ -2,7 +2,7 @@
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
 #include "rows.h"
-#include "study_runs.h" /* isnum, mem */
+#include "../study/table.h" /* isnum, mem */
 #include "../engine/errmsg.h"
 
 #include <math.h>

@@ -12,7 +12,7 @@ static void not_ok(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     int nf = 0;
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != g || strcmp(u->fstat, "ok") == 0) continue;
         if (!nf++)
             fprintf(md,
@@ -89,7 +89,7 @@ static void header(const report_t *r, FILE *md) {
     fprintf(md, "# Scaling study: %s\n\n", src);
     free(src);
     for (int g = 0; g < s->ng; g++) {
-        const group_t *gr = &s->grp[g];
+        const study_group_t *gr = &s->grp[g];
         bytes_t gpus = {0}, hosts = {0}, commits = {0}, dates = {0};
         names_join(&gpus, &gr->gpus, ", ");
         names_join(&hosts, &gr->hosts, ", ");
@@ -127,7 +127,7 @@ static void figure(const report_t *r, FILE *md, const char *name, const char *al
         }
 }
 
-static void figures(const report_t *r, FILE *md, const group_t *gr) {
+static void figures(const report_t *r, FILE *md, const study_group_t *gr) {
     static const char *const figs[][3] = {
         {"epoch_time", "epoch time against GPU count",
          "The median steady epoch time of each strategy and batch against the GPU count: lower is faster; a line "

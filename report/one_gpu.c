@@ -27,11 +27,10 @@ int report_one_gpu_study(const study_runs_t *s) {
 int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c) {
     int n = 0;
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         if (u->group != g) continue;
-        double ips = u->med[RESULTS_COL_images_per_s];
         c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
-                                 .ips = isnan(ips) ? -1 : ips, .acc = isnan(u->facc) ? -1 : u->facc / 100};
+                                 .ips = u->med[RESULTS_COL_images_per_s], .acc = u->facc / 100};
     }
     return n;
 }
@@ -49,8 +48,7 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
-                f0(c[i].ips < 0 ? NAN : c[i].ips).s,
-                pct(c[i].acc < 0 ? NAN : 100 * c[i].acc).s, c[i].status);
+                f0(c[i].ips).s, pct(100 * c[i].acc).s, c[i].status);
     }
     fprintf(md, "\n");
     if (o.fastest >= 0) {

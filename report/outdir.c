@@ -3,7 +3,7 @@
  * set is whole or gone, so that neither a reader nor a signal ever leaves two studies mixed or a temporary file. */
 #define _GNU_SOURCE     /* renameat, unlinkat with AT_* */
 #include "outdir.h"
-#include "mem.h"
+#include "../study/mem.h"
 #include "../engine/errmsg.h"
 #include "../study/paths.h"
 

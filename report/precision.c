@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* A row pairs the configurations that differ in math only (and in seed: each math's cells are medians over them). */
-static int cmp_pair(const run_t *a, const run_t *b) {
+static int cmp_pair(const study_run_t *a, const study_run_t *b) {
     int c = cmp_row(a, b);
     if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
     if (!c) c = strcmp(a->variant, b->variant);
@@ -19,18 +19,18 @@ static int cmp_pair(const run_t *a, const run_t *b) {
 
 static int by_math(const void *a, const void *b) { return math_cmp(*(const char *const *)a, *(const char *const *)b); }
 static int by_time(const void *a, const void *b) {
-    return cmp_num(run_epoch_s(*(const run_t *const *)a), run_epoch_s(*(const run_t *const *)b));
+    return cmp_num(run_epoch_s(*(const study_run_t *const *)a), run_epoch_s(*(const study_run_t *const *)b));
 }
 
-static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w, const run_t *const *u,
-                     int n) {
+static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w,
+                     const study_run_t *const *u, int n) {
     int nm = t->nm;
     w->best = mem_alloc((size_t)nm * sizeof *w->best);
     w->acc = mem_alloc((size_t)nm * sizeof *w->acc);
     double **cols[] = {&w->t, &w->ratio, &w->speedup, &w->efficiency, &w->comm, &w->exposed, &w->accuracy};
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) *cols[c] = mem_alloc((size_t)nm * sizeof **cols[c]);
     w->pair = (int)(u[0] - s->run);
-    const run_t **m = mem_alloc((size_t)n * sizeof *m);
+    const study_run_t **m = mem_alloc((size_t)n * sizeof *m);
     for (int j = 0; j < nm; j++) {   /* per math: its runs' median (the median-time run for the per-step cells) */
         int k = 0;
         for (int i = 0; i < n; i++)
@@ -45,9 +45,9 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
         w->best[j] = timed ? (int)(m[(timed - 1) / 2] - s->run) : -1;
     }
     free(m);
-    const run_t *p = &s->run[w->pair];
+    const study_run_t *p = &s->run[w->pair];
     for (int j = 0; j < nm; j++) {
-        const run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL;
+        const study_run_t *b = w->best[j] >= 0 ? &s->run[w->best[j]] : NULL;
         int t1 = study_t1_run(s, g, p->line_batch, t->math[j]);
         double step = b ? b->med[RESULTS_COL_step_ms] : NAN;
         w->ratio[j] = w->t[j] / w->t[t->ref];
@@ -62,7 +62,7 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
 
 int precision_table(const study_runs_t *s, int g, precision_t *t) {
     memset(t, 0, sizeof *t);
-    const group_t *gr = &s->grp[g];
+    const study_group_t *gr = &s->grp[g];
     if (gr->maths.n < 2) return -1;
     t->nm = gr->maths.n;
     t->math = mem_alloc((size_t)t->nm * sizeof *t->math);
@@ -72,7 +72,7 @@ int precision_table(const study_runs_t *s, int g, precision_t *t) {
         if (strcmp(t->math[j], "tf32") == 0) t->ref = j;
     t->grads = gr->gds.n > 1;
     int n;
-    const run_t **u = runs_sorted(s, g, NULL, cmp_pair, &n);
+    const study_run_t **u = runs_sorted(s, g, NULL, cmp_pair, &n);
     t->row = mem_zalloc((size_t)(n ? n : 1), sizeof *t->row);
     for (int i = 0; i < n;) {
         int j = i;
@@ -126,7 +126,7 @@ void report_precision(const report_t *r, FILE *md, int g) {
 
     for (int i = 0; i < t.nrow; i++) {
         const precision_row_t *w = &t.row[i];
-        const run_t *u = &s->run[w->pair];
+        const study_run_t *u = &s->run[w->pair];
         bytes_t b = {0};
         batch_word(&b, u);
         fprintf(md, "| %s", u->strategy);

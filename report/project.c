@@ -11,7 +11,7 @@
 
 /* A data-parallel line of a strategy with NCCL's all-reduce (nccl): per-GPU batch, math, grad dtype. */
 typedef struct {
-    const run_t *key;        /* its first run: strategy, per-GPU batch, math */
+    const study_run_t *key;        /* its first run: strategy, per-GPU batch, math */
     const char *gd;          /* its gradient dtype ("fp32" where the rows have none) */
     double S;                /* bytes per step, the largest of its runs */
     const char *algo;        /* the first on-host run's nccl_algo */
@@ -24,7 +24,7 @@ typedef struct {
 
 /* A measured point: a line's best run per GPU count and node layout (nccl) or stage and M count (pipeline). */
 typedef struct {
-    const run_t *run;
+    const study_run_t *run;
     int line, pipe;
 } meas_t;
 
@@ -36,34 +36,34 @@ typedef struct {
     ar_path_t path;
     line_t *ln;
     int nl;
-    const run_t **pl;        /* the pipeline lines: global batch, math, schedule; each its run with the most stages */
+    const study_run_t **pl;  /* the pipeline lines: global batch, math, schedule; each its run with the most stages */
     int np;
     meas_t *ms;
     int nm;
 } proj_t;
 
-static const char *gd_of(const run_t *u) { return *u->gd ? u->gd : "fp32"; }
-static int on_host_link(const run_t *u) { return !*u->link; }
+static const char *gd_of(const study_run_t *u) { return *u->gd ? u->gd : "fp32"; }
+static int on_host_link(const study_run_t *u) { return !*u->link; }
 
 /* The nccl lines by per-GPU batch, math, gradient dtype and strategy; a pipeline's by batch, math and schedule. */
-static int cmp_nccl_line(const run_t *a, const run_t *b) {
+static int cmp_nccl_line(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->per_gpu, b->per_gpu);
     if (!c) c = strcmp(a->math, b->math);
     if (!c) c = strcmp(gd_of(a), gd_of(b));
     return c ? c : strcmp(a->strategy, b->strategy);
 }
-static int cmp_pipe_line(const run_t *a, const run_t *b) {
+static int cmp_pipe_line(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->math, b->math);
     return c ? c : strcmp(a->sched, b->sched);
 }
-static int cmp_nccl_point(const run_t *a, const run_t *b) {
+static int cmp_nccl_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_nccl_line(a, b);
     if (!c) c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->nodes, b->nodes);
     return c ? c : strcmp(a->tr, b->tr);
 }
-static int cmp_pipe_point(const run_t *a, const run_t *b) {
+static int cmp_pipe_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_pipe_line(a, b);
     if (!c) c = cmp_int(a->gpus, b->gpus);
     return c ? c : cmp_int(a->micro, b->micro);
@@ -74,7 +74,7 @@ static int cmp_pipe_point(const run_t *a, const run_t *b) {
 static int cmp_meas(const void *x, const void *y) {
     const meas_t *a = x, *b = y;
     if (a->pipe == b->pipe) return a->pipe ? cmp_pipe_point(a->run, b->run) : cmp_nccl_point(a->run, b->run);
-    const run_t *n = a->pipe ? b->run : a->run, *p = a->pipe ? a->run : b->run;
+    const study_run_t *n = a->pipe ? b->run : a->run, *p = a->pipe ? a->run : b->run;
     int c = cmp_int(n->per_gpu, p->line_batch);
     if (!c) c = strcmp(n->math, p->math);
     if (!c) c = strcmp(gd_of(n), p->sched);
@@ -86,15 +86,15 @@ static int cmp_meas(const void *x, const void *y) {
     return a->pipe ? -c : c;
 }
 
-static int is_nccl_point(const run_t *u) {
+static int is_nccl_point(const study_run_t *u) {
     return !isnan(u->med[RESULTS_COL_epoch_s]) && u->info && u->info->allreduce == STRATEGY_AR_NCCL && u->gpus >= 2;
 }
-static int is_pipe_point(const run_t *u) {
+static int is_pipe_point(const study_run_t *u) {
     return !isnan(u->med[RESULTS_COL_epoch_s]) && !is_nccl_point(u) && u->pipe && u->nbusy > 0;
 }
 
 /* A line's runs (in the order they started): its bytes, algorithm and overlap sums. */
-static void line_of(line_t *l, const run_t *const *u, int n) {
+static void line_of(line_t *l, const study_run_t *const *u, int n) {
     memset(l, 0, sizeof *l);
     l->key = u[0];
     l->gd = gd_of(u[0]);
@@ -112,11 +112,11 @@ static void line_of(line_t *l, const run_t *const *u, int n) {
 }
 
 /* The best (fastest, then first) run of each run of equal points in u, as measured points of line `line`. */
-static void points_of(proj_t *p, const run_t **u, int n, int line, int pipe) {
-    int (*cmp)(const run_t *, const run_t *) = pipe ? cmp_pipe_point : cmp_nccl_point;
+static void points_of(proj_t *p, const study_run_t **u, int n, int line, int pipe) {
+    int (*cmp)(const study_run_t *, const study_run_t *) = pipe ? cmp_pipe_point : cmp_nccl_point;
     for (int i = 0; i < n;) {
         int j = i;
-        const run_t *best = u[i];
+        const study_run_t *best = u[i];
         for (; j < n && cmp(u[i], u[j]) == 0; j++)
             if (u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]) best = u[j];
         p->ms[p->nm++] = (meas_t){.run = best, .line = line, .pipe = pipe};
@@ -128,7 +128,7 @@ static void gather(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     p->nl = p->np = p->nm = 0;
     int n;
-    const run_t **u = runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
+    const study_run_t **u = runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_nccl_line(u[i], u[j]) == 0) j++;
@@ -141,7 +141,7 @@ static void gather(proj_t *p, int g) {
     u = runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
-        const run_t *best = u[i];
+        const study_run_t *best = u[i];
         for (; j < n && cmp_pipe_line(u[i], u[j]) == 0; j++)
             if (u[j]->gpus > best->gpus ||
                 (u[j]->gpus == best->gpus && u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]))
@@ -175,7 +175,7 @@ static void curve(FILE *f, int *nblk, const char *title) {
 static void point(FILE *f, int x, double sp, double ef) { fprintf(f, "%d %.6g %.6g\n", x, sp, ef); }
 
 /* Medians of a pipeline run's stage busy times (none: 0): their sum, max and list. */
-static void busy(const run_t *u, double *sum, double *max, bytes_t *list) {
+static void busy(const study_run_t *u, double *sum, double *max, bytes_t *list) {
     *sum = *max = 0;
     for (int k = 0; k < u->nbusy; k++) {
         double v = isnan(u->busy[k]) ? 0 : u->busy[k];
@@ -200,12 +200,12 @@ static void t1_errors(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     char *seen = mem_zalloc((size_t)(s->nr ? s->nr : 1), 1);
     for (int i = 0; i < p->nl + p->np; i++) {
-        const run_t *k = i < p->nl ? p->ln[i].key : p->pl[i - p->nl];
+        const study_run_t *k = i < p->nl ? p->ln[i].key : p->pl[i - p->nl];
         int bk = i < p->nl ? k->per_gpu : k->line_batch;
         int r1 = study_t1_run(s, g, bk, k->math);
         if (r1 < 0 || seen[r1]) continue;
         seen[r1] = 1;
-        const run_t *u = &s->run[r1];
+        const study_run_t *u = &s->run[r1];
         char *lab = mem_printf(i < p->nl ? "%s, %d/GPU, %s" : "%s, batch %d, %s", u->strategy, bk, u->math);
         err_row(p->md, lab, 1, "1 × 1", u->med[RESULTS_COL_epoch_s],
                 u->med[RESULTS_COL_steps] * u->med[RESULTS_COL_step_ms] / 1e3, "—", "—");
@@ -214,7 +214,7 @@ static void t1_errors(proj_t *p, int g) {
     free(seen);
 }
 
-static void pipe_error(proj_t *p, const run_t *u) {
+static void pipe_error(proj_t *p, const study_run_t *u) {
     double sum, max;
     busy(u, &sum, &max, NULL);
     double model = u->med[RESULTS_COL_steps] * (u->micro + u->gpus - 1) / (double)u->micro * max / 1e3;
@@ -225,7 +225,7 @@ static void pipe_error(proj_t *p, const run_t *u) {
 }
 
 /* A data-parallel point: the model at its node layout and algorithm; 1 when φ across nodes came from it. */
-static int nccl_error(proj_t *p, int g, const run_t *u, const line_t *l) {
+static int nccl_error(proj_t *p, int g, const study_run_t *u, const line_t *l) {
     const study_runs_t *s = p->s;
     int N = u->nodes;
     if (N <= 1 && !on_host_link(u)) return 0; /* one node over a forced transport: no path the model has */
@@ -255,7 +255,7 @@ static void errors(proj_t *p, int g) {
     t1_errors(p, g);
     int own = 0;
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = p->ms[i].run;
+        const study_run_t *u = p->ms[i].run;
         if (u->pipe) {
             pipe_error(p, u);
             continue;
@@ -275,7 +275,7 @@ static void measured_points(proj_t *p, int line, int pipe, int r1, int M) {
     point(p->mdat, 1, 1, 100);
     double t1 = s->run[r1].med[RESULTS_COL_epoch_s];
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = p->ms[i].run;
+        const study_run_t *u = p->ms[i].run;
         if (p->ms[i].pipe != pipe || p->ms[i].line != line || !on_host_link(u) || (pipe && u->micro != M)) continue;
         double t = u->med[RESULTS_COL_epoch_s];
         point(p->mdat, u->gpus, t1 / t, 100 * t1 / (u->gpus * t));
@@ -285,7 +285,7 @@ static void measured_points(proj_t *p, int line, int pipe, int r1, int M) {
 static void emulated_points(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     for (int i = 0; i < p->nm; i++) {
-        const run_t *u = p->ms[i].run;
+        const study_run_t *u = p->ms[i].run;
         if (p->ms[i].pipe || u->group != g || u->nodes <= 1 || p->ms[i].line < 0) continue;
         const line_t *l = &p->ln[p->ms[i].line];
         int r1 = study_t1_run(s, g, l->key->per_gpu, l->key->math);
@@ -365,7 +365,7 @@ static void pipe_line(proj_t *p, int g, int i) {
     report_t *r = p->r;
     const study_runs_t *s = p->s;
     FILE *md = p->md;
-    const run_t *u = p->pl[i];
+    const study_run_t *u = p->pl[i];
     int P = u->gpus, M = u->micro;
     int r1 = study_t1_run(s, g, u->line_batch, u->math);
     fprintf(md, "#### pipeline, batch %d, %s, %s, M = %d\n\n", u->line_batch, u->math, u->sched, M);
@@ -398,7 +398,7 @@ static void pipe_line(proj_t *p, int g, int i) {
 }
 
 /* The projection figure, its caption holding the model's assumptions. */
-static void projection_plot(proj_t *p, const group_t *gr, const char *dat, const char *mdat) {
+static void projection_plot(proj_t *p, const study_group_t *gr, const char *dat, const char *mdat) {
     report_t *r = p->r;
     plot_t *f = report_plot_add(r);
     const fit_t *ki = p->path.ki;
@@ -428,7 +428,7 @@ static void projection_plot(proj_t *p, const group_t *gr, const char *dat, const
 static void group(proj_t *p, int g) {
     report_t *r = p->r;
     const study_runs_t *s = p->s;
-    const group_t *gr = &s->grp[g];
+    const study_group_t *gr = &s->grp[g];
     FILE *md = p->md;
     fprintf(md, "### %s\n\n", gr->sub);
     p->nblk_dat = p->nblk_mdat = 0;

@@ -3,7 +3,7 @@
  * it runs on a machine without a GPU. */
 #pragma once
 #include "fit.h"
-#include "study_runs.h"
+#include "../study/table.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -37,7 +37,7 @@ typedef enum {
     BASE_UNJUDGED,      /* the baseline has no measurement of it: nothing to fall from */
 } base_verdict_t;
 typedef struct {
-    const run_t *run[2];                /* a run of each side, NULL where that side lacks the configuration */
+    const study_run_t *run[2];                /* a run of each side, NULL where that side lacks the configuration */
     int n[2];                           /* its runs (seeds) on each side */
     stat_t ips[2];                      /* images/s over the steady epochs of those runs */
     double eff[2];                      /* efficiency (%): ips over N × the side's own T1 run's images/s */
@@ -119,7 +119,7 @@ plot_t *report_plot_add(report_t *r);
  * skipped, with why, in REPORT.md's list. */
 void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
                  const char *subtitle, const char *caption);
-void report_skip(report_t *r, const char *script, const group_t *g, const char *why);
+void report_skip(report_t *r, const char *script, const study_group_t *g, const char *why);
 /* A data file's block title: the quoted line gnuplot's columnheader reads, quotes and control bytes as '?'. */
 void report_data_title(FILE *o, const char *s);
 
@@ -213,43 +213,43 @@ char *md_code(const char *s, int in_table);
 /* Of x[0..n) (NAN values left out; x is reordered). */
 stat_t stat_of(double *x, int n);
 /* Of a number of each run (NAN: none): f(run). */
-stat_t stat_runs(const run_t *const *u, int n, double (*f)(const run_t *));
+stat_t stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *));
 /* Of number column c over the steady rows of runs u[0..n) (value >= 0): every epoch of every seed. */
-stat_t stat_steady(const run_t *const *u, int n, results_col_t c);
+stat_t stat_steady(const study_run_t *const *u, int n, results_col_t c);
 /* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is f3, f2, pct or f0's format. */
 numtext_t ranged(const char *fmt, stat_t st);
 /* Numbers of a run, for stat_runs. */
-double run_epoch_s(const run_t *r);
-double run_images_per_s(const run_t *r);
-double run_step_ms(const run_t *r);
-double run_facc(const run_t *r);
+double run_epoch_s(const study_run_t *r);
+double run_images_per_s(const study_run_t *r);
+double run_step_ms(const study_run_t *r);
+double run_facc(const study_run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
-double run_tt_s(const run_t *r);
-double run_tt_steps(const run_t *r);
+double run_tt_s(const study_run_t *r);
+double run_tt_steps(const study_run_t *r);
 
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
  * for one precision); ", " and that where there is one. */
 void gpus_word(bytes_t *b, int gpus);
-void batch_word(bytes_t *b, const run_t *r);
-void link_word(bytes_t *b, const run_t *r);
-void prec_word(bytes_t *b, const study_runs_t *s, const run_t *r);
-void with_prec(bytes_t *b, const study_runs_t *s, const run_t *r);
+void batch_word(bytes_t *b, const study_run_t *r);
+void link_word(bytes_t *b, const study_run_t *r);
+void prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r);
+void with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r);
 /* The dates of a group's rows: "2026-01-05", or "2026-01-05 to 2026-01-06". */
-void study_dates(bytes_t *b, const group_t *g);
+void study_dates(bytes_t *b, const study_group_t *g);
 
 /* The orders a study reads in, for runs_sort (ties: the order the runs started): precision (math, then gradient
  * dtype); a strategy's place and a table's row key (the reference first, then replicas, then pipelines, each by
  * name; GPUs, schedule, batch, micro-batches, link). */
-int cmp_prec(const run_t *a, const run_t *b);
-int cmp_row(const run_t *a, const run_t *b);
+int cmp_prec(const study_run_t *a, const study_run_t *b);
+int cmp_row(const study_run_t *a, const study_run_t *b);
 /* A strategy's place in a study's tables: 0 the reference, 1 replicas, 2 a pipeline. */
-int run_class(const run_t *r);
+int run_class(const study_run_t *r);
 /* A configuration but its seed: cmp_row, then learning rate, variant and precision (a summary table's row). */
-int cmp_config(const run_t *a, const run_t *b);
+int cmp_config(const study_run_t *a, const study_run_t *b);
 /* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
-void runs_sort(const run_t **a, int n, int (*cmp)(const run_t *, const run_t *));
+void runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *));
 /* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n
  * gets how many (the caller frees). */
-const run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const run_t *), int (*cmp)(const run_t *,
-                          const run_t *), int *n);
+const study_run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
+                                int (*cmp)(const study_run_t *, const study_run_t *), int *n);

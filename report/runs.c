@@ -1,4 +1,4 @@
-/* runs.c — the runs REPORT.md reports (study_runs.h) as tables: `scaling report STUDY.csv --runs`, one TSV line each
+/* runs.c — the runs REPORT.md reports (study/table.h) as tables: `scaling report STUDY.csv --runs`, one TSV line each
  * with their steady medians, so that a script joining our numbers with another program's counts nothing itself; and
  * summary.csv beside REPORT.md, one CSV row per configuration with its key columns and what the report says of it. */
 #include "report.h"
@@ -59,7 +59,7 @@ int report_runs(const study_runs_t *s, FILE *f) {
 #undef HEAD
     fputc('\n', f);
     for (int i = 0; i < s->nr; i++) {
-        const run_t *r = &s->run[i];
+        const study_run_t *r = &s->run[i];
         const results_row_t *last = r->final;
         const results_env_t *env = r->env;
         col = 0;
@@ -114,7 +114,7 @@ int report_summary_csv(const study_runs_t *s, FILE *f) {
 #undef HEAD
     fputc('\n', f);
     for (int i = 0; i < s->nr; i++) {
-        const run_t *r = &s->run[i];
+        const study_run_t *r = &s->run[i];
         int t1 = study_t1_run(s, r->group, r->line_batch, r->math);
         results_key_t k;
         results_key_of_row(r->rows[0], &k);

@@ -9,10 +9,10 @@
 
 /* A summary row: the runs of one configuration but the seed, and what it shows of them. */
 typedef struct {
-    const run_t *const *u;      /* its runs, in the order they started */
+    const study_run_t *const *u;      /* its runs, in the order they started */
     int n;
-    const run_t *any;           /* the last of them: its strategy, GPUs, batch, link */
-    const run_t *rep;           /* the run of the median epoch time (the lower one of an even count): its per-step
+    const study_run_t *any;           /* the last of them: its strategy, GPUs, batch, link */
+    const study_run_t *rep;           /* the run of the median epoch time (the lower one of an even count): its per-step
                                  * cells stand for the row; NULL where no run has a steady epoch */
     stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
@@ -28,17 +28,17 @@ typedef struct {
 } notes_t;
 
 static int by_time(const void *a, const void *b) {
-    return cmp_num(run_epoch_s(*(const run_t *const *)a), run_epoch_s(*(const run_t *const *)b));
+    return cmp_num(run_epoch_s(*(const study_run_t *const *)a), run_epoch_s(*(const study_run_t *const *)b));
 }
 
-static void srow_make(srow_t *w, const study_runs_t *s, const run_t *const *u, int n) {
+static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const *u, int n) {
     memset(w, 0, sizeof *w);
     w->u = u;
     w->n = n;
     w->any = u[n - 1];
     w->t = stat_runs(u, n, run_epoch_s);
     w->acc = stat_runs(u, n, run_facc);
-    const run_t **timed = mem_alloc((size_t)n * sizeof *timed);
+    const study_run_t **timed = mem_alloc((size_t)n * sizeof *timed);
     int k = 0;
     for (int i = 0; i < n; i++)
         if (!isnan(run_epoch_s(u[i]))) timed[k++] = u[i];
@@ -61,8 +61,8 @@ static void srow_make(srow_t *w, const study_runs_t *s, const run_t *const *u, i
 }
 
 /* The precision cells that lead a row where the group has more than one math or gradient dtype. */
-static void prec_cells(bytes_t *b, const study_runs_t *s, const run_t *r) {
-    const group_t *g = &s->grp[r->group];
+static void prec_cells(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
+    const study_group_t *g = &s->grp[r->group];
     if (g->maths.n > 1) text_printf(b, "| %s ", r->math);
     if (g->gds.n > 1) text_printf(b, "| %s ", *r->gd ? r->gd : "—");
 }
@@ -75,7 +75,7 @@ static void statuses(bytes_t *b, const srow_t *w) {
 }
 
 static void table_head(const report_t *r, FILE *md, const srow_t *w, const notes_t *nt) {
-    const group_t *gr = &r->st.grp[w->any->group];
+    const study_group_t *gr = &r->st.grp[w->any->group];
     int nm = gr->maths.n > 1, ng = gr->gds.n > 1;
     const char *ph = nm && ng ? "| math | grads " : nm ? "| math " : ng ? "| grads " : "";
     const char *pr = nm && ng ? "|---|---" : nm || ng ? "|---" : "";
@@ -107,10 +107,10 @@ static double t1_time(const study_runs_t *s, const srow_t *w, results_col_t c) {
 
 /* The reference's run of group g and math m with the most images/s, whatever its batch (NULL: none): the pipeline's
  * second baseline, as torchgpipe measures its speedups. */
-static const run_t *fastest_reference(const study_runs_t *s, int g, const char *m) {
-    const run_t *best = NULL;
+static const study_run_t *fastest_reference(const study_runs_t *s, int g, const char *m) {
+    const study_run_t *best = NULL;
     for (int i = 0; i < s->nr; i++) {
-        const run_t *u = &s->run[i];
+        const study_run_t *u = &s->run[i];
         double ips = u->med[RESULTS_COL_images_per_s];
         if (u->group != g || !study_is_reference(u->info) || strcmp(u->math, m) || isnan(ips)) continue;
         if (!best || ips > best->med[RESULTS_COL_images_per_s]) best = u;
@@ -128,7 +128,7 @@ typedef struct {
  * at the same global batch (T1) and, images/s over images/s, at the reference's fastest batch, that batch named. */
 static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t *c, notes_t *nt) {
     const study_runs_t *s = &r->st;
-    const run_t *u = w->any, *b = w->rep;
+    const study_run_t *u = w->any, *b = w->rep;
     int M = u->micro, p = u->gpus;
     double nsteps = b ? b->med[RESULTS_COL_steps] : NAN, step1 = t1_time(s, w, RESULTS_COL_step_ms);
     double model = w->t1 >= 0 && !isnan(nsteps) ? nsteps * step1 / p * (M + p - 1) / M / 1e3 : NAN;
@@ -137,7 +137,7 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t
     double ideal = b && !isnan(b->med[RESULTS_COL_bubble_ideal]) ? b->med[RESULTS_COL_bubble_ideal]
                                                                   : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
-    const run_t *fr = fastest_reference(s, u->group, u->math);
+    const study_run_t *fr = fastest_reference(s, u->group, u->math);
     stat_t ips = stat_runs(w->u, w->n, run_images_per_s);
     char fast[64] = "—";
     if (fr && !isnan(ips.med))
@@ -148,12 +148,12 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t
             ranged("%.0f", ips).s, c->acc, c->stl);
 }
 
-static double run_comm_ms(const run_t *r) { return r->med[RESULTS_COL_comm_ms]; }
+static double run_comm_ms(const study_run_t *r) { return r->med[RESULTS_COL_comm_ms]; }
 
 /* A data-parallel row with the all-reduce model: steps × (single's step + t(n, S)). */
 static void model_row(const report_t *r, FILE *md, const srow_t *w, const cells_t *c, notes_t *nt) {
     const study_runs_t *s = &r->st;
-    const run_t *u = w->any, *b = w->rep;
+    const study_run_t *u = w->any, *b = w->rep;
     int n = u->gpus;
     double t1 = t1_time(s, w, RESULTS_COL_epoch_s), nsteps = b ? b->med[RESULTS_COL_steps] : NAN;
     double tc = w->t1 >= 0 ? t1_time(s, w, RESULTS_COL_step_ms) : (b ? b->med[RESULTS_COL_compute_ms] : NAN);
@@ -176,14 +176,14 @@ static void model_row(const report_t *r, FILE *md, const srow_t *w, const cells_
 }
 
 static void plain_row(FILE *md, const srow_t *w, const cells_t *c) {
-    const run_t *u = w->any;
+    const study_run_t *u = w->any;
     fprintf(md, "%s| %s | %d | %s |%s %s | %s | %s | %s | %s | %s |\n", c->lead, c->gl, u->line_batch, u->lr,
             c->variant, c->steps, ranged("%.3f", w->t).s, f2(c->sp).s, pct(isnan(c->sp) ? NAN : 100 * c->sp / u->gpus).s,
             c->acc, c->stl);
 }
 
 static void summary_row(const report_t *r, FILE *md, const srow_t *w, notes_t *nt) {
-    const run_t *u = w->any;
+    const study_run_t *u = w->any;
     bytes_t lead = {0}, gl = {0}, stl = {0}, var = {0};
     prec_cells(&lead, &r->st, u);
     text_printf(&gl, "%d%s%s%s", u->gpus, *u->link ? " (" : "", u->link, *u->link ? ")" : "");
@@ -217,12 +217,12 @@ static void footnotes(const report_t *r, FILE *md, const notes_t *nt) {
                 ref, ref);
 }
 
-static int by_strategy(const run_t *a, const run_t *b) { return strcmp(a->strategy, b->strategy); }
+static int by_strategy(const study_run_t *a, const study_run_t *b) { return strcmp(a->strategy, b->strategy); }
 
 void report_summary(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     int n;
-    const run_t **u = runs_sorted(s, g, NULL, cmp_config, &n);
+    const study_run_t **u = runs_sorted(s, g, NULL, cmp_config, &n);
     notes_t nt = {0};
     fprintf(md, "### Summary\n");
     for (int i = 0; i < n;) {

@@ -1,5 +1,5 @@
 /* grow.h — an array that grows, its capacity doubled: the one rule behind every list that grows as a file is read or
- * a report gathers (rows, runs, fields, series; report/mem.h's mem_reserve is it with an exit on no memory).
+ * a report gathers (rows, runs, fields, series; mem.h's mem_reserve is it with an exit on no memory).
  * Host-only. */
 #pragma once
 #include <stdlib.h>

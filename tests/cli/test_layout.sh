@@ -78,6 +78,8 @@ plant engine/idx.c report/report.h                       # engine -> report, fro
 plant strategies/dp.c ../study/schema.h                  # strategies -> study
 plant study/schema.c ../bench/options.h                  # study -> bench
 plant study/runs.h ../report/answer.h                    # study -> report
+plant study/table.h ../report/report.h                  # the loaded study's run table -> report
+plant study/mem.c ../bench/run.h                          # study's memory -> bench
 plant report/report.c ../bench/run.h                     # report -> bench
 plant bench/options.c ../tools/probe_conv.c              # the product -> a tool
 # A planted include of a floor below is no violation.

@@ -192,6 +192,29 @@ static void test_one_gpu(const char *dir) {
     study_free(&s);
 }
 
+/* One GPU with a run that has neither a steady epoch nor an accuracy: its cell is NAN for both (missing, not -1),
+ * it is no fastest, and the answer stands as without it. */
+static void test_one_gpu_missing(const char *dir) {
+    char path[600];
+    one_gpu_start(path, dir, "missing.csv");
+    run("m", "single", 1, 1, 512, "0.1", "bf16", "", NULL, 0, -1, "c1");
+    fclose(csv);
+    study_runs_t s;
+    char err[256];
+    EXPECT(study_load(&s, path, infos, err, sizeof err) == 0, "load: %s", err);
+    answer_cell_t cells[8];
+    int n = report_one_gpu_cells(&s, 0, cells), m = -1;
+    for (int i = 0; i < n; i++)
+        if (cells[i].batch == 512) m = i;
+    EXPECT(n == 3 && m >= 0 && isnan(cells[m].ips) && isnan(cells[m].acc), "the run without numbers: NAN, NAN");
+    answer_one_t o;
+    answer_one_gpu(cells, n, &o);
+    EXPECT(o.fastest >= 0 && cells[o.fastest].batch == 256 && near(o.best_acc, 0.92) && o.fit[0] == 1024 &&
+               answer_cell_at(cells, n, "bf16", 512) == -1,
+           "missing numbers are no fastest, no fit and no cell with a throughput");
+    study_free(&s);
+}
+
 /* One GPU in a study that scales: every strategy's rows on one GPU weigh against the best accuracy there, not only
  * the reference's. naive on 1 GPU at 1024 matches single at 1024 (89.3 %, Δ 0) but is 2.7 points below single at
  * 256 (92.0 %): it is no one-GPU answer, however fast (119000 against 82647 images/s). */
@@ -272,6 +295,7 @@ int main(void) {
     test_two_gpus(dir);
     test_one_gpu(dir);
     test_one_gpu_any_strategy(dir);
+    test_one_gpu_missing(dir);
     test_target(dir);
     test_scratch_remove(dir);
     return test_summary();

@@ -156,7 +156,7 @@ static void test_precision(void) {
     int found = 0;
     for (int i = 0; i < t.nrow; i++) {
         const precision_row_t *w = &t.row[i];
-        const run_t *u = &s.run[w->pair];
+        const study_run_t *u = &s.run[w->pair];
         /* test_report.sh's hand values: nccl 2 GPUs 256/GPU bf16 gradients: 0.785 s (tf32), 0.430 s (bf16), ratio
          * 0.430/0.785, speedups 1.49/0.785 and 0.80/0.43, communication 0.112134/6.709402 ms = 1.67 % (exposed
          * 0.0672804: 1.00 %) and 0.112134/3.675214 = 3.05 % (1.83 %), accuracy 90.7 and 90.4 % */

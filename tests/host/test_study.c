@@ -1,13 +1,13 @@
 /* test_study.c — one definition of a configuration, of "complete", of the run that stands for a configuration, of a
  * steady median and of T1 (study/key.h, study/study.h), checked on numbers: directly on keys and progress, and on a
- * study CSV written here and read by the report (report/study_runs.h): a setup failure retried ok by --resume is one
+ * study CSV written here and read by the report (study/table.h): a setup failure retried ok by --resume is one
  * configuration (its ok run), a diverged run and an oom run stand as they ended, a run killed part-way gives way to
  * its re-run, seeds and learning rates are configurations of their own; medians of the steady epochs only; T1 is
  * single's fastest at the same batch and math. Synthetic-data rows (no accuracy) have throughput and no accuracy. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "study/key.h"
 #include "study/study.h"
-#include "report/study_runs.h"
+#include "study/table.h"
 #include "test.h"
 
 #include <string.h>
@@ -186,7 +186,7 @@ static void run(const char *id, const char *ts, const char *strategy, const char
             steady[i], with_acc ? (i + 1 == n ? "0.9" : "0.8") : "", i + 1 == n ? status : "ok");
 }
 
-static const run_t *find(const study_runs_t *s, const char *id) {
+static const study_run_t *find(const study_runs_t *s, const char *id) {
     for (int i = 0; i < s->nr; i++)
         if (strcmp(s->run[i].run_id, id) == 0) return &s->run[i];
     return NULL;
@@ -228,7 +228,7 @@ static void test_study_csv(const char *dir) {
            st.allruns, st.nr, st.leftout);
     EXPECT(!find(&st, "B1") && find(&st, "B2"), "the failed setup is replaced by its ok retry");
     EXPECT(!find(&st, "G1") && find(&st, "G2"), "the killed run is replaced by its re-run");
-    const run_t *r;
+    const study_run_t *r;
     EXPECT((r = find(&st, "B2")) && strcmp(r->fstat, "ok") == 0 && r->med[RESULTS_COL_epoch_s] == 1.1, "B: ok, median 1.1");
     EXPECT((r = find(&st, "C")) && strcmp(r->fstat, "diverged") == 0 && r->last == 2 && r->med[RESULTS_COL_epoch_s] == 1.3,
            "C: diverged at epoch 2");

@@ -1,11 +1,11 @@
-/* study_runs.h — a study CSV gathered for the report: its runs grouped into configurations (study/key.h,
+/* table.h — the loaded study's run table, which the report and the answer read: its runs grouped into configurations (study/key.h,
  * study/study.h), the one run that stands for each, that run's steady medians per column of the schema, and the
  * model-and-dataset groups. Host-only. */
 #pragma once
-#include "../study/reader.h"
-#include "../study/key.h"
-#include "../study/study.h"
-#include "../study/target.h"
+#include "reader.h"
+#include "key.h"
+#include "study.h"
+#include "target.h"
 #include "mem.h"
 
 /* One reported run. Strings point into the rows read, or into the run's own cells. */
@@ -37,26 +37,26 @@ typedef struct {
     double med[RESULTS_NCOLS];          /* per number column, the median over its steady rows (NAN: none there) */
     double *busy;                       /* per pipeline stage, the median of its steady rows' stage_busy_ms */
     int nbusy;
-} run_t;
+} study_run_t;
 
 typedef struct {
     char *id, *sub;                     /* file-name-safe "model-dataset", and "model on dataset" */
     names_t gpus, hosts, commits;       /* distinct GPU names, hosts and commits of its rows */
     names_t maths, gds, seeds;          /* distinct maths, gradient dtypes and seeds of its runs */
     char d0[16], d1[16];                /* the first and last date of its rows */
-} group_t;
+} study_group_t;
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
     results_rows_t rows;
-    run_t *run;                         /* the reported runs, in the order of their first row */
+    study_run_t *run;                         /* the reported runs, in the order of their first row */
     int nr;
-    group_t *grp;
+    study_group_t *grp;
     int ng, capg;
     int allruns, leftout;               /* runs in the file, and runs not reported (superseded in a configuration) */
     names_t unknown;                    /* the reported strategies infos lacks */
     bytes_t ref;                        /* the reference strategy's name as the report prints it */
-    const run_t **t1;                   /* the reference runs with a steady time, by group, batch, math, then time */
+    const study_run_t **t1;             /* the reference runs with a steady time, by group, batch, math, then time */
     int nt1;
 } study_runs_t;
 
@@ -67,13 +67,13 @@ void study_free(study_runs_t *s);
 /* The run that is T1 for group g, line batch bk and math m (study.h): the reference's fastest there, or -1. */
 int study_t1_run(const study_runs_t *s, int g, int bk, const char *m);
 /* The run's steady values of column c (value >= 0), their extremes; NAN without one. */
-double run_steady_min(const run_t *r, results_col_t c);
-double run_steady_max(const run_t *r, results_col_t c);
+double run_steady_min(const study_run_t *r, results_col_t c);
+double run_steady_max(const study_run_t *r, results_col_t c);
 /* The number of its steady rows with a value of column c. */
-int run_steady_count(const run_t *r, results_col_t c);
+int run_steady_count(const study_run_t *r, results_col_t c);
 /* v, r's nccl_algo cell, in words: "host copies" (a strategy whose nccl_algo is its copy path), "NCCL Ring" (one
  * that runs NCCL), else v; by the strategy's properties. */
-void run_algo_words(bytes_t *b, const run_t *r, const char *v);
+void run_algo_words(bytes_t *b, const study_run_t *r, const char *v);
 /* The reference strategy's name, as the report prints it. */
 const char *study_ref(const study_runs_t *s);
 

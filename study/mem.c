@@ -1,6 +1,6 @@
-/* mem.c — the report's allocations, growing arrays, formatted text and string map (mem.h). */
+/* mem.c — the loaded study's and the report's allocations, growing arrays, formatted text and string map (mem.h). */
 #include "mem.h"
-#include "../study/grow.h"
+#include "grow.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
-/* study_runs.c — a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
+/* table.c — the loaded study's run table: a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
  * configurations by study/key.h's key, one run kept per configuration (study_pick), and each kept run's rows
  * gathered: medians of its steady rows per column, final accuracy and status. Linear in the rows: runs are found by
  * id through a hash map, configurations through a hash of the key cells that are no wildcard. */
-#include "study_runs.h"
+#include "table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -229,16 +229,16 @@ static int group_of(study_runs_t *s, const char *model, const char *dataset) {
             free(id);
             return g;
         }
-    group_t *g = MEM_PUSH(s->grp, s->ng, s->capg);
+    study_group_t *g = MEM_PUSH(s->grp, s->ng, s->capg);
     g->id = id;
     g->sub = mem_printf("%s on %s", model, dataset);
     return s->ng - 1;
 }
 
 /* The run's cells from its first row. */
-static void run_start(study_runs_t *s, run_t *r, const results_row_t *row) {
+static void run_start(study_runs_t *s, study_run_t *r, const results_row_t *row) {
     r->group = group_of(s, row->model, row->dataset);
-    group_t *g = &s->grp[r->group];
+    study_group_t *g = &s->grp[r->group];
     r->run_id = row->run_id;
     r->strategy = row->strategy;
     r->model = row->model;
@@ -274,8 +274,8 @@ static void run_start(study_runs_t *s, run_t *r, const results_row_t *row) {
     names_add(&g->seeds, r->seed);
 }
 
-static void run_row(study_runs_t *s, run_t *r, const results_row_t *row) {
-    group_t *g = &s->grp[r->group];
+static void run_row(study_runs_t *s, study_run_t *r, const results_row_t *row) {
+    study_group_t *g = &s->grp[r->group];
     *MEM_PUSH(r->rows, r->nrows, r->caprows) = row;
     if (*row->env.gpu_name) names_add(&g->gpus, row->env.gpu_name);
     if (*row->env.host) names_add(&g->hosts, row->env.host);
@@ -296,8 +296,6 @@ static void run_row(study_runs_t *s, run_t *r, const results_row_t *row) {
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
 }
 
-static int steady(const results_row_t *row) { return strcmp(row->phase, "steady") == 0; }
-
 /* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */
 static double cell_num(const results_row_t *row, results_col_t c) {
     const results_column_t *col = &results_schema[c];
@@ -308,46 +306,46 @@ static double cell_num(const results_row_t *row, results_col_t c) {
 
 /* The steady values of column c (>= 0: an empty cell is < 0, and NaN, a diverged loss, is no value either) into x;
  * returns how many. */
-static int steady_values(const run_t *r, results_col_t c, double *x) {
+static int steady_values(const study_run_t *r, results_col_t c, double *x) {
     int n = 0;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0) x[n++] = v;
+        if (results_is_steady(r->rows[i]) && v >= 0) x[n++] = v;
     }
     return n;
 }
 
-double run_steady_min(const run_t *r, results_col_t c) {
+double run_steady_min(const study_run_t *r, results_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
+        if (results_is_steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
     }
     return m;
 }
 
-double run_steady_max(const run_t *r, results_col_t c) {
+double run_steady_max(const study_run_t *r, results_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
+        if (results_is_steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
     }
     return m;
 }
 
-int run_steady_count(const run_t *r, results_col_t c) {
+int run_steady_count(const study_run_t *r, results_col_t c) {
     int n = 0;
-    for (int i = 0; i < r->nrows; i++) n += steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
+    for (int i = 0; i < r->nrows; i++) n += results_is_steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
     return n;
 }
 
 /* Per stage, the median of the stage_busy_ms parts of its steady rows (";"-separated, empty parts kept in place, as
  * awk's split keeps them). */
-static void run_busy(run_t *r) {
+static void run_busy(study_run_t *r) {
     double **v = NULL;
     int *nv = NULL, ns = 0;
     for (int i = 0; i < r->nrows; i++) {
-        if (!steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
+        if (!results_is_steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
         char *copy = mem_printf("%s", r->rows[i]->stats.stage_busy_ms);
         int k = 0;
         for (char *p = copy, *q;; p = q + 1, k++) {
@@ -375,7 +373,7 @@ static void run_busy(run_t *r) {
     free(nv);
 }
 
-static void run_medians(run_t *r) {
+static void run_medians(study_run_t *r) {
     double *x = mem_alloc((size_t)(r->nrows ? r->nrows : 1) * sizeof *x);
     for (int c = 0; c < RESULTS_NCOLS; c++) r->med[c] = study_median(x, steady_values(r, (results_col_t)c, x));
     free(x);
@@ -392,12 +390,12 @@ static void run_medians(run_t *r) {
 
 typedef struct {
     const char *what;                   /* the label's words before the value ("%s" the value) */
-    const char *(*cell)(const run_t *, char *, size_t);
+    const char *(*cell)(const study_run_t *, char *, size_t);
 } variant_col_t;
 
-static const char *algo_cell(const run_t *r, char *b, size_t n) { (void)b, (void)n; return r->algo; }
-static const char *init_cell(const run_t *r, char *b, size_t n) { (void)b, (void)n; return r->rows[0]->init; }
-static const char *commit_cell(const run_t *r, char *b, size_t n) {
+static const char *algo_cell(const study_run_t *r, char *b, size_t n) { (void)b, (void)n; return r->algo; }
+static const char *init_cell(const study_run_t *r, char *b, size_t n) { (void)b, (void)n; return r->rows[0]->init; }
+static const char *commit_cell(const study_run_t *r, char *b, size_t n) {
     (void)b, (void)n;
     return r->env->git_commit;
 }
@@ -406,19 +404,23 @@ static const char *number_cell(double x, char *b, size_t n) {
     snprintf(b, n, "%.6g", x);
     return b;
 }
-static const char *momentum_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->momentum, b, n); }
-static const char *optimizer_cell(const run_t *r, char *b, size_t n) {
+static const char *momentum_cell(const study_run_t *r, char *b, size_t n) {
+    return number_cell(r->rows[0]->momentum, b, n);
+}
+static const char *optimizer_cell(const study_run_t *r, char *b, size_t n) {
     (void)b, (void)n;
     return r->rows[0]->optimizer ? r->rows[0]->optimizer : "";
 }
-static const char *lr_schedule_cell(const run_t *r, char *b, size_t n) {
+static const char *lr_schedule_cell(const study_run_t *r, char *b, size_t n) {
     (void)b, (void)n;
     return r->rows[0]->lr_schedule ? r->rows[0]->lr_schedule : "";
 }
-static const char *warmup_cell(const run_t *r, char *b, size_t n) {
+static const char *warmup_cell(const study_run_t *r, char *b, size_t n) {
     return number_cell(r->rows[0]->warmup_epochs, b, n);
 }
-static const char *wd_cell(const run_t *r, char *b, size_t n) { return number_cell(r->rows[0]->weight_decay, b, n); }
+static const char *wd_cell(const study_run_t *r, char *b, size_t n) {
+    return number_cell(r->rows[0]->weight_decay, b, n);
+}
 
 static const variant_col_t variant_cols[] = {
     {NULL, algo_cell}, {"init %s", init_cell}, {"momentum %s", momentum_cell}, {"weight decay %s", wd_cell},
@@ -427,20 +429,20 @@ static const variant_col_t variant_cols[] = {
 };
 #define NVARIANT ((int)(sizeof variant_cols / sizeof *variant_cols))
 
-void run_algo_words(bytes_t *b, const run_t *r, const char *v) {
+void run_algo_words(bytes_t *b, const study_run_t *r, const char *v) {
     if (r->info && r->info->path_is_algo) text_printf(b, "%s copies", v);
     else if (r->info && r->info->uses_nccl) text_printf(b, "NCCL %s", v);
     else text_printf(b, "%s", v);
 }
 
 static int by_group_strategy(const void *a, const void *b) {
-    const run_t *x = *(const run_t *const *)a, *y = *(const run_t *const *)b;
+    const study_run_t *x = *(const study_run_t *const *)a, *y = *(const study_run_t *const *)b;
     int c = cmp_int(x->group, y->group);
     return c ? c : strcmp(x->strategy, y->strategy);
 }
 
 static void variants(study_runs_t *s) {
-    const run_t **u = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *u);
+    const study_run_t **u = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *u);
     for (int i = 0; i < s->nr; i++) u[i] = &s->run[i];
     qsort(u, (size_t)s->nr, sizeof *u, by_group_strategy);
     for (int i = 0; i < s->nr;) {
@@ -465,7 +467,7 @@ static void variants(study_runs_t *s) {
                 else run_algo_words(&l, u[k], v);
             }
             text_printf(&l, "%s", "");
-            ((run_t *)u[k])->variant = l.s;
+            ((study_run_t *)u[k])->variant = l.s;
         }
         i = j;
     }
@@ -475,7 +477,7 @@ static void variants(study_runs_t *s) {
 /* T1's index: the reference runs with a steady time, by group, line batch and math, the fastest (then the first)
  * first in each. */
 static int t1_cmp(const void *a, const void *b) {
-    const run_t *x = *(const run_t *const *)a, *y = *(const run_t *const *)b;
+    const study_run_t *x = *(const study_run_t *const *)a, *y = *(const study_run_t *const *)b;
     int c = cmp_int(x->group, y->group);
     if (!c) c = cmp_int(x->line_batch, y->line_batch);
     if (!c) c = strcmp(x->math, y->math);
@@ -498,7 +500,7 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
     int lo = 0, hi = s->nt1;
     while (lo < hi) {   /* the first entry not before (g, bk, m) */
         int mid = (lo + hi) / 2;
-        const run_t *r = s->t1[mid];
+        const study_run_t *r = s->t1[mid];
         int c = cmp_int(r->group, g);
         if (!c) c = cmp_int(r->line_batch, bk);
         if (!c) c = strcmp(r->math, m);
@@ -506,7 +508,7 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
         else hi = mid;
     }
     if (lo == s->nt1) return -1;
-    const run_t *r = s->t1[lo];
+    const study_run_t *r = s->t1[lo];
     return r->group == g && r->line_batch == bk && strcmp(r->math, m) == 0 ? (int)(r - s->run) : -1;
 }
 
@@ -555,7 +557,7 @@ void study_free(study_runs_t *s) {
         free(s->run[i].busy);
     }
     for (int g = 0; g < s->ng; g++) {
-        group_t *gr = &s->grp[g];
+        study_group_t *gr = &s->grp[g];
         free(gr->id);
         free(gr->sub);
         names_t *l[] = {&gr->gpus, &gr->hosts, &gr->commits, &gr->maths, &gr->gds, &gr->seeds};

@@ -1,10 +1,10 @@
-/* mem.h — the report's memory: allocations that end the command with one line when the host has none left (a report
+/* mem.h — the memory of the loaded study (table.h) and the report: allocations that end the command with one line when the host has none left (a report
  * with a number missing would be wrong, not shorter), arrays that grow, formatted text of any length, and a map from
  * strings to indices (run ids, distinct names) so that gathering a study stays linear in its rows. Host-only. */
 #pragma once
 #include <stddef.h>
 
-#include "../study/bytes.h"
+#include "bytes.h"
 
 #if defined(__GNUC__)
 #define MEM_PRINTF(a, b) __attribute__((format(printf, a, b)))
