@@ -102,7 +102,7 @@ static const opt_t opts[] = {
      "the global batch --lr is given at (e.g. 256 for a batch sweep that grows the rate)"},
     {"optimizer", "NAME", "sgd", NULL, opt_enum, FIELD(optimizer), 0, "optimizer", optim_names,
      "sgd: momentum SGD as torch.optim.SGD; lars: layer-wise adaptive rates (You et al.\n"
-     "2017, trust coefficient 0.001) on convolution and dense weights"},
+     "2017, trust coefficient 0.001) on every layer's weights and biases"},
     {"target-acc", "X", NULL, "the model's on its data set", opt_number, FIELD(target_acc), 0, NULL, NULL,
      "test accuracy (a fraction, e.g. 0.92) a run's time to target is measured to:\n"
      "resnet18 0.92 and lenet 0.85 on fashion-mnist, 0.99 and 0.98 on mnist; 0: none"},

@@ -14,9 +14,9 @@ static const char *const lr_kind_names[LR_KIND_COUNT + 1] = {"constant", "step",
 typedef enum { LR_SCALE_LINEAR = 0, LR_SCALE_SQRT = 1, LR_SCALE_NONE = 2, LR_SCALE_COUNT } lr_scaling_t;
 static const char *const lr_scaling_names[LR_SCALE_COUNT + 1] = {"linear", "sqrt", "none", 0};
 
-/* sgd: momentum SGD as torch.optim.SGD. lars: layer-wise adaptive rate scaling (You et al. 2017): every parameter
- * tensor (weights, biases, batch norm's scale and shift) steps at the rate times its trust ratio, as in the paper and
- * apex's LARC. Leaving batch norm and biases at the plain rate (the MLPerf recipes' choice, with their own rates)
+/* sgd: momentum SGD as torch.optim.SGD. lars: layer-wise adaptive rate scaling (You et al. 2017): each layer's weights
+ * and its biases (batch norm: its scale and shift together, one tensor of 2C in the flat buffer) step at the rate times
+ * their trust ratio, as in the paper and apex's LARC. Leaving batch norm and biases at the plain rate (the MLPerf recipes' choice, with their own rates)
  * trained ResNet-18 at batch 4096 to 88 % training accuracy but left the running statistics behind shifts moved at a
  * rate of 2 to 20: 10 % test accuracy. */
 typedef enum { OPTIM_SGD = 0, OPTIM_LARS = 1, OPTIM_COUNT } optim_kind_t;

@@ -389,9 +389,11 @@ static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
     row_words(b, a, &a->t[ti], w);
     text_printf(b, ": %.2f s of training (%s of %d seed%s, %s steps)", w->tt.med, w->n > 1 ? "median" : "the run",
                 w->n, w->n == 1 ? "" : "s", f0(w->tt_steps.med).s);
-    if (gpus > 1 && answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0)
-        text_printf(b, ", %.2f× sooner than 1 GPU's %.2f s", a->t[t1].row[r1].tt.med / w->tt.med,
-                    a->t[t1].row[r1].tt.med);
+    if (gpus > 1 && answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0) {
+        double one = a->t[t1].row[r1].tt.med;
+        text_printf(b, ", %.2f× %s than 1 GPU's %.2f s", one >= w->tt.med ? one / w->tt.med : w->tt.med / one,
+                    one >= w->tt.med ? "sooner" : "later", one);
+    }
     if (at >= 0) {
         const answer_row_t *f = &a->t[at].row[ar];
         text_printf(b, "; the most images/s, ");

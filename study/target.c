@@ -52,7 +52,8 @@ void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo
     if (!r) return;
     for (int i = n - 1, got = 0; i >= 0 && got < k; i--) {
         double a = r[i]->test_acc;
-        if (r[i]->epoch < 1 || a < 0 || isnan(a)) continue;
+        /* a diverged epoch's accuracy is no measure of a seed's noise */
+        if (r[i]->epoch < 1 || a < 0 || isnan(a) || run_status_parse(r[i]->status) != RUN_OK) continue;
         if (!(*lo <= a)) *lo = a;
         if (!(*hi >= a)) *hi = a;
         got++;
@@ -70,7 +71,12 @@ int study_noise_scale(const results_row_t *const *rows, int n, double *g2, doubl
     *g2 = *trace = *b_simple = NAN;
     for (int i = 0; i < n; i++) {
         const epoch_stats_t *s = &rows[i]->stats;
-        if (s->gns_small_sq < 0 || s->gns_big_sq < 0 || s->gns_b_small < 1 || s->gns_b_big < 1) continue;
+        /* an epoch whose squared norms overflowed (an fp16 step before its loss scale backed off) or that did not end
+         * ok measures nothing: it is left out, not allowed to poison the run's means */
+        if (!(s->gns_small_sq >= 0) || !(s->gns_big_sq >= 0) || !isfinite(s->gns_small_sq) ||
+            !isfinite(s->gns_big_sq) || s->gns_b_small < 1 || s->gns_b_big < 1 ||
+            run_status_parse(rows[i]->status) != RUN_OK)
+            continue;
         if (k && (s->gns_b_small != bs || s->gns_b_big != bb)) return -1;   /* one run measures at one pair */
         bs = s->gns_b_small, bb = s->gns_b_big;
         small += s->gns_small_sq, big += s->gns_big_sq, k++;

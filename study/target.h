@@ -34,5 +34,6 @@ void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo
 int study_acc_fell(double a_lo, double b_hi);
 
 /* A run's gradient noise scale (engine/gns.h) over its epochs: the means of its epochs' gns_small_sq and gns_big_sq,
- * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). 0, or -1 without one. */
+ * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). Epochs that did not end ok or
+ * whose norms are not finite are left out. 0, or -1 without one. */
 int study_noise_scale(const results_row_t *const *rows, int n, double *g2, double *trace, double *b_simple);

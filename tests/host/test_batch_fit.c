@@ -22,9 +22,11 @@ static void single_run(FILE *f, int id, int b, int e) {
 
 static void test_section(void) {
     char dir[] = "/tmp/test_batch_fit.XXXXXX", path[600];
-    if (!mkdtemp(dir)) return;
+    EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
     snprintf(path, sizeof path, "%s/study.csv", dir);
     FILE *f = fopen(path, "w");
+    EXPECT(f != NULL, "%s", path);
+    if (!f) return;
     fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,steps,epoch,phase,"
           "epoch_s,images_per_s,step_ms,test_acc,status,target_acc,lr_schedule,optimizer,warmup_epochs,lr_scaling,"
           "lr_base_batch\n", f);
@@ -55,6 +57,8 @@ static void test_section(void) {
     snprintf(want, sizeof want, "| nccl | 2 | 1024 | 3.000 | %.0f ± %.0f | %.2f ± %.2f (projected) |", at, se,
              at * 3 / 1000, se * 3 / 1000);
     EXPECT(fit.ok && fabs(fit.bcrit - 641.3) < 0.5, "B_crit %g", fit.bcrit);
+    /* at 1024: 328.6 + 210,748 / 1024 = 534.4 steps, by hand */
+    EXPECT(fabs(at - 534.4) < 0.1, "projected steps at 1024: %g", at);
     EXPECT(text && strstr(text, "critical batch B_crit = E_min / S_min = ") && strstr(text, want),
            "section with the projection row %s:\n%s", want, text);
     EXPECT(text && !strstr(text, "| nccl | 2 | 4096 |"), "4096 lies past the fitted batches: not projected");

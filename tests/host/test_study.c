@@ -8,6 +8,7 @@
 #include "study/key.h"
 #include "study/study.h"
 #include "study/table.h"
+#include "study/target.h"
 #include "test.h"
 
 #include <string.h>
@@ -263,8 +264,38 @@ static void test_study_csv(const char *dir) {
     if (rc == 0) study_free(&st);
 }
 
+/* A run's rows for study/target.h: epochs of test accuracy acc[e] and the noise scale's norms, epoch 4 diverged. */
+static void target_rows(results_row_t *w, const results_row_t **p) {
+    const double acc[4] = {0.90, 0.91, 0.92, 0.10}, small[4] = {3.0, 3.0, INFINITY, 3.0}, big[4] = {2.0, 2.0, 2.0, 2.0};
+    for (int e = 0; e < 4; e++) {
+        results_row_init(&w[e]);
+        w[e].epoch = e + 1;
+        w[e].status = e == 3 ? "diverged" : "ok";
+        w[e].test_acc = acc[e];
+        w[e].stats.gns_small_sq = small[e], w[e].stats.gns_big_sq = big[e];
+        w[e].stats.gns_b_small = 32, w[e].stats.gns_b_big = 64;
+        p[e] = &w[e];
+    }
+}
+
+/* Time to target's neighbours: a diverged epoch is no seed's noise, and an epoch whose norms overflowed (or that did
+ * not end ok) is left out of the noise scale instead of making the run's estimate inf. */
+static void test_target_rows(void) {
+    results_row_t w[4];
+    const results_row_t *p[4];
+    target_rows(w, p);
+    double lo, hi, g2, trace, b;
+    study_acc_spread(p, 4, 3, &lo, &hi);
+    EXPECT(lo == 0.90 && hi == 0.92, "spread of the last 3 ok epochs: %g-%g, want 0.90-0.92", lo, hi);
+    /* epochs 1 and 2 only: small 3, big 2 at 32 and 64: |G|^2 = (64 x 2 - 32 x 3) / 32 = 1, tr = 1 / (1/32 - 1/64) = 64 */
+    EXPECT(study_noise_scale(p, 4, &g2, &trace, &b) == 0 && fabs(g2 - 1) < 1e-12 && fabs(trace - 64) < 1e-9 &&
+               fabs(b - 64) < 1e-9,
+           "noise scale without the overflowed and the diverged epoch: |G|^2 %g, tr %g, B %g", g2, trace, b);
+}
+
 int main(void) {
     test_key();
+    test_target_rows();
     test_complete();
     test_median_t1();
     char dir[] = "/tmp/test_study.XXXXXX";
