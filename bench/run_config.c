@@ -30,6 +30,7 @@ void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_poi
     row->lr_base_batch = o->lr_base_batch > 0 ? o->lr_base_batch : pt->global_batch / (o->weak ? pt->gpus : 1);
     row->optimizer = optim_names[o->optimizer];
     row->target_acc = o->target_acc > 0 ? o->target_acc : -1;
+    row->gns_every = o->gns_every;   /* 0 written: a run that measured none is not one that did (the key) */
     row->env = *env;
     if (!info->uses_nccl) row->env.nccl_transport[0] = '\0';
     row->nodes = dist ? dist->n_nodes : 1;

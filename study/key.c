@@ -9,8 +9,8 @@
 
 const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
     "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "grad_dtype", "init", "lr_schedule", "warmup_epochs", "lr_epochs", "optimizer", "micro_batches", "schedule",
-    "steps", "nodes", "nccl_transport", "nccl_algo",
+    "grad_dtype", "init", "lr_schedule", "warmup_epochs", "lr_epochs", "optimizer", "gns_every", "micro_batches",
+    "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
 };
 
 /* One formatted row as libcsv splits it: the key columns' cells, cut to RESULTS_CELL_MAX as the scan cuts them. */

@@ -6,14 +6,14 @@
 
 /* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
  * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
- * math, grad_dtype, init, lr_schedule, warmup_epochs, lr_epochs and optimizer (how the rate moves and what steps
- * with it), micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
+ * math, grad_dtype, init, lr_schedule, warmup_epochs, lr_epochs, optimizer and gns_every (how the rate moves, what
+ * steps with it, and whether some steps also measure the noise scale, which costs time), micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
  * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
  * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
  * pipeline split (measured when automatic), and timings. An empty cell of a WILD column (RESULTS_SCHEMA's flag)
  * matches any value, in a row or in the query: an nccl_algo not known before the run is set up (NCCL's choice,
  * --naive-path auto) matches alike. */
-#define RESULTS_KEY_FIELDS 22
+#define RESULTS_KEY_FIELDS 23
 /* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
  * configurations never compare equal on a cut-off prefix. */
 #define RESULTS_CELL_MAX 256

@@ -38,6 +38,7 @@ typedef struct {
     double warmup_epochs;
     int lr_epochs, lr_base_batch;
     double target_acc;          /* the test accuracy a run's time to target is measured to (study/target.h) */
+    int gns_every;              /* --gns-every: the noise scale measured every this many steps, 0 never; < 0 unknown */
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
     const char *phase;          /* results_phase(epoch) */
     double images_per_s;        /* steps x global batch / epoch_s */
@@ -115,6 +116,7 @@ void results_stamp(results_row_t *row);
     X(lr_scaling,        STR,      lr_scaling,               NULL,    NAME) \
     X(lr_base_batch,     INT,      lr_base_batch,            NULL,    0   ) \
     X(optimizer,         STR,      optimizer,                NULL,    NAME_WILD) \
+    X(gns_every,         INT,      gns_every,                NULL,    WILD) \
     X(target_acc,        NUM,      target_acc,               "%.6g",  0   ) \
     X(epoch,             INT,      epoch,                    NULL,    0   ) \
     X(phase,             STR,      phase,                    NULL,    NAME) \

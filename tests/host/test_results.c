@@ -81,7 +81,7 @@ static results_row_t full_row(int epoch) {
     r.grad_dtype = "bf16", r.seed = 18446744073709551615ULL, r.gpus = 2, r.global_batch = 512, r.per_gpu_batch = 256;
     r.lr = 0.2, r.momentum = 0.9, r.weight_decay = 5e-4, r.epoch = epoch, r.phase = epoch == 1 ? "warmup" : "steady";
     r.lr_schedule = "cosine", r.warmup_epochs = 1.5, r.lr_epochs = 10, r.lr_scaling = "sqrt", r.lr_base_batch = 256;
-    r.optimizer = "lars", r.target_acc = 0.92, r.eval_s = 0.125, r.stats.lr_now = 0.1875;
+    r.optimizer = "lars", r.gns_every = 25, r.target_acc = 0.92, r.eval_s = 0.125, r.stats.lr_now = 0.1875;
     r.stats.gns_small_sq = 2.5, r.stats.gns_big_sq = 1.25, r.stats.gns_b_small = 128, r.stats.gns_b_big = 256;
     r.stats.steps = 117, r.stats.epoch_s = 12.3456789, r.images_per_s = 41234.5, r.stats.step_ms = 45.678912;
     r.stats.train_loss = 0.25, r.stats.train_acc = 0.91, r.test_acc = 0.9, r.status = "ok";
@@ -103,7 +103,7 @@ static results_row_t full_row(int epoch) {
 static const char *const full_cells[] = {
     "20260101T000000Z-3-4242", "2026-01-01T00:00:02Z", "nccl", "resnet18", "fashion-mnist",
     "18446744073709551615", "2", "512", "256", "0.2", "0.9", "0.0005", "tf32", "bf16", "normal", "cosine", "1.5", "10",
-    "sqrt", "256", "lars", "0.92", "2", "steady", "117", "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9",
+    "sqrt", "256", "lars", "25", "0.92", "2", "steady", "117", "12.345679", "41234.5", "45.6789", "0.25", "0.91", "0.9",
     "0.125000", "0.1875", "2.5", "1.25", "128", "256", "32768", "3", "ok", "x.cu:1: f(a, \"b\") -> out of memory",
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
@@ -113,14 +113,14 @@ static const char *const full_cells[] = {
 
 static const char *const brief_columns =
     "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,momentum,weight_decay,math,"
-    "grad_dtype,init,lr_schedule,warmup_epochs,lr_epochs,lr_scaling,lr_base_batch,optimizer,target_acc,epoch,phase,"
-    "steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,eval_s,lr_now,gns_small_sq,gns_big_sq,"
+    "grad_dtype,init,lr_schedule,warmup_epochs,lr_epochs,lr_scaling,lr_base_batch,optimizer,gns_every,target_acc,"
+    "epoch,phase,steps,epoch_s,images_per_s,step_ms,train_loss,train_acc,test_acc,eval_s,lr_now,gns_small_sq,gns_big_sq,"
     "gns_b_small,gns_b_big,loss_scale,skipped_steps,status,reason,"
     "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
     "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,stage_balance,peak_mem_mb,mem_free_mb,"
     "mem_total_mb,nodes,gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,"
     "git_commit";
-#define NCOLS 73
+#define NCOLS 74
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -170,11 +170,11 @@ static void test_format(void) {
     EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "sparse row: %s", line);
     if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
-            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {22, "1"}, {24, "0"},
-            {25, ""}, {27, ""}, {28, "nan"}, {29, ""}, {37, ""}, {38, ""}, {39, "diverged"},
-            {40, "the loss is not finite"}, {44, ""}, {45, ""}, {48, ""}, {49, ""}, {50, "4"}, {51, "8"},
-            {52, "gpipe"}, {53, "0-3,4-7"}, {54, "0.27"}, {55, "0.2727"}, {56, "1.5;2.25"}, {57, "1.038"}, {58, ""},
-            {59, "0"}, {60, ""}, {61, ""}, {62, ""}, {63, ""}, {64, ""}, {65, ""}, {71, ""},
+            {0, ""}, {2, ""}, {5, "7"}, {6, ""}, {9, ""}, {10, "0"}, {11, ""}, {13, ""}, {23, "1"}, {25, "0"},
+            {26, ""}, {28, ""}, {29, "nan"}, {30, ""}, {38, ""}, {39, ""}, {40, "diverged"},
+            {41, "the loss is not finite"}, {45, ""}, {46, ""}, {49, ""}, {50, ""}, {51, "4"}, {52, "8"},
+            {53, "gpipe"}, {54, "0-3,4-7"}, {55, "0.27"}, {56, "0.2727"}, {57, "1.5;2.25"}, {58, "1.038"}, {59, ""},
+            {60, "0"}, {61, ""}, {62, ""}, {63, ""}, {64, ""}, {65, ""}, {66, ""}, {72, ""},
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
@@ -212,7 +212,7 @@ static void test_write_and_append(void) {
     EXPECT(p.nf[0] == NCOLS, "header fields %d", p.nf[0]);
     for (int i = 0; i < p.nf[0] && i < NCOLS; i++)
         EXPECT(strcmp(p.f[0][i], results_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
-    EXPECT(p.nf[1] == NCOLS && strcmp(p.f[1][23], "warmup") == 0 && strcmp(p.f[1][22], "1") == 0, "epoch 1 row");
+    EXPECT(p.nf[1] == NCOLS && strcmp(p.f[1][24], "warmup") == 0 && strcmp(p.f[1][23], "1") == 0, "epoch 1 row");
     expect_full_row(&p, 2);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -256,12 +256,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 73: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 74: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 74: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 75: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -318,7 +318,7 @@ static void test_missing_newline(void) {
     EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     results_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
-    EXPECT(p.nf[2] == 67, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
+    EXPECT(p.nf[2] == 68, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
     expect_full_row(&p, 3);
     parsed_free(&p);
@@ -468,7 +468,7 @@ static void test_read_fixture(void) {
      * loss_scale, ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
-    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 26 && t.unknown == 0, "committed study: %d rows, %d bad, "
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 27 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;

@@ -20,24 +20,26 @@ static void key(results_key_t *k, const char *cells[RESULTS_KEY_FIELDS]) {
 
 static void test_key(void) {
     /* strategy model dataset seed gpus global_batch lr momentum weight_decay math grad_dtype init lr_schedule
-     * warmup_epochs lr_epochs optimizer micro_batches schedule steps nodes nccl_transport nccl_algo */
+     * warmup_epochs lr_epochs optimizer gns_every micro_batches schedule steps nodes nccl_transport nccl_algo */
     const char *ok[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                        "normal", "cosine", "1", "10", "sgd", "", "", "117", "1", "default", "Ring"};
+                        "normal", "cosine", "1", "10", "sgd", "0", "", "", "117", "1", "default", "Ring"};
     const char *setup[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32",
-                           "fp32", "normal", "cosine", "1", "10", "sgd", "", "", "", "1", "default", ""};
+                           "fp32", "normal", "cosine", "1", "10", "sgd", "0", "", "", "", "1", "default", ""};
     const char *seed2[] = {"nccl", "resnet18", "fashion-mnist", "2", "2", "512", "0.2", "0.9", "0.0005", "tf32",
-                           "fp32", "normal", "cosine", "1", "10", "sgd", "", "", "117", "1", "default", "Ring"};
+                           "fp32", "normal", "cosine", "1", "10", "sgd", "0", "", "", "117", "1", "default", "Ring"};
     const char *lr4[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.4", "0.9", "0.0005", "tf32", "fp32",
-                         "normal", "cosine", "1", "10", "sgd", "", "", "117", "1", "default", "Ring"};
+                         "normal", "cosine", "1", "10", "sgd", "0", "", "", "117", "1", "default", "Ring"};
     const char *tree[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32",
-                          "fp32", "normal", "cosine", "1", "10", "sgd", "", "", "117", "1", "default", "Tree"};
+                          "fp32", "normal", "cosine", "1", "10", "sgd", "0", "", "", "117", "1", "default", "Tree"};
     const char *step[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32",
-                          "fp32", "normal", "step", "1", "10", "sgd", "", "", "117", "1", "default", "Ring"};
+                          "fp32", "normal", "step", "1", "10", "sgd", "0", "", "", "117", "1", "default", "Ring"};
     const char *lars[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32",
-                          "fp32", "normal", "cosine", "1", "10", "lars", "", "", "117", "1", "default", "Ring"};
+                          "fp32", "normal", "cosine", "1", "10", "lars", "0", "", "", "117", "1", "default", "Ring"};
     const char *old[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
-                         "normal", "", "", "", "", "", "", "117", "1", "default", "Ring"};
-    results_key_t a, b, c, d, e, f, g, h;
+                         "normal", "", "", "", "", "", "", "", "117", "1", "default", "Ring"};
+    const char *gns[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
+                         "normal", "cosine", "1", "10", "sgd", "25", "", "", "117", "1", "default", "Ring"};
+    results_key_t a, b, c, d, e, f, g, h, k;
     key(&a, ok);
     key(&b, setup);
     key(&c, seed2);
@@ -49,6 +51,9 @@ static void test_key(void) {
     EXPECT(!study_key_match(&f, &g) && !study_key_match(&a, &f), "another schedule or optimizer is another "
            "configuration");
     EXPECT(study_key_match(&a, &h), "a CSV from before schedules (no such cells) matches any");
+    key(&k, gns);
+    EXPECT(!study_key_match(&a, &k) && study_key_match(&h, &k), "a run that measured the noise scale is another "
+           "configuration than one that did not (--resume runs it)");
     EXPECT(study_key_match(&a, &b) && study_key_match(&b, &a),
            "a setup failure (no steps, no algorithm) matches its retry");
     EXPECT(!study_key_match(&a, &c), "another seed is another configuration");
@@ -57,7 +62,7 @@ static void test_key(void) {
     EXPECT(study_key_match(&b, &e), "an unknown algorithm matches any");
     results_key_t m = b;
     study_key_merge(&m, &a);
-    EXPECT(strcmp(m.cell[18], "117") == 0 && strcmp(m.cell[21], "Ring") == 0, "merge fills the empty cells");
+    EXPECT(strcmp(m.cell[19], "117") == 0 && strcmp(m.cell[22], "Ring") == 0, "merge fills the empty cells");
     EXPECT(!study_key_match(&m, &e), "once merged, the configuration knows its algorithm");
     /* The wildcard cells are the key columns RESULTS_SCHEMA flags WILD: these five (doc/csv.md), and no WILD column
      * outside the key. */
@@ -65,10 +70,10 @@ static void test_key(void) {
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
         if (study_key_wildcard(i))
             snprintf(wild + strlen(wild), sizeof wild - strlen(wild), "%s ", results_key_columns[i]);
-    EXPECT(strcmp(wild, "grad_dtype lr_schedule warmup_epochs lr_epochs optimizer micro_batches schedule steps nccl_algo ") == 0, "wildcards: %s", wild);
+    EXPECT(strcmp(wild, "grad_dtype lr_schedule warmup_epochs lr_epochs optimizer gns_every micro_batches schedule steps nccl_algo ") == 0, "wildcards: %s", wild);
     int n_wild = 0;
     for (int c = 0; c < results_ncolumns(); c++) n_wild += (results_schema[c].flags & RESULTS_F_WILD) != 0;
-    EXPECT(n_wild == 9, "every WILD column is a key column (%d flagged)", n_wild);
+    EXPECT(n_wild == 10, "every WILD column is a key column (%d flagged)", n_wild);
 }
 
 static study_progress_t progress(const int *epochs, const char *const *status, int n) {
