@@ -74,7 +74,9 @@ static int cmp_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_curve(a, b);
     return c ? c : cmp_int(a->global_batch, b->global_batch);
 }
-static int with_target(const study_run_t *r) { return !isnan(r->tt.target) && r->nrows > 0; }
+/* A run on a curve: measured to a target, at a global batch the log-scale axes and the fit in 1/B can take (a CSV is
+ * data: a hand-edited or foreign one may hold none). */
+static int with_target(const study_run_t *r) { return !isnan(r->tt.target) && r->nrows > 0 && r->global_batch >= 1; }
 
 /* "sgd, cosine rate, warm-up 2 epochs, linear rule from 0.1 at 256" */
 static void curve_words(bytes_t *b, const study_run_t *r) {
@@ -206,6 +208,11 @@ static void curve_section(FILE *md, const report_t *r, int g, const study_run_t 
     curve_free(&c);
 }
 
+/* A point the figure draws: every seed reached the target, in a step count a log-scale axis takes. */
+static int drawable(const bpoint_t *p) {
+    return p->steps.n == p->runs && p->steps.min > 0 && isfinite(p->steps.max);
+}
+
 /* A configuration's step time where it has one: the median of its steady step_ms. */
 static int has_step(const study_run_t *r) { return !isnan(r->med[RESULTS_COL_step_ms]); }
 static int cmp_projected(const study_run_t *a, const study_run_t *b) {
@@ -331,11 +338,15 @@ int report_batch_figure(report_t *r, int g, const char *caption, char *err, size
         curve_make(&c, u + i, j - i);
         bytes_t w = {0};
         curve_words(&w, u[i]);
-        if (c.m && lines++) fprintf(o.f, "\n\n");   /* a line of the batches every seed reached: gnuplot takes no
-                                                     * block without a point */
-        if (c.m) report_data_title(o.f, w.s);
+        /* a line of the batches every seed reached, each with a step count a log-scale axis takes (a CSV is data:
+         * 0 steps or a non-finite one may stand in it); gnuplot takes no block without a point */
+        int pts = 0;
         for (int k = 0; k < c.k; k++)
-            if (c.p[k].steps.n == c.p[k].runs)
+            pts += drawable(&c.p[k]);
+        if (pts && lines++) fprintf(o.f, "\n\n");
+        if (pts) report_data_title(o.f, w.s);
+        for (int k = 0; k < c.k; k++)
+            if (drawable(&c.p[k]))
                 fprintf(o.f, "%d %.6g %.6g %.6g\n", c.p[k].batch, c.p[k].steps.med, c.p[k].steps.min,
                         c.p[k].steps.max);
         if (c.f.ok) {   /* the fit's curve, sampled: gnuplot draws numbers, it computes none */
@@ -343,7 +354,7 @@ int report_batch_figure(report_t *r, int g, const char *caption, char *err, size
             text_printf(&w, ", fit: B_crit %.0f", c.f.bcrit);
             report_data_title(of.f, w.s);
             for (double b = c.bx[0] / 2; b <= 2 * c.bx[c.m - 1] * 1.0001; b *= pow(2, 0.25))
-                fprintf(of.f, "%.6g %.6g\n", b, c.f.smin + c.f.emin / b);
+                fprintf(of.f, "%.6g %.6g\n", b, c.f.smin + c.f.emin / b);   /* > 0: S_min and E_min are (ok) */
         }
         free(w.s);
         curve_free(&c);
