@@ -27,7 +27,7 @@ void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_poi
     row->warmup_epochs = o->warmup_epochs;
     row->lr_epochs = o->lr_schedule == LR_CONSTANT ? -1 : o->epochs;   /* a constant rate spans no epochs */
     row->lr_scaling = lr_scaling_names[o->lr_scaling];
-    row->lr_base_batch = o->lr_base_batch > 0 ? o->lr_base_batch : pt->global_batch / (o->weak ? pt->gpus : 1);
+    row->lr_base_batch = pt->lr_base_batch;
     row->optimizer = optim_names[o->optimizer];
     row->target_acc = o->target_acc > 0 ? o->target_acc : -1;
     row->gns_every = o->gns_every;   /* 0 written: a run that measured none is not one that did (the key) */

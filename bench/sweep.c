@@ -72,8 +72,8 @@ int sweep_expand(const options_t *o, sweep_point_t **points, char *err, size_t e
          * base unless --lr-base-batch names another. */
         p[k].global_batch = o->weak ? o->batch[b] * gpus : o->batch[b];
         p[k].per_gpu_batch = p[k].global_batch / gpus;
-        p[k].lr = lr_scale(o->lr[l], o->lr_scaling, p[k].global_batch,
-                           o->lr_base_batch > 0 ? o->lr_base_batch : o->batch[b]);
+        p[k].lr_base_batch = o->lr_base_batch > 0 ? o->lr_base_batch : o->batch[b];
+        p[k].lr = lr_scale(o->lr[l], o->lr_scaling, p[k].global_batch, p[k].lr_base_batch);
         p[k].seed = o->seeds[s];
         p[k].math = o->math[m];
         p[k].grad_dtype = o->grad_dtype[d];
@@ -87,8 +87,7 @@ int sweep_lr_warning(const options_t *o, const sweep_point_t *p, int n, char *ms
     int worst = -1;
     double most = SWEEP_LR_WARN_RATIO;
     for (int k = 0; k < n; k++) {
-        int base = o->lr_base_batch > 0 ? o->lr_base_batch : o->weak ? p[k].per_gpu_batch : p[k].global_batch;
-        double grown = lr_scale(1.0, o->lr_scaling, p[k].global_batch, base);
+        double grown = lr_scale(1.0, o->lr_scaling, p[k].global_batch, p[k].lr_base_batch);
         if (grown > most) most = grown, worst = k;
     }
     if (worst < 0) return 0;

@@ -8,7 +8,8 @@ typedef struct {
     int gpus;
     int global_batch;           /* weak: batch * gpus; strong: batch */
     int per_gpu_batch;          /* global_batch / gpus */
-    double lr;                  /* the peak rate: --lr grown from its base batch to global_batch (lr_scale) */
+    double lr;                  /* the peak rate: --lr grown from lr_base_batch to global_batch (lr_scale) */
+    int lr_base_batch;          /* the global batch --lr is given at: --lr-base-batch, else the --batch value */
     unsigned long long seed;
     math_t math;
     dtype_t grad_dtype;         /* naive, nccl: the gradients on the wire */

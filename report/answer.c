@@ -88,14 +88,6 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
         }
 }
 
-/* Two runs trained with one optimizer, schedule and warm-up. */
-static int same_recipe(const study_run_t *a, const study_run_t *b) {
-    const results_row_t *x = a->rows[0], *y = b->rows[0];
-    return !strcmp(x->optimizer ? x->optimizer : "", y->optimizer ? y->optimizer : "") &&
-           !strcmp(x->lr_schedule ? x->lr_schedule : "", y->lr_schedule ? y->lr_schedule : "") &&
-           !cmp_num(x->warmup_epochs, y->warmup_epochs);
-}
-
 /* The reference row at each row's batch; speedup, efficiency and the change of accuracy against it; whether the
  * accuracy held (against the reference; a row on one GPU, against the best of the group's rows on one GPU). */
 static void table_finish(answer_table_t *t, const answer_row_t *best_one) {
@@ -106,7 +98,7 @@ static void table_finish(answer_table_t *t, const answer_row_t *best_one) {
         w->ref = study_is_reference(w->run->info) ? i : -1;
         for (int k = 0; k < t->n && w->ref < 0; k++)
             if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch &&
-                same_recipe(t->row[k].run, w->run))
+                !study_cmp_recipe(t->row[k].run->rows[0], w->run->rows[0]))
                 w->ref = k;
         for (int k = 0; k < t->n && w->ref < 0; k++)
             if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch)

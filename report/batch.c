@@ -62,9 +62,7 @@ static int cmp_curve(const study_run_t *a, const study_run_t *b) {
     const results_row_t *x = a->rows[0], *y = b->rows[0];
     int c = cmp_int(a->group, b->group);
     if (!c) c = math_cmp(a->math, b->math);
-    if (!c) c = strcmp(cell(x->optimizer), cell(y->optimizer));
-    if (!c) c = strcmp(cell(x->lr_schedule), cell(y->lr_schedule));
-    if (!c) c = cmp_num(x->warmup_epochs, y->warmup_epochs);
+    if (!c) c = study_cmp_recipe(x, y);
     if (!c) c = strcmp(cell(x->lr_scaling), cell(y->lr_scaling));
     if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-4 * base_lr(a))   /* lr cells hold 6 digits */
         c = cmp_num(base_lr(a), base_lr(b));

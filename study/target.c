@@ -61,6 +61,15 @@ void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo
     free(r);
 }
 
+static const char *cell_or_empty(const char *s) { return s ? s : ""; }
+
+int study_cmp_recipe(const results_row_t *a, const results_row_t *b) {
+    int c = strcmp(cell_or_empty(a->optimizer), cell_or_empty(b->optimizer));
+    if (!c) c = strcmp(cell_or_empty(a->lr_schedule), cell_or_empty(b->lr_schedule));
+    if (!c) c = (a->warmup_epochs > b->warmup_epochs) - (a->warmup_epochs < b->warmup_epochs);
+    return c;
+}
+
 int study_acc_fell(double a_lo, double b_hi) {
     return b_hi < a_lo;   /* NAN compares false: no accuracy, no finding */
 }

@@ -25,6 +25,10 @@ int study_time_to_target(const results_row_t *const *rows, int n, double target,
 /* How far apart a run's last k epochs' test accuracies lie (fractions, *lo <= *hi): the noise of its accuracy where
  * only one seed ran. NAN without an accuracy. */
 void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo, double *hi);
+/* Whether two runs (a row of each) trained to one recipe: optimizer, learning-rate schedule and warm-up; < 0, 0, > 0
+ * as strcmp (an older CSV's empty cells are equal). The answer's reference of a row and the batch curves share it. */
+int study_cmp_recipe(const results_row_t *a, const results_row_t *b);
+
 /* The epochs of the spread a one-seed run's accuracy is judged with (study_acc_spread). */
 #define STUDY_SPREAD_EPOCHS 3
 
