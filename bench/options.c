@@ -107,8 +107,9 @@ static const opt_t opts[] = {
      "test accuracy (a fraction, e.g. 0.92) a run's time to target is measured to:\n"
      "resnet18 0.92 and lenet 0.85 on fashion-mnist, 0.99 and 0.98 on mnist; 0: none"},
     {"gns-every", "N", "0", NULL, opt_count, FIELD(gns_every), 0, NULL, NULL,
-     "single: measure the gradient noise scale every N steps (0: never), from the\n"
-     "gradients of half and of the whole batch of one step"},
+     "measure the gradient noise scale every N steps (0: never). single: from the\n"
+     "gradients of half and of the whole batch; naive, nccl (2 GPUs or more): of\n"
+     "each replica's shard and of the all-reduced batch"},
     {"scale", "MODE", "weak", NULL, opt_flag, FIELD(weak), 0, "scale", scales,
      "weak: batch and lr grow with the GPUs; strong: fixed global batch"},
     {"epochs", "N", "3", NULL, opt_pos_int, FIELD(epochs), 0, NULL, NULL,
@@ -319,6 +320,11 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
         if (o->gpus[i] > max_gpus) max_gpus = o->gpus[i];
     }
+    for (int i = 0; o->gns_every > 0 && st && st->noise_scale == STRATEGY_GNS_REPLICAS && i < o->n_gpus; i++)
+        if (o->gpus[i] < 2)
+            return errmsg(2, err, errlen, "--gns-every: strategy %s measures the noise scale between its replicas, "
+                          "so on 2 GPUs or more (--gpus has %d; strategy single measures it on one)", st->name,
+                          o->gpus[i]);
     /* The strategy's own bound, from its properties: known now, so it is no failed row at setup. The benchmark's
      * --strategy picks among the reducing strategies and has none. */
     if (st && !o->bench && st->max_gpus > 0 && max_gpus > st->max_gpus)

@@ -53,10 +53,6 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
     if (optim_init(&r->opt, optim->kind, momentum, weight_decay, &optim->sched, spe, &r->model, err, errlen) != 0)
         return -1;
     r->gns_every = optim->gns_every;
-    if (r->gns_every > 0 && shard_batch < 2) {
-        snprintf(err, errlen, "the gradient noise scale needs at least 2 images per GPU (has %d)", shard_batch);
-        return -1;
-    }
     if (r->gns_every > 0 && gpu_try_malloc((void **)&r->d_gns, 4 * sizeof(double)) != 0) {
         snprintf(err, errlen, "out of memory: the noise scale's sums");
         return -1;
@@ -195,8 +191,7 @@ static void seg_whole_step(replica_t *r, const void *unused) {
     replica_seg_update(r, NULL);
 }
 
-/* |g|^2 of the update's gradients (both buffers where split) into *acc. */
-static void grads_sumsq(replica_t *r, double *acc) {
+void replica_update_sumsq(replica_t *r, double *acc) {
     optim_sumsq(r->update_grads, r->update_grad_dtype, r->grads_lp, r->model.act_dtype, r->model.n_params, r->ls, acc,
                 r->gpu.stream);
 }
@@ -215,10 +210,10 @@ static void seg_gns_step(replica_t *r, const void *unused) {
     softmax_xent(t->val, m->labels, t->grad, m->act_dtype, m->batch, half, m->classes, 1.0f / (float)half,
                  m->loss_scale, r->d_gns + 2, r->gpu.stream);
     replica_seg_backward(r, range);
-    grads_sumsq(r, r->d_gns);
+    replica_update_sumsq(r, r->d_gns);
     model_loss(m, &r->gpu, r->shard_batch, 1.0f / (float)r->global_batch, 1);
     replica_seg_backward(r, range);
-    grads_sumsq(r, r->d_gns + 1);
+    replica_update_sumsq(r, r->d_gns + 1);
     replica_seg_update(r, NULL);
 }
 
@@ -266,16 +261,27 @@ void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_
     *acc = h[1] / images;
 }
 
-void replica_epoch_optim(replica_t *r, double *lr_now, double *small_sq, double *big_sq, int *b_small, int *b_big) {
+double replica_lr_now(replica_t *r) {
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    *lr_now = optim_lr_read(&r->opt, r->gpu.stream);
+    return optim_lr_read(&r->opt, r->gpu.stream);
+}
+
+int replica_gns_sums(replica_t *r, double sums[2]) {
+    sums[0] = sums[1] = 0;
+    if (!r->d_gns || !r->gns_n) return 0;
+    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaMemcpy(sums, r->d_gns, 2 * sizeof(double), cudaMemcpyDeviceToHost));
+    return r->gns_n;
+}
+
+void replica_epoch_gns_halves(replica_t *r, double *small_sq, double *big_sq, int *b_small, int *b_big) {
+    double h[2];
+    int n = replica_gns_sums(r, h);
     *small_sq = *big_sq = -1;
     *b_small = *b_big = -1;
-    if (!r->d_gns || !r->gns_n) return;
-    double h[2];
-    CHECK_CUDA(cudaMemcpy(h, r->d_gns, sizeof h, cudaMemcpyDeviceToHost));
-    *small_sq = h[0] / r->gns_n;
-    *big_sq = h[1] / r->gns_n;
+    if (!n) return;
+    *small_sq = h[0] / n;
+    *big_sq = h[1] / n;
     *b_small = r->shard_batch / 2;
     *b_big = r->shard_batch;
 }

@@ -25,9 +25,11 @@ typedef struct replica {
     int steps_per_epoch;        /* n_train / global_batch: the last partial batch is dropped, as the reference */
     optim_t opt;                /* the schedule's rate on the device, the update (SGD or LARS) */
     unsigned long long seed;
-    /* The gradient noise scale (engine/gns.h), every gns_every steps (0: never): the step's gradient of the first
-     * half of the shard and of the whole, their squared norms summed over the epoch in d_gns[0..1] (d_gns[2..3]:
-     * the half's loss sums, kept out of the epoch's), gns_n such steps this epoch; steps: optimizer steps so far. */
+    /* The gradient noise scale (engine/gns.h), every gns_every steps (0: never): two squared gradient norms, at a
+     * small and a large batch, summed over the epoch in d_gns[0..1], gns_n such steps this epoch. Training alone
+     * (replica_step_graphed) they are of the first half of the shard and of the whole (d_gns[2..3]: the half's loss
+     * sums, kept out of the epoch's); in data parallel (strategies/dp.h) of this replica's shard and of the
+     * all-reduced batch. steps: optimizer steps so far, training alone. */
     int gns_every, gns_n;
     double *d_gns;
     long long steps;
@@ -116,9 +118,16 @@ void replica_mark_step(replica_t *r, int step);
 /* Waits for the epoch, returns its seconds (CUDA events), median step milliseconds, and mean loss/accuracy
  * over the images this replica trained on. */
 void replica_epoch_end(replica_t *r, int steps, double *epoch_s, double *median_step_ms, double *loss, double *acc);
-/* After replica_epoch_end: the rate of the epoch's last step and the noise scale's means (epoch_stats_t's fields,
- * < 0 where not measured). */
-void replica_epoch_optim(replica_t *r, double *lr_now, double *small_sq, double *big_sq, int *b_small, int *b_big);
+/* The rate of the last step begun (synchronises r's stream): the row's lr_now. */
+double replica_lr_now(replica_t *r);
+/* The epoch's noise-scale sums d_gns[0..1] into sums; returns its noise-scale steps (0: none measured). */
+int replica_gns_sums(replica_t *r, double sums[2]);
+/* After replica_epoch_end, training alone: the noise scale's means at half the shard and the whole (epoch_stats_t's
+ * fields, < 0 where not measured). */
+void replica_epoch_gns_halves(replica_t *r, double *small_sq, double *big_sq, int *b_small, int *b_big);
+/* Adds |g|^2 of the gradients the update reads (both buffers where split, unscaled by the loss scale) into *acc on
+ * r's stream. */
+void replica_update_sumsq(replica_t *r, double *acc);
 /* The loss scale after the work queued so far (synchronises r's stream) and the steps skipped since the previous
  * call (since the start, at the first): the CSV's loss_scale and skipped_steps at an epoch's end. -1 and -1 without
  * a loss scale. */

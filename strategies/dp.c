@@ -74,6 +74,13 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
         CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
         CHECK_ALLOC(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
     }
+    /* One replica's gradient is the reduced one: two batches of one step would be one. */
+    if (cfg->optim.gns_every > 0 && world < 2) {
+        snprintf(err, errlen, "the gradient noise scale between replicas needs 2 GPUs or more (has %d; strategy "
+                 "single measures it on one)", world);
+        dp_teardown(dp);
+        return -1;
+    }
     if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
         dp_teardown(dp);
         return -1;
@@ -160,15 +167,39 @@ static void seg_round_update_(replica_t *r, const void *wire) {
     replica_seg_update(r, NULL);
 }
 
+static int gns_step_(const dp_t *dp) {
+    int every = dp->reps[0].gns_every;
+    return every > 0 && dp->steps % every == 0;
+}
+
+const dp_gns_local_t *dp_gns_local(const dp_t *dp, dp_gns_local_t *store) {
+    if (!gns_step_(dp)) return NULL;
+    for (int i = 0; i < dp->n; i++) {
+        store->acc[i] = dp->reps[i].d_gns;
+        store->ls[i] = dp->reps[i].ls;
+    }
+    return store;
+}
+
+/* The update segment of a step measuring the noise scale: |g|^2 of the reduced gradient it reads, first (a segment of
+ * its own, so the other steps' graph stays as it was). */
+static void seg_gns_update_(replica_t *r, const void *unused) {
+    replica_update_sumsq(r, r->d_gns + 1);
+    replica_seg_update(r, unused);
+}
+
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
-    int round = dp->world == 1 && dtype_is_low(dp->wire);
+    int round = dp->world == 1 && dtype_is_low(dp->wire), gns = gns_step_(dp);
     for (int i = 0; i < dp->n; i++) {
         if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
+        else if (gns) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_GNS, seg_gns_update_, NULL);
         else run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
+        dp->reps[i].gns_n += gns;
         replica_mark_step(&dp->reps[i], step);
     }
     dp->step = step + 1;
+    dp->steps++;
 }
 
 void dp_forward(dp_t *dp, int i) {
@@ -191,6 +222,8 @@ typedef struct {
     double epoch_s, step_ms, loss, acc, mem_mb;
     breakdown_t b;                  /* means over the timed steps (breakdown.h) */
     double stall_ms;                /* the part of b.exposed_ms spent inside backward segments (breakdown_stall) */
+    double gns[2];                  /* the epoch's noise-scale sums: |g_i|^2 of its shard's gradient, |G|^2 reduced */
+    int gns_n;                      /* its steps measuring the noise scale */
 } rep_stats_t;
 
 /* Replica i's breakdown over the epoch's first `steps` steps that carry events. With solo steps, the backward
@@ -220,6 +253,21 @@ static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps, double *
     return breakdown_mean(sum);
 }
 
+/* The noise scale's means over the epoch (< 0: not measured). Each replica's gradient is its shard's sum over the
+ * global batch (model_loss), so the mean over its shard is world times it, and |.|^2 world^2 times. */
+static void gns_means_(const dp_t *dp, const rep_stats_t *all, epoch_stats_t *out) {
+    int w = dp->world, n = all[0].gns_n;
+    out->gns_small_sq = out->gns_big_sq = -1;
+    out->gns_b_small = out->gns_b_big = -1;
+    if (n < 1) return;
+    double local = 0;
+    for (int i = 0; i < w; i++) local += all[i].gns[0];
+    out->gns_small_sq = (double)w * w * (local / w) / n;   /* the mean over replicas of world^2 |g_i|^2 */
+    out->gns_big_sq = all[0].gns[1] / n;
+    out->gns_b_small = dp->reps[0].shard_batch;
+    out->gns_b_big = dp->reps[0].global_batch;
+}
+
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     out->steps = steps;
     rep_stats_t local[DP_MAX_GPUS];
@@ -232,6 +280,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         CHECK_CUDA(cudaDeviceSynchronize());
         local[i].mem_mb = replica_mem_mb(r);
         local[i].b = replica_breakdown_(dp, i, steps, &local[i].stall_ms);
+        local[i].gns_n = replica_gns_sums(r, local[i].gns);
     }
     /* Where this process's slowest replica's epoch goes beyond its median step (images/s by epoch against by step). */
     int slow = 0;
@@ -253,8 +302,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     int skipped;
     /* Every replica checks the same reduced gradients, so their loss scales agree: replica 0 speaks for all. */
     replica_loss_scale_read(&dp->reps[0], &scale, &skipped);
-    replica_epoch_optim(&dp->reps[0], &out->lr_now, &out->gns_small_sq, &out->gns_big_sq, &out->gns_b_small,
-                        &out->gns_b_big);
+    out->lr_now = replica_lr_now(&dp->reps[0]);
     rep_stats_t *all = local;
     if (dp->dist) {
         all = malloc((size_t)dp->world * sizeof *all);
@@ -277,6 +325,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
             if (all[i].mem_mb > out->peak_mem_mb) out->peak_mem_mb = all[i].mem_mb;
             per_gpu[i] = all[i].b;
         }
+        gns_means_(dp, all, out);
         int g = breakdown_pick(per_gpu, w);
         out->compute_ms = per_gpu[g].compute_ms;
         out->exposed_comm_ms = per_gpu[g].exposed_ms;

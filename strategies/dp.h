@@ -35,7 +35,16 @@ typedef struct {
      * what its update reads (replica_set_update_grads); fp32: NULL, the flat gradient buffer is reduced in place. */
     dtype_t wire;
     void *wire_grads[DP_MAX_GPUS];
+    /* Optimizer steps so far over every epoch: every gns_every-th (replica_t.gns_every) measures the noise scale. */
+    long long steps;
 } dp_t;
+
+/* Where a step measuring the gradient noise scale adds each replica's |g_i|^2, of the gradient its shard gives
+ * before the reduction: acc[i] on replica i's GPU, unscaled by ls[i] (NULL: no loss scale). */
+typedef struct {
+    double *acc[DP_MAX_GPUS];
+    const loss_scale_t *ls[DP_MAX_GPUS];
+} dp_gns_local_t;
 
 /* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
 int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
@@ -61,6 +70,10 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
 void dp_forward(dp_t *dp, int i);
 /* Replica i's backward over layers [lo, hi) as graph segment `segment` (0 for a whole backward, b for bucket b). */
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
+/* The step being enqueued measures the noise scale: where its reduction adds each replica's local |g_i|^2 (fills
+ * store), or NULL on the other steps. On such a step dp_update adds |g|^2 of the reduced gradient, so an epoch's row
+ * gives the mean |G|^2 at the shard's batch (over replicas and steps) and at the global batch. */
+const dp_gns_local_t *dp_gns_local(const dp_t *dp, dp_gns_local_t *store);
 /* SGD on every replica (each waits only for its own stream's work), then the step's timing event. With a loss scale
  * (fp16), each replica first checks its reduced gradients: an inf or a NaN of any replica survives the sum, so every
  * replica skips the step together and their scales stay equal. */

@@ -44,6 +44,11 @@ static int naive_reducer_init(naive_reducer_t *nr, gpu_t *const *gpus, int n, si
     int d0 = gpus[0]->device, n_p2p = 0;
     for (int i = 1; i < n; i++) {
         int to = 0, from = 0, di = gpus[i]->device;
+        if (di == d0) {   /* two replicas on one GPU (tests): GPU 0's kernel reads its own memory */
+            nr->p2p[i] = 1;
+            n_p2p++;
+            continue;
+        }
         CHECK_CUDA(cudaDeviceCanAccessPeer(&to, d0, di));
         CHECK_CUDA(cudaDeviceCanAccessPeer(&from, di, d0));
         if (path == NAIVE_PATH_P2P && !(to && from)) {
@@ -280,9 +285,16 @@ static void naive_train_step(void *state, int step) {
     const float *src_store[DP_MAX_GPUS];
     void *bufs[DP_MAX_GPUS];
     const float *const *src = dp_grad_buffers(dp, src_store, bufs);
+    dp_gns_local_t gns_store;
+    const dp_gns_local_t *gns = dp_gns_local(dp, &gns_store);
     for (int i = 0; i < dp->n; i++) {
+        replica_t *r = &dp->reps[i];
         dp_forward(dp, i);
-        dp_backward(dp, i, 0, 0, dp->reps[i].model.n_layers);
+        dp_backward(dp, i, 0, 0, r->model.n_layers);
+        /* The reduction sums in place: the shard's own gradient, still whole in fp32 (naive binds no wire), first. */
+        if (gns)
+            optim_sumsq(r->model.grads, DTYPE_FP32, NULL, DTYPE_FP32, r->model.n_params, gns->ls[i], gns->acc[i],
+                        r->gpu.stream);
     }
     naive_reduce(&s->red, src, bufs, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
                  dp_comm_event(dp, step, 0, 1));

@@ -127,8 +127,8 @@ typedef struct {
  * NCCL's bf16 and fp16 sums add two 2-byte values and round at every step of the ring (__hadd on sm_80 and later,
  * src/device/reduce_kernel.h): n - 1 roundings per element, one for 2 GPUs. */
 static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void *const *bufs, size_t offset,
-                              size_t count, const nccl_cast_t *cast, int bucket, cudaEvent_t t_begin,
-                              cudaEvent_t t_end) {
+                              size_t count, const nccl_cast_t *cast, int bucket, const dp_gns_local_t *gns,
+                              cudaEvent_t t_begin, cudaEvent_t t_end) {
     if (src && !dtype_is_low(nr->wire)) check_fail(__FILE__, __LINE__, "nccl_reduce_slice", "a cast to an fp32 wire");
     /* One GPU: nothing to exchange (dp_update rounds a lone replica's gradients for a 2-byte wire). */
     if (count == 0 || nr->world == 1) return;
@@ -153,6 +153,13 @@ static void nccl_reduce_slice(nccl_reducer_t *nr, const float *const *src, void 
         else if (cast->n > 0)
             dp_cast_wire(nr->trace, nr->g[i]->device, bufs[i], nr->wire, src[i], cast->max_count, cast->ranges[i],
                          cast->n, nr->g[i]->comm_stream, name);
+    }
+    /* The noise scale's local |g_i|^2: the slice as it goes on the wire (cast, where it is cast), before the sum
+     * replaces it. */
+    for (int i = 0; gns && i < nr->n; i++) {
+        CHECK_CUDA(cudaSetDevice(nr->g[i]->device));
+        optim_sumsq((char *)bufs[i] + offset * esize, nr->wire, NULL, DTYPE_FP32, count, gns->ls[i], gns->acc[i],
+                    nr->g[i]->comm_stream);
     }
     snprintf(name, sizeof name, "allreduce %d", bucket);
     for (int i = 0; i < nr->n; i++)
@@ -222,7 +229,7 @@ static int nccl_ops_open(void **ctx, gpu_t *const *gpus, int n, size_t max_count
 }
 
 static void nccl_ops_run(void *ctx, const float *const *src, void *const *bufs, size_t count) {
-    nccl_reduce_slice(ctx, src, bufs, 0, count, NULL, 0, NULL, NULL);
+    nccl_reduce_slice(ctx, src, bufs, 0, count, NULL, 0, NULL, NULL, NULL);
     nccl_reduce_finish(ctx);
 }
 
@@ -432,9 +439,10 @@ static void nccl_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((nccl_t 
 
 /* Bucket b's all-reduce and, per bucket, its SGD slice after it on each comm stream (the last bucket's slice is the
  * update segment's, on the compute stream). */
-static void launch_bucket_(nccl_t *s, const float *const *src, void *const *bufs, int step, int b) {
+static void launch_bucket_(nccl_t *s, const float *const *src, void *const *bufs, const dp_gns_local_t *gns,
+                           int step, int b) {
     const bucket_t *k = &s->buckets[b];
-    nccl_reduce_slice(&s->red, src, bufs, k->offset, k->count, s->cast_dev[0] ? &s->cast[b] : NULL, b,
+    nccl_reduce_slice(&s->red, src, bufs, k->offset, k->count, s->cast_dev[0] ? &s->cast[b] : NULL, b, gns,
                       dp_comm_event(&s->dp, step, b, 0), dp_comm_event(&s->dp, step, b, 1));
     if (s->update != UPDATE_BUCKET || b == s->n_buckets - 1) return;
     char name[32];
@@ -456,6 +464,8 @@ static void nccl_train_step(void *state, int step) {
     const float *src_store[DP_MAX_GPUS];
     void *bufs[DP_MAX_GPUS];
     const float *const *src = dp_grad_buffers(dp, src_store, bufs);
+    dp_gns_local_t gns_store;
+    const dp_gns_local_t *gns = dp_gns_local(dp, &gns_store);
     /* The epoch's solo step (dp.h) runs as --overlap off: its backward segments alone time the compute that the
      * other steps' segments, beside the all-reduces, may stretch. */
     int overlap = s->overlap && !dp_solo_step(dp, step);
@@ -470,10 +480,10 @@ static void nccl_train_step(void *state, int step) {
             dp_backward(dp, i, b, s->buckets[b].lo, s->buckets[b].hi);
             nvtx_pop();
         }
-        if (overlap) launch_bucket_(s, src, bufs, step, b);
+        if (overlap) launch_bucket_(s, src, bufs, gns, step, b);
     }
     if (!overlap)
-        for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, src, bufs, step, b);
+        for (int b = 0; b < s->n_buckets; b++) launch_bucket_(s, src, bufs, gns, step, b);
     nccl_reduce_finish(&s->red);
     dp_update(dp, step);
 }

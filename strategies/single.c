@@ -17,6 +17,12 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
     replica_t *r = calloc(1, sizeof *r);
     if (!r) { snprintf(err, errlen, "out of host memory"); return -1; }
     optim_cfg_t oc = run_cfg_optim(cfg);
+    if (oc.gns_every > 0 && cfg->global_batch < 2) {   /* two halves of the step's batch */
+        snprintf(err, errlen, "the gradient noise scale needs a batch of at least 2 images (has %d)",
+                 cfg->global_batch);
+        free(r);
+        return -1;
+    }
     if (replica_init(r, cfg->devices[0], cfg->model, cfg->global_batch, cfg->global_batch, cfg->math,
                      run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, &oc, (float)cfg->momentum,
                      (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
@@ -52,7 +58,8 @@ static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
     replica_loss_scale_read(r, &out->loss_scale, &out->skipped_steps);
-    replica_epoch_optim(r, &out->lr_now, &out->gns_small_sq, &out->gns_big_sq, &out->gns_b_small, &out->gns_b_big);
+    out->lr_now = replica_lr_now(r);
+    replica_epoch_gns_halves(r, &out->gns_small_sq, &out->gns_big_sq, &out->gns_b_small, &out->gns_b_big);
     char who[32];
     snprintf(who, sizeof who, "gpu %d", r->gpu.device);
     timing_print_steps(who, r->step_events, steps);

@@ -3,6 +3,10 @@
 #pragma once
 
 typedef enum { STRATEGY_AR_NONE = 0, STRATEGY_AR_NCCL, STRATEGY_AR_CENTRAL } strategy_ar_t;
+/* How a strategy measures the gradient noise scale (--gns-every, engine/gns.h): not at all; from the two halves of
+ * one GPU's batch (an extra backward a measured step); or from each replica's gradient against the all-reduced one
+ * (two sums of squares a measured step, so at least 2 replicas). */
+typedef enum { STRATEGY_GNS_NONE = 0, STRATEGY_GNS_HALVES, STRATEGY_GNS_REPLICAS } strategy_gns_t;
 
 typedef struct strategy_info {
     const char *name;
@@ -34,8 +38,8 @@ typedef struct strategy_info {
      * host with NCCL's cost model; STRATEGY_AR_CENTRAL, every GPU's gradients into one GPU and the sum back out:
      * t = 2(n-1)α + 2(n-1)·S·β, not projected. STRATEGY_AR_NONE (0): no all-reduce, or none the report models. */
     strategy_ar_t allreduce;
-    /* 1: measures the gradient noise scale (--gns-every: engine/gns.h) from two batch sizes of one step. */
-    int noise_scale;
+    /* How it measures the gradient noise scale (--gns-every); STRATEGY_GNS_NONE (0): it does not. */
+    strategy_gns_t noise_scale;
     /* The most GPUs one of its runs can use; 0: no bound. --gpus past it is refused before anything runs (and in
      * --dry-run), rather than ending as a failed row at setup. */
     int max_gpus;

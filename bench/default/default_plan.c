@@ -17,7 +17,9 @@
 #define PLAN_LR "0.1"
 #define PLAN_WARMUP "1"
 #define PLAN_SCHEDULE_LR "cosine"
-/* The reference measures the gradient noise scale every this many steps: about 0.5 % of its step time (one H200). */
+/* The reference and the data-parallel sweeps measure the gradient noise scale every this many steps: about 0.5 % of
+ * the reference's step time (one H200), where a measured step runs a second backward; data parallel adds two sums of
+ * squares to a measured step. */
 #define PLAN_GNS_EVERY "100"
 #define PLAN_MICRO "auto"       /* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline.c) */
 #define PLAN_SCHEDULE "zb"
@@ -177,7 +179,9 @@ int default_plan_make(default_plan_t *p, const strategy_info_t *const *infos, in
                 rc = rc || add_options(p, begin_sweep(p, c, s->name, "1", PLAN_EPOCHS), "batch", single_batch,
                                        s->noise_scale ? "gns-every" : NULL, PLAN_GNS_EVERY, NULL);
             else if (pass == 1 && largest) {
-                rc = rc || add_options(p, begin_sweep(p, c, s->name, multi, PLAN_EPOCHS), "batch", c->batch, NULL);
+                rc = rc || add_options(p, begin_sweep(p, c, s->name, multi, PLAN_EPOCHS), "batch", c->batch,
+                                       s->noise_scale == STRATEGY_GNS_REPLICAS ? "gns-every" : NULL, PLAN_GNS_EVERY,
+                                       NULL);
                 if (s->reduces) bench = 1;
             }
             else if (pass == 2 && stages)

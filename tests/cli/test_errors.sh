@@ -29,6 +29,11 @@ SCALING_DP_WGRAD=direct expect_error 'SCALING_DP_WGRAD: renamed SCALING_WGRAD' "
 for v in abc -1 5x 99999999999999999999; do
     SCALING_PROFILE_STEPS=$v expect_error "SCALING_PROFILE_STEPS=$v: expected an integer from 0 to" "${data[@]}"
 done
+# the noise scale: the pipeline has none; data parallel compares replicas, so not on one GPU
+expect_error '--gns-every: strategy pipeline does not measure the gradient noise scale (single, naive, nccl' \
+    --strategy pipeline --gpus 2 --gns-every 10 "${data[@]}"
+expect_error 'strategy nccl measures the noise scale between its replicas, so on 2 GPUs or more (--gpus has 1;' \
+    --strategy nccl --gpus 1,2 --gns-every 10 "${data[@]}"
 # a value holding a newline is quoted with it escaped: the refusal stays one line
 expect_error '--strategy: unknown strategy "a\nb"'      --strategy $'a\nb' "${data[@]}"
 expect_error '--gpus: "1\n2" is not a positive integer' --gpus $'1\n2' "${data[@]}"

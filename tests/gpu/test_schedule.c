@@ -142,11 +142,11 @@ static void schedule_in_graph(const idx_dataset_t *data, const char *model, math
 static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, math_t math) {
     case_t c;
     case_begin(&c, data, model, math, 1);
-    double lr, lr_now, small, big;
+    double lr, small, big;
     int bs, bb;
     c.r->use_graphs = 1;
     float *with = case_train(&c, DEVICE_TABLE, &lr);
-    replica_epoch_optim(c.r, &lr_now, &small, &big, &bs, &bb);
+    replica_epoch_gns_halves(c.r, &small, &big, &bs, &bb);
     case_restart(&c);
     c.r->gns_every = 0;
     float *without = case_train(&c, DEVICE_TABLE, &lr);
