@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# ptx_suite.sh — one call of one GPU: the build with PTX for compute_80 alone (no GPU code of any newer architecture:
+# the driver compiles it for the GPU at load) through the one-GPU test suite, so nothing needs Hopper. ResNet-50's
+# from-scratch test runs alone after the rest (its algorithms are picked by timing); gpu_memcheck is another call's.
+#
+#   OUT=/some/dir tools/device/ptx_suite.sh
+#
+# $OUT afterwards: summary.txt, logs.tar.gz.
+set -uo pipefail
+: "${OUT:?set OUT to the directory that comes back}"
+budget=${PTX_BUDGET_S:-570}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+say_log=$OUT/summary.txt
+L=$OUT/logs
+mkdir -p "$L"
+say "setup --cuda-arch 80-virtual"
+if ! timeout 240 scripts/setup.sh --offline .carry/offline --cuda-arch 80-virtual >"$L/setup.log" 2>&1; then
+    tail -n 30 "$L/setup.log"; say "setup failed"; tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; exit 1
+fi
+nvidia-smi -L | tee -a "$say_log"
+./scaling --version | tee -a "$say_log"
+cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+{ echo "cuobjdump --list-elf build/scaling:"; "$cuobjdump" --list-elf build/scaling | sort | uniq -c | head;
+  echo "cuobjdump --list-ptx build/scaling (distinct):"; "$cuobjdump" --list-ptx build/scaling | sed 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/' | sort | uniq -c; } 2>&1 | tee -a "$say_log"
+
+say "GPU tests but ResNet-50's and memcheck: ctest -L gpu -j4"
+timeout $(($(left) - 150)) ctest --test-dir build -L gpu -j4 --timeout 300 -E 'test_train_resnet50|gpu_memcheck' \
+    >"$L/gpu_tests.log" 2>&1
+say "gpu tests: exit $?"
+grep -E "tests passed|\*\*\*|Failed|Timeout|Not Run|Skipped" "$L/gpu_tests.log" | tee -a "$say_log"
+say "test_train_resnet50 alone"
+timeout $(($(left) - 10)) ctest --test-dir build -R test_train_resnet50 --timeout 200 --output-on-failure \
+    >"$L/resnet50.log" 2>&1
+say "resnet50: exit $?"
+grep -E "tests passed|Failed|Timeout" "$L/resnet50.log" | tee -a "$say_log"
+grep -hE "^(naive|nccl).*\|G_" build/Testing/Temporary/LastTest*.log 2>/dev/null | tee -a "$say_log"
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
+cp build/Testing/Temporary/LastTest.log "$L/" 2>/dev/null
+say "done"
