@@ -369,11 +369,13 @@ static void fastest_line(bytes_t *b, const answer_t *a, int g, int gpus) {
 
 static int by_int(const void *x, const void *y) { return cmp_int(*(const int *)x, *(const int *)y); }
 
-/* The finding with a target: on the most GPUs, the soonest to it, against one GPU's soonest. */
+/* The finding with a target: on the most GPUs, the soonest to it, against one GPU's soonest, and the GPU count past
+ * which more stop helping. */
 static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
     int ti, ri, at, ar, t1, r1, x, y;
     if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, "on %d GPU%s no setting reached the target in every seed", gpus, gpus == 1 ? "" : "s");
+        answer_stop_helping(b, a, g, gpus);
         return;
     }
     const answer_row_t *w = &a->t[ti].row[ri];
@@ -393,6 +395,7 @@ static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
         if (f->tt.n == f->n) text_printf(b, ", took %.2f s", f->tt.med);
         else text_printf(b, ", reached it in %d of %d seeds", f->tt.n, f->n);
     }
+    answer_stop_helping(b, a, g, gpus);
 }
 
 /* The finding in one sentence: with a target, finding_target; else on the most GPUs the study ran, the fastest row

@@ -59,6 +59,13 @@ void answer_free(answer_t *a);
  * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
 int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 
+/* The GPU count of group g whose pick (answer_fastest) trains to the target soonest, every seed at it: the count, its
+ * median time to target in *tt and global batch in *batch (the fewer GPUs on a tie); 0 where no count has one. */
+int answer_soonest_gpus(const answer_t *a, int g, double *tt, int *batch);
+/* Where fewer GPUs than `gpus` (the most) trained to the target soonest, the finding's words past which count more
+ * stop helping, appended to b; nothing otherwise. */
+void answer_stop_helping(bytes_t *b, const answer_t *a, int g, int gpus);
+
 /* The printed answer's width: its table is compact and its lines wrapped to fit (REPORT.md's are not). */
 #define ANSWER_TEXT_WIDTH 100
 /* Writes the answer of group g: REPORT.md's Markdown (markdown 1) or the default study's text (lines of '#' notes

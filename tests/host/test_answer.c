@@ -236,13 +236,18 @@ static void test_one_gpu_any_strategy(const char *dir) {
     study_free(&s);
 }
 
-/* A run measured to a target of 92 %: four epochs of epoch_s each (100 steps, evaluation 5 s apart), the test
- * accuracies given. */
-static void run_tt(const char *id, int seed, int batch, double epoch_s, const double acc[4]) {
+/* A run of `strategy` on `gpus` GPUs (per-GPU batch `batch`) measured to a target of 92 %: four epochs of epoch_s
+ * each (100 steps, evaluation 5 s apart), the test accuracies given. */
+static void run_tt_on(const char *id, const char *strategy, int gpus, int seed, int batch, double epoch_s,
+                      const double acc[4]) {
     for (int e = 1; e <= 4; e++)
-        fprintf(csv, "%s,2026-01-05T08:%02d:00Z,single,resnet18,fashion-mnist,%d,1,%d,%d,0.1,bf16,,100,%d,%s,"
+        fprintf(csv, "%s,2026-01-05T08:%02d:00Z,%s,resnet18,fashion-mnist,%d,%d,%d,%d,0.1,bf16,,100,%d,%s,"
                      "%.6f,%.6f,%.4f,ok,0.92,5.0,cosine\n",
-                id, e, seed, batch, batch, e, e == 1 ? "warmup" : "steady", epoch_s, 100 * batch / epoch_s, acc[e - 1]);
+                id, e, strategy, seed, gpus, batch * gpus, batch, e, e == 1 ? "warmup" : "steady", epoch_s,
+                100.0 * batch * gpus / epoch_s, acc[e - 1]);
+}
+static void run_tt(const char *id, int seed, int batch, double epoch_s, const double acc[4]) {
+    run_tt_on(id, "single", 1, seed, batch, epoch_s, acc);
 }
 
 /* Time to target: batch 1024 reaches 92 % soonest (2 and 3 s of training in its two seeds: median 2.5 s, 250 steps;
@@ -285,6 +290,48 @@ static void test_target(const char *dir) {
     study_free(&s);
 }
 
+/* More GPUs with a target: single reaches 92 % at 6 s of training, nccl on 2 GPUs at 4 s and on 4 at 3 s (its second
+ * epoch), on 8 at 4.5 s (its third): past 4 GPUs more stop helping, and the answer says so. */
+static void test_target_gpus(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/target_gpus.csv", dir);
+    csv = fopen(path, "w");
+    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
+          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    const double late[4] = {0.80, 0.90, 0.925, 0.93}, mid[4] = {0.80, 0.925, 0.93, 0.93};
+    run_tt_on("a", "single", 1, 1, 256, 2.0, late);
+    run_tt_on("b", "nccl", 2, 1, 256, 2.0, mid);
+    run_tt_on("c", "nccl", 4, 1, 256, 1.5, mid);
+    run_tt_on("d", "nccl", 8, 1, 256, 1.5, late);
+    study_runs_t s;
+    answer_t a;
+    answer_of(path, &s, &a);
+    double tt;
+    int batch, best = answer_soonest_gpus(&a, 0, &tt, &batch);
+    EXPECT(best == 4 && near(tt, 3.0) && batch == 1024, "the soonest: %d GPUs, %g s, batch %d", best, tt, batch);
+    char *md = written(&a, 1);
+    EXPECT(strstr(md, "**Answer**: on 8 GPUs the soonest to 92.0 % test accuracy is nccl") &&
+               strstr(md, "1.33× sooner than 1 GPU's 6.00 s") &&
+               strstr(md, "; more GPUs stop helping past 4 GPUs (global batch 1024), the soonest to the target at "
+                          "3.00 s."),
+           "answer:\n%s", md);
+    free(md);
+    answer_free(&a);
+    study_free(&s);
+    /* control: where the most GPUs are the soonest, no such words */
+    csv = fopen(path, "w");
+    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
+          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    run_tt_on("a", "single", 1, 1, 256, 2.0, late);
+    run_tt_on("c", "nccl", 4, 1, 256, 1.5, mid);
+    answer_of(path, &s, &a);
+    md = written(&a, 1);
+    EXPECT(answer_soonest_gpus(&a, 0, &tt, &batch) == 4 && !strstr(md, "stop helping"), "4 GPUs soonest:\n%s", md);
+    free(md);
+    answer_free(&a);
+    study_free(&s);
+}
+
 int main(void) {
     strategy_infos(infos, 16);
     char dir[] = "/tmp/test_answer.XXXXXX";
@@ -297,6 +344,7 @@ int main(void) {
     test_one_gpu_any_strategy(dir);
     test_one_gpu_missing(dir);
     test_target(dir);
+    test_target_gpus(dir);
     test_scratch_remove(dir);
     return test_summary();
 }
