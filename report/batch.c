@@ -31,16 +31,18 @@ int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_
     f->smin = a, f->emin = b;
     f->r2 = syy > 0 ? 1 - rss / syy : 1;
     f->ok = a > 0 && b > 0;   /* steps that flatten (S_min > 0) and fall with the batch (E_min > 0) */
+    double s2 = n > 2 ? rss / (n - 2) : 0;   /* the fit's covariance (none with 2 points: an exact fit) */
+    f->va = s2 * (1.0 / n + mx * mx / sxx), f->vb = s2 / sxx, f->cab = -mx * s2 / sxx;
     if (!f->ok) return 0;
     f->bcrit = b / a;
-    if (n > 2) {   /* the delta method on b / a, from the fit's covariance */
-        double s2 = rss / (n - 2), va = s2 * (1.0 / n + mx * mx / sxx), vb = s2 / sxx, cab = -mx * s2 / sxx;
-        double v = vb / (a * a) + b * b * va / pow(a, 4) - 2 * b * cab / pow(a, 3);
+    if (n > 2) {   /* the delta method on b / a */
+        double v = f->vb / (a * a) + b * b * f->va / pow(a, 4) - 2 * b * f->cab / pow(a, 3);
         f->se = v > 0 ? sqrt(v) : 0;
-        f->va = va, f->vb = vb, f->cab = cab;
     }
     return 0;
 }
+
+int report_batch_projects(const batch_fit_t *f) { return f->n >= 2 && f->emin > 0 && isfinite(f->smin); }
 
 double report_batch_steps(const batch_fit_t *f, double b, double *se) {
     double v = f->va + f->vb / (b * b) + 2 * f->cab / b;
@@ -201,7 +203,7 @@ static void curve_section(FILE *md, const report_t *r, int g, const study_run_t 
     } else fprintf(md, " No noise scale was measured (--gns-every).");
     fprintf(md, "\n\n");
     buys(md, p, c.k);
-    if (f.ok) projected(md, r, g, u[0], &f);
+    if (report_batch_projects(&f)) projected(md, r, g, u[0], &f);
     free(w.s);
     curve_free(&c);
 }
@@ -262,6 +264,19 @@ static void projected(FILE *md, const report_t *r, int g, const study_run_t *cur
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
 static const study_run_t **curves_of(const report_t *r, int g, int *n) {
     return runs_sorted(&r->st, g, with_target, cmp_point, n);
+}
+
+int report_batch_fit_of(const report_t *r, int g, const study_run_t *u, batch_fit_t *f) {
+    int n, k = 0;
+    const study_run_t **c = curves_of(r, g, &n);
+    for (int i = 0; i < n; i++)
+        if (!cmp_curve(c[i], u)) c[k++] = c[i];   /* in batch order still */
+    curve_t cv;
+    curve_make(&cv, c, k);
+    *f = cv.f;
+    curve_free(&cv);
+    free(c);
+    return report_batch_projects(f) ? 0 : -1;
 }
 
 /* At each batch that two or more curves ran (LARS beside SGD, another rule): what each reached. */

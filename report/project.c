@@ -333,9 +333,18 @@ static void nccl_line(proj_t *p, int g, int i) {
         if (l->nr_e) fprintf(md, "(over %d nccl run(s) across nodes)", l->nr_e);
         else fprintf(md, "(no nccl run across nodes in the CSV: no overlap assumed)");
     }
-    fprintf(md, ", intra-node fit `%s`.\n\n", ki->name);
-    fprintf(md, "| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
-                "| speedup | efficiency |\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n");
+    fprintf(md, ", intra-node fit `%s`.", ki->name);
+    /* Time to target where the batch curve of the line's recipe has a fit: its steps at the global batch, inside
+     * the batches fitted, times the projected step. */
+    batch_fit_t bf;
+    int tt = report_batch_fit_of(r, g, l->key, &bf) == 0;
+    if (tt)
+        fprintf(md, " To target: the steps of the batch curve's fit at the global batch (%d/GPU × GPUs, within the "
+                    "batches fitted, %.0f to %.0f) × the step, ± the fit's standard error.", l->key->per_gpu, bf.bmin,
+                bf.bmax);
+    fprintf(md, "\n\n| GPUs | nodes × GPUs | ring (ms) | tree (ms) | faster | exposed (ms) | step (ms) | epoch (s) "
+                "| speedup | efficiency |%s\n|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|%s\n",
+            tt ? " to target (s) |" : "", tt ? "---:|" : "");
     bytes_t t = {0};
     line_key(&t, l);
     if (p->path.inter) text_printf(&t, ", φ %.2f, %.2f across nodes", l->phi, l->phi_e);
@@ -346,12 +355,20 @@ static void nccl_line(proj_t *p, int g, int i) {
     for (int G = 1; G <= 1024; G *= 2) {
         int N = G <= r->gpn ? 1 : G / r->gpn, gg = G <= r->gpn ? G : r->gpn;
         if (N > 1 && !p->path.inter) break;
-        double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt = ar_path_ms(&p->path, 1, N, gg, S, ki);
-        double tar = fmin(rr, tt), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
+        double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt_ms = ar_path_ms(&p->path, 1, N, gg, S, ki);
+        double tar = fmin(rr, tt_ms), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
         if (G > st1) dagger = 1;
-        fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |\n", G, N, gg, f3(rr).s,
-                f3(tt).s, G == 1 ? "—" : (tt < rr ? "tree" : "ring"), f3(ex).s, f3(step).s, st1 / G * step / 1e3,
-                G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
+        fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |", G, N, gg, f3(rr).s,
+                f3(tt_ms).s, G == 1 ? "—" : (tt_ms < rr ? "tree" : "ring"), f3(ex).s, f3(step).s,
+                st1 / G * step / 1e3, G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
+        double b = (double)l->key->per_gpu * G, se;
+        if (tt && b >= bf.bmin && b <= bf.bmax) {
+            double steps = report_batch_steps(&bf, b, &se);
+            fprintf(md, " %.2f", steps * step / 1e3);
+            if (!isnan(se)) fprintf(md, " ± %.2f", se * step / 1e3);
+            fprintf(md, " |");
+        } else if (tt) fprintf(md, " — |");
+        fprintf(md, "\n");
         point(p->dat, G, G * t1 / step, 100 * t1 / step);
     }
     if (dagger)

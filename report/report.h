@@ -133,8 +133,15 @@ typedef struct {
     int n, ok;
 } batch_fit_t;
 int report_batch_fit(const double *batch, const double *steps, int n, batch_fit_t *f);
+/* 1 where the fit may give steps inside the batches it fitted: steps fall with the batch (E_min > 0), whether or not
+ * they flatten there (S_min > 0, a critical batch). */
+int report_batch_projects(const batch_fit_t *f);
 /* The fit's steps at batch b and their standard error (*se NAN with 2 points: an exact fit has none). */
 double report_batch_steps(const batch_fit_t *f, double b, double *se);
+/* The fit of the curve of group g that run u's recipe is on (its math, optimizer, schedule, warm-up, scaling rule
+ * and base rate; u itself need not have a target): 0, or -1 where that curve's fit projects nothing
+ * (report_batch_projects). */
+int report_batch_fit_of(const report_t *r, int g, const study_run_t *u, batch_fit_t *f);
 /* REPORT.md's section of group g (nothing where no run had a target), and its figure's data files (batch.gp). */
 void report_batch_section(const report_t *r, FILE *md, int g);
 int report_batch_figure(report_t *r, int g, const char *caption, char *err, size_t errlen);

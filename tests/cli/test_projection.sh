@@ -153,6 +153,35 @@ has "$p" "Not projected: no \`single\` run at the batch and math of any nccl or 
 lacks "$p" "![projected speedup"
 ls "$tmp/h"/projection-* >/dev/null 2>&1 && bad "a projection figure without a curve" || ok
 
+# ---- time to target at GPU counts that ran nothing: every run given a 92 % target reached in its second epoch, and one
+# recipe (the linear rule from 0.1: lr_base_batch = global batch x 0.1 / lr), so the batch curve's steps fall as about
+# 1/B (2 epochs of 60000/B steps each): the nccl line's table gains the steps of the curve's fit at 256 x G times the
+# projected step, inside the batches fitted, and a dash past them.
+awk -F, -v OFS=, '
+    NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next }
+    {
+        base = $c["global_batch"] * 0.1 / $c["lr"]
+        if (base != int(base) || base < 1) next
+        $c["lr_scaling"] = "linear"; $c["lr_base_batch"] = base; $c["target_acc"] = 0.92
+        $c["test_acc"] = $c["epoch"] >= 2 ? 0.93 : 0.5
+        print
+    }' "$tmp/study.csv" >"$tmp/target.csv"
+cp "$tmp/study_allreduce.csv" "$tmp/target_allreduce.csv"
+run_report "$tmp/t" "$tmp/target.csv"
+p=$(proj "$tmp/t")
+has "$p" "To target: the steps of the batch curve's fit at the global batch (256/GPU × GPUs, within the batches fitted"
+# the 2-GPU row of the 256/GPU line: its step (ms) times the fit's steps at 512, about 2 x 60000 / 512 = 234.4
+awk -F'|' -v want=234.375 '
+    /^#### nccl, 256\/GPU/ { line = 1; next } /^#### / { line = 0 }
+    line && $2 + 0 == 2 && $3 ~ /1 × 2/ {
+        split($12, t, " "); steps = t[1] * 1000 / $8
+        found = 1; exit !(steps > 0.97 * want && steps < 1.03 * want)
+    }
+    END { if (!found) exit 1 }' "$p" && ok || bad "the 2-GPU row's time to target is not the fit's steps at 512 x its step"
+# the 512/GPU line at 8 GPUs: a global batch of 4096, past the largest fitted (2048): a dash
+awk '/^#### nccl, 512\/GPU/ { line = 1; next } /^#### / { line = 0 } line && /^\| 8 \| 1 × 8 \|/ { print }' "$p" |
+    grep -q ' — |$' && ok || bad "past the batches fitted: no dash at 512/GPU x 8"
+
 # ---- bad input: one line naming the option, exit 2, nothing written (no folder; an earlier report untouched)
 cp "$tmp/a/REPORT.md" "$tmp/kept.md"
 for args in "--net-gbs 0" "--net-gbs -1" "--net-gbs abc" "--net-latency-us x" "--net-gbs=0" "--net-latency-us 1e999" \
