@@ -138,7 +138,8 @@ static void schedule_in_graph(const idx_dataset_t *data, const char *model, math
     case_end(&c);
 }
 
-/* The noise scale's step (two backwards, the first of half the batch) against plain steps, graphed. */
+/* The noise scale's step (two backwards, the first of half the batch) against plain steps, graphed; under fp16 with
+ * its loss scale too. */
 static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, math_t math) {
     case_t c;
     case_begin(&c, data, model, math, 1);
@@ -153,9 +154,14 @@ static void gns_step_is_a_step(const idx_dataset_t *data, const char *model, mat
     EXPECT(memcmp(with, without, c.n * sizeof(float)) == 0, "%s (%s): steps that measure the noise scale update "
            "differently from plain steps", model, gpu_math_name(math));
     EXPECT(bs == 32 && bb == 64, "%s: batches %d and %d", model, bs, bb);
-    /* Half the batch has twice the variance: its squared norm is the larger, on average over the epoch's steps. */
-    EXPECT(small > big && big > 0 && isfinite(small), "%s (%s): |G_32|^2 %g, |G_64|^2 %g", model,
-           gpu_math_name(math), small, big);
+    /* Half the batch has twice the variance: its squared norm is the larger, on average over the epoch's steps. An
+     * fp16 step that overflowed (its loss scale backing off, the step skipped) leaves the sums infinite, and the
+     * report leaves such an epoch out (study_noise_scale); the update is checked above either way. */
+    if (math == MATH_FP16 && !(isfinite(small) && isfinite(big)))
+        printf("%s (fp16): a measured step overflowed; its epoch's sums are not finite\n", model);
+    else
+        EXPECT(small > big && big > 0 && isfinite(small), "%s (%s): |G_32|^2 %g, |G_64|^2 %g", model,
+               gpu_math_name(math), small, big);
     printf("%s (%s): noise scale's step = plain step; epoch means |G_32|^2 %.6g, |G_64|^2 %.6g\n", model,
            gpu_math_name(math), small, big);
     free(with), free(without);
@@ -176,6 +182,7 @@ int main(void) {
         schedule_in_graph(&data, "resnet18", maths[i]);
         gns_step_is_a_step(&data, "resnet18", maths[i]);
     }
+    gns_step_is_a_step(&data, "resnet18", MATH_FP16);   /* the loss scale's check and skip, measured steps too */
     idx_free(&data);
     return test_summary();
 }
