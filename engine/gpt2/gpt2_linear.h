@@ -1,0 +1,44 @@
+/* gpt2_linear.h — GPT-2's linear layers through cuBLASLt: y = x W^T + b with the bias and GELU fused into the GEMM's
+ * epilogue, and backward's three products (dx, with GELU's derivative fused where the input came from a GELU; dW;
+ * db through a GEMM with a vector of ones). W is (out, in) row-major, as nn.Linear's; x (rows, in), y (rows, out). */
+#pragma once
+#include <stddef.h>
+#include <cuda_runtime.h>
+#include <cublasLt.h>
+#include "../dtype.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* A cuBLASLt handle, its workspace, and vectors of ones (fp32 and bf16) for the bias gradients' GEMMs. */
+typedef struct {
+    cublasLtHandle_t lt;
+    void *ws;
+    size_t ws_bytes;
+    void *ones[2];          /* fp32 and bf16, ones_len each */
+    int ones_len;
+} gpt2_lt_t;
+
+#define GPT2_LT_WORKSPACE ((size_t)32 << 20)
+
+/* Creates the handle and the workspace on the current device, and ones for up to max_rows rows. */
+void gpt2_lt_init(gpt2_lt_t *c, int max_rows);
+void gpt2_lt_free(gpt2_lt_t *c);
+
+/* y (rows, out) = x (rows, in) W^T + b, of type t (fp32 or bf16; W and b of type t too: the bf16 copy of the
+ * parameters under bf16); b NULL: no bias. pre NULL: y is the product; else y = GELU(x W^T + b) and pre receives
+ * x W^T + b (backward's GELU input). tf32: fp32 operands through TF32 tensor cores. Returns 1 where the bias and
+ * GELU ran in cuBLASLt's epilogue, 0 where cuBLASLt had no algorithm for it (then the GELU runs as its own kernel). */
+int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *b, void *y,
+                        void *pre, int rows, int in, int out, cudaStream_t stream);
+/* Backward of y = x W^T + b given dy (rows, out):
+ *   dx (rows, in) = dx_beta dx + dy W, times GELU'(x_pre) elementwise where x_pre is not NULL (x = GELU(x_pre): the
+ *   previous layer's `pre`; then dx_beta must be 0); dx NULL: not computed;
+ *   dw (out, in) = dw_beta dw + dy^T x and db (out) = dw_beta db + sum of dy's rows, in fp32 (db NULL: no bias).
+ * Returns 1 where GELU's derivative ran in the epilogue (or none was asked for), 0 where it ran as its own kernel. */
+int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *dy, void *dx,
+                         float dx_beta, const void *x_pre, float *dw, float *db, float dw_beta, int rows, int in,
+                         int out, cudaStream_t stream);
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,93 @@
+/* gpt2_shape.c — the GPT-2 size table, its parameter count and the flat parameter layout (gpt2_shape.h).
+ * Host-only: the options, the memory plan and the tests read it without a GPU. */
+#include "gpt2_shape.h"
+#include <string.h>
+
+/* OpenAI's released sizes (and Hugging Face's configs of them); "tiny" is ours, small enough for CPU references. */
+const gpt2_shape_t gpt2_shapes[] = {
+    {"tiny", 2, 64, 4, 64, 512, 512},
+    {"small", 12, 768, 12, 1024, 50257, 50304},
+    {"medium", 24, 1024, 16, 1024, 50257, 50304},
+    {"large", 36, 1280, 20, 1024, 50257, 50304},
+    {"xl", 48, 1600, 25, 1024, 50257, 50304},
+    {NULL, 0, 0, 0, 0, 0, 0},
+};
+
+const gpt2_shape_t *gpt2_shape(const char *name) {
+    for (int i = 0; name && gpt2_shapes[i].name; i++)
+        if (strcmp(gpt2_shapes[i].name, name) == 0) return &gpt2_shapes[i];
+    return NULL;
+}
+
+static const char *const tensor_names[GPT2_TENSOR_KINDS] = {
+    "wte", "wpe", "ln1.w", "ln1.b", "qkv.w", "qkv.b", "attn_proj.w", "attn_proj.b",
+    "ln2.w", "ln2.b", "fc.w", "fc.b", "mlp_proj.w", "mlp_proj.b", "lnf.w", "lnf.b",
+};
+
+const char *gpt2_tensor_name(gpt2_tensor_t kind) {
+    return kind >= 0 && kind < GPT2_TENSOR_KINDS ? tensor_names[kind] : "?";
+}
+
+int gpt2_tensor_decays(gpt2_tensor_t kind) {
+    switch (kind) {
+    case GPT2_WTE: case GPT2_WPE: case GPT2_QKV_W: case GPT2_ATTN_PROJ_W: case GPT2_FC_W: case GPT2_MLP_PROJ_W:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* (rows, cols) of a tensor of shape s; the token embedding with its padding rows. */
+static void tensor_dims(const gpt2_shape_t *s, gpt2_tensor_t kind, int *rows, int *cols) {
+    int c = s->width;
+    *rows = 1;
+    *cols = c;
+    switch (kind) {
+    case GPT2_WTE: *rows = s->vocab_pad; break;
+    case GPT2_WPE: *rows = s->context; break;
+    case GPT2_QKV_W: *rows = 3 * c; break;
+    case GPT2_QKV_B: *cols = 3 * c; break;
+    case GPT2_ATTN_PROJ_W: *rows = c; break;
+    case GPT2_FC_W: *rows = 4 * c; break;
+    case GPT2_FC_B: *cols = 4 * c; break;
+    case GPT2_MLP_PROJ_W: *rows = c; *cols = 4 * c; break;
+    default: break;   /* LayerNorms and the projections' biases: (C) */
+    }
+}
+
+int gpt2_layout_count(const gpt2_shape_t *s) { return 4 + 12 * s->layers; }
+
+size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
+    size_t at = 0;
+    int n = 0;
+    int total = gpt2_layout_count(s);
+    for (int i = 0; i < total; i++) {
+        gpt2_tensor_t kind;
+        int layer = -1;
+        if (i < 2) kind = (gpt2_tensor_t)i;
+        else if (i >= total - 2) kind = (gpt2_tensor_t)(GPT2_LNF_W + (i - (total - 2)));
+        else {
+            layer = (i - 2) / 12;
+            kind = (gpt2_tensor_t)(GPT2_LN1_W + (i - 2) % 12);
+        }
+        gpt2_slice_t sl = {kind, layer, at, 0, 0, 0, gpt2_tensor_decays(kind)};
+        tensor_dims(s, kind, &sl.rows, &sl.cols);
+        sl.len = (size_t)sl.rows * (size_t)sl.cols;
+        if (n < max) slice[n] = sl;
+        n++;
+        at += (sl.len + GPT2_ALIGN - 1) / GPT2_ALIGN * GPT2_ALIGN;
+    }
+    return at;
+}
+
+const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer) {
+    for (int i = 0; i < n; i++)
+        if (slice[i].kind == kind && slice[i].layer == layer) return &slice[i];
+    return NULL;
+}
+
+size_t gpt2_shape_params(const gpt2_shape_t *s) {
+    size_t c = (size_t)s->width;
+    size_t block = 2 * c + (3 * c * c + 3 * c) + (c * c + c) + 2 * c + (4 * c * c + 4 * c) + (4 * c * c + c);
+    return (size_t)s->vocab * c + (size_t)s->context * c + (size_t)s->layers * block + 2 * c;
+}

@@ -1,0 +1,73 @@
+/* gpt2_shape.h — the GPT-2 shapes (one table entry per size) and the flat parameter layout every GPT-2 buffer
+ * (parameters, gradients, AdamW's moments, the 2-byte copy) shares. Host-only. */
+#pragma once
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* A GPT-2 of one size: pre-LN blocks (LayerNorm, causal self-attention, residual add; LayerNorm, MLP of 4x width
+ * with GELU (tanh), residual add), a final LayerNorm and a head tied to the token embedding (no parameters). */
+typedef struct {
+    const char *name;
+    int layers;         /* transformer blocks */
+    int width;          /* channels C of the residual stream */
+    int heads;          /* attention heads; width / heads channels each */
+    int context;        /* positions of the position embedding: the longest sequence */
+    int vocab;          /* tokens V */
+    int vocab_pad;      /* rows of the token embedding as stored: V rounded up to a multiple of 128, so the head's
+                         * GEMM runs on aligned tiles; rows V.. stay 0 (the loss gives their logits no gradient) */
+} gpt2_shape_t;
+
+/* Every size, NULL-name terminated: "tiny" (tests), "small" (124M), "medium" (350M), "large" (774M), "xl" (1.5B). */
+extern const gpt2_shape_t gpt2_shapes[];
+/* The entry for name, or NULL. */
+const gpt2_shape_t *gpt2_shape(const char *name);
+/* Trainable parameters with the tied head (the padding rows of the token embedding not counted): 124,439,808 for
+ * small, as Hugging Face's GPT2LMHeadModel counts them. */
+size_t gpt2_shape_params(const gpt2_shape_t *s);
+
+/* The tensors of the flat layout, in layer order (the order backward finishes them in reverse): the embeddings, then
+ * per block the twelve below, then the final LayerNorm. Weights are row-major (out, in), as nn.Linear's. */
+typedef enum {
+    GPT2_WTE = 0,       /* (vocab_pad, C); also the head */
+    GPT2_WPE,           /* (context, C) */
+    GPT2_LN1_W, GPT2_LN1_B,             /* (C) each */
+    GPT2_QKV_W, GPT2_QKV_B,             /* (3C, C), (3C): q, k, v each C wide, heads contiguous in each */
+    GPT2_ATTN_PROJ_W, GPT2_ATTN_PROJ_B, /* (C, C), (C) */
+    GPT2_LN2_W, GPT2_LN2_B,             /* (C) each */
+    GPT2_FC_W, GPT2_FC_B,               /* (4C, C), (4C) */
+    GPT2_MLP_PROJ_W, GPT2_MLP_PROJ_B,   /* (C, 4C), (C) */
+    GPT2_LNF_W, GPT2_LNF_B,             /* (C) each */
+    GPT2_TENSOR_KINDS
+} gpt2_tensor_t;
+
+/* One tensor's slice of the flat buffers. */
+typedef struct {
+    gpt2_tensor_t kind;
+    int layer;          /* block index; -1 for the embeddings and the final LayerNorm */
+    size_t at;          /* elements from the start: a multiple of GPT2_ALIGN */
+    size_t len;         /* elements, the padding rows of the token embedding included */
+    int rows, cols;     /* its shape (a vector: rows 1) */
+    int decay;          /* AdamW's weight decay applies (gpt2_tensor_decays) */
+} gpt2_slice_t;
+
+/* Every slice starts at a multiple of 64 elements: 256 bytes of fp32, 128 of bf16, what cuBLASLt's fastest kernels
+ * and 16-byte vector loads need. */
+#define GPT2_ALIGN 64
+
+/* The slices of shape s in layer order: 2 + 12 * layers + 2 of them. */
+int gpt2_layout_count(const gpt2_shape_t *s);
+/* Fills slice[0 .. count) (at most max written) and returns the elements of the whole flat buffer (padding
+ * included), which is what a buffer of the layout allocates. */
+size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max);
+/* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among n, or NULL. */
+const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer);
+/* Whether AdamW decays a tensor of this kind. llm.c's and nanoGPT's rule, from GPT-2's training: every 2-D tensor
+ * (the four weight matrices of a block and both embeddings, the token embedding being also the head), never a bias
+ * or a LayerNorm's gain and shift. */
+int gpt2_tensor_decays(gpt2_tensor_t kind);
+const char *gpt2_tensor_name(gpt2_tensor_t kind);
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,131 @@
+/* test_gpt2_attn.cu — GPT-2's plain causal attention against a CPU double reference in strict fp32 and bf16: the
+ * kept attention P, the output, and the gradient of q, k and v; negative controls: attention to later positions
+ * (no causal mask), scores not scaled by 1/sqrt(head width), and backward's dS without that scale.
+ * Run: ./test_gpt2_attn [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
+#include <string.h>
+#include "gpt2_ref.h"
+#include "engine/gpt2/gpt2_attn.h"
+
+/* Strict fp32: four products and a softmax in a row, each erring by about sqrt(K) 2^-24 relative (K <= 64), under
+ * 1e-6 together; 1e-4 is a wide margin that any wrong term (of O(1) size here) still exceeds.
+ * bf16: the scores S, the attention P, the output, and backward's dP and dS are each stored in bf16, each rounding
+ * erring by <= 2^-8 relative; an error in S moves P by about |scale S| times it (<= 1 here: inputs in [-1, 1], head
+ * width 16), and dS = P (dP - sum P dP) can cancel, amplifying dP's rounding a few times. Up to 6 roundings, x2 for the
+ * cancellation: 12 * 2^-8 = 0.047. The controls are O(1) apart. */
+#define TOL_FP32 1e-4
+#define TOL_ATT_BF16 (12 * BF16_U)
+
+static const int B = 2, T = 64, C = 64, NH = 4;
+
+/* The reference: out, P (B, NH, T, T) and dqkv for scores scaled by scale_fwd, dS scaled by scale_bwd, keys up to
+ * the query's position (causal) or all. */
+static void ref_attn(const float *qkv, const float *dout, double scale_fwd, double scale_bwd, int causal, double *out,
+                     double *att, double *dqkv) {
+    int hd = C / NH;
+    memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
+    double *p = gpt2_dalloc(T), *dp = gpt2_dalloc(T);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                const float *q = qkv + ((size_t)b * T + i) * 3 * C + h * hd;
+                int last = causal ? i : T - 1;
+                double m = -INFINITY, s = 0;
+                for (int j = 0; j < T; j++) {
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
+                    double d = 0;
+                    for (int e = 0; e < hd; e++) d += (double)q[e] * k[e];
+                    p[j] = scale_fwd * d;
+                    if (j <= last) m = fmax(m, p[j]);
+                }
+                for (int j = 0; j < T; j++) {
+                    p[j] = j <= last ? exp(p[j] - m) : 0.0;
+                    s += p[j];
+                }
+                const float *dO = dout + ((size_t)b * T + i) * C + h * hd;
+                double sd = 0;
+                for (int j = 0; j < T; j++) {
+                    p[j] /= s;
+                    att[(((size_t)b * NH + h) * T + i) * T + j] = p[j];
+                    const float *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + h * hd;
+                    dp[j] = 0;
+                    for (int e = 0; e < hd; e++) dp[j] += (double)dO[e] * v[e];
+                    sd += p[j] * dp[j];
+                }
+                double *dq = dqkv + ((size_t)b * T + i) * 3 * C + h * hd;
+                for (int e = 0; e < hd; e++) {
+                    double o = 0;
+                    for (int j = 0; j < T; j++) o += p[j] * qkv[((size_t)b * T + j) * 3 * C + 2 * C + h * hd + e];
+                    out[((size_t)b * T + i) * C + h * hd + e] = o;
+                }
+                for (int j = 0; j < T; j++) {
+                    double ds = scale_bwd * p[j] * (dp[j] - sd);
+                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + h * hd, *dv = dk + C;
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
+                    for (int e = 0; e < hd; e++) {
+                        dq[e] += ds * k[e];
+                        dk[e] += ds * q[e];
+                        dv[e] += p[j] * dO[e];
+                    }
+                }
+            }
+    free(p), free(dp);
+}
+
+static void run_case(dtype_t t, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
+    size_t es = dtype_size(t), nqkv = (size_t)B * T * 3 * C, no = (size_t)B * T * C, na = (size_t)B * NH * T * T;
+    double tol = t == DTYPE_BF16 ? TOL_ATT_BF16 : TOL_FP32, scale = 1.0 / sqrt((double)(C / NH));
+    char name[64];
+    float *qkv = gpt2_rand(rng, nqkv, -1, 1, t), *dout = gpt2_rand(rng, no, -1, 1, t);
+    void *dq = gpt2_dev(nqkv, es), *da = gpt2_dev(na, es), *dO = gpt2_dev(no, es), *ddo = gpt2_dev(no, es);
+    void *dda = gpt2_dev(na, es), *ddq = gpt2_dev(nqkv, es);
+    upload(dq, qkv, nqkv, t);
+    upload(ddo, dout, no, t);
+    poison(da, na, t);
+    poison(dO, no, t);
+    poison(ddq, nqkv, t);
+    gpt2_attn_forward(hb, t, 0, dq, da, dO, B, T, C, NH, s);
+    gpt2_attn_backward(hb, t, 0, dq, da, ddo, dda, ddq, B, T, C, NH, s);
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    double *out = gpt2_dalloc(no), *att = gpt2_dalloc(na), *dqkv = gpt2_dalloc(nqkv);
+    double *out_nc = gpt2_dalloc(no), *att_nc = gpt2_dalloc(na), *dqkv_nc = gpt2_dalloc(nqkv);
+    double *out_ns = gpt2_dalloc(no), *att_ns = gpt2_dalloc(na), *dqkv_bs = gpt2_dalloc(nqkv);
+    double *tmp_out = gpt2_dalloc(no), *tmp_att = gpt2_dalloc(na), *tmp_dqkv = gpt2_dalloc(nqkv);
+    ref_attn(qkv, dout, scale, scale, 1, out, att, dqkv);
+    ref_attn(qkv, dout, scale, scale, 0, out_nc, att_nc, dqkv_nc);       /* attends to later positions too */
+    ref_attn(qkv, dout, 1.0, 1.0, 1, out_ns, att_ns, tmp_dqkv);          /* scores not scaled */
+    ref_attn(qkv, dout, scale, 1.0, 1, tmp_out, tmp_att, dqkv_bs);       /* backward's dS not scaled */
+    float *got = falloc(na > nqkv ? na : nqkv);
+    snprintf(name, sizeof name, "[%s] causal attention forward", dtype_name(t));
+    download(got, da, na, t);
+    check(name, "P (kept)", got, att, na, tol);
+    control(name, "no causal mask", got, att, att_nc, na, tol);
+    control(name, "scores not scaled", got, att, att_ns, na, tol);
+    download(got, dO, no, t);
+    check(name, "out", got, out, no, tol);
+    control(name, "no causal mask", got, out, out_nc, no, tol);
+    control(name, "scores not scaled", got, out, out_ns, no, tol);
+    snprintf(name, sizeof name, "[%s] causal attention backward", dtype_name(t));
+    download(got, ddq, nqkv, t);
+    check(name, "dqkv", got, dqkv, nqkv, tol);
+    control(name, "no causal mask", got, dqkv, dqkv_nc, nqkv, tol);
+    control(name, "dS not scaled", got, dqkv, dqkv_bs, nqkv, tol);
+    free(qkv), free(dout), free(out), free(att), free(dqkv), free(out_nc), free(att_nc), free(dqkv_nc), free(out_ns);
+    free(att_ns), free(dqkv_bs), free(got), free(tmp_out), free(tmp_att), free(tmp_dqkv);
+    void *bufs[] = {dq, da, dO, ddo, dda, ddq};
+    for (int i = 0; i < 6; i++) CHECK_CUDA(cudaFree(bufs[i]));
+}
+
+int main(int argc, char **argv) {
+    gpu_test_require(1);
+    rng_t rng;
+    rng_seed(&rng, gpu_test_seed(argc, argv, "test_gpt2_attn"));
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreate(&s));
+    cublasHandle_t hb;
+    CHECK_CUBLAS(cublasCreate(&hb));   /* the default math mode: CUBLAS_COMPUTE_32F is strict fp32 */
+    run_case(DTYPE_FP32, hb, &rng, s);
+    run_case(DTYPE_BF16, hb, &rng, s);
+    CHECK_CUBLAS(cublasDestroy(hb));
+    CHECK_CUDA(cudaStreamDestroy(s));
+    return test_summary();
+}

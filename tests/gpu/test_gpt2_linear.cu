@@ -1,0 +1,143 @@
+/* test_gpt2_linear.cu — GPT-2's cuBLASLt linear layer against CPU double references in strict fp32, TF32 and bf16,
+ * each with negative controls: y with the bias epilogue, y and its pre-activation with the bias + GELU epilogue,
+ * backward's dx (accumulated; and with GELU's derivative from the epilogue), dW and db (accumulated, fp32).
+ * Run: ./test_gpt2_linear [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
+#include <string.h>
+#include "gpt2_ref.h"
+#include "engine/gpt2/gpt2_linear.h"
+
+/* TF32 rounds each operand to 10 explicit mantissa bits (2^-11 relative), so each product errs by about 2^-10 and
+ * an O(1) sum of K such products by about that in the relative L2 norm; 5e-3 is test_layers' TF32 bound. */
+#define TOL_TF32 5e-3
+
+static const int ROWS = 64, IN = 96, OUT = 128;
+
+typedef struct { dtype_t t; int tf32; const char *name; } lin_case_t;
+
+/* Tolerance of a result of type t rounded `stages` times on its way out (0: fp32 parameter gradients). */
+static double tol(const lin_case_t *k, int stages) {
+    return k->tf32 ? TOL_TF32 : gpt2_tol(k->t, k->t == DTYPE_BF16 ? stages : 0);
+}
+
+static void sync(cudaStream_t s) { CHECK_CUDA(cudaStreamSynchronize(s)); }
+
+static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_t s) {
+    dtype_t t = k->t;
+    size_t es = dtype_size(t), nx = (size_t)ROWS * IN, nw = (size_t)OUT * IN, ny = (size_t)ROWS * OUT;
+    char name[80];
+    float *x = gpt2_rand(rng, nx, -1, 1, t), *w = gpt2_rand(rng, nw, -0.5, 0.5, t);
+    float *b = gpt2_rand(rng, OUT, -0.5, 0.5, t);
+    void *dx_ = gpt2_dev(nx, es), *dw_ = gpt2_dev(nw, es), *db_ = gpt2_dev(OUT, es), *dy_ = gpt2_dev(ny, es);
+    void *dpre = gpt2_dev(ny, es), *ddy = gpt2_dev(ny, es), *ddx = gpt2_dev(nx, es), *dxpre = gpt2_dev(nx, es);
+    float *gw = (float *)gpt2_dev(nw, 4), *gb = (float *)gpt2_dev(OUT, 4);
+    upload(dx_, x, nx, t);
+    upload(dw_, w, nw, t);
+    upload(db_, b, OUT, t);
+    double *pre = gpt2_dalloc(ny), *nob = gpt2_dalloc(ny), *gel = gpt2_dalloc(ny);
+    for (int r = 0; r < ROWS; r++)
+        for (int o = 0; o < OUT; o++) {
+            double acc = 0;
+            for (int i = 0; i < IN; i++) acc += (double)x[(size_t)r * IN + i] * w[(size_t)o * IN + i];
+            nob[(size_t)r * OUT + o] = acc;
+            pre[(size_t)r * OUT + o] = acc + b[o];
+            gel[(size_t)r * OUT + o] = gelu_ref(acc + b[o]);
+        }
+    float *got = falloc(nw > ny ? nw : ny);
+
+    /* forward, the bias in the epilogue */
+    poison(dy_, ny, t);
+    gpt2_linear_forward(lt, t, k->tf32, dx_, dw_, db_, dy_, NULL, ROWS, IN, OUT, s);
+    sync(s);
+    snprintf(name, sizeof name, "[%s] linear forward", k->name);
+    download(got, dy_, ny, t);
+    check(name, "y = x W^T + b", got, pre, ny, tol(k, 1));
+    control(name, "bias not added", got, pre, nob, ny, tol(k, 1));
+
+    /* forward with GELU: y = GELU(pre) (one rounding fused, two where GELU runs from the stored pre) */
+    poison(dy_, ny, t);
+    poison(dpre, ny, t);
+    int fused = gpt2_linear_forward(lt, t, k->tf32, dx_, dw_, db_, dy_, dpre, ROWS, IN, OUT, s);
+    sync(s);
+    printf("#    [%s] bias + GELU %s\n", k->name, fused ? "in cuBLASLt's epilogue" : "as its own kernel (no epilogue)");
+    snprintf(name, sizeof name, "[%s] linear + GELU forward", k->name);
+    download(got, dy_, ny, t);
+    check(name, "y = GELU(x W^T + b)", got, gel, ny, tol(k, 2));
+    control(name, "GELU not applied", got, gel, pre, ny, tol(k, 2));
+    download(got, dpre, ny, t);
+    check(name, "pre = x W^T + b", got, pre, ny, tol(k, 1));
+
+    /* backward, accumulating dx, dW and db onto random priors */
+    float *dy = gpt2_rand(rng, ny, -1, 1, t), *pdx = gpt2_rand(rng, nx, -1, 1, t);
+    float *pw = gpt2_rand(rng, nw, -1, 1, DTYPE_FP32), *pb = gpt2_rand(rng, OUT, -1, 1, DTYPE_FP32);
+    upload(ddy, dy, ny, t);
+    upload(ddx, pdx, nx, t);
+    upload(gw, pw, nw, DTYPE_FP32);
+    upload(gb, pb, OUT, DTYPE_FP32);
+    gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 1.0f, NULL, gw, gb, 1.0f, ROWS, IN, OUT, s);
+    sync(s);
+    double *rdx = gpt2_dalloc(nx), *dyw = gpt2_dalloc(nx), *rw = gpt2_dalloc(nw), *ow = gpt2_dalloc(nw);
+    double *rb = gpt2_dalloc(OUT), *ob = gpt2_dalloc(OUT);
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < IN; i++) {
+            double acc = 0;
+            for (int o = 0; o < OUT; o++) acc += (double)dy[(size_t)r * OUT + o] * w[(size_t)o * IN + i];
+            dyw[(size_t)r * IN + i] = acc;
+            rdx[(size_t)r * IN + i] = acc + pdx[(size_t)r * IN + i];
+        }
+    for (int o = 0; o < OUT; o++) {
+        double sb = 0;
+        for (int r = 0; r < ROWS; r++) sb += dy[(size_t)r * OUT + o];
+        rb[o] = pb[o] + sb;
+        ob[o] = sb;
+        for (int i = 0; i < IN; i++) {
+            double acc = 0;
+            for (int r = 0; r < ROWS; r++) acc += (double)dy[(size_t)r * OUT + o] * x[(size_t)r * IN + i];
+            ow[(size_t)o * IN + i] = acc;
+            rw[(size_t)o * IN + i] = acc + pw[(size_t)o * IN + i];
+        }
+    }
+    snprintf(name, sizeof name, "[%s] linear backward", k->name);
+    download(got, ddx, nx, t);
+    check(name, "dx (accumulated)", got, rdx, nx, tol(k, 1));
+    control(name, "prior overwritten", got, rdx, dyw, nx, tol(k, 1));
+    download(got, gw, nw, DTYPE_FP32);
+    check(name, "dW (accumulated)", got, rw, nw, tol(k, 0));
+    control(name, "prior overwritten", got, rw, ow, nw, tol(k, 0));
+    download(got, gb, OUT, DTYPE_FP32);
+    check(name, "db (accumulated)", got, rb, OUT, tol(k, 0));
+    control(name, "prior overwritten", got, rb, ob, OUT, tol(k, 0));
+
+    /* backward through GELU: x = GELU(x_pre), dx = (dy W) * GELU'(x_pre) */
+    float *xpre = gpt2_rand(rng, nx, -3, 3, t);
+    double *rg = gpt2_dalloc(nx);
+    for (size_t i = 0; i < nx; i++) rg[i] = dyw[i] * gelu_grad_ref(xpre[i]);
+    upload(dxpre, xpre, nx, t);
+    poison(ddx, nx, t);
+    fused = gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 0.0f, dxpre, NULL, NULL, 0.0f, ROWS, IN, OUT, s);
+    sync(s);
+    printf("#    [%s] GELU's derivative %s\n", k->name, fused ? "in cuBLASLt's epilogue" : "as its own kernel");
+    snprintf(name, sizeof name, "[%s] linear backward through GELU", k->name);
+    download(got, ddx, nx, t);
+    check(name, "dx = (dy W) GELU'(x_pre)", got, rg, nx, tol(k, 2));
+    control(name, "GELU' not applied", got, rg, dyw, nx, tol(k, 2));
+
+    free(x), free(w), free(b), free(pre), free(nob), free(gel), free(got), free(dy), free(pdx), free(pw), free(pb);
+    free(rdx), free(dyw), free(rw), free(ow), free(rb), free(ob), free(xpre), free(rg);
+    void *bufs[] = {dx_, dw_, db_, dy_, dpre, ddy, ddx, dxpre, gw, gb};
+    for (int i = 0; i < 10; i++) CHECK_CUDA(cudaFree(bufs[i]));
+}
+
+int main(int argc, char **argv) {
+    gpu_test_require(1);
+    rng_t rng;
+    rng_seed(&rng, gpu_test_seed(argc, argv, "test_gpt2_linear"));
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreate(&s));
+    gpt2_lt_t lt;
+    gpt2_lt_init(&lt, ROWS);
+    const lin_case_t cases[3] = {{DTYPE_FP32, 0, "fp32"}, {DTYPE_FP32, 1, "tf32"}, {DTYPE_BF16, 0, "bf16"}};
+    for (int k = 0; k < 3; k++) run_case(&cases[k], &lt, &rng, s);
+    gpt2_lt_free(&lt);
+    CHECK_CUDA(cudaStreamDestroy(s));
+    return test_summary();
+}
