@@ -10,14 +10,7 @@ set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${GPT2_BUDGET_S:-300}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-say_log=$OUT/summary.txt
-L=$OUT/logs
-mkdir -p "$L"
-say "setup --local-gpu"
-if ! timeout 200 scripts/setup.sh --offline .carry/offline --local-gpu >"$L/setup.log" 2>&1; then
-    tail -n 30 "$L/setup.log"; say "setup failed"; exit 1
-fi
-nvidia-smi -L | tee -a "$say_log"
+device_begin --local-gpu
 for t in test_gpt2_kernels test_gpt2_linear test_gpt2_attn test_gpt2_adamw test_schedule test_gns_dp; do
     step "$t" 120 "build/tests/$t"
     grep -E "FAIL|passed|fused|fallback|epilogue|noise|G_|overflow" "$L/$t.log" | head -n 40 | sed "s/^/$t: /" |

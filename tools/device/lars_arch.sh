@@ -11,14 +11,7 @@ set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${LARS_BUDGET_S:-560}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-say_log=$OUT/summary.txt
-L=$OUT/logs
-mkdir -p "$L"
-say "setup --local-gpu"
-if ! timeout 240 scripts/setup.sh --offline .carry/offline --local-gpu >"$L/setup.log" 2>&1; then
-    tail -n 30 "$L/setup.log"; say "setup failed"; tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; exit 1
-fi
-nvidia-smi -L | tee -a "$say_log"
+device_begin --local-gpu
 csv_root=$(sed -n 's/^CSV_ROOT:[A-Z]*=//p' build/CMakeCache.txt)
 say "the default build (every architecture) in build-all, in the background"
 ( cmake -S . -B build-all -DCMAKE_BUILD_TYPE=Release ${csv_root:+-DCSV_ROOT=$csv_root} >"$L/build_all.log" 2>&1 &&

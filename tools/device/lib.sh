@@ -17,12 +17,14 @@ say() {    # say TEXT: a line with the script's name and the seconds since it be
 }
 left() { echo $((budget - ($(date +%s) - t0))); }
 
-# device_setup LOG [LIMIT_S]: scripts/setup.sh with the offline bundle (.carry/offline), its output in LOG; where it
-# fails, the log's tail and exit 1.
+# device_setup LOG [LIMIT_S [SETUP_ARGS...]]: scripts/setup.sh with the offline bundle (.carry/offline) and SETUP_ARGS
+# (--local-gpu, --cuda-arch LIST), its output in LOG; where it fails, the log's tail and exit 1.
 device_setup() {
-    if ! timeout "${2:-300}" scripts/setup.sh --offline .carry/offline >"$1" 2>&1; then
-        tail -n 40 "$1"
-        say "setup failed: see $1"
+    local log=$1 lim=${2:-300}
+    shift $(($# < 2 ? $# : 2))
+    if ! timeout "$lim" scripts/setup.sh --offline .carry/offline "$@" >"$log" 2>&1; then
+        tail -n 40 "$log"
+        say "setup failed: see $log"
         exit 1
     fi
 }
@@ -42,13 +44,14 @@ step() {
     tail -n 4 "$OUT/logs/$name.log"
 }
 
-# device_begin: what a one-call script does first, with OUT and budget set: its logs folder L=$OUT/logs, the summary
-# say appends to, the offline setup (device_setup) and the GPUs in the summary.
+# device_begin [SETUP_ARGS...]: what a one-call script does first, with OUT and budget set: its logs folder
+# L=$OUT/logs, the summary say appends to, the offline setup (device_setup, with SETUP_ARGS) and the GPUs in the
+# summary.
 device_begin() {
     say_log=$OUT/summary.txt
     L=$OUT/logs
     mkdir -p "$L"
-    say "setup"
-    device_setup "$L/setup.log"
+    say "setup $*"
+    device_setup "$L/setup.log" 300 "$@"
     nvidia-smi -L | tee -a "$say_log"
 }

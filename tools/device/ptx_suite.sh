@@ -10,14 +10,7 @@ set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
 budget=${PTX_BUDGET_S:-570}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-say_log=$OUT/summary.txt
-L=$OUT/logs
-mkdir -p "$L"
-say "setup --cuda-arch 80-virtual"
-if ! timeout 240 scripts/setup.sh --offline .carry/offline --cuda-arch 80-virtual >"$L/setup.log" 2>&1; then
-    tail -n 30 "$L/setup.log"; say "setup failed"; tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs; exit 1
-fi
-nvidia-smi -L | tee -a "$say_log"
+device_begin --cuda-arch 80-virtual
 ./scaling --version | tee -a "$say_log"
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 { echo "cuobjdump --list-elf build/scaling:"; "$cuobjdump" --list-elf build/scaling | sort | uniq -c | head;
