@@ -331,7 +331,7 @@ static int fig_acc_batch(figs_t *x) {
 static int cmp_acc_run(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    if (!c) c = cmp_num(study_run_lr(a), study_run_lr(b));
     if (!c) c = cmp_int(a->micro, b->micro);
     if (!c) c = cmp_link(a, b);
     if (!c) c = strcmp(a->seed, b->seed);
@@ -405,7 +405,7 @@ static int same_lr_line(const study_run_t *a, const study_run_t *b) {
 }
 static int same_lr_point(const study_run_t *a, const study_run_t *b) {
     int c = same_lr_line(a, b);
-    return c ? c : strcmp(a->lr, b->lr);
+    return c ? c : cmp_num(study_run_lr(a), study_run_lr(b));
 }
 static void lr_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
