@@ -20,7 +20,7 @@
 typedef struct {
     const char *strategy;
     int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep */
-    const char *model;                  /* lenet | resnet18 | resnet50 | resnet101 */
+    const char *model;                  /* a MODEL_TABLE name (engine/model_info.h) */
     int image_size;                     /* side of the images the model gets; the model's when not given */
     const char *dataset;                /* fashion-mnist | mnist | synthetic */
     const char *data_dir;

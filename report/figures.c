@@ -3,6 +3,7 @@
  * line's point the best (lowest time, highest throughput) over the runs it stands for (learning rates, seeds,
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
+#include "../strategies/pipe_schedule.h"
 #include "../study/paths.h"
 
 #include <math.h>
@@ -536,7 +537,7 @@ static void bubble_label(bytes_t *b, const study_runs_t *s, const study_run_t *u
     text_printf(b, "measured, %d stages, %s, batch %d", u->gpus, u->sched, u->global_batch);
     with_prec(b, s, u);
 }
-static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, "zb") == 0; }
+static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, sched_order_name(SCHED_ZB)) == 0; }
 static int same_stages(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(zero_bubble(a), zero_bubble(b));
@@ -544,7 +545,7 @@ static int same_stages(const study_run_t *a, const study_run_t *b) {
 }
 static void ideal_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     (void)s;
-    if (zero_bubble(u)) text_printf(b, "ideal, p = %d, zb", u->gpus);
+    if (zero_bubble(u)) text_printf(b, "ideal, p = %d, %s", u->gpus, sched_order_name(SCHED_ZB));
     else text_printf(b, "ideal (p-1)/(M+p-1), p = %d", u->gpus);
 }
 

@@ -13,7 +13,7 @@
 
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
-    const char *model;          /* "lenet" | "resnet18" */
+    const char *model;          /* a MODEL_TABLE name (engine/model_info.h) */
     int n_gpus;
     const int *devices;         /* CUDA ordinals, n_gpus of them */
     int global_batch;           /* per optimizer step, over all GPUs */
