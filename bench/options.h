@@ -48,7 +48,7 @@ typedef struct {
     int overlap;                        /* nccl: 1 overlap buckets with backward */
     int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost), OPT_MICRO_AUTO:
                                                  * the pipeline picks (other strategies ignore it) */
-    const char *schedule;               /* pipeline: gpipe | 1f1b */
+    const char *schedule;               /* pipeline: a SCHED_NAMES name (pipe_schedule.h) */
     int split[OPT_LIST_MAX]; int n_split;       /* pipeline: stage starts by layer index; 0 entries = auto */
     const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */
     int resume;                         /* skip configurations already complete in --out */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_layout.sh — no arrow runs back up: each folder of the code includes only the floors below it (DESIGN's
-# "Folders"; each folder's README.md says what it may include). Floors, lowest first: engine, strategies, study,
+# test_layout.sh — no arrow runs back up: each folder of the code includes only the floors below it (README.md's
+# "Layout"; each folder's README.md says what it may include). Floors, lowest first: engine, strategies, study,
 # report, bench, tools. Every #include "..." of a .c/.h/.cu/.cuh file is resolved as the compiler does (beside the
 # file, then from the repository root) and its floor compared with the file's. Negative controls: a copy of the tree
 # with one bad include planted per rule must be refused, naming the file and the include.
