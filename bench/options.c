@@ -4,7 +4,7 @@
 #include "options.h"
 #include "../engine/errmsg.h"
 #include "../engine/model_info.h"
-#include "../strategies/pipe_schedule.h"
+#include "../strategies/pipeline/pipe_schedule.h"
 #include "../study/paths.h"
 
 #include <stddef.h>

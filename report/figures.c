@@ -3,7 +3,7 @@
  * line's point the best (lowest time, highest throughput) over the runs it stands for (learning rates, seeds,
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
-#include "../strategies/pipe_schedule.h"
+#include "../strategies/pipeline/pipe_schedule.h"
 #include "../study/paths.h"
 
 #include <math.h>
