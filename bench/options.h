@@ -12,7 +12,8 @@
 #include "../strategies/naive_path.h"
 #include "../strategies/strategy_info.h"
 
-/* --micro-batches auto: the pipeline takes the count of its fastest short timed probe that fits (strategies/pipeline/pipeline.c) */
+/* --micro-batches auto: the pipeline takes the count of its fastest short timed probe that fits
+ * (strategies/pipeline/pipeline.c) */
 #define OPT_MICRO_AUTO 0
 #define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
 #define OPT_BUCKET_MB_MAX (1 << 20)   /* --bucket-mb: 1 TiB, past any model's gradients; its bytes fit a size_t */

@@ -19,7 +19,8 @@
 #define PLAN_SCHEDULE_LR "cosine"
 /* The reference measures the gradient noise scale every this many steps: about 0.5 % of its step time (one H200). */
 #define PLAN_GNS_EVERY "100"
-#define PLAN_MICRO "auto"       /* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline/pipeline.c) */
+/* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline/pipeline.c) */
+#define PLAN_MICRO "auto"
 #define PLAN_SCHEDULE "zb"
 /* One GPU: the batch ladder (x4 from 256, then the whole training set, past any one GPU's memory), both fast maths,
  * one learning rate, 4 epochs (default_plan.h says why). */
