@@ -7,8 +7,8 @@
 #include "../engine/check.h"
 #include "../engine/errmsg.h"
 #include "../strategies/dp.h"
+#include "../study/allreduce.h"
 #include "../study/paths.h"
-#include <csv.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,9 +21,6 @@
 #define BENCH_WARMUP 5
 #define BENCH_ITERS 20
 
-static const char BENCH_HEADER[] = "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
-                                   "gpu_name,driver,cuda,nccl,host,git_commit,timestamp";
-
 #define HEADER_DIFFERS "%s: header differs from the all-reduce benchmark's (another CSV? use --out)"
 
 /* f's first line against the benchmark's header: 1 the same, 0 another, -1 none (an empty file). */
@@ -32,7 +29,7 @@ static int header_state_(FILE *f) {
     rewind(f);
     if (!fgets(line, sizeof line, f)) return -1;
     line[strcspn(line, "\r\n")] = '\0';
-    return strcmp(line, BENCH_HEADER) == 0;
+    return strcmp(line, allreduce_header()) == 0;
 }
 
 int allreduce_bench_check(const char *path, char *err, size_t errlen) {
@@ -64,14 +61,9 @@ static FILE *csv_open_(const char *path) {
         fclose(f);
         return NULL;
     }
-    if (h < 0) fprintf(f, "%s\n", BENCH_HEADER);
+    if (h < 0) fprintf(f, "%s\n", allreduce_header());
     fseek(f, 0, SEEK_END);
     return f;
-}
-
-static void csv_str_(FILE *f, const char *s, int last) {
-    csv_fwrite(f, s, strlen(s));
-    fputc(last ? '\n' : ',', f);
 }
 
 /* One table of the benchmark: the wire type, and whether each reduction starts from fp32 inputs and casts them
@@ -85,25 +77,6 @@ typedef struct {
 static const bench_kind_t BENCH_KINDS[] = {
     {DTYPE_FP32, 0, "float"}, {DTYPE_BF16, 0, "bfloat16"}, {DTYPE_BF16, 1, "bfloat16"},
 };
-
-typedef struct {
-    const char *strategy, *algo, *type;
-    int gpus;
-    size_t bytes, count;
-    double time_us, algbw, busbw;
-    unsigned long long wrong;
-} bench_row_t;
-
-static void csv_row_(FILE *f, const bench_row_t *r, const results_env_t *env, const char *stamp) {
-    csv_str_(f, r->strategy, 0);
-    fprintf(f, "%d,", r->gpus);
-    csv_str_(f, r->algo, 0);
-    fprintf(f, "%zu,%zu,%s,sum,%.3f,%.4f,%.4f,%llu,", r->bytes, r->count, r->type, r->time_us, r->algbw, r->busbw,
-            r->wrong);
-    const char *facts[] = {env->gpu_name, env->driver, env->cuda, env->nccl, env->host, env->git_commit};
-    for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) csv_str_(f, facts[i], 0);
-    csv_str_(f, stamp, 1);
-}
 
 /* Mean time of one reduction over BENCH_ITERS, in ms: each GPU's compute stream brackets the iterations with
  * events (the reduction starts after and ends before them), and the slowest GPU is the reduction's time. */
@@ -179,16 +152,18 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
         /* Checked before it is timed: a fast wrong reduction is not a result. */
         unsigned long long bad = dp_check_reduce(st->reduce, ctx, b->gp, n, k->wire, src, b->bufs, count, 0);
         double ms = time_reduce_(st->reduce, ctx, b->gpus, n, src, b->bufs, count, b->start, b->stop);
-        bench_row_t r = {.strategy = st->info->name, .algo = algo, .type = k->type, .gpus = n, .bytes = bytes,
-                         .count = count, .time_us = ms * 1e3, .wrong = bad};
-        r.algbw = (double)bytes / (ms * 1e-3) / 1e9;
-        r.busbw = r.algbw * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
-        printf("%12zu %12zu %8s %6s %11.2f %12.2f %12.2f %7llu\n", bytes, count, k->type, "sum", r.time_us, r.algbw,
-               r.busbw, bad);
+        allreduce_row_t r = {.strategy = st->info->name, .gpus = n, .algo = algo, .size_bytes = bytes,
+                             .count = count, .type = k->type, .redop = "sum", .time_us = ms * 1e3, .wrong = bad,
+                             .gpu_name = env->gpu_name, .driver = env->driver, .cuda = env->cuda, .nccl = env->nccl,
+                             .host = env->host, .git_commit = env->git_commit, .timestamp = stamp};
+        r.algbw_gbs = (double)bytes / (ms * 1e-3) / 1e9;
+        r.busbw_gbs = r.algbw_gbs * 2.0 * (n - 1) / n;   /* nccl-tests' all-reduce bus bandwidth */
+        printf("%12zu %12zu %8s %6s %11.2f %12.2f %12.2f %7llu\n", bytes, count, k->type, r.redop, r.time_us,
+               r.algbw_gbs, r.busbw_gbs, bad);
         fflush(stdout);
-        csv_row_(f, &r, env, stamp);
+        allreduce_write_row(f, &r);
         check_report("alive\n");     /* a parent's deadline on silence (the default study's) counts from here */
-        bus_sum += r.busbw;
+        bus_sum += r.busbw_gbs;
         rows++;
         wrong += (long long)bad;
     }

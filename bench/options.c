@@ -4,19 +4,17 @@
 #include "options.h"
 #include "../engine/errmsg.h"
 #include "../engine/model_info.h"
-#include "../strategies/pipe_schedule.h"
+#include "../strategies/pipeline/pipe_schedule.h"
 #include "../study/paths.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const options_models[] = {"lenet", "resnet18", "resnet50", "resnet101", NULL};   /* model_infos' names */
+const char *const options_models[] = {MODEL_TABLE(MODEL_NAME_STR) NULL};
 const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
 /* dtype_name()'s spellings, in dtype_t order, so a parsed name maps back to its dtype_t. */
-const char *const options_grad_dtypes[] = {"fp32", "bf16", "fp16", NULL};
-_Static_assert(sizeof options_grad_dtypes / sizeof options_grad_dtypes[0] == DTYPE_COUNT + 1,
-               "a wire name for every dtype_t");
+const char *const options_grad_dtypes[] = {DTYPE_TABLE(DTYPE_NAME_STR) NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_schedules[] = {SCHED_NAMES, NULL};   /* index = sched_order_t */
 const char *const options_benches[] = {"allreduce", NULL};

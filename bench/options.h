@@ -12,7 +12,8 @@
 #include "../strategies/naive_path.h"
 #include "../strategies/strategy_info.h"
 
-/* --micro-batches auto: the pipeline takes the count of its fastest short timed probe that fits (strategies/pipeline.c) */
+/* --micro-batches auto: the pipeline takes the count of its fastest short timed probe that fits
+ * (strategies/pipeline/pipeline.c) */
 #define OPT_MICRO_AUTO 0
 #define OPT_IMAGE_MAX 512   /* --image-size: beyond it a ResNet stem output at batch 256 passes cuDNN's 2^31 elements */
 #define OPT_BUCKET_MB_MAX (1 << 20)   /* --bucket-mb: 1 TiB, past any model's gradients; its bytes fit a size_t */
@@ -20,7 +21,7 @@
 typedef struct {
     const char *strategy;
     int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep */
-    const char *model;                  /* lenet | resnet18 | resnet50 | resnet101 */
+    const char *model;                  /* a MODEL_TABLE name (engine/model_info.h) */
     int image_size;                     /* side of the images the model gets; the model's when not given */
     const char *dataset;                /* fashion-mnist | mnist | synthetic */
     const char *data_dir;
@@ -48,7 +49,7 @@ typedef struct {
     int overlap;                        /* nccl: 1 overlap buckets with backward */
     int micro[OPT_LIST_MAX]; int n_micro;       /* pipeline: micro-batch counts to sweep (innermost), OPT_MICRO_AUTO:
                                                  * the pipeline picks (other strategies ignore it) */
-    const char *schedule;               /* pipeline: gpipe | 1f1b */
+    const char *schedule;               /* pipeline: a SCHED_NAMES name (pipe_schedule.h) */
     int split[OPT_LIST_MAX]; int n_split;       /* pipeline: stage starts by layer index; 0 entries = auto */
     const char *bench;                  /* NULL: train; "allreduce": the all-reduce benchmark */
     int resume;                         /* skip configurations already complete in --out */

@@ -22,7 +22,7 @@
 static const char *signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
 static int run_health(void *ctx, char *why, size_t len) {
-    run_t *r = ctx;
+    run_ctx_t *r = ctx;
     /* Under mpirun/srun a signal stops the ranks together a few steps later (the vote, dist_vote_step); a launcher
      * that signals because a rank died leaves the others waiting for it, so the signal starts a deadline of its own:
      * --timeout from it, then every rank ends (rank 0's row was written by its handler). */
@@ -46,7 +46,7 @@ static int run_health(void *ctx, char *why, size_t len) {
 }
 
 /* The strategy's state away from the watchdog thread (which then polls nothing), for its teardown. */
-static void *run_release(run_t *r) {
+static void *run_release(run_ctx_t *r) {
     pthread_mutex_lock(&r->state_lock);
     void *state = r->state;
     r->state = NULL;
@@ -59,7 +59,7 @@ static void *run_release(run_t *r) {
  * read from the step events (never a wait). Rank 0 alone speaks; a line at a time where stderr is not a terminal (a
  * Slurm log), rewritten in place where it is. */
 static void run_progress(void *ctx) {
-    run_t *r = ctx;
+    run_ctx_t *r = ctx;
     if (!r->is_root) return;
     char line[256];
     pthread_mutex_lock(&r->state_lock);
@@ -90,7 +90,7 @@ static void run_progress(void *ctx) {
 /* The watchdog's end of a run (bench/faults/watchdog.h), on its thread: the line, the row, then under mpirun/srun every
  * rank ends (MPI_Abort); in a child process the child ends, its outcome told, and the sweep goes on. */
 static void run_expire(void *ctx, const char *why, int timed_out) {
-    run_t *r = ctx;
+    run_ctx_t *r = ctx;
     int epoch = __atomic_load_n(&r->epoch, __ATOMIC_RELAXED), step = __atomic_load_n(&r->step, __ATOMIC_RELAXED);
     char reason[760], line[32];
     /* A signal came first (the user, a time limit) and the step it should have stopped before never ended: no
@@ -125,7 +125,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
 
 /* Under mpirun/srun, on every rank at the same point (r->reason says where): a line naming the rank, then rank 0's
  * interrupted row at `epoch` unless its signal handler wrote the prepared one already. */
-static void dist_stop(run_t *r, int epoch) {
+static void dist_stop(run_ctx_t *r, int epoch) {
     fprintf(stderr, "scaling: rank %d on %s: %s\n", r->dist->rank, r->dist->host, r->reason);
     isolate_last_words(-1, NULL, 0);
     if (!isolate_last_words_spoken()) run_write_fault_row(r, RUN_INTERRUPTED, r->reason, epoch, -1, -1);
@@ -133,7 +133,7 @@ static void dist_stop(run_t *r, int epoch) {
 
 /* The run's setup: the fault injection armed for it, its trace, the strategy's setup. -1 with *state set up, else the
  * outcome of a run that ended there (its row written). */
-static int run_setup(run_t *r, trace_t *tr, void **state) {
+static int run_setup(run_ctx_t *r, trace_t *tr, void **state) {
     const options_t *o = r->o;
     const strategy_t *st = r->st;
     const sweep_point_t *pt = r->pt;
@@ -190,7 +190,7 @@ static int trace_first_step(const options_t *o, int e, int steps) {
 enum { STEPS_DONE, STEPS_STOPPED, STEPS_ENDED };
 
 /* Epoch e's `steps` steps, each at a boundary where SIGINT/SIGTERM can end the run, beating the deadlines. */
-static int epoch_steps(run_t *r, void *state, trace_t *tr, int e, int steps, double *beat) {
+static int epoch_steps(run_ctx_t *r, void *state, trace_t *tr, int e, int steps, double *beat) {
     const strategy_t *st = r->st;
     int trace_first = trace_first_step(r->o, e, steps), how = STEPS_DONE;
     dist_vote_t vote;
@@ -240,7 +240,7 @@ static int epoch_steps(run_t *r, void *state, trace_t *tr, int e, int steps, dou
 
 /* The end of epoch e (its steps run): the strategy's measurements and the test accuracy into row, its status (ok,
  * diverged, replicas-differ; *outcome follows), the row written and told, the ETA. 1 when the run diverged. */
-static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int e, int steps, double w0,
+static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, results_row_t *row, int e, int steps, double w0,
                      double *first_loss, int *outcome) {
     const options_t *o = r->o;
     const strategy_t *st = r->st;
@@ -292,7 +292,7 @@ static int epoch_row(run_t *r, void *state, trace_t *tr, results_row_t *row, int
 /* The run itself, on the GPUs: setup, epochs, teardown. In the run's child process (one process drives the GPUs)
  * or in each rank (mpirun/srun). Its progress goes to the parent as lines (check_report; nothing without one).
  * Returns a RUN_* outcome; every outcome has left its rows. */
-static int run_body(run_t *r) {
+static int run_body(run_ctx_t *r) {
     const options_t *o = r->o;
     const strategy_t *st = r->st;
     void *state = NULL;
@@ -355,7 +355,7 @@ static int run_body(run_t *r) {
 
 /* The run's child process: the run, then its outcome for the parent. Exit 0 unless a signal ended it (128 + sig). */
 static int run_child(void *arg) {
-    run_t *r = arg;
+    run_ctx_t *r = arg;
     /* The child's own watchdog names the epoch, the step and an NCCL asynchronous error; the parent's deadline on
      * the child's silence (10 s later) stays the backstop for a child that cannot run even that thread. */
     watchdog_t wd;
@@ -374,7 +374,7 @@ static int run_child(void *arg) {
 
 /* The parent's copy of the study follows the child's lines: the ETA. */
 static void run_line(const char *line, void *ctx) {
-    run_t *r = ctx;
+    run_ctx_t *r = ctx;
     run_tally_t *sd = r->sd;
     double x, wall, ips, acc;
     int e;
@@ -390,7 +390,7 @@ static void run_line(const char *line, void *ctx) {
 
 /* One process drives the GPUs: the run in a child process. A child that died (a CUDA, cuDNN or NCCL error, a
  * crash, the deadline) costs its configuration only: the parent writes its row, and the sweep goes on. */
-static int run_isolated(run_t *r) {
+static int run_isolated(run_ctx_t *r) {
     isolate_result_t ir;
     char err[512];
     if (isolate_run(run_child, r, r->o->timeout_s + 10, run_line, r, &ir, err, sizeof err)) {
@@ -433,7 +433,7 @@ static int schedule_order(const char *name) {
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
               results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
               const dist_t *dist) {
-    run_t *r = calloc(1, sizeof *r);
+    run_ctx_t *r = calloc(1, sizeof *r);
     if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
     pthread_mutex_init(&r->state_lock, NULL);
     r->o = o, r->st = st, r->pt = pt, r->data = data, r->res = res, r->sd = sd, r->prof = prof, r->dist = dist;

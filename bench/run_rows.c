@@ -23,13 +23,13 @@ void run_write_row(results_t *res, const results_row_t *row, void *state, const 
 
 /* A line on stderr from the run's root process: on a terminal the progress line is rewritten in place, so a line of
  * another kind first ends it. */
-void run_say_begin(run_t *r) {
+void run_say_begin(run_ctx_t *r) {
     if (__atomic_exchange_n(&r->line_open, 0, __ATOMIC_ACQ_REL)) fputs("\r\033[K", stderr);
 }
 
 /* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
  * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
-void run_write_fault_row(run_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
+void run_write_fault_row(run_ctx_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
                             double total_mb) {
     results_row_t row = r->row;
     row.epoch = epoch;
@@ -53,7 +53,7 @@ void run_write_fault_row(run_t *r, run_status_t status, const char *reason, int 
 }
 
 /* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
-void run_mem_now(const run_t *r, double *free_mb, double *total_mb) {
+void run_mem_now(const run_ctx_t *r, double *free_mb, double *total_mb) {
     size_t f = 0, t = 0;
     *free_mb = *total_mb = -1;
     if (cudaSetDevice(r->devices[0]) == cudaSuccess && cudaMemGetInfo(&f, &t) == cudaSuccess)
@@ -62,7 +62,7 @@ void run_mem_now(const run_t *r, double *free_mb, double *total_mb) {
 
 /* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
  * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
-void run_dist_row_from_rank(run_t *r, run_status_t status, const char *reason) {
+void run_dist_row_from_rank(run_ctx_t *r, run_status_t status, const char *reason) {
     char err[512];
     results_t own = {0};
     if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
@@ -74,7 +74,7 @@ void run_dist_row_from_rank(run_t *r, run_status_t status, const char *reason) {
 
 /* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first. */
 void run_dist_fail_hook(const char *reason, void *ctx) {
-    run_t *r = ctx;
+    run_ctx_t *r = ctx;
     char why[700];
     snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
     fprintf(stderr, "scaling: %s; ending every rank\n", why);
@@ -86,7 +86,7 @@ void run_dist_fail_hook(const char *reason, void *ctx) {
 
 /* Rank 0's row for a job the launcher ends with SIGTERM (a rank died, or the job was cancelled or ran out of time),
  * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
-void run_prepare_last_words(run_t *r, int epoch) {
+void run_prepare_last_words(run_ctx_t *r, int epoch) {
     if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
     results_row_t row = r->row;
     row.epoch = epoch;

@@ -41,21 +41,21 @@ typedef struct {
     char last_words[4096];      /* rank 0 under mpirun/srun: run_prepare_last_words */
     int wrote_interrupted;      /* the parent's: the child said it wrote its interrupted row */
     double signal_at;           /* mpirun/srun: when the watchdog first saw a signal (monotonic s), 0 before */
-} run_t;
+} run_ctx_t;
 
 /* Writes row to res (NULL: this process writes no CSV) and to the table on stdout; a write that fails ends the
  * process after a message (the strategy's state, where not NULL, torn down first). */
 void run_write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st);
 /* Ends the progress line open on a terminal, before a line of another kind on stderr. */
-void run_say_begin(run_t *r);
+void run_say_begin(run_ctx_t *r);
 /* The one row of a run that did not finish (status, reason, at `epoch`, 0: setup), and its line on stderr. */
-void run_write_fault_row(run_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
+void run_write_fault_row(run_ctx_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
                          double total_mb);
 /* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
-void run_mem_now(const run_t *r, double *free_mb, double *total_mb);
+void run_mem_now(const run_ctx_t *r, double *free_mb, double *total_mb);
 /* Under mpirun/srun, a rank other than 0's row of a fault, appended to --out where this rank reaches it. */
-void run_dist_row_from_rank(run_t *r, run_status_t status, const char *reason);
-/* check_on_fail's hook under mpirun/srun (ctx: the run_t): the failing rank's row before the job ends. */
+void run_dist_row_from_rank(run_ctx_t *r, run_status_t status, const char *reason);
+/* check_on_fail's hook under mpirun/srun (ctx: the run_ctx_t): the failing rank's row before the job ends. */
 void run_dist_fail_hook(const char *reason, void *ctx);
 /* Rank 0's interrupted row at `epoch`, prepared for the signal handler under mpirun/srun. */
-void run_prepare_last_words(run_t *r, int epoch);
+void run_prepare_last_words(run_ctx_t *r, int epoch);

@@ -4,7 +4,18 @@
 #pragma once
 #include <stddef.h>
 
-typedef enum { DTYPE_FP32 = 0, DTYPE_BF16 = 1, DTYPE_FP16 = 2, DTYPE_COUNT } dtype_t;
+/* The one dtype table: X(ID, name, bytes, loss_scaled): the enum, DTYPE_INFO and the --grad-dtype choices
+ * (bench/options.c) are made from it. */
+#define DTYPE_TABLE(X)                                                                                                 \
+    X(FP32, "fp32", 4, 0)                                                                                              \
+    X(BF16, "bf16", 2, 0)                                                                                              \
+    X(FP16, "fp16", 2, 1)
+/* The table's names, in dtype_t order, for an X that takes only them. */
+#define DTYPE_NAME_STR(id, name, size, scaled) name,
+
+#define DTYPE_ENUM(id, name, size, scaled) DTYPE_##id,
+typedef enum { DTYPE_TABLE(DTYPE_ENUM) DTYPE_COUNT } dtype_t;
+#undef DTYPE_ENUM
 
 typedef struct {
     const char *name;   /* as written in CSV rows and options */
@@ -15,7 +26,9 @@ typedef struct {
     int loss_scaled;
 } dtype_info_t;
 
-static const dtype_info_t DTYPE_INFO[DTYPE_COUNT] = {{"fp32", 4, 0}, {"bf16", 2, 0}, {"fp16", 2, 1}};
+#define DTYPE_INFO_ENTRY(id, name, size, scaled) {name, size, scaled},
+static const dtype_info_t DTYPE_INFO[DTYPE_COUNT] = {DTYPE_TABLE(DTYPE_INFO_ENTRY)};
+#undef DTYPE_INFO_ENTRY
 
 static inline size_t dtype_size(dtype_t t) { return DTYPE_INFO[t].size; }
 static inline const char *dtype_name(dtype_t t) { return DTYPE_INFO[t].name; }

@@ -1,5 +1,5 @@
 /* graph.c — capture-once, replay-always CUDA graphs for the fixed launch sequences of a training step, shared by
- * replicas (engine/replica.c) and pipeline stages (strategies/pipe_run.c). */
+ * replicas (engine/replica.c) and pipeline stages (strategies/pipeline/pipe_run.c). */
 #include "graph.h"
 #include "check.h"
 #include <string.h>

@@ -122,8 +122,13 @@ static void assign_bias_use(model_t *m) {
     }
 }
 
+/* Each model of MODEL_TABLE by its builder, model_build_<name>. */
+typedef void (*model_builder_t)(model_t *m, int batch, model_input_t in);
+#define MODEL_BUILDER(name, ...) model_build_##name,
+static const model_builder_t model_builders[] = {MODEL_TABLE(MODEL_BUILDER)};
+#undef MODEL_BUILDER
+
 int model_build_input(model_t *m, const char *name, int batch, model_input_t in) {
-    static const int r50[4] = {3, 4, 6, 3}, r101[4] = {3, 4, 23, 3};
     const model_info_t *mi = model_info(name);
     if (!mi) return -1;
     if (!in.image) in.image = mi->image;
@@ -134,11 +139,7 @@ int model_build_input(model_t *m, const char *name, int batch, model_input_t in)
                 in.image, in.classes);
         exit(1);
     }
-    if (strcmp(name, "lenet") == 0) model_build_lenet(m, batch, in);
-    else if (strcmp(name, "resnet18") == 0) model_build_resnet18(m, batch, in);
-    else if (strcmp(name, "resnet50") == 0) model_build_bottleneck(m, name, batch, in, r50, 64);
-    else if (strcmp(name, "resnet101") == 0) model_build_bottleneck(m, name, batch, in, r101, 64);
-    else return -1;
+    model_builders[mi - model_infos](m, batch, in);
     return 0;
 }
 

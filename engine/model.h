@@ -17,7 +17,7 @@ typedef struct {
 } tensor_t;
 
 typedef struct model {
-    char name[16];                  /* "lenet", "resnet18", "resnet50", "resnet101" */
+    char name[16];                  /* its MODEL_TABLE name (model_info.h) */
     int batch;                      /* the N every tensor was built for */
     dtype_t act_dtype;              /* activations and their gradients: the GPU's math's (math_act_dtype: bf16, fp16
                                      * or fp32), set by model_alloc */
@@ -81,13 +81,16 @@ void model_end(model_t *m, int logits);
  * for resnet50 and resnet101). LeNet takes only 28x28. */
 typedef struct { int image, channels, classes; } model_input_t;
 
-/* ---- builders (engine/models/) ---- */
+/* ---- builders (engine/models/), one per MODEL_TABLE line (model_info.h): model_build_<name> ---- */
 void model_build_lenet(model_t *m, int batch, model_input_t in);
 void model_build_resnet18(model_t *m, int batch, model_input_t in);
 /* torchvision's ResNet v1.5 with bottleneck blocks: blocks[4] per stage ({3, 4, 6, 3}: ResNet-50; {3, 4, 23, 3}:
  * ResNet-101), 64 * 2^s bottleneck channels, 4x expansion. width: channels of the first stage's bottleneck (64 in
  * torchvision; smaller in tests). */
 void model_build_bottleneck(model_t *m, const char *name, int batch, model_input_t in, const int blocks[4], int width);
+/* ResNet-50 and ResNet-101: model_build_bottleneck at torchvision's blocks and width. */
+void model_build_resnet50(model_t *m, int batch, model_input_t in);
+void model_build_resnet101(model_t *m, int batch, model_input_t in);
 /* Appends one bottleneck block reading tensor x: relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x))))))) + sc) with
  * sc = proj.bn(proj(x)) (1x1, stride) when project, else x; conv2 (3x3) carries the stride; 4 x width outputs.
  * Layers labelled "<prefix>.conv1" etc. Returns the output tensor. */

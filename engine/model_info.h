@@ -18,6 +18,18 @@ typedef struct {
     double target_fashion, target_mnist;
 } model_info_t;
 
+/* The one model table: X(name, summary, batch, image, resizable, stride, synth_channels, synth_classes, init,
+ * target_fashion, target_mnist), model_info_t's fields in order, the name an identifier. model_infos, the --model
+ * choices and the builders (model_build_<name>, engine/model.c) are made from it: adding a model is its builder's
+ * file and one line here. */
+#define MODEL_TABLE(X)                                                                                                 \
+    X(lenet, "LeNet-5 (d2l), 1x28x28 inputs", 256, 28, 0, 4, 1, 10, "xavier", 0.85, 0.98)                             \
+    X(resnet18, "ResNet-18 (d2l: 3x3 stem, no max-pool), 1x28x28 inputs", 256, 28, 1, 8, 1, 10, "normal", 0.92, 0.99) \
+    X(resnet50, "ResNet-50 v1.5 (torchvision), 3x224x224 inputs", 256, 224, 1, 32, 3, 1000, "kaiming", 0, 0)          \
+    X(resnet101, "ResNet-101 v1.5 (torchvision), 3x224x224 inputs", 128, 224, 1, 32, 3, 1000, "kaiming", 0, 0)
+/* The table's names, for an X that takes only them. */
+#define MODEL_NAME_STR(name, ...) #name,
+
 /* Every model, NULL-name terminated. */
 extern const model_info_t model_infos[];
 /* The entry for name, or NULL. */

@@ -1,4 +1,4 @@
 /* process.c — the one instance of the process's mutable state (process.h). */
 #include "process.h"
 
-process_state_t process_state = {.signals = {.last_fd = -1}};
+process_state_t process_state;

@@ -1,6 +1,6 @@
-/* split.h — a model's pipeline split: whether p stages fit its layers and cut points (model_cut_points), and the
- * check of a split given by hand. Cut points are a property of the model, so the engine validates a split; the
- * balancing of measured costs is the pipeline's (strategies/partition.h). Host-only (no CUDA headers): CI tests it. */
+/* split.h — a model's pipeline split: whether p stages fit its layers and cut points (model_cut_points), and the check
+ * of a split given by hand. Cut points are a property of the model, so the engine validates a split; the balancing of
+ * measured costs is the pipeline's (strategies/pipeline/partition.h). Host-only (no CUDA headers): CI tests it. */
 #pragma once
 #include <stddef.h>
 

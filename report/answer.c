@@ -15,7 +15,8 @@ static int cmp_table(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->group, b->group);
     return c ? c : math_cmp(a->math, b->math);
 }
-/* One row: a strategy with what tells its runs apart, on a GPU count, at a batch. */
+/* One row: a strategy with what tells its runs apart, on a GPU count, at a batch: a configuration but its seed, its
+ * learning rate and its micro-batches, which are its settings. */
 static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
     int c = cmp_table(a, b);
     if (!c) c = cmp_int(run_class(a), run_class(b));
@@ -24,14 +25,13 @@ static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->link, b->link);
     if (!c) c = strcmp(a->sched, b->sched);
-    if (!c) c = strcmp(a->variant, b->variant);
-    return c ? c : math_cmp(a->gd, b->gd);
+    const unsigned settings = STUDY_CMP_SKIP(RESULTS_KEY_lr) | STUDY_CMP_SKIP(RESULTS_KEY_micro_batches);
+    return c ? c : study_cmp_config(a, b, settings | STUDY_CMP_COMMIT);
 }
-/* One setting of a row: learning rate and micro-batches (its runs are the seeds). */
+/* One setting of a row: a configuration but its seed (its runs are the seeds). */
 static int cmp_setting(const study_run_t *a, const study_run_t *b) {
     int c = cmp_answer_row(a, b);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
-    return c ? c : cmp_int(a->micro, b->micro);
+    return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
 }
 
 /* The noise of a setting's accuracy: the range of its seeds' final accuracies, or with one seed its last epochs'. */

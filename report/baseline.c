@@ -14,19 +14,16 @@
 
 static int copy_path(const study_run_t *r) { return r->info && r->info->path_is_algo; }
 
-/* Model, dataset, precision, the table row's key (strategy, GPUs, schedule, batch, micro-batches, link), learning
- * rate, the copy path (NCCL's own algorithm is its choice, not the study's, and older CSVs lack it), init, momentum
- * and weight decay. */
+/* Model, dataset, precision and the table row's key (strategy, GPUs, schedule, batch, micro-batches, link), then a
+ * configuration but its seed, less NCCL's algorithm (its choice, not the study's, and older CSVs lack it) but the
+ * copy path. */
 static int cmp_match(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->model, b->model);
     if (!c) c = strcmp(a->dataset, b->dataset);
     if (!c) c = cmp_prec(a, b);
     if (!c) c = cmp_row(a, b);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
-    if (!c) c = strcmp(copy_path(a) ? a->algo : "", copy_path(b) ? b->algo : "");
-    if (!c) c = strcmp(a->rows[0]->init, b->rows[0]->init);
-    if (!c) c = cmp_num(a->rows[0]->momentum, b->rows[0]->momentum);
-    return c ? c : cmp_num(a->rows[0]->weight_decay, b->rows[0]->weight_decay);
+    if (!c) c = study_cmp_config(a, b, STUDY_CMP_SKIP(RESULTS_KEY_nccl_algo));
+    return c ? c : strcmp(copy_path(a) ? a->algo : "", copy_path(b) ? b->algo : "");
 }
 
 typedef struct {

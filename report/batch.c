@@ -57,7 +57,8 @@ static double base_lr(const study_run_t *r) {
     int rule = w->lr_scaling ? opt_name_index(lr_scaling_names, w->lr_scaling) : -1;
     double k = rule >= 0 && w->lr_base_batch > 0 ? lr_scale(1.0, (lr_scaling_t)rule, r->global_batch, w->lr_base_batch)
                                                  : 1.0;
-    return atof(r->lr) / k;
+    double lr = study_run_lr(r);
+    return (isnan(lr) ? 0 : lr) / k;   /* no rate: 0, below every curve's */
 }
 static const char *cell(const char *s) { return s ? s : ""; }
 static int cmp_curve(const study_run_t *a, const study_run_t *b) {

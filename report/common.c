@@ -86,9 +86,7 @@ int cmp_row(const study_run_t *a, const study_run_t *b) {
 
 int cmp_config(const study_run_t *a, const study_run_t *b) {
     int c = cmp_row(a, b);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
-    if (!c) c = strcmp(a->variant, b->variant);
-    return c ? c : cmp_prec(a, b);
+    return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
 }
 
 stat_t stat_of(double *x, int n) {

@@ -3,6 +3,7 @@
  * line's point the best (lowest time, highest throughput) over the runs it stands for (learning rates, seeds,
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
+#include "../strategies/pipeline/pipe_schedule.h"
 #include "../study/paths.h"
 
 #include <math.h>
@@ -331,7 +332,7 @@ static int fig_acc_batch(figs_t *x) {
 static int cmp_acc_run(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
+    if (!c) c = cmp_num(study_run_lr(a), study_run_lr(b));
     if (!c) c = cmp_int(a->micro, b->micro);
     if (!c) c = cmp_link(a, b);
     if (!c) c = strcmp(a->seed, b->seed);
@@ -405,7 +406,7 @@ static int same_lr_line(const study_run_t *a, const study_run_t *b) {
 }
 static int same_lr_point(const study_run_t *a, const study_run_t *b) {
     int c = same_lr_line(a, b);
-    return c ? c : strcmp(a->lr, b->lr);
+    return c ? c : cmp_num(study_run_lr(a), study_run_lr(b));
 }
 static void lr_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
@@ -536,7 +537,7 @@ static void bubble_label(bytes_t *b, const study_runs_t *s, const study_run_t *u
     text_printf(b, "measured, %d stages, %s, batch %d", u->gpus, u->sched, u->global_batch);
     with_prec(b, s, u);
 }
-static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, "zb") == 0; }
+static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, sched_order_name(SCHED_ZB)) == 0; }
 static int same_stages(const study_run_t *a, const study_run_t *b) {
     int c = cmp_int(a->gpus, b->gpus);
     if (!c) c = cmp_int(zero_bubble(a), zero_bubble(b));
@@ -544,7 +545,7 @@ static int same_stages(const study_run_t *a, const study_run_t *b) {
 }
 static void ideal_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     (void)s;
-    if (zero_bubble(u)) text_printf(b, "ideal, p = %d, zb", u->gpus);
+    if (zero_bubble(u)) text_printf(b, "ideal, p = %d, %s", u->gpus, sched_order_name(SCHED_ZB));
     else text_printf(b, "ideal (p-1)/(M+p-1), p = %d", u->gpus);
 }
 

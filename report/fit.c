@@ -3,6 +3,7 @@
 #include "fit.h"
 #include "rows.h"
 #include "../study/table.h" /* isnum, mem */
+#include "../study/allreduce.h"
 #include "../engine/errmsg.h"
 
 #include <math.h>
@@ -85,18 +86,40 @@ static int check_names(const rows_t *t, const char *path, const int *cols, int n
     return 0;
 }
 
+/* "no columns" and the columns a fit needs (ALLREDUCE_F_FIT), each with its older name: 1 with that in err. */
+static int no_columns(char *err, size_t errlen) {
+    bytes_t b = {0};
+    text_printf(&b, "no columns");
+    for (int c = 0, k = 0; c < ALLREDUCE_NCOLS; c++) {
+        const allreduce_column_t *d = &allreduce_columns[c];
+        if (!(d->flags & ALLREDUCE_F_FIT)) continue;
+        text_printf(&b, "%s %s", k++ ? "," : "", d->name);
+        if (d->old) text_printf(&b, " (or %s)", d->old);
+    }
+    int rc = errmsg(1, err, errlen, "%s", b.s);
+    free(b.s);
+    return rc;
+}
+
 int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_t *const *infos, char *err,
               size_t errlen) {
     rows_t t;
     int rc = rows_read(&t, path, err, errlen);
     if (rc) return rc;
-    int cs = rows_col(&t, "strategy"), cg = rows_col(&t, "gpus"), cb = rows_col(&t, "size_bytes"),
-        ct = rows_col(&t, "time_us"), ca = rows_col(&t, "algo"), cy = rows_col(&t, "type"), cw = rows_col(&t, "wrong");
-    if (cb < 0) cb = rows_col(&t, "bytes");
-    if (cs < 0 || cg < 0 || cb < 0 || ct < 0) {
-        rows_free(&t);
-        return errmsg(1, err, errlen, "no columns strategy, gpus, size_bytes (or bytes), time_us");
+    int col[ALLREDUCE_NCOLS], missing = 0;
+    for (int c = 0; c < ALLREDUCE_NCOLS; c++) {
+        const allreduce_column_t *d = &allreduce_columns[c];
+        col[c] = rows_col(&t, d->name);
+        if (col[c] < 0 && d->old) col[c] = rows_col(&t, d->old);
+        missing |= col[c] < 0 && (d->flags & ALLREDUCE_F_FIT);
     }
+    if (missing) {
+        rows_free(&t);
+        return no_columns(err, errlen);
+    }
+    const int cs = col[ALLREDUCE_COL_strategy], cg = col[ALLREDUCE_COL_gpus], cb = col[ALLREDUCE_COL_size_bytes],
+              ct = col[ALLREDUCE_COL_time_us], ca = col[ALLREDUCE_COL_algo], cy = col[ALLREDUCE_COL_type],
+              cw = col[ALLREDUCE_COL_wrong];
     const int names[] = {cs, ca, cy};
     if (check_names(&t, path, names, 3, err, errlen)) {
         rows_free(&t);

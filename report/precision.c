@@ -12,9 +12,7 @@
 /* A row pairs the configurations that differ in math only (and in seed: each math's cells are medians over them). */
 static int cmp_pair(const study_run_t *a, const study_run_t *b) {
     int c = cmp_row(a, b);
-    if (!c) c = cmp_num(atof(a->lr), atof(b->lr));
-    if (!c) c = strcmp(a->variant, b->variant);
-    return c ? c : math_cmp(a->gd, b->gd);
+    return c ? c : study_cmp_config(a, b, STUDY_CMP_SKIP(RESULTS_KEY_math) | STUDY_CMP_COMMIT);
 }
 
 static int by_math(const void *a, const void *b) { return math_cmp(*(const char *const *)a, *(const char *const *)b); }

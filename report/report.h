@@ -4,6 +4,7 @@
 #pragma once
 #include "fit.h"
 #include "../study/table.h"
+#include "../study/config.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -252,7 +253,7 @@ int cmp_prec(const study_run_t *a, const study_run_t *b);
 int cmp_row(const study_run_t *a, const study_run_t *b);
 /* A strategy's place in a study's tables: 0 the reference, 1 replicas, 2 a pipeline. */
 int run_class(const study_run_t *r);
-/* A configuration but its seed: cmp_row, then learning rate, variant and precision (a summary table's row). */
+/* A summary table's row: cmp_row, then a configuration but its seed and commit (study_cmp_config). */
 int cmp_config(const study_run_t *a, const study_run_t *b);
 /* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
 void runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *));

@@ -13,7 +13,7 @@
 
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
-    const char *model;          /* "lenet" | "resnet18" */
+    const char *model;          /* a MODEL_TABLE name (engine/model_info.h) */
     int n_gpus;
     const int *devices;         /* CUDA ordinals, n_gpus of them */
     int global_batch;           /* per optimizer step, over all GPUs */
@@ -37,7 +37,7 @@ typedef struct {
     dtype_t grad_dtype;         /* naive, nccl: the gradients' type on the wire (fp32 default, bf16 as DDP's hook) */
     /* pipeline */
     int micro_batches;          /* M; 0: the pipeline picks (auto: a short timed probe per candidate, pipeline.c) */
-    int schedule;               /* the order, a sched_order_t (strategies/pipe_schedule.h): gpipe, 1f1b, zb */
+    int schedule;               /* the order, a sched_order_t (strategies/pipeline/pipe_schedule.h): gpipe, 1f1b, zb */
     const int *split;           /* n_split stage starts (layer indices), or NULL for automatic balance */
     int n_split;
     int split_probed;           /* 1: split is the one --micro-batches auto's winning probe balanced (not --split) */

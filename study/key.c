@@ -7,11 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const results_key_columns[RESULTS_KEY_FIELDS] = {
-    "strategy", "model", "dataset", "seed", "gpus", "global_batch", "lr", "momentum", "weight_decay", "math",
-    "grad_dtype", "init", "lr_schedule", "warmup_epochs", "lr_epochs", "optimizer", "gns_every", "micro_batches",
-    "schedule", "steps", "nodes", "nccl_transport", "nccl_algo",
-};
+#define KEY_NAME(name) #name,
+const char *const results_key_columns[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_NAME)};
+#undef KEY_NAME
+#define KEY_COL(name) RESULTS_COL_##name,
+const results_col_t results_key_schema_cols[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_COL)};
+#undef KEY_COL
 
 /* One formatted row as libcsv splits it: the key columns' cells, cut to RESULTS_CELL_MAX as the scan cuts them. */
 typedef struct {
@@ -38,7 +39,7 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
     bytes_t b = {0};
     results_line(&b, row);
     key_ctx_t c = {.k = k};
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) c.col[f] = results_column_index(results_key_columns[f]);
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) c.col[f] = (int)results_key_schema_cols[f];
     struct csv_parser p;
     if (!b.oom && csv_init(&p, 0) == 0) {
         /* Parse fields only: the row callback is not needed, the cells go straight into k. */
@@ -50,8 +51,8 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
 }
 
 int study_key_wildcard(int column) {
-    int c = results_column_index(results_key_columns[column]);
-    return c >= 0 && (results_schema[c].flags & RESULTS_F_WILD);
+    return column >= 0 && column < RESULTS_KEY_FIELDS &&
+           (results_schema[results_key_schema_cols[column]].flags & RESULTS_F_WILD);
 }
 
 int study_key_match(const results_key_t *a, const results_key_t *b) {

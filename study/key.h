@@ -4,16 +4,23 @@
 #pragma once
 #include "schema.h"
 
-/* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as
- * results_write formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay,
- * math, grad_dtype, init, lr_schedule, warmup_epochs, lr_epochs, optimizer and gns_every (how the rate moves, what
- * steps with it, and whether some steps also measure the noise scale, which costs time), micro_batches, schedule, steps (per epoch: a --steps smoke test is not the full study),
- * nodes, nccl_transport (the same run over another link is another experiment) and nccl_algo (NCCL's algorithm, or
- * naive's copy path: p2p, host). Not part of it: the per-GPU batch (follows from gpus and global_batch), the
- * pipeline split (measured when automatic), and timings. An empty cell of a WILD column (RESULTS_SCHEMA's flag)
- * matches any value, in a row or in the query: an nccl_algo not known before the run is set up (NCCL's choice,
- * --naive-path auto) matches alike. */
-#define RESULTS_KEY_FIELDS 23
+/* A configuration is the columns that define one experiment, as the CSV cells (numbers formatted as results_write
+ * formats them): strategy, model, dataset, seed, gpus, global_batch, lr, momentum, weight_decay, math, grad_dtype,
+ * init, lr_schedule, warmup_epochs, lr_epochs, optimizer and gns_every (how the rate moves, what steps with it, and
+ * whether some steps also measure the noise scale, which costs time), micro_batches, schedule, steps (per epoch: a
+ * --steps smoke test is not the full study), nodes, nccl_transport (the same run over another link is another
+ * experiment) and nccl_algo (NCCL's algorithm, or naive's copy path: p2p, host). Not part of it: the per-GPU batch
+ * (follows from gpus and global_batch), the pipeline split (measured when automatic), and timings. An empty cell of a
+ * WILD column (RESULTS_SCHEMA's flag) matches any value, in a row or in the query: an nccl_algo not known before the
+ * run is set up (NCCL's choice, --naive-path auto) matches alike. */
+#define RESULTS_KEY(X)                                                                                                 \
+    X(strategy) X(model) X(dataset) X(seed) X(gpus) X(global_batch) X(lr) X(momentum) X(weight_decay) X(math)         \
+    X(grad_dtype) X(init) X(lr_schedule) X(warmup_epochs) X(lr_epochs) X(optimizer) X(gns_every) X(micro_batches)     \
+    X(schedule) X(steps) X(nodes) X(nccl_transport) X(nccl_algo)
+/* Every key column as a constant, RESULTS_KEY_<name>: its index in results_key_columns and results_key_t. */
+#define RESULTS_KEY_ENUM(name) RESULTS_KEY_##name,
+typedef enum { RESULTS_KEY(RESULTS_KEY_ENUM) RESULTS_KEY_FIELDS } results_key_col_t;
+#undef RESULTS_KEY_ENUM
 /* A key cell holds the longest value a row can have in a key column (nccl_transport: up to 255 characters), so two
  * configurations never compare equal on a cut-off prefix. */
 #define RESULTS_CELL_MAX 256
@@ -21,8 +28,9 @@ typedef struct {
     char cell[RESULTS_KEY_FIELDS][RESULTS_CELL_MAX];
 } results_key_t;
 
-/* Column names of the key, in results_key_t order. */
+/* Column names of the key, in results_key_t order, and each one's schema column (RESULTS_COL_*). */
 extern const char *const results_key_columns[RESULTS_KEY_FIELDS];
+extern const results_col_t results_key_schema_cols[RESULTS_KEY_FIELDS];
 
 /* The key of a row about to be written (the same cells results_write would write). */
 void results_key_of_row(const results_row_t *row, results_key_t *k);

@@ -21,7 +21,8 @@
  * the reference's step time (one H200), where a measured step runs a second backward; data parallel adds two sums of
  * squares to a measured step. */
 #define PLAN_GNS_EVERY "100"
-#define PLAN_MICRO "auto"       /* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline.c) */
+/* the pipeline's micro-batches: its fastest short timed probe (strategies/pipeline/pipeline.c) */
+#define PLAN_MICRO "auto"
 #define PLAN_SCHEDULE "zb"
 /* One GPU: the batch ladder (x4 from 256, then the whole training set, past any one GPU's memory), both fast maths,
  * one learning rate, 4 epochs (default_plan.h says why). */

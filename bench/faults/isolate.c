@@ -18,8 +18,27 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The signal state is process state (engine/process.h): a handler can reach nothing else. */
-static process_signals_t *const sigs = &process_state.signals;
+/* SIGINT/SIGTERM: the command's signal state, a global because a signal handler can reach nothing else. got: the first
+ * signal; whether this is a run's child process; the child to pass a signal on to; the line a rank's handler writes at
+ * once to last_fd (rank 0's interrupted row, prepared before each epoch), with whether it did; whether a checkpoint is
+ * ahead (isolate_defer: else a signal ends the process at once); whether the handler SIGKILLed the child. Tests only
+ * (isolate_test_kill): the signal a silent child is sent (0: SIGKILL; -1: none) and the grace after it (0: the
+ * default). */
+typedef struct {
+    volatile sig_atomic_t got;
+    volatile sig_atomic_t in_child;
+    volatile pid_t child;
+    volatile int last_fd;
+    const char *volatile last_line;
+    volatile size_t last_len;
+    volatile sig_atomic_t last_spoken;
+    volatile sig_atomic_t deferred;
+    volatile sig_atomic_t child_killed;
+    int test_kill_signal;
+    double test_kill_grace_s;
+} isolate_signals_t;
+static isolate_signals_t sigs_state = {.last_fd = -1};
+static isolate_signals_t *const sigs = &sigs_state;
 
 /* "scaling: SIGTERM: stopped (setup: nothing of a run was under way)", with write(2) alone: async-signal-safe. */
 static void say_stopped(int sig) {

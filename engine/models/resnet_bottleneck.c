@@ -57,3 +57,13 @@ void model_build_bottleneck(model_t *m, const char *name, int batch, model_input
     t = model_add(m, &layer_dense_ops, "fc", t, -1, (layer_cfg_t){.cout = in.classes});
     model_end(m, t);
 }
+
+void model_build_resnet50(model_t *m, int batch, model_input_t in) {
+    static const int blocks[4] = {3, 4, 6, 3};
+    model_build_bottleneck(m, "resnet50", batch, in, blocks, 64);
+}
+
+void model_build_resnet101(model_t *m, int batch, model_input_t in) {
+    static const int blocks[4] = {3, 4, 23, 3};
+    model_build_bottleneck(m, "resnet101", batch, in, blocks, 64);
+}

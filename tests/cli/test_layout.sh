@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_layout.sh — no arrow runs back up: each folder of the code includes only the floors below it (DESIGN's
-# "Folders"; each folder's README.md says what it may include). Floors, lowest first: engine, strategies, study,
+# test_layout.sh — no arrow runs back up: each folder of the code includes only the floors below it (README.md's
+# "Layout"; each folder's README.md says what it may include). Floors, lowest first: engine, strategies, study,
 # report, bench, tools. Every #include "..." of a .c/.h/.cu/.cuh file is resolved as the compiler does (beside the
 # file, then from the repository root) and its floor compared with the file's. Negative controls: a copy of the tree
 # with one bad include planted per rule must be refused, naming the file and the include.
@@ -86,6 +86,31 @@ plant bench/options.c ../tools/probe_conv.c              # the product -> a tool
 printf '#include "%s"\n' ../engine/errmsg.h >>"$copy/report/report.c"
 violations "$copy" >"$tmp/planted"
 check "report -> engine is allowed" "$( [ ! -s "$tmp/planted" ]; echo $?)"
+
+# A name list that has its table is written nowhere else: a second copy of its names (two of them in a row, as a
+# list or a header is written) in the code outside the table's file is refused. Each line: the table's file, then
+# the pattern (grep -E) a copy would match.
+LISTS='engine/model_info.h "lenet",[[:space:]]*"resnet18"
+engine/dtype.h "fp32",[[:space:]]*"bf16",[[:space:]]*"fp16"
+strategies/pipeline/pipe_schedule.h "gpipe",[[:space:]]*"1f1b"
+study/allreduce.h strategy,gpus,algo,size_bytes
+study/key.h "strategy",[[:space:]]*"model",[[:space:]]*"dataset",[[:space:]]*"seed"'
+copies() {   # copies DIR: "FILE: TABLE" for each list copy found in DIR's code outside its table's file
+    local dir=$1 table pat
+    while read -r table pat; do
+        (cd "$dir" && grep -rlE --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' -- "$pat" \
+            $FLOORS 2>/dev/null) | grep -vxF "$table" | sed "s|\$|: $table|"
+    done <<<"$LISTS"
+}
+copies "$ROOT" >"$tmp/copies"
+check "no name list written twice (each one's table: $(cut -d' ' -f1 <<<"$LISTS" | tr '\n' ' '))" \
+    "$( [ ! -s "$tmp/copies" ]; echo $?)"
+[ -s "$tmp/copies" ] && cat "$tmp/copies" >&2
+# Negative control: a copy of the model names planted in bench/ is caught.
+printf 'static const char *const m[] = {"lenet", "resnet18", NULL};\n' >>"$copy/bench/options.c"
+copies "$copy" >"$tmp/planted"
+check "a planted copy of the model names is caught" "$(grep -qxF "bench/options.c: engine/model_info.h" \
+    "$tmp/planted"; echo $?)"
 
 echo "test_layout: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

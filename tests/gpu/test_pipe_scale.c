@@ -1,12 +1,12 @@
-/* test_pipe_scale.c — the pipeline's loss scale across stages (strategies/pipe_scale.c) on 2 GPUs: an inf or a NaN
- * in one stage's gradients only (stage 0, stage 1, both, none) sets every stage's found_inf after pipe_scale_check,
- * and the schedule's step then halves every stage's scale alike (or, clean, counts the same clean step); the stages'
- * states stay equal through the sequence. Negative control: stage 0's own check of its clean gradients finds
- * nothing, so its flag came from stage 1 through the exchange. Exits 77 with fewer than 2 GPUs. */
+/* test_pipe_scale.c — the pipeline's loss scale across stages (strategies/pipeline/pipe_scale.c) on 2 GPUs: an inf or
+ * a NaN in one stage's gradients only (stage 0, stage 1, both, none) sets every stage's found_inf after
+ * pipe_scale_check, and the schedule's step then halves every stage's scale alike (or, clean, counts the same clean
+ * step); the stages' states stay equal through the sequence. Negative control: stage 0's own check of its clean
+ * gradients finds nothing, so its flag came from stage 1 through the exchange. Exits 77 with fewer than 2 GPUs. */
 #include "gpu_test.h"
 #include "../../engine/check.h"
 #include "../../engine/loss_scale_gpu.h"
-#include "../../strategies/pipeline.h"
+#include "../../strategies/pipeline/pipeline.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * bubble, the parameters of the same pipeline cut between blocks. Negative control: a pipeline that drops the
  * shortcut's gradient (its copy skipped) must fail the same comparison. */
 #include "dp_common.h"
-#include "../../strategies/pipeline.h"
+#include "../../strategies/pipeline/pipeline.h"
 
 #define B 32
 #define K 3

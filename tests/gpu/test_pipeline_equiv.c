@@ -10,7 +10,7 @@
  * schedule's deferred weight gradients checked with the rest), and the staged copies' cases (host-staged links) run
  * too. */
 #include "dp_common.h"
-#include "../../strategies/pipe_schedule.h"
+#include "../../strategies/pipeline/pipe_schedule.h"
 
 #define B 96            /* divisible by 1, 2, 3 and 4, and by the micro-batch counts */
 #define K 5

@@ -4,7 +4,7 @@
  * keeps min(M, p) slots on every stage, 1F1B's peak (stage 0's), with the gradients its deferred weight parts read
  * per slot: below GPipe's memory too. The three runs are read after one dropped run, with every module loaded. */
 #include "dp_common.h"
-#include "../../strategies/pipeline.h"
+#include "../../strategies/pipeline/pipeline.h"
 
 #define B 1024
 #define M 8

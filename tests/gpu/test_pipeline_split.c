@@ -7,7 +7,7 @@
 #include "gpu_test.h"
 #include "../../engine/idx.h"
 #include "../../strategies/strategy.h"
-#include "../../strategies/pipe_schedule.h"
+#include "../../strategies/pipeline/pipe_schedule.h"
 #include <string.h>
 
 static void test_cut_points(void) {

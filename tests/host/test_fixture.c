@@ -25,6 +25,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "study/writer.h"
 #include "study/runs.h"
+#include "study/allreduce.h"
 #include "test.h"
 
 #include <string.h>
@@ -308,9 +309,8 @@ typedef struct {
 static int write_bench(const char *path, const bench_line_t *lines, int n_lines) {
     FILE *f = fopen(path, "w");
     if (!f) { perror(path); return -1; }
-    /* bench/allreduce_bench.c's header (BENCH_HEADER); report.awk finds its columns by name */
-    fprintf(f, "strategy,gpus,algo,size_bytes,count,type,redop,time_us,algbw_gbs,busbw_gbs,wrong,"
-               "gpu_name,driver,cuda,nccl,host,git_commit,timestamp\n");
+    /* the benchmark's header (study/allreduce.h); the report finds its columns by name */
+    fprintf(f, "%s\n", allreduce_header());
     for (int i = 0; i < n_lines; i++) {
         const bench_line_t *b = &lines[i];
         for (int n = 2; n <= b->max_gpus; n *= 2)

@@ -9,7 +9,7 @@
 #include "engine/model.h"
 #include "engine/model_info.h"
 #include "bench/options.h"
-#include "strategies/partition.h"
+#include "strategies/pipeline/partition.h"
 #include "test.h"
 
 #include <math.h>

@@ -2,7 +2,7 @@
  * matches brute force on random tables (with and without copy costs and forbidden stages), a table that block cuts
  * cannot balance is balanced by cuts inside its blocks, and every kind of bad hand split is rejected with a message
  * naming it. */
-#include "strategies/partition.h"
+#include "strategies/pipeline/partition.h"
 #include "engine/split.h"
 #include "test.h"
 

@@ -6,7 +6,7 @@
  * run with fixed op times its step is Qi et al.'s, shorter than 1F1B's by (p - 1) W. The step with uneven stages and
  * copies (sched_step_time): exact on a one-micro-batch chain, never under the busiest stage's work or one
  * micro-batch's way there and back, never shortened by a slower copy, equal stages giving the ideal bubble's step. */
-#include "strategies/pipe_schedule.h"
+#include "strategies/pipeline/pipe_schedule.h"
 #include "test.h"
 
 #include <stdint.h>

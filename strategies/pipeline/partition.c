@@ -1,8 +1,8 @@
 /* partition.c — balancing pipeline stages over a model's valid cut points (exact, by dynamic programming; copies
  * across the cuts weighed against the slowest stage). */
 #include "partition.h"
-#include "../engine/errmsg.h"
-#include "../engine/split.h"
+#include "../../engine/errmsg.h"
+#include "../../engine/split.h"
 
 #include <stdio.h>
 #include <stdlib.h>

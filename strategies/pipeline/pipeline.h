@@ -2,11 +2,11 @@
  * activation slots for its micro-batches in flight, the events of one step's plan and the links between GPUs.
  * Shared by pipeline.c (the strategy), pipe_run.c (a step, evaluation, copies), pipe_balance.c and the GPU tests. */
 #pragma once
-#include "strategy.h"
+#include "../strategy.h"
 #include "pipe_schedule.h"
-#include "../engine/graph.h"
-#include "../engine/loss_scale.h"
-#include "../engine/optim.h"
+#include "../../engine/graph.h"
+#include "../../engine/loss_scale.h"
+#include "../../engine/optim.h"
 
 #define PIPE_TIMED_MAX 32       /* steps per epoch that carry timing events (evenly spaced) */
 #define PIPE_TIMED_EVENTS 4096  /* at most this many timed ops per stage per epoch (many micro-batches: fewer steps) */

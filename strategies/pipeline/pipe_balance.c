@@ -4,11 +4,11 @@
  * blocks, or inside them where block cuts leave a stage more than 5 % over the mean. Or a hand split. */
 #include "pipeline.h"
 #include "partition.h"
-#include "../engine/check.h"
-#include "../engine/split.h"
-#include "../engine/nvtx.h"
-#include "../engine/timing.h"
-#include "../engine/knob.h"
+#include "../../engine/check.h"
+#include "../../engine/split.h"
+#include "../../engine/nvtx.h"
+#include "../../engine/timing.h"
+#include "../../engine/knob.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

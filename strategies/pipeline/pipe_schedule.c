@@ -2,7 +2,7 @@
  * slots, the events each op waits on (data dependencies and buffer reuse), and a host enqueue order that respects
  * them. */
 #include "pipe_schedule.h"
-#include "../engine/errmsg.h"
+#include "../../engine/errmsg.h"
 
 #include <stdio.h>
 #include <stdlib.h>

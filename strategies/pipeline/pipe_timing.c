@@ -3,9 +3,9 @@
  * and the epoch's figures made from them: per-stage busy time and balance, the bubble beside the plan's ideal, and
  * the row's compute, exposed and idle time. */
 #include "pipeline.h"
-#include "breakdown.h"
-#include "../engine/check.h"
-#include "../engine/timing.h"
+#include "../breakdown.h"
+#include "../../engine/check.h"
+#include "../../engine/timing.h"
 #include <stdlib.h>
 
 /* Per stage and timed step t: busy[(t * (ops + 1) + k) * 2 + {0 begin, 1 end}] around compute op k (k = ops: the

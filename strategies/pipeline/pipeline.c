@@ -2,9 +2,9 @@
  * cut into micro-batches run in GPipe, 1F1B or zero-bubble order (pipe_schedule.c), stages balanced by measured
  * layer times. */
 #include "pipeline.h"
-#include "../engine/timing.h"
-#include "../engine/check.h"
-#include "../engine/nvtx.h"
+#include "../../engine/timing.h"
+#include "../../engine/check.h"
+#include "../../engine/nvtx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

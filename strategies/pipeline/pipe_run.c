@@ -1,9 +1,9 @@
 /* pipe_run.c — running the pipeline: one step's plan (forward, backward and copies of every micro-batch on every
  * stage's streams, ordered by events), the updates, evaluation through the stages, and the copies between GPUs. */
 #include "pipeline.h"
-#include "../engine/trace.h"
-#include "../engine/check.h"
-#include "../engine/nvtx.h"
+#include "../../engine/trace.h"
+#include "../../engine/check.h"
+#include "../../engine/nvtx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * gradients it owns; a step is skipped where any stage found an inf or a NaN, so the stages exchange their flags
  * (4 bytes each, on the device, no host synchronisation) before any of them updates. */
 #include "pipeline.h"
-#include "../engine/check.h"
-#include "../engine/loss_scale_gpu.h"
+#include "../../engine/check.h"
+#include "../../engine/loss_scale_gpu.h"
 
 void pipe_scale_init(pipe_t *pp, int s, math_t math) {
     pipe_stage_t *S = &pp->st[s];
