@@ -16,7 +16,10 @@ typedef struct {
 void study_select_init(study_select_t *l, study_runs_t *s) {
     memset(l, 0, sizeof *l);
     l->s = s;
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) l->wild[f] = study_key_wildcard(f);
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
+        l->wild[f] = study_key_wildcard(f);
+        l->col[f] = results_column_index(results_key_columns[f]);
+    }
 }
 
 /* Cells joined into l->join with a unit separator, which no cell holds (names are checked, numbers formatted). */
@@ -26,19 +29,36 @@ static const char *join_cells(study_select_t *l, const char *const *cell, int n)
     return text_str(&l->join);
 }
 
+/* The row's key columns as read, into l->join: each key cell is formatted from its own member alone, so equal values
+ * give an equal key and results_key_of_row (the whole row formatted and parsed again) runs once per distinct one,
+ * not once per run. Numbers in %a, exact; a key column the schema lacked would read as the run id, never shared. */
+static const char *key_values(study_select_t *l, const results_row_t *row) {
+    text_clear(&l->join);
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
+        const results_column_t *c = &results_schema[l->col[f] >= 0 ? l->col[f] : RESULTS_COL_run_id];
+        switch (c->type) {
+        case RESULTS_TEXT: text_printf(&l->join, "%s", RESULTS_CMEMBER(row, c, char)); break;
+        case RESULTS_STR: text_printf(&l->join, "%s", *RESULTS_CMEMBER(row, c, const char *)); break;
+        case RESULTS_U64: text_printf(&l->join, "%llu", *RESULTS_CMEMBER(row, c, unsigned long long)); break;
+        case RESULTS_NUM: text_printf(&l->join, "%a", *RESULTS_CMEMBER(row, c, double)); break;
+        default: text_printf(&l->join, "%d", *RESULTS_CMEMBER(row, c, int)); break;
+        }
+        text_printf(&l->join, "\x1f");
+    }
+    return text_str(&l->join);
+}
+
 static void cand_key(study_select_t *l, study_cand_t *c, const results_row_t *row) {
-    results_key_t k;
-    results_key_of_row(row, &k);
-    const char *cell[RESULTS_KEY_FIELDS];
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) cell[f] = k.cell[f];
-    const char *j = join_cells(l, cell, RESULTS_KEY_FIELDS);
-    int i = smap_get(&l->keys, j);
+    const char *v = key_values(l, row);
+    int i = smap_get(&l->keys, v);
     if (i < 0) {
-        const char **t = pool_alloc(&l->s->pool, sizeof *t * RESULTS_KEY_FIELDS);
-        for (int f = 0; f < RESULTS_KEY_FIELDS; f++) t[f] = pool_str(&l->s->pool, cell[f]);
         i = l->nkey;
+        smap_put(&l->keys, pool_copy(&l->s->pool, v), i);
+        results_key_t k;
+        results_key_of_row(row, &k);
+        const char **t = pool_alloc(&l->s->pool, sizeof *t * RESULTS_KEY_FIELDS);
+        for (int f = 0; f < RESULTS_KEY_FIELDS; f++) t[f] = pool_str(&l->s->pool, k.cell[f]);
         *MEM_PUSH(l->key, l->nkey, l->capkey) = t;
-        smap_put(&l->keys, pool_copy(&l->s->pool, j), i);
     }
     c->key = l->key[i];
     c->hash = MEM_HASH_SEED;

@@ -20,11 +20,12 @@ typedef struct {
     study_cand_t *c;                        /* the file's runs, in the order of their first row */
     int n, cap;
     smap_t ids;                             /* run id -> its index in c */
-    smap_t keys;                            /* a key's cells joined -> its index in key */
+    smap_t keys;                            /* a key's values as read (select.c) -> its index in key */
     const char ***key;
     int nkey, capkey;
     smap_t envs;                            /* a machine's cells joined -> its index in s->envs */
     int wild[RESULTS_KEY_FIELDS];           /* study_key_wildcard of each key cell */
+    int col[RESULTS_KEY_FIELDS];            /* the schema column of each key cell */
     bytes_t join;                           /* the cells being joined */
 } study_select_t;
 
