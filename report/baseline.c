@@ -142,8 +142,8 @@ static const char *env_cell(const results_env_t *e, int f) {
  * holding one set compare equal. */
 static char *env_of(const study_runs_t *s, int f) {
     names_t v = {0};
-    for (int i = 0; i < s->rows.n; i++)
-        if (*env_cell(&s->rows.row[i].env, f)) names_add(&v, env_cell(&s->rows.row[i].env, f));
+    for (int i = 0; i < s->nenv; i++)
+        if (*env_cell(s->envs[i], f)) names_add(&v, env_cell(s->envs[i], f));
     if (v.n) qsort(v.v, (size_t)v.n, sizeof *v.v, cmp_str);
     bytes_t b = {0};
     names_join(&b, &v, " + ");

@@ -99,7 +99,7 @@ static void header(const report_t *r, FILE *md) {
                 hosts.len ? hosts.s : "?", commits.len ? commits.s : "?", text_str(&dates));
         free(gpus.s), free(hosts.s), free(commits.s), free(dates.s);
     }
-    fprintf(md, "- %d rows, %d runs, %d configurations", s->rows.n, s->allruns, s->nr);
+    fprintf(md, "- %d rows, %d runs, %d configurations", s->nrow, s->allruns, s->nr);
     if (s->leftout > 0)
         fprintf(md,
                 "; %d run(s) left out (killed part-way and run again later by `--resume`, or superseded by a later run "

@@ -254,9 +254,9 @@ static int load(report_t *r, const report_opts_t *o, const strategy_info_t *cons
                 "scaling report: %d run(s) left out: killed part-way and run again later, or superseded by a later "
                 "run of the same configuration\n",
                 r->st.leftout);
-    if (r->st.rows.bad_rows)
+    if (r->st.bad_rows)
         errmsg_line(stderr, "scaling report: ", "%s: %d record(s) with the wrong number of fields or a cell that does "
-                    "not parse skipped (a line cut short by a kill?)", r->src, r->st.rows.bad_rows);
+                    "not parse skipped (a line cut short by a kill?)", r->src, r->st.bad_rows);
     return 0;
 }
 

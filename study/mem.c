@@ -107,6 +107,47 @@ void names_join(bytes_t *b, const names_t *l, const char *sep) {
     for (int i = 0; i < l->n; i++) text_printf(b, "%s%s", i ? sep : "", l->v[i]);
 }
 
+/* A block holds many small allocations; a larger one gets a block of its own. */
+#define POOL_BLOCK ((size_t)1 << 16)
+
+void *pool_alloc(pool_t *p, size_t n) {
+    size_t at = (p->used + 15) & ~(size_t)15;
+    if (!p->nb || at + n > p->size) {
+        size_t size = n > POOL_BLOCK ? n : POOL_BLOCK;
+        mem_reserve((void **)&p->block, &p->capb, p->nb + 1, sizeof *p->block);
+        p->block[p->nb++] = mem_alloc(size);
+        p->size = size, at = 0;
+    }
+    p->used = at + n;
+    return p->block[p->nb - 1] + at;
+}
+
+const char *pool_copy(pool_t *p, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *c;
+    if (p->nb && p->used + n <= p->size) c = p->block[p->nb - 1] + p->used, p->used += n;   /* no alignment needed */
+    else c = pool_alloc(p, n);
+    memcpy(c, s, n);
+    return c;
+}
+
+const char *pool_str(pool_t *p, const char *s) {
+    if (p->seen.cap) {
+        int i = slot(&p->seen, s);
+        if (p->seen.key[i]) return p->seen.key[i];
+    }
+    const char *c = pool_copy(p, s);
+    smap_put(&p->seen, c, 0);
+    return c;
+}
+
+void pool_free(pool_t *p) {
+    for (int i = 0; i < p->nb; i++) free(p->block[i]);
+    free(p->block);
+    smap_free(&p->seen);
+    memset(p, 0, sizeof *p);
+}
+
 void names_free(names_t *l) {
     free(l->v);
     smap_free(&l->seen);

@@ -55,6 +55,22 @@ int names_add(names_t *l, const char *s);
 void names_join(bytes_t *b, const names_t *l, const char *sep);
 void names_free(names_t *l);
 
+/* Memory handed out in large blocks and freed at once, and strings kept there once each: the loaded study's rows,
+ * names and cells, which repeat from row to row (one block per copy would cost more than the copies). */
+typedef struct {
+    char **block;
+    int nb, capb;
+    size_t used, size;      /* of the current block */
+    smap_t seen;            /* pool_str's strings */
+} pool_t;
+/* n bytes, aligned for any member of a row; they live until pool_free. */
+void *pool_alloc(pool_t *p, size_t n);
+/* A copy of s, one per distinct string (equal strings give one pointer). */
+const char *pool_str(pool_t *p, const char *s);
+/* A copy of s of its own, for strings that seldom repeat (run ids): no entry in the map. */
+const char *pool_copy(pool_t *p, const char *s);
+void pool_free(pool_t *p);
+
 /* The FNV-1a hash of n bytes, continuing from h (start with MEM_HASH_SEED). */
 #define MEM_HASH_SEED 1469598103934665603ull
 unsigned long long mem_hash(unsigned long long h, const void *p, size_t n);

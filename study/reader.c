@@ -24,13 +24,17 @@ typedef struct {
 } record_t;
 
 typedef struct {
-    results_rows_t *t;
+    results_pass_t *t;
     record_t rec;
     int header_done;
     int *map, nmap;             /* file column -> schema column, or -1 */
     long records;               /* data records seen, for messages */
     char refused[256];          /* the first name cell outside its character set or over RESULTS_NAME_MAX, or a
                                  * count outside its range: the whole CSV is refused */
+    int (*want)(const char *, void *);
+    void (*fn)(const results_row_t *, void *);
+    void *fn_ctx;
+    int id_field;               /* the file column of run_id, -1: none */
 } read_ctx_t;
 
 static void record_field(void *data, size_t len, void *ctx_) {
@@ -46,20 +50,16 @@ static void record_field(void *data, size_t len, void *ctx_) {
 }
 
 /* One cell into its member; 0, or -1 when it does not parse as the column's type (the row is skipped). */
-static int cell_parse(results_row_t *row, const results_column_t *c, const char *s, char **text) {
+static int cell_parse(results_row_t *row, const results_column_t *c, const char *s) {
     char *end;
     switch (c->type) {
     case RESULTS_TEXT:
         if (strlen(s) >= c->size) return -1;
         strcpy(RESULTS_MEMBER(row, c, char), s);
         return 0;
-    case RESULTS_STR: {
-        size_t n = strlen(s) + 1;
-        memcpy(*text, s, n);
-        *RESULTS_MEMBER(row, c, const char *) = *text;
-        *text += n;
+    case RESULTS_STR:
+        *RESULTS_MEMBER(row, c, const char *) = s;     /* the record's field: the row lives as long */
         return 0;
-    }
     case RESULTS_U64:
         if (!*s) return 0;
         errno = 0;
@@ -134,30 +134,21 @@ static void read_header(read_ctx_t *c) {
     for (int j = 0; j < r->nf; j++) {
         c->map[j] = results_column_index(r->b.s + r->off[j]);
         if (c->map[j] >= 0 && have[c->map[j]]++) c->map[j] = -1;    /* a repeated name: the first counts */
+        if (c->map[j] >= 0 && c->map[j] == results_column_index("run_id")) c->id_field = j;
         if (c->map[j] < 0) c->t->unknown++;
     }
     for (int i = 0; i < NCOLS; i++) c->t->missing += !have[i];
 }
 
-/* A data record into the next row; a cell that does not parse, or no run_id, skips the record as a bad row. */
+/* A data record into a row handed to the pass's fn; a cell that does not parse, or no run_id, skips the record as a
+ * bad row. */
 static void read_row(read_ctx_t *c) {
     record_t *r = &c->rec;
-    results_rows_t *t = c->t;
-    /* Rows and their text blocks grow together: t->cap is both capacities once both have grown. */
-    int cap_rows = t->cap, cap_text = t->cap;
-    results_row_t *rows = grow(t->row, &cap_rows, t->n, sizeof *rows, 256);
-    if (rows) t->row = rows;
-    char **text = rows ? grow(t->text, &cap_text, t->n, sizeof *text, 256) : NULL;
-    if (text) t->text = text;
-    if (!rows || !text) { r->b.oom = 1; return; }
-    t->cap = cap_rows;
-    /* The row's strings live in one block: at most the record's own bytes. */
-    results_row_t *row = &t->row[t->n];
-    char *block = malloc(r->b.len + 1), *p = block;
-    if (!block) { r->b.oom = 1; return; }
-    results_row_init(row);
+    if (c->want && c->id_field >= 0 && !c->want(r->b.s + r->off[c->id_field], c->fn_ctx)) return;
+    results_row_t row;
+    results_row_init(&row);
     for (int i = 0; i < NCOLS; i++)
-        if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(row, &results_schema[i], const char *) = "";
+        if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(&row, &results_schema[i], const char *) = "";
     int bad = 0, infinite = 0;
     for (int j = 0; j < r->nf && !bad; j++)
         if (c->map[j] >= 0) {
@@ -165,19 +156,19 @@ static void read_row(read_ctx_t *c) {
             size_t len = (j + 1 < r->nf ? r->off[j + 1] : r->b.len) - r->off[j] - 1;
             check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j], len);
             check_size(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
-            int k = cell_parse(row, &results_schema[c->map[j]], r->b.s + r->off[j], &p);
+            int k = cell_parse(&row, &results_schema[c->map[j]], r->b.s + r->off[j]);
             bad = k < 0;
             infinite |= k > 0;
         }
     /* An ok row holding an infinity measured nothing: failed, so that no table shows it as a speedup (a diverged
      * row's infinite loss is what diverged means, and stays so). */
-    if (infinite && strcmp(row->status, run_status_name(RUN_OK)) == 0) row->status = run_status_name(RUN_FAILED);
-    if (bad || !row->run_id[0]) {
-        free(block);
-        t->bad_rows++;
+    if (infinite && strcmp(row.status, run_status_name(RUN_OK)) == 0) row.status = run_status_name(RUN_FAILED);
+    if (bad || !row.run_id[0]) {
+        c->t->bad_rows++;
         return;
     }
-    t->text[t->n++] = block;
+    c->t->rows++;
+    c->fn(&row, c->fn_ctx);
 }
 
 static void read_record(int term, void *ctx_) {
@@ -198,31 +189,43 @@ static void read_record(int term, void *ctx_) {
     r->b.len = 0;
 }
 
-int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
-                     void *ctx, char *err, size_t errlen) {
+/* results_csv_feed reading at most limit bytes (< 0: all); *used gets the bytes read. */
+static int feed(FILE *f, const char *path, long long limit, void (*field)(void *, size_t, void *),
+                void (*row)(int, void *), void *ctx, long long *used, char *err, size_t errlen) {
     /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
     struct csv_parser p;
     if (csv_init(&p, 0) != 0) return errmsg(2, err, errlen, "%s: cannot initialise the CSV parser", path);
     int rc = 0;
     char buf[65536];
-    size_t n;
-    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+    *used = 0;
+    for (;;) {
+        size_t want = sizeof buf, n;
+        if (limit >= 0 && limit - *used < (long long)want) want = (size_t)(limit - *used);
+        if (rc || !want || (n = fread(buf, 1, want, f)) == 0) break;
+        *used += (long long)n;
         if (csv_parse(&p, buf, n, field, row, ctx) != n)
             rc = errmsg(2, err, errlen, "%s: %s", path, csv_strerror(csv_error(&p)));
+    }
     if (!rc && ferror(f)) rc = errmsg(2, err, errlen, "%s: read error: %s", path, strerror(errno));
     if (!rc) csv_fini(&p, field, row, ctx);
     csv_free(&p);
     return rc;
 }
 
-int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
+int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
+                     void *ctx, char *err, size_t errlen) {
+    long long used;
+    return feed(f, path, -1, field, row, ctx, &used, err, errlen);
+}
+
+int results_pass(FILE *f, const char *path, long long limit, int (*want)(const char *, void *),
+                 void (*fn)(const results_row_t *, void *), void *ctx, results_pass_t *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (err && errlen) err[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
-    read_ctx_t c = {.t = t};
-    int rc = results_csv_feed(f, path, record_field, read_record, &c, err, errlen);
-    fclose(f);
+    if (fseek(f, 0, SEEK_SET) != 0) return errmsg(2, err, errlen, "%s: cannot read from its start: %s", path,
+                                                  strerror(errno));
+    read_ctx_t c = {.t = t, .want = want, .fn = fn, .fn_ctx = ctx, .id_field = -1};
+    int rc = feed(f, path, limit, record_field, read_record, &c, &t->bytes, err, errlen);
     int has_run_id = 0, has_epoch = 0;
     for (int j = 0; j < c.nmap; j++) {
         has_run_id |= c.map[j] == results_column_index("run_id");
@@ -237,6 +240,46 @@ int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) 
     free(c.map);
     free(c.rec.b.s);
     free(c.rec.off);
+    return rc;
+}
+
+/* results_read's copy of a passing row: the row, and its strings in one block of their own. */
+static void keep_row(const results_row_t *row, void *ctx) {
+    results_rows_t *t = ctx;
+    if (t->oom) return;
+    int cap_rows = t->cap, cap_text = t->cap;    /* rows and their blocks grow together: one capacity */
+    results_row_t *rows = grow(t->row, &cap_rows, t->n, sizeof *rows, 256);
+    if (rows) t->row = rows;
+    char **text = rows ? grow(t->text, &cap_text, t->n, sizeof *text, 256) : NULL;
+    if (text) t->text = text;
+    size_t len = 0;
+    for (int i = 0; i < NCOLS; i++)
+        if (results_schema[i].type == RESULTS_STR) len += strlen(*RESULTS_CMEMBER(row, &results_schema[i], char *)) + 1;
+    char *block = rows && text ? malloc(len) : NULL, *p = block;
+    if (!block) { t->oom = 1; return; }
+    t->cap = cap_rows;
+    t->row[t->n] = *row;
+    for (int i = 0; i < NCOLS; i++)
+        if (results_schema[i].type == RESULTS_STR) {
+            const char **m = RESULTS_MEMBER(&t->row[t->n], &results_schema[i], const char *);
+            size_t n = strlen(*m) + 1;
+            memcpy(p, *m, n);
+            *m = p;
+            p += n;
+        }
+    t->text[t->n++] = block;
+}
+
+int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    if (err && errlen) err[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    results_pass_t p;
+    int rc = results_pass(f, path, -1, NULL, keep_row, t, &p, err, errlen);
+    fclose(f);
+    if (!rc && t->oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
+    t->bad_rows = p.bad_rows, t->missing = p.missing, t->unknown = p.unknown;
     if (rc) results_rows_free(t);
     return rc;
 }

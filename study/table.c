@@ -1,9 +1,12 @@
-/* table.c — the loaded study's run table: a study CSV read (results_read: the schema's reader of any CSV version), its runs grouped into
- * configurations by study/key.h's key, one run kept per configuration (study_pick), and each kept run's rows
- * gathered: medians of its steady rows per column, final accuracy and status. Linear in the rows: runs are found by
- * id through a hash map, configurations through a hash of the key cells that are no wildcard. */
+/* table.c — the loaded study's run table: a study CSV read in two passes of one row at a time (results_pass: the
+ * schema's reader of any CSV version). The first (select.c) finds the runs and the one kept per configuration
+ * (study_pick); the second copies only the kept runs' rows, so memory follows the configurations, not the rows.
+ * Each kept run's rows are gathered: medians of its steady rows per column, final accuracy and status. */
 #include "table.h"
+#include "select.h"
+#include "../engine/errmsg.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,151 +55,6 @@ const char *num_s(char *buf, size_t len, double x) {
 }
 
 const char *study_ref(const study_runs_t *s) { return text_str(&s->ref); }
-
-/* ---- runs into configurations */
-
-/* A run of the file before selection: its key (the cells --resume's key holds, and its commit: a CSV holding two
- * commits' runs is two studies side by side, not one superseding the other), progress and first timestamp. */
-typedef struct {
-    const char *id, *first_ts, *commit;
-    char *cells;                            /* the key's cells, one after another */
-    const char *key[RESULTS_KEY_FIELDS];
-    unsigned long long hash;                /* of the cells that are no wildcard: equal for one configuration */
-    study_progress_t prog;
-    int config, keep, run;
-} cand_t;
-
-/* A configuration: its key, the most specific cells its runs wrote (study_key_merge), and the next configuration
- * of the same hash bucket, in the order they were made. */
-typedef struct {
-    const char *key[RESULTS_KEY_FIELDS], *commit;
-    unsigned long long hash;
-    int next;
-} config_t;
-
-static void cand_key(cand_t *c, const results_row_t *row) {
-    results_key_t k;
-    results_key_of_row(row, &k);
-    size_t len = 0;
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) len += strlen(k.cell[f]) + 1;
-    char *p = c->cells = mem_alloc(len);
-    c->hash = MEM_HASH_SEED;
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
-        size_t n = strlen(k.cell[f]) + 1;
-        memcpy(p, k.cell[f], n);
-        c->key[f] = p;
-        p += n;
-        if (!study_key_wildcard(f)) c->hash = mem_hash(c->hash, c->key[f], n);
-    }
-    c->commit = row->env.git_commit;
-    c->hash = mem_hash(c->hash, c->commit, strlen(c->commit));
-}
-
-/* study_key_match and study_key_merge on keys of cells. */
-static int key_match(const char *const *a, const char *const *b) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!*a[i] || !*b[i]) && study_key_wildcard(i)) continue;
-        if (strcmp(a[i], b[i]) != 0) return 0;
-    }
-    return 1;
-}
-static void key_merge(const char **into, const char *const *k) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
-        if (!*into[i]) into[i] = k[i];
-}
-
-/* Earliest first (timestamps are ISO 8601), then by run id. */
-static int cand_cmp(const void *a, const void *b) {
-    const cand_t *x = *(const cand_t *const *)a, *y = *(const cand_t *const *)b;
-    int c = strcmp(x->first_ts, y->first_ts);
-    return c ? c : strcmp(x->id, y->id);
-}
-
-/* Configurations in the order their runs started, each run joining the first whose key matches; returns how many.
- * Two runs can match only where every cell that is no wildcard is equal, so only one hash bucket is searched. */
-static int assign_configs(int n, cand_t **order) {
-    config_t *cfg = mem_alloc((size_t)(n ? n : 1) * sizeof *cfg);
-    int nb = 64;
-    while (nb < 2 * n) nb *= 2;
-    int *head = mem_alloc((size_t)nb * sizeof *head), *tail = mem_alloc((size_t)nb * sizeof *tail);
-    for (int b = 0; b < nb; b++) head[b] = tail[b] = -1;
-    int nk = 0;
-    for (int o = 0; o < n; o++) {
-        cand_t *x = order[o];
-        int b = (int)(x->hash & (unsigned long long)(nb - 1)), k = head[b];
-        while (k >= 0 && !(cfg[k].hash == x->hash && key_match(cfg[k].key, x->key) && !strcmp(cfg[k].commit, x->commit)))
-            k = cfg[k].next;
-        if (k < 0) {
-            k = nk++;
-            memcpy(cfg[k].key, x->key, sizeof cfg[k].key);
-            cfg[k].commit = x->commit;
-            cfg[k].hash = x->hash;
-            cfg[k].next = -1;
-            if (tail[b] >= 0) cfg[tail[b]].next = k;
-            else head[b] = k;
-            tail[b] = k;
-        } else
-            key_merge(cfg[k].key, x->key);
-        x->config = k;
-    }
-    free(cfg);
-    free(head);
-    free(tail);
-    return nk;
-}
-
-/* Groups the file's runs into configurations and marks the one run that stands for each (study_pick); fills
- * row_cand with each row's run. Returns the runs (cand_t) for the caller to free with their cells. */
-static cand_t *select_runs(study_runs_t *s, int *row_cand, int *ncand) {
-    cand_t *c = NULL;
-    int n = 0, cap = 0;
-    smap_t ids = {0};
-    for (int r = 0; r < s->rows.n; r++) {
-        const results_row_t *row = &s->rows.row[r];
-        int i = smap_get(&ids, row->run_id);
-        if (i < 0) {
-            cand_t *x = MEM_PUSH(c, n, cap);
-            i = n - 1;
-            x->id = row->run_id;
-            x->first_ts = row->timestamp;
-            study_progress_init(&x->prog);
-            cand_key(x, row);
-            smap_put(&ids, x->id, i);
-        }
-        if (strcmp(row->timestamp, c[i].first_ts) < 0) c[i].first_ts = row->timestamp;
-        if (row->epoch >= 0) study_progress_add(&c[i].prog, row->epoch, row->status);
-        row_cand[r] = i;
-    }
-    smap_free(&ids);
-    s->allruns = n;
-    cand_t **order = mem_alloc((size_t)(n ? n : 1) * sizeof *order);
-    for (int i = 0; i < n; i++) order[i] = &c[i];
-    qsort(order, (size_t)n, sizeof *order, cand_cmp);
-    int nk = assign_configs(n, order);
-    /* each configuration's runs in start order (a counting sort), and its pick */
-    int *start = mem_zalloc((size_t)nk + 1, sizeof *start);
-    for (int i = 0; i < n; i++) start[c[i].config + 1]++;
-    for (int k = 0; k < nk; k++) start[k + 1] += start[k];
-    int *fill = mem_alloc((size_t)(nk ? nk : 1) * sizeof *fill);
-    memcpy(fill, start, (size_t)nk * sizeof *fill);
-    cand_t **members = mem_alloc((size_t)(n ? n : 1) * sizeof *members);
-    for (int o = 0; o < n; o++) members[fill[order[o]->config]++] = order[o];
-    const study_progress_t **p = mem_alloc((size_t)(n ? n : 1) * sizeof *p);
-    for (int k = 0; k < nk; k++) {
-        int m = start[k + 1] - start[k];
-        for (int j = 0; j < m; j++) p[j] = &members[start[k] + j]->prog;
-        int pick = study_pick(p, m);
-        if (pick >= 0) members[start[k] + pick]->keep = 1;
-    }
-    s->leftout = n - nk;
-    free(p);
-    free(members);
-    free(fill);
-    free(start);
-    free(order);
-    *ncand = n;
-    return c;
-}
 
 /* ---- the kept runs' rows gathered */
 
@@ -512,28 +370,58 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
     return r->group == g && r->line_batch == bk && strcmp(r->math, m) == 0 ? (int)(r - s->run) : -1;
 }
 
+/* The second pass reads only the reported runs' rows. */
+static int kept(const char *run_id, void *ctx) {
+    const study_cand_t *c = study_select_find(ctx, run_id);
+    return c && c->run >= 0;
+}
+
+/* The second pass's row: a row of a reported run copied into the pool, its strings kept once, and gathered. */
+static void keep_row(const results_row_t *row, void *ctx) {
+    study_select_t *l = ctx;
+    study_runs_t *s = l->s;
+    const study_cand_t *c = study_select_find(l, row->run_id);
+    if (!c || c->run < 0) return;
+    results_row_t *k = pool_alloc(&s->pool, sizeof *k);
+    *k = *row;
+    for (int i = 0; i < RESULTS_NCOLS; i++)
+        if (results_schema[i].type == RESULTS_STR) {
+            const char **m = RESULTS_MEMBER(k, &results_schema[i], const char *);
+            *m = pool_str(&s->pool, *m);
+        }
+    study_run_t *r = &s->run[c->run];
+    if (!r->rows) run_start(s, r, k);
+    run_row(s, r, k);
+}
+
 int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *infos, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->infos = infos;
-    int rc = results_read(path, &s->rows, err, errlen);
-    if (rc) return rc;
-    int *row_cand = mem_alloc((size_t)(s->rows.n ? s->rows.n : 1) * sizeof *row_cand), n;
-    cand_t *c = select_runs(s, row_cand, &n);
-    s->run = mem_zalloc((size_t)(n ? n : 1), sizeof *s->run);   /* at most one kept run per run */
-    for (int i = 0; i < n; i++) {
-        c[i].run = c[i].keep ? s->nr++ : -1;
-        if (c[i].keep) snprintf(s->run[c[i].run].fstat, sizeof s->run[0].fstat, "%s", study_verdict(&c[i].prog));
+    FILE *f = fopen(path, "rb");
+    if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
+    study_select_t l;
+    study_select_init(&l, s);
+    results_pass_t p;
+    int rc = results_pass(f, path, -1, NULL, study_select_row, &l, &p, err, errlen);
+    if (!rc) {
+        s->nrow = p.rows, s->bad_rows = p.bad_rows;
+        study_select_runs(&l);
+        s->run = mem_zalloc((size_t)(l.n ? l.n : 1), sizeof *s->run);   /* at most one kept run per run */
+        for (int i = 0; i < l.n; i++) {
+            l.c[i].run = l.c[i].keep ? s->nr++ : -1;
+            if (l.c[i].keep) snprintf(s->run[l.c[i].run].fstat, sizeof s->run[0].fstat, "%s",
+                                      study_verdict(&l.c[i].prog));
+        }
+        /* the kept runs' rows, in file order, from the bytes the first pass read */
+        results_pass_t again;
+        rc = results_pass(f, path, p.bytes, kept, keep_row, &l, &again, err, errlen);
     }
-    /* the kept runs in the order of their first row */
-    for (int r = 0; r < s->rows.n; r++) {
-        int i = c[row_cand[r]].run;
-        if (i < 0) continue;
-        if (!s->run[i].rows) run_start(s, &s->run[i], &s->rows.row[r]);
-        run_row(s, &s->run[i], &s->rows.row[r]);
+    fclose(f);
+    study_select_free(&l);
+    if (rc) {
+        study_free(s);
+        return rc;
     }
-    for (int i = 0; i < n; i++) free(c[i].cells);
-    free(c);
-    free(row_cand);
     /* the references among the reported runs, else the registry's first: the name the report gives T1 */
     names_t refs = {0};
     for (int i = 0; i < s->nr; i++)
@@ -566,8 +454,9 @@ void study_free(study_runs_t *s) {
     free(s->run);
     free(s->grp);
     free(s->t1);
+    free(s->envs);
     names_free(&s->unknown);
     free(s->ref.s);
-    results_rows_free(&s->rows);
+    pool_free(&s->pool);
     memset(s, 0, sizeof *s);
 }

@@ -48,7 +48,10 @@ typedef struct {
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
-    results_rows_t rows;
+    int nrow, bad_rows;                 /* rows read, and records skipped (results_pass_t) */
+    const results_env_t **envs;         /* the machines and builds of every row of the file, each once */
+    int nenv, capenv;
+    pool_t pool;                        /* the reported runs' rows, and every string of the table */
     study_run_t *run;                         /* the reported runs, in the order of their first row */
     int nr;
     study_group_t *grp;

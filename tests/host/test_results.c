@@ -476,6 +476,37 @@ static void test_read_fixture(void) {
     results_rows_free(&t);
 }
 
+static void count_row(const results_row_t *row, void *ctx) {
+    (void)row;
+    (*(int *)ctx)++;
+}
+static int want_none(const char *run_id, void *ctx) {
+    (void)run_id, (void)ctx;
+    return 0;
+}
+
+/* One row at a time: every row handed on; a second pass limited to the first's bytes reads the same rows though the
+ * file has grown since (a sweep appending), and rows its want declines are not handed on. */
+static void test_pass(void) {
+    char path[512], err[512], cmd[1200];
+    path_in_tmp(path, sizeof path, "pass.csv");
+    snprintf(cmd, sizeof cmd, "cp '%s/study.csv' '%s'", FIXTURES, path);
+    EXPECT(system(cmd) == 0, "copy the fixture");
+    FILE *f = fopen(path, "rb");
+    results_pass_t p, q;
+    int n = 0, m = 0;
+    EXPECT(f && results_pass(f, path, -1, NULL, count_row, &n, &p, err, sizeof err) == 0, "pass: %s", err);
+    EXPECT(n > 100 && n == p.rows && p.bad_rows == 0, "rows handed on %d, counted %d", n, p.rows);
+    snprintf(cmd, sizeof cmd, "tail -n 3 '%s/study.csv' >> '%s'", FIXTURES, path);
+    EXPECT(system(cmd) == 0, "append");
+    EXPECT(f && results_pass(f, path, p.bytes, NULL, count_row, &m, &q, err, sizeof err) == 0, "again: %s", err);
+    EXPECT(m == n && q.bytes == p.bytes, "the same bytes again: %d rows (%d), %lld bytes", m, n, q.bytes);
+    m = 0;
+    EXPECT(f && results_pass(f, path, -1, want_none, count_row, &m, &q, err, sizeof err) == 0, "declined: %s", err);
+    EXPECT(m == 0 && q.bytes > p.bytes, "rows declined: %d handed on", m);
+    if (f) fclose(f);
+}
+
 int main(void) {
     snprintf(tmp_root, sizeof tmp_root, "%s/test_results.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(tmp_root)) { perror("mkdtemp"); return 1; }
@@ -487,6 +518,7 @@ int main(void) {
     test_table();
     test_read();
     test_read_fixture();
+    test_pass();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp_root);
