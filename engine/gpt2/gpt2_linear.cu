@@ -35,6 +35,7 @@ typedef struct {
     const void *bias;           /* BIAS epilogues: m elements of type cd */
     void *aux;                  /* GELU_AUX and DGELU epilogues: (m, n) of type cd, ld ldaux */
     int ldaux;
+    const void *C;              /* the beta term's input, laid out as D; NULL: D itself */
 } lt_gemm_t;
 
 static cublasComputeType_t compute_type(dtype_t t, int tf32) {
@@ -75,8 +76,8 @@ static int lt_gemm(gpt2_lt_t *c, const lt_gemm_t *g, cublasComputeType_t ct, cud
     int ok = st == CUBLAS_STATUS_SUCCESS && found > 0;
     if (ok) {
         const float one = 1.0f;
-        CHECK_CUBLAS(cublasLtMatmul(c->lt, op, &one, g->A, la, g->B, lb, &g->beta, g->D, ld, g->D, ld, &res.algo,
-                                    c->ws, c->ws_bytes, s));
+        CHECK_CUBLAS(cublasLtMatmul(c->lt, op, &one, g->A, la, g->B, lb, &g->beta, g->C ? g->C : g->D, ld, g->D, ld,
+                                    &res.algo, c->ws, c->ws_bytes, s));
     }
     CHECK_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));
     CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(ld));
@@ -144,6 +145,16 @@ extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void
     lt_gemm_must(c, &g, ct, stream, "gpt2_linear_forward");
     gpt2_gelu_forward(pre, y, t, (size_t)rows * out, stream);
     return 0;
+}
+
+extern "C" void gpt2_linear_forward_residual(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w,
+                                            const void *b, const void *res, void *y, int rows, int in, int out,
+                                            cudaStream_t stream) {
+    check_type(t, "gpt2_linear_forward_residual");
+    // Y^T (out, rows) = W (out, in) . X^T (in, rows) + 1 * RES^T (out, rows) [+ b (out) on every column]
+    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 1.0f, y, out,
+                   b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, res};
+    lt_gemm_must(c, &g, compute_type(t, tf32), stream, "gpt2_linear_forward_residual");
 }
 
 extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *dy,
