@@ -1,6 +1,7 @@
 /* test_gpt2_linear.cu — GPT-2's cuBLASLt linear layer against CPU double references in strict fp32, TF32 and bf16,
  * each with negative controls: y with the bias epilogue, y plus a residual through the epilogue's C operand (and in
- * place), y and its pre-activation with the bias + GELU epilogue, backward's dx (accumulated; and with GELU's derivative from the epilogue), dW and db (accumulated, fp32).
+ * place), y and its pre-activation with the bias + GELU epilogue, backward's dx (accumulated; and with GELU's
+ * derivative from the epilogue), dW and db (accumulated, fp32).
  * Run: ./test_gpt2_linear [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
 #include "gpt2_ref.h"
