@@ -129,7 +129,7 @@ extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void
     cublasComputeType_t ct = compute_type(t, tf32);
     // Y^T (out, rows) = W (out, in) . X^T (in, rows) [+ b (out) on every column]
     lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 0.0f, y, out,
-                   CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0};
+                   CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, NULL};
     if (!pre) {
         g.epi = b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_forward");
@@ -165,14 +165,14 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
     cudaDataType_t ab = cuda_type(t);
     if (dw) {   // dW^T (in, out) = X^T (in, rows) . dY (rows, out)
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, ab, CUDA_R_32F, x, dy, in, out, dw_beta, dw, in,
-                       CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                       CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dw");
     }
     if (db) {   // db (out, 1) = dY^T (out, rows) . ones (rows, 1)
         if (rows > c->ones_len)
             check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "more rows than gpt2_lt_init's ones");
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, ab, CUDA_R_32F, dy, c->ones[t == DTYPE_BF16], out,
-                       rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                       rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward db");
     }
     if (!dx) return 1;
@@ -180,7 +180,7 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
         check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "GELU's derivative with an accumulated dx");
     // dX^T (in, rows) = W^T (in, out) . dY^T (out, rows) [times GELU'(x_pre) elementwise]
     lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, ab, ab, w, dy, in, out, dx_beta, dx, in,
-                   CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                   CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
     if (x_pre) {
         g.epi = CUBLASLT_EPILOGUE_DGELU;
         g.aux = (void *)x_pre;
