@@ -35,6 +35,7 @@ typedef struct {
     const void *bias;           /* BIAS epilogues: m elements of type cd */
     void *aux;                  /* GELU_AUX and DGELU epilogues: (m, n) of type cd, ld ldaux */
     int ldaux;
+    const void *C;              /* the beta term's input, laid out as D; NULL: D itself */
 } lt_gemm_t;
 
 static cublasComputeType_t compute_type(dtype_t t, int tf32) {
@@ -75,8 +76,8 @@ static int lt_gemm(gpt2_lt_t *c, const lt_gemm_t *g, cublasComputeType_t ct, cud
     int ok = st == CUBLAS_STATUS_SUCCESS && found > 0;
     if (ok) {
         const float one = 1.0f;
-        CHECK_CUBLAS(cublasLtMatmul(c->lt, op, &one, g->A, la, g->B, lb, &g->beta, g->D, ld, g->D, ld, &res.algo,
-                                    c->ws, c->ws_bytes, s));
+        CHECK_CUBLAS(cublasLtMatmul(c->lt, op, &one, g->A, la, g->B, lb, &g->beta, g->C ? g->C : g->D, ld, g->D, ld,
+                                    &res.algo, c->ws, c->ws_bytes, s));
     }
     CHECK_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));
     CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(ld));
@@ -128,7 +129,7 @@ extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void
     cublasComputeType_t ct = compute_type(t, tf32);
     // Y^T (out, rows) = W (out, in) . X^T (in, rows) [+ b (out) on every column]
     lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 0.0f, y, out,
-                   CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0};
+                   CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, NULL};
     if (!pre) {
         g.epi = b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_forward");
@@ -146,6 +147,16 @@ extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void
     return 0;
 }
 
+extern "C" void gpt2_linear_forward_residual(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w,
+                                            const void *b, const void *res, void *y, int rows, int in, int out,
+                                            cudaStream_t stream) {
+    check_type(t, "gpt2_linear_forward_residual");
+    // Y^T (out, rows) = W (out, in) . X^T (in, rows) + 1 * RES^T (out, rows) [+ b (out) on every column]
+    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 1.0f, y, out,
+                   b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, res};
+    lt_gemm_must(c, &g, compute_type(t, tf32), stream, "gpt2_linear_forward_residual");
+}
+
 extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *dy,
                                     void *dx, float dx_beta, const void *x_pre, float *dw, float *db, float dw_beta,
                                     int rows, int in, int out, cudaStream_t stream) {
@@ -154,14 +165,14 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
     cudaDataType_t ab = cuda_type(t);
     if (dw) {   // dW^T (in, out) = X^T (in, rows) . dY (rows, out)
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, ab, CUDA_R_32F, x, dy, in, out, dw_beta, dw, in,
-                       CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                       CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dw");
     }
     if (db) {   // db (out, 1) = dY^T (out, rows) . ones (rows, 1)
         if (rows > c->ones_len)
             check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "more rows than gpt2_lt_init's ones");
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, ab, CUDA_R_32F, dy, c->ones[t == DTYPE_BF16], out,
-                       rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                       rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward db");
     }
     if (!dx) return 1;
@@ -169,7 +180,7 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
         check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "GELU's derivative with an accumulated dx");
     // dX^T (in, rows) = W^T (in, out) . dY^T (out, rows) [times GELU'(x_pre) elementwise]
     lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, in, rows, out, ab, ab, w, dy, in, out, dx_beta, dx, in,
-                   CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0};
+                   CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
     if (x_pre) {
         g.epi = CUBLASLT_EPILOGUE_DGELU;
         g.aux = (void *)x_pre;

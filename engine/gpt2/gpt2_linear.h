@@ -31,6 +31,11 @@ void gpt2_lt_free(gpt2_lt_t *c);
  * GELU ran in cuBLASLt's epilogue, 0 where cuBLASLt had no algorithm for it (then the GELU runs as its own kernel). */
 int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *b, void *y,
                         void *pre, int rows, int in, int out, cudaStream_t stream);
+/* y (rows, out) = res + x W^T + b: the residual add in the GEMM's epilogue (its C operand at beta 1), the sum rounded
+ * to t once; res may be y. Backward has nothing of its own: the residual's gradient is y's, and the product's is
+ * gpt2_linear_backward's. */
+void gpt2_linear_forward_residual(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *b,
+                                  const void *res, void *y, int rows, int in, int out, cudaStream_t stream);
 /* Backward of y = x W^T + b given dy (rows, out):
  *   dx (rows, in) = dx_beta dx + dy W, times GELU'(x_pre) elementwise where x_pre is not NULL (x = GELU(x_pre): the
  *   previous layer's `pre`; then dx_beta must be 0); dx NULL: not computed;

@@ -1,7 +1,10 @@
 /* gpt2_shape.c — the GPT-2 size table, its parameter count and the flat parameter layout (gpt2_shape.h).
  * Host-only: the options, the memory plan and the tests read it without a GPU. */
 #include "gpt2_shape.h"
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include "../rng.h"
 
 /* OpenAI's released sizes (and Hugging Face's configs of them); "tiny" is ours, small enough for CPU references. */
 const gpt2_shape_t gpt2_shapes[] = {
@@ -90,4 +93,38 @@ size_t gpt2_shape_params(const gpt2_shape_t *s) {
     size_t c = (size_t)s->width;
     size_t block = 2 * c + (3 * c * c + 3 * c) + (c * c + c) + 2 * c + (4 * c * c + 4 * c) + (4 * c * c + c);
     return (size_t)s->vocab * c + (size_t)s->context * c + (size_t)s->layers * block + 2 * c;
+}
+
+void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat) {
+    memset(flat, 0, n_flat * sizeof *flat);
+    int n = gpt2_layout_count(s);
+    gpt2_slice_t *sl = (gpt2_slice_t *)calloc((size_t)n, sizeof *sl);
+    if (!sl || gpt2_layout(s, sl, n) != n_flat) {   /* a buffer of another shape: leave it zero rather than overrun */
+        free(sl);
+        return;
+    }
+    rng_t r;
+    rng_seed(&r, seed);
+    double proj_std = 0.02 / sqrt(2.0 * s->layers);
+    for (int i = 0; i < n; i++) {
+        float *p = flat + sl[i].at;
+        size_t len = sl[i].len;
+        switch (sl[i].kind) {
+        case GPT2_LN1_W: case GPT2_LN2_W: case GPT2_LNF_W:
+            for (size_t k = 0; k < len; k++) p[k] = 1.0f;
+            break;
+        case GPT2_WTE:
+            len = (size_t)s->vocab * (size_t)s->width;   /* the padding rows stay 0 */
+            /* fall through */
+        case GPT2_WPE: case GPT2_QKV_W: case GPT2_FC_W:
+            for (size_t k = 0; k < len; k++) p[k] = (float)(0.02 * rng_normal(&r));
+            break;
+        case GPT2_ATTN_PROJ_W: case GPT2_MLP_PROJ_W:
+            for (size_t k = 0; k < len; k++) p[k] = (float)(proj_std * rng_normal(&r));
+            break;
+        default:   /* biases and the LayerNorms' shifts */
+            break;
+        }
+    }
+    free(sl);
 }

@@ -68,6 +68,13 @@ const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tens
  * or a LayerNorm's gain and shift. */
 int gpt2_tensor_decays(gpt2_tensor_t kind);
 const char *gpt2_tensor_name(gpt2_tensor_t kind);
+
+/* GPT-2's initialisation (OpenAI's, as nanoGPT and llm.c do it) into flat (n_flat elements, gpt2_layout's total, of
+ * shape s): every 2-D tensor normal(0, 0.02), the two residual projections of a block (attn_proj.w, mlp_proj.w)
+ * normal(0, 0.02 / sqrt(2 layers)) so the residual stream's variance does not grow with depth; biases 0, LayerNorms'
+ * gains 1 and shifts 0; the token embedding's padding rows and the padding between slices 0. Drawn from rng.h's
+ * normal seeded with seed, tensor after tensor in layout order: the same seed gives the same bits on any machine. */
+void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat);
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* test_gpt2_linear.cu — GPT-2's cuBLASLt linear layer against CPU double references in strict fp32, TF32 and bf16,
- * each with negative controls: y with the bias epilogue, y and its pre-activation with the bias + GELU epilogue,
- * backward's dx (accumulated; and with GELU's derivative from the epilogue), dW and db (accumulated, fp32).
+ * each with negative controls: y with the bias epilogue, y plus a residual through the epilogue's C operand (and in
+ * place), y and its pre-activation with the bias + GELU epilogue, backward's dx (accumulated; and with GELU's
+ * derivative from the epilogue), dW and db (accumulated, fp32).
  * Run: ./test_gpt2_linear [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
 #include "gpt2_ref.h"
@@ -52,6 +53,27 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     download(got, dy_, ny, t);
     check(name, "y = x W^T + b", got, pre, ny, tol(k, 1));
     control(name, "bias not added", got, pre, nob, ny, tol(k, 1));
+
+    /* forward with the residual in the epilogue: y = r + x W^T + b rounded once; then in place (r is y) */
+    float *res = gpt2_rand(rng, ny, -1, 1, t);
+    double *rres = gpt2_dalloc(ny);
+    for (size_t i = 0; i < ny; i++) rres[i] = res[i] + pre[i];
+    void *dres = gpt2_dev(ny, es);
+    upload(dres, res, ny, t);
+    poison(dy_, ny, t);
+    gpt2_linear_forward_residual(lt, t, k->tf32, dx_, dw_, db_, dres, dy_, ROWS, IN, OUT, s);
+    sync(s);
+    snprintf(name, sizeof name, "[%s] linear + residual forward", k->name);
+    download(got, dy_, ny, t);
+    check(name, "y = r + x W^T + b", got, rres, ny, tol(k, 1));
+    control(name, "residual not added", got, rres, pre, ny, tol(k, 1));
+    upload(dy_, res, ny, t);
+    gpt2_linear_forward_residual(lt, t, k->tf32, dx_, dw_, db_, dy_, dy_, ROWS, IN, OUT, s);
+    sync(s);
+    download(got, dy_, ny, t);
+    check(name, "in place (r is y)", got, rres, ny, tol(k, 1));
+    free(res), free(rres);
+    CHECK_CUDA(cudaFree(dres));
 
     /* forward with GELU: y = GELU(pre) (one rounding fused, two where GELU runs from the stored pre) */
     poison(dy_, ny, t);

@@ -1,0 +1,220 @@
+/* gpt2_model.cu — GPT-2 on one GPU (gpt2_model.h): gpt2_plan's buffers carved from two allocations, and the forward,
+ * backward and update as fixed sequences of the gpt2 kernels' launches on one stream. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpt2_model.h"
+#include "gpt2_kernels.h"
+#include "gpt2_attn.h"
+#include "../check.h"
+#include "../gpu.h"
+#include "../reduce.h"
+
+// --- kernels
+
+__global__ static void loss_mean_kernel(const double *acc, float *loss) {
+    *loss = acc[1] > 0.0 ? (float)(acc[0] / acc[1]) : NAN;
+}
+
+// --- where things are
+
+static void *buf(const gpt2_model_t *m, gpt2_buf_t k, int i) {
+    return (char *)m->arena[m->plan.buf[k].arena] + gpt2_plan_at(&m->plan, k, i);
+}
+
+/* Elements from the flat buffers' start to tensor kind of block layer (-1: the embeddings, the final LayerNorm). */
+static size_t at(const gpt2_model_t *m, gpt2_tensor_t kind, int layer) {
+    const gpt2_slice_t *s = gpt2_layout_find(m->slices, m->n_slices, kind, layer);
+    if (!s) check_fail(__FILE__, __LINE__, "gpt2_model", "a tensor missing from the layout");
+    return s->at;
+}
+/* The tensor as the GEMMs and the embedding read it: the bf16 copy under bf16, the master otherwise. */
+static const void *wt(const gpt2_model_t *m, gpt2_tensor_t kind, int layer) {
+    size_t a = at(m, kind, layer);
+    if (m->t == DTYPE_BF16) return (const char *)m->params_lp + a * 2;
+    return m->params + a;
+}
+/* fp32: the LayerNorms' parameters (read in fp32 whatever t is) and every gradient. */
+static const float *pf(const gpt2_model_t *m, gpt2_tensor_t kind, int layer) { return m->params + at(m, kind, layer); }
+static float *gf(const gpt2_model_t *m, gpt2_tensor_t kind, int layer) { return m->grads + at(m, kind, layer); }
+/* LayerNorm i's mean (rows), followed by its rstd (rows): i = 2l for block l's first, 2l + 1 its second, 2L final. */
+static float *stats(const gpt2_model_t *m, int i) { return (float *)buf(m, GPT2_BUF_LN_STATS, i); }
+
+// --- setup
+
+int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
+                    const gpt2_adamw_cfg_t *opt, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (gpt2_plan(s, B, T, t, &m->plan, err, errlen)) return -1;
+    m->shape = *s;
+    m->B = B;
+    m->T = T;
+    m->t = t;
+    m->tf32 = tf32;
+    m->blas = blas;
+    m->n_slices = gpt2_layout_count(s);
+    m->slices = (gpt2_slice_t *)calloc((size_t)m->n_slices, sizeof *m->slices);
+    if (!m->slices) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
+    m->n_params = gpt2_layout(s, m->slices, m->n_slices);
+    int rows = B * T;
+    size_t ln = gpt2_layernorm_scratch_bytes(rows, s->width), em = gpt2_embed_scratch_bytes(rows, s->vocab);
+    m->scratch_bytes = ln > em ? ln : em;
+    /* The scratch, then the device scalars 256 bytes past its end. */
+    size_t scratch_alloc = (m->scratch_bytes + 255) / 256 * 256 + 256;
+    if (gpu_try_malloc(&m->arena[0], m->plan.arena_bytes[0]) || gpu_try_malloc(&m->arena[1], m->plan.arena_bytes[1]) ||
+        gpu_try_malloc(&m->scratch, scratch_alloc)) {
+        double need = (double)(m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + scratch_alloc);
+        snprintf(err, errlen, "out of memory: GPT-2 %s at %d x %d in %s needs %.2f GiB", s->name, B, T, dtype_name(t),
+                 need / 1073741824.0);
+        gpt2_model_free(m);
+        return -1;
+    }
+    char *sc = (char *)m->scratch + (m->scratch_bytes + 255) / 256 * 256;
+    m->loss_acc = (double *)sc;            /* 2 doubles */
+    m->sumsq = (double *)(sc + 16);
+    m->loss = (float *)(sc + 24);
+    m->params = (float *)buf(m, GPT2_BUF_PARAMS, 0);
+    m->grads = (float *)buf(m, GPT2_BUF_GRADS, 0);
+    m->adam_m = (float *)buf(m, GPT2_BUF_ADAM_M, 0);
+    m->adam_v = (float *)buf(m, GPT2_BUF_ADAM_V, 0);
+    m->params_lp = t == DTYPE_BF16 ? buf(m, GPT2_BUF_PARAMS_LP, 0) : NULL;
+    /* Zero: the padding between slices, which nothing writes, must add nothing to the gradient's norm. */
+    CHECK_CUDA(cudaMemset(m->arena[0], 0, m->plan.arena_bytes[0]));
+    CHECK_CUDA(cudaMemset(m->scratch, 0, scratch_alloc));
+    if (gpt2_adamw_init(&m->adamw, m->slices, m->n_slices, opt->beta1, opt->beta2, opt->eps, opt->weight_decay,
+                        opt->max_norm, err, errlen)) {
+        gpt2_model_free(m);
+        return -1;
+    }
+    gpt2_lt_init(&m->lt, rows);   /* synchronises the device */
+    return 0;
+}
+
+void gpt2_model_free(gpt2_model_t *m) {
+    if (m->lt.lt) gpt2_lt_free(&m->lt);
+    gpt2_adamw_free(&m->adamw);
+    void *bufs[] = {m->arena[0], m->arena[1], m->scratch};
+    for (int i = 0; i < 3; i++)
+        if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
+    free(m->slices);
+    memset(m, 0, sizeof *m);
+}
+
+size_t gpt2_model_bytes(const gpt2_model_t *m) {
+    size_t ones = (size_t)m->lt.ones_len * (sizeof(float) + 2);
+    return m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + (m->scratch_bytes + 255) / 256 * 256 + 256 +
+           m->lt.ws_bytes + ones;
+}
+
+void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stream) {
+    size_t n = m->n_params;
+    CHECK_CUDA(cudaMemcpyAsync(m->params, host, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+    if (m->params_lp) reduce_cast(m->params_lp, DTYPE_BF16, m->params, n, stream);
+    CHECK_CUDA(cudaMemsetAsync(m->adam_m, 0, n * sizeof(float), stream));
+    CHECK_CUDA(cudaMemsetAsync(m->adam_v, 0, n * sizeof(float), stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));   /* host may be freed, and the step's stream sees the values */
+}
+
+void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream) {
+    float *host = (float *)malloc(m->n_params * sizeof(float));
+    if (!host) check_fail(__FILE__, __LINE__, "gpt2_model_init_params", "out of host memory");
+    gpt2_layout_init(&m->shape, seed, host, m->n_params);
+    gpt2_model_set_params(m, host, stream);
+    free(host);
+}
+
+// --- the step
+
+void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int grad, cudaStream_t s) {
+    const gpt2_shape_t *sh = &m->shape;
+    int B = m->B, T = m->T, rows = B * T, C = sh->width, NH = sh->heads, L = sh->layers;
+    dtype_t t = m->t;
+    gpt2_lt_t *lt = &m->lt;
+    gpt2_embed_forward(tok, wt(m, GPT2_WTE, -1), wt(m, GPT2_WPE, -1), buf(m, GPT2_BUF_RESID, 0), t, rows, T, C,
+                       sh->vocab, s);
+    for (int l = 0; l < L; l++) {
+        /* res1 = res0 + proj(attention(qkv(ln1(res0)))); res2 = res1 + proj(GELU(fc(ln2(res1)))) */
+        void *res0 = buf(m, GPT2_BUF_RESID, 2 * l), *res1 = buf(m, GPT2_BUF_RESID, 2 * l + 1);
+        void *res2 = buf(m, GPT2_BUF_RESID, 2 * l + 2);
+        void *ln1 = buf(m, GPT2_BUF_LN1, l), *qkv = buf(m, GPT2_BUF_QKV, l), *atty = buf(m, GPT2_BUF_ATTY, l);
+        void *ln2 = buf(m, GPT2_BUF_LN2, l), *fc = buf(m, GPT2_BUF_FC, l);
+        float *st1 = stats(m, 2 * l), *st2 = stats(m, 2 * l + 1);
+        gpt2_layernorm_forward(res0, pf(m, GPT2_LN1_W, l), pf(m, GPT2_LN1_B, l), ln1, st1, st1 + rows, t, rows, C, s);
+        gpt2_linear_forward(lt, t, m->tf32, ln1, wt(m, GPT2_QKV_W, l), wt(m, GPT2_QKV_B, l), qkv, NULL, rows, C, 3 * C,
+                            s);
+        gpt2_attn_forward(m->blas, t, m->tf32, qkv, buf(m, GPT2_BUF_ATT, l), atty, B, T, C, NH, s);
+        gpt2_linear_forward_residual(lt, t, m->tf32, atty, wt(m, GPT2_ATTN_PROJ_W, l), wt(m, GPT2_ATTN_PROJ_B, l), res0,
+                                     res1, rows, C, C, s);
+        gpt2_layernorm_forward(res1, pf(m, GPT2_LN2_W, l), pf(m, GPT2_LN2_B, l), ln2, st2, st2 + rows, t, rows, C, s);
+        gpt2_linear_forward(lt, t, m->tf32, ln2, wt(m, GPT2_FC_W, l), wt(m, GPT2_FC_B, l), fc,
+                            buf(m, GPT2_BUF_FC_PRE, l), rows, C, 4 * C, s);
+        gpt2_linear_forward_residual(lt, t, m->tf32, fc, wt(m, GPT2_MLP_PROJ_W, l), wt(m, GPT2_MLP_PROJ_B, l), res1,
+                                     res2, rows, 4 * C, C, s);
+    }
+    float *stf = stats(m, 2 * L);
+    void *lnf = buf(m, GPT2_BUF_LNF, 0), *logits = buf(m, GPT2_BUF_LOGITS, 0);
+    gpt2_layernorm_forward(buf(m, GPT2_BUF_RESID, 2 * L), pf(m, GPT2_LNF_W, -1), pf(m, GPT2_LNF_B, -1), lnf, stf,
+                           stf + rows, t, rows, C, s);
+    /* The head is the token embedding, its padding rows included: their logits are 0, outside the loss's columns. */
+    gpt2_linear_forward(lt, t, m->tf32, lnf, wt(m, GPT2_WTE, -1), NULL, logits, NULL, rows, C, sh->vocab_pad, s);
+    CHECK_CUDA(cudaMemsetAsync(m->loss_acc, 0, 2 * sizeof(double), s));
+    gpt2_xent(logits, tgt, NULL, m->loss_acc, t, rows, sh->vocab, sh->vocab_pad, 1.0f / (float)rows, grad, s);
+    loss_mean_kernel<<<1, 1, 0, s>>>(m->loss_acc, m->loss);
+    CHECK_LAUNCH();
+}
+
+/* Backward keeps the residual stream's gradient in one buffer (dres): a residual add passes it through unchanged,
+ * each LayerNorm adds its input's gradient to it (dx_beta 1), and each sublayer's products read it as their dy. */
+void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
+    const gpt2_shape_t *sh = &m->shape;
+    int B = m->B, T = m->T, rows = B * T, C = sh->width, NH = sh->heads, L = sh->layers;
+    dtype_t t = m->t;
+    gpt2_lt_t *lt = &m->lt;
+    void *dres = buf(m, GPT2_BUF_DRESID, 0), *dc = buf(m, GPT2_BUF_DC, 0), *d4c = buf(m, GPT2_BUF_D4C, 0);
+    void *datt = buf(m, GPT2_BUF_DATT, 0), *sc = m->scratch;
+    size_t scb = m->scratch_bytes;
+    /* the head: dwte = dlogits^T lnf, overwritten (the embedding's part is added last); dlnf = dlogits wte */
+    gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LNF, 0), wt(m, GPT2_WTE, -1), buf(m, GPT2_BUF_LOGITS, 0), dc,
+                         0.0f, NULL, gf(m, GPT2_WTE, -1), NULL, 0.0f, rows, C, sh->vocab_pad, s);
+    float *stf = stats(m, 2 * L);
+    gpt2_layernorm_backward(buf(m, GPT2_BUF_RESID, 2 * L), pf(m, GPT2_LNF_W, -1), stf, stf + rows, dc, dres, 0.0f,
+                            gf(m, GPT2_LNF_W, -1), gf(m, GPT2_LNF_B, -1), 0.0f, t, rows, C, sc, scb, s);
+    for (int l = L - 1; l >= 0; l--) {
+        void *res0 = buf(m, GPT2_BUF_RESID, 2 * l), *res1 = buf(m, GPT2_BUF_RESID, 2 * l + 1);
+        float *st1 = stats(m, 2 * l), *st2 = stats(m, 2 * l + 1);
+        /* MLP: dres is res2's gradient. d fc_pre = (dres W_proj) GELU'(fc_pre), in the product's epilogue. */
+        gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_FC, l), wt(m, GPT2_MLP_PROJ_W, l), dres, d4c, 0.0f,
+                             buf(m, GPT2_BUF_FC_PRE, l), gf(m, GPT2_MLP_PROJ_W, l), gf(m, GPT2_MLP_PROJ_B, l), 0.0f,
+                             rows, 4 * C, C, s);
+        gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LN2, l), wt(m, GPT2_FC_W, l), d4c, dc, 0.0f, NULL,
+                             gf(m, GPT2_FC_W, l), gf(m, GPT2_FC_B, l), 0.0f, rows, C, 4 * C, s);
+        gpt2_layernorm_backward(res1, pf(m, GPT2_LN2_W, l), st2, st2 + rows, dc, dres, 1.0f, gf(m, GPT2_LN2_W, l),
+                                gf(m, GPT2_LN2_B, l), 0.0f, t, rows, C, sc, scb, s);
+        /* attention: dres is now res1's whole gradient */
+        gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_ATTY, l), wt(m, GPT2_ATTN_PROJ_W, l), dres, dc, 0.0f, NULL,
+                             gf(m, GPT2_ATTN_PROJ_W, l), gf(m, GPT2_ATTN_PROJ_B, l), 0.0f, rows, C, C, s);
+        gpt2_attn_backward(m->blas, t, m->tf32, buf(m, GPT2_BUF_QKV, l), buf(m, GPT2_BUF_ATT, l), dc, datt, d4c, B, T,
+                           C, NH, s);
+        gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LN1, l), wt(m, GPT2_QKV_W, l), d4c, dc, 0.0f, NULL,
+                             gf(m, GPT2_QKV_W, l), gf(m, GPT2_QKV_B, l), 0.0f, rows, C, 3 * C, s);
+        gpt2_layernorm_backward(res0, pf(m, GPT2_LN1_W, l), st1, st1 + rows, dc, dres, 1.0f, gf(m, GPT2_LN1_W, l),
+                                gf(m, GPT2_LN1_B, l), 0.0f, t, rows, C, sc, scb, s);
+    }
+    /* the embedding adds to its gradients: the position embedding's starts from 0 (its rows past T stay 0) */
+    const gpt2_slice_t *wpe = gpt2_layout_find(m->slices, m->n_slices, GPT2_WPE, -1);
+    CHECK_CUDA(cudaMemsetAsync(gf(m, GPT2_WPE, -1), 0, wpe->len * sizeof(float), s));
+    gpt2_embed_backward(tok, dres, gf(m, GPT2_WTE, -1), gf(m, GPT2_WPE, -1), t, rows, T, C, sh->vocab, sc, scb, s);
+}
+
+void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t s) {
+    if (m->adamw.max_norm > 0.0f) {
+        CHECK_CUDA(cudaMemsetAsync(m->sumsq, 0, sizeof(double), s));
+        optim_sumsq(m->grads, DTYPE_FP32, NULL, DTYPE_FP32, m->n_params, NULL, m->sumsq, s);
+    }
+    optim_begin_step(o, s);
+    gpt2_adamw_step(&m->adamw, m->params, m->params_lp, m->grads, m->adam_m, m->adam_v, o->lr, o->step, m->sumsq, s);
+}

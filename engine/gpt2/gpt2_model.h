@@ -1,0 +1,76 @@
+/* gpt2_model.h — one GPT-2 on one GPU at a batch of B sequences of T tokens: its device buffers (gpt2_plan.h), the
+ * forward pass to the mean loss, the backward pass to every parameter's gradient, and the AdamW update. */
+#pragma once
+#include <stddef.h>
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include "gpt2_shape.h"
+#include "gpt2_plan.h"
+#include "gpt2_linear.h"
+#include "gpt2_adamw.h"
+#include "../dtype.h"
+#include "../optim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* AdamW's constants; GPT-2 recipes (nanoGPT, llm.c): 0.9, 0.95, 1e-8, weight decay 0.1, clipping at norm 1. */
+typedef struct {
+    float beta1, beta2, eps, weight_decay, max_norm;
+} gpt2_adamw_cfg_t;
+
+/* A step is forward (with grad), backward, update: launches on one stream, with no host sync, no allocation and the
+ * same sequence every step, so a CUDA graph can capture it (engine/graph.h). */
+typedef struct {
+    gpt2_shape_t shape;     /* a copy */
+    int B, T;
+    dtype_t t;              /* the activations' type, fp32 or bf16; parameters fp32 with a bf16 copy under bf16 */
+    int tf32;               /* fp32 GEMMs on TF32 tensor cores (else strict, as the cuBLAS handle's math mode allows) */
+    gpt2_plan_t plan;
+    gpt2_slice_t *slices;   /* host: gpt2_layout's, n_slices of them */
+    int n_slices;
+    size_t n_params;        /* elements of each flat buffer (gpt2_layout's total, padding included) */
+    void *arena[2];         /* the plan's two allocations: flat buffers, activations */
+    float *params, *grads, *adam_m, *adam_v;
+    void *params_lp;        /* the bf16 copy (NULL under fp32) */
+    void *scratch;          /* LayerNorm's and the embedding's backward scratch, used one after the other */
+    size_t scratch_bytes;
+    double *loss_acc;       /* device: the cross-entropy's sum and count of the last forward */
+    float *loss;            /* device: the mean loss of the last forward */
+    double *sumsq;          /* device: the squared global gradient norm the clipping reads */
+    gpt2_lt_t lt;           /* cuBLASLt's handle, workspace and ones for the bias gradients (B * T of them) */
+    cublasHandle_t blas;    /* borrowed (gpu_t's): the attention's batched GEMMs; its stream is set per call */
+    gpt2_adamw_t adamw;
+} gpt2_model_t;
+
+/* Allocates m for shape s (copied) at B x T with activations of type t on the current device, gradients and moments
+ * zero, parameters unset (gpt2_model_init_params or gpt2_model_set_params). blas: a cuBLAS handle with a workspace
+ * set (gpu_t's), which a captured step needs. 0, or -1 with the reason in err (a bad shape or batch, or out of
+ * memory: nothing is left allocated). */
+int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
+                    const gpt2_adamw_cfg_t *opt, char *err, size_t errlen);
+void gpt2_model_free(gpt2_model_t *m);
+/* Device bytes m holds: the plan's two allocations, the scratch and cuBLASLt's workspace and ones. */
+size_t gpt2_model_bytes(const gpt2_model_t *m);
+
+/* The parameters from host (n_params fp32 in gpt2_shape's layout), the bf16 copy made from them, AdamW's moments
+ * zeroed (a fresh start). Setup, not a step: returns with `stream` synchronised. */
+void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stream);
+/* gpt2_layout_init's GPT-2 initialisation from seed, then gpt2_model_set_params. */
+void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream);
+
+/* Forward of tokens tok (device, B * T ints in [0, vocab), sequence after sequence) to *m->loss, the mean
+ * cross-entropy over the counted targets (device, B * T ints: the next token, or -1 for none). grad: the logits are
+ * overwritten by the loss's gradient for gpt2_model_backward, scaled by 1 / (B * T): the mean's gradient when every
+ * target counts, as in a language model's batch. */
+void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int grad, cudaStream_t stream);
+/* After gpt2_model_forward with grad, of the same tokens: every parameter's gradient into m->grads (fp32,
+ * overwritten). The head is the token embedding: its gradient is the head's product plus the embedding's
+ * scatter-add. */
+void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t stream);
+/* One AdamW step of every parameter from m->grads (gpt2_adamw.h), clipped to the global norm opt.max_norm, at o's
+ * rate and step count (optim_begin_step is called here: o is this model's optimizer state), the bf16 copy rewritten. */
+void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
+#ifdef __cplusplus
+}
+#endif

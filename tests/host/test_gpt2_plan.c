@@ -1,0 +1,97 @@
+/* test_gpt2_plan.c — GPT-2's memory plan (the figures gpt2_plan.h states for small at 16 x 1024, every buffer's size,
+ * the refusals) and its initialisation (gpt2_layout_init: GPT-2's standard deviations, biases 0, gains 1, padding 0,
+ * the same bits from the same seed). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test.h"
+#include "engine/gpt2/gpt2_plan.h"
+
+static void test_plan(void) {
+    const gpt2_shape_t *s = gpt2_shape("small");
+    gpt2_plan_t p;
+    char err[200] = "";
+    EXPECT(gpt2_plan(s, 16, 1024, DTYPE_BF16, &p, err, sizeof err) == 0, "small bf16: %s", err);
+    printf("gpt2 small, 16 x 1024, bf16: %zu + %zu bytes\n", p.arena_bytes[0], p.arena_bytes[1]);
+    EXPECT(p.arena_bytes[0] == 2240566272u && p.arena_bytes[1] == 11919294464u, "the figures gpt2_plan.h states");
+    EXPECT(p.arena_bytes[0] == 18 * p.flat_elems, "18 bytes a parameter");
+    EXPECT(p.buf[GPT2_BUF_ATT].count * p.buf[GPT2_BUF_ATT].stride == 4831838208u, "12 x (16, 12, 1024, 1024) bf16");
+    EXPECT(p.buf[GPT2_BUF_RESID].count == 25 && p.buf[GPT2_BUF_LN_STATS].count == 25, "2L + 1 residuals and stats");
+    EXPECT(p.buf[GPT2_BUF_LOGITS].elems == (size_t)16 * 1024 * 50304, "logits over the padded vocabulary");
+    /* every buffer inside its arena, aligned, none overlapping the next */
+    for (int a = 0; a < 2; a++) {
+        size_t end = 0;
+        for (int k = 0; k < GPT2_BUF_KINDS; k++) {
+            const gpt2_plan_buf_t *b = &p.buf[k];
+            if (b->arena != a) continue;
+            EXPECT(b->at == end && b->at % GPT2_PLAN_ALIGN == 0 && b->stride >= b->elems * b->elem_bytes,
+                   "%s: at %zu, end of the one before %zu", b->name, b->at, end);
+            end = b->at + (size_t)b->count * b->stride;
+        }
+        EXPECT(end == p.arena_bytes[a], "arena %d: %zu of %zu", a, end, p.arena_bytes[a]);
+    }
+    EXPECT(gpt2_plan(s, 16, 1024, DTYPE_FP32, &p, err, sizeof err) == 0, "small fp32: %s", err);
+    EXPECT(p.arena_bytes[0] + p.arena_bytes[1] == 25826926592u, "fp32: %zu", p.arena_bytes[0] + p.arena_bytes[1]);
+    EXPECT(p.buf[GPT2_BUF_PARAMS_LP].count == 0, "no bf16 copy under fp32");
+    EXPECT(gpt2_plan(s, 16, 1025, DTYPE_BF16, &p, err, sizeof err) == -1 && strstr(err, "1024"), "T > context: %s",
+           err);
+    EXPECT(gpt2_plan(s, 16, 1024, DTYPE_FP16, &p, err, sizeof err) == -1 && strstr(err, "fp16"), "fp16: %s", err);
+    EXPECT(gpt2_plan(s, 0, 1024, DTYPE_BF16, &p, err, sizeof err) == -1, "B 0 is refused");
+}
+
+static void test_init(void) {
+    const gpt2_shape_t *s = gpt2_shape("tiny");
+    int n = gpt2_layout_count(s);
+    gpt2_slice_t *sl = calloc((size_t)n, sizeof *sl);
+    size_t N = gpt2_layout(s, sl, n);
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    memset(a, 0x7f, N * sizeof *a);   /* the padding must come out 0 whatever was there */
+    gpt2_layout_init(s, 42, a, N);
+    gpt2_layout_init(s, 42, b, N);
+    EXPECT(memcmp(a, b, N * sizeof *a) == 0, "the same seed, other bits");
+    gpt2_layout_init(s, 43, b, N);
+    EXPECT(memcmp(a, b, N * sizeof *a) != 0, "another seed, the same bits");
+    size_t in = 0, pad_nz = 0;
+    for (int k = 0; k < n; k++) in += sl[k].len;
+    unsigned char *mark = calloc(N, 1);
+    for (int k = 0; k < n; k++) memset(mark + sl[k].at, 1, sl[k].len);
+    for (size_t i = 0; i < N; i++) pad_nz += !mark[i] && a[i] != 0.0f;
+    EXPECT(pad_nz == 0 && in <= N, "%zu padding elements are not 0", pad_nz);
+    for (int k = 0; k < n; k++) {
+        const float *p = a + sl[k].at;
+        size_t len = sl[k].kind == GPT2_WTE ? (size_t)s->vocab * s->width : sl[k].len;
+        double sum = 0, sq = 0, want = 0.02;
+        for (size_t i = 0; i < len; i++) sum += p[i], sq += (double)p[i] * p[i];
+        double mean = sum / len, sd = sqrt(sq / len - mean * mean);
+        const char *name = gpt2_tensor_name(sl[k].kind);
+        switch (sl[k].kind) {
+        case GPT2_ATTN_PROJ_W: case GPT2_MLP_PROJ_W: want = 0.02 / sqrt(2.0 * s->layers); /* fall through */
+        case GPT2_WTE: case GPT2_WPE: case GPT2_QKV_W: case GPT2_FC_W:
+            /* >= 4096 draws: the sample deviation is within 1.1 % (one sigma) of the true one, the mean 0.016 sd */
+            EXPECT(fabs(sd / want - 1.0) < 0.06 && fabs(mean) < 0.1 * want, "%s: mean %g, sd %g, want sd %g", name,
+                   mean, sd, want);
+            break;
+        case GPT2_LN1_W: case GPT2_LN2_W: case GPT2_LNF_W:
+            EXPECT(sum == (double)len && sd == 0, "%s: gains not 1", name);
+            break;
+        default:
+            EXPECT(sq == 0, "%s: not 0", name);
+            break;
+        }
+    }
+    size_t pad_rows = 0;
+    const gpt2_slice_t *wte = &sl[0];
+    gpt2_shape_t padded = *s;
+    padded.vocab = s->vocab - 3;   /* three padding rows */
+    gpt2_layout_init(&padded, 42, a, N);
+    for (size_t i = (size_t)padded.vocab * s->width; i < wte->len; i++) pad_rows += a[wte->at + i] != 0.0f;
+    EXPECT(pad_rows == 0, "%zu elements of the token embedding's padding rows are not 0", pad_rows);
+    free(sl), free(a), free(b), free(mark);
+}
+
+int main(void) {
+    test_plan();
+    test_init();
+    return test_summary();
+}
