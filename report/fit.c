@@ -2,7 +2,7 @@
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
 #include "rows.h"
-#include "../study/table.h" /* isnum, mem */
+#include "../study/table.h" /* study_isnum, mem */
 #include "../study/allreduce.h"
 #include "../engine/errmsg.h"
 
@@ -79,7 +79,7 @@ static int check_names(const rows_t *t, const char *path, const int *cols, int n
     for (int r = 0; r < t->nrows; r++)
         for (int i = 0; i < ncols; i++)
             for (const unsigned char *p = (const unsigned char *)rows_cell(t, r, cols[i]); *p; p++)
-                if (!results_name_byte_ok(RESULTS_F_NAME, *p))
+                if (!study_name_byte_ok(RESULTS_F_NAME, *p))
                     return errmsg(2, err, errlen,
                                   "%s: record %d, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS
                                   ")", path, r + 1, t->names[cols[i]], *p);
@@ -132,7 +132,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         if (!*type) type = "float";
         int n = atoi(rows_cell(&t, r, cg));
         double S = atof(rows_cell(&t, r, cb)), us = atof(rows_cell(&t, r, ct));
-        if (n < 2 || S <= 0 || us <= 0 || (isnum(wrong) && atof(wrong) > 0)) continue;
+        if (n < 2 || S <= 0 || us <= 0 || (study_isnum(wrong) && atof(wrong) > 0)) continue;
         char *par = mem_printf("%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
                                strcmp(type, "float") ? type : "");
         char *name = mem_printf("%s%s%s%s%s", tag, strat, *par ? " (" : "", par, *par ? ")" : "");
