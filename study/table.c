@@ -5,6 +5,7 @@
 #include "table.h"
 #include "select.h"
 #include "../engine/errmsg.h"
+#include "../engine/math_mode.h" /* math_names: the maths' order */
 
 #include <errno.h>
 #include <math.h>
@@ -19,8 +20,12 @@ int study_cmp_num(double a, double b) {
     return (a > b) - (a < b);
 }
 
+/* The order --math lists the maths in (math_mode.h's table), so a new math takes its place with its table line; a
+ * gradient dtype is one of those names too. A name outside the table (an older CSV's) comes last, by name. */
 static int math_rank(const char *m) {
-    return !strcmp(m, "fp32") ? 1 : !strcmp(m, "tf32") ? 2 : !strcmp(m, "bf16") ? 3 : 4;
+    for (int i = 0; i < MATH_COUNT; i++)
+        if (!strcmp(m, math_names[i])) return i;
+    return MATH_COUNT;
 }
 int study_math_cmp(const char *a, const char *b) {
     int c = study_cmp_int(math_rank(a), math_rank(b));

@@ -80,7 +80,8 @@ void study_algo_words(bytes_t *b, const study_run_t *r, const char *v);
 /* The reference strategy's name, as the report prints it. */
 const char *study_ref(const study_runs_t *s);
 
-/* The order a study reads maths in: fp32, tf32, bf16, then others by name (< 0, 0, > 0 as strcmp). */
+/* The order a study reads maths in: math_mode.h's table (fp32, tf32, bf16, fp16), then others by name (< 0, 0, > 0 as
+ * strcmp). */
 int study_math_cmp(const char *a, const char *b);
 /* Orders of numbers and strings for comparators: < 0, 0, > 0. */
 int study_cmp_int(long long a, long long b);
