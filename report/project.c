@@ -70,7 +70,8 @@ static int cmp_pipe_point(const study_run_t *a, const study_run_t *b) {
 }
 
 /* The measured points of both kinds in one order: batch and math first, then a data-parallel point's gradient
- * dtype beside a pipeline's schedule, as text, then (where those are equal) its strategy beside the stage count. */
+ * dtype beside a pipeline's schedule, as text; where those are equal, the pipeline's point first: its stage count is
+ * a number and the other's strategy a name, and the order puts numbers before names. */
 static int cmp_meas(const void *x, const void *y) {
     const meas_t *a = x, *b = y;
     if (a->pipe == b->pipe) return a->pipe ? cmp_pipe_point(a->run, b->run) : cmp_nccl_point(a->run, b->run);
@@ -78,11 +79,7 @@ static int cmp_meas(const void *x, const void *y) {
     int c = study_cmp_int(n->per_gpu, p->line_batch);
     if (!c) c = strcmp(n->math, p->math);
     if (!c) c = strcmp(gd_of(n), p->sched);
-    if (!c) {
-        char g[64];
-        snprintf(g, sizeof g, "%025.10f", (double)p->gpus);
-        c = strcmp(n->strategy, g);
-    }
+    if (!c) c = 1;
     return a->pipe ? -c : c;
 }
 
