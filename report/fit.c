@@ -12,12 +12,10 @@
 #include <string.h>
 
 void fit_add(fit_t *k, int n, double S, double t) {
-    if (k->n == k->cap) {
-        k->cap = k->cap ? 2 * k->cap : 32;
-        k->x1 = mem_realloc(k->x1, (size_t)k->cap * sizeof *k->x1);
-        k->x2 = mem_realloc(k->x2, (size_t)k->cap * sizeof *k->x2);
-        k->t = mem_realloc(k->t, (size_t)k->cap * sizeof *k->t);
-    }
+    int c1 = k->cap, c2 = k->cap;   /* three arrays, one capacity: each grows from the same one to the same one */
+    mem_reserve((void **)&k->x1, &c1, k->n + 1, sizeof *k->x1);
+    mem_reserve((void **)&k->x2, &c2, k->n + 1, sizeof *k->x2);
+    mem_reserve((void **)&k->t, &k->cap, k->n + 1, sizeof *k->t);
     k->x1[k->n] = 2.0 * (n - 1);
     k->x2[k->n] = (k->ring ? 2.0 * (n - 1) / n : 2.0 * (n - 1)) * S;
     k->t[k->n] = t;
@@ -140,9 +138,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         fit_t *k = fit_find(f, name);
         if (k) free(name);
         else {
-            f->fit = mem_realloc(f->fit, (size_t)(f->n + 1) * sizeof *f->fit);
-            k = &f->fit[f->n++];
-            memset(k, 0, sizeof *k);
+            k = MEM_PUSH(f->fit, f->n, f->cap);
             k->name = name;
             k->strategy = mem_printf("%s%s", tag, strat);
             k->algo = mem_printf("%s", algo);

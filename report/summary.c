@@ -16,7 +16,7 @@ typedef struct {
                                  * cells stand for the row; NULL where no run has a steady epoch */
     stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
-    int *stc, nst;
+    int *stc, nst, cst;
     int t1;                     /* T1's run at its batch and math, or -1 */
 } srow_t;
 
@@ -50,8 +50,9 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
         int t = 0;
         while (t < w->nst && strcmp(w->st[t], u[i]->fstat)) t++;
         if (t == w->nst) {
-            w->st = mem_realloc(w->st, (size_t)(t + 1) * sizeof *w->st);
-            w->stc = mem_realloc(w->stc, (size_t)(t + 1) * sizeof *w->stc);
+            int c = w->cst;   /* two arrays, one capacity */
+            mem_reserve((void **)&w->st, &c, t + 1, sizeof *w->st);
+            mem_reserve((void **)&w->stc, &w->cst, t + 1, sizeof *w->stc);
             w->st[t] = u[i]->fstat;
             w->stc[t] = 0;
             w->nst++;

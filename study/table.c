@@ -206,7 +206,7 @@ int study_steady_count(const study_run_t *r, study_col_t c) {
  * awk's split keeps them). */
 static void run_busy(study_run_t *r) {
     double **v = NULL;
-    int *nv = NULL, ns = 0;
+    int *nv = NULL, ns = 0, cap = 0;
     for (int i = 0; i < r->nrows; i++) {
         if (!study_is_steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
         char *copy = mem_printf("%s", r->rows[i]->stats.stage_busy_ms);
@@ -215,8 +215,9 @@ static void run_busy(study_run_t *r) {
             q = strchr(p, ';');
             if (q) *q = '\0';
             if (k >= ns) {
-                v = mem_realloc(v, (size_t)(k + 1) * sizeof *v);
-                nv = mem_realloc(nv, (size_t)(k + 1) * sizeof *nv);
+                int c = cap;   /* two arrays, one capacity */
+                mem_reserve((void **)&v, &c, k + 1, sizeof *v);
+                mem_reserve((void **)&nv, &cap, k + 1, sizeof *nv);
                 v[k] = mem_alloc((size_t)r->nrows * sizeof **v);
                 nv[k] = 0;
                 ns = k + 1;
