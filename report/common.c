@@ -165,7 +165,7 @@ void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t
 }
 
 const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
+                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
     const study_run_t **a = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *a);
     *n = 0;
     for (int i = 0; i < s->nr; i++)

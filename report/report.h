@@ -261,4 +261,4 @@ void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t
 /* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n
  * gets how many (the caller frees). */
 const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                int (*cmp)(const study_run_t *, const study_run_t *), int *n);
+                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n);

@@ -213,13 +213,13 @@ static int feed(FILE *f, const char *path, long long limit, void (*field)(void *
 }
 
 int study_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
-                     void *ctx, char *err, size_t errlen) {
+                   void *ctx, char *err, size_t errlen) {
     long long used;
     return feed(f, path, -1, field, row, ctx, &used, err, errlen);
 }
 
 int study_pass(FILE *f, const char *path, long long limit, int (*want)(const char *, void *),
-                 void (*fn)(const study_row_t *, void *), void *ctx, study_pass_t *t, char *err, size_t errlen) {
+               void (*fn)(const study_row_t *, void *), void *ctx, study_pass_t *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (err && errlen) err[0] = '\0';
     if (fseek(f, 0, SEEK_SET) != 0) return errmsg(2, err, errlen, "%s: cannot read from its start: %s", path,

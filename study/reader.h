@@ -37,9 +37,9 @@ int study_read(const char *path, study_rows_t *t, char *err, size_t errlen);
  * keeps. Checks and messages as study_read's, which is this pass with every row copied; fn may have seen rows of
  * a CSV that is refused in the end. */
 int study_pass(FILE *f, const char *path, long long limit, int (*want)(const char *, void *),
-                 void (*fn)(const study_row_t *, void *), void *ctx, study_pass_t *p, char *err, size_t errlen);
+               void (*fn)(const study_row_t *, void *), void *ctx, study_pass_t *p, char *err, size_t errlen);
 /* Both readers' pass over a CSV file: libcsv's parser fed from f, field and row callbacks with ctx. 0, or 2 with
  * "PATH: why" in err (the parser, a read error). */
 int study_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
-                     void *ctx, char *err, size_t errlen);
+                   void *ctx, char *err, size_t errlen);
 void study_rows_free(study_rows_t *t);

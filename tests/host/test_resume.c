@@ -17,7 +17,7 @@ static const study_env_t env = {.gpu_name = "NVIDIA H200, \"test\"", .driver = "
 
 /* A data-parallel row of the given run; the pipeline columns are empty, as the nccl strategy writes them. */
 static study_row_t row_of(const char *run_id, const char *strategy, int gpus, double lr, int epoch,
-                            const char *status) {
+                          const char *status) {
     study_row_t r;
     study_row_init(&r);
     r.strategy = strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
@@ -196,7 +196,7 @@ static study_key_t query_prec(const char *strategy, const char *math, const char
 }
 
 static study_row_t row_prec(const char *run_id, const char *strategy, const char *math, const char *grad_dtype,
-                              int epoch) {
+                            int epoch) {
     study_row_t r = row_of(run_id, strategy, 2, 0.2, epoch, "ok");
     r.math = math;
     r.grad_dtype = grad_dtype;
