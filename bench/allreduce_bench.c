@@ -119,7 +119,7 @@ typedef struct {
 /* One table: kind k of strategy st on b's GPUs. Returns wrong values (or -1 if the reduction could not be set up)
  * and adds the rows to f. */
 static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench_gpus_t *b, int path, FILE *f,
-                              const results_env_t *env, const char *stamp) {
+                              const study_env_t *env, const char *stamp) {
     int n = b->n;
     size_t esize = dtype_size(k->wire);
     void *ctx = NULL;
@@ -133,7 +133,7 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
     snprintf(algo, sizeof algo, "%s%s", st->reduce->algo(ctx), k->cast ? "+cast" : "");
     /* as a training row's nccl_algo is written (NCCL_ALGO=^NVLS: _NVLS), so the report reads and matches it */
     for (char *c = algo; *c; c++)
-        if (!results_name_byte_ok(RESULTS_F_NAME, (unsigned char)*c)) *c = '_';
+        if (!study_name_byte_ok(RESULTS_F_NAME, (unsigned char)*c)) *c = '_';
     printf("#\n# %s (%s) on %d GPUs, %s in place%s\n", st->info->name, algo, n, k->type,
            k->cast ? ", cast from float32 included" : "");
     printf("#%11s %12s %8s %6s %11s %12s %12s %7s\n", "size(B)", "count", "type", "redop", "time(us)", "algbw(GB/s)",
@@ -175,7 +175,7 @@ static long long bench_table_(const strategy_t *st, const bench_kind_t *k, bench
 
 /* One strategy on n GPUs, every kind of table: adds the wrong values to *wrong and returns how many tables could
  * not be set up. */
-static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, FILE *f, const results_env_t *env,
+static int bench_one_(const strategy_t *st, int n, const allreduce_bench_t *o, FILE *f, const study_env_t *env,
                       const char *stamp, long long *wrong) {
     bench_gpus_t b = {.n = n};
     for (int i = 0; i < n; i++) {
@@ -223,7 +223,7 @@ int allreduce_bench_main(const allreduce_bench_t *o) {
     const char *path = o->out;
     FILE *f = csv_open_(path);
     if (!f) return 2;
-    results_env_t env;
+    study_env_t env;
     env_collect(&env, NULL);
     char stamp[32];
     time_t now = time(NULL);

@@ -13,16 +13,16 @@
 #include <unistd.h>
 
 /* The earlier epochs of key's configuration in rows: the median warm-up epoch and steady epoch, NAN where none. */
-static void earlier(const results_rows_t *rows, const results_key_t *key, double *warm, double *steady) {
+static void earlier(const study_rows_t *rows, const study_key_t *key, double *warm, double *steady) {
     size_t cap = (size_t)(rows->n ? rows->n : 1);
     double *w = malloc(cap * sizeof *w), *s = malloc(cap * sizeof *s);
     if (!w || !s) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
     int nw = 0, ns = 0;
     for (int i = 0; i < rows->n; i++) {
-        const results_row_t *r = &rows->row[i];
+        const study_row_t *r = &rows->row[i];
         if (!r->status || strcmp(r->status, "ok") != 0 || !(r->stats.epoch_s > 0)) continue;
-        results_key_t k;
-        results_key_of_row(r, &k);
+        study_key_t k;
+        study_key_of_row(r, &k);
         if (!study_key_match(&k, key)) continue;
         if (r->epoch == 1) w[nw++] = r->stats.epoch_s;
         else s[ns++] = r->stats.epoch_s;
@@ -34,12 +34,12 @@ static void earlier(const results_rows_t *rows, const results_key_t *key, double
 }
 
 int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_point_t *pts, int n,
-                  const idx_dataset_t *data, const results_env_t *env, FILE *f) {
-    results_rows_t rows = {0};
+                  const idx_dataset_t *data, const study_env_t *env, FILE *f) {
+    study_rows_t rows = {0};
     char err[512] = "";
-    int have = access(o->out, F_OK) == 0 && results_read(o->out, &rows, err, sizeof err) == 0;
-    results_scan_t done = {0};
-    if (o->resume && have && results_scan(o->out, &done, err, sizeof err) != 0) done.n = 0;
+    int have = access(o->out, F_OK) == 0 && study_read(o->out, &rows, err, sizeof err) == 0;
+    study_scan_t done = {0};
+    if (o->resume && have && study_scan(o->out, &done, err, sizeof err) != 0) done.n = 0;
     fprintf(f, "# dry run: strategy %s, model %s on %s, %d run(s) x %d epoch(s) -> %s; nothing is run or written\n",
             info->name, o->model, o->dataset, n, o->epochs, o->out);
     fprintf(f, "#%4s %5s %7s %8s %9s %5s %5s %4s %6s %6s  %s\n", "run", "gpus", "gbatch", "per-gpu", "lr", "math",
@@ -48,12 +48,12 @@ int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_p
     int known = 0, skipped = 0;
     for (int i = 0; i < n; i++) {
         const sweep_point_t *pt = &pts[i];
-        results_row_t row;
-        results_key_t key;
+        study_row_t row;
+        study_key_t key;
         run_row_of(o, info, pt, env, NULL, &row);
         run_key_of(o, info, pt, data, &row, &key);
         char est[96] = "?";
-        if (o->resume && done.n && results_scan_done(&done, &key, o->epochs, o->retry_failed, NULL)) {
+        if (o->resume && done.n && study_scan_done(&done, &key, o->epochs, o->retry_failed, NULL)) {
             snprintf(est, sizeof est, "skipped by --resume");
             skipped++;
         } else if (have) {
@@ -86,7 +86,7 @@ int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_p
     if (n - skipped - known > 0) fprintf(f, "; %d without an estimate", n - skipped - known);
     fprintf(f, "\n");
     if (!have && access(o->out, F_OK) == 0) fprintf(f, "# no estimate from %s: %s\n", o->out, err);
-    results_scan_free(&done);
-    results_rows_free(&rows);
+    study_scan_free(&done);
+    study_rows_free(&rows);
     return 0;
 }

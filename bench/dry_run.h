@@ -10,4 +10,4 @@
  * the sum of the estimates. An estimate is the median warm-up epoch plus (epochs - 1) median steady epochs of the
  * configuration's ok rows in --out (CUDA-event time: setup and evaluation are not in it). Returns 0. */
 int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_point_t *pts, int n,
-                  const idx_dataset_t *data, const results_env_t *env, FILE *f);
+                  const idx_dataset_t *data, const study_env_t *env, FILE *f);

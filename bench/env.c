@@ -38,7 +38,7 @@ static void driver_version(char *buf, size_t len) {
     else snprintf(buf, len, "unknown");
 }
 
-void env_collect(results_env_t *e, const dist_t *dist) {
+void env_collect(study_env_t *e, const dist_t *dist) {
     memset(e, 0, sizeof *e);
     int device = dist ? dist->device : 0;
     struct cudaDeviceProp p;

@@ -105,7 +105,7 @@ static void run_expire(void *ctx, const char *why, int timed_out) {
     fprintf(stderr, "scaling: %s; ending %s\n", reason, r->dist ? "every rank" : "the run");
     fflush(stderr);
     isolate_last_words(-1, NULL, 0);
-    run_status_t status = sig && timed_out ? RUN_INTERRUPTED : timed_out ? RUN_TIMEOUT : RUN_FAILED;
+    study_status_t status = sig && timed_out ? RUN_INTERRUPTED : timed_out ? RUN_TIMEOUT : RUN_FAILED;
     if (r->is_root) run_write_fault_row(r, status, reason, epoch, -1, -1);
     else {
         /* A deadline passes on every waiting rank at about the same time: rank 0, which writes the row, is given 5 s
@@ -240,7 +240,7 @@ static int epoch_steps(run_ctx_t *r, void *state, trace_t *tr, int e, int steps,
 
 /* The end of epoch e (its steps run): the strategy's measurements and the test accuracy into row, its status (ok,
  * diverged, replicas-differ; *outcome follows), the row written and told, the ETA. 1 when the run diverged. */
-static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, results_row_t *row, int e, int steps, double w0,
+static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, study_row_t *row, int e, int steps, double w0,
                      double *first_loss, int *outcome) {
     const options_t *o = r->o;
     const strategy_t *st = r->st;
@@ -254,7 +254,7 @@ static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, results_row_t *row,
     row->eval_s = r->data->synthetic ? -1 : wall_now() - e0;
     nvtx_pop();
     row->epoch = e;
-    row->phase = results_phase(e);
+    row->phase = study_phase(e);
     row->images_per_s = (double)s->steps * r->pt->global_batch / s->epoch_s;
     if (r->data->synthetic) s->train_acc = -1;
     row->test_acc = acc;
@@ -263,15 +263,15 @@ static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, results_row_t *row,
     if (e == 1) *first_loss = s->train_loss;
     int diverged = !isfinite(s->train_loss) || (e > 1 && *first_loss > 0 && s->train_loss > 1e3 * *first_loss);
     /* Replicas that differ are a failed run whatever else happened, in this epoch or a later one. */
-    run_status_t status = s->replicas_identical == 0 ? RUN_REPLICAS_DIFFER : diverged ? RUN_DIVERGED : RUN_OK;
-    row->status = run_status_name(status);
+    study_status_t status = s->replicas_identical == 0 ? RUN_REPLICAS_DIFFER : diverged ? RUN_DIVERGED : RUN_OK;
+    row->status = study_status_name(status);
     row->reason = s->replicas_identical == 0 ? "the replicas' parameters differ after the epoch"
                 : diverged ? (isfinite(s->train_loss) ? "the loss exploded past 1000x the first epoch's"
                                                        : "the loss is not finite")
                            : NULL;
     if (s->replicas_identical == 0) *outcome = RUN_FAILED;
     else if (diverged && *outcome != RUN_FAILED) *outcome = RUN_DIVERGED;
-    results_stamp(row);
+    study_stamp(row);
     run_write_row(r->res, row, state, st);
     /* ETA over the whole study: mean wall time per epoch (evaluation included) and per setup so far. */
     double wall = wall_now() - w0;
@@ -299,7 +299,7 @@ static int run_body(run_ctx_t *r) {
     trace_t tr = {0};
     int rc = run_setup(r, &tr, &state);
     if (rc >= 0) return rc;
-    results_row_t rows[256], row = r->row;
+    study_row_t rows[256], row = r->row;
     int n_rows = 0, outcome = RUN_OK;
     double first_loss = NAN, beat = wall_now();
     for (int e = 1; e <= o->epochs; e++) {
@@ -384,7 +384,7 @@ static void run_line(const char *line, void *ctx) {
     else if (strcmp(line, "interrupted") == 0) r->wrote_interrupted = 1;
     else if (sscanf(line, "epoch %d %31s %15s %lf %lf %lf %lf", &e, status, phase, &x, &wall, &ips, &acc) == 7) {
         progress_epoch_done(&sd->prog, wall);
-        if (run_status_parse(status) == RUN_DIVERGED) progress_drop(&sd->prog, r->o->epochs - e, 0);
+        if (study_status_parse(status) == RUN_DIVERGED) progress_drop(&sd->prog, r->o->epochs - e, 0);
     }
 }
 
@@ -414,7 +414,7 @@ static int run_isolated(run_ctx_t *r) {
     char why[600];
     isolate_describe(&ir, r->o->timeout_s + 10, why, sizeof why);
     int epoch = ir.setup_done ? ir.epochs + 1 : 0;
-    run_status_t status = isolate_status(&ir);
+    study_status_t status = isolate_status(&ir);
     run_write_fault_row(r, status, why, epoch, ir.mem_free_mb, ir.mem_total_mb);
     progress_drop(&r->sd->prog, r->o->epochs - ir.epochs, !ir.setup_done);
     return status;
@@ -431,7 +431,7 @@ static int schedule_order(const char *name) {
  * interrupted). With --resume (done != NULL) a configuration already complete in the CSV is skipped. Returns a
  * RUN_* outcome. */
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-              results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
+              study_csv_t *res, const study_env_t *env, run_tally_t *sd, const study_scan_t *done, profile_t *prof,
               const dist_t *dist) {
     run_ctx_t *r = calloc(1, sizeof *r);
     if (!r) { fprintf(stderr, "scaling: error: out of host memory\n"); exit(1); }
@@ -459,7 +459,7 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
         r->cfg.n_gpus = 1;
         r->cfg.dist = dist;
     }
-    results_row_t *row = &r->row;
+    study_row_t *row = &r->row;
     run_row_of(o, st->info, pt, env, dist, row);
     char stamp[32];
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
@@ -467,13 +467,13 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     dist_bcast(dist, row->run_id, sizeof row->run_id);     /* one run id for every rank's rows (rank 0's) */
 
     if (done) {
-        results_key_t key;
+        study_key_t key;
         run_key_of(o, st->info, pt, data, row, &key);
         int best = 0;
         /* Rank 0 alone read the CSV: its decision is every rank's. */
-        int skip = is_root && results_scan_done(done, &key, o->epochs, o->retry_failed, &best);
+        int skip = is_root && study_scan_done(done, &key, o->epochs, o->retry_failed, &best);
         /* complete (or a result: diverged, oom) whatever --retry-failed says, else skipped for its fault */
-        int complete = skip && results_scan_done(done, &key, o->epochs, 1, NULL);
+        int complete = skip && study_scan_done(done, &key, o->epochs, 1, NULL);
         dist_bcast(dist, &skip, sizeof skip);
         if (skip) {
             printf("# run %d/%d (%s, %d GPUs, batch %d, lr %.4g, seed %llu, math %s%s%s): skipped, %s in %s "

@@ -22,7 +22,7 @@ typedef struct {
 /* Reads SCALING_PROFILE_STEPS (engine/knob.h). */
 void profile_init(profile_t *p);
 
-/* How a sweep point ended: a run_status_t (study/schema.h; its rows' status), or skipped by --resume. Diverged and
+/* How a sweep point ended: a study_status_t (study/schema.h; its rows' status), or skipped by --resume. Diverged and
  * oom are results (recorded, the sweep goes on); failed and timeout are faults of that configuration (recorded, the
  * sweep goes on; replicas-differ rows end a run as failed); interrupted ends the sweep (SIGINT/SIGTERM). */
 enum { RUN_SKIPPED = RUN_STATUSES, RUN_OUTCOMES };
@@ -40,7 +40,7 @@ typedef struct {
  * With --resume (done != NULL) a configuration already complete, or faulted, in the CSV is skipped. Returns a RUN_*
  * outcome. */
 int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt, const idx_dataset_t *data,
-              results_t *res, const results_env_t *env, run_tally_t *sd, const results_scan_t *done, profile_t *prof,
+              study_csv_t *res, const study_env_t *env, run_tally_t *sd, const study_scan_t *done, profile_t *prof,
               const dist_t *dist);
 /* Monotonic wall-clock seconds. */
 double wall_now(void);

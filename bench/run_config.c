@@ -6,9 +6,9 @@
 #include "../strategies/naive_path.h"
 #include <stdio.h>
 
-void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const results_env_t *env,
-                const dist_t *dist, results_row_t *row) {
-    results_row_init(row);
+void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const study_env_t *env,
+                const dist_t *dist, study_row_t *row) {
+    study_row_init(row);
     row->strategy = info->name;
     row->model = o->model;
     row->dataset = o->dataset;
@@ -39,8 +39,8 @@ void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_poi
 }
 
 void run_key_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const idx_dataset_t *data,
-                const results_row_t *row, results_key_t *key) {
-    results_row_t want = *row;
+                const study_row_t *row, study_key_t *key) {
+    study_row_t want = *row;
     int full = data->train.n / pt->global_batch;
     want.stats.steps = o->steps > 0 && o->steps < full ? o->steps : full;
     want.stats.micro_batches = pt->micro_batches > 0 ? pt->micro_batches : -1;   /* auto: whatever it picked */
@@ -49,5 +49,5 @@ void run_key_of(const options_t *o, const strategy_info_t *info, const sweep_poi
      * setup and the key leaves it open. */
     if (info->path_is_algo && o->naive_path != NAIVE_PATH_AUTO)
         snprintf(want.stats.nccl_algo, sizeof want.stats.nccl_algo, "%s", naive_path_name(o->naive_path));
-    results_key_of_row(&want, key);
+    study_key_of_row(&want, key);
 }

@@ -11,9 +11,9 @@
 
 /* The cells of sweep point pt's configuration with strategy info as its rows will have them (no run id, nothing
  * measured); dist NULL: one process. */
-void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const results_env_t *env,
-                const dist_t *dist, results_row_t *row);
+void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const study_env_t *env,
+                const dist_t *dist, study_row_t *row);
 /* Its configuration (study/key.h) as --resume and the dry run look it up: row's cells with the steps per epoch of data
  * and the pipeline's and the copy path's cells known before the run. */
 void run_key_of(const options_t *o, const strategy_info_t *info, const sweep_point_t *pt, const idx_dataset_t *data,
-                const results_row_t *row, results_key_t *key);
+                const study_row_t *row, study_key_t *key);

@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 /* res NULL: this process writes no CSV (ranks other than 0 under mpirun/srun). */
-void run_write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st) {
+void run_write_row(study_csv_t *res, const study_row_t *row, void *state, const strategy_t *st) {
     char err[512];
-    if (res && results_write(res, row, err, sizeof err) != 0) {
+    if (res && study_write(res, row, err, sizeof err) != 0) {
         fprintf(stderr, "scaling: error: %s\n", err);
         if (state) st->teardown(state);
         exit(1);
@@ -29,12 +29,12 @@ void run_say_begin(run_ctx_t *r) {
 
 /* The one row of a run that did not finish: status (oom, failed, timeout, interrupted) and a one-line reason, at
  * `epoch` (0: setup), every measurement empty. Also the line on stderr. */
-void run_write_fault_row(run_ctx_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
+void run_write_fault_row(run_ctx_t *r, study_status_t status, const char *reason, int epoch, double free_mb,
                             double total_mb) {
-    results_row_t row = r->row;
+    study_row_t row = r->row;
     row.epoch = epoch;
-    row.phase = results_phase(epoch);
-    row.status = run_status_name(status);
+    row.phase = study_phase(epoch);
+    row.status = study_status_name(status);
     row.reason = reason;
     row.mem_free_mb = total_mb > 0 ? free_mb : -1;     /* only a fault that measured the memory has these cells */
     row.mem_total_mb = total_mb > 0 ? total_mb : -1;
@@ -43,7 +43,7 @@ void run_write_fault_row(run_ctx_t *r, run_status_t status, const char *reason, 
         row.stats.micro_batches = r->pt->micro_batches > 0 ? r->pt->micro_batches : -1;   /* auto: not yet picked */
         snprintf(row.stats.schedule, sizeof row.stats.schedule, "%s", r->o->schedule);
     }
-    results_stamp(&row);
+    study_stamp(&row);
     if (r->is_root) run_say_begin(r);
     if (r->is_root)
         fprintf(stderr, "scaling: run %d/%d (%s, %d GPUs, batch %d, math %s): %s%s: %s\n", r->k, r->n_points,
@@ -62,14 +62,14 @@ void run_mem_now(const run_ctx_t *r, double *free_mb, double *total_mb) {
 
 /* Under mpirun/srun the row of a fault seen by a rank other than 0, which is about to end the job: appended to --out
  * where that file is reachable from this rank (a shared file system, as a cluster's submit folder is). */
-void run_dist_row_from_rank(run_ctx_t *r, run_status_t status, const char *reason) {
+void run_dist_row_from_rank(run_ctx_t *r, study_status_t status, const char *reason) {
     char err[512];
-    results_t own = {0};
-    if (access(r->o->out, F_OK) != 0 || results_open(&own, r->o->out, err, sizeof err) != 0) return;
+    study_csv_t own = {0};
+    if (access(r->o->out, F_OK) != 0 || study_open(&own, r->o->out, err, sizeof err) != 0) return;
     r->res = &own;
     run_write_fault_row(r, status, reason, r->epoch, -1, -1);
     r->res = NULL;
-    results_close(&own);
+    study_close(&own);
 }
 
 /* Under mpirun/srun a CHECK_* failure ends the job (MPI_Abort at exit), so the failing rank leaves the row first. */
@@ -79,7 +79,7 @@ void run_dist_fail_hook(const char *reason, void *ctx) {
     snprintf(why, sizeof why, "rank %d on %s: %s", r->dist->rank, r->dist->host, reason);
     fprintf(stderr, "scaling: %s; ending every rank\n", why);
     isolate_last_words(-1, NULL, 0);
-    run_status_t status = strstr(reason, "out of memory") ? RUN_OOM : RUN_FAILED;
+    study_status_t status = strstr(reason, "out of memory") ? RUN_OOM : RUN_FAILED;
     if (r->is_root) run_write_fault_row(r, status, why, r->epoch, -1, -1);
     else run_dist_row_from_rank(r, status, why);
 }
@@ -88,14 +88,14 @@ void run_dist_fail_hook(const char *reason, void *ctx) {
  * prepared before each epoch for the signal handler to write at once (isolate_last_words). */
 void run_prepare_last_words(run_ctx_t *r, int epoch) {
     if (!r->dist || !r->is_root || !r->res || !r->res->f) return;
-    results_row_t row = r->row;
+    study_row_t row = r->row;
     row.epoch = epoch;
-    row.phase = results_phase(epoch);
-    row.status = run_status_name(RUN_INTERRUPTED);
+    row.phase = study_phase(epoch);
+    row.status = study_status_name(RUN_INTERRUPTED);
     row.reason = "SIGTERM/SIGINT from the launcher on rank 0 (a rank died, or the job was cancelled or timed out)";
-    results_stamp(&row);
+    study_stamp(&row);
     isolate_last_words(-1, NULL, 0);
-    int n = results_format(&row, r->last_words, sizeof r->last_words - 1);
+    int n = study_format(&row, r->last_words, sizeof r->last_words - 1);
     if (n <= 0) return;
     r->last_words[n] = '\n';
     isolate_last_words(fileno(r->res->f), r->last_words, (size_t)n + 1);

@@ -13,13 +13,13 @@ typedef struct {
     const strategy_t *st;
     const sweep_point_t *pt;
     const idx_dataset_t *data;
-    results_t *res;             /* NULL on ranks other than 0 */
+    study_csv_t *res;             /* NULL on ranks other than 0 */
     run_tally_t *sd;
     profile_t *prof;
     const dist_t *dist;
     int devices[OPT_LIST_MAX];
     run_cfg_t cfg;
-    results_row_t row;          /* the configuration's cells, nothing measured (results_row_init): each epoch's
+    study_row_t row;          /* the configuration's cells, nothing measured (study_row_init): each epoch's
                                  * numbers are filled in on a copy, and a fault's row is written from it */
     int k, n_points, is_root;
     double t0;
@@ -45,16 +45,16 @@ typedef struct {
 
 /* Writes row to res (NULL: this process writes no CSV) and to the table on stdout; a write that fails ends the
  * process after a message (the strategy's state, where not NULL, torn down first). */
-void run_write_row(results_t *res, const results_row_t *row, void *state, const strategy_t *st);
+void run_write_row(study_csv_t *res, const study_row_t *row, void *state, const strategy_t *st);
 /* Ends the progress line open on a terminal, before a line of another kind on stderr. */
 void run_say_begin(run_ctx_t *r);
 /* The one row of a run that did not finish (status, reason, at `epoch`, 0: setup), and its line on stderr. */
-void run_write_fault_row(run_ctx_t *r, run_status_t status, const char *reason, int epoch, double free_mb,
+void run_write_fault_row(run_ctx_t *r, study_status_t status, const char *reason, int epoch, double free_mb,
                          double total_mb);
 /* Device memory now, in MiB, on the run's first GPU (-1 where it cannot be read). */
 void run_mem_now(const run_ctx_t *r, double *free_mb, double *total_mb);
 /* Under mpirun/srun, a rank other than 0's row of a fault, appended to --out where this rank reaches it. */
-void run_dist_row_from_rank(run_ctx_t *r, run_status_t status, const char *reason);
+void run_dist_row_from_rank(run_ctx_t *r, study_status_t status, const char *reason);
 /* check_on_fail's hook under mpirun/srun (ctx: the run_ctx_t): the failing rank's row before the job ends. */
 void run_dist_fail_hook(const char *reason, void *ctx);
 /* Rank 0's interrupted row at `epoch`, prepared for the signal handler under mpirun/srun. */

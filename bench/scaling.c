@@ -54,13 +54,13 @@ static int failed(const dist_t *dist, int rc, char *err, size_t errlen) {
  * --resume the configurations already complete (or faulted) in o->out are skipped. 0, or 2 after a message; a
  * signal stops the sweep after the run it interrupted (sd->outcomes[RUN_INTERRUPTED]). */
 static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points, const idx_dataset_t *data,
-                     results_t *res, const results_env_t *env, run_tally_t *sd, profile_t *prof, const dist_t *dist) {
+                     study_csv_t *res, const study_env_t *env, run_tally_t *sd, profile_t *prof, const dist_t *dist) {
     rank_watch_phase(sd->watch, "the agreement between runs", 0);
     char err[512] = "";
     const strategy_t *st = strategy_find(o->strategy);
-    results_scan_t done = {0};
+    study_scan_t done = {0};
     if (o->resume) {
-        if (failed(dist, res ? results_scan(o->out, &done, err, sizeof err) : 0, err, sizeof err)) return 2;
+        if (failed(dist, res ? study_scan(o->out, &done, err, sizeof err) : 0, err, sizeof err)) return 2;
         printf("# resume: %d run(s) already in %s%s\n", done.n, o->out,
                done.bad_rows ? " (lines cut short by a kill are ignored)" : "");
     }
@@ -74,12 +74,12 @@ static int run_sweep(const options_t *o, const sweep_point_t *pts, int n_points,
         table_stdout_check(o->out);
         sd->outcomes[run_point(o, st, &pts[i], data, res, env, sd, o->resume ? &done : NULL, prof, dist)]++;
     }
-    results_scan_free(&done);
+    study_scan_free(&done);
     isolate_defer(0);
     return 0;
 }
 
-static void print_env(const results_env_t *env) {
+static void print_env(const study_env_t *env) {
     printf("# %s, driver %s, CUDA %s, cuDNN %s, NCCL %s, host %s, commit %s\n", env->gpu_name, env->driver, env->cuda,
            env->cudnn, env->nccl, env->host, env->git_commit);
 }
@@ -116,10 +116,10 @@ static int outcome_status(const run_tally_t *sd) {
 typedef struct {
     int n_dev;
     char nodev[512];    /* why no GPU runs this build: the whole message */
-    results_env_t *env;
+    study_env_t *env;
 } probe_t;
 
-static char *env_field(results_env_t *e, int i, size_t *len) {
+static char *env_field(study_env_t *e, int i, size_t *len) {
     char *f[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit, e->nccl_transport,
                  e->nccl_env};
     size_t n[] = {sizeof e->gpu_name, sizeof e->driver, sizeof e->cuda, sizeof e->cudnn, sizeof e->nccl,
@@ -146,7 +146,7 @@ static int probe_child(void *arg) {
         check_report(line);
         break;
     }
-    results_env_t env;
+    study_env_t env;
     env_collect(&env, NULL);
     size_t len;
     for (int i = 0; env_field(&env, i, &len); i++) {
@@ -174,7 +174,7 @@ static void probe_line(const char *line, void *ctx) {
 
 /* 0 with *n_dev devices and env filled, or 2 after the one-line message. need_gpu 0 (a strategy that does no CUDA
  * work): no device is no error (*n_dev -1). */
-static int probe_devices(int *n_dev, results_env_t *env, int need_gpu) {
+static int probe_devices(int *n_dev, study_env_t *env, int need_gpu) {
     probe_t p = {.n_dev = 0, .env = env};
     isolate_result_t ir;
     char err[512];
@@ -220,7 +220,7 @@ static int default_bench(const default_study_t *ds, double timeout_s) {
 static int default_main(void) {
     default_study_t ds;
     char err[512] = "";
-    results_env_t env;
+    study_env_t env;
     int n_dev = 0;
     paths_use_t dump;      /* as a sweep's checks do: before anything runs */
     if (front_check_env(err, sizeof err) || (front_dump_use(&dump) && paths_check(&dump, 1, err, sizeof err)))
@@ -309,7 +309,7 @@ static int scaling_points(const options_t *o, sweep_point_t **pts, const dist_t 
      * stat before anything is opened (a FIFO would block), so a mistake costs nothing. */
     if (failed(dist, front_check_outputs(o, n_points, err, sizeof err), err, sizeof err)) return -1;
     /* A CSV of another layout is refused now, read-only, rather than after minutes of data loading. */
-    if (failed(dist, (!dist || dist->is_root) ? results_check(o->out, err, sizeof err) : 0, err, sizeof err)) return -1;
+    if (failed(dist, (!dist || dist->is_root) ? study_check(o->out, err, sizeof err) : 0, err, sizeof err)) return -1;
     if (failed(dist, o->conv_cache ? conv_cache_check(o->conv_cache, err, sizeof err) : 0, err, sizeof err)) return -1;
     return n_points;
 }
@@ -327,7 +327,7 @@ static int scaling_load_data(const options_t *o, idx_dataset_t *data, const dist
 /* This process's GPU (one per process under dist) or the devices it may use (probed in a child, which fills env),
  * then the checks that need their count. 0, or 2 after a message. */
 static int scaling_devices(options_t *o, const strategy_info_t **infos, const strategy_t *st, idx_dataset_t *data,
-                           results_env_t *env, dist_t *dist, rank_watch_t *watch) {
+                           study_env_t *env, dist_t *dist, rank_watch_t *watch) {
     char err[512] = "";
     int n_dev = 0;
     if (dist) {     /* this process's GPU from its node-local rank; the world may span nodes */
@@ -346,11 +346,11 @@ static int scaling_devices(options_t *o, const strategy_info_t **infos, const st
 /* Rank 0 opens the CSV; every rank learns the others' environment; the header lines and the table's head on
  * stdout. 0, or 2 after a message. */
 static int scaling_open(const options_t *o, const strategy_t *st, int n_points, const idx_dataset_t *data,
-                        results_t *res, results_env_t *env, const dist_t *dist, rank_watch_t *watch) {
+                        study_csv_t *res, study_env_t *env, const dist_t *dist, rank_watch_t *watch) {
     char err[512] = "";
     int is_root = !dist || dist->is_root;
     rank_watch_phase(watch, "opening the CSV", is_root);     /* rank 0 opens it; the others wait for it */
-    if (failed(dist, is_root ? results_open(res, o->out, err, sizeof err) : 0, err, sizeof err)) return 2;
+    if (failed(dist, is_root ? study_open(res, o->out, err, sizeof err) : 0, err, sizeof err)) return 2;
     rank_watch_phase(watch, "gathering the ranks' environment", 0);
     if (dist) {
         env_collect(env, dist);
@@ -393,7 +393,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     idx_dataset_t data;
     if (scaling_load_data(&o, &data, dist, watch)) return 2;
     const strategy_t *st = strategy_find(o.strategy);
-    results_env_t env;
+    study_env_t env;
     if (o.dry_run) {    /* no device probe, nothing opened for writing: the rows' configuration cells alone */
         memset(&env, 0, sizeof env);
         dist_nccl_transport(NULL, env.nccl_transport, sizeof env.nccl_transport);
@@ -403,7 +403,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
         return rc;
     }
     if (scaling_devices(&o, infos, st, &data, &env, dist, watch)) return 2;
-    results_t res = {0};
+    study_csv_t res = {0};
     int is_root = !dist || dist->is_root;
     if (scaling_open(&o, st, n_points, &data, &res, &env, dist, watch)) return 2;
     profile_t prof;
@@ -414,7 +414,7 @@ static int scaling_main(int argc, char **argv, dist_t *dist, rank_watch_t *watch
     run_tally_t sd = {.watch = watch};
     progress_init(&sd.prog, n_points, (long)n_points * o.epochs);
     rc = run_sweep(&o, pts, n_points, &data, is_root ? &res : NULL, &env, &sd, &prof, dist);
-    if (is_root) results_close(&res);
+    if (is_root) study_close(&res);
     idx_free(&data);
     free(pts);
     if (rc) return rc;

@@ -27,7 +27,7 @@ static int dry_run(const options_t *o, const strategy_info_t *const *infos) {
     int n_points = 0;
     if (options_validate(o, infos, -1, err, sizeof err) || front_check_env(err, sizeof err) ||
         (n_points = sweep_expand(o, &pts, err, sizeof err)) < 0 ||
-        front_check_outputs(o, n_points, err, sizeof err) || results_check(o->out, err, sizeof err) ||
+        front_check_outputs(o, n_points, err, sizeof err) || study_check(o->out, err, sizeof err) ||
         (o->conv_cache && conv_cache_check(o->conv_cache, err, sizeof err))) {
         free(pts);
         return fail(err);
@@ -38,7 +38,7 @@ static int dry_run(const options_t *o, const strategy_info_t *const *infos) {
         free(pts);
         return fail(err);
     }
-    results_env_t env;
+    study_env_t env;
     memset(&env, 0, sizeof env);
     int rc = dry_run_print(o, strategy_info_find(infos, o->strategy), pts, n_points, &data, &env, stdout);
     idx_free(&data);

@@ -37,7 +37,7 @@ static void put_num(FILE *f, int width, int prec, double x) {
     else fprintf(f, "%*.*f", width, prec, x);
 }
 
-void table_row(FILE *f, const results_row_t *r) {
+void table_row(FILE *f, const study_row_t *r) {
     fprintf(f, "%*d%*d%*.4g%*s%*s%*d%*s", W_GPUS, r->gpus, W_GBATCH, r->global_batch, W_LR, r->lr, W_MATH,
             r->math && *r->math ? r->math : "-", W_GRADS, r->grad_dtype && *r->grad_dtype ? r->grad_dtype : "-",
             W_EPOCH, r->epoch, W_PHASE, r->phase ? r->phase : "-");
@@ -51,20 +51,20 @@ void table_row(FILE *f, const results_row_t *r) {
 
 /* One statistic per run, as the report and the answer take it (study/study.h): the median of the steady epochs, with
  * their extremes. */
-void table_summary(FILE *f, const results_row_t *rows, int n) {
+void table_summary(FILE *f, const study_row_t *rows, int n) {
     double *t = malloc((size_t)(n ? n : 1) * sizeof *t), *ips = malloc((size_t)(n ? n : 1) * sizeof *ips);
     int steady = 0, n_imgs = 0;
     double test_acc = -1;
     const char *status = NULL;
     for (int i = 0; i < n; i++) {
-        const results_row_t *r = &rows[i];
+        const study_row_t *r = &rows[i];
         if (r->test_acc >= 0) test_acc = r->test_acc;
         if (r->status) status = r->status;
-        if (!results_is_steady(r) || !t || !ips) continue;
+        if (!study_is_steady(r) || !t || !ips) continue;
         t[steady++] = r->stats.epoch_s;
         if (r->images_per_s >= 0) ips[n_imgs++] = r->images_per_s;
     }
-    const results_row_t *first = n > 0 ? &rows[0] : NULL;
+    const study_row_t *first = n > 0 ? &rows[0] : NULL;
     if (first) {
         fprintf(f, "# summary gpus %d gbatch %d lr %.4g", first->gpus, first->global_batch, first->lr);
         if (first->math && *first->math) fprintf(f, " math %s", first->math);

@@ -78,7 +78,7 @@ int tsv_main(int argc, char **argv) {
     }
     tsv_t t = {0};
     char err[512];
-    int rc = results_csv_feed(f, in ? "stdin" : path, tsv_field, tsv_record, &t, err, sizeof err);
+    int rc = study_csv_feed(f, in ? "stdin" : path, tsv_field, tsv_record, &t, err, sizeof err);
     if (!in) fclose(f);
     if (fflush(stdout) != 0 || ferror(stdout)) t.failed = 1;
     if (rc) errmsg_line(stderr, "scaling tsv: ", "%s", err);

@@ -12,17 +12,17 @@
 
 /* One table: a group and a math. */
 static int cmp_table(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->group, b->group);
-    return c ? c : math_cmp(a->math, b->math);
+    int c = study_cmp_int(a->group, b->group);
+    return c ? c : study_math_cmp(a->math, b->math);
 }
 /* One row: a strategy with what tells its runs apart, on a GPU count, at a batch: a configuration but its seed, its
  * learning rate and its micro-batches, which are its settings. */
 static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
     int c = cmp_table(a, b);
-    if (!c) c = cmp_int(run_class(a), run_class(b));
+    if (!c) c = study_cmp_int(report_run_class(a), report_run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
-    if (!c) c = cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->link, b->link);
     if (!c) c = strcmp(a->sched, b->sched);
     const unsigned settings = STUDY_CMP_SKIP(RESULTS_KEY_lr) | STUDY_CMP_SKIP(RESULTS_KEY_micro_batches);
@@ -54,7 +54,7 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
     for (int i = 0; i < n;) {   /* the best accuracy of a setting */
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        double a = stat_runs(u + i, j - i, run_facc).med;
+        double a = report_stat_runs(u + i, j - i, report_run_facc).med;
         if (!isnan(a) && !(best_acc >= a)) best_acc = a;
         i = j;
     }
@@ -63,8 +63,9 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        stat_t acc = stat_runs(u + i, j - i, run_facc), ips = stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
-        stat_t tt = stat_runs(u + i, j - i, run_tt_s);
+        stat_t acc = report_stat_runs(u + i, j - i, report_run_facc),
+        ips = report_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
+        stat_t tt = report_stat_runs(u + i, j - i, report_run_tt_s);
         int held = isnan(best_acc) || (!isnan(acc.med) && acc.med >= best_acc - ANSWER_ACC_POINTS);
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
@@ -72,7 +73,7 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
             pick = (held && !chosen_held) || (held == chosen_held && faster);
         if (pick) {
             w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt;
-            w->tt_steps = stat_runs(u + i, j - i, run_tt_steps);
+            w->tt_steps = report_stat_runs(u + i, j - i, report_run_tt_steps);
             chosen_held = held;
         }
         i = j;
@@ -116,7 +117,7 @@ void answer_make(const study_runs_t *s, answer_t *a) {
     memset(a, 0, sizeof *a);
     a->s = s;
     int n, cap = 0;
-    a->scratch = runs_sorted(s, -1, NULL, cmp_setting, &n);
+    a->scratch = report_runs_sorted(s, -1, NULL, cmp_setting, &n);
     const study_run_t **u = a->scratch;
     for (int i = 0; i < n;) {   /* a table per group and math */
         int j = i;
@@ -220,23 +221,24 @@ static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t 
     const study_run_t *u = w->run;
     bytes_t l = {0}, bw = {0};
     row_label(&l, a->s, u);
-    batch_word(&bw, u);
+    report_batch_word(&bw, u);
     cell[0] = l.s;
     cell[1] = mem_printf("%d", u->gpus);
     cell[2] = bw.s;
     cell[3] = u->pipe ? mem_printf("lr %s, M=%d", u->lr, u->micro) : mem_printf("lr %s", u->lr);
-    cell[4] = mem_printf("%s", f0(w->ips.med).s);
-    cell[5] = mem_printf("%s", f0(w->ips.med / u->gpus).s);
+    cell[4] = mem_printf("%s", report_f0(w->ips.med).s);
+    cell[5] = mem_printf("%s", report_f0(w->ips.med / u->gpus).s);
     int self = w->ref >= 0 && &t->row[w->ref] == w;    /* the reference's own row: nothing to compare */
     cell[6] = isnan(w->speedup) || self ? mem_printf("—") : mem_printf("%.2f×", w->speedup);
-    cell[7] = mem_printf("%s", pct(self ? NAN : 100 * w->efficiency).s);
-    cell[8] = markdown ? mem_printf("%s", ranged("%.1f %%", w->acc).s) : mem_printf("%s", pct(w->acc.med).s);
+    cell[7] = mem_printf("%s", report_pct(self ? NAN : 100 * w->efficiency).s);
+    cell[8] = markdown ? mem_printf("%s", report_ranged("%.1f %%", w->acc).s) : mem_printf("%s",
+                                                                                           report_pct(w->acc.med).s);
     cell[9] = isnan(w->dacc) || self ? mem_printf("—") : mem_printf("%+.1f%s", w->dacc, w->fell ? " fell" : "");
     /* every seed's time, or how many reached it */
     cell[10] = !has_target(w) ? mem_printf("—")
-               : w->tt.n == w->n ? mem_printf("%s", markdown ? ranged("%.2f", w->tt).s : f2(w->tt.med).s)
+               : w->tt.n == w->n ? mem_printf("%s", markdown ? report_ranged("%.2f", w->tt).s : report_f2(w->tt.med).s)
                                  : mem_printf("%d/%d reached", w->tt.n, w->n);
-    cell[11] = w->ips.n ? mem_printf("%s–%s (%d, %d)", f0(w->ips.min).s, f0(w->ips.max).s, w->ips.n, w->n)
+    cell[11] = w->ips.n ? mem_printf("%s–%s (%d, %d)", report_f0(w->ips.min).s, report_f0(w->ips.max).s, w->ips.n, w->n)
                         : mem_printf("— (0, %d)", w->n);
     cell[12] = mem_printf("%s", w->status);
 }
@@ -309,28 +311,28 @@ static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int
 static void row_words(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
     row_label(b, a->s, w->run);
     text_printf(b, " at ");
-    batch_word(b, w->run);
-    text_printf(b, " in %s, %s images/s", t->math, f0(w->ips.med).s);
+    report_batch_word(b, w->run);
+    text_printf(b, " in %s, %s images/s", t->math, report_f0(w->ips.med).s);
 }
 
 /* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)" */
 static void row_numbers(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
     const char *ref = study_ref(a->s);
     if (!isnan(w->speedup) && w->run->gpus > 1)
-        text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, pct(100 * w->efficiency).s);
+        text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, report_pct(100 * w->efficiency).s);
     if (!isnan(w->dacc) && w->ref >= 0 && &t->row[w->ref] != w)
-        text_printf(b, ", final test accuracy %s (%+.1f points against %s)", pct(w->acc.med).s, w->dacc, ref);
-    else if (!isnan(w->acc.med)) text_printf(b, ", final test accuracy %s", pct(w->acc.med).s);
+        text_printf(b, ", final test accuracy %s (%+.1f points against %s)", report_pct(w->acc.med).s, w->dacc, ref);
+    else if (!isnan(w->acc.med)) text_printf(b, ", final test accuracy %s", report_pct(w->acc.med).s);
 }
 
 /* ", 92 % in 4.21 s of training (1404 steps; 3 of 3 seeds)", or ", never reached 92 % (0 of 3 seeds)". */
 static void tt_words(bytes_t *b, const answer_row_t *w) {
     if (!has_target(w)) return;
     if (w->tt.n == w->n)
-        text_printf(b, ", %s in %s s of training (%s steps; %d of %d seeds)", pct(w->target).s,
-                    ranged("%.2f", w->tt).s, f0(w->tt_steps.med).s, w->tt.n, w->n);
-    else if (w->tt.n) text_printf(b, ", %s in %d of %d seeds only", pct(w->target).s, w->tt.n, w->n);
-    else text_printf(b, ", never reached %s (%d seed%s)", pct(w->target).s, w->n, w->n == 1 ? "" : "s");
+        text_printf(b, ", %s in %s s of training (%s steps; %d of %d seeds)", report_pct(w->target).s,
+                    report_ranged("%.2f", w->tt).s, report_f0(w->tt_steps.med).s, w->tt.n, w->n);
+    else if (w->tt.n) text_printf(b, ", %s in %d of %d seeds only", report_pct(w->target).s, w->tt.n, w->n);
+    else text_printf(b, ", never reached %s (%d seed%s)", report_pct(w->target).s, w->n, w->n == 1 ? "" : "s");
 }
 
 /* Whether group g's rows on `gpus` GPUs were measured to a target: the answer is then the soonest to it. */
@@ -344,7 +346,7 @@ static int target_mode(const answer_t *a, int g, int gpus) {
 /* The pick on one GPU count, and the row beside it (answer_fastest). */
 static void fastest_line(bytes_t *b, const answer_t *a, int g, int gpus) {
     int ti, ri, at, ar, tm = target_mode(a, g, gpus);
-    gpus_word(b, gpus);
+    report_gpus_word(b, gpus);
     text_printf(b, ": ");
     if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, tm ? "no row reached the target in every seed"
@@ -367,7 +369,7 @@ static void fastest_line(bytes_t *b, const answer_t *a, int g, int gpus) {
     }
 }
 
-static int by_int(const void *x, const void *y) { return cmp_int(*(const int *)x, *(const int *)y); }
+static int by_int(const void *x, const void *y) { return study_cmp_int(*(const int *)x, *(const int *)y); }
 
 /* The finding with a target: on the most GPUs, the soonest to it, against one GPU's soonest, and the GPU count past
  * which more stop helping. */
@@ -379,10 +381,11 @@ static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
         return;
     }
     const answer_row_t *w = &a->t[ti].row[ri];
-    text_printf(b, "on %d GPU%s the soonest to %s test accuracy is ", gpus, gpus == 1 ? "" : "s", pct(w->target).s);
+    text_printf(b, "on %d GPU%s the soonest to %s test accuracy is ", gpus, gpus == 1 ? "" : "s",
+                report_pct(w->target).s);
     row_words(b, a, &a->t[ti], w);
     text_printf(b, ": %.2f s of training (%s of %d seed%s, %s steps)", w->tt.med, w->n > 1 ? "median" : "the run",
-                w->n, w->n == 1 ? "" : "s", f0(w->tt_steps.med).s);
+                w->n, w->n == 1 ? "" : "s", report_f0(w->tt_steps.med).s);
     if (gpus > 1 && answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0) {
         double one = a->t[t1].row[r1].tt.med;
         text_printf(b, ", %.2f× %s than 1 GPU's %.2f s", one >= w->tt.med ? one / w->tt.med : w->tt.med / one,
@@ -415,9 +418,11 @@ static void finding(bytes_t *b, const answer_t *a, int g, int gpus) {
         text_printf(b, "on %d GPUs the fastest is ", gpus);
         row_words(b, a, t, w);
         if (!isnan(w->speedup))
-            text_printf(b, ", %.2f× %s at the same batch (%s efficiency)", w->speedup, ref, pct(100 * w->efficiency).s);
+            text_printf(b, ", %.2f× %s at the same batch (%s efficiency)", w->speedup, ref,
+                        report_pct(100 * w->efficiency).s);
         if (!isnan(w->dacc))
-            text_printf(b, ", its final test accuracy %s, %+.1f points against %s's (%s)", pct(w->acc.med).s, w->dacc,
+            text_printf(b, ", its final test accuracy %s, %+.1f points against %s's (%s)", report_pct(w->acc.med).s,
+                        w->dacc,
                         ref, w->fell ? "it fell, past the noise" : "within noise");
         if (at >= 0) {
             text_printf(b, "; the fastest whose accuracy held is ");
@@ -427,11 +432,11 @@ static void finding(bytes_t *b, const answer_t *a, int g, int gpus) {
     }
     text_printf(b, "on 1 GPU the fastest setting whose accuracy is within the noise of the best is ");
     row_words(b, a, t, w);
-    if (!isnan(w->acc.med)) text_printf(b, " at %s", pct(w->acc.med).s);
+    if (!isnan(w->acc.med)) text_printf(b, " at %s", report_pct(w->acc.med).s);
     if (at >= 0) {
         text_printf(b, "; ");
         row_words(b, a, &a->t[at], &a->t[at].row[ar]);
-        text_printf(b, " is faster but reached %s", pct(a->t[at].row[ar].acc.med).s);
+        text_printf(b, " is faster but reached %s", report_pct(a->t[at].row[ar].acc.med).s);
     }
 }
 
@@ -444,11 +449,12 @@ static void missed(FILE *f, const answer_t *a, int g, int markdown, const char *
             if (!has_target(w) || w->tt.n == w->n) continue;
             if (!k++)
                 fprintf(f, markdown ? "\n**Missed the target** (%s test accuracy) in some seed:\n\n"
-                                    : "# missed the target (%s test accuracy) in some seed:\n", pct(w->target).s);
+                                    : "# missed the target (%s test accuracy) in some seed:\n",
+                                    report_pct(w->target).s);
             bytes_t b = {0};
             row_words(&b, a, &a->t[t], w);
             text_printf(&b, ": %d of %d seeds reached it; final test accuracy %s", w->tt.n, w->n,
-                        ranged("%.1f %%", w->acc).s);
+                        report_ranged("%.1f %%", w->acc).s);
             fprintf(f, "%s%s\n", item, b.s);
             free(b.s);
         }
@@ -492,7 +498,8 @@ static void findings(FILE *f, const answer_t *a, int g, int markdown) {
                         study_ref(a->s), STUDY_SPREAD_EPOCHS);
             bytes_t b = {0};
             row_words(&b, a, &a->t[t], w);
-            text_printf(&b, ": final test accuracy %s (noise %.1f–%.1f %%)", pct(w->acc.med).s, w->acc_lo, w->acc_hi);
+            text_printf(&b, ": final test accuracy %s (noise %.1f–%.1f %%)", report_pct(w->acc.med).s, w->acc_lo,
+                        w->acc_hi);
             if (w->fell) text_printf(&b, ", %+.1f points against %s at the same batch", w->dacc, study_ref(a->s));
             else text_printf(&b, ", below the best on one GPU");
             fprintf(f, "%s%s\n", item, b.s);

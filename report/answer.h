@@ -44,7 +44,7 @@ typedef struct {
 
 typedef struct {
     const study_runs_t *s;
-    answer_table_t *t;          /* by group, then math in the order a study reads (fp32, tf32, bf16, others) */
+    answer_table_t *t;          /* by group, then math in the order a study reads (fp32, tf32, bf16, fp16, others) */
     int n;
     const study_run_t **scratch;      /* the runs the rows point into */
 } answer_t;

@@ -47,7 +47,7 @@ void ar_path_inter(ar_path_t *p, report_t *r) {
         char err[REPORT_ERR] = "";
         int rc = fits_read(&r->fits, r->net_src, "net ", r->st.infos, err, sizeof err);
         const fit_t *k = rc ? NULL : fit_nccl(&r->fits, "net ", "float");
-        char *src = md_code(r->net_src, 0), *why = rc ? md_code(err, 0) : NULL;
+        char *src = report_md_code(r->net_src, 0), *why = rc ? report_md_code(err, 0) : NULL;
         if (rc)
             text_printf(&r->inter_note, "%s: %s", src, why);
         else if (!fit_usable(k))
@@ -55,7 +55,7 @@ void ar_path_inter(ar_path_t *p, report_t *r) {
         else {
             p->ae = k->alpha;
             p->be = k->beta;
-            char *cell = md_code(r->net_src, 1);   /* inter_src is a table cell */
+            char *cell = report_md_code(r->net_src, 1);   /* inter_src is a table cell */
             text_printf(&r->inter_src, "ring fit to %s", cell);
             text_printf(&r->inter_cap, "fit");
             free(cell);

@@ -20,8 +20,8 @@ static int copy_path(const study_run_t *r) { return r->info && r->info->path_is_
 static int cmp_match(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->model, b->model);
     if (!c) c = strcmp(a->dataset, b->dataset);
-    if (!c) c = cmp_prec(a, b);
-    if (!c) c = cmp_row(a, b);
+    if (!c) c = report_cmp_prec(a, b);
+    if (!c) c = report_cmp_row(a, b);
     if (!c) c = study_cmp_config(a, b, STUDY_CMP_SKIP(RESULTS_KEY_nccl_algo));
     return c ? c : strcmp(copy_path(a) ? a->algo : "", copy_path(b) ? b->algo : "");
 }
@@ -34,7 +34,7 @@ typedef struct {
 static int by_match(const void *x, const void *y) {
     const side_run_t *a = x, *b = y;
     int c = cmp_match(a->r, b->r);
-    if (!c) c = cmp_int(a->side, b->side);
+    if (!c) c = study_cmp_int(a->side, b->side);
     return c ? c : (a->r > b->r) - (a->r < b->r);   /* one side's runs are one array */
 }
 
@@ -58,7 +58,7 @@ static void side_fault(char *why, size_t len, const study_run_t *const *u, int n
     why[0] = '\0';
     for (int i = 0; i < n && !why[0]; i++) {
         double ips = u[i]->med[RESULTS_COL_images_per_s];
-        if (strcmp(u[i]->fstat, run_status_name(RUN_OK)) != 0) snprintf(why, len, "%s %s", u[i]->fstat, where);
+        if (strcmp(u[i]->fstat, study_status_name(RUN_OK)) != 0) snprintf(why, len, "%s %s", u[i]->fstat, where);
         else if (!(isfinite(ips) && ips > 0)) snprintf(why, len, "no steady images/s %s", where);
     }
 }
@@ -114,7 +114,7 @@ static void match(baseline_t *b, const study_runs_t *now) {
             for (int m = from[sd]; m < to[sd]; m++) side[sd][m - from[sd]] = u[m].r;
             w->n[sd] = to[sd] - from[sd];
             w->run[sd] = w->n[sd] ? side[sd][0] : NULL;
-            w->ips[sd] = stat_steady(side[sd], w->n[sd], RESULTS_COL_images_per_s);
+            w->ips[sd] = report_stat_steady(side[sd], w->n[sd], RESULTS_COL_images_per_s);
             w->eff[sd] = w->n[sd] ? efficiency(st[sd], side[sd][0], w->ips[sd].med) : NAN;
         }
         w->d_ips = 100 * (w->ips[0].med / w->ips[1].med - 1);
@@ -133,7 +133,7 @@ static void match(baseline_t *b, const study_runs_t *now) {
 
 static const char *const env_names[BASE_ENV] = {"GPU", "driver", "CUDA", "cuDNN", "NCCL"};
 
-static const char *env_cell(const results_env_t *e, int f) {
+static const char *env_cell(const study_env_t *e, int f) {
     const char *v[BASE_ENV] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl};
     return v[f];
 }
@@ -196,15 +196,15 @@ void baseline_free(baseline_t *b) {
 static void row_label(bytes_t *l, const study_runs_t *now, const study_run_t *u) {
     if (now->ng > 1) text_printf(l, "%s on %s: ", u->model, u->dataset);
     text_printf(l, "%s, ", u->strategy);
-    gpus_word(l, u->gpus);
+    report_gpus_word(l, u->gpus);
     text_printf(l, ", ");
-    batch_word(l, u);
-    link_word(l, u);
+    report_batch_word(l, u);
+    report_link_word(l, u);
     text_printf(l, ", lr %s", u->lr);
     if (u->pipe) text_printf(l, ", %s, M=%s", u->sched, u->mb);
     text_printf(l, ", %s", u->math);
     if (*u->gd) text_printf(l, ", %s grads", u->gd);
-    if (copy_path(u) && *u->algo) text_printf(l, ", "), run_algo_words(l, u, u->algo);
+    if (copy_path(u) && *u->algo) text_printf(l, ", "), study_algo_words(l, u, u->algo);
 }
 
 /* "+1.5 %" ("+1.5" without a unit), or "—" for NAN. */
@@ -260,14 +260,16 @@ void baseline_print(const baseline_t *b, const study_runs_t *now, const char *sr
         bytes_t l = {0}, v = {0};
         row_label(&l, now, row_run(w));
         verdict_words(&v, w);
-        errmsg_line(f, "  ", "%10s %7s %10s %7s %8s %8s %8s %8s  %s%s%s", f0(w->ips[0].med).s,
-                    pct(spread(w->ips[0])).s, f0(w->ips[1].med).s, pct(spread(w->ips[1])).s, change(w->d_ips, "%").s,
-                    pct(w->eff[0]).s, pct(w->eff[1]).s, change(w->d_eff, "").s, text_str(&l), v.len ? "  " : "",
+        errmsg_line(f, "  ", "%10s %7s %10s %7s %8s %8s %8s %8s  %s%s%s", report_f0(w->ips[0].med).s,
+                    report_pct(spread(w->ips[0])).s, report_f0(w->ips[1].med).s, report_pct(spread(w->ips[1])).s,
+                    change(w->d_ips, "%").s,
+                    report_pct(w->eff[0]).s, report_pct(w->eff[1]).s, change(w->d_eff, "").s, text_str(&l),
+                    v.len ? "  " : "",
                     text_str(&v));
         free(l.s), free(v.s);
     }
     fprintf(f, "# %d regression(s) past %s (images/s below the baseline's by more than that and past both spreads, "
-               "or a configuration failed or missing here)\n", b->regressions, pct(b->threshold).s);
+               "or a configuration failed or missing here)\n", b->regressions, report_pct(b->threshold).s);
     free(cn.s), free(cb.s);
 }
 
@@ -320,8 +322,10 @@ static void table(FILE *md, const report_t *r, const baseline_t *b) {
         row_label(&l, &r->st, row_run(w));
         verdict_words(&v, w);
         fprintf(md, "| %s | %s | %s | %s | %s | %s%s%s | %s | %s | %s | %d, %d | %s%s%s |\n", text_str(&l),
-                f0(w->ips[0].med).s, pct(spread(w->ips[0])).s, f0(w->ips[1].med).s, pct(spread(w->ips[1])).s,
-                reg ? "**" : "", change(w->d_ips, " %").s, reg ? "**" : "", pct(w->eff[0]).s, pct(w->eff[1]).s,
+                report_f0(w->ips[0].med).s, report_pct(spread(w->ips[0])).s, report_f0(w->ips[1].med).s,
+                report_pct(spread(w->ips[1])).s,
+                reg ? "**" : "", change(w->d_ips, " %").s, reg ? "**" : "", report_pct(w->eff[0]).s,
+                report_pct(w->eff[1]).s,
                 change(w->d_eff, "").s, w->n[0], w->n[1], reg ? "**" : "", text_str(&v), reg ? "**" : "");
         free(l.s), free(v.s);
     }
@@ -334,7 +338,7 @@ static void env_table(FILE *md, const baseline_t *b) {
     for (int sd = 0; sd < 2; sd++) {
         fprintf(md, "| %s |", sd ? "baseline" : "this study");
         for (int e = 0; e < BASE_ENV; e++) {
-            char *c = md_code(b->env[sd][e], 1);
+            char *c = report_md_code(b->env[sd][e], 1);
             fprintf(md, " %s%s%s |", b->env_differs[e] ? "**" : "", c, b->env_differs[e] ? "** (differs)" : "");
             free(c);
         }
@@ -347,7 +351,7 @@ void report_baseline(const report_t *r, FILE *md) {
     const baseline_t *b = r->base;
     bytes_t cn = {0}, cb = {0};
     commits(&cn, &r->st), commits(&cb, &b->st);
-    char *src = md_code(b->src, 0);
+    char *src = report_md_code(b->src, 0);
     fprintf(md, "## Against the baseline%s\n\n", b->across_gpus ? ", across GPUs" : "");
     fprintf(md,
             "This study (commit %s) against %s (commit %s)%s: %d configuration(s) both ran (every key column but the "
@@ -358,13 +362,13 @@ void report_baseline(const report_t *r, FILE *md) {
             "than either side's spread (a fall inside it is *within noise*), or a configuration the baseline measured "
             "that failed here or is missing here: `scaling report` exits 1 where there is one.\n\n",
             text_str(&cn), src, text_str(&cb), b->across_gpus ? ", on other GPUs (`--baseline-any-gpu`)" : "",
-            b->both, b->only[0], b->only[1], study_ref(&r->st), pct(b->threshold).s);
+            b->both, b->only[0], b->only[1], study_ref(&r->st), report_pct(b->threshold).s);
     free(cn.s), free(cb.s), free(src);
     env_table(md, b);
     if (b->n) table(md, r, b);
-    if (!b->regressions) fprintf(md, "**No regression** past %s.\n\n", pct(b->threshold).s);
+    if (!b->regressions) fprintf(md, "**No regression** past %s.\n\n", report_pct(b->threshold).s);
     else {
-        fprintf(md, "**Regressions** past %s:\n\n", pct(b->threshold).s);
+        fprintf(md, "**Regressions** past %s:\n\n", report_pct(b->threshold).s);
         for (int i = 0; i < b->n; i++) {
             const baseline_row_t *w = &b->row[i];
             if (w->verdict != BASE_REGRESSED) continue;
@@ -373,8 +377,9 @@ void report_baseline(const report_t *r, FILE *md) {
             if (*w->why) fprintf(md, "- %s: %s\n", text_str(&l), w->why);
             else
                 fprintf(md, "- %s: %s images/s against %s (%s; spreads %s and %s)\n", text_str(&l),
-                        f0(w->ips[0].med).s, f0(w->ips[1].med).s, change(w->d_ips, " %").s, pct(spread(w->ips[0])).s,
-                        pct(spread(w->ips[1])).s);
+                        report_f0(w->ips[0].med).s, report_f0(w->ips[1].med).s, change(w->d_ips, " %").s,
+                        report_pct(spread(w->ips[0])).s,
+                        report_pct(spread(w->ips[1])).s);
             free(l.s);
         }
         fprintf(md, "\n");

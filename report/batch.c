@@ -53,7 +53,7 @@ double report_batch_steps(const batch_fit_t *f, double b, double *se) {
 /* One curve: the runs with a target of one group and math, optimizer, schedule, warm-up and scaling rule from one rate
  * at one base batch; points by global batch. */
 static double base_lr(const study_run_t *r) {
-    const results_row_t *w = r->rows[0];
+    const study_row_t *w = r->rows[0];
     int rule = w->lr_scaling ? opt_name_index(lr_scaling_names, w->lr_scaling) : -1;
     double k = rule >= 0 && w->lr_base_batch > 0 ? lr_scale(1.0, (lr_scaling_t)rule, r->global_batch, w->lr_base_batch)
                                                  : 1.0;
@@ -62,18 +62,18 @@ static double base_lr(const study_run_t *r) {
 }
 static const char *cell(const char *s) { return s ? s : ""; }
 static int cmp_curve(const study_run_t *a, const study_run_t *b) {
-    const results_row_t *x = a->rows[0], *y = b->rows[0];
-    int c = cmp_int(a->group, b->group);
-    if (!c) c = math_cmp(a->math, b->math);
+    const study_row_t *x = a->rows[0], *y = b->rows[0];
+    int c = study_cmp_int(a->group, b->group);
+    if (!c) c = study_math_cmp(a->math, b->math);
     if (!c) c = study_cmp_recipe(x, y);
     if (!c) c = strcmp(cell(x->lr_scaling), cell(y->lr_scaling));
     if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-4 * base_lr(a))   /* lr cells hold 6 digits */
-        c = cmp_num(base_lr(a), base_lr(b));
+        c = study_cmp_num(base_lr(a), base_lr(b));
     return c;
 }
 static int cmp_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_curve(a, b);
-    return c ? c : cmp_int(a->global_batch, b->global_batch);
+    return c ? c : study_cmp_int(a->global_batch, b->global_batch);
 }
 /* A run on a curve: measured to a target, at a global batch the log-scale axes and the fit in 1/B can take (a CSV is
  * data: a hand-edited or foreign one may hold none). */
@@ -81,7 +81,7 @@ static int with_target(const study_run_t *r) { return !isnan(r->tt.target) && r-
 
 /* "sgd, cosine rate, warm-up 2 epochs, linear rule from 0.1 at 256" */
 static void curve_words(bytes_t *b, const study_run_t *r) {
-    const results_row_t *w = r->rows[0];
+    const study_row_t *w = r->rows[0];
     text_printf(b, "%s, %s", *cell(w->optimizer) ? w->optimizer : "sgd", r->math);
     if (*cell(w->lr_schedule)) text_printf(b, ", %s rate", w->lr_schedule);
     if (w->warmup_epochs > 0) text_printf(b, ", warm-up %g epochs", w->warmup_epochs);
@@ -104,10 +104,10 @@ static int points(const study_run_t *const *u, int n, bpoint_t *p) {
         int j = i;
         while (j < n && u[j]->global_batch == u[i]->global_batch) j++;
         p[k] = (bpoint_t){.batch = u[i]->global_batch, .runs = j - i, .lr = u[i]->lr};
-        p[k].steps = stat_runs(u + i, j - i, run_tt_steps);
-        p[k].tt = stat_runs(u + i, j - i, run_tt_s);
-        p[k].ips = stat_runs(u + i, j - i, run_images_per_s);
-        p[k].gns = stat_runs(u + i, j - i, run_gns);
+        p[k].steps = report_stat_runs(u + i, j - i, report_run_tt_steps);
+        p[k].tt = report_stat_runs(u + i, j - i, report_run_tt_s);
+        p[k].ips = report_stat_runs(u + i, j - i, report_run_images_per_s);
+        p[k].gns = report_stat_runs(u + i, j - i, run_gns);
         k++, i = j;
     }
     return k;
@@ -165,14 +165,14 @@ static void curve_section(FILE *md, const report_t *r, int g, const study_run_t 
     const batch_fit_t f = c.f;
     bytes_t w = {0};
     curve_words(&w, u[0]);
-    fprintf(md, "**%s**, to %s test accuracy:\n\n", w.s, pct(100 * u[0]->tt.target).s);
+    fprintf(md, "**%s**, to %s test accuracy:\n\n", w.s, report_pct(100 * u[0]->tt.target).s);
     fprintf(md, "| global batch | lr | reached | steps to target | time to target (s) | images/s | noise scale "
                 "B_simple |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-    stat_t all_gns = stat_runs(u, n, run_gns);
+    stat_t all_gns = report_stat_runs(u, n, run_gns);
     for (int i = 0; i < c.k; i++)
         fprintf(md, "| %d | %s | %d/%d | %s | %s | %s | %s |\n", p[i].batch, p[i].lr, p[i].steps.n, p[i].runs,
-                ranged("%.0f", p[i].steps).s, ranged("%.2f", p[i].tt).s, f0(p[i].ips.med).s,
-                ranged("%.0f", p[i].gns).s);
+                report_ranged("%.0f", p[i].steps).s, report_ranged("%.2f", p[i].tt).s, report_f0(p[i].ips.med).s,
+                report_ranged("%.0f", p[i].gns).s);
     fprintf(md, "\nFit of S = S_min + E_min / B over the %d batches every seed reached: ", c.m);
     /* the first batch above the fitted ones that some seed did not train to the target */
     int miss = -1;
@@ -217,10 +217,10 @@ static int drawable(const bpoint_t *p) {
 /* A configuration's step time where it has one: the median of its steady step_ms. */
 static int has_step(const study_run_t *r) { return !isnan(r->med[RESULTS_COL_step_ms]); }
 static int cmp_projected(const study_run_t *a, const study_run_t *b) {
-    int c = math_cmp(a->math, b->math);
-    if (!c) c = cmp_int(a->global_batch, b->global_batch);
+    int c = study_math_cmp(a->math, b->math);
+    if (!c) c = study_cmp_int(a->global_batch, b->global_batch);
     if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
     return c ? c : strcmp(a->variant, b->variant);
 }
 
@@ -230,7 +230,7 @@ static int cmp_projected(const study_run_t *a, const study_run_t *b) {
  * says nothing past them. */
 static void projected(FILE *md, const report_t *r, int g, const study_run_t *curve0, const batch_fit_t *f) {
     int n, rows = 0;
-    const study_run_t **u = runs_sorted(&r->st, g, has_step, cmp_projected, &n);
+    const study_run_t **u = report_runs_sorted(&r->st, g, has_step, cmp_projected, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && !cmp_projected(u[i], u[j])) j++;
@@ -238,9 +238,9 @@ static void projected(FILE *md, const report_t *r, int g, const study_run_t *cur
         int measured = 0;
         for (int k = i; k < j; k++) measured |= u[k]->tt.reached && !cmp_curve(u[k], curve0);
         double b = x->global_batch;
-        if (!measured && !math_cmp(x->math, curve0->math) && b >= f->bmin && b <= f->bmax) {
+        if (!measured && !study_math_cmp(x->math, curve0->math) && b >= f->bmin && b <= f->bmax) {
             double se, s = report_batch_steps(f, b, &se);
-            stat_t step = stat_runs(u + i, j - i, run_step_ms);
+            stat_t step = report_stat_runs(u + i, j - i, report_run_step_ms);
             if (!rows++)
                 fprintf(md, "Projected time to target (no run of the configuration measured it at this recipe): the "
                             "fit's steps at its global batch × its median step; ± the fit's standard error.\n\n"
@@ -264,7 +264,7 @@ static void projected(FILE *md, const report_t *r, int g, const study_run_t *cur
 
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
 static const study_run_t **curves_of(const report_t *r, int g, int *n) {
-    return runs_sorted(&r->st, g, with_target, cmp_point, n);
+    return report_runs_sorted(&r->st, g, with_target, cmp_point, n);
 }
 
 int report_batch_fit_of(const report_t *r, int g, const study_run_t *u, batch_fit_t *f) {
@@ -282,17 +282,17 @@ int report_batch_fit_of(const report_t *r, int g, const study_run_t *u, batch_fi
 
 /* At each batch that two or more curves ran (LARS beside SGD, another rule): what each reached. */
 static int cmp_same_batch(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->group, b->group);
-    if (!c) c = math_cmp(a->math, b->math);
-    if (!c) c = cmp_int(a->global_batch, b->global_batch);
+    int c = study_cmp_int(a->group, b->group);
+    if (!c) c = study_math_cmp(a->math, b->math);
+    if (!c) c = study_cmp_int(a->global_batch, b->global_batch);
     return c ? c : cmp_curve(a, b);
 }
 static void same_batch(const report_t *r, FILE *md, int g) {
     int n, rows = 0;
-    const study_run_t **u = runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
+    const study_run_t **u = report_runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
     for (int i = 0; i < n;) {
         int j = i + 1, curves = 1;
-        for (; j < n && u[j]->global_batch == u[i]->global_batch && !math_cmp(u[j]->math, u[i]->math); j++)
+        for (; j < n && u[j]->global_batch == u[i]->global_batch && !study_math_cmp(u[j]->math, u[i]->math); j++)
             curves += cmp_curve(u[j - 1], u[j]) != 0;
         for (int k = i; curves > 1 && k < j;) {
             int e = k;
@@ -303,9 +303,10 @@ static void same_batch(const report_t *r, FILE *md, int g) {
                             "|---:|---|---:|---:|---:|---:|\n");
             bytes_t w = {0};
             curve_words(&w, u[k]);
-            stat_t tt = stat_runs(u + k, e - k, run_tt_s), acc = stat_runs(u + k, e - k, run_facc);
+            stat_t tt = report_stat_runs(u + k, e - k, report_run_tt_s),
+            acc = report_stat_runs(u + k, e - k, report_run_facc);
             fprintf(md, "| %d | %s | %s | %d/%d | %s | %s |\n", u[k]->global_batch, w.s, u[k]->lr, tt.n, e - k,
-                    ranged("%.2f", tt).s, ranged("%.1f %%", acc).s);
+                    report_ranged("%.2f", tt).s, report_ranged("%.1f %%", acc).s);
             free(w.s);
             k = e;
         }

@@ -12,18 +12,18 @@ static numtext_t num_or_dash(const char *fmt, double x) {
     else snprintf(t.s, sizeof t.s, fmt, x);
     return t;
 }
-numtext_t f0(double x) { return num_or_dash("%.0f", x); }
-numtext_t f1(double x) { return num_or_dash("%.1f", x); }
-numtext_t f3(double x) { return num_or_dash("%.3f", x); }
-numtext_t f2(double x) { return num_or_dash("%.2f", x); }
-numtext_t pct(double x) { return num_or_dash("%.1f %%", x); }
-numtext_t num(double x) {
+numtext_t report_f0(double x) { return num_or_dash("%.0f", x); }
+numtext_t report_f1(double x) { return num_or_dash("%.1f", x); }
+numtext_t report_f3(double x) { return num_or_dash("%.3f", x); }
+numtext_t report_f2(double x) { return num_or_dash("%.2f", x); }
+numtext_t report_pct(double x) { return num_or_dash("%.1f %%", x); }
+numtext_t report_num(double x) {
     numtext_t t;
-    num_s(t.s, sizeof t.s, x);
+    study_num_s(t.s, sizeof t.s, x);
     return t;
 }
 
-char *md_code(const char *s, int in_table) {
+char *report_md_code(const char *s, int in_table) {
     size_t run = 0, longest = 0;
     for (const char *p = s; *p; p++) {
         run = *p == '`' ? run + 1 : 0;
@@ -43,53 +43,54 @@ char *md_code(const char *s, int in_table) {
     return b.s;
 }
 
-void gpus_word(bytes_t *b, int g) { text_printf(b, g == 1 ? "1 GPU" : "%d GPUs", g); }
-void batch_word(bytes_t *b, const study_run_t *r) { text_printf(b, r->global ? "batch %d" : "%d/GPU", r->line_batch); }
-void link_word(bytes_t *b, const study_run_t *r) { text_printf(b, "%s%s", *r->link ? ", " : "", r->link); }
+void report_gpus_word(bytes_t *b, int g) { text_printf(b, g == 1 ? "1 GPU" : "%d GPUs", g); }
+void report_batch_word(bytes_t *b,
+                       const study_run_t *r) { text_printf(b, r->global ? "batch %d" : "%d/GPU", r->line_batch); }
+void report_link_word(bytes_t *b, const study_run_t *r) { text_printf(b, "%s%s", *r->link ? ", " : "", r->link); }
 
-void prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
+void report_prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
     const study_group_t *g = &s->grp[r->group];
     size_t at = b->len;
     if (g->maths.n > 1) text_printf(b, "%s", r->math);
     if (g->gds.n > 1 && *r->gd) text_printf(b, "%s%s grads", b->len > at ? ", " : "", r->gd);
 }
 
-void with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
+void report_with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r) {
     bytes_t w = {0};
-    prec_word(&w, s, r);
+    report_prec_word(&w, s, r);
     if (w.len) text_printf(b, ", %s", w.s);
     free(w.s);
 }
 
-void study_dates(bytes_t *b, const study_group_t *g) {
+void report_study_dates(bytes_t *b, const study_group_t *g) {
     if (strcmp(g->d0, g->d1) == 0) text_printf(b, "%s", g->d0);
     else text_printf(b, "%s to %s", g->d0, g->d1);
 }
 
-int cmp_prec(const study_run_t *a, const study_run_t *b) {
-    int c = math_cmp(a->math, b->math);
-    return c ? c : math_cmp(a->gd, b->gd);
+int report_cmp_prec(const study_run_t *a, const study_run_t *b) {
+    int c = study_math_cmp(a->math, b->math);
+    return c ? c : study_math_cmp(a->gd, b->gd);
 }
 
-int run_class(const study_run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
+int report_run_class(const study_run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
 
-int cmp_row(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(run_class(a), run_class(b));
+int report_cmp_row(const study_run_t *a, const study_run_t *b) {
+    int c = study_cmp_int(report_run_class(a), report_run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
     if (!c) c = strcmp(a->sched, b->sched);
-    if (!c) c = cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = cmp_int(a->micro, b->micro);
+    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = study_cmp_int(a->micro, b->micro);
     if (!c) c = strcmp(a->link, b->link);
     return c;
 }
 
-int cmp_config(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_row(a, b);
+int report_cmp_config(const study_run_t *a, const study_run_t *b) {
+    int c = report_cmp_row(a, b);
     return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
 }
 
-stat_t stat_of(double *x, int n) {
+stat_t report_stat_of(double *x, int n) {
     int k = 0;
     for (int i = 0; i < n; i++)
         if (!isnan(x[i])) x[k++] = x[i];
@@ -98,32 +99,32 @@ stat_t stat_of(double *x, int n) {
     return st;
 }
 
-stat_t stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *)) {
+stat_t report_stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *)) {
     double *x = mem_alloc((size_t)(n ? n : 1) * sizeof *x);
     for (int i = 0; i < n; i++) x[i] = f(u[i]);
-    stat_t st = stat_of(x, n);
+    stat_t st = report_stat_of(x, n);
     free(x);
     return st;
 }
 
-stat_t stat_steady(const study_run_t *const *u, int n, results_col_t c) {
-    const results_column_t *col = &results_schema[c];
+stat_t report_stat_steady(const study_run_t *const *u, int n, study_col_t c) {
+    const study_column_t *col = &study_schema[c];
     int m = 0;
     for (int i = 0; i < n; i++) m += u[i]->nrows;
     double *x = mem_alloc((size_t)(m ? m : 1) * sizeof *x);
     int k = 0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < u[i]->nrows; j++) {
-            const results_row_t *row = u[i]->rows[j];
+            const study_row_t *row = u[i]->rows[j];
             double v = *RESULTS_MEMBER(row, col, const double);
-            if (results_is_steady(row) && v >= 0) x[k++] = v;
+            if (study_is_steady(row) && v >= 0) x[k++] = v;
         }
-    stat_t st = stat_of(x, k);
+    stat_t st = report_stat_of(x, k);
     free(x);
     return st;
 }
 
-numtext_t ranged(const char *fmt, stat_t st) {
+numtext_t report_ranged(const char *fmt, stat_t st) {
     numtext_t t = num_or_dash(fmt, st.med);
     if (st.n > 1 && st.min < st.max) {
         numtext_t lo = num_or_dash(fmt, st.min), hi = num_or_dash(fmt, st.max);
@@ -136,12 +137,12 @@ numtext_t ranged(const char *fmt, stat_t st) {
     return t;
 }
 
-double run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
-double run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
-double run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
-double run_facc(const study_run_t *r) { return r->facc; }
-double run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
-double run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
+double report_run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
+double report_run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double report_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
+double report_run_facc(const study_run_t *r) { return r->facc; }
+double report_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
+double report_run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
 
 /* A stable merge sort: runs of one key stay in the order they started. */
 static void merge_sort(const study_run_t **a, const study_run_t **tmp, int n,
@@ -157,18 +158,18 @@ static void merge_sort(const study_run_t **a, const study_run_t **tmp, int n,
     memcpy(a, tmp, (size_t)n * sizeof *a);
 }
 
-void runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *)) {
+void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *)) {
     const study_run_t **tmp = mem_alloc((size_t)(n ? n : 1) * sizeof *tmp);
     merge_sort(a, tmp, n, cmp);
     free(tmp);
 }
 
-const study_run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
+const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
+                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
     const study_run_t **a = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *a);
     *n = 0;
     for (int i = 0; i < s->nr; i++)
         if ((g < 0 || s->run[i].group == g) && (!keep || keep(&s->run[i]))) a[(*n)++] = &s->run[i];
-    if (cmp) runs_sort(a, *n, cmp);
+    if (cmp) report_runs_sort(a, *n, cmp);
     return a;
 }

@@ -13,7 +13,7 @@
 /* A point as it is offered: the run whose line it joins, x (as written, and its value), y and a second column. */
 typedef struct {
     const study_run_t *run;
-    char x[32];                     /* a number as num_s writes it, or a learning rate's cell (both shorter) */
+    char x[32];                     /* a number as study_num_s writes it, or a learning rate's cell (both shorter) */
     double xv, y, y2;               /* y2: a second column (efficiency), NAN without */
     int order;                      /* the order offered: the first point of a line names it */
 } pt_t;
@@ -48,12 +48,12 @@ static void fig_point(fig_t *f, const study_run_t *run, const char *x, double y,
 }
 static void fig_pointn(fig_t *f, const study_run_t *run, double x, double y, double y2) {
     char b[32];
-    fig_point(f, run, num_s(b, sizeof b, x), y, y2);
+    fig_point(f, run, study_num_s(b, sizeof b, x), y, y2);
 }
 
 /* The figure whose order the sort of its points reads (qsort passes no context). */
 static int by_x(const pt_t *a, const pt_t *b) {
-    int c = cmp_num(a->xv, b->xv);
+    int c = study_cmp_num(a->xv, b->xv);
     if (!c) c = strcmp(a->x, b->x);
     return c;
 }
@@ -139,7 +139,7 @@ static int write_series(const fig_t *f, const char *path, int need, int drop) {
         if (w++) fprintf(o, "\n\n");
         report_data_title(o, l->label);
         for (int j = 0; j < l->n; j++) {
-            if (isnan(l->pt[j].y2)) fprintf(o, "%s %s\n", l->pt[j].x, num(l->pt[j].y).s);
+            if (isnan(l->pt[j].y2)) fprintf(o, "%s %s\n", l->pt[j].x, report_num(l->pt[j].y).s);
             else fprintf(o, "%s %.6g %.6g\n", l->pt[j].x, l->pt[j].y, l->pt[j].y2);
         }
         if (l->n >= need) ok++;
@@ -207,7 +207,7 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
 
 /* Precision, link and what else differs (copy path, NCCL algorithm, ...): what every line of a figure keeps apart. */
 static int cmp_link(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_prec(a, b);
+    int c = report_cmp_prec(a, b);
     if (!c) c = strcmp(a->link, b->link);
     return c ? c : strcmp(a->variant, b->variant);
 }
@@ -217,28 +217,28 @@ static void variant_word(bytes_t *b, const study_run_t *u) {
 /* strategy, batch, schedule, precision, link */
 static int same_batch_line(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
 static void batch_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
-    batch_word(b, u);
-    link_word(b, u);
+    report_batch_word(b, u);
+    report_link_word(b, u);
     if (u->pipe) text_printf(b, ", %s (best M)", u->sched);
-    with_prec(b, s, u);
+    report_with_prec(b, s, u);
     variant_word(b, u);
 }
 static int same_gpus_line(const study_run_t *a, const study_run_t *b) {   /* strategy, GPUs, precision, link */
     int c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
     return c ? c : cmp_link(a, b);
 }
 static void gpus_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
-    gpus_word(b, u->gpus);
-    link_word(b, u);
-    with_prec(b, s, u);
+    report_gpus_word(b, u->gpus);
+    report_link_word(b, u);
+    report_with_prec(b, s, u);
     variant_word(b, u);
 }
 static int same_strategy_line(const study_run_t *a, const study_run_t *b) {   /* strategy, precision, link */
@@ -247,7 +247,7 @@ static int same_strategy_line(const study_run_t *a, const study_run_t *b) {   /*
 }
 static void strategy_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s", u->strategy);
-    with_prec(b, s, u);
+    report_with_prec(b, s, u);
     variant_word(b, u);
 }
 
@@ -330,27 +330,27 @@ static int fig_acc_batch(figs_t *x) {
 
 /* (d) test accuracy against epoch: one figure per strategy (by name), one line per run. */
 static int cmp_acc_run(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->gpus, b->gpus);
-    if (!c) c = cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = cmp_num(study_run_lr(a), study_run_lr(b));
-    if (!c) c = cmp_int(a->micro, b->micro);
+    int c = study_cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = study_cmp_num(study_run_lr(a), study_run_lr(b));
+    if (!c) c = study_cmp_int(a->micro, b->micro);
     if (!c) c = cmp_link(a, b);
     if (!c) c = strcmp(a->seed, b->seed);
     return c ? c : strcmp(a->run_id, b->run_id);
 }
 static void acc_run_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
-    gpus_word(b, u->gpus);
-    link_word(b, u);
+    report_gpus_word(b, u->gpus);
+    report_link_word(b, u);
     text_printf(b, ", ");
-    batch_word(b, u);
+    report_batch_word(b, u);
     text_printf(b, ", lr %s", u->lr);
-    with_prec(b, s, u);
+    report_with_prec(b, s, u);
     if (u->pipe) text_printf(b, ", M=%s", u->mb);
     if (s->grp[u->group].seeds.n > 1) text_printf(b, ", seed %s", u->seed);
     variant_word(b, u);
     if (strcmp(u->fstat, "ok")) text_printf(b, " (%s)", u->fstat);
 }
-static int has_acc(const results_row_t *row) {
+static int has_acc(const study_row_t *row) {
     return row->epoch >= 1 && !(row->test_acc < 0) && !isnan(row->test_acc);
 }
 static int any_acc(const study_run_t *u) {
@@ -363,14 +363,14 @@ static int by_strategy(const study_run_t *a, const study_run_t *b) { return strc
 static int fig_acc_epoch(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int n;
-    const study_run_t **u = runs_sorted(s, x->g, any_acc, by_strategy, &n);
+    const study_run_t **u = report_runs_sorted(s, x->g, any_acc, by_strategy, &n);
     int rc = 0;
     for (int i = 0; i < n && !rc;) {
         int j = i;
         fig_t f = {.s = s, .same = cmp_acc_run, .label = acc_run_label};
         for (; j < n && !strcmp(u[i]->strategy, u[j]->strategy); j++)
             for (int k = 0; k < u[j]->nrows; k++) {
-                const results_row_t *row = u[j]->rows[k];
+                const study_row_t *row = u[j]->rows[k];
                 if (has_acc(row)) fig_pointn(&f, u[j], row->epoch, 100 * row->test_acc, NAN);
             }
         char *sn = mem_printf("%s", u[i]->strategy);
@@ -398,23 +398,23 @@ static int fig_acc_epoch(figs_t *x) {
  * link; the seeds of a configuration give their median; only lines with 2 or more learning rates. */
 static int same_lr_line(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
-    if (!c) c = cmp_int(a->global_batch, b->global_batch);
-    if (!c) c = cmp_int(a->micro, b->micro);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->global_batch, b->global_batch);
+    if (!c) c = study_cmp_int(a->micro, b->micro);
     if (!c) c = strcmp(a->sched, b->sched);
     return c ? c : cmp_link(a, b);
 }
 static int same_lr_point(const study_run_t *a, const study_run_t *b) {
     int c = same_lr_line(a, b);
-    return c ? c : cmp_num(study_run_lr(a), study_run_lr(b));
+    return c ? c : study_cmp_num(study_run_lr(a), study_run_lr(b));
 }
 static void lr_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "%s, ", u->strategy);
-    gpus_word(b, u->gpus);
-    link_word(b, u);
+    report_gpus_word(b, u->gpus);
+    report_link_word(b, u);
     text_printf(b, ", batch %d", u->global_batch);
     if (u->pipe) text_printf(b, ", %s, M=%s", u->sched, u->mb);
-    with_prec(b, s, u);
+    report_with_prec(b, s, u);
     variant_word(b, u);
 }
 static int has_facc(const study_run_t *u) { return !isnan(u->facc); }
@@ -423,7 +423,7 @@ static int fig_acc_lr(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     fig_t f = {.s = s, .same = same_lr_line, .label = lr_label};
     int n;
-    const study_run_t **u = runs_sorted(s, x->g, has_facc, same_lr_point, &n);
+    const study_run_t **u = report_runs_sorted(s, x->g, has_facc, same_lr_point, &n);
     double *acc = mem_alloc((size_t)(n ? n : 1) * sizeof *acc);
     for (int i = 0; i < n;) {
         int j = i, na = 0;
@@ -442,13 +442,13 @@ static int fig_acc_lr(figs_t *x) {
 static int has_step(const study_run_t *u) { return !isnan(u->med[RESULTS_COL_step_ms]); }
 static int has_compute(const study_run_t *u) { return has_step(u) && !isnan(u->med[RESULTS_COL_compute_ms]); }
 static int cmp_bar(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = cmp_int(!study_is_reference(a->info), !study_is_reference(b->info));
+    int c = study_cmp_int(a->line_batch, b->line_batch);
+    if (!c) c = study_cmp_int(!study_is_reference(a->info), !study_is_reference(b->info));
     if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
     return c ? c : cmp_link(a, b);
 }
-static int by_int(const void *a, const void *b) { return cmp_int(*(const int *)a, *(const int *)b); }
+static int by_int(const void *a, const void *b) { return study_cmp_int(*(const int *)a, *(const int *)b); }
 
 /* One bar's line; 0 (nothing written) where a time is not finite: a CSV's "inf" parses, and gnuplot's histogram
  * takes no such point (a figure of nothing but them fails). */
@@ -463,8 +463,8 @@ static int bar_line(FILE *o, const study_runs_t *s, const study_run_t *u) {
     text_printf(&l, "%s %dx ", u->strategy, u->gpus);
     if (u->global) text_printf(&l, "b%d", u->line_batch);
     else text_printf(&l, "%d/GPU", u->line_batch);
-    link_word(&l, u);
-    prec_word(&pw, s, u);
+    report_link_word(&l, u);
+    report_prec_word(&pw, s, u);
     if (pw.len) text_printf(&l, " %s", pw.s);
     variant_word(&l, u);
     fprintf(o, "\"%s\" %.6g %.6g %.6g\n", l.s, comp, expo, idle);
@@ -475,7 +475,7 @@ static int bar_line(FILE *o, const study_runs_t *s, const study_run_t *u) {
 static int fig_breakdown(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int nc, n, bars = 0;
-    const study_run_t **c = runs_sorted(s, x->g, has_compute, NULL, &nc);
+    const study_run_t **c = report_runs_sorted(s, x->g, has_compute, NULL, &nc);
     if (!nc) {
         free(c);
         report_skip(x->r, "breakdown.gp", x->gr, "no rows with compute_ms (data-parallel strategies)");
@@ -486,7 +486,7 @@ static int fig_breakdown(figs_t *x) {
     for (int i = 0; i < nc; i++) batches[i] = c[i]->line_batch;
     qsort(batches, (size_t)nc, sizeof *batches, by_int);
     free(c);
-    const study_run_t **u = runs_sorted(s, x->g, has_step, cmp_bar, &n);
+    const study_run_t **u = report_runs_sorted(s, x->g, has_step, cmp_bar, &n);
     free(x->path);
     x->path = mem_printf("%s/breakdown-%s.dat", x->r->out, x->gr->id);
     paths_replace_t out;
@@ -522,12 +522,12 @@ static int fig_breakdown(figs_t *x) {
 /* (g) pipeline bubble against micro-batches: measured per stage count, schedule, batch and precision (median over
  * the runs of one M); ideal per stage count, the rows' own (bubble_ideal): (p-1)/(M+p-1) for GPipe and 1F1B, zero
  * bubble's per schedule. */
-static int has_bubble(const study_run_t *u) { return !isnan(u->med[RESULTS_COL_bubble]) && isnum(u->mb); }
+static int has_bubble(const study_run_t *u) { return !isnan(u->med[RESULTS_COL_bubble]) && study_isnum(u->mb); }
 static int same_bubble_line(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->gpus, b->gpus);
+    int c = study_cmp_int(a->gpus, b->gpus);
     if (!c) c = strcmp(a->sched, b->sched);
-    if (!c) c = cmp_int(a->global_batch, b->global_batch);
-    return c ? c : cmp_prec(a, b);
+    if (!c) c = study_cmp_int(a->global_batch, b->global_batch);
+    return c ? c : report_cmp_prec(a, b);
 }
 static int same_bubble_point(const study_run_t *a, const study_run_t *b) {
     int c = same_bubble_line(a, b);
@@ -535,12 +535,12 @@ static int same_bubble_point(const study_run_t *a, const study_run_t *b) {
 }
 static void bubble_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     text_printf(b, "measured, %d stages, %s, batch %d", u->gpus, u->sched, u->global_batch);
-    with_prec(b, s, u);
+    report_with_prec(b, s, u);
 }
 static int zero_bubble(const study_run_t *u) { return strcmp(u->sched, sched_order_name(SCHED_ZB)) == 0; }
 static int same_stages(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->gpus, b->gpus);
-    if (!c) c = cmp_int(zero_bubble(a), zero_bubble(b));
+    int c = study_cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(zero_bubble(a), zero_bubble(b));
     return c;
 }
 static void ideal_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
@@ -554,7 +554,7 @@ static int fig_bubble(figs_t *x) {
     fig_t bub = {.s = s, .same = same_bubble_line, .label = bubble_label};
     fig_t ideal = {.s = s, .same = same_stages, .label = ideal_label};
     int n;
-    const study_run_t **u = runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
+    const study_run_t **u = report_runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
     double *b = mem_alloc((size_t)(n ? n : 1) * sizeof *b);
     for (int i = 0; i < n;) {
         int j = i, nb = 0;
@@ -596,7 +596,7 @@ static int group_figures(report_t *r, int g, char *err, size_t errlen) {
     bytes_t cap = {0}, gpus = {0};
     names_join(&gpus, &x.gr->gpus, ", ");
     text_printf(&cap, "GPU: %s  |  ", gpus.len ? gpus.s : "unknown");
-    study_dates(&cap, x.gr);
+    report_study_dates(&cap, x.gr);
     text_printf(&cap, "  |  %s", r->src);
     x.cap = cap.s;
     free(gpus.s);

@@ -2,7 +2,7 @@
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
 #include "rows.h"
-#include "../study/table.h" /* isnum, mem */
+#include "../study/table.h" /* study_isnum, mem */
 #include "../study/allreduce.h"
 #include "../engine/errmsg.h"
 
@@ -12,12 +12,10 @@
 #include <string.h>
 
 void fit_add(fit_t *k, int n, double S, double t) {
-    if (k->n == k->cap) {
-        k->cap = k->cap ? 2 * k->cap : 32;
-        k->x1 = mem_realloc(k->x1, (size_t)k->cap * sizeof *k->x1);
-        k->x2 = mem_realloc(k->x2, (size_t)k->cap * sizeof *k->x2);
-        k->t = mem_realloc(k->t, (size_t)k->cap * sizeof *k->t);
-    }
+    int c1 = k->cap, c2 = k->cap;   /* three arrays, one capacity: each grows from the same one to the same one */
+    mem_reserve((void **)&k->x1, &c1, k->n + 1, sizeof *k->x1);
+    mem_reserve((void **)&k->x2, &c2, k->n + 1, sizeof *k->x2);
+    mem_reserve((void **)&k->t, &k->cap, k->n + 1, sizeof *k->t);
     k->x1[k->n] = 2.0 * (n - 1);
     k->x2[k->n] = (k->ring ? 2.0 * (n - 1) / n : 2.0 * (n - 1)) * S;
     k->t[k->n] = t;
@@ -79,7 +77,7 @@ static int check_names(const rows_t *t, const char *path, const int *cols, int n
     for (int r = 0; r < t->nrows; r++)
         for (int i = 0; i < ncols; i++)
             for (const unsigned char *p = (const unsigned char *)rows_cell(t, r, cols[i]); *p; p++)
-                if (!results_name_byte_ok(RESULTS_F_NAME, *p))
+                if (!study_name_byte_ok(RESULTS_F_NAME, *p))
                     return errmsg(2, err, errlen,
                                   "%s: record %d, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS
                                   ")", path, r + 1, t->names[cols[i]], *p);
@@ -132,7 +130,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         if (!*type) type = "float";
         int n = atoi(rows_cell(&t, r, cg));
         double S = atof(rows_cell(&t, r, cb)), us = atof(rows_cell(&t, r, ct));
-        if (n < 2 || S <= 0 || us <= 0 || (isnum(wrong) && atof(wrong) > 0)) continue;
+        if (n < 2 || S <= 0 || us <= 0 || (study_isnum(wrong) && atof(wrong) > 0)) continue;
         char *par = mem_printf("%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
                                strcmp(type, "float") ? type : "");
         char *name = mem_printf("%s%s%s%s%s", tag, strat, *par ? " (" : "", par, *par ? ")" : "");
@@ -140,9 +138,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         fit_t *k = fit_find(f, name);
         if (k) free(name);
         else {
-            f->fit = mem_realloc(f->fit, (size_t)(f->n + 1) * sizeof *f->fit);
-            k = &f->fit[f->n++];
-            memset(k, 0, sizeof *k);
+            k = MEM_PUSH(f->fit, f->n, f->cap);
             k->name = name;
             k->strategy = mem_printf("%s%s", tag, strat);
             k->algo = mem_printf("%s", algo);

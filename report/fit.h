@@ -26,7 +26,7 @@ typedef struct {
 
 typedef struct {
     fit_t *fit;
-    int n;
+    int n, cap;
 } fits_t;
 
 /* Fits every strategy, algorithm and type of a benchmark CSV, the strategy's name prefixed by tag, its form from its

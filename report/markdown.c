@@ -20,7 +20,7 @@ static void not_ok(const report_t *r, FILE *md, int g) {
                     "|---|---:|---:|---:|---:|---|---:|---|\n");
         bytes_t w = {0};
         text_printf(&w, "%s", u->strategy);
-        with_prec(&w, s, u);
+        report_with_prec(&w, s, u);
         if (*u->variant) text_printf(&w, ", %s", u->variant);
         fprintf(md, "| %s | %d | %d | %s | %s | %s | %d | `%s` |\n", w.s, u->gpus, u->global_batch, u->lr,
                 *u->mb ? u->mb : "—", u->fstat, u->last, u->run_id);
@@ -49,14 +49,14 @@ static void allreduce_model(const report_t *r, FILE *md) {
     fprintf(md, "## All-reduce model\n\n");
     if (!r->have_bench) {
         char *cmd = report_bench_command(r);
-        char *c = md_code(cmd, 0);
+        char *c = report_md_code(cmd, 0);
         fprintf(md, "no all-reduce benchmark: model line omitted (run %s, or pass `--allreduce FILE`).\n\n", c);
         free(cmd), free(c);
         return;
     }
-    char *src = md_code(r->bench_src, 0);
+    char *src = report_md_code(r->bench_src, 0);
     if (*r->bench_err || r->nfit_bench == 0) {
-        char *why = *r->bench_err ? md_code(r->bench_err, 0) : NULL;
+        char *why = *r->bench_err ? report_md_code(r->bench_err, 0) : NULL;
         fprintf(md, "%s: %s: model line omitted.\n\n", src,
                 why ? why : "no usable rows (gpus >= 2, bytes and time_us > 0, wrong = 0)");
         free(why), free(src);
@@ -74,7 +74,8 @@ static void allreduce_model(const report_t *r, FILE *md) {
         }
         fprintf(md, "| %s | %s | %.2f | %s | %d | %s | %s–%s B | %.1f %% |\n", k->name,
                 k->ring ? "2(n−1)α + 2(n−1)/n·S·β (ring)" : "2(n−1)α + 2(n−1)·S·β (in and out of GPU 0)", k->alpha,
-                k->beta > 0 ? f1(1e-3 / k->beta).s : "—", k->n, k->gpus, num(k->bmin).s, num(k->bmax).s, 100 * k->err);
+                k->beta > 0 ? report_f1(1e-3 / k->beta).s : "—", k->n, k->gpus, report_num(k->bmin).s,
+                report_num(k->bmax).s, 100 * k->err);
     }
     fprintf(md,
             "\nThe model epoch time is steps × (%s's median step at the same per-GPU batch and math + t(n, S)), "
@@ -85,7 +86,7 @@ static void allreduce_model(const report_t *r, FILE *md) {
 
 static void header(const report_t *r, FILE *md) {
     const study_runs_t *s = &r->st;
-    char *src = md_code(r->src, 0);
+    char *src = report_md_code(r->src, 0);
     fprintf(md, "# Scaling study: %s\n\n", src);
     free(src);
     for (int g = 0; g < s->ng; g++) {
@@ -94,7 +95,7 @@ static void header(const report_t *r, FILE *md) {
         names_join(&gpus, &gr->gpus, ", ");
         names_join(&hosts, &gr->hosts, ", ");
         names_join(&commits, &gr->commits, ", ");
-        study_dates(&dates, gr);
+        report_study_dates(&dates, gr);
         fprintf(md, "- **%s**: %s; host %s; commit %s; %s\n", gr->sub, gpus.len ? gpus.s : "GPU unknown",
                 hosts.len ? hosts.s : "?", commits.len ? commits.s : "?", text_str(&dates));
         free(gpus.s), free(hosts.s), free(commits.s), free(dates.s);

@@ -48,7 +48,7 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
     for (int i = 0; i < n; i++) {
         fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
-                f0(c[i].ips).s, pct(100 * c[i].acc).s, c[i].status);
+                report_f0(c[i].ips).s, report_pct(100 * c[i].acc).s, c[i].status);
     }
     fprintf(md, "\n");
     if (o.fastest >= 0) {

@@ -20,7 +20,7 @@ typedef struct {
     const fit_t *ki;
     double phi, phi_e;       /* the overlap on one node, and across nodes */
     int drawn;
-} line_t;
+} project_line_t;
 
 /* A measured point: a line's best run per GPU count and node layout (nccl) or stage and M count (pipeline). */
 typedef struct {
@@ -34,7 +34,7 @@ typedef struct {
     FILE *md, *dat, *mdat;
     int nblk_dat, nblk_mdat;
     ar_path_t path;
-    line_t *ln;
+    project_line_t *ln;
     int nl;
     const study_run_t **pl;  /* the pipeline lines: global batch, math, schedule; each its run with the most stages */
     int np;
@@ -47,42 +47,39 @@ static int on_host_link(const study_run_t *u) { return !*u->link; }
 
 /* The nccl lines by per-GPU batch, math, gradient dtype and strategy; a pipeline's by batch, math and schedule. */
 static int cmp_nccl_line(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->per_gpu, b->per_gpu);
+    int c = study_cmp_int(a->per_gpu, b->per_gpu);
     if (!c) c = strcmp(a->math, b->math);
     if (!c) c = strcmp(gd_of(a), gd_of(b));
     return c ? c : strcmp(a->strategy, b->strategy);
 }
 static int cmp_pipe_line(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_int(a->line_batch, b->line_batch);
+    int c = study_cmp_int(a->line_batch, b->line_batch);
     if (!c) c = strcmp(a->math, b->math);
     return c ? c : strcmp(a->sched, b->sched);
 }
 static int cmp_nccl_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_nccl_line(a, b);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
-    if (!c) c = cmp_int(a->nodes, b->nodes);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
+    if (!c) c = study_cmp_int(a->nodes, b->nodes);
     return c ? c : strcmp(a->tr, b->tr);
 }
 static int cmp_pipe_point(const study_run_t *a, const study_run_t *b) {
     int c = cmp_pipe_line(a, b);
-    if (!c) c = cmp_int(a->gpus, b->gpus);
-    return c ? c : cmp_int(a->micro, b->micro);
+    if (!c) c = study_cmp_int(a->gpus, b->gpus);
+    return c ? c : study_cmp_int(a->micro, b->micro);
 }
 
 /* The measured points of both kinds in one order: batch and math first, then a data-parallel point's gradient
- * dtype beside a pipeline's schedule, as text, then (where those are equal) its strategy beside the stage count. */
+ * dtype beside a pipeline's schedule, as text; where those are equal, the pipeline's point first: its stage count is
+ * a number and the other's strategy a name, and the order puts numbers before names. */
 static int cmp_meas(const void *x, const void *y) {
     const meas_t *a = x, *b = y;
     if (a->pipe == b->pipe) return a->pipe ? cmp_pipe_point(a->run, b->run) : cmp_nccl_point(a->run, b->run);
     const study_run_t *n = a->pipe ? b->run : a->run, *p = a->pipe ? a->run : b->run;
-    int c = cmp_int(n->per_gpu, p->line_batch);
+    int c = study_cmp_int(n->per_gpu, p->line_batch);
     if (!c) c = strcmp(n->math, p->math);
     if (!c) c = strcmp(gd_of(n), p->sched);
-    if (!c) {
-        char g[64];
-        snprintf(g, sizeof g, "%025.10f", (double)p->gpus);
-        c = strcmp(n->strategy, g);
-    }
+    if (!c) c = 1;
     return a->pipe ? -c : c;
 }
 
@@ -94,7 +91,7 @@ static int is_pipe_point(const study_run_t *u) {
 }
 
 /* A line's runs (in the order they started): its bytes, algorithm and overlap sums. */
-static void line_of(line_t *l, const study_run_t *const *u, int n) {
+static void line_of(project_line_t *l, const study_run_t *const *u, int n) {
     memset(l, 0, sizeof *l);
     l->key = u[0];
     l->gd = gd_of(u[0]);
@@ -128,17 +125,17 @@ static void gather(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     p->nl = p->np = p->nm = 0;
     int n;
-    const study_run_t **u = runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
+    const study_run_t **u = report_runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_nccl_line(u[i], u[j]) == 0) j++;
         line_of(&p->ln[p->nl], u + i, j - i);
-        runs_sort(u + i, j - i, cmp_nccl_point);    /* its points by GPUs, nodes and transport */
+        report_runs_sort(u + i, j - i, cmp_nccl_point);    /* its points by GPUs, nodes and transport */
         points_of(p, u + i, j - i, p->nl++, 0);
         i = j;
     }
     free(u);
-    u = runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
+    u = report_runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
         const study_run_t *best = u[i];
@@ -147,7 +144,7 @@ static void gather(proj_t *p, int g) {
                 (u[j]->gpus == best->gpus && u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]))
                 best = u[j];
         p->pl[p->np] = best;
-        runs_sort(u + i, j - i, cmp_pipe_point);    /* its points by stages and micro-batches */
+        report_runs_sort(u + i, j - i, cmp_pipe_point);    /* its points by stages and micro-batches */
         points_of(p, u + i, j - i, p->np++, 1);
         i = j;
     }
@@ -157,12 +154,12 @@ static void gather(proj_t *p, int g) {
 
 /* "strategy, 256/GPU, tf32" and ", bf16 gradients" where they are not fp32; the data file's "strategy 256/GPU tf32
  * bf16 grads". */
-static void line_label(bytes_t *b, const line_t *l) {
+static void line_label(bytes_t *b, const project_line_t *l) {
     int other = strcmp(l->gd, "fp32") != 0;
     text_printf(b, "%s, %d/GPU, %s%s%s%s", l->key->strategy, l->key->per_gpu, l->key->math, other ? ", " : "",
                 other ? l->gd : "", other ? " gradients" : "");
 }
-static void line_key(bytes_t *b, const line_t *l) {
+static void line_key(bytes_t *b, const project_line_t *l) {
     int other = strcmp(l->gd, "fp32") != 0;
     text_printf(b, "%s %d/GPU %s%s%s%s", l->key->strategy, l->key->per_gpu, l->key->math, other ? " " : "",
                 other ? l->gd : "", other ? " grads" : "");
@@ -191,7 +188,8 @@ static void err_row(FILE *md, const char *label, int n, const char *layout, doub
     if (!isnan(e) && e > -0.05 && e < 0.05) e = 0;
     char er[64] = "—";
     if (!isnan(e)) snprintf(er, sizeof er, "%+.1f %%", e);
-    fprintf(md, "| %s | %d | %s | %.3f | %s | %s | %s | %s |\n", label, n, layout, measured, f3(model).s, er, expo,
+    fprintf(md, "| %s | %d | %s | %.3f | %s | %s | %s | %s |\n", label, n, layout, measured, report_f3(model).s, er,
+            expo,
             idle);
 }
 
@@ -225,7 +223,7 @@ static void pipe_error(proj_t *p, const study_run_t *u) {
 }
 
 /* A data-parallel point: the model at its node layout and algorithm; 1 when φ across nodes came from it. */
-static int nccl_error(proj_t *p, int g, const study_run_t *u, const line_t *l) {
+static int nccl_error(proj_t *p, int g, const study_run_t *u, const project_line_t *l) {
     const study_runs_t *s = p->s;
     int N = u->nodes;
     if (N <= 1 && !on_host_link(u)) return 0; /* one node over a forced transport: no path the model has */
@@ -238,8 +236,9 @@ static int nccl_error(proj_t *p, int g, const study_run_t *u, const line_t *l) {
     line_label(&lab, l);
     if (N > 1) text_printf(&lab, ", across nodes%s%s%s", *u->tr ? " (`" : "", u->tr, *u->tr ? "`)" : "");
     char *lay = mem_printf("%d × %d", N, u->gpn);
-    char *expo = mem_printf("%s / %s", f3(u->med[RESULTS_COL_exposed_comm_ms]).s, f3(ex).s);
-    err_row(p->md, lab.s, u->gpus, lay, u->med[RESULTS_COL_epoch_s], model, expo, f3(u->med[RESULTS_COL_idle_ms]).s);
+    char *expo = mem_printf("%s / %s", report_f3(u->med[RESULTS_COL_exposed_comm_ms]).s, report_f3(ex).s);
+    err_row(p->md, lab.s, u->gpus, lay, u->med[RESULTS_COL_epoch_s], model, expo,
+            report_f3(u->med[RESULTS_COL_idle_ms]).s);
     free(lab.s), free(lay), free(expo);
     return N > 1 && l->nr_e > 0;
 }
@@ -260,7 +259,7 @@ static void errors(proj_t *p, int g) {
             pipe_error(p, u);
             continue;
         }
-        const line_t *l = p->ms[i].line >= 0 ? &p->ln[p->ms[i].line] : NULL;
+        const project_line_t *l = p->ms[i].line >= 0 ? &p->ln[p->ms[i].line] : NULL;
         if (l && l->drawn) own += nccl_error(p, g, u, l);
     }
     fprintf(md, "\n");
@@ -287,7 +286,7 @@ static void emulated_points(proj_t *p, int g) {
     for (int i = 0; i < p->nm; i++) {
         const study_run_t *u = p->ms[i].run;
         if (p->ms[i].pipe || u->group != g || u->nodes <= 1 || p->ms[i].line < 0) continue;
-        const line_t *l = &p->ln[p->ms[i].line];
+        const project_line_t *l = &p->ln[p->ms[i].line];
         int r1 = study_t1_run(s, g, l->key->per_gpu, l->key->math);
         if (r1 < 0) continue;
         bytes_t t = {0};
@@ -305,7 +304,7 @@ static void nccl_line(proj_t *p, int g, int i) {
     report_t *r = p->r;
     const study_runs_t *s = p->s;
     FILE *md = p->md;
-    line_t *l = &p->ln[i];
+    project_line_t *l = &p->ln[i];
     bytes_t lab = {0};
     line_label(&lab, l);
     fprintf(md, "#### %s\n\n", lab.s);
@@ -358,8 +357,8 @@ static void nccl_line(proj_t *p, int g, int i) {
         double rr = ar_path_ms(&p->path, 0, N, gg, S, ki), tt_ms = ar_path_ms(&p->path, 1, N, gg, S, ki);
         double tar = fmin(rr, tt_ms), ex = (N > 1 ? l->phi_e : l->phi) * tar, step = t1 + ex;
         if (G > st1) dagger = 1;
-        fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |", G, N, gg, f3(rr).s,
-                f3(tt_ms).s, G == 1 ? "—" : (tt_ms < rr ? "tree" : "ring"), f3(ex).s, f3(step).s,
+        fprintf(md, "| %d | %d × %d | %s | %s | %s | %s | %s | %.4f%s | %.2f | %.1f %% |", G, N, gg, report_f3(rr).s,
+                report_f3(tt_ms).s, G == 1 ? "—" : (tt_ms < rr ? "tree" : "ring"), report_f3(ex).s, report_f3(step).s,
                 st1 / G * step / 1e3, G > st1 ? " †" : "", G * t1 / step, 100 * t1 / step);
         double b = (double)l->key->per_gpu * G, se;
         if (tt && b >= bf.bmin && b <= bf.bmax) {
@@ -430,7 +429,7 @@ static void projection_plot(proj_t *p, const study_group_t *gr, const char *dat,
                     text_str(&r->inter_cap));
     else text_printf(&inter, "no inter-node path: one node only");
     names_join(&gpus, &gr->gpus, ", ");
-    study_dates(&dates, gr);
+    report_study_dates(&dates, gr);
     /* lines separated by a literal \n, which projection.gp turns into line breaks */
     f->caption = mem_printf(
         "model: nccl step = t1 + phi x all-reduce (ring or tree, the faster: NCCL's cost model), weak scaling, "
@@ -532,7 +531,7 @@ static void explain(proj_t *p) {
             "measured stage times. Copies between stages are not modelled, nor how many stages a model can be cut "
             "into.\n\n");
     fprintf(md, "| path | α (µs per step) | bandwidth (GB/s) | source |\n|---|---:|---:|---|\n");
-    char *src = md_code(r->bench_src, 1);
+    char *src = report_md_code(r->bench_src, 1);
     fprintf(md, "| intra-node | %.2f | %.1f | ring fit `%s` to %s (above) |\n", p->path.ki->alpha,
             1e-3 / p->path.ki->beta, p->path.ki->name, src);
     free(src);
@@ -552,7 +551,7 @@ void report_projection(report_t *r, FILE *md) {
     fprintf(md, "## Projection past this host\n\n");
     if (!r->have_bench) {
         char *cmd = report_bench_command(r);
-        char *c = md_code(cmd, 0);
+        char *c = report_md_code(cmd, 0);
         fprintf(md, "no all-reduce benchmark: projection omitted (it needs the intra-node α-β fit: run %s, or pass "
                     "`--allreduce FILE`).\n", c);
         free(cmd), free(c);
@@ -560,7 +559,7 @@ void report_projection(report_t *r, FILE *md) {
     }
     const fit_t *ki = fit_nccl(&r->fits, "", "float");
     if (*r->bench_err || !fit_usable(ki)) {
-        char *src = md_code(r->bench_src, 0), *why = *r->bench_err ? md_code(r->bench_err, 0) : NULL;
+        char *src = report_md_code(r->bench_src, 0), *why = *r->bench_err ? report_md_code(r->bench_err, 0) : NULL;
         fprintf(md, "%s: %s: projection omitted.\n", src, why ? why : "no nccl rows that fit α ≥ 0 and β > 0");
         free(src), free(why);
         return;

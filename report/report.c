@@ -367,7 +367,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
         if (r->base->regressions) {
             errmsg_line(stderr, "scaling report: ", "%d regression(s) against %s: images/s fell past %s and both "
                         "spreads, or a configuration failed or is missing (REPORT.md, \"Against the baseline\")",
-                        r->base->regressions, r->base->src, pct(r->base->threshold).s);
+                        r->base->regressions, r->base->src, report_pct(r->base->threshold).s);
             rc = 1;
         }
     }

@@ -90,7 +90,7 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
  * its configuration, the steady medians (and the extremes of epoch_s and images_per_s), its last epoch's cells, the
  * peak memory, how it ended and its machine. 0, or 1 when f could not be written. */
 int report_runs(const study_runs_t *s, FILE *f);
-/* summary.csv (runs.c): a header, then per reported run (configuration) its key columns (results_key_columns, the
+/* summary.csv (runs.c): a header, then per reported run (configuration) its key columns (study_key_columns, the
  * cells as the study CSV writes them), run_id, git_commit, variant, steady_epochs, images_per_s (the steady
  * median), its min and max, images_per_s_per_gpu, epoch_s, speedup and efficiency (T1/TN, T1/(N·TN)),
  * final_test_acc (a fraction) and status. 0, or 1 when f could not be written. */
@@ -205,59 +205,60 @@ typedef struct {
     char s[352];
 } numtext_t;
 /* "%.0f", "%.1f", "%.3f", "%.2f", "%.1f %%" of x, or "—" for NAN: the tables' one way to show a missing number. */
-numtext_t f0(double x);
-numtext_t f1(double x);
-numtext_t f3(double x);
-numtext_t f2(double x);
-numtext_t pct(double x);
-/* num_s's text of x. */
-numtext_t num(double x);
+numtext_t report_f0(double x);
+numtext_t report_f1(double x);
+numtext_t report_f3(double x);
+numtext_t report_f2(double x);
+numtext_t report_pct(double x);
+/* study_num_s's text of x. */
+numtext_t report_num(double x);
 
 /* s (a path, or a message naming one) as a Markdown code span, freed by the caller: a file name is data, so no HTML,
  * link, heading or table cell is made of it. Bytes below 0x20 and 0x7f become '?'; the fence is one backtick longer
  * than the longest run in s; in_table: '|' is written "\|", which a table cell needs even in a code span. */
-char *md_code(const char *s, int in_table);
+char *report_md_code(const char *s, int in_table);
 
 /* Of x[0..n) (NAN values left out; x is reordered). */
-stat_t stat_of(double *x, int n);
+stat_t report_stat_of(double *x, int n);
 /* Of a number of each run (NAN: none): f(run). */
-stat_t stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *));
+stat_t report_stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *));
 /* Of number column c over the steady rows of runs u[0..n) (value >= 0): every epoch of every seed. */
-stat_t stat_steady(const study_run_t *const *u, int n, results_col_t c);
-/* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is f3, f2, pct or f0's format. */
-numtext_t ranged(const char *fmt, stat_t st);
-/* Numbers of a run, for stat_runs. */
-double run_epoch_s(const study_run_t *r);
-double run_images_per_s(const study_run_t *r);
-double run_step_ms(const study_run_t *r);
-double run_facc(const study_run_t *r);
+stat_t report_stat_steady(const study_run_t *const *u, int n, study_col_t c);
+/* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is report_f3, report_f2, report_pct or
+ * report_f0's format. */
+numtext_t report_ranged(const char *fmt, stat_t st);
+/* Numbers of a run, for report_stat_runs. */
+double report_run_epoch_s(const study_run_t *r);
+double report_run_images_per_s(const study_run_t *r);
+double report_run_step_ms(const study_run_t *r);
+double report_run_facc(const study_run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
-double run_tt_s(const study_run_t *r);
-double run_tt_steps(const study_run_t *r);
+double report_run_tt_s(const study_run_t *r);
+double report_run_tt_steps(const study_run_t *r);
 
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
  * for one precision); ", " and that where there is one. */
-void gpus_word(bytes_t *b, int gpus);
-void batch_word(bytes_t *b, const study_run_t *r);
-void link_word(bytes_t *b, const study_run_t *r);
-void prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r);
-void with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r);
+void report_gpus_word(bytes_t *b, int gpus);
+void report_batch_word(bytes_t *b, const study_run_t *r);
+void report_link_word(bytes_t *b, const study_run_t *r);
+void report_prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r);
+void report_with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r);
 /* The dates of a group's rows: "2026-01-05", or "2026-01-05 to 2026-01-06". */
-void study_dates(bytes_t *b, const study_group_t *g);
+void report_study_dates(bytes_t *b, const study_group_t *g);
 
-/* The orders a study reads in, for runs_sort (ties: the order the runs started): precision (math, then gradient
+/* The orders a study reads in, for report_runs_sort (ties: the order the runs started): precision (math, then gradient
  * dtype); a strategy's place and a table's row key (the reference first, then replicas, then pipelines, each by
  * name; GPUs, schedule, batch, micro-batches, link). */
-int cmp_prec(const study_run_t *a, const study_run_t *b);
-int cmp_row(const study_run_t *a, const study_run_t *b);
+int report_cmp_prec(const study_run_t *a, const study_run_t *b);
+int report_cmp_row(const study_run_t *a, const study_run_t *b);
 /* A strategy's place in a study's tables: 0 the reference, 1 replicas, 2 a pipeline. */
-int run_class(const study_run_t *r);
-/* A summary table's row: cmp_row, then a configuration but its seed and commit (study_cmp_config). */
-int cmp_config(const study_run_t *a, const study_run_t *b);
+int report_run_class(const study_run_t *r);
+/* A summary table's row: report_cmp_row, then a configuration but its seed and commit (study_cmp_config). */
+int report_cmp_config(const study_run_t *a, const study_run_t *b);
 /* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
-void runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *));
+void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *));
 /* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n
  * gets how many (the caller frees). */
-const study_run_t **runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                int (*cmp)(const study_run_t *, const study_run_t *), int *n);
+const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
+                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n);

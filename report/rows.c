@@ -2,6 +2,7 @@
  * cell become spaces, as the fits write cells into Markdown tables. */
 #include "rows.h"
 #include "../engine/errmsg.h"
+#include "../study/grow.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -20,16 +21,12 @@ typedef struct {
 static void on_field(void *data, size_t len, void *ctx) {
     reader_t *r = ctx;
     if (r->oom) return;
-    if (r->nf == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 64;
-        char **p = realloc(r->rec, (size_t)cap * sizeof *p);
-        if (!p) {
-            r->oom = 1;
-            return;
-        }
-        r->rec = p;
-        r->cap = cap;
+    char **p = grow(r->rec, &r->cap, r->nf, sizeof *p, 64);
+    if (!p) {
+        r->oom = 1;
+        return;
     }
+    r->rec = p;
     char *s = malloc(len + 1);
     if (!s) {
         r->oom = 1;

@@ -1,6 +1,6 @@
 /* rows.h — the all-reduce benchmark's CSV (`scaling --bench allreduce`, any version of its header) read into rows
  * of cells looked up by column name, a column the file lacks reading as empty: fit.c's reader. The study CSV is read
- * by the schema's reader (results_read), which maps a header onto RESULTS_SCHEMA and skips a record without a run_id:
+ * by the schema's reader (study_read), which maps a header onto RESULTS_SCHEMA and skips a record without a run_id:
  * a benchmark row has neither (its columns: study/allreduce.h). Host-only. */
 #pragma once
 #include <stddef.h>

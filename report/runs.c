@@ -15,13 +15,13 @@ static void put_text(FILE *f, int *col, const char *s) {
     for (; s && *s; s++) fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
 }
 
-/* A number as num_s prints it, but with the fewest digits that read back as the same double: a script rounds it
+/* A number as study_num_s prints it, but with the fewest digits that read back as the same double: a script rounds it
  * again, and the report's %.6g would move the last digit of a ratio (1.520557 / (2 x 0.785819) is 96.7 %, with
  * 1.52056 96.8 %). Empty for none (NAN, or < 0: the CSV's empty cell). */
 static void shortest_num(char b[64], double x) {
     b[0] = '\0';
     if (!isnan(x) && x >= 0) {
-        num_s(b, 64, x);
+        study_num_s(b, 64, x);
         for (int digits = 7; digits <= 17 && strtod(b, NULL) != x; digits++) snprintf(b, 64, "%.*g", digits, x);
     }
 }
@@ -38,12 +38,12 @@ static void put_num(FILE *f, int *col, double x) {
     TEXT(math, r->math) TEXT(grad_dtype, r->gd) NUM(gpus, r->gpus) NUM(global_batch, r->global_batch)              \
     NUM(per_gpu_batch, r->pipe ? -1 : r->per_gpu) /* a pipeline's stages each see the whole batch: none per GPU */  \
     TEXT(lr, r->lr) TEXT(seed, r->seed) NUM(steps_median, r->med[RESULTS_COL_steps])                                \
-    NUM(steady_epochs, run_steady_count(r, RESULTS_COL_epoch_s))                                                     \
-    NUM(epoch_s_median, r->med[RESULTS_COL_epoch_s]) NUM(epoch_s_min, run_steady_min(r, RESULTS_COL_epoch_s))        \
-    NUM(epoch_s_max, run_steady_max(r, RESULTS_COL_epoch_s))                                                         \
+    NUM(steady_epochs, study_steady_count(r, RESULTS_COL_epoch_s))                                                     \
+    NUM(epoch_s_median, r->med[RESULTS_COL_epoch_s]) NUM(epoch_s_min, study_steady_min(r, RESULTS_COL_epoch_s))        \
+    NUM(epoch_s_max, study_steady_max(r, RESULTS_COL_epoch_s))                                                         \
     NUM(images_per_s_median, r->med[RESULTS_COL_images_per_s])                                                       \
-    NUM(images_per_s_min, run_steady_min(r, RESULTS_COL_images_per_s))                                               \
-    NUM(images_per_s_max, run_steady_max(r, RESULTS_COL_images_per_s))                                               \
+    NUM(images_per_s_min, study_steady_min(r, RESULTS_COL_images_per_s))                                               \
+    NUM(images_per_s_max, study_steady_max(r, RESULTS_COL_images_per_s))                                               \
     NUM(step_ms_median, r->med[RESULTS_COL_step_ms])                                                                 \
     NUM(final_test_acc, last && !isnan(r->facc) ? last->test_acc : NAN) /* facc's cell, unscaled */                \
     NUM(final_comm_ms, last ? last->stats.comm_ms : NAN)                                                             \
@@ -60,8 +60,8 @@ int report_runs(const study_runs_t *s, FILE *f) {
     fputc('\n', f);
     for (int i = 0; i < s->nr; i++) {
         const study_run_t *r = &s->run[i];
-        const results_row_t *last = r->final;
-        const results_env_t *env = r->env;
+        const study_row_t *last = r->final;
+        const study_env_t *env = r->env;
         col = 0;
 #define CELL_TEXT(name, cell) put_text(f, &col, cell);
 #define CELL_NUM(name, cell) put_num(f, &col, cell);
@@ -97,10 +97,10 @@ static void csv_num(FILE *f, int *col, double x) {   /* as --runs writes it (sho
  * epoch time, speedup and efficiency against T1, final test accuracy (a fraction, as the CSV's) and how it ended. */
 #define SUMMARY_COLUMNS(TEXT, NUM)                                                                                   \
     TEXT(run_id, r->run_id) TEXT(git_commit, r->env->git_commit) TEXT(variant, r->variant)                           \
-    NUM(steady_epochs, run_steady_count(r, RESULTS_COL_epoch_s))                                                     \
+    NUM(steady_epochs, study_steady_count(r, RESULTS_COL_epoch_s))                                                     \
     NUM(images_per_s, r->med[RESULTS_COL_images_per_s])                                                              \
-    NUM(images_per_s_min, run_steady_min(r, RESULTS_COL_images_per_s))                                               \
-    NUM(images_per_s_max, run_steady_max(r, RESULTS_COL_images_per_s))                                               \
+    NUM(images_per_s_min, study_steady_min(r, RESULTS_COL_images_per_s))                                               \
+    NUM(images_per_s_max, study_steady_max(r, RESULTS_COL_images_per_s))                                               \
     NUM(images_per_s_per_gpu, r->med[RESULTS_COL_images_per_s] / r->gpus) NUM(epoch_s, r->med[RESULTS_COL_epoch_s]) \
     NUM(speedup, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] : NAN)                  \
     NUM(efficiency, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] / r->gpus : NAN)     \
@@ -108,7 +108,7 @@ static void csv_num(FILE *f, int *col, double x) {   /* as --runs writes it (sho
 
 int report_summary_csv(const study_runs_t *s, FILE *f) {
     int col = 0;
-    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) csv_cell(f, &col, results_key_columns[k]);
+    for (int k = 0; k < RESULTS_KEY_FIELDS; k++) csv_cell(f, &col, study_key_columns[k]);
 #define HEAD(name, cell) csv_cell(f, &col, #name);
     SUMMARY_COLUMNS(HEAD, HEAD)
 #undef HEAD
@@ -116,8 +116,8 @@ int report_summary_csv(const study_runs_t *s, FILE *f) {
     for (int i = 0; i < s->nr; i++) {
         const study_run_t *r = &s->run[i];
         int t1 = study_t1_run(s, r->group, r->line_batch, r->math);
-        results_key_t k;
-        results_key_of_row(r->rows[0], &k);
+        study_key_t k;
+        study_key_of_row(r->rows[0], &k);
         col = 0;
         for (int c = 0; c < RESULTS_KEY_FIELDS; c++) csv_cell(f, &col, k.cell[c]);
 #define CELL_TEXT(name, cell) csv_cell(f, &col, cell);

@@ -16,7 +16,7 @@ typedef struct {
                                  * cells stand for the row; NULL where no run has a steady epoch */
     stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
-    int *stc, nst;
+    int *stc, nst, cst;
     int t1;                     /* T1's run at its batch and math, or -1 */
 } srow_t;
 
@@ -28,7 +28,8 @@ typedef struct {
 } notes_t;
 
 static int by_time(const void *a, const void *b) {
-    return cmp_num(run_epoch_s(*(const study_run_t *const *)a), run_epoch_s(*(const study_run_t *const *)b));
+    return study_cmp_num(report_run_epoch_s(*(const study_run_t *const *)a),
+                         report_run_epoch_s(*(const study_run_t *const *)b));
 }
 
 static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const *u, int n) {
@@ -36,12 +37,12 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
     w->u = u;
     w->n = n;
     w->any = u[n - 1];
-    w->t = stat_runs(u, n, run_epoch_s);
-    w->acc = stat_runs(u, n, run_facc);
+    w->t = report_stat_runs(u, n, report_run_epoch_s);
+    w->acc = report_stat_runs(u, n, report_run_facc);
     const study_run_t **timed = mem_alloc((size_t)n * sizeof *timed);
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (!isnan(run_epoch_s(u[i]))) timed[k++] = u[i];
+        if (!isnan(report_run_epoch_s(u[i]))) timed[k++] = u[i];
     qsort(timed, (size_t)k, sizeof *timed, by_time);
     w->rep = k ? timed[(k - 1) / 2] : NULL;
     free(timed);
@@ -49,8 +50,9 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
         int t = 0;
         while (t < w->nst && strcmp(w->st[t], u[i]->fstat)) t++;
         if (t == w->nst) {
-            w->st = mem_realloc(w->st, (size_t)(t + 1) * sizeof *w->st);
-            w->stc = mem_realloc(w->stc, (size_t)(t + 1) * sizeof *w->stc);
+            int c = w->cst;   /* two arrays, one capacity */
+            mem_reserve((void **)&w->st, &c, t + 1, sizeof *w->st);
+            mem_reserve((void **)&w->stc, &w->cst, t + 1, sizeof *w->stc);
             w->st[t] = u[i]->fstat;
             w->stc[t] = 0;
             w->nst++;
@@ -101,7 +103,7 @@ static void table_head(const report_t *r, FILE *md, const srow_t *w, const notes
     }
 }
 
-static double t1_time(const study_runs_t *s, const srow_t *w, results_col_t c) {
+static double t1_time(const study_runs_t *s, const srow_t *w, study_col_t c) {
     return w->t1 >= 0 ? s->run[w->t1].med[c] : NAN;
 }
 
@@ -138,14 +140,15 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t
                                                                   : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
     const study_run_t *fr = fastest_reference(s, u->group, u->math);
-    stat_t ips = stat_runs(w->u, w->n, run_images_per_s);
+    stat_t ips = report_stat_runs(w->u, w->n, report_run_images_per_s);
     char fast[64] = "—";
     if (fr && !isnan(ips.med))
         snprintf(fast, sizeof fast, "%.2f (batch %d)", ips.med / fr->med[RESULTS_COL_images_per_s], fr->line_batch);
     fprintf(md, "%s| %d | %s | %d | %d | %s |%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c->lead, p,
-            u->sched, u->line_batch, M, u->lr, c->variant, ranged("%.3f", w->t).s, f3(model).s, f2(c->sp).s,
-            pct(isnan(c->sp) ? NAN : 100 * c->sp / p).s, fast, pct(bubble).s, pct(100.0 * ideal).s,
-            ranged("%.0f", ips).s, c->acc, c->stl);
+            u->sched, u->line_batch, M, u->lr, c->variant, report_ranged("%.3f", w->t).s, report_f3(model).s,
+            report_f2(c->sp).s,
+            report_pct(isnan(c->sp) ? NAN : 100 * c->sp / p).s, fast, report_pct(bubble).s, report_pct(100.0 * ideal).s,
+            report_ranged("%.0f", ips).s, c->acc, c->stl);
 }
 
 static double run_comm_ms(const study_run_t *r) { return r->med[RESULTS_COL_comm_ms]; }
@@ -170,15 +173,18 @@ static void model_row(const report_t *r, FILE *md, const srow_t *w, const cells_
     if (!isnan(model) && *mark) nt->dagger = 1;
     if (*lentm) nt->ddagger = 1;
     fprintf(md, "%s| %s | %d | %s |%s %s | %s | %s%s | %s | %s | %s | %s / %s%s | %s | %s |\n", c->lead, c->gl,
-            u->line_batch, u->lr, c->variant, c->steps, ranged("%.3f", w->t).s, f3(model).s, !isnan(model) ? mark : "",
-            f2(c->sp).s, f2(msp).s, pct(isnan(c->sp) ? NAN : 100 * c->sp / n).s,
-            ranged("%.3f", stat_runs(w->u, w->n, run_comm_ms)).s, f3(tar).s, lentm, c->acc, c->stl);
+            u->line_batch, u->lr, c->variant, c->steps, report_ranged("%.3f", w->t).s, report_f3(model).s,
+            !isnan(model) ? mark : "",
+            report_f2(c->sp).s, report_f2(msp).s, report_pct(isnan(c->sp) ? NAN : 100 * c->sp / n).s,
+            report_ranged("%.3f", report_stat_runs(w->u, w->n, run_comm_ms)).s, report_f3(tar).s, lentm, c->acc,
+            c->stl);
 }
 
 static void plain_row(FILE *md, const srow_t *w, const cells_t *c) {
     const study_run_t *u = w->any;
     fprintf(md, "%s| %s | %d | %s |%s %s | %s | %s | %s | %s | %s |\n", c->lead, c->gl, u->line_batch, u->lr,
-            c->variant, c->steps, ranged("%.3f", w->t).s, f2(c->sp).s, pct(isnan(c->sp) ? NAN : 100 * c->sp / u->gpus).s,
+            c->variant, c->steps, report_ranged("%.3f", w->t).s, report_f2(c->sp).s,
+            report_pct(isnan(c->sp) ? NAN : 100 * c->sp / u->gpus).s,
             c->acc, c->stl);
 }
 
@@ -189,8 +195,9 @@ static void summary_row(const report_t *r, FILE *md, const srow_t *w, notes_t *n
     text_printf(&gl, "%d%s%s%s", u->gpus, *u->link ? " (" : "", u->link, *u->link ? ")" : "");
     statuses(&stl, w);
     if (nt->variant) text_printf(&var, " %s |", *u->variant ? u->variant : "—");
-    numtext_t steps = w->rep && !isnan(w->rep->med[RESULTS_COL_steps]) ? num(w->rep->med[RESULTS_COL_steps]) : f3(NAN);
-    numtext_t acc = ranged("%.1f %%", w->acc);
+    numtext_t steps = w->rep && !isnan(w->rep->med[RESULTS_COL_steps]) ? report_num(w->rep->med[RESULTS_COL_steps])
+                                                                        : report_f3(NAN);
+    numtext_t acc = report_ranged("%.1f %%", w->acc);
     double t1 = t1_time(&r->st, w, RESULTS_COL_epoch_s);
     cells_t c = {text_str(&lead), text_str(&gl), steps.s, acc.s, text_str(&stl), text_str(&var),
                  !isnan(w->t.med) && !isnan(t1) ? t1 / w->t.med : NAN};
@@ -222,13 +229,13 @@ static int by_strategy(const study_run_t *a, const study_run_t *b) { return strc
 void report_summary(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     int n;
-    const study_run_t **u = runs_sorted(s, g, NULL, cmp_config, &n);
+    const study_run_t **u = report_runs_sorted(s, g, NULL, report_cmp_config, &n);
     notes_t nt = {0};
     fprintf(md, "### Summary\n");
     for (int i = 0; i < n;) {
         srow_t w;
         int j = i;
-        while (j < n && cmp_config(u[i], u[j]) == 0) j++;
+        while (j < n && report_cmp_config(u[i], u[j]) == 0) j++;
         srow_make(&w, s, u + i, j - i);
         if (i == 0 || by_strategy(u[i - 1], u[i])) {   /* a table per strategy */
             nt.variant = 0;

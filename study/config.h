@@ -11,8 +11,8 @@
 
 /* Orders two runs by their first rows' key columns in the key's order, the seed left out: < 0, 0, > 0 as strcmp,
  * 0 for the seeds of one configuration. Numbers compare as numbers, math and grad_dtype in the study's order
- * (math_cmp). As in a key, an empty cell of a WILD column equals any value (a run that failed at setup has no steps
- * yet), so the order is total only among runs whose WILD cells are set alike; a sort keeps its ties adjacent.
+ * (study_math_cmp). As in a key, an empty cell of a WILD column equals any value (a run that failed at setup has no
+ * steps yet), so the order is total only among runs whose WILD cells are set alike; a sort keeps its ties adjacent.
  * nodes and nccl_transport compare as the link the run's GPUs talked over (study_run_t.nodes and .link, which leave
  * out NCCL_HOSTID: it names the nodes, so the same run on other hosts is the same configuration). */
 int study_cmp_config(const study_run_t *a, const study_run_t *b, unsigned opts);

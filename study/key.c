@@ -8,17 +8,17 @@
 #include <string.h>
 
 #define KEY_NAME(name) #name,
-const char *const results_key_columns[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_NAME)};
+const char *const study_key_columns[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_NAME)};
 #undef KEY_NAME
 #define KEY_COL(name) RESULTS_COL_##name,
-const results_col_t results_key_schema_cols[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_COL)};
+const study_col_t study_key_schema_cols[RESULTS_KEY_FIELDS] = {RESULTS_KEY(KEY_COL)};
 #undef KEY_COL
 
 /* One formatted row as libcsv splits it: the key columns' cells, cut to RESULTS_CELL_MAX as the scan cuts them. */
 typedef struct {
     int nf;
     int col[RESULTS_KEY_FIELDS];    /* the schema column of each key cell */
-    results_key_t *k;
+    study_key_t *k;
 } key_ctx_t;
 
 static void key_field(void *data, size_t len, void *ctx_) {
@@ -34,12 +34,12 @@ static void key_field(void *data, size_t len, void *ctx_) {
 
 /* The key is taken from the formatted row, through the same parser as the scan, so the two cannot format a
  * number differently. */
-void results_key_of_row(const results_row_t *row, results_key_t *k) {
+void study_key_of_row(const study_row_t *row, study_key_t *k) {
     memset(k, 0, sizeof *k);
     bytes_t b = {0};
-    results_line(&b, row);
+    study_line(&b, row);
     key_ctx_t c = {.k = k};
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) c.col[f] = (int)results_key_schema_cols[f];
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) c.col[f] = (int)study_key_schema_cols[f];
     struct csv_parser p;
     if (!b.oom && csv_init(&p, 0) == 0) {
         /* Parse fields only: the row callback is not needed, the cells go straight into k. */
@@ -52,10 +52,10 @@ void results_key_of_row(const results_row_t *row, results_key_t *k) {
 
 int study_key_wildcard(int column) {
     return column >= 0 && column < RESULTS_KEY_FIELDS &&
-           (results_schema[results_key_schema_cols[column]].flags & RESULTS_F_WILD);
+           (study_schema[study_key_schema_cols[column]].flags & RESULTS_F_WILD);
 }
 
-int study_key_match(const results_key_t *a, const results_key_t *b) {
+int study_key_match(const study_key_t *a, const study_key_t *b) {
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
         if ((!a->cell[i][0] || !b->cell[i][0]) && study_key_wildcard(i)) continue;
         if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
@@ -63,7 +63,7 @@ int study_key_match(const results_key_t *a, const results_key_t *b) {
     return 1;
 }
 
-void study_key_merge(results_key_t *into, const results_key_t *k) {
+void study_key_merge(study_key_t *into, const study_key_t *k) {
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
         if (!into->cell[i][0]) memcpy(into->cell[i], k->cell[i], sizeof into->cell[i]);
 }

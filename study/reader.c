@@ -1,6 +1,6 @@
 /* reader.c — reading any CSV of this schema or an older one into rows, by column name (the committed studies
  * have older headers): each cell parsed by its column's type from the schema table, a missing column left as
- * results_row_init leaves it. */
+ * study_row_init leaves it. */
 #define _POSIX_C_SOURCE 200809L
 #include "reader.h"
 #include "bytes.h"
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCOLS results_ncolumns()
+#define NCOLS study_ncolumns()
 #define RESULTS_MAX_COLUMNS 256
 
 /* One record as libcsv delivers it, every field kept whole (NUL-terminated, one after another in buf). */
@@ -24,7 +24,7 @@ typedef struct {
 } record_t;
 
 typedef struct {
-    results_pass_t *t;
+    study_pass_t *t;
     record_t rec;
     int header_done;
     int *map, nmap;             /* file column -> schema column, or -1 */
@@ -32,7 +32,7 @@ typedef struct {
     char refused[256];          /* the first name cell outside its character set or over RESULTS_NAME_MAX, or a
                                  * count outside its range: the whole CSV is refused */
     int (*want)(const char *, void *);
-    void (*fn)(const results_row_t *, void *);
+    void (*fn)(const study_row_t *, void *);
     void *fn_ctx;
     int id_field;               /* the file column of run_id, -1: none */
 } read_ctx_t;
@@ -50,7 +50,7 @@ static void record_field(void *data, size_t len, void *ctx_) {
 }
 
 /* One cell into its member; 0, or -1 when it does not parse as the column's type (the row is skipped). */
-static int cell_parse(results_row_t *row, const results_column_t *c, const char *s) {
+static int cell_parse(study_row_t *row, const study_column_t *c, const char *s) {
     char *end;
     switch (c->type) {
     case RESULTS_TEXT:
@@ -95,7 +95,7 @@ static int cell_parse(results_row_t *row, const results_column_t *c, const char 
 /* A NAME or SET cell holding a byte outside its set, or a NAME of a STR column over RESULTS_NAME_MAX bytes, refuses
  * the CSV: the message names the record, the column and the byte (as a number: the byte itself may be a newline) or
  * the length. len: the cell's bytes as read, so that a NUL inside it is such a byte rather than the name's end. */
-static void check_name(read_ctx_t *c, const results_column_t *col, const char *s, size_t len) {
+static void check_name(read_ctx_t *c, const study_column_t *col, const char *s, size_t len) {
     if (!(col->flags & (RESULTS_F_NAME | RESULTS_F_SET)) || c->refused[0]) return;
     if (col->type == RESULTS_STR && strlen(s) > RESULTS_NAME_MAX) {
         snprintf(c->refused, sizeof c->refused, "record %ld, column %s: a name of %zu bytes (at most %d)", c->records,
@@ -103,7 +103,7 @@ static void check_name(read_ctx_t *c, const results_column_t *col, const char *s
         return;
     }
     for (const unsigned char *p = (const unsigned char *)s; p < (const unsigned char *)s + len; p++) {
-        if (results_name_byte_ok(col->flags, *p)) continue;
+        if (study_name_byte_ok(col->flags, *p)) continue;
         snprintf(c->refused, sizeof c->refused,
                  "record %ld, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS ")",
                  c->records, col->name, *p);
@@ -113,7 +113,7 @@ static void check_name(read_ctx_t *c, const results_column_t *col, const char *s
 
 /* A SIZE or POS cell that is not an integer in its range refuses the CSV: the message names the record, the column
  * and the value (echoed only where it is a short run of plain characters). */
-static void check_size(read_ctx_t *c, const results_column_t *col, const char *s) {
+static void check_size(read_ctx_t *c, const study_column_t *col, const char *s) {
     if (!(col->flags & (RESULTS_F_SIZE | RESULTS_F_POS)) || c->refused[0] || !*s) return;
     char *end;
     errno = 0;
@@ -132,9 +132,9 @@ static void read_header(read_ctx_t *c) {
     c->nmap = r->nf;
     int have[RESULTS_MAX_COLUMNS] = {0};
     for (int j = 0; j < r->nf; j++) {
-        c->map[j] = results_column_index(r->b.s + r->off[j]);
+        c->map[j] = study_column_index(r->b.s + r->off[j]);
         if (c->map[j] >= 0 && have[c->map[j]]++) c->map[j] = -1;    /* a repeated name: the first counts */
-        if (c->map[j] >= 0 && c->map[j] == results_column_index("run_id")) c->id_field = j;
+        if (c->map[j] >= 0 && c->map[j] == study_column_index("run_id")) c->id_field = j;
         if (c->map[j] < 0) c->t->unknown++;
     }
     for (int i = 0; i < NCOLS; i++) c->t->missing += !have[i];
@@ -145,24 +145,24 @@ static void read_header(read_ctx_t *c) {
 static void read_row(read_ctx_t *c) {
     record_t *r = &c->rec;
     if (c->want && c->id_field >= 0 && !c->want(r->b.s + r->off[c->id_field], c->fn_ctx)) return;
-    results_row_t row;
-    results_row_init(&row);
+    study_row_t row;
+    study_row_init(&row);
     for (int i = 0; i < NCOLS; i++)
-        if (results_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(&row, &results_schema[i], const char *) = "";
+        if (study_schema[i].type == RESULTS_STR) *RESULTS_MEMBER(&row, &study_schema[i], const char *) = "";
     int bad = 0, infinite = 0;
     for (int j = 0; j < r->nf && !bad; j++)
         if (c->map[j] >= 0) {
             /* each field is followed by its NUL (record_field) */
             size_t len = (j + 1 < r->nf ? r->off[j + 1] : r->b.len) - r->off[j] - 1;
-            check_name(c, &results_schema[c->map[j]], r->b.s + r->off[j], len);
-            check_size(c, &results_schema[c->map[j]], r->b.s + r->off[j]);
-            int k = cell_parse(&row, &results_schema[c->map[j]], r->b.s + r->off[j]);
+            check_name(c, &study_schema[c->map[j]], r->b.s + r->off[j], len);
+            check_size(c, &study_schema[c->map[j]], r->b.s + r->off[j]);
+            int k = cell_parse(&row, &study_schema[c->map[j]], r->b.s + r->off[j]);
             bad = k < 0;
             infinite |= k > 0;
         }
     /* An ok row holding an infinity measured nothing: failed, so that no table shows it as a speedup (a diverged
      * row's infinite loss is what diverged means, and stays so). */
-    if (infinite && strcmp(row.status, run_status_name(RUN_OK)) == 0) row.status = run_status_name(RUN_FAILED);
+    if (infinite && strcmp(row.status, study_status_name(RUN_OK)) == 0) row.status = study_status_name(RUN_FAILED);
     if (bad || !row.run_id[0]) {
         c->t->bad_rows++;
         return;
@@ -189,7 +189,7 @@ static void read_record(int term, void *ctx_) {
     r->b.len = 0;
 }
 
-/* results_csv_feed reading at most limit bytes (< 0: all); *used gets the bytes read. */
+/* study_csv_feed reading at most limit bytes (< 0: all); *used gets the bytes read. */
 static int feed(FILE *f, const char *path, long long limit, void (*field)(void *, size_t, void *),
                 void (*row)(int, void *), void *ctx, long long *used, char *err, size_t errlen) {
     /* Not CSV_STRICT: a line cut by a kill is one short record to skip, not a reason to stop reading. */
@@ -212,14 +212,14 @@ static int feed(FILE *f, const char *path, long long limit, void (*field)(void *
     return rc;
 }
 
-int results_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
-                     void *ctx, char *err, size_t errlen) {
+int study_csv_feed(FILE *f, const char *path, void (*field)(void *, size_t, void *), void (*row)(int, void *),
+                   void *ctx, char *err, size_t errlen) {
     long long used;
     return feed(f, path, -1, field, row, ctx, &used, err, errlen);
 }
 
-int results_pass(FILE *f, const char *path, long long limit, int (*want)(const char *, void *),
-                 void (*fn)(const results_row_t *, void *), void *ctx, results_pass_t *t, char *err, size_t errlen) {
+int study_pass(FILE *f, const char *path, long long limit, int (*want)(const char *, void *),
+               void (*fn)(const study_row_t *, void *), void *ctx, study_pass_t *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (err && errlen) err[0] = '\0';
     if (fseek(f, 0, SEEK_SET) != 0) return errmsg(2, err, errlen, "%s: cannot read from its start: %s", path,
@@ -228,8 +228,8 @@ int results_pass(FILE *f, const char *path, long long limit, int (*want)(const c
     int rc = feed(f, path, limit, record_field, read_record, &c, &t->bytes, err, errlen);
     int has_run_id = 0, has_epoch = 0;
     for (int j = 0; j < c.nmap; j++) {
-        has_run_id |= c.map[j] == results_column_index("run_id");
-        has_epoch |= c.map[j] == results_column_index("epoch");
+        has_run_id |= c.map[j] == study_column_index("run_id");
+        has_epoch |= c.map[j] == study_column_index("epoch");
     }
     if (!rc && c.rec.b.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
@@ -243,25 +243,25 @@ int results_pass(FILE *f, const char *path, long long limit, int (*want)(const c
     return rc;
 }
 
-/* results_read's copy of a passing row: the row, and its strings in one block of their own. */
-static void keep_row(const results_row_t *row, void *ctx) {
-    results_rows_t *t = ctx;
+/* study_read's copy of a passing row: the row, and its strings in one block of their own. */
+static void keep_row(const study_row_t *row, void *ctx) {
+    study_rows_t *t = ctx;
     if (t->oom) return;
     int cap_rows = t->cap, cap_text = t->cap;    /* rows and their blocks grow together: one capacity */
-    results_row_t *rows = grow(t->row, &cap_rows, t->n, sizeof *rows, 256);
+    study_row_t *rows = grow(t->row, &cap_rows, t->n, sizeof *rows, 256);
     if (rows) t->row = rows;
     char **text = rows ? grow(t->text, &cap_text, t->n, sizeof *text, 256) : NULL;
     if (text) t->text = text;
     size_t len = 0;
     for (int i = 0; i < NCOLS; i++)
-        if (results_schema[i].type == RESULTS_STR) len += strlen(*RESULTS_CMEMBER(row, &results_schema[i], char *)) + 1;
+        if (study_schema[i].type == RESULTS_STR) len += strlen(*RESULTS_CMEMBER(row, &study_schema[i], char *)) + 1;
     char *block = rows && text ? malloc(len) : NULL, *p = block;
     if (!block) { t->oom = 1; return; }
     t->cap = cap_rows;
     t->row[t->n] = *row;
     for (int i = 0; i < NCOLS; i++)
-        if (results_schema[i].type == RESULTS_STR) {
-            const char **m = RESULTS_MEMBER(&t->row[t->n], &results_schema[i], const char *);
+        if (study_schema[i].type == RESULTS_STR) {
+            const char **m = RESULTS_MEMBER(&t->row[t->n], &study_schema[i], const char *);
             size_t n = strlen(*m) + 1;
             memcpy(p, *m, n);
             *m = p;
@@ -270,21 +270,21 @@ static void keep_row(const results_row_t *row, void *ctx) {
     t->text[t->n++] = block;
 }
 
-int results_read(const char *path, results_rows_t *t, char *err, size_t errlen) {
+int study_read(const char *path, study_rows_t *t, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (err && errlen) err[0] = '\0';
     FILE *f = fopen(path, "rb");
     if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
-    results_pass_t p;
-    int rc = results_pass(f, path, -1, NULL, keep_row, t, &p, err, errlen);
+    study_pass_t p;
+    int rc = study_pass(f, path, -1, NULL, keep_row, t, &p, err, errlen);
     fclose(f);
     if (!rc && t->oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     t->bad_rows = p.bad_rows, t->missing = p.missing, t->unknown = p.unknown;
-    if (rc) results_rows_free(t);
+    if (rc) study_rows_free(t);
     return rc;
 }
 
-void results_rows_free(results_rows_t *t) {
+void study_rows_free(study_rows_t *t) {
     for (int i = 0; i < t->n; i++) free(t->text[i]);
     free(t->text);
     free(t->row);

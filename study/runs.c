@@ -20,7 +20,7 @@ typedef struct {
     char cell[SCAN_MAXF][RESULTS_CELL_MAX];
     int header_done, header_bad, header_col;
     char header_got[64];
-    results_scan_t *s;
+    study_scan_t *s;
     int col_run, col_epoch, col_status, col_key[RESULTS_KEY_FIELDS];
     int oom;
 } scan_ctx_t;
@@ -34,14 +34,14 @@ static void scan_field(void *data, size_t len, void *ctx_) {
     c->cell[i][n] = '\0';
 }
 
-static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
+static study_scan_run_t *scan_run(study_scan_t *s, const char *run_id) {
     /* Rows of a run are consecutive in practice, so the last run is checked first. */
     for (int i = s->n - 1; i >= 0; i--)
         if (strcmp(s->runs[i].run_id, run_id) == 0) return &s->runs[i];
-    results_run_t *runs = grow(s->runs, &s->cap, s->n, sizeof *s->runs, 64);
+    study_scan_run_t *runs = grow(s->runs, &s->cap, s->n, sizeof *s->runs, 64);
     if (!runs) return NULL;
     s->runs = runs;
-    results_run_t *r = &s->runs[s->n++];
+    study_scan_run_t *r = &s->runs[s->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
     study_progress_init(&r->progress);
@@ -51,13 +51,13 @@ static results_run_t *scan_run(results_scan_t *s, const char *run_id) {
 static void scan_row(int term, void *ctx_) {
     (void)term;
     scan_ctx_t *c = ctx_;
-    int nf = c->nf, ncols = results_ncolumns();
+    int nf = c->nf, ncols = study_ncolumns();
     c->nf = 0;
     if (!c->header_done) {
         c->header_done = 1;
         for (int i = 0; i <= ncols; i++) {
             const char *got = i < nf && i < SCAN_MAXF ? c->cell[i] : NULL;
-            const char *want = results_columns[i];
+            const char *want = study_columns[i];
             if (!got && !want) break;
             if (got && want && strcmp(got, want) == 0) continue;
             c->header_bad = 1;
@@ -73,22 +73,22 @@ static void scan_row(int term, void *ctx_) {
     long epoch = strtol(c->cell[c->col_epoch], &end, 10);
     if (!c->cell[c->col_run][0] || end == c->cell[c->col_epoch] || *end || epoch < 0) { c->s->bad_rows++; return; }
     c->s->rows++;
-    results_run_t *r = scan_run(c->s, c->cell[c->col_run]);
+    study_scan_run_t *r = scan_run(c->s, c->cell[c->col_run]);
     if (!r) { c->oom = 1; return; }
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) memcpy(r->key.cell[k], c->cell[c->col_key[k]], sizeof r->key.cell[k]);
     study_progress_add(&r->progress, (int)epoch, c->cell[c->col_status]);
 }
 
-int results_scan_add_row(results_scan_t *s, const results_row_t *row) {
-    results_run_t *r = scan_run(s, row->run_id);
+int study_scan_add_row(study_scan_t *s, const study_row_t *row) {
+    study_scan_run_t *r = scan_run(s, row->run_id);
     if (!r) return -1;
     s->rows++;
-    results_key_of_row(row, &r->key);
+    study_key_of_row(row, &r->key);
     study_progress_add(&r->progress, row->epoch, row->status);
     return 0;
 }
 
-int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) {
+int study_scan(const char *path, study_scan_t *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     if (err && errlen) err[0] = '\0';
     FILE *f = fopen(path, "rb");
@@ -99,35 +99,35 @@ int results_scan(const char *path, results_scan_t *s, char *err, size_t errlen) 
     scan_ctx_t *c = calloc(1, sizeof *c);
     if (!c) { fclose(f); return errmsg(2, err, errlen, "%s: out of memory scanning", path); }
     c->s = s;
-    c->col_run = results_column_index("run_id");
-    c->col_epoch = results_column_index("epoch");
-    c->col_status = results_column_index("status");
+    c->col_run = study_column_index("run_id");
+    c->col_epoch = study_column_index("epoch");
+    c->col_status = study_column_index("status");
     c->want[c->col_run] = c->want[c->col_epoch] = c->want[c->col_status] = 1;
     for (int k = 0; k < RESULTS_KEY_FIELDS; k++) {
-        c->col_key[k] = results_column_index(results_key_columns[k]);
+        c->col_key[k] = study_column_index(study_key_columns[k]);
         c->want[c->col_key[k]] = 1;
     }
-    int rc = results_csv_feed(f, path, scan_field, scan_row, c, err, errlen);
+    int rc = study_csv_feed(f, path, scan_field, scan_row, c, err, errlen);
     fclose(f);
     if (!rc && c->header_bad)
         rc = errmsg(2, err, errlen, "%s: header differs from this version's columns (first difference at column %d: "
                   "'%s' vs '%s')", path, c->header_col, c->header_got,
-                  c->header_col <= results_ncolumns() ? results_columns[c->header_col - 1] : "(none)");
+                  c->header_col <= study_ncolumns() ? study_columns[c->header_col - 1] : "(none)");
     if (!rc && c->oom) rc = errmsg(2, err, errlen, "%s: out of memory scanning", path);
     free(c);
-    if (rc) results_scan_free(s);
+    if (rc) study_scan_free(s);
     return rc;
 }
 
-void results_scan_free(results_scan_t *s) {
+void study_scan_free(study_scan_t *s) {
     free(s->runs);
     memset(s, 0, sizeof *s);
 }
 
-int results_scan_done(const results_scan_t *s, const results_key_t *k, int epochs, int retry_failed, int *best) {
+int study_scan_done(const study_scan_t *s, const study_key_t *k, int epochs, int retry_failed, int *best) {
     int most = 0, done = 0, last_faulted = 0;
     for (int i = 0; i < s->n; i++) {
-        const results_run_t *r = &s->runs[i];
+        const study_scan_run_t *r = &s->runs[i];
         if (!study_key_match(&r->key, k)) continue;
         if (r->progress.epochs > most) most = r->progress.epochs;
         if (study_complete(&r->progress, epochs, 1)) done = 1;

@@ -18,10 +18,10 @@ typedef struct {
     char nccl_transport[256];   /* the NCCL transport settings in force (strategies/dist.h; "default" when none is
                                  * set), recorded for strategies that use NCCL */
     char nccl_env[512];         /* every other NCCL_* variable in force (NCCL_NVLS_ENABLE=0;...), "" where none */
-} results_env_t;
+} study_env_t;
 
 /* One epoch of one run (or one row for a run that ended before its first epoch: epoch 0, phase "setup").
- * Numbers < 0 and NULL or empty strings are written as empty cells: "not applicable"; results_row_init sets every
+ * Numbers < 0 and NULL or empty strings are written as empty cells: "not applicable"; study_row_init sets every
  * number so. A strategy's measurements are its epoch_stats_t, embedded as epoch_end filled it. */
 typedef struct {
     char run_id[64];            /* <timestamp>-<sweep index>-<pid>: unique per run, shared by its epochs */
@@ -40,21 +40,21 @@ typedef struct {
     double target_acc;          /* the test accuracy a run's time to target is measured to (study/target.h) */
     int gns_every;              /* --gns-every: the noise scale measured every this many steps, 0 never; < 0 unknown */
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
-    const char *phase;          /* results_phase(epoch) */
+    const char *phase;          /* study_phase(epoch) */
     double images_per_s;        /* steps x global batch / epoch_s */
     double test_acc;
     double eval_s;              /* the epoch's evaluation, on the host's clock: apart from training time */
-    const char *status;         /* run_status_names below */
+    const char *status;         /* study_status_names below */
     const char *reason;         /* one line: why the run did not end ok; empty when it did */
     double mem_free_mb, mem_total_mb;   /* the device's free and total memory when an oom happened */
     /* where the GPUs are: nodes (distinct host names, or SCALING_NODE_ID) and GPUs on each (<= 0: unknown, empty) */
     int nodes, gpus_per_node;
     double timeout_s;           /* the --timeout in force: the deadline of every wait on another rank or GPU */
     epoch_stats_t stats;        /* the strategy's measurements */
-    results_env_t env;          /* env.nccl_transport: empty for a strategy that does not use NCCL */
-} results_row_t;
+    study_env_t env;          /* env.nccl_transport: empty for a strategy that does not use NCCL */
+} study_row_t;
 
-/* The statuses a row may have (how a run ended, or how its epoch went), each named once in run_status_names:
+/* The statuses a row may have (how a run ended, or how its epoch went), each named once in study_status_names:
  *   ok               the epoch ran and its loss is finite
  *   diverged         the loss became NaN/inf or exploded past 1000x the first epoch's: the run stops there
  *   oom              the run did not fit in device memory (at setup: epoch 0; mem_free_mb, mem_total_mb say how much
@@ -65,24 +65,24 @@ typedef struct {
  *   replicas-differ  the data-parallel replicas' parameters differ after the epoch: a failed run, whatever its loss */
 typedef enum {
     RUN_OK, RUN_DIVERGED, RUN_OOM, RUN_FAILED, RUN_TIMEOUT, RUN_INTERRUPTED, RUN_REPLICAS_DIFFER, RUN_STATUSES
-} run_status_t;
-/* The status cells, in run_status_t order, NULL-terminated. */
-extern const char *const run_status_names[RUN_STATUSES + 1];
-static inline const char *run_status_name(run_status_t s) { return run_status_names[s]; }
+} study_status_t;
+/* The status cells, in study_status_t order, NULL-terminated. */
+extern const char *const study_status_names[RUN_STATUSES + 1];
+static inline const char *study_status_name(study_status_t s) { return study_status_names[s]; }
 /* The status a cell names, or -1 for a name this version does not know (a CSV is data). */
-int run_status_parse(const char *cell);
+int study_status_parse(const char *cell);
 
 /* A row's phase cell, from its epoch: "setup" (0: a run that ended before its first epoch), "warmup" (1: algorithm
  * search, first touch), "steady" (the epochs every median is taken over). */
-const char *results_phase(int epoch);
+const char *study_phase(int epoch);
 /* 1 for a row of a steady epoch whose time is a measurement (the rows a steady median is taken over). */
-int results_is_steady(const results_row_t *row);
+int study_is_steady(const study_row_t *row);
 /* Sets row->timestamp to now, ISO 8601 UTC, as every row records when it was written. */
-void results_stamp(results_row_t *row);
+void study_stamp(study_row_t *row);
 
 /* The schema: every CSV column once, in file order, with its type and the row member it is written from and read
  * into. X(name, type, member, number format, flags): name is the column's name as an identifier (the header has it
- * as text, results_col_t as RESULTS_COL_<name>). Types: TEXT a char array, STR a const char *, U64, INT (< 0:
+ * as text, study_col_t as RESULTS_COL_<name>). Types: TEXT a char array, STR a const char *, U64, INT (< 0:
  * empty), COUNT (<= 0: empty), NUM a double (< 0: empty; NaN stays "nan", a diverged loss), REPLICAS the int
  * replicas_identical as "identical" / "DIFFER" / empty. Flags: NAME, a cell that names something and goes into
  * figures, tables and labels: on read it must hold only RESULTS_NAME_CHARS, or the CSV is refused (a CSV from
@@ -93,7 +93,7 @@ void results_stamp(results_row_t *row);
  * report multiplies and adds (GPUs, the batch per GPU, micro-batches, stages, nodes): on read, where present, an
  * integer from 1 to RESULTS_SIZE_MAX, or the CSV is refused; SIZE_WILD, both; POS (the global batch): an integer
  * from 1 up. Any change of names or order makes an older CSV's header differ, so appending to it is refused;
- * results_read still reads it, by column name. */
+ * study_read still reads it, by column name. */
 #define RESULTS_SCHEMA(X) \
     X(run_id,            TEXT,     run_id,                   NULL,    NAME) \
     X(timestamp,         TEXT,     timestamp,                NULL,    NAME) \
@@ -170,15 +170,15 @@ void results_stamp(results_row_t *row);
     X(host,              TEXT,     env.host,                 NULL,    NAME) \
     X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME)
 
-/* Every column as a constant, RESULTS_COL_<name>, in file order: the index of its entry in results_schema and
- * results_columns, and what code that reads a column by meaning (the report) indexes with. */
+/* Every column as a constant, RESULTS_COL_<name>, in file order: the index of its entry in study_schema and
+ * study_columns, and what code that reads a column by meaning (the report) indexes with. */
 #define RESULTS_COL_ENUM(name, type, member, fmt, flags) RESULTS_COL_##name,
-typedef enum { RESULTS_SCHEMA(RESULTS_COL_ENUM) RESULTS_NCOLS } results_col_t;
+typedef enum { RESULTS_SCHEMA(RESULTS_COL_ENUM) RESULTS_NCOLS } study_col_t;
 #undef RESULTS_COL_ENUM
 
-/* The schema as a table (from RESULTS_SCHEMA), results_ncolumns() entries: what the writer and the readers walk. */
+/* The schema as a table (from RESULTS_SCHEMA), study_ncolumns() entries: what the writer and the readers walk. */
 typedef enum { RESULTS_TEXT, RESULTS_STR, RESULTS_U64, RESULTS_INT, RESULTS_COUNT, RESULTS_NUM, RESULTS_REPLICAS }
-    results_type_t;
+    study_type_t;
 /* The bytes a NAME cell may hold: letters, digits, space and punctuation that no consumer (gnuplot, Markdown, a
  * shell word in quotes, a data file's quoted title) treats as syntax. */
 #define RESULTS_NAME_CHARS                                                                                             \
@@ -197,22 +197,22 @@ enum {
 #define RESULTS_SIZE_MAX 65536
 typedef struct {
     const char *name;
-    results_type_t type;
+    study_type_t type;
     int flags;                  /* RESULTS_F_* */
-    size_t offset, size;        /* of the member in results_row_t */
+    size_t offset, size;        /* of the member in study_row_t */
     const char *fmt;            /* NUM: the printf format */
-} results_column_t;
-extern const results_column_t results_schema[];
+} study_column_t;
+extern const study_column_t study_schema[];
 /* 1 when byte b may stand in a cell of a column with these flags (always, for a column that is not NAME or SET). */
-int results_name_byte_ok(int flags, unsigned char b);
+int study_name_byte_ok(int flags, unsigned char b);
 #define RESULTS_MEMBER(row, c, T) ((T *)((char *)(row) + (c)->offset))
 #define RESULTS_CMEMBER(row, c, T) ((const T *)((const char *)(row) + (c)->offset))
 
 /* Column names in order, NULL-terminated (from RESULTS_SCHEMA). */
-extern const char *const results_columns[];
-int results_ncolumns(void);
+extern const char *const study_columns[];
+int study_ncolumns(void);
 /* The index of column `name`, or -1. */
-int results_column_index(const char *name);
+int study_column_index(const char *name);
 
 /* Every number "not applicable" (< 0), every string NULL, the stats likewise: a row to fill. */
-void results_row_init(results_row_t *row);
+void study_row_init(study_row_t *row);

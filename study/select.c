@@ -18,7 +18,7 @@ void study_select_init(study_select_t *l, study_runs_t *s) {
     l->s = s;
     for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
         l->wild[f] = study_key_wildcard(f);
-        l->col[f] = results_column_index(results_key_columns[f]);
+        l->col[f] = study_column_index(study_key_columns[f]);
     }
 }
 
@@ -30,12 +30,12 @@ static const char *join_cells(study_select_t *l, const char *const *cell, int n)
 }
 
 /* The row's key columns as read, into l->join: each key cell is formatted from its own member alone, so equal values
- * give an equal key and results_key_of_row (the whole row formatted and parsed again) runs once per distinct one,
+ * give an equal key and study_key_of_row (the whole row formatted and parsed again) runs once per distinct one,
  * not once per run. Numbers in %a, exact; a key column the schema lacked would read as the run id, never shared. */
-static const char *key_values(study_select_t *l, const results_row_t *row) {
+static const char *key_values(study_select_t *l, const study_row_t *row) {
     text_clear(&l->join);
     for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
-        const results_column_t *c = &results_schema[l->col[f] >= 0 ? l->col[f] : RESULTS_COL_run_id];
+        const study_column_t *c = &study_schema[l->col[f] >= 0 ? l->col[f] : RESULTS_COL_run_id];
         switch (c->type) {
         case RESULTS_TEXT: text_printf(&l->join, "%s", RESULTS_CMEMBER(row, c, char)); break;
         case RESULTS_STR: text_printf(&l->join, "%s", *RESULTS_CMEMBER(row, c, const char *)); break;
@@ -48,14 +48,14 @@ static const char *key_values(study_select_t *l, const results_row_t *row) {
     return text_str(&l->join);
 }
 
-static void cand_key(study_select_t *l, study_cand_t *c, const results_row_t *row) {
+static void cand_key(study_select_t *l, study_cand_t *c, const study_row_t *row) {
     const char *v = key_values(l, row);
     int i = smap_get(&l->keys, v);
     if (i < 0) {
         i = l->nkey;
         smap_put(&l->keys, pool_copy(&l->s->pool, v), i);
-        results_key_t k;
-        results_key_of_row(row, &k);
+        study_key_t k;
+        study_key_of_row(row, &k);
         const char **t = pool_alloc(&l->s->pool, sizeof *t * RESULTS_KEY_FIELDS);
         for (int f = 0; f < RESULTS_KEY_FIELDS; f++) t[f] = pool_str(&l->s->pool, k.cell[f]);
         *MEM_PUSH(l->key, l->nkey, l->capkey) = t;
@@ -69,19 +69,19 @@ static void cand_key(study_select_t *l, study_cand_t *c, const results_row_t *ro
 }
 
 /* The row's machine and build, kept once among the file's (s->envs). */
-static void env_note(study_select_t *l, const results_env_t *e) {
+static void env_note(study_select_t *l, const study_env_t *e) {
     const char *cell[] = {e->gpu_name, e->driver, e->cuda, e->cudnn, e->nccl, e->host, e->git_commit,
                           e->nccl_transport, e->nccl_env};
     const char *j = join_cells(l, cell, (int)(sizeof cell / sizeof *cell));
     if (smap_get(&l->envs, j) >= 0) return;
     study_runs_t *s = l->s;
-    results_env_t *c = pool_alloc(&s->pool, sizeof *c);
+    study_env_t *c = pool_alloc(&s->pool, sizeof *c);
     *c = *e;
     *MEM_PUSH(s->envs, s->nenv, s->capenv) = c;
     smap_put(&l->envs, pool_copy(&s->pool, j), s->nenv - 1);
 }
 
-void study_select_row(const results_row_t *row, void *ctx) {
+void study_select_row(const study_row_t *row, void *ctx) {
     study_select_t *l = ctx;
     env_note(l, &row->env);
     int i = smap_get(&l->ids, row->run_id);

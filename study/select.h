@@ -30,9 +30,9 @@ typedef struct {
 } study_select_t;
 
 void study_select_init(study_select_t *l, study_runs_t *s);
-/* The first pass's row (results_pass's fn, ctx the study_select_t): its run found, or made at its first row, and the
+/* The first pass's row (study_pass's fn, ctx the study_select_t): its run found, or made at its first row, and the
  * row's progress, time and machine noted. */
-void study_select_row(const results_row_t *row, void *ctx);
+void study_select_row(const study_row_t *row, void *ctx);
 /* After the pass: the runs grouped into configurations, keep set on the one that stands for each; s->allruns and
  * s->leftout. */
 void study_select_runs(study_select_t *l);

@@ -14,16 +14,16 @@ void study_progress_init(study_progress_t *p) {
 }
 
 const char *study_verdict(const study_progress_t *p) {
-    return p->faulted && run_status_parse(p->status) == RUN_INTERRUPTED ? p->fault : p->status;
+    return p->faulted && study_status_parse(p->status) == RUN_INTERRUPTED ? p->fault : p->status;
 }
 
 int study_is_fault(const char *status) {
-    int s = run_status_parse(status);
+    int s = study_status_parse(status);
     return s == RUN_FAILED || s == RUN_TIMEOUT || s == RUN_REPLICAS_DIFFER;
 }
 
 void study_progress_add(study_progress_t *p, int epoch, const char *status) {
-    int s = run_status_parse(status);
+    int s = study_status_parse(status);
     int measured = s == RUN_OK || s == RUN_DIVERGED || s == RUN_OOM;
     if (measured && epoch > p->epochs) p->epochs = epoch;
     if (study_is_fault(status) && !p->faulted) {
@@ -37,7 +37,7 @@ void study_progress_add(study_progress_t *p, int epoch, const char *status) {
 }
 
 int study_complete(const study_progress_t *p, int epochs, int retry_failed) {
-    int s = run_status_parse(p->status);
+    int s = study_status_parse(p->status);
     if (s == RUN_DIVERGED || s == RUN_OOM) return 1;
     /* A fault (replicas-differ included: a failure of the run, not a measurement) would most likely happen again */
     if (p->faulted) return !retry_failed;

@@ -27,7 +27,7 @@ int study_is_fault(const char *status);
 /* 1 when the run needs no re-run for a study of `epochs` epochs: it trained them all, or it ended diverged or oom
  * (re-running would repeat it). A run that faulted (a row failed, timeout or replicas-differ) counts as complete only
  * without retry_failed; any other end (killed part-way: its last row ok short of `epochs`, or interrupted) is not
- * complete. The report shows study_pick's run; --resume's decision is results_scan_done's (runs.h). */
+ * complete. The report shows study_pick's run; --resume's decision is study_scan_done's (runs.h). */
 int study_complete(const study_progress_t *p, int epochs, int retry_failed);
 
 /* The run that stands for a configuration, among its n runs p[0..n-1] in the order they started: the latest of

@@ -1,10 +1,11 @@
-/* table.c — the loaded study's run table: a study CSV read in two passes of one row at a time (results_pass: the
+/* table.c — the loaded study's run table: a study CSV read in two passes of one row at a time (study_pass: the
  * schema's reader of any CSV version). The first (select.c) finds the runs and the one kept per configuration
  * (study_pick); the second copies only the kept runs' rows, so memory follows the configurations, not the rows.
  * Each kept run's rows are gathered: medians of its steady rows per column, final accuracy and status. */
 #include "table.h"
 #include "select.h"
 #include "../engine/errmsg.h"
+#include "../engine/math_mode.h" /* math_names: the maths' order */
 
 #include <errno.h>
 #include <math.h>
@@ -12,22 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmp_int(long long a, long long b) { return (a > b) - (a < b); }
-int cmp_num(double a, double b) {
+int study_cmp_int(long long a, long long b) { return (a > b) - (a < b); }
+int study_cmp_num(double a, double b) {
     if (isnan(a)) a = 0;
     if (isnan(b)) b = 0;
     return (a > b) - (a < b);
 }
 
+/* The order --math lists the maths in (math_mode.h's table), so a new math takes its place with its table line; a
+ * gradient dtype is one of those names too. A name outside the table (an older CSV's) comes last, by name. */
 static int math_rank(const char *m) {
-    return !strcmp(m, "fp32") ? 1 : !strcmp(m, "tf32") ? 2 : !strcmp(m, "bf16") ? 3 : 4;
+    for (int i = 0; i < MATH_COUNT; i++)
+        if (!strcmp(m, math_names[i])) return i;
+    return MATH_COUNT;
 }
-int math_cmp(const char *a, const char *b) {
-    int c = cmp_int(math_rank(a), math_rank(b));
+int study_math_cmp(const char *a, const char *b) {
+    int c = study_cmp_int(math_rank(a), math_rank(b));
     return c ? c : strcmp(a, b);
 }
 
-int isnum(const char *s) {
+int study_isnum(const char *s) {
     const char *p = s;
     if (*p == '+' || *p == '-') p++;
     int digits = 0;
@@ -46,7 +51,7 @@ int isnum(const char *s) {
     return *p == '\0';
 }
 
-const char *num_s(char *buf, size_t len, double x) {
+const char *study_num_s(char *buf, size_t len, double x) {
     if (x == (double)(long long)x && fabs(x) < 1e15)
         snprintf(buf, len, "%lld", (long long)x);
     else
@@ -94,7 +99,7 @@ static int group_of(study_runs_t *s, const char *model, const char *dataset) {
 }
 
 /* The run's cells from its first row. */
-static void run_start(study_runs_t *s, study_run_t *r, const results_row_t *row) {
+static void run_start(study_runs_t *s, study_run_t *r, const study_row_t *row) {
     r->group = group_of(s, row->model, row->dataset);
     study_group_t *g = &s->grp[r->group];
     r->run_id = row->run_id;
@@ -132,7 +137,7 @@ static void run_start(study_runs_t *s, study_run_t *r, const results_row_t *row)
     names_add(&g->seeds, r->seed);
 }
 
-static void run_row(study_runs_t *s, study_run_t *r, const results_row_t *row) {
+static void run_row(study_runs_t *s, study_run_t *r, const study_row_t *row) {
     study_group_t *g = &s->grp[r->group];
     *MEM_PUSH(r->rows, r->nrows, r->caprows) = row;
     if (*row->env.gpu_name) names_add(&g->gpus, row->env.gpu_name);
@@ -155,8 +160,8 @@ static void run_row(study_runs_t *s, study_run_t *r, const results_row_t *row) {
 }
 
 /* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */
-static double cell_num(const results_row_t *row, results_col_t c) {
-    const results_column_t *col = &results_schema[c];
+static double cell_num(const study_row_t *row, study_col_t c) {
+    const study_column_t *col = &study_schema[c];
     if (col->type == RESULTS_NUM) return *RESULTS_CMEMBER(row, col, double);
     if (col->type == RESULTS_INT || col->type == RESULTS_COUNT) return *RESULTS_CMEMBER(row, col, int);
     return -1;
@@ -164,36 +169,36 @@ static double cell_num(const results_row_t *row, results_col_t c) {
 
 /* The steady values of column c (>= 0: an empty cell is < 0, and NaN, a diverged loss, is no value either) into x;
  * returns how many. */
-static int steady_values(const study_run_t *r, results_col_t c, double *x) {
+static int steady_values(const study_run_t *r, study_col_t c, double *x) {
     int n = 0;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (results_is_steady(r->rows[i]) && v >= 0) x[n++] = v;
+        if (study_is_steady(r->rows[i]) && v >= 0) x[n++] = v;
     }
     return n;
 }
 
-double run_steady_min(const study_run_t *r, results_col_t c) {
+double study_steady_min(const study_run_t *r, study_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (results_is_steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
+        if (study_is_steady(r->rows[i]) && v >= 0 && !(m <= v)) m = v;
     }
     return m;
 }
 
-double run_steady_max(const study_run_t *r, results_col_t c) {
+double study_steady_max(const study_run_t *r, study_col_t c) {
     double m = NAN;
     for (int i = 0; i < r->nrows; i++) {
         double v = cell_num(r->rows[i], c);
-        if (results_is_steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
+        if (study_is_steady(r->rows[i]) && v >= 0 && !(m >= v)) m = v;
     }
     return m;
 }
 
-int run_steady_count(const study_run_t *r, results_col_t c) {
+int study_steady_count(const study_run_t *r, study_col_t c) {
     int n = 0;
-    for (int i = 0; i < r->nrows; i++) n += results_is_steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
+    for (int i = 0; i < r->nrows; i++) n += study_is_steady(r->rows[i]) && cell_num(r->rows[i], c) >= 0;
     return n;
 }
 
@@ -201,22 +206,23 @@ int run_steady_count(const study_run_t *r, results_col_t c) {
  * awk's split keeps them). */
 static void run_busy(study_run_t *r) {
     double **v = NULL;
-    int *nv = NULL, ns = 0;
+    int *nv = NULL, ns = 0, cap = 0;
     for (int i = 0; i < r->nrows; i++) {
-        if (!results_is_steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
+        if (!study_is_steady(r->rows[i]) || !*r->rows[i]->stats.stage_busy_ms) continue;
         char *copy = mem_printf("%s", r->rows[i]->stats.stage_busy_ms);
         int k = 0;
         for (char *p = copy, *q;; p = q + 1, k++) {
             q = strchr(p, ';');
             if (q) *q = '\0';
             if (k >= ns) {
-                v = mem_realloc(v, (size_t)(k + 1) * sizeof *v);
-                nv = mem_realloc(nv, (size_t)(k + 1) * sizeof *nv);
+                int c = cap;   /* two arrays, one capacity */
+                mem_reserve((void **)&v, &c, k + 1, sizeof *v);
+                mem_reserve((void **)&nv, &cap, k + 1, sizeof *nv);
                 v[k] = mem_alloc((size_t)r->nrows * sizeof **v);
                 nv[k] = 0;
                 ns = k + 1;
             }
-            if (isnum(p)) v[k][nv[k]++] = atof(p);
+            if (study_isnum(p)) v[k][nv[k]++] = atof(p);
             if (!q) break;
         }
         free(copy);
@@ -233,7 +239,7 @@ static void run_busy(study_run_t *r) {
 
 static void run_medians(study_run_t *r) {
     double *x = mem_alloc((size_t)(r->nrows ? r->nrows : 1) * sizeof *x);
-    for (int c = 0; c < RESULTS_NCOLS; c++) r->med[c] = study_median(x, steady_values(r, (results_col_t)c, x));
+    for (int c = 0; c < RESULTS_NCOLS; c++) r->med[c] = study_median(x, steady_values(r, (study_col_t)c, x));
     free(x);
     run_busy(r);
     study_time_to_target(r->rows, r->nrows, NAN, &r->tt);
@@ -287,7 +293,7 @@ static const variant_col_t variant_cols[] = {
 };
 #define NVARIANT ((int)(sizeof variant_cols / sizeof *variant_cols))
 
-void run_algo_words(bytes_t *b, const study_run_t *r, const char *v) {
+void study_algo_words(bytes_t *b, const study_run_t *r, const char *v) {
     if (r->info && r->info->path_is_algo) text_printf(b, "%s copies", v);
     else if (r->info && r->info->uses_nccl) text_printf(b, "NCCL %s", v);
     else text_printf(b, "%s", v);
@@ -295,7 +301,7 @@ void run_algo_words(bytes_t *b, const study_run_t *r, const char *v) {
 
 static int by_group_strategy(const void *a, const void *b) {
     const study_run_t *x = *(const study_run_t *const *)a, *y = *(const study_run_t *const *)b;
-    int c = cmp_int(x->group, y->group);
+    int c = study_cmp_int(x->group, y->group);
     return c ? c : strcmp(x->strategy, y->strategy);
 }
 
@@ -322,7 +328,7 @@ static void variants(study_runs_t *s) {
                 if (!differs[c] || !*v) continue;
                 if (l.len) text_printf(&l, ", ");
                 if (variant_cols[c].what) text_printf(&l, variant_cols[c].what, v);
-                else run_algo_words(&l, u[k], v);
+                else study_algo_words(&l, u[k], v);
             }
             text_printf(&l, "%s", "");
             ((study_run_t *)u[k])->variant = l.s;
@@ -336,10 +342,10 @@ static void variants(study_runs_t *s) {
  * first in each. */
 static int t1_cmp(const void *a, const void *b) {
     const study_run_t *x = *(const study_run_t *const *)a, *y = *(const study_run_t *const *)b;
-    int c = cmp_int(x->group, y->group);
-    if (!c) c = cmp_int(x->line_batch, y->line_batch);
+    int c = study_cmp_int(x->group, y->group);
+    if (!c) c = study_cmp_int(x->line_batch, y->line_batch);
     if (!c) c = strcmp(x->math, y->math);
-    if (!c) c = cmp_num(x->med[RESULTS_COL_epoch_s], y->med[RESULTS_COL_epoch_s]);
+    if (!c) c = study_cmp_num(x->med[RESULTS_COL_epoch_s], y->med[RESULTS_COL_epoch_s]);
     return c ? c : (x > y) - (x < y);
 }
 
@@ -359,8 +365,8 @@ int study_t1_run(const study_runs_t *s, int g, int bk, const char *m) {
     while (lo < hi) {   /* the first entry not before (g, bk, m) */
         int mid = (lo + hi) / 2;
         const study_run_t *r = s->t1[mid];
-        int c = cmp_int(r->group, g);
-        if (!c) c = cmp_int(r->line_batch, bk);
+        int c = study_cmp_int(r->group, g);
+        if (!c) c = study_cmp_int(r->line_batch, bk);
         if (!c) c = strcmp(r->math, m);
         if (c < 0) lo = mid + 1;
         else hi = mid;
@@ -377,16 +383,16 @@ static int kept(const char *run_id, void *ctx) {
 }
 
 /* The second pass's row: a row of a reported run copied into the pool, its strings kept once, and gathered. */
-static void keep_row(const results_row_t *row, void *ctx) {
+static void keep_row(const study_row_t *row, void *ctx) {
     study_select_t *l = ctx;
     study_runs_t *s = l->s;
     const study_cand_t *c = study_select_find(l, row->run_id);
     if (!c || c->run < 0) return;
-    results_row_t *k = pool_alloc(&s->pool, sizeof *k);
+    study_row_t *k = pool_alloc(&s->pool, sizeof *k);
     *k = *row;
     for (int i = 0; i < RESULTS_NCOLS; i++)
-        if (results_schema[i].type == RESULTS_STR) {
-            const char **m = RESULTS_MEMBER(k, &results_schema[i], const char *);
+        if (study_schema[i].type == RESULTS_STR) {
+            const char **m = RESULTS_MEMBER(k, &study_schema[i], const char *);
             *m = pool_str(&s->pool, *m);
         }
     study_run_t *r = &s->run[c->run];
@@ -401,8 +407,8 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
     if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
     study_select_t l;
     study_select_init(&l, s);
-    results_pass_t p;
-    int rc = results_pass(f, path, -1, NULL, study_select_row, &l, &p, err, errlen);
+    study_pass_t p;
+    int rc = study_pass(f, path, -1, NULL, study_select_row, &l, &p, err, errlen);
     if (!rc) {
         s->nrow = p.rows, s->bad_rows = p.bad_rows;
         study_select_runs(&l);
@@ -413,8 +419,8 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
                                       study_verdict(&l.c[i].prog));
         }
         /* the kept runs' rows, in file order, from the bytes the first pass read */
-        results_pass_t again;
-        rc = results_pass(f, path, p.bytes, kept, keep_row, &l, &again, err, errlen);
+        study_pass_t again;
+        rc = study_pass(f, path, p.bytes, kept, keep_row, &l, &again, err, errlen);
     }
     fclose(f);
     study_select_free(&l);

@@ -15,8 +15,8 @@ typedef struct {
     char *link;                         /* the link its GPUs talked over: "" on one node with NCCL's defaults */
     char *variant;                      /* what tells it from its strategy's other runs in its group where they differ:
                                          * copy path or NCCL algorithm, init, momentum, weight decay, commit ("") */
-    const results_env_t *env;           /* the machine and build of its first row */
-    const results_row_t *final;         /* its last epoch's row: facc's, and the cells a run ended with */
+    const study_env_t *env;           /* the machine and build of its first row */
+    const study_row_t *final;         /* its last epoch's row: facc's, and the cells a run ended with */
     const strategy_info_t *info;        /* its strategy's properties; NULL for one this binary does not know */
     int group;                          /* its model and dataset (study_runs_t.grp) */
     int gpus, global_batch, per_gpu;
@@ -32,7 +32,7 @@ typedef struct {
     double peak_mb;                     /* the largest peak_mem_mb of its rows, NAN without one */
     char fstat[32];                     /* how it ended (study_verdict) */
     int last;                           /* its last epoch */
-    const results_row_t **rows;         /* its rows, in file order */
+    const study_row_t **rows;         /* its rows, in file order */
     int nrows, caprows;
     double med[RESULTS_NCOLS];          /* per number column, the median over its steady rows (NAN: none there) */
     double *busy;                       /* per pipeline stage, the median of its steady rows' stage_busy_ms */
@@ -48,8 +48,8 @@ typedef struct {
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
-    int nrow, bad_rows;                 /* rows read, and records skipped (results_pass_t) */
-    const results_env_t **envs;         /* the machines and builds of every row of the file, each once */
+    int nrow, bad_rows;                 /* rows read, and records skipped (study_pass_t) */
+    const study_env_t **envs;         /* the machines and builds of every row of the file, each once */
     int nenv, capenv;
     pool_t pool;                        /* the reported runs' rows, and every string of the table */
     study_run_t *run;                         /* the reported runs, in the order of their first row */
@@ -70,22 +70,23 @@ void study_free(study_runs_t *s);
 /* The run that is T1 for group g, line batch bk and math m (study.h): the reference's fastest there, or -1. */
 int study_t1_run(const study_runs_t *s, int g, int bk, const char *m);
 /* The run's steady values of column c (value >= 0), their extremes; NAN without one. */
-double run_steady_min(const study_run_t *r, results_col_t c);
-double run_steady_max(const study_run_t *r, results_col_t c);
+double study_steady_min(const study_run_t *r, study_col_t c);
+double study_steady_max(const study_run_t *r, study_col_t c);
 /* The number of its steady rows with a value of column c. */
-int run_steady_count(const study_run_t *r, results_col_t c);
+int study_steady_count(const study_run_t *r, study_col_t c);
 /* v, r's nccl_algo cell, in words: "host copies" (a strategy whose nccl_algo is its copy path), "NCCL Ring" (one
  * that runs NCCL), else v; by the strategy's properties. */
-void run_algo_words(bytes_t *b, const study_run_t *r, const char *v);
+void study_algo_words(bytes_t *b, const study_run_t *r, const char *v);
 /* The reference strategy's name, as the report prints it. */
 const char *study_ref(const study_runs_t *s);
 
-/* The order a study reads maths in: fp32, tf32, bf16, then others by name (< 0, 0, > 0 as strcmp). */
-int math_cmp(const char *a, const char *b);
+/* The order a study reads maths in: math_mode.h's table (fp32, tf32, bf16, fp16), then others by name (< 0, 0, > 0 as
+ * strcmp). */
+int study_math_cmp(const char *a, const char *b);
 /* Orders of numbers and strings for comparators: < 0, 0, > 0. */
-int cmp_int(long long a, long long b);
-int cmp_num(double a, double b);    /* NAN as 0 */
+int study_cmp_int(long long a, long long b);
+int study_cmp_num(double a, double b);    /* NAN as 0 */
 
 /* A number as awk prints it (integers in full, else %.6g): the data files' and tables' plain numbers. */
-const char *num_s(char *buf, size_t len, double x);
-int isnum(const char *s);
+const char *study_num_s(char *buf, size_t len, double x);
+int study_isnum(const char *s);

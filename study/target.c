@@ -8,32 +8,32 @@
 #include <string.h>
 
 /* The rows in epoch order (n small: a run has at most a few hundred). */
-static const results_row_t **by_epoch(const results_row_t *const *rows, int n) {
-    const results_row_t **r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
+static const study_row_t **by_epoch(const study_row_t *const *rows, int n) {
+    const study_row_t **r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);
     if (!r) return NULL;
     memcpy(r, rows, (size_t)n * sizeof *r);
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && r[j - 1]->epoch > r[j]->epoch; j--) {
-            const results_row_t *x = r[j];
+            const study_row_t *x = r[j];
             r[j] = r[j - 1], r[j - 1] = x;
         }
     return r;
 }
 
-int study_time_to_target(const results_row_t *const *rows, int n, double target, study_target_t *t) {
+int study_time_to_target(const study_row_t *const *rows, int n, double target, study_target_t *t) {
     memset(t, 0, sizeof *t);
     t->target = NAN;
     for (int i = 0; !(target > 0) && i < n; i++)
         if (rows[i]->target_acc > 0) target = rows[i]->target_acc;
     if (!(target > 0)) return 0;
     t->target = target;
-    const results_row_t **r = by_epoch(rows, n);
+    const study_row_t **r = by_epoch(rows, n);
     if (!r) return 0;
     int evals = 0;
     for (int i = 0; i < n && !t->reached; i++) {
-        const results_row_t *w = r[i];
+        const study_row_t *w = r[i];
         if (w->epoch < 1) continue;
-        if (run_status_parse(w->status) != RUN_OK || !(w->stats.epoch_s >= 0) || w->stats.steps < 0) break;
+        if (study_status_parse(w->status) != RUN_OK || !(w->stats.epoch_s >= 0) || w->stats.steps < 0) break;
         t->epoch = w->epoch;
         t->train_s += w->stats.epoch_s;
         t->steps += w->stats.steps;
@@ -46,14 +46,14 @@ int study_time_to_target(const results_row_t *const *rows, int n, double target,
     return t->reached;
 }
 
-void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo, double *hi) {
+void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi) {
     *lo = *hi = NAN;
-    const results_row_t **r = by_epoch(rows, n);
+    const study_row_t **r = by_epoch(rows, n);
     if (!r) return;
     for (int i = n - 1, got = 0; i >= 0 && got < k; i--) {
         double a = r[i]->test_acc;
         /* a diverged epoch's accuracy is no measure of a seed's noise */
-        if (r[i]->epoch < 1 || a < 0 || isnan(a) || run_status_parse(r[i]->status) != RUN_OK) continue;
+        if (r[i]->epoch < 1 || a < 0 || isnan(a) || study_status_parse(r[i]->status) != RUN_OK) continue;
         if (!(*lo <= a)) *lo = a;
         if (!(*hi >= a)) *hi = a;
         got++;
@@ -63,7 +63,7 @@ void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo
 
 static const char *cell_or_empty(const char *s) { return s ? s : ""; }
 
-int study_cmp_recipe(const results_row_t *a, const results_row_t *b) {
+int study_cmp_recipe(const study_row_t *a, const study_row_t *b) {
     int c = strcmp(cell_or_empty(a->optimizer), cell_or_empty(b->optimizer));
     if (!c) c = strcmp(cell_or_empty(a->lr_schedule), cell_or_empty(b->lr_schedule));
     if (!c) c = (a->warmup_epochs > b->warmup_epochs) - (a->warmup_epochs < b->warmup_epochs);
@@ -74,7 +74,7 @@ int study_acc_fell(double a_lo, double b_hi) {
     return b_hi < a_lo;   /* NAN compares false: no accuracy, no finding */
 }
 
-int study_noise_scale(const results_row_t *const *rows, int n, double *g2, double *trace, double *b_simple) {
+int study_noise_scale(const study_row_t *const *rows, int n, double *g2, double *trace, double *b_simple) {
     double small = 0, big = 0;
     int k = 0, bs = -1, bb = -1;
     *g2 = *trace = *b_simple = NAN;
@@ -84,7 +84,7 @@ int study_noise_scale(const results_row_t *const *rows, int n, double *g2, doubl
          * ok measures nothing: it is left out, not allowed to poison the run's means */
         if (!(s->gns_small_sq >= 0) || !(s->gns_big_sq >= 0) || !isfinite(s->gns_small_sq) ||
             !isfinite(s->gns_big_sq) || s->gns_b_small < 1 || s->gns_b_big < 1 ||
-            run_status_parse(rows[i]->status) != RUN_OK)
+            study_status_parse(rows[i]->status) != RUN_OK)
             continue;
         if (k && (s->gns_b_small != bs || s->gns_b_big != bb)) return -1;   /* one run measures at one pair */
         bs = s->gns_b_small, bb = s->gns_b_big;

@@ -20,14 +20,14 @@ typedef struct {
 /* The time to target of one run from its rows (any order; rows of other statuses than ok, and setup rows, end the
  * count: a diverged epoch reaches nothing). target <= 0 or NAN: the rows' own target_acc. 1 reached, 0 not (or
  * no target: t->target NAN). */
-int study_time_to_target(const results_row_t *const *rows, int n, double target, study_target_t *t);
+int study_time_to_target(const study_row_t *const *rows, int n, double target, study_target_t *t);
 
 /* How far apart a run's last k epochs' test accuracies lie (fractions, *lo <= *hi): the noise of its accuracy where
  * only one seed ran. NAN without an accuracy. */
-void study_acc_spread(const results_row_t *const *rows, int n, int k, double *lo, double *hi);
+void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi);
 /* Whether two runs (a row of each) trained to one recipe: optimizer, learning-rate schedule and warm-up; < 0, 0, > 0
  * as strcmp (an older CSV's empty cells are equal). The answer's reference of a row and the batch curves share it. */
-int study_cmp_recipe(const results_row_t *a, const results_row_t *b);
+int study_cmp_recipe(const study_row_t *a, const study_row_t *b);
 
 /* The epochs of the spread a one-seed run's accuracy is judged with (study_acc_spread). */
 #define STUDY_SPREAD_EPOCHS 3
@@ -40,4 +40,4 @@ int study_acc_fell(double a_lo, double b_hi);
 /* A run's gradient noise scale (engine/gns.h) over its epochs: the means of its epochs' gns_small_sq and gns_big_sq,
  * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). Epochs that did not end ok or
  * whose norms are not finite are left out. 0, or -1 without one. */
-int study_noise_scale(const results_row_t *const *rows, int n, double *g2, double *trace, double *b_simple);
+int study_noise_scale(const study_row_t *const *rows, int n, double *g2, double *trace, double *b_simple);

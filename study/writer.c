@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NCOLS results_ncolumns()
+#define NCOLS study_ncolumns()
 
 // ---- line builder: a growing buffer, so stage lists or long names never truncate a row
 
@@ -76,14 +76,14 @@ static void cell_name(line_t *l, const char *s, int flags) {
     size_t n = strlen(s);
     char *t = malloc(n + 1);
     if (!t) { l->b.oom = 1; return; }
-    for (size_t i = 0; i <= n; i++) t[i] = i == n || results_name_byte_ok(flags, (unsigned char)s[i]) ? s[i] : '_';
+    for (size_t i = 0; i <= n; i++) t[i] = i == n || study_name_byte_ok(flags, (unsigned char)s[i]) ? s[i] : '_';
     cell_str(l, t);
     free(t);
 }
 
-static void line_row(line_t *l, const results_row_t *r) {
+static void line_row(line_t *l, const study_row_t *r) {
     for (int i = 0; i < NCOLS; i++) {
-        const results_column_t *c = &results_schema[i];
+        const study_column_t *c = &study_schema[i];
         switch (c->type) {
         case RESULTS_TEXT: cell_name(l, RESULTS_CMEMBER(r, c, char), c->flags); break;
         case RESULTS_STR: cell_name(l, *RESULTS_CMEMBER(r, c, const char *), c->flags); break;
@@ -105,16 +105,16 @@ static void line_row(line_t *l, const results_row_t *r) {
 }
 
 static void line_header(line_t *l) {
-    for (int i = 0; results_columns[i]; i++) cell_str(l, results_columns[i]);
+    for (int i = 0; study_columns[i]; i++) cell_str(l, study_columns[i]);
 }
 
-void results_line(bytes_t *b, const results_row_t *row) {
+void study_line(bytes_t *b, const study_row_t *row) {
     line_t l = {.b = *b};
     line_row(&l, row);
     *b = l.b;
 }
 
-int results_format(const results_row_t *row, char *buf, size_t len) {
+int study_format(const study_row_t *row, char *buf, size_t len) {
     line_t l = {0};
     line_row(&l, row);
     int rc = -1;
@@ -136,7 +136,7 @@ static int header_diff(const char *path, const char *have, char *err, size_t err
     const char *p = have;
     int done = 0;
     for (int i = 0;; i++) {
-        const char *want = results_columns[i];
+        const char *want = study_columns[i];
         const char *col = done ? NULL : p;
         size_t n = done ? 0 : strcspn(p, ",");
         if (!done) {
@@ -184,13 +184,13 @@ static int write_synced(FILE *f, const char *s, size_t n) {
     return fsync(fileno(f));
 }
 
-int results_check(const char *path, char *err, size_t errlen) {
+int study_check(const char *path, char *err, size_t errlen) {
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
     int fd = paths_open_regular(path, O_RDONLY, 0);
     if (fd < 0 && errno == EINVAL) return errmsg(2, err, errlen, "%s: not a regular file", path);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {   /* absent (or unreadable: results_open will say why when it is time to write) */
+    if (!f) {   /* absent (or unreadable: study_open will say why when it is time to write) */
         if (fd >= 0) close(fd);
         return 0;
     }
@@ -221,7 +221,7 @@ static int repair_tail(FILE *f) {
     return rc;
 }
 
-int results_open(results_t *r, const char *path, char *err, size_t errlen) {
+int study_open(study_csv_t *r, const char *path, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     if (err && errlen) err[0] = '\0';
     if (!path || !*path) return errmsg(2, err, errlen, "--out: empty path");
@@ -271,7 +271,7 @@ int results_open(results_t *r, const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen) {
+int study_write(study_csv_t *r, const study_row_t *row, char *err, size_t errlen) {
     if (!r->f) return errmsg(-1, err, errlen, "results file not open");
     line_t l = {0};
     line_row(&l, row);
@@ -289,7 +289,7 @@ int results_write(results_t *r, const results_row_t *row, char *err, size_t errl
     return rc;
 }
 
-void results_close(results_t *r) {
+void study_close(study_csv_t *r) {
     if (r->f) fclose(r->f);
     r->f = NULL;
 }

@@ -10,22 +10,22 @@
 typedef struct {
     FILE *f;
     char path[4096];            /* PATH_MAX */
-} results_t;
+} study_csv_t;
 
 /* Opens path for appending. A new or empty file gets the header; an existing file must have exactly this
  * header, otherwise returns 2 with a one-line message ("<path>: header differs from this version's ...").
  * Parent directories are created. */
-int results_open(results_t *r, const char *path, char *err, size_t errlen);
-/* Read-only: 2 with results_open's one-line message when path exists with another header, else 0. Lets the
+int study_open(study_csv_t *r, const char *path, char *err, size_t errlen);
+/* Read-only: 2 with study_open's one-line message when path exists with another header, else 0. Lets the
  * command refuse a foreign CSV before anything else (even on a machine without a GPU) while writing nothing. */
-int results_check(const char *path, char *err, size_t errlen);
-/* Writes one row with libcsv quoting, then fflush + fsync, under an exclusive flock (as results_open writes the
+int study_check(const char *path, char *err, size_t errlen);
+/* Writes one row with libcsv quoting, then fflush + fsync, under an exclusive flock (as study_open writes the
  * header), so sweeps appending to one file at once interleave whole rows under one header. 0 ok, -1 on an I/O error
  * (message in err). */
-int results_write(results_t *r, const results_row_t *row, char *err, size_t errlen);
-void results_close(results_t *r);
+int study_write(study_csv_t *r, const study_row_t *row, char *err, size_t errlen);
+void study_close(study_csv_t *r);
 /* Formats one row to a caller buffer as the CSV line (without newline), for tests and the table. */
-int results_format(const results_row_t *row, char *buf, size_t len);
-/* Appends row's CSV line (without newline) to b, cells as results_write writes them (b->oom set when memory ran
- * out): what results_format copies and the configuration key (key.h) parses. */
-void results_line(bytes_t *b, const results_row_t *row);
+int study_format(const study_row_t *row, char *buf, size_t len);
+/* Appends row's CSV line (without newline) to b, cells as study_write writes them (b->oom set when memory ran
+ * out): what study_format copies and the configuration key (key.h) parses. */
+void study_line(bytes_t *b, const study_row_t *row);

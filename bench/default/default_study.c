@@ -50,7 +50,7 @@ int default_study_begin(default_study_t *ds, int n_dev, char *err, size_t errlen
         idx_free(&ds->data);
         return 2;
     }
-    if (results_open(&ds->res, ds->plan.csv, err, errlen)) {
+    if (study_open(&ds->res, ds->plan.csv, err, errlen)) {
         rmdir(ds->plan.dir);    /* empty: nothing is left behind */
         free_points(ds);
         idx_free(&ds->data);
@@ -87,7 +87,7 @@ static int make_report(const default_plan_t *plan) {
 }
 
 int default_study_end(default_study_t *ds) {
-    results_close(&ds->res);
+    study_close(&ds->res);
     free_points(ds);
     idx_free(&ds->data);
     int rc = make_report(&ds->plan);

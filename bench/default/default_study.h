@@ -17,7 +17,7 @@ typedef struct {
     int n_pts[PLAN_MAX_SWEEPS];
     int runs;                                   /* over every sweep */
     long epochs;
-    results_t res;                              /* plan.csv, open */
+    study_csv_t res;                              /* plan.csv, open */
     char second_gpu[512];                       /* what a second GPU would add (one GPU: the answer says it) */
     const strategy_info_t *infos[DEFAULT_STUDY_MAX_STRATEGIES];     /* the registry's, NULL-terminated */
 } default_study_t;

@@ -36,7 +36,7 @@ typedef void (*isolate_line_fn)(const char *line, void *ctx);
  * 0, or -1 with a message in err when the pipe or the fork failed (nothing ran). */
 int isolate_run(int (*child)(void *arg), void *arg, double timeout_s, isolate_line_fn on_line, void *ctx,
                 isolate_result_t *r, char *err, size_t errlen);
-/* The row's status for a child that died without its outcome (study/schema.h's run_status_t): interrupted (a signal
+/* The row's status for a child that died without its outcome (study/schema.h's study_status_t): interrupted (a signal
  * reached the parent: whatever came after, a signal is no verdict on the configuration), timeout (killed for
  * silence), oom (its reason says out of memory), else failed. */
 int isolate_status(const isolate_result_t *r);

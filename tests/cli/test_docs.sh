@@ -156,9 +156,9 @@ grep -v '`SCALING_NODE_ID`' "$tmp/env.md" >"$tmp/env2.md"
 check "a variable missing from the table is caught" \
     $([ "$(undocumented "$tmp/env2.md" <"$tmp/envvars")" = SCALING_NODE_ID ]; echo $?)
 
-# ---- doc/csv.md's table of statuses is run_status_names, no more and no fewer
-statuses() {   # the quoted names of run_status_names' initializer
-    awk '/run_status_names\[RUN_STATUSES \+ 1\] = \{/ { on = 1 } on { print } on && /};/ { exit }' "$1" |
+# ---- doc/csv.md's table of statuses is study_status_names, no more and no fewer
+statuses() {   # the quoted names of study_status_names' initializer
+    awk '/study_status_names\[RUN_STATUSES \+ 1\] = \{/ { on = 1 } on { print } on && /};/ { exit }' "$1" |
         grep -o '"[a-z-]*"' | tr -d '"' | sort
 }
 doc_statuses() {   # the first cell of each row of the table under "## Statuses"
@@ -166,10 +166,10 @@ doc_statuses() {   # the first cell of each row of the table under "## Statuses"
         sed 's/^| `\([a-z-]*\)`.*/\1/' | sort
 }
 statuses "$ROOT/study/schema.c" >"$tmp/statuses"
-check "run_status_names has statuses to check ($(wc -l <"$tmp/statuses"))" $([ "$(wc -l <"$tmp/statuses")" -ge 7 ]; echo $?)
+check "study_status_names has statuses to check ($(wc -l <"$tmp/statuses"))" $([ "$(wc -l <"$tmp/statuses")" -ge 7 ]; echo $?)
 doc_statuses "$ROOT/doc/csv.md" >"$tmp/doc_statuses"
 diff "$tmp/statuses" "$tmp/doc_statuses" | sed -n 's/^< /doc\/csv.md lacks the status /p; s/^> /doc\/csv.md has a status the code lacks: /p'
-check "doc/csv.md's table of statuses is run_status_names" $(cmp -s "$tmp/statuses" "$tmp/doc_statuses"; echo $?)
+check "doc/csv.md's table of statuses is study_status_names" $(cmp -s "$tmp/statuses" "$tmp/doc_statuses"; echo $?)
 # Negative controls: a status taken out of the table, and one the code does not have added to it.
 grep -v '^| `timeout` |' "$ROOT/doc/csv.md" >"$tmp/csv.md"
 check "a status missing from doc/csv.md is caught" \

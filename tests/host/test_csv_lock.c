@@ -1,4 +1,4 @@
-/* test_csv_lock.c — sweeps started together on one new CSV: results_open and results_write hold an exclusive flock
+/* test_csv_lock.c — sweeps started together on one new CSV: study_open and study_write hold an exclusive flock
  * while the header or a row is written, so 6 processes released at once into a new file leave exactly one header and
  * every row whole, in 10 tries out of 10. */
 #define _POSIX_C_SOURCE 200809L
@@ -19,10 +19,10 @@
 static void writer(const char *path, int barrier, int id) {
     char c, err[512];
     if (read(barrier, &c, 1) < 0) _exit(3);
-    results_t r;
-    if (results_open(&r, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); _exit(1); }
-    results_row_t row;
-    results_row_init(&row);
+    study_csv_t r;
+    if (study_open(&r, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); _exit(1); }
+    study_row_t row;
+    study_row_init(&row);
     row.strategy = "nccl", row.model = "resnet18", row.status = "ok", row.gpus = 2;
     /* Long cells, so a row is more than one small write could carry whole by luck. */
     memset(row.env.nccl_transport, 'x', sizeof row.env.nccl_transport - 1);
@@ -30,9 +30,9 @@ static void writer(const char *path, int barrier, int id) {
     for (int i = 0; i < ROWS; i++) {
         snprintf(row.run_id, sizeof row.run_id, "w%d-%d", id, i);
         row.epoch = i;
-        if (results_write(&r, &row, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); _exit(2); }
+        if (study_write(&r, &row, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); _exit(2); }
     }
-    results_close(&r);
+    study_close(&r);
     _exit(0);
 }
 
@@ -67,9 +67,9 @@ int main(void) {
         for (char *s = text; s && (s = strstr(s, "run_id,timestamp,")); s++) headers++;
         EXPECT(headers == 1, "try %d: %d header lines", t, headers);
         free(text);
-        results_rows_t rows;
+        study_rows_t rows;
         char err[512];
-        EXPECT(results_read(path, &rows, err, sizeof err) == 0, "try %d: read: %s", t, err);
+        EXPECT(study_read(path, &rows, err, sizeof err) == 0, "try %d: read: %s", t, err);
         EXPECT(rows.n == WRITERS * ROWS && rows.bad_rows == 0, "try %d: %d whole rows (want %d), %d bad", t, rows.n,
                WRITERS * ROWS, rows.bad_rows);
         int seen[WRITERS][ROWS] = {{0}};
@@ -83,7 +83,7 @@ int main(void) {
         for (int w = 0; w < WRITERS; w++)
             for (int k = 0; k < ROWS; k++) each_once &= seen[w][k] == 1;
         EXPECT(each_once, "try %d: every row once, intact", t);
-        results_rows_free(&rows);
+        study_rows_free(&rows);
     }
     test_scratch_remove(dir);
     return test_summary();

@@ -1,5 +1,5 @@
 /* test_fixture.c — builds the study fixtures tests/fixtures/study.csv, study_math.csv and study_one_gpu.csv through
- * results_write (so their header and cell formats are this version's) plus their all-reduce benchmark fixtures, and
+ * study_write (so their header and cell formats are this version's) plus their all-reduce benchmark fixtures, and
  * checks that the committed files are byte-identical. A schema change fails here first; regenerate with
  *
  *   build/tests/test_fixture --write tests/fixtures
@@ -35,7 +35,7 @@
 #define TRAIN_IMAGES 60000
 #define GRAD_BYTES 44696872.0       /* ResNet-18 (d2l, 10 classes) fp32 gradients */
 
-static const results_env_t env = {
+static const study_env_t env = {
     .gpu_name = "NVIDIA H200", .driver = "580.82.07", .cuda = "13.0", .cudnn = "9.13.0", .nccl = "2.27.7",
     .host = "h200-node-3", .git_commit = "1a2b3c4",
 };
@@ -49,7 +49,7 @@ static double ring_ms(int n, double bytes) { return ab_ms(0, 8e-6, 150e9, n, byt
 static double naive_ms(int n, double bytes) { return ab_ms(1, 15e-6, 40e9, n, bytes); }
 
 typedef struct {
-    results_t out;
+    study_csv_t out;
     time_t clock;           /* the fixture's wall clock: advances by each epoch's time */
     int pid;                /* one per sweep */
     int index;              /* sweep point */
@@ -67,9 +67,9 @@ static void sweep(gen_t *g) {
     g->clock += 30;
 }
 
-static void put(gen_t *g, const results_row_t *r) {
+static void put(gen_t *g, const study_row_t *r) {
     char err[512];
-    EXPECT(results_write(&g->out, r, err, sizeof err) == 0, "write: %s", err);
+    EXPECT(study_write(&g->out, r, err, sizeof err) == 0, "write: %s", err);
 }
 
 typedef struct {
@@ -106,8 +106,8 @@ static void run_over(gen_t *g, const cfg_t *c, const link_t *link) {
     const prec_t *pr = c->prec;
     int dp = strcmp(c->strategy, "naive") == 0 || strcmp(c->strategy, "nccl") == 0;
     int pipe = c->micro_batches > 0;     /* only pipeline runs have micro-batches */
-    results_row_t r;
-    results_row_init(&r);
+    study_row_t r;
+    study_row_init(&r);
     r.strategy = c->strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = pr ? pr->math : "tf32";
     r.grad_dtype = !dp ? "" : pr ? pr->grad : "fp32", r.init = "normal";
     r.seed = 1, r.gpus = c->gpus, r.global_batch = c->global_batch, r.per_gpu_batch = c->per_gpu_batch;
@@ -182,8 +182,8 @@ static void run(gen_t *g, const cfg_t *c) { run_over(g, c, NULL); }
 
 /* One configuration that could not be set up: one row, epoch 0, phase setup. */
 static void setup_failure(gen_t *g, const char *strategy, int gpus, int batch, double lr, const char *status) {
-    results_row_t r;
-    results_row_init(&r);
+    study_row_t r;
+    study_row_init(&r);
     r.strategy = strategy, r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
     r.seed = 1, r.gpus = gpus, r.global_batch = batch, r.per_gpu_batch = batch / gpus, r.lr = lr, r.epoch = 0;
     r.phase = "setup", r.status = status, r.env = env;
@@ -211,7 +211,7 @@ static int write_study(const char *path) {
     gen_t g = {.clock = 1767603600, .pid = 40000};      /* 2026-01-05T09:00:00Z */
     char err[512];
     unlink(path);
-    if (results_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
+    if (study_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
     static const int batches[] = {128, 256, 512};
     static const double single_s[] = {3.35, 2.81, 2.55};
     /* single: the T1 of every speedup */
@@ -294,7 +294,7 @@ static int write_study(const char *path) {
             run(&g, &c);
         }
     }
-    results_close(&g.out);
+    study_close(&g.out);
     return 0;
 }
 
@@ -361,7 +361,7 @@ static int write_study_math(const char *path) {
     gen_t g = {.clock = 1767690000, .pid = 50000};      /* 2026-01-06T09:00:00Z */
     char err[512];
     unlink(path);
-    if (results_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
+    if (study_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
     static const char *const maths[] = {"tf32", "bf16"}, *const grads[] = {"fp32", "bf16"};
     static const int batches[] = {128, 256, 512};
     static const double single_s[2][3] = {{1.79, 1.49, 1.32}, {1.02, 0.80, 0.70}};
@@ -406,7 +406,7 @@ static int write_study_math(const char *path) {
             cfg_t c = {"pipeline", 2, 256, 512, 0.1, t, acc_of(512, 0.1) - 0.003 * m, 3, 0, mb, &pr};
             run(&g, &c);
         }
-    results_close(&g.out);
+    study_close(&g.out);
     return 0;
 }
 
@@ -420,7 +420,7 @@ static int write_study_one_gpu(const char *path) {
     gen_t g = {.clock = 1767776400, .pid = 60000};      /* 2026-01-07T09:00:00Z */
     char err[512];
     unlink(path);
-    if (results_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
+    if (study_open(&g.out, path, err, sizeof err) != 0) { fprintf(stderr, "%s\n", err); return -1; }
     static const char *const maths[] = {"tf32", "bf16"};
     static const int batches[] = {64, 256, 1024, 4096, 16384, 60000};
     static const double steady[2][6] = {{2.71, 1.48, 1.26, 1.20, 0, 0}, {1.81, 0.81, 0.59, 0.55, 0.55, 0}};
@@ -434,8 +434,8 @@ static int write_study_one_gpu(const char *path) {
                 run(&g, &c);
                 continue;
             }
-            results_row_t r;        /* did not fit: as setup_failure writes it, in this math */
-            results_row_init(&r);
+            study_row_t r;        /* did not fit: as setup_failure writes it, in this math */
+            study_row_init(&r);
             r.strategy = "single", r.model = "resnet18", r.dataset = "fashion-mnist", r.math = maths[m];
             r.init = "normal", r.seed = 1, r.gpus = 1, r.global_batch = r.per_gpu_batch = batches[b], r.lr = 0.05;
             r.epoch = 0, r.phase = "setup", r.status = "oom", r.reason = "cudaMalloc: out of memory", r.env = env;
@@ -446,7 +446,7 @@ static int write_study_one_gpu(const char *path) {
             stamp(r.timestamp, sizeof r.timestamp, g.clock += 2, "%Y-%m-%dT%H:%M:%SZ");
             put(&g, &r);
         }
-    results_close(&g.out);
+    study_close(&g.out);
     return 0;
 }
 
@@ -497,11 +497,11 @@ int main(int argc, char **argv) {
         expect_same(path, committed);
         if (!fixtures[i].runs) continue;
         /* A study fixture is a real study CSV: the resume scan reads every row of it. */
-        results_scan_t s;
+        study_scan_t s;
         char err[512];
-        EXPECT(results_scan(path, &s, err, sizeof err) == 0 && s.bad_rows == 0 && s.n == fixtures[i].runs,
+        EXPECT(study_scan(path, &s, err, sizeof err) == 0 && s.bad_rows == 0 && s.n == fixtures[i].runs,
                "scan %s: %s, %d runs, %d bad rows", fixtures[i].name, err, s.n, s.bad_rows);
-        results_scan_free(&s);
+        study_scan_free(&s);
     }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -151,26 +151,26 @@ static void test_children(void) {
            r.mem_free_mb, r.mem_total_mb);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(strcmp(why, r.reason) == 0, "described by its reason: %s", why);
-    EXPECT(isolate_status(&r) == RUN_OOM, "status oom: %s", run_status_name(isolate_status(&r)));
+    EXPECT(isolate_status(&r) == RUN_OOM, "status oom: %s", study_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_check_fail, "an illegal memory access was encountered", 10, NULL, NULL, &r, err,
                        sizeof err) == 0, "%s", err);
     r.mem_free_mb = r.mem_total_mb = -1;    /* as a child that sent no mem line */
     EXPECT(r.exit_code == 1 && !isolate_is_oom(&r), "another CUDA error is not an oom: %s", r.reason);
-    EXPECT(isolate_status(&r) == RUN_FAILED, "status failed: %s", run_status_name(isolate_status(&r)));
+    EXPECT(isolate_status(&r) == RUN_FAILED, "status failed: %s", study_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_segv, NULL, 10, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 10, why, sizeof why);
     EXPECT(r.signal == SIGSEGV && r.exit_code == -1 && r.setup_done, "crash: signal %d", r.signal);
     EXPECT(strstr(why, "SIGSEGV") != NULL, "the signal is named: %s", why);
-    EXPECT(isolate_status(&r) == RUN_FAILED, "a crash is failed: %s", run_status_name(isolate_status(&r)));
+    EXPECT(isolate_status(&r) == RUN_FAILED, "a crash is failed: %s", study_status_name(isolate_status(&r)));
 
     EXPECT(isolate_run(child_silent, NULL, 0.5, NULL, NULL, &r, err, sizeof err) == 0, "%s", err);
     isolate_describe(&r, 0.5, why, sizeof why);
     EXPECT(r.timed_out && r.signal == SIGKILL, "silent child killed past the deadline: timed_out %d signal %d",
            r.timed_out, r.signal);
     EXPECT(strstr(why, "no progress for") != NULL, "described: %s", why);
-    EXPECT(isolate_status(&r) == RUN_TIMEOUT, "status timeout: %s", run_status_name(isolate_status(&r)));
+    EXPECT(isolate_status(&r) == RUN_TIMEOUT, "status timeout: %s", study_status_name(isolate_status(&r)));
 }
 
 #ifndef SCALING_NO_FAULT_INJECTION

@@ -68,15 +68,15 @@ static void write_file(const char *path, const char *text) {
     fclose(f);
 }
 
-static const results_env_t env = {
+static const study_env_t env = {
     .gpu_name = "NVIDIA H100 80GB HBM3, \"SXM5\"",     /* a comma: quoted; quotes: not a name's, written as '_' */
     .driver = "580.65.06", .cuda = "13.0", .cudnn = "9.12.0", .nccl = "2.27.7",
     .host = "node-1", .git_commit = "abc1234-dirty",
 };
 
-static results_row_t full_row(int epoch) {
-    results_row_t r;
-    results_row_init(&r);
+static study_row_t full_row(int epoch) {
+    study_row_t r;
+    study_row_init(&r);
     r.strategy = "nccl", r.model = "resnet18", r.dataset = "fashion-mnist", r.math = "tf32", r.init = "normal";
     r.grad_dtype = "bf16", r.seed = 18446744073709551615ULL, r.gpus = 2, r.global_batch = 512, r.per_gpu_batch = 256;
     r.lr = 0.2, r.momentum = 0.9, r.weight_decay = 5e-4, r.epoch = epoch, r.phase = epoch == 1 ? "warmup" : "steady";
@@ -127,24 +127,24 @@ static void expect_full_row(const parsed_t *p, int row) {
     EXPECT(p->nf[row] == n, "row %d has %d fields, want %d", row, p->nf[row], n);
     for (int i = 0; i < n && i < p->nf[row]; i++)
         EXPECT(strcmp(p->f[row][i], full_cells[i]) == 0, "row %d column %d (%s): got '%s' want '%s'", row, i + 1,
-               results_columns[i], p->f[row][i], full_cells[i]);
+               study_columns[i], p->f[row][i], full_cells[i]);
 }
 
 static void test_columns(void) {
     char joined[2048] = "";
-    for (int i = 0; results_columns[i]; i++) {
+    for (int i = 0; study_columns[i]; i++) {
         if (i) strcat(joined, ",");
-        strcat(joined, results_columns[i]);
+        strcat(joined, study_columns[i]);
     }
     EXPECT(strcmp(joined, brief_columns) == 0, "column order:\n%s", joined);
-    EXPECT(results_ncolumns() == NCOLS, "%d columns: %d", NCOLS, results_ncolumns());
-    EXPECT((int)(sizeof full_cells / sizeof full_cells[0]) == results_ncolumns(), "test table matches");
+    EXPECT(study_ncolumns() == NCOLS, "%d columns: %d", NCOLS, study_ncolumns());
+    EXPECT((int)(sizeof full_cells / sizeof full_cells[0]) == study_ncolumns(), "test table matches");
 }
 
 static void test_format(void) {
-    results_row_t r = full_row(2);
+    study_row_t r = full_row(2);
     char line[2048];
-    int n = results_format(&r, line, sizeof line);
+    int n = study_format(&r, line, sizeof line);
     EXPECT(n > 0 && (size_t)n == strlen(line), "format length %d", n);
     EXPECT(strchr(line, '\n') == NULL, "no newline in a formatted row");
     EXPECT(strstr(line, ",\"NVIDIA H100 80GB HBM3, _SXM5_\",") != NULL, "quoted gpu name: %s", line);
@@ -155,18 +155,18 @@ static void test_format(void) {
     parsed_free(&p);
 
     char tiny[16];
-    EXPECT(results_format(&r, tiny, sizeof tiny) == -1 && tiny[0] == '\0', "too small a buffer is refused");
+    EXPECT(study_format(&r, tiny, sizeof tiny) == -1 && tiny[0] == '\0', "too small a buffer is refused");
 
     /* Not-applicable values: negative numbers and NULL/empty strings are empty cells; an empty env too. */
-    results_row_t e;
-    results_row_init(&e);
+    study_row_t e;
+    study_row_init(&e);
     e.seed = 7, e.momentum = 0, e.epoch = 1, e.stats.steps = 0, e.stats.train_loss = NAN, e.status = "diverged";
     e.reason = "the loss is not finite", e.stats.stages = 4, e.stats.micro_batches = 8, e.mem_free_mb = 0;
     snprintf(e.stats.schedule, sizeof e.stats.schedule, "gpipe");
     snprintf(e.stats.split, sizeof e.stats.split, "0-3,4-7");
     snprintf(e.stats.stage_busy_ms, sizeof e.stats.stage_busy_ms, "1.5;2.25");
     e.stats.bubble = 0.27, e.stats.bubble_ideal = 0.2727, e.stats.stage_balance = 1.0375;
-    n = results_format(&e, line, sizeof line);
+    n = study_format(&e, line, sizeof line);
     EXPECT(parse_text(line, strlen(line), &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "sparse row: %s", line);
     if (p.nf[0] == NCOLS) {
         static const struct { int col; const char *want; } cells[] = {
@@ -178,7 +178,7 @@ static void test_format(void) {
         };
         for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
             EXPECT(strcmp(p.f[0][cells[i].col], cells[i].want) == 0, "column %s: got '%s' want '%s'",
-                   results_columns[cells[i].col], p.f[0][cells[i].col], cells[i].want);
+                   study_columns[cells[i].col], p.f[0][cells[i].col], cells[i].want);
     }
     parsed_free(&p);
 }
@@ -192,26 +192,26 @@ static void path_in_tmp(char *buf, size_t len, const char *rel) {
 static void test_write_and_append(void) {
     char path[512], err[512];
     path_in_tmp(path, sizeof path, "new/dir/study.csv");
-    results_t r;
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open creates parent dirs: %s", err);
+    study_csv_t r;
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "open creates parent dirs: %s", err);
     for (int e = 1; e <= 2; e++) {
-        results_row_t row = full_row(e);
-        EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+        study_row_t row = full_row(e);
+        EXPECT(study_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
     }
-    results_close(&r);
+    study_close(&r);
 
     /* Reopen with the same header: rows append, the header is not repeated. */
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "reopen: %s", err);
-    results_row_t row = full_row(2);
-    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "append: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "reopen: %s", err);
+    study_row_t row = full_row(2);
+    EXPECT(study_write(&r, &row, err, sizeof err) == 0, "append: %s", err);
+    study_close(&r);
 
     parsed_t p;
     EXPECT(parse_file(path, &p) == 0, "file parses");
     EXPECT(p.nrows == 4, "header + 3 rows: %d", p.nrows);
     EXPECT(p.nf[0] == NCOLS, "header fields %d", p.nf[0]);
     for (int i = 0; i < p.nf[0] && i < NCOLS; i++)
-        EXPECT(strcmp(p.f[0][i], results_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
+        EXPECT(strcmp(p.f[0][i], study_columns[i]) == 0, "header column %d: %s", i + 1, p.f[0][i]);
     EXPECT(p.nf[1] == NCOLS && strcmp(p.f[1][24], "warmup") == 0 && strcmp(p.f[1][23], "1") == 0, "epoch 1 row");
     expect_full_row(&p, 2);
     expect_full_row(&p, 3);
@@ -220,17 +220,17 @@ static void test_write_and_append(void) {
     /* An existing empty file gets the header. */
     path_in_tmp(path, sizeof path, "empty.csv");
     write_file(path, "");
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "empty file: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "empty file: %s", err);
+    study_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 1 && p.nf[0] == NCOLS, "header written to an empty file");
     parsed_free(&p);
 
-    EXPECT(results_write(&r, &row, err, sizeof err) == -1, "write after close fails");
+    EXPECT(study_write(&r, &row, err, sizeof err) == -1, "write after close fails");
 }
 
 static void test_header_mismatch(void) {
     char path[512], err[512];
-    results_t r;
+    study_csv_t r;
     /* Column 5 renamed: the message names it and the file is left byte-identical. */
     char old[2048];
     snprintf(old, sizeof old, "%s\nsome,old,row\n", brief_columns);
@@ -239,7 +239,7 @@ static void test_header_mismatch(void) {
     memcpy(at, ",dataset_name,", 14);
     path_in_tmp(path, sizeof path, "old.csv");
     write_file(path, old);
-    EXPECT(results_open(&r, path, err, sizeof err) == 2, "mismatch returns 2");
+    EXPECT(study_open(&r, path, err, sizeof err) == 2, "mismatch returns 2");
     char want[1024];
     snprintf(want, sizeof want, "%s: existing header differs from this version's columns (first difference at "
              "column 5: 'dataset_name' vs 'dataset'); write to a new --out file", path);
@@ -255,40 +255,40 @@ static void test_header_mismatch(void) {
     *strrchr(old, ',') = '\0';
     strcat(old, "\n");
     write_file(path, old);
-    EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
+    EXPECT(study_open(&r, path, err, sizeof err) == 2 &&
            strstr(err, "(first difference at column 74: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
-    EXPECT(results_open(&r, path, err, sizeof err) == 2 &&
+    EXPECT(study_open(&r, path, err, sizeof err) == 2 &&
            strstr(err, "(first difference at column 75: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
     /* Something that is not our CSV at all. */
     write_file(path, "hello world\n");
-    EXPECT(results_open(&r, path, err, sizeof err) == 2 && strstr(err, "column 1: 'hello world' vs 'run_id'"),
+    EXPECT(study_open(&r, path, err, sizeof err) == 2 && strstr(err, "column 1: 'hello world' vs 'run_id'"),
            "got '%s'", err);
     /* A directory where the file should be. */
     path_in_tmp(path, sizeof path, "new");
-    EXPECT(results_open(&r, path, err, sizeof err) == 2 && strstr(err, path) != NULL, "directory: '%s'", err);
+    EXPECT(study_open(&r, path, err, sizeof err) == 2 && strstr(err, path) != NULL, "directory: '%s'", err);
 }
 
 static void test_missing_newline(void) {
     char path[512], err[512];
-    results_t r;
-    results_row_t row = full_row(2);
+    study_csv_t r;
+    study_row_t row = full_row(2);
     char line[2048];
-    results_format(&row, line, sizeof line);
+    study_format(&row, line, sizeof line);
 
     /* A whole row whose newline never made it to disk. */
     char text[8192];
     snprintf(text, sizeof text, "%s\n%s", brief_columns, line);
     path_in_tmp(path, sizeof path, "cut.csv");
     write_file(path, text);
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
-    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(study_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    study_close(&r);
     parsed_t p;
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 3, "header + 2 rows: %d", p.nrows);
     expect_full_row(&p, 1);
@@ -298,9 +298,9 @@ static void test_missing_newline(void) {
     /* A writer killed mid-row: the partial line stays a short record of its own, the new row is intact. */
     snprintf(text, sizeof text, "%s\n%s\n20260101T000000Z-9-1,2026-01-", brief_columns, line);
     write_file(path, text);
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
-    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(study_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    study_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
     EXPECT(p.nf[2] == 2, "partial record keeps its 2 fields: %d", p.nf[2]);
     expect_full_row(&p, 1);
@@ -314,9 +314,9 @@ static void test_missing_newline(void) {
     *strstr(cut, "HBM3, ") = '\0';
     snprintf(text, sizeof text, "%s\n%s\n%s", brief_columns, line, cut);
     write_file(path, text);
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
-    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(study_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    study_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 4, "header + row + partial + row: %d", p.nrows);
     EXPECT(p.nf[2] == 68, "partial record ends at the cut gpu_name: %d fields", p.nf[2]);
     expect_full_row(&p, 1);
@@ -325,15 +325,15 @@ static void test_missing_newline(void) {
 
     /* Only a header, without its newline. */
     write_file(path, brief_columns);
-    EXPECT(results_open(&r, path, err, sizeof err) == 0, "open: %s", err);
-    EXPECT(results_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
-    results_close(&r);
+    EXPECT(study_open(&r, path, err, sizeof err) == 0, "open: %s", err);
+    EXPECT(study_write(&r, &row, err, sizeof err) == 0, "write: %s", err);
+    study_close(&r);
     EXPECT(parse_file(path, &p) == 0 && p.nrows == 2 && p.nf[0] == NCOLS, "header repaired");
     expect_full_row(&p, 1);
     parsed_free(&p);
 }
 
-static char *capture(void (*fn)(FILE *, const results_row_t *, int), const results_row_t *rows, int n) {
+static char *capture(void (*fn)(FILE *, const study_row_t *, int), const study_row_t *rows, int n) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -342,11 +342,11 @@ static char *capture(void (*fn)(FILE *, const results_row_t *, int), const resul
     return text;
 }
 
-static void header_fn(FILE *f, const results_row_t *rows, int n) { (void)rows; (void)n; table_header(f); }
-static void row_fn(FILE *f, const results_row_t *rows, int n) { (void)n; table_row(f, rows); }
+static void header_fn(FILE *f, const study_row_t *rows, int n) { (void)rows; (void)n; table_header(f); }
+static void row_fn(FILE *f, const study_row_t *rows, int n) { (void)n; table_row(f, rows); }
 
 static void test_table(void) {
-    results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
+    study_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
     rows[1].stats.epoch_s = 10.0;
     rows[2].stats.epoch_s = 12.0;
     rows[2].test_acc = 0.925;
@@ -361,7 +361,7 @@ static void test_table(void) {
     EXPECT(strstr(row, "steady") && strstr(row, "10.000") && strstr(row, "512"), "row: %s", row);
     EXPECT(strstr(row, "  tf32  bf16 ") != NULL, "math and gradient dtype: %s", row);
     free(row);
-    results_row_t na = rows[0];
+    study_row_t na = rows[0];
     na.test_acc = -1;
     na.grad_dtype = "";     /* a strategy without a gradient reduction */
     row = capture(row_fn, &na, 1);
@@ -382,7 +382,7 @@ static void test_table(void) {
     EXPECT(strstr(s, "lr 0.2 math tf32: ") != NULL, "no grads without a gradient reduction: %s", s);
     free(s);
     /* the median, as the report's: steady epochs 10, 12 and 20 s give 12 (their mean would be 14) */
-    results_row_t three[4] = {rows[0], rows[1], rows[2], rows[2]};
+    study_row_t three[4] = {rows[0], rows[1], rows[2], rows[2]};
     three[3].stats.epoch_s = 20.0;
     s = capture(table_summary, three, 4);
     EXPECT(strstr(s, "median 12.000 min-max 10.000-20.000") && strstr(s, "over 3 steady epochs"), "median: %s", s);
@@ -400,23 +400,23 @@ static void test_table(void) {
 static void test_read(void) {
     char path[512], err[512];
     path_in_tmp(path, sizeof path, "read/study.csv");
-    results_t w;
-    EXPECT(results_open(&w, path, err, sizeof err) == 0, "open: %s", err);
-    results_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
+    study_csv_t w;
+    EXPECT(study_open(&w, path, err, sizeof err) == 0, "open: %s", err);
+    study_row_t rows[3] = {full_row(1), full_row(2), full_row(3)};
     rows[2].status = "oom", rows[2].reason = "cudaMalloc: out of memory, \"quoted\"", rows[2].mem_free_mb = 1.5;
     rows[2].mem_total_mb = 143771, rows[2].stats.train_loss = NAN, rows[2].stats.replicas_identical = 0;
     rows[2].stats.steps = 0, rows[0].stats.steps = -1;   /* an INT column without a range: 0 and empty read apart */
     rows[1].reason = NULL;
-    for (int i = 0; i < 3; i++) EXPECT(results_write(&w, &rows[i], err, sizeof err) == 0, "write: %s", err);
-    results_close(&w);
-    results_rows_t t;
-    EXPECT(results_read(path, &t, err, sizeof err) == 0, "read: %s", err);
+    for (int i = 0; i < 3; i++) EXPECT(study_write(&w, &rows[i], err, sizeof err) == 0, "write: %s", err);
+    study_close(&w);
+    study_rows_t t;
+    EXPECT(study_read(path, &t, err, sizeof err) == 0, "read: %s", err);
     EXPECT(t.n == 3 && t.bad_rows == 0 && t.missing == 0 && t.unknown == 0, "3 rows: %d, bad %d, missing %d", t.n,
            t.bad_rows, t.missing);
     for (int i = 0; i < t.n && i < 3; i++) {
         char want[4096], got[4096];
-        results_format(&rows[i], want, sizeof want);
-        results_format(&t.row[i], got, sizeof got);
+        study_format(&rows[i], want, sizeof want);
+        study_format(&t.row[i], got, sizeof got);
         EXPECT(strcmp(want, got) == 0, "row %d reads back as written:\n%s\n%s", i + 1, want, got);
     }
     if (t.n == 3) {
@@ -425,7 +425,7 @@ static void test_read(void) {
                "of memory, \"quoted\"") == 0 && t.row[1].reason[0] == '\0', "types: nan, DIFFER, 0 vs empty, quoted");
         EXPECT(t.row[0].seed == 18446744073709551615ULL && strcmp(t.row[0].env.gpu_name, "NVIDIA H100 80GB HBM3, _SXM5_") == 0, "seed, env");
     }
-    results_rows_free(&t);
+    study_rows_free(&t);
 
     /* An older version's file: fewer columns, another order, a column since dropped; one record cut short, one with
      * a number that does not parse, one without a run_id. */
@@ -436,47 +436,47 @@ static void test_read(void) {
                      "nccl,A-1-1,2,three,steady,1.5,ok,x,Ring\n"
                      "nccl,,2,3,steady,1.5,ok,x,Ring\n"
                      "single,B-1-1,1,0,setup,,failed,,\n");
-    EXPECT(results_read(path, &t, err, sizeof err) == 0, "old file: %s", err);
+    EXPECT(study_read(path, &t, err, sizeof err) == 0, "old file: %s", err);
     EXPECT(t.n == 2 && t.bad_rows == 3 && t.unknown == 1 && t.missing == NCOLS - 8, "old: %d rows, %d bad, %d unknown, "
            "%d missing", t.n, t.bad_rows, t.unknown, t.missing);
     if (t.n == 2) {
-        const results_row_t *a = &t.row[0], *b = &t.row[1];
+        const study_row_t *a = &t.row[0], *b = &t.row[1];
         EXPECT(strcmp(a->strategy, "nccl") == 0 && strcmp(a->run_id, "A-1-1") == 0 && a->gpus == 2 && a->epoch == 2 &&
                a->stats.epoch_s == 1.25 && strcmp(a->stats.nccl_algo, "Ring") == 0, "old row's cells by name");
         EXPECT(a->lr == -1 && a->per_gpu_batch == -1 && a->seed == 0 && strcmp(a->model, "") == 0 &&
                a->reason[0] == '\0' && a->timeout_s == -1 && a->env.gpu_name[0] == '\0', "missing columns: -1 and empty");
         EXPECT(b->epoch == 0 && b->stats.epoch_s == -1 && strcmp(b->status, "failed") == 0, "setup row");
     }
-    results_rows_free(&t);
+    study_rows_free(&t);
 
     write_file(path, "hello,world\n1,2\n");
-    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "no run_id column"), "not ours: %s", err);
+    EXPECT(study_read(path, &t, err, sizeof err) == 2 && strstr(err, "no run_id column"), "not ours: %s", err);
     write_file(path, "");
-    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "empty file"), "empty: %s", err);
+    EXPECT(study_read(path, &t, err, sizeof err) == 2 && strstr(err, "empty file"), "empty: %s", err);
     path_in_tmp(path, sizeof path, "read/none.csv");
-    EXPECT(results_read(path, &t, err, sizeof err) == 2 && strstr(err, "cannot read"), "missing: %s", err);
+    EXPECT(study_read(path, &t, err, sizeof err) == 2 && strstr(err, "cannot read"), "missing: %s", err);
 }
 
 /* The committed fixture (an older CSV in future versions) reads whole. */
 static void test_read_fixture(void) {
-    results_rows_t t;
+    study_rows_t t;
     char err[512];
-    EXPECT(results_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
+    EXPECT(study_read(FIXTURES "/study.csv", &t, err, sizeof err) == 0, "fixture: %s", err);
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
-    results_rows_free(&t);
+    study_rows_free(&t);
     /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, stage_balance,
      * loss_scale, ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
-    EXPECT(results_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
+    EXPECT(study_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
     EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 27 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;
     EXPECT(ok > 200, "ok rows with a time: %d", ok);
-    results_rows_free(&t);
+    study_rows_free(&t);
 }
 
-static void count_row(const results_row_t *row, void *ctx) {
+static void count_row(const study_row_t *row, void *ctx) {
     (void)row;
     (*(int *)ctx)++;
 }
@@ -493,16 +493,16 @@ static void test_pass(void) {
     snprintf(cmd, sizeof cmd, "cp '%s/study.csv' '%s'", FIXTURES, path);
     EXPECT(system(cmd) == 0, "copy the fixture");
     FILE *f = fopen(path, "rb");
-    results_pass_t p, q;
+    study_pass_t p, q;
     int n = 0, m = 0;
-    EXPECT(f && results_pass(f, path, -1, NULL, count_row, &n, &p, err, sizeof err) == 0, "pass: %s", err);
+    EXPECT(f && study_pass(f, path, -1, NULL, count_row, &n, &p, err, sizeof err) == 0, "pass: %s", err);
     EXPECT(n > 100 && n == p.rows && p.bad_rows == 0, "rows handed on %d, counted %d", n, p.rows);
     snprintf(cmd, sizeof cmd, "tail -n 3 '%s/study.csv' >> '%s'", FIXTURES, path);
     EXPECT(system(cmd) == 0, "append");
-    EXPECT(f && results_pass(f, path, p.bytes, NULL, count_row, &m, &q, err, sizeof err) == 0, "again: %s", err);
+    EXPECT(f && study_pass(f, path, p.bytes, NULL, count_row, &m, &q, err, sizeof err) == 0, "again: %s", err);
     EXPECT(m == n && q.bytes == p.bytes, "the same bytes again: %d rows (%d), %lld bytes", m, n, q.bytes);
     m = 0;
-    EXPECT(f && results_pass(f, path, -1, want_none, count_row, &m, &q, err, sizeof err) == 0, "declined: %s", err);
+    EXPECT(f && study_pass(f, path, -1, want_none, count_row, &m, &q, err, sizeof err) == 0, "declined: %s", err);
     EXPECT(m == 0 && q.bytes > p.bytes, "rows declined: %d handed on", m);
     if (f) fclose(f);
 }

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-static void key(results_key_t *k, const char *cells[RESULTS_KEY_FIELDS]) {
+static void key(study_key_t *k, const char *cells[RESULTS_KEY_FIELDS]) {
     memset(k, 0, sizeof *k);
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++) snprintf(k->cell[i], RESULTS_CELL_MAX, "%s", cells[i]);
 }
@@ -39,7 +39,7 @@ static void test_key(void) {
                          "normal", "", "", "", "", "", "", "", "117", "1", "default", "Ring"};
     const char *gns[] = {"nccl", "resnet18", "fashion-mnist", "1", "2", "512", "0.2", "0.9", "0.0005", "tf32", "fp32",
                          "normal", "cosine", "1", "10", "sgd", "25", "", "", "117", "1", "default", "Ring"};
-    results_key_t a, b, c, d, e, f, g, h, k;
+    study_key_t a, b, c, d, e, f, g, h, k;
     key(&a, ok);
     key(&b, setup);
     key(&c, seed2);
@@ -60,7 +60,7 @@ static void test_key(void) {
     EXPECT(!study_key_match(&a, &d), "another learning rate is another configuration");
     EXPECT(!study_key_match(&a, &e), "another NCCL algorithm is another configuration");
     EXPECT(study_key_match(&b, &e), "an unknown algorithm matches any");
-    results_key_t m = b;
+    study_key_t m = b;
     study_key_merge(&m, &a);
     EXPECT(strcmp(m.cell[19], "117") == 0 && strcmp(m.cell[22], "Ring") == 0, "merge fills the empty cells");
     EXPECT(!study_key_match(&m, &e), "once merged, the configuration knows its algorithm");
@@ -69,10 +69,10 @@ static void test_key(void) {
     char wild[256] = "";
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
         if (study_key_wildcard(i))
-            snprintf(wild + strlen(wild), sizeof wild - strlen(wild), "%s ", results_key_columns[i]);
+            snprintf(wild + strlen(wild), sizeof wild - strlen(wild), "%s ", study_key_columns[i]);
     EXPECT(strcmp(wild, "grad_dtype lr_schedule warmup_epochs lr_epochs optimizer gns_every micro_batches schedule steps nccl_algo ") == 0, "wildcards: %s", wild);
     int n_wild = 0;
-    for (int c = 0; c < results_ncolumns(); c++) n_wild += (results_schema[c].flags & RESULTS_F_WILD) != 0;
+    for (int c = 0; c < study_ncolumns(); c++) n_wild += (study_schema[c].flags & RESULTS_F_WILD) != 0;
     EXPECT(n_wild == 10, "every WILD column is a key column (%d flagged)", n_wild);
 }
 
@@ -249,7 +249,7 @@ static void test_study_csv(const char *dir) {
            "T1 at 256/GPU: single's fastest over seeds and learning rates (E, 2.0 s)");
     EXPECT(study_t1_run(&st, 0, 512, "tf32") < 0, "no T1 at another batch");
     EXPECT(study_t1_run(&st, 0, 256, "bf16") < 0, "no T1 in another math");
-    EXPECT((r = find(&st, "S")) && isnan(r->facc) && run_steady_count(r, RESULTS_COL_test_acc) == 0 &&
+    EXPECT((r = find(&st, "S")) && isnan(r->facc) && study_steady_count(r, RESULTS_COL_test_acc) == 0 &&
                fabs(r->med[RESULTS_COL_epoch_s] - 3.1) < 1e-12 &&
                fabs(r->med[RESULTS_COL_images_per_s] - (25600 / 3.0 + 25600 / 3.2) / 2) < 1e-6,
            "synthetic: throughput and no accuracy (imed %g)", r ? r->med[RESULTS_COL_images_per_s] : 0);
@@ -270,10 +270,10 @@ static void test_study_csv(const char *dir) {
 }
 
 /* A run's rows for study/target.h: epochs of test accuracy acc[e] and the noise scale's norms, epoch 4 diverged. */
-static void target_rows(results_row_t *w, const results_row_t **p) {
+static void target_rows(study_row_t *w, const study_row_t **p) {
     const double acc[4] = {0.90, 0.91, 0.92, 0.10}, small[4] = {3.0, 3.0, INFINITY, 3.0}, big[4] = {2.0, 2.0, 2.0, 2.0};
     for (int e = 0; e < 4; e++) {
-        results_row_init(&w[e]);
+        study_row_init(&w[e]);
         w[e].epoch = e + 1;
         w[e].status = e == 3 ? "diverged" : "ok";
         w[e].test_acc = acc[e];
@@ -286,8 +286,8 @@ static void target_rows(results_row_t *w, const results_row_t **p) {
 /* Time to target's neighbours: a diverged epoch is no seed's noise, and an epoch whose norms overflowed (or that did
  * not end ok) is left out of the noise scale instead of making the run's estimate inf. */
 static void test_target_rows(void) {
-    results_row_t w[4];
-    const results_row_t *p[4];
+    study_row_t w[4];
+    const study_row_t *p[4];
     target_rows(w, p);
     double lo, hi, g2, trace, b;
     study_acc_spread(p, 4, 3, &lo, &hi);

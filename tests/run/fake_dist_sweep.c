@@ -118,18 +118,18 @@ int main(int argc, char **argv) {
     d.device = 0;
     idx_dataset_t data;
     idx_synthetic(&data, 1);
-    results_t res = {0};
-    if (d.is_root && results_open(&res, o.out, err, sizeof err) != 0) {
+    study_csv_t res = {0};
+    if (d.is_root && study_open(&res, o.out, err, sizeof err) != 0) {
         fprintf(stderr, "fake_dist_sweep: %s\n", err);
         dist_abort(&d, 2);
     }
-    results_env_t env = {.gpu_name = "none", .host = "test", .nccl_transport = "default"};
+    study_env_t env = {.gpu_name = "none", .host = "test", .nccl_transport = "default"};
     run_tally_t sd = {.watch = &watch};
     progress_init(&sd.prog, 2, 4);
     profile_t prof;
     profile_init(&prof);
-    results_scan_t done = {0};
-    if (o.resume && d.is_root && results_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
+    study_scan_t done = {0};
+    if (o.resume && d.is_root && study_scan(o.out, &done, err, sizeof err) != 0) dist_abort(&d, 2);
     int rc = 0;
     /* --timeout from here: the tests give it 3 s, and the set-up above (55 MB of random images) may take longer on a
      * busy machine; the real command's set-up phases have the deadline too (scaling.c), tested with a longer one */
@@ -153,8 +153,8 @@ int main(int argc, char **argv) {
         if (got == RUN_FAILED || got == RUN_TIMEOUT) rc = 1;
         if (got == RUN_INTERRUPTED) { rc = isolate_exit_status(isolate_signal() ? isolate_signal() : 15); break; }
     }
-    results_scan_free(&done);
-    if (d.is_root) results_close(&res);
+    study_scan_free(&done);
+    if (d.is_root) study_close(&res);
     idx_free(&data);
     /* Said before MPI_Finalize: once one rank exits with a signal's status, the launcher ends the others. */
     struct timespec now;

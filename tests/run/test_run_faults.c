@@ -160,9 +160,9 @@ int main(void) {
     EXPECT(options_parse(&o, 9, argv, err, sizeof err) == 0, "options: %s", err);
     idx_dataset_t data;
     idx_synthetic(&data, 1);
-    results_t res;
-    EXPECT(results_open(&res, path, err, sizeof err) == 0, "open: %s", err);
-    results_env_t env = {.gpu_name = "none", .host = "test"};
+    study_csv_t res;
+    EXPECT(study_open(&res, path, err, sizeof err) == 0, "open: %s", err);
+    study_env_t env = {.gpu_name = "none", .host = "test"};
     run_tally_t sd = {0};
     progress_init(&sd.prog, FAKE_KINDS + 1, (FAKE_KINDS + 1) * 2L);
     profile_t prof;
@@ -192,7 +192,7 @@ int main(void) {
         }
     }
     EXPECT(isolate_signal() == SIGTERM, "the parent saw SIGTERM: %d", isolate_signal());
-    results_close(&res);
+    study_close(&res);
     size_t len;
     csv_text = test_slurp(path, &len);
     EXPECT(csv_text != NULL, "read %s", path);
@@ -227,22 +227,22 @@ int main(void) {
     EXPECT(strstr(rows, "interrupted|SIGTERM: stopped before step") == rows && !strchr(rows, ';'),
            "SIGTERM: one interrupted row at the next step boundary: %s", rows);
     /* The resume rule on this very file: the faulted ones are skipped, the interrupted one runs again. */
-    results_scan_t scan;
-    EXPECT(results_scan(path, &scan, err, sizeof err) == 0 && scan.bad_rows == 0, "scan: %s", err);
+    study_scan_t scan;
+    EXPECT(study_scan(path, &scan, err, sizeof err) == 0 && scan.bad_rows == 0, "scan: %s", err);
     for (int i = 0; i < FAKE_KINDS; i++) {
-        results_row_t q;
-        results_row_init(&q);
+        study_row_t q;
+        study_row_init(&q);
         q.strategy = "fake", q.model = "lenet", q.dataset = o.dataset, q.math = "tf32", q.grad_dtype = "";
         q.init = init_name(o.init), q.seed = 1, q.gpus = 1, q.global_batch = 64, q.per_gpu_batch = 64, q.lr = fake_lr[i];
         q.momentum = 0, q.weight_decay = 0, q.stats.steps = 8, q.stats.micro_batches = 1, q.nodes = 1;
         snprintf(q.stats.schedule, sizeof q.stats.schedule, "gpipe");
-        results_key_t k;
-        results_key_of_row(&q, &k);
-        int best = 0, skip = results_scan_done(&scan, &k, 2, 0, &best);
+        study_key_t k;
+        study_key_of_row(&q, &k);
+        int best = 0, skip = study_scan_done(&scan, &k, 2, 0, &best);
         int want_skip = i != FAKE_SIGTERM;
         EXPECT(skip == want_skip, "--resume on lr %g: skip %d, want %d", fake_lr[i], skip, want_skip);
     }
-    results_scan_free(&scan);
+    study_scan_free(&scan);
     free(csv_text);
     idx_free(&data);
     test_scratch_remove(dir);
