@@ -45,8 +45,25 @@ static float *stats(const gpt2_model_t *m, int i) { return (float *)buf(m, GPT2_
 
 int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen) {
+    return gpt2_model_init_attn(m, s, B, T, t, tf32, blas, opt, GPT2_ATTN_AUTO, err, errlen);
+}
+
+int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32,
+                         cublasHandle_t blas, const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err,
+                         size_t errlen) {
     memset(m, 0, sizeof *m);
     if (gpt2_plan(s, B, T, t, &m->plan, err, errlen)) return -1;
+    /* The fused attention where its plans build (bf16 on a GPU and cuDNN that have the engines): it keeps 4 bytes a
+     * row where the plain one keeps the (T, T) softmax. A refusal is not an error: the plain path runs, said once. */
+    if (attn == GPT2_ATTN_AUTO && t == DTYPE_BF16) {
+        char why[512] = "";
+        if (gpt2_sdpa_init(&m->sdpa, B, T, s->width, s->heads, why, sizeof why) == 0) m->fused = 1;
+        else fprintf(stderr, "gpt2: cuDNN's fused attention unavailable, running the plain one: %s\n", why);
+        if (m->fused && gpt2_plan_attn(s, B, T, t, 1, &m->plan, err, errlen)) {
+            gpt2_model_free(m);
+            return -1;
+        }
+    }
     m->shape = *s;
     m->B = B;
     m->T = T;
@@ -66,8 +83,8 @@ int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_
     /* The scratch, then the device scalars 256 bytes past its end. */
     size_t scratch_alloc = (m->scratch_bytes + 255) / 256 * 256 + 256;
     if (gpu_try_malloc(&m->arena[0], m->plan.arena_bytes[0]) || gpu_try_malloc(&m->arena[1], m->plan.arena_bytes[1]) ||
-        gpu_try_malloc(&m->scratch, scratch_alloc)) {
-        double need = (double)(m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + scratch_alloc);
+        gpu_try_malloc(&m->scratch, scratch_alloc) || (m->fused && gpu_try_malloc(&m->sdpa_ws, m->sdpa.ws_bytes))) {
+        double need = (double)(m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + scratch_alloc + m->sdpa.ws_bytes);
         snprintf(err, errlen, "out of memory: GPT-2 %s at %d x %d in %s needs %.2f GiB", s->name, B, T, dtype_name(t),
                  need / 1073741824.0);
         gpt2_model_free(m);
@@ -97,8 +114,9 @@ int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_
 void gpt2_model_free(gpt2_model_t *m) {
     if (m->lt.lt) gpt2_lt_free(&m->lt);
     gpt2_adamw_free(&m->adamw);
-    void *bufs[] = {m->arena[0], m->arena[1], m->scratch};
-    for (int i = 0; i < 3; i++)
+    if (m->fused) gpt2_sdpa_free(&m->sdpa);
+    void *bufs[] = {m->arena[0], m->arena[1], m->scratch, m->sdpa_ws};
+    for (int i = 0; i < 4; i++)
         if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
     free(m->slices);
     memset(m, 0, sizeof *m);
@@ -107,7 +125,7 @@ void gpt2_model_free(gpt2_model_t *m) {
 size_t gpt2_model_bytes(const gpt2_model_t *m) {
     size_t ones = (size_t)m->lt.ones_len * (sizeof(float) + 2);
     return m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + (m->scratch_bytes + 255) / 256 * 256 + 256 +
-           m->lt.ws_bytes + ones;
+           m->lt.ws_bytes + ones + (m->fused ? m->sdpa.ws_bytes : 0);
 }
 
 void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stream) {
@@ -146,7 +164,8 @@ void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int gra
         gpt2_layernorm_forward(res0, pf(m, GPT2_LN1_W, l), pf(m, GPT2_LN1_B, l), ln1, st1, st1 + rows, t, rows, C, s);
         gpt2_linear_forward(lt, t, m->tf32, ln1, wt(m, GPT2_QKV_W, l), wt(m, GPT2_QKV_B, l), qkv, NULL, rows, C, 3 * C,
                             s);
-        gpt2_attn_forward(m->blas, t, m->tf32, qkv, buf(m, GPT2_BUF_ATT, l), atty, B, T, C, NH, s);
+        if (m->fused) gpt2_sdpa_forward(&m->sdpa, qkv, atty, (float *)buf(m, GPT2_BUF_ATT_STATS, l), m->sdpa_ws, s);
+        else gpt2_attn_forward(m->blas, t, m->tf32, qkv, buf(m, GPT2_BUF_ATT, l), atty, B, T, C, NH, s);
         gpt2_linear_forward_residual(lt, t, m->tf32, atty, wt(m, GPT2_ATTN_PROJ_W, l), wt(m, GPT2_ATTN_PROJ_B, l), res0,
                                      res1, rows, C, C, s);
         gpt2_layernorm_forward(res1, pf(m, GPT2_LN2_W, l), pf(m, GPT2_LN2_B, l), ln2, st2, st2 + rows, t, rows, C, s);
@@ -197,8 +216,12 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
         /* attention: dres is now res1's whole gradient */
         gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_ATTY, l), wt(m, GPT2_ATTN_PROJ_W, l), dres, dc, 0.0f, NULL,
                              gf(m, GPT2_ATTN_PROJ_W, l), gf(m, GPT2_ATTN_PROJ_B, l), 0.0f, rows, C, C, s);
-        gpt2_attn_backward(m->blas, t, m->tf32, buf(m, GPT2_BUF_QKV, l), buf(m, GPT2_BUF_ATT, l), dc, datt, d4c, B, T,
-                           C, NH, s);
+        if (m->fused)
+            gpt2_sdpa_backward(&m->sdpa, buf(m, GPT2_BUF_QKV, l), buf(m, GPT2_BUF_ATTY, l),
+                               (const float *)buf(m, GPT2_BUF_ATT_STATS, l), dc, d4c, m->sdpa_ws, s);
+        else
+            gpt2_attn_backward(m->blas, t, m->tf32, buf(m, GPT2_BUF_QKV, l), buf(m, GPT2_BUF_ATT, l), dc, datt, d4c, B,
+                               T, C, NH, s);
         gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LN1, l), wt(m, GPT2_QKV_W, l), d4c, dc, 0.0f, NULL,
                              gf(m, GPT2_QKV_W, l), gf(m, GPT2_QKV_B, l), 0.0f, rows, C, 3 * C, s);
         gpt2_layernorm_backward(res0, pf(m, GPT2_LN1_W, l), st1, st1 + rows, dc, dres, 1.0f, gf(m, GPT2_LN1_W, l),

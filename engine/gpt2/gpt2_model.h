@@ -8,6 +8,7 @@
 #include "gpt2_plan.h"
 #include "gpt2_linear.h"
 #include "gpt2_adamw.h"
+#include "gpt2_sdpa.h"
 #include "../dtype.h"
 #include "../optim.h"
 
@@ -18,6 +19,10 @@ extern "C" {
 typedef struct {
     float beta1, beta2, eps, weight_decay, max_norm;
 } gpt2_adamw_cfg_t;
+
+/* Which attention the model runs. AUTO: cuDNN's fused attention under bf16 where its plans build on this GPU and
+ * cuDNN, else (fp32, or the plans refused, said in one line on stderr) the plain one; PLAIN: always the plain one. */
+typedef enum { GPT2_ATTN_AUTO = 0, GPT2_ATTN_PLAIN } gpt2_attn_kind_t;
 
 /* A step is forward (with grad), backward, update: launches on one stream, with no host sync, no allocation and the
  * same sequence every step, so a CUDA graph can capture it (engine/graph.h). */
@@ -41,6 +46,9 @@ typedef struct {
     gpt2_lt_t lt;           /* cuBLASLt's handle, workspace and ones for the bias gradients (B * T of them) */
     cublasHandle_t blas;    /* borrowed (gpu_t's): the attention's batched GEMMs; its stream is set per call */
     gpt2_adamw_t adamw;
+    int fused;              /* the attention is cuDNN's fused one (sdpa, its workspace sdpa_ws), else the plain one */
+    gpt2_sdpa_t sdpa;
+    void *sdpa_ws;
 } gpt2_model_t;
 
 /* Allocates m for shape s (copied) at B x T with activations of type t on the current device, gradients and moments
@@ -49,8 +57,13 @@ typedef struct {
  * memory: nothing is left allocated). */
 int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen);
+/* gpt2_model_init with the attention chosen by attn (gpt2_model_init's is GPT2_ATTN_AUTO). */
+int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32,
+                         cublasHandle_t blas, const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err,
+                         size_t errlen);
 void gpt2_model_free(gpt2_model_t *m);
-/* Device bytes m holds: the plan's two allocations, the scratch and cuBLASLt's workspace and ones. */
+/* Device bytes m holds: the plan's two allocations, the scratch, cuBLASLt's workspace and ones, and the fused
+ * attention's workspace. */
 size_t gpt2_model_bytes(const gpt2_model_t *m);
 
 /* The parameters from host (n_params fp32 in gpt2_shape's layout), the bf16 copy made from them, AdamW's moments

@@ -17,6 +17,11 @@ static void put(gpt2_plan_t *p, gpt2_buf_t k, const char *name, int arena, int c
 }
 
 int gpt2_plan(const gpt2_shape_t *s, int B, int T, dtype_t t, gpt2_plan_t *p, char *err, size_t errlen) {
+    return gpt2_plan_attn(s, B, T, t, 0, p, err, errlen);
+}
+
+int gpt2_plan_attn(const gpt2_shape_t *s, int B, int T, dtype_t t, int fused, gpt2_plan_t *p, char *err,
+                   size_t errlen) {
     memset(p, 0, sizeof *p);
     if (!s || s->layers < 1 || s->heads < 1 || s->width % s->heads || s->vocab < 1 || s->vocab_pad < s->vocab) {
         snprintf(err, errlen, "not a GPT-2 shape");
@@ -35,6 +40,11 @@ int gpt2_plan(const gpt2_shape_t *s, int B, int T, dtype_t t, gpt2_plan_t *p, ch
         snprintf(err, errlen, "GPT-2 trains in fp32 or bf16, not %s", dtype_name(t));
         return -1;
     }
+    if (fused && t != DTYPE_BF16) {
+        snprintf(err, errlen, "the fused attention is bf16 only, not %s", dtype_name(t));
+        return -1;
+    }
+    fused = fused != 0;
     size_t es = dtype_size(t), C = (size_t)s->width, BT = (size_t)B * (size_t)T;
     size_t att = (size_t)B * (size_t)s->heads * (size_t)T * (size_t)T;
     int l = s->layers;
@@ -48,7 +58,8 @@ int gpt2_plan(const gpt2_shape_t *s, int B, int T, dtype_t t, gpt2_plan_t *p, ch
     put(p, GPT2_BUF_RESID, "resid", 1, 2 * l + 1, BT * C, es);
     put(p, GPT2_BUF_LN1, "ln1", 1, l, BT * C, es);
     put(p, GPT2_BUF_QKV, "qkv", 1, l, BT * 3 * C, es);
-    put(p, GPT2_BUF_ATT, "att", 1, l, att, es);
+    put(p, GPT2_BUF_ATT, "att", 1, fused ? 0 : l, att, es);
+    put(p, GPT2_BUF_ATT_STATS, "att_stats", 1, fused ? l : 0, (size_t)B * (size_t)s->heads * (size_t)T, 4);
     put(p, GPT2_BUF_ATTY, "atty", 1, l, BT * C, es);
     put(p, GPT2_BUF_LN2, "ln2", 1, l, BT * C, es);
     put(p, GPT2_BUF_FC_PRE, "fc_pre", 1, l, BT * 4 * C, es);
@@ -59,6 +70,6 @@ int gpt2_plan(const gpt2_shape_t *s, int B, int T, dtype_t t, gpt2_plan_t *p, ch
     put(p, GPT2_BUF_DRESID, "dresid", 1, 1, BT * C, es);
     put(p, GPT2_BUF_DC, "dc", 1, 1, BT * C, es);
     put(p, GPT2_BUF_D4C, "d4c", 1, 1, BT * 4 * C, es);
-    put(p, GPT2_BUF_DATT, "datt", 1, 1, att, es);
+    put(p, GPT2_BUF_DATT, "datt", 1, !fused, att, es);
     return 0;
 }
