@@ -1,6 +1,7 @@
 /* idx.c — loads and validates the IDX files of MNIST and Fashion-MNIST, gzip or raw alike (zlib's gzread
  * passes raw files through). A bad or partial download is user input, so every failure is one line naming the file. */
 #include "idx.h"
+#include "errmsg.h"
 #include "rng.h"
 #include <errno.h>
 #include <limits.h>
@@ -19,14 +20,6 @@
 /* Payload buffers grow as data actually arrives, so a corrupt header promising terabytes fails as
  * "truncated" instead of as a huge malloc. */
 #define IDX_FIRST_CHUNK ((size_t)8 << 20)
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static uint32_t be32(const uint8_t *p) {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
@@ -61,7 +54,7 @@ static int read_idx(const char *path, uint32_t magic, int n_dims, const char *wh
     errno = 0;
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
+        errmsg(-1, err, errlen, "%s: cannot open: %s", path, errno ? strerror(errno) : "out of memory");
         return -1;
     }
     gzbuffer(f, 1u << 18);
@@ -70,51 +63,52 @@ static int read_idx(const char *path, uint32_t magic, int n_dims, const char *wh
     const char *zmsg = NULL;
     size_t hdr_bytes = 4 * (size_t)(1 + n_dims);
     long long got = read_upto(f, hdr, hdr_bytes, &zmsg);
-    if (got < 0) { set_err(err, errlen, "%s: read error: %s", path, zmsg); goto out; }
+    if (got < 0) { errmsg(-1, err, errlen, "%s: read error: %s", path, zmsg); goto out; }
     if ((size_t)got < hdr_bytes) {
-        set_err(err, errlen, "%s: truncated: expected a %zu-byte IDX header, got %lld bytes", path, hdr_bytes, got);
+        errmsg(-1, err, errlen, "%s: truncated: expected a %zu-byte IDX header, got %lld bytes", path, hdr_bytes, got);
         goto out;
     }
     uint32_t found = be32(hdr);
     if (found != magic) {
         const char *hint = found == IDX_MAGIC_IMAGES ? " (an images file)"
                          : found == IDX_MAGIC_LABELS ? " (a labels file)" : "";
-        set_err(err, errlen, "%s: bad magic 0x%08X%s, expected 0x%08X for IDX %s data", path, found, hint, magic, what);
+        errmsg(-1, err, errlen,
+               "%s: bad magic 0x%08X%s, expected 0x%08X for IDX %s data", path, found, hint, magic, what);
         goto out;
     }
     for (int i = 0; i < n_dims; i++) dims[i] = be32(hdr + 4 + 4 * i);
-    if (dims[0] == 0) { set_err(err, errlen, "%s: header says 0 %ss", path, what); goto out; }
+    if (dims[0] == 0) { errmsg(-1, err, errlen, "%s: header says 0 %ss", path, what); goto out; }
     if (n_dims == 3 && (dims[1] != IDX_SIDE || dims[2] != IDX_SIDE)) {
-        set_err(err, errlen, "%s: images are %ux%u, expected %dx%d", path, dims[1], dims[2], IDX_SIDE, IDX_SIDE);
+        errmsg(-1, err, errlen, "%s: images are %ux%u, expected %dx%d", path, dims[1], dims[2], IDX_SIDE, IDX_SIDE);
         goto out;
     }
     size_t item = n_dims == 3 ? (size_t)IDX_SIDE * IDX_SIDE : 1;
     if (dims[0] > (uint32_t)INT_MAX / item) {   /* counts and offsets are int elsewhere */
-        set_err(err, errlen, "%s: header count %u is implausibly large", path, dims[0]);
+        errmsg(-1, err, errlen, "%s: header count %u is implausibly large", path, dims[0]);
         goto out;
     }
     size_t expected = dims[0] * item, cap = expected < IDX_FIRST_CHUNK ? expected : IDX_FIRST_CHUNK, have = 0;
     for (;;) {
         uint8_t *nb = realloc(buf, cap);
-        if (!nb) { set_err(err, errlen, "%s: out of memory for %zu bytes", path, cap); goto out; }
+        if (!nb) { errmsg(-1, err, errlen, "%s: out of memory for %zu bytes", path, cap); goto out; }
         buf = nb;
         got = read_upto(f, buf + have, cap - have, &zmsg);
-        if (got < 0) { set_err(err, errlen, "%s: read error: %s", path, zmsg); goto out; }
+        if (got < 0) { errmsg(-1, err, errlen, "%s: read error: %s", path, zmsg); goto out; }
         have += (size_t)got;
         if (have < cap || cap == expected) break;
         cap = cap > expected / 2 ? expected : cap * 2;
     }
     if (have < expected) {
-        set_err(err, errlen, "%s: truncated: expected %zu bytes of %s data, got %zu", path, expected, what, have);
+        errmsg(-1, err, errlen, "%s: truncated: expected %zu bytes of %s data, got %zu", path, expected, what, have);
         goto out;
     }
     uint8_t extra[4096];
     long long n_extra = 0;
     while ((got = read_upto(f, extra, sizeof extra, &zmsg)) > 0) n_extra += got;
-    if (got < 0) { set_err(err, errlen, "%s: read error: %s", path, zmsg); goto out; }
+    if (got < 0) { errmsg(-1, err, errlen, "%s: read error: %s", path, zmsg); goto out; }
     if (n_extra > 0) {
-        set_err(err, errlen, "%s: %lld bytes of trailing data after the %zu bytes of %s data the header promises",
-                path, n_extra, expected, what);
+        errmsg(-1, err, errlen, "%s: %lld bytes of trailing data after the %zu bytes of %s data the header promises",
+               path, n_extra, expected, what);
         goto out;
     }
     *data = buf;
@@ -133,13 +127,14 @@ int idx_load_split(const char *images_path, const char *labels_path, idx_split_t
     if (read_idx(images_path, IDX_MAGIC_IMAGES, 3, "image", idims, &images, err, errlen)) return -1;
     if (read_idx(labels_path, IDX_MAGIC_LABELS, 1, "label", ldims, &labels, err, errlen)) { free(images); return -1; }
     if (idims[0] != ldims[0]) {
-        set_err(err, errlen, "%s holds %u images but %s holds %u labels", images_path, idims[0], labels_path, ldims[0]);
+        errmsg(-1, err, errlen,
+               "%s holds %u images but %s holds %u labels", images_path, idims[0], labels_path, ldims[0]);
         goto fail;
     }
     for (uint32_t i = 0; i < ldims[0]; i++)
         if (labels[i] >= IDX_CLASSES) {
-            set_err(err, errlen, "%s: label %u at index %u is out of range 0..%d", labels_path, labels[i], i,
-                    IDX_CLASSES - 1);
+            errmsg(-1, err, errlen, "%s: label %u at index %u is out of range 0..%d", labels_path, labels[i], i,
+                   IDX_CLASSES - 1);
             goto fail;
         }
     s->n = (int)idims[0];
@@ -158,7 +153,7 @@ fail:
  * fopen rather than stat keeps this file plain C11. */
 static int pick_path(const char *dir, const char *name, char *out, size_t outlen, char *err, size_t errlen) {
     int n = snprintf(out, outlen, "%s/%s.gz", dir, name);
-    if (n < 0 || (size_t)n >= outlen) { set_err(err, errlen, "%s/%s: path too long", dir, name); return -1; }
+    if (n < 0 || (size_t)n >= outlen) { errmsg(-1, err, errlen, "%s/%s: path too long", dir, name); return -1; }
     errno = 0;
     FILE *f = fopen(out, "rb");
     if (f) { fclose(f); return 0; }
@@ -168,7 +163,7 @@ static int pick_path(const char *dir, const char *name, char *out, size_t outlen
     f = fopen(out, "rb");
     if (f) { fclose(f); return 0; }
     if (errno == ENOENT) {
-        set_err(err, errlen, "%s/%s: not found (tried .gz and raw): %s", dir, name, strerror(ENOENT));
+        errmsg(-1, err, errlen, "%s/%s: not found (tried .gz and raw): %s", dir, name, strerror(ENOENT));
         return -1;
     }
     return 0;   /* exists but unreadable: read_idx names the reason */

@@ -1,6 +1,7 @@
 /* tokens.c — loads and validates a token file (the format is in tokens.h) and orders its windows per epoch. A file
  * cut short or corrupt is user input, so every failure is one line naming the file and what is wrong with it. */
 #include "tokens.h"
+#include "errmsg.h"
 #include "rng.h"
 #include <errno.h>
 #include <limits.h>
@@ -8,14 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static uint32_t le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -37,13 +30,15 @@ static int check_header(const char *path, const uint8_t *h, tokens_t *t, char *e
     if (memcmp(h, TOKENS_MAGIC, 8) != 0) {
         char shown[40];
         show_magic(h, shown, sizeof shown);
-        set_err(err, errlen, "%s: bad magic \"%s\", expected \"%s\": not a token file (scripts/setup.sh writes them)",
-                path, shown, TOKENS_MAGIC);
+        errmsg(-1, err, errlen,
+               "%s: bad magic \"%s\", expected \"%s\": not a token file (scripts/setup.sh writes them)",
+               path, shown, TOKENS_MAGIC);
         return -1;
     }
     uint32_t version = le32(h + 8);
     if (version != TOKENS_VERSION) {
-        set_err(err, errlen, "%s: token file version %u, this build reads version %u", path, version, TOKENS_VERSION);
+        errmsg(-1, err, errlen,
+               "%s: token file version %u, this build reads version %u", path, version, TOKENS_VERSION);
         return -1;
     }
     t->vocab = le32(h + 12);
@@ -51,16 +46,17 @@ static int check_header(const char *path, const uint8_t *h, tokens_t *t, char *e
     t->eot = le32(h + 24);
     t->docs = le32(h + 28);
     if (t->vocab == 0 || t->vocab > 65536u) {
-        set_err(err, errlen, "%s: vocabulary size %u does not fit the file's uint16 tokens (1..65536)", path, t->vocab);
+        errmsg(-1, err, errlen,
+               "%s: vocabulary size %u does not fit the file's uint16 tokens (1..65536)", path, t->vocab);
         return -1;
     }
     if (t->eot >= t->vocab) {
-        set_err(err, errlen, "%s: end-of-text token %u is outside the vocabulary of %u", path, t->eot, t->vocab);
+        errmsg(-1, err, errlen, "%s: end-of-text token %u is outside the vocabulary of %u", path, t->eot, t->vocab);
         return -1;
     }
-    if (n == 0) { set_err(err, errlen, "%s: header says 0 tokens", path); return -1; }
+    if (n == 0) { errmsg(-1, err, errlen, "%s: header says 0 tokens", path); return -1; }
     if (n > (uint64_t)LLONG_MAX / 2) {
-        set_err(err, errlen, "%s: header count of %llu tokens is implausibly large", path, (unsigned long long)n);
+        errmsg(-1, err, errlen, "%s: header count of %llu tokens is implausibly large", path, (unsigned long long)n);
         return -1;
     }
     t->n = (long long)n;
@@ -72,19 +68,19 @@ static int check_tokens(const char *path, const tokens_t *t, char *err, size_t e
     long long eots = 0;
     for (long long i = 0; i < t->n; i++) {
         if (t->tok[i] >= t->vocab) {
-            set_err(err, errlen, "%s: token %u at index %lld is outside the vocabulary of %u", path, t->tok[i], i,
-                    t->vocab);
+            errmsg(-1, err, errlen, "%s: token %u at index %lld is outside the vocabulary of %u", path, t->tok[i], i,
+                   t->vocab);
             return -1;
         }
         eots += t->tok[i] == t->eot;
     }
     if (t->tok[0] != t->eot) {
-        set_err(err, errlen, "%s: starts with token %u, not the end-of-text token %u that precedes each document",
-                path, t->tok[0], t->eot);
+        errmsg(-1, err, errlen, "%s: starts with token %u, not the end-of-text token %u that precedes each document",
+               path, t->tok[0], t->eot);
         return -1;
     }
     if (eots != (long long)t->docs) {
-        set_err(err, errlen, "%s: holds %lld end-of-text tokens, the header says %u documents", path, eots, t->docs);
+        errmsg(-1, err, errlen, "%s: holds %lld end-of-text tokens, the header says %u documents", path, eots, t->docs);
         return -1;
     }
     return 0;
@@ -95,40 +91,42 @@ int tokens_load(const char *path, tokens_t *t, char *err, size_t errlen) {
     errno = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s (scripts/setup.sh writes it)", path,
-                errno ? strerror(errno) : "unknown error");
+        errmsg(-1, err, errlen, "%s: cannot open: %s (scripts/setup.sh writes it)", path,
+               errno ? strerror(errno) : "unknown error");
         return -1;
     }
     int rc = -1;
     uint8_t h[TOKENS_HEADER_BYTES];
     size_t got = fread(h, 1, sizeof h, f);
     if (got < sizeof h) {
-        set_err(err, errlen, "%s: truncated: expected a %d-byte header, got %zu bytes", path, TOKENS_HEADER_BYTES, got);
+        errmsg(-1, err, errlen,
+               "%s: truncated: expected a %d-byte header, got %zu bytes", path, TOKENS_HEADER_BYTES, got);
         goto out;
     }
     if (check_header(path, h, t, err, errlen)) goto out;
     /* The size before the allocation, so that a corrupt count fails as truncated rather than as a huge malloc. */
     long long want = 2 * t->n;
-    if (fseek(f, 0, SEEK_END) != 0) { set_err(err, errlen, "%s: cannot seek: %s", path, strerror(errno)); goto out; }
+    if (fseek(f, 0, SEEK_END) != 0) { errmsg(-1, err, errlen, "%s: cannot seek: %s", path, strerror(errno)); goto out; }
     long size = ftell(f);
-    if (size < 0) { set_err(err, errlen, "%s: cannot tell its size: %s", path, strerror(errno)); goto out; }
+    if (size < 0) { errmsg(-1, err, errlen, "%s: cannot tell its size: %s", path, strerror(errno)); goto out; }
     long long payload = (long long)size - TOKENS_HEADER_BYTES;
     if (payload < want) {
-        set_err(err, errlen, "%s: truncated: the header promises %lld tokens (%lld bytes), the file holds %lld bytes",
-                path, t->n, want, payload);
+        errmsg(-1, err, errlen,
+               "%s: truncated: the header promises %lld tokens (%lld bytes), the file holds %lld bytes",
+               path, t->n, want, payload);
         goto out;
     }
     if (payload > want) {
-        set_err(err, errlen, "%s: %lld bytes of trailing data after the %lld tokens the header promises", path,
-                payload - want, t->n);
+        errmsg(-1, err, errlen, "%s: %lld bytes of trailing data after the %lld tokens the header promises", path,
+               payload - want, t->n);
         goto out;
     }
     if ((unsigned long long)want > SIZE_MAX || !(t->tok = malloc((size_t)want))) {
-        set_err(err, errlen, "%s: out of memory for %lld bytes", path, want);
+        errmsg(-1, err, errlen, "%s: out of memory for %lld bytes", path, want);
         goto out;
     }
     if (fseek(f, TOKENS_HEADER_BYTES, SEEK_SET) != 0 || fread(t->tok, 2, (size_t)t->n, f) != (size_t)t->n) {
-        set_err(err, errlen, "%s: read error: %s", path, ferror(f) ? strerror(errno) : "short read");
+        errmsg(-1, err, errlen, "%s: read error: %s", path, ferror(f) ? strerror(errno) : "short read");
         goto out;
     }
     /* The file is little-endian; on a big-endian host each token's two bytes are swapped back. */
@@ -137,7 +135,7 @@ int tokens_load(const char *path, tokens_t *t, char *err, size_t errlen) {
         for (long long i = 0; i < t->n; i++) t->tok[i] = (uint16_t)(t->tok[i] >> 8 | t->tok[i] << 8);
     if (check_tokens(path, t, err, errlen)) goto out;
     size_t len = strlen(path) + 1;
-    if (!(t->path = malloc(len))) { set_err(err, errlen, "%s: out of memory", path); goto out; }
+    if (!(t->path = malloc(len))) { errmsg(-1, err, errlen, "%s: out of memory", path); goto out; }
     memcpy(t->path, path, len);
     rc = 0;
 out:
@@ -155,19 +153,19 @@ void tokens_free(tokens_t *t) {
 int tokens_sampler_init(tokens_sampler_t *s, const tokens_t *t, int T, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     const char *path = t->path ? t->path : "token file";
-    if (T < 1) { set_err(err, errlen, "%s: context of %d tokens: at least 1 is needed", path, T); return -1; }
+    if (T < 1) { errmsg(-1, err, errlen, "%s: context of %d tokens: at least 1 is needed", path, T); return -1; }
     long long windows = (t->n - 1) / T;
     if (windows < 1) {
-        set_err(err, errlen, "%s: holds %lld tokens, fewer than one window of %d + 1", path, t->n, T);
+        errmsg(-1, err, errlen, "%s: holds %lld tokens, fewer than one window of %d + 1", path, t->n, T);
         return -1;
     }
     if (windows > INT_MAX) {
-        set_err(err, errlen, "%s: %lld windows of %d + 1 tokens, more than this sampler counts (%d)", path, windows,
-                T, INT_MAX);
+        errmsg(-1, err, errlen, "%s: %lld windows of %d + 1 tokens, more than this sampler counts (%d)", path, windows,
+               T, INT_MAX);
         return -1;
     }
     if (!(s->order = malloc((size_t)windows * sizeof *s->order))) {
-        set_err(err, errlen, "%s: out of memory for the order of %lld windows", path, windows);
+        errmsg(-1, err, errlen, "%s: out of memory for the order of %lld windows", path, windows);
         return -1;
     }
     for (int w = 0; w < (int)windows; w++) s->order[w] = w;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cuda_runtime.h>
 #include "ref_check.h"
 #include "dev_io.h"
@@ -48,4 +49,62 @@ static inline double gelu_ref(double x) { return 0.5 * x * (1.0 + tanh(GPT2_GELU
 static inline double gelu_grad_ref(double x) {
     double th = tanh(GPT2_GELU_K * (x + 0.044715 * x * x * x));
     return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * GPT2_GELU_K * (1.0 + 3.0 * 0.044715 * x * x);
+}
+
+/* Causal (or full) attention of heads NH over the (B, T, 3C) activation qkv (q, k, v of each position side by side,
+ * each head's hd = C / NH channels), in double: out (B, T, C), and, where not NULL, the probabilities att (B, NH, T,
+ * T; 0 past the query's position when causal), the rows' max + log-sum-exp lse (B, NH, T), and dqkv (B, T, 3C) for
+ * the output's gradient dout. Scores are scaled by scale_fwd, backward's dS by scale_bwd (the same in a true
+ * gradient; apart only for a control). The plain and the fused attention's tests share it. */
+static inline void gpt2_ref_attention(int B, int T, int C, int NH, const float *qkv, const float *dout,
+                                      double scale_fwd, double scale_bwd, int causal, double *out, double *att,
+                                      double *lse, double *dqkv) {
+    int hd = C / NH;
+    if (dqkv) memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
+    double *p = gpt2_dalloc(T), *dp = gpt2_dalloc(T);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                const float *q = qkv + ((size_t)b * T + i) * 3 * C + h * hd;
+                const float *dO = dout + ((size_t)b * T + i) * C + h * hd;
+                int last = causal ? i : T - 1;
+                double m = -INFINITY, s = 0, sd = 0;
+                for (int j = 0; j <= last; j++) {
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
+                    double d = 0;
+                    for (int e = 0; e < hd; e++) d += (double)q[e] * k[e];
+                    p[j] = scale_fwd * d;
+                    m = fmax(m, p[j]);
+                }
+                for (int j = 0; j <= last; j++) s += (p[j] = exp(p[j] - m));
+                if (lse) lse[((size_t)b * NH + h) * T + i] = m + log(s);
+                for (int j = 0; j < T; j++) {
+                    p[j] = j <= last ? p[j] / s : 0.0;
+                    if (att) att[(((size_t)b * NH + h) * T + i) * T + j] = p[j];
+                }
+                for (int j = 0; j <= last; j++) {
+                    const float *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + h * hd;
+                    dp[j] = 0;
+                    for (int e = 0; e < hd; e++) dp[j] += (double)dO[e] * v[e];
+                    sd += p[j] * dp[j];
+                }
+                for (int e = 0; e < hd; e++) {
+                    double o = 0;
+                    for (int j = 0; j <= last; j++) o += p[j] * qkv[((size_t)b * T + j) * 3 * C + 2 * C + h * hd + e];
+                    out[((size_t)b * T + i) * C + h * hd + e] = o;
+                }
+                if (!dqkv) continue;
+                double *dq = dqkv + ((size_t)b * T + i) * 3 * C + h * hd;
+                for (int j = 0; j <= last; j++) {
+                    double ds = scale_bwd * p[j] * (dp[j] - sd);
+                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + h * hd, *dv = dk + C;
+                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
+                    for (int e = 0; e < hd; e++) {
+                        dq[e] += ds * k[e];
+                        dk[e] += ds * q[e];
+                        dv[e] += p[j] * dO[e];
+                    }
+                }
+            }
+    free(p), free(dp);
 }

@@ -17,60 +17,6 @@
 
 static const int B = 2, T = 64, C = 64, NH = 4;
 
-/* The reference: out, P (B, NH, T, T) and dqkv for scores scaled by scale_fwd, dS scaled by scale_bwd, keys up to
- * the query's position (causal) or all. */
-static void ref_attn(const float *qkv, const float *dout, double scale_fwd, double scale_bwd, int causal, double *out,
-                     double *att, double *dqkv) {
-    int hd = C / NH;
-    memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
-    double *p = gpt2_dalloc(T), *dp = gpt2_dalloc(T);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                const float *q = qkv + ((size_t)b * T + i) * 3 * C + h * hd;
-                int last = causal ? i : T - 1;
-                double m = -INFINITY, s = 0;
-                for (int j = 0; j < T; j++) {
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
-                    double d = 0;
-                    for (int e = 0; e < hd; e++) d += (double)q[e] * k[e];
-                    p[j] = scale_fwd * d;
-                    if (j <= last) m = fmax(m, p[j]);
-                }
-                for (int j = 0; j < T; j++) {
-                    p[j] = j <= last ? exp(p[j] - m) : 0.0;
-                    s += p[j];
-                }
-                const float *dO = dout + ((size_t)b * T + i) * C + h * hd;
-                double sd = 0;
-                for (int j = 0; j < T; j++) {
-                    p[j] /= s;
-                    att[(((size_t)b * NH + h) * T + i) * T + j] = p[j];
-                    const float *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + h * hd;
-                    dp[j] = 0;
-                    for (int e = 0; e < hd; e++) dp[j] += (double)dO[e] * v[e];
-                    sd += p[j] * dp[j];
-                }
-                double *dq = dqkv + ((size_t)b * T + i) * 3 * C + h * hd;
-                for (int e = 0; e < hd; e++) {
-                    double o = 0;
-                    for (int j = 0; j < T; j++) o += p[j] * qkv[((size_t)b * T + j) * 3 * C + 2 * C + h * hd + e];
-                    out[((size_t)b * T + i) * C + h * hd + e] = o;
-                }
-                for (int j = 0; j < T; j++) {
-                    double ds = scale_bwd * p[j] * (dp[j] - sd);
-                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + h * hd, *dv = dk + C;
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
-                    for (int e = 0; e < hd; e++) {
-                        dq[e] += ds * k[e];
-                        dk[e] += ds * q[e];
-                        dv[e] += p[j] * dO[e];
-                    }
-                }
-            }
-    free(p), free(dp);
-}
-
 static void run_case(dtype_t t, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
     size_t es = dtype_size(t), nqkv = (size_t)B * T * 3 * C, no = (size_t)B * T * C, na = (size_t)B * NH * T * T;
     double tol = t == DTYPE_BF16 ? TOL_ATT_BF16 : TOL_FP32, scale = 1.0 / sqrt((double)(C / NH));
@@ -90,10 +36,13 @@ static void run_case(dtype_t t, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
     double *out_nc = gpt2_dalloc(no), *att_nc = gpt2_dalloc(na), *dqkv_nc = gpt2_dalloc(nqkv);
     double *out_ns = gpt2_dalloc(no), *att_ns = gpt2_dalloc(na), *dqkv_bs = gpt2_dalloc(nqkv);
     double *tmp_out = gpt2_dalloc(no), *tmp_att = gpt2_dalloc(na), *tmp_dqkv = gpt2_dalloc(nqkv);
-    ref_attn(qkv, dout, scale, scale, 1, out, att, dqkv);
-    ref_attn(qkv, dout, scale, scale, 0, out_nc, att_nc, dqkv_nc);       /* attends to later positions too */
-    ref_attn(qkv, dout, 1.0, 1.0, 1, out_ns, att_ns, tmp_dqkv);          /* scores not scaled */
-    ref_attn(qkv, dout, scale, 1.0, 1, tmp_out, tmp_att, dqkv_bs);       /* backward's dS not scaled */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 1, out, att, NULL, dqkv);
+    /* attends to later positions too */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 0, out_nc, att_nc, NULL, dqkv_nc);
+    /* scores not scaled */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, 1.0, 1.0, 1, out_ns, att_ns, NULL, tmp_dqkv);
+    /* backward's dS not scaled */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, 1.0, 1, tmp_out, tmp_att, NULL, dqkv_bs);
     float *got = falloc(na > nqkv ? na : nqkv);
     snprintf(name, sizeof name, "[%s] causal attention forward", dtype_name(t));
     download(got, da, na, t);

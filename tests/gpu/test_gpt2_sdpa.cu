@@ -28,56 +28,6 @@ typedef struct {
     int B, T, C, NH;
 } shape_t;
 
-/* out (B, T, C), lse (B, NH, T) and dqkv (B, T, 3C) for scores scaled by `scale`, keys up to the query's position
- * (causal) or all. */
-static void ref_sdpa(const shape_t *sh, const float *qkv, const float *dout, double scale, int causal, double *out,
-                     double *lse, double *dqkv) {
-    int B = sh->B, T = sh->T, C = sh->C, NH = sh->NH, hd = C / NH;
-    memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
-    double *p = gpt2_dalloc(T), *dp = gpt2_dalloc(T);
-    for (int b = 0; b < B; b++)
-        for (int h = 0; h < NH; h++)
-            for (int i = 0; i < T; i++) {
-                const float *q = qkv + ((size_t)b * T + i) * 3 * C + h * hd;
-                const float *dO = dout + ((size_t)b * T + i) * C + h * hd;
-                int last = causal ? i : T - 1;
-                double m = -INFINITY, s = 0, sd = 0;
-                for (int j = 0; j <= last; j++) {
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
-                    double d = 0;
-                    for (int e = 0; e < hd; e++) d += (double)q[e] * k[e];
-                    p[j] = scale * d;
-                    m = fmax(m, p[j]);
-                }
-                for (int j = 0; j <= last; j++) s += (p[j] = exp(p[j] - m));
-                lse[((size_t)b * NH + h) * T + i] = m + log(s);
-                for (int j = 0; j <= last; j++) {
-                    const float *v = qkv + ((size_t)b * T + j) * 3 * C + 2 * C + h * hd;
-                    p[j] /= s;
-                    dp[j] = 0;
-                    for (int e = 0; e < hd; e++) dp[j] += (double)dO[e] * v[e];
-                    sd += p[j] * dp[j];
-                }
-                for (int e = 0; e < hd; e++) {
-                    double o = 0;
-                    for (int j = 0; j <= last; j++) o += p[j] * qkv[((size_t)b * T + j) * 3 * C + 2 * C + h * hd + e];
-                    out[((size_t)b * T + i) * C + h * hd + e] = o;
-                }
-                double *dq = dqkv + ((size_t)b * T + i) * 3 * C + h * hd;
-                for (int j = 0; j <= last; j++) {
-                    double ds = scale * p[j] * (dp[j] - sd);
-                    double *dk = dqkv + ((size_t)b * T + j) * 3 * C + C + h * hd, *dv = dk + C;
-                    const float *k = qkv + ((size_t)b * T + j) * 3 * C + C + h * hd;
-                    for (int e = 0; e < hd; e++) {
-                        dq[e] += ds * k[e];
-                        dk[e] += ds * q[e];
-                        dv[e] += p[j] * dO[e];
-                    }
-                }
-            }
-    free(p), free(dp);
-}
-
 static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
     const dtype_t t = DTYPE_BF16;
     int B = sh->B, T = sh->T, C = sh->C, NH = sh->NH;
@@ -112,9 +62,11 @@ static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, rng_t 
     double *out = gpt2_dalloc(no), *lse = gpt2_dalloc(nl), *dqkv = gpt2_dalloc(nqkv);
     double *out_nc = gpt2_dalloc(no), *lse_nc = gpt2_dalloc(nl), *dqkv_nc = gpt2_dalloc(nqkv);
     double *out_ns = gpt2_dalloc(no), *lse_ns = gpt2_dalloc(nl), *dqkv_ns = gpt2_dalloc(nqkv);
-    ref_sdpa(sh, qkv, dout, scale, 1, out, lse, dqkv);
-    ref_sdpa(sh, qkv, dout, scale, 0, out_nc, lse_nc, dqkv_nc);    /* attends to later positions too */
-    ref_sdpa(sh, qkv, dout, 1.0, 1, out_ns, lse_ns, dqkv_ns);      /* scores not scaled */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 1, out, NULL, lse, dqkv);
+    /* attends to later positions too */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 0, out_nc, NULL, lse_nc, dqkv_nc);
+    /* scores not scaled */
+    gpt2_ref_attention(B, T, C, NH, qkv, dout, 1.0, 1.0, 1, out_ns, NULL, lse_ns, dqkv_ns);
     float *got = falloc(nqkv), *again = falloc(nqkv), *plain = falloc(nqkv);
 
     download(got, dO, no, t);
