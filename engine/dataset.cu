@@ -312,9 +312,7 @@ void dataset_upload(dataset_t *ds, const idx_dataset_t *d) {
     CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
-/* Seed formula: rng_seed(seed * 1000003 + epoch). The prime multiplier keeps (seed, epoch) and (seed, epoch+1)
- * on unrelated splitmix64 streams and distinct for every epoch below a million; every replica computes the
- * same value, so no broadcast of the order is needed. */
+/* The order: rng_epoch_order (engine/rng.h), the same on every replica. */
 void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStream_t stream) {
     /* A generated image is an independent draw already, so the identity order is as random as any; drawing 1.28 M
      * indices on the host would cost ~20 ms per replica and epoch, inside the timed epoch. */
@@ -327,9 +325,7 @@ void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStre
         ds->perm_next_host = ds->perm_host;
         ds->perm_host = drawn;
     } else {
-        rng_t r;
-        rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
-        rng_permutation(&r, ds->perm_host, ds->n_train);
+        rng_epoch_order(seed, epoch, ds->perm_host, ds->n_train);
     }
     ds->seed = seed;
     ds->epoch = epoch;
@@ -344,9 +340,7 @@ void dataset_shuffle(dataset_t *ds, unsigned long long seed, int epoch, cudaStre
 
 void dataset_shuffle_ahead(dataset_t *ds) {
     if (ds->generated || !ds->shuffled || ds->next_ready) return;
-    rng_t r;
-    rng_seed(&r, ds->seed * 1000003ull + (unsigned long long)(ds->epoch + 1));
-    rng_permutation(&r, ds->perm_next_host, ds->n_train);
+    rng_epoch_order(ds->seed, ds->epoch + 1, ds->perm_next_host, ds->n_train);
     ds->next_ready = 1;
 }
 

@@ -32,3 +32,12 @@ static inline void rng_permutation(rng_t *r, int *p, int n) {
     for (int i = 0; i < n; i++) p[i] = i;
     for (int i = n - 1; i > 0; i--) { int j = (int)rng_below(r, (uint32_t)i + 1); int t = p[i]; p[i] = p[j]; p[j] = t; }
 }
+
+/* The order of an epoch of a data set (images or token windows): a permutation from rng_seed(seed * 1000003 +
+ * epoch). The prime multiplier keeps (seed, epoch) and (seed, epoch + 1) on unrelated splitmix64 streams, distinct
+ * for every epoch below a million; every replica computes the same order, so none is broadcast. */
+static inline void rng_epoch_order(unsigned long long seed, int epoch, int *p, int n) {
+    rng_t r;
+    rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
+    rng_permutation(&r, p, n);
+}

@@ -176,9 +176,7 @@ int tokens_sampler_init(tokens_sampler_t *s, const tokens_t *t, int T, char *err
 }
 
 void tokens_sampler_shuffle(tokens_sampler_t *s, unsigned long long seed, int epoch) {
-    rng_t r;
-    rng_seed(&r, seed * 1000003ull + (unsigned long long)epoch);
-    rng_permutation(&r, s->order, s->n_windows);
+    rng_epoch_order(seed, epoch, s->order, s->n_windows);
     s->seed = seed;
     s->epoch = epoch;
     s->shuffled = 1;

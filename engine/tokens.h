@@ -54,7 +54,7 @@ void tokens_free(tokens_t *t);
 /* Windows of T + 1 tokens over t (which must outlive the sampler), in file order. -1 with one line in err where the
  * file holds no window (fewer than T + 1 tokens) or more windows than an int counts. */
 int tokens_sampler_init(tokens_sampler_t *s, const tokens_t *t, int T, char *err, size_t errlen);
-/* This epoch's order: a Fisher-Yates permutation from rng_seed(seed * 1000003 + epoch), as the image sets'. */
+/* This epoch's order: rng_epoch_order's permutation, as the image sets'. */
 void tokens_sampler_shuffle(tokens_sampler_t *s, unsigned long long seed, int epoch);
 /* Rows first .. first + B - 1 of the order into x and y, (B, T) each: x[b][i] = tok[w*T + i], y[b][i] =
  * tok[w*T + i + 1] for w = order[first + b]. -1 (nothing written) where a row falls outside 0 .. n_windows - 1. */
