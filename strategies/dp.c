@@ -44,6 +44,12 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
         return -1;
     }
     int world = cfg->dist ? cfg->dist->size : n;
+    /* One replica's gradient is the reduced one: two batches of one step would be one (options_validate refuses it
+     * first; a caller may not). */
+    if (cfg->optim.gns_every > 0 && world < 2) {
+        snprintf(err, errlen, "the gradient noise scale between replicas needs 2 GPUs or more (has %d)", world);
+        return -1;
+    }
     shard_t sh;
     if (shard_split(cfg->global_batch, world, 0, &sh, err, errlen) != 0) return -1;
     dp->reps = calloc((size_t)n, sizeof *dp->reps);
@@ -73,13 +79,6 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     for (int i = 0; i < n; i++) {
         CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
         CHECK_ALLOC(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
-    }
-    /* One replica's gradient is the reduced one: two batches of one step would be one. */
-    if (cfg->optim.gns_every > 0 && world < 2) {
-        snprintf(err, errlen, "the gradient noise scale between replicas needs 2 GPUs or more (has %d; strategy "
-                 "single measures it on one)", world);
-        dp_teardown(dp);
-        return -1;
     }
     if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
         dp_teardown(dp);
@@ -167,13 +166,8 @@ static void seg_round_update_(replica_t *r, const void *wire) {
     replica_seg_update(r, NULL);
 }
 
-static int gns_step_(const dp_t *dp) {
-    int every = dp->reps[0].gns_every;
-    return every > 0 && dp->steps % every == 0;
-}
-
 const dp_gns_local_t *dp_gns_local(const dp_t *dp, dp_gns_local_t *store) {
-    if (!gns_step_(dp)) return NULL;
+    if (!replica_gns_due(&dp->reps[0])) return NULL;
     for (int i = 0; i < dp->n; i++) {
         store->acc[i] = dp->reps[i].d_gns;
         store->ls[i] = dp->reps[i].ls;
@@ -190,16 +184,16 @@ static void seg_gns_update_(replica_t *r, const void *unused) {
 
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
-    int round = dp->world == 1 && dtype_is_low(dp->wire), gns = gns_step_(dp);
+    int round = dp->world == 1 && dtype_is_low(dp->wire), gns = replica_gns_due(&dp->reps[0]);
     for (int i = 0; i < dp->n; i++) {
         if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
         else if (gns) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_GNS, seg_gns_update_, NULL);
         else run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, replica_seg_update, NULL);
         dp->reps[i].gns_n += gns;
+        dp->reps[i].steps++;
         replica_mark_step(&dp->reps[i], step);
     }
     dp->step = step + 1;
-    dp->steps++;
 }
 
 void dp_forward(dp_t *dp, int i) {
@@ -262,7 +256,7 @@ static void gns_means_(const dp_t *dp, const rep_stats_t *all, epoch_stats_t *ou
     if (n < 1) return;
     double local = 0;
     for (int i = 0; i < w; i++) local += all[i].gns[0];
-    out->gns_small_sq = (double)w * w * (local / w) / n;   /* the mean over replicas of world^2 |g_i|^2 */
+    out->gns_small_sq = (double)w * local / n;   /* the mean over replicas of world^2 |g_i|^2: w^2 (local / w) */
     out->gns_big_sq = all[0].gns[1] / n;
     out->gns_b_small = dp->reps[0].shard_batch;
     out->gns_b_big = dp->reps[0].global_batch;

@@ -35,8 +35,6 @@ typedef struct {
      * what its update reads (replica_set_update_grads); fp32: NULL, the flat gradient buffer is reduced in place. */
     dtype_t wire;
     void *wire_grads[DP_MAX_GPUS];
-    /* Optimizer steps so far over every epoch: every gns_every-th (replica_t.gns_every) measures the noise scale. */
-    long long steps;
 } dp_t;
 
 /* Where a step measuring the gradient noise scale adds each replica's |g_i|^2, of the gradient its shard gives

@@ -5,16 +5,14 @@
 #include <math.h>
 #include <string.h>
 
-static const char *cell_or_empty(const char *s) { return s ? s : ""; }
-
 /* Key column k of two rows, by its schema column's type. */
 static int cmp_cell(const study_row_t *a, const study_row_t *b, int k) {
     const study_column_t *col = &study_schema[study_key_schema_cols[k]];
     switch (col->type) {
     case RESULTS_TEXT: return strcmp(RESULTS_CMEMBER(a, col, char), RESULTS_CMEMBER(b, col, char));
     case RESULTS_STR: {
-        const char *x = cell_or_empty(*RESULTS_CMEMBER(a, col, const char *));
-        const char *y = cell_or_empty(*RESULTS_CMEMBER(b, col, const char *));
+        const char *x = study_cell(*RESULTS_CMEMBER(a, col, const char *));
+        const char *y = study_cell(*RESULTS_CMEMBER(b, col, const char *));
         return k == RESULTS_KEY_math || k == RESULTS_KEY_grad_dtype ? study_math_cmp(x, y) : strcmp(x, y);
     }
     case RESULTS_U64: {
@@ -32,7 +30,7 @@ static int cell_empty(const study_row_t *r, int k) {
     const study_column_t *col = &study_schema[study_key_schema_cols[k]];
     switch (col->type) {
     case RESULTS_TEXT: return !*RESULTS_CMEMBER(r, col, char);
-    case RESULTS_STR: return !*cell_or_empty(*RESULTS_CMEMBER(r, col, const char *));
+    case RESULTS_STR: return !*study_cell(*RESULTS_CMEMBER(r, col, const char *));
     case RESULTS_NUM: return *RESULTS_CMEMBER(r, col, double) < 0;
     case RESULTS_INT: return *RESULTS_CMEMBER(r, col, int) < 0;
     case RESULTS_COUNT: return *RESULTS_CMEMBER(r, col, int) <= 0;

@@ -55,12 +55,23 @@ int study_key_wildcard(int column) {
            (study_schema[study_key_schema_cols[column]].flags & RESULTS_F_WILD);
 }
 
-int study_key_match(const study_key_t *a, const study_key_t *b) {
+int study_key_match_cells(const char *const *a, const char *const *b) {
     for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!a->cell[i][0] || !b->cell[i][0]) && study_key_wildcard(i)) continue;
-        if (strcmp(a->cell[i], b->cell[i]) != 0) return 0;
+        if ((!*a[i] || !*b[i]) && study_key_wildcard(i)) continue;
+        if (strcmp(a[i], b[i]) != 0) return 0;
     }
     return 1;
+}
+
+int study_key_match(const study_key_t *a, const study_key_t *b) {
+    const char *x[RESULTS_KEY_FIELDS], *y[RESULTS_KEY_FIELDS];
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) x[i] = a->cell[i], y[i] = b->cell[i];
+    return study_key_match_cells(x, y);
+}
+
+void study_key_merge_cells(const char **into, const char *const *k) {
+    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
+        if (!*into[i]) into[i] = k[i];
 }
 
 void study_key_merge(study_key_t *into, const study_key_t *k) {

@@ -41,3 +41,7 @@ int study_key_match(const study_key_t *a, const study_key_t *b);
 /* Fills the empty cells of into from k (after study_key_match(into, k)): a configuration's key keeps the most
  * specific cells its runs wrote, so a later run matches it by what it knows. */
 void study_key_merge(study_key_t *into, const study_key_t *k);
+/* The same two on keys held as RESULTS_KEY_FIELDS cell pointers (the run table's first pass); merge points into k's
+ * cells. */
+int study_key_match_cells(const char *const *a, const char *const *b);
+void study_key_merge_cells(const char **into, const char *const *k);

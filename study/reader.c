@@ -134,7 +134,7 @@ static void read_header(read_ctx_t *c) {
     for (int j = 0; j < r->nf; j++) {
         c->map[j] = study_column_index(r->b.s + r->off[j]);
         if (c->map[j] >= 0 && have[c->map[j]]++) c->map[j] = -1;    /* a repeated name: the first counts */
-        if (c->map[j] >= 0 && c->map[j] == study_column_index("run_id")) c->id_field = j;
+        if (c->map[j] >= 0 && c->map[j] == RESULTS_COL_run_id) c->id_field = j;
         if (c->map[j] < 0) c->t->unknown++;
     }
     for (int i = 0; i < NCOLS; i++) c->t->missing += !have[i];
@@ -228,8 +228,8 @@ int study_pass(FILE *f, const char *path, long long limit, int (*want)(const cha
     int rc = feed(f, path, limit, record_field, read_record, &c, &t->bytes, err, errlen);
     int has_run_id = 0, has_epoch = 0;
     for (int j = 0; j < c.nmap; j++) {
-        has_run_id |= c.map[j] == study_column_index("run_id");
-        has_epoch |= c.map[j] == study_column_index("epoch");
+        has_run_id |= c.map[j] == RESULTS_COL_run_id;
+        has_epoch |= c.map[j] == RESULTS_COL_epoch;
     }
     if (!rc && c.rec.b.oom) rc = errmsg(2, err, errlen, "%s: out of memory reading", path);
     else if (!rc && !c.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);

@@ -207,6 +207,8 @@ extern const study_column_t study_schema[];
 int study_name_byte_ok(int flags, unsigned char b);
 #define RESULTS_MEMBER(row, c, T) ((T *)((char *)(row) + (c)->offset))
 #define RESULTS_CMEMBER(row, c, T) ((const T *)((const char *)(row) + (c)->offset))
+/* A string cell as text: an absent one (NULL) is empty. */
+static inline const char *study_cell(const char *s) { return s ? s : ""; }
 
 /* Column names in order, NULL-terminated (from RESULTS_SCHEMA). */
 extern const char *const study_columns[];

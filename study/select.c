@@ -16,10 +16,6 @@ typedef struct {
 void study_select_init(study_select_t *l, study_runs_t *s) {
     memset(l, 0, sizeof *l);
     l->s = s;
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
-        l->wild[f] = study_key_wildcard(f);
-        l->col[f] = study_column_index(study_key_columns[f]);
-    }
 }
 
 /* Cells joined into l->join with a unit separator, which no cell holds (names are checked, numbers formatted). */
@@ -31,11 +27,11 @@ static const char *join_cells(study_select_t *l, const char *const *cell, int n)
 
 /* The row's key columns as read, into l->join: each key cell is formatted from its own member alone, so equal values
  * give an equal key and study_key_of_row (the whole row formatted and parsed again) runs once per distinct one,
- * not once per run. Numbers in %a, exact; a key column the schema lacked would read as the run id, never shared. */
+ * not once per run. Numbers in %a, exact. */
 static const char *key_values(study_select_t *l, const study_row_t *row) {
     text_clear(&l->join);
     for (int f = 0; f < RESULTS_KEY_FIELDS; f++) {
-        const study_column_t *c = &study_schema[l->col[f] >= 0 ? l->col[f] : RESULTS_COL_run_id];
+        const study_column_t *c = &study_schema[study_key_schema_cols[f]];
         switch (c->type) {
         case RESULTS_TEXT: text_printf(&l->join, "%s", RESULTS_CMEMBER(row, c, char)); break;
         case RESULTS_STR: text_printf(&l->join, "%s", *RESULTS_CMEMBER(row, c, const char *)); break;
@@ -63,7 +59,7 @@ static void cand_key(study_select_t *l, study_cand_t *c, const study_row_t *row)
     c->key = l->key[i];
     c->hash = MEM_HASH_SEED;
     for (int f = 0; f < RESULTS_KEY_FIELDS; f++)
-        if (!l->wild[f]) c->hash = mem_hash(c->hash, c->key[f], strlen(c->key[f]) + 1);
+        if (!study_key_wildcard(f)) c->hash = mem_hash(c->hash, c->key[f], strlen(c->key[f]) + 1);
     c->commit = pool_str(&l->s->pool, row->env.git_commit);
     c->hash = mem_hash(c->hash, c->commit, strlen(c->commit));
 }
@@ -99,19 +95,6 @@ void study_select_row(const study_row_t *row, void *ctx) {
     if (row->epoch >= 0) study_progress_add(&x->prog, row->epoch, row->status);
 }
 
-/* study_key_match and study_key_merge on keys of cells. */
-static int key_match(const int *wild, const char *const *a, const char *const *b) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++) {
-        if ((!*a[i] || !*b[i]) && wild[i]) continue;
-        if (strcmp(a[i], b[i]) != 0) return 0;
-    }
-    return 1;
-}
-static void key_merge(const char **into, const char *const *k) {
-    for (int i = 0; i < RESULTS_KEY_FIELDS; i++)
-        if (!*into[i]) into[i] = k[i];
-}
-
 /* Earliest first (timestamps are ISO 8601), then by run id. */
 static int cand_cmp(const void *a, const void *b) {
     const study_cand_t *x = *(const study_cand_t *const *)a, *y = *(const study_cand_t *const *)b;
@@ -121,7 +104,7 @@ static int cand_cmp(const void *a, const void *b) {
 
 /* Configurations in the order their runs started, each run joining the first whose key matches; returns how many.
  * Two runs can match only where every cell that is no wildcard is equal, so only one hash bucket is searched. */
-static int assign_configs(const int *wild, int n, study_cand_t **order) {
+static int assign_configs(int n, study_cand_t **order) {
     config_t *cfg = mem_alloc((size_t)(n ? n : 1) * sizeof *cfg);
     int nb = 64;
     while (nb < 2 * n) nb *= 2;
@@ -131,7 +114,7 @@ static int assign_configs(const int *wild, int n, study_cand_t **order) {
     for (int o = 0; o < n; o++) {
         study_cand_t *x = order[o];
         int b = (int)(x->hash & (unsigned long long)(nb - 1)), k = head[b];
-        while (k >= 0 && !(cfg[k].hash == x->hash && key_match(wild, cfg[k].key, x->key) &&
+        while (k >= 0 && !(cfg[k].hash == x->hash && study_key_match_cells(cfg[k].key, x->key) &&
                            !strcmp(cfg[k].commit, x->commit)))
             k = cfg[k].next;
         if (k < 0) {
@@ -144,7 +127,7 @@ static int assign_configs(const int *wild, int n, study_cand_t **order) {
             else head[b] = k;
             tail[b] = k;
         } else
-            key_merge(cfg[k].key, x->key);
+            study_key_merge_cells(cfg[k].key, x->key);
         x->config = k;
     }
     free(cfg);
@@ -161,7 +144,7 @@ void study_select_runs(study_select_t *l) {
     study_cand_t **order = mem_alloc((size_t)(n ? n : 1) * sizeof *order);
     for (int i = 0; i < n; i++) order[i] = &c[i];
     qsort(order, (size_t)n, sizeof *order, cand_cmp);
-    int nk = assign_configs(l->wild, n, order);
+    int nk = assign_configs(n, order);
     /* each configuration's runs in start order (a counting sort), and its pick */
     int *start = mem_zalloc((size_t)nk + 1, sizeof *start);
     for (int i = 0; i < n; i++) start[c[i].config + 1]++;

@@ -24,8 +24,6 @@ typedef struct {
     const char ***key;
     int nkey, capkey;
     smap_t envs;                            /* a machine's cells joined -> its index in s->envs */
-    int wild[RESULTS_KEY_FIELDS];           /* study_key_wildcard of each key cell */
-    int col[RESULTS_KEY_FIELDS];            /* the schema column of each key cell */
     bytes_t join;                           /* the cells being joined */
 } study_select_t;
 

@@ -61,11 +61,9 @@ void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, 
     free(r);
 }
 
-static const char *cell_or_empty(const char *s) { return s ? s : ""; }
-
 int study_cmp_recipe(const study_row_t *a, const study_row_t *b) {
-    int c = strcmp(cell_or_empty(a->optimizer), cell_or_empty(b->optimizer));
-    if (!c) c = strcmp(cell_or_empty(a->lr_schedule), cell_or_empty(b->lr_schedule));
+    int c = strcmp(study_cell(a->optimizer), study_cell(b->optimizer));
+    if (!c) c = strcmp(study_cell(a->lr_schedule), study_cell(b->lr_schedule));
     if (!c) c = (a->warmup_epochs > b->warmup_epochs) - (a->warmup_epochs < b->warmup_epochs);
     return c;
 }

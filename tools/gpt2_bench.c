@@ -3,8 +3,8 @@
  *
  *   build/gpt2_bench [SIZE] [BATCH] [SEQ] [STEPS]      (default: small 16 1024 20)
  *
- * Random tokens (throughput only), bf16 activations with fp32 master weights, the plain attention (engine/gpt2/
- * gpt2_attn.h: it keeps the B x heads x T x T probabilities that a fused attention would not). The step runs eagerly,
+ * Random tokens (throughput only), bf16 activations with fp32 master weights, the attention the model picks
+ * (cuDNN's fused one where it plans; stderr says when the plain one runs instead). The step runs eagerly,
  * then captured in a CUDA graph and replayed: three bursts of STEPS steps each way, timed by CUDA events; the median
  * burst's step, and the bursts' range. MFU: (6 N + 12 L T d) FLOPs a token, N the parameters without the position
  * embedding, against 989.4 TFLOP/s of dense bf16 (an H200's), as the PyTorch script counts it. */

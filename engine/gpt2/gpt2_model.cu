@@ -52,9 +52,10 @@ int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, d
                          cublasHandle_t blas, const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err,
                          size_t errlen) {
     memset(m, 0, sizeof *m);
-    if (gpt2_plan(s, B, T, t, &m->plan, err, errlen)) return -1;
+    if (gpt2_plan(s, B, T, t, &m->plan, err, errlen)) return -1;   /* the shape and batch checked before cuDNN */
     /* The fused attention where its plans build (bf16 on a GPU and cuDNN that have the engines): it keeps 4 bytes a
-     * row where the plain one keeps the (T, T) softmax. A refusal is not an error: the plain path runs, said once. */
+     * row where the plain one keeps the (T, T) softmax, and the plan is made again without the softmax. A refusal
+     * is not an error: the plain path runs, said once. */
     if (attn == GPT2_ATTN_AUTO && t == DTYPE_BF16) {
         char why[512] = "";
         if (gpt2_sdpa_init(&m->sdpa, B, T, s->width, s->heads, why, sizeof why) == 0) m->fused = 1;
@@ -74,6 +75,7 @@ int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, d
     m->slices = (gpt2_slice_t *)calloc((size_t)m->n_slices, sizeof *m->slices);
     if (!m->slices) {
         snprintf(err, errlen, "out of host memory");
+        gpt2_model_free(m);   /* the fused attention's cuDNN handle and plans */
         return -1;
     }
     m->n_params = gpt2_layout(s, m->slices, m->n_slices);

@@ -1,8 +1,8 @@
 /* test_gns_dp.c — the gradient noise scale between data-parallel replicas: a step that measures it gives each
  * replica's |g_i|^2 (of the mean over its shard) and |G|^2 of the all-reduced mean, as computed here in double from
  * the replicas' own gradients of the same step; measuring changes no parameter.
- * - naive on 2 replicas: on GPUs 0 and 1, or both on GPU 0 where only one is present (the copy path through host
- *   memory: the same sums);
+ * - naive on 2 replicas: on GPUs 0 and 1, or both on GPU 0 where only one is present (GPU 0's sum kernel then reads
+ *   the second replica's buffer in its own memory: the same sums);
  * - nccl on 2 and min(4, present) GPUs (NCCL refuses two ranks on one GPU, so it needs 2 GPUs), fp32 wire; with a bf16
  *   wire under --math bf16, against its own fp32-wire figure (the local norms are taken as the wire carries them).
  * Negative controls: the expected small-batch norm without the world^2 of the mean over a shard, and the large-batch

@@ -236,6 +236,10 @@ static void test_one_gpu_any_strategy(const char *dir) {
     study_free(&s);
 }
 
+/* The columns run_tt_on writes. */
+#define TT_HEADER "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype," \
+                  "steps,epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n"
+
 /* A run of `strategy` on `gpus` GPUs (per-GPU batch `batch`) measured to a target of 92 %: four epochs of epoch_s
  * each (100 steps, evaluation 5 s apart), the test accuracies given. */
 static void run_tt_on(const char *id, const char *strategy, int gpus, int seed, int batch, double epoch_s,
@@ -256,8 +260,7 @@ static void test_target(const char *dir) {
     char path[600];
     snprintf(path, sizeof path, "%s/target.csv", dir);
     csv = fopen(path, "w");
-    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
-          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    fputs(TT_HEADER, csv);
     for (int seed = 1; seed <= 2; seed++) {
         char id[3][16];
         snprintf(id[0], 16, "a%d", seed), snprintf(id[1], 16, "b%d", seed), snprintf(id[2], 16, "c%d", seed);
@@ -296,8 +299,7 @@ static void test_target_gpus(const char *dir) {
     char path[600];
     snprintf(path, sizeof path, "%s/target_gpus.csv", dir);
     csv = fopen(path, "w");
-    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
-          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    fputs(TT_HEADER, csv);
     const double late[4] = {0.80, 0.90, 0.925, 0.93}, mid[4] = {0.80, 0.925, 0.93, 0.93};
     run_tt_on("a", "single", 1, 1, 256, 2.0, late);
     run_tt_on("b", "nccl", 2, 1, 256, 2.0, mid);
@@ -320,8 +322,7 @@ static void test_target_gpus(const char *dir) {
     study_free(&s);
     /* control: where the most GPUs are the soonest, no such words */
     csv = fopen(path, "w");
-    fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
-          "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule\n", csv);
+    fputs(TT_HEADER, csv);
     run_tt_on("a", "single", 1, 1, 256, 2.0, late);
     run_tt_on("c", "nccl", 4, 1, 256, 1.5, mid);
     answer_of(path, &s, &a);

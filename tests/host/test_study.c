@@ -62,7 +62,7 @@ static void test_key(void) {
     EXPECT(study_key_match(&b, &e), "an unknown algorithm matches any");
     study_key_t m = b;
     study_key_merge(&m, &a);
-    EXPECT(strcmp(m.cell[19], "117") == 0 && strcmp(m.cell[22], "Ring") == 0, "merge fills the empty cells");
+    EXPECT(strcmp(m.cell[RESULTS_KEY_steps], "117") == 0 && strcmp(m.cell[RESULTS_KEY_nccl_algo], "Ring") == 0, "merge fills the empty cells");
     EXPECT(!study_key_match(&m, &e), "once merged, the configuration knows its algorithm");
     /* The wildcard cells are the key columns RESULTS_SCHEMA flags WILD: these five (doc/csv.md), and no WILD column
      * outside the key. */

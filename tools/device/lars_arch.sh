@@ -14,7 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 device_begin --local-gpu
 csv_root=$(sed -n 's/^CSV_ROOT:[A-Z]*=//p' build/CMakeCache.txt)
 say "the default build (every architecture) in build-all, in the background"
-( cmake -S . -B build-all -DCMAKE_BUILD_TYPE=Release ${csv_root:+-DCSV_ROOT=$csv_root} >"$L/build_all.log" 2>&1 &&
+( cmake -S . -B build-all -DCMAKE_BUILD_TYPE=Release ${csv_root:+"-DCSV_ROOT=$csv_root"} >"$L/build_all.log" 2>&1 &&
   nice cmake --build build-all -j12 --target scaling >>"$L/build_all.log" 2>&1; echo "rc $?" >>"$L/build_all.log" ) &
 bpid=$!
 
@@ -27,9 +27,11 @@ for e in 4 10; do
     timeout 150 python3 tools/torch/torch_lars.py data/fashion-mnist "$e" 10 >"$OUT/torch_lars_$e.csv" 2>"$L/torch_$e.err"
     cat "$OUT/torch_lars_$e.csv" | tee -a "$say_log"
 done
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print "lr_epochs,epoch,lr_now,train_acc,test_acc"; next }
-         { print $c["lr_epochs"] "," $c["epoch"] "," $c["lr_now"] "," $c["train_acc"] "," $c["test_acc"] }' \
-    "$OUT/lars.csv" | tee -a "$say_log"
+# the rows through `scaling tsv` (quoted cells may hold commas), columns by their header names
+./scaling tsv "$OUT/lars.csv" |
+    awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print "lr_epochs,epoch,lr_now,train_acc,test_acc"; next }
+                { print $c["lr_epochs"] "," $c["epoch"] "," $c["lr_now"] "," $c["train_acc"] "," $c["test_acc"] }' |
+    tee -a "$say_log"
 
 say "waiting for the default build"
 wait $bpid
