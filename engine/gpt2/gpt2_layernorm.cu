@@ -1,12 +1,13 @@
 /* gpt2_layernorm.cu — LayerNorm over the last dimension of (rows, C) activations: forward keeping each row's mean and
- * reciprocal standard deviation, backward with the parameters' gradients summed deterministically (no atomics). */
+ * reciprocal standard deviation, backward with the parameters' gradients summed deterministically (no atomics): per
+ * block in shared memory, then the blocks' partial sums in block order. */
+#include <stdint.h>
 #include "gpt2_kernels.h"
 #include "gpt2_util.cuh"
 
 #define LN_WARPS 8          /* rows per block: one warp per row */
 #define LN_EPS 1e-5f        /* nn.LayerNorm's default, GPT-2's */
-#define LN_SLAB_ROWS 64     /* backward: rows per slab of the parameters' partial sums (at most LN_SLABS slabs) */
-#define LN_SLABS 128
+#define LN_BWD_BLOCKS 264   /* backward: at most this many blocks, each writing its partial sums of the parameters */
 
 // --- kernels
 
@@ -35,61 +36,63 @@ __global__ static void ln_forward_kernel(const T *x, const float *w, const float
     }
 }
 
-/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w: one warp per row. */
-template <typename T>
-__global__ static void ln_dx_kernel(const T *x, const float *w, const float *mean, const float *rstd, const T *dy,
-                                    T *dx, float beta, int rows, int C) {
-    int row = blockIdx.x * LN_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (row >= rows) return;
-    const T *xr = x + (size_t)row * C, *dyr = dy + (size_t)row * C;
-    T *dxr = dx + (size_t)row * C;
-    float m = mean[row], r = rstd[row], sg = 0.0f, sgx = 0.0f;
-    for (int c = lane; c < C; c += 32) {
-        float g = to_f(dyr[c]) * w[c];
-        sg += g;
-        sgx += g * (to_f(xr[c]) - m) * r;
-    }
-    float mg = gpt2_warp_sum(sg) / C, mgx = gpt2_warp_sum(sgx) / C;
-    for (int c = lane; c < C; c += 32) {
-        float d = r * (to_f(dyr[c]) * w[c] - mg - (to_f(xr[c]) - m) * r * mgx);
-        if (beta != 0.0f) d += beta * to_f(dxr[c]);
-        dxr[c] = from_f<T>(d);
-    }
-}
+/* Shared-memory slots of a warp's sums (ln_backward_kernel): lane l's column c = (32 k + l) V + v sits at slot
+ * (k V + v) 32 + l, so a warp's 32 lanes touch 32 adjacent floats (no bank conflicts). ln_slots: slots for C columns. */
+__host__ __device__ static inline int ln_slots(int C, int V) { return (C + 32 * V - 1) / (32 * V) * 32 * V; }
+__device__ static inline int ln_slot(int c, int V) { return (c / (32 * V) * V + c % V) * 32 + c / V % 32; }
 
-/* Block (32 columns, 8 row lanes) of slab blockIdx.y: its columns' sums of dy * xhat and dy over the slab's rows,
- * combined across the row lanes in a fixed order, into part[slab] = (dw sums (C), db sums (C)). */
-template <typename T>
-__global__ static void ln_param_part_kernel(const T *x, const float *mean, const float *rstd, const T *dy,
-                                            float *part, int rows, int C, int slab_rows) {
-    __shared__ float sw[8][33], sb[8][33];
-    int c = blockIdx.x * 32 + threadIdx.x, r0 = blockIdx.y * slab_rows;
-    int r1 = r0 + slab_rows < rows ? r0 + slab_rows : rows;
-    float aw = 0.0f, ab = 0.0f;
-    if (c < C)
-        for (int r = r0 + threadIdx.y; r < r1; r += 8) {
-            float g = to_f(dy[(size_t)r * C + c]);
-            aw += g * (to_f(x[(size_t)r * C + c]) - mean[r]) * rstd[r];
-            ab += g;
+/* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w, one warp per row, V columns a lane moves at once;
+ * and the parameters' sums over the block's rows: lane l of every warp owns the same columns, so each warp sums its
+ * rows into its own shared slots without atomics, and the warps' sums are added in warp order into part[block] =
+ * (dw sums (C), db sums (C)): one pass over x and dy for both. */
+template <typename T, int V>
+__global__ static void ln_backward_kernel(const T *x, const float *w, const float *mean, const float *rstd,
+                                          const T *dy, T *dx, float beta, float *part, int rows, int C) {
+    extern __shared__ float ln_acc[];   /* [warps][2][ln_slots] */
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32, S = ln_slots(C, V);
+    float *aw = ln_acc + (size_t)warp * 2 * S + lane, *ab = aw + S;   /* this lane's slot 0 */
+    for (int i = 0; i < S; i += 32) aw[i] = ab[i] = 0.0f;
+    for (int row = blockIdx.x * warps + warp; row < rows; row += gridDim.x * warps) {
+        const T *xr = x + (size_t)row * C, *dyr = dy + (size_t)row * C;
+        float m = mean[row], r = rstd[row], sg = 0.0f, sgx = 0.0f;
+        for (int c = lane * V, k = 0; c < C; c += 32 * V, k++) {
+            pack_t<T, V> px = load_p<T, V>(xr + c), pd = load_p<T, V>(dyr + c);
+            for (int v = 0; v < V; v++) {
+                float d = to_f(pd.v[v]), xh = (to_f(px.v[v]) - m) * r, g = d * w[c + v];
+                sg += g;
+                sgx += g * xh;
+                aw[(k * V + v) * 32] += d * xh;
+                ab[(k * V + v) * 32] += d;
+            }
         }
-    sw[threadIdx.y][threadIdx.x] = aw;
-    sb[threadIdx.y][threadIdx.x] = ab;
+        float mg = gpt2_warp_sum(sg) / C, mgx = gpt2_warp_sum(sgx) / C;
+        if (!dx) continue;
+        T *dxr = dx + (size_t)row * C;
+        for (int c = lane * V; c < C; c += 32 * V) {
+            pack_t<T, V> px = load_p<T, V>(xr + c), pd = load_p<T, V>(dyr + c), po;
+            if (beta != 0.0f) po = load_p<T, V>(dxr + c);
+            for (int v = 0; v < V; v++) {
+                float d = r * (to_f(pd.v[v]) * w[c + v] - mg - (to_f(px.v[v]) - m) * r * mgx);
+                if (beta != 0.0f) d += beta * to_f(po.v[v]);
+                po.v[v] = from_f<T>(d);
+            }
+            store_p<T, V>(dxr + c, po);
+        }
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && c < C) {
-        for (int k = 1; k < 8; k++) {
-            aw += sw[k][threadIdx.x];
-            ab += sb[k][threadIdx.x];
-        }
-        part[(size_t)blockIdx.y * 2 * C + c] = aw;
-        part[(size_t)blockIdx.y * 2 * C + C + c] = ab;
+    for (int i = threadIdx.x; i < 2 * C; i += blockDim.x) {
+        int c = i < C ? i : i - C, at = (i < C ? 0 : S) + ln_slot(c, V);
+        float a = 0.0f;
+        for (int k = 0; k < warps; k++) a += ln_acc[(size_t)k * 2 * S + at];
+        part[(size_t)blockIdx.x * 2 * C + i] = a;
     }
 }
 
-__global__ static void ln_param_sum_kernel(const float *part, float *dw, float *db, float beta, int C, int slabs) {
+__global__ static void ln_param_sum_kernel(const float *part, float *dw, float *db, float beta, int C, int parts) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= C) return;
     float aw = 0.0f, ab = 0.0f;
-    for (int k = 0; k < slabs; k++) {
+    for (int k = 0; k < parts; k++) {
         aw += part[(size_t)k * 2 * C + c];
         ab += part[(size_t)k * 2 * C + C + c];
     }
@@ -99,15 +102,21 @@ __global__ static void ln_param_sum_kernel(const float *part, float *dw, float *
 
 // --- launchers
 
-/* Rows per slab: at least LN_SLAB_ROWS, more where that would make over LN_SLABS slabs. */
-static int slab_rows(int rows) {
-    int per = (rows + LN_SLABS - 1) / LN_SLABS;
-    return per > LN_SLAB_ROWS ? per : LN_SLAB_ROWS;
+/* Backward's warps a block: as many as 8 whose 2 ln_slots(C, 8) floats each fit in 48 KB (the default limit), at
+ * least 1 (C up to about 6000); 8 is the widest V, whose slots are the most. */
+static int bwd_warps(int C) {
+    int w = (int)(48 * 1024 / (2 * (size_t)ln_slots(C, 8) * sizeof(float)));
+    return w < 1 ? 1 : w > LN_WARPS ? LN_WARPS : w;
 }
-static int slabs(int rows) { return (rows + slab_rows(rows) - 1) / slab_rows(rows); }
+/* Backward's blocks: one per `warps` rows up to LN_BWD_BLOCKS, a number that does not depend on the GPU, so neither
+ * does the order in which the parameters' sums are added. */
+static int bwd_blocks(int rows, int C) {
+    int w = bwd_warps(C), b = (rows + w - 1) / w;
+    return b < LN_BWD_BLOCKS ? b : LN_BWD_BLOCKS;
+}
 
 extern "C" size_t gpt2_layernorm_scratch_bytes(int rows, int C) {
-    return (size_t)slabs(rows) * 2 * (size_t)C * sizeof(float);
+    return (size_t)bwd_blocks(rows, C) * 2 * (size_t)C * sizeof(float);
 }
 
 template <typename T> struct ln_fwd {
@@ -126,22 +135,28 @@ extern "C" void gpt2_layernorm_forward(const void *x, const float *w, const floa
 }
 
 template <typename T> struct ln_bwd {
+    template <int V>
+    static void launch(int blocks, int warps, const void *x, const float *w, const float *mean, const float *rstd,
+                       const void *dy, void *dx, float beta, void *part, int rows, int C, cudaStream_t s) {
+        size_t smem = (size_t)warps * 2 * ln_slots(C, V) * sizeof(float);
+        ln_backward_kernel<T, V><<<blocks, 32 * warps, smem, s>>>((const T *)x, w, mean, rstd, (const T *)dy, (T *)dx,
+                                                                  beta, (float *)part, rows, C);
+    }
     static void run(const void *x, const float *w, const float *mean, const float *rstd, const void *dy, void *dx,
                     float dx_beta, float *dw, float *db, float dw_beta, int rows, int C, void *scratch, size_t bytes,
                     cudaStream_t s) {
-        if (dx) {
-            ln_dx_kernel<T><<<(rows + LN_WARPS - 1) / LN_WARPS, 32 * LN_WARPS, 0, s>>>(
-                (const T *)x, w, mean, rstd, (const T *)dy, (T *)dx, dx_beta, rows, C);
-            CHECK_LAUNCH();
-        }
-        if (!dw && !db) return;
         if (!scratch || bytes < gpt2_layernorm_scratch_bytes(rows, C))
             check_fail(__FILE__, __LINE__, "gpt2_layernorm_backward", "scratch smaller than its _scratch_bytes");
-        dim3 grid((unsigned)((C + 31) / 32), (unsigned)slabs(rows)), block(32, 8);
-        ln_param_part_kernel<T><<<grid, block, 0, s>>>((const T *)x, mean, rstd, (const T *)dy, (float *)scratch,
-                                                       rows, C, slab_rows(rows));
+        const int V = 16 / sizeof(T);   /* 16-byte accesses where every row and w are aligned for them */
+        int warps = bwd_warps(C), blocks = bwd_blocks(rows, C);
+        uintptr_t a = (uintptr_t)x | (uintptr_t)dy | (uintptr_t)dx | (uintptr_t)w;
+        if (C % V == 0 && a % 16 == 0)
+            launch<V>(blocks, warps, x, w, mean, rstd, dy, dx, dx_beta, scratch, rows, C, s);
+        else
+            launch<1>(blocks, warps, x, w, mean, rstd, dy, dx, dx_beta, scratch, rows, C, s);
         CHECK_LAUNCH();
-        ln_param_sum_kernel<<<(C + 255) / 256, 256, 0, s>>>((const float *)scratch, dw, db, dw_beta, C, slabs(rows));
+        if (!dw && !db) return;
+        ln_param_sum_kernel<<<(C + 255) / 256, 256, 0, s>>>((const float *)scratch, dw, db, dw_beta, C, blocks);
         CHECK_LAUNCH();
     }
 };

@@ -1,6 +1,7 @@
 /* gpt2_xent.cu — softmax cross-entropy over the vocabulary, fused with its gradient: one block per row reads the
  * logits once for the online max and sum, once more to write the gradient over them in place. */
 #include <math.h>
+#include <stdint.h>
 #include "gpt2_kernels.h"
 #include "gpt2_util.cuh"
 
@@ -17,7 +18,9 @@ __device__ __forceinline__ void lse_merge(float &m, float &s, float om, float os
     else s += os * expf(om - m);
 }
 
-template <typename T>
+/* One block per row; each thread takes V adjacent logits at once (16-byte accesses where the row allows), so the
+ * online max and sum cost one rescale per V logits, not one per logit. */
+template <typename T, int V>
 __global__ static void xent_kernel(T *logits, const int *target, float *losses, double *acc, int vocab, int ld,
                                    float scale, int grad) {
     __shared__ float sm[XENT_THREADS / 32], ss[XENT_THREADS / 32];
@@ -28,7 +31,15 @@ __global__ static void xent_kernel(T *logits, const int *target, float *losses, 
     /* Every thread reads the target's logit before the reductions' barriers: the gradient pass overwrites it. */
     float zt = valid ? to_f(z[tgt]) : 0.0f;
     float m = -INFINITY, s = 0.0f;
-    for (int j = threadIdx.x; j < vocab; j += blockDim.x) lse_merge(m, s, to_f(z[j]), 1.0f);
+    for (int j = threadIdx.x * V; j < vocab; j += blockDim.x * V) {
+        pack_t<T, V> p = load_p<T, V>(z + j);
+        float cm = -INFINITY, cs = 0.0f;
+        for (int v = 0; v < V; v++)
+            if (j + v < vocab) cm = fmaxf(cm, to_f(p.v[v]));
+        for (int v = 0; v < V; v++)
+            if (j + v < vocab) cs += expf(to_f(p.v[v]) - cm);
+        lse_merge(m, s, cm, cs);
+    }
     for (int o = 16; o > 0; o >>= 1) {
         float om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
         lse_merge(m, s, om, os);
@@ -51,10 +62,14 @@ __global__ static void xent_kernel(T *logits, const int *target, float *losses, 
     __syncthreads();
     if (!grad) return;
     float M = row_m, inv = 1.0f / row_s;
-    for (int j = threadIdx.x; j < ld; j += blockDim.x) {
-        float d = 0.0f;
-        if (valid && j < vocab) d = scale * (expf(to_f(z[j]) - M) * inv - (j == tgt ? 1.0f : 0.0f));
-        z[j] = from_f<T>(d);
+    for (int j = threadIdx.x * V; j < ld; j += blockDim.x * V) {
+        pack_t<T, V> p = load_p<T, V>(z + j);
+        for (int v = 0; v < V; v++) {
+            float d = 0.0f;
+            if (valid && j + v < vocab) d = scale * (expf(to_f(p.v[v]) - M) * inv - (j + v == tgt ? 1.0f : 0.0f));
+            p.v[v] = from_f<T>(d);
+        }
+        store_p<T, V>(z + j, p);
     }
 }
 
@@ -63,7 +78,11 @@ __global__ static void xent_kernel(T *logits, const int *target, float *losses, 
 template <typename T> struct xent {
     static void run(void *logits, const int *target, float *losses, double *acc, int rows, int vocab, int ld,
                     float scale, int grad, cudaStream_t s) {
-        xent_kernel<T><<<rows, XENT_THREADS, 0, s>>>((T *)logits, target, losses, acc, vocab, ld, scale, grad);
+        const int V = 16 / sizeof(T);   /* 16-byte accesses where every row starts aligned for them */
+        if (ld % V == 0 && (uintptr_t)logits % 16 == 0)
+            xent_kernel<T, V><<<rows, XENT_THREADS, 0, s>>>((T *)logits, target, losses, acc, vocab, ld, scale, grad);
+        else
+            xent_kernel<T, 1><<<rows, XENT_THREADS, 0, s>>>((T *)logits, target, losses, acc, vocab, ld, scale, grad);
         CHECK_LAUNCH();
     }
 };

@@ -115,10 +115,12 @@ static void test_embed(dtype_t t, rng_t *rng, cudaStream_t s) {
 
 // --- LayerNorm
 
-static void test_layernorm(dtype_t t, rng_t *rng, cudaStream_t s) {
-    const int rows = 300, C = 200;   /* rows: a partial block and a partial slab; C: a partial warp stride */
-    const char *tn = dtype_name(t);
-    char name[64];
+/* C 200: 16-byte accesses in fp32 and bf16 (200 = 25 x 8), a partial warp stride; 198: one element at a time in
+ * both. rows 300: warps whose blocks take a partial share of the rows. */
+static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
+    const int rows = 300;
+    char tn[32], name[64];
+    snprintf(tn, sizeof tn, "%s C=%d", dtype_name(t), C);
     size_t n = (size_t)rows * C;
     float *x = falloc(n);
     for (int r = 0; r < rows; r++) {   /* rows of different means and spreads, one far from zero mean */
@@ -252,10 +254,11 @@ static void test_gelu(dtype_t t, rng_t *rng, cudaStream_t s) {
 
 // --- cross-entropy
 
-static void test_xent(dtype_t t, rng_t *rng, cudaStream_t s) {
-    const int rows = 48, V = 50257, ld = 50304;   /* GPT-2's vocabulary and its padded head */
-    const char *tn = dtype_name(t);
-    char name[64];
+/* ld 50304: GPT-2's padded head, 16-byte accesses in fp32 and bf16; 50259: one logit at a time in both. */
+static void test_xent(dtype_t t, int ld, rng_t *rng, cudaStream_t s) {
+    const int rows = 48, V = 50257;   /* GPT-2's vocabulary */
+    char tn[32], name[64];
+    snprintf(tn, sizeof tn, "%s ld=%d", dtype_name(t), ld);
     size_t n = (size_t)rows * ld;
     float *z = gpt2_rand(rng, n, -4, 4, t);
     for (int j = 0; j < ld; j++) z[9 * (size_t)ld + j] += 80.0f;   /* a row far from 0: the max must be subtracted */
@@ -380,9 +383,11 @@ int main(int argc, char **argv) {
     const dtype_t types[2] = {DTYPE_FP32, DTYPE_BF16};
     for (int k = 0; k < 2; k++) {
         test_embed(types[k], &rng, s);
-        test_layernorm(types[k], &rng, s);
+        test_layernorm(types[k], 200, &rng, s);
+        test_layernorm(types[k], 198, &rng, s);
         test_gelu(types[k], &rng, s);
-        test_xent(types[k], &rng, s);
+        test_xent(types[k], 50304, &rng, s);
+        test_xent(types[k], 50259, &rng, s);
         test_residual(types[k], &rng);
     }
     CHECK_CUDA(cudaStreamDestroy(s));

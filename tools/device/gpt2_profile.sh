@@ -4,6 +4,7 @@
 # the speed of the engine, llm.c and PyTorch at its best (tools/torch/torch_gpt2.py cgraph-bf16) in this one call.
 #
 #   OUT=/some/dir tools/device/gpt2_profile.sh      (carry .carry: the offline bundle, llm.c, the nsys libraries)
+#   PROFILE_TESTS="test_a test_b" (the tests run first), PROFILE_OTHERS=0 (the engine only: no llm.c, no PyTorch)
 #
 # llm.c: .carry/llmc holds karpathy/llm.c's Makefile, train_gpt2.cu and llmc/ (f1e2ace) with NVIDIA/cudnn-frontend's
 # include/ (never committed); built here as ../shared/anchors/README.md says, on the corpus's tokens in its format.
@@ -41,6 +42,7 @@ prof() {    # prof NAME STEPS LABEL COMMAND...: COMMAND under nsys, its per-step
 }
 prof engine 36 "engine GPT-2 small bf16 16x1024" build/gpt2_bench small 16 1024 5
 
+[ "${PROFILE_OTHERS:-1}" = 1 ] || { say "done (PROFILE_OTHERS=0: neither llm.c nor PyTorch)"; exit 0; }
 # llm.c on the corpus's train tokens, in its format (256 int32 header: 20240520, 1, count; then uint16 tokens)
 rm -rf /tmp/llmc && cp -r .carry/llmc /tmp/llmc
 python3 - data/sotu/train.bin /tmp/llmc/tok_train.bin data/sotu/val.bin /tmp/llmc/tok_val.bin <<'PY'
