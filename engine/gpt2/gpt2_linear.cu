@@ -163,29 +163,19 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
     check_type(t, "gpt2_linear_backward");
     cublasComputeType_t ct = compute_type(t, tf32);
     cudaDataType_t ab = cuda_type(t);
-    int done = 0;
     if (dw) {   // dW^T (in, out) = X^T (in, rows) . dY (rows, out)
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, ab, CUDA_R_32F, x, dy, in, out, dw_beta, dw, in,
                        CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
-        /* db is the sum of B = dY over the product's k (rows): BGRADB writes it from the same pass over dY, saving
-         * a second read of dY. It overwrites db, so only where nothing is accumulated. */
-        if (db && dw_beta == 0.0f) {
-            g.epi = CUBLASLT_EPILOGUE_BGRADB;
-            g.bias = db;
-            if (lt_gemm(c, &g, ct, stream)) done |= GPT2_LINEAR_BGRAD_FUSED;
-            g.epi = CUBLASLT_EPILOGUE_DEFAULT;
-            g.bias = NULL;
-        }
-        if (!(done & GPT2_LINEAR_BGRAD_FUSED)) lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dw");
+        lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dw");
     }
-    if (db && !(done & GPT2_LINEAR_BGRAD_FUSED)) {   // db (out, 1) = dY^T (out, rows) . ones (rows, 1)
+    if (db) {   // db (out, 1) = dY^T (out, rows) . ones (rows, 1)
         if (rows > c->ones_len)
             check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "more rows than gpt2_lt_init's ones");
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, ab, CUDA_R_32F, dy, c->ones[t == DTYPE_BF16], out,
                        rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward db");
     }
-    if (!dx) return done | GPT2_LINEAR_DGELU_FUSED;
+    if (!dx) return 1;
     if (x_pre && dx_beta != 0.0f)
         check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "GELU's derivative with an accumulated dx");
     // dX^T (in, rows) = W^T (in, out) . dY^T (out, rows) [times GELU'(x_pre) elementwise]
@@ -195,12 +185,12 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
         g.epi = CUBLASLT_EPILOGUE_DGELU;
         g.aux = (void *)x_pre;
         g.ldaux = in;
-        if (lt_gemm(c, &g, ct, stream)) return done | GPT2_LINEAR_DGELU_FUSED;
+        if (lt_gemm(c, &g, ct, stream)) return 1;
         g.epi = CUBLASLT_EPILOGUE_DEFAULT;
         g.aux = NULL;
     }
     lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dx");
-    if (!x_pre) return done | GPT2_LINEAR_DGELU_FUSED;
+    if (!x_pre) return 1;
     gpt2_gelu_backward(x_pre, dx, dx, t, (size_t)rows * in, stream);
-    return done;
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* gpt2_linear.h — GPT-2's linear layers through cuBLASLt: y = x W^T + b with the bias and GELU fused into the GEMM's
- * epilogue, and backward's products (dx, with GELU's derivative fused where the input came from a GELU; dW, with
- * db in its epilogue where it can be, else through a GEMM with a vector of ones). W is (out, in) row-major, as nn.Linear's; x (rows, in), y (rows, out). */
+ * epilogue, and backward's three products (dx, with GELU's derivative fused where the input came from a GELU; dW;
+ * db through a GEMM with a vector of ones). W is (out, in) row-major, as nn.Linear's; x (rows, in), y (rows, out). */
 #pragma once
 #include <stddef.h>
 #include <cuda_runtime.h>
@@ -39,11 +39,8 @@ void gpt2_linear_forward_residual(gpt2_lt_t *c, dtype_t t, int tf32, const void 
 /* Backward of y = x W^T + b given dy (rows, out):
  *   dx (rows, in) = dx_beta dx + dy W, times GELU'(x_pre) elementwise where x_pre is not NULL (x = GELU(x_pre): the
  *   previous layer's `pre`; then dx_beta must be 0); dx NULL: not computed;
- *   dw (out, in) = dw_beta dw + dy^T x and db (out) = dw_beta db + sum of dy's rows, in fp32 (db NULL: no bias);
- *   db in dW's epilogue (BGRADB) where dw_beta is 0 and cuBLASLt has an algorithm for it, else a product with ones.
- * Returns GPT2_LINEAR_DGELU_FUSED where GELU's derivative ran in the epilogue (or none was asked for), and
- * GPT2_LINEAR_BGRAD_FUSED where db did. */
-enum { GPT2_LINEAR_DGELU_FUSED = 1, GPT2_LINEAR_BGRAD_FUSED = 2 };
+ *   dw (out, in) = dw_beta dw + dy^T x and db (out) = dw_beta db + sum of dy's rows, in fp32 (db NULL: no bias).
+ * Returns 1 where GELU's derivative ran in the epilogue (or none was asked for), 0 where it ran as its own kernel. */
 int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *dy, void *dx,
                          float dx_beta, const void *x_pre, float *dw, float *db, float dw_beta, int rows, int in,
                          int out, cudaStream_t stream);

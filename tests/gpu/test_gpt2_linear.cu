@@ -129,21 +129,6 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     check(name, "db (accumulated)", got, rb, OUT, tol(k, 0));
     control(name, "prior overwritten", got, rb, ob, OUT, tol(k, 0));
 
-    /* backward overwriting dW and db (the model's case): db in dW's epilogue where cuBLASLt offers it */
-    poison(gw, nw, DTYPE_FP32);
-    poison(gb, OUT, DTYPE_FP32);
-    int how = gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, NULL, 0.0f, NULL, gw, gb, 0.0f, ROWS, IN, OUT, s);
-    sync(s);
-    printf("#    [%s] db %s\n", k->name,
-           how & GPT2_LINEAR_BGRAD_FUSED ? "in dW's epilogue (BGRADB)" : "as a product with ones (no epilogue)");
-    snprintf(name, sizeof name, "[%s] linear backward, dW and db overwritten", k->name);
-    download(got, gw, nw, DTYPE_FP32);
-    check(name, "dW", got, ow, nw, tol(k, 0));
-    control(name, "prior added", got, ow, rw, nw, tol(k, 0));
-    download(got, gb, OUT, DTYPE_FP32);
-    check(name, "db", got, ob, OUT, tol(k, 0));
-    control(name, "prior added", got, ob, rb, OUT, tol(k, 0));
-
     /* backward through GELU: x = GELU(x_pre), dx = (dy W) * GELU'(x_pre) */
     float *xpre = gpt2_rand(rng, nx, -3, 3, t);
     double *rg = gpt2_dalloc(nx);
