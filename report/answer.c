@@ -19,7 +19,7 @@ static int cmp_table(const study_run_t *a, const study_run_t *b) {
  * learning rate and its micro-batches, which are its settings. */
 static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
     int c = cmp_table(a, b);
-    if (!c) c = study_cmp_int(report_run_class(a), report_run_class(b));
+    if (!c) c = study_cmp_int(study_run_class(a), study_run_class(b));
     if (!c) c = strcmp(a->strategy, b->strategy);
     if (!c) c = study_cmp_int(a->gpus, b->gpus);
     if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
@@ -42,7 +42,7 @@ static void acc_noise(answer_row_t *w) {
 
 /* Whether setting a (its time to target over its seeds, n runs) trains the model sooner than b: every seed reached the
  * target, in less median time. */
-static int sooner(stat_t a, int na, stat_t b, int nb) {
+static int sooner(study_stat_t a, int na, study_stat_t b, int nb) {
     int a_all = a.n == na && na > 0, b_all = b.n == nb && nb > 0;
     return a_all && (!b_all || a.med < b.med);
 }
@@ -54,7 +54,7 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
     for (int i = 0; i < n;) {   /* the best accuracy of a setting */
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        double a = report_stat_runs(u + i, j - i, report_run_facc).med;
+        double a = study_stat_runs(u + i, j - i, study_run_facc).med;
         if (!isnan(a) && !(best_acc >= a)) best_acc = a;
         i = j;
     }
@@ -63,9 +63,9 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        stat_t acc = report_stat_runs(u + i, j - i, report_run_facc),
-        ips = report_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
-        stat_t tt = report_stat_runs(u + i, j - i, report_run_tt_s);
+        study_stat_t acc = study_stat_runs(u + i, j - i, study_run_facc),
+        ips = study_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
+        study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s);
         int held = isnan(best_acc) || (!isnan(acc.med) && acc.med >= best_acc - ANSWER_ACC_POINTS);
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
@@ -73,7 +73,7 @@ static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
             pick = (held && !chosen_held) || (held == chosen_held && faster);
         if (pick) {
             w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt;
-            w->tt_steps = report_stat_runs(u + i, j - i, report_run_tt_steps);
+            w->tt_steps = study_stat_runs(u + i, j - i, study_run_tt_steps);
             chosen_held = held;
         }
         i = j;
@@ -117,7 +117,7 @@ void answer_make(const study_runs_t *s, answer_t *a) {
     memset(a, 0, sizeof *a);
     a->s = s;
     int n, cap = 0;
-    a->scratch = report_runs_sorted(s, -1, NULL, cmp_setting, &n);
+    a->scratch = study_runs_sorted(s, -1, NULL, cmp_setting, &n);
     const study_run_t **u = a->scratch;
     for (int i = 0; i < n;) {   /* a table per group and math */
         int j = i;
@@ -164,7 +164,7 @@ static int soonest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at
             const answer_row_t *w = &a->t[t].row[r];
             if (w->run->gpus != gpus || !has_target(w)) continue;
             any = 1;
-            if (sooner(w->tt, w->n, *ti < 0 ? (stat_t){NAN, NAN, NAN, 0} : a->t[*ti].row[*ri].tt,
+            if (sooner(w->tt, w->n, *ti < 0 ? (study_stat_t){NAN, NAN, NAN, 0} : a->t[*ti].row[*ri].tt,
                        *ti < 0 ? 0 : a->t[*ti].row[*ri].n))
                 *ti = t, *ri = r;
             if (!isnan(w->ips.med) && (*at < 0 || w->ips.med > a->t[*at].row[*ar].ips.med)) *at = t, *ar = r;

@@ -19,12 +19,12 @@ typedef struct {
     const study_run_t *run;           /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
     const study_run_t *const *u;      /* the chosen setting's runs (its seeds), n of them */
     int n;
-    stat_t ips;                 /* images/s over the steady epochs of those runs: median, range, count */
+    study_stat_t ips;                 /* images/s over the steady epochs of those runs: median, range, count */
     double speedup, efficiency; /* ips over the reference row's at the same batch and math; NAN without one */
-    stat_t acc;                 /* final test accuracy (%) over the seeds */
+    study_stat_t acc;                 /* final test accuracy (%) over the seeds */
     double acc_lo, acc_hi;      /* its noise: the seeds' range, or with one seed its last epochs' (study/target.h) */
     double target;              /* the target accuracy (%) its runs were measured to; NAN: none */
-    stat_t tt, tt_steps;        /* time to target (training seconds, steps) over the seeds that reached it */
+    study_stat_t tt, tt_steps;        /* time to target (training seconds, steps) over the seeds that reached it */
     double dacc;                /* acc.med minus the reference row's (points); NAN without */
     int fell;                   /* not the reference, and its accuracy fell against the reference's at its batch past
                                  * both noises (study_acc_fell): a difference inside them is "within noise" */
