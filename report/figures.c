@@ -4,6 +4,7 @@
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
 #include "../strategies/pipeline/pipe_schedule.h"
+#include "../study/one_gpu.h"
 #include "../study/paths.h"
 
 #include <math.h>
@@ -592,7 +593,7 @@ static int fig_bubble(figs_t *x) {
 }
 
 static int group_figures(report_t *r, int g, char *err, size_t errlen) {
-    figs_t x = {.r = r, .g = g, .gr = &r->st.grp[g], .one = report_one_gpu_group(&r->st, g)};
+    figs_t x = {.r = r, .g = g, .gr = &r->st.grp[g], .one = study_one_gpu_group(&r->st, g)};
     bytes_t cap = {0}, gpus = {0};
     names_join(&gpus, &x.gr->gpus, ", ");
     text_printf(&cap, "GPU: %s  |  ", gpus.len ? gpus.s : "unknown");

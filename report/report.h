@@ -91,9 +91,6 @@ int report_runs(const study_runs_t *s, FILE *f);
  * final_test_acc (a fraction) and status. 0, or 1 when f could not be written. */
 int report_summary_csv(const study_runs_t *s, FILE *f);
 
-/* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
-int report_one_gpu_group(const study_runs_t *s, int g);
-int report_one_gpu_study(const study_runs_t *s);
 /* One GPU's section for group g: throughput and accuracy per batch and math, the fastest, the largest batch. */
 void report_one_gpu(const report_t *r, FILE *md, int g);
 
