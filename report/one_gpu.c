@@ -11,7 +11,7 @@
 void answer_one_fastest(FILE *f, const study_one_cell_t *c, const study_one_t *o) {
     const study_one_cell_t *b = &c[o->fastest];
     fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
-    if (o->best_acc >= 0)
+    if (!isnan(o->best_acc))
         fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", STUDY_ACC_POINTS,
                 100 * o->best_acc);
     for (int m = 0; m < o->n_math; m++)

@@ -45,6 +45,10 @@ static int sooner(study_stat_t a, int na, study_stat_t b, int nb) {
     return a_all && (!b_all || a.med < b.med);
 }
 
+int study_acc_held(double acc, double best, double unit) {
+    return isnan(best) || (!isnan(acc) && acc >= best - STUDY_ACC_POINTS * unit);
+}
+
 /* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
  * (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy. */
 static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) {
@@ -64,7 +68,7 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         study_stat_t acc = study_stat_runs(u + i, j - i, study_run_facc),
         ips = study_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
         study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s);
-        int held = isnan(best_acc) || (!isnan(acc.med) && acc.med >= best_acc - STUDY_ACC_POINTS);
+        int held = study_acc_held(acc.med, best_acc, 1);
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
         if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */

@@ -7,6 +7,10 @@
 
 /* Accuracy "held" within this many points (of the reference at the same batch; on one GPU, of the best). */
 #define STUDY_ACC_POINTS 1.0
+/* 1 when accuracy acc is within STUDY_ACC_POINTS of the best, both in % (unit 1) or both fractions (unit 0.01): the
+ * answer's rows and a one-GPU study's cells weigh accuracy by this one rule. Held where there is no best (NAN); a
+ * missing acc (NAN) is not. */
+int study_acc_held(double acc, double best, double unit);
 
 /* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them: the soonest to the target
  * where one was set (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy. */

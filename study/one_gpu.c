@@ -41,9 +41,9 @@ int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b) {
 void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
     memset(o, 0, sizeof *o);
     o->fastest = -1;
-    o->best_acc = -1;
+    o->best_acc = NAN;
     for (int i = 0; i < n; i++)
-        if (c[i].ips >= 0 && c[i].acc > o->best_acc) o->best_acc = c[i].acc;
+        if (c[i].ips >= 0 && !isnan(c[i].acc) && !(o->best_acc >= c[i].acc)) o->best_acc = c[i].acc;
     for (int i = 0; i < n; i++) {
         int m = 0;
         while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
@@ -54,13 +54,13 @@ void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
         int oom = strcmp(c[i].status, "oom") == 0;
         if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
-        /* a faster cell whose accuracy collapsed is no answer: within STUDY_ACC_POINTS of the best (a fraction) */
-        int held = o->best_acc < 0 || c[i].acc >= o->best_acc - STUDY_ACC_POINTS / 100;
+        /* a faster cell whose accuracy collapsed is no answer (the cells' accuracies are fractions) */
+        int held = study_acc_held(c[i].acc, o->best_acc, 0.01);
         if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
     for (int m = 0; m < o->n_math; m++) {
         const study_one_cell_t *b = o->fastest >= 0 ? &c[o->fastest] : NULL;
         o->there[m] = b && strcmp(o->math[m], b->math) ? study_one_cell_at(c, n, o->math[m], b->batch) : -1;
-        o->slower[m] = o->there[m] >= 0 ? b->ips / c[o->there[m]].ips : -1;
+        o->slower[m] = o->there[m] >= 0 ? b->ips / c[o->there[m]].ips : NAN;
     }
 }

@@ -25,11 +25,12 @@ typedef struct {
      * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
     int fit[STUDY_ONE_MAX_MATHS], no_fit[STUDY_ONE_MAX_MATHS];
     /* The cell of the highest throughput among those whose accuracy is within STUDY_ACC_POINTS of the best cell's
-     * (every cell with a throughput where no cell has an accuracy), -1 without one; and the best accuracy. */
+     * (every cell with a throughput where no cell has an accuracy), -1 without one; and the best accuracy (a
+     * fraction, NAN: none). */
     int fastest;
     double best_acc;
     /* Per math, the fastest cell's batch in that math: its cell (-1 for the fastest's own math, or where that math
-     * has no throughput at that batch) and how many times slower than the fastest it is. */
+     * has no throughput at that batch) and how many times slower than the fastest it is (NAN without). */
     int there[STUDY_ONE_MAX_MATHS];
     double slower[STUDY_ONE_MAX_MATHS];
 } study_one_t;
