@@ -1,6 +1,7 @@
 /* one_gpu.c — REPORT.md's section for a model and dataset whose runs are all on one GPU (the default study on one
  * GPU): throughput and final accuracy per batch and math, the fastest, the largest batch that fit, and why there is
- * nothing to scale; the numbers are answer.h's, so the report and the printed answer say the same. */
+ * nothing to scale; the numbers are study/one_gpu.h's, so the report and the printed answer say the same; and the
+ * words of those facts (answer.h), which the printed answer shares. */
 #include "report.h"
 #include "answer.h"
 

@@ -1,6 +1,5 @@
-/* answer.c — the answer's row choice (answer.h): the runs sorted into tables, row keys and settings, a setting chosen
- * per row by time to target or speed within the accuracy's noise, its statistics against the reference's row, and
- * the pick per GPU count. */
+/* answer.c — the answer's row choice (answer.h): runs sorted into tables, rows and settings, a setting chosen per row
+ * (time to target, else speed within the accuracy's noise), its statistics against the reference, the picks. */
 #include "answer.h"
 #include "target.h"
 

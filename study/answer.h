@@ -1,6 +1,5 @@
-/* answer.h — which runs a study's answer reports and what it computes of them: per model and math a row per row key
- * (strategy and what tells its runs apart, GPUs, batch), the setting chosen among its runs, its statistics against
- * the reference, and the pick per GPU count. report/answer.h writes it as words and tables. Host-only. */
+/* answer.h — which runs a study's answer reports and what it computes of them: per model and math a row per row key,
+ * its setting, its statistics against the reference, the pick per GPU count (report/answer.h: the words). Host-only. */
 #pragma once
 #include "stat.h"
 #include "config.h"

@@ -1,10 +1,10 @@
 /* cells.h — the all-reduce benchmark's CSV (`scaling --bench allreduce`, any version of its header) read into rows
- * of cells looked up by column name, a column the file lacks reading as empty: report/fit.c's reader. The study CSV
- * is read by the schema's reader (study_read), which maps a header onto RESULTS_SCHEMA and skips a record without a
- * run_id: a benchmark row has neither (its columns: allreduce.h). Host-only. */
+ * of cells by column name, a missing column as empty: report/fit.c's reader. Host-only. */
 #pragma once
 #include <stddef.h>
 
+/* Not the schema's reader (study_read): that one maps a header onto RESULTS_SCHEMA and skips a record without a
+ * run_id, and a benchmark row has neither (its columns: allreduce.h). */
 typedef struct {
     int ncols, nrows;
     char **names; /* ncols column names */
