@@ -1,6 +1,5 @@
-/* answer.c — a study's answer (answer.h): its rows chosen from the reported runs, the fastest per GPU count, and the
- * one table writer that REPORT.md (Markdown) and the default study (text) both print through; and the one-GPU facts
- * of REPORT.md's one-GPU section. */
+/* answer.c — a study's answer in words (answer.h): the one table writer that REPORT.md (Markdown) and the default
+ * study (text) both print through, and the words under it, of the rows and picks study/answer.c chose. */
 #include "answer.h"
 #include "report.h"
 
@@ -8,188 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- rows */
-
-/* One table: a group and a math. */
-static int cmp_table(const study_run_t *a, const study_run_t *b) {
-    int c = study_cmp_int(a->group, b->group);
-    return c ? c : study_math_cmp(a->math, b->math);
-}
-/* One row: a strategy with what tells its runs apart, on a GPU count, at a batch: a configuration but its seed, its
- * learning rate and its micro-batches, which are its settings. */
-static int cmp_answer_row(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_table(a, b);
-    if (!c) c = study_cmp_int(report_run_class(a), report_run_class(b));
-    if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = study_cmp_int(a->gpus, b->gpus);
-    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = strcmp(a->link, b->link);
-    if (!c) c = strcmp(a->sched, b->sched);
-    const unsigned settings = STUDY_CMP_SKIP(RESULTS_KEY_lr) | STUDY_CMP_SKIP(RESULTS_KEY_micro_batches);
-    return c ? c : study_cmp_config(a, b, settings | STUDY_CMP_COMMIT);
-}
-/* One setting of a row: a configuration but its seed (its runs are the seeds). */
-static int cmp_setting(const study_run_t *a, const study_run_t *b) {
-    int c = cmp_answer_row(a, b);
-    return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
-}
-
-/* The noise of a setting's accuracy: the range of its seeds' final accuracies, or with one seed its last epochs'. */
-static void acc_noise(answer_row_t *w) {
-    w->acc_lo = w->n > 1 ? w->acc.min : w->u[0]->acc_lo;
-    w->acc_hi = w->n > 1 ? w->acc.max : w->u[0]->acc_hi;
-}
-
-/* Whether setting a (its time to target over its seeds, n runs) trains the model sooner than b: every seed reached the
- * target, in less median time. */
-static int sooner(stat_t a, int na, stat_t b, int nb) {
-    int a_all = a.n == na && na > 0, b_all = b.n == nb && nb > 0;
-    return a_all && (!b_all || a.med < b.med);
-}
-
-/* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
- * (every seed reached it), else the fastest within ANSWER_ACC_POINTS of the best accuracy. */
-static void row_make(answer_row_t *w, const study_run_t *const *u, int n) {
-    double best_acc = NAN;
-    for (int i = 0; i < n;) {   /* the best accuracy of a setting */
-        int j = i;
-        while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        double a = report_stat_runs(u + i, j - i, report_run_facc).med;
-        if (!isnan(a) && !(best_acc >= a)) best_acc = a;
-        i = j;
-    }
-    memset(w, 0, sizeof *w);
-    int chosen_held = 0;
-    for (int i = 0; i < n;) {
-        int j = i;
-        while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        stat_t acc = report_stat_runs(u + i, j - i, report_run_facc),
-        ips = report_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
-        stat_t tt = report_stat_runs(u + i, j - i, report_run_tt_s);
-        int held = isnan(best_acc) || (!isnan(acc.med) && acc.med >= best_acc - ANSWER_ACC_POINTS);
-        int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
-        int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
-        if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */
-            pick = (held && !chosen_held) || (held == chosen_held && faster);
-        if (pick) {
-            w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt;
-            w->tt_steps = report_stat_runs(u + i, j - i, report_run_tt_steps);
-            chosen_held = held;
-        }
-        i = j;
-    }
-    w->run = w->u[0];
-    w->target = 100 * w->run->tt.target;
-    acc_noise(w);
-    w->status = "ok";
-    for (int i = 0; i < w->n; i++)
-        if (strcmp(w->u[i]->fstat, "ok") != 0) {
-            w->status = w->u[i]->fstat;
-            break;
-        }
-}
-
-/* The reference row at each row's batch; speedup, efficiency and the change of accuracy against it; whether the
- * accuracy held (against the reference; a row on one GPU, against the best of the group's rows on one GPU). */
-static void table_finish(answer_table_t *t, const answer_row_t *best_one) {
-    for (int i = 0; i < t->n; i++) {
-        answer_row_t *w = &t->row[i];
-        /* the reference row at its batch, of its own recipe where there are several (sgd and lars); a reference's
-         * row is its own */
-        w->ref = study_is_reference(w->run->info) ? i : -1;
-        for (int k = 0; k < t->n && w->ref < 0; k++)
-            if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch &&
-                !study_cmp_recipe(t->row[k].run->rows[0], w->run->rows[0]))
-                w->ref = k;
-        for (int k = 0; k < t->n && w->ref < 0; k++)
-            if (study_is_reference(t->row[k].run->info) && t->row[k].run->line_batch == w->run->line_batch)
-                w->ref = k;
-        const answer_row_t *r = w->ref >= 0 ? &t->row[w->ref] : NULL;
-        w->speedup = r ? w->ips.med / r->ips.med : NAN;
-        w->efficiency = w->speedup / w->run->gpus;
-        w->dacc = r ? w->acc.med - r->acc.med : NAN;
-        if (w->run->gpus == 1 && best_one && best_one != w) w->below = study_acc_fell(best_one->acc_lo, w->acc_hi);
-        if (!study_is_reference(w->run->info) && r) w->fell = study_acc_fell(r->acc_lo, w->acc_hi);
-    }
-}
-
-void answer_make(const study_runs_t *s, answer_t *a) {
-    memset(a, 0, sizeof *a);
-    a->s = s;
-    int n, cap = 0;
-    a->scratch = report_runs_sorted(s, -1, NULL, cmp_setting, &n);
-    const study_run_t **u = a->scratch;
-    for (int i = 0; i < n;) {   /* a table per group and math */
-        int j = i;
-        while (j < n && cmp_table(u[i], u[j]) == 0) j++;
-        answer_table_t *t = MEM_PUSH(a->t, a->n, cap);
-        t->group = u[i]->group;
-        t->math = u[i]->math;
-        int rcap = 0;
-        for (int k = i; k < j;) {
-            int e = k;
-            while (e < j && cmp_answer_row(u[k], u[e]) == 0) e++;
-            row_make(MEM_PUSH(t->row, t->n, rcap), u + k, e - k);
-            k = e;
-        }
-        i = j;
-    }
-    for (int i = 0; i < a->n; i++) {   /* the best accuracy on one GPU of each group, across its maths */
-        const answer_row_t *best = NULL;
-        for (int k = 0; k < a->n; k++)
-            for (int r = 0; a->t[k].group == a->t[i].group && r < a->t[k].n; r++) {
-                const answer_row_t *w = &a->t[k].row[r];
-                if (w->run->gpus == 1 && !isnan(w->acc.med) && (!best || w->acc.med > best->acc.med)) best = w;
-            }
-        table_finish(&a->t[i], best);
-    }
-}
-
-void answer_free(answer_t *a) {
-    for (int i = 0; i < a->n; i++) free(a->t[i].row);
-    free(a->t);
-    free(a->scratch);
-    memset(a, 0, sizeof *a);
-}
-
-/* 1 when a row's runs were measured to a target. */
-static int has_target(const answer_row_t *w) { return !isnan(w->target); }
-
-/* The soonest to target on `gpus` GPUs (every seed reached it), and the row of the most images/s beside it where that
- * is another. 0 when no row there had a target. */
-static int soonest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar) {
-    int any = 0;
-    for (int t = 0; t < a->n; t++)
-        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
-            const answer_row_t *w = &a->t[t].row[r];
-            if (w->run->gpus != gpus || !has_target(w)) continue;
-            any = 1;
-            if (sooner(w->tt, w->n, *ti < 0 ? (stat_t){NAN, NAN, NAN, 0} : a->t[*ti].row[*ri].tt,
-                       *ti < 0 ? 0 : a->t[*ti].row[*ri].n))
-                *ti = t, *ri = r;
-            if (!isnan(w->ips.med) && (*at < 0 || w->ips.med > a->t[*at].row[*ar].ips.med)) *at = t, *ar = r;
-        }
-    if (*ti >= 0 && *at == *ti && *ar == *ri) *at = *ar = -1;
-    return any;
-}
-
-int answer_fastest(const answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar) {
-    *ti = *ri = *at = *ar = -1;
-    if (soonest(a, g, gpus, ti, ri, at, ar)) return *ti >= 0;
-    for (int t = 0; t < a->n; t++)
-        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
-            const answer_row_t *w = &a->t[t].row[r];
-            if (w->run->gpus != gpus || isnan(w->ips.med)) continue;
-            /* one GPU: a row below the best accuracy is no answer; more: the fastest is, and a held one beside it */
-            int alt = gpus == 1 ? w->below : 0;
-            int *bt = alt ? at : ti, *br = alt ? ar : ri;
-            if (*bt < 0 || w->ips.med > a->t[*bt].row[*br].ips.med) *bt = t, *br = r;
-            if (gpus > 1 && !w->fell && (*at < 0 || w->ips.med > a->t[*at].row[*ar].ips.med)) *at = t, *ar = r;
-        }
-    if (*ti < 0) return 0;
-    const answer_row_t *pick = &a->t[*ti].row[*ri];
-    if (*at >= 0 && (gpus > 1 ? !pick->fell : a->t[*at].row[*ar].ips.med <= pick->ips.med)) *at = *ar = -1;
-    return 1;
+void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus) {
+    double tt;
+    int batch, best = study_answer_soonest_gpus(a, g, &tt, &batch);
+    if (best > 0 && best < gpus)
+        text_printf(b, "; more GPUs stop helping past %d GPU%s (global batch %d), the soonest to the target at %.2f s",
+                    best, best == 1 ? "" : "s", batch, tt);
 }
 
 /* ---- the writer: one table of cells, as Markdown or as aligned text */
@@ -216,8 +39,8 @@ static void row_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
     if (b->len > at) text_printf(b, ")");
 }
 
-static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t *t, const answer_row_t *w,
-                      int markdown) {
+static void row_cells(char *cell[NCOL], const study_answer_t *a, const study_answer_table_t *t,
+                      const study_answer_row_t *w, int markdown) {
     const study_run_t *u = w->run;
     bytes_t l = {0}, bw = {0};
     row_label(&l, a->s, u);
@@ -235,7 +58,7 @@ static void row_cells(char *cell[NCOL], const answer_t *a, const answer_table_t 
                                                                                            report_pct(w->acc.med).s);
     cell[9] = isnan(w->dacc) || self ? mem_printf("—") : mem_printf("%+.1f%s", w->dacc, w->fell ? " fell" : "");
     /* every seed's time, or how many reached it */
-    cell[10] = !has_target(w) ? mem_printf("—")
+    cell[10] = !study_answer_has_target(w) ? mem_printf("—")
                : w->tt.n == w->n ? mem_printf("%s", markdown ? report_ranged("%.2f", w->tt).s : report_f2(w->tt.med).s)
                                  : mem_printf("%d/%d reached", w->tt.n, w->n);
     cell[11] = w->ips.n ? mem_printf("%s–%s (%d, %d)", report_f0(w->ips.min).s, report_f0(w->ips.max).s, w->ips.n, w->n)
@@ -268,7 +91,7 @@ static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, in
     fprintf(f, "\n");
 }
 
-static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int markdown) {
+static void table_write(FILE *f, const study_answer_t *a, const study_answer_table_t *t, int markdown) {
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
     for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", markdown || !text_heads[c] ? heads[c] : text_heads[c]);
@@ -308,7 +131,7 @@ static void table_write(FILE *f, const answer_t *a, const answer_table_t *t, int
 }
 
 /* "nccl (…) at 256/GPU in tf32, 163412 images/s" */
-static void row_words(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+static void row_words(bytes_t *b, const study_answer_t *a, const study_answer_table_t *t, const study_answer_row_t *w) {
     row_label(b, a->s, w->run);
     text_printf(b, " at ");
     report_batch_word(b, w->run);
@@ -316,7 +139,8 @@ static void row_words(bytes_t *b, const answer_t *a, const answer_table_t *t, co
 }
 
 /* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)" */
-static void row_numbers(bytes_t *b, const answer_t *a, const answer_table_t *t, const answer_row_t *w) {
+static void row_numbers(bytes_t *b, const study_answer_t *a, const study_answer_table_t *t,
+                        const study_answer_row_t *w) {
     const char *ref = study_ref(a->s);
     if (!isnan(w->speedup) && w->run->gpus > 1)
         text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, report_pct(100 * w->efficiency).s);
@@ -326,8 +150,8 @@ static void row_numbers(bytes_t *b, const answer_t *a, const answer_table_t *t, 
 }
 
 /* ", 92 % in 4.21 s of training (1404 steps; 3 of 3 seeds)", or ", never reached 92 % (0 of 3 seeds)". */
-static void tt_words(bytes_t *b, const answer_row_t *w) {
-    if (!has_target(w)) return;
+static void tt_words(bytes_t *b, const study_answer_row_t *w) {
+    if (!study_answer_has_target(w)) return;
     if (w->tt.n == w->n)
         text_printf(b, ", %s in %s s of training (%s steps; %d of %d seeds)", report_pct(w->target).s,
                     report_ranged("%.2f", w->tt).s, report_f0(w->tt_steps.med).s, w->tt.n, w->n);
@@ -335,20 +159,12 @@ static void tt_words(bytes_t *b, const answer_row_t *w) {
     else text_printf(b, ", never reached %s (%d seed%s)", report_pct(w->target).s, w->n, w->n == 1 ? "" : "s");
 }
 
-/* Whether group g's rows on `gpus` GPUs were measured to a target: the answer is then the soonest to it. */
-static int target_mode(const answer_t *a, int g, int gpus) {
-    for (int t = 0; t < a->n; t++)
-        for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++)
-            if (a->t[t].row[r].run->gpus == gpus && has_target(&a->t[t].row[r])) return 1;
-    return 0;
-}
-
-/* The pick on one GPU count, and the row beside it (answer_fastest). */
-static void fastest_line(bytes_t *b, const answer_t *a, int g, int gpus) {
-    int ti, ri, at, ar, tm = target_mode(a, g, gpus);
+/* The pick on one GPU count, and the row beside it (study_answer_fastest). */
+static void fastest_line(bytes_t *b, const study_answer_t *a, int g, int gpus) {
+    int ti, ri, at, ar, tm = study_answer_target_mode(a, g, gpus);
     report_gpus_word(b, gpus);
     text_printf(b, ": ");
-    if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
+    if (!study_answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, tm ? "no row reached the target in every seed"
                           : at >= 0 ? "none with a steady epoch and an accuracy not below the best past its noise"
                                     : "none with a steady epoch");
@@ -373,26 +189,26 @@ static int by_int(const void *x, const void *y) { return study_cmp_int(*(const i
 
 /* The finding with a target: on the most GPUs, the soonest to it, against one GPU's soonest, and the GPU count past
  * which more stop helping. */
-static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
+static void finding_target(bytes_t *b, const study_answer_t *a, int g, int gpus) {
     int ti, ri, at, ar, t1, r1, x, y;
-    if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
+    if (!study_answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, "on %d GPU%s no setting reached the target in every seed", gpus, gpus == 1 ? "" : "s");
         answer_stop_helping(b, a, g, gpus);
         return;
     }
-    const answer_row_t *w = &a->t[ti].row[ri];
+    const study_answer_row_t *w = &a->t[ti].row[ri];
     text_printf(b, "on %d GPU%s the soonest to %s test accuracy is ", gpus, gpus == 1 ? "" : "s",
                 report_pct(w->target).s);
     row_words(b, a, &a->t[ti], w);
     text_printf(b, ": %.2f s of training (%s of %d seed%s, %s steps)", w->tt.med, w->n > 1 ? "median" : "the run",
                 w->n, w->n == 1 ? "" : "s", report_f0(w->tt_steps.med).s);
-    if (gpus > 1 && answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0) {
+    if (gpus > 1 && study_answer_fastest(a, g, 1, &t1, &r1, &x, &y) && a->t[t1].row[r1].tt.med > 0) {
         double one = a->t[t1].row[r1].tt.med;
         text_printf(b, ", %.2f× %s than 1 GPU's %.2f s", one >= w->tt.med ? one / w->tt.med : w->tt.med / one,
                     one >= w->tt.med ? "sooner" : "later", one);
     }
     if (at >= 0) {
-        const answer_row_t *f = &a->t[at].row[ar];
+        const study_answer_row_t *f = &a->t[at].row[ar];
         text_printf(b, "; the most images/s, ");
         row_words(b, a, &a->t[at], f);
         if (f->tt.n == f->n) text_printf(b, ", took %.2f s", f->tt.med);
@@ -404,16 +220,16 @@ static void finding_target(bytes_t *b, const answer_t *a, int g, int gpus) {
 /* The finding in one sentence: with a target, finding_target; else on the most GPUs the study ran, the fastest row
  * with its numbers (and whether its accuracy held); on one GPU, the fastest setting not below the best accuracy past
  * the noise. */
-static void finding(bytes_t *b, const answer_t *a, int g, int gpus) {
+static void finding(bytes_t *b, const study_answer_t *a, int g, int gpus) {
     int ti, ri, at, ar;
     const char *ref = study_ref(a->s);
-    if (target_mode(a, g, gpus)) return finding_target(b, a, g, gpus);
-    if (!answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
+    if (study_answer_target_mode(a, g, gpus)) return finding_target(b, a, g, gpus);
+    if (!study_answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, "on %d GPU%s no row has a steady epoch", gpus, gpus == 1 ? "" : "s");
         return;
     }
-    const answer_table_t *t = &a->t[ti];
-    const answer_row_t *w = &t->row[ri];
+    const study_answer_table_t *t = &a->t[ti];
+    const study_answer_row_t *w = &t->row[ri];
     if (gpus > 1) {
         text_printf(b, "on %d GPUs the fastest is ", gpus);
         row_words(b, a, t, w);
@@ -441,12 +257,12 @@ static void finding(bytes_t *b, const answer_t *a, int g, int gpus) {
 }
 
 /* The rows of group g that missed the target in some seed, under their heading. */
-static void missed(FILE *f, const answer_t *a, int g, int markdown, const char *item) {
+static void missed(FILE *f, const study_answer_t *a, int g, int markdown, const char *item) {
     int k = 0;
     for (int t = 0; t < a->n; t++)
         for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
-            const answer_row_t *w = &a->t[t].row[r];
-            if (!has_target(w) || w->tt.n == w->n) continue;
+            const study_answer_row_t *w = &a->t[t].row[r];
+            if (!study_answer_has_target(w) || w->tt.n == w->n) continue;
             if (!k++)
                 fprintf(f, markdown ? "\n**Missed the target** (%s test accuracy) in some seed:\n\n"
                                     : "# missed the target (%s test accuracy) in some seed:\n",
@@ -462,13 +278,13 @@ static void missed(FILE *f, const answer_t *a, int g, int markdown, const char *
 
 /* The answer's words under its tables: the fastest (or soonest to target) per GPU count, the rows that missed the
  * target, the rows whose accuracy fell past the noise, and the finding. */
-static void findings(FILE *f, const answer_t *a, int g, int markdown) {
+static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
     int *gpus = NULL, n = 0, cap = 0;
     for (int t = 0; t < a->n; t++)
         for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) *MEM_PUSH(gpus, n, cap) = a->t[t].row[r].run->gpus;
     qsort(gpus, (size_t)n, sizeof *gpus, by_int);
     const char *item = markdown ? "- " : "#   ";
-    int tm = n && target_mode(a, g, gpus[0]);
+    int tm = n && study_answer_target_mode(a, g, gpus[0]);
     if (tm) fprintf(f, markdown ? "**Soonest to the target** per GPU count (every seed reached it; training time, "
                                   "evaluation apart):\n\n"
                                 : "# soonest to the target per GPU count (every seed reached it):\n");
@@ -483,10 +299,10 @@ static void findings(FILE *f, const answer_t *a, int g, int markdown) {
         free(b.s);
     }
     missed(f, a, g, markdown, item);
-    int fell = 0, one = report_one_gpu_group(a->s, g);
+    int fell = 0, one = study_one_gpu_group(a->s, g);
     for (int t = 0; t < a->n; t++)
         for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) {
-            const answer_row_t *w = &a->t[t].row[r];
+            const study_answer_row_t *w = &a->t[t].row[r];
             if (!w->fell && !(w->below && one)) continue;
             if (!fell++)
                 fprintf(f, markdown ? "\n**Accuracy fell** past the noise of both (against `%s` at the same batch; "
@@ -545,7 +361,7 @@ static void text_wrapped(FILE *f, const char *text) {
     }
 }
 
-void answer_write(FILE *f, const answer_t *a, int g, int markdown) {
+void answer_write(FILE *f, const study_answer_t *a, int g, int markdown) {
     char *text = NULL;
     size_t len = 0;
     FILE *m = markdown ? f : open_memstream(&text, &len);
@@ -567,19 +383,19 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
         fprintf(stderr, "scaling: error: %s\n", err);
         return 2;
     }
-    answer_t a;
-    answer_make(&s, &a);
+    study_answer_t a;
+    study_answer_make(&s, &a);
     char *text = NULL;
     size_t len = 0;
     FILE *out = f;      /* the lines below are wrapped as the answer's are */
     if (!(f = open_memstream(&text, &len))) f = out;
     for (int g = 0; g < s.ng; g++) {
         answer_write(f, &a, g, 0);
-        if (!report_one_gpu_group(&s, g)) continue;
-        answer_cell_t *c = mem_zalloc((size_t)(s.nr ? s.nr : 1), sizeof *c);
-        int n = report_one_gpu_cells(&s, g, c);
-        answer_one_t o;
-        answer_one_gpu(c, n, &o);
+        if (!study_one_gpu_group(&s, g)) continue;
+        study_one_cell_t *c = mem_zalloc((size_t)(s.nr ? s.nr : 1), sizeof *c);
+        int n = study_one_gpu_cells(&s, g, c);
+        study_one_t o;
+        study_one_gpu(c, n, &o);
         fprintf(f, "# largest batch that fit:");
         answer_one_fit(f, &o, ",");
         fprintf(f, "\n");
@@ -592,7 +408,7 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
         text_wrapped(out, text);
         free(text);
     }
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
     return 0;
 }

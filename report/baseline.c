@@ -20,8 +20,8 @@ static int copy_path(const study_run_t *r) { return r->info && r->info->path_is_
 static int cmp_match(const study_run_t *a, const study_run_t *b) {
     int c = strcmp(a->model, b->model);
     if (!c) c = strcmp(a->dataset, b->dataset);
-    if (!c) c = report_cmp_prec(a, b);
-    if (!c) c = report_cmp_row(a, b);
+    if (!c) c = study_cmp_prec(a, b);
+    if (!c) c = study_cmp_row(a, b);
     if (!c) c = study_cmp_config(a, b, STUDY_CMP_SKIP(RESULTS_KEY_nccl_algo));
     return c ? c : strcmp(copy_path(a) ? a->algo : "", copy_path(b) ? b->algo : "");
 }
@@ -47,7 +47,7 @@ static double efficiency(const study_runs_t *s, const study_run_t *r, double ips
 }
 
 /* The run-to-run spread: the range of the steady epochs over their median, in %. */
-static double spread(stat_t st) { return st.n > 1 ? 100 * (st.max - st.min) / st.med : NAN; }
+static double spread(study_stat_t st) { return st.n > 1 ? 100 * (st.max - st.min) / st.med : NAN; }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
@@ -114,7 +114,7 @@ static void match(baseline_t *b, const study_runs_t *now) {
             for (int m = from[sd]; m < to[sd]; m++) side[sd][m - from[sd]] = u[m].r;
             w->n[sd] = to[sd] - from[sd];
             w->run[sd] = w->n[sd] ? side[sd][0] : NULL;
-            w->ips[sd] = report_stat_steady(side[sd], w->n[sd], RESULTS_COL_images_per_s);
+            w->ips[sd] = study_stat_steady(side[sd], w->n[sd], RESULTS_COL_images_per_s);
             w->eff[sd] = w->n[sd] ? efficiency(st[sd], side[sd][0], w->ips[sd].med) : NAN;
         }
         w->d_ips = 100 * (w->ips[0].med / w->ips[1].med - 1);

@@ -91,7 +91,7 @@ static void curve_words(bytes_t *b, const study_run_t *r) {
 typedef struct {
     int batch, runs;
     const char *lr;
-    stat_t steps, tt, ips, gns;
+    study_stat_t steps, tt, ips, gns;
 } bpoint_t;
 
 static double run_gns(const study_run_t *r) { return r->gns_b; }
@@ -103,10 +103,10 @@ static int points(const study_run_t *const *u, int n, bpoint_t *p) {
         int j = i;
         while (j < n && u[j]->global_batch == u[i]->global_batch) j++;
         p[k] = (bpoint_t){.batch = u[i]->global_batch, .runs = j - i, .lr = u[i]->lr};
-        p[k].steps = report_stat_runs(u + i, j - i, report_run_tt_steps);
-        p[k].tt = report_stat_runs(u + i, j - i, report_run_tt_s);
-        p[k].ips = report_stat_runs(u + i, j - i, report_run_images_per_s);
-        p[k].gns = report_stat_runs(u + i, j - i, run_gns);
+        p[k].steps = study_stat_runs(u + i, j - i, study_run_tt_steps);
+        p[k].tt = study_stat_runs(u + i, j - i, study_run_tt_s);
+        p[k].ips = study_stat_runs(u + i, j - i, study_run_images_per_s);
+        p[k].gns = study_stat_runs(u + i, j - i, run_gns);
         k++, i = j;
     }
     return k;
@@ -167,7 +167,7 @@ static void curve_section(FILE *md, const report_t *r, int g, const study_run_t 
     fprintf(md, "**%s**, to %s test accuracy:\n\n", w.s, report_pct(100 * u[0]->tt.target).s);
     fprintf(md, "| global batch | lr | reached | steps to target | time to target (s) | images/s | noise scale "
                 "B_simple |\n|---:|---:|---:|---:|---:|---:|---:|\n");
-    stat_t all_gns = report_stat_runs(u, n, run_gns);
+    study_stat_t all_gns = study_stat_runs(u, n, run_gns);
     for (int i = 0; i < c.k; i++)
         fprintf(md, "| %d | %s | %d/%d | %s | %s | %s | %s |\n", p[i].batch, p[i].lr, p[i].steps.n, p[i].runs,
                 report_ranged("%.0f", p[i].steps).s, report_ranged("%.2f", p[i].tt).s, report_f0(p[i].ips.med).s,
@@ -229,7 +229,7 @@ static int cmp_projected(const study_run_t *a, const study_run_t *b) {
  * says nothing past them. */
 static void projected(FILE *md, const report_t *r, int g, const study_run_t *curve0, const batch_fit_t *f) {
     int n, rows = 0;
-    const study_run_t **u = report_runs_sorted(&r->st, g, has_step, cmp_projected, &n);
+    const study_run_t **u = study_runs_sorted(&r->st, g, has_step, cmp_projected, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && !cmp_projected(u[i], u[j])) j++;
@@ -239,7 +239,7 @@ static void projected(FILE *md, const report_t *r, int g, const study_run_t *cur
         double b = x->global_batch;
         if (!measured && !study_math_cmp(x->math, curve0->math) && b >= f->bmin && b <= f->bmax) {
             double se, s = report_batch_steps(f, b, &se);
-            stat_t step = report_stat_runs(u + i, j - i, report_run_step_ms);
+            study_stat_t step = study_stat_runs(u + i, j - i, study_run_step_ms);
             if (!rows++)
                 fprintf(md, "Projected time to target (no run of the configuration measured it at this recipe): the "
                             "fit's steps at its global batch × its median step; ± the fit's standard error.\n\n"
@@ -263,7 +263,7 @@ static void projected(FILE *md, const report_t *r, int g, const study_run_t *cur
 
 /* The curves of group g: u sorted by curve and batch (the caller frees), *n runs. */
 static const study_run_t **curves_of(const report_t *r, int g, int *n) {
-    return report_runs_sorted(&r->st, g, with_target, cmp_point, n);
+    return study_runs_sorted(&r->st, g, with_target, cmp_point, n);
 }
 
 int report_batch_fit_of(const report_t *r, int g, const study_run_t *u, batch_fit_t *f) {
@@ -288,7 +288,7 @@ static int cmp_same_batch(const study_run_t *a, const study_run_t *b) {
 }
 static void same_batch(const report_t *r, FILE *md, int g) {
     int n, rows = 0;
-    const study_run_t **u = report_runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
+    const study_run_t **u = study_runs_sorted(&r->st, g, with_target, cmp_same_batch, &n);
     for (int i = 0; i < n;) {
         int j = i + 1, curves = 1;
         for (; j < n && u[j]->global_batch == u[i]->global_batch && !study_math_cmp(u[j]->math, u[i]->math); j++)
@@ -302,8 +302,8 @@ static void same_batch(const report_t *r, FILE *md, int g) {
                             "|---:|---|---:|---:|---:|---:|\n");
             bytes_t w = {0};
             curve_words(&w, u[k]);
-            stat_t tt = report_stat_runs(u + k, e - k, report_run_tt_s),
-            acc = report_stat_runs(u + k, e - k, report_run_facc);
+            study_stat_t tt = study_stat_runs(u + k, e - k, study_run_tt_s),
+            acc = study_stat_runs(u + k, e - k, study_run_facc);
             fprintf(md, "| %d | %s | %s | %d/%d | %s | %s |\n", u[k]->global_batch, w.s, u[k]->lr, tt.n, e - k,
                     report_ranged("%.2f", tt).s, report_ranged("%.1f %%", acc).s);
             free(w.s);

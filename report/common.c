@@ -1,5 +1,5 @@
-/* common.c — what the report's tables and figures share: numbers as text, the words of labels, and the orders runs
- * are read in (comparators on runs, and a stable sort that keeps runs of one key in the order they started). */
+/* common.c — what the report's tables and figures share: numbers as text, a path as a code span, the words of
+ * labels. The orders runs are read in and the statistics over them are study/'s (config.h, stat.h). */
 #include "report.h"
 
 #include <math.h>
@@ -67,64 +67,7 @@ void report_study_dates(bytes_t *b, const study_group_t *g) {
     else text_printf(b, "%s to %s", g->d0, g->d1);
 }
 
-int report_cmp_prec(const study_run_t *a, const study_run_t *b) {
-    int c = study_math_cmp(a->math, b->math);
-    return c ? c : study_math_cmp(a->gd, b->gd);
-}
-
-int report_run_class(const study_run_t *r) { return r->pipe ? 2 : study_is_reference(r->info) ? 0 : 1; }
-
-int report_cmp_row(const study_run_t *a, const study_run_t *b) {
-    int c = study_cmp_int(report_run_class(a), report_run_class(b));
-    if (!c) c = strcmp(a->strategy, b->strategy);
-    if (!c) c = study_cmp_int(a->gpus, b->gpus);
-    if (!c) c = strcmp(a->sched, b->sched);
-    if (!c) c = study_cmp_int(a->line_batch, b->line_batch);
-    if (!c) c = study_cmp_int(a->micro, b->micro);
-    if (!c) c = strcmp(a->link, b->link);
-    return c;
-}
-
-int report_cmp_config(const study_run_t *a, const study_run_t *b) {
-    int c = report_cmp_row(a, b);
-    return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
-}
-
-stat_t report_stat_of(double *x, int n) {
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (!isnan(x[i])) x[k++] = x[i];
-    stat_t st = {study_median(x, k), NAN, NAN, k};
-    if (k) st.min = x[0], st.max = x[k - 1];   /* study_median sorted them */
-    return st;
-}
-
-stat_t report_stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *)) {
-    double *x = mem_alloc((size_t)(n ? n : 1) * sizeof *x);
-    for (int i = 0; i < n; i++) x[i] = f(u[i]);
-    stat_t st = report_stat_of(x, n);
-    free(x);
-    return st;
-}
-
-stat_t report_stat_steady(const study_run_t *const *u, int n, study_col_t c) {
-    const study_column_t *col = &study_schema[c];
-    int m = 0;
-    for (int i = 0; i < n; i++) m += u[i]->nrows;
-    double *x = mem_alloc((size_t)(m ? m : 1) * sizeof *x);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < u[i]->nrows; j++) {
-            const study_row_t *row = u[i]->rows[j];
-            double v = *RESULTS_MEMBER(row, col, const double);
-            if (study_is_steady(row) && v >= 0) x[k++] = v;
-        }
-    stat_t st = report_stat_of(x, k);
-    free(x);
-    return st;
-}
-
-numtext_t report_ranged(const char *fmt, stat_t st) {
+numtext_t report_ranged(const char *fmt, study_stat_t st) {
     numtext_t t = num_or_dash(fmt, st.med);
     if (st.n > 1 && st.min < st.max) {
         numtext_t lo = num_or_dash(fmt, st.min), hi = num_or_dash(fmt, st.max);
@@ -135,41 +78,4 @@ numtext_t report_ranged(const char *fmt, stat_t st) {
         snprintf(t.s + l, sizeof t.s - l, " (%.40s–%.40s)", lo.s, hi.s);
     }
     return t;
-}
-
-double report_run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
-double report_run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
-double report_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
-double report_run_facc(const study_run_t *r) { return r->facc; }
-double report_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
-double report_run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }
-
-/* A stable merge sort: runs of one key stay in the order they started. */
-static void merge_sort(const study_run_t **a, const study_run_t **tmp, int n,
-                       int (*cmp)(const study_run_t *, const study_run_t *)) {
-    if (n < 2) return;
-    int h = n / 2;
-    merge_sort(a, tmp, h, cmp);
-    merge_sort(a + h, tmp, n - h, cmp);
-    int i = 0, j = h, k = 0;
-    while (i < h && j < n) tmp[k++] = cmp(a[j], a[i]) < 0 ? a[j++] : a[i++];
-    while (i < h) tmp[k++] = a[i++];
-    while (j < n) tmp[k++] = a[j++];
-    memcpy(a, tmp, (size_t)n * sizeof *a);
-}
-
-void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *)) {
-    const study_run_t **tmp = mem_alloc((size_t)(n ? n : 1) * sizeof *tmp);
-    merge_sort(a, tmp, n, cmp);
-    free(tmp);
-}
-
-const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n) {
-    const study_run_t **a = mem_alloc((size_t)(s->nr ? s->nr : 1) * sizeof *a);
-    *n = 0;
-    for (int i = 0; i < s->nr; i++)
-        if ((g < 0 || s->run[i].group == g) && (!keep || keep(&s->run[i]))) a[(*n)++] = &s->run[i];
-    if (cmp) report_runs_sort(a, *n, cmp);
-    return a;
 }

@@ -4,6 +4,7 @@
  * micro-batch counts). A line is the runs one comparator calls equal, so building a figure is a sort. */
 #include "report.h"
 #include "../strategies/pipeline/pipe_schedule.h"
+#include "../study/one_gpu.h"
 #include "../study/paths.h"
 
 #include <math.h>
@@ -207,7 +208,7 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
 
 /* Precision, link and what else differs (copy path, NCCL algorithm, ...): what every line of a figure keeps apart. */
 static int cmp_link(const study_run_t *a, const study_run_t *b) {
-    int c = report_cmp_prec(a, b);
+    int c = study_cmp_prec(a, b);
     if (!c) c = strcmp(a->link, b->link);
     return c ? c : strcmp(a->variant, b->variant);
 }
@@ -363,7 +364,7 @@ static int by_strategy(const study_run_t *a, const study_run_t *b) { return strc
 static int fig_acc_epoch(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int n;
-    const study_run_t **u = report_runs_sorted(s, x->g, any_acc, by_strategy, &n);
+    const study_run_t **u = study_runs_sorted(s, x->g, any_acc, by_strategy, &n);
     int rc = 0;
     for (int i = 0; i < n && !rc;) {
         int j = i;
@@ -423,7 +424,7 @@ static int fig_acc_lr(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     fig_t f = {.s = s, .same = same_lr_line, .label = lr_label};
     int n;
-    const study_run_t **u = report_runs_sorted(s, x->g, has_facc, same_lr_point, &n);
+    const study_run_t **u = study_runs_sorted(s, x->g, has_facc, same_lr_point, &n);
     double *acc = mem_alloc((size_t)(n ? n : 1) * sizeof *acc);
     for (int i = 0; i < n;) {
         int j = i, na = 0;
@@ -475,7 +476,7 @@ static int bar_line(FILE *o, const study_runs_t *s, const study_run_t *u) {
 static int fig_breakdown(figs_t *x) {
     const study_runs_t *s = &x->r->st;
     int nc, n, bars = 0;
-    const study_run_t **c = report_runs_sorted(s, x->g, has_compute, NULL, &nc);
+    const study_run_t **c = study_runs_sorted(s, x->g, has_compute, NULL, &nc);
     if (!nc) {
         free(c);
         report_skip(x->r, "breakdown.gp", x->gr, "no rows with compute_ms (data-parallel strategies)");
@@ -486,7 +487,7 @@ static int fig_breakdown(figs_t *x) {
     for (int i = 0; i < nc; i++) batches[i] = c[i]->line_batch;
     qsort(batches, (size_t)nc, sizeof *batches, by_int);
     free(c);
-    const study_run_t **u = report_runs_sorted(s, x->g, has_step, cmp_bar, &n);
+    const study_run_t **u = study_runs_sorted(s, x->g, has_step, cmp_bar, &n);
     free(x->path);
     x->path = mem_printf("%s/breakdown-%s.dat", x->r->out, x->gr->id);
     paths_replace_t out;
@@ -527,7 +528,7 @@ static int same_bubble_line(const study_run_t *a, const study_run_t *b) {
     int c = study_cmp_int(a->gpus, b->gpus);
     if (!c) c = strcmp(a->sched, b->sched);
     if (!c) c = study_cmp_int(a->global_batch, b->global_batch);
-    return c ? c : report_cmp_prec(a, b);
+    return c ? c : study_cmp_prec(a, b);
 }
 static int same_bubble_point(const study_run_t *a, const study_run_t *b) {
     int c = same_bubble_line(a, b);
@@ -554,7 +555,7 @@ static int fig_bubble(figs_t *x) {
     fig_t bub = {.s = s, .same = same_bubble_line, .label = bubble_label};
     fig_t ideal = {.s = s, .same = same_stages, .label = ideal_label};
     int n;
-    const study_run_t **u = report_runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
+    const study_run_t **u = study_runs_sorted(s, x->g, has_bubble, same_bubble_point, &n);
     double *b = mem_alloc((size_t)(n ? n : 1) * sizeof *b);
     for (int i = 0; i < n;) {
         int j = i, nb = 0;
@@ -592,7 +593,7 @@ static int fig_bubble(figs_t *x) {
 }
 
 static int group_figures(report_t *r, int g, char *err, size_t errlen) {
-    figs_t x = {.r = r, .g = g, .gr = &r->st.grp[g], .one = report_one_gpu_group(&r->st, g)};
+    figs_t x = {.r = r, .g = g, .gr = &r->st.grp[g], .one = study_one_gpu_group(&r->st, g)};
     bytes_t cap = {0}, gpus = {0};
     names_join(&gpus, &x.gr->gpus, ", ");
     text_printf(&cap, "GPU: %s  |  ", gpus.len ? gpus.s : "unknown");

@@ -1,7 +1,7 @@
 /* fit.c — least-squares α-β fits of all-reduce benchmark rows (fit.h), minimising the relative error
  * Σ (α x1/t + β x2/t − 1)²: the normal equations of a two-parameter linear model. */
 #include "fit.h"
-#include "rows.h"
+#include "../study/cells.h"
 #include "../study/table.h" /* study_isnum, mem */
 #include "../study/allreduce.h"
 #include "../engine/errmsg.h"
@@ -73,10 +73,10 @@ static fit_t *fit_find(fits_t *f, const char *name) {
 /* The cells a fit is named after go into REPORT.md's tables and code spans: as in a study CSV's name cells
  * (study/schema.h), a byte outside RESULTS_NAME_CHARS (HTML, a table's '|', a backtick) refuses the file. 0, or 2
  * with one line naming the record and the column. */
-static int check_names(const rows_t *t, const char *path, const int *cols, int ncols, char *err, size_t errlen) {
+static int check_names(const study_cells_t *t, const char *path, const int *cols, int ncols, char *err, size_t errlen) {
     for (int r = 0; r < t->nrows; r++)
         for (int i = 0; i < ncols; i++)
-            for (const unsigned char *p = (const unsigned char *)rows_cell(t, r, cols[i]); *p; p++)
+            for (const unsigned char *p = (const unsigned char *)study_cells_at(t, r, cols[i]); *p; p++)
                 if (!study_name_byte_ok(RESULTS_F_NAME, *p))
                     return errmsg(2, err, errlen,
                                   "%s: record %d, column %s: byte 0x%02x is not allowed in a name (" RESULTS_NAME_WORDS
@@ -101,18 +101,18 @@ static int no_columns(char *err, size_t errlen) {
 
 int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_t *const *infos, char *err,
               size_t errlen) {
-    rows_t t;
-    int rc = rows_read(&t, path, err, errlen);
+    study_cells_t t;
+    int rc = study_cells_read(&t, path, err, errlen);
     if (rc) return rc;
     int col[ALLREDUCE_NCOLS], missing = 0;
     for (int c = 0; c < ALLREDUCE_NCOLS; c++) {
         const allreduce_column_t *d = &allreduce_columns[c];
-        col[c] = rows_col(&t, d->name);
-        if (col[c] < 0 && d->old) col[c] = rows_col(&t, d->old);
+        col[c] = study_cells_col(&t, d->name);
+        if (col[c] < 0 && d->old) col[c] = study_cells_col(&t, d->old);
         missing |= col[c] < 0 && (d->flags & ALLREDUCE_F_FIT);
     }
     if (missing) {
-        rows_free(&t);
+        study_cells_free(&t);
         return no_columns(err, errlen);
     }
     const int cs = col[ALLREDUCE_COL_strategy], cg = col[ALLREDUCE_COL_gpus], cb = col[ALLREDUCE_COL_size_bytes],
@@ -120,16 +120,17 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
               cw = col[ALLREDUCE_COL_wrong];
     const int names[] = {cs, ca, cy};
     if (check_names(&t, path, names, 3, err, errlen)) {
-        rows_free(&t);
+        study_cells_free(&t);
         return 2;
     }
     int first = f->n;
     for (int r = 0; r < t.nrows; r++) {
-        const char *strat = rows_cell(&t, r, cs), *algo = rows_cell(&t, r, ca), *type = rows_cell(&t, r, cy);
-        const char *wrong = rows_cell(&t, r, cw);
+        const char *strat = study_cells_at(&t, r, cs), *algo = study_cells_at(&t, r, ca);
+        const char *type = study_cells_at(&t, r, cy);
+        const char *wrong = study_cells_at(&t, r, cw);
         if (!*type) type = "float";
-        int n = atoi(rows_cell(&t, r, cg));
-        double S = atof(rows_cell(&t, r, cb)), us = atof(rows_cell(&t, r, ct));
+        int n = atoi(study_cells_at(&t, r, cg));
+        double S = atof(study_cells_at(&t, r, cb)), us = atof(study_cells_at(&t, r, ct));
         if (n < 2 || S <= 0 || us <= 0 || (study_isnum(wrong) && atof(wrong) > 0)) continue;
         char *par = mem_printf("%s%s%s", algo, strcmp(type, "float") ? (*algo ? ", " : "") : "",
                                strcmp(type, "float") ? type : "");
@@ -150,7 +151,7 @@ int fits_read(fits_t *f, const char *path, const char *tag, const strategy_info_
         }
         fit_add(k, n, S, us);
     }
-    rows_free(&t);
+    study_cells_free(&t);
     for (int i = first; i < f->n; i++) fit_solve(&f->fit[i]);
     return 0;
 }

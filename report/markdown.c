@@ -186,8 +186,8 @@ static void definitions(const report_t *r, FILE *md) {
 
 /* The answer first: per model and math the table of answer.h and its findings. */
 static void answer(const report_t *r, FILE *md) {
-    answer_t a;
-    answer_make(&r->st, &a);
+    study_answer_t a;
+    study_answer_make(&r->st, &a);
     fprintf(md, "## Answer\n\n");
     fprintf(md,
             "Per model and math, a row per strategy, GPU count and batch, at its setting (learning rate, "
@@ -200,9 +200,9 @@ static void answer(const report_t *r, FILE *md) {
             "last %d epochs), else it is within noise; on one GPU, against the best row. To target: the training "
             "time (CUDA events, evaluation apart) to the first epoch at the target, over the seeds (doc/report.md). "
             "`summary.csv` beside this file has every configuration as a row.\n\n",
-            ANSWER_ACC_POINTS, study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
+            STUDY_ACC_POINTS, study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
     for (int g = 0; g < r->st.ng; g++) answer_write(md, &a, g, 1);
-    answer_free(&a);
+    study_answer_free(&a);
 }
 
 void report_markdown(report_t *r, FILE *md) {
@@ -211,11 +211,11 @@ void report_markdown(report_t *r, FILE *md) {
     answer(r, md);
     if (r->base) report_baseline(r, md);
     definitions(r, md);
-    if (!report_one_gpu_study(s)) allreduce_model(r, md);
+    if (!study_one_gpu_study(s)) allreduce_model(r, md);
     for (int g = 0; g < s->ng; g++) {
         fprintf(md, "## %s\n\n", s->grp[g].sub);
         figures(r, md, &s->grp[g]);
-        if (report_one_gpu_group(s, g)) report_one_gpu(r, md, g);
+        if (study_one_gpu_group(s, g)) report_one_gpu(r, md, g);
         report_summary(r, md, g);
         report_batch_section(r, md, g);
         report_precision(r, md, g);

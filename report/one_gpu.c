@@ -1,6 +1,7 @@
 /* one_gpu.c — REPORT.md's section for a model and dataset whose runs are all on one GPU (the default study on one
  * GPU): throughput and final accuracy per batch and math, the fastest, the largest batch that fit, and why there is
- * nothing to scale; the numbers are answer.h's, so the report and the printed answer say the same. */
+ * nothing to scale; the numbers are study/one_gpu.h's, so the report and the printed answer say the same; and the
+ * words of those facts (answer.h), which the printed answer shares. */
 #include "report.h"
 #include "answer.h"
 
@@ -8,39 +9,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-int report_one_gpu_group(const study_runs_t *s, int g) {
-    int any = 0;
-    for (int i = 0; i < s->nr; i++) {
-        if (s->run[i].group != g) continue;
-        if (s->run[i].gpus > 1) return 0;
-        any = 1;
-    }
-    return any;
+void answer_one_fastest(FILE *f, const study_one_cell_t *c, const study_one_t *o) {
+    const study_one_cell_t *b = &c[o->fastest];
+    fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+    if (!isnan(o->best_acc))
+        fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", STUDY_ACC_POINTS,
+                100 * o->best_acc);
+    for (int m = 0; m < o->n_math; m++)
+        if (o->there[m] >= 0)
+            fprintf(f, "; %s there: %.0f images/s (%.2f× slower)", o->math[m], c[o->there[m]].ips, o->slower[m]);
 }
 
-int report_one_gpu_study(const study_runs_t *s) {
-    for (int g = 0; g < s->ng; g++)
-        if (!report_one_gpu_group(s, g)) return 0;
-    return s->ng > 0;
-}
-
-int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c) {
-    int n = 0;
-    for (int i = 0; i < s->nr; i++) {
-        const study_run_t *u = &s->run[i];
-        if (u->group != g) continue;
-        c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
-                                 .ips = u->med[RESULTS_COL_images_per_s], .acc = u->facc / 100};
+void answer_one_fit(FILE *f, const study_one_t *o, const char *sep) {
+    for (int m = 0; m < o->n_math; m++) {
+        fprintf(f, "%s %s ", m ? sep : "", o->math[m]);
+        if (o->fit[m]) fprintf(f, "%d", o->fit[m]);
+        else fprintf(f, "none");
+        if (o->no_fit[m]) fprintf(f, " (%d did not: oom)", o->no_fit[m]);
+        else fprintf(f, " (every batch tried fit)");
     }
-    return n;
 }
 
 void report_one_gpu(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
-    answer_cell_t *c = mem_zalloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
-    int n = report_one_gpu_cells(s, g, c);
-    answer_one_t o;
-    answer_one_gpu(c, n, &o);
+    study_one_cell_t *c = mem_zalloc((size_t)(s->nr ? s->nr : 1), sizeof *c);
+    int n = study_one_gpu_cells(s, g, c);
+    study_one_t o;
+    study_one_gpu(c, n, &o);
     fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
                 "breakdown figure, no all-reduce model and no projection. What one GPU can, per batch and math "
                 "(images/s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",

@@ -11,7 +11,7 @@
 
 /* A row pairs the configurations that differ in math only (and in seed: each math's cells are medians over them). */
 static int cmp_pair(const study_run_t *a, const study_run_t *b) {
-    int c = report_cmp_row(a, b);
+    int c = study_cmp_row(a, b);
     return c ? c : study_cmp_config(a, b, STUDY_CMP_SKIP(RESULTS_KEY_math) | STUDY_CMP_COMMIT);
 }
 
@@ -19,8 +19,8 @@ static int by_math(const void *a, const void *b) {
     return study_math_cmp(*(const char *const *)a, *(const char *const *)b);
 }
 static int by_time(const void *a, const void *b) {
-    return study_cmp_num(report_run_epoch_s(*(const study_run_t *const *)a),
-                         report_run_epoch_s(*(const study_run_t *const *)b));
+    return study_cmp_num(study_run_epoch_s(*(const study_run_t *const *)a),
+                         study_run_epoch_s(*(const study_run_t *const *)b));
 }
 
 static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w,
@@ -36,12 +36,12 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
         int k = 0;
         for (int i = 0; i < n; i++)
             if (!strcmp(u[i]->math, t->math[j])) m[k++] = u[i];
-        w->t[j] = report_stat_runs(m, k, report_run_epoch_s).med;
-        w->accuracy[j] = report_stat_runs(m, k, report_run_facc).med;
+        w->t[j] = study_stat_runs(m, k, study_run_epoch_s).med;
+        w->accuracy[j] = study_stat_runs(m, k, study_run_facc).med;
         w->acc[j] = isnan(w->accuracy[j]) ? -1 : (int)(m[0] - s->run);
         int timed = 0;
         for (int i = 0; i < k; i++)
-            if (!isnan(report_run_epoch_s(m[i]))) m[timed++] = m[i];
+            if (!isnan(study_run_epoch_s(m[i]))) m[timed++] = m[i];
         qsort(m, (size_t)timed, sizeof *m, by_time);
         w->best[j] = timed ? (int)(m[(timed - 1) / 2] - s->run) : -1;
     }
@@ -73,7 +73,7 @@ int precision_table(const study_runs_t *s, int g, precision_t *t) {
         if (strcmp(t->math[j], "tf32") == 0) t->ref = j;
     t->grads = gr->gds.n > 1;
     int n;
-    const study_run_t **u = report_runs_sorted(s, g, NULL, cmp_pair, &n);
+    const study_run_t **u = study_runs_sorted(s, g, NULL, cmp_pair, &n);
     t->row = mem_zalloc((size_t)(n ? n : 1), sizeof *t->row);
     for (int i = 0; i < n;) {
         int j = i;

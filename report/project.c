@@ -125,17 +125,17 @@ static void gather(proj_t *p, int g) {
     const study_runs_t *s = p->s;
     p->nl = p->np = p->nm = 0;
     int n;
-    const study_run_t **u = report_runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
+    const study_run_t **u = study_runs_sorted(s, g, is_nccl_point, cmp_nccl_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_nccl_line(u[i], u[j]) == 0) j++;
         line_of(&p->ln[p->nl], u + i, j - i);
-        report_runs_sort(u + i, j - i, cmp_nccl_point);    /* its points by GPUs, nodes and transport */
+        study_runs_sort(u + i, j - i, cmp_nccl_point);    /* its points by GPUs, nodes and transport */
         points_of(p, u + i, j - i, p->nl++, 0);
         i = j;
     }
     free(u);
-    u = report_runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
+    u = study_runs_sorted(s, g, is_pipe_point, cmp_pipe_line, &n);
     for (int i = 0; i < n;) {
         int j = i;
         const study_run_t *best = u[i];
@@ -144,7 +144,7 @@ static void gather(proj_t *p, int g) {
                 (u[j]->gpus == best->gpus && u[j]->med[RESULTS_COL_epoch_s] < best->med[RESULTS_COL_epoch_s]))
                 best = u[j];
         p->pl[p->np] = best;
-        report_runs_sort(u + i, j - i, cmp_pipe_point);    /* its points by stages and micro-batches */
+        study_runs_sort(u + i, j - i, cmp_pipe_point);    /* its points by stages and micro-batches */
         points_of(p, u + i, j - i, p->np++, 1);
         i = j;
     }

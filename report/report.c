@@ -6,6 +6,7 @@
 #include "outdir.h"
 #include "../engine/errmsg.h"
 #include "../engine/opt_table.h"
+#include "../study/one_gpu.h"
 #include "../study/paths.h"
 
 #include <errno.h>
@@ -304,7 +305,7 @@ static int write_report(report_t *r) {
     if (!rc) {
         report_markdown(r, md.f);
         int from = r->nplot;
-        if (!report_one_gpu_study(&r->st)) report_projection(r, md.f);   /* one GPU: its section says why none */
+        if (!study_one_gpu_study(&r->st)) report_projection(r, md.f);   /* one GPU: its section says why none */
         if (r->gnuplot && report_render(r, from, err, sizeof err)) rc = (die("%s", err), 1), paths_replace_abort(&md);
         else if (paths_replace_end(&md, err, sizeof err)) rc = (die("cannot write %s", err), 1);
     }

@@ -5,6 +5,7 @@
 #include "fit.h"
 #include "../study/table.h"
 #include "../study/config.h"
+#include "../study/stat.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -22,12 +23,6 @@ typedef struct plot {
     char *script, *name, *data, *data2, *subtitle, *caption, *skip;
 } plot_t;
 
-/* A statistic over seeds (or runs): the median and the range of n values (NAN, NAN, NAN and 0 for none). */
-typedef struct {
-    double med, min, max;
-    int n;
-} stat_t;
-
 /* `--baseline OLD.csv` (baseline.c): a configuration of either study (every key column but seed and commit), side
  * 0 this study and side 1 the baseline, and the gate's verdict on it (doc/report.md, "Against the baseline"). */
 typedef enum {
@@ -40,7 +35,7 @@ typedef enum {
 typedef struct {
     const study_run_t *run[2];                /* a run of each side, NULL where that side lacks the configuration */
     int n[2];                           /* its runs (seeds) on each side */
-    stat_t ips[2];                      /* images/s over the steady epochs of those runs */
+    study_stat_t ips[2];                      /* images/s over the steady epochs of those runs */
     double eff[2];                      /* efficiency (%): ips over N × the side's own T1 run's images/s */
     double d_ips, d_eff;                /* the change of the median images/s (%), of the efficiency (points) */
     base_verdict_t verdict;
@@ -96,9 +91,6 @@ int report_runs(const study_runs_t *s, FILE *f);
  * final_test_acc (a fraction) and status. 0, or 1 when f could not be written. */
 int report_summary_csv(const study_runs_t *s, FILE *f);
 
-/* 1 when every run of group g (of every group) is on one GPU: one_gpu.c's section replaces what scales. */
-int report_one_gpu_group(const study_runs_t *s, int g);
-int report_one_gpu_study(const study_runs_t *s);
 /* One GPU's section for group g: throughput and accuracy per batch and math, the fastest, the largest batch. */
 void report_one_gpu(const report_t *r, FILE *md, int g);
 
@@ -218,23 +210,9 @@ numtext_t report_num(double x);
  * than the longest run in s; in_table: '|' is written "\|", which a table cell needs even in a code span. */
 char *report_md_code(const char *s, int in_table);
 
-/* Of x[0..n) (NAN values left out; x is reordered). */
-stat_t report_stat_of(double *x, int n);
-/* Of a number of each run (NAN: none): f(run). */
-stat_t report_stat_runs(const study_run_t *const *u, int n, double (*f)(const study_run_t *));
-/* Of number column c over the steady rows of runs u[0..n) (value >= 0): every epoch of every seed. */
-stat_t report_stat_steady(const study_run_t *const *u, int n, study_col_t c);
 /* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is report_f3, report_f2, report_pct or
  * report_f0's format. */
-numtext_t report_ranged(const char *fmt, stat_t st);
-/* Numbers of a run, for report_stat_runs. */
-double report_run_epoch_s(const study_run_t *r);
-double report_run_images_per_s(const study_run_t *r);
-double report_run_step_ms(const study_run_t *r);
-double report_run_facc(const study_run_t *r);
-/* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
-double report_run_tt_s(const study_run_t *r);
-double report_run_tt_steps(const study_run_t *r);
+numtext_t report_ranged(const char *fmt, study_stat_t st);
 
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
@@ -246,19 +224,3 @@ void report_prec_word(bytes_t *b, const study_runs_t *s, const study_run_t *r);
 void report_with_prec(bytes_t *b, const study_runs_t *s, const study_run_t *r);
 /* The dates of a group's rows: "2026-01-05", or "2026-01-05 to 2026-01-06". */
 void report_study_dates(bytes_t *b, const study_group_t *g);
-
-/* The orders a study reads in, for report_runs_sort (ties: the order the runs started): precision (math, then gradient
- * dtype); a strategy's place and a table's row key (the reference first, then replicas, then pipelines, each by
- * name; GPUs, schedule, batch, micro-batches, link). */
-int report_cmp_prec(const study_run_t *a, const study_run_t *b);
-int report_cmp_row(const study_run_t *a, const study_run_t *b);
-/* A strategy's place in a study's tables: 0 the reference, 1 replicas, 2 a pipeline. */
-int report_run_class(const study_run_t *r);
-/* A summary table's row: report_cmp_row, then a configuration but its seed and commit (study_cmp_config). */
-int report_cmp_config(const study_run_t *a, const study_run_t *b);
-/* Sorts a[0..n) by cmp, keeping runs of one key in the order they are (a stable sort). */
-void report_runs_sort(const study_run_t **a, int n, int (*cmp)(const study_run_t *, const study_run_t *));
-/* The runs of group g (of all groups for g < 0) matching keep (NULL: all), sorted by cmp then by their order; *n
- * gets how many (the caller frees). */
-const study_run_t **report_runs_sorted(const study_runs_t *s, int g, int (*keep)(const study_run_t *),
-                                       int (*cmp)(const study_run_t *, const study_run_t *), int *n);

@@ -14,7 +14,7 @@ typedef struct {
     const study_run_t *any;           /* the last of them: its strategy, GPUs, batch, link */
     const study_run_t *rep;           /* the run of the median epoch time (the lower one of an even count): its per-step
                                  * cells stand for the row; NULL where no run has a steady epoch */
-    stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
+    study_stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
     int *stc, nst, cst;
     int t1;                     /* T1's run at its batch and math, or -1 */
@@ -28,8 +28,8 @@ typedef struct {
 } notes_t;
 
 static int by_time(const void *a, const void *b) {
-    return study_cmp_num(report_run_epoch_s(*(const study_run_t *const *)a),
-                         report_run_epoch_s(*(const study_run_t *const *)b));
+    return study_cmp_num(study_run_epoch_s(*(const study_run_t *const *)a),
+                         study_run_epoch_s(*(const study_run_t *const *)b));
 }
 
 static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const *u, int n) {
@@ -37,12 +37,12 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
     w->u = u;
     w->n = n;
     w->any = u[n - 1];
-    w->t = report_stat_runs(u, n, report_run_epoch_s);
-    w->acc = report_stat_runs(u, n, report_run_facc);
+    w->t = study_stat_runs(u, n, study_run_epoch_s);
+    w->acc = study_stat_runs(u, n, study_run_facc);
     const study_run_t **timed = mem_alloc((size_t)n * sizeof *timed);
     int k = 0;
     for (int i = 0; i < n; i++)
-        if (!isnan(report_run_epoch_s(u[i]))) timed[k++] = u[i];
+        if (!isnan(study_run_epoch_s(u[i]))) timed[k++] = u[i];
     qsort(timed, (size_t)k, sizeof *timed, by_time);
     w->rep = k ? timed[(k - 1) / 2] : NULL;
     free(timed);
@@ -140,7 +140,7 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t
                                                                   : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
     const study_run_t *fr = fastest_reference(s, u->group, u->math);
-    stat_t ips = report_stat_runs(w->u, w->n, report_run_images_per_s);
+    study_stat_t ips = study_stat_runs(w->u, w->n, study_run_images_per_s);
     char fast[64] = "—";
     if (fr && !isnan(ips.med))
         snprintf(fast, sizeof fast, "%.2f (batch %d)", ips.med / fr->med[RESULTS_COL_images_per_s], fr->line_batch);
@@ -176,7 +176,7 @@ static void model_row(const report_t *r, FILE *md, const srow_t *w, const cells_
             u->line_batch, u->lr, c->variant, c->steps, report_ranged("%.3f", w->t).s, report_f3(model).s,
             !isnan(model) ? mark : "",
             report_f2(c->sp).s, report_f2(msp).s, report_pct(isnan(c->sp) ? NAN : 100 * c->sp / n).s,
-            report_ranged("%.3f", report_stat_runs(w->u, w->n, run_comm_ms)).s, report_f3(tar).s, lentm, c->acc,
+            report_ranged("%.3f", study_stat_runs(w->u, w->n, run_comm_ms)).s, report_f3(tar).s, lentm, c->acc,
             c->stl);
 }
 
@@ -229,13 +229,13 @@ static int by_strategy(const study_run_t *a, const study_run_t *b) { return strc
 void report_summary(const report_t *r, FILE *md, int g) {
     const study_runs_t *s = &r->st;
     int n;
-    const study_run_t **u = report_runs_sorted(s, g, NULL, report_cmp_config, &n);
+    const study_run_t **u = study_runs_sorted(s, g, NULL, study_cmp_row_config, &n);
     notes_t nt = {0};
     fprintf(md, "### Summary\n");
     for (int i = 0; i < n;) {
         srow_t w;
         int j = i;
-        while (j < n && report_cmp_config(u[i], u[j]) == 0) j++;
+        while (j < n && study_cmp_row_config(u[i], u[j]) == 0) j++;
         srow_make(&w, s, u + i, j - i);
         if (i == 0 || by_strategy(u[i - 1], u[i])) {   /* a table per strategy */
             nt.variant = 0;

@@ -2,6 +2,7 @@
  * formats, and when two keys are one configuration. */
 #include "key.h"
 #include "writer.h"
+#include "mem.h"
 
 #include <csv.h>
 #include <stdlib.h>
@@ -61,6 +62,17 @@ int study_key_match_cells(const char *const *a, const char *const *b) {
         if (strcmp(a[i], b[i]) != 0) return 0;
     }
     return 1;
+}
+
+int study_key_match_commit(const char *const *a, const char *ca, const char *const *b, const char *cb) {
+    return study_key_match_cells(a, b) && strcmp(ca, cb) == 0;
+}
+
+unsigned long long study_key_hash_cells(const char *const *k, const char *commit) {
+    unsigned long long h = MEM_HASH_SEED;
+    for (int f = 0; f < RESULTS_KEY_FIELDS; f++)
+        if (!study_key_wildcard(f)) h = mem_hash(h, k[f], strlen(k[f]) + 1);
+    return mem_hash(h, commit, strlen(commit));
 }
 
 int study_key_match(const study_key_t *a, const study_key_t *b) {

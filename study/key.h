@@ -45,3 +45,10 @@ void study_key_merge(study_key_t *into, const study_key_t *k);
  * cells. */
 int study_key_match_cells(const char *const *a, const char *const *b);
 void study_key_merge_cells(const char **into, const char *const *k);
+/* The run table's configurations are keys of one commit each: a CSV holding two commits' runs is two studies side by
+ * side, not one superseding the other. 1 when key a of commit ca and key b of commit cb are one configuration
+ * (study_key_match_cells, and the same commit). */
+int study_key_match_commit(const char *const *a, const char *ca, const char *const *b, const char *cb);
+/* A hash of key k and its commit, equal for two keys wherever study_key_match_commit holds: of the cells that are no
+ * wildcard, then the commit. */
+unsigned long long study_key_hash_cells(const char *const *k, const char *commit);

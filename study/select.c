@@ -57,11 +57,8 @@ static void cand_key(study_select_t *l, study_cand_t *c, const study_row_t *row)
         *MEM_PUSH(l->key, l->nkey, l->capkey) = t;
     }
     c->key = l->key[i];
-    c->hash = MEM_HASH_SEED;
-    for (int f = 0; f < RESULTS_KEY_FIELDS; f++)
-        if (!study_key_wildcard(f)) c->hash = mem_hash(c->hash, c->key[f], strlen(c->key[f]) + 1);
     c->commit = pool_str(&l->s->pool, row->env.git_commit);
-    c->hash = mem_hash(c->hash, c->commit, strlen(c->commit));
+    c->hash = study_key_hash_cells(c->key, c->commit);
 }
 
 /* The row's machine and build, kept once among the file's (s->envs). */
@@ -114,8 +111,8 @@ static int assign_configs(int n, study_cand_t **order) {
     for (int o = 0; o < n; o++) {
         study_cand_t *x = order[o];
         int b = (int)(x->hash & (unsigned long long)(nb - 1)), k = head[b];
-        while (k >= 0 && !(cfg[k].hash == x->hash && study_key_match_cells(cfg[k].key, x->key) &&
-                           !strcmp(cfg[k].commit, x->commit)))
+        while (k >= 0 && !(cfg[k].hash == x->hash && study_key_match_commit(cfg[k].key, cfg[k].commit, x->key,
+                                                                             x->commit)))
             k = cfg[k].next;
         if (k < 0) {
             k = nk++;

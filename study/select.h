@@ -9,7 +9,7 @@
 typedef struct {
     const char *id, *first_ts, *commit;
     const char *const *key;                 /* the key's cells, shared by the runs that wrote the same ones */
-    unsigned long long hash;                /* of the cells that are no wildcard: equal for one configuration */
+    unsigned long long hash;                /* study_key_hash_cells of key and commit: equal for one configuration */
     study_progress_t prog;
     int config, keep;
     int run;                                /* its index among the table's runs, -1: not reported */

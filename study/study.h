@@ -1,5 +1,5 @@
-/* study.h — what a study's rows mean, defined once for --resume (runs.c), the default study's answer
- * (report/answer.c) and the report (report/): how far a run got, when it is complete, which run stands for a
+/* study.h — what a study's rows mean, defined once for --resume (runs.c), the default study's answer (answer.c)
+ * and the report (report/): how far a run got, when it is complete, which run stands for a
  * configuration (key.h), a steady median and T1. Host-only. */
 #pragma once
 #include "../strategies/strategy_info.h"

@@ -1,9 +1,10 @@
-/* test_answer.c — a study's answer (report/answer.h) against numbers computed by hand from a CSV written here:
- * images/s over the steady epochs of a row's seeds (median, range, counts; warm-up left out), speedup and efficiency
- * against single at the same batch and math, the change of final test accuracy, a configuration that differs in its
- * copy path only as a row of its own (naive over host memory beside naive over peer copies), the one-GPU answer that
- * weighs accuracy (a faster batch at 23 % is no answer, and is named), a multi-GPU row whose accuracy fell, and the
- * default study's printed answer: the same rows and words as REPORT.md's, in a compact table that fits 100 columns. */
+/* test_answer.c — a study's answer (study/answer.h, its words report/answer.h) against numbers computed by hand from a
+ * CSV written here: images/s over the steady epochs of a row's seeds (median, range, counts; warm-up left out),
+ * speedup and efficiency against single at the same batch and math, the change of final test accuracy, a configuration
+ * that differs in its copy path only as a row of its own (naive over host memory beside naive over peer copies), the
+ * one-GPU answer that weighs accuracy (a faster batch at 23 % is no answer, and is named), a multi-GPU row whose
+ * accuracy fell, and the default study's printed answer: the same rows and words as REPORT.md's, in a compact table
+ * that fits 100 columns. */
 #include "report/answer.h"
 #include "strategies/strategy_info.h"
 #include "test.h"
@@ -32,11 +33,11 @@ static void run(const char *id, const char *strategy, int seed, int gpus, int pe
 
 static const strategy_info_t *infos[16];
 
-static const answer_row_t *row_of(const answer_t *a, const char *math, const char *strategy, int gpus, int batch,
-                                  const char *variant) {
+static const study_answer_row_t *row_of(const study_answer_t *a, const char *math, const char *strategy, int gpus,
+                                        int batch, const char *variant) {
     for (int t = 0; t < a->n; t++)
         for (int r = 0; strcmp(a->t[t].math, math) == 0 && r < a->t[t].n; r++) {
-            const answer_row_t *w = &a->t[t].row[r];
+            const study_answer_row_t *w = &a->t[t].row[r];
             if (!strcmp(w->run->strategy, strategy) && w->run->gpus == gpus && w->run->line_batch == batch &&
                 (!variant || !strcmp(w->run->variant, variant)))
                 return w;
@@ -45,16 +46,16 @@ static const answer_row_t *row_of(const answer_t *a, const char *math, const cha
 }
 
 /* Closes the CSV being written, reads it as the report does and makes its answer into *a. */
-static void answer_of(const char *path, study_runs_t *s, answer_t *a) {
+static void answer_of(const char *path, study_runs_t *s, study_answer_t *a) {
     char err[600];
     fclose(csv);
     EXPECT(study_load(s, path, infos, err, sizeof err) == 0, "study_load: %s", err);
-    answer_make(s, a);
+    study_answer_make(s, a);
 }
 
 static int near(double a, double b) { return fabs(a - b) < 1e-9 * (fabs(b) > 1 ? fabs(b) : 1); }
 
-static char *written(const answer_t *a, int markdown) {
+static char *written(const study_answer_t *a, int markdown) {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -76,11 +77,11 @@ static void test_two_gpus(const char *dir) {
     run("np", "naive", 1, 2, 256, "0.2", "tf32", "p2p", (const double[]){76966, 76960}, 2, 0.8896, "c1");
     run("nh", "naive", 1, 2, 256, "0.2", "tf32", "host", (const double[]){52876, 53052}, 2, 0.8896, "c1");
     study_runs_t s;
-    answer_t a;
+    study_answer_t a;
     answer_of(path, &s, &a);
     EXPECT(a.n == 1 && a.t[0].n == 4, "one table of 4 rows: %d tables", a.n);
     /* single: the 4 steady epochs of both seeds: 40000, 40200, 40400, 40600 -> median 40300, range 40000-40600 */
-    const answer_row_t *sg = row_of(&a, "tf32", "single", 1, 256, NULL);
+    const study_answer_row_t *sg = row_of(&a, "tf32", "single", 1, 256, NULL);
     EXPECT(sg && near(sg->ips.med, 40300) && sg->ips.min == 40000 && sg->ips.max == 40600 && sg->ips.n == 4 &&
                sg->n == 2 && near(sg->acc.med, 91.5),
            "single: %g (%g-%g, %d epochs, %d runs), acc %g", sg ? sg->ips.med : 0, sg ? sg->ips.min : 0,
@@ -88,21 +89,22 @@ static void test_two_gpus(const char *dir) {
     /* nccl: 76000, 76400, 76800, 77200 -> 76600; speedup 76600/40300 = 1.900744, efficiency 0.950372; accuracy
      * (90.5 + 91.5)/2 = 91.0 against 91.5: -0.5 points, its seeds' range 90.5-91.5 overlapping single's 91.0-92.0:
      * within noise, held */
-    const answer_row_t *c = row_of(&a, "tf32", "nccl", 2, 256, NULL);
+    const study_answer_row_t *c = row_of(&a, "tf32", "nccl", 2, 256, NULL);
     EXPECT(c && near(c->ips.med, 76600) && c->ips.n == 4 && c->n == 2 && near(c->speedup, 76600 / 40300.0) &&
                near(c->efficiency, 76600 / 40300.0 / 2) && near(c->dacc, 91.0 - 91.5) && !c->fell,
            "nccl: %g, speedup %g, dacc %g", c ? c->ips.med : 0, c ? c->speedup : 0, c ? c->dacc : 0);
     /* naive over host memory is a row of its own beside peer copies: 52964 against 76963 images/s (medians of
      * 52876, 53052 and 76960, 76966), speedups 1.314 and 1.910; its accuracy 88.96 % (one seed: its last epochs,
      * 88.46-88.96) fell 2.54 points, past single's 91.0-92.0 */
-    const answer_row_t *np = row_of(&a, "tf32", "naive", 2, 256, "p2p copies"),
+    const study_answer_row_t *np = row_of(&a, "tf32", "naive", 2, 256, "p2p copies"),
                        *nh = row_of(&a, "tf32", "naive", 2, 256, "host copies");
     EXPECT(np && nh && near(nh->ips.med, 52964) && near(np->ips.med, 76963) && near(nh->speedup, 52964 / 40300.0) &&
                nh->fell && near(nh->dacc, 88.96 - 91.5),
            "naive host %g, p2p %g", nh ? nh->ips.med : 0, np ? np->ips.med : 0);
     int ti, ri, at, ar;
     /* on 2 GPUs the fastest is naive over peer copies (76963), whose accuracy fell; nccl (76600) held */
-    EXPECT(answer_fastest(&a, 0, 2, &ti, &ri, &at, &ar) && &a.t[ti].row[ri] == np && at >= 0 && &a.t[at].row[ar] == c,
+    EXPECT(study_answer_fastest(&a, 0, 2, &ti, &ri, &at, &ar) && &a.t[ti].row[ri] == np && at >= 0 &&
+               &a.t[at].row[ar] == c,
            "fastest on 2 GPUs: naive p2p, nccl beside it");
     /* REPORT.md's Markdown and the default study's text: the same cells */
     char *md = written(&a, 1), *tx = written(&a, 0);
@@ -143,7 +145,7 @@ static void test_two_gpus(const char *dir) {
            "%d lines; the label shortened in the printed table alone", lines);
     EXPECT(!strstr(text, "91.0\n"), "a number stays with its unit:\n%s", text);
     free(text);
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
 }
 
@@ -165,14 +167,15 @@ static void test_one_gpu(const char *dir) {
     run("c", "single", 1, 1, 4096, "0.1", "bf16", "", (const double[]){128013, 128000, 128020}, 3, 0.230, "c1");
     run("d", "single", 1, 1, 256, "0.1", "tf32", "", (const double[]){46872, 46870, 46875}, 3, 0.907, "c1");
     study_runs_t s;
-    answer_t a;
+    study_answer_t a;
     answer_of(path, &s, &a);
     int ti, ri, at, ar;
-    EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
+    EXPECT(study_answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
                !strcmp(a.t[ti].math, "bf16") && near(a.t[ti].row[ri].ips.med, 82647) && at >= 0 &&
                a.t[at].row[ar].run->line_batch == 4096,
            "one GPU: bf16 at 256 the best, 4096 collapsed beside it");
-    const answer_row_t *c = row_of(&a, "bf16", "single", 1, 4096, NULL), *b = row_of(&a, "bf16", "single", 1, 1024, NULL);
+    const study_answer_row_t *c = row_of(&a, "bf16", "single", 1, 4096, NULL);
+    const study_answer_row_t *b = row_of(&a, "bf16", "single", 1, 1024, NULL);
     EXPECT(c && c->below && b && b->below, "4096 (22.5-23.0 %%) and 1024 (88.8-89.3 %%) below 92.0 %% (91.5-92.0)");
     char *md = written(&a, 1);
     EXPECT(strstr(md, "**Answer**: on 1 GPU the fastest setting whose accuracy is within the noise of the best is "
@@ -181,14 +184,14 @@ static void test_one_gpu(const char *dir) {
            "one-GPU answer:\n%s", md);
     free(md);
     /* REPORT.md's one-GPU section takes the same rule */
-    answer_cell_t cells[8];
-    int n = report_one_gpu_cells(&s, 0, cells);
-    answer_one_t o;
-    answer_one_gpu(cells, n, &o);
+    study_one_cell_t cells[8];
+    int n = study_one_gpu_cells(&s, 0, cells);
+    study_one_t o;
+    study_one_gpu(cells, n, &o);
     EXPECT(n == 4 && o.fastest >= 0 && cells[o.fastest].batch == 256 && !strcmp(cells[o.fastest].math, "bf16") &&
                near(o.best_acc, 0.92),
            "one-GPU cells: the fastest within a point is bf16 at 256");
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
 }
 
@@ -202,15 +205,15 @@ static void test_one_gpu_missing(const char *dir) {
     study_runs_t s;
     char err[256];
     EXPECT(study_load(&s, path, infos, err, sizeof err) == 0, "load: %s", err);
-    answer_cell_t cells[8];
-    int n = report_one_gpu_cells(&s, 0, cells), m = -1;
+    study_one_cell_t cells[8];
+    int n = study_one_gpu_cells(&s, 0, cells), m = -1;
     for (int i = 0; i < n; i++)
         if (cells[i].batch == 512) m = i;
     EXPECT(n == 3 && m >= 0 && isnan(cells[m].ips) && isnan(cells[m].acc), "the run without numbers: NAN, NAN");
-    answer_one_t o;
-    answer_one_gpu(cells, n, &o);
+    study_one_t o;
+    study_one_gpu(cells, n, &o);
     EXPECT(o.fastest >= 0 && cells[o.fastest].batch == 256 && near(o.best_acc, 0.92) && o.fit[0] == 1024 &&
-               answer_cell_at(cells, n, "bf16", 512) == -1,
+               study_one_cell_at(cells, n, "bf16", 512) == -1,
            "missing numbers are no fastest, no fit and no cell with a throughput");
     study_free(&s);
 }
@@ -224,15 +227,15 @@ static void test_one_gpu_any_strategy(const char *dir) {
     run("n", "naive", 1, 1, 1024, "0.1", "bf16", "", (const double[]){119000, 119000, 119000}, 3, 0.893, "c1");
     run("c", "nccl", 1, 2, 256, "0.2", "bf16", "Ring", (const double[]){160000, 160000}, 2, 0.915, "c1");
     study_runs_t s;
-    answer_t a;
+    study_answer_t a;
     answer_of(path, &s, &a);
     int ti, ri, at, ar;
-    const answer_row_t *nv = row_of(&a, "bf16", "naive", 1, 1024, NULL);
+    const study_answer_row_t *nv = row_of(&a, "bf16", "naive", 1, 1024, NULL);
     EXPECT(nv && nv->below && !nv->fell && near(nv->dacc, 0), "naive on 1 GPU: held against single at 1024, below the best");
-    EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
+    EXPECT(study_answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && a.t[ti].row[ri].run->line_batch == 256 &&
                !strcmp(a.t[ti].row[ri].run->strategy, "single") && at >= 0 && &a.t[at].row[ar] == nv,
            "one GPU: single at 256, naive at 1024 beside it");
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
 }
 
@@ -270,15 +273,17 @@ static void test_target(const char *dir) {
         run_tt(id[2], seed, 4096, 0.5, (const double[]){0.30, 0.50, 0.70, 0.80});
     }
     study_runs_t s;
-    answer_t a;
+    study_answer_t a;
     answer_of(path, &s, &a);
-    const answer_row_t *b = row_of(&a, "bf16", "single", 1, 1024, NULL), *c = row_of(&a, "bf16", "single", 1, 4096, NULL);
+    const study_answer_row_t *b = row_of(&a, "bf16", "single", 1, 1024, NULL);
+    const study_answer_row_t *c = row_of(&a, "bf16", "single", 1, 4096, NULL);
     EXPECT(b && b->tt.n == 2 && near(b->tt.med, 2.5) && near(b->tt_steps.med, 250) && near(b->target, 92),
            "1024: 2.5 s, 250 steps to 92 %%: %g s", b ? b->tt.med : 0);
     EXPECT(b && near(b->run->tt.eval_s, b->run->tt.epoch * 5.0), "evaluation apart: %g s", b ? b->run->tt.eval_s : 0);
     EXPECT(c && c->tt.n == 0 && !c->run->tt.reached && c->run->tt.epoch == 4, "4096 never reached it");
     int ti, ri, at, ar;
-    EXPECT(answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && &a.t[ti].row[ri] == b && at >= 0 && &a.t[at].row[ar] == c,
+    EXPECT(study_answer_fastest(&a, 0, 1, &ti, &ri, &at, &ar) && &a.t[ti].row[ri] == b && at >= 0 &&
+               &a.t[at].row[ar] == c,
            "the soonest to target is 1024, the most images/s 4096 beside it");
     char *md = written(&a, 1);
     EXPECT(strstr(md, "**Answer**: on 1 GPU the soonest to 92.0 % test accuracy is single at 1024/GPU in bf16") &&
@@ -289,7 +294,7 @@ static void test_target(const char *dir) {
                strstr(md, "- single at 4096/GPU in bf16, 819200 images/s: 0 of 2 seeds reached it"),
            "missed:\n%s", md);
     free(md);
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
 }
 
@@ -306,10 +311,10 @@ static void test_target_gpus(const char *dir) {
     run_tt_on("c", "nccl", 4, 1, 256, 1.5, mid);
     run_tt_on("d", "nccl", 8, 1, 256, 1.5, late);
     study_runs_t s;
-    answer_t a;
+    study_answer_t a;
     answer_of(path, &s, &a);
     double tt;
-    int batch, best = answer_soonest_gpus(&a, 0, &tt, &batch);
+    int batch, best = study_answer_soonest_gpus(&a, 0, &tt, &batch);
     EXPECT(best == 4 && near(tt, 3.0) && batch == 1024, "the soonest: %d GPUs, %g s, batch %d", best, tt, batch);
     char *md = written(&a, 1);
     EXPECT(strstr(md, "**Answer**: on 8 GPUs the soonest to 92.0 % test accuracy is nccl") &&
@@ -318,7 +323,7 @@ static void test_target_gpus(const char *dir) {
                           "3.00 s."),
            "answer:\n%s", md);
     free(md);
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
     /* control: where the most GPUs are the soonest, no such words */
     csv = fopen(path, "w");
@@ -327,9 +332,10 @@ static void test_target_gpus(const char *dir) {
     run_tt_on("c", "nccl", 4, 1, 256, 1.5, mid);
     answer_of(path, &s, &a);
     md = written(&a, 1);
-    EXPECT(answer_soonest_gpus(&a, 0, &tt, &batch) == 4 && !strstr(md, "stop helping"), "4 GPUs soonest:\n%s", md);
+    EXPECT(study_answer_soonest_gpus(&a, 0, &tt, &batch) == 4 && !strstr(md, "stop helping"), "4 GPUs soonest:\n%s",
+           md);
     free(md);
-    answer_free(&a);
+    study_answer_free(&a);
     study_free(&s);
 }
 

@@ -1,8 +1,8 @@
-/* rows.c — reads an all-reduce benchmark CSV with libcsv into rows of cells (rows.h); tabs and line breaks inside a
- * cell become spaces, as the fits write cells into Markdown tables. */
-#include "rows.h"
+/* cells.c — reads an all-reduce benchmark CSV with libcsv into rows of cells (cells.h); tabs and line breaks inside a
+ * cell become spaces, as the report's fits write cells into Markdown tables. */
+#include "cells.h"
+#include "grow.h"
 #include "../engine/errmsg.h"
-#include "../study/grow.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef struct {
-    rows_t *t;
+    study_cells_t *t;
     char **rec; /* the record being read */
     int nf, cap;
     size_t ncell, capcell;
@@ -47,7 +47,7 @@ static void drop(reader_t *r) {
 static void on_record(int term, void *ctx) {
     (void)term;
     reader_t *r = ctx;
-    rows_t *t = r->t;
+    study_cells_t *t = r->t;
     if (r->oom) {
         drop(r);
         return;
@@ -88,7 +88,7 @@ static void on_record(int term, void *ctx) {
     r->nf = 0;
 }
 
-int rows_read(rows_t *t, const char *path, char *err, size_t errlen) {
+int study_cells_read(study_cells_t *t, const char *path, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "rb");
     if (!f) return errmsg(2, err, errlen, "%s: cannot read: %s", path, strerror(errno));
@@ -112,11 +112,11 @@ int rows_read(rows_t *t, const char *path, char *err, size_t errlen) {
     free(r.rec);
     if (!rc && r.oom) rc = errmsg(2, err, errlen, "%s: out of memory", path);
     if (!rc && !r.header_done) rc = errmsg(2, err, errlen, "%s: empty file", path);
-    if (rc) rows_free(t);
+    if (rc) study_cells_free(t);
     return rc;
 }
 
-void rows_free(rows_t *t) {
+void study_cells_free(study_cells_t *t) {
     for (int i = 0; t->names && i < t->ncols; i++) free(t->names[i]);
     for (size_t i = 0; t->cells && i < (size_t)t->nrows * (size_t)t->ncols; i++) free(t->cells[i]);
     free(t->names);
@@ -124,13 +124,13 @@ void rows_free(rows_t *t) {
     memset(t, 0, sizeof *t);
 }
 
-int rows_col(const rows_t *t, const char *name) {
+int study_cells_col(const study_cells_t *t, const char *name) {
     for (int i = 0; i < t->ncols; i++)
         if (strcmp(t->names[i], name) == 0) return i;
     return -1;
 }
 
-const char *rows_cell(const rows_t *t, int r, int col) {
+const char *study_cells_at(const study_cells_t *t, int r, int col) {
     if (col < 0 || r < 0 || r >= t->nrows) return "";
     return t->cells[(size_t)r * (size_t)t->ncols + (size_t)col];
 }

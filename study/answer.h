@@ -1,0 +1,68 @@
+/* answer.h — which runs a study's answer reports and what it computes of them: per model and math a row per row key,
+ * its setting, its statistics against the reference, the pick per GPU count (report/answer.h: the words). Host-only. */
+#pragma once
+#include "stat.h"
+#include "config.h"
+
+/* Accuracy "held" within this many points (of the reference at the same batch; on one GPU, of the best). */
+#define STUDY_ACC_POINTS 1.0
+/* 1 when accuracy acc is within STUDY_ACC_POINTS of the best, both in % (unit 1) or both fractions (unit 0.01): the
+ * answer's rows and a one-GPU study's cells weigh accuracy by this one rule. Held where there is no best (NAN); a
+ * missing acc (NAN) is not. */
+int study_acc_held(double acc, double best, double unit);
+
+/* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them: the soonest to the target
+ * where one was set (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy. */
+typedef struct {
+    const study_run_t *run;             /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
+    const study_run_t *const *u;        /* the chosen setting's runs (its seeds), n of them */
+    int n;
+    study_stat_t ips;                   /* images/s over the steady epochs of those runs: median, range, count */
+    double speedup, efficiency;         /* ips over the reference row's at the same batch and math; NAN without one */
+    study_stat_t acc;                   /* final test accuracy (%) over the seeds */
+    double acc_lo, acc_hi;              /* its noise: the seeds' range, or with one seed its last epochs' (target.h) */
+    double target;                      /* the target accuracy (%) its runs were measured to; NAN: none */
+    study_stat_t tt, tt_steps;          /* time to target (training seconds, steps) over the seeds that reached it */
+    double dacc;                        /* acc.med minus the reference row's (points); NAN without */
+    int fell;                           /* not the reference, and its accuracy fell against the reference's at its
+                                         * batch past both noises (study_acc_fell): a difference inside them is
+                                         * "within noise" */
+    int below;                          /* on one GPU, below the best accuracy of the group's rows on one GPU, past
+                                         * the noise */
+    const char *status;                 /* "ok", or the first other way one of its runs ended */
+    int ref;                            /* the reference row at its batch and math (itself for the reference), or -1 */
+} study_answer_row_t;
+
+/* The answer of one model and dataset in one math. */
+typedef struct {
+    int group;
+    const char *math;
+    study_answer_row_t *row;            /* the reference first, then by strategy, GPUs, batch */
+    int n;
+} study_answer_table_t;
+
+typedef struct {
+    const study_runs_t *s;
+    study_answer_table_t *t;            /* by group, then math in the order a study reads (fp32, tf32, bf16, fp16,
+                                         * others) */
+    int n;
+    const study_run_t **scratch;        /* the runs the rows point into */
+} study_answer_t;
+
+/* The answer of every group and math of s (the caller frees it with study_answer_free). */
+void study_answer_make(const study_runs_t *s, study_answer_t *a);
+void study_answer_free(study_answer_t *a);
+/* 1 when a row's runs were measured to a target. */
+int study_answer_has_target(const study_answer_row_t *w);
+/* Whether group g's rows on `gpus` GPUs were measured to a target: the answer is then the soonest to it. */
+int study_answer_target_mode(const study_answer_t *a, int g, int gpus);
+/* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none). Where
+ * its runs have a target accuracy, the row whose every seed reached it soonest (time to target), *alt the row of the
+ * most images/s where that is another (the fastest epoch, which is not the fastest trained model). Without a target:
+ * on one GPU the fastest row whose accuracy is not below the best past the noise, *alt a faster row below it; on
+ * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
+int study_answer_fastest(const study_answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
+/* The GPU count of group g whose pick (study_answer_fastest) trains to the target soonest, every seed at it: the
+ * count, its median time to target in *tt and global batch in *batch (the fewer GPUs on a tie); 0 where no count has
+ * one. */
+int study_answer_soonest_gpus(const study_answer_t *a, int g, double *tt, int *batch);
