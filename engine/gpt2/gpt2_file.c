@@ -37,6 +37,14 @@ static int check_shape(const gpt2_file_t *f, char *err, size_t errlen) {
         snprintf(err, errlen, "%d losses", f->n_losses);
         return -1;
     }
+    if (f->precision != 0 && f->precision != GPT2_FILE_FP32 && f->precision != GPT2_FILE_BF16) {
+        snprintf(err, errlen, "precision code %d (1 fp32, 2 bf16, 0 unsaid)", f->precision);
+        return -1;
+    }
+    if (!(f->lr >= 0.0f && f->lr < 1e30f)) {   /* also refuses NaN and infinity */
+        snprintf(err, errlen, "a learning rate of %g", (double)f->lr);
+        return -1;
+    }
     return 0;
 }
 
@@ -98,6 +106,8 @@ int gpt2_file_read(const char *path, gpt2_file_t *f, char *err, size_t errlen) {
     f->T = h[10];
     f->n_losses = h[11];
     memcpy(&np, &h[12], sizeof np);
+    f->precision = h[14];
+    memcpy(&f->lr, &h[15], sizeof f->lr);
     f->n_params = np > 0 ? (size_t)np : 0;
     char why[200];
     if (np <= 0 || check_shape(f, why, sizeof why)) {
@@ -148,6 +158,8 @@ int gpt2_file_write(const char *path, const gpt2_file_t *f, char *err, size_t er
     memcpy(&h[2], v, 10 * sizeof v[0]);
     int64_t np = (int64_t)f->n_params;
     memcpy(&h[12], &np, sizeof np);
+    h[14] = f->precision;
+    memcpy(&h[15], &f->lr, sizeof f->lr);
     FILE *fp = fopen(path, "wb");
     if (!fp) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));

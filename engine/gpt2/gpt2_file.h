@@ -15,7 +15,8 @@ extern "C" {
  *     [9..10]  B, T: the batch's sequences and tokens per sequence
  *     [11]     n_losses: the losses at the end (0: none)
  *     [12..13] n_params, an int64: gpt2_layout's total for the shape (padding included)
- *     [14..15] 0
+ *     [14]     the writer's precision: 1 fp32, 2 bf16 (autocast, fp32 master weights), 0 unsaid
+ *     [15]     the writer's constant AdamW rate, an fp32's bits (0: unsaid)
  *   n_params fp32: the parameters in gpt2_shape's flat layout (weights (out, in) as nn.Linear's, the padding 0);
  *   B * T int32 tokens, sequence after sequence, each in [0, vocab);
  *   B * T int32 targets, each in [0, vocab) or -1 (none);
@@ -23,6 +24,10 @@ extern "C" {
  * and nothing after. */
 #define GPT2_FILE_MAGIC "GPT2PARM"
 #define GPT2_FILE_VERSION 1
+/* Word 14's codes. Files written before it was defined hold 0 there, which still reads: the reader of such a file
+ * picks the precision and rate itself. */
+#define GPT2_FILE_FP32 1
+#define GPT2_FILE_BF16 2
 
 typedef struct {
     gpt2_shape_t shape;     /* name: the table's size with these dimensions, or "custom" */
@@ -32,10 +37,13 @@ typedef struct {
     int *tokens, *targets;  /* B * T each */
     int n_losses;
     float *losses;          /* n_losses (NULL when 0) */
+    int precision;          /* the losses' precision: GPT2_FILE_FP32, GPT2_FILE_BF16, or 0 (unsaid) */
+    float lr;               /* the constant AdamW rate the losses were trained at, or 0 (unsaid) */
 } gpt2_file_t;
 
 /* Reads path into f (its arrays malloc'd; gpt2_file_free): 0, or -1 with the reason in err (not such a file, another
- * version, a shape or layout that does not agree, a token outside the vocabulary, a short or long file). */
+ * version, a shape or layout that does not agree, an unknown precision or a negative rate, a token outside the
+ * vocabulary, a short or long file). */
 int gpt2_file_read(const char *path, gpt2_file_t *f, char *err, size_t errlen);
 /* Writes f to path, checked as the reader checks: 0, or -1 with the reason in err. */
 int gpt2_file_write(const char *path, const gpt2_file_t *f, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /* test_gpt2_file.c — the GPT-2 parameter file of the PyTorch comparison (engine/gpt2/gpt2_file.h): a file written and
  * read back bit for bit, and every damaged one refused with its reason (another magic, a short or long file, a layout
- * that does not fit the shape, a token outside the vocabulary). */
+ * that does not fit the shape, an unknown precision or a negative rate, a token outside the vocabulary). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +52,16 @@ int main(void) {
     float losses[3] = {6.25f, 6.0f, 5.5f};
     f.n_losses = 3;
     f.losses = losses;
+    f.precision = GPT2_FILE_BF16;
+    f.lr = 6e-4f;
     char err[300] = "";
     EXPECT(gpt2_file_write(path, &f, err, sizeof err) == 0, "write: %s", err);
     gpt2_file_t g;
     EXPECT(gpt2_file_read(path, &g, err, sizeof err) == 0, "read: %s", err);
     EXPECT(g.shape.name && strcmp(g.shape.name, "tiny") == 0, "the shape is named %s", g.shape.name);
     EXPECT(g.B == 2 && g.T == 16 && g.n_params == f.n_params && g.n_losses == 3, "the header read back");
+    EXPECT(g.precision == GPT2_FILE_BF16 && g.lr == 6e-4f, "the precision %d and rate %g read back", g.precision,
+           (double)g.lr);
     EXPECT(memcmp(g.params, f.params, f.n_params * sizeof(float)) == 0, "the parameters read back");
     EXPECT(memcmp(g.tokens, f.tokens, n * sizeof(int)) == 0 && memcmp(g.targets, f.targets, n * sizeof(int)) == 0,
            "the tokens and targets read back");
@@ -77,6 +81,9 @@ int main(void) {
         {48, 64, "flat layout"},                             /* n_params 64: not the shape's layout */
         {40, 65, "batch"},                                   /* T past the context */
         {48, 0, "no parameters"},                            /* n_params 0 */
+        {56, 3, "precision code"},                           /* neither fp32, bf16 nor unsaid */
+        {60, (int32_t)0xbf800000, "learning rate"},          /* -1.0f */
+        {56, 0, "ok"},                                       /* a precision unsaid: a file of before word 14 */
         {64 + 4 * 10, 0, "ok"},                              /* a parameter changed: still a file */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -85,7 +92,7 @@ int main(void) {
         EXPECT(system(cmd) == 0, "cp");
         damage(copy, bad[k].at, &bad[k].v, 4, 0);
         if (strcmp(bad[k].why, "ok") == 0) {
-            EXPECT(gpt2_file_read(copy, &g, err, sizeof err) == 0, "a changed parameter: %s", err);
+            EXPECT(gpt2_file_read(copy, &g, err, sizeof err) == 0, "byte %ld changed, still read: %s", bad[k].at, err);
             gpt2_file_free(&g);
         } else {
             expect_refused(copy, bad[k].why);
