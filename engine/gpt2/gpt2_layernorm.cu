@@ -13,33 +13,25 @@
 // --- kernels
 
 /* Two passes over the row (the second from L1/L2): the variance of the centred values, not E[x^2] - E[x]^2, which
- * cancels catastrophically for rows far from zero mean. V columns a lane moves at once, as backward's. */
-template <typename T, int V>
+ * cancels catastrophically for rows far from zero mean. One element a lane at a time: 16-byte accesses measured
+ * slower here (0.94 against 0.65 ms a step of GPT-2 small's 25 on an H200). */
+template <typename T>
 __global__ static void ln_forward_kernel(const T *x, const float *w, const float *b, T *y, float *mean, float *rstd,
                                          int rows, int C) {
     int row = blockIdx.x * LN_WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (row >= rows) return;
     const T *xr = x + (size_t)row * C;
     float s = 0.0f;
-    for (int c = lane * V; c < C; c += 32 * V) {
-        pack_t<T, V> p = load_p<T, V>(xr + c);
-        for (int v = 0; v < V; v++) s += to_f(p.v[v]);
+    for (int c = lane; c < C; c += 32) s += to_f(xr[c]);
+    float m = gpt2_warp_sum(s) / C;
+    float v = 0.0f;
+    for (int c = lane; c < C; c += 32) {
+        float d = to_f(xr[c]) - m;
+        v += d * d;
     }
-    float m = gpt2_warp_sum(s) / C, q = 0.0f;
-    for (int c = lane * V; c < C; c += 32 * V) {
-        pack_t<T, V> p = load_p<T, V>(xr + c);
-        for (int v = 0; v < V; v++) {
-            float d = to_f(p.v[v]) - m;
-            q += d * d;
-        }
-    }
-    float r = rsqrtf(gpt2_warp_sum(q) / C + LN_EPS);
+    float r = rsqrtf(gpt2_warp_sum(v) / C + LN_EPS);
     T *yr = y + (size_t)row * C;
-    for (int c = lane * V; c < C; c += 32 * V) {
-        pack_t<T, V> p = load_p<T, V>(xr + c);
-        for (int v = 0; v < V; v++) p.v[v] = from_f<T>((to_f(p.v[v]) - m) * r * w[c + v] + b[c + v]);
-        store_p<T, V>(yr + c, p);
-    }
+    for (int c = lane; c < C; c += 32) yr[c] = from_f<T>((to_f(xr[c]) - m) * r * w[c] + b[c]);
     if (lane == 0) {
         if (mean) mean[row] = m;
         if (rstd) rstd[row] = r;
@@ -139,12 +131,8 @@ extern "C" size_t gpt2_layernorm_scratch_bytes(int rows, int C) {
 template <typename T> struct ln_fwd {
     static void run(const void *x, const float *w, const float *b, void *y, float *mean, float *rstd, int rows, int C,
                     cudaStream_t s) {
-        const int V = 16 / sizeof(T);   /* 16-byte accesses where every row, w and b are aligned for them */
-        int blocks = (rows + LN_WARPS - 1) / LN_WARPS;
-        if (C % V == 0 && ((uintptr_t)x | (uintptr_t)y | (uintptr_t)w | (uintptr_t)b) % 16 == 0)
-            ln_forward_kernel<T, V><<<blocks, 32 * LN_WARPS, 0, s>>>((const T *)x, w, b, (T *)y, mean, rstd, rows, C);
-        else
-            ln_forward_kernel<T, 1><<<blocks, 32 * LN_WARPS, 0, s>>>((const T *)x, w, b, (T *)y, mean, rstd, rows, C);
+        ln_forward_kernel<T><<<(rows + LN_WARPS - 1) / LN_WARPS, 32 * LN_WARPS, 0, s>>>(
+            (const T *)x, w, b, (T *)y, mean, rstd, rows, C);
         CHECK_LAUNCH();
     }
 };
