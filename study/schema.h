@@ -41,8 +41,10 @@ typedef struct {
     int gns_every;              /* --gns-every: the noise scale measured every this many steps, 0 never; < 0 unknown */
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
     const char *phase;          /* study_phase(epoch) */
-    double images_per_s;        /* steps x global batch / epoch_s */
+    double images_per_s;        /* steps x global batch / epoch_s: images, or a language model's sequences */
+    double tokens_per_s;        /* a language model's: images_per_s x its sequence length; < 0 (empty) otherwise */
     double test_acc;
+    double test_loss;           /* a language model's held-out loss (mean cross-entropy, nats) in place of test_acc */
     double eval_s;              /* the epoch's evaluation, on the host's clock: apart from training time */
     const char *status;         /* study_status_names below */
     const char *reason;         /* one line: why the run did not end ok; empty when it did */
@@ -123,10 +125,12 @@ void study_stamp(study_row_t *row);
     X(steps,             INT,      stats.steps,              NULL,    WILD) \
     X(epoch_s,           NUM,      stats.epoch_s,            "%.6f",  0   ) \
     X(images_per_s,      NUM,      images_per_s,             "%.6g",  0   ) \
+    X(tokens_per_s,      NUM,      tokens_per_s,             "%.6g",  0   ) \
     X(step_ms,           NUM,      stats.step_ms,            "%.4f",  0   ) \
     X(train_loss,        NUM,      stats.train_loss,         "%.6g",  0   ) \
     X(train_acc,         NUM,      stats.train_acc,          "%.6g",  0   ) \
     X(test_acc,          NUM,      test_acc,                 "%.6g",  0   ) \
+    X(test_loss,         NUM,      test_loss,                "%.6g",  0   ) \
     X(eval_s,            NUM,      eval_s,                   "%.6f",  0   ) \
     X(lr_now,            NUM,      stats.lr_now,             "%.6g",  0   ) \
     X(gns_small_sq,      NUM,      stats.gns_small_sq,       "%.6g",  0   ) \
