@@ -125,12 +125,10 @@ void study_stamp(study_row_t *row);
     X(steps,             INT,      stats.steps,              NULL,    WILD) \
     X(epoch_s,           NUM,      stats.epoch_s,            "%.6f",  0   ) \
     X(images_per_s,      NUM,      images_per_s,             "%.6g",  0   ) \
-    X(tokens_per_s,      NUM,      tokens_per_s,             "%.6g",  0   ) \
     X(step_ms,           NUM,      stats.step_ms,            "%.4f",  0   ) \
     X(train_loss,        NUM,      stats.train_loss,         "%.6g",  0   ) \
     X(train_acc,         NUM,      stats.train_acc,          "%.6g",  0   ) \
     X(test_acc,          NUM,      test_acc,                 "%.6g",  0   ) \
-    X(test_loss,         NUM,      test_loss,                "%.6g",  0   ) \
     X(eval_s,            NUM,      eval_s,                   "%.6f",  0   ) \
     X(lr_now,            NUM,      stats.lr_now,             "%.6g",  0   ) \
     X(gns_small_sq,      NUM,      stats.gns_small_sq,       "%.6g",  0   ) \
@@ -172,7 +170,10 @@ void study_stamp(study_row_t *row);
     X(cudnn,             TEXT,     env.cudnn,                NULL,    NAME) \
     X(nccl,              TEXT,     env.nccl,                 NULL,    NAME) \
     X(host,              TEXT,     env.host,                 NULL,    NAME) \
-    X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME)
+    X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME) \
+    /* a language model's (engine/model_info.h), last: the columns before them stand where they stood */ \
+    X(tokens_per_s,      NUM,      tokens_per_s,             "%.6g",  0   ) \
+    X(test_loss,         NUM,      test_loss,                "%.6g",  0   )
 
 /* Every column as a constant, RESULTS_COL_<name>, in file order: the index of its entry in study_schema and
  * study_columns, and what code that reads a column by meaning (the report) indexes with. */
