@@ -82,8 +82,9 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
 typedef struct {
     const char *math, *status;
     int batch;
-    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy (a fraction);
-                             * NAN without */
+    double ips, acc;        /* the median of the steady epochs' throughput (report_run_tput), the final test
+                             * accuracy (a fraction); NAN without */
+    int tokens;             /* ips is in tokens/s (a language model's run), else images/s */
 } answer_cell_t;
 
 #define ANSWER_MAX_MATHS 8

@@ -44,13 +44,14 @@ void answer_one_gpu(const answer_cell_t *c, int n, answer_one_t *o) {
 
 void answer_one_fastest(FILE *f, const answer_cell_t *c, const answer_one_t *o) {
     const answer_cell_t *b = &c[o->fastest];
-    fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+    const char *unit = study_tput_unit(b->tokens);
+    fprintf(f, "%s at batch %d, %.0f %s", b->math, b->batch, b->ips, unit);
     if (o->best_acc >= 0)
         fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", ANSWER_ACC_POINTS,
                 100 * o->best_acc);
     for (int m = 0; m < o->n_math; m++)
         if (o->there[m] >= 0)
-            fprintf(f, "; %s there: %.0f images/s (%.2f× slower)", o->math[m], c[o->there[m]].ips, o->slower[m]);
+            fprintf(f, "; %s there: %.0f %s (%.2f× slower)", o->math[m], c[o->there[m]].ips, unit, o->slower[m]);
 }
 
 void answer_one_fit(FILE *f, const answer_one_t *o, const char *sep) {

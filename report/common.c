@@ -138,7 +138,7 @@ numtext_t report_ranged(const char *fmt, stat_t st) {
 }
 
 double report_run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
-double report_run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double report_run_tput(const study_run_t *r) { return r->med[study_run_tput_col(r)]; }
 double report_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
 double report_run_facc(const study_run_t *r) { return r->facc; }
 double report_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }

@@ -30,7 +30,7 @@ int report_one_gpu_cells(const study_runs_t *s, int g, answer_cell_t *c) {
         const study_run_t *u = &s->run[i];
         if (u->group != g) continue;
         c[n++] = (answer_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
-                                 .ips = u->med[RESULTS_COL_images_per_s], .acc = u->facc / 100};
+                                 .ips = report_run_tput(u), .acc = u->facc / 100, .tokens = u->tokens};
     }
     return n;
 }
@@ -43,9 +43,10 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     answer_one_gpu(c, n, &o);
     fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
                 "breakdown figure, no all-reduce model and no projection. What one GPU can, per batch and math "
-                "(images/s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
-            s->grp[g].sub);
-    fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
+                "(%s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
+            s->grp[g].sub, study_tput_unit(s->grp[g].tokens));
+    fprintf(md, "| batch | math | %s | final test acc | status |\n|---:|---|---:|---:|---|\n",
+            study_tput_unit(s->grp[g].tokens));
     for (int i = 0; i < n; i++) {
         fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
                 report_f0(c[i].ips).s, report_pct(100 * c[i].acc).s, c[i].status);

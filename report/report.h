@@ -20,6 +20,8 @@
  * has no data. Every string is the plot's own (freed with it). */
 typedef struct plot {
     char *script, *name, *data, *data2, *subtitle, *caption, *skip;
+    int tokens;         /* its group's speeds are a language model's: gnuplot's `unit` is tokens/s, `samples`
+                         * sequences (else images/s, images) */
 } plot_t;
 
 /* A statistic over seeds (or runs): the median and the range of n values (NAN, NAN, NAN and 0 for none). */
@@ -229,7 +231,8 @@ stat_t report_stat_steady(const study_run_t *const *u, int n, study_col_t c);
 numtext_t report_ranged(const char *fmt, stat_t st);
 /* Numbers of a run, for report_stat_runs. */
 double report_run_epoch_s(const study_run_t *r);
-double report_run_images_per_s(const study_run_t *r);
+/* Its throughput in its unit: tokens/s for a language model's run, else images/s (study_run_tput_col). */
+double report_run_tput(const study_run_t *r);
 double report_run_step_ms(const study_run_t *r);
 double report_run_facc(const study_run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
