@@ -202,7 +202,8 @@ static void answer(const report_t *r, FILE *md) {
             "last %d epochs), else it is within noise; on one GPU, against the best row. To target: the training "
             "time (CUDA events, evaluation apart) to the first epoch at the target, over the seeds (doc/report.md). "
             "`summary.csv` beside this file has every configuration as a row.\n\n",
-            ANSWER_ACC_POINTS, lm ? "images/s (a language model's: tokens/s)" : "images/s", lm ? "throughput" : "images/s",
+            ANSWER_ACC_POINTS, lm ? "images/s (a language model's: tokens/s)" : "images/s",
+            lm ? "throughput" : "images/s",
             study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
     for (int g = 0; g < r->st.ng; g++) answer_write(md, &a, g, 1);
     answer_free(&a);

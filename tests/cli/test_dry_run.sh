@@ -60,14 +60,16 @@ if [ -f "$root/data/sotu/train.bin" ]; then
     cat "$tmp/g.out" "$tmp/g.err"
     windows=$(( ( ($(stat -c %s "$root/data/sotu/train.bin") - 32) / 2 - 1) / 1024 ))
     check "--dry-run gpt2: exit $rc, the header names gpt2-small on sotu" \
-        $([ $rc -eq 0 ] && grep -q '^# dry run: strategy single, model gpt2-small on sotu, 2 run(s)' "$tmp/g.out"; echo $?)
+        $([ $rc -eq 0 ] && grep -q '^# dry run: strategy single, model gpt2-small on sotu, 2 run(s)' "$tmp/g.out"
+          echo $?)
     check "--dry-run gpt2: batch, lr 6e-4 and steps of $windows windows" \
         $([ "$(awk '!/^#/ { printf "%s %s %s;", $3, $5, $10 }' "$tmp/g.out")" = \
             "8 0.0006 $((windows / 8));16 0.0006 $((windows / 16));" ]; echo $?)
     "$bin" --dry-run --model gpt2 --model-size tiny --dataset sotu --data-dir "$root/data/sotu" --steps 50 \
         >"$tmp/t.out" 2>&1
     check "--dry-run gpt2 tiny --steps 50: $(awk '!/^#/ { print $10 }' "$tmp/t.out") steps" \
-        $([ "$(awk '!/^#/ { print $10 }' "$tmp/t.out")" = 50 ] && grep -q 'model gpt2-tiny on sotu' "$tmp/t.out"; echo $?)
+        $([ "$(awk '!/^#/ { print $10 }' "$tmp/t.out")" = 50 ] && grep -q 'model gpt2-tiny on sotu' "$tmp/t.out"
+          echo $?)
 else
     echo "FAIL: no text corpus under $root/data/sotu (run scripts/setup.sh)"; fail=$((fail + 1))
 fi
