@@ -88,7 +88,7 @@ static const opt_t opts[] = {
      "comma-separated GPU counts to sweep, e.g. 1,2,4"},
     {"model", "NAME", "resnet18", NULL, opt_choice, FIELD(model), 0, "model", options_models,
      "network (the models, their default batch and image size: below)"},
-    {"model-size", "NAME", NULL, "the model's (gpt2: small)", opt_str, FIELD(model_size), 0, "size", NULL,
+    {"model-size", "NAME", NULL, "the model's: gpt2 small", opt_str, FIELD(model_size), 0, "size", NULL,
      "the size of a model that has several: gpt2 tiny (tests), small (124M), medium\n"
      "(350M), large (774M), xl (1.5B); refused for a model of one size"},
     {"image-size", "N", NULL, "the model's", opt_pos_int, FIELD(image_size), 0, NULL, NULL,
