@@ -261,26 +261,51 @@ static void names_where(char *buf, size_t len, const strategy_info_t *const *str
     opt_join_names(buf, len, names);
 }
 
+/* The names of a table's entries where keep[i] (names NULL-terminated), as "a, b" into buf: the models, data sets or
+ * optimizers a message offers, from their tables. */
+static void join_where(char *buf, size_t len, const char *const *names, const int *keep) {
+    const char *pick[OPT_LIST_MAX + 1];
+    int n = 0;
+    for (int i = 0; names[i] && n < OPT_LIST_MAX; i++)
+        if (keep[i]) pick[n++] = names[i];
+    pick[n] = NULL;
+    opt_join_names(buf, len, pick);
+}
+
 /* What the model's kind (images or tokens) allows: its data, optimizer, size, math and strategy, each refused in one
  * line naming why, before anything is read or written. 0, or 2 with the message in err. */
 static int check_model_kind(const options_t *o, const model_info_t *mi, const strategy_info_t *st,
                             const strategy_info_t *const *strategies, char *err, size_t errlen) {
     int lm = model_info_lm(mi), data_kind = options_dataset_kind(o->dataset);
-    char sizes[128];
-    model_info_sizes(mi, sizes, sizeof sizes);
-    if (options_given(o, "model-size") && !mi->size)
-        return errmsg(2, err, errlen, "--model-size: model %s has one size (models with sizes: gpt2)", o->model);
-    if (mi->size && !model_info_size_ok(mi, o->model_size))
+    int keep[OPT_LIST_MAX] = {0};
+    char valid[256];
+    if (options_given(o, "model-size") && !mi->size) {
+        for (int i = 0; model_infos[i].name && i < OPT_LIST_MAX; i++) keep[i] = model_infos[i].size != NULL;
+        join_where(valid, sizeof valid, options_models, keep);
+        return errmsg(2, err, errlen, "--model-size: model %s has one size (models with sizes: %s)", o->model, valid);
+    }
+    if (mi->size && !model_info_size_ok(mi, o->model_size)) {
+        model_info_sizes(mi, valid, sizeof valid);
         return errmsg(2, err, errlen, "--model-size: unknown size \"%s\" of %s (valid: %s)", o->model_size, o->model,
-                      sizes);
-    if (data_kind >= 0 && data_kind != (int)mi->kind)
-        return errmsg(2, err, errlen, "--dataset %s: model %s learns from %s, and %s holds %s (%s: --dataset %s or "
-                      "synthetic)", o->dataset, o->model, lm ? "tokens" : "images", o->dataset,
-                      lm ? "images" : "tokens", o->model, lm ? "sotu" : "fashion-mnist, mnist");
-    if (optim_for_tokens[o->optimizer] != lm)
-        return errmsg(2, err, errlen, "--optimizer %s: it steps %s, not model %s (%s: %s)", optim_names[o->optimizer],
-                      lm ? "the image classifiers" : "a language model", o->model, o->model,
-                      lm ? "adamw" : "sgd or lars");
+                      valid);
+    }
+    if (data_kind >= 0 && data_kind != (int)mi->kind) {
+        for (int i = 0; options_datasets[i] && i < OPT_LIST_MAX; i++) {
+            int kind = options_dataset_kind(options_datasets[i]);
+            keep[i] = kind < 0 || kind == (int)mi->kind;    /* synthetic data is generated for either kind */
+        }
+        join_where(valid, sizeof valid, options_datasets, keep);
+        return errmsg(2, err, errlen, "--dataset %s: model %s learns from %s, and %s holds %s (%s takes: %s)",
+                      o->dataset, o->model, lm ? "tokens" : "images", o->dataset, lm ? "images" : "tokens", o->model,
+                      valid);
+    }
+    if (optim_for_tokens[o->optimizer] != lm) {
+        for (int i = 0; i < OPTIM_COUNT; i++) keep[i] = optim_for_tokens[i] == lm;
+        join_where(valid, sizeof valid, optim_names, keep);
+        return errmsg(2, err, errlen, "--optimizer %s: it steps %s, not model %s (%s takes: %s)",
+                      optim_names[o->optimizer], lm ? "the image classifiers" : "a language model", o->model, o->model,
+                      valid);
+    }
     if (!lm) return 0;
     for (int i = 0; i < o->n_math; i++)
         if (math_loss_scaled(o->math[i]))

@@ -76,12 +76,14 @@ CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy nccl --gpus 2 --g
 # A language model (gpt2) and an image classifier each with the other's data, optimizer or options; gpt2's sizes, its
 # maths and the strategies that do not train it yet: refused before anything is read (no GPU asked for either).
 lm=(--model gpt2 --dataset sotu --data-dir "$root/data/sotu")
-expect_error '--dataset fashion-mnist: model gpt2 learns from tokens, and fashion-mnist holds images' --model gpt2
-expect_error '--dataset sotu: model lenet learns from images, and sotu holds tokens' --model lenet --dataset sotu
-expect_error '--optimizer sgd: it steps the image classifiers, not model gpt2 (gpt2: adamw)' --optimizer sgd "${lm[@]}"
+expect_error 'model gpt2 learns from tokens, and fashion-mnist holds images (gpt2 takes: sotu, synthetic)' --model gpt2
+expect_error 'model lenet learns from images, and sotu holds tokens (lenet takes: fashion-mnist, mnist,' \
+    --model lenet --dataset sotu
+expect_error '--optimizer sgd: it steps the image classifiers, not model gpt2 (gpt2 takes: adamw)' --optimizer sgd \
+    "${lm[@]}"
 expect_error '--optimizer lars: it steps the image classifiers, not model gpt2' --optimizer lars "${lm[@]}"
-expect_error '--optimizer adamw: it steps a language model, not model lenet (lenet: sgd or lars)' --optimizer adamw \
-    "${data[@]}"
+expect_error '--optimizer adamw: it steps a language model, not model lenet (lenet takes: sgd, lars)' \
+    --optimizer adamw "${data[@]}"
 expect_error '--model-size: model lenet has one size (models with sizes: gpt2)' --model-size small "${data[@]}"
 expect_error '--model-size: unknown size "huge" of gpt2 (valid: tiny, small, medium, large, xl)' --model-size huge \
     "${lm[@]}"
