@@ -41,7 +41,7 @@ int dry_run_print(const options_t *o, const strategy_info_t *info, const sweep_p
     study_scan_t done = {0};
     if (o->resume && have && study_scan(o->out, &done, err, sizeof err) != 0) done.n = 0;
     fprintf(f, "# dry run: strategy %s, model %s on %s, %d run(s) x %d epoch(s) -> %s; nothing is run or written\n",
-            info->name, o->model, o->dataset, n, o->epochs, o->out);
+            info->name, options_model_cell(o), o->dataset, n, o->epochs, o->out);
     fprintf(f, "#%4s %5s %7s %8s %9s %5s %5s %4s %6s %6s  %s\n", "run", "gpus", "gbatch", "per-gpu", "lr", "math",
             "grads", "M", "seed", "steps", "estimate (epochs, from --out's rows of it)");
     double total = 0;

@@ -6,6 +6,7 @@
 #include "../engine/fault.h"
 #include "../engine/knob.h"
 #include "../engine/model_info.h"
+#include "../engine/tokens.h"
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,8 +59,30 @@ int front_check_outputs(const options_t *o, int n_points, char *err, size_t errl
 }
 
 
+/* A language model's corpus into data: sotu's token files, or random tokens; its windows as the splits' counts. */
+static int load_corpus(const options_t *o, const model_info_t *mi, idx_dataset_t *data, char *err, size_t errlen) {
+    memset(data, 0, sizeof *data);
+    tokens_corpus_t *c = calloc(1, sizeof *c);
+    if (!c) return errmsg(2, err, errlen, "out of host memory");
+    int T = model_info_context(mi, o->model_size);
+    if (options_dataset_kind(o->dataset) < 0)
+        tokens_corpus_synthetic(c, T, (uint32_t)model_info_vocab(mi, o->model_size), 1);
+    else if (tokens_corpus_load(c, o->data_dir, T, err, errlen) != 0) {
+        free(c);
+        if (strstr(err, ": cannot open: "))    /* most often never fetched, or a relative --data-dir elsewhere */
+            snprintf(err + strlen(err), errlen - strlen(err), "; give --data-dir DIR, or train on --dataset synthetic");
+        return 2;
+    }
+    data->corpus = c;
+    data->synthetic = c->synthetic;
+    data->train.n = tokens_corpus_windows(&c->train, T);
+    data->test.n = tokens_corpus_windows(&c->val, T);
+    return 0;
+}
+
 int front_load_data(const options_t *o, idx_dataset_t *data, char *err, size_t errlen) {
     const model_info_t *mi = model_info(o->model);
+    if (model_info_lm(mi)) return load_corpus(o, mi, data, err, errlen);
     if (strcmp(o->dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
         idx_synthetic_generated(data, 1, o->image_size, mi->synth_channels, mi->synth_classes);
     else if (strcmp(o->dataset, "synthetic") == 0) idx_synthetic(data, 1);

@@ -12,15 +12,23 @@
 #include <string.h>
 
 const char *const options_models[] = {MODEL_TABLE(MODEL_NAME_STR) NULL};
-const char *const options_datasets[] = {"fashion-mnist", "mnist", "synthetic", NULL};
+/* Every --dataset: X(name, default --data-dir, the model kind that learns from it; -1: synthetic, either). */
+#define DATASET_TABLE(X)                                                                                               \
+    X("fashion-mnist", "data/fashion-mnist", MODEL_IMAGES) X("mnist", "data/mnist", MODEL_IMAGES)                     \
+    X("sotu", "data/sotu", MODEL_TOKENS) X("synthetic", "data/synthetic", -1)
+#define DATASET_NAME(name, dir, kind) name,
+#define DATASET_DIR(name, dir, kind) dir,
+#define DATASET_KIND(name, dir, kind) kind,
+const char *const options_datasets[] = {DATASET_TABLE(DATASET_NAME) NULL};
+/* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
+static const char *const dataset_dirs[] = {DATASET_TABLE(DATASET_DIR) NULL};
+static const int dataset_kinds[] = {DATASET_TABLE(DATASET_KIND)};
 /* dtype_name()'s spellings, in dtype_t order, so a parsed name maps back to its dtype_t. */
 const char *const options_grad_dtypes[] = {DTYPE_TABLE(DTYPE_NAME_STR) NULL};
 static const char *const scales[] = {"weak", "strong", NULL};
 const char *const options_schedules[] = {SCHED_NAMES, NULL};   /* index = sched_order_t */
 const char *const options_benches[] = {"allreduce", NULL};
 static const char *const on_off[] = {"on", "off", NULL};
-/* Parallel to options_datasets: the default --data-dir is a constant, so options_t needs no buffer. */
-static const char *const dataset_dirs[] = {"data/fashion-mnist", "data/mnist", "data/synthetic", NULL};
 /* --out's default, and the benchmark's beside it under the name `scaling report` looks for (study/paths.h): a study
  * and its benchmark, both run with their defaults, are reported together. */
 #define OUT_STEM "results/scaling"
@@ -63,6 +71,11 @@ static int p_micro_list(void *o, const opt_t *opt, const char *arg, char *err, s
     return opt_list(opt, arg, parse_micro, x->micro, sizeof *x->micro, &x->n_micro, err, errlen);
 }
 
+int options_dataset_kind(const char *name) {
+    int i = opt_name_index(options_datasets, name);
+    return i < 0 ? -1 : dataset_kinds[i];
+}
+
 // ---- the option table
 
 #define FIELD(m) offsetof(options_t, m)
@@ -75,32 +88,41 @@ static const opt_t opts[] = {
      "comma-separated GPU counts to sweep, e.g. 1,2,4"},
     {"model", "NAME", "resnet18", NULL, opt_choice, FIELD(model), 0, "model", options_models,
      "network (the models, their default batch and image size: below)"},
+    {"model-size", "NAME", NULL, "the model's: gpt2 small", opt_str, FIELD(model_size), 0, "size", NULL,
+     "the size of a model that has several: gpt2 tiny (tests), small (124M), medium\n"
+     "(350M), large (774M), xl (1.5B); refused for a model of one size"},
     {"image-size", "N", NULL, "the model's", opt_pos_int, FIELD(image_size), 0, NULL, NULL,
      "side of the square images the model trains on: MNIST and Fashion-MNIST are resized\n"
      "on the GPU (bilinear without antialiasing, as F.interpolate), synthetic data is generated at it"},
     {"dataset", "NAME", "fashion-mnist", NULL, opt_choice, FIELD(dataset), 0, "dataset", options_datasets,
-     "training data"},
+     "training data: images (fashion-mnist, mnist) for the image classifiers, the text\n"
+     "corpus sotu (GPT-2 tokens, data/sotu/{train,val}.bin) for gpt2, synthetic (random\n"
+     "images or tokens: throughput only) for either"},
     {"data-dir", "DIR", NULL, "data/<dataset>", opt_str, FIELD(data_dir), 0, "directory", NULL,
-     "directory of the IDX files"},
+     "directory of the IDX files, or of sotu's train.bin and val.bin"},
     {"batch", "LIST", NULL, "the model's", opt_int_list, LIST(batch), NULL, NULL,
      "batch sizes on one GPU (weak scaling multiplies by the GPU count;\n"
      "strong scaling splits it across the GPUs)"},
-    {"lr", "LIST", "0.1", NULL, opt_double_list, LIST(lr), NULL, NULL,
+    {"lr", "LIST", NULL, "the model's: 0.1, gpt2 6e-4", opt_double_list, LIST(lr), NULL, NULL,
      "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
      "--lr-scaling (by default: times the GPU count under weak scaling)"},
-    {"lr-schedule", "NAME", "constant", NULL, opt_enum, FIELD(lr_schedule), 0, "schedule", lr_kind_names,
+    {"lr-schedule", "NAME", NULL, "the model's: constant, gpt2 cosine", opt_enum, FIELD(lr_schedule), 0, "schedule",
+     lr_kind_names,
      "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
      "half, x0.01 at three quarters); cosine (to 0); linear (to 0)"},
-    {"warmup-epochs", "X", "0", NULL, opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
+    {"warmup-epochs", "X", NULL, "the model's: 0, gpt2 0.1", opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
      "gradual warm-up: the rate grows linearly, step by step, to the peak over X epochs"},
     {"lr-scaling", "RULE", "linear", NULL, opt_enum, FIELD(lr_scaling), 0, "rule", lr_scaling_names,
      "the peak rate at global batch B: linear, lr x B / base; sqrt, lr x sqrt(B / base);\n"
      "none, lr"},
     {"lr-base-batch", "N", "0", "each --batch value", opt_count, FIELD(lr_base_batch), 0, NULL, NULL,
      "the global batch --lr is given at (e.g. 256 for a batch sweep that grows the rate)"},
-    {"optimizer", "NAME", "sgd", NULL, opt_enum, FIELD(optimizer), 0, "optimizer", optim_names,
+    {"optimizer", "NAME", NULL, "the model's: sgd, gpt2 adamw", opt_enum, FIELD(optimizer), 0, "optimizer",
+     optim_names,
      "sgd: momentum SGD as torch.optim.SGD; lars: layer-wise adaptive rates (You et al.\n"
-     "2017, trust coefficient 0.001) on every layer's weights and biases"},
+     "2017, trust coefficient 0.001) on every layer's weights and biases (both for the\n"
+     "image classifiers); adamw (gpt2): AdamW, betas 0.9 and 0.95, eps 1e-8, decoupled\n"
+     "--weight-decay on the matrices only, the gradient clipped to a global norm of 1"},
     {"target-acc", "X", NULL, "the model's on its data set", opt_number, FIELD(target_acc), 0, NULL, NULL,
      "test accuracy (a fraction, e.g. 0.92) a run's time to target is measured to:\n"
      "resnet18 0.92 and lenet 0.85 on fashion-mnist, 0.99 and 0.98 on mnist; 0: none"},
@@ -115,7 +137,8 @@ static const opt_t opts[] = {
     {"seed", "LIST", "1", NULL, opt_u64_list, FIELD(seeds), FIELD(n_seeds), NULL, NULL,
      "comma-separated unsigned RNG seeds (init and data order)"},
     {"momentum", "X", "0", NULL, opt_number, FIELD(momentum), 0, NULL, NULL, "SGD momentum (0: plain SGD)"},
-    {"weight-decay", "X", "0", NULL, opt_number, FIELD(weight_decay), 0, NULL, NULL, "L2 weight decay"},
+    {"weight-decay", "X", NULL, "the model's: 0, gpt2 0.1", opt_number, FIELD(weight_decay), 0, NULL, NULL,
+     "L2 weight decay (sgd, lars); adamw: the decoupled decay of the matrices"},
     {"math", "LIST", "tf32", NULL, opt_enum_list, LIST(math), "math mode", math_names,
      "arithmetic to sweep, e.g. tf32,bf16.\n"
      "tf32: TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs\n"
@@ -204,6 +227,20 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (!options_given(o, "batch")) o->batch[0] = mi->batch, o->n_batch = 1;
     if (!options_given(o, "image-size")) o->image_size = mi->image;
     if (!options_given(o, "target-acc")) o->target_acc = model_info_target(mi, o->dataset);
+    /* The model's recipe and size where not given: a name of its enum's table (a bug otherwise, said as such). */
+    if (!options_given(o, "optimizer") &&
+        opt_check_choice("optimizer", "optimizer", optim_names, mi->optimizer, err, errlen))
+        return 2;
+    if (!options_given(o, "lr-schedule") &&
+        opt_check_choice("lr-schedule", "schedule", lr_kind_names, mi->lr_schedule, err, errlen))
+        return 2;
+    if (!options_given(o, "optimizer")) o->optimizer = (optim_kind_t)opt_name_index(optim_names, mi->optimizer);
+    if (!options_given(o, "lr-schedule")) o->lr_schedule = (lr_kind_t)opt_name_index(lr_kind_names, mi->lr_schedule);
+    if (!options_given(o, "lr")) o->lr[0] = mi->lr, o->n_lr = 1;
+    if (!options_given(o, "warmup-epochs")) o->warmup_epochs = mi->warmup_epochs;
+    if (!options_given(o, "weight-decay")) o->weight_decay = mi->weight_decay;
+    if (!options_given(o, "model-size")) o->model_size = mi->size;
+    if (o->model_size) snprintf(o->model_cell, sizeof o->model_cell, "%.20s-%.20s", o->model, o->model_size);
     if (o->bench && !options_given(o, "out")) o->out = OUT_BENCH;   /* the training CSV's schema differs */
     return 0;
 }
@@ -222,6 +259,86 @@ static void names_where(char *buf, size_t len, const strategy_info_t *const *str
         if (reducing ? strategies[i]->reduces : strategies[i]->staged) names[n++] = strategies[i]->name;
     names[n] = NULL;
     opt_join_names(buf, len, names);
+}
+
+/* The names of a table's entries where keep[i] (names NULL-terminated), as "a, b" into buf: the models, data sets or
+ * optimizers a message offers, from their tables. */
+static void join_where(char *buf, size_t len, const char *const *names, const int *keep) {
+    const char *pick[OPT_LIST_MAX + 1];
+    int n = 0;
+    for (int i = 0; names[i] && n < OPT_LIST_MAX; i++)
+        if (keep[i]) pick[n++] = names[i];
+    pick[n] = NULL;
+    opt_join_names(buf, len, pick);
+}
+
+/* What the model's kind (images or tokens) allows: its data, optimizer, size, math and strategy, each refused in one
+ * line naming why, before anything is read or written. 0, or 2 with the message in err. */
+static int check_model_kind(const options_t *o, const model_info_t *mi, const strategy_info_t *st,
+                            const strategy_info_t *const *strategies, char *err, size_t errlen) {
+    int lm = model_info_lm(mi), data_kind = options_dataset_kind(o->dataset);
+    int keep[OPT_LIST_MAX] = {0};
+    char valid[256];
+    if (options_given(o, "model-size") && !mi->size) {
+        for (int i = 0; model_infos[i].name && i < OPT_LIST_MAX; i++) keep[i] = model_infos[i].size != NULL;
+        join_where(valid, sizeof valid, options_models, keep);
+        return errmsg(2, err, errlen, "--model-size: model %s has one size (models with sizes: %s)", o->model, valid);
+    }
+    if (mi->size && !model_info_size_ok(mi, o->model_size)) {
+        model_info_sizes(mi, valid, sizeof valid);
+        return errmsg(2, err, errlen, "--model-size: unknown size \"%s\" of %s (valid: %s)", o->model_size, o->model,
+                      valid);
+    }
+    if (data_kind >= 0 && data_kind != (int)mi->kind) {
+        for (int i = 0; options_datasets[i] && i < OPT_LIST_MAX; i++) {
+            int kind = options_dataset_kind(options_datasets[i]);
+            keep[i] = kind < 0 || kind == (int)mi->kind;    /* synthetic data is generated for either kind */
+        }
+        join_where(valid, sizeof valid, options_datasets, keep);
+        return errmsg(2, err, errlen, "--dataset %s: model %s learns from %s, and %s holds %s (%s takes: %s)",
+                      o->dataset, o->model, lm ? "tokens" : "images", o->dataset, lm ? "images" : "tokens", o->model,
+                      valid);
+    }
+    if (optim_for_tokens[o->optimizer] != lm) {
+        for (int i = 0; i < OPTIM_COUNT; i++) keep[i] = optim_for_tokens[i] == lm;
+        join_where(valid, sizeof valid, optim_names, keep);
+        return errmsg(2, err, errlen, "--optimizer %s: it steps %s, not model %s (%s takes: %s)",
+                      optim_names[o->optimizer], lm ? "the image classifiers" : "a language model", o->model, o->model,
+                      valid);
+    }
+    if (!lm) return 0;
+    for (int i = 0; i < o->n_math; i++)
+        if (math_loss_scaled(o->math[i]))
+            return errmsg(2, err, errlen, "--math %s: model %s trains in fp32, tf32 or bf16 (bf16 with fp32 master "
+                          "weights); fp16 would need a loss scale it does not have", math_name(o->math[i]), o->model);
+    /* Options that would silently do nothing for it. */
+    static const char *const not_lm[][2] = {
+        {"image-size", "it takes sequences of tokens of its context, not images"},
+        {"target-acc", "a language model has no test accuracy: its rows hold the held-out loss (test_loss)"},
+        {"init", "GPT-2 initialises as OpenAI's (normal 0.02, residual projections scaled by the depth)"},
+        {"momentum", "adamw's moments are its betas, 0.9 and 0.95"},
+        {"gns-every", "not yet: the gradient noise scale is measured for the image classifiers"},
+        {"trace", "not yet: the timeline's ranges are the image classifiers' layers"},
+        {"conv-cache", "it has no convolutions"},
+    };
+    for (size_t i = 0; i < sizeof not_lm / sizeof not_lm[0]; i++)
+        if (options_given(o, not_lm[i][0]))
+            return errmsg(2, err, errlen, "--%s: not with --model %s (%s)", not_lm[i][0], o->model, not_lm[i][1]);
+    if (st && !st->lm) {
+        const char *names[64];
+        int n = 0;
+        for (int i = 0; strategies[i] && n < 63; i++)
+            if (strategies[i]->lm) names[n++] = strategies[i]->name;
+        names[n] = NULL;
+        char valid[256];
+        opt_join_names(valid, sizeof valid, names);
+        return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (not yet: %s; "
+                      "--strategy %s does)", o->model, o->strategy,
+                      st->staged ? "its stages, cut between GPT-2's blocks, are to come"
+                                 : "its reduction of GPT-2's flat gradient, bucketed at its tensors, is to come",
+                      valid);
+    }
+    return 0;
 }
 
 /* n_devices < 0 skips the device-count check (used where devices are not queried, e.g. host tests). */
@@ -252,7 +369,7 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (opt_check_choice("model", "model", options_models, o->model, err, errlen)) return 2;
     const model_info_t *mi = model_info(o->model);
     if (!mi) return errmsg(2, err, errlen, "--model: %s is not in the model table", o->model);
-    if (options_given(o, "image-size") && !mi->resizable && o->image_size != mi->image)
+    if (options_given(o, "image-size") && !model_info_lm(mi) && !mi->resizable && o->image_size != mi->image)
         return errmsg(2, err, errlen, "--image-size %d: model %s has a fixed %dx%d input (its dense layers are sized "
                       "for it)", o->image_size, o->model, mi->image, mi->image);
     if (o->image_size < mi->stride)
@@ -262,6 +379,9 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (o->image_size > OPT_IMAGE_MAX)
         return errmsg(2, err, errlen, "--image-size %d is larger than %d", o->image_size, OPT_IMAGE_MAX);
     if (opt_check_choice("dataset", "dataset", options_datasets, o->dataset, err, errlen)) return 2;
+    if ((int)o->optimizer < 0 || o->optimizer >= OPTIM_COUNT)
+        return errmsg(2, err, errlen, "--optimizer: unknown optimizer %d", (int)o->optimizer);
+    if (check_model_kind(o, mi, st, strategies, err, errlen)) return 2;
     if (o->bucket_mb > OPT_BUCKET_MB_MAX)   /* its byte count would not fit the size_t it becomes (bench/run.c) */
         return errmsg(2, err, errlen, "--bucket-mb %g is larger than %d (1 TiB)", o->bucket_mb, OPT_BUCKET_MB_MAX);
     if (check_list("gpus", o->n_gpus, err, errlen) || check_list("batch", o->n_batch, err, errlen) ||
@@ -377,9 +497,16 @@ void options_usage(FILE *f, const char *prog) {
     for (int i = 0; model_infos[i].name; i++) {
         const model_info_t *mi = &model_infos[i];
         char img[48], line[512];
-        snprintf(img, sizeof img, mi->resizable ? "%d (>= %d)" : "%d (fixed)", mi->image, mi->stride);
-        snprintf(line, sizeof line, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes", mi->name,
-                 mi->batch, img, mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
+        if (model_info_lm(mi)) {    /* a language model: sequences of tokens, its sizes */
+            char sizes[128];
+            model_info_sizes(mi, sizes, sizeof sizes);
+            snprintf(line, sizeof line, "  %-10s batch %-4d %-17s %s; --model-size %s (default %s); synthetic: "
+                     "random tokens", mi->name, mi->batch, "sequences", mi->summary, sizes, mi->size);
+        } else {
+            snprintf(img, sizeof img, mi->resizable ? "%d (>= %d)" : "%d (fixed)", mi->image, mi->stride);
+            snprintf(line, sizeof line, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes", mi->name,
+                     mi->batch, img, mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
+        }
         opt_wrap(f, line, 0, 13);
         fputc('\n', f);
     }

@@ -22,8 +22,10 @@ typedef struct {
     const char *strategy;
     int gpus[OPT_LIST_MAX];  int n_gpus;        /* GPU counts to sweep */
     const char *model;                  /* a MODEL_TABLE name (engine/model_info.h) */
+    const char *model_size;             /* --model-size: one of the model's sizes; NULL for a model without sizes */
+    char model_cell[48];                /* the rows' model cell where the model has sizes (options_model_cell) */
     int image_size;                     /* side of the images the model gets; the model's when not given */
-    const char *dataset;                /* fashion-mnist | mnist | synthetic */
+    const char *dataset;                /* fashion-mnist | mnist | sotu | synthetic */
     const char *data_dir;
     int batch[OPT_LIST_MAX]; int n_batch;       /* global batch on one GPU */
     double lr[OPT_LIST_MAX]; int n_lr;          /* lr on one GPU */
@@ -71,6 +73,9 @@ extern const char *const options_datasets[];
 extern const char *const options_grad_dtypes[];
 extern const char *const options_schedules[];
 extern const char *const options_benches[];
+/* What --dataset `name` holds, as the model kind that learns from it (engine/model_info.h): MODEL_IMAGES,
+ * MODEL_TOKENS, or -1 for synthetic data, which is generated for either kind. */
+int options_dataset_kind(const char *name);
 
 /* Fills defaults, then parses argv. Returns 0 on success, 1 if --help was printed to stdout,
  * 2 on a parse error with a one-line message (naming the option and the bad value) in err. */
@@ -86,5 +91,10 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
 /* One process per GPU (mpirun/srun with `world` processes): --gpus omitted becomes the world size; given, every
  * count must equal it. 0, or 2 with a one-line message in err. */
 int options_for_world(options_t *o, int world, char *err, size_t errlen);
+/* The rows' model cell: --model, and for a model of several sizes the size after a hyphen (gpt2-small), so that each
+ * size is its own model in the rows, the configuration key and the report's groups. */
+static inline const char *options_model_cell(const options_t *o) {
+    return o->model_size && o->model_cell[0] ? o->model_cell : o->model;
+}
 /* Writes the --help text (generated from the option table) to f. */
 void options_usage(FILE *f, const char *prog);

@@ -9,6 +9,7 @@
 #include "../engine/nvtx.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
+#include "../engine/tokens.h"
 #include <cuda_runtime.h>
 #include <math.h>
 #include <pthread.h>
@@ -249,15 +250,19 @@ static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, study_row_t *row, i
     if (r->wd) watchdog_beat(r->wd);
     if (o->trace && trace_first_step(o, e, steps) >= 0)
         trace_after_epoch(tr, o, r->pt, r->n_points, st->info->name, r->is_root);
-    /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. */
+    /* Random labels have no accuracy to measure: synthetic rows leave both accuracy cells empty. A language model's
+     * evaluation is its held-out loss (random tokens have none either), its train_acc empty. */
+    const struct tokens_corpus *lm = r->data->corpus;
     double e0 = wall_now(), acc = r->data->synthetic ? -1 : st->evaluate(state);
     row->eval_s = r->data->synthetic ? -1 : wall_now() - e0;
     nvtx_pop();
     row->epoch = e;
     row->phase = study_phase(e);
     row->images_per_s = (double)s->steps * r->pt->global_batch / s->epoch_s;
-    if (r->data->synthetic) s->train_acc = -1;
-    row->test_acc = acc;
+    if (lm) row->tokens_per_s = row->images_per_s * lm->T;
+    if (r->data->synthetic || lm) s->train_acc = -1;
+    row->test_acc = lm ? -1 : acc;
+    row->test_loss = lm ? acc : -1;
     /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an
      * update is a failed run, not a mysteriously lower accuracy. */
     if (e == 1) *first_loss = s->train_loss;
@@ -284,8 +289,8 @@ static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, study_row_t *row, i
     progress_duration(eta, sizeof eta, progress_eta(&r->sd->prog));
     if (r->is_root) run_say_begin(r);
     if (r->is_root)
-        fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  test acc %.4f  ETA %s\n", r->k,
-                r->n_points, e, o->epochs, s->epoch_s, s->train_loss, acc, eta);
+        fprintf(stderr, "[run %d/%d  epoch %d/%d] %.3f s/epoch  loss %.4f  %s %.4f  ETA %s\n", r->k,
+                r->n_points, e, o->epochs, s->epoch_s, s->train_loss, lm ? "held-out loss" : "test acc", acc, eta);
     return diverged;
 }
 
@@ -443,7 +448,8 @@ int run_point(const options_t *o, const strategy_t *st, const sweep_point_t *pt,
     for (int i = 0; i < pt->gpus && i < OPT_LIST_MAX; i++) r->devices[i] = i;   /* under dist pt->gpus is the world */
     int is_root = r->is_root = !dist || dist->is_root;
     r->cfg = (run_cfg_t){
-        .model = o->model, .n_gpus = pt->gpus, .devices = r->devices, .global_batch = pt->global_batch,
+        .model = o->model, .model_size = o->model_size, .n_gpus = pt->gpus, .devices = r->devices,
+        .global_batch = pt->global_batch,
         .lr = pt->lr, .momentum = o->momentum, .weight_decay = o->weight_decay,
         .optim = {.kind = o->optimizer, .gns_every = o->gns_every,
                   .sched = {.kind = o->lr_schedule, .warmup_epochs = o->warmup_epochs, .epochs = o->epochs}},

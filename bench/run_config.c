@@ -10,7 +10,7 @@ void run_row_of(const options_t *o, const strategy_info_t *info, const sweep_poi
                 const dist_t *dist, study_row_t *row) {
     study_row_init(row);
     row->strategy = info->name;
-    row->model = o->model;
+    row->model = options_model_cell(o);
     row->dataset = o->dataset;
     row->math = math_name(pt->math);
     /* Only a strategy with a gradient reduction has gradients on a wire; the others' cell stays empty. */

@@ -24,6 +24,8 @@
 #include "../engine/knob.h"
 #include "../engine/conv_cache.h"
 #include "../engine/model_info.h"
+#include "../engine/tokens.h"
+#include "../engine/gpt2/gpt2_shape.h"
 #include "../engine/gpu_arch.h"
 #include "../engine/gpu.h"
 #include "../strategies/strategy.h"
@@ -86,7 +88,18 @@ static void print_env(const study_env_t *env) {
 
 /* The size and arithmetic per image of the model for this data, counted from its layer shapes (a host-only build),
  * for benchmarks: parameters as torchvision counts them, forward multiply-adds as its GFLOPS column. */
-static void print_flops(const char *model, const idx_dataset_t *data) {
+static void print_flops(const options_t *o, const idx_dataset_t *data) {
+    const char *model = o->model;
+    const gpt2_shape_t *sh = model_info_lm(model_info(model)) ? gpt2_shape(o->model_size) : NULL;
+    if (sh && data->corpus) {   /* a language model: its parameters and FLOPs a token as tools/gpt2_bench counts them */
+        gpt2_shape_t s = gpt2_shape_for_vocab(sh, (int)data->corpus->train.vocab);
+        double n = (double)gpt2_shape_params(&s), T = data->corpus->T, wpe = (double)s.context * s.width;
+        printf("# model %s: %.0f parameters (tied head), %.4f GFLOP per token, forward + backward (6 N + 12 L T d, N "
+               "without the position embedding); sequences of %d tokens, vocabulary %d; %d training windows, %d "
+               "held-out\n", options_model_cell(o), n, (6 * (n - wpe) + 12.0 * s.layers * T * s.width) / 1e9,
+               data->corpus->T, s.vocab, data->train.n, data->test.n);
+        return;
+    }
     model_t *shape = malloc(sizeof *shape);
     model_input_t in = model_input_of(data);
     if (shape && model_build_input(shape, model, 2, in) == 0)   /* 2: batch norm needs 2 values on a 1x1 map */
@@ -363,9 +376,9 @@ static int scaling_open(const options_t *o, const strategy_t *st, int n_points, 
     for (int i = 0; i < o->n_math; i++)
         snprintf(maths + strlen(maths), sizeof maths - strlen(maths), "%s%s", i ? "," : "", math_name(o->math[i]));
     printf("# scaling: strategy %s, model %s, dataset %s, math %s, init %s, %d run(s) x %d epoch(s) -> %s\n",
-           st->info->name, o->model, o->dataset, maths, init_name(o->init), n_points, o->epochs, o->out);
+           st->info->name, options_model_cell(o), o->dataset, maths, init_name(o->init), n_points, o->epochs, o->out);
     print_env(env);
-    print_flops(o->model, data);
+    print_flops(o, data);
     dist_report(dist, stdout);
     table_header(stdout);
     fflush(stdout);

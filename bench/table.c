@@ -53,16 +53,19 @@ void table_row(FILE *f, const study_row_t *r) {
  * their extremes. */
 void table_summary(FILE *f, const study_row_t *rows, int n) {
     double *t = malloc((size_t)(n ? n : 1) * sizeof *t), *ips = malloc((size_t)(n ? n : 1) * sizeof *ips);
-    int steady = 0, n_imgs = 0;
-    double test_acc = -1;
+    double *tps = malloc((size_t)(n ? n : 1) * sizeof *tps);
+    int steady = 0, n_imgs = 0, n_tok = 0;
+    double test_acc = -1, test_loss = -1;
     const char *status = NULL;
     for (int i = 0; i < n; i++) {
         const study_row_t *r = &rows[i];
         if (r->test_acc >= 0) test_acc = r->test_acc;
+        if (r->test_loss >= 0) test_loss = r->test_loss;
         if (r->status) status = r->status;
-        if (!study_is_steady(r) || !t || !ips) continue;
+        if (!study_is_steady(r) || !t || !ips || !tps) continue;
         t[steady++] = r->stats.epoch_s;
         if (r->images_per_s >= 0) ips[n_imgs++] = r->images_per_s;
+        if (r->tokens_per_s >= 0) tps[n_tok++] = r->tokens_per_s;   /* a language model's: its unit */
     }
     const study_row_t *first = n > 0 ? &rows[0] : NULL;
     if (first) {
@@ -79,13 +82,16 @@ void table_summary(FILE *f, const study_row_t *rows, int n) {
         double med = study_median(t, steady);   /* sorts t: t[0] and t[steady - 1] are the extremes */
         fprintf(f, " epoch_s median %.3f min-max %.3f-%.3f (spread %.1f%%) over %d steady epoch%s", med, t[0],
                 t[steady - 1], med > 0 ? 100.0 * (t[steady - 1] - t[0]) / med : 0.0, steady, steady == 1 ? "" : "s");
-        if (n_imgs) fprintf(f, ", img/s median %.0f", study_median(ips, n_imgs));
+        if (n_tok) fprintf(f, ", tok/s median %.0f", study_median(tps, n_tok));
+        else if (n_imgs) fprintf(f, ", img/s median %.0f", study_median(ips, n_imgs));
     }
     if (test_acc >= 0) fprintf(f, ", test_acc %.4f", test_acc);
+    if (test_loss >= 0) fprintf(f, ", test_loss %.4f", test_loss);
     if (status) fprintf(f, ", status %s", status);
     fputc('\n', f);
     free(t);
     free(ips);
+    free(tps);
 }
 
 void table_stdout_check(const char *csv) {

@@ -1,6 +1,7 @@
 /* idx.c — loads and validates the IDX files of MNIST and Fashion-MNIST, gzip or raw alike (zlib's gzread
  * passes raw files through). A bad or partial download is user input, so every failure is one line naming the file. */
 #include "idx.h"
+#include "tokens.h"
 #include "errmsg.h"
 #include "rng.h"
 #include <errno.h>
@@ -231,5 +232,7 @@ void idx_free(idx_dataset_t *d) {
     free(d->train.labels);
     free(d->test.images);
     free(d->test.labels);
+    if (d->corpus) tokens_corpus_free(d->corpus);
+    free(d->corpus);
     memset(d, 0, sizeof *d);
 }

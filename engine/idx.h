@@ -23,6 +23,9 @@ typedef struct {
                                  * of (gen_seed, split, row), computed on the GPU when a batch is gathered */
     unsigned long long gen_seed;
     int synthetic;              /* random data (idx_synthetic or generated): throughput only, no accuracy */
+    /* A language model's corpus (engine/tokens.h), owned (idx_free frees it), or NULL for images: train.n and test.n
+     * are then its windows, training's and the held-out split's, and nothing else of the splits is set. */
+    struct tokens_corpus *corpus;
 } idx_dataset_t;
 
 static inline int idx_channels(const idx_dataset_t *d) { return d->channels > 0 ? d->channels : 1; }

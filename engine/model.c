@@ -130,7 +130,7 @@ static const model_builder_t model_builders[] = {MODEL_TABLE(MODEL_BUILDER)};
 
 int model_build_input(model_t *m, const char *name, int batch, model_input_t in) {
     const model_info_t *mi = model_info(name);
-    if (!mi) return -1;
+    if (!mi || model_info_lm(mi)) return -1;    /* a language model is no layer graph: engine/gpt2/ */
     if (!in.image) in.image = mi->image;
     if (!in.channels) in.channels = mi->synth_channels;
     if (!in.classes) in.classes = mi->synth_classes;

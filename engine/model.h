@@ -91,6 +91,9 @@ void model_build_bottleneck(model_t *m, const char *name, int batch, model_input
 /* ResNet-50 and ResNet-101: model_build_bottleneck at torchvision's blocks and width. */
 void model_build_resnet50(model_t *m, int batch, model_input_t in);
 void model_build_resnet101(model_t *m, int batch, model_input_t in);
+/* GPT-2's slot in the builders' table: it is no graph of layers (engine/gpt2/gpt2_model.h builds it), so
+ * model_build_input refuses it before any builder runs, and this one only stops the process if called anyway. */
+void model_build_gpt2(model_t *m, int batch, model_input_t in);
 /* Appends one bottleneck block reading tensor x: relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x))))))) + sc) with
  * sc = proj.bn(proj(x)) (1x1, stride) when project, else x; conv2 (3x3) carries the stride; 4 x width outputs.
  * Layers labelled "<prefix>.conv1" etc. Returns the output tensor. */

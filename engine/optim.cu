@@ -249,6 +249,8 @@ void optim_update(const optim_t *o, model_t *m, size_t first, size_t count, cons
                  o->weight_decay, ls, stream);
         return;
     }
+    if (o->kind != OPTIM_LARS)     /* AdamW steps GPT-2 (gpt2_model_update); the options refuse it for layers */
+        check_fail(__FILE__, __LINE__, "optim_update", "this optimizer does not step a graph of layers");
     if (first != 0 || count != m->n_params)
         check_fail(__FILE__, __LINE__, "optim_update", "LARS stepped in slices (its norms need whole layers)");
     if (gt == DTYPE_BF16) lars_by_copy(o, m, (const __nv_bfloat16 *)g, g2, ls, stream);

@@ -19,8 +19,14 @@ static const char *const lr_scaling_names[LR_SCALE_COUNT + 1] = {"linear", "sqrt
  * their trust ratio, as in the paper and apex's LARC. Leaving batch norm and biases at the plain rate (the MLPerf recipes' choice, with their own rates)
  * trained ResNet-18 at batch 4096 to 88 % training accuracy but left the running statistics behind shifts moved at a
  * rate of 2 to 20: 10 % test accuracy. */
-typedef enum { OPTIM_SGD = 0, OPTIM_LARS = 1, OPTIM_COUNT } optim_kind_t;
-static const char *const optim_names[OPTIM_COUNT + 1] = {"sgd", "lars", 0};
+/* adamw: AdamW (Loshchilov and Hutter) as GPT-2 is trained (nanoGPT, llm.c): betas 0.9 and 0.95, eps 1e-8, the weight
+ * decay decoupled and on the matrices only (the embeddings too, not the biases or LayerNorms), the gradient clipped to
+ * a global norm of 1 first (engine/gpt2/gpt2_adamw.h); a language model's optimizer, as SGD and LARS are the image
+ * classifiers' (the options refuse the other pairings). */
+typedef enum { OPTIM_SGD = 0, OPTIM_LARS = 1, OPTIM_ADAMW = 2, OPTIM_COUNT } optim_kind_t;
+static const char *const optim_names[OPTIM_COUNT + 1] = {"sgd", "lars", "adamw", 0};
+/* Which model kind (engine/model_info.h's model_kind_t) each optimizer steps, in optim_kind_t order. */
+static const int optim_for_tokens[OPTIM_COUNT] = {0, 0, 1};
 /* LARS's trust coefficient eta (You et al. use 0.001; the MLPerf references the same). */
 #define OPTIM_LARS_ETA 0.001
 

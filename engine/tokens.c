@@ -198,3 +198,57 @@ void tokens_sampler_free(tokens_sampler_t *s) {
     free(s->order);
     memset(s, 0, sizeof *s);
 }
+
+int tokens_corpus_load(tokens_corpus_t *c, const char *dir, int T, char *err, size_t errlen) {
+    memset(c, 0, sizeof *c);
+    c->T = T;
+    const char *name[2] = {"train.bin", "val.bin"};
+    tokens_t *split[2] = {&c->train, &c->val};
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, name[i]) >= (int)sizeof path) {
+            tokens_corpus_free(c);
+            return errmsg(-1, err, errlen, "%s: directory name too long", dir);
+        }
+        tokens_sampler_t s;
+        if (tokens_load(path, split[i], err, errlen) != 0 || tokens_sampler_init(&s, split[i], T, err, errlen) != 0) {
+            tokens_corpus_free(c);
+            return -1;
+        }
+        tokens_sampler_free(&s);    /* it counted the windows: one at least, no more than an int */
+    }
+    if (c->train.vocab != c->val.vocab) {
+        errmsg(-1, err, errlen, "%s: train.bin's vocabulary of %u and val.bin's of %u differ", dir, c->train.vocab,
+               c->val.vocab);
+        tokens_corpus_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* n random tokens below vocab into t (no documents: throughput only). */
+static void synth_split(tokens_t *t, long long n, uint32_t vocab, rng_t *r) {
+    t->tok = malloc((size_t)n * sizeof *t->tok);
+    if (!t->tok) { fprintf(stderr, "scaling: error: out of host memory for %lld random tokens\n", n); exit(1); }
+    for (long long i = 0; i < n; i++) t->tok[i] = (uint16_t)rng_below(r, vocab);
+    t->n = n;
+    t->vocab = vocab;
+    t->eot = vocab - 1;
+    t->docs = 0;
+}
+
+void tokens_corpus_synthetic(tokens_corpus_t *c, int T, uint32_t vocab, unsigned long long seed) {
+    memset(c, 0, sizeof *c);
+    rng_t r;
+    rng_seed(&r, seed);
+    synth_split(&c->train, TOKENS_SYNTH_TRAIN, vocab, &r);
+    synth_split(&c->val, TOKENS_SYNTH_VAL, vocab, &r);
+    c->T = T;
+    c->synthetic = 1;
+}
+
+void tokens_corpus_free(tokens_corpus_t *c) {
+    tokens_free(&c->train);
+    tokens_free(&c->val);
+    memset(c, 0, sizeof *c);
+}

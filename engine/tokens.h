@@ -41,6 +41,18 @@ typedef struct {
     int epoch, shuffled;
 } tokens_sampler_t;
 
+/* A language model's data set: the training windows and the held-out split's, of T + 1 tokens each, from
+ * <dir>/train.bin and <dir>/val.bin (the held-out loss is measured on val's windows in file order), or random tokens
+ * (--dataset synthetic: throughput only, no held-out loss). */
+typedef struct tokens_corpus {
+    tokens_t train, val;
+    int T;                  /* the inputs of a window: the model's sequence length */
+    int synthetic;
+} tokens_corpus_t;
+/* Tokens of the synthetic corpus's splits: about the text corpus's (1.9 M and 0.2 M), so an epoch takes as long. */
+#define TOKENS_SYNTH_TRAIN 2000001LL
+#define TOKENS_SYNTH_VAL 200001LL
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,6 +72,15 @@ void tokens_sampler_shuffle(tokens_sampler_t *s, unsigned long long seed, int ep
  * tok[w*T + i + 1] for w = order[first + b]. -1 (nothing written) where a row falls outside 0 .. n_windows - 1. */
 int tokens_sampler_batch(const tokens_sampler_t *s, long long first, int B, int *x, int *y);
 void tokens_sampler_free(tokens_sampler_t *s);
+
+/* <dir>/train.bin and <dir>/val.bin (tokens_load's checks) as windows of T + 1 tokens: both of one vocabulary, each
+ * with one window at least. -1, *c cleared, with one line in err. */
+int tokens_corpus_load(tokens_corpus_t *c, const char *dir, int T, char *err, size_t errlen);
+/* Random tokens below `vocab` from seed, TOKENS_SYNTH_TRAIN and TOKENS_SYNTH_VAL of them (vocab 1..65536). */
+void tokens_corpus_synthetic(tokens_corpus_t *c, int T, uint32_t vocab, unsigned long long seed);
+/* Windows of the training split and of the held-out one. */
+static inline int tokens_corpus_windows(const tokens_t *t, int T) { return T > 0 ? (int)((t->n - 1) / T) : 0; }
+void tokens_corpus_free(tokens_corpus_t *c);
 #ifdef __cplusplus
 }
 #endif

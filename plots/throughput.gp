@@ -1,9 +1,10 @@
 # throughput.gp — (c) training throughput against the per-GPU batch, one line per strategy and GPU count.
-# Data (scaling report, report/figures.c): blocks of "batch_per_GPU images_per_s" under a quoted title line.
+# Data (scaling report, report/figures.c): blocks of "batch_per_GPU throughput" under a quoted title line; unit and
+# samples name it (images/s and images, or a language model's tokens/s and sequences).
 set title "Throughput against per-GPU batch size\n".subtitle
 set logscale x 2
-set xlabel 'batch per GPU (images, log2 scale)'
-set ylabel 'throughput (images/s, median of steady epochs)'
+set xlabel 'batch per GPU ('.samples.', log2 scale)'
+set ylabel 'throughput ('.unit.', median of steady epochs)'
 set yrange [0:*]
 set format y '%.0f'
 set offsets graph 0.04, graph 0.04, graph 0.05, 0

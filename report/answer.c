@@ -95,6 +95,12 @@ static void table_write(FILE *f, const study_answer_t *a, const study_answer_tab
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
     for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", markdown || !text_heads[c] ? heads[c] : text_heads[c]);
+    if (a->s->grp[t->group].tokens) {    /* a language model's speeds: the heads name its unit */
+        const char *unit = study_tput_unit(1);
+        free(cell[4]), free(cell[11]);
+        cell[4] = mem_printf("%s", unit);
+        cell[11] = mem_printf("%s range (epochs, runs)", unit);
+    }
     for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r], markdown);
     int total = 1;
     for (int c = 0; c < NCOL; c++) {
@@ -135,7 +141,7 @@ static void row_words(bytes_t *b, const study_answer_t *a, const study_answer_ta
     row_label(b, a->s, w->run);
     text_printf(b, " at ");
     report_batch_word(b, w->run);
-    text_printf(b, " in %s, %s images/s", t->math, report_f0(w->ips.med).s);
+    text_printf(b, " in %s, %s %s", t->math, report_f0(w->ips.med).s, study_tput_unit(a->s->grp[t->group].tokens));
 }
 
 /* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)" */
@@ -168,15 +174,15 @@ static void fastest_line(bytes_t *b, const study_answer_t *a, int g, int gpus) {
         text_printf(b, tm ? "no row reached the target in every seed"
                           : at >= 0 ? "none with a steady epoch and an accuracy not below the best past its noise"
                                     : "none with a steady epoch");
-        if (tm && at >= 0) text_printf(b, "; the most images/s: ");
+        if (tm && at >= 0) text_printf(b, "; the most %s: ", study_tput_unit(a->s->grp[g].tokens));
     } else {
         row_words(b, a, &a->t[ti], &a->t[ti].row[ri]);
         tt_words(b, &a->t[ti].row[ri]);
         row_numbers(b, a, &a->t[ti], &a->t[ti].row[ri]);
-        if (at >= 0)
-            text_printf(b, tm ? "; the most images/s: " : gpus == 1 ? "; faster, but below the best accuracy past "
-                                                                      "the noise: "
-                                                                    : "; the fastest whose accuracy held: ");
+        if (at >= 0 && tm) text_printf(b, "; the most %s: ", study_tput_unit(a->s->grp[g].tokens));
+        else if (at >= 0)
+            text_printf(b, gpus == 1 ? "; faster, but below the best accuracy past the noise: "
+                                     : "; the fastest whose accuracy held: ");
     }
     if (at >= 0) {
         row_words(b, a, &a->t[at], &a->t[at].row[ar]);
@@ -209,7 +215,7 @@ static void finding_target(bytes_t *b, const study_answer_t *a, int g, int gpus)
     }
     if (at >= 0) {
         const study_answer_row_t *f = &a->t[at].row[ar];
-        text_printf(b, "; the most images/s, ");
+        text_printf(b, "; the most %s, ", study_tput_unit(a->s->grp[g].tokens));
         row_words(b, a, &a->t[at], f);
         if (f->tt.n == f->n) text_printf(b, ", took %.2f s", f->tt.med);
         else text_printf(b, ", reached it in %d of %d seeds", f->tt.n, f->n);

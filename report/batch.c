@@ -105,7 +105,7 @@ static int points(const study_run_t *const *u, int n, bpoint_t *p) {
         p[k] = (bpoint_t){.batch = u[i]->global_batch, .runs = j - i, .lr = u[i]->lr};
         p[k].steps = study_stat_runs(u + i, j - i, study_run_tt_steps);
         p[k].tt = study_stat_runs(u + i, j - i, study_run_tt_s);
-        p[k].ips = study_stat_runs(u + i, j - i, study_run_images_per_s);
+        p[k].ips = study_stat_runs(u + i, j - i, study_run_tput);
         p[k].gns = study_stat_runs(u + i, j - i, run_gns);
         k++, i = j;
     }

@@ -197,7 +197,10 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
     char *name = mem_printf("%s-%s", stem, x->gr->id), *script = mem_printf("%s.gp", stem);
     fig_build(f);
     int rc = write_series(f, x->path, 2, drop);
-    if (rc > 0) report_emit(x->r, script, name, x->path, "", x->gr->sub, x->cap);
+    if (rc > 0) {
+        report_emit(x->r, script, name, x->path, "", x->gr->sub, x->cap);
+        x->r->plot[x->r->nplot - 1].tokens = x->gr->tokens;     /* the figure names its group's unit */
+    }
     else if (rc == 0) report_skip(x->r, script, x->gr, why);
     free(name), free(script);
     fig_free(f);
@@ -310,8 +313,8 @@ static int fig_throughput(figs_t *x) {
     fig_t f = {.s = s, .same = same_gpus_line, .label = gpus_label};
     for (int i = 0; i < s->nr; i++) {
         const study_run_t *u = &s->run[i];
-        if (u->group != x->g || u->pipe || isnan(u->med[RESULTS_COL_images_per_s])) continue;
-        fig_pointn(&f, u, u->per_gpu, u->med[RESULTS_COL_images_per_s], NAN);
+        if (u->group != x->g || u->pipe || isnan(study_run_tput(u))) continue;
+        fig_pointn(&f, u, u->per_gpu, study_run_tput(u), NAN);
     }
     return figure_out(x, &f, "throughput", 0, "no strategy and GPU count with 2 or more batch sizes");
 }

@@ -188,19 +188,22 @@ static void definitions(const report_t *r, FILE *md) {
 static void answer(const report_t *r, FILE *md) {
     study_answer_t a;
     study_answer_make(&r->st, &a);
+    int lm = 0;     /* a language model's group: its speeds are tokens/s */
+    for (int g = 0; g < r->st.ng; g++) lm |= r->st.grp[g].tokens;
     fprintf(md, "## Answer\n\n");
     fprintf(md,
             "Per model and math, a row per strategy, GPU count and batch, at its setting (learning rate, "
             "micro-batches) soonest to the target accuracy where the runs had one (every seed reaching it), else its "
-            "fastest whose final test accuracy is within %.0f point of its best. images/s: over the steady "
+            "fastest whose final test accuracy is within %.0f point of its best. %s: over the steady "
             "epochs of that setting's runs (its seeds), the median, and the range with the number of epochs and runs; "
-            "per GPU: divided by the GPU count. Speedup and efficiency: images/s over `%s`'s at the same batch (per GPU; "
+            "per GPU: divided by the GPU count. Speedup and efficiency: %s over `%s`'s at the same batch (per GPU; "
             "a pipeline's: global) and math, and that over the GPU count. Δ acc: the final test accuracy (median over "
             "seeds) less `%s`'s there, in points; it fell only past the noise of both (the seeds' range, or one seed's "
             "last %d epochs), else it is within noise; on one GPU, against the best row. To target: the training "
             "time (CUDA events, evaluation apart) to the first epoch at the target, over the seeds (doc/report.md). "
             "`summary.csv` beside this file has every configuration as a row.\n\n",
-            STUDY_ACC_POINTS, study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
+            STUDY_ACC_POINTS, lm ? "images/s (a language model's: tokens/s)" : "images/s",
+            lm ? "throughput" : "images/s", study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
     for (int g = 0; g < r->st.ng; g++) answer_write(md, &a, g, 1);
     study_answer_free(&a);
 }

@@ -11,13 +11,14 @@
 
 void answer_one_fastest(FILE *f, const study_one_cell_t *c, const study_one_t *o) {
     const study_one_cell_t *b = &c[o->fastest];
-    fprintf(f, "%s at batch %d, %.0f images/s", b->math, b->batch, b->ips);
+    const char *unit = study_tput_unit(b->tokens);
+    fprintf(f, "%s at batch %d, %.0f %s", b->math, b->batch, b->ips, unit);
     if (!isnan(o->best_acc))
         fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", STUDY_ACC_POINTS,
                 100 * o->best_acc);
     for (int m = 0; m < o->n_math; m++)
         if (o->there[m] >= 0)
-            fprintf(f, "; %s there: %.0f images/s (%.2f× slower)", o->math[m], c[o->there[m]].ips, o->slower[m]);
+            fprintf(f, "; %s there: %.0f %s (%.2f× slower)", o->math[m], c[o->there[m]].ips, unit, o->slower[m]);
 }
 
 void answer_one_fit(FILE *f, const study_one_t *o, const char *sep) {
@@ -38,9 +39,10 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     study_one_gpu(c, n, &o);
     fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
                 "breakdown figure, no all-reduce model and no projection. What one GPU can, per batch and math "
-                "(images/s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
-            s->grp[g].sub);
-    fprintf(md, "| batch | math | images/s | final test acc | status |\n|---:|---|---:|---:|---|\n");
+                "(%s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
+            s->grp[g].sub, study_tput_unit(s->grp[g].tokens));
+    fprintf(md, "| batch | math | %s | final test acc | status |\n|---:|---|---:|---:|---|\n",
+            study_tput_unit(s->grp[g].tokens));
     for (int i = 0; i < n; i++) {
         fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
                 report_f0(c[i].ips).s, report_pct(100 * c[i].acc).s, c[i].status);

@@ -21,6 +21,8 @@
  * has no data. Every string is the plot's own (freed with it). */
 typedef struct plot {
     char *script, *name, *data, *data2, *subtitle, *caption, *skip;
+    int tokens;         /* its group's speeds are a language model's: gnuplot's `unit` is tokens/s, `samples`
+                         * sequences (else images/s, images) */
 } plot_t;
 
 /* `--baseline OLD.csv` (baseline.c): a configuration of either study (every key column but seed and commit), side

@@ -113,9 +113,9 @@ static const study_run_t *fastest_reference(const study_runs_t *s, int g, const 
     const study_run_t *best = NULL;
     for (int i = 0; i < s->nr; i++) {
         const study_run_t *u = &s->run[i];
-        double ips = u->med[RESULTS_COL_images_per_s];
+        double ips = study_run_tput(u);
         if (u->group != g || !study_is_reference(u->info) || strcmp(u->math, m) || isnan(ips)) continue;
-        if (!best || ips > best->med[RESULTS_COL_images_per_s]) best = u;
+        if (!best || ips > study_run_tput(best)) best = u;
     }
     return best;
 }
@@ -140,10 +140,10 @@ static void pipe_row(const report_t *r, FILE *md, const srow_t *w, const cells_t
                                                                   : (double)(p - 1) / (M + p - 1);
     nt->pipenote = 1;
     const study_run_t *fr = fastest_reference(s, u->group, u->math);
-    study_stat_t ips = study_stat_runs(w->u, w->n, study_run_images_per_s);
+    study_stat_t ips = study_stat_runs(w->u, w->n, study_run_tput);
     char fast[64] = "—";
     if (fr && !isnan(ips.med))
-        snprintf(fast, sizeof fast, "%.2f (batch %d)", ips.med / fr->med[RESULTS_COL_images_per_s], fr->line_batch);
+        snprintf(fast, sizeof fast, "%.2f (batch %d)", ips.med / study_run_tput(fr), fr->line_batch);
     fprintf(md, "%s| %d | %s | %d | %d | %s |%s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c->lead, p,
             u->sched, u->line_batch, M, u->lr, c->variant, report_ranged("%.3f", w->t).s, report_f3(model).s,
             report_f2(c->sp).s,

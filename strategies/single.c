@@ -1,12 +1,64 @@
 /* single.c — the one-GPU strategy: one replica, no communication. It is the reference every other strategy
- * is checked against, and the T1 of every speedup. */
+ * is checked against, and the T1 of every speedup. A language model (engine/model_info.h's kind) trains through
+ * engine/gpt2/gpt2_train.h instead of a replica of layers: the state says which. */
 #include "strategy.h"
 #include "../engine/replica.h"
+#include "../engine/model_info.h"
+#include "../engine/gpt2/gpt2_train.h"
 #include "../engine/trace.h"
 #include "../engine/check.h"
 #include "../engine/timing.h"
 #include <stdio.h>
 #include <stdlib.h>
+
+/* The state: the image classifier's replica, or the language model's trainer (lm NULL for the former). The replica
+ * comes first, so the state is the replica_t the GPU tests take it for. */
+typedef struct {
+    replica_t r;
+    gpt2_train_t *lm;
+} single_t;
+
+static int single_setup_lm(gpt2_train_t **out, const run_cfg_t *cfg, char *err, size_t errlen) {
+    gpt2_train_t *g = calloc(1, sizeof *g);
+    if (!g) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (!cfg->data->corpus) {
+        snprintf(err, errlen, "model %s learns from tokens, and the data set holds none", cfg->model);
+        free(g);
+        return -1;
+    }
+    optim_cfg_t oc = run_cfg_optim(cfg);
+    if (gpt2_train_init(g, cfg->devices[0], cfg->model_size, cfg->global_batch, cfg->math, &oc,
+                        (float)cfg->weight_decay, cfg->data->corpus, cfg->seed, err, errlen) != 0) {
+        gpt2_train_free(g);
+        free(g);
+        return -1;
+    }
+    g->use_graph = cfg->cuda_graph;
+    *out = g;
+    return 0;
+}
+
+static int single_setup_replica(replica_t *r, const run_cfg_t *cfg, char *err, size_t errlen) {
+    optim_cfg_t oc = run_cfg_optim(cfg);
+    if (oc.gns_every > 0 && cfg->global_batch < 2) {   /* two halves of the step's batch */
+        snprintf(err, errlen, "the gradient noise scale needs a batch of at least 2 images (has %d)",
+                 cfg->global_batch);
+        return -1;
+    }
+    if (replica_init(r, cfg->devices[0], cfg->model, cfg->global_batch, cfg->global_batch, cfg->math,
+                     run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, &oc, (float)cfg->momentum,
+                     (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
+        replica_free(r);
+        return -1;
+    }
+    if (replica_wgrad_direct() && replica_bind_lp_grads(r, err, errlen) != 0) {
+        replica_free(r);
+        return -1;
+    }
+    r->use_graphs = cfg->cuda_graph;
+    r->trace = cfg->trace;
+    return 0;
+}
 
 static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t errlen) {
     if (cfg->n_gpus != strategy_info_single.max_gpus) {    /* options_validate refuses it first; a caller may not */
@@ -14,46 +66,55 @@ static int single_setup(void **state, const run_cfg_t *cfg, char *err, size_t er
                  cfg->n_gpus);
         return -1;
     }
-    replica_t *r = calloc(1, sizeof *r);
-    if (!r) { snprintf(err, errlen, "out of host memory"); return -1; }
-    optim_cfg_t oc = run_cfg_optim(cfg);
-    if (oc.gns_every > 0 && cfg->global_batch < 2) {   /* two halves of the step's batch */
-        snprintf(err, errlen, "the gradient noise scale needs a batch of at least 2 images (has %d)",
-                 cfg->global_batch);
-        free(r);
+    single_t *s = calloc(1, sizeof *s);
+    if (!s) { snprintf(err, errlen, "out of host memory"); return -1; }
+    int rc = model_info_lm(model_info(cfg->model)) ? single_setup_lm(&s->lm, cfg, err, errlen)
+                                                   : single_setup_replica(&s->r, cfg, err, errlen);
+    if (rc != 0) {
+        free(s);
         return -1;
     }
-    if (replica_init(r, cfg->devices[0], cfg->model, cfg->global_batch, cfg->global_batch, cfg->math,
-                     run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, &oc, (float)cfg->momentum,
-                     (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
-        replica_free(r);
-        free(r);
-        return -1;
-    }
-    if (replica_wgrad_direct() && replica_bind_lp_grads(r, err, errlen) != 0) {
-        replica_free(r);
-        free(r);
-        return -1;
-    }
-    r->use_graphs = cfg->cuda_graph;
-    r->trace = cfg->trace;
-    *state = r;
+    *state = s;
     return 0;
 }
 
-static int single_steps(void *state) { return ((replica_t *)state)->steps_per_epoch; }
+static int single_steps(void *state) {
+    const single_t *s = state;
+    return s->lm ? s->lm->steps_per_epoch : s->r.steps_per_epoch;
+}
 
-static void single_epoch_begin(void *state, int epoch) { replica_epoch_begin(state, epoch); }
+static void single_epoch_begin(void *state, int epoch) {
+    single_t *s = state;
+    if (s->lm) gpt2_train_epoch_begin(s->lm, epoch);
+    else replica_epoch_begin(&s->r, epoch);
+}
 
 static void single_train_step(void *state, int step) {
-    replica_t *r = state;
-    if (r->trace && r->trace->active) replica_step_traced(r, step);   /* forward, backward, update apart */
+    single_t *s = state;
+    replica_t *r = &s->r;
+    if (s->lm) gpt2_train_step(s->lm, step);   /* graphed or eager as --cuda-graph says */
+    else if (r->trace && r->trace->active) replica_step_traced(r, step);   /* forward, backward, update apart */
     else replica_step_graphed(r, step);   /* eager when --cuda-graph off: the same segment, not captured */
 }
 
+/* A language model's epoch: its loss; no accuracy, loss scale or noise scale (empty cells). */
+static void single_epoch_end_lm(gpt2_train_t *g, int steps, epoch_stats_t *out) {
+    gpt2_train_epoch_end(g, steps, &out->epoch_s, &out->step_ms, &out->train_loss);
+    out->peak_mem_mb = gpt2_train_mem_mb(g);
+    out->lr_now = gpt2_train_lr_now(g);
+    char who[32];
+    snprintf(who, sizeof who, "gpu %d", g->gpu.device);
+    timing_print_steps(who, g->step_events, steps);
+}
+
 static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
-    replica_t *r = state;
+    single_t *s = state;
+    replica_t *r = &s->r;
     out->steps = steps;
+    if (s->lm) {
+        single_epoch_end_lm(s->lm, steps, out);
+        return;
+    }
     dataset_shuffle_ahead(&r->data);   /* before the wait: the draw overlaps the epoch's last steps */
     replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
@@ -65,16 +126,24 @@ static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
     timing_print_steps(who, r->step_events, steps);
 }
 
-static double single_evaluate(void *state) { return replica_evaluate(state); }
+static double single_evaluate(void *state) {
+    single_t *s = state;
+    return s->lm ? gpt2_train_evaluate(s->lm) : replica_evaluate(&s->r);
+}
 
 static void single_teardown(void *state) {
-    replica_free(state);
-    free(state);
+    single_t *s = state;
+    if (s->lm) gpt2_train_free(s->lm);
+    else replica_free(&s->r);
+    free(s->lm);
+    free(s);
 }
 
 /* SCALING_DUMP_PARAMS: the flat parameter buffer, to compare strategies parameter by parameter. */
 static size_t single_params(void *state, float *host, size_t max) {
-    const replica_t *r = state;
+    single_t *s = state;
+    if (s->lm) return gpt2_train_params(s->lm, host, max);
+    const replica_t *r = &s->r;
     if (!host) return r->model.n_params;   /* the size query */
     size_t n = r->model.n_params < max ? r->model.n_params : max;
     CHECK_CUDA(cudaSetDevice(r->gpu.device));
@@ -84,7 +153,8 @@ static size_t single_params(void *state, float *host, size_t max) {
 }
 
 static int single_steps_done(void *state, int launched, double *ms) {
-    return timing_steps_done(((const replica_t *)state)->step_events, launched, ms);
+    const single_t *s = state;
+    return timing_steps_done(s->lm ? s->lm->step_events : s->r.step_events, launched, ms);
 }
 
 const strategy_t strategy_single = {

@@ -14,6 +14,7 @@
 /* What one run trains: filled by the harness from a sweep point. */
 typedef struct {
     const char *model;          /* a MODEL_TABLE name (engine/model_info.h) */
+    const char *model_size;     /* its size, for a model with sizes (engine/gpt2/gpt2_shape.h); NULL otherwise */
     int n_gpus;
     const int *devices;         /* CUDA ordinals, n_gpus of them */
     int global_batch;           /* per optimizer step, over all GPUs */
@@ -22,7 +23,7 @@ typedef struct {
     math_t math;
     init_t init;
     unsigned long long seed;
-    const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need */
+    const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need (a language model's: corpus) */
     int cuda_graph;             /* single: replay each step from a captured CUDA graph */
     int steps_cap;              /* --steps: steps the harness runs per epoch (0: whole epochs); per-step bookkeeping
                                  * is sized for min(this, steps per epoch), not for a 5,000-step ImageNet epoch */
@@ -99,7 +100,7 @@ typedef struct strategy {
     /* Ends the epoch after `steps` steps (fewer than steps_per_epoch under --steps): record the stop event,
      * synchronise once, read the accumulators. */
     void (*epoch_end)(void *state, int steps, epoch_stats_t *out);
-    /* Test-set accuracy with running BN statistics. */
+    /* Test-set accuracy with running BN statistics; a language model's held-out loss (strategy_info_t.lm). */
     double (*evaluate)(void *state);
     void (*teardown)(void *state);
     const reduce_ops_t *reduce;     /* optional: NULL for strategies without a gradient reduction */

@@ -11,7 +11,7 @@ const strategy_info_t *strategy_info_find(const strategy_info_t *const *infos, c
 
 const strategy_info_t strategy_info_single = {
     .name = "single", .summary = "one GPU, no communication (the reference)", .reference = 1,
-    .noise_scale = STRATEGY_GNS_HALVES, .max_gpus = 1};
+    .noise_scale = STRATEGY_GNS_HALVES, .lm = 1, .max_gpus = 1};
 const strategy_info_t strategy_info_naive = {
     .name = "naive",
     .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward (--naive-path)",

@@ -65,7 +65,7 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
         study_stat_t acc = study_stat_runs(u + i, j - i, study_run_facc),
-        ips = study_stat_steady(u + i, j - i, RESULTS_COL_images_per_s);
+        ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i]));
         study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s);
         int held = study_acc_held(acc.med, best_acc, 1);
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);

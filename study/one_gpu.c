@@ -27,7 +27,8 @@ int study_one_gpu_cells(const study_runs_t *s, int g, study_one_cell_t *c) {
         const study_run_t *u = &s->run[i];
         if (u->group != g) continue;
         c[n++] = (study_one_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
-                                    .ips = u->med[RESULTS_COL_images_per_s], .acc = u->facc / 100};
+                                    .ips = study_run_tput(u), .acc = u->facc / 100,
+                                    .tokens = u->tokens};
     }
     return n;
 }

@@ -12,8 +12,9 @@ int study_one_gpu_study(const study_runs_t *s);
 typedef struct {
     const char *math, *status;
     int batch;
-    double ips, acc;        /* the median of the steady epochs' images_per_s, the final test accuracy (a fraction);
-                             * NAN without */
+    double ips, acc;        /* the median of the steady epochs' throughput (study_run_tput), the final test accuracy
+                             * (a fraction); NAN without */
+    int tokens;             /* ips is in tokens/s (a language model's run), else images/s */
 } study_one_cell_t;
 
 #define STUDY_ONE_MAX_MATHS 8

@@ -41,8 +41,10 @@ typedef struct {
     int gns_every;              /* --gns-every: the noise scale measured every this many steps, 0 never; < 0 unknown */
     int epoch;                  /* 1-based; 0 for a run that ended at setup */
     const char *phase;          /* study_phase(epoch) */
-    double images_per_s;        /* steps x global batch / epoch_s */
+    double images_per_s;        /* steps x global batch / epoch_s: images, or a language model's sequences */
+    double tokens_per_s;        /* a language model's: images_per_s x its sequence length; < 0 (empty) otherwise */
     double test_acc;
+    double test_loss;           /* a language model's held-out loss (mean cross-entropy, nats) in place of test_acc */
     double eval_s;              /* the epoch's evaluation, on the host's clock: apart from training time */
     const char *status;         /* study_status_names below */
     const char *reason;         /* one line: why the run did not end ok; empty when it did */
@@ -168,7 +170,10 @@ void study_stamp(study_row_t *row);
     X(cudnn,             TEXT,     env.cudnn,                NULL,    NAME) \
     X(nccl,              TEXT,     env.nccl,                 NULL,    NAME) \
     X(host,              TEXT,     env.host,                 NULL,    NAME) \
-    X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME)
+    X(git_commit,        TEXT,     env.git_commit,           NULL,    NAME) \
+    /* a language model's (engine/model_info.h), last: the columns before them stand where they stood */ \
+    X(tokens_per_s,      NUM,      tokens_per_s,             "%.6g",  0   ) \
+    X(test_loss,         NUM,      test_loss,                "%.6g",  0   )
 
 /* Every column as a constant, RESULTS_COL_<name>, in file order: the index of its entry in study_schema and
  * study_columns, and what code that reads a column by meaning (the report) indexes with. */

@@ -40,7 +40,7 @@ study_stat_t study_stat_steady(const study_run_t *const *u, int n, study_col_t c
 }
 
 double study_run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch_s]; }
-double study_run_images_per_s(const study_run_t *r) { return r->med[RESULTS_COL_images_per_s]; }
+double study_run_tput(const study_run_t *r) { return r->med[study_run_tput_col(r)]; }
 double study_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
 double study_run_facc(const study_run_t *r) { return r->facc; }
 double study_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }

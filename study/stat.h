@@ -18,7 +18,8 @@ study_stat_t study_stat_steady(const study_run_t *const *u, int n, study_col_t c
 
 /* Numbers of a run, for study_stat_runs: its steady medians, its final test accuracy (%). */
 double study_run_epoch_s(const study_run_t *r);
-double study_run_images_per_s(const study_run_t *r);
+/* Its throughput in its unit: tokens/s for a language model's run, else images/s (study_run_tput_col). */
+double study_run_tput(const study_run_t *r);
 double study_run_step_ms(const study_run_t *r);
 double study_run_facc(const study_run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */

@@ -157,6 +157,7 @@ static void run_row(study_runs_t *s, study_run_t *r, const study_row_t *row) {
         r->facc = !(acc < 0) && !isnan(acc) ? 100 * acc : NAN;
     }
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
+    if (row->tokens_per_s >= 0) r->tokens = g->tokens = 1;
 }
 
 /* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */

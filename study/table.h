@@ -24,6 +24,7 @@ typedef struct {
     int micro;                          /* micro-batches (0 where the row has none) */
     int nodes, gpn;                     /* nodes and GPUs per node (1 and gpus where the row does not say) */
     int pipe;                           /* a pipeline's run (study_is_pipeline) */
+    int tokens;                         /* a language model's run: its rows hold tokens_per_s (study_run_tput_col) */
     int global;                         /* its line batch is the global batch (study_t1_global) */
     double facc;                        /* final test accuracy, %, NAN without one */
     double acc_lo, acc_hi;              /* its last epochs' test accuracy, % (study_acc_spread): a seed's noise */
@@ -44,7 +45,15 @@ typedef struct {
     names_t gpus, hosts, commits;       /* distinct GPU names, hosts and commits of its rows */
     names_t maths, gds, seeds;          /* distinct maths, gradient dtypes and seeds of its runs */
     char d0[16], d1[16];                /* the first and last date of its rows */
+    int tokens;                         /* a language model's group: its runs' throughput is in tokens a second */
 } study_group_t;
+
+/* What the report's speeds are: a language model's tokens a second (tokens_per_s, in its rows), else images a second.
+ * The column a run's throughput is read from, and the unit a run's or a group's tables, words and figures name. */
+static inline study_col_t study_run_tput_col(const study_run_t *r) {
+    return r->tokens ? RESULTS_COL_tokens_per_s : RESULTS_COL_images_per_s;
+}
+static inline const char *study_tput_unit(int tokens) { return tokens ? "tokens/s" : "images/s"; }
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */

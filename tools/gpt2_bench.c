@@ -1,5 +1,6 @@
 /* gpt2_bench.c — `build/gpt2_bench`: the engine's GPT-2 training step (forward, backward, AdamW with clipping) on one
- * GPU, as it stands before the model is a --model: tokens/s and MFU as tools/torch/torch_gpt2.py reports them.
+ * GPU, the model alone (`scaling --model gpt2` trains it on a corpus): tokens/s and MFU as tools/torch/torch_gpt2.py
+ * reports them.
  *
  *   build/gpt2_bench [SIZE] [BATCH] [SEQ] [STEPS]      (default: small 16 1024 20)
  *

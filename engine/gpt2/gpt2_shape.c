@@ -22,6 +22,15 @@ const gpt2_shape_t *gpt2_shape(const char *name) {
     return NULL;
 }
 
+gpt2_shape_t gpt2_shape_for_vocab(const gpt2_shape_t *s, int vocab) {
+    gpt2_shape_t r = *s;
+    if (vocab > r.vocab) {
+        r.vocab = vocab;
+        r.vocab_pad = (vocab + 127) / 128 * 128;
+    }
+    return r;
+}
+
 static const char *const tensor_names[GPT2_TENSOR_KINDS] = {
     "wte", "wpe", "ln1.w", "ln1.b", "qkv.w", "qkv.b", "attn_proj.w", "attn_proj.b",
     "ln2.w", "ln2.b", "fc.w", "fc.b", "mlp_proj.w", "mlp_proj.b", "lnf.w", "lnf.b",

@@ -23,6 +23,9 @@ typedef struct {
 extern const gpt2_shape_t gpt2_shapes[];
 /* The entry for name, or NULL. */
 const gpt2_shape_t *gpt2_shape(const char *name);
+/* Shape s with a vocabulary of at least `vocab` tokens (a corpus's): s itself where it holds them, else its vocabulary
+ * raised to vocab and padded to a multiple of 128 (the tiny shape's 512 would not hold GPT-2's 50,257 tokens). */
+gpt2_shape_t gpt2_shape_for_vocab(const gpt2_shape_t *s, int vocab);
 /* Trainable parameters with the tied head (the padding rows of the token embedding not counted): 124,439,808 for
  * small, as Hugging Face's GPT2LMHeadModel counts them. */
 size_t gpt2_shape_params(const gpt2_shape_t *s);

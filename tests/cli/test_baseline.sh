@@ -145,10 +145,10 @@ for args in "$tmp/s.csv" "$tmp/rel.csv" "$fixture --baseline $tmp/s.csv"; do
 done
 
 # ---- two commits in one CSV: each commit's runs are configurations of their own, side by side (the variant names
-#      the commit), none superseded: the fixture twice, the second copy at commit 9f9f9f9 (the last column: a quoted
-#      cell holds commas) with its run ids changed
+#      the commit), none superseded: the fixture twice, the second copy at commit 9f9f9f9 (git_commit, counted from
+#      the end, before the language model's two columns: a quoted cell holds commas) with its run ids changed
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next } { print; $c["run_id"] = "b" $c["run_id"];
-    $NF = "9f9f9f9"; later[++n] = $0 } END { for (i = 1; i <= n; i++) print later[i] }' "$fixture" >"$tmp/commits.csv"
+    $(NF - 2) = "9f9f9f9"; later[++n] = $0 } END { for (i = 1; i <= n; i++) print later[i] }' "$fixture" >"$tmp/commits.csv"
 "$report" report "$tmp/commits.csv" --out "$tmp/commits" >/dev/null 2>&1; rc=$?
 cm=$tmp/commits/REPORT.md
 [ $rc -eq 0 ] && ok || bad "two commits: rc=$rc"

@@ -52,6 +52,32 @@ check "--dry-run, strong: nothing written" $(untouched; echo $?)
 # bad input is still bad input
 expect_error "--dry-run: not with --bench" --dry-run --bench allreduce
 
+# ---- --dry-run of gpt2: sequences of its context from the text corpus (train.bin's windows / batch a step), GPT-2's
+# recipe (AdamW at 6e-4) and its size in the model's name; --steps caps the epoch; synthetic tokens list alike
+if [ -f "$root/data/sotu/train.bin" ]; then
+    "$bin" --dry-run --model gpt2 --dataset sotu --data-dir "$root/data/sotu" --batch 8,16 >"$tmp/g.out" 2>"$tmp/g.err"
+    rc=$?
+    cat "$tmp/g.out" "$tmp/g.err"
+    windows=$(( ( ($(stat -c %s "$root/data/sotu/train.bin") - 32) / 2 - 1) / 1024 ))
+    check "--dry-run gpt2: exit $rc, the header names gpt2-small on sotu" \
+        $([ $rc -eq 0 ] && grep -q '^# dry run: strategy single, model gpt2-small on sotu, 2 run(s)' "$tmp/g.out"
+          echo $?)
+    check "--dry-run gpt2: batch, lr 6e-4 and steps of $windows windows" \
+        $([ "$(awk '!/^#/ { printf "%s %s %s;", $3, $5, $10 }' "$tmp/g.out")" = \
+            "8 0.0006 $((windows / 8));16 0.0006 $((windows / 16));" ]; echo $?)
+    "$bin" --dry-run --model gpt2 --model-size tiny --dataset sotu --data-dir "$root/data/sotu" --steps 50 \
+        >"$tmp/t.out" 2>&1
+    check "--dry-run gpt2 tiny --steps 50: $(awk '!/^#/ { print $10 }' "$tmp/t.out") steps" \
+        $([ "$(awk '!/^#/ { print $10 }' "$tmp/t.out")" = 50 ] && grep -q 'model gpt2-tiny on sotu' "$tmp/t.out"
+          echo $?)
+else
+    echo "FAIL: no text corpus under $root/data/sotu (run scripts/setup.sh)"; fail=$((fail + 1))
+fi
+"$bin" --dry-run --model gpt2 --dataset synthetic >"$tmp/y.out" 2>&1; rc=$?
+check "--dry-run gpt2 on synthetic tokens: exit $rc, $(awk '!/^#/ { print $10 }' "$tmp/y.out") steps of 16 x 1024" \
+    $([ $rc -eq 0 ] && [ "$(awk '!/^#/ { print $10 }' "$tmp/y.out")" = $(( (2000001 - 1) / 1024 / 16 )) ]; echo $?)
+check "--dry-run gpt2: nothing written" $(untouched; echo $?)
+
 # ---- an estimate from --out's rows: scaling_fake's epochs are a formula, so the expected sums are known
 if [ -x "$fake" ]; then
     run=(--strategy fake --model lenet --dataset synthetic)

@@ -8,7 +8,7 @@ printf 'precious,existing,content\n' > "$tmp/other.csv"
 
 data=(--data-dir "$root/data/mnist" --model lenet --dataset mnist)
 expect_error 'unknown strategy "warp" (valid: single'   --strategy warp "${data[@]}"
-expect_error 'unknown model "vgg" (valid: lenet, resnet18, resnet50, resnet101)' --model vgg
+expect_error 'unknown model "vgg" (valid: lenet, resnet18, resnet50, resnet101, gpt2)' --model vgg
 expect_error 'unknown dataset'                           --dataset cifar
 expect_error '--batch: "12x"'                            --batch 12x "${data[@]}"
 expect_error '--batch: "0"'                              --batch 0 "${data[@]}"
@@ -73,6 +73,32 @@ done
 CUDA_VISIBLE_DEVICES= expect_error 'strategy single runs on at most 1 GPU' --strategy single --gpus 2 --math fp16,bf16 \
     "${data[@]}"
 CUDA_VISIBLE_DEVICES= expect_error 'no CUDA device' --strategy nccl --gpus 2 --grad-dtype fp16 --math fp16 "${data[@]}"
+# A language model (gpt2) and an image classifier each with the other's data, optimizer or options; gpt2's sizes, its
+# maths and the strategies that do not train it yet: refused before anything is read (no GPU asked for either).
+lm=(--model gpt2 --dataset sotu --data-dir "$root/data/sotu")
+expect_error 'model gpt2 learns from tokens, and fashion-mnist holds images (gpt2 takes: sotu, synthetic)' --model gpt2
+expect_error 'model lenet learns from images, and sotu holds tokens (lenet takes: fashion-mnist, mnist,' \
+    --model lenet --dataset sotu
+expect_error '--optimizer sgd: it steps the image classifiers, not model gpt2 (gpt2 takes: adamw)' --optimizer sgd \
+    "${lm[@]}"
+expect_error '--optimizer lars: it steps the image classifiers, not model gpt2' --optimizer lars "${lm[@]}"
+expect_error '--optimizer adamw: it steps a language model, not model lenet (lenet takes: sgd, lars)' \
+    --optimizer adamw "${data[@]}"
+expect_error '--model-size: model lenet has one size (models with sizes: gpt2)' --model-size small "${data[@]}"
+expect_error '--model-size: unknown size "huge" of gpt2 (valid: tiny, small, medium, large, xl)' --model-size huge \
+    "${lm[@]}"
+expect_error '--math fp16: model gpt2 trains in fp32, tf32 or bf16' --math bf16,fp16 "${lm[@]}"
+for s in naive nccl pipeline; do
+    CUDA_VISIBLE_DEVICES= expect_error "--model gpt2: strategy $s does not train a language model yet (not yet: " \
+        --strategy $s --gpus 2 "${lm[@]}"
+done
+for o in "--image-size 64" "--target-acc 0.5" "--init kaiming" "--momentum 0.9" "--gns-every 2" "--trace $tmp/t.json" \
+         "--conv-cache $tmp/c.tsv"; do
+    expect_error "${o%% *}: not with --model gpt2 (" $o "${lm[@]}"
+done
+expect_error "$tmp/nocorpus/train.bin: cannot open: " --data-dir "$tmp/nocorpus" --model gpt2 --dataset sotu
+expect_error "give --data-dir DIR, or train on --dataset synthetic" --data-dir "$tmp/nocorpus" --model gpt2 \
+    --dataset sotu
 # --image-size: not a positive integer, too small for the model, given to a model with a fixed input; a --split
 # between a projection and the batch norm that folds its bias, and two inside one residual block (refused from the
 # layer graph, before any GPU is looked for)

@@ -130,8 +130,9 @@ static void test_rejections(void) {
         {{"--momentum", "x"}, "--momentum: \"x\" is not a number"},
         {{"--weight-decay", "-1e-4"}, "--weight-decay: \"-1e-4\" must be a non-negative number"},
         {{"--weight-decay", "1e400"}, "--weight-decay: \"1e400\" is not a finite number"},
-        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18, resnet50, resnet101)"},
-        {{"--dataset", "cifar10"}, "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, synthetic)"},
+        {{"--model", "vgg"}, "--model: unknown model \"vgg\" (valid: lenet, resnet18, resnet50, resnet101, gpt2)"},
+        {{"--dataset", "cifar10"},
+         "--dataset: unknown dataset \"cifar10\" (valid: fashion-mnist, mnist, sotu, synthetic)"},
         {{"--math", "fp8"}, "--math: unknown math mode \"fp8\" (valid: fp32, tf32, bf16, fp16)"},
         {{"--math", "tf32,half"}, "--math: unknown math mode \"half\" (valid: fp32, tf32, bf16, fp16)"},
         {{"--math", "TF32"}, "--math: unknown math mode \"TF32\""},
@@ -210,10 +211,12 @@ static void test_help(void) {
     }
     static const char *const must[] = {
         "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
-        "(default: data/<dataset>)", "(default: the model's)", "(default: 0.1)", "(default: weak)", "(default: 3)",
+        "(default: data/<dataset>)", "(default: the model's)", "(default: the model's: 0.1, gpt2 6e-4)",
+        "(default: weak)", "(default: 3)",
         "(default: 1)", "(default: 0)", "(default: tf32)", "Models (--model", "resnet50   batch 256  image 224",
         "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
-        "strict IEEE fp32 everywhere", "one of: lenet, resnet18, resnet50, resnet101", "one of: fashion-mnist, mnist, synthetic",
+        "strict IEEE fp32 everywhere", "one of: lenet, resnet18, resnet50, resnet101, gpt2",
+        "one of: fashion-mnist, mnist, sotu, synthetic",
         "one of: fp32, tf32, bf16", "one of: normal, xavier", "one of: weak, strong", "one of: fp32, bf16",
         "(default: fp32)", "no loss scaling", "--gpus x --batch x --lr x --seed x --math x --grad-dtype",
     };

@@ -85,6 +85,7 @@ static study_row_t full_row(int epoch) {
     r.stats.gns_small_sq = 2.5, r.stats.gns_big_sq = 1.25, r.stats.gns_b_small = 128, r.stats.gns_b_big = 256;
     r.stats.steps = 117, r.stats.epoch_s = 12.3456789, r.images_per_s = 41234.5, r.stats.step_ms = 45.678912;
     r.stats.train_loss = 0.25, r.stats.train_acc = 0.91, r.test_acc = 0.9, r.status = "ok";
+    r.tokens_per_s = 41234.5 * 1024, r.test_loss = 3.25;     /* a language model's: never both, but each written */
     r.stats.loss_scale = 32768, r.stats.skipped_steps = 3;
     r.reason = "x.cu:1: f(a, \"b\") -> out of memory", r.mem_free_mb = 812, r.mem_total_mb = 81559;
     r.stats.compute_ms = 40.5, r.stats.comm_ms = 6.25, r.stats.exposed_comm_ms = 1.5, r.stats.idle_ms = 3.67891;
@@ -108,7 +109,8 @@ static const char *const full_cells[] = {
     "40.5", "6.25", "1.5", "3.67891", "44696872", "120.5", "120.5", "Ring", "identical",
     "", "", "", "", "", "", "", "", "2048.5", "812", "81559", "2", "1",
     "NCCL_HOSTID=h-node0|h-node1;NCCL_SOCKET_IFNAME=lo,eth0", "NCCL_ALGO=Ring;NCCL_NVLS_ENABLE=0", "300",
-    "NVIDIA H100 80GB HBM3, _SXM5_", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty",
+    "NVIDIA H100 80GB HBM3, _SXM5_", "580.65.06", "13.0", "9.12.0", "2.27.7", "node-1", "abc1234-dirty", "4.22241e+07",
+    "3.25",
 };
 
 static const char *const brief_columns =
@@ -119,8 +121,8 @@ static const char *const brief_columns =
     "compute_ms,comm_ms,exposed_comm_ms,idle_ms,bytes_per_step,algbw_gbs,busbw_gbs,nccl_algo,replicas,stages,"
     "micro_batches,schedule,split,bubble,bubble_ideal,stage_busy_ms,stage_balance,peak_mem_mb,mem_free_mb,"
     "mem_total_mb,nodes,gpus_per_node,nccl_transport,nccl_env,timeout_s,gpu_name,driver,cuda,cudnn,nccl,host,"
-    "git_commit";
-#define NCOLS 74
+    "git_commit,tokens_per_s,test_loss";
+#define NCOLS 76
 
 static void expect_full_row(const parsed_t *p, int row) {
     int n = (int)(sizeof full_cells / sizeof full_cells[0]);
@@ -256,12 +258,12 @@ static void test_header_mismatch(void) {
     strcat(old, "\n");
     write_file(path, old);
     EXPECT(study_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 74: '(none)' vs 'git_commit')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 76: '(none)' vs 'test_loss')") != NULL, "got '%s'", err);
     /* One column more. */
     snprintf(old, sizeof old, "%s,extra\n", brief_columns);
     write_file(path, old);
     EXPECT(study_open(&r, path, err, sizeof err) == 2 &&
-           strstr(err, "(first difference at column 75: 'extra' vs '(none)')") != NULL, "got '%s'", err);
+           strstr(err, "(first difference at column 77: 'extra' vs '(none)')") != NULL, "got '%s'", err);
     after = test_slurp(path, &len);
     EXPECT(after && strcmp(after, old) == 0, "file unchanged");
     free(after);
@@ -465,10 +467,10 @@ static void test_read_fixture(void) {
     EXPECT(t.n > 100 && t.bad_rows == 0, "fixture rows %d, bad %d", t.n, t.bad_rows);
     study_rows_free(&t);
     /* A committed study of an older version (47 columns: no grad_dtype, idle_ms, nodes, nccl_env, stage_balance,
-     * loss_scale, ...) reads whole. */
+     * loss_scale, tokens_per_s, test_loss, ...) reads whole. */
     const char *old = FIXTURES "/../../results/study-h200x2-2026-11-22/study.csv";
     EXPECT(study_read(old, &t, err, sizeof err) == 0, "committed study: %s", err);
-    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 27 && t.unknown == 0, "committed study: %d rows, %d bad, "
+    EXPECT(t.n == 234 && t.bad_rows == 0 && t.missing == 29 && t.unknown == 0, "committed study: %d rows, %d bad, "
            "%d missing", t.n, t.bad_rows, t.missing);
     int ok = 0;
     for (int i = 0; i < t.n; i++) ok += strcmp(t.row[i].status, "ok") == 0 && t.row[i].stats.epoch_s > 0;

@@ -222,6 +222,43 @@ static void test_corpus(void) {
     }
 }
 
+/* A language model's data set: the corpus's two splits as windows of the model's context (GPT-2 small's 1024, tiny's
+ * 64); a folder without them, a split of another vocabulary and a context past the file refused in one line naming
+ * the file; the synthetic corpus's tokens below its vocabulary, the same for the same seed. */
+static void test_corpus_set(void) {
+    char dir[1024], err[1024] = "";
+    snprintf(dir, sizeof dir, "%s/sotu", DATA_ROOT);
+    tokens_corpus_t c;
+    static const struct { int T, train, val; } want[] = {{1024, 1828, 197}, {64, 29255, 3155}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (tokens_corpus_load(&c, dir, want[i].T, err, sizeof err)) { EXPECT(0, "%s", err); return; }
+        int tr = tokens_corpus_windows(&c.train, c.T), va = tokens_corpus_windows(&c.val, c.T);
+        EXPECT(c.T == want[i].T && !c.synthetic && tr == want[i].train && va == want[i].val,
+               "T %d: %d training windows (want %d), %d held-out (want %d)", c.T, tr, want[i].train, va, want[i].val);
+        tokens_corpus_free(&c);
+    }
+    EXPECT(tokens_corpus_load(&c, tmpdir, 1024, err, sizeof err) == -1 && strstr(err, "train.bin: cannot open") &&
+           !strchr(err, '\n') && c.train.tok == NULL, "a folder without the corpus: '%s'", err);
+    /* train.bin good, val.bin of another vocabulary */
+    spec_t s = good_spec();
+    write_file("train.bin", &s);
+    s.vocab = VOCAB + 1;
+    write_file("val.bin", &s);
+    EXPECT(tokens_corpus_load(&c, tmpdir, 4, err, sizeof err) == -1 && strstr(err, "vocabulary of 50257 and val.bin's "
+           "of 50258 differ"), "vocabularies that differ: '%s'", err);
+    EXPECT(tokens_corpus_load(&c, tmpdir, N, err, sizeof err) == -1 && strstr(err, "fewer than one window"),
+           "a context past the file: '%s'", err);
+    tokens_corpus_t a, b;
+    tokens_corpus_synthetic(&a, 64, 512, 1);
+    tokens_corpus_synthetic(&b, 64, 512, 1);
+    int below = 1;
+    for (long long i = 0; i < a.train.n; i++) below &= a.train.tok[i] < 512;
+    EXPECT(a.synthetic && a.train.n == TOKENS_SYNTH_TRAIN && a.val.n == TOKENS_SYNTH_VAL && below &&
+           memcmp(a.train.tok, b.train.tok, (size_t)a.train.n * 2) == 0, "the synthetic corpus");
+    tokens_corpus_free(&a);
+    tokens_corpus_free(&b);
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/test_tokens.XXXXXX");
     if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 2; }
@@ -229,6 +266,7 @@ int main(void) {
     test_bad_files();
     test_sampler();
     test_corpus();
+    test_corpus_set();
     test_scratch_remove(tmpdir);
     return test_summary();
 }

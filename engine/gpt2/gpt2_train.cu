@@ -1,0 +1,215 @@
+/* gpt2_train.cu — one GPU training GPT-2 on a token corpus (gpt2_train.h): the windows gathered on the GPU at a
+ * device step counter, so the whole step is one launch sequence that a CUDA graph captures once and replays. */
+#include "gpt2_train.h"
+#include "../check.h"
+#include "../launch.h"
+#include "../rng.h"
+#include "../timing.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- kernels
+
+/* Rows b < B of a batch: window w = order[first + b] (the identity without order) gives tok = src[w T + i] and
+ * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
+ * first is *step * B where step is given (training: the device counter), else `first`. (B, T) each. */
+__global__ void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step, long long first,
+                              int B, int T, int *tok, int *tgt) {
+    long long n = (long long)B * T;
+    long long at = step ? (long long)*step * B : first;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
+        long long row = at + k / T;
+        int i = (int)(k % T);
+        if (row >= n_windows) {
+            tok[k] = 0;
+            tgt[k] = -1;
+            continue;
+        }
+        long long w = order ? order[row] : row;
+        const uint16_t *p = src + w * T + i;
+        tok[k] = p[0];
+        tgt[k] = p[1];
+    }
+}
+
+/* After a training step: its mean loss into the epoch's sum, and the step counter on. */
+__global__ void step_done_kernel(const float *loss, double *sum, int *step) {
+    *sum += (double)*loss;
+    *step += 1;
+}
+
+/* After an evaluation batch: its loss sum and target count (the model's loss_acc) into acc[0..1]. */
+__global__ void eval_add_kernel(const double *batch, double *acc) {
+    acc[0] += batch[0];
+    acc[1] += batch[1];
+}
+
+// ---- launchers
+
+static void gather(gpt2_train_t *g, const uint16_t *src, const int *order, int n_windows, const int *step,
+                   long long first) {
+    long long n = (long long)g->B * g->T;
+    gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, g->gpu.stream>>>(src, order, n_windows, step, first,
+                                                                                  g->B, g->T, g->d_tok, g->d_tgt);
+    CHECK_LAUNCH();
+}
+
+/* The step's launches, the same every step (the windows come from d_step): what the graph captures. */
+static void train_step_seg(void *ctx, const void *arg) {
+    (void)arg;
+    gpt2_train_t *g = (gpt2_train_t *)ctx;
+    cudaStream_t s = g->gpu.stream;
+    gather(g, g->d_train, g->d_order, g->n_train, g->d_step, 0);
+    gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 1, s);
+    gpt2_model_backward(&g->m, g->d_tok, s);
+    gpt2_model_update(&g->m, &g->opt, s);
+    step_done_kernel<<<1, 1, 0, s>>>(g->m.loss, g->d_loss, g->d_step);
+    CHECK_LAUNCH();
+}
+
+/* A split's tokens on the device. */
+static int upload(uint16_t **d, const tokens_t *t, char *err, size_t errlen) {
+    size_t bytes = (size_t)t->n * sizeof(uint16_t);
+    if (gpu_try_malloc((void **)d, bytes) != 0) {
+        snprintf(err, errlen, "out of memory: %lld tokens of the corpus", t->n);
+        return -1;
+    }
+    CHECK_CUDA(cudaMemcpy(*d, t->tok, bytes, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t math, const optim_cfg_t *o,
+                    float weight_decay, const tokens_corpus_t *corpus, unsigned long long seed, char *err,
+                    size_t errlen) {
+    memset(g, 0, sizeof *g);
+    const gpt2_shape_t *sh = gpt2_shape(size);
+    if (!sh) { snprintf(err, errlen, "GPT-2 has no size \"%s\"", size ? size : "(none)"); return -1; }
+    if (math_loss_scaled(math)) { snprintf(err, errlen, "GPT-2 trains in fp32, tf32 or bf16, not fp16"); return -1; }
+    if (corpus->T < 1 || corpus->T > sh->context) {
+        snprintf(err, errlen, "sequences of %d tokens: GPT-2 %s's context is %d", corpus->T, size, sh->context);
+        return -1;
+    }
+    CHECK_CUDA(cudaSetDevice(device));
+    CHECK_CUDA(cudaFree(0));   /* the context first, so the baseline includes it */
+    size_t free_b, total_b;
+    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    g->mem_base = total_b - free_b;
+    g->corpus = corpus;
+    g->B = B;
+    g->T = corpus->T;
+    g->seed = seed;
+    g->n_train = tokens_corpus_windows(&corpus->train, g->T);
+    g->n_val = tokens_corpus_windows(&corpus->val, g->T);
+    g->steps_per_epoch = g->n_train / B;
+    if (g->steps_per_epoch < 1) {
+        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", B, g->n_train, g->T);
+        return -1;
+    }
+    /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
+    gpt2_shape_t s = gpt2_shape_for_vocab(sh, (int)corpus->train.vocab);
+    gpu_init(&g->gpu, device, math);
+    const gpt2_adamw_cfg_t adamw = {0.9f, 0.95f, 1e-8f, weight_decay, 1.0f};
+    dtype_t t = math_act_dtype(math);
+    if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, g->gpu.cublas, &adamw, err,
+                        errlen) != 0)
+        return -1;
+    gpt2_model_init_params(&g->m, seed, g->gpu.stream);
+    /* The schedule's epoch is the steps the harness runs of one (--steps caps it). */
+    long spe = o->steps_cap > 0 && o->steps_cap < g->steps_per_epoch ? o->steps_cap : g->steps_per_epoch;
+    if (optim_init(&g->opt, OPTIM_ADAMW, 0.0f, weight_decay, &o->sched, spe, NULL, err, errlen) != 0) return -1;
+    if (upload(&g->d_train, &corpus->train, err, errlen) || upload(&g->d_val, &corpus->val, err, errlen)) return -1;
+    g->h_order = (int *)malloc((size_t)g->n_train * sizeof(int));
+    g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
+    if (!g->h_order || !g->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
+    size_t tok_bytes = (size_t)B * g->T * sizeof(int);
+    if (gpu_try_malloc((void **)&g->d_order, (size_t)g->n_train * sizeof(int)) ||
+        gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
+        gpu_try_malloc((void **)&g->d_step, sizeof(int)) || gpu_try_malloc((void **)&g->d_loss, 2 * sizeof(double))) {
+        snprintf(err, errlen, "out of memory: the batch's %zu bytes of tokens", 2 * tok_bytes);
+        return -1;
+    }
+    for (int i = 0; i <= g->steps_per_epoch; i++) CHECK_CUDA(cudaEventCreate(&g->step_events[i]));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    return 0;
+}
+
+void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    rng_epoch_order(g->seed, epoch, g->h_order, g->n_train);
+    /* Ordered on the stream after the previous epoch's steps and evaluation, which read the old order. */
+    CHECK_CUDA(cudaMemcpyAsync(g->d_order, g->h_order, (size_t)g->n_train * sizeof(int), cudaMemcpyHostToDevice,
+                               g->gpu.stream));
+    CHECK_CUDA(cudaMemsetAsync(g->d_step, 0, sizeof(int), g->gpu.stream));
+    CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), g->gpu.stream));
+    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));   /* h_order is pageable: the copy is done before it changes */
+    CHECK_CUDA(cudaEventRecord(g->step_events[0], g->gpu.stream));
+}
+
+void gpt2_train_step(gpt2_train_t *g, int step) {
+    graph_seg_run(&g->seg, g->gpu.stream, g->use_graph, train_step_seg, g, NULL);
+    CHECK_CUDA(cudaEventRecord(g->step_events[step + 1], g->gpu.stream));
+}
+
+void gpt2_train_epoch_end(gpt2_train_t *g, int steps, double *epoch_s, double *step_ms, double *loss) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    CHECK_CUDA(cudaEventSynchronize(g->step_events[steps]));
+    *epoch_s = timing_ms(g->step_events[0], g->step_events[steps]) / 1000.0;
+    *step_ms = timing_median_step_ms(g->step_events, steps);
+    double sum;
+    CHECK_CUDA(cudaMemcpy(&sum, g->d_loss, sizeof sum, cudaMemcpyDeviceToHost));
+    *loss = steps > 0 ? sum / steps : -1;
+}
+
+double gpt2_train_evaluate(gpt2_train_t *g) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    cudaStream_t s = g->gpu.stream;
+    CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), s));
+    for (long long first = 0; first < g->n_val; first += g->B) {
+        gather(g, g->d_val, NULL, g->n_val, NULL, first);
+        gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
+        eval_add_kernel<<<1, 1, 0, s>>>(g->m.loss_acc, g->d_loss);
+        CHECK_LAUNCH();
+    }
+    double h[2];
+    CHECK_CUDA(cudaMemcpyAsync(h, g->d_loss, sizeof h, cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    return h[1] > 0 ? h[0] / h[1] : -1;
+}
+
+double gpt2_train_lr_now(gpt2_train_t *g) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    return optim_lr_read(&g->opt, g->gpu.stream);
+}
+
+double gpt2_train_mem_mb(const gpt2_train_t *g) {
+    return (double)(gpu_mem_used(&g->gpu) - g->mem_base) / (1024.0 * 1024.0);
+}
+
+size_t gpt2_train_params(gpt2_train_t *g, float *host, size_t max) {
+    if (!host) return g->m.n_params;
+    size_t n = g->m.n_params < max ? g->m.n_params : max;
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
+    CHECK_CUDA(cudaMemcpy(host, g->m.params, n * sizeof(float), cudaMemcpyDeviceToHost));
+    return g->m.n_params;
+}
+
+void gpt2_train_free(gpt2_train_t *g) {
+    if (!g->gpu.stream) return;   /* gpu_init never ran: nothing on a device */
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
+    graph_seg_free(&g->seg);
+    for (int i = 0; g->step_events && i <= g->steps_per_epoch; i++)
+        if (g->step_events[i]) CHECK_CUDA(cudaEventDestroy(g->step_events[i]));
+    free(g->step_events);
+    free(g->h_order);
+    void *bufs[] = {g->d_train, g->d_val, g->d_order, g->d_tok, g->d_tgt, g->d_step, g->d_loss};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
+    if (g->opt.table) optim_free(&g->opt);
+    if (g->m.slices) gpt2_model_free(&g->m);
+    gpu_free(&g->gpu);
+    memset(g, 0, sizeof *g);
+}
