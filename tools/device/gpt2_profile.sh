@@ -6,8 +6,7 @@
 #   OUT=/some/dir tools/device/gpt2_profile.sh      (carry .carry: the offline bundle, llm.c, the nsys libraries)
 #   PROFILE_TESTS="test_a test_b" (the tests run first), PROFILE_OTHERS=0 (the engine only: no llm.c, no PyTorch)
 #
-# llm.c: .carry/llmc holds karpathy/llm.c's Makefile, train_gpt2.cu and llmc/ (f1e2ace) with NVIDIA/cudnn-frontend's
-# include/ (never committed); built here as ../shared/anchors/README.md says, on the corpus's tokens in its format.
+# llm.c: tools/device/lib_llmc.sh.
 # $OUT afterwards: summary.txt, engine.csv, torch.csv, llmc.txt, kernels_*.txt, logs/.
 set -uo pipefail
 : "${OUT:?set OUT to the directory that comes back}"
@@ -43,29 +42,13 @@ prof() {    # prof NAME STEPS LABEL COMMAND...: COMMAND under nsys, its per-step
 prof engine 36 "engine GPT-2 small bf16 16x1024" build/gpt2_bench small 16 1024 5
 
 [ "${PROFILE_OTHERS:-1}" = 1 ] || { say "done (PROFILE_OTHERS=0: neither llm.c nor PyTorch)"; exit 0; }
-# llm.c on the corpus's train tokens, in its format (256 int32 header: 20240520, 1, count; then uint16 tokens)
-rm -rf /tmp/llmc && cp -r .carry/llmc /tmp/llmc
-python3 - data/sotu/train.bin /tmp/llmc/tok_train.bin data/sotu/val.bin /tmp/llmc/tok_val.bin <<'PY'
-import struct, sys
-for src, dst in zip(sys.argv[1::2], sys.argv[2::2]):
-    b = open(src, "rb").read()
-    n = struct.unpack_from("<Q", b, 16)[0]
-    open(dst, "wb").write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)) + b[32:32 + 2 * n])
-PY
-# CUDA 13's cudaMemAdvise takes a cudaMemLocation (the out-of-memory fallback's one line)
-sed -i 's/cudaMemAdviseSetPreferredLocation, cudaCpuDeviceId)/cudaMemAdviseSetPreferredLocation, cudaMemLocation{cudaMemLocationTypeHost, 0})/' \
-    /tmp/llmc/llmc/cuda_utils.cuh
-step llmc_build 200 make -C /tmp/llmc train_gpt2cu NO_MULTI_GPU=1 USE_CUDNN=1 GPU_COMPUTE_CAPABILITY=90 \
-    NVCC_LDLIBS="-lnvrtc -lcuda" CUDNN_FRONTEND_PATH=/tmp/llmc/cudnn-frontend/include
-llmc=(/tmp/llmc/train_gpt2cu -i /tmp/llmc/tok_train.bin -j /tmp/llmc/tok_val.bin -e d12 -b 16 -t 1024 -d 16384
-      -v 1000 -m 1 -s 0 -o /tmp/llmc/log)
-(cd /tmp/llmc && step llmc 90 "${llmc[@]}" -x 60)
-# the median step over steps 11-60 (its first steps include cuDNN's and cuBLASLt's setup)
-awk '/^step / { for (i = 1; i <= NF; i++) if ($i == "ms") { n++; if (n > 10) print $(i - 1) } }' "$L/llmc.log" |
-    sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "llmc,16,1024,median_step_ms %.2f,tokens_per_s %.0f,steps %d\n",
-    v[int((NR + 1) / 2)], 16384 / v[int((NR + 1) / 2)] * 1000, NR }' | tee "$OUT/llmc.txt" | tee -a "$say_log"
-grep -E "num_parameters|cuDNN|device" "$L/llmc.log" | head -n 5 | tee -a "$say_log"
-(cd /tmp/llmc && prof llmc 20 "llm.c GPT-2 small bf16 16x1024 (steps 1-20)" "${llmc[@]}" -x 20)
+source tools/device/lib_llmc.sh
+llmc_prepare
+step llmc_build 200 "${LLMC_MAKE[@]}"
+(cd "$LLMC" && step llmc 90 "${LLMC_CMD[@]}" -x 60)
+llmc_median "$L/llmc.log" | tee "$OUT/llmc.txt" | tee -a "$say_log"
+grep -E "num_parameters|device" "$L/llmc.log" | head -n 3 | tee -a "$say_log"
+(cd "$LLMC" && prof llmc 20 "llm.c GPT-2 small bf16 16x1024 (steps 1-20)" "${LLMC_CMD[@]}" -x 20)
 
 step torch_gpt2 $(($(left) - 15)) python3 tools/torch/torch_gpt2.py cgraph-bf16 16 30
 grep -E "^(variant|cgraph)" "$L/torch_gpt2.log" | tee "$OUT/torch.csv" | tee -a "$say_log"
