@@ -274,6 +274,19 @@ static void join_where(char *buf, size_t len, const char *const *names, const in
 
 /* What the model's kind (images or tokens) allows: its data, optimizer, size, math and strategy, each refused in one
  * line naming why, before anything is read or written. 0, or 2 with the message in err. */
+/* The names of the strategies for which has() holds, joined as choices are (opt_join_names): what a refusal offers. */
+static void strategies_having(const strategy_info_t *const *strategies, int (*has)(const strategy_info_t *),
+                              char *valid, size_t len) {
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; strategies[i] && n < 63; i++)
+        if (has(strategies[i])) names[n++] = strategies[i]->name;
+    names[n] = NULL;
+    opt_join_names(valid, len, names);
+}
+static int trains_lm(const strategy_info_t *s) { return s->lm; }
+static int measures_noise(const strategy_info_t *s) { return s->noise_scale != 0; }
+
 static int check_model_kind(const options_t *o, const model_info_t *mi, const strategy_info_t *st,
                             const strategy_info_t *const *strategies, char *err, size_t errlen) {
     int lm = model_info_lm(mi), data_kind = options_dataset_kind(o->dataset);
@@ -325,13 +338,8 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
         if (options_given(o, not_lm[i][0]))
             return errmsg(2, err, errlen, "--%s: not with --model %s (%s)", not_lm[i][0], o->model, not_lm[i][1]);
     if (st && !st->lm) {
-        const char *names[64];
-        int n = 0;
-        for (int i = 0; strategies[i] && n < 63; i++)
-            if (strategies[i]->lm) names[n++] = strategies[i]->name;
-        names[n] = NULL;
         char valid[256];
-        opt_join_names(valid, sizeof valid, names);
+        strategies_having(strategies, trains_lm, valid, sizeof valid);
         return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (not yet: %s; "
                       "--strategy %s does)", o->model, o->strategy,
                       st->staged ? "its stages, cut between GPT-2's blocks, are to come"
@@ -423,13 +431,8 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         return errmsg(2, err, errlen, "--warmup-epochs %g is longer than the run's %d epochs", o->warmup_epochs,
                       o->epochs);
     if (o->gns_every > 0 && st && !st->noise_scale) {
-        const char *names[64];
-        int n = 0;
-        for (int i = 0; strategies[i] && n < 63; i++)
-            if (strategies[i]->noise_scale) names[n++] = strategies[i]->name;
-        names[n] = NULL;
         char valid[256];
-        opt_join_names(valid, sizeof valid, names);
+        strategies_having(strategies, measures_noise, valid, sizeof valid);
         return errmsg(2, err, errlen, "--gns-every: strategy %s does not measure the gradient noise scale (%s does)",
                       o->strategy, valid);
     }

@@ -104,8 +104,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) graph_seg_run(&seg, g.stream, graph, train_step, &x, NULL);   /* warm-up */
         double ms[3];
         bursts(&x, &seg, graph, steps, ms);
-        float loss;
-        CHECK_CUDA(cudaMemcpy(&loss, m.loss, sizeof loss, cudaMemcpyDeviceToHost));
+        float loss = gpt2_model_loss(&m, g.stream);
         double tok_s = n / (ms[1] * 1e-3);
         printf("engine-%s-bf16,%d,%d,%.0f,%.0f,%.2f,%.2f,%.2f,%.3f,%.4f,%zu\n", graph ? "graph" : "eager", B, T, N,
                tok_s, ms[1], ms[0], ms[2], tok_s * flops_tok / 989.4e12, loss, gpt2_model_bytes(&m));

@@ -190,6 +190,13 @@ void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int gra
 
 /* Backward keeps the residual stream's gradient in one buffer (dres): a residual add passes it through unchanged,
  * each LayerNorm adds its input's gradient to it (dx_beta 1), and each sublayer's products read it as their dy. */
+float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream) {
+    float f = 0;
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(&f, m->loss, sizeof f, cudaMemcpyDeviceToHost));
+    return f;
+}
+
 void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
     const gpt2_shape_t *sh = &m->shape;
     int B = m->B, T = m->T, rows = B * T, C = sh->width, NH = sh->heads, L = sh->layers;

@@ -77,6 +77,8 @@ void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream
  * overwritten by the loss's gradient for gpt2_model_backward, scaled by 1 / (B * T): the mean's gradient when every
  * target counts, as in a language model's batch. */
 void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int grad, cudaStream_t stream);
+/* *m->loss on the host, after the work queued on `stream` (it synchronises: for tests and tools, not a step). */
+float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream);
 /* After gpt2_model_forward with grad, of the same tokens: every parameter's gradient into m->grads (fp32,
  * overwritten). The head is the token embedding: its gradient is the head's product plus the embedding's
  * scatter-add. */

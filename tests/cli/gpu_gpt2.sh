@@ -11,13 +11,6 @@ if [ ! -f "$root/data/sotu/train.bin" ] || [ ! -f "$root/data/sotu/val.bin" ]; t
     echo "SKIP: no text corpus in $root/data/sotu (scripts/setup.sh fetches it)"; exit 77
 fi
 common=(--model gpt2 --model-size tiny --strategy single --epochs 2 --steps 40 --data-dir "$root/data/sotu")
-run() {   # run NAME ARGS...: one command, its exit status checked, its log's tail shown on failure
-    local name=$1; shift
-    "$bin" "$@" >"$tmp/$name.log" 2>&1
-    local rc=$?
-    check "$name exits $rc" $rc
-    [ $rc -eq 0 ] || tail -n 20 "$tmp/$name.log"
-}
 col() {   # col CSV NAME...: those columns of every row, tab-separated
     local f=$1; shift
     "$bin" tsv "$f" | awk -F'\t' -v want="$*" 'NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) c[$i] = i

@@ -9,13 +9,6 @@ source "$(dirname "$0")/lib_gpu.sh"
 gpu_require 1
 csv=$tmp/imagenet.csv
 syn=(--dataset synthetic --image-size 64 --batch 32 --epochs 2 --steps 4 --out "$csv")
-run() {   # run NAME ARGS...: one command, its exit status checked, its log's tail shown on failure
-    local name=$1; shift
-    "$bin" "$@" >"$tmp/$name.log" 2>&1
-    local rc=$?
-    check "$name exits $rc" $rc
-    [ $rc -eq 0 ] || tail -n 20 "$tmp/$name.log"
-}
 run single-bf16 --model resnet50 --math bf16 "${syn[@]}"
 run single-tf32 --model resnet50 --math tf32 --cuda-graph off "${syn[@]}"
 grep -q '^# model resnet50: .* GFLOP per image.*; 25557032 parameters, 109 layers, input 3x64x64, 1000 classes' \

@@ -45,12 +45,6 @@ typedef struct {
     char name[48];
 } tcase_t;
 
-static float read_loss(const gpt2_model_t *m, cudaStream_t s) {
-    float f = 0;
-    CHECK_CUDA(cudaStreamSynchronize(s));
-    CHECK_CUDA(cudaMemcpy(&f, m->loss, sizeof f, cudaMemcpyDeviceToHost));
-    return f;
-}
 static double tol_loss(dtype_t t) { return t == DTYPE_BF16 ? TOL_LOSS_BF16 : TOL_LOSS_FP32; }
 static double tol_grad(dtype_t t) { return t == DTYPE_BF16 ? TOL_GRAD_BF16 : TOL_GRAD_FP32; }
 
@@ -100,7 +94,7 @@ static void test_grads(tcase_t *c, const float *p0) {
     gpt2_model_set_params(&c->m, p0, s);
     gpt2_model_forward(&c->m, c->dtok, c->dtgt, 1, s);
     gpt2_model_backward(&c->m, c->dtok, s);
-    float loss = read_loss(&c->m, s), *got = falloc(N), *again = falloc(N);
+    float loss = gpt2_model_loss(&c->m, s), *got = falloc(N), *again = falloc(N);
     download(got, c->m.grads, N, DTYPE_FP32);
     double *p = gpt2_widen(p0, N), *g = gpt2_dalloc(N), *gw = gpt2_dalloc(N);
     double rl = ref_run(c, 0, p, g);
@@ -184,7 +178,7 @@ static void test_grads(tcase_t *c, const float *p0) {
     }
     /* the next forward reads the updated parameters (the bf16 copy under bf16) */
     gpt2_model_forward(&c->m, c->dtok, c->dtgt, 0, s);
-    float after = read_loss(&c->m, s);
+    float after = gpt2_model_loss(&c->m, s);
     double ra = ref_run(c, 0, pr, NULL), stale = rl;
     check(name, "the next loss", &after, &ra, 1, tol_loss(t));
     control(name, "the parameters before it", &after, &ra, &stale, 1, tol_loss(t));
@@ -204,7 +198,7 @@ static void test_learn(tcase_t *c, unsigned long long seed) {
     float loss[STEPS + 1];
     for (int k = 0; k <= STEPS; k++) {
         gpt2_model_forward(&c->m, c->dtok, c->dtgt, 1, s);
-        loss[k] = read_loss(&c->m, s);
+        loss[k] = gpt2_model_loss(&c->m, s);
         if (k == STEPS) break;
         gpt2_model_backward(&c->m, c->dtok, s);
         gpt2_model_update(&c->m, &o, s);
@@ -261,7 +255,7 @@ static void test_graph(tcase_t *c, const float *p0) {
     step_ctx_t x = {c, &oe};
     gpt2_model_set_params(&c->m, p0, s);
     train_step(&x, NULL);
-    float le = read_loss(&c->m, s), lg, *ge = falloc(N), *gg = falloc(N);
+    float le = gpt2_model_loss(&c->m, s), lg, *ge = falloc(N), *gg = falloc(N);
     download(ge, c->m.grads, N, DTYPE_FP32);
     /* graph_seg_run: the first call eager (the libraries' warm-up), the second captured and launched */
     graph_seg_t seg;
@@ -272,7 +266,7 @@ static void test_graph(tcase_t *c, const float *p0) {
     gpt2_model_set_params(&c->m, p0, s);
     x.o = &og;   /* a fresh step count for the captured step, as the eager one had */
     graph_seg_run(&seg, s, 1, train_step, &x, NULL);
-    lg = read_loss(&c->m, s);
+    lg = gpt2_model_loss(&c->m, s);
     download(gg, c->m.grads, N, DTYPE_FP32);
     double dle = le, *dge = gpt2_widen(ge, N);
     char name[80];

@@ -35,12 +35,6 @@ typedef struct {
     int *dtok, *dtgt;
 } run_t;
 
-static float read_loss(const gpt2_model_t *m, cudaStream_t s) {
-    float f = 0;
-    CHECK_CUDA(cudaStreamSynchronize(s));
-    CHECK_CUDA(cudaMemcpy(&f, m->loss, sizeof f, cudaMemcpyDeviceToHost));
-    return f;
-}
 
 static void make_optim(optim_t *o, double lr) {
     char err[256] = "";
@@ -60,7 +54,7 @@ static void train_curve(run_t *r, const float *params, double lr, float *loss, i
     gpt2_model_set_params(&r->m, params, s);   /* the moments zeroed: a fresh start */
     for (int k = 0; k < n; k++) {
         gpt2_model_forward(&r->m, r->dtok, r->dtgt, 1, s);
-        loss[k] = read_loss(&r->m, s);
+        loss[k] = gpt2_model_loss(&r->m, s);
         if (k + 1 == n) break;
         gpt2_model_backward(&r->m, r->dtok, s);
         gpt2_model_update(&r->m, &o, s);
@@ -113,7 +107,7 @@ static void compare(run_t *r, const gpt2_file_t *f) {
     for (size_t i = 0; i < lnf->len; i++) p[lnf->at + i] *= 2.0f;
     gpt2_model_set_params(&r->m, p, r->g.stream);
     gpt2_model_forward(&r->m, r->dtok, r->dtgt, 0, r->g.stream);
-    float c0 = read_loss(&r->m, r->g.stream);
+    float c0 = gpt2_model_loss(&r->m, r->g.stream);
     double dc = fabs((double)c0 - f->losses[0]);
     printf("%-4s control: step 0 with lnf.w doubled, %.6f: |diff| %.3e must exceed %.0e\n", dc > tol0 ? "ok" : "FAIL",
            c0, dc, tol0);

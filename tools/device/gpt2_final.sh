@@ -18,16 +18,7 @@ llmc_prepare
 "${LLMC_MAKE[@]}" >"$L/llmc_build.log" 2>&1 &
 build=$!
 
-say "GPU tests: ctest -L gpu -j4 (but test_train_resnet50, gpu_memcheck)"
-timeout $(($(left) - 260)) ctest --test-dir build -L gpu -j4 --timeout 300 -E 'test_train_resnet50|gpu_memcheck' \
-    >"$L/gpu_tests.log" 2>&1
-say "gpu tests: exit $?"
-grep -E "tests passed|\*\*\*Failed|Timeout|Not Run" "$L/gpu_tests.log" | tee -a "$say_log"
-cp build/Testing/Temporary/LastTest.log "$L/gpu_last.log" 2>/dev/null
-timeout $(($(left) - 200)) ctest --test-dir build -R test_train_resnet50 --timeout 200 --output-on-failure \
-    >"$L/resnet50.log" 2>&1
-say "resnet50: exit $?"
-grep -E "tests passed|Failed|Timeout" "$L/resnet50.log" | tee -a "$say_log"
+device_gpu_suite 200
 
 wait "$build"
 say "llm.c build: exit $?"

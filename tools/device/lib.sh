@@ -55,3 +55,21 @@ device_begin() {
     device_setup "$L/setup.log" 300 "$@"
     nvidia-smi -L | tee -a "$say_log"
 }
+
+# device_gpu_suite KEEP_S: the one-GPU suite (ctest -L gpu -j4) but ResNet-50's from-scratch test and gpu_memcheck,
+# then ResNet-50's alone (its algorithms are chosen by timing), each leaving KEEP_S seconds of the budget; their
+# logs in L (gpu_tests.log, gpu_last.log: ctest's whole output, resnet50.log) and their verdicts in the summary.
+device_gpu_suite() {
+    local keep=$1
+    say "GPU tests: ctest -L gpu -j4 (but test_train_resnet50, gpu_memcheck)"
+    timeout $(($(left) - keep - 60)) ctest --test-dir build -L gpu -j4 --timeout 300 \
+        -E 'test_train_resnet50|gpu_memcheck' >"$L/gpu_tests.log" 2>&1
+    say "gpu tests: exit $?"
+    grep -E "tests passed|\*\*\*Failed|Timeout|Not Run" "$L/gpu_tests.log" | tee -a "$say_log"
+    cp build/Testing/Temporary/LastTest.log "$L/gpu_last.log" 2>/dev/null
+    say "test_train_resnet50 alone"
+    timeout $(($(left) - keep)) ctest --test-dir build -R test_train_resnet50 --timeout 200 --output-on-failure \
+        >"$L/resnet50.log" 2>&1
+    say "resnet50: exit $?"
+    grep -E "tests passed|Failed|Timeout" "$L/resnet50.log" | tee -a "$say_log"
+}

@@ -16,17 +16,7 @@ cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 { echo "cuobjdump --list-elf build/scaling:"; "$cuobjdump" --list-elf build/scaling | sort | uniq -c | head;
   echo "cuobjdump --list-ptx build/scaling (distinct):"; "$cuobjdump" --list-ptx build/scaling | sed 's/.*\.\(sm_[0-9a-z]*\)\..*/\1/' | sort | uniq -c; } 2>&1 | tee -a "$say_log"
 
-say "GPU tests but ResNet-50's and memcheck: ctest -L gpu -j4"
-timeout $(($(left) - 150)) ctest --test-dir build -L gpu -j4 --timeout 300 -E 'test_train_resnet50|gpu_memcheck' \
-    >"$L/gpu_tests.log" 2>&1
-say "gpu tests: exit $?"
-grep -E "tests passed|\*\*\*|Failed|Timeout|Not Run|Skipped" "$L/gpu_tests.log" | tee -a "$say_log"
-cp build/Testing/Temporary/LastTest.log "$L/gpu_last.log" 2>/dev/null
+device_gpu_suite 10
 grep -hE "^(naive|nccl).*G_|^nccl: skipped" "$L/gpu_last.log" | tee -a "$say_log"
-say "test_train_resnet50 alone"
-timeout $(($(left) - 10)) ctest --test-dir build -R test_train_resnet50 --timeout 200 --output-on-failure \
-    >"$L/resnet50.log" 2>&1
-say "resnet50: exit $?"
-grep -E "tests passed|Failed|Timeout" "$L/resnet50.log" | tee -a "$say_log"
 tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs
 say "done"
