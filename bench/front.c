@@ -77,15 +77,23 @@ static int load_corpus(const options_t *o, const model_info_t *mi, idx_dataset_t
     data->synthetic = c->synthetic;
     data->train.n = tokens_corpus_windows(&c->train, T);
     data->test.n = tokens_corpus_windows(&c->val, T);
+    for (int b = 0; b < o->n_batch; b++)    /* a step takes a batch of windows: none would make an epoch of 0 steps */
+        if (o->batch[b] > data->train.n) {
+            int n = data->train.n;
+            idx_free(data);
+            return errmsg(2, err, errlen, "--batch %d: the training split has %d windows of %d tokens, so a step "
+                          "takes at most %d sequences", o->batch[b], n, T, n);
+        }
     return 0;
 }
 
 int front_load_data(const options_t *o, idx_dataset_t *data, char *err, size_t errlen) {
     const model_info_t *mi = model_info(o->model);
     if (model_info_lm(mi)) return load_corpus(o, mi, data, err, errlen);
-    if (strcmp(o->dataset, "synthetic") == 0 && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
+    int synthetic = options_dataset_kind(o->dataset) < 0;   /* the table's kind: either model's, generated */
+    if (synthetic && model_info_imagenet(mi))   /* generated on the GPU, at the image size */
         idx_synthetic_generated(data, 1, o->image_size, mi->synth_channels, mi->synth_classes);
-    else if (strcmp(o->dataset, "synthetic") == 0) idx_synthetic(data, 1);
+    else if (synthetic) idx_synthetic(data, 1);
     else if (idx_load_dataset(o->data_dir, data, err, errlen) != 0) {
         /* a file that is not there: most often the data was never fetched, or the command runs outside the checkout
          * with the default --data-dir, which is relative */

@@ -266,7 +266,7 @@ static void names_where(char *buf, size_t len, const strategy_info_t *const *str
 static void join_where(char *buf, size_t len, const char *const *names, const int *keep) {
     const char *pick[OPT_LIST_MAX + 1];
     int n = 0;
-    for (int i = 0; names[i] && n < OPT_LIST_MAX; i++)
+    for (int i = 0; names[i] && i < OPT_LIST_MAX; i++)   /* keep has OPT_LIST_MAX entries */
         if (keep[i]) pick[n++] = names[i];
     pick[n] = NULL;
     opt_join_names(buf, len, pick);

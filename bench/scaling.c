@@ -93,11 +93,11 @@ static void print_flops(const options_t *o, const idx_dataset_t *data) {
     const gpt2_shape_t *sh = model_info_lm(model_info(model)) ? gpt2_shape(o->model_size) : NULL;
     if (sh && data->corpus) {   /* a language model: its parameters and FLOPs a token as tools/gpt2_bench counts them */
         gpt2_shape_t s = gpt2_shape_for_vocab(sh, (int)data->corpus->train.vocab);
-        double n = (double)gpt2_shape_params(&s), T = data->corpus->T, wpe = (double)s.context * s.width;
         printf("# model %s: %.0f parameters (tied head), %.4f GFLOP per token, forward + backward (6 N + 12 L T d, N "
                "without the position embedding); sequences of %d tokens, vocabulary %d; %d training windows, %d "
-               "held-out\n", options_model_cell(o), n, (6 * (n - wpe) + 12.0 * s.layers * T * s.width) / 1e9,
-               data->corpus->T, s.vocab, data->train.n, data->test.n);
+               "held-out\n", options_model_cell(o), (double)gpt2_shape_params(&s),
+               gpt2_shape_flops_per_token(&s, data->corpus->T) / 1e9, data->corpus->T, s.vocab, data->train.n,
+               data->test.n);
         return;
     }
     model_t *shape = malloc(sizeof *shape);

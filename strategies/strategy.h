@@ -25,8 +25,9 @@ typedef struct {
     unsigned long long seed;
     const idx_dataset_t *data;  /* host copy; the strategy uploads what its GPUs need (a language model's: corpus) */
     int cuda_graph;             /* single: replay each step from a captured CUDA graph */
-    int steps_cap;              /* --steps: steps the harness runs per epoch (0: whole epochs); per-step bookkeeping
-                                 * is sized for min(this, steps per epoch), not for a 5,000-step ImageNet epoch */
+    int steps_cap;              /* --steps: steps the harness runs per epoch (0: whole epochs); the rate table on the
+                                 * device is sized for min(this, steps per epoch) an epoch, not for a 5,000-step
+                                 * ImageNet epoch (the step events are one an epoch's step) */
     struct trace *trace;        /* --trace: ranges to record while trace->active, or NULL */
     const char *conv_cache;     /* --conv-cache: the convolution algorithm file (engine/conv_cache.h), or NULL */
     setup_count_t *setup_count; /* where the setup stands, for the run's progress lines (engine/setup_count.h), or

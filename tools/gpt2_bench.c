@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     gpu_t g;
     gpu_init(&g, 0, MATH_BF16);
     gpt2_model_t m;
-    const gpt2_adamw_cfg_t cfg = {0.9f, 0.95f, 1e-8f, 0.1f, 1.0f};
+    const gpt2_adamw_cfg_t cfg = GPT2_ADAMW_RECIPE(0.1f);
     char err[256] = "";
     if (gpt2_model_init(&m, sh, B, T, DTYPE_BF16, 0, g.cublas, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "gpt2_bench: %s\n", err);
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaMemcpy(tgt, h + 1, n * sizeof *tgt, cudaMemcpyHostToDevice));
     optim_t o;
     lr_schedule_t sched = {LR_CONSTANT, 6e-4, 0, 0};
-    if (optim_init(&o, OPTIM_SGD, 0.0f, 0.0f, &sched, 1, NULL, err, sizeof err) != 0) {
+    if (optim_init(&o, OPTIM_ADAMW, 0.0f, 0.0f, &sched, 1, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "gpt2_bench: optim_init: %s\n", err);
         return 1;
     }
@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
     step_t x = {&m, &o, tok, tgt, g.stream};
     graph_seg_t seg;
     memset(&seg, 0, sizeof seg);
-    double N = (double)gpt2_shape_params(sh) - (double)sh->context * sh->width;
-    double flops_tok = 6 * N + 12.0 * sh->layers * T * sh->width;
+    double N = (double)gpt2_shape_params(sh) - (double)sh->context * sh->width;   /* the params column */
+    double flops_tok = gpt2_shape_flops_per_token(sh, T);
     printf("variant,batch,seq,params,tokens_per_s,step_ms,step_ms_min,step_ms_max,mfu,loss,device_bytes\n");
     for (int graph = 0; graph <= 1; graph++) {
         for (int i = 0; i < 3; i++) graph_seg_run(&seg, g.stream, graph, train_step, &x, NULL);   /* warm-up */

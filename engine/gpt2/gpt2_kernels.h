@@ -31,7 +31,7 @@ void gpt2_layernorm_forward(const void *x, const float *w, const float *b, void 
 size_t gpt2_layernorm_scratch_bytes(int rows, int C);
 /* dx = dx_beta * dx + LayerNorm's input gradient (dx_beta 1: the residual stream's gradient is added to);
  * dw = dw_beta * dw + sum over rows of dy * xhat, db = dw_beta * db + sum of dy: deterministic (per-block partial
- * sums in scratch, then summed in block order). dx NULL: the parameters' gradients only. scratch: always. */
+ * sums in scratch, then summed in block order). dx and scratch: always. */
 void gpt2_layernorm_backward(const void *x, const float *w, const float *mean, const float *rstd, const void *dy,
                              void *dx, float dx_beta, float *dw, float *db, float dw_beta, dtype_t t, int rows, int C,
                              void *scratch, size_t scratch_bytes, cudaStream_t stream);

@@ -39,7 +39,8 @@ __global__ static void ln_forward_kernel(const T *x, const float *w, const float
 }
 
 /* Shared-memory slots of a warp's sums (ln_backward_kernel): lane l's column c = (32 k + l) V + v sits at slot
- * (k V + v) 32 + l, so a warp's 32 lanes touch 32 adjacent floats (no bank conflicts). ln_slots: slots for C columns. */
+ * (k V + v) 32 + l, so a warp's 32 lanes touch 32 adjacent floats (no bank conflicts). ln_slots: slots for C
+ * columns. */
 __host__ __device__ static inline int ln_slots(int C, int V) { return (C + 32 * V - 1) / (32 * V) * 32 * V; }
 __device__ static inline int ln_slot(int c, int V) { return (c / (32 * V) * V + c % V) * 32 + c / V % 32; }
 
@@ -69,7 +70,6 @@ __global__ static void ln_backward_kernel(const T *x, const float *w, const floa
             }
         }
         float mg = gpt2_warp_sum(sg) / C, mgx = gpt2_warp_sum(sgx) / C;
-        if (!dx) continue;
         T *dxr = dx + (size_t)row * C;
 #pragma unroll 4
         for (int c = lane * V; c < C; c += 32 * V) {

@@ -19,6 +19,8 @@ extern "C" {
 typedef struct {
     float beta1, beta2, eps, weight_decay, max_norm;
 } gpt2_adamw_cfg_t;
+/* GPT-2's recipe at weight decay wd. */
+#define GPT2_ADAMW_RECIPE(wd) ((gpt2_adamw_cfg_t){0.9f, 0.95f, 1e-8f, (wd), 1.0f})
 
 /* Which attention the model runs. AUTO: cuDNN's fused attention under bf16 where its plans build on this GPU and
  * cuDNN, else (fp32, or the plans refused, said in one line on stderr) the plain one; PLAIN: always the plain one. */

@@ -104,6 +104,11 @@ size_t gpt2_shape_params(const gpt2_shape_t *s) {
     return (size_t)s->vocab * c + (size_t)s->context * c + (size_t)s->layers * block + 2 * c;
 }
 
+double gpt2_shape_flops_per_token(const gpt2_shape_t *s, int T) {
+    double n = (double)gpt2_shape_params(s) - (double)s->context * s->width;
+    return 6 * n + 12.0 * s->layers * T * s->width;
+}
+
 void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat) {
     memset(flat, 0, n_flat * sizeof *flat);
     int n = gpt2_layout_count(s);

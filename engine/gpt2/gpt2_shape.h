@@ -29,6 +29,9 @@ gpt2_shape_t gpt2_shape_for_vocab(const gpt2_shape_t *s, int vocab);
 /* Trainable parameters with the tied head (the padding rows of the token embedding not counted): 124,439,808 for
  * small, as Hugging Face's GPT2LMHeadModel counts them. */
 size_t gpt2_shape_params(const gpt2_shape_t *s);
+/* Training FLOPs a token at sequences of T tokens, forward and backward, as PaLM's MFU and PyTorch's script count
+ * them: 6 N + 12 L T d, N the parameters but the position embedding. */
+double gpt2_shape_flops_per_token(const gpt2_shape_t *s, int T);
 
 /* The tensors of the flat layout, in layer order (the order backward finishes them in reverse): the embeddings, then
  * per block the twelve below, then the final LayerNorm. Weights are row-major (out, in), as nn.Linear's. */

@@ -110,7 +110,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
     /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
     gpt2_shape_t s = gpt2_shape_for_vocab(sh, (int)corpus->train.vocab);
     gpu_init(&g->gpu, device, math);
-    const gpt2_adamw_cfg_t adamw = {0.9f, 0.95f, 1e-8f, weight_decay, 1.0f};
+    const gpt2_adamw_cfg_t adamw = GPT2_ADAMW_RECIPE(weight_decay);
     dtype_t t = math_act_dtype(math);
     if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, g->gpu.cublas, &adamw, err,
                         errlen) != 0)

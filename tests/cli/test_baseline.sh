@@ -148,7 +148,8 @@ done
 #      the commit), none superseded: the fixture twice, the second copy at commit 9f9f9f9 (git_commit, counted from
 #      the end, before the language model's two columns: a quoted cell holds commas) with its run ids changed
 awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print; next } { print; $c["run_id"] = "b" $c["run_id"];
-    $(NF - 2) = "9f9f9f9"; later[++n] = $0 } END { for (i = 1; i <= n; i++) print later[i] }' "$fixture" >"$tmp/commits.csv"
+    $(NF - 2) = "9f9f9f9"; later[++n] = $0 } END { for (i = 1; i <= n; i++) print later[i] }' "$fixture" \
+    >"$tmp/commits.csv"
 "$report" report "$tmp/commits.csv" --out "$tmp/commits" >/dev/null 2>&1; rc=$?
 cm=$tmp/commits/REPORT.md
 [ $rc -eq 0 ] && ok || bad "two commits: rc=$rc"

@@ -88,6 +88,9 @@ expect_error '--model-size: model lenet has one size (models with sizes: gpt2)' 
 expect_error '--model-size: unknown size "huge" of gpt2 (valid: tiny, small, medium, large, xl)' --model-size huge \
     "${lm[@]}"
 expect_error '--math fp16: model gpt2 trains in fp32, tf32 or bf16' --math bf16,fp16 "${lm[@]}"
+[ -f "$root/data/sotu/train.bin" ] &&    # the corpus's windows are known only once it is read
+    expect_error '--batch 4096: the training split has 1828 windows of 1024 tokens, so a step takes at most' \
+        --batch 16,4096 "${lm[@]}"
 for s in naive nccl pipeline; do
     CUDA_VISIBLE_DEVICES= expect_error "--model gpt2: strategy $s does not train a language model yet (not yet: " \
         --strategy $s --gpus 2 "${lm[@]}"

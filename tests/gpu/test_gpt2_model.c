@@ -14,7 +14,7 @@
 #include "engine/optim.h"
 
 enum { B = 3, T = 40, ROWS = B * T, STEPS = 20 };
-static const gpt2_adamw_cfg_t OPT = {0.9f, 0.95f, 1e-8f, 0.1f, 1.0f};
+static const gpt2_adamw_cfg_t OPT = GPT2_ADAMW_RECIPE(0.1f);
 #define LR_ONE 1e-3      /* the one-step check's rate */
 #define LR_LEARN 3e-3    /* the learning check's: the reference falls from 6.2 to about 2.0 in 20 steps */
 

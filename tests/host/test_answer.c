@@ -1,4 +1,5 @@
-/* test_answer.c — a study's answer (study/answer.h, its words report/answer.h) against numbers computed by hand from a
+/* test_answer.c — a study's answer (study/answer.h, its words report/answer.h) against numbers computed by hand from
+ * a
  * CSV written here: images/s over the steady epochs of a row's seeds (median, range, counts; warm-up left out),
  * speedup and efficiency against single at the same batch and math, the change of final test accuracy, a configuration
  * that differs in its copy path only as a row of its own (naive over host memory beside naive over peer copies), the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpt2_torch.sh — one call of one GPU: the whole GPT-2 against PyTorch. tools/torch/gpt2_export.py writes the initial
 # weights, a batch of the corpus's tokens and PyTorch's 20 losses; build/tests/test_gpt2_torch runs the engine from
-# them and compares: tiny in fp32 first (the layout, quickly), then small at 16 x 1024 in bf16 (the test).
+# them and compares: tiny in fp32 first (the layout, quickly), then small at 16 x 1024 in bf16 (the real test).
 #
 #   OUT=/some/dir tools/device/gpt2_torch.sh      (carry .carry: the offline bundle)
 #

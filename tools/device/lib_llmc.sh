@@ -21,7 +21,8 @@ for src, dst in zip(sys.argv[1::2], sys.argv[2::2]):
     n = struct.unpack_from("<Q", b, 16)[0]
     open(dst, "wb").write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)) + b[32:32 + 2 * n])
 PY
-    sed -i 's/cudaMemAdviseSetPreferredLocation, cudaCpuDeviceId)/cudaMemAdviseSetPreferredLocation, cudaMemLocation{cudaMemLocationTypeHost, 0})/' \
+    local host='cudaMemLocation{cudaMemLocationTypeHost, 0}'
+    sed -i "s/cudaMemAdviseSetPreferredLocation, cudaCpuDeviceId)/cudaMemAdviseSetPreferredLocation, $host)/" \
         "$LLMC/llmc/cuda_utils.cuh"
 }
 
@@ -33,6 +34,6 @@ LLMC_MAKE=(env PATH=/usr/local/cuda/bin:$PATH make -C "$LLMC" train_gpt2cu NO_MU
 # (the first ones include cuDNN's and cuBLASLt's setup).
 llmc_median() {
     awk '/^step / { for (i = 1; i <= NF; i++) if ($i == "ms") { n++; if (n > 10) print $(i - 1) } }' "$1" |
-        sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "llmc,16,1024,median_step_ms %.2f,tokens_per_s %.0f,steps %d," \
-        "min_ms %.2f,max_ms %.2f\n", v[int((NR + 1) / 2)], 16384 / v[int((NR + 1) / 2)] * 1000, NR, v[1], v[NR] }'
+        sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "llmc,16,1024,median_step_ms %.2f,tokens_per_s %.0f," \
+        "steps %d,min_ms %.2f,max_ms %.2f\n", v[int((NR + 1) / 2)], 16384 / v[int((NR + 1) / 2)] * 1000, NR, v[1], v[NR] }'
 }

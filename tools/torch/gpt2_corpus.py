@@ -56,6 +56,9 @@ def main():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--lr", type=float, default=6e-4, help="the peak rate")
     ap.add_argument("--warmup-steps", type=int, default=20, help="W: the warm-up's steps")
+    ap.add_argument("--warmup-epochs", type=float, default=None,
+                    help="W as the command's --warmup-epochs: this share of an epoch's steps, rounded (over "
+                    "--warmup-steps)")
     ap.add_argument("--seed", type=int, default=1337, help="the initial weights' and the epochs' orders")
     ap.add_argument("--compile", action="store_true", help="torch.compile the training step's model")
     ap.add_argument("--train", default="data/sotu/train.bin")
@@ -69,8 +72,9 @@ def main():
         sys.exit("--seq must be in [1, %d]; --batch, --epochs at least 1; --warmup-steps at least 0" % shape[3])
     train, vocab = gm.read_tokens(torch, a.train)
     val, val_vocab = gm.read_tokens(torch, a.val)
-    if max(vocab, val_vocab) > shape[4]:   # tiny: the tokens taken modulo its vocabulary, as gpt2_export.py does
-        train, val = train % shape[4], val % shape[4]
+    if max(vocab, val_vocab) > shape[4]:   # the command widens tiny's vocabulary to the corpus's; this model cannot
+        sys.exit("--shape %s: its vocabulary of %d is smaller than the corpus's %d (the command widens it; this "
+                 "script does not): take small or larger" % (a.shape, shape[4], max(vocab, val_vocab)))
     dev = a.device.split(":")[0]
     train, val = train.to(a.device), val.to(a.device)
     n_windows = (train.numel() - 1) // a.seq
@@ -79,7 +83,8 @@ def main():
         sys.exit("fewer windows of %d + 1 tokens than a batch of %d in %s, or none in %s" % (a.seq, a.batch, a.train,
                                                                                                a.val))
     total = steps * a.epochs
-    warmup = min(a.warmup_steps, total)
+    w = a.warmup_steps if a.warmup_epochs is None else int(math.floor(a.warmup_epochs * steps + 0.5))   # lround
+    warmup = min(w, total)
 
     torch.manual_seed(a.seed)
     model = gm.build(torch, shape)
