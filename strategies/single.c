@@ -102,28 +102,26 @@ static void single_epoch_end_lm(gpt2_train_t *g, int steps, epoch_stats_t *out) 
     gpt2_train_epoch_end(g, steps, &out->epoch_s, &out->step_ms, &out->train_loss);
     out->peak_mem_mb = gpt2_train_mem_mb(g);
     out->lr_now = gpt2_train_lr_now(g);
-    char who[32];
-    snprintf(who, sizeof who, "gpu %d", g->gpu.device);
-    timing_print_steps(who, g->step_events, steps);
 }
 
-static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
-    single_t *s = state;
-    replica_t *r = &s->r;
-    out->steps = steps;
-    if (s->lm) {
-        single_epoch_end_lm(s->lm, steps, out);
-        return;
-    }
+/* An image classifier's epoch: loss and accuracy, the loss scale's state, the noise scale's halves. */
+static void single_epoch_end_replica(replica_t *r, int steps, epoch_stats_t *out) {
     dataset_shuffle_ahead(&r->data);   /* before the wait: the draw overlaps the epoch's last steps */
-    replica_epoch_end(r, out->steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
+    replica_epoch_end(r, steps, &out->epoch_s, &out->step_ms, &out->train_loss, &out->train_acc);
     out->peak_mem_mb = replica_mem_mb(r);
     replica_loss_scale_read(r, &out->loss_scale, &out->skipped_steps);
     out->lr_now = replica_lr_now(r);
     replica_epoch_gns_halves(r, &out->gns_small_sq, &out->gns_big_sq, &out->gns_b_small, &out->gns_b_big);
+}
+
+static void single_epoch_end(void *state, int steps, epoch_stats_t *out) {
+    single_t *s = state;
+    out->steps = steps;
+    if (s->lm) single_epoch_end_lm(s->lm, steps, out);
+    else single_epoch_end_replica(&s->r, steps, out);
     char who[32];
-    snprintf(who, sizeof who, "gpu %d", r->gpu.device);
-    timing_print_steps(who, r->step_events, steps);
+    snprintf(who, sizeof who, "gpu %d", s->lm ? s->lm->gpu.device : s->r.gpu.device);
+    timing_print_steps(who, s->lm ? s->lm->step_events : s->r.step_events, steps);
 }
 
 static double single_evaluate(void *state) {
