@@ -251,16 +251,6 @@ static int check_list(const char *opt, int n, char *err, size_t errlen) {
     return 0;
 }
 
-/* The names of the strategies that reduce gradients (reducing) or are staged (!reducing), as "a, b". */
-static void names_where(char *buf, size_t len, const strategy_info_t *const *strategies, int reducing) {
-    const char *names[64];
-    int n = 0;
-    for (int i = 0; strategies[i] && n < 63; i++)
-        if (reducing ? strategies[i]->reduces : strategies[i]->staged) names[n++] = strategies[i]->name;
-    names[n] = NULL;
-    opt_join_names(buf, len, names);
-}
-
 /* The names of a table's entries where keep[i] (names NULL-terminated), as "a, b" into buf: the models, data sets or
  * optimizers a message offers, from their tables. */
 static void join_where(char *buf, size_t len, const char *const *names, const int *keep) {
@@ -285,6 +275,8 @@ static void strategies_having(const strategy_info_t *const *strategies, int (*ha
     opt_join_names(valid, len, names);
 }
 static int trains_lm(const strategy_info_t *s) { return s->lm; }
+static int reduces(const strategy_info_t *s) { return s->reduces; }
+static int staged(const strategy_info_t *s) { return s->staged; }
 static int measures_noise(const strategy_info_t *s) { return s->noise_scale != 0; }
 
 static int check_model_kind(const options_t *o, const model_info_t *mi, const strategy_info_t *st,
@@ -350,6 +342,45 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
 }
 
 /* n_devices < 0 skips the device-count check (used where devices are not queried, e.g. host tests). */
+/* What the strategy's properties allow: a 2-byte wire (a gradient reduction's), micro-batches and a split (a staged
+ * strategy's), the noise scale (a strategy that measures it). 0, or 2 with the message. */
+static int check_strategy(const options_t *o, const strategy_info_t *st, const strategy_info_t *const *strategies,
+                          char *err, size_t errlen) {
+    int narrow = -1;   /* a 2-byte wire asked for */
+    for (int i = 0; i < o->n_grad_dtype; i++) {
+        if ((int)o->grad_dtype[i] < 0 || o->grad_dtype[i] >= DTYPE_COUNT)
+            return errmsg(2, err, errlen, "--grad-dtype: unknown gradient dtype %d", (int)o->grad_dtype[i]);
+        if (dtype_is_low(o->grad_dtype[i])) narrow = i;
+    }
+    /* Only a gradient reduction has a wire to narrow; the all-reduce benchmark measures every dtype itself. */
+    if (narrow >= 0 && st && !o->bench && !st->reduces) {
+        char valid[256];
+        const char *t = dtype_name(o->grad_dtype[narrow]);
+        strategies_having(strategies, reduces, valid, sizeof valid);
+        return errmsg(2, err, errlen, "--grad-dtype %s: strategy %s has no gradient reduction (%s gradients apply "
+                      "to: %s)", t, o->strategy, t, valid);
+    }
+    /* Micro-batches and splits are a staged strategy's: for another a list would repeat identical runs. */
+    int micro_given = options_given(o, "micro-batches") && (o->n_micro != 1 || o->micro[0] != 1);
+    if (st && !st->staged && (micro_given || o->n_split)) {
+        char valid[256];
+        strategies_having(strategies, staged, valid, sizeof valid);
+        return errmsg(2, err, errlen, "--%s applies to --strategy %s only (strategy is %s)",
+                      micro_given ? "micro-batches" : "split", valid, o->strategy);
+    }
+    for (int i = 0; o->n_split && i < o->n_gpus; i++)   /* one hand split fits one stage count */
+        if (o->gpus[i] != o->n_split + 1)
+            return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
+                        o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
+    if (o->gns_every > 0 && st && !st->noise_scale) {
+        char valid[256];
+        strategies_having(strategies, measures_noise, valid, sizeof valid);
+        return errmsg(2, err, errlen, "--gns-every: strategy %s does not measure the gradient noise scale (%s does)",
+                      o->strategy, valid);
+    }
+    return 0;
+}
+
 int options_validate(const options_t *o, const strategy_info_t *const *strategies, int n_devices, char *err,
                      size_t errlen) {
     if (err && errlen) err[0] = '\0';
@@ -397,32 +428,6 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
         check_list("micro-batches", o->n_micro, err, errlen) || check_list("math", o->n_math, err, errlen) ||
         check_list("grad-dtype", o->n_grad_dtype, err, errlen))
         return 2;
-    int narrow = -1;   /* a 2-byte wire asked for */
-    for (int i = 0; i < o->n_grad_dtype; i++) {
-        if ((int)o->grad_dtype[i] < 0 || o->grad_dtype[i] >= DTYPE_COUNT)
-            return errmsg(2, err, errlen, "--grad-dtype: unknown gradient dtype %d", (int)o->grad_dtype[i]);
-        if (dtype_is_low(o->grad_dtype[i])) narrow = i;
-    }
-    /* Only a gradient reduction has a wire to narrow; the all-reduce benchmark measures every dtype itself. */
-    if (narrow >= 0 && st && !o->bench && !st->reduces) {
-        char valid[256];
-        const char *t = dtype_name(o->grad_dtype[narrow]);
-        names_where(valid, sizeof valid, strategies, 1);
-        return errmsg(2, err, errlen, "--grad-dtype %s: strategy %s has no gradient reduction (%s gradients apply "
-                      "to: %s)", t, o->strategy, t, valid);
-    }
-    /* Micro-batches and splits are a staged strategy's: for another a list would repeat identical runs. */
-    int micro_given = options_given(o, "micro-batches") && (o->n_micro != 1 || o->micro[0] != 1);
-    if (st && !st->staged && (micro_given || o->n_split)) {
-        char valid[256];
-        names_where(valid, sizeof valid, strategies, 0);
-        return errmsg(2, err, errlen, "--%s applies to --strategy %s only (strategy is %s)",
-                      micro_given ? "micro-batches" : "split", valid, o->strategy);
-    }
-    for (int i = 0; o->n_split && i < o->n_gpus; i++)   /* one hand split fits one stage count */
-        if (o->gpus[i] != o->n_split + 1)
-            return errmsg(2, err, errlen, "--split gives %d stage start%s (%d stages) but --gpus has %d", o->n_split,
-                        o->n_split == 1 ? "" : "s", o->n_split + 1, o->gpus[i]);
     if (o->epochs < 1) return errmsg(2, err, errlen, "--epochs: \"%d\" is not a positive integer", o->epochs);
     if (o->target_acc > 1)
         return errmsg(2, err, errlen, "--target-acc %g: a test accuracy is a fraction of 1 (0.92 for 92 %%)",
@@ -430,12 +435,7 @@ int options_validate(const options_t *o, const strategy_info_t *const *strategie
     if (o->warmup_epochs > o->epochs)
         return errmsg(2, err, errlen, "--warmup-epochs %g is longer than the run's %d epochs", o->warmup_epochs,
                       o->epochs);
-    if (o->gns_every > 0 && st && !st->noise_scale) {
-        char valid[256];
-        strategies_having(strategies, measures_noise, valid, sizeof valid);
-        return errmsg(2, err, errlen, "--gns-every: strategy %s does not measure the gradient noise scale (%s does)",
-                      o->strategy, valid);
-    }
+    if (check_strategy(o, st, strategies, err, errlen)) return 2;
     int max_gpus = 0;
     for (int i = 0; i < o->n_gpus; i++) {
         if (o->gpus[i] < 1) return errmsg(2, err, errlen, "--gpus: \"%d\" is not a positive integer", o->gpus[i]);
