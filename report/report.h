@@ -216,6 +216,23 @@ char *report_md_code(const char *s, int in_table);
  * report_f0's format. */
 numtext_t report_ranged(const char *fmt, study_stat_t st);
 
+/* What a group's trained model is judged by, in the report's words, defined once for its tables and sentences: an
+ * image model's final test accuracy (%, higher is better), a language model's final held-out loss (test_loss, nats,
+ * lower is better: it has no accuracy). The numbers are study/'s (answer.h's acc and loss, one_gpu.h's cells). */
+typedef struct {
+    const char *head;           /* the tables' column: "final test acc" */
+    const char *text_head;      /* the printed answer's shorter one: "test acc" */
+    const char *delta_head;     /* the change against the reference: "Δ acc (points)" */
+    const char *words;          /* in a sentence, before its number: "final test accuracy" */
+    const char *name;           /* what holds, falls or is the best: "accuracy" */
+    const char *fell, *worse;   /* past the noise: "fell" and "below" (the best); a loss "rose", "above" */
+    const char *fmt, *dfmt;     /* its number and its change: "%.1f %%" (report_pct's), "%+.1f" */
+    const char *dunit;          /* the change's unit in a sentence: " points" */
+} report_quality_t;
+const report_quality_t *report_quality(int tokens);
+/* fmt (a report_quality_t's fmt or dfmt, or another format of one double) of x, or "—" for NAN. */
+numtext_t report_fmt(const char *fmt, double x);
+
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing
  * for one precision); ", " and that where there is one. */
