@@ -160,7 +160,8 @@ int baseline_figure(report_t *r, char *err, size_t errlen);
 /* The maths of a model and dataset side by side (precision.c): a row pairs the configurations that differ in math
  * only; per math j the median over seeds of the steady epoch t (s), t over the reference math's (tf32 where present,
  * else the first), speedup and efficiency (%) over single at the same batch and math, communication and its exposed
- * part as % of the step (of the median run), and the median final accuracy (%); NAN where there is none. */
+ * part as % of the step (of the median run), and the median final accuracy (%; a language model's: held-out loss,
+ * report_quality); NAN where there is none. */
 typedef struct {
     int pair;           /* a run of the row */
     int *best, *acc;    /* per math, its median-time run and a run with an accuracy, or -1 */
