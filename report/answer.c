@@ -107,10 +107,10 @@ static void table_write(FILE *f, const study_answer_t *a, const study_answer_tab
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
     const report_quality_t *q = report_quality(a->s->grp[t->group].tokens);
-    for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", markdown || !text_heads[c] ? heads[c] : text_heads[c]);
-    free(cell[QCOL]), free(cell[QCOL + 1]);
-    cell[QCOL] = mem_printf("%s", markdown ? q->head : q->text_head);
-    cell[QCOL + 1] = mem_printf("%s", q->delta_head);
+    for (int c = 0; c < NCOL; c++)
+        cell[c] = mem_printf("%s", c == QCOL ? (markdown ? q->head : q->text_head)
+                                   : c == QCOL + 1 ? q->delta_head
+                                   : markdown || !text_heads[c] ? heads[c] : text_heads[c]);
     if (a->s->grp[t->group].tokens) {    /* a language model's speeds: the heads name its unit */
         const char *unit = study_tput_unit(1);
         free(cell[4]), free(cell[11]);
