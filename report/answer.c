@@ -3,6 +3,7 @@
 #include "answer.h"
 #include "report.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +19,21 @@ void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus) {
 /* ---- the writer: one table of cells, as Markdown or as aligned text */
 
 enum { NCOL = 13 };
+enum { QCOL = 8 };     /* the trained model's columns, QCOL and the change beside it: report_quality's heads */
 static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", "per GPU", "speedup",
-                                        "efficiency", "final test acc", "Δ acc (points)", "to target (s)",
+                                        "efficiency", NULL, NULL, "to target (s)",
                                         "images/s range (epochs, runs)", "status"};
 static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0};
 /* The printed answer's compact table (ANSWER_TEXT_WIDTH): the columns it keeps, their shorter heads, and the
  * accuracy and time to target as medians alone; REPORT.md and summary.csv keep every column and range. */
 static const int compact[NCOL] = {1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1};
 static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", NULL, "speedup",
-                                             "effic.", "test acc", NULL, "target s", NULL, "status"};
+                                             "effic.", NULL, NULL, "target s", NULL, "status"};
+
+/* A row's measure of its trained model over its seeds (report_quality: a language model's held-out loss, else its
+ * accuracy), and its change against the reference's; lm: the row's group is a language model's. */
+static study_stat_t quality_of(const study_answer_row_t *w, int lm) { return lm ? w->loss : w->acc; }
+static double quality_delta(const study_answer_row_t *w, int lm) { return lm ? w->dloss : w->dacc; }
 
 /* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
 static void row_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
@@ -54,9 +61,14 @@ static void row_cells(char *cell[NCOL], const study_answer_t *a, const study_ans
     int self = w->ref >= 0 && &t->row[w->ref] == w;    /* the reference's own row: nothing to compare */
     cell[6] = isnan(w->speedup) || self ? mem_printf("—") : mem_printf("%.2f×", w->speedup);
     cell[7] = mem_printf("%s", report_pct(self ? NAN : 100 * w->efficiency).s);
-    cell[8] = markdown ? mem_printf("%s", report_ranged("%.1f %%", w->acc).s) : mem_printf("%s",
-                                                                                           report_pct(w->acc.med).s);
-    cell[9] = isnan(w->dacc) || self ? mem_printf("—") : mem_printf("%+.1f%s", w->dacc, w->fell ? " fell" : "");
+    int lm = a->s->grp[t->group].tokens;
+    const report_quality_t *q = report_quality(lm);
+    study_stat_t qs = quality_of(w, lm);
+    double dq = quality_delta(w, lm);
+    cell[QCOL] = mem_printf("%s", markdown ? report_ranged(q->fmt, qs).s : report_fmt(q->fmt, qs.med).s);
+    cell[QCOL + 1] = isnan(dq) || self ? mem_printf("—")
+                                       : mem_printf("%s%s%s", report_fmt(q->dfmt, dq).s, w->fell ? " " : "",
+                                                    w->fell ? q->fell : "");
     /* every seed's time, or how many reached it */
     cell[10] = !study_answer_has_target(w) ? mem_printf("—")
                : w->tt.n == w->n ? mem_printf("%s", markdown ? report_ranged("%.2f", w->tt).s : report_f2(w->tt.med).s)
@@ -94,7 +106,11 @@ static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, in
 static void table_write(FILE *f, const study_answer_t *a, const study_answer_table_t *t, int markdown) {
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
-    for (int c = 0; c < NCOL; c++) cell[c] = mem_printf("%s", markdown || !text_heads[c] ? heads[c] : text_heads[c]);
+    const report_quality_t *q = report_quality(a->s->grp[t->group].tokens);
+    for (int c = 0; c < NCOL; c++)
+        cell[c] = mem_printf("%s", c == QCOL ? (markdown ? q->head : q->text_head)
+                                   : c == QCOL + 1 ? q->delta_head
+                                   : markdown || !text_heads[c] ? heads[c] : text_heads[c]);
     if (a->s->grp[t->group].tokens) {    /* a language model's speeds: the heads name its unit */
         const char *unit = study_tput_unit(1);
         free(cell[4]), free(cell[11]);
@@ -144,15 +160,21 @@ static void row_words(bytes_t *b, const study_answer_t *a, const study_answer_ta
     text_printf(b, " in %s, %s %s", t->math, report_f0(w->ips.med).s, study_tput_unit(a->s->grp[t->group].tokens));
 }
 
-/* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)" */
+/* ", 1.90× single (95.1 % efficiency), final test accuracy 89.0 % (-2.7 points against single)"; a language model's
+ * ", final held-out loss 5.231 (+0.012 against single)" */
 static void row_numbers(bytes_t *b, const study_answer_t *a, const study_answer_table_t *t,
                         const study_answer_row_t *w) {
     const char *ref = study_ref(a->s);
+    int lm = a->s->grp[t->group].tokens;
+    const report_quality_t *q = report_quality(lm);
+    study_stat_t qs = quality_of(w, lm);
+    double dq = quality_delta(w, lm);
     if (!isnan(w->speedup) && w->run->gpus > 1)
         text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, report_pct(100 * w->efficiency).s);
-    if (!isnan(w->dacc) && w->ref >= 0 && &t->row[w->ref] != w)
-        text_printf(b, ", final test accuracy %s (%+.1f points against %s)", report_pct(w->acc.med).s, w->dacc, ref);
-    else if (!isnan(w->acc.med)) text_printf(b, ", final test accuracy %s", report_pct(w->acc.med).s);
+    if (!isnan(dq) && w->ref >= 0 && &t->row[w->ref] != w)
+        text_printf(b, ", %s %s (%s%s against %s)", q->words, report_fmt(q->fmt, qs.med).s, report_fmt(q->dfmt, dq).s,
+                    q->dunit, ref);
+    else if (!isnan(qs.med)) text_printf(b, ", %s %s", q->words, report_fmt(q->fmt, qs.med).s);
 }
 
 /* ", 92 % in 4.21 s of training (1404 steps; 3 of 3 seeds)", or ", never reached 92 % (0 of 3 seeds)". */
@@ -167,22 +189,25 @@ static void tt_words(bytes_t *b, const study_answer_row_t *w) {
 
 /* The pick on one GPU count, and the row beside it (study_answer_fastest). */
 static void fastest_line(bytes_t *b, const study_answer_t *a, int g, int gpus) {
-    int ti, ri, at, ar, tm = study_answer_target_mode(a, g, gpus);
+    int ti, ri, at, ar, tm = study_answer_target_mode(a, g, gpus), lm = a->s->grp[g].tokens;
+    const report_quality_t *q = report_quality(lm);
     report_gpus_word(b, gpus);
     text_printf(b, ": ");
     if (!study_answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
-        text_printf(b, tm ? "no row reached the target in every seed"
-                          : at >= 0 ? "none with a steady epoch and an accuracy not below the best past its noise"
-                                    : "none with a steady epoch");
+        if (tm) text_printf(b, "no row reached the target in every seed");
+        else if (at >= 0)
+            text_printf(b, "none with a steady epoch and %s %s not %s the best past its noise", lm ? "a" : "an",
+                        q->name, q->worse);
+        else text_printf(b, "none with a steady epoch");
         if (tm && at >= 0) text_printf(b, "; the most %s: ", study_tput_unit(a->s->grp[g].tokens));
     } else {
         row_words(b, a, &a->t[ti], &a->t[ti].row[ri]);
         tt_words(b, &a->t[ti].row[ri]);
         row_numbers(b, a, &a->t[ti], &a->t[ti].row[ri]);
         if (at >= 0 && tm) text_printf(b, "; the most %s: ", study_tput_unit(a->s->grp[g].tokens));
-        else if (at >= 0)
-            text_printf(b, gpus == 1 ? "; faster, but below the best accuracy past the noise: "
-                                     : "; the fastest whose accuracy held: ");
+        else if (at >= 0 && gpus == 1)
+            text_printf(b, "; faster, but %s the best %s past the noise: ", q->worse, q->name);
+        else if (at >= 0) text_printf(b, "; the fastest whose %s held: ", q->name);
     }
     if (at >= 0) {
         row_words(b, a, &a->t[at], &a->t[at].row[ar]);
@@ -225,10 +250,11 @@ static void finding_target(bytes_t *b, const study_answer_t *a, int g, int gpus)
 
 /* The finding in one sentence: with a target, finding_target; else on the most GPUs the study ran, the fastest row
  * with its numbers (and whether its accuracy held); on one GPU, the fastest setting not below the best accuracy past
- * the noise. */
+ * the noise (a language model's: by its held-out loss, report_quality). */
 static void finding(bytes_t *b, const study_answer_t *a, int g, int gpus) {
-    int ti, ri, at, ar;
+    int ti, ri, at, ar, lm = a->s->grp[g].tokens;
     const char *ref = study_ref(a->s);
+    const report_quality_t *q = report_quality(lm);
     if (study_answer_target_mode(a, g, gpus)) return finding_target(b, a, g, gpus);
     if (!study_answer_fastest(a, g, gpus, &ti, &ri, &at, &ar)) {
         text_printf(b, "on %d GPU%s no row has a steady epoch", gpus, gpus == 1 ? "" : "s");
@@ -242,23 +268,27 @@ static void finding(bytes_t *b, const study_answer_t *a, int g, int gpus) {
         if (!isnan(w->speedup))
             text_printf(b, ", %.2f× %s at the same batch (%s efficiency)", w->speedup, ref,
                         report_pct(100 * w->efficiency).s);
-        if (!isnan(w->dacc))
-            text_printf(b, ", its final test accuracy %s, %+.1f points against %s's (%s)", report_pct(w->acc.med).s,
-                        w->dacc,
-                        ref, w->fell ? "it fell, past the noise" : "within noise");
+        if (!isnan(quality_delta(w, lm)))
+            text_printf(b, ", its %s %s, %s%s against %s's (%s%s%s)", q->words,
+                        report_fmt(q->fmt, quality_of(w, lm).med).s, report_fmt(q->dfmt, quality_delta(w, lm)).s,
+                        q->dunit, ref, w->fell ? "it " : "within noise", w->fell ? q->fell : "",
+                        w->fell ? ", past the noise" : "");
         if (at >= 0) {
-            text_printf(b, "; the fastest whose accuracy held is ");
+            text_printf(b, "; the fastest whose %s held is ", q->name);
             row_words(b, a, &a->t[at], &a->t[at].row[ar]);
         }
         return;
     }
-    text_printf(b, "on 1 GPU the fastest setting whose accuracy is within the noise of the best is ");
+    text_printf(b, "on 1 GPU the fastest setting whose %s is within the noise of the best is ", q->name);
     row_words(b, a, t, w);
-    if (!isnan(w->acc.med)) text_printf(b, " at %s", report_pct(w->acc.med).s);
+    double best = quality_of(w, lm).med, other = at >= 0 ? quality_of(&a->t[at].row[ar], lm).med : NAN;
+    if (!isnan(best) && lm) text_printf(b, ", %s %s", q->words, report_fmt(q->fmt, best).s);
+    else if (!isnan(best)) text_printf(b, " at %s", report_fmt(q->fmt, best).s);
     if (at >= 0) {
         text_printf(b, "; ");
         row_words(b, a, &a->t[at], &a->t[at].row[ar]);
-        text_printf(b, " is faster but reached %s", report_pct(a->t[at].row[ar].acc.med).s);
+        if (lm) text_printf(b, " is faster but its %s is %s", q->words, report_fmt(q->fmt, other).s);
+        else text_printf(b, " is faster but reached %s", report_fmt(q->fmt, other).s);
     }
 }
 
@@ -283,9 +313,10 @@ static void missed(FILE *f, const study_answer_t *a, int g, int markdown, const 
 }
 
 /* The answer's words under its tables: the fastest (or soonest to target) per GPU count, the rows that missed the
- * target, the rows whose accuracy fell past the noise, and the finding. */
+ * target, the rows whose accuracy fell (a language model's held-out loss rose) past the noise, and the finding. */
 static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
-    int *gpus = NULL, n = 0, cap = 0;
+    int *gpus = NULL, n = 0, cap = 0, lm = a->s->grp[g].tokens;
+    const report_quality_t *q = report_quality(lm);
     for (int t = 0; t < a->n; t++)
         for (int r = 0; a->t[t].group == g && r < a->t[t].n; r++) *MEM_PUSH(gpus, n, cap) = a->t[t].row[r].run->gpus;
     qsort(gpus, (size_t)n, sizeof *gpus, by_int);
@@ -294,9 +325,9 @@ static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
     if (tm) fprintf(f, markdown ? "**Soonest to the target** per GPU count (every seed reached it; training time, "
                                   "evaluation apart):\n\n"
                                 : "# soonest to the target per GPU count (every seed reached it):\n");
-    else if (markdown) fprintf(f, "**Fastest** per GPU count (on one GPU, not below the best accuracy past its noise)"
-                                  ":\n\n");
-    else fprintf(f, "# fastest per GPU count (on one GPU, not below the best accuracy past its noise):\n");
+    else fprintf(f, markdown ? "**Fastest** per GPU count (on one GPU, not %s the best %s past its noise):\n\n"
+                             : "# fastest per GPU count (on one GPU, not %s the best %s past its noise):\n",
+                 q->worse, q->name);
     for (int i = 0; i < n; i++) {
         if (i && gpus[i] == gpus[i - 1]) continue;
         bytes_t b = {0};
@@ -311,19 +342,26 @@ static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
             const study_answer_row_t *w = &a->t[t].row[r];
             if (!w->fell && !(w->below && one)) continue;
             if (!fell++)
-                fprintf(f, markdown ? "\n**Accuracy fell** past the noise of both (against `%s` at the same batch; "
+                fprintf(f, markdown ? "\n**%c%s %s** past the noise of both (against `%s` at the same batch; "
                                       "on one GPU, against the best; the noise: the seeds' range, or one seed's last "
                                       "%d epochs):\n\n"
-                                    : "# accuracy fell past the noise of both (against %s at the same batch; on one "
+                                    : "# %c%s %s past the noise of both (against %s at the same batch; on one "
                                       "GPU, against the best; the noise: the seeds' range, or one seed's last %d "
                                       "epochs):\n",
+                        markdown ? toupper((unsigned char)q->name[0]) : q->name[0], q->name + 1, q->fell,
                         study_ref(a->s), STUDY_SPREAD_EPOCHS);
             bytes_t b = {0};
             row_words(&b, a, &a->t[t], w);
-            text_printf(&b, ": final test accuracy %s (noise %.1f–%.1f %%)", report_pct(w->acc.med).s, w->acc_lo,
-                        w->acc_hi);
-            if (w->fell) text_printf(&b, ", %+.1f points against %s at the same batch", w->dacc, study_ref(a->s));
-            else text_printf(&b, ", below the best on one GPU");
+            if (lm)
+                text_printf(&b, ": %s %s (noise %.3f–%.3f)", q->words, report_fmt(q->fmt, w->loss.med).s, w->loss_lo,
+                            w->loss_hi);
+            else
+                text_printf(&b, ": %s %s (noise %.1f–%.1f %%)", q->words, report_fmt(q->fmt, w->acc.med).s, w->acc_lo,
+                            w->acc_hi);
+            if (w->fell)
+                text_printf(&b, ", %s%s against %s at the same batch", report_fmt(q->dfmt, quality_delta(w, lm)).s,
+                            q->dunit, study_ref(a->s));
+            else text_printf(&b, ", %s the best on one GPU", q->worse);
             fprintf(f, "%s%s\n", item, b.s);
             free(b.s);
         }

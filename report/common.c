@@ -1,5 +1,5 @@
 /* common.c — what the report's tables and figures share: numbers as text, a path as a code span, the words of
- * labels. The orders runs are read in and the statistics over them are study/'s (config.h, stat.h). */
+ * labels and of what a trained model is judged by. The orders of runs and their statistics are study/'s. */
 #include "report.h"
 
 #include <math.h>
@@ -17,6 +17,7 @@ numtext_t report_f1(double x) { return num_or_dash("%.1f", x); }
 numtext_t report_f3(double x) { return num_or_dash("%.3f", x); }
 numtext_t report_f2(double x) { return num_or_dash("%.2f", x); }
 numtext_t report_pct(double x) { return num_or_dash("%.1f %%", x); }
+numtext_t report_fmt(const char *fmt, double x) { return num_or_dash(fmt, x); }
 numtext_t report_num(double x) {
     numtext_t t;
     study_num_s(t.s, sizeof t.s, x);
@@ -78,4 +79,12 @@ numtext_t report_ranged(const char *fmt, study_stat_t st) {
         snprintf(t.s + l, sizeof t.s - l, " (%.40s–%.40s)", lo.s, hi.s);
     }
     return t;
+}
+
+const report_quality_t *report_quality(int tokens) {
+    static const report_quality_t acc = {"final test acc", "test acc", "Δ acc (points)", "final test accuracy",
+                                         "accuracy", "fell", "below", "%.1f %%", "%+.1f", " points"},
+                                  loss = {"held-out loss", "loss", "Δ loss (nats)", "final held-out loss",
+                                          "held-out loss", "rose", "above", "%.3f", "%+.3f", ""};
+    return tokens ? &loss : &acc;
 }

@@ -201,9 +201,17 @@ static void answer(const report_t *r, FILE *md) {
             "seeds) less `%s`'s there, in points; it fell only past the noise of both (the seeds' range, or one seed's "
             "last %d epochs), else it is within noise; on one GPU, against the best row. To target: the training "
             "time (CUDA events, evaluation apart) to the first epoch at the target, over the seeds (doc/report.md). "
-            "`summary.csv` beside this file has every configuration as a row.\n\n",
+            "`summary.csv` beside this file has every configuration as a row.",
             STUDY_ACC_POINTS, lm ? "images/s (a language model's: tokens/s)" : "images/s",
             lm ? "throughput" : "images/s", study_ref(&r->st), study_ref(&r->st), STUDY_SPREAD_EPOCHS);
+    /* a language model has no accuracy: what stands in its place, and how its rule reads */
+    if (lm)
+        fprintf(md, " A language model's rows show its %s in place of accuracy (the mean cross-entropy on the held-out "
+                    "split, nats, lower is better; the median over seeds and their range), its setting the fastest "
+                    "whose %s is within the noise of the best, and Δ loss its change against `%s`'s; it rose only past "
+                    "the noise of both, as accuracy falls.",
+                report_quality(1)->words, report_quality(1)->name, study_ref(&r->st));
+    fprintf(md, "\n\n");
     for (int g = 0; g < r->st.ng; g++) answer_write(md, &a, g, 1);
     study_answer_free(&a);
 }

@@ -1,7 +1,7 @@
 /* one_gpu.c — REPORT.md's section for a model and dataset whose runs are all on one GPU (the default study on one
- * GPU): throughput and final accuracy per batch and math, the fastest, the largest batch that fit, and why there is
- * nothing to scale; the numbers are study/one_gpu.h's, so the report and the printed answer say the same; and the
- * words of those facts (answer.h), which the printed answer shares. */
+ * GPU): throughput and final accuracy (a language model's: held-out loss) per batch and math, the fastest, the
+ * largest batch that fit, and why there is nothing to scale; the numbers are study/one_gpu.h's, so the report and the
+ * printed answer say the same; and the words of those facts (answer.h), which the printed answer shares. */
 #include "report.h"
 #include "answer.h"
 
@@ -16,6 +16,10 @@ void answer_one_fastest(FILE *f, const study_one_cell_t *c, const study_one_t *o
     if (!isnan(o->best_acc))
         fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", STUDY_ACC_POINTS,
                 100 * o->best_acc);
+    const report_quality_t *q = report_quality(1);
+    if (b->tokens && !isnan(o->best_loss))
+        fprintf(f, ", the fastest whose %s is within the noise of the best (%s)", q->name,
+                report_fmt(q->fmt, o->best_loss).s);
     for (int m = 0; m < o->n_math; m++)
         if (o->there[m] >= 0)
             fprintf(f, "; %s there: %.0f %s (%.2f× slower)", o->math[m], c[o->there[m]].ips, unit, o->slower[m]);
@@ -37,15 +41,16 @@ void report_one_gpu(const report_t *r, FILE *md, int g) {
     int n = study_one_gpu_cells(s, g, c);
     study_one_t o;
     study_one_gpu(c, n, &o);
+    int lm = s->grp[g].tokens;
+    const report_quality_t *q = report_quality(lm);
     fprintf(md, "### One GPU\n\nEvery run of %s is on one GPU, so nothing scales: no epoch-time, speedup or "
                 "breakdown figure, no all-reduce model and no projection. What one GPU can, per batch and math "
-                "(%s: the median of a run's steady epochs; accuracy: its last epoch's):\n\n",
-            s->grp[g].sub, study_tput_unit(s->grp[g].tokens));
-    fprintf(md, "| batch | math | %s | final test acc | status |\n|---:|---|---:|---:|---|\n",
-            study_tput_unit(s->grp[g].tokens));
+                "(%s: the median of a run's steady epochs; %s: its last epoch's):\n\n",
+            s->grp[g].sub, study_tput_unit(lm), q->name);
+    fprintf(md, "| batch | math | %s | %s | status |\n|---:|---|---:|---:|---|\n", study_tput_unit(lm), q->head);
     for (int i = 0; i < n; i++) {
         fprintf(md, "| %d | %s | %s | %s | %s |\n", c[i].batch, *c[i].math ? c[i].math : "—",
-                report_f0(c[i].ips).s, report_pct(100 * c[i].acc).s, c[i].status);
+                report_f0(c[i].ips).s, report_fmt(q->fmt, lm ? c[i].loss : 100 * c[i].acc).s, c[i].status);
     }
     fprintf(md, "\n");
     if (o.fastest >= 0) {

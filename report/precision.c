@@ -2,7 +2,7 @@
  * one: a row pairs the configurations that differ in math only (strategy, GPUs, batch, schedule, M, link, learning
  * rate, what else differs, gradient dtype); per math the median steady epoch over seeds, its ratio to the reference
  * math's (tf32 where present, else the first), speedup and efficiency over single at the same batch and math, the
- * communication share of a step and the median final accuracy. */
+ * communication share of a step and the median final accuracy (a language model's: held-out loss). */
 #include "report.h"
 
 #include <math.h>
@@ -37,7 +37,8 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
         for (int i = 0; i < n; i++)
             if (!strcmp(u[i]->math, t->math[j])) m[k++] = u[i];
         w->t[j] = study_stat_runs(m, k, study_run_epoch_s).med;
-        w->accuracy[j] = study_stat_runs(m, k, study_run_facc).med;
+        /* a language model's held-out loss in its accuracy's place (report_quality) */
+        w->accuracy[j] = study_stat_runs(m, k, s->grp[g].tokens ? study_run_floss : study_run_facc).med;
         w->acc[j] = isnan(w->accuracy[j]) ? -1 : (int)(m[0] - s->run);
         int timed = 0;
         for (int i = 0; i < k; i++)
@@ -118,7 +119,8 @@ void report_precision(const report_t *r, FILE *md, int g) {
     for (int j = 0; j < nm; j++) fprintf(md, " | epoch (s) %s", pm[j]);
     for (int j = 0; j < nm; j++)
         if (j != ref) fprintf(md, " | %s / %s", pm[j], pm[ref]);
-    static const char *const cols[] = {"speedup", "efficiency", "communication", "final test acc"};
+    const report_quality_t *q = report_quality(s->grp[g].tokens);
+    const char *const cols[] = {"speedup", "efficiency", "communication", q->head};
     for (int c = 0; c < 4; c++)
         for (int j = 0; j < nm; j++) fprintf(md, " | %s %s", cols[c], pm[j]);
     fprintf(md, " |\n|---|---:|---:|---:%s", grads ? "|---" : "");
@@ -151,12 +153,7 @@ void report_precision(const report_t *r, FILE *md, int g) {
             else
                 fprintf(md, " | %.1f %% (%.1f %%)", w->comm[j], w->exposed[j]);
         }
-        for (int j = 0; j < nm; j++) {
-            if (!isnan(w->accuracy[j]))
-                fprintf(md, " | %.1f %%", w->accuracy[j]);
-            else
-                fprintf(md, " | —");
-        }
+        for (int j = 0; j < nm; j++) fprintf(md, " | %s", report_fmt(q->fmt, w->accuracy[j]).s);
         fprintf(md, " |\n");
     }
     fprintf(md, "\n");

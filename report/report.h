@@ -90,7 +90,8 @@ int report_runs(const study_runs_t *s, FILE *f);
 /* summary.csv (runs.c): a header, then per reported run (configuration) its key columns (study_key_columns, the
  * cells as the study CSV writes them), run_id, git_commit, variant, steady_epochs, images_per_s (the steady
  * median), its min and max, images_per_s_per_gpu, epoch_s, speedup and efficiency (T1/TN, T1/(N·TN)),
- * final_test_acc (a fraction) and status. 0, or 1 when f could not be written. */
+ * final_test_acc (a fraction), final_test_loss (a language model's held-out loss, nats) and status. 0, or 1 when f
+ * could not be written. */
 int report_summary_csv(const study_runs_t *s, FILE *f);
 
 /* One GPU's section for group g: throughput and accuracy per batch and math, the fastest, the largest batch. */
@@ -159,7 +160,8 @@ int baseline_figure(report_t *r, char *err, size_t errlen);
 /* The maths of a model and dataset side by side (precision.c): a row pairs the configurations that differ in math
  * only; per math j the median over seeds of the steady epoch t (s), t over the reference math's (tf32 where present,
  * else the first), speedup and efficiency (%) over single at the same batch and math, communication and its exposed
- * part as % of the step (of the median run), and the median final accuracy (%); NAN where there is none. */
+ * part as % of the step (of the median run), and the median final accuracy (%; a language model's: held-out loss,
+ * report_quality); NAN where there is none. */
 typedef struct {
     int pair;           /* a run of the row */
     int *best, *acc;    /* per math, its median-time run and a run with an accuracy, or -1 */
@@ -215,6 +217,23 @@ char *report_md_code(const char *s, int in_table);
 /* "0.785", or "0.785 (0.780–0.790)" where the values differ: fmt is report_f3, report_f2, report_pct or
  * report_f0's format. */
 numtext_t report_ranged(const char *fmt, study_stat_t st);
+
+/* What a group's trained model is judged by, in the report's words, defined once for its tables and sentences: an
+ * image model's final test accuracy (%, higher is better), a language model's final held-out loss (test_loss, nats,
+ * lower is better: it has no accuracy). The numbers are study/'s (answer.h's acc and loss, one_gpu.h's cells). */
+typedef struct {
+    const char *head;           /* the tables' column: "final test acc" */
+    const char *text_head;      /* the printed answer's shorter one: "test acc" */
+    const char *delta_head;     /* the change against the reference: "Δ acc (points)" */
+    const char *words;          /* in a sentence, before its number: "final test accuracy" */
+    const char *name;           /* what holds, falls or is the best: "accuracy" */
+    const char *fell, *worse;   /* past the noise: "fell" and "below" (the best); a loss "rose", "above" */
+    const char *fmt, *dfmt;     /* its number and its change: "%.1f %%" (report_pct's), "%+.1f" */
+    const char *dunit;          /* the change's unit in a sentence: " points" */
+} report_quality_t;
+const report_quality_t *report_quality(int tokens);
+/* fmt (a report_quality_t's fmt or dfmt, or another format of one double) of x, or "—" for NAN. */
+numtext_t report_fmt(const char *fmt, double x);
 
 /* Words of labels, appended to b: "1 GPU" / "4 GPUs"; a run's batch ("256/GPU", or "batch 1024" for the pipeline);
  * ", <link>" or nothing; the run's math and gradient dtype, each only where its group holds more than one (nothing

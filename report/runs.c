@@ -94,7 +94,8 @@ static void csv_num(FILE *f, int *col, double x) {   /* as --runs writes it (sho
 }
 
 /* What the report says of a configuration beside its key: its steady epochs, images/s (median, extremes, per GPU),
- * epoch time, speedup and efficiency against T1, final test accuracy (a fraction, as the CSV's) and how it ended. */
+ * epoch time, speedup and efficiency against T1, final test accuracy (a fraction, as the CSV's), a language model's
+ * final held-out loss in its place (nats, as the CSV's test_loss; empty for an image model) and how it ended. */
 #define SUMMARY_COLUMNS(TEXT, NUM)                                                                                   \
     TEXT(run_id, r->run_id) TEXT(git_commit, r->env->git_commit) TEXT(variant, r->variant)                           \
     NUM(steady_epochs, study_steady_count(r, RESULTS_COL_epoch_s))                                                     \
@@ -104,7 +105,8 @@ static void csv_num(FILE *f, int *col, double x) {   /* as --runs writes it (sho
     NUM(images_per_s_per_gpu, r->med[RESULTS_COL_images_per_s] / r->gpus) NUM(epoch_s, r->med[RESULTS_COL_epoch_s]) \
     NUM(speedup, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] : NAN)                  \
     NUM(efficiency, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] / r->gpus : NAN)     \
-    NUM(final_test_acc, isnan(r->facc) ? NAN : r->facc / 100) TEXT(status, r->fstat)
+    NUM(final_test_acc, isnan(r->facc) ? NAN : r->facc / 100) NUM(final_test_loss, r->floss)                      \
+    TEXT(status, r->fstat)
 
 int report_summary_csv(const study_runs_t *s, FILE *f) {
     int col = 0;

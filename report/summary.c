@@ -1,6 +1,7 @@
 /* summary.c — REPORT.md's summary of a model and dataset: one table per strategy, a row per configuration but its
  * seed (GPUs, schedule, batch, micro-batches, link, learning rate, what else differs, precision): the median over
- * its seeds with their range (epoch, model epoch, speedup, efficiency, accuracy) and every run's status. */
+ * its seeds with their range (epoch, model epoch, speedup, efficiency, accuracy or a language model's held-out loss)
+ * and every run's status. */
 #include "report.h"
 
 #include <math.h>
@@ -14,7 +15,8 @@ typedef struct {
     const study_run_t *any;           /* the last of them: its strategy, GPUs, batch, link */
     const study_run_t *rep;           /* the run of the median epoch time (the lower one of an even count): its per-step
                                  * cells stand for the row; NULL where no run has a steady epoch */
-    study_stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds */
+    study_stat_t t, acc;              /* epoch time (s) and final test accuracy (%) over its seeds; a language
+                                       * model's: acc is its final held-out loss (report_quality) */
     const char **st;            /* the statuses its runs ended with, in the order first seen, and their counts */
     int *stc, nst, cst;
     int t1;                     /* T1's run at its batch and math, or -1 */
@@ -38,7 +40,7 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
     w->n = n;
     w->any = u[n - 1];
     w->t = study_stat_runs(u, n, study_run_epoch_s);
-    w->acc = study_stat_runs(u, n, study_run_facc);
+    w->acc = study_stat_runs(u, n, s->grp[w->any->group].tokens ? study_run_floss : study_run_facc);
     const study_run_t **timed = mem_alloc((size_t)n * sizeof *timed);
     int k = 0;
     for (int i = 0; i < n; i++)
@@ -82,23 +84,24 @@ static void table_head(const report_t *r, FILE *md, const srow_t *w, const notes
     const char *ph = nm && ng ? "| math | grads " : nm ? "| math " : ng ? "| grads " : "";
     const char *pr = nm && ng ? "|---|---" : nm || ng ? "|---" : "";
     const char *vh = nt->variant ? " variant |" : "", *vr = nt->variant ? "---|" : "";
+    const char *qh = report_quality(gr->tokens)->head;
     fprintf(md, "\n#### %s\n\n", w->any->strategy);
     if (w->any->pipe) {
         fprintf(md,
                 "%s| GPUs (stages) | schedule | batch | M | lr |%s epoch (s) | model epoch (s) | speedup vs %s at the "
                 "same batch | efficiency | speedup vs %s at its fastest batch | bubble measured | bubble ideal (its "
-                "schedule's) | images/s | final test acc | status |\n",
-                ph, vh, study_ref(&r->st), study_ref(&r->st));
+                "schedule's) | images/s | %s | status |\n",
+                ph, vh, study_ref(&r->st), study_ref(&r->st), qh);
         fprintf(md, "%s|---:|---|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr, vr);
     } else if (nt->bench) {
         fprintf(md,
                 "%s| GPUs | batch/GPU | lr |%s steps | epoch (s) | model epoch (s) | speedup | model speedup | "
-                "efficiency | all-reduce ms/step (measured / model) | final test acc | status |\n",
-                ph, vh);
+                "efficiency | all-reduce ms/step (measured / model) | %s | status |\n",
+                ph, vh, qh);
         fprintf(md, "%s|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---|---|---|\n", pr, vr);
     } else {
-        fprintf(md, "%s| GPUs | batch/GPU | lr |%s steps | epoch (s) | speedup | efficiency | final test acc | status |\n",
-                ph, vh);
+        fprintf(md, "%s| GPUs | batch/GPU | lr |%s steps | epoch (s) | speedup | efficiency | %s | status |\n",
+                ph, vh, qh);
         fprintf(md, "%s|---:|---:|---:|%s---:|---:|---:|---:|---|---|\n", pr, vr);
     }
 }
@@ -197,7 +200,7 @@ static void summary_row(const report_t *r, FILE *md, const srow_t *w, notes_t *n
     if (nt->variant) text_printf(&var, " %s |", *u->variant ? u->variant : "—");
     numtext_t steps = w->rep && !isnan(w->rep->med[RESULTS_COL_steps]) ? report_num(w->rep->med[RESULTS_COL_steps])
                                                                         : report_f3(NAN);
-    numtext_t acc = report_ranged("%.1f %%", w->acc);
+    numtext_t acc = report_ranged(report_quality(r->st.grp[u->group].tokens)->fmt, w->acc);
     double t1 = t1_time(&r->st, w, RESULTS_COL_epoch_s);
     cells_t c = {text_str(&lead), text_str(&gl), steps.s, acc.s, text_str(&stl), text_str(&var),
                  !isnan(w->t.med) && !isnan(t1) ? t1 / w->t.med : NAN};

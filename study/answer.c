@@ -31,10 +31,11 @@ static int cmp_setting(const study_run_t *a, const study_run_t *b) {
     return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
 }
 
-/* The noise of a setting's accuracy: the range of its seeds' final accuracies, or with one seed its last epochs'. */
-static void acc_noise(study_answer_row_t *w) {
-    w->acc_lo = w->n > 1 ? w->acc.min : w->u[0]->acc_lo;
-    w->acc_hi = w->n > 1 ? w->acc.max : w->u[0]->acc_hi;
+/* The noise of a setting's accuracy or held-out loss (st over its n seeds u): the range of its seeds' final values, or
+ * with one seed its last epochs'. */
+static void noise_of(const study_run_t *const *u, int n, study_stat_t st, int loss, double *lo, double *hi) {
+    *lo = n > 1 ? st.min : loss ? u[0]->loss_lo : u[0]->acc_lo;
+    *hi = n > 1 ? st.max : loss ? u[0]->loss_hi : u[0]->acc_hi;
 }
 
 /* Whether setting a (its time to target over its seeds, n runs) trains the model sooner than b: every seed reached the
@@ -48,15 +49,23 @@ int study_acc_held(double acc, double best, double unit) {
     return isnan(best) || (!isnan(acc) && acc >= best - STUDY_ACC_POINTS * unit);
 }
 
+int study_loss_held(double lo, double best_hi) {
+    return isnan(best_hi) || (!isnan(lo) && !study_loss_rose(best_hi, lo));
+}
+
 /* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
- * (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy. */
+ * (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy (a language model's: within
+ * the noise of the best held-out loss). */
 static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) {
-    double best_acc = NAN;
-    for (int i = 0; i < n;) {   /* the best accuracy of a setting */
+    double best_acc = NAN, best_loss = NAN, best_hi = NAN, lo, hi;
+    for (int i = 0; i < n;) {   /* the best accuracy of a setting, and the best held-out loss with its noise */
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
         double a = study_stat_runs(u + i, j - i, study_run_facc).med;
         if (!isnan(a) && !(best_acc >= a)) best_acc = a;
+        study_stat_t l = study_stat_runs(u + i, j - i, study_run_floss);
+        noise_of(u + i, j - i, l, 1, &lo, &hi);
+        if (!isnan(l.med) && !(best_loss <= l.med)) best_loss = l.med, best_hi = hi;
         i = j;
     }
     memset(w, 0, sizeof *w);
@@ -66,14 +75,17 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
         study_stat_t acc = study_stat_runs(u + i, j - i, study_run_facc),
         ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i]));
-        study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s);
-        int held = study_acc_held(acc.med, best_acc, 1);
+        study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s),
+                     loss = study_stat_runs(u + i, j - i, study_run_floss);
+        noise_of(u + i, j - i, loss, 1, &lo, &hi);
+        /* a language model has no accuracy: its held-out loss is what a faster setting must not give up */
+        int held = u[i]->tokens ? study_loss_held(lo, best_hi) : study_acc_held(acc.med, best_acc, 1);
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
         if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */
             pick = (held && !chosen_held) || (held == chosen_held && faster);
         if (pick) {
-            w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt;
+            w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt, w->loss = loss;
             w->tt_steps = study_stat_runs(u + i, j - i, study_run_tt_steps);
             chosen_held = held;
         }
@@ -81,7 +93,8 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
     }
     w->run = w->u[0];
     w->target = 100 * w->run->tt.target;
-    acc_noise(w);
+    noise_of(w->u, w->n, w->acc, 0, &w->acc_lo, &w->acc_hi);
+    noise_of(w->u, w->n, w->loss, 1, &w->loss_lo, &w->loss_hi);
     w->status = "ok";
     for (int i = 0; i < w->n; i++)
         if (strcmp(w->u[i]->fstat, "ok") != 0) {
@@ -90,8 +103,9 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         }
 }
 
-/* The reference row at each row's batch; speedup, efficiency and the change of accuracy against it; whether the
- * accuracy held (against the reference; a row on one GPU, against the best of the group's rows on one GPU). */
+/* The reference row at each row's batch; speedup, efficiency and the change of accuracy (and of held-out loss)
+ * against it; whether the accuracy held (against the reference; a row on one GPU, against the best of the group's
+ * rows on one GPU): a language model's row by its held-out loss. */
 static void table_finish(study_answer_table_t *t, const study_answer_row_t *best_one) {
     for (int i = 0; i < t->n; i++) {
         study_answer_row_t *w = &t->row[i];
@@ -109,8 +123,13 @@ static void table_finish(study_answer_table_t *t, const study_answer_row_t *best
         w->speedup = r ? w->ips.med / r->ips.med : NAN;
         w->efficiency = w->speedup / w->run->gpus;
         w->dacc = r ? w->acc.med - r->acc.med : NAN;
-        if (w->run->gpus == 1 && best_one && best_one != w) w->below = study_acc_fell(best_one->acc_lo, w->acc_hi);
-        if (!study_is_reference(w->run->info) && r) w->fell = study_acc_fell(r->acc_lo, w->acc_hi);
+        w->dloss = r ? w->loss.med - r->loss.med : NAN;
+        int lm = w->run->tokens;
+        const study_answer_row_t *o = best_one;
+        if (w->run->gpus == 1 && o && o != w)
+            w->below = lm ? study_loss_rose(o->loss_hi, w->loss_lo) : study_acc_fell(o->acc_lo, w->acc_hi);
+        if (!study_is_reference(w->run->info) && r)
+            w->fell = lm ? study_loss_rose(r->loss_hi, w->loss_lo) : study_acc_fell(r->acc_lo, w->acc_hi);
     }
 }
 
@@ -135,12 +154,15 @@ void study_answer_make(const study_runs_t *s, study_answer_t *a) {
         }
         i = j;
     }
-    for (int i = 0; i < a->n; i++) {   /* the best accuracy on one GPU of each group, across its maths */
+    for (int i = 0; i < a->n; i++) {   /* the best accuracy (least held-out loss) on one GPU of each group */
         const study_answer_row_t *best = NULL;
         for (int k = 0; k < a->n; k++)
             for (int r = 0; a->t[k].group == a->t[i].group && r < a->t[k].n; r++) {
                 const study_answer_row_t *w = &a->t[k].row[r];
-                if (w->run->gpus == 1 && !isnan(w->acc.med) && (!best || w->acc.med > best->acc.med)) best = w;
+                if (w->run->gpus != 1) continue;
+                if (w->run->tokens ? !isnan(w->loss.med) && (!best || w->loss.med < best->loss.med)
+                                   : !isnan(w->acc.med) && (!best || w->acc.med > best->acc.med))
+                    best = w;
             }
         table_finish(&a->t[i], best);
     }

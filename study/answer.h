@@ -10,9 +10,14 @@
  * answer's rows and a one-GPU study's cells weigh accuracy by this one rule. Held where there is no best (NAN); a
  * missing acc (NAN) is not. */
 int study_acc_held(double acc, double best, double unit);
+/* A language model's rule in its place, lower being better and no points to count: 1 when a held-out loss whose noise
+ * starts at lo is not above the best's noise (ending at best_hi) past both (study_loss_rose). Held where there is no
+ * best (NAN); a missing loss is not. */
+int study_loss_held(double lo, double best_hi);
 
 /* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them: the soonest to the target
- * where one was set (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy. */
+ * where one was set (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy (a
+ * language model's: the fastest whose held-out loss is within the noise of the best, study_loss_held). */
 typedef struct {
     const study_run_t *run;             /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
     const study_run_t *const *u;        /* the chosen setting's runs (its seeds), n of them */
@@ -24,11 +29,14 @@ typedef struct {
     double target;                      /* the target accuracy (%) its runs were measured to; NAN: none */
     study_stat_t tt, tt_steps;          /* time to target (training seconds, steps) over the seeds that reached it */
     double dacc;                        /* acc.med minus the reference row's (points); NAN without */
+    study_stat_t loss;                  /* a language model's final held-out loss (nats) over the seeds */
+    double loss_lo, loss_hi;            /* its noise, as acc_lo and acc_hi are the accuracy's */
+    double dloss;                       /* loss.med minus the reference row's; NAN without */
     int fell;                           /* not the reference, and its accuracy fell against the reference's at its
-                                         * batch past both noises (study_acc_fell): a difference inside them is
-                                         * "within noise" */
-    int below;                          /* on one GPU, below the best accuracy of the group's rows on one GPU, past
-                                         * the noise */
+                                         * batch past both noises (study_acc_fell; a language model's: its held-out
+                                         * loss rose, study_loss_rose): a difference inside them is "within noise" */
+    int below;                          /* on one GPU, below the best accuracy (above the best held-out loss) of the
+                                         * group's rows on one GPU, past the noise */
     const char *status;                 /* "ok", or the first other way one of its runs ended */
     int ref;                            /* the reference row at its batch and math (itself for the reference), or -1 */
 } study_answer_row_t;
@@ -59,8 +67,9 @@ int study_answer_target_mode(const study_answer_t *a, int g, int gpus);
 /* The answer's pick on `gpus` GPUs of group g, across its maths (table *ti, row *ri; 0 when there is none). Where
  * its runs have a target accuracy, the row whose every seed reached it soonest (time to target), *alt the row of the
  * most images/s where that is another (the fastest epoch, which is not the fastest trained model). Without a target:
- * on one GPU the fastest row whose accuracy is not below the best past the noise, *alt a faster row below it; on
- * more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy held. *at, *ar -1 without. */
+ * on one GPU the fastest row whose accuracy is not below the best past the noise (held-out loss not above), *alt a
+ * faster row below it; on more, the fastest row, *alt (where the pick's accuracy fell) the fastest whose accuracy
+ * held. *at, *ar -1 without. */
 int study_answer_fastest(const study_answer_t *a, int g, int gpus, int *ti, int *ri, int *at, int *ar);
 /* The GPU count of group g whose pick (study_answer_fastest) trains to the target soonest, every seed at it: the
  * count, its median time to target in *tt and global batch in *batch (the fewer GPUs on a tie); 0 where no count has

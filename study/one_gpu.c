@@ -1,5 +1,6 @@
 /* one_gpu.c — the facts of a one-GPU study (one_gpu.h): whether a group's runs are all on one GPU, a cell per run,
- * and per math the largest batch that fit, the fastest within the accuracy's noise and the other maths at its batch. */
+ * and per math the largest batch that fit, the fastest within the accuracy's (or held-out loss's) noise and the other
+ * maths at its batch. */
 #include "one_gpu.h"
 
 #include <math.h>
@@ -27,8 +28,8 @@ int study_one_gpu_cells(const study_runs_t *s, int g, study_one_cell_t *c) {
         const study_run_t *u = &s->run[i];
         if (u->group != g) continue;
         c[n++] = (study_one_cell_t){.math = u->math, .status = u->fstat, .batch = u->line_batch,
-                                    .ips = study_run_tput(u), .acc = u->facc / 100,
-                                    .tokens = u->tokens};
+                                    .ips = study_run_tput(u), .acc = u->facc / 100, .loss = u->floss,
+                                    .loss_lo = u->loss_lo, .loss_hi = u->loss_hi, .tokens = u->tokens};
     }
     return n;
 }
@@ -42,9 +43,13 @@ int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b) {
 void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
     memset(o, 0, sizeof *o);
     o->fastest = -1;
-    o->best_acc = NAN;
-    for (int i = 0; i < n; i++)
+    o->best_acc = o->best_loss = NAN;
+    double best_hi = NAN;   /* the noise of the least held-out loss: its upper end */
+    for (int i = 0; i < n; i++) {
         if (c[i].ips >= 0 && !isnan(c[i].acc) && !(o->best_acc >= c[i].acc)) o->best_acc = c[i].acc;
+        if (c[i].ips >= 0 && !isnan(c[i].loss) && !(o->best_loss <= c[i].loss))
+            o->best_loss = c[i].loss, best_hi = c[i].loss_hi;
+    }
     for (int i = 0; i < n; i++) {
         int m = 0;
         while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
@@ -55,8 +60,9 @@ void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
         int oom = strcmp(c[i].status, "oom") == 0;
         if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
-        /* a faster cell whose accuracy collapsed is no answer (the cells' accuracies are fractions) */
-        int held = study_acc_held(c[i].acc, o->best_acc, 0.01);
+        /* a faster cell whose accuracy collapsed (whose held-out loss rose) is no answer (the cells' accuracies are
+         * fractions) */
+        int held = c[i].tokens ? study_loss_held(c[i].loss_lo, best_hi) : study_acc_held(c[i].acc, o->best_acc, 0.01);
         if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
     for (int m = 0; m < o->n_math; m++) {

@@ -1,5 +1,6 @@
 /* one_gpu.h — a study whose runs are all on one GPU asks what one GPU can: per batch and math a cell per run, the
- * fastest within the accuracy's noise, what the other maths do there and the largest batch that fit. Host-only. */
+ * fastest within the accuracy's noise (a language model's: its held-out loss's), what the other maths do there and
+ * the largest batch that fit. Host-only. */
 #pragma once
 #include "answer.h"
 
@@ -14,6 +15,8 @@ typedef struct {
     int batch;
     double ips, acc;        /* the median of the steady epochs' throughput (study_run_tput), the final test accuracy
                              * (a fraction); NAN without */
+    double loss, loss_lo, loss_hi;  /* a language model's final held-out loss (nats) and its noise (the run's last
+                                     * epochs', study_loss_spread); NAN without */
     int tokens;             /* ips is in tokens/s (a language model's run), else images/s */
 } study_one_cell_t;
 
@@ -26,10 +29,11 @@ typedef struct {
      * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
     int fit[STUDY_ONE_MAX_MATHS], no_fit[STUDY_ONE_MAX_MATHS];
     /* The cell of the highest throughput among those whose accuracy is within STUDY_ACC_POINTS of the best cell's
-     * (every cell with a throughput where no cell has an accuracy), -1 without one; and the best accuracy (a
-     * fraction, NAN: none). */
+     * (a language model's: whose held-out loss is within the noise of the least, study_loss_held; every cell with a
+     * throughput where no cell has either), -1 without one; the best accuracy (a fraction) and the least held-out
+     * loss, NAN: none. */
     int fastest;
-    double best_acc;
+    double best_acc, best_loss;
     /* Per math, the fastest cell's batch in that math: its cell (-1 for the fastest's own math, or where that math
      * has no throughput at that batch) and how many times slower than the fastest it is (NAN without). */
     int there[STUDY_ONE_MAX_MATHS];

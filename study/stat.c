@@ -43,5 +43,6 @@ double study_run_epoch_s(const study_run_t *r) { return r->med[RESULTS_COL_epoch
 double study_run_tput(const study_run_t *r) { return r->med[study_run_tput_col(r)]; }
 double study_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
 double study_run_facc(const study_run_t *r) { return r->facc; }
+double study_run_floss(const study_run_t *r) { return r->floss; }
 double study_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
 double study_run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }

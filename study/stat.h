@@ -22,6 +22,8 @@ double study_run_epoch_s(const study_run_t *r);
 double study_run_tput(const study_run_t *r);
 double study_run_step_ms(const study_run_t *r);
 double study_run_facc(const study_run_t *r);
+/* Its final held-out loss (a language model's, nats), NAN without. */
+double study_run_floss(const study_run_t *r);
 /* Its time to target in training seconds, and in steps; NAN where it did not reach the target (or has none). */
 double study_run_tt_s(const study_run_t *r);
 double study_run_tt_steps(const study_run_t *r);

@@ -129,7 +129,7 @@ static void run_start(study_runs_t *s, study_run_t *r, const study_row_t *row) {
     r->link = link_tag(row->nodes, r->tr);
     r->nodes = row->nodes > 0 ? row->nodes : 1;
     r->gpn = row->gpus_per_node > 0 ? row->gpus_per_node : r->gpus;
-    r->facc = NAN;
+    r->facc = r->floss = NAN;
     r->peak_mb = NAN;
     r->last = -1;
     names_add(&g->maths, r->math);
@@ -155,6 +155,7 @@ static void run_row(study_runs_t *s, study_run_t *r, const study_row_t *row) {
         r->last = e;
         r->final = row;
         r->facc = !(acc < 0) && !isnan(acc) ? 100 * acc : NAN;
+        r->floss = row->test_loss >= 0 ? row->test_loss : NAN;    /* < 0: none; NaN stays none */
     }
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
     if (row->tokens_per_s >= 0) r->tokens = g->tokens = 1;
@@ -246,6 +247,7 @@ static void run_medians(study_run_t *r) {
     study_time_to_target(r->rows, r->nrows, NAN, &r->tt);
     study_acc_spread(r->rows, r->nrows, STUDY_SPREAD_EPOCHS, &r->acc_lo, &r->acc_hi);
     r->acc_lo *= 100, r->acc_hi *= 100;
+    study_loss_spread(r->rows, r->nrows, STUDY_SPREAD_EPOCHS, &r->loss_lo, &r->loss_hi);
     double g2, trace;
     study_noise_scale(r->rows, r->nrows, &g2, &trace, &r->gns_b);
 }

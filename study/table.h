@@ -16,7 +16,7 @@ typedef struct {
     char *variant;                      /* what tells it from its strategy's other runs in its group where they differ:
                                          * copy path or NCCL algorithm, init, momentum, weight decay, commit ("") */
     const study_env_t *env;           /* the machine and build of its first row */
-    const study_row_t *final;         /* its last epoch's row: facc's, and the cells a run ended with */
+    const study_row_t *final;         /* its last epoch's row: facc's, floss's, and the cells a run ended with */
     const strategy_info_t *info;        /* its strategy's properties; NULL for one this binary does not know */
     int group;                          /* its model and dataset (study_runs_t.grp) */
     int gpus, global_batch, per_gpu;
@@ -28,6 +28,8 @@ typedef struct {
     int global;                         /* its line batch is the global batch (study_t1_global) */
     double facc;                        /* final test accuracy, %, NAN without one */
     double acc_lo, acc_hi;              /* its last epochs' test accuracy, % (study_acc_spread): a seed's noise */
+    double floss;                       /* a language model's final held-out loss (test_loss, nats), NAN without */
+    double loss_lo, loss_hi;            /* its last epochs' held-out loss (study_loss_spread): a seed's noise */
     study_target_t tt;                  /* its time to target (study/target.h) */
     double gns_b;                       /* its gradient noise scale B_simple (study_noise_scale), NAN: not measured */
     double peak_mb;                     /* the largest peak_mem_mb of its rows, NAN without one */

@@ -46,19 +46,29 @@ int study_time_to_target(const study_row_t *const *rows, int n, double target, s
     return t->reached;
 }
 
-void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi) {
+/* The extremes of the last k ok epochs' values of one measure (the test accuracy, or the held-out loss): one
+ * definition of a seed's noise for both. */
+static void last_spread(const study_row_t *const *rows, int n, int k, int loss, double *lo, double *hi) {
     *lo = *hi = NAN;
     const study_row_t **r = by_epoch(rows, n);
     if (!r) return;
     for (int i = n - 1, got = 0; i >= 0 && got < k; i--) {
-        double a = r[i]->test_acc;
-        /* a diverged epoch's accuracy is no measure of a seed's noise */
+        double a = loss ? r[i]->test_loss : r[i]->test_acc;
+        /* a diverged epoch's accuracy or loss is no measure of a seed's noise */
         if (r[i]->epoch < 1 || a < 0 || isnan(a) || study_status_parse(r[i]->status) != RUN_OK) continue;
         if (!(*lo <= a)) *lo = a;
         if (!(*hi >= a)) *hi = a;
         got++;
     }
     free(r);
+}
+
+void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi) {
+    last_spread(rows, n, k, 0, lo, hi);
+}
+
+void study_loss_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi) {
+    last_spread(rows, n, k, 1, lo, hi);
 }
 
 int study_cmp_recipe(const study_row_t *a, const study_row_t *b) {
@@ -70,6 +80,10 @@ int study_cmp_recipe(const study_row_t *a, const study_row_t *b) {
 
 int study_acc_fell(double a_lo, double b_hi) {
     return b_hi < a_lo;   /* NAN compares false: no accuracy, no finding */
+}
+
+int study_loss_rose(double a_hi, double b_lo) {
+    return b_lo > a_hi;   /* NAN compares false: no loss, no finding */
 }
 
 int study_noise_scale(const study_row_t *const *rows, int n, double *g2, double *trace, double *b_simple) {

@@ -1,6 +1,6 @@
 /* target.h — what a run's accuracy says, defined once for the run's summary line, the answer and the report: its time
  * to a target accuracy (training time and steps to the first epoch that reaches it, evaluation apart), the noise of
- * its accuracy, and its gradient noise scale. Host-only. */
+ * its accuracy (a language model's: its held-out loss), and its gradient noise scale. Host-only. */
 #pragma once
 #include "schema.h"
 
@@ -25,17 +25,22 @@ int study_time_to_target(const study_row_t *const *rows, int n, double target, s
 /* How far apart a run's last k epochs' test accuracies lie (fractions, *lo <= *hi): the noise of its accuracy where
  * only one seed ran. NAN without an accuracy. */
 void study_acc_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi);
+/* The same of its held-out losses (test_loss, nats): a language model's seed's noise, in place of its accuracy's. */
+void study_loss_spread(const study_row_t *const *rows, int n, int k, double *lo, double *hi);
 /* Whether two runs (a row of each) trained to one recipe: optimizer, learning-rate schedule and warm-up; < 0, 0, > 0
  * as strcmp (an older CSV's empty cells are equal). The answer's reference of a row and the batch curves share it. */
 int study_cmp_recipe(const study_row_t *a, const study_row_t *b);
 
-/* The epochs of the spread a one-seed run's accuracy is judged with (study_acc_spread). */
+/* The epochs of the spread a one-seed run's accuracy or loss is judged with (study_acc_spread, study_loss_spread). */
 #define STUDY_SPREAD_EPOCHS 3
 
 /* Whether accuracy b fell against a, past the noise. Each is an interval (over seeds: the range of the final
  * accuracies; with one seed, study_acc_spread): 1 when b's whole interval lies below a's (b_hi < a_lo), 0 where they
  * overlap ("within noise") or either is missing. */
 int study_acc_fell(double a_lo, double b_hi);
+/* The same for a language model's held-out loss, where lower is better: 1 when b's whole interval lies above a's
+ * (b_lo > a_hi), 0 where they overlap or either is missing. */
+int study_loss_rose(double a_hi, double b_lo);
 
 /* A run's gradient noise scale (engine/gns.h) over its epochs: the means of its epochs' gns_small_sq and gns_big_sq,
  * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). Epochs that did not end ok or

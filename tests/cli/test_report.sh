@@ -281,5 +281,35 @@ if command -v gnuplot >/dev/null; then
     done
 fi
 
+# ---- a language model (tests/fixtures/study_gpt2.csv: GPT-2 small on one H200, seeds 1-3 of 3 epochs, the command's
+# own CSV of results/gpt2-h200-2026-11-29): its held-out loss where an image model's accuracy is. The seeds' final
+# losses 5.19115, 5.23081 and 5.24015: the answer's and the summary's 5.231 (5.191-5.240), each run's in the one-GPU
+# table and summary.csv's final_test_loss. The control: the image fixture's report (above) names no held-out loss.
+cp "$root/tests/fixtures/study_gpt2.csv" "$tmp/lm.csv"
+"$report" report "$tmp/lm.csv" >/dev/null 2>"$tmp/stderr"; rc=$?
+md=$tmp/lm/REPORT.md
+[ $rc -eq 0 ] && [ -s "$md" ] && ok || { bad "language model: exit $rc"; cat "$tmp/stderr"; }
+has "$md" "| tokens/s | per GPU | speedup | efficiency | held-out loss | Δ loss (nats) |"
+has "$md" "| single | 1 | 16/GPU | lr 0.0006 | 519083 | 519083 | — | — | 5.231 (5.191–5.240) | — |"
+has "$md" "**Answer**: on 1 GPU the fastest setting whose held-out loss is within the noise of the best is single at \
+16/GPU in bf16, 519083 tokens/s, final held-out loss 5.231."
+has "$md" "| batch | math | tokens/s | held-out loss | status |"
+has "$md" "| 16 | bf16 | 519252 | 5.191 | ok |"
+has "$md" "| 1 | 16 | 0.0006 | 114 | 3.599 (3.597–3.600) | 1.00 | 99.9 % | 5.231 (5.191–5.240) | ok (3) |"
+grep -qF '| final test acc |' "$md" && bad "language model: an accuracy column" || ok
+loss_cells() {   # summary.csv FILE: its final_test_acc and final_test_loss cells, one line each
+    python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+print("acc", " ".join(r["final_test_acc"] for r in rows))
+print("loss", " ".join(sorted(r["final_test_loss"] for r in rows)))' "$1"
+}
+loss_cells "$tmp/lm/summary.csv" >"$tmp/lm.txt" 2>&1
+grep -qx 'acc   ' "$tmp/lm.txt" && grep -qx 'loss 5.19115 5.23081 5.24015' "$tmp/lm.txt" && ok ||
+    bad "language model: summary.csv: $(cat "$tmp/lm.txt")"
+grep -q 'held-out loss\|Δ loss' "$tmp/study/REPORT.md" && bad "image fixture: a held-out loss is named" || ok
+loss_cells "$tmp/study/summary.csv" >"$tmp/img.txt" 2>&1
+grep -qx 'loss *' "$tmp/img.txt" && grep -q '^acc .*0\.' "$tmp/img.txt" && ok ||
+    bad "image fixture: summary.csv: $(cat "$tmp/img.txt")"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

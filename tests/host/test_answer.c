@@ -4,8 +4,8 @@
  * speedup and efficiency against single at the same batch and math, the change of final test accuracy, a configuration
  * that differs in its copy path only as a row of its own (naive over host memory beside naive over peer copies), the
  * one-GPU answer that weighs accuracy (a faster batch at 23 % is no answer, and is named), a multi-GPU row whose
- * accuracy fell, and the default study's printed answer: the same rows and words as REPORT.md's, in a compact table
- * that fits 100 columns. */
+ * accuracy fell, the default study's printed answer: the same rows and words as REPORT.md's, in a compact table
+ * that fits 100 columns, and a language model's held-out loss where an image model's accuracy is. */
 #include "report/answer.h"
 #include "strategies/strategy_info.h"
 #include "test.h"
@@ -112,6 +112,8 @@ static void test_two_gpus(const char *dir) {
     EXPECT(strstr(md, "| nccl | 2 | 256/GPU | lr 0.2 | 76600 | 38300 | 1.90× | 95.0 % | 91.0 % (90.5–91.5) | -0.5 | — | "
                       "76000–77200 (4, 2) | ok |"),
            "markdown row:\n%s", md);
+    EXPECT(strstr(md, "| final test acc | Δ acc (points) |") && !strstr(md, "held-out loss") && !strstr(md, "Δ loss"),
+           "an image model's heads name its accuracy, not a held-out loss:\n%s", md);
     EXPECT(strstr(tx, "76600") && strstr(tx, "1.90×") && strstr(tx, "   91.0 %  ") &&
                !strstr(tx, "76000–77200 (4, 2)"),
            "text row: the compact table, medians alone:\n%s", tx);
@@ -340,6 +342,91 @@ static void test_target_gpus(const char *dir) {
     study_free(&s);
 }
 
+/* The columns lm_run writes: a language model's rows, tokens/s and the held-out loss, no accuracy. */
+#define LM_HEADER "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,steps,epoch," \
+                  "phase,epoch_s,images_per_s,tokens_per_s,test_loss,status,git_commit\n"
+
+/* A GPT-2 run of 4 epochs: a warm-up (1 token/s: never counted), then 3 steady epochs of `tps` tokens/s (sequences
+ * of 1024); its held-out loss `loss` at the end, 0.01 and 0.005 above it the two epochs before (a seed's noise). */
+static void lm_run(const char *id, const char *strategy, int seed, int gpus, const char *lr, double tps, double loss) {
+    const double over[4] = {1.0, 0.01, 0.005, 0};
+    for (int e = 1; e <= 4; e++)
+        fprintf(csv, "%s,2026-01-05T08:%02d:00Z,%s,gpt2-small,sotu,%d,%d,%d,16,%s,bf16,114,%d,%s,3.6,%.6f,%.6f,%.5f,ok,"
+                     "c1\n",
+                id, e, strategy, seed, gpus, 16 * gpus, lr, e, e == 1 ? "warmup" : "steady",
+                (e == 1 ? 1.0 : tps) / 1024, e == 1 ? 1.0 : tps, loss + over[e - 1]);
+}
+
+/* A language model has no accuracy: its held-out loss stands in its place. On one GPU, lr 0.003 is the faster
+ * setting (510000 tokens/s) but its loss (6.00, 6.10) rose past the noise of lr 0.0006's (5.20, 5.24): the row is
+ * lr 0.0006, 5.220 (5.200–5.240). nccl on 2 GPUs ends at 5.30 and 5.32: +0.090 against single, past both seeds'
+ * ranges: it rose. The control: where lr 0.003's loss (5.22, 5.26) overlaps, the faster setting is the row's. */
+static void test_language_model(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/lm.csv", dir);
+    csv = fopen(path, "w");
+    fputs(LM_HEADER, csv);
+    lm_run("a1", "single", 1, 1, "0.0006", 500000, 5.20);
+    lm_run("a2", "single", 2, 1, "0.0006", 500000, 5.24);
+    lm_run("b1", "single", 1, 1, "0.003", 510000, 6.00);
+    lm_run("b2", "single", 2, 1, "0.003", 510000, 6.10);
+    lm_run("n1", "nccl", 1, 2, "0.0006", 990000, 5.30);
+    lm_run("n2", "nccl", 2, 2, "0.0006", 990000, 5.32);
+    study_runs_t s;
+    study_answer_t a;
+    answer_of(path, &s, &a);
+    const study_answer_row_t *sg = row_of(&a, "bf16", "single", 1, 16, NULL),
+                             *nc = row_of(&a, "bf16", "nccl", 2, 16, NULL);
+    EXPECT(sg && !strcmp(sg->run->lr, "0.0006") && near(sg->loss.med, 5.22) && near(sg->loss.min, 5.20) &&
+               near(sg->loss.max, 5.24) && sg->loss.n == 2 && isnan(sg->acc.med) && near(sg->ips.med, 500000),
+           "single: lr %s, loss %g (%g-%g): the faster lr's loss rose", sg ? sg->run->lr : "-", sg ? sg->loss.med : 0,
+           sg ? sg->loss.min : 0, sg ? sg->loss.max : 0);
+    EXPECT(nc && near(nc->dloss, 5.31 - 5.22) && nc->fell && isnan(nc->dacc), "nccl: dloss %g, rose %d",
+           nc ? nc->dloss : 0, nc ? nc->fell : 0);
+    char *md = written(&a, 1), *tx = written(&a, 0);
+    EXPECT(strstr(md, "| tokens/s | per GPU | speedup | efficiency | held-out loss | Δ loss (nats) |") &&
+               !strstr(md, "final test acc") && !strstr(md, "Δ acc"),
+           "a language model's heads:\n%s", md);
+    EXPECT(strstr(md, "| single | 1 | 16/GPU | lr 0.0006 | 500000 | 500000 | — | — | 5.220 (5.200–5.240) | — |") &&
+               strstr(md, "| 5.310 (5.300–5.320) | +0.090 rose |"),
+           "a language model's rows:\n%s", md);
+    EXPECT(strstr(md, "**Fastest** per GPU count (on one GPU, not above the best held-out loss past its noise)") &&
+               strstr(md, "- 1 GPU: single at 16/GPU in bf16, 500000 tokens/s, final held-out loss 5.220\n") &&
+               strstr(md, "**Held-out loss rose** past the noise of both") &&
+               strstr(md, "- nccl at 16/GPU in bf16, 990000 tokens/s: final held-out loss 5.310 (noise 5.300–5.320), "
+                          "+0.090 against single at the same batch") &&
+               strstr(md, "its final held-out loss 5.310, +0.090 against single's (it rose, past the noise)"),
+           "a language model's words:\n%s", md);
+    EXPECT(strstr(tx, "loss") && strstr(tx, "  5.220  ") && !strstr(tx, "test acc"), "printed:\n%s", tx);
+    free(md), free(tx);
+    /* the one-GPU cells weigh the held-out loss alike: lr 0.003's runs are faster, their loss above the best's */
+    study_one_cell_t cells[8];
+    int n = study_one_gpu_cells(&s, 0, cells);
+    study_one_t o;
+    study_one_gpu(cells, n, &o);
+    EXPECT(n == 6 && o.fastest >= 0 && near(cells[o.fastest].loss, 5.20) && near(o.best_loss, 5.20),
+           "one-GPU cells: the fastest within the noise of the best loss is lr 0.0006's seed 1: %g",
+           o.fastest >= 0 ? cells[o.fastest].loss : 0);
+    study_answer_free(&a);
+    study_free(&s);
+    /* control: lr 0.003's loss within the noise: the faster setting is the row's, and nothing rose on one GPU */
+    csv = fopen(path, "w");
+    fputs(LM_HEADER, csv);
+    lm_run("a1", "single", 1, 1, "0.0006", 500000, 5.20);
+    lm_run("a2", "single", 2, 1, "0.0006", 500000, 5.24);
+    lm_run("b1", "single", 1, 1, "0.003", 510000, 5.22);
+    lm_run("b2", "single", 2, 1, "0.003", 510000, 5.26);
+    answer_of(path, &s, &a);
+    sg = row_of(&a, "bf16", "single", 1, 16, NULL);
+    EXPECT(sg && !strcmp(sg->run->lr, "0.003") && near(sg->loss.med, 5.24) && !sg->below,
+           "control: lr %s, the faster setting within the noise", sg ? sg->run->lr : "-");
+    md = written(&a, 1);
+    EXPECT(!strstr(md, "rose"), "control: nothing rose:\n%s", md);
+    free(md);
+    study_answer_free(&a);
+    study_free(&s);
+}
+
 int main(void) {
     strategy_infos(infos, 16);
     char dir[] = "/tmp/test_answer.XXXXXX";
@@ -353,6 +440,7 @@ int main(void) {
     test_one_gpu_missing(dir);
     test_target(dir);
     test_target_gpus(dir);
+    test_language_model(dir);
     test_scratch_remove(dir);
     return test_summary();
 }
