@@ -148,37 +148,6 @@ static int write_series(const fig_t *f, const char *path, int need, int drop) {
     return paths_replace_end(&out, NULL, 0) != 0 ? -1 : ok;
 }
 
-void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
-                 const char *subtitle, const char *caption) {
-    plot_t *p = report_plot_add(r);
-    p->script = mem_printf("%s", script);
-    p->name = mem_printf("%s", name);
-    p->data = mem_printf("%s", data);
-    p->data2 = mem_printf("%s", data2);
-    p->subtitle = mem_printf("%s", subtitle);
-    p->caption = mem_printf("%s", caption);
-}
-
-void report_skip(report_t *r, const char *script, const study_group_t *g, const char *why) {
-    plot_t *p = report_plot_add(r);
-    p->script = mem_printf("%s", script);
-    p->subtitle = mem_printf("%s", g->sub);
-    p->skip = mem_printf("%s", why);
-}
-
-plot_t *report_plot_add(report_t *r) { return MEM_PUSH(r->plot, r->nplot, r->capplot); }
-
-void report_plots_free(report_t *r) {
-    for (int i = 0; i < r->nplot; i++) {
-        plot_t *p = &r->plot[i];
-        free(p->script), free(p->name), free(p->data), free(p->data2), free(p->subtitle), free(p->caption);
-        free(p->skip);
-    }
-    free(r->plot);
-    r->plot = NULL;
-    r->nplot = r->capplot = 0;
-}
-
 /* What one group's figures share: its runs, its caption and the path of the file being written (for a message). */
 typedef struct {
     report_t *r;

@@ -1,5 +1,6 @@
 /* render.c — the figures drawn: each plot of report_figures (figures.c) given to gnuplot with the scripts of plots/,
- * its strings passed as escaped gnuplot strings (data, never code), under a deadline, its figure renamed into place. */
+ * its strings passed as escaped gnuplot strings (data, never code), under a deadline, its figure renamed into place;
+ * and the list of plots itself, which the figures, the batch section, the baseline and the projection add to. */
 #define _POSIX_C_SOURCE 200809L
 #include "report.h"
 #include "outdir.h"
@@ -163,4 +164,37 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
     fclose(vars);
     fclose(errf);
     return rc;
+}
+
+// ---- the list of plots
+
+void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
+                 const char *subtitle, const char *caption) {
+    plot_t *p = report_plot_add(r);
+    p->script = mem_printf("%s", script);
+    p->name = mem_printf("%s", name);
+    p->data = mem_printf("%s", data);
+    p->data2 = mem_printf("%s", data2);
+    p->subtitle = mem_printf("%s", subtitle);
+    p->caption = mem_printf("%s", caption);
+}
+
+void report_skip(report_t *r, const char *script, const study_group_t *g, const char *why) {
+    plot_t *p = report_plot_add(r);
+    p->script = mem_printf("%s", script);
+    p->subtitle = mem_printf("%s", g->sub);
+    p->skip = mem_printf("%s", why);
+}
+
+plot_t *report_plot_add(report_t *r) { return MEM_PUSH(r->plot, r->nplot, r->capplot); }
+
+void report_plots_free(report_t *r) {
+    for (int i = 0; i < r->nplot; i++) {
+        plot_t *p = &r->plot[i];
+        free(p->script), free(p->name), free(p->data), free(p->data2), free(p->subtitle), free(p->caption);
+        free(p->skip);
+    }
+    free(r->plot);
+    r->plot = NULL;
+    r->nplot = r->capplot = 0;
 }
