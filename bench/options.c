@@ -262,8 +262,6 @@ static void join_where(char *buf, size_t len, const char *const *names, const in
     opt_join_names(buf, len, pick);
 }
 
-/* What the model's kind (images or tokens) allows: its data, optimizer, size, math and strategy, each refused in one
- * line naming why, before anything is read or written. 0, or 2 with the message in err. */
 /* The names of the strategies for which has() holds, joined as choices are (opt_join_names): what a refusal offers. */
 static void strategies_having(const strategy_info_t *const *strategies, int (*has)(const strategy_info_t *),
                               char *valid, size_t len) {
@@ -279,6 +277,8 @@ static int reduces(const strategy_info_t *s) { return s->reduces; }
 static int staged(const strategy_info_t *s) { return s->staged; }
 static int measures_noise(const strategy_info_t *s) { return s->noise_scale != 0; }
 
+/* What the model's kind (images or tokens) allows: its data, optimizer, size, math and strategy, each refused in one
+ * line naming why, before anything is read or written. 0, or 2 with the message in err. */
 static int check_model_kind(const options_t *o, const model_info_t *mi, const strategy_info_t *st,
                             const strategy_info_t *const *strategies, char *err, size_t errlen) {
     int lm = model_info_lm(mi), data_kind = options_dataset_kind(o->dataset);
@@ -341,7 +341,6 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
     return 0;
 }
 
-/* n_devices < 0 skips the device-count check (used where devices are not queried, e.g. host tests). */
 /* What the strategy's properties allow: a 2-byte wire (a gradient reduction's), micro-batches and a split (a staged
  * strategy's), the noise scale (a strategy that measures it). 0, or 2 with the message. */
 static int check_strategy(const options_t *o, const strategy_info_t *st, const strategy_info_t *const *strategies,
@@ -381,6 +380,7 @@ static int check_strategy(const options_t *o, const strategy_info_t *st, const s
     return 0;
 }
 
+/* n_devices < 0 skips the device-count check (used where devices are not queried, e.g. host tests). */
 int options_validate(const options_t *o, const strategy_info_t *const *strategies, int n_devices, char *err,
                      size_t errlen) {
     if (err && errlen) err[0] = '\0';

@@ -260,7 +260,7 @@ static int epoch_row(run_ctx_t *r, void *state, trace_t *tr, study_row_t *row, i
     row->phase = study_phase(e);
     row->images_per_s = (double)s->steps * r->pt->global_batch / s->epoch_s;
     if (lm) row->tokens_per_s = row->images_per_s * lm->T;
-    if (r->data->synthetic || lm) s->train_acc = -1;
+    if (r->data->synthetic) s->train_acc = -1;   /* a language model's stays -1: it never writes one */
     row->test_acc = lm ? -1 : acc;
     row->test_loss = lm ? acc : -1;
     /* Diverged: a NaN/inf loss, or one exploding past 1000x the first epoch's. A replica that missed an

@@ -20,14 +20,14 @@ void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus) {
 
 enum { NCOL = 13 };
 enum { QCOL = 8 };     /* the trained model's columns, QCOL and the change beside it: report_quality's heads */
-static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", "per GPU", "speedup",
-                                        "efficiency", NULL, NULL, "to target (s)",
-                                        "images/s range (epochs, runs)", "status"};
+enum { TCOL = 4, TRANGE = 11 };   /* the throughput and its range: heads named by the group's unit */
+static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", NULL, "per GPU", "speedup",
+                                        "efficiency", NULL, NULL, "to target (s)", NULL, "status"};
 static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0};
 /* The printed answer's compact table (ANSWER_TEXT_WIDTH): the columns it keeps, their shorter heads, and the
  * accuracy and time to target as medians alone; REPORT.md and summary.csv keep every column and range. */
 static const int compact[NCOL] = {1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1};
-static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setting", "images/s", NULL, "speedup",
+static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setting", NULL, NULL, "speedup",
                                              "effic.", NULL, NULL, "target s", NULL, "status"};
 
 /* A row's measure of its trained model over its seeds (report_quality: a language model's held-out loss, else its
@@ -107,16 +107,13 @@ static void table_write(FILE *f, const study_answer_t *a, const study_answer_tab
     char **cell = mem_alloc((size_t)(t->n + 1) * NCOL * sizeof *cell);
     int w[NCOL];
     const report_quality_t *q = report_quality(a->s->grp[t->group].tokens);
+    const char *unit = study_tput_unit(a->s->grp[t->group].tokens);
     for (int c = 0; c < NCOL; c++)
-        cell[c] = mem_printf("%s", c == QCOL ? (markdown ? q->head : q->text_head)
-                                   : c == QCOL + 1 ? q->delta_head
-                                   : markdown || !text_heads[c] ? heads[c] : text_heads[c]);
-    if (a->s->grp[t->group].tokens) {    /* a language model's speeds: the heads name its unit */
-        const char *unit = study_tput_unit(1);
-        free(cell[4]), free(cell[11]);
-        cell[4] = mem_printf("%s", unit);
-        cell[11] = mem_printf("%s range (epochs, runs)", unit);
-    }
+        cell[c] = c == TCOL ? mem_printf("%s", unit)
+                  : c == TRANGE ? mem_printf("%s range (epochs, runs)", unit)
+                  : mem_printf("%s", c == QCOL ? (markdown ? q->head : q->text_head)
+                                     : c == QCOL + 1 ? q->delta_head
+                                     : markdown || !text_heads[c] ? heads[c] : text_heads[c]);
     for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r], markdown);
     int total = 1;
     for (int c = 0; c < NCOL; c++) {

@@ -18,10 +18,6 @@ static int cmp_pair(const study_run_t *a, const study_run_t *b) {
 static int by_math(const void *a, const void *b) {
     return study_math_cmp(*(const char *const *)a, *(const char *const *)b);
 }
-static int by_time(const void *a, const void *b) {
-    return study_cmp_num(study_run_epoch_s(*(const study_run_t *const *)a),
-                         study_run_epoch_s(*(const study_run_t *const *)b));
-}
 
 static void row_fill(const study_runs_t *s, int g, const precision_t *t, precision_row_t *w,
                      const study_run_t *const *u, int n) {
@@ -38,13 +34,10 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
             if (!strcmp(u[i]->math, t->math[j])) m[k++] = u[i];
         w->t[j] = study_stat_runs(m, k, study_run_epoch_s).med;
         /* a language model's held-out loss in its accuracy's place (report_quality) */
-        w->accuracy[j] = study_stat_runs(m, k, s->grp[g].tokens ? study_run_floss : study_run_facc).med;
+        w->accuracy[j] = study_stat_runs(m, k, study_run_quality(s->grp[g].tokens)).med;
         w->acc[j] = isnan(w->accuracy[j]) ? -1 : (int)(m[0] - s->run);
-        int timed = 0;
-        for (int i = 0; i < k; i++)
-            if (!isnan(study_run_epoch_s(m[i]))) m[timed++] = m[i];
-        qsort(m, (size_t)timed, sizeof *m, by_time);
-        w->best[j] = timed ? (int)(m[(timed - 1) / 2] - s->run) : -1;
+        const study_run_t *med = study_median_run(m, k);
+        w->best[j] = med ? (int)(med - s->run) : -1;
     }
     free(m);
     const study_run_t *p = &s->run[w->pair];

@@ -87,7 +87,7 @@ static int draw(const report_t *r, const plot_t *p, int fmt, FILE *vars, FILE *e
     gq(vars, "subtitle", p->subtitle);
     gq(vars, "caption", p->caption);
     gq(vars, "unit", study_tput_unit(p->tokens));
-    gq(vars, "samples", p->tokens ? "sequences" : "images");
+    gq(vars, "samples", study_sample_unit(p->tokens));
     if (fflush(vars) != 0 || fseek(vars, 0, SEEK_SET) != 0) return -1;
     char *path = mem_printf("%s/%s.%s", r->out, p->name, fmt ? "svg" : "png");
     paths_replace_t out;

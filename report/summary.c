@@ -29,10 +29,6 @@ typedef struct {
     int dagger, ddagger, pipenote;
 } notes_t;
 
-static int by_time(const void *a, const void *b) {
-    return study_cmp_num(study_run_epoch_s(*(const study_run_t *const *)a),
-                         study_run_epoch_s(*(const study_run_t *const *)b));
-}
 
 static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const *u, int n) {
     memset(w, 0, sizeof *w);
@@ -40,14 +36,8 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
     w->n = n;
     w->any = u[n - 1];
     w->t = study_stat_runs(u, n, study_run_epoch_s);
-    w->acc = study_stat_runs(u, n, s->grp[w->any->group].tokens ? study_run_floss : study_run_facc);
-    const study_run_t **timed = mem_alloc((size_t)n * sizeof *timed);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (!isnan(study_run_epoch_s(u[i]))) timed[k++] = u[i];
-    qsort(timed, (size_t)k, sizeof *timed, by_time);
-    w->rep = k ? timed[(k - 1) / 2] : NULL;
-    free(timed);
+    w->acc = study_stat_runs(u, n, study_run_quality(s->grp[w->any->group].tokens));
+    w->rep = study_median_run(u, n);
     for (int i = 0; i < n; i++) {
         int t = 0;
         while (t < w->nst && strcmp(w->st[t], u[i]->fstat)) t++;

@@ -1,6 +1,7 @@
 /* stat.c — statistics over a study's runs (stat.h): a median and a range with the missing values left out, over
  * a number of each run or over the steady epochs of runs. */
 #include "stat.h"
+#include "mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,5 +45,21 @@ double study_run_tput(const study_run_t *r) { return r->med[study_run_tput_col(r
 double study_run_step_ms(const study_run_t *r) { return r->med[RESULTS_COL_step_ms]; }
 double study_run_facc(const study_run_t *r) { return r->facc; }
 double study_run_floss(const study_run_t *r) { return r->floss; }
+
+static int by_time(const void *a, const void *b) {
+    return study_cmp_num(study_run_epoch_s(*(const study_run_t *const *)a),
+                         study_run_epoch_s(*(const study_run_t *const *)b));
+}
+
+const study_run_t *study_median_run(const study_run_t *const *u, int n) {
+    const study_run_t **timed = mem_alloc((size_t)(n > 0 ? n : 1) * sizeof *timed);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(study_run_epoch_s(u[i]))) timed[k++] = u[i];
+    qsort(timed, (size_t)k, sizeof *timed, by_time);
+    const study_run_t *m = k ? timed[(k - 1) / 2] : NULL;
+    free(timed);
+    return m;
+}
 double study_run_tt_s(const study_run_t *r) { return r->tt.reached ? r->tt.train_s : NAN; }
 double study_run_tt_steps(const study_run_t *r) { return r->tt.reached ? r->tt.steps : NAN; }

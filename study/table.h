@@ -56,6 +56,8 @@ static inline study_col_t study_run_tput_col(const study_run_t *r) {
     return r->tokens ? RESULTS_COL_tokens_per_s : RESULTS_COL_images_per_s;
 }
 static inline const char *study_tput_unit(int tokens) { return tokens ? "tokens/s" : "images/s"; }
+/* What a batch counts: a language model's sequences, else images (a figure's batch axis). */
+static inline const char *study_sample_unit(int tokens) { return tokens ? "sequences" : "images"; }
 
 typedef struct {
     const strategy_info_t *const *infos; /* the registry's strategies, NULL-terminated (strategy_info.h) */
