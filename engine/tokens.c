@@ -176,9 +176,6 @@ int tokens_sampler_init(tokens_sampler_t *s, const tokens_t *t, int T, char *err
 
 void tokens_sampler_shuffle(tokens_sampler_t *s, unsigned long long seed, int epoch) {
     rng_epoch_order(seed, epoch, s->order, s->n_windows);
-    s->seed = seed;
-    s->epoch = epoch;
-    s->shuffled = 1;
 }
 
 int tokens_sampler_batch(const tokens_sampler_t *s, long long first, int B, int *x, int *y) {

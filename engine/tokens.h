@@ -37,8 +37,6 @@ typedef struct {
     int T;
     int n_windows;          /* (n - 1) / T: the last (n - 1) mod T tokens are never a target */
     int *order;             /* (n_windows) this epoch's order of the windows */
-    unsigned long long seed;
-    int epoch, shuffled;
 } tokens_sampler_t;
 
 /* A language model's data set: the training windows and the held-out split's, of T + 1 tokens each, from

@@ -3,7 +3,6 @@
 #include "gpt2_train.h"
 #include "../check.h"
 #include "../launch.h"
-#include "../rng.h"
 #include "../timing.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +60,7 @@ static void train_step_seg(void *ctx, const void *arg) {
     (void)arg;
     gpt2_train_t *g = (gpt2_train_t *)ctx;
     cudaStream_t s = g->gpu.stream;
-    gather(g, g->d_train, g->d_order, g->n_train, g->d_step, 0);
+    gather(g, g->d_train, g->d_order, g->order.n_windows, g->d_step, 0);
     gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 1, s);
     gpt2_model_backward(&g->m, g->d_tok, s);
     gpt2_model_update(&g->m, &g->opt, s);
@@ -96,15 +95,15 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
     size_t free_b, total_b;
     CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
     g->mem_base = total_b - free_b;
-    g->corpus = corpus;
     g->B = B;
     g->T = corpus->T;
     g->seed = seed;
-    g->n_train = tokens_corpus_windows(&corpus->train, g->T);
+    if (tokens_sampler_init(&g->order, &corpus->train, g->T, err, errlen) != 0) return -1;
     g->n_val = tokens_corpus_windows(&corpus->val, g->T);
-    g->steps_per_epoch = g->n_train / B;
+    g->steps_per_epoch = g->order.n_windows / B;
     if (g->steps_per_epoch < 1) {
-        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", B, g->n_train, g->T);
+        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", B, g->order.n_windows,
+                 g->T);
         return -1;
     }
     /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
@@ -120,11 +119,10 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
     long spe = o->steps_cap > 0 && o->steps_cap < g->steps_per_epoch ? o->steps_cap : g->steps_per_epoch;
     if (optim_init(&g->opt, OPTIM_ADAMW, 0.0f, weight_decay, &o->sched, spe, NULL, err, errlen) != 0) return -1;
     if (upload(&g->d_train, &corpus->train, err, errlen) || upload(&g->d_val, &corpus->val, err, errlen)) return -1;
-    g->h_order = (int *)malloc((size_t)g->n_train * sizeof(int));
     g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
-    if (!g->h_order || !g->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
+    if (!g->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
     size_t tok_bytes = (size_t)B * g->T * sizeof(int);
-    if (gpu_try_malloc((void **)&g->d_order, (size_t)g->n_train * sizeof(int)) ||
+    if (gpu_try_malloc((void **)&g->d_order, (size_t)g->order.n_windows * sizeof(int)) ||
         gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
         gpu_try_malloc((void **)&g->d_step, sizeof(int)) || gpu_try_malloc((void **)&g->d_loss, 2 * sizeof(double))) {
         snprintf(err, errlen, "out of memory: the batch's %zu bytes of tokens", 2 * tok_bytes);
@@ -137,13 +135,13 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
 
 void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    rng_epoch_order(g->seed, epoch, g->h_order, g->n_train);
+    tokens_sampler_shuffle(&g->order, g->seed, epoch);
     /* Ordered on the stream after the previous epoch's steps and evaluation, which read the old order. */
-    CHECK_CUDA(cudaMemcpyAsync(g->d_order, g->h_order, (size_t)g->n_train * sizeof(int), cudaMemcpyHostToDevice,
-                               g->gpu.stream));
+    CHECK_CUDA(cudaMemcpyAsync(g->d_order, g->order.order, (size_t)g->order.n_windows * sizeof(int),
+                               cudaMemcpyHostToDevice, g->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(g->d_step, 0, sizeof(int), g->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), g->gpu.stream));
-    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));   /* h_order is pageable: the copy is done before it changes */
+    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));   /* the order is pageable: copied before it changes */
     CHECK_CUDA(cudaEventRecord(g->step_events[0], g->gpu.stream));
 }
 
@@ -204,7 +202,7 @@ void gpt2_train_free(gpt2_train_t *g) {
     for (int i = 0; g->step_events && i <= g->steps_per_epoch; i++)
         if (g->step_events[i]) CHECK_CUDA(cudaEventDestroy(g->step_events[i]));
     free(g->step_events);
-    free(g->h_order);
+    tokens_sampler_free(&g->order);
     void *bufs[] = {g->d_train, g->d_val, g->d_order, g->d_tok, g->d_tgt, g->d_step, g->d_loss};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));

@@ -14,13 +14,13 @@ typedef struct {
     gpu_t gpu;
     gpt2_model_t m;
     optim_t opt;                /* the schedule's rate and the step count AdamW reads (gpt2_model_update) */
-    const tokens_corpus_t *corpus;
     int B, T;
     int steps_per_epoch;        /* the training windows / B: the last partial batch is dropped, as for images */
-    int n_train, n_val;         /* windows */
-    unsigned long long seed;    /* the parameters' initialisation and every epoch's order (rng_epoch_order) */
+    tokens_sampler_t order;     /* the training windows (n_windows) and this epoch's order of them */
+    int n_val;                  /* held-out windows */
+    unsigned long long seed;    /* the parameters' initialisation and every epoch's order (tokens_sampler_shuffle) */
     uint16_t *d_train, *d_val;  /* device: the splits' tokens */
-    int *h_order, *d_order;     /* this epoch's order of the training windows, host and device */
+    int *d_order;               /* device: order.order, uploaded each epoch */
     int *d_tok, *d_tgt;         /* device: a batch's inputs and targets, (B, T) each */
     int *d_step;                /* device: the step of the epoch, which the gather reads (reset each epoch) */
     double *d_loss;             /* device: the epoch's summed training loss; then the evaluation's sum and count */
