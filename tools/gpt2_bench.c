@@ -29,9 +29,7 @@ typedef struct {
 static void train_step(void *ctx, const void *arg) {
     (void)arg;
     step_t *x = ctx;
-    gpt2_model_forward(x->m, x->tok, x->tgt, 1, x->s);
-    gpt2_model_backward(x->m, x->tok, x->s);
-    gpt2_model_update(x->m, x->o, x->s);
+    gpt2_model_step(x->m, x->tok, x->tgt, x->o, x->s);
 }
 
 static int cmp_double(const void *a, const void *b) {

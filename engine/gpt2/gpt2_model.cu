@@ -242,6 +242,12 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
     gpt2_embed_backward(tok, dres, gf(m, GPT2_WTE, -1), gf(m, GPT2_WPE, -1), t, rows, T, C, sh->vocab, sc, scb, s);
 }
 
+void gpt2_model_step(gpt2_model_t *m, const int *tok, const int *tgt, optim_t *o, cudaStream_t stream) {
+    gpt2_model_forward(m, tok, tgt, 1, stream);
+    gpt2_model_backward(m, tok, stream);
+    gpt2_model_update(m, o, stream);
+}
+
 void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t s) {
     if (m->adamw.max_norm > 0.0f) {
         CHECK_CUDA(cudaMemsetAsync(m->sumsq, 0, sizeof(double), s));

@@ -88,6 +88,8 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t stream);
 /* One AdamW step of every parameter from m->grads (gpt2_adamw.h), clipped to the global norm opt.max_norm, at o's
  * rate and step count (optim_begin_step is called here: o is this model's optimizer state), the bf16 copy rewritten. */
 void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
+/* One training step: forward with grad, backward and the update, of the batch tok / tgt (what a graph captures). */
+void gpt2_model_step(gpt2_model_t *m, const int *tok, const int *tgt, optim_t *o, cudaStream_t stream);
 #ifdef __cplusplus
 }
 #endif

@@ -61,9 +61,7 @@ static void train_step_seg(void *ctx, const void *arg) {
     gpt2_train_t *g = (gpt2_train_t *)ctx;
     cudaStream_t s = g->gpu.stream;
     gather(g, g->d_train, g->d_order, g->order.n_windows, g->d_step, 0);
-    gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 1, s);
-    gpt2_model_backward(&g->m, g->d_tok, s);
-    gpt2_model_update(&g->m, &g->opt, s);
+    gpt2_model_step(&g->m, g->d_tok, g->d_tgt, &g->opt, s);
     step_done_kernel<<<1, 1, 0, s>>>(g->m.loss, g->d_loss, g->d_step);
     CHECK_LAUNCH();
 }

@@ -16,6 +16,12 @@ static inline float *falloc(size_t n) {
     if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
     return p;
 }
+/* n zeroed doubles on the host (at least one): a CPU reference's arrays. */
+static inline double *dalloc(size_t n) {
+    double *p = (double *)calloc(n ? n : 1, sizeof(double));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    return p;
+}
 /* A float as a 2-byte type's bits (round to nearest even), and back. */
 static inline unsigned short half_bits(float f, dtype_t t) { return t == DTYPE_FP16 ? fp16_ref_rne(f) : bf16_ref_rne(f); }
 static inline float half_widen(unsigned short h, dtype_t t) { return t == DTYPE_FP16 ? fp16_ref_widen(h) : bf16_ref_widen(h); }

@@ -105,7 +105,7 @@ static void mref_linear_back(const double *x, const double *W, const double *dy,
 static void mref_attn(const gpt2_mref_t *r, const double *qkv, double *att, double *out) {
     int B = r->B, T = r->T, C = r->s->width, NH = r->s->heads, hd = C / NH;
     double scale = 1.0 / sqrt((double)hd);
-    double *srow = gpt2_dalloc((size_t)T);
+    double *srow = dalloc((size_t)T);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
             for (int i = 0; i < T; i++) {
@@ -141,7 +141,7 @@ static void mref_attn_back(const gpt2_mref_t *r, const double *qkv, const double
                            double *dqkv) {
     int B = r->B, T = r->T, C = r->s->width, NH = r->s->heads, hd = C / NH;
     double scale = 1.0 / sqrt((double)hd);
-    double *dp = gpt2_dalloc((size_t)T);
+    double *dp = dalloc((size_t)T);
     memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
@@ -184,11 +184,11 @@ static double gpt2_mref_run(const gpt2_mref_t *r, const double *p, const int *to
     size_t rc = (size_t)rows * C, natt = (size_t)r->B * s->heads * T * T;
 #define P_(k, l) (p + mref_at(r, k, l))
 #define G_(k, l) (grad + mref_at(r, k, l))
-    double *res = gpt2_dalloc((2 * (size_t)L + 1) * rc), *ln1 = gpt2_dalloc(L * rc), *ln2 = gpt2_dalloc(L * rc);
-    double *mean = gpt2_dalloc((2 * (size_t)L + 1) * rows), *rstd = gpt2_dalloc((2 * (size_t)L + 1) * rows);
-    double *qkv = gpt2_dalloc(L * 3 * rc), *att = gpt2_dalloc(L * natt), *atty = gpt2_dalloc(L * rc);
-    double *fcp = gpt2_dalloc(L * 4 * rc), *fc = gpt2_dalloc(L * 4 * rc), *lnf = gpt2_dalloc(rc);
-    double *logits = gpt2_dalloc((size_t)rows * V);
+    double *res = dalloc((2 * (size_t)L + 1) * rc), *ln1 = dalloc(L * rc), *ln2 = dalloc(L * rc);
+    double *mean = dalloc((2 * (size_t)L + 1) * rows), *rstd = dalloc((2 * (size_t)L + 1) * rows);
+    double *qkv = dalloc(L * 3 * rc), *att = dalloc(L * natt), *atty = dalloc(L * rc);
+    double *fcp = dalloc(L * 4 * rc), *fc = dalloc(L * 4 * rc), *lnf = dalloc(rc);
+    double *logits = dalloc((size_t)rows * V);
     for (int i = 0; i < rows; i++)
         for (int c = 0; c < C; c++)
             res[(size_t)i * C + c] =
@@ -236,7 +236,7 @@ static double gpt2_mref_run(const gpt2_mref_t *r, const double *p, const int *to
         size_t n = (r->sl[r->n_sl - 1].at + r->sl[r->n_sl - 1].len + GPT2_ALIGN - 1) / GPT2_ALIGN * GPT2_ALIGN;
         memset(grad, 0, n * sizeof *grad);
         mref_store(r, logits, (size_t)rows * V);
-        double *dres = gpt2_dalloc(rc), *dc = gpt2_dalloc(rc), *d4 = gpt2_dalloc(4 * rc);
+        double *dres = dalloc(rc), *dc = dalloc(rc), *d4 = dalloc(4 * rc);
         mref_linear_back(lnf, P_(GPT2_WTE, -1), logits, dc, G_(GPT2_WTE, -1), NULL, rows, C, V);
         mref_store(r, dc, rc);
         mref_ln_back(res + 2 * L * rc, P_(GPT2_LNF_W, -1), mean + 2 * L * rows, rstd + 2 * L * rows, dc, dres, 0,

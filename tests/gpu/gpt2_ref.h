@@ -33,13 +33,8 @@ static inline float *gpt2_rand(rng_t *r, size_t n, double lo, double hi, dtype_t
     round_to(h, n, t);
     return h;
 }
-static inline double *gpt2_dalloc(size_t n) {
-    double *d = (double *)calloc(n ? n : 1, sizeof *d);
-    if (!d) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    return d;
-}
 static inline double *gpt2_widen(const float *h, size_t n) {
-    double *d = gpt2_dalloc(n);
+    double *d = dalloc(n);
     for (size_t i = 0; i < n; i++) d[i] = h[i];
     return d;
 }
@@ -61,7 +56,7 @@ static inline void gpt2_ref_attention(int B, int T, int C, int NH, const float *
                                       double *lse, double *dqkv) {
     int hd = C / NH;
     if (dqkv) memset(dqkv, 0, sizeof(double) * (size_t)B * T * 3 * C);
-    double *p = gpt2_dalloc(T), *dp = gpt2_dalloc(T);
+    double *p = dalloc(T), *dp = dalloc(T);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
             for (int i = 0; i < T; i++) {

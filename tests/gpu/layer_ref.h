@@ -5,14 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "engine/layer.h"
+#include "dev_io.h"
 
 static inline size_t at(shape_t s, int n, int h, int w, int c) { return (((size_t)n * s.h + h) * s.w + w) * s.c + c; }
-
-static inline double *dalloc(size_t n) {
-    double *p = (double *)calloc(n ? n : 1, sizeof(double));
-    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    return p;
-}
 
 typedef struct {
     const float *x[2], *w, *state, *dy;     // inputs, host

@@ -62,10 +62,10 @@ int main(int argc, char **argv) {
     unsigned char *in_slice = (unsigned char *)calloc(N, 1);
     for (int k = 0; k < n; k++) memset(in_slice + sl[k].at, 1, sl[k].len);
     for (size_t i = 0; i < N; i++) p0[i] = in_slice[i] ? (float)(2.0 * rng_uniform(&rng) - 1.0) : PAD_SENTINEL;
-    ref_state_t ref = {gpt2_widen(p0, N), gpt2_dalloc(N), gpt2_dalloc(N)};
-    ref_state_t all_dec = {gpt2_widen(p0, N), gpt2_dalloc(N), gpt2_dalloc(N)};
-    ref_state_t no_clip = {gpt2_widen(p0, N), gpt2_dalloc(N), gpt2_dalloc(N)};
-    ref_state_t no_bc = {gpt2_widen(p0, N), gpt2_dalloc(N), gpt2_dalloc(N)};
+    ref_state_t ref = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t all_dec = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t no_clip = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t no_bc = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
     float *dp = (float *)gpt2_dev(N, 4), *dg = (float *)gpt2_dev(N, 4), *dm = (float *)gpt2_dev(N, 4);
     float *dv = (float *)gpt2_dev(N, 4);
     void *dlp = gpt2_dev(N, 2);
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     size_t ns = 0;
     for (size_t i = 0; i < N; i++) ns += in_slice[i];
     float *dgot = falloc(ns);
-    double *dref = gpt2_dalloc(ns), *ddec = gpt2_dalloc(ns), *dbc = gpt2_dalloc(ns);
+    double *dref = dalloc(ns), *ddec = dalloc(ns), *dbc = dalloc(ns);
     download(got, dp, N, DTYPE_FP32);
     int pad_ok = 1;
     for (size_t i = 0, k = 0; i < N; i++) {

@@ -32,10 +32,10 @@ static void run_case(dtype_t t, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
     gpt2_attn_forward(hb, t, 0, dq, da, dO, B, T, C, NH, s);
     gpt2_attn_backward(hb, t, 0, dq, da, ddo, dda, ddq, B, T, C, NH, s);
     CHECK_CUDA(cudaStreamSynchronize(s));
-    double *out = gpt2_dalloc(no), *att = gpt2_dalloc(na), *dqkv = gpt2_dalloc(nqkv);
-    double *out_nc = gpt2_dalloc(no), *att_nc = gpt2_dalloc(na), *dqkv_nc = gpt2_dalloc(nqkv);
-    double *out_ns = gpt2_dalloc(no), *att_ns = gpt2_dalloc(na), *dqkv_bs = gpt2_dalloc(nqkv);
-    double *tmp_out = gpt2_dalloc(no), *tmp_att = gpt2_dalloc(na), *tmp_dqkv = gpt2_dalloc(nqkv);
+    double *out = dalloc(no), *att = dalloc(na), *dqkv = dalloc(nqkv);
+    double *out_nc = dalloc(no), *att_nc = dalloc(na), *dqkv_nc = dalloc(nqkv);
+    double *out_ns = dalloc(no), *att_ns = dalloc(na), *dqkv_bs = dalloc(nqkv);
+    double *tmp_out = dalloc(no), *tmp_att = dalloc(na), *tmp_dqkv = dalloc(nqkv);
     gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 1, out, att, NULL, dqkv);
     /* attends to later positions too */
     gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 0, out_nc, att_nc, NULL, dqkv_nc);

@@ -35,7 +35,7 @@ static void test_embed(dtype_t t, rng_t *rng, cudaStream_t s) {
     sync(s);
     size_t n = (size_t)rows * C;
     float *got = falloc(n > (size_t)V * C ? n : (size_t)V * C);
-    double *ref = gpt2_dalloc(n), *wrong = gpt2_dalloc(n);
+    double *ref = dalloc(n), *wrong = dalloc(n);
     download(got, dout, n, t);
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < C; c++) {
@@ -53,9 +53,9 @@ static void test_embed(dtype_t t, rng_t *rng, cudaStream_t s) {
     float *gte = (float *)gpt2_dev((size_t)V * C, 4), *gpe = (float *)gpt2_dev((size_t)T * C, 4);
     size_t sb = gpt2_embed_scratch_bytes(rows, V);
     void *scratch = gpt2_dev(sb, 1);
-    double *rte = gpt2_dalloc((size_t)V * C), *wte_first = gpt2_dalloc((size_t)V * C);
-    double *rpe = gpt2_dalloc((size_t)T * C);
-    double *wpe_b0 = gpt2_dalloc((size_t)T * C);
+    double *rte = dalloc((size_t)V * C), *wte_first = dalloc((size_t)V * C);
+    double *rpe = dalloc((size_t)T * C);
+    double *wpe_b0 = dalloc((size_t)T * C);
     for (size_t i = 0; i < (size_t)V * C; i++) rte[i] = wte_first[i] = pte[i];
     for (size_t i = 0; i < (size_t)T * C; i++) rpe[i] = wpe_b0[i] = ppe[i];
     int *seen = (int *)calloc(V, sizeof(int));
@@ -138,7 +138,7 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
     poison(dy_, n, t);
     gpt2_layernorm_forward(dx_in, dw_, db_, dy_, dm, dr, t, rows, C, s);
     sync(s);
-    double *mean = gpt2_dalloc(rows), *rstd = gpt2_dalloc(rows), *y = gpt2_dalloc(n), *y_nog = gpt2_dalloc(n);
+    double *mean = dalloc(rows), *rstd = dalloc(rows), *y = dalloc(n), *y_nog = dalloc(n);
     for (int r = 0; r < rows; r++) {
         double m = 0, v = 0;
         for (int c = 0; c < C; c++) m += x[(size_t)r * C + c];
@@ -173,8 +173,8 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
     void *scratch = gpt2_dev(sb, 1);
     gpt2_layernorm_backward(dx_in, dw_, dm, dr, dy_, ddx, 1.0f, gw, gb, 1.0f, t, rows, C, scratch, sb, s);
     sync(s);
-    double *rdx = gpt2_dalloc(n), *wdx = gpt2_dalloc(n), *rw = gpt2_dalloc(C), *rb = gpt2_dalloc(C);
-    double *ww = gpt2_dalloc(C), *wb = gpt2_dalloc(C);
+    double *rdx = dalloc(n), *wdx = dalloc(n), *rw = dalloc(C), *rb = dalloc(C);
+    double *ww = dalloc(C), *wb = dalloc(C);
     for (int c = 0; c < C; c++) { rw[c] = ww[c] = pw[c]; rb[c] = pb[c]; wb[c] = 0; }
     for (int r = 0; r < rows; r++) {
         double mg = 0, mgx = 0;
@@ -225,8 +225,8 @@ static void test_gelu(dtype_t t, rng_t *rng, cudaStream_t s) {
     poison(dyp, n, t);
     gpt2_gelu_forward(dxp, dyp, t, n, s);
     sync(s);
-    double *ref = gpt2_dalloc(n), *erfv = gpt2_dalloc(n), *relu = gpt2_dalloc(n), *dref = gpt2_dalloc(n);
-    double *dnone = gpt2_dalloc(n);
+    double *ref = dalloc(n), *erfv = dalloc(n), *relu = dalloc(n), *dref = dalloc(n);
+    double *dnone = dalloc(n);
     for (size_t i = 0; i < n; i++) {
         ref[i] = gelu_ref(x[i]);
         erfv[i] = 0.5 * x[i] * (1.0 + erf(x[i] / sqrt(2.0)));
@@ -279,7 +279,7 @@ static void test_xent(dtype_t t, int ld, rng_t *rng, cudaStream_t s) {
     CHECK_CUDA(cudaMemset(dacc, 0, 2 * sizeof(double)));
     gpt2_xent(dz, dt, dl, dacc, t, rows, V, ld, scale, 1, s);
     sync(s);
-    double *loss = gpt2_dalloc(rows), *loss_off = gpt2_dalloc(rows), *g = gpt2_dalloc(n), *g_no1 = gpt2_dalloc(n);
+    double *loss = dalloc(rows), *loss_off = dalloc(rows), *g = dalloc(n), *g_no1 = dalloc(n);
     double sum = 0;
     for (int r = 0; r < rows; r++) {
         const float *zr = z + (size_t)r * ld;
@@ -359,7 +359,7 @@ static void test_residual(dtype_t t, rng_t *rng) {
     l.ops->setup(&l, &g);
     l.ops->forward(&l, &g, 1);
     sync(g.stream);
-    double *ref = gpt2_dalloc(n), *wrong = gpt2_dalloc(n);
+    double *ref = dalloc(n), *wrong = dalloc(n);
     for (size_t i = 0; i < n; i++) { ref[i] = (double)a[i] + b[i]; wrong[i] = a[i]; }
     char name[64];
     snprintf(name, sizeof name, "[%s] residual add (layer_add_ops)", dtype_name(t));

@@ -34,7 +34,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     upload(dx_, x, nx, t);
     upload(dw_, w, nw, t);
     upload(db_, b, OUT, t);
-    double *pre = gpt2_dalloc(ny), *nob = gpt2_dalloc(ny), *gel = gpt2_dalloc(ny);
+    double *pre = dalloc(ny), *nob = dalloc(ny), *gel = dalloc(ny);
     for (int r = 0; r < ROWS; r++)
         for (int o = 0; o < OUT; o++) {
             double acc = 0;
@@ -56,7 +56,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
 
     /* forward with the residual in the epilogue: y = r + x W^T + b rounded once; then in place (r is y) */
     float *res = gpt2_rand(rng, ny, -1, 1, t);
-    double *rres = gpt2_dalloc(ny);
+    double *rres = dalloc(ny);
     for (size_t i = 0; i < ny; i++) rres[i] = res[i] + pre[i];
     void *dres = gpt2_dev(ny, es);
     upload(dres, res, ny, t);
@@ -97,8 +97,8 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     upload(gb, pb, OUT, DTYPE_FP32);
     gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 1.0f, NULL, gw, gb, 1.0f, ROWS, IN, OUT, s);
     sync(s);
-    double *rdx = gpt2_dalloc(nx), *dyw = gpt2_dalloc(nx), *rw = gpt2_dalloc(nw), *ow = gpt2_dalloc(nw);
-    double *rb = gpt2_dalloc(OUT), *ob = gpt2_dalloc(OUT);
+    double *rdx = dalloc(nx), *dyw = dalloc(nx), *rw = dalloc(nw), *ow = dalloc(nw);
+    double *rb = dalloc(OUT), *ob = dalloc(OUT);
     for (int r = 0; r < ROWS; r++)
         for (int i = 0; i < IN; i++) {
             double acc = 0;
@@ -131,7 +131,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
 
     /* backward through GELU: x = GELU(x_pre), dx = (dy W) * GELU'(x_pre) */
     float *xpre = gpt2_rand(rng, nx, -3, 3, t);
-    double *rg = gpt2_dalloc(nx);
+    double *rg = dalloc(nx);
     for (size_t i = 0; i < nx; i++) rg[i] = dyw[i] * gelu_grad_ref(xpre[i]);
     upload(dxpre, xpre, nx, t);
     poison(ddx, nx, t);

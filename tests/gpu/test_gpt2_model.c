@@ -96,7 +96,7 @@ static void test_grads(tcase_t *c, const float *p0) {
     gpt2_model_backward(&c->m, c->dtok, s);
     float loss = gpt2_model_loss(&c->m, s), *got = falloc(N), *again = falloc(N);
     download(got, c->m.grads, N, DTYPE_FP32);
-    double *p = gpt2_widen(p0, N), *g = gpt2_dalloc(N), *gw = gpt2_dalloc(N);
+    double *p = gpt2_widen(p0, N), *g = dalloc(N), *gw = dalloc(N);
     double rl = ref_run(c, 0, p, g);
     snprintf(name, sizeof name, "[%s] loss", c->name);
     check(name, "mean cross-entropy", &loss, &rl, 1, tol_loss(t));
@@ -152,8 +152,8 @@ static void test_grads(tcase_t *c, const float *p0) {
     double lr = optim_lr_read(&o, s);
     float *p1 = falloc(N), *dgot = falloc(N);
     download(p1, c->m.params, N, DTYPE_FP32);
-    double *pr = gpt2_widen(p0, N), *pd = gpt2_widen(p0, N), *gg = gpt2_widen(got, N), *mm = gpt2_dalloc(N);
-    double *vv = gpt2_dalloc(N), *dref = gpt2_dalloc(N), *dnod = gpt2_dalloc(N);
+    double *pr = gpt2_widen(p0, N), *pd = gpt2_widen(p0, N), *gg = gpt2_widen(got, N), *mm = dalloc(N);
+    double *vv = dalloc(N), *dref = dalloc(N), *dnod = dalloc(N);
     gpt2_mref_adamw(&c->r, pr, mm, vv, gg, lr, 1, OPT.beta1, OPT.beta2, OPT.eps, OPT.weight_decay, OPT.max_norm);
     memset(mm, 0, N * sizeof *mm), memset(vv, 0, N * sizeof *vv);
     gpt2_mref_adamw(&c->r, pd, mm, vv, gg, lr, 1, OPT.beta1, OPT.beta2, OPT.eps, 0.0, OPT.max_norm);
@@ -206,7 +206,7 @@ static void test_learn(tcase_t *c, unsigned long long seed) {
     double lr = optim_lr_read(&o, s);
     float *p0 = falloc(N);
     gpt2_layout_init(&c->m.shape, seed, p0, N);
-    double *p = gpt2_widen(p0, N), *g = gpt2_dalloc(N), *mm = gpt2_dalloc(N), *vv = gpt2_dalloc(N);
+    double *p = gpt2_widen(p0, N), *g = dalloc(N), *mm = dalloc(N), *vv = dalloc(N);
     double ref[STEPS + 1];
     for (int k = 0; k <= STEPS; k++) {
         ref[k] = ref_run(c, 0, p, k < STEPS ? g : NULL);
@@ -242,9 +242,7 @@ typedef struct { tcase_t *c; optim_t *o; } step_ctx_t;
 static void train_step(void *ctx, const void *arg) {
     (void)arg;
     step_ctx_t *x = (step_ctx_t *)ctx;
-    gpt2_model_forward(&x->c->m, x->c->dtok, x->c->dtgt, 1, x->c->g.stream);
-    gpt2_model_backward(&x->c->m, x->c->dtok, x->c->g.stream);
-    gpt2_model_update(&x->c->m, x->o, x->c->g.stream);
+    gpt2_model_step(&x->c->m, x->c->dtok, x->c->dtgt, x->o, x->c->g.stream);
 }
 
 static void test_graph(tcase_t *c, const float *p0) {

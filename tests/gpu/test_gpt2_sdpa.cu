@@ -59,9 +59,9 @@ static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, rng_t 
     gpt2_attn_backward(hb, t, 0, dq, pa, ddo, pda, pdq, B, T, C, NH, s);
     CHECK_CUDA(cudaStreamSynchronize(s));
 
-    double *out = gpt2_dalloc(no), *lse = gpt2_dalloc(nl), *dqkv = gpt2_dalloc(nqkv);
-    double *out_nc = gpt2_dalloc(no), *lse_nc = gpt2_dalloc(nl), *dqkv_nc = gpt2_dalloc(nqkv);
-    double *out_ns = gpt2_dalloc(no), *lse_ns = gpt2_dalloc(nl), *dqkv_ns = gpt2_dalloc(nqkv);
+    double *out = dalloc(no), *lse = dalloc(nl), *dqkv = dalloc(nqkv);
+    double *out_nc = dalloc(no), *lse_nc = dalloc(nl), *dqkv_nc = dalloc(nqkv);
+    double *out_ns = dalloc(no), *lse_ns = dalloc(nl), *dqkv_ns = dalloc(nqkv);
     gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 1, out, NULL, lse, dqkv);
     /* attends to later positions too */
     gpt2_ref_attention(B, T, C, NH, qkv, dout, scale, scale, 0, out_nc, NULL, lse_nc, dqkv_nc);
