@@ -333,10 +333,10 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
         char valid[256];
         strategies_having(strategies, trains_lm, valid, sizeof valid);
         return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (not yet: %s; "
-                      "--strategy %s does)", o->model, o->strategy,
+                      "--strategy %s %s)", o->model, o->strategy,
                       st->staged ? "its stages, cut between GPT-2's blocks, are to come"
-                                 : "its reduction of GPT-2's flat gradient, bucketed at its tensors, is to come",
-                      valid);
+                                 : "it is built for the image classifiers' layers",
+                      valid, strchr(valid, ',') ? "do" : "does");
     }
     return 0;
 }

@@ -8,6 +8,8 @@
 #include "../engine/trace.h"
 #include "../engine/nvtx.h"
 #include "../engine/timing.h"
+#include "../engine/gpt2/gpt2_train.h"
+#include "../engine/model_info.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,15 +20,56 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
     dp->wire = wire;
     if (!dtype_is_low(wire)) return 0;
     for (int i = 0; i < dp->n; i++) {
-        replica_t *r = &dp->reps[i];
-        size_t bytes = r->model.n_params * dtype_size(wire);
-        CHECK_CUDA(cudaSetDevice(r->gpu.device));
+        size_t bytes = dp_n_params(dp) * dtype_size(wire);
+        CHECK_CUDA(cudaSetDevice(dp_gpu(dp, i)->device));
         if (gpu_try_malloc(&dp->wire_grads[i], bytes) != 0) {   /* the sweep goes on */
             snprintf(err, errlen, "out of memory: %s gradient buffer of %.0f MiB on GPU %d", dtype_name(wire),
-                     (double)bytes / (1024.0 * 1024.0), r->gpu.device);
+                     (double)bytes / (1024.0 * 1024.0), dp_gpu(dp, i)->device);
             return -1;
         }
-        replica_set_update_grads(r, dp->wire_grads[i], wire);
+        /* A language model's update widens the wire itself, and rounds a lone replica's gradients into it first. */
+        if (dp->lms) gpt2_train_set_update_grads(&dp->lms[i], dp->wire_grads[i], wire, dp->world == 1);
+        else replica_set_update_grads(&dp->reps[i], dp->wire_grads[i], wire);
+    }
+    return 0;
+}
+
+gpu_t *dp_gpu(dp_t *dp, int i) { return dp->lms ? &dp->lms[i].gpu : &dp->reps[i].gpu; }
+
+size_t dp_n_params(const dp_t *dp) { return dp->lms ? dp->lms[0].m.n_params : dp->reps[0].model.n_params; }
+
+int dp_steps_per_epoch(const dp_t *dp) { return dp->lms ? dp->lms[0].steps_per_epoch : dp->reps[0].steps_per_epoch; }
+
+static cudaEvent_t *step_events_(const dp_t *dp, int i) {
+    return dp->lms ? dp->lms[i].step_events : dp->reps[i].step_events;
+}
+
+static float *params_(const dp_t *dp, int i) { return dp->lms ? dp->lms[i].m.params : dp->reps[i].model.params; }
+
+int dp_steps_done(dp_t *dp, int launched, double *ms) { return timing_steps_done(step_events_(dp, 0), launched, ms); }
+
+int dp_layers(const dp_t *dp, size_t *first) {
+    if (dp->lms) {
+        const gpt2_model_t *m = &dp->lms[0].m;
+        if (first) gpt2_layout_units(&m->shape, m->slices, m->n_slices, first);
+        return GPT2_UNITS(m->shape.layers);
+    }
+    const model_t *m = &dp->reps[0].model;
+    for (int i = 0; first && i < m->n_layers; i++) first[i] = m->layers[i].param_offset;
+    return m->n_layers;
+}
+
+/* Language models: replica i's trainer for shard i of every global batch. */
+static int lm_setup_(dp_t *dp, const run_cfg_t *cfg, const shard_t *sh, char *err, size_t errlen) {
+    dp->lms = calloc((size_t)dp->n, sizeof *dp->lms);
+    if (!dp->lms) { snprintf(err, errlen, "out of host memory"); return -1; }
+    for (int i = 0; i < dp->n; i++)
+        if (run_cfg_lm_init(&dp->lms[i], cfg, cfg->devices[i], sh->count, (dp->shard0 + i) * sh->count, err,
+                            errlen) != 0)
+            return -1;
+    if (GPT2_UNITS(dp->lms[0].m.shape.layers) > MODEL_MAX_LAYERS) {
+        snprintf(err, errlen, "GPT-2 %s: more than %d units to bucket", cfg->model_size, MODEL_MAX_LAYERS);
+        return -1;
     }
     return 0;
 }
@@ -52,14 +95,21 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     }
     shard_t sh;
     if (shard_split(cfg->global_batch, world, 0, &sh, err, errlen) != 0) return -1;
-    dp->reps = calloc((size_t)n, sizeof *dp->reps);
-    if (!dp->reps) { snprintf(err, errlen, "out of host memory"); return -1; }
     dp->n = n;
     dp->dist = cfg->dist;
     dp->world = world;
     dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
+    if (model_info_lm(model_info(cfg->model))) {
+        if (lm_setup_(dp, cfg, &sh, err, errlen) != 0) {
+            dp_teardown(dp);
+            return -1;
+        }
+    } else if (!(dp->reps = calloc((size_t)n, sizeof *dp->reps))) {
+        snprintf(err, errlen, "out of host memory");
+        return -1;
+    }
     optim_cfg_t oc = run_cfg_optim(cfg);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; dp->reps && i < n; i++)
         if (replica_init(&dp->reps[i], cfg->devices[i], cfg->model, sh.count, cfg->global_batch, cfg->math,
                          run_cfg_gpu_setup(cfg), cfg->init, cfg->seed, &oc, (float)cfg->momentum,
                          (float)cfg->weight_decay, cfg->data, err, errlen) != 0) {
@@ -72,12 +122,12 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     /* Timing events on an even sample of the steps keeps the event count bounded for small batches
      * (LeNet at batch 4 has 15000 steps) while every part of the epoch is represented: of the steps an epoch runs,
      * which --steps may cap far below an ImageNet epoch's 5,004 (later steps go untimed). */
-    int steps = dp->reps[0].steps_per_epoch;
+    int steps = dp_steps_per_epoch(dp);
     if (cfg->steps_cap > 0 && cfg->steps_cap < steps) steps = cfg->steps_cap;
     dp->stride = (steps + DP_TIMED_MAX - 1) / DP_TIMED_MAX;
     dp->n_slots = (steps + dp->stride - 1) / dp->stride;
     for (int i = 0; i < n; i++) {
-        CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
+        CHECK_CUDA(cudaSetDevice(dp_gpu(dp, i)->device));
         CHECK_ALLOC(cudaMalloc((void **)&dp->checksum[i], sizeof(unsigned long long)));
     }
     if (wire_setup_(dp, cfg->grad_dtype, err, errlen) != 0) {
@@ -89,8 +139,8 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
 
 const float *const *dp_grad_buffers(dp_t *dp, const float **src, void **bufs) {
     for (int i = 0; i < dp->n; i++) {
-        src[i] = dp->reps[i].model.grads;
-        bufs[i] = dtype_is_low(dp->wire) ? dp->wire_grads[i] : dp->reps[i].model.grads;
+        src[i] = dp->lms ? dp->lms[i].m.grads : dp->reps[i].model.grads;
+        bufs[i] = dtype_is_low(dp->wire) ? dp->wire_grads[i] : (void *)src[i];
     }
     return dtype_is_low(dp->wire) ? src : NULL;
 }
@@ -101,7 +151,7 @@ void dp_comm_timing(dp_t *dp, int comm_per_step) {
     dp->comm = calloc(count, sizeof(cudaEvent_t));
     if (!dp->comm) { fprintf(stderr, "dp_comm_timing: out of host memory\n"); exit(1); }
     dp->comm_per_step = comm_per_step;
-    CHECK_CUDA(cudaSetDevice(dp->reps[0].gpu.device));
+    CHECK_CUDA(cudaSetDevice(dp_gpu(dp, 0)->device));
     for (size_t k = 0; k < count; k++) CHECK_CUDA(cudaEventCreate(&dp->comm[k]));
 }
 
@@ -111,7 +161,7 @@ void dp_busy_timing(dp_t *dp, int backward_segments) {
     dp->busy = calloc((size_t)dp->n * per_gpu, sizeof(cudaEvent_t));
     if (!dp->busy) { fprintf(stderr, "dp_busy_timing: out of host memory\n"); exit(1); }
     for (int i = 0; i < dp->n; i++) {
-        CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
+        CHECK_CUDA(cudaSetDevice(dp_gpu(dp, i)->device));
         for (size_t k = 0; k < per_gpu; k++) CHECK_CUDA(cudaEventCreate(&dp->busy[i * per_gpu + k]));
     }
 }
@@ -121,12 +171,14 @@ void dp_solo_timing(dp_t *dp) { dp->solo = 1; }
 int dp_solo_step(const dp_t *dp, int step) { return dp->solo && step == 0; }
 
 void dp_gpus(dp_t *dp, gpu_t **out) {
-    for (int i = 0; i < dp->n; i++) out[i] = &dp->reps[i].gpu;
+    for (int i = 0; i < dp->n; i++) out[i] = dp_gpu(dp, i);
 }
 
 void dp_epoch_begin(dp_t *dp, int epoch) {
     dp->step = 0;
-    for (int i = 0; i < dp->n; i++) replica_epoch_begin(&dp->reps[i], epoch);
+    for (int i = 0; i < dp->n; i++)
+        if (dp->lms) gpt2_train_epoch_begin(&dp->lms[i], epoch);
+        else replica_epoch_begin(&dp->reps[i], epoch);
 }
 
 static int slot_of(const dp_t *dp, int step) {
@@ -139,16 +191,21 @@ static cudaEvent_t busy_event(const dp_t *dp, int gpu, int slot, int seg, int en
     return dp->busy[(((size_t)gpu * dp->n_slots + slot) * dp->n_segs + seg) * 2 + end];
 }
 
-/* Runs segment `slot` of replica i (as replica_run_traced) between the busy events of compute segment `seg` of the
- * step being enqueued, where that step is timed. */
+/* The busy event of compute segment `seg` (end: 0 begin, 1 end) of the step being enqueued on replica i's compute
+ * stream, where that step is timed; the device set to replica i's. */
+static void busy_mark_(dp_t *dp, int i, int seg, int end) {
+    gpu_t *g = dp_gpu(dp, i);
+    int s = dp->busy && seg < dp->n_segs ? slot_of(dp, dp->step) : -1;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, end), g->stream));
+}
+
+/* Runs segment `slot` of replica i (as replica_run_traced) between the busy events of compute segment `seg`. */
 static void run_busy_(dp_t *dp, int i, int seg, const char *name, int slot, void (*fn)(replica_t *, const void *),
                       const void *arg) {
-    replica_t *r = &dp->reps[i];
-    int s = dp->busy && seg < dp->n_segs ? slot_of(dp, dp->step) : -1;
-    CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 0), r->gpu.stream));
-    replica_run_traced(r, name, slot, fn, arg);
-    if (s >= 0) CHECK_CUDA(cudaEventRecord(busy_event(dp, i, s, seg, 1), r->gpu.stream));
+    busy_mark_(dp, i, seg, 0);
+    replica_run_traced(&dp->reps[i], name, slot, fn, arg);
+    busy_mark_(dp, i, seg, 1);
 }
 
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
@@ -167,7 +224,7 @@ static void seg_round_update_(replica_t *r, const void *wire) {
 }
 
 const dp_gns_local_t *dp_gns_local(const dp_t *dp, dp_gns_local_t *store) {
-    if (!replica_gns_due(&dp->reps[0])) return NULL;
+    if (dp->lms || !replica_gns_due(&dp->reps[0])) return NULL;   /* a language model's is not measured */
     for (int i = 0; i < dp->n; i++) {
         store->acc[i] = dp->reps[i].d_gns;
         store->ls[i] = dp->reps[i].ls;
@@ -184,6 +241,16 @@ static void seg_gns_update_(replica_t *r, const void *unused) {
 
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
+    for (int i = 0; dp->lms && i < dp->n; i++) {   /* its wire's rounding and widening are its update's own */
+        busy_mark_(dp, i, dp->n_segs - 1, 0);
+        gpt2_train_update(&dp->lms[i]);
+        busy_mark_(dp, i, dp->n_segs - 1, 1);
+        gpt2_train_mark_step(&dp->lms[i], step);
+    }
+    if (dp->lms) {
+        dp->step = step + 1;
+        return;
+    }
     int round = dp->world == 1 && dtype_is_low(dp->wire), gns = replica_gns_due(&dp->reps[0]);
     for (int i = 0; i < dp->n; i++) {
         if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
@@ -197,6 +264,12 @@ void dp_update(dp_t *dp, int step) {
 }
 
 void dp_forward(dp_t *dp, int i) {
+    if (dp->lms) {   /* its shard is its trainer's own */
+        busy_mark_(dp, i, 0, 0);
+        gpt2_train_forward(&dp->lms[i]);
+        busy_mark_(dp, i, 0, 1);
+        return;
+    }
     int shard = dp->shard0 + i;
     if (i == 0)   /* every GPU's time zero, back to back at the step's start (only while tracing) */
         for (int k = 0; k < dp->n; k++) trace_origin(dp->reps[k].trace, dp->reps[k].gpu.device, dp->reps[k].gpu.stream);
@@ -204,6 +277,12 @@ void dp_forward(dp_t *dp, int i) {
 }
 
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi) {
+    if (dp->lms) {
+        busy_mark_(dp, i, 1 + segment, 0);
+        gpt2_train_backward(&dp->lms[i], segment, lo, hi);
+        busy_mark_(dp, i, 1 + segment, 1);
+        return;
+    }
     int range[2] = {lo, hi};
     char name[32];
     snprintf(name, sizeof name, "backward %d", segment);
@@ -226,7 +305,7 @@ typedef struct {
 static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps, double *stall_ms) {
     breakdown_t sum = {0};
     double stalls = 0;
-    const replica_t *r = &dp->reps[i];
+    const cudaEvent_t *ev = step_events_(dp, i);
     for (int s = 0; s < dp->n_slots && s * dp->stride < steps; s++) {
         int step = s * dp->stride;
         double busy = 0, stall = 0, wait = 0;
@@ -240,7 +319,7 @@ static breakdown_t replica_breakdown_(const dp_t *dp, int i, int steps, double *
          * event records and the wait itself lie between them on the compute stream). */
         if (dp->busy)
             wait = timing_ms(busy_event(dp, i, s, dp->n_segs - 2, 1), busy_event(dp, i, s, dp->n_segs - 1, 0));
-        breakdown_add(&sum, timing_ms(r->step_events[step], r->step_events[step + 1]), busy - stall, wait + stall);
+        breakdown_add(&sum, timing_ms(ev[step], ev[step + 1]), busy - stall, wait + stall);
         stalls += stall;
     }
     *stall_ms = sum.steps ? stalls / sum.steps : 0;
@@ -262,19 +341,33 @@ static void gns_means_(const dp_t *dp, const rep_stats_t *all, epoch_stats_t *ou
     out->gns_b_big = dp->reps[0].global_batch;
 }
 
+/* Replica i's epoch: its seconds, median step, mean loss (and accuracy), memory and noise-scale sums. */
+static void replica_epoch_end_(dp_t *dp, int i, int steps, rep_stats_t *st) {
+    if (dp->lms) {   /* a language model: no accuracy, no noise scale */
+        gpt2_train_t *g = &dp->lms[i];
+        gpt2_train_epoch_end(g, steps, &st->epoch_s, &st->step_ms, &st->loss);
+        st->acc = -1;
+        CHECK_CUDA(cudaDeviceSynchronize());
+        st->mem_mb = gpt2_train_mem_mb(g);
+        st->gns_n = 0;
+        return;
+    }
+    replica_t *r = &dp->reps[i];
+    replica_epoch_end(r, steps, &st->epoch_s, &st->step_ms, &st->loss, &st->acc);
+    /* The comm stream's events may trail the compute stream's last one: wait for everything, once. */
+    CHECK_CUDA(cudaDeviceSynchronize());
+    st->mem_mb = replica_mem_mb(r);
+    st->gns_n = replica_gns_sums(r, st->gns);
+}
+
 void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     out->steps = steps;
     rep_stats_t local[DP_MAX_GPUS];
     /* Every replica's next order drawn before the first wait, while the GPUs still run the epoch's last steps. */
-    for (int i = 0; i < dp->n; i++) dataset_shuffle_ahead(&dp->reps[i].data);
+    for (int i = 0; dp->reps && i < dp->n; i++) dataset_shuffle_ahead(&dp->reps[i].data);
     for (int i = 0; i < dp->n; i++) {
-        replica_t *r = &dp->reps[i];
-        replica_epoch_end(r, steps, &local[i].epoch_s, &local[i].step_ms, &local[i].loss, &local[i].acc);
-        /* The comm stream's events may trail the compute stream's last one: wait for everything, once. */
-        CHECK_CUDA(cudaDeviceSynchronize());
-        local[i].mem_mb = replica_mem_mb(r);
+        replica_epoch_end_(dp, i, steps, &local[i]);
         local[i].b = replica_breakdown_(dp, i, steps, &local[i].stall_ms);
-        local[i].gns_n = replica_gns_sums(r, local[i].gns);
     }
     /* Where this process's slowest replica's epoch goes beyond its median step (images/s by epoch against by step). */
     int slow = 0;
@@ -283,7 +376,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
     if (!dp->dist || dp->dist->is_root) {
         char who[32];
         snprintf(who, sizeof who, "gpu %d", dp->shard0 + slow);
-        timing_print_steps(who, dp->reps[slow].step_events, steps);
+        timing_print_steps(who, step_events_(dp, slow), steps);
     }
     /* Communication is timed on GPU 0's comm stream, over the same timed steps. */
     double comm = 0;
@@ -292,11 +385,11 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
         for (int k = 0; k < dp->comm_per_step; k++)
             comm += timing_ms(dp->comm[((size_t)s * dp->comm_per_step + k) * 2],
                                dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + 1]);
-    double scale;
-    int skipped;
+    double scale = -1;
+    int skipped = -1;
     /* Every replica checks the same reduced gradients, so their loss scales agree: replica 0 speaks for all. */
-    replica_loss_scale_read(&dp->reps[0], &scale, &skipped);
-    out->lr_now = replica_lr_now(&dp->reps[0]);
+    if (dp->reps) replica_loss_scale_read(&dp->reps[0], &scale, &skipped);
+    out->lr_now = dp->lms ? gpt2_train_lr_now(&dp->lms[0]) : replica_lr_now(&dp->reps[0]);
     rep_stats_t *all = local;
     if (dp->dist) {
         all = malloc((size_t)dp->world * sizeof *all);
@@ -315,10 +408,11 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
             if (all[i].epoch_s > out->epoch_s) out->epoch_s = all[i].epoch_s;
             if (all[i].step_ms > out->step_ms) out->step_ms = all[i].step_ms;
             out->train_loss += all[i].loss / w;     /* equal shards: the mean over replicas is the mean over images */
-            out->train_acc += all[i].acc / w;
+            out->train_acc += all[i].acc < 0 ? 0 : all[i].acc / w;   /* a language model's: none */
             if (all[i].mem_mb > out->peak_mem_mb) out->peak_mem_mb = all[i].mem_mb;
             per_gpu[i] = all[i].b;
         }
+        if (all[0].acc < 0) out->train_acc = -1;
         gns_means_(dp, all, out);
         int g = breakdown_pick(per_gpu, w);
         out->compute_ms = per_gpu[g].compute_ms;
@@ -330,7 +424,7 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
                     "backward segments\n", g, per_gpu[g].exposed_ms, per_gpu[g].exposed_ms - all[g].stall_ms,
                     all[g].stall_ms);
         free(per_gpu);
-        double grad_bytes = (double)dp->reps[0].model.n_params * dtype_size(dp->wire);   /* on the wire */
+        double grad_bytes = (double)dp_n_params(dp) * dtype_size(dp->wire);   /* on the wire */
         if (w > 1 && timed && comm > 0) {
             out->comm_ms = comm / timed;
             out->bytes_per_step = grad_bytes;
@@ -353,15 +447,15 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out) {
 int dp_replicas_identical(dp_t *dp) {
     unsigned long long sums[DP_MAX_GPUS];
     for (int i = 0; i < dp->n; i++) {
-        replica_t *r = &dp->reps[i];
-        CHECK_CUDA(cudaSetDevice(r->gpu.device));
-        reduce_checksum(r->model.params, r->model.n_params, dp->checksum[i], r->gpu.stream);
-        CHECK_CUDA(cudaMemcpyAsync(&sums[i], dp->checksum[i], sizeof sums[i], cudaMemcpyDeviceToHost, r->gpu.stream));
+        gpu_t *g = dp_gpu(dp, i);
+        CHECK_CUDA(cudaSetDevice(g->device));
+        reduce_checksum(params_(dp, i), dp_n_params(dp), dp->checksum[i], g->stream);
+        CHECK_CUDA(cudaMemcpyAsync(&sums[i], dp->checksum[i], sizeof sums[i], cudaMemcpyDeviceToHost, g->stream));
     }
     int same = 1;
     for (int i = 0; i < dp->n; i++) {
-        CHECK_CUDA(cudaSetDevice(dp->reps[i].gpu.device));
-        CHECK_CUDA(cudaStreamSynchronize(dp->reps[i].gpu.stream));
+        CHECK_CUDA(cudaSetDevice(dp_gpu(dp, i)->device));
+        CHECK_CUDA(cudaStreamSynchronize(dp_gpu(dp, i)->stream));
         same &= sums[i] == sums[0];
     }
     if (dp->dist) {
@@ -375,29 +469,33 @@ int dp_replicas_identical(dp_t *dp) {
     return same;
 }
 
+/* Replica 0's test accuracy, or a language model's held-out loss. */
+static double evaluate_(dp_t *dp) {
+    return dp->lms ? gpt2_train_evaluate(&dp->lms[0]) : replica_evaluate(&dp->reps[0]);
+}
+
 double dp_evaluate(dp_t *dp) {
-    if (!dp->dist) return replica_evaluate(&dp->reps[0]);
+    if (!dp->dist) return evaluate_(dp);
     /* Rank 0 holds replica 0 (shard 0, its running statistics): the figure single-process mode reports. */
-    double acc = dp->dist->is_root ? replica_evaluate(&dp->reps[0]) : 0;
+    double acc = dp->dist->is_root ? evaluate_(dp) : 0;
     dist_bcast(dp->dist, &acc, sizeof acc);
     return acc;
 }
 
 size_t dp_params(dp_t *dp, float *host, size_t max) {
-    const replica_t *r = &dp->reps[0];
-    size_t n = r->model.n_params;
+    size_t n = dp_n_params(dp);
     if (!host) return n;
-    CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    CHECK_CUDA(cudaSetDevice(dp_gpu(dp, 0)->device));
     CHECK_CUDA(cudaDeviceSynchronize());
-    CHECK_CUDA(cudaMemcpy(host, r->model.params, (n < max ? n : max) * sizeof(float), cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(host, params_(dp, 0), (n < max ? n : max) * sizeof(float), cudaMemcpyDeviceToHost));
     return n;
 }
 
 void dp_teardown(dp_t *dp) {
-    for (int i = 0; i < dp->n; i++) {
-        replica_t *r = &dp->reps[i];
-        if (!r->gpu.stream) continue;
-        CHECK_CUDA(cudaSetDevice(r->gpu.device));
+    for (int i = 0; (dp->reps || dp->lms) && i < dp->n; i++) {
+        gpu_t *g = dp_gpu(dp, i);
+        if (!g->stream) continue;
+        CHECK_CUDA(cudaSetDevice(g->device));
         CHECK_CUDA(cudaDeviceSynchronize());
         for (int k = 0; dp->busy && k < dp->n_slots * dp->n_segs * 2; k++)
             CHECK_CUDA(cudaEventDestroy(dp->busy[(size_t)i * dp->n_slots * dp->n_segs * 2 + k]));
@@ -406,15 +504,22 @@ void dp_teardown(dp_t *dp) {
                 CHECK_CUDA(cudaEventDestroy(dp->comm[k]));
         if (dp->checksum[i]) CHECK_CUDA(cudaFree(dp->checksum[i]));
         if (dp->wire_grads[i]) CHECK_CUDA(cudaFree(dp->wire_grads[i]));
-        replica_free(r);
+        if (dp->lms) gpt2_train_free(&dp->lms[i]);
+        else replica_free(&dp->reps[i]);
     }
     free(dp->busy);
     free(dp->comm);
     free(dp->reps);
+    free(dp->lms);
     memset(dp, 0, sizeof *dp);
 }
 
 int dp_bind_wire(dp_t *dp, size_t *ranges, int max) {
+    if (dp->lms) {   /* GPT-2's gradients are all fp32: the cast carries the whole buffer */
+        ranges[0] = 0;
+        ranges[1] = dp_n_params(dp);
+        return 1;
+    }
     int n = 0;
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];

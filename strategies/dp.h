@@ -1,5 +1,6 @@
-/* dp.h — what the data-parallel strategies (naive, nccl) share: N replicas with one shard each, per-step CUDA-event
- * timing read once per epoch, the bit-exact replica check, and the exact-sum check of a gradient reduction. */
+/* dp.h — what the data-parallel strategies (naive, nccl) share: N replicas with one shard each (an image classifier's
+ * replica_t, or a language model's trainer), per-step CUDA-event timing read once per epoch, the bit-exact replica
+ * check, and the exact-sum check of a gradient reduction. */
 #pragma once
 #include "strategy.h"
 #include "../engine/replica.h"
@@ -11,7 +12,10 @@
 /* Every data-parallel strategy's state begins with a dp_t, so tests reach the replicas through (dp_t *)state. */
 typedef struct {
     int n;
-    replica_t *reps;                /* n replicas, reps[i] on cfg->devices[i], shard i of every global batch */
+    /* n replicas on cfg->devices[i], shard i of every global batch: an image classifier's in reps (lms NULL), a
+     * language model's (engine/gpt2/gpt2_train.h) in lms (reps NULL). */
+    replica_t *reps;
+    struct gpt2_train *lms;
     int stride;                     /* steps stride*k carry timing events */
     int n_slots;                    /* timed steps per epoch */
     int comm_per_step;              /* timed communication intervals per step, on GPU 0's comm stream */
@@ -46,6 +50,18 @@ typedef struct {
 
 /* Builds cfg->n_gpus replicas (shard arithmetic of shard.h). 0, or -1 with a message (state freed). */
 int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen);
+/* Replica i's GPU (device and streams). */
+gpu_t *dp_gpu(dp_t *dp, int i);
+/* Elements of each replica's flat parameter and gradient buffers. */
+size_t dp_n_params(const dp_t *dp);
+/* Optimizer steps in an epoch. */
+int dp_steps_per_epoch(const dp_t *dp);
+/* The pieces backward runs in (an image classifier's layers, GPT-2's units: gpt2_shape.h), last to first, and where
+ * each one's slice of the flat buffers begins into first (room for MODEL_MAX_LAYERS), for buckets.h. Returns their
+ * count. */
+int dp_layers(const dp_t *dp, size_t *first);
+/* The strategy's steps_done (strategy.h): replica 0's step events. */
+int dp_steps_done(dp_t *dp, int launched, double *ms);
 /* What a step's reduction runs on (reduce_ops_t.run's src and bufs; src: DP_MAX_GPUS entries of storage): returns
  * NULL for an fp32 wire, with bufs[i] the flat gradient buffer of replica i, and for a 2-byte wire src, with src[i]
  * that buffer and bufs[i] wire_grads[i]. */

@@ -259,8 +259,7 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
     }
     gpu_t *g[DP_MAX_GPUS];
     dp_gpus(&s->dp, g);
-    if (naive_reducer_init(&s->red, g, s->dp.n, s->dp.reps[0].model.n_params, cfg->naive_path, s->dp.wire, err,
-                           errlen) != 0) {
+    if (naive_reducer_init(&s->red, g, s->dp.n, dp_n_params(&s->dp), cfg->naive_path, s->dp.wire, err, errlen) != 0) {
         naive_teardown(s);
         return -1;
     }
@@ -275,7 +274,7 @@ static int naive_setup(void **state, const run_cfg_t *cfg, char *err, size_t err
     return 0;
 }
 
-static int naive_steps(void *state) { return ((naive_t *)state)->dp.reps[0].steps_per_epoch; }
+static int naive_steps(void *state) { return dp_steps_per_epoch(&((naive_t *)state)->dp); }
 
 static void naive_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((naive_t *)state)->dp, epoch); }
 
@@ -287,17 +286,17 @@ static void naive_train_step(void *state, int step) {
     const float *const *src = dp_grad_buffers(dp, src_store, bufs);
     dp_gns_local_t gns_store;
     const dp_gns_local_t *gns = dp_gns_local(dp, &gns_store);
+    int layers = dp_layers(dp, NULL);
+    size_t n_params = dp_n_params(dp);
     for (int i = 0; i < dp->n; i++) {
-        replica_t *r = &dp->reps[i];
         dp_forward(dp, i);
-        dp_backward(dp, i, 0, 0, r->model.n_layers);
+        dp_backward(dp, i, 0, 0, layers);
         /* The reduction sums in place: the shard's own gradient, still whole in fp32 (naive binds no wire), first. */
         if (gns)
-            optim_sumsq(r->model.grads, DTYPE_FP32, NULL, DTYPE_FP32, r->model.n_params, gns->ls[i], gns->acc[i],
-                        r->gpu.stream);
+            optim_sumsq(src_store[i], DTYPE_FP32, NULL, DTYPE_FP32, n_params, gns->ls[i], gns->acc[i],
+                        dp_gpu(dp, i)->stream);
     }
-    naive_reduce(&s->red, src, bufs, dp->reps[0].model.n_params, dp_comm_event(dp, step, 0, 0),
-                 dp_comm_event(dp, step, 0, 1));
+    naive_reduce(&s->red, src, bufs, n_params, dp_comm_event(dp, step, 0, 0), dp_comm_event(dp, step, 0, 1));
     dp_update(dp, step);
 }
 
@@ -308,7 +307,7 @@ static double naive_evaluate(void *state) { return dp_evaluate(&((naive_t *)stat
 static size_t naive_params(void *state, float *host, size_t max) { return dp_params(&((naive_t *)state)->dp, host, max); }
 
 static int naive_steps_done(void *state, int launched, double *ms) {
-    return timing_steps_done(((naive_t *)state)->dp.reps[0].step_events, launched, ms);
+    return dp_steps_done(&((naive_t *)state)->dp, launched, ms);
 }
 
 const strategy_t strategy_naive = {

@@ -6,6 +6,7 @@
  * follow backward. --grad-dtype bf16 | fp16 is DDP's bf16_compress_hook / fp16_compress_hook: each bucket is
  * rounded to the 2-byte type on the comm stream and all-reduced in it. */
 #include "dp.h"
+#include "buckets.h"
 #include "../engine/trace.h"
 #include "dist.h"
 #include "../engine/check.h"
@@ -244,63 +245,6 @@ static const reduce_ops_t nccl_reduce_ops = {
     .open = nccl_ops_open, .run = nccl_ops_run, .algo = nccl_ops_algo, .close = nccl_ops_close,
 };
 
-// ---- buckets
-
-typedef struct {
-    int lo, hi;                     /* layers [lo, hi): backward runs hi-1 down to lo */
-    size_t offset, count;           /* their contiguous slice of the flat gradient buffer, in floats */
-} bucket_t;
-
-/* Layer i's slice runs from its offset to the next layer's (alignment padding included), so the buckets tile the
- * whole flat buffer. Walking from the last layer back, a bucket takes the next layer that holds parameters (with
- * the parameter-free layers above it) while it stays within bucket_bytes; a single larger layer is a bucket of its
- * own. Parameter-free layers below a full bucket open the next one, so they never delay a bucket's launch. */
-static int buckets_build(const model_t *m, size_t bucket_bytes, bucket_t *out) {
-    int L = m->n_layers, nb = 0;
-#define SLICE(i) (((i) + 1 < L ? m->layers[(i) + 1].param_offset : m->n_params) - m->layers[i].param_offset)
-    /* The first layers' bucket is reduced after the whole backward, with nothing left to hide it behind: keep it
-     * small (1/8 of a bucket), so the exposed all-reduce is short. Measured on 2 H200s: a 19 MB tail bucket left
-     * 0.12 ms of a 6.6 ms ResNet-18 step exposed. */
-    int tail = 0;
-    size_t tail_count = 0;
-    while (tail < L) {
-        size_t next = SLICE(tail);
-        if (tail_count && (tail_count + next) * sizeof(float) > bucket_bytes / 8) break;
-        tail_count += next;
-        tail++;
-    }
-    for (int hi = L; hi > tail;) {
-        int lo = hi;
-        size_t count = 0;
-        while (lo > tail) {
-            int j = lo - 1;
-            while (j > tail && SLICE(j) == 0) j--;
-            if (count && (count + SLICE(j)) * sizeof(float) > bucket_bytes) break;
-            count += SLICE(j);
-            lo = j;
-        }
-        out[nb++] = (bucket_t){.lo = lo, .hi = hi, .offset = m->layers[lo].param_offset, .count = count};
-        hi = lo;
-    }
-    if (tail > 0) out[nb++] = (bucket_t){.lo = 0, .hi = tail, .offset = 0, .count = tail_count};
-#undef SLICE
-    /* A bucket of nothing but parameter-free layers (wherever the tail cap or the size limit left one) would
-     * launch an empty all-reduce and leave its timing events unrecorded: fold it into the bucket before it (whose
-     * backward then runs a little longer before its all-reduce starts), or after it if it is the first. */
-    int kept = 0;
-    for (int b = 0; b < nb; b++) {
-        if (out[b].count == 0 && kept > 0) {
-            out[kept - 1].lo = out[b].lo;
-            out[kept - 1].offset = out[b].offset;
-        } else if (out[b].count == 0 && b + 1 < nb) {
-            out[b + 1].hi = out[b].hi;
-        } else {
-            out[kept++] = out[b];
-        }
-    }
-    return kept ? kept : nb;
-}
-
 // ---- the strategy
 
 /* SCALING_DP_UPDATE: where the SGD step runs. bucket (the default with more than one GPU): each bucket's slice right
@@ -331,7 +275,7 @@ typedef struct {
 static void cast_plan_(nccl_t *s) {
     size_t ranges[2 * (MODEL_MAX_LAYERS + 1)];
     int n = dp_bind_wire(&s->dp, ranges, MODEL_MAX_LAYERS + 1);
-    size_t total = s->dp.reps[0].model.n_params, rest = 0;
+    size_t total = dp_n_params(&s->dp), rest = 0;
     for (int r = 0; r < n; r++) rest += ranges[2 * r + 1];
     s->bound = total - rest;
     /* Each bucket's parts: the ranges cut at its ends (a range split by a bucket boundary adds one). */
@@ -355,7 +299,7 @@ static void cast_plan_(nccl_t *s) {
         c->n = k - first[b];
     }
     for (int i = 0; i < s->dp.n; i++) {
-        CHECK_CUDA(cudaSetDevice(s->dp.reps[i].gpu.device));
+        CHECK_CUDA(cudaSetDevice(dp_gpu(&s->dp, i)->device));
         CHECK_ALLOC(cudaMalloc((void **)&s->cast_dev[i], (k ? 2 * (size_t)k : 2) * sizeof(size_t)));
         CHECK_CUDA(cudaMemcpy(s->cast_dev[i], host, 2 * (size_t)k * sizeof(size_t), cudaMemcpyHostToDevice));
     }
@@ -368,7 +312,7 @@ static void nccl_teardown(void *state) {
     nccl_t *s = state;
     for (int i = 0; i < s->dp.n; i++)
         if (s->cast_dev[i]) {
-            CHECK_CUDA(cudaSetDevice(s->dp.reps[i].gpu.device));
+            CHECK_CUDA(cudaSetDevice(dp_gpu(&s->dp, i)->device));
             CHECK_CUDA(cudaDeviceSynchronize());
             CHECK_CUDA(cudaFree(s->cast_dev[i]));
         }
@@ -396,11 +340,15 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     }
     s->red.trace = cfg->trace;
     s->overlap = cfg->overlap;
-    s->n_buckets = buckets_build(&s->dp.reps[0].model, cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
+    size_t first[MODEL_MAX_LAYERS];
+    int layers = dp_layers(&s->dp, first);
+    s->n_buckets = buckets_build(layers, first, dp_n_params(&s->dp), sizeof(float),
+                                 cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
     /* One GPU reduces nothing, and a lone 2-byte replica rounds its whole buffer in the update segment (dp_update). A
-     * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked, and LARS needs
-     * every layer's whole gradient for its norms: no bucket may step before. */
-    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math) && cfg->optim.kind != OPTIM_LARS
+     * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked; LARS needs
+     * every layer's whole gradient for its norms, and AdamW (GPT-2's) the global norm it clips by: only SGD's
+     * buckets may step before. */
+    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math) && cfg->optim.kind == OPTIM_SGD
                     ? knob_get(KNOB_DP_UPDATE) : UPDATE_STEP;
     if (s->update == UPDATE_BUCKET) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
@@ -420,7 +368,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
                 (double)last->count * dtype_size(s->dp.wire) / 1048576.0,
                 math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
                                             : knob_word(KNOB_DP_UPDATE, s->update),
-                s->dp.reps[0].gpu.comm_high ? "high" : "normal", ctas, s->bound, s->dp.reps[0].model.n_params,
+                dp_gpu(&s->dp, 0)->comm_high ? "high" : "normal", ctas, s->bound, dp_n_params(&s->dp),
                 dtype_name(s->dp.wire));
     }
     dp_busy_timing(&s->dp, s->n_buckets);
@@ -433,7 +381,7 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
     return 0;
 }
 
-static int nccl_steps(void *state) { return ((nccl_t *)state)->dp.reps[0].steps_per_epoch; }
+static int nccl_steps(void *state) { return dp_steps_per_epoch(&((nccl_t *)state)->dp); }
 
 static void nccl_epoch_begin(void *state, int epoch) { dp_epoch_begin(&((nccl_t *)state)->dp, epoch); }
 
@@ -447,7 +395,7 @@ static void launch_bucket_(nccl_t *s, const float *const *src, void *const *bufs
     if (s->update != UPDATE_BUCKET || b == s->n_buckets - 1) return;
     char name[32];
     snprintf(name, sizeof name, "update %d", b);
-    for (int i = 0; i < s->dp.n; i++) {
+    for (int i = 0; i < s->dp.n; i++) {   /* UPDATE_BUCKET: image classifiers' replicas (SGD) only */
         replica_t *r = &s->dp.reps[i];
         CHECK_CUDA(cudaSetDevice(r->gpu.device));
         int tr = trace_begin(r->trace, r->gpu.device, TRACE_COMM, r->gpu.comm_stream, name);
@@ -474,9 +422,7 @@ static void nccl_train_step(void *state, int step) {
      * backward is still computing. */
     for (int b = 0; b < s->n_buckets; b++) {
         for (int i = 0; i < dp->n; i++) {
-            replica_t *r = &dp->reps[i];
-            CHECK_CUDA(cudaSetDevice(r->gpu.device));
-            nvtx_push("backward bucket %d gpu%d", b, r->gpu.device);
+            nvtx_push("backward bucket %d gpu%d", b, dp_gpu(dp, i)->device);
             dp_backward(dp, i, b, s->buckets[b].lo, s->buckets[b].hi);
             nvtx_pop();
         }
@@ -511,7 +457,7 @@ static double nccl_evaluate(void *state) { return dp_evaluate(&((nccl_t *)state)
 static size_t nccl_params(void *state, float *host, size_t max) { return dp_params(&((nccl_t *)state)->dp, host, max); }
 
 static int nccl_steps_done(void *state, int launched, double *ms) {
-    return timing_steps_done(((nccl_t *)state)->dp.reps[0].step_events, launched, ms);
+    return dp_steps_done(&((nccl_t *)state)->dp, launched, ms);
 }
 
 const strategy_t strategy_nccl = {

@@ -21,19 +21,10 @@ typedef struct {
 static int single_setup_lm(gpt2_train_t **out, const run_cfg_t *cfg, char *err, size_t errlen) {
     gpt2_train_t *g = calloc(1, sizeof *g);
     if (!g) { snprintf(err, errlen, "out of host memory"); return -1; }
-    if (!cfg->data->corpus) {
-        snprintf(err, errlen, "model %s learns from tokens, and the data set holds none", cfg->model);
+    if (run_cfg_lm_init(g, cfg, cfg->devices[0], cfg->global_batch, 0, err, errlen) != 0) {
         free(g);
         return -1;
     }
-    optim_cfg_t oc = run_cfg_optim(cfg);
-    if (gpt2_train_init(g, cfg->devices[0], cfg->model_size, cfg->global_batch, cfg->math, &oc,
-                        (float)cfg->weight_decay, cfg->data->corpus, cfg->seed, err, errlen) != 0) {
-        gpt2_train_free(g);
-        free(g);
-        return -1;
-    }
-    g->use_graph = cfg->cuda_graph;
     *out = g;
     return 0;
 }

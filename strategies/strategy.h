@@ -63,6 +63,14 @@ static inline optim_cfg_t run_cfg_optim(const run_cfg_t *cfg) {
     return o;
 }
 
+struct gpt2_train;
+/* A language model's trainer (engine/gpt2/gpt2_train.h) on `device` for rows [first, first + B) of every global batch
+ * of cfg (B = cfg->global_batch, first 0: the whole batch), with cfg's size, math, optimizer, seed and --cuda-graph:
+ * what single and the data-parallel strategies train a language model with. 0, or -1 with the reason in err (what
+ * was set up freed). */
+int run_cfg_lm_init(struct gpt2_train *g, const run_cfg_t *cfg, int device, int B, int first, char *err,
+                    size_t errlen);
+
 /* The most micro-batches the pipeline's automatic choice (micro_batches 0) tries. */
 #define PIPE_AUTO_MAX_MICRO 32
 

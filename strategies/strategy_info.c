@@ -15,12 +15,12 @@ const strategy_info_t strategy_info_single = {
 const strategy_info_t strategy_info_naive = {
     .name = "naive",
     .summary = "data parallel: gradients gathered on GPU 0, summed there, sent back after backward (--naive-path)",
-    .reduces = 1, .path_is_algo = 1, .allreduce = STRATEGY_AR_CENTRAL, .noise_scale = STRATEGY_GNS_REPLICAS};
+    .reduces = 1, .path_is_algo = 1, .allreduce = STRATEGY_AR_CENTRAL, .noise_scale = STRATEGY_GNS_REPLICAS, .lm = 1};
 const strategy_info_t strategy_info_nccl = {
     .name = "nccl",
     .summary = "data parallel: NCCL ring all-reduce in buckets, overlapped with backward (--bucket-mb, --overlap)",
     .reduces = 1, .multi_process = 1, .uses_nccl = 1, .allreduce = STRATEGY_AR_NCCL,
-    .noise_scale = STRATEGY_GNS_REPLICAS};
+    .noise_scale = STRATEGY_GNS_REPLICAS, .lm = 1};
 const strategy_info_t strategy_info_pipeline = {
     .name = "pipeline",
     .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble order",

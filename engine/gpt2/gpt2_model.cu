@@ -68,6 +68,7 @@ int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, d
     m->shape = *s;
     m->B = B;
     m->T = T;
+    m->grad_B = B;
     m->t = t;
     m->tf32 = tf32;
     m->blas = blas;
@@ -183,7 +184,8 @@ void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int gra
     /* The head is the token embedding, its padding rows included: their logits are 0, outside the loss's columns. */
     gpt2_linear_forward(lt, t, m->tf32, lnf, wt(m, GPT2_WTE, -1), NULL, logits, NULL, rows, C, sh->vocab_pad, s);
     CHECK_CUDA(cudaMemsetAsync(m->loss_acc, 0, 2 * sizeof(double), s));
-    gpt2_xent(logits, tgt, NULL, m->loss_acc, t, rows, sh->vocab, sh->vocab_pad, 1.0f / (float)rows, grad, s);
+    gpt2_xent(logits, tgt, NULL, m->loss_acc, t, rows, sh->vocab, sh->vocab_pad, 1.0f / ((float)m->grad_B * T), grad,
+              s);
     loss_mean_kernel<<<1, 1, 0, s>>>(m->loss_acc, m->loss);
     CHECK_LAUNCH();
 }
@@ -198,6 +200,10 @@ float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream) {
 }
 
 void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
+    gpt2_model_backward_units(m, tok, 0, GPT2_UNITS(m->shape.layers), s);
+}
+
+void gpt2_model_backward_units(gpt2_model_t *m, const int *tok, int lo, int hi, cudaStream_t s) {
     const gpt2_shape_t *sh = &m->shape;
     int B = m->B, T = m->T, rows = B * T, C = sh->width, NH = sh->heads, L = sh->layers;
     dtype_t t = m->t;
@@ -205,13 +211,17 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
     void *dres = buf(m, GPT2_BUF_DRESID, 0), *dc = buf(m, GPT2_BUF_DC, 0), *d4c = buf(m, GPT2_BUF_D4C, 0);
     void *datt = buf(m, GPT2_BUF_DATT, 0), *sc = m->scratch;
     size_t scb = m->scratch_bytes;
-    /* the head: dwte = dlogits^T lnf, overwritten (the embedding's part is added last); dlnf = dlogits wte */
-    gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LNF, 0), wt(m, GPT2_WTE, -1), buf(m, GPT2_BUF_LOGITS, 0), dc,
-                         0.0f, NULL, gf(m, GPT2_WTE, -1), NULL, 0.0f, rows, C, sh->vocab_pad, s);
-    float *stf = stats(m, 2 * L);
-    gpt2_layernorm_backward(buf(m, GPT2_BUF_RESID, 2 * L), pf(m, GPT2_LNF_W, -1), stf, stf + rows, dc, dres, 0.0f,
-                            gf(m, GPT2_LNF_W, -1), gf(m, GPT2_LNF_B, -1), 0.0f, t, rows, C, sc, scb, s);
-    for (int l = L - 1; l >= 0; l--) {
+    if (lo < 0 || hi > GPT2_UNITS(L) || lo > hi)
+        check_fail(__FILE__, __LINE__, "gpt2_model_backward_units", "units outside the model's");
+    if (hi == GPT2_UNITS(L)) {
+        /* the head: dwte = dlogits^T lnf, overwritten (the embedding's part is added last); dlnf = dlogits wte */
+        gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LNF, 0), wt(m, GPT2_WTE, -1), buf(m, GPT2_BUF_LOGITS, 0),
+                             dc, 0.0f, NULL, gf(m, GPT2_WTE, -1), NULL, 0.0f, rows, C, sh->vocab_pad, s);
+        float *stf = stats(m, 2 * L);
+        gpt2_layernorm_backward(buf(m, GPT2_BUF_RESID, 2 * L), pf(m, GPT2_LNF_W, -1), stf, stf + rows, dc, dres,
+                                0.0f, gf(m, GPT2_LNF_W, -1), gf(m, GPT2_LNF_B, -1), 0.0f, t, rows, C, sc, scb, s);
+    }
+    for (int l = (hi < L + 1 ? hi : L + 1) - 2; l >= (lo > 1 ? lo : 1) - 1; l--) {   /* unit 1 + l */
         void *res0 = buf(m, GPT2_BUF_RESID, 2 * l), *res1 = buf(m, GPT2_BUF_RESID, 2 * l + 1);
         float *st1 = stats(m, 2 * l), *st2 = stats(m, 2 * l + 1);
         /* MLP: dres is res2's gradient. d fc_pre = (dres W_proj) GELU'(fc_pre), in the product's epilogue. */
@@ -236,6 +246,7 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
         gpt2_layernorm_backward(res0, pf(m, GPT2_LN1_W, l), st1, st1 + rows, dc, dres, 1.0f, gf(m, GPT2_LN1_W, l),
                                 gf(m, GPT2_LN1_B, l), 0.0f, t, rows, C, sc, scb, s);
     }
+    if (lo > 0) return;
     /* the embedding adds to its gradients: the position embedding's starts from 0 (its rows past T stay 0) */
     const gpt2_slice_t *wpe = gpt2_layout_find(m->slices, m->n_slices, GPT2_WPE, -1);
     CHECK_CUDA(cudaMemsetAsync(gf(m, GPT2_WPE, -1), 0, wpe->len * sizeof(float), s));

@@ -31,6 +31,8 @@ typedef enum { GPT2_ATTN_AUTO = 0, GPT2_ATTN_PLAIN } gpt2_attn_kind_t;
 typedef struct {
     gpt2_shape_t shape;     /* a copy */
     int B, T;
+    int grad_B;             /* the sequences the loss's gradient is the mean over: B, or in data parallelism the
+                             * global batch, so the replicas' summed gradients are the global batch's mean's */
     dtype_t t;              /* the activations' type, fp32 or bf16; parameters fp32 with a bf16 copy under bf16 */
     int tf32;               /* fp32 GEMMs on TF32 tensor cores (else strict, as the cuBLAS handle's math mode allows) */
     gpt2_plan_t plan;
@@ -76,8 +78,8 @@ void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream
 
 /* Forward of tokens tok (device, B * T ints in [0, vocab), sequence after sequence) to *m->loss, the mean
  * cross-entropy over the counted targets (device, B * T ints: the next token, or -1 for none). grad: the logits are
- * overwritten by the loss's gradient for gpt2_model_backward, scaled by 1 / (B * T): the mean's gradient when every
- * target counts, as in a language model's batch. */
+ * overwritten by the loss's gradient for gpt2_model_backward, scaled by 1 / (grad_B * T): the mean's gradient when
+ * every target counts, as in a language model's batch. */
 void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int grad, cudaStream_t stream);
 /* *m->loss on the host, after the work queued on `stream` (it synchronises: for tests and tools, not a step). */
 float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream);
@@ -85,6 +87,11 @@ float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream);
  * overwritten). The head is the token embedding: its gradient is the head's product plus the embedding's
  * scatter-add. */
 void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t stream);
+/* The part of gpt2_model_backward over units [lo, hi) (gpt2_shape.h's GPT2_UNITS), from unit hi - 1 down to lo: calls
+ * over ranges that tile [0, GPT2_UNITS(layers)) from the top down launch exactly gpt2_model_backward's work. Unit
+ * j's gradients are final once its range has run; the token embedding's (unit 0) take the head's part, written by
+ * unit L + 1, and its own. */
+void gpt2_model_backward_units(gpt2_model_t *m, const int *tok, int lo, int hi, cudaStream_t stream);
 /* One AdamW step of every parameter from m->grads (gpt2_adamw.h), clipped to the global norm opt.max_norm, at o's
  * rate and step count (optim_begin_step is called here: o is this model's optimizer state), the bf16 copy rewritten. */
 void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t stream);

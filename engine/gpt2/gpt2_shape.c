@@ -98,6 +98,12 @@ const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tens
     return NULL;
 }
 
+void gpt2_layout_units(const gpt2_shape_t *s, const gpt2_slice_t *slice, int n, size_t *first) {
+    first[0] = gpt2_layout_find(slice, n, GPT2_WTE, -1)->at;
+    for (int l = 0; l < s->layers; l++) first[1 + l] = gpt2_layout_find(slice, n, GPT2_LN1_W, l)->at;
+    first[s->layers + 1] = gpt2_layout_find(slice, n, GPT2_LNF_W, -1)->at;
+}
+
 size_t gpt2_shape_params(const gpt2_shape_t *s) {
     size_t c = (size_t)s->width;
     size_t block = 2 * c + (3 * c * c + 3 * c) + (c * c + c) + 2 * c + (4 * c * c + 4 * c) + (4 * c * c + c);

@@ -69,6 +69,14 @@ int gpt2_layout_count(const gpt2_shape_t *s);
 size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max);
 /* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among n, or NULL. */
 const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer);
+/* Backward's units: what data parallelism reduces gradients by and a pipeline would cut between. Unit 0 is the
+ * embeddings, unit 1 + l block l, unit L + 1 the final LayerNorm with the head (which has no parameters of its own:
+ * the token embedding is its weight). Backward finishes them from unit L + 1 down to unit 0, the token embedding
+ * last (its scatter-add); in the flat layout unit j's slices precede unit j + 1's. */
+#define GPT2_UNITS(layers) ((layers) + 2)
+/* first[j]: where unit j's slices begin in the flat buffers, for the GPT2_UNITS(s->layers) units of a layout of s
+ * (slice, n: gpt2_layout's); unit j ends where unit j + 1 begins, the last at the buffer's end. */
+void gpt2_layout_units(const gpt2_shape_t *s, const gpt2_slice_t *slice, int n, size_t *first);
 /* Whether AdamW decays a tensor of this kind. llm.c's and nanoGPT's rule, from GPT-2's training: every 2-D tensor
  * (the four weight matrices of a block and both embeddings, the token embedding being also the head), never a bias
  * or a LayerNorm's gain and shift. */

@@ -4,19 +4,22 @@
 #include "../check.h"
 #include "../launch.h"
 #include "../timing.h"
+#include "../convert.h"
+#include "../reduce.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 // ---- kernels
 
-/* Rows b < B of a batch: window w = order[first + b] (the identity without order) gives tok = src[w T + i] and
+/* Rows b < B of a batch: window w = order[at + b] (the identity without order) gives tok = src[w T + i] and
  * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
- * first is *step * B where step is given (training: the device counter), else `first`. (B, T) each. */
-__global__ void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step, long long first,
-                              int B, int T, int *tok, int *tgt) {
+ * at = *step * step_rows + first where step is given (training: the device counter, global batches of step_rows),
+ * else `first`. (B, T) each. */
+__global__ void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step, int step_rows,
+                              long long first, int B, int T, int *tok, int *tgt) {
     long long n = (long long)B * T;
-    long long at = step ? (long long)*step * B : first;
+    long long at = (step ? (long long)*step * step_rows : 0) + first;
     long long stride = (long long)gridDim.x * blockDim.x;
     for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
         long long row = at + k / T;
@@ -50,20 +53,44 @@ __global__ void eval_add_kernel(const double *batch, double *acc) {
 static void gather(gpt2_train_t *g, const uint16_t *src, const int *order, int n_windows, const int *step,
                    long long first) {
     long long n = (long long)g->B * g->T;
-    gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, g->gpu.stream>>>(src, order, n_windows, step, first,
-                                                                                  g->B, g->T, g->d_tok, g->d_tgt);
+    gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, g->gpu.stream>>>(
+        src, order, n_windows, step, g->global_B, first, g->B, g->T, g->d_tok, g->d_tgt);
     CHECK_LAUNCH();
 }
 
-/* The step's launches, the same every step (the windows come from d_step): what the graph captures. */
-static void train_step_seg(void *ctx, const void *arg) {
+/* The pieces' launches, each the same every step (the windows come from d_step): what the graphs capture. */
+static void forward_seg(void *ctx, const void *arg) {
+    (void)arg;
+    gpt2_train_t *g = (gpt2_train_t *)ctx;
+    gather(g, g->d_train, g->d_order, g->order.n_windows, g->d_step, g->first);
+    gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 1, g->gpu.stream);
+}
+
+static void backward_seg(void *ctx, const void *arg) {
+    gpt2_train_t *g = (gpt2_train_t *)ctx;
+    const int *units = (const int *)arg;
+    gpt2_model_backward_units(&g->m, g->d_tok, units[0], units[1], g->gpu.stream);
+}
+
+static void update_seg(void *ctx, const void *arg) {
     (void)arg;
     gpt2_train_t *g = (gpt2_train_t *)ctx;
     cudaStream_t s = g->gpu.stream;
-    gather(g, g->d_train, g->d_order, g->order.n_windows, g->d_step, 0);
-    gpt2_model_step(&g->m, g->d_tok, g->d_tgt, &g->opt, s);
+    if (g->update_wire) {
+        if (g->wire_round) reduce_cast((void *)g->update_wire, g->wire_t, g->m.grads, g->m.n_params, s);
+        convert_acc_f32(g->m.grads, g->update_wire, g->wire_t, g->m.n_params, 0.0f, s);
+    }
+    gpt2_model_update(&g->m, &g->opt, s);
     step_done_kernel<<<1, 1, 0, s>>>(g->m.loss, g->d_loss, g->d_step);
     CHECK_LAUNCH();
+}
+
+static void train_step_seg(void *ctx, const void *arg) {
+    gpt2_train_t *g = (gpt2_train_t *)ctx;
+    int units[2] = {0, GPT2_UNITS(g->m.shape.layers)};
+    forward_seg(ctx, arg);
+    backward_seg(ctx, units);
+    update_seg(ctx, arg);
 }
 
 /* A split's tokens on the device. */
@@ -77,9 +104,9 @@ static int upload(uint16_t **d, const tokens_t *t, char *err, size_t errlen) {
     return 0;
 }
 
-int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t math, const optim_cfg_t *o,
-                    float weight_decay, const tokens_corpus_t *corpus, unsigned long long seed, char *err,
-                    size_t errlen) {
+int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int global_B, int first, math_t math,
+                    const optim_cfg_t *o, float weight_decay, const tokens_corpus_t *corpus, unsigned long long seed,
+                    char *err, size_t errlen) {
     memset(g, 0, sizeof *g);
     const gpt2_shape_t *sh = gpt2_shape(size);
     if (!sh) { snprintf(err, errlen, "GPT-2 has no size \"%s\"", size ? size : "(none)"); return -1; }
@@ -93,15 +120,21 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
     size_t free_b, total_b;
     CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
     g->mem_base = total_b - free_b;
+    if (B < 1 || first < 0 || first + B > global_B) {
+        snprintf(err, errlen, "rows [%d, %d) are not a shard of a global batch of %d", first, first + B, global_B);
+        return -1;
+    }
     g->B = B;
+    g->global_B = global_B;
+    g->first = first;
     g->T = corpus->T;
     g->seed = seed;
     if (tokens_sampler_init(&g->order, &corpus->train, g->T, err, errlen) != 0) return -1;
     g->n_val = tokens_corpus_windows(&corpus->val, g->T);
-    g->steps_per_epoch = g->order.n_windows / B;
+    g->steps_per_epoch = g->order.n_windows / global_B;
     if (g->steps_per_epoch < 1) {
-        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", B, g->order.n_windows,
-                 g->T);
+        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", global_B,
+                 g->order.n_windows, g->T);
         return -1;
     }
     /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
@@ -112,13 +145,16 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, math_t
     if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, g->gpu.cublas, &adamw, err,
                         errlen) != 0)
         return -1;
+    g->m.grad_B = global_B;
     gpt2_model_init_params(&g->m, seed, g->gpu.stream);
     /* The schedule's epoch is the steps the harness runs of one (--steps caps it). */
     long spe = o->steps_cap > 0 && o->steps_cap < g->steps_per_epoch ? o->steps_cap : g->steps_per_epoch;
     if (optim_init(&g->opt, OPTIM_ADAMW, 0.0f, weight_decay, &o->sched, spe, NULL, err, errlen) != 0) return -1;
     if (upload(&g->d_train, &corpus->train, err, errlen) || upload(&g->d_val, &corpus->val, err, errlen)) return -1;
     g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
-    if (!g->step_events) { snprintf(err, errlen, "out of host memory"); return -1; }
+    g->n_pieces = 2 + GPT2_UNITS(s.layers);
+    g->pieces = (graph_seg_t *)calloc((size_t)g->n_pieces, sizeof(graph_seg_t));
+    if (!g->step_events || !g->pieces) { snprintf(err, errlen, "out of host memory"); return -1; }
     size_t tok_bytes = (size_t)B * g->T * sizeof(int);
     if (gpu_try_malloc((void **)&g->d_order, (size_t)g->order.n_windows * sizeof(int)) ||
         gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
@@ -144,7 +180,36 @@ void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch) {
 }
 
 void gpt2_train_step(gpt2_train_t *g, int step) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
     graph_seg_run(&g->seg, g->gpu.stream, g->use_graph, train_step_seg, g, NULL);
+    gpt2_train_mark_step(g, step);
+}
+
+void gpt2_train_set_update_grads(gpt2_train_t *g, const void *wire, dtype_t t, int round) {
+    g->update_wire = wire;
+    g->wire_t = t;
+    g->wire_round = round;
+}
+
+void gpt2_train_forward(gpt2_train_t *g) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    graph_seg_run(&g->pieces[0], g->gpu.stream, g->use_graph, forward_seg, g, NULL);
+}
+
+void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi) {
+    if (k < 0 || 2 + k >= g->n_pieces) check_fail(__FILE__, __LINE__, "gpt2_train_backward", "no such piece");
+    int units[2] = {lo, hi};
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    graph_seg_run(&g->pieces[2 + k], g->gpu.stream, g->use_graph, backward_seg, g, units);
+}
+
+void gpt2_train_update(gpt2_train_t *g) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
+    graph_seg_run(&g->pieces[1], g->gpu.stream, g->use_graph, update_seg, g, NULL);
+}
+
+void gpt2_train_mark_step(gpt2_train_t *g, int step) {
+    CHECK_CUDA(cudaSetDevice(g->gpu.device));
     CHECK_CUDA(cudaEventRecord(g->step_events[step + 1], g->gpu.stream));
 }
 
@@ -197,6 +262,8 @@ void gpt2_train_free(gpt2_train_t *g) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
     graph_seg_free(&g->seg);
+    for (int k = 0; g->pieces && k < g->n_pieces; k++) graph_seg_free(&g->pieces[k]);
+    free(g->pieces);
     for (int i = 0; g->step_events && i <= g->steps_per_epoch; i++)
         if (g->step_events[i]) CHECK_CUDA(cudaEventDestroy(g->step_events[i]));
     free(g->step_events);

@@ -2,7 +2,8 @@
 # gpu_gpt2.sh — GPT-2 through the real command on one GPU: the tiny shape on the text corpus (data/sotu) in bf16 for
 # 2 epochs of a few steps gives ok rows whose held-out loss is finite, below a uniform guess's ln(50257) and falls,
 # with tokens/s > 0 and train_acc/test_acc empty; in tf32 (the plain attention) a CUDA-graph run leaves parameters
-# bit-identical to an eager one (SCALING_DUMP_PARAMS); the synthetic corpus gives throughput without a held-out loss.
+# bit-identical to an eager one (SCALING_DUMP_PARAMS), and so are naive's and nccl's on one GPU; the synthetic corpus
+# gives throughput without a held-out loss.
 set -u
 bin=$1; root=$2
 source "$(dirname "$0")/lib_gpu.sh"
@@ -38,6 +39,18 @@ SCALING_DUMP_PARAMS=$tmp/eager.f32 run eager "${common[@]}" --dataset sotu --mat
 check "graphed and eager steps leave the same parameters ($(stat -c %s "$tmp/graph.f32" 2>/dev/null) bytes)" $?
 [ "$(col "$tmp/graph.csv" test_loss)" = "$(col "$tmp/eager.csv" test_loss)" ]
 check "and the same held-out losses: $(col "$tmp/graph.csv" test_loss | tr '\n' ' ')" $?
+
+# Data parallel on one GPU: naive and nccl (in a bucket per unit, so backward runs in pieces) step as single does,
+# the same kernels on the same batch, so the parameters are single's to the bit, under the same caveat as above.
+for st in naive nccl; do
+    extra=(); [ "$st" = nccl ] && extra=(--bucket-mb 0.001)
+    SCALING_DUMP_PARAMS=$tmp/$st.f32 run "$st" "${common[@]/single/$st}" "${extra[@]}" --gpus 1 --dataset sotu \
+        --math tf32 --out "$tmp/$st.csv"
+    [ -s "$tmp/$st.f32" ] && cmp -s "$tmp/$st.f32" "$tmp/graph.f32"
+    check "$st on 1 GPU leaves single's parameters" $?
+    [ "$(col "$tmp/$st.csv" status test_loss)" = "$(col "$tmp/graph.csv" status test_loss)" ]
+    check "and its held-out losses: $(col "$tmp/$st.csv" test_loss | tr '\n' ' ')" $?
+done
 
 # Random tokens: throughput only.
 run synthetic --model gpt2 --model-size tiny --dataset synthetic --epochs 2 --steps 10 --math bf16 --out "$tmp/syn.csv"
