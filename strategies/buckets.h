@@ -1,5 +1,5 @@
-/* buckets.h — how data parallelism cuts the flat gradient buffer into all-reduce buckets of consecutive layers, in the
- * order backward finishes them: pure arithmetic on the layers' offsets, no CUDA, so CI tests it on every model. */
+/* buckets.h — how data parallelism cuts the flat gradient buffer into all-reduce buckets of consecutive layers, in
+ * the order backward finishes them: pure arithmetic on the layers' offsets, no CUDA, so CI tests it on every model. */
 #pragma once
 #include <stddef.h>
 

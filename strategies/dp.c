@@ -13,9 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A lone replica with a 2-byte wire (nothing to exchange) still rounds its gradients to the wire's type, as DDP's
+ * hooks do in one process, so a run's numerics do not depend on its GPU count. */
+static int rounds_alone_(const dp_t *dp) { return dp->world == 1 && dtype_is_low(dp->wire); }
+
 /* --grad-dtype bf16 | fp16: every replica's update reads its 2-byte wire buffer, set before the first step because
  * the update segment may be captured into a CUDA graph with the pointer it has then. Even one replica rounds
- * (dp_update). */
+ * (rounds_alone_). */
 static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
     dp->wire = wire;
     if (!dtype_is_low(wire)) return 0;
@@ -28,7 +32,7 @@ static int wire_setup_(dp_t *dp, dtype_t wire, char *err, size_t errlen) {
             return -1;
         }
         /* A language model's update widens the wire itself, and rounds a lone replica's gradients into it first. */
-        if (dp->lms) gpt2_train_set_update_grads(&dp->lms[i], dp->wire_grads[i], wire, dp->world == 1);
+        if (dp->lms) gpt2_train_set_update_grads(&dp->lms[i], dp->wire_grads[i], wire, rounds_alone_(dp));
         else replica_set_update_grads(&dp->reps[i], dp->wire_grads[i], wire);
     }
     return 0;
@@ -59,17 +63,20 @@ int dp_layers(const dp_t *dp, size_t *first) {
     return m->n_layers;
 }
 
-/* Language models: replica i's trainer for shard i of every global batch. */
-static int lm_setup_(dp_t *dp, const run_cfg_t *cfg, const shard_t *sh, char *err, size_t errlen) {
-    dp->lms = calloc((size_t)dp->n, sizeof *dp->lms);
-    if (!dp->lms) { snprintf(err, errlen, "out of host memory"); return -1; }
-    for (int i = 0; i < dp->n; i++)
-        if (run_cfg_lm_init(&dp->lms[i], cfg, cfg->devices[i], sh->count, (dp->shard0 + i) * sh->count, err,
-                            errlen) != 0)
-            return -1;
-    if (GPT2_UNITS(dp->lms[0].m.shape.layers) > MODEL_MAX_LAYERS) {
+/* Language models: replica i's trainer for shard shard0 + i of every global batch. */
+static int lm_setup_(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
+    const gpt2_shape_t *shape = gpt2_shape(cfg->model_size);   /* NULL: the trainer says why */
+    if (shape && GPT2_UNITS(shape->layers) > MODEL_MAX_LAYERS) {   /* dp_layers' room */
         snprintf(err, errlen, "GPT-2 %s: more than %d units to bucket", cfg->model_size, MODEL_MAX_LAYERS);
         return -1;
+    }
+    dp->lms = calloc((size_t)dp->n, sizeof *dp->lms);
+    if (!dp->lms) { snprintf(err, errlen, "out of host memory"); return -1; }
+    for (int i = 0; i < dp->n; i++) {
+        shard_t sh;
+        if (shard_split(cfg->global_batch, dp->world, dp->shard0 + i, &sh, err, errlen) != 0 ||
+            run_cfg_lm_init(&dp->lms[i], cfg, cfg->devices[i], sh.count, sh.first, err, errlen) != 0)
+            return -1;
     }
     return 0;
 }
@@ -100,7 +107,7 @@ int dp_setup(dp_t *dp, const run_cfg_t *cfg, char *err, size_t errlen) {
     dp->world = world;
     dp->shard0 = cfg->dist ? cfg->dist->rank : 0;
     if (model_info_lm(model_info(cfg->model))) {
-        if (lm_setup_(dp, cfg, &sh, err, errlen) != 0) {
+        if (lm_setup_(dp, cfg, err, errlen) != 0) {
             dp_teardown(dp);
             return -1;
         }
@@ -214,10 +221,9 @@ cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end) {
     return dp->comm[((size_t)s * dp->comm_per_step + k) * 2 + end];
 }
 
-/* A lone replica with a 2-byte wire (nothing to exchange) still rounds its gradients to the wire's type, as DDP's
- * hooks do in one process, so a run's numerics do not depend on its GPU count: here, in its update segment, compute
- * like the update it feeds (and captured with it), where a strategy's reduction would have run it between segments.
- * The wire's type is the update's gradients' (replica_set_update_grads). */
+/* rounds_alone_'s rounding of an image classifier's replica: in its update segment, compute like the update it feeds
+ * (and captured with it), where a strategy's reduction would have run it between segments. The wire's type is the
+ * update's gradients' (replica_set_update_grads). */
 static void seg_round_update_(replica_t *r, const void *wire) {
     reduce_cast((void *)wire, r->update_grad_dtype, r->model.grads, r->model.n_params, r->gpu.stream);
     replica_seg_update(r, NULL);
@@ -251,7 +257,7 @@ void dp_update(dp_t *dp, int step) {
         dp->step = step + 1;
         return;
     }
-    int round = dp->world == 1 && dtype_is_low(dp->wire), gns = replica_gns_due(&dp->reps[0]);
+    int round = rounds_alone_(dp), gns = replica_gns_due(&dp->reps[0]);
     for (int i = 0; i < dp->n; i++) {
         if (round) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_UPDATE, seg_round_update_, dp->wire_grads[i]);
         else if (gns) run_busy_(dp, i, dp->n_segs - 1, "update", REPLICA_SEG_GNS, seg_gns_update_, NULL);

@@ -346,28 +346,29 @@ static int nccl_setup(void **state, const run_cfg_t *cfg, char *err, size_t errl
                                  cfg->bucket_bytes ? cfg->bucket_bytes : 1, s->buckets);
     /* One GPU reduces nothing, and a lone 2-byte replica rounds its whole buffer in the update segment (dp_update). A
      * loss-scaled step is skipped or not as a whole, known once every bucket is reduced and checked; LARS needs
-     * every layer's whole gradient for its norms, and AdamW (GPT-2's) the global norm it clips by: only SGD's
-     * buckets may step before. */
-    s->update = s->dp.world > 1 && !math_loss_scaled(cfg->math) && cfg->optim.kind == OPTIM_SGD
+     * every layer's whole gradient for its norms, and a language model's AdamW the global norm it clips by: only an
+     * image classifier's SGD may step a bucket before. */
+    s->update = s->dp.world > 1 && s->dp.reps && !math_loss_scaled(cfg->math) && cfg->optim.kind == OPTIM_SGD
                     ? knob_get(KNOB_DP_UPDATE) : UPDATE_STEP;
     if (s->update == UPDATE_BUCKET) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
         for (int i = 0; i < s->dp.n; i++) replica_set_update_slice(&s->dp.reps[i], last->offset, last->count);
     }
     /* A lone replica's update rounds its whole fp32 buffer (dp_update): nothing may bypass it there. */
-    if (dtype_is_low(s->dp.wire) && s->dp.wire == math_act_dtype(cfg->math) && s->dp.world > 1 &&
+    if (s->dp.reps && dtype_is_low(s->dp.wire) && s->dp.wire == math_act_dtype(cfg->math) && s->dp.world > 1 &&
         replica_wgrad_direct())
         cast_plan_(s);
     if (!cfg->dist || cfg->dist->is_root) {
         const bucket_t *last = &s->buckets[s->n_buckets - 1];
         char ctas[16] = "NCCL's";
         if (s->red.max_ctas) snprintf(ctas, sizeof ctas, "%d", s->red.max_ctas);
-        fprintf(stderr, "nccl: %d buckets, the last %.2f MiB; SGD per %s (SCALING_DP_UPDATE); comm stream priority %s "
+        fprintf(stderr, "nccl: %d buckets, the last %.2f MiB; %s per %s (SCALING_DP_UPDATE); comm stream priority %s "
                 "(SCALING_COMM_PRIORITY); max CTAs %s (SCALING_NCCL_CTAS); %zu of %zu gradients written in %s by "
                 "backward (SCALING_WGRAD)\n", s->n_buckets,
-                (double)last->count * dtype_size(s->dp.wire) / 1048576.0,
-                math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
-                                            : knob_word(KNOB_DP_UPDATE, s->update),
+                (double)last->count * dtype_size(s->dp.wire) / 1048576.0, s->dp.reps ? "SGD" : "AdamW",
+                !s->dp.reps ? "step (its clipping reads the global norm of every bucket first)"
+                : math_loss_scaled(cfg->math) ? "step (loss-scaled: one check of every bucket first)"
+                                              : knob_word(KNOB_DP_UPDATE, s->update),
                 dp_gpu(&s->dp, 0)->comm_high ? "high" : "normal", ctas, s->bound, dp_n_params(&s->dp),
                 dtype_name(s->dp.wire));
     }

@@ -213,6 +213,7 @@ void gpt2_model_backward_units(gpt2_model_t *m, const int *tok, int lo, int hi, 
     size_t scb = m->scratch_bytes;
     if (lo < 0 || hi > GPT2_UNITS(L) || lo > hi)
         check_fail(__FILE__, __LINE__, "gpt2_model_backward_units", "units outside the model's");
+    if (lo == hi) return;
     if (hi == GPT2_UNITS(L)) {
         /* the head: dwte = dlogits^T lnf, overwritten (the embedding's part is added last); dlnf = dlogits wte */
         gpt2_linear_backward(lt, t, m->tf32, buf(m, GPT2_BUF_LNF, 0), wt(m, GPT2_WTE, -1), buf(m, GPT2_BUF_LOGITS, 0),

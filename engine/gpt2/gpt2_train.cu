@@ -154,7 +154,9 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
     g->n_pieces = 2 + GPT2_UNITS(s.layers);
     g->pieces = (graph_seg_t *)calloc((size_t)g->n_pieces, sizeof(graph_seg_t));
-    if (!g->step_events || !g->pieces) { snprintf(err, errlen, "out of host memory"); return -1; }
+    g->piece_units = (int *)malloc(2 * (size_t)g->n_pieces * sizeof(int));
+    if (!g->step_events || !g->pieces || !g->piece_units) { snprintf(err, errlen, "out of host memory"); return -1; }
+    for (int k = 0; k < 2 * g->n_pieces; k++) g->piece_units[k] = -1;
     size_t tok_bytes = (size_t)B * g->T * sizeof(int);
     if (gpu_try_malloc((void **)&g->d_order, (size_t)g->order.n_windows * sizeof(int)) ||
         gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
@@ -198,7 +200,10 @@ void gpt2_train_forward(gpt2_train_t *g) {
 
 void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi) {
     if (k < 0 || 2 + k >= g->n_pieces) check_fail(__FILE__, __LINE__, "gpt2_train_backward", "no such piece");
-    int units[2] = {lo, hi};
+    int *units = &g->piece_units[2 * k];
+    if (units[0] < 0) units[0] = lo, units[1] = hi;
+    if (units[0] != lo || units[1] != hi)
+        check_fail(__FILE__, __LINE__, "gpt2_train_backward", "a piece asked for other units than it first ran");
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     graph_seg_run(&g->pieces[2 + k], g->gpu.stream, g->use_graph, backward_seg, g, units);
 }
@@ -258,16 +263,17 @@ size_t gpt2_train_params(gpt2_train_t *g, float *host, size_t max) {
 }
 
 void gpt2_train_free(gpt2_train_t *g) {
+    tokens_sampler_free(&g->order);   /* host memory, set up before the GPU */
     if (!g->gpu.stream) return;   /* gpu_init never ran: nothing on a device */
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
     graph_seg_free(&g->seg);
     for (int k = 0; g->pieces && k < g->n_pieces; k++) graph_seg_free(&g->pieces[k]);
     free(g->pieces);
+    free(g->piece_units);
     for (int i = 0; g->step_events && i <= g->steps_per_epoch; i++)
         if (g->step_events[i]) CHECK_CUDA(cudaEventDestroy(g->step_events[i]));
     free(g->step_events);
-    tokens_sampler_free(&g->order);
     void *bufs[] = {g->d_train, g->d_val, g->d_order, g->d_tok, g->d_tgt, g->d_step, g->d_loss};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));

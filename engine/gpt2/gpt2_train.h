@@ -28,9 +28,11 @@ typedef struct gpt2_train {
     cudaEvent_t *step_events;   /* steps_per_epoch + 1 on the stream */
     int use_graph;              /* 1: the step is captured once and replayed (--cuda-graph) */
     graph_seg_t seg;            /* the whole step (gpt2_train_step) */
-    /* The step in pieces, for data parallelism: [0] forward, [1] update, [2 + k] backward piece k. */
+    /* The step in pieces, for data parallelism: [0] forward, [1] update, [2 + k] backward piece k, which runs the
+     * units piece_units[2 k], [2 k + 1] it first ran (a graph replays what it captured). */
     graph_seg_t *pieces;
     int n_pieces;
+    int *piece_units;
     /* The gradients the update reads: the model's fp32 ones, or with update_wire (set by
      * gpt2_train_set_update_grads) that buffer of type wire_t widened into them first, rounded from them before where
      * wire_round. */
@@ -65,7 +67,8 @@ void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch);
 void gpt2_train_step(gpt2_train_t *g, int step);
 /* The step in pieces (data parallelism, strategies/dp.c), each a CUDA-graph segment of its own under use_graph, in
  * this order: forward gathers this GPU's rows of step *d_step's windows and runs the forward with its gradient;
- * backward runs units [lo, hi) (gpt2_model_backward_units) as piece k, pieces from the top unit down; update reads
+ * backward runs units [lo, hi) (gpt2_model_backward_units) as piece k, pieces from the top unit down, piece k always
+ * over the same units (another range stops the run with a message); update reads
  * the gradients (gpt2_train_set_update_grads), takes the AdamW step and the step counter on. Then mark_step. */
 void gpt2_train_forward(gpt2_train_t *g);
 void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi);

@@ -190,8 +190,9 @@ int main(void) {
                 if (i == 0)
                     printf("%-24s %d %s: params rel err %.3g, update rel err %.3g, loss %.4f (single %.4f), "
                            "compute %.3f ms, comm %.3f ms, exposed %.3f ms, busbw %.2f GB/s, algo \"%s\"\n",
-                           var->label, n, share ? "on GPU 0" : n == 1 ? "GPU " : "GPUs", rel, rel_update, s.train_loss, single_loss, s.compute_ms,
-                           s.comm_ms, s.exposed_comm_ms, s.busbw_gbs, s.nccl_algo);
+                           var->label, n, share ? "on GPU 0" : n == 1 ? "GPU " : "GPUs", rel, rel_update,
+                           s.train_loss, single_loss, s.compute_ms, s.comm_ms, s.exposed_comm_ms, s.busbw_gbs,
+                           s.nccl_algo);
                 EXPECT(rel <= 1e-5, "%s on %d GPUs: replica %d parameters differ from single: rel err %.3g", var->label,
                        n, i, rel);
                 /* The update itself (not drowned by the initial weights) must match too, looser: the shards'

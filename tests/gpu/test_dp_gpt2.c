@@ -118,8 +118,9 @@ int main(void) {
             EXPECT(fabs(held - ref_held) <= tol->loss * fabs(ref_held), "%s: held-out loss %.6f, single's %.6f",
                    label, held, ref_held);
             EXPECT(x->n == 1 || s.replicas_identical == 1, "%s: replicas differ (%d)", label, s.replicas_identical);
-            EXPECT(s.train_acc < 0 && s.steps == K, "%s: accuracy %g, steps %d in a language model's row", label,
-                   s.train_acc, s.steps);
+            EXPECT(s.train_acc < 0 && s.loss_scale < 0 && s.skipped_steps < 0 && s.steps == K,
+                   "%s: accuracy %g, loss scale %g (%d skipped), steps %d in a language model's row", label,
+                   s.train_acc, s.loss_scale, s.skipped_steps, s.steps);
             free(p);
         }
         free(ref);

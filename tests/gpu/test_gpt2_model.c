@@ -142,6 +142,28 @@ static void test_grads(tcase_t *c, const float *p0) {
     EXPECT(memcmp(got, again, N * sizeof(float)) == 0, "%s: two backward passes differ", c->name);
     printf("%-4s [%s] gradients deterministic (two passes bit for bit)\n", memcmp(got, again, N * 4) ? "FAIL" : "ok",
            c->name);
+    /* Backward in unit ranges from the top down (data parallelism's buckets) is the whole backward, bit for bit,
+     * however the ranges fall, an empty one included; control: ranges that stop above the embeddings (the last)
+     * leave their gradients out. */
+    int U = GPT2_UNITS(c->m.shape.layers);
+    const int tilings[][6] = {{U, U - 1, 1, 0, -1}, {U, U, U - 2, 0, -1}, {U, 1, 0, -1}, {U, U - 1, 1, -1}};
+    for (int k = 0; k < 4; k++) {
+        CHECK_CUDA(cudaMemsetAsync(c->m.grads, 0, N * sizeof(float), s));
+        gpt2_model_forward(&c->m, c->dtok, c->dtgt, 1, s);
+        char cut[32] = "";
+        for (int j = 0; tilings[k][j + 1] >= 0; j++) {
+            gpt2_model_backward_units(&c->m, c->dtok, tilings[k][j + 1], tilings[k][j], s);
+            snprintf(cut + strlen(cut), sizeof cut - strlen(cut), "%s[%d,%d)", j ? " " : "", tilings[k][j + 1],
+                     tilings[k][j]);
+        }
+        CHECK_CUDA(cudaStreamSynchronize(s));
+        download(again, c->m.grads, N, DTYPE_FP32);
+        int same = memcmp(got, again, N * sizeof(float)) == 0, skips = k == 3;
+        printf("%-4s [%s] backward over units %s: %s\n", same != skips ? "ok" : "FAIL", c->name, cut,
+               same ? "the whole backward's bits" : "differs");
+        EXPECT(same != skips, "%s: backward over units %s %s the whole backward", c->name, cut,
+               skips ? "(a control that skips units) gives" : "is not");
+    }
 
     /* One AdamW step from the GPU's own gradients: Adam's first step is lr * sign(g) wherever |g| >> eps, so a
      * gradient the model makes 0 (the key bias's: softmax ignores a constant added to every score) would flip whole
