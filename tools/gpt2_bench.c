@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     gpt2_model_t m;
     const gpt2_adamw_cfg_t cfg = GPT2_ADAMW_RECIPE(0.1f);
     char err[256] = "";
-    if (gpt2_model_init(&m, sh, B, T, DTYPE_BF16, 0, g.cublas, &cfg, err, sizeof err) != 0) {
+    if (gpt2_model_init(&m, sh, B, T, DTYPE_BF16, 0, &g, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "gpt2_bench: %s\n", err);
         return 1;
     }

@@ -11,14 +11,6 @@
 /* cuBLASLt is column-major: a row-major (r, c) matrix is its column-major (c, r) transpose, so x (rows, in) is
  * X^T (in, rows), W (out, in) is W^T (in, out), y (rows, out) is Y^T (out, rows), each with ld = its row length. */
 
-// --- kernels
-
-__global__ static void ones_kernel(float *f, __nv_bfloat16 *h, int n) {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        f[i] = 1.0f;
-        h[i] = __float2bfloat16_rn(1.0f);
-    }
-}
 
 // --- one matmul
 
@@ -68,7 +60,7 @@ static int lt_gemm(gpt2_lt_t *c, const lt_gemm_t *g, cublasComputeType_t ct, cud
     CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&ld, g->cd, g->m, g->n, g->ldd));
     cublasLtMatmulPreference_t pref;
     CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-    uint64_t ws = c->ws_bytes;
+    uint64_t ws = GPU_CUBLAS_WORKSPACE;
     CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     cublasLtMatmulHeuristicResult_t res;
     int found = 0;
@@ -77,7 +69,7 @@ static int lt_gemm(gpt2_lt_t *c, const lt_gemm_t *g, cublasComputeType_t ct, cud
     if (ok) {
         const float one = 1.0f;
         CHECK_CUBLAS(cublasLtMatmul(c->lt, op, &one, g->A, la, g->B, lb, &g->beta, g->C ? g->C : g->D, ld, g->D, ld,
-                                    &res.algo, c->ws, c->ws_bytes, s));
+                                    &res.algo, c->g->cublas_ws, GPU_CUBLAS_WORKSPACE, s));
     }
     CHECK_CUBLAS(cublasLtMatmulPreferenceDestroy(pref));
     CHECK_CUBLAS(cublasLtMatrixLayoutDestroy(ld));
@@ -102,24 +94,18 @@ static void check_type(dtype_t t, const char *what) {
 
 // --- host
 
-extern "C" void gpt2_lt_init(gpt2_lt_t *c, int max_rows) {
+extern "C" void gpt2_lt_init(gpt2_lt_t *c, gpu_t *g, int max_rows) {
     memset(c, 0, sizeof *c);
+    CHECK_CUDA(cudaSetDevice(g->device));
     CHECK_CUBLAS(cublasLtCreate(&c->lt));
-    c->ws_bytes = GPT2_LT_WORKSPACE;
-    CHECK_ALLOC(cudaMalloc(&c->ws, c->ws_bytes));
-    c->ones_len = max_rows > 0 ? max_rows : 1;
-    CHECK_ALLOC(cudaMalloc(&c->ones[0], sizeof(float) * (size_t)c->ones_len));
-    CHECK_ALLOC(cudaMalloc(&c->ones[1], sizeof(__nv_bfloat16) * (size_t)c->ones_len));
-    ones_kernel<<<(c->ones_len + 255) / 256, 256>>>((float *)c->ones[0], (__nv_bfloat16 *)c->ones[1], c->ones_len);
-    CHECK_LAUNCH();
-    CHECK_CUDA(cudaDeviceSynchronize());   /* on the legacy stream: the engine's streams do not wait for it */
+    c->g = g;
+    c->max_rows = max_rows > 0 ? max_rows : 1;
+    gpu_ones_reserve(g, c->max_rows);
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));   /* the ones are written there: any stream may read them after */
 }
 
 extern "C" void gpt2_lt_free(gpt2_lt_t *c) {
     if (c->lt) CHECK_CUBLAS(cublasLtDestroy(c->lt));
-    void *bufs[] = {c->ws, c->ones[0], c->ones[1]};
-    for (int i = 0; i < 3; i++)
-        if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
     memset(c, 0, sizeof *c);
 }
 
@@ -169,10 +155,13 @@ extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const voi
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward dw");
     }
     if (db) {   // db (out, 1) = dY^T (out, rows) . ones (rows, 1)
-        if (rows > c->ones_len)
-            check_fail(__FILE__, __LINE__, "gpt2_linear_backward", "more rows than gpt2_lt_init's ones");
-        lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, ab, CUDA_R_32F, dy, c->ones[t == DTYPE_BF16], out,
-                       rows, dw_beta, db, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
+        const void *ones = c->g->ones[t];
+        if (rows > c->max_rows || !ones)
+            check_fail(__FILE__, __LINE__, "gpt2_linear_backward",
+                       !ones ? "no ones of the activations' type on this GPU (its math's is another)"
+                             : "more rows than gpt2_lt_init's ones");
+        lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_N, out, 1, rows, ab, CUDA_R_32F, dy, ones, out, rows, dw_beta, db, out,
+                       CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
         lt_gemm_must(c, &g, ct, stream, "gpt2_linear_backward db");
     }
     if (!dx) return 1;

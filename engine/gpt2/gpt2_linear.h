@@ -6,23 +6,22 @@
 #include <cuda_runtime.h>
 #include <cublasLt.h>
 #include "../dtype.h"
+#include "../gpu.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* A cuBLASLt handle, its workspace, and vectors of ones (fp32 and bf16) for the bias gradients' GEMMs. */
+/* A cuBLASLt handle, and the GPU whose cuBLAS workspace (used one call at a time on its stream, as cuBLAS's own
+ * calls are) and vectors of ones (for the bias gradients' GEMMs: fp32, and bf16 under a bf16 math) it borrows. */
 typedef struct {
     cublasLtHandle_t lt;
-    void *ws;
-    size_t ws_bytes;
-    void *ones[2];          /* fp32 and bf16, ones_len each */
-    int ones_len;
+    const gpu_t *g;
+    int max_rows;           /* the ones reserved on g for up to this many rows */
 } gpt2_lt_t;
 
-#define GPT2_LT_WORKSPACE ((size_t)32 << 20)
-
-/* Creates the handle and the workspace on the current device, and ones for up to max_rows rows. */
-void gpt2_lt_init(gpt2_lt_t *c, int max_rows);
+/* Creates the handle on g's device and reserves g's ones for up to max_rows rows (gpu_ones_reserve), before any
+ * product is captured into a graph (the ones' address must not move after). */
+void gpt2_lt_init(gpt2_lt_t *c, gpu_t *g, int max_rows);
 void gpt2_lt_free(gpt2_lt_t *c);
 
 /* y (rows, out) = x (rows, in) W^T + b, of type t (fp32 or bf16; W and b of type t too: the bf16 copy of the

@@ -43,22 +43,25 @@ static float *stats(const gpt2_model_t *m, int i) { return (float *)buf(m, GPT2_
 
 // --- setup
 
-int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
+int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen) {
-    return gpt2_model_init_attn(m, s, B, T, t, tf32, blas, opt, GPT2_ATTN_AUTO, err, errlen);
+    return gpt2_model_init_attn(m, s, B, T, t, tf32, g, opt, GPT2_ATTN_AUTO, err, errlen);
 }
 
-int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32,
-                         cublasHandle_t blas, const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err,
-                         size_t errlen) {
+int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
+                         const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
+    if (t != DTYPE_FP32 && math_act_dtype(g->math) != t) {   /* the ones of the bias gradients' GEMMs */
+        snprintf(err, errlen, "GPT-2 in %s on a GPU set up for %s math", dtype_name(t), math_name(g->math));
+        return -1;
+    }
     if (gpt2_plan(s, B, T, t, &m->plan, err, errlen)) return -1;   /* the shape and batch checked before cuDNN */
     /* The fused attention where its plans build (bf16 on a GPU and cuDNN that have the engines): it keeps 4 bytes a
      * row where the plain one keeps the (T, T) softmax, and the plan is made again without the softmax. A refusal
      * is not an error: the plain path runs, said once. */
     if (attn == GPT2_ATTN_AUTO && t == DTYPE_BF16) {
         char why[512] = "";
-        if (gpt2_sdpa_init(&m->sdpa, B, T, s->width, s->heads, why, sizeof why) == 0) m->fused = 1;
+        if (gpt2_sdpa_init(&m->sdpa, g->cudnn, B, T, s->width, s->heads, why, sizeof why) == 0) m->fused = 1;
         else fprintf(stderr, "gpt2: cuDNN's fused attention unavailable, running the plain one: %s\n", why);
         if (m->fused && gpt2_plan_attn(s, B, T, t, 1, &m->plan, err, errlen)) {
             gpt2_model_free(m);
@@ -71,12 +74,12 @@ int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, d
     m->grad_B = B;
     m->t = t;
     m->tf32 = tf32;
-    m->blas = blas;
+    m->blas = g->cublas;
     m->n_slices = gpt2_layout_count(s);
     m->slices = (gpt2_slice_t *)calloc((size_t)m->n_slices, sizeof *m->slices);
     if (!m->slices) {
         snprintf(err, errlen, "out of host memory");
-        gpt2_model_free(m);   /* the fused attention's cuDNN handle and plans */
+        gpt2_model_free(m);   /* the fused attention's plans */
         return -1;
     }
     m->n_params = gpt2_layout(s, m->slices, m->n_slices);
@@ -110,7 +113,7 @@ int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, d
         gpt2_model_free(m);
         return -1;
     }
-    gpt2_lt_init(&m->lt, rows);   /* synchronises the device */
+    gpt2_lt_init(&m->lt, g, rows);   /* synchronises g's stream */
     return 0;
 }
 
@@ -126,9 +129,8 @@ void gpt2_model_free(gpt2_model_t *m) {
 }
 
 size_t gpt2_model_bytes(const gpt2_model_t *m) {
-    size_t ones = (size_t)m->lt.ones_len * (sizeof(float) + 2);
     return m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + (m->scratch_bytes + 255) / 256 * 256 + 256 +
-           m->lt.ws_bytes + ones + (m->fused ? m->sdpa.ws_bytes : 0);
+           (m->fused ? m->sdpa.ws_bytes : 0);
 }
 
 void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stream) {

@@ -47,7 +47,7 @@ typedef struct {
     double *loss_acc;       /* device: the cross-entropy's sum and count of the last forward */
     float *loss;            /* device: the mean loss of the last forward */
     double *sumsq;          /* device: the squared global gradient norm the clipping reads */
-    gpt2_lt_t lt;           /* cuBLASLt's handle, workspace and ones for the bias gradients (B * T of them) */
+    gpt2_lt_t lt;           /* cuBLASLt's handle, with the GPU's workspace and ones (B * T of them) */
     cublasHandle_t blas;    /* borrowed (gpu_t's): the attention's batched GEMMs; its stream is set per call */
     gpt2_adamw_t adamw;
     int fused;              /* the attention is cuDNN's fused one (sdpa, its workspace sdpa_ws), else the plain one */
@@ -55,19 +55,19 @@ typedef struct {
     void *sdpa_ws;
 } gpt2_model_t;
 
-/* Allocates m for shape s (copied) at B x T with activations of type t on the current device, gradients and moments
- * zero, parameters unset (gpt2_model_init_params or gpt2_model_set_params). blas: a cuBLAS handle with a workspace
- * set (gpu_t's), which a captured step needs. 0, or -1 with the reason in err (a bad shape or batch, or out of
- * memory: nothing is left allocated). */
-int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, cublasHandle_t blas,
+/* Allocates m for shape s (copied) at B x T with activations of type t on g's device, gradients and moments zero,
+ * parameters unset (gpt2_model_init_params or gpt2_model_set_params). It borrows g's cuBLAS handle and workspace (a
+ * captured step needs the same workspace as the eager one), cuDNN handle and ones (under bf16 activations, g's math
+ * must be bf16: its ones are fp32 and the math's type); g must outlive m. 0, or -1 with the reason in err (a bad
+ * shape or batch, or out of memory: nothing is left allocated). */
+int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen);
 /* gpt2_model_init with the attention chosen by attn (gpt2_model_init's is GPT2_ATTN_AUTO). */
-int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32,
-                         cublasHandle_t blas, const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err,
-                         size_t errlen);
+int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
+                         const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err, size_t errlen);
 void gpt2_model_free(gpt2_model_t *m);
-/* Device bytes m holds: the plan's two allocations, the scratch, cuBLASLt's workspace and ones, and the fused
- * attention's workspace. */
+/* Device bytes m holds: the plan's two allocations, the scratch and the fused attention's workspace (the GPU's
+ * cuBLAS workspace and ones, which it borrows, not counted). */
 size_t gpt2_model_bytes(const gpt2_model_t *m);
 
 /* The parameters from host (n_params fp32 in gpt2_shape's layout), the bf16 copy made from them, AdamW's moments

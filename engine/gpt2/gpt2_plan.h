@@ -12,8 +12,9 @@ extern "C" {
  * GPT-2 small at B = 16, T = 1024 in bf16: 2,240,566,272 bytes of flat buffers (18 bytes a parameter: fp32 master,
  * gradient, two moments, the bf16 copy) and 11,919,294,464 of activations and scratch, 14,159,860,736 bytes in all
  * (14.16 GB, 13.19 GiB). 5.23 GB of it is the plain attention's softmax and its gradient (12 + 1 of (16, 12, 1024,
- * 1024)), which cuDNN's fused attention will not keep; 1.65 GB the logits. In fp32: 25.83 GB. The kernels' scratch and
- * cuBLASLt's workspace add about 34 MB (gpt2_model_t's scratch). test_gpt2_plan checks these figures. */
+ * 1024)), which cuDNN's fused attention will not keep; 1.65 GB the logits. In fp32: 25.83 GB. The kernels' scratch
+ * adds a few MB (gpt2_model_t's scratch); cuBLASLt borrows the GPU's cuBLAS workspace. test_gpt2_plan checks these
+ * figures. */
 typedef enum {
     /* the flat buffers (gpt2_shape's layout), one allocation */
     GPT2_BUF_PARAMS = 0,    /* fp32 master parameters */

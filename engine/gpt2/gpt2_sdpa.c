@@ -296,11 +296,10 @@ static cudnnBackendDescriptor_t plan_graph(bld_t *g, int64_t *engine, size_t *ws
 
 void gpt2_sdpa_free(gpt2_sdpa_t *a) {
     rewind_parts(a, 0);
-    if (a->h) CHECK_CUDNN(cudnnDestroy(a->h));
     memset(a, 0, sizeof *a);
 }
 
-int gpt2_sdpa_init(gpt2_sdpa_t *a, int B, int T, int C, int NH, char *err, size_t errlen) {
+int gpt2_sdpa_init(gpt2_sdpa_t *a, cudnnHandle_t h, int B, int T, int C, int NH, char *err, size_t errlen) {
     static const cudnnDataType_t INDEX[2] = {CUDNN_DATA_INT32, CUDNN_DATA_FLOAT};
     size_t ver = cudnnGetVersion();
     memset(a, 0, sizeof *a);
@@ -317,7 +316,7 @@ int gpt2_sdpa_init(gpt2_sdpa_t *a, int B, int T, int C, int NH, char *err, size_
     a->scale = 1.0f / sqrtf((float)(C / NH));
     a->neg_inf = ver < 91000 ? -FLT_MAX : -INFINITY;   /* what each release's masked softmax expects */
     a->one = 1.0f;
-    if (!TRY(&g, cudnnCreate(&a->h))) return -1;
+    a->h = h;
     /* forward: the first index type that plans is kept, and backward tries it first */
     int fwd_ok = 0, idx = 0;
     for (; idx < 2 && !fwd_ok; idx++) {

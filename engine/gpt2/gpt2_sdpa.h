@@ -13,7 +13,7 @@ extern "C" {
 
 /* Both plans for one shape, built once (gpt2_sdpa_init) and run any number of times on any stream. */
 typedef struct {
-    cudnnHandle_t h;           /* owned: its stream is set per call */
+    cudnnHandle_t h;           /* borrowed (the GPU's): its stream is set per call */
     int B, T, C, NH;
     int deterministic;         /* backward writes dQ without atomics: the same bits every run */
     cudnnBackendDescriptor_t fwd, bwd;   /* the execution plans */
@@ -25,10 +25,11 @@ typedef struct {
     int n_parts;
 } gpt2_sdpa_t;
 
-/* Builds both plans for qkv (B, T, 3C) with NH heads in bf16 on the current device: 0, or -1 with the failed call
- * (file:line, cuDNN's status and last error) in err and nothing left allocated. A caller falls back to the plain
- * path (gpt2_attn.h) on -1: an older GPU or cuDNN, or a shape the fused engines refuse. */
-int gpt2_sdpa_init(gpt2_sdpa_t *a, int B, int T, int C, int NH, char *err, size_t errlen);
+/* Builds both plans for qkv (B, T, 3C) with NH heads in bf16 on the current device with the cuDNN handle h (which
+ * must outlive a): 0, or -1 with the failed call (file:line, cuDNN's status and last error) in err and nothing left
+ * allocated. A caller falls back to the plain path (gpt2_attn.h) on -1: an older GPU or cuDNN, or a shape the fused
+ * engines refuse. */
+int gpt2_sdpa_init(gpt2_sdpa_t *a, cudnnHandle_t h, int B, int T, int C, int NH, char *err, size_t errlen);
 void gpt2_sdpa_free(gpt2_sdpa_t *a);
 
 /* qkv (B, T, 3C) bf16 as gpt2_attn.h has it: out (B, T, C) bf16, heads side by side; stats (B, NH, T) fp32: each

@@ -142,7 +142,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     gpu_init(&g->gpu, device, math);
     const gpt2_adamw_cfg_t adamw = GPT2_ADAMW_RECIPE(weight_decay);
     dtype_t t = math_act_dtype(math);
-    if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, g->gpu.cublas, &adamw, err,
+    if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, &g->gpu, &adamw, err,
                         errlen) != 0)
         return -1;
     g->m.grad_B = global_B;

@@ -155,11 +155,14 @@ int main(int argc, char **argv) {
     rng_seed(&rng, gpu_test_seed(argc, argv, "test_gpt2_linear"));
     cudaStream_t s;
     CHECK_CUDA(cudaStreamCreate(&s));
+    gpu_t g;   /* what gpt2_lt_t borrows: the workspace and the ones of fp32 and bf16 (a bf16 math's) */
+    gpu_init(&g, 0, MATH_BF16);
     gpt2_lt_t lt;
-    gpt2_lt_init(&lt, ROWS);
+    gpt2_lt_init(&lt, &g, ROWS);
     const lin_case_t cases[3] = {{DTYPE_FP32, 0, "fp32"}, {DTYPE_FP32, 1, "tf32"}, {DTYPE_BF16, 0, "bf16"}};
     for (int k = 0; k < 3; k++) run_case(&cases[k], &lt, &rng, s);
     gpt2_lt_free(&lt);
+    gpu_free(&g);
     CHECK_CUDA(cudaStreamDestroy(s));
     return test_summary();
 }

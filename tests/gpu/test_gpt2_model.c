@@ -308,7 +308,7 @@ static void run_case(dtype_t t, const gpt2_shape_t *sh, const gpt2_slice_t *sl, 
     c->t = t;
     snprintf(c->name, sizeof c->name, "%s", dtype_name(t));
     gpu_init(&c->g, 0, t == DTYPE_BF16 ? MATH_BF16 : MATH_FP32);   /* fp32: cuBLAS pedantic, no TF32 */
-    int rc = gpt2_model_init(&c->m, sh, B, T, t, 0, c->g.cublas, &OPT, err, sizeof err);
+    int rc = gpt2_model_init(&c->m, sh, B, T, t, 0, &c->g, &OPT, err, sizeof err);
     EXPECT(rc == 0, "gpt2_model_init: %s", err);
     if (rc) { gpu_free(&c->g); free(c); return; }
     printf("#    [%s] %zu parameters in %zu flat elements, %zu bytes on the device\n", c->name,

@@ -28,7 +28,8 @@ typedef struct {
     int B, T, C, NH;
 } shape_t;
 
-static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
+static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, cudnnHandle_t hd, rng_t *rng,
+                     cudaStream_t s) {
     const dtype_t t = DTYPE_BF16;
     int B = sh->B, T = sh->T, C = sh->C, NH = sh->NH;
     size_t nqkv = (size_t)B * T * 3 * C, no = (size_t)B * T * C, nl = (size_t)B * NH * T, na = (size_t)B * NH * T * T;
@@ -36,7 +37,7 @@ static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, rng_t 
     char name[64], why[512] = "";
     snprintf(name, sizeof name, "[bf16] fused attention T=%d", T);
     gpt2_sdpa_t a;
-    if (gpt2_sdpa_init(&a, B, T, C, NH, why, sizeof why)) {
+    if (gpt2_sdpa_init(&a, hd, B, T, C, NH, why, sizeof why)) {
         printf("%-4s %-40s cuDNN built no plan: %s\n", must_plan ? "FAIL" : "n/a", name, why);
         EXPECT(!must_plan, "%s: no plan: %s", name, why);
         return;
@@ -120,9 +121,12 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaStreamCreate(&s));
     cublasHandle_t hb;
     CHECK_CUBLAS(cublasCreate(&hb));
+    cudnnHandle_t hd;
+    CHECK_CUDNN(cudnnCreate(&hd));
     const shape_t full = {2, 64, 192, 3}, partial = {2, 100, 192, 3};
-    run_case(&full, 1, hb, &rng, s);
-    run_case(&partial, 0, hb, &rng, s);
+    run_case(&full, 1, hb, hd, &rng, s);
+    run_case(&partial, 0, hb, hd, &rng, s);
+    CHECK_CUDNN(cudnnDestroy(hd));
     CHECK_CUBLAS(cublasDestroy(hb));
     CHECK_CUDA(cudaStreamDestroy(s));
     return test_summary();

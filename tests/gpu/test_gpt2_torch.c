@@ -154,7 +154,7 @@ int main(int argc, char **argv) {
     gpu_test_require(1);
 
     gpu_init(&r.g, 0, r.t == DTYPE_BF16 ? MATH_BF16 : MATH_FP32);   /* fp32: cuBLAS pedantic, no TF32 */
-    rc = gpt2_model_init(&r.m, &f.shape, f.B, f.T, r.t, 0, r.g.cublas, &OPT, err, sizeof err);
+    rc = gpt2_model_init(&r.m, &f.shape, f.B, f.T, r.t, 0, &r.g, &OPT, err, sizeof err);
     EXPECT(rc == 0, "gpt2_model_init: %s", err);
     if (rc == 0) {
         EXPECT(r.m.n_params == f.n_params, "the model's flat layout has %zu elements, the file %zu", r.m.n_params,
