@@ -247,13 +247,13 @@ static void seg_gns_update_(replica_t *r, const void *unused) {
 
 void dp_update(dp_t *dp, int step) {
     dp->step = step;
-    for (int i = 0; dp->lms && i < dp->n; i++) {   /* its wire's rounding and widening are its update's own */
-        busy_mark_(dp, i, dp->n_segs - 1, 0);
-        gpt2_train_update(&dp->lms[i]);
-        busy_mark_(dp, i, dp->n_segs - 1, 1);
-        gpt2_train_mark_step(&dp->lms[i], step);
-    }
-    if (dp->lms) {
+    if (dp->lms) {   /* a language model's update rounds and widens its wire itself */
+        for (int i = 0; i < dp->n; i++) {
+            busy_mark_(dp, i, dp->n_segs - 1, 0);
+            gpt2_train_update(&dp->lms[i]);
+            busy_mark_(dp, i, dp->n_segs - 1, 1);
+            gpt2_train_mark_step(&dp->lms[i], step);
+        }
         dp->step = step + 1;
         return;
     }
