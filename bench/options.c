@@ -105,14 +105,15 @@ static const opt_t opts[] = {
      "strong scaling splits it across the GPUs)"},
     {"lr", "LIST", NULL, "the model's: 0.1, gpt2 6e-4", opt_double_list, LIST(lr), NULL, NULL,
      "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
-     "--lr-scaling (by default: times the GPU count under weak scaling)"},
+     "--lr-scaling (by default, under weak scaling: times the GPU count; gpt2, its square root)"},
     {"lr-schedule", "NAME", NULL, "the model's: constant, gpt2 cosine", opt_enum, FIELD(lr_schedule), 0, "schedule",
      lr_kind_names,
      "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
      "half, x0.01 at three quarters); cosine (to 0); linear (to 0)"},
     {"warmup-epochs", "X", NULL, "the model's: 0, gpt2 0.1", opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
      "gradual warm-up: the rate grows linearly, step by step, to the peak over X epochs"},
-    {"lr-scaling", "RULE", "linear", NULL, opt_enum, FIELD(lr_scaling), 0, "rule", lr_scaling_names,
+    {"lr-scaling", "RULE", NULL, "the model's: linear, gpt2 sqrt", opt_enum, FIELD(lr_scaling), 0, "rule",
+     lr_scaling_names,
      "the peak rate at global batch B: linear, lr x B / base; sqrt, lr x sqrt(B / base);\n"
      "none, lr"},
     {"lr-base-batch", "N", "0", "each --batch value", opt_count, FIELD(lr_base_batch), 0, NULL, NULL,
@@ -234,8 +235,12 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (!options_given(o, "lr-schedule") &&
         opt_check_choice("lr-schedule", "schedule", lr_kind_names, mi->lr_schedule, err, errlen))
         return 2;
+    if (!options_given(o, "lr-scaling") &&
+        opt_check_choice("lr-scaling", "rule", lr_scaling_names, mi->lr_scaling, err, errlen))
+        return 2;
     if (!options_given(o, "optimizer")) o->optimizer = (optim_kind_t)opt_name_index(optim_names, mi->optimizer);
     if (!options_given(o, "lr-schedule")) o->lr_schedule = (lr_kind_t)opt_name_index(lr_kind_names, mi->lr_schedule);
+    if (!options_given(o, "lr-scaling")) o->lr_scaling = (lr_scaling_t)opt_name_index(lr_scaling_names, mi->lr_scaling);
     if (!options_given(o, "lr")) o->lr[0] = mi->lr, o->n_lr = 1;
     if (!options_given(o, "warmup-epochs")) o->warmup_epochs = mi->warmup_epochs;
     if (!options_given(o, "weight-decay")) o->weight_decay = mi->weight_decay;
@@ -494,8 +499,9 @@ void options_usage(FILE *f, const char *prog) {
     fprintf(f, "\n\nOptions:\n");
     opt_usage(f, &table);
     fputc('\n', f);
-    opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear). Strong scaling: "
-             "global batch = batch (must divide by every GPU count), lr unchanged.", 0, 0);
+    opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear; sqrt, GPT-2's "
+             "default: lr x sqrt(gpus)). Strong scaling: global batch = batch (must divide by every GPU count), lr "
+             "unchanged.", 0, 0);
     fprintf(f, "\n\nModels (--model), with their defaults of --batch and --image-size:\n");
     for (int i = 0; model_infos[i].name; i++) {
         const model_info_t *mi = &model_infos[i];

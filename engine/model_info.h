@@ -23,12 +23,14 @@ typedef struct {
      * labels have no accuracy): a level the model reaches in about 10 epochs at batch 256 with warm-up and a decay,
      * so that time to target ranks configurations that train it, not ones that only start to */
     double target_fashion, target_mnist;
-    /* Its training recipe, the defaults of --optimizer, --lr, --lr-schedule, --warmup-epochs and --weight-decay: the
-     * command's long-standing SGD defaults for the image classifiers; GPT-2's own (AdamW at 6e-4, warm-up then a
-     * cosine decay, weight decay 0.1 on its matrices) for GPT-2 */
+    /* Its training recipe, the defaults of --optimizer, --lr, --lr-schedule, --lr-scaling, --warmup-epochs and
+     * --weight-decay: the command's long-standing SGD defaults for the image classifiers (the rate grown linearly
+     * with the batch, Goyal et al. 2017); GPT-2's own (AdamW at 6e-4, warm-up then a cosine decay, weight decay 0.1
+     * on its matrices), its rate grown by the square root of the batch, the rule for Adam (Malladi et al. 2022, "On
+     * the SDEs and Scaling Rules for Adaptive Gradient Algorithms"): linearly, 8 GPUs would take it to 4.8e-3 */
     const char *optimizer;
     double lr;
-    const char *lr_schedule;
+    const char *lr_schedule, *lr_scaling;
     double warmup_epochs, weight_decay;
     /* --model-size's default, NULL for a model of one size (the option is then refused): GPT-2's sizes are
      * engine/gpt2/gpt2_shape.h's table */
@@ -36,10 +38,10 @@ typedef struct {
 } model_info_t;
 
 /* The one model table: X(name, summary, kind, batch, image, resizable, stride, synth_channels, synth_classes, init,
- * target_fashion, target_mnist, optimizer, lr, lr_schedule, warmup_epochs, weight_decay, size), model_info_t's fields
- * in order, the name an identifier. model_infos, the --model choices and the builders (model_build_<name>,
- * engine/model.c) are made from it: adding a model is its builder's file and one line here. */
-#define MODEL_SGD "sgd", 0.1, "constant", 0, 0, NULL     /* the image classifiers' recipe and size (one) */
+ * target_fashion, target_mnist, optimizer, lr, lr_schedule, lr_scaling, warmup_epochs, weight_decay, size),
+ * model_info_t's fields in order, the name an identifier. model_infos, the --model choices and the builders
+ * (model_build_<name>, engine/model.c) are made from it: adding a model is its builder's file and one line here. */
+#define MODEL_SGD "sgd", 0.1, "constant", "linear", 0, 0, NULL   /* the image classifiers' recipe and size (one) */
 #define MODEL_TABLE(X)                                                                                                 \
     X(lenet, "LeNet-5 (d2l), 1x28x28 inputs", MODEL_IMAGES, 256, 28, 0, 4, 1, 10, "xavier", 0.85, 0.98, MODEL_SGD)    \
     X(resnet18, "ResNet-18 (d2l: 3x3 stem, no max-pool), 1x28x28 inputs", MODEL_IMAGES, 256, 28, 1, 8, 1, 10,          \
@@ -49,7 +51,7 @@ typedef struct {
     X(resnet101, "ResNet-101 v1.5 (torchvision), 3x224x224 inputs", MODEL_IMAGES, 128, 224, 1, 32, 3, 1000,           \
       "kaiming", 0, 0, MODEL_SGD)                                                                                      \
     X(gpt2, "GPT-2 (OpenAI's, pre-LN, tied head), sequences of its context", MODEL_TOKENS, 16, 0, 0, 0, 0, 0,          \
-      "normal", 0, 0, "adamw", 6e-4, "cosine", 0.1, 0.1, "small")
+      "normal", 0, 0, "adamw", 6e-4, "cosine", "sqrt", 0.1, 0.1, "small")
 /* The table's names, for an X that takes only them. */
 #define MODEL_NAME_STR(name, ...) #name,
 

@@ -41,6 +41,14 @@ static void test_defaults(void) {
 
     EXPECT(PARSE(&o, err, "--model", "lenet") == 0, "%s", err);
     EXPECT(o.init == INIT_XAVIER, "init for lenet %s", init_name(o.init));
+    /* The rate's scaling rule is the model's recipe: SGD's linear, GPT-2's AdamW the square root; a given one wins. */
+    EXPECT(o.lr_scaling == LR_SCALE_LINEAR, "lr scaling for lenet %s", lr_scaling_names[o.lr_scaling]);
+    EXPECT(PARSE(&o, err, "--model", "gpt2", "--dataset", "synthetic") == 0 && o.lr_scaling == LR_SCALE_SQRT &&
+               o.optimizer == OPTIM_ADAMW,
+           "gpt2: lr scaling %s (%s)", lr_scaling_names[o.lr_scaling], err);
+    EXPECT(PARSE(&o, err, "--model", "gpt2", "--dataset", "synthetic", "--lr-scaling", "linear") == 0 &&
+               o.lr_scaling == LR_SCALE_LINEAR,
+           "gpt2 --lr-scaling linear: %s (%s)", lr_scaling_names[o.lr_scaling], err);
     EXPECT(PARSE(&o, err, "--dataset", "mnist") == 0, "%s", err);
     EXPECT(strcmp(o.data_dir, "data/mnist") == 0, "data_dir follows dataset: %s", o.data_dir);
     EXPECT(PARSE(&o, err, "--dataset", "synthetic") == 0 && strcmp(o.data_dir, "data/synthetic") == 0, "%s", err);
