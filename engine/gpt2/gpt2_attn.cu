@@ -61,14 +61,13 @@ static void sb_gemm(const att_blas_t *a, cublasOperation_t ta, cublasOperation_t
 }
 
 static att_blas_t att_blas(cublasHandle_t h, dtype_t t, int tf32, cudaStream_t stream, const char *what) {
-    if (t != DTYPE_FP32 && t != DTYPE_BF16) check_fail(__FILE__, __LINE__, what, "only fp32 and bf16 are supported");
+    gpt2_check_type(t, what);
     /* cublasSetStream also drops a workspace set with cublasSetWorkspace (gpu_t's, which a captured GEMM needs), so
      * the stream is set only where it differs */
     cudaStream_t cur = NULL;
     CHECK_CUBLAS(cublasGetStream(h, &cur));
     if (cur != stream) CHECK_CUBLAS(cublasSetStream(h, stream));
-    att_blas_t a = {h, t == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F,
-                    t == DTYPE_FP32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, dtype_size(t)};
+    att_blas_t a = {h, gpt2_cuda_type(t), gpt2_compute_type(t, tf32), dtype_size(t)};
     return a;
 }
 

@@ -30,10 +30,6 @@ typedef struct {
     const void *C;              /* the beta term's input, laid out as D; NULL: D itself */
 } lt_gemm_t;
 
-static cublasComputeType_t compute_type(dtype_t t, int tf32) {
-    return t == DTYPE_FP32 && tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-static cudaDataType_t cuda_type(dtype_t t) { return t == DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 #define LT_SET(desc, attr, val) CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, attr, &(val), sizeof(val)))
 
@@ -88,10 +84,6 @@ static void lt_gemm_must(gpt2_lt_t *c, const lt_gemm_t *g, cublasComputeType_t c
     }
 }
 
-static void check_type(dtype_t t, const char *what) {
-    if (t != DTYPE_FP32 && t != DTYPE_BF16) check_fail(__FILE__, __LINE__, what, "only fp32 and bf16 are supported");
-}
-
 // --- host
 
 extern "C" void gpt2_lt_init(gpt2_lt_t *c, gpu_t *g, int max_rows) {
@@ -111,10 +103,11 @@ extern "C" void gpt2_lt_free(gpt2_lt_t *c) {
 
 extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *b,
                                    void *y, void *pre, int rows, int in, int out, cudaStream_t stream) {
-    check_type(t, "gpt2_linear_forward");
-    cublasComputeType_t ct = compute_type(t, tf32);
+    gpt2_check_type(t, "gpt2_linear_forward");
+    cublasComputeType_t ct = gpt2_compute_type(t, tf32);
     // Y^T (out, rows) = W (out, in) . X^T (in, rows) [+ b (out) on every column]
-    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 0.0f, y, out,
+    cudaDataType_t ab = gpt2_cuda_type(t);
+    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, ab, ab, w, x, in, in, 0.0f, y, out,
                    CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, NULL};
     if (!pre) {
         g.epi = b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
@@ -136,19 +129,20 @@ extern "C" int gpt2_linear_forward(gpt2_lt_t *c, dtype_t t, int tf32, const void
 extern "C" void gpt2_linear_forward_residual(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w,
                                             const void *b, const void *res, void *y, int rows, int in, int out,
                                             cudaStream_t stream) {
-    check_type(t, "gpt2_linear_forward_residual");
+    gpt2_check_type(t, "gpt2_linear_forward_residual");
     // Y^T (out, rows) = W (out, in) . X^T (in, rows) + 1 * RES^T (out, rows) [+ b (out) on every column]
-    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, cuda_type(t), cuda_type(t), w, x, in, in, 1.0f, y, out,
+    cudaDataType_t ab = gpt2_cuda_type(t);
+    lt_gemm_t g = {CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, ab, ab, w, x, in, in, 1.0f, y, out,
                    b ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT, b, NULL, 0, res};
-    lt_gemm_must(c, &g, compute_type(t, tf32), stream, "gpt2_linear_forward_residual");
+    lt_gemm_must(c, &g, gpt2_compute_type(t, tf32), stream, "gpt2_linear_forward_residual");
 }
 
 extern "C" int gpt2_linear_backward(gpt2_lt_t *c, dtype_t t, int tf32, const void *x, const void *w, const void *dy,
                                     void *dx, float dx_beta, const void *x_pre, float *dw, float *db, float dw_beta,
                                     int rows, int in, int out, cudaStream_t stream) {
-    check_type(t, "gpt2_linear_backward");
-    cublasComputeType_t ct = compute_type(t, tf32);
-    cudaDataType_t ab = cuda_type(t);
+    gpt2_check_type(t, "gpt2_linear_backward");
+    cublasComputeType_t ct = gpt2_compute_type(t, tf32);
+    cudaDataType_t ab = gpt2_cuda_type(t);
     if (dw) {   // dW^T (in, out) = X^T (in, rows) . dY (rows, out)
         lt_gemm_t g = {CUBLAS_OP_N, CUBLAS_OP_T, in, out, rows, ab, CUDA_R_32F, x, dy, in, out, dw_beta, dw, in,
                        CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL, 0, NULL};
