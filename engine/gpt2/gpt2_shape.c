@@ -67,7 +67,17 @@ static void tensor_dims(const gpt2_shape_t *s, gpt2_tensor_t kind, int *rows, in
     }
 }
 
-int gpt2_layout_count(const gpt2_shape_t *s) { return 4 + 12 * s->layers; }
+/* The layout's order: the two embeddings, each block's twelve, the final LayerNorm's two. */
+#define BLOCK_KINDS (GPT2_LNF_W - GPT2_LN1_W)
+
+int gpt2_layout_count(const gpt2_shape_t *s) { return 4 + BLOCK_KINDS * s->layers; }
+
+/* Where (kind, layer) sits among n slices in that order (n - 2 .. n - 1: the final LayerNorm). */
+static int layout_index(int n, gpt2_tensor_t kind, int layer) {
+    if (kind < GPT2_LN1_W) return (int)kind;
+    if (kind >= GPT2_LNF_W) return n - 2 + (int)(kind - GPT2_LNF_W);
+    return 2 + layer * BLOCK_KINDS + (int)(kind - GPT2_LN1_W);
+}
 
 size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
     size_t at = 0;
@@ -79,8 +89,8 @@ size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
         if (i < 2) kind = (gpt2_tensor_t)i;
         else if (i >= total - 2) kind = (gpt2_tensor_t)(GPT2_LNF_W + (i - (total - 2)));
         else {
-            layer = (i - 2) / 12;
-            kind = (gpt2_tensor_t)(GPT2_LN1_W + (i - 2) % 12);
+            layer = (i - 2) / BLOCK_KINDS;
+            kind = (gpt2_tensor_t)(GPT2_LN1_W + (i - 2) % BLOCK_KINDS);
         }
         gpt2_slice_t sl = {kind, layer, at, 0, 0, 0, gpt2_tensor_decays(kind)};
         tensor_dims(s, kind, &sl.rows, &sl.cols);
@@ -93,8 +103,9 @@ size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
 }
 
 const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer) {
-    for (int i = 0; i < n; i++)
-        if (slice[i].kind == kind && slice[i].layer == layer) return &slice[i];
+    /* In gpt2_layout's order the place is known: a lookup per tensor per call of an eager step costs no scan. */
+    int i = layout_index(n, kind, layer);
+    if (i >= 0 && i < n && slice[i].kind == kind && slice[i].layer == layer) return &slice[i];
     return NULL;
 }
 

@@ -67,7 +67,8 @@ int gpt2_layout_count(const gpt2_shape_t *s);
 /* Fills slice[0 .. count) (at most max written) and returns the elements of the whole flat buffer (padding
  * included), which is what a buffer of the layout allocates. */
 size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max);
-/* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among n, or NULL. */
+/* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among the n of gpt2_layout (in
+ * its order, where the place is known), or NULL. */
 const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer);
 /* Backward's units: what data parallelism reduces gradients by and a pipeline would cut between. Unit 0 is the
  * embeddings, unit 1 + l block l, unit L + 1 the final LayerNorm with the head (which has no parameters of its own:

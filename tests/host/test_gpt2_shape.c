@@ -71,6 +71,11 @@ static void test_layout(void) {
         EXPECT(proj && proj->rows == s->width && proj->cols == 4 * s->width, "%s: mlp proj (C, 4C)", s->name);
         EXPECT(qkvb && qkvb->rows == 1 && qkvb->cols == 3 * s->width && !qkvb->decay, "%s: qkv bias", s->name);
         EXPECT(gpt2_layout_find(sl, n, GPT2_LN1_W, s->layers) == NULL, "%s: a block past the last", s->name);
+        int found = 0;   /* every slice at its own place; no block's tensor outside the blocks, no embedding inside */
+        for (int i = 0; i < n; i++) found += gpt2_layout_find(sl, n, sl[i].kind, sl[i].layer) == &sl[i];
+        EXPECT(found == n && !gpt2_layout_find(sl, n, GPT2_LN1_W, -1) && !gpt2_layout_find(sl, n, GPT2_WTE, 0) &&
+                   !gpt2_layout_find(sl, n, GPT2_LNF_B, 0),
+               "%s: %d of %d slices found at their place, or a slice found where there is none", s->name, found, n);
         /* gpt2_layout writes no more than max */
         gpt2_slice_t two[3];
         memset(two, 0x5a, sizeof two);
