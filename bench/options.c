@@ -228,19 +228,10 @@ int options_parse(options_t *o, int argc, char **argv, char *err, size_t errlen)
     if (!options_given(o, "batch")) o->batch[0] = mi->batch, o->n_batch = 1;
     if (!options_given(o, "image-size")) o->image_size = mi->image;
     if (!options_given(o, "target-acc")) o->target_acc = model_info_target(mi, o->dataset);
-    /* The model's recipe and size where not given: a name of its enum's table (a bug otherwise, said as such). */
-    if (!options_given(o, "optimizer") &&
-        opt_check_choice("optimizer", "optimizer", optim_names, mi->optimizer, err, errlen))
-        return 2;
-    if (!options_given(o, "lr-schedule") &&
-        opt_check_choice("lr-schedule", "schedule", lr_kind_names, mi->lr_schedule, err, errlen))
-        return 2;
-    if (!options_given(o, "lr-scaling") &&
-        opt_check_choice("lr-scaling", "rule", lr_scaling_names, mi->lr_scaling, err, errlen))
-        return 2;
-    if (!options_given(o, "optimizer")) o->optimizer = (optim_kind_t)opt_name_index(optim_names, mi->optimizer);
-    if (!options_given(o, "lr-schedule")) o->lr_schedule = (lr_kind_t)opt_name_index(lr_kind_names, mi->lr_schedule);
-    if (!options_given(o, "lr-scaling")) o->lr_scaling = (lr_scaling_t)opt_name_index(lr_scaling_names, mi->lr_scaling);
+    /* The model's recipe and size where not given. */
+    if (!options_given(o, "optimizer")) o->optimizer = mi->optimizer;
+    if (!options_given(o, "lr-schedule")) o->lr_schedule = mi->lr_schedule;
+    if (!options_given(o, "lr-scaling")) o->lr_scaling = mi->lr_scaling;
     if (!options_given(o, "lr")) o->lr[0] = mi->lr, o->n_lr = 1;
     if (!options_given(o, "warmup-epochs")) o->warmup_epochs = mi->warmup_epochs;
     if (!options_given(o, "weight-decay")) o->weight_decay = mi->weight_decay;

@@ -2,6 +2,7 @@
  * tokens), its defaults (batch, image size, recipe, size), its input on synthetic data. Host-only: options use it. */
 #pragma once
 #include <stddef.h>
+#include "schedule.h"
 
 /* What kind of data a model learns from, and so what a row measures of it: an image classifier takes images and
  * labels (throughput in images/s, test accuracy); a language model takes a token corpus (engine/tokens.h) and
@@ -28,9 +29,10 @@ typedef struct {
      * with the batch, Goyal et al. 2017); GPT-2's own (AdamW at 6e-4, warm-up then a cosine decay, weight decay 0.1
      * on its matrices), its rate grown by the square root of the batch, the rule for Adam (Malladi et al. 2022, "On
      * the SDEs and Scaling Rules for Adaptive Gradient Algorithms"): linearly, 8 GPUs would take it to 4.8e-3 */
-    const char *optimizer;
+    optim_kind_t optimizer;
     double lr;
-    const char *lr_schedule, *lr_scaling;
+    lr_kind_t lr_schedule;
+    lr_scaling_t lr_scaling;
     double warmup_epochs, weight_decay;
     /* --model-size's default, NULL for a model of one size (the option is then refused): GPT-2's sizes are
      * engine/gpt2/gpt2_shape.h's table */
@@ -41,7 +43,7 @@ typedef struct {
  * target_fashion, target_mnist, optimizer, lr, lr_schedule, lr_scaling, warmup_epochs, weight_decay, size),
  * model_info_t's fields in order, the name an identifier. model_infos, the --model choices and the builders
  * (model_build_<name>, engine/model.c) are made from it: adding a model is its builder's file and one line here. */
-#define MODEL_SGD "sgd", 0.1, "constant", "linear", 0, 0, NULL   /* the image classifiers' recipe and size (one) */
+#define MODEL_SGD OPTIM_SGD, 0.1, LR_CONSTANT, LR_SCALE_LINEAR, 0, 0, NULL   /* the image classifiers' recipe, size */
 #define MODEL_TABLE(X)                                                                                                 \
     X(lenet, "LeNet-5 (d2l), 1x28x28 inputs", MODEL_IMAGES, 256, 28, 0, 4, 1, 10, "xavier", 0.85, 0.98, MODEL_SGD)    \
     X(resnet18, "ResNet-18 (d2l: 3x3 stem, no max-pool), 1x28x28 inputs", MODEL_IMAGES, 256, 28, 1, 8, 1, 10,          \
@@ -51,7 +53,7 @@ typedef struct {
     X(resnet101, "ResNet-101 v1.5 (torchvision), 3x224x224 inputs", MODEL_IMAGES, 128, 224, 1, 32, 3, 1000,           \
       "kaiming", 0, 0, MODEL_SGD)                                                                                      \
     X(gpt2, "GPT-2 (OpenAI's, pre-LN, tied head), sequences of its context", MODEL_TOKENS, 16, 0, 0, 0, 0, 0,          \
-      "normal", 0, 0, "adamw", 6e-4, "cosine", "sqrt", 0.1, 0.1, "small")
+      "normal", 0, 0, OPTIM_ADAMW, 6e-4, LR_COSINE, LR_SCALE_SQRT, 0.1, 0.1, "small")
 /* The table's names, for an X that takes only them. */
 #define MODEL_NAME_STR(name, ...) #name,
 
