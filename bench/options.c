@@ -319,7 +319,6 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
         {"init", "GPT-2 initialises as OpenAI's (normal 0.02, residual projections scaled by the depth)"},
         {"momentum", "adamw's moments are its betas, 0.9 and 0.95"},
         {"gns-every", "not yet: the gradient noise scale is measured for the image classifiers"},
-        {"trace", "not yet: the timeline's ranges are the image classifiers' layers"},
         {"conv-cache", "it has no convolutions"},
     };
     for (size_t i = 0; i < sizeof not_lm / sizeof not_lm[0]; i++)

@@ -270,6 +270,10 @@ void dp_update(dp_t *dp, int step) {
 }
 
 void dp_forward(dp_t *dp, int i) {
+    for (int k = 0; i == 0 && k < dp->n; k++) {   /* every GPU's time zero, back to back (only while tracing) */
+        gpu_t *g = dp_gpu(dp, k);
+        trace_origin(dp->lms ? dp->lms[k].trace : dp->reps[k].trace, g->device, g->stream);
+    }
     if (dp->lms) {   /* its shard is its trainer's own */
         busy_mark_(dp, i, 0, 0);
         gpt2_train_forward(&dp->lms[i]);
@@ -277,8 +281,6 @@ void dp_forward(dp_t *dp, int i) {
         return;
     }
     int shard = dp->shard0 + i;
-    if (i == 0)   /* every GPU's time zero, back to back at the step's start (only while tracing) */
-        for (int k = 0; k < dp->n; k++) trace_origin(dp->reps[k].trace, dp->reps[k].gpu.device, dp->reps[k].gpu.stream);
     run_busy_(dp, i, 0, "forward", REPLICA_SEG_FORWARD, replica_seg_forward, &shard);
 }
 

@@ -17,5 +17,6 @@ int run_cfg_lm_init(struct gpt2_train *g, const run_cfg_t *cfg, int device, int 
         return -1;
     }
     g->use_graph = cfg->cuda_graph;
+    g->trace = cfg->trace;
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "../timing.h"
 #include "../convert.h"
 #include "../reduce.h"
+#include "../trace.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,7 +184,14 @@ void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch) {
 
 void gpt2_train_step(gpt2_train_t *g, int step) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    graph_seg_run(&g->seg, g->gpu.stream, g->use_graph, train_step_seg, g, NULL);
+    if (g->trace && g->trace->active) {   /* the few traced steps: the same launches, in ranges */
+        trace_origin(g->trace, g->gpu.device, g->gpu.stream);
+        gpt2_train_forward(g);
+        gpt2_train_backward(g, 0, 0, GPT2_UNITS(g->m.shape.layers));
+        gpt2_train_update(g);
+    } else {
+        graph_seg_run(&g->seg, g->gpu.stream, g->use_graph, train_step_seg, g, NULL);
+    }
     gpt2_train_mark_step(g, step);
 }
 
@@ -193,10 +201,15 @@ void gpt2_train_set_update_grads(gpt2_train_t *g, const void *wire, dtype_t t, i
     g->wire_round = round;
 }
 
-void gpt2_train_forward(gpt2_train_t *g) {
+/* Piece k of the pieces (its graph), inside a --trace range named `name` while the trace is active. */
+static void run_piece(gpt2_train_t *g, int k, const char *name, void (*fn)(void *, const void *), const void *arg) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    graph_seg_run(&g->pieces[0], g->gpu.stream, g->use_graph, forward_seg, g, NULL);
+    int tr = trace_begin(g->trace, g->gpu.device, TRACE_COMPUTE, g->gpu.stream, name);
+    graph_seg_run(&g->pieces[k], g->gpu.stream, g->use_graph, fn, g, arg);
+    trace_end(g->trace, tr, g->gpu.stream);
 }
+
+void gpt2_train_forward(gpt2_train_t *g) { run_piece(g, 0, "forward", forward_seg, NULL); }
 
 void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi) {
     if (k < 0 || 2 + k >= g->n_pieces) check_fail(__FILE__, __LINE__, "gpt2_train_backward", "no such piece");
@@ -204,14 +217,12 @@ void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi) {
     if (units[0] < 0) units[0] = lo, units[1] = hi;
     if (units[0] != lo || units[1] != hi)
         check_fail(__FILE__, __LINE__, "gpt2_train_backward", "a piece asked for other units than it first ran");
-    CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    graph_seg_run(&g->pieces[2 + k], g->gpu.stream, g->use_graph, backward_seg, g, units);
+    char name[32];
+    snprintf(name, sizeof name, "backward %d", k);
+    run_piece(g, 2 + k, name, backward_seg, units);
 }
 
-void gpt2_train_update(gpt2_train_t *g) {
-    CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    graph_seg_run(&g->pieces[1], g->gpu.stream, g->use_graph, update_seg, g, NULL);
-}
+void gpt2_train_update(gpt2_train_t *g) { run_piece(g, 1, "update", update_seg, NULL); }
 
 void gpt2_train_mark_step(gpt2_train_t *g, int step) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));

@@ -27,6 +27,8 @@ typedef struct gpt2_train {
     double *d_loss;             /* device: the epoch's summed training loss; then the evaluation's sum and count */
     cudaEvent_t *step_events;   /* steps_per_epoch + 1 on the stream */
     int use_graph;              /* 1: the step is captured once and replayed (--cuda-graph) */
+    struct trace *trace;        /* --trace (engine/trace.h), or NULL: while it is active, a step runs in its pieces,
+                                 * each a range (forward, backward k, update) on the GPU's compute row */
     graph_seg_t seg;            /* the whole step (gpt2_train_step) */
     /* The step in pieces, for data parallelism: [0] forward, [1] update, [2 + k] backward piece k, which runs the
      * units piece_units[2 k], [2 k + 1] it first ran (a graph replays what it captured). */
@@ -63,7 +65,7 @@ void gpt2_train_set_update_grads(gpt2_train_t *g, const void *wire, dtype_t t, i
  * event. */
 void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch);
 /* Step `step` of the epoch (steps in order from 0): its windows gathered, forward, backward, AdamW; then its event.
- * No host synchronisation. */
+ * No host synchronisation. While g->trace is active, in its pieces, each a range, from the GPU's time zero. */
 void gpt2_train_step(gpt2_train_t *g, int step);
 /* The step in pieces (data parallelism, strategies/dp.c), each a CUDA-graph segment of its own under use_graph, in
  * this order: forward gathers this GPU's rows of step *d_step's windows and runs the forward with its gradient;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gpu_trace.sh — --trace on real runs: single (and naive, nccl, pipeline where 2 GPUs exist) write valid
-# Chrome-trace JSON with forward, backward and update ranges on every GPU (communication ranges for the multi-GPU
-# ones: all-reduce and copies; for the pipeline, a copy into every stage), ordered per GPU and stream, each lasting
-# more than zero time. naive's GPU 0 sums over the peer link by itself, so only it has a communication range
+# gpu_trace.sh — --trace on real runs: single, GPT-2's single and nccl (and naive, nccl, pipeline where 2 GPUs exist)
+# write valid Chrome-trace JSON with forward, backward and update ranges on every GPU (communication ranges for the
+# multi-GPU ones: all-reduce and copies; for the pipeline, a copy into every stage), ordered per GPU and stream, each
+# lasting more than zero time. naive's GPU 0 sums over the peer link by itself, so only it has a communication range
 # (fp32 gradients: the other GPU casts nothing).
 set -u
 bin=$1; root=$2
@@ -32,6 +32,14 @@ PY
 "$bin" --strategy single "${L[@]}" --trace "$tmp/single.json" --out "$tmp/a.csv" >/dev/null 2>"$tmp/err" \
     || { cat "$tmp/err"; }
 check single "$tmp/single.json" 1 0
+# GPT-2: single's traced steps in pieces, and nccl's on one GPU in a backward piece per unit (no communication there).
+G=(--model gpt2 --model-size tiny --dataset synthetic --math bf16 --epochs 2 --steps 30)
+for s in single nccl; do
+    x=(); [ $s = nccl ] && x=(--bucket-mb 0.001)
+    "$bin" --strategy $s "${G[@]}" "${x[@]}" --trace "$tmp/gpt2_$s.json" --out "$tmp/g.csv" >/dev/null 2>"$tmp/err" \
+        || cat "$tmp/err"
+    check "gpt2 $s" "$tmp/gpt2_$s.json" 1 0
+done
 if [ "$n_dev" -ge 2 ]; then
     for s in naive nccl pipeline; do
         x=(); [ $s = pipeline ] && x=(--micro-batches 4 --schedule 1f1b)
