@@ -31,9 +31,10 @@ static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setti
                                              "effic.", NULL, NULL, "target s", NULL, "status"};
 
 /* A row's measure of its trained model over its seeds (report_quality: a language model's held-out loss, else its
- * accuracy), and its change against the reference's; lm: the row's group is a language model's. */
-static study_stat_t quality_of(const study_answer_row_t *w, int lm) { return lm ? w->loss : w->acc; }
-static double quality_delta(const study_answer_row_t *w, int lm) { return lm ? w->dloss : w->dacc; }
+ * accuracy; study_answer_quality), and its change against the reference's; lm: the row's group is a language
+ * model's. */
+static study_stat_t quality_of(const study_answer_row_t *w, int lm) { return study_answer_quality(w, lm).st; }
+static double quality_delta(const study_answer_row_t *w, int lm) { return study_answer_change(w, lm); }
 
 /* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
 static void row_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
@@ -349,12 +350,9 @@ static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
                         study_ref(a->s), STUDY_SPREAD_EPOCHS);
             bytes_t b = {0};
             row_words(&b, a, &a->t[t], w);
-            if (lm)
-                text_printf(&b, ": %s %s (noise %.3f–%.3f)", q->words, report_fmt(q->fmt, w->loss.med).s, w->loss_lo,
-                            w->loss_hi);
-            else
-                text_printf(&b, ": %s %s (noise %.1f–%.1f %%)", q->words, report_fmt(q->fmt, w->acc.med).s, w->acc_lo,
-                            w->acc_hi);
+            study_quality_t wq = study_answer_quality(w, lm);
+            text_printf(&b, lm ? ": %s %s (noise %.3f–%.3f)" : ": %s %s (noise %.1f–%.1f %%)", q->words,
+                        report_fmt(q->fmt, wq.st.med).s, wq.lo, wq.hi);
             if (w->fell)
                 text_printf(&b, ", %s%s against %s at the same batch", report_fmt(q->dfmt, quality_delta(w, lm)).s,
                             q->dunit, study_ref(a->s));

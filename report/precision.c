@@ -34,7 +34,7 @@ static void row_fill(const study_runs_t *s, int g, const precision_t *t, precisi
             if (!strcmp(u[i]->math, t->math[j])) m[k++] = u[i];
         w->t[j] = study_stat_runs(m, k, study_run_epoch_s).med;
         /* a language model's held-out loss in its accuracy's place (report_quality) */
-        w->accuracy[j] = study_stat_runs(m, k, study_run_quality(s->grp[g].tokens)).med;
+        w->accuracy[j] = study_quality_runs(m, k, s->grp[g].tokens).st.med;
         w->acc[j] = isnan(w->accuracy[j]) ? -1 : (int)(m[0] - s->run);
         const study_run_t *med = study_median_run(m, k);
         w->best[j] = med ? (int)(med - s->run) : -1;

@@ -5,7 +5,7 @@
 #include "fit.h"
 #include "../study/table.h"
 #include "../study/config.h"
-#include "../study/stat.h"
+#include "../study/quality.h"
 
 #include <limits.h>
 #include <stdio.h>

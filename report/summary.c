@@ -36,7 +36,7 @@ static void srow_make(srow_t *w, const study_runs_t *s, const study_run_t *const
     w->n = n;
     w->any = u[n - 1];
     w->t = study_stat_runs(u, n, study_run_epoch_s);
-    w->acc = study_stat_runs(u, n, study_run_quality(s->grp[w->any->group].tokens));
+    w->acc = study_quality_runs(u, n, s->grp[w->any->group].tokens).st;
     w->rep = study_median_run(u, n);
     for (int i = 0; i < n; i++) {
         int t = 0;

@@ -31,13 +31,6 @@ static int cmp_setting(const study_run_t *a, const study_run_t *b) {
     return c ? c : study_cmp_config(a, b, STUDY_CMP_COMMIT);
 }
 
-/* The noise of a setting's accuracy or held-out loss (st over its n seeds u): the range of its seeds' final values, or
- * with one seed its last epochs'. */
-static void noise_of(const study_run_t *const *u, int n, study_stat_t st, int loss, double *lo, double *hi) {
-    *lo = n > 1 ? st.min : loss ? u[0]->loss_lo : u[0]->acc_lo;
-    *hi = n > 1 ? st.max : loss ? u[0]->loss_hi : u[0]->acc_hi;
-}
-
 /* Whether setting a (its time to target over its seeds, n runs) trains the model sooner than b: every seed reached the
  * target, in less median time. */
 static int sooner(study_stat_t a, int na, study_stat_t b, int nb) {
@@ -45,27 +38,28 @@ static int sooner(study_stat_t a, int na, study_stat_t b, int nb) {
     return a_all && (!b_all || a.med < b.med);
 }
 
-int study_acc_held(double acc, double best, double unit) {
-    return isnan(best) || (!isnan(acc) && acc >= best - STUDY_ACC_POINTS * unit);
+study_quality_t study_answer_quality(const study_answer_row_t *w, int lower_is_better) {
+    return lower_is_better ? (study_quality_t){w->loss, w->loss_lo, w->loss_hi, 1, 1}
+                           : (study_quality_t){w->acc, w->acc_lo, w->acc_hi, 0, 1};
 }
 
-int study_loss_held(double lo, double best_hi) {
-    return isnan(best_hi) || (!isnan(lo) && !study_loss_rose(best_hi, lo));
+double study_answer_change(const study_answer_row_t *w, int lower_is_better) {
+    return lower_is_better ? w->dloss : w->dacc;
 }
 
 /* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
- * (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy (a language model's: within
- * the noise of the best held-out loss). */
+ * (every seed reached it), else the fastest whose quality held against the best setting's (study_quality_held). */
 static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) {
-    double best_acc = NAN, best_loss = NAN, best_hi = NAN, lo, hi;
-    for (int i = 0; i < n;) {   /* the best accuracy of a setting, and the best held-out loss with its noise */
+    /* the best setting of either kind: a setting is weighed by its own runs' kind, which a setting that ended before
+     * its first epoch (no tokens_per_s to tell) need not share with the row's others */
+    study_quality_best_t best = {0};
+    for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        double a = study_stat_runs(u + i, j - i, study_run_facc).med;
-        if (!isnan(a) && !(best_acc >= a)) best_acc = a;
-        study_stat_t l = study_stat_runs(u + i, j - i, study_run_floss);
-        noise_of(u + i, j - i, l, 1, &lo, &hi);
-        if (!isnan(l.med) && !(best_loss <= l.med)) best_loss = l.med, best_hi = hi;
+        for (int k = 0; k < 2; k++) {
+            study_quality_t q = study_quality_runs(u + i, j - i, k);
+            study_quality_best_add(&best, &q);
+        }
         i = j;
     }
     memset(w, 0, sizeof *w);
@@ -77,9 +71,9 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i]));
         study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s),
                      loss = study_stat_runs(u + i, j - i, study_run_floss);
-        noise_of(u + i, j - i, loss, 1, &lo, &hi);
         /* a language model has no accuracy: its held-out loss is what a faster setting must not give up */
-        int held = u[i]->tokens ? study_loss_held(lo, best_hi) : study_acc_held(acc.med, best_acc, 1);
+        study_quality_t q = study_quality_runs(u + i, j - i, u[i]->tokens);
+        int held = study_quality_held(&q, study_quality_best(&best, u[i]->tokens));
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
         if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */
@@ -93,8 +87,8 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
     }
     w->run = w->u[0];
     w->target = 100 * w->run->tt.target;
-    noise_of(w->u, w->n, w->acc, 0, &w->acc_lo, &w->acc_hi);
-    noise_of(w->u, w->n, w->loss, 1, &w->loss_lo, &w->loss_hi);
+    study_quality_t qa = study_quality_runs(w->u, w->n, 0), ql = study_quality_runs(w->u, w->n, 1);
+    w->acc_lo = qa.lo, w->acc_hi = qa.hi, w->loss_lo = ql.lo, w->loss_hi = ql.hi;
     w->status = "ok";
     for (int i = 0; i < w->n; i++)
         if (strcmp(w->u[i]->fstat, "ok") != 0) {
@@ -126,10 +120,15 @@ static void table_finish(study_answer_table_t *t, const study_answer_row_t *best
         w->dloss = r ? w->loss.med - r->loss.med : NAN;
         int lm = w->run->tokens;
         const study_answer_row_t *o = best_one;
-        if (w->run->gpus == 1 && o && o != w)
-            w->below = lm ? study_loss_rose(o->loss_hi, w->loss_lo) : study_acc_fell(o->acc_lo, w->acc_hi);
-        if (!study_is_reference(w->run->info) && r)
-            w->fell = lm ? study_loss_rose(r->loss_hi, w->loss_lo) : study_acc_fell(r->acc_lo, w->acc_hi);
+        study_quality_t q = study_answer_quality(w, lm);
+        if (w->run->gpus == 1 && o && o != w) {
+            study_quality_t qo = study_answer_quality(o, lm);
+            w->below = study_quality_fell(&qo, &q);
+        }
+        if (!study_is_reference(w->run->info) && r) {
+            study_quality_t qr = study_answer_quality(r, lm);
+            w->fell = study_quality_fell(&qr, &q);
+        }
     }
 }
 
@@ -160,9 +159,9 @@ void study_answer_make(const study_runs_t *s, study_answer_t *a) {
             for (int r = 0; a->t[k].group == a->t[i].group && r < a->t[k].n; r++) {
                 const study_answer_row_t *w = &a->t[k].row[r];
                 if (w->run->gpus != 1) continue;
-                if (w->run->tokens ? !isnan(w->loss.med) && (!best || w->loss.med < best->loss.med)
-                                   : !isnan(w->acc.med) && (!best || w->acc.med > best->acc.med))
-                    best = w;
+                study_quality_t q = study_answer_quality(w, w->run->tokens), qb;
+                if (best) qb = study_answer_quality(best, w->run->tokens);
+                if (study_quality_better(&q, best ? &qb : NULL)) best = w;
             }
         table_finish(&a->t[i], best);
     }

@@ -1,23 +1,12 @@
 /* answer.h — which runs a study's answer reports and what it computes of them: per model and math a row per row key,
  * its setting, its statistics against the reference, the pick per GPU count (report/answer.h: the words). Host-only. */
 #pragma once
-#include "stat.h"
+#include "quality.h"
 #include "config.h"
 
-/* Accuracy "held" within this many points (of the reference at the same batch; on one GPU, of the best). */
-#define STUDY_ACC_POINTS 1.0
-/* 1 when accuracy acc is within STUDY_ACC_POINTS of the best, both in % (unit 1) or both fractions (unit 0.01): the
- * answer's rows and a one-GPU study's cells weigh accuracy by this one rule. Held where there is no best (NAN); a
- * missing acc (NAN) is not. */
-int study_acc_held(double acc, double best, double unit);
-/* A language model's rule in its place, lower being better and no points to count: 1 when a held-out loss whose noise
- * starts at lo is not above the best's noise (ending at best_hi) past both (study_loss_rose). Held where there is no
- * best (NAN); a missing loss is not. */
-int study_loss_held(double lo, double best_hi);
-
 /* One row: a strategy's runs on a GPU count at a batch, the setting chosen among them: the soonest to the target
- * where one was set (every seed reached it), else the fastest within STUDY_ACC_POINTS of the best accuracy (a
- * language model's: the fastest whose held-out loss is within the noise of the best, study_loss_held). */
+ * where one was set (every seed reached it), else the fastest whose quality held against the best setting's
+ * (study_quality_held: within STUDY_ACC_POINTS of the best accuracy; a held-out loss within the noise of the best). */
 typedef struct {
     const study_run_t *run;             /* a run of the chosen setting: strategy, GPUs, batch, math, variant, link */
     const study_run_t *const *u;        /* the chosen setting's runs (its seeds), n of them */
@@ -33,8 +22,8 @@ typedef struct {
     double loss_lo, loss_hi;            /* its noise, as acc_lo and acc_hi are the accuracy's */
     double dloss;                       /* loss.med minus the reference row's; NAN without */
     int fell;                           /* not the reference, and its accuracy fell against the reference's at its
-                                         * batch past both noises (study_acc_fell; a language model's: its held-out
-                                         * loss rose, study_loss_rose): a difference inside them is "within noise" */
+                                         * batch past both noises (study_quality_fell; a language model's: its
+                                         * held-out loss rose): a difference inside them is "within noise" */
     int below;                          /* on one GPU, below the best accuracy (above the best held-out loss) of the
                                          * group's rows on one GPU, past the noise */
     const char *status;                 /* "ok", or the first other way one of its runs ended */
@@ -56,6 +45,11 @@ typedef struct {
     int n;
     const study_run_t **scratch;        /* the runs the rows point into */
 } study_answer_t;
+
+/* A row's quality of either kind (quality.h): its held-out loss (lower_is_better) or its accuracy (%), each with its
+ * noise; and that quality's change against the reference row's (dloss or dacc). */
+study_quality_t study_answer_quality(const study_answer_row_t *w, int lower_is_better);
+double study_answer_change(const study_answer_row_t *w, int lower_is_better);
 
 /* The answer of every group and math of s (the caller frees it with study_answer_free). */
 void study_answer_make(const study_runs_t *s, study_answer_t *a);

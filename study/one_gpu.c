@@ -34,6 +34,13 @@ int study_one_gpu_cells(const study_runs_t *s, int g, study_one_cell_t *c) {
     return n;
 }
 
+study_quality_t study_one_cell_quality(const study_one_cell_t *c, int lower_is_better) {
+    double v = lower_is_better ? c->loss : c->acc;
+    study_quality_t q = {{v, v, v, !isnan(v)}, NAN, NAN, lower_is_better, 0.01};
+    if (lower_is_better) q.lo = c->loss_lo, q.hi = c->loss_hi;
+    return q;
+}
+
 int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b) {
     for (int i = 0; i < n; i++)
         if (c[i].batch == b && c[i].ips >= 0 && strcmp(c[i].math, m) == 0) return i;
@@ -43,13 +50,15 @@ int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b) {
 void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
     memset(o, 0, sizeof *o);
     o->fastest = -1;
-    o->best_acc = o->best_loss = NAN;
-    double best_hi = NAN;   /* the noise of the least held-out loss: its upper end */
-    for (int i = 0; i < n; i++) {
-        if (c[i].ips >= 0 && !isnan(c[i].acc) && !(o->best_acc >= c[i].acc)) o->best_acc = c[i].acc;
-        if (c[i].ips >= 0 && !isnan(c[i].loss) && !(o->best_loss <= c[i].loss))
-            o->best_loss = c[i].loss, best_hi = c[i].loss_hi;
-    }
+    study_quality_best_t best = {0};   /* of the cells with a throughput, the best of either kind */
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 2 && c[i].ips >= 0; k++) {
+            study_quality_t q = study_one_cell_quality(&c[i], k);
+            study_quality_best_add(&best, &q);
+        }
+    const study_quality_t *ba = study_quality_best(&best, 0), *bl = study_quality_best(&best, 1);
+    o->best_acc = ba ? ba->st.med : NAN;
+    o->best_loss = bl ? bl->st.med : NAN;
     for (int i = 0; i < n; i++) {
         int m = 0;
         while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
@@ -60,9 +69,9 @@ void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
         int oom = strcmp(c[i].status, "oom") == 0;
         if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
-        /* a faster cell whose accuracy collapsed (whose held-out loss rose) is no answer (the cells' accuracies are
-         * fractions) */
-        int held = c[i].tokens ? study_loss_held(c[i].loss_lo, best_hi) : study_acc_held(c[i].acc, o->best_acc, 0.01);
+        /* a faster cell whose accuracy collapsed (whose held-out loss rose) is no answer */
+        study_quality_t q = study_one_cell_quality(&c[i], c[i].tokens);
+        int held = study_quality_held(&q, study_quality_best(&best, c[i].tokens));
         if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
     for (int m = 0; m < o->n_math; m++) {

@@ -29,7 +29,7 @@ typedef struct {
      * that did not (a run that ended oom, at setup or in an epoch); 0 where there is none. */
     int fit[STUDY_ONE_MAX_MATHS], no_fit[STUDY_ONE_MAX_MATHS];
     /* The cell of the highest throughput among those whose accuracy is within STUDY_ACC_POINTS of the best cell's
-     * (a language model's: whose held-out loss is within the noise of the least, study_loss_held; every cell with a
+     * (study_quality_held; a language model's: whose held-out loss is within the noise of the least; every cell with a
      * throughput where no cell has either), -1 without one; the best accuracy (a fraction) and the least held-out
      * loss, NAN: none. */
     int fastest;
@@ -44,5 +44,8 @@ typedef struct {
 int study_one_gpu_cells(const study_runs_t *s, int g, study_one_cell_t *c);
 /* The facts of a one-GPU study, computed once for REPORT.md's one-GPU section and the printed answer. */
 void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o);
+/* A cell's quality of either kind (quality.h): its held-out loss with its noise (lower_is_better), or its accuracy as a
+ * fraction (no noise: the accuracy's rule counts points). */
+study_quality_t study_one_cell_quality(const study_one_cell_t *c, int lower_is_better);
 /* The cell of math m at batch b with a throughput, or -1. */
 int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b);

@@ -24,11 +24,6 @@ double study_run_step_ms(const study_run_t *r);
 double study_run_facc(const study_run_t *r);
 /* Its final held-out loss (a language model's, nats), NAN without. */
 double study_run_floss(const study_run_t *r);
-/* What a run's quality is, for study_stat_runs: a language model's final held-out loss (tokens), else its final
- * test accuracy. */
-static inline double (*study_run_quality(int tokens))(const study_run_t *) {
-    return tokens ? study_run_floss : study_run_facc;
-}
 /* Of runs u[0..n), the one of median epoch time (the lower middle of an even count) over those timed; NULL for none.
  * The run whose per-step cells a table shows for them. */
 const study_run_t *study_median_run(const study_run_t *const *u, int n);

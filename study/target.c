@@ -78,14 +78,6 @@ int study_cmp_recipe(const study_row_t *a, const study_row_t *b) {
     return c;
 }
 
-int study_acc_fell(double a_lo, double b_hi) {
-    return b_hi < a_lo;   /* NAN compares false: no accuracy, no finding */
-}
-
-int study_loss_rose(double a_hi, double b_lo) {
-    return b_lo > a_hi;   /* NAN compares false: no loss, no finding */
-}
-
 int study_noise_scale(const study_row_t *const *rows, int n, double *g2, double *trace, double *b_simple) {
     double small = 0, big = 0;
     int k = 0, bs = -1, bb = -1;

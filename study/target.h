@@ -34,14 +34,6 @@ int study_cmp_recipe(const study_row_t *a, const study_row_t *b);
 /* The epochs of the spread a one-seed run's accuracy or loss is judged with (study_acc_spread, study_loss_spread). */
 #define STUDY_SPREAD_EPOCHS 3
 
-/* Whether accuracy b fell against a, past the noise. Each is an interval (over seeds: the range of the final
- * accuracies; with one seed, study_acc_spread): 1 when b's whole interval lies below a's (b_hi < a_lo), 0 where they
- * overlap ("within noise") or either is missing. */
-int study_acc_fell(double a_lo, double b_hi);
-/* The same for a language model's held-out loss, where lower is better: 1 when b's whole interval lies above a's
- * (b_lo > a_hi), 0 where they overlap or either is missing. */
-int study_loss_rose(double a_hi, double b_lo);
-
 /* A run's gradient noise scale (engine/gns.h) over its epochs: the means of its epochs' gns_small_sq and gns_big_sq,
  * weighted alike, into one estimate; B_simple in *b_simple (NAN where not measured). Epochs that did not end ok or
  * whose norms are not finite are left out. 0, or -1 without one. */
