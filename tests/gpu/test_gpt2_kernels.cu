@@ -1,13 +1,11 @@
 /* test_gpt2_kernels.cu — GPT-2's own kernels against CPU double references, in fp32 and bf16, each with a negative
  * control: the embedding (forward; backward's scatter-add, deterministic run to run), LayerNorm (y, mean, rstd, dx,
  * dgamma, dbeta, accumulating), GELU (tanh) both ways, the fused cross-entropy over GPT-2's vocabulary (loss, in-place
- * gradient, ignored targets, padding columns), and the residual add (layer_add_ops on (rows, C)).
+ * gradient, ignored targets, padding columns). The residual adds are the linear layer's epilogue (test_gpt2_linear).
  * Run: ./test_gpt2_kernels [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
 #include "gpt2_ref.h"
 #include "engine/gpt2/gpt2_kernels.h"
-#include "engine/layer.h"
-#include "engine/gpu.h"
 
 static void sync(cudaStream_t s) { CHECK_CUDA(cudaStreamSynchronize(s)); }
 
@@ -332,48 +330,6 @@ static void test_xent(dtype_t t, int ld, rng_t *rng, cudaStream_t s) {
     for (int i = 0; i < 4; i++) CHECK_CUDA(cudaFree(bufs[i]));
 }
 
-// --- residual add: the engine's add layer on (rows, 1, 1, C)
-
-static void test_residual(dtype_t t, rng_t *rng) {
-    const int rows = 256, C = 768;
-    gpu_t g;
-    gpu_init(&g, 0, t == DTYPE_BF16 ? MATH_BF16 : MATH_FP32);
-    layer_t l;
-    memset(&l, 0, sizeof l);
-    l.ops = &layer_add_ops;
-    l.n_in = 2;
-    shape_t sh = {rows, 1, 1, C};
-    l.in_shape[0] = l.in_shape[1] = sh;
-    l.dtype = t;
-    char err[128];
-    EXPECT(l.ops->out_shape(&l, &l.out_shape, err, sizeof err) == 0, "add out_shape: %s", err);
-    size_t n = (size_t)rows * C;
-    float *a = gpt2_rand(rng, n, -1, 1, t), *b = gpt2_rand(rng, n, -1, 1, t), *got = falloc(n);
-    void *da = gpt2_dev(n, dtype_size(t)), *dbb = gpt2_dev(n, dtype_size(t)), *dyy = gpt2_dev(n, dtype_size(t));
-    upload(da, a, n, t);
-    upload(dbb, b, n, t);
-    poison(dyy, n, t);
-    l.x[0] = da;
-    l.x[1] = dbb;
-    l.y = dyy;
-    l.ops->setup(&l, &g);
-    l.ops->forward(&l, &g, 1);
-    sync(g.stream);
-    double *ref = dalloc(n), *wrong = dalloc(n);
-    for (size_t i = 0; i < n; i++) { ref[i] = (double)a[i] + b[i]; wrong[i] = a[i]; }
-    char name[64];
-    snprintf(name, sizeof name, "[%s] residual add (layer_add_ops)", dtype_name(t));
-    download(got, dyy, n, t);
-    check(name, "y", got, ref, n, gpt2_tol(t, 1));
-    control(name, "the residual dropped", got, ref, wrong, n, gpt2_tol(t, 1));
-    l.ops->destroy(&l);
-    gpu_free(&g);
-    free(a), free(b), free(got), free(ref), free(wrong);
-    CHECK_CUDA(cudaFree(da));
-    CHECK_CUDA(cudaFree(dbb));
-    CHECK_CUDA(cudaFree(dyy));
-}
-
 int main(int argc, char **argv) {
     gpu_test_require(1);
     rng_t rng;
@@ -388,7 +344,9 @@ int main(int argc, char **argv) {
         test_gelu(types[k], &rng, s);
         test_xent(types[k], 50304, &rng, s);
         test_xent(types[k], 50259, &rng, s);
-        test_residual(types[k], &rng);
+        /* The draws of a test since removed (the engine's add layer, which GPT-2 does not use: two arrays of 256 x
+         * 768), skipped so that a seed still gives every case the inputs it gave before. */
+        for (int i = 0; i < 2 * 256 * 768; i++) (void)rng_uniform(&rng);
     }
     CHECK_CUDA(cudaStreamDestroy(s));
     return test_summary();
