@@ -15,6 +15,8 @@ enum {
     REF_GRAD_OVERWRITE = 4,  /* the LayerNorms' backward overwrites the residual stream's gradient (dx_beta 0) */
     REF_NO_CAUSAL = 8,       /* attention sees later positions too */
     REF_ROUND_BF16 = 16,     /* every activation and activation gradient the GPU stores in bf16 is rounded so */
+    REF_ADAMW_DECAY_ALL = 32,     /* gpt2_mref_adamw: weight decay on every slice, biases and gains too */
+    REF_ADAMW_NO_BIAS_CORR = 64,  /* gpt2_mref_adamw: the moments used without their bias correction */
 };
 
 typedef struct {
@@ -38,8 +40,8 @@ static inline void mref_store(const gpt2_mref_t *r, double *x, size_t n) {
 
 // --- layers
 
-static void mref_ln(const double *x, const double *w, const double *b, double *y, double *mean, double *rstd, int rows,
-                    int C) {
+static inline void mref_ln(const double *x, const double *w, const double *b, double *y, double *mean, double *rstd,
+                           int rows, int C) {
     for (int r = 0; r < rows; r++) {
         const double *xr = x + (size_t)r * C;
         double m = 0, v = 0;
@@ -52,8 +54,8 @@ static void mref_ln(const double *x, const double *w, const double *b, double *y
     }
 }
 /* dx (overwritten, or added to with acc), dw and db added to. */
-static void mref_ln_back(const double *x, const double *w, const double *mean, const double *rstd, const double *dy,
-                         double *dx, int acc, double *dw, double *db, int rows, int C) {
+static inline void mref_ln_back(const double *x, const double *w, const double *mean, const double *rstd,
+                                const double *dy, double *dx, int acc, double *dw, double *db, int rows, int C) {
     for (int r = 0; r < rows; r++) {
         const double *xr = x + (size_t)r * C, *dyr = dy + (size_t)r * C;
         double mg = 0, mgx = 0;
@@ -74,7 +76,8 @@ static void mref_ln_back(const double *x, const double *w, const double *mean, c
     }
 }
 /* y (rows, out) = x (rows, in) W^T + b (b NULL: none), W (out, in). */
-static void mref_linear(const double *x, const double *W, const double *b, double *y, int rows, int in, int out) {
+static inline void mref_linear(const double *x, const double *W, const double *b, double *y, int rows, int in,
+                               int out) {
     for (int r = 0; r < rows; r++)
         for (int o = 0; o < out; o++) {
             double a = b ? b[o] : 0.0;
@@ -83,8 +86,8 @@ static void mref_linear(const double *x, const double *W, const double *b, doubl
         }
 }
 /* dx = dy W (overwritten; NULL: not computed), dW += dy^T x, db += sum of dy's rows (NULL: no bias). */
-static void mref_linear_back(const double *x, const double *W, const double *dy, double *dx, double *dW, double *db,
-                             int rows, int in, int out) {
+static inline void mref_linear_back(const double *x, const double *W, const double *dy, double *dx, double *dW,
+                                    double *db, int rows, int in, int out) {
     for (int r = 0; r < rows; r++) {
         const double *dyr = dy + (size_t)r * out, *xr = x + (size_t)r * in;
         if (dx)
@@ -102,7 +105,7 @@ static void mref_linear_back(const double *x, const double *W, const double *dy,
 
 /* Causal attention of qkv (B, T, 3C) into out (B, T, C), keeping P (B, NH, T, T) in att. The GPU stores the raw
  * scores q . k in the attention buffer first, then P over them. */
-static void mref_attn(const gpt2_mref_t *r, const double *qkv, double *att, double *out) {
+static inline void mref_attn(const gpt2_mref_t *r, const double *qkv, double *att, double *out) {
     int B = r->B, T = r->T, C = r->s->width, NH = r->s->heads, hd = C / NH;
     double scale = 1.0 / sqrt((double)hd);
     double *srow = dalloc((size_t)T);
@@ -137,8 +140,8 @@ static void mref_attn(const gpt2_mref_t *r, const double *qkv, double *att, doub
 }
 
 /* dqkv (overwritten) from dout, as the GPU: dP = dO V^T stored, then dS = scale P (dP - sum P dP) stored. */
-static void mref_attn_back(const gpt2_mref_t *r, const double *qkv, const double *att, const double *dout,
-                           double *dqkv) {
+static inline void mref_attn_back(const gpt2_mref_t *r, const double *qkv, const double *att, const double *dout,
+                                  double *dqkv) {
     int B = r->B, T = r->T, C = r->s->width, NH = r->s->heads, hd = C / NH;
     double scale = 1.0 / sqrt((double)hd);
     double *dp = dalloc((size_t)T);
@@ -178,7 +181,8 @@ static void mref_attn_back(const gpt2_mref_t *r, const double *qkv, const double
 
 /* The mean loss of parameters p (flat, double) on tokens tok and targets tgt (all in [0, vocab)); with grad (flat,
  * zeroed here) non-NULL, every parameter's gradient too. */
-static double gpt2_mref_run(const gpt2_mref_t *r, const double *p, const int *tok, const int *tgt, double *grad) {
+static inline double gpt2_mref_run(const gpt2_mref_t *r, const double *p, const int *tok, const int *tgt,
+                                   double *grad) {
     const gpt2_shape_t *s = r->s;
     int L = s->layers, C = s->width, V = s->vocab, rows = r->B * r->T, T = r->T;
     size_t rc = (size_t)rows * C, natt = (size_t)r->B * s->heads * T * T;
@@ -280,17 +284,19 @@ static double gpt2_mref_run(const gpt2_mref_t *r, const double *p, const int *to
     return loss;
 }
 
-/* One AdamW step of the slices as gpt2_adamw_step: g clipped to max_norm by its global norm, decoupled weight decay
- * on the slices that decay; t counts from 1. */
-static void gpt2_mref_adamw(const gpt2_mref_t *r, double *p, double *m, double *v, const double *g, double lr, long t,
-                            double beta1, double beta2, double eps, double wd, double max_norm) {
+/* One AdamW step of the slices as gpt2_adamw_step: g clipped to max_norm by its global norm (max_norm 0: not
+ * clipped), decoupled weight decay on the slices that decay; t counts from 1. r's REF_ADAMW_ flags: a control's
+ * variant. test_gpt2_adamw and test_gpt2_model both step by it. */
+static inline void gpt2_mref_adamw(const gpt2_mref_t *r, double *p, double *m, double *v, const double *g, double lr,
+                                   long t, double beta1, double beta2, double eps, double wd, double max_norm) {
     double ss = 0;
     for (int k = 0; k < r->n_sl; k++)
         for (size_t i = r->sl[k].at; i < r->sl[k].at + r->sl[k].len; i++) ss += g[i] * g[i];
     double clip = max_norm > 0 ? fmin(1.0, max_norm / (sqrt(ss) + 1e-6)) : 1.0;
     double bc1 = 1.0 - pow(beta1, (double)t), bc2 = 1.0 - pow(beta2, (double)t);
+    if (r->flags & REF_ADAMW_NO_BIAS_CORR) bc1 = bc2 = 1.0;
     for (int k = 0; k < r->n_sl; k++) {
-        double decay = r->sl[k].decay ? wd : 0.0;
+        double decay = r->sl[k].decay || (r->flags & REF_ADAMW_DECAY_ALL) ? wd : 0.0;
         for (size_t i = r->sl[k].at; i < r->sl[k].at + r->sl[k].len; i++) {
             double gi = clip * g[i];
             m[i] = beta1 * m[i] + (1.0 - beta1) * gi;
@@ -304,7 +310,8 @@ static void gpt2_mref_adamw(const gpt2_mref_t *r, double *p, double *m, double *
  * (attention then weighs positions unevenly and GELU is curved where the MLP's inputs fall), biases and LayerNorm
  * shifts uniform in [-0.1, 0.1], gains in [0.8, 1.2]; the token embedding's padding rows and the padding between
  * slices 0. Rounded to what a tensor of type t holds: under bf16 the GPU reads the bf16 copy, equal to these. */
-static void gpt2_mref_random_params(const gpt2_mref_t *r, rng_t *rng, float *flat, size_t n_flat, dtype_t t) {
+static inline void gpt2_mref_random_params(const gpt2_mref_t *r, rng_t *rng, float *flat, size_t n_flat,
+                                           dtype_t t) {
     memset(flat, 0, n_flat * sizeof *flat);
     for (int k = 0; k < r->n_sl; k++) {
         const gpt2_slice_t *sl = &r->sl[k];

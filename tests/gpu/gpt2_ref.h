@@ -33,6 +33,13 @@ static inline float *gpt2_rand(rng_t *r, size_t n, double lo, double hi, dtype_t
     round_to(h, n, t);
     return h;
 }
+/* gpt2_rand's array, also uploaded to a fresh device buffer of type t (*dev); the caller frees both. */
+static inline float *gpt2_rand_dev(rng_t *r, size_t n, double lo, double hi, dtype_t t, void **dev) {
+    float *h = gpt2_rand(r, n, lo, hi, t);
+    *dev = gpt2_dev(n, dtype_size(t));
+    upload(*dev, h, n, t);
+    return h;
+}
 static inline double *gpt2_widen(const float *h, size_t n) {
     double *d = dalloc(n);
     for (size_t i = 0; i < n; i++) d[i] = h[i];

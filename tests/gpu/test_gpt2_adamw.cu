@@ -5,7 +5,7 @@
  * no bias correction.
  * Run: ./test_gpt2_adamw [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
-#include "gpt2_ref.h"
+#include "gpt2_model_ref.h"
 #include "engine/gpt2/gpt2_adamw.h"
 #include "engine/optim.h"
 
@@ -18,26 +18,11 @@
 
 static const float BETA1 = 0.9f, BETA2 = 0.95f, EPS = 1e-8f, WD = 0.1f, MAX_NORM = 1.0f;
 
-typedef struct { double *p, *m, *v; } ref_state_t;
+/* A reference's state and its variant: gpt2_model_ref.h's flags, and max_norm (0: no clipping). */
+typedef struct { gpt2_mref_t r; double max_norm, *p, *m, *v; } ref_state_t;
 
-/* One step of the reference: decay on slices where sl.decay (or all, all_decay), clipping (or not), bias correction
- * (or not). */
-static void ref_step(ref_state_t *r, const gpt2_slice_t *sl, int n, const float *g, double lr, long t, int all_decay,
-                     int clip_on, int bias_corr) {
-    double ss = 0;
-    for (int k = 0; k < n; k++)
-        for (size_t i = sl[k].at; i < sl[k].at + sl[k].len; i++) ss += (double)g[i] * g[i];
-    double clip = clip_on ? fmin(1.0, MAX_NORM / (sqrt(ss) + 1e-6)) : 1.0;
-    double bc1 = bias_corr ? 1.0 - pow(BETA1, (double)t) : 1.0, bc2 = bias_corr ? 1.0 - pow(BETA2, (double)t) : 1.0;
-    for (int k = 0; k < n; k++) {
-        double wd = sl[k].decay || all_decay ? WD : 0.0;
-        for (size_t i = sl[k].at; i < sl[k].at + sl[k].len; i++) {
-            double gi = clip * g[i];
-            r->m[i] = BETA1 * r->m[i] + (1.0 - BETA1) * gi;
-            r->v[i] = BETA2 * r->v[i] + (1.0 - BETA2) * gi * gi;
-            r->p[i] -= lr * (r->m[i] / bc1 / (sqrt(r->v[i] / bc2) + EPS) + wd * r->p[i]);
-        }
-    }
+static void ref_step(ref_state_t *s, const double *g, double lr, long t) {
+    gpt2_mref_adamw(&s->r, s->p, s->m, s->v, g, lr, t, BETA1, BETA2, EPS, WD, s->max_norm);
 }
 
 int main(int argc, char **argv) {
@@ -62,10 +47,13 @@ int main(int argc, char **argv) {
     unsigned char *in_slice = (unsigned char *)calloc(N, 1);
     for (int k = 0; k < n; k++) memset(in_slice + sl[k].at, 1, sl[k].len);
     for (size_t i = 0; i < N; i++) p0[i] = in_slice[i] ? (float)(2.0 * rng_uniform(&rng) - 1.0) : PAD_SENTINEL;
-    ref_state_t ref = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
-    ref_state_t all_dec = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
-    ref_state_t no_clip = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
-    ref_state_t no_bc = {gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t ref = {{shape, sl, n, 0, 0, 0}, MAX_NORM, gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t all_dec = {{shape, sl, n, 0, 0, REF_ADAMW_DECAY_ALL}, MAX_NORM, gpt2_widen(p0, N), dalloc(N),
+                           dalloc(N)};
+    ref_state_t no_clip = {{shape, sl, n, 0, 0, 0}, 0.0, gpt2_widen(p0, N), dalloc(N), dalloc(N)};
+    ref_state_t no_bc = {{shape, sl, n, 0, 0, REF_ADAMW_NO_BIAS_CORR}, MAX_NORM, gpt2_widen(p0, N), dalloc(N),
+                         dalloc(N)};
+    ref_state_t *rs[4] = {&ref, &all_dec, &no_clip, &no_bc};
     float *dp = (float *)gpt2_dev(N, 4), *dg = (float *)gpt2_dev(N, 4), *dm = (float *)gpt2_dev(N, 4);
     float *dv = (float *)gpt2_dev(N, 4);
     void *dlp = gpt2_dev(N, 2);
@@ -91,10 +79,9 @@ int main(int argc, char **argv) {
                sqrt(ss) > MAX_NORM ? "clipped" : "not clipped");
         EXPECT(lr > 0 && (step != 2 || sqrt(ss) < MAX_NORM) && (step == 2 || sqrt(ss) > MAX_NORM),
                "step %d: lr %g, norm %g: the case does not test what it says", step, lr, sqrt(ss));
-        ref_step(&ref, sl, n, g, lr, step, 0, 1, 1);
-        ref_step(&all_dec, sl, n, g, lr, step, 1, 1, 1);
-        ref_step(&no_clip, sl, n, g, lr, step, 0, 0, 1);
-        ref_step(&no_bc, sl, n, g, lr, step, 0, 1, 0);
+        double *gd = gpt2_widen(g, N);
+        for (int i = 0; i < 4; i++) ref_step(rs[i], gd, lr, step);
+        free(gd);
     }
     /* changes over the three steps, slice elements only */
     size_t ns = 0;
@@ -130,7 +117,6 @@ int main(int argc, char **argv) {
     optim_free(&o);
     void *bufs[] = {dp, dg, dm, dv, dlp, dss};
     for (int i = 0; i < 6; i++) CHECK_CUDA(cudaFree(bufs[i]));
-    ref_state_t *rs[4] = {&ref, &all_dec, &no_clip, &no_bc};
     for (int i = 0; i < 4; i++) free(rs[i]->p), free(rs[i]->m), free(rs[i]->v);
     free(sl), free(p0), free(g), free(got), free(in_slice), free(dgot), free(dref), free(ddec), free(dbc), free(lp);
     CHECK_CUDA(cudaStreamDestroy(s));

@@ -21,11 +21,8 @@ static void run_case(dtype_t t, cublasHandle_t hb, rng_t *rng, cudaStream_t s) {
     size_t es = dtype_size(t), nqkv = (size_t)B * T * 3 * C, no = (size_t)B * T * C, na = (size_t)B * NH * T * T;
     double tol = t == DTYPE_BF16 ? TOL_ATT_BF16 : TOL_FP32, scale = 1.0 / sqrt((double)(C / NH));
     char name[64];
-    float *qkv = gpt2_rand(rng, nqkv, -1, 1, t), *dout = gpt2_rand(rng, no, -1, 1, t);
-    void *dq = gpt2_dev(nqkv, es), *da = gpt2_dev(na, es), *dO = gpt2_dev(no, es), *ddo = gpt2_dev(no, es);
-    void *dda = gpt2_dev(na, es), *ddq = gpt2_dev(nqkv, es);
-    upload(dq, qkv, nqkv, t);
-    upload(ddo, dout, no, t);
+    void *dq, *ddo, *da = gpt2_dev(na, es), *dO = gpt2_dev(no, es), *dda = gpt2_dev(na, es), *ddq = gpt2_dev(nqkv, es);
+    float *qkv = gpt2_rand_dev(rng, nqkv, -1, 1, t, &dq), *dout = gpt2_rand_dev(rng, no, -1, 1, t, &ddo);
     poison(da, na, t);
     poison(dO, no, t);
     poison(ddq, nqkv, t);

@@ -4,7 +4,7 @@
  * gradient, ignored targets, padding columns). The residual adds are the linear layer's epilogue (test_gpt2_linear).
  * Run: ./test_gpt2_kernels [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
-#include "gpt2_ref.h"
+#include "gpt2_model_ref.h"
 #include "engine/gpt2/gpt2_kernels.h"
 
 static void sync(cudaStream_t s) { CHECK_CUDA(cudaStreamSynchronize(s)); }
@@ -21,13 +21,12 @@ static void test_embed(dtype_t t, rng_t *rng, cudaStream_t s) {
     char name[64];
     int *tok = (int *)malloc(sizeof(int) * rows);
     for (int r = 0; r < rows; r++) tok[r] = (int)rng_below(rng, V / 3);   /* a third of the vocabulary: many repeats */
-    float *wte = gpt2_rand(rng, (size_t)V * C, -1, 1, t), *wpe = gpt2_rand(rng, (size_t)T * C, -1, 1, t);
+    void *dwte_t, *dwpe_t;
+    float *wte = gpt2_rand_dev(rng, (size_t)V * C, -1, 1, t, &dwte_t);
+    float *wpe = gpt2_rand_dev(rng, (size_t)T * C, -1, 1, t, &dwpe_t);
     int *dtok = (int *)gpt2_dev(rows, sizeof(int));
-    void *dwte_t = gpt2_dev((size_t)V * C, dtype_size(t)), *dwpe_t = gpt2_dev((size_t)T * C, dtype_size(t));
     void *dout = gpt2_dev((size_t)rows * C, dtype_size(t));
     CHECK_CUDA(cudaMemcpy(dtok, tok, sizeof(int) * rows, cudaMemcpyHostToDevice));
-    upload(dwte_t, wte, (size_t)V * C, t);
-    upload(dwpe_t, wpe, (size_t)T * C, t);
     poison(dout, (size_t)rows * C, t);
     gpt2_embed_forward(dtok, dwte_t, dwpe_t, dout, t, rows, T, C, V, s);
     sync(s);
@@ -126,30 +125,20 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
         for (int c = 0; c < C; c++) x[(size_t)r * C + c] = (float)(off + sc * (2.0 * rng_uniform(rng) - 1.0));
     }
     round_to(x, n, t);
-    float *w = gpt2_rand(rng, C, 0.5, 1.5, DTYPE_FP32), *b = gpt2_rand(rng, C, -0.5, 0.5, DTYPE_FP32);
-    void *dx_in = gpt2_dev(n, dtype_size(t)), *dy_ = gpt2_dev(n, dtype_size(t)), *ddx = gpt2_dev(n, dtype_size(t));
-    float *dw_ = (float *)gpt2_dev(C, 4), *db_ = (float *)gpt2_dev(C, 4), *dm = (float *)gpt2_dev(rows, 4);
-    float *dr = (float *)gpt2_dev(rows, 4), *gw = (float *)gpt2_dev(C, 4), *gb = (float *)gpt2_dev(C, 4);
+    void *dw_, *db_;
+    float *w = gpt2_rand_dev(rng, C, 0.5, 1.5, DTYPE_FP32, &dw_);
+    float *b = gpt2_rand_dev(rng, C, -0.5, 0.5, DTYPE_FP32, &db_);
+    void *dx_in = gpt2_dev(n, dtype_size(t)), *dy_ = gpt2_dev(n, dtype_size(t));
+    float *dm = (float *)gpt2_dev(rows, 4), *dr = (float *)gpt2_dev(rows, 4);
     upload(dx_in, x, n, t);
-    upload(dw_, w, C, DTYPE_FP32);
-    upload(db_, b, C, DTYPE_FP32);
     poison(dy_, n, t);
-    gpt2_layernorm_forward(dx_in, dw_, db_, dy_, dm, dr, t, rows, C, s);
+    gpt2_layernorm_forward(dx_in, (float *)dw_, (float *)db_, dy_, dm, dr, t, rows, C, s);
     sync(s);
+    double *xd = gpt2_widen(x, n), *wd = gpt2_widen(w, C), *bd = gpt2_widen(b, C), *ones = dalloc(C);
     double *mean = dalloc(rows), *rstd = dalloc(rows), *y = dalloc(n), *y_nog = dalloc(n);
-    for (int r = 0; r < rows; r++) {
-        double m = 0, v = 0;
-        for (int c = 0; c < C; c++) m += x[(size_t)r * C + c];
-        m /= C;
-        for (int c = 0; c < C; c++) v += (x[(size_t)r * C + c] - m) * (x[(size_t)r * C + c] - m);
-        mean[r] = m;
-        rstd[r] = 1.0 / sqrt(v / C + 1e-5);
-        for (int c = 0; c < C; c++) {
-            double xh = (x[(size_t)r * C + c] - m) * rstd[r];
-            y[(size_t)r * C + c] = xh * w[c] + b[c];
-            y_nog[(size_t)r * C + c] = xh + b[c];
-        }
-    }
+    for (int c = 0; c < C; c++) ones[c] = 1.0;
+    mref_ln(xd, wd, bd, y, mean, rstd, rows, C);
+    mref_ln(xd, ones, bd, y_nog, mean, rstd, rows, C);   /* the gain not applied (the same mean and rstd) */
     float *got = falloc(n);
     snprintf(name, sizeof name, "[%s] layernorm forward", tn);
     download(got, dy_, n, t);
@@ -161,37 +150,28 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
     check(name, "rstd", got, rstd, rows, GPT2_TOL);
 
     /* backward, accumulating onto random priors (dx_beta = dw_beta = 1) */
-    float *dy = gpt2_rand(rng, n, -1, 1, t), *pdx = gpt2_rand(rng, n, -1, 1, t);
-    float *pw = gpt2_rand(rng, C, -1, 1, DTYPE_FP32), *pb = gpt2_rand(rng, C, -1, 1, DTYPE_FP32);
+    void *ddx, *gw, *gb;
+    float *dy = gpt2_rand(rng, n, -1, 1, t), *pdx = gpt2_rand_dev(rng, n, -1, 1, t, &ddx);
+    float *pw = gpt2_rand_dev(rng, C, -1, 1, DTYPE_FP32, &gw), *pb = gpt2_rand_dev(rng, C, -1, 1, DTYPE_FP32, &gb);
     upload(dy_, dy, n, t);
-    upload(ddx, pdx, n, t);
-    upload(gw, pw, C, DTYPE_FP32);
-    upload(gb, pb, C, DTYPE_FP32);
     size_t sb = gpt2_layernorm_scratch_bytes(rows, C);
     void *scratch = gpt2_dev(sb, 1);
-    gpt2_layernorm_backward(dx_in, dw_, dm, dr, dy_, ddx, 1.0f, gw, gb, 1.0f, t, rows, C, scratch, sb, s);
+    gpt2_layernorm_backward(dx_in, (float *)dw_, dm, dr, dy_, ddx, 1.0f, (float *)gw, (float *)gb, 1.0f, t, rows, C,
+                            scratch, sb, s);
     sync(s);
-    double *rdx = dalloc(n), *wdx = dalloc(n), *rw = dalloc(C), *rb = dalloc(C);
-    double *ww = dalloc(C), *wb = dalloc(C);
-    for (int c = 0; c < C; c++) { rw[c] = ww[c] = pw[c]; rb[c] = pb[c]; wb[c] = 0; }
+    double *dyd = gpt2_widen(dy, n), *rdx = gpt2_widen(pdx, n), *rw = gpt2_widen(pw, C), *rb = gpt2_widen(pb, C);
+    double *wdx = dalloc(n), *ww = gpt2_widen(pw, C), *wb = dalloc(C);
+    mref_ln_back(xd, wd, mean, rstd, dyd, rdx, 1, rw, rb, rows, C);
+    /* the controls: dx without the xhat term, dgamma from x rather than xhat, dbeta without its prior */
     for (int r = 0; r < rows; r++) {
-        double mg = 0, mgx = 0;
-        for (int c = 0; c < C; c++) {
-            double xh = (x[(size_t)r * C + c] - mean[r]) * rstd[r], g = (double)dy[(size_t)r * C + c] * w[c];
-            mg += g;
-            mgx += g * xh;
-            rw[c] += dy[(size_t)r * C + c] * xh;
-            ww[c] += (double)dy[(size_t)r * C + c] * x[(size_t)r * C + c];
-            rb[c] += dy[(size_t)r * C + c];
-            wb[c] += dy[(size_t)r * C + c];
-        }
+        double mg = 0;
+        for (int c = 0; c < C; c++) mg += (double)dy[(size_t)r * C + c] * w[c];
         mg /= C;
-        mgx /= C;
         for (int c = 0; c < C; c++) {
             size_t i = (size_t)r * C + c;
-            double xh = (x[i] - mean[r]) * rstd[r], g = (double)dy[i] * w[c];
-            rdx[i] = pdx[i] + rstd[r] * (g - mg - xh * mgx);
-            wdx[i] = pdx[i] + rstd[r] * (g - mg);
+            wdx[i] = pdx[i] + rstd[r] * ((double)dy[i] * w[c] - mg);
+            ww[c] += (double)dy[i] * x[i];
+            wb[c] += dy[i];
         }
     }
     snprintf(name, sizeof name, "[%s] layernorm backward", tn);
@@ -206,7 +186,8 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
     control(name, "prior overwritten", got, rb, wb, C, GPT2_TOL);
 
     free(x), free(w), free(b), free(mean), free(rstd), free(y), free(y_nog), free(got), free(dy), free(pdx), free(pw);
-    free(pb), free(rdx), free(wdx), free(rw), free(rb), free(ww), free(wb);
+    free(pb), free(rdx), free(wdx), free(rw), free(rb), free(ww), free(wb), free(xd), free(wd), free(bd), free(ones);
+    free(dyd);
     void *bufs[] = {dx_in, dy_, ddx, dw_, db_, dm, dr, gw, gb, scratch};
     for (int i = 0; i < 10; i++) CHECK_CUDA(cudaFree(bufs[i]));
 }
@@ -217,9 +198,8 @@ static void test_gelu(dtype_t t, rng_t *rng, cudaStream_t s) {
     const size_t n = 10003;
     const char *tn = dtype_name(t);
     char name[64];
-    float *x = gpt2_rand(rng, n, -5, 5, t), *dy = gpt2_rand(rng, n, -1, 1, t), *got = falloc(n);
-    void *dxp = gpt2_dev(n, dtype_size(t)), *dyp = gpt2_dev(n, dtype_size(t));
-    upload(dxp, x, n, t);
+    void *dxp, *dyp = gpt2_dev(n, dtype_size(t));
+    float *x = gpt2_rand_dev(rng, n, -5, 5, t, &dxp), *dy = gpt2_rand(rng, n, -1, 1, t), *got = falloc(n);
     poison(dyp, n, t);
     gpt2_gelu_forward(dxp, dyp, t, n, s);
     sync(s);

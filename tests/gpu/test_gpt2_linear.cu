@@ -4,7 +4,7 @@
  * derivative from the epilogue), dW and db (accumulated, fp32).
  * Run: ./test_gpt2_linear [seed]   (fresh random inputs each run, seed printed; exits 77 without a CUDA device) */
 #include <string.h>
-#include "gpt2_ref.h"
+#include "gpt2_model_ref.h"
 #include "engine/gpt2/gpt2_linear.h"
 
 /* TF32 rounds each operand to 10 explicit mantissa bits (2^-11 relative), so each product errs by about 2^-10 and
@@ -26,23 +26,15 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     dtype_t t = k->t;
     size_t es = dtype_size(t), nx = (size_t)ROWS * IN, nw = (size_t)OUT * IN, ny = (size_t)ROWS * OUT;
     char name[80];
-    float *x = gpt2_rand(rng, nx, -1, 1, t), *w = gpt2_rand(rng, nw, -0.5, 0.5, t);
-    float *b = gpt2_rand(rng, OUT, -0.5, 0.5, t);
-    void *dx_ = gpt2_dev(nx, es), *dw_ = gpt2_dev(nw, es), *db_ = gpt2_dev(OUT, es), *dy_ = gpt2_dev(ny, es);
-    void *dpre = gpt2_dev(ny, es), *ddy = gpt2_dev(ny, es), *ddx = gpt2_dev(nx, es), *dxpre = gpt2_dev(nx, es);
-    float *gw = (float *)gpt2_dev(nw, 4), *gb = (float *)gpt2_dev(OUT, 4);
-    upload(dx_, x, nx, t);
-    upload(dw_, w, nw, t);
-    upload(db_, b, OUT, t);
-    double *pre = dalloc(ny), *nob = dalloc(ny), *gel = dalloc(ny);
-    for (int r = 0; r < ROWS; r++)
-        for (int o = 0; o < OUT; o++) {
-            double acc = 0;
-            for (int i = 0; i < IN; i++) acc += (double)x[(size_t)r * IN + i] * w[(size_t)o * IN + i];
-            nob[(size_t)r * OUT + o] = acc;
-            pre[(size_t)r * OUT + o] = acc + b[o];
-            gel[(size_t)r * OUT + o] = gelu_ref(acc + b[o]);
-        }
+    void *dx_, *dw_, *db_, *dy_ = gpt2_dev(ny, es), *dpre = gpt2_dev(ny, es);
+    float *x = gpt2_rand_dev(rng, nx, -1, 1, t, &dx_), *w = gpt2_rand_dev(rng, nw, -0.5, 0.5, t, &dw_);
+    float *b = gpt2_rand_dev(rng, OUT, -0.5, 0.5, t, &db_);
+    double *xd = gpt2_widen(x, nx), *wd = gpt2_widen(w, nw), *pre = dalloc(ny), *nob = dalloc(ny), *gel = dalloc(ny);
+    mref_linear(xd, wd, NULL, nob, ROWS, IN, OUT);
+    for (size_t i = 0; i < ny; i++) {
+        pre[i] = nob[i] + b[i % OUT];
+        gel[i] = gelu_ref(pre[i]);
+    }
     float *got = falloc(nw > ny ? nw : ny);
 
     /* forward, the bias in the epilogue */
@@ -55,11 +47,10 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     control(name, "bias not added", got, pre, nob, ny, tol(k, 1));
 
     /* forward with the residual in the epilogue: y = r + x W^T + b rounded once; then in place (r is y) */
-    float *res = gpt2_rand(rng, ny, -1, 1, t);
+    void *dres;
+    float *res = gpt2_rand_dev(rng, ny, -1, 1, t, &dres);
     double *rres = dalloc(ny);
     for (size_t i = 0; i < ny; i++) rres[i] = res[i] + pre[i];
-    void *dres = gpt2_dev(ny, es);
-    upload(dres, res, ny, t);
     poison(dy_, ny, t);
     gpt2_linear_forward_residual(lt, t, k->tf32, dx_, dw_, db_, dres, dy_, ROWS, IN, OUT, s);
     sync(s);
@@ -89,35 +80,18 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     check(name, "pre = x W^T + b", got, pre, ny, tol(k, 1));
 
     /* backward, accumulating dx, dW and db onto random priors */
-    float *dy = gpt2_rand(rng, ny, -1, 1, t), *pdx = gpt2_rand(rng, nx, -1, 1, t);
-    float *pw = gpt2_rand(rng, nw, -1, 1, DTYPE_FP32), *pb = gpt2_rand(rng, OUT, -1, 1, DTYPE_FP32);
-    upload(ddy, dy, ny, t);
-    upload(ddx, pdx, nx, t);
-    upload(gw, pw, nw, DTYPE_FP32);
-    upload(gb, pb, OUT, DTYPE_FP32);
-    gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 1.0f, NULL, gw, gb, 1.0f, ROWS, IN, OUT, s);
+    void *ddy, *ddx, *gw, *gb;
+    float *dy = gpt2_rand_dev(rng, ny, -1, 1, t, &ddy), *pdx = gpt2_rand_dev(rng, nx, -1, 1, t, &ddx);
+    float *pw = gpt2_rand_dev(rng, nw, -1, 1, DTYPE_FP32, &gw), *pb = gpt2_rand_dev(rng, OUT, -1, 1, DTYPE_FP32, &gb);
+    gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 1.0f, NULL, (float *)gw, (float *)gb, 1.0f, ROWS, IN, OUT,
+                         s);
     sync(s);
-    double *rdx = dalloc(nx), *dyw = dalloc(nx), *rw = dalloc(nw), *ow = dalloc(nw);
+    double *dyd = gpt2_widen(dy, ny), *rdx = dalloc(nx), *dyw = dalloc(nx), *rw = dalloc(nw), *ow = dalloc(nw);
     double *rb = dalloc(OUT), *ob = dalloc(OUT);
-    for (int r = 0; r < ROWS; r++)
-        for (int i = 0; i < IN; i++) {
-            double acc = 0;
-            for (int o = 0; o < OUT; o++) acc += (double)dy[(size_t)r * OUT + o] * w[(size_t)o * IN + i];
-            dyw[(size_t)r * IN + i] = acc;
-            rdx[(size_t)r * IN + i] = acc + pdx[(size_t)r * IN + i];
-        }
-    for (int o = 0; o < OUT; o++) {
-        double sb = 0;
-        for (int r = 0; r < ROWS; r++) sb += dy[(size_t)r * OUT + o];
-        rb[o] = pb[o] + sb;
-        ob[o] = sb;
-        for (int i = 0; i < IN; i++) {
-            double acc = 0;
-            for (int r = 0; r < ROWS; r++) acc += (double)dy[(size_t)r * OUT + o] * x[(size_t)r * IN + i];
-            ow[(size_t)o * IN + i] = acc;
-            rw[(size_t)o * IN + i] = acc + pw[(size_t)o * IN + i];
-        }
-    }
+    mref_linear_back(xd, wd, dyd, dyw, ow, ob, ROWS, IN, OUT);   /* without the priors: the controls */
+    for (size_t i = 0; i < nx; i++) rdx[i] = dyw[i] + pdx[i];
+    for (size_t i = 0; i < nw; i++) rw[i] = ow[i] + pw[i];
+    for (int o = 0; o < OUT; o++) rb[o] = pb[o] + ob[o];
     snprintf(name, sizeof name, "[%s] linear backward", k->name);
     download(got, ddx, nx, t);
     check(name, "dx (accumulated)", got, rdx, nx, tol(k, 1));
@@ -130,10 +104,10 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     control(name, "prior overwritten", got, rb, ob, OUT, tol(k, 0));
 
     /* backward through GELU: x = GELU(x_pre), dx = (dy W) * GELU'(x_pre) */
-    float *xpre = gpt2_rand(rng, nx, -3, 3, t);
+    void *dxpre;
+    float *xpre = gpt2_rand_dev(rng, nx, -3, 3, t, &dxpre);
     double *rg = dalloc(nx);
     for (size_t i = 0; i < nx; i++) rg[i] = dyw[i] * gelu_grad_ref(xpre[i]);
-    upload(dxpre, xpre, nx, t);
     poison(ddx, nx, t);
     fused = gpt2_linear_backward(lt, t, k->tf32, dx_, dw_, ddy, ddx, 0.0f, dxpre, NULL, NULL, 0.0f, ROWS, IN, OUT, s);
     sync(s);
@@ -144,7 +118,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     control(name, "GELU' not applied", got, rg, dyw, nx, tol(k, 2));
 
     free(x), free(w), free(b), free(pre), free(nob), free(gel), free(got), free(dy), free(pdx), free(pw), free(pb);
-    free(rdx), free(dyw), free(rw), free(ow), free(rb), free(ob), free(xpre), free(rg);
+    free(rdx), free(dyw), free(rw), free(ow), free(rb), free(ob), free(xpre), free(rg), free(xd), free(wd), free(dyd);
     void *bufs[] = {dx_, dw_, db_, dy_, dpre, ddy, ddx, dxpre, gw, gb};
     for (int i = 0; i < 10; i++) CHECK_CUDA(cudaFree(bufs[i]));
 }

@@ -45,12 +45,10 @@ static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, cudnnH
     printf("#    %s: engines %lld (forward) and %lld (backward, %s), workspace %zu bytes\n", name,
            (long long)a.fwd_engine, (long long)a.bwd_engine, a.deterministic ? "deterministic" : "fp32 atomics for dq",
            a.ws_bytes);
-    float *qkv = gpt2_rand(rng, nqkv, -1, 1, t), *dout = gpt2_rand(rng, no, -1, 1, t);
-    void *dq = gpt2_dev(nqkv, 2), *dO = gpt2_dev(no, 2), *ddo = gpt2_dev(no, 2), *ddq = gpt2_dev(nqkv, 2);
-    void *dl = gpt2_dev(nl, 4), *ws = gpt2_dev(a.ws_bytes, 1);
+    void *dq, *ddo, *dO = gpt2_dev(no, 2), *ddq = gpt2_dev(nqkv, 2), *dl = gpt2_dev(nl, 4);
+    void *ws = gpt2_dev(a.ws_bytes, 1);
+    float *qkv = gpt2_rand_dev(rng, nqkv, -1, 1, t, &dq), *dout = gpt2_rand_dev(rng, no, -1, 1, t, &ddo);
     void *pO = gpt2_dev(no, 2), *pa = gpt2_dev(na, 2), *pda = gpt2_dev(na, 2), *pdq = gpt2_dev(nqkv, 2);
-    upload(dq, qkv, nqkv, t);
-    upload(ddo, dout, no, t);
     poison(dO, no, t);
     poison(ddq, nqkv, t);
     poison(dl, nl, DTYPE_FP32);
