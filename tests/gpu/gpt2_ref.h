@@ -46,6 +46,15 @@ static inline double *gpt2_widen(const float *h, size_t n) {
     return d;
 }
 
+/* Downloads the device's n values of type t at dev into got (widened) and checks them against ref; then, where wrong
+ * is not NULL, the negative control `what` against it at the same tolerance. */
+static inline void gpt2_check_dev(const char *name, const char *tensor, float *got, const void *dev, dtype_t t,
+                                  const double *ref, size_t n, double tol, const char *what, const double *wrong) {
+    download(got, dev, n, t);
+    check(name, tensor, got, ref, n, tol);
+    if (wrong) control(name, what, got, ref, wrong, n, tol);
+}
+
 #define GPT2_GELU_K 0.7978845608028654   /* sqrt(2 / pi) */
 static inline double gelu_ref(double x) { return 0.5 * x * (1.0 + tanh(GPT2_GELU_K * (x + 0.044715 * x * x * x))); }
 static inline double gelu_grad_ref(double x) {

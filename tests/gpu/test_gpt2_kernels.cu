@@ -79,9 +79,8 @@ static void test_embed(dtype_t t, rng_t *rng, cudaStream_t s) {
     snprintf(name, sizeof name, "[%s] embed backward", tn);
     check(name, "dwte (accumulated)", got, rte, (size_t)V * C, GPT2_TOL);
     control(name, "one row per token (lost updates)", got, rte, wte_first, (size_t)V * C, GPT2_TOL);
-    download(got, gpe, (size_t)T * C, DTYPE_FP32);
-    check(name, "dwpe (accumulated)", got, rpe, (size_t)T * C, GPT2_TOL);
-    control(name, "only the first sequence", got, rpe, wpe_b0, (size_t)T * C, GPT2_TOL);
+    gpt2_check_dev(name, "dwpe (accumulated)", got, gpe, DTYPE_FP32, rpe, (size_t)T * C, GPT2_TOL,
+                   "only the first sequence", wpe_b0);
 
     /* A token outside the vocabulary: its row is NaN, the others are not, and backward skips it. */
     tok[7] = V;
@@ -141,13 +140,9 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
     mref_ln(xd, ones, bd, y_nog, mean, rstd, rows, C);   /* the gain not applied (the same mean and rstd) */
     float *got = falloc(n);
     snprintf(name, sizeof name, "[%s] layernorm forward", tn);
-    download(got, dy_, n, t);
-    check(name, "y", got, y, n, gpt2_tol(t, 1));
-    control(name, "gain not applied", got, y, y_nog, n, gpt2_tol(t, 1));
-    download(got, dm, rows, DTYPE_FP32);
-    check(name, "mean", got, mean, rows, GPT2_TOL);
-    download(got, dr, rows, DTYPE_FP32);
-    check(name, "rstd", got, rstd, rows, GPT2_TOL);
+    gpt2_check_dev(name, "y", got, dy_, t, y, n, gpt2_tol(t, 1), "gain not applied", y_nog);
+    gpt2_check_dev(name, "mean", got, dm, DTYPE_FP32, mean, rows, GPT2_TOL, NULL, NULL);
+    gpt2_check_dev(name, "rstd", got, dr, DTYPE_FP32, rstd, rows, GPT2_TOL, NULL, NULL);
 
     /* backward, accumulating onto random priors (dx_beta = dw_beta = 1) */
     void *ddx, *gw, *gb;
@@ -175,15 +170,9 @@ static void test_layernorm(dtype_t t, int C, rng_t *rng, cudaStream_t s) {
         }
     }
     snprintf(name, sizeof name, "[%s] layernorm backward", tn);
-    download(got, ddx, n, t);
-    check(name, "dx (accumulated)", got, rdx, n, gpt2_tol(t, 1));
-    control(name, "without the xhat term", got, rdx, wdx, n, gpt2_tol(t, 1));
-    download(got, gw, C, DTYPE_FP32);
-    check(name, "dgamma (accumulated)", got, rw, C, GPT2_TOL);
-    control(name, "dy * x, not dy * xhat", got, rw, ww, C, GPT2_TOL);
-    download(got, gb, C, DTYPE_FP32);
-    check(name, "dbeta (accumulated)", got, rb, C, GPT2_TOL);
-    control(name, "prior overwritten", got, rb, wb, C, GPT2_TOL);
+    gpt2_check_dev(name, "dx (accumulated)", got, ddx, t, rdx, n, gpt2_tol(t, 1), "without the xhat term", wdx);
+    gpt2_check_dev(name, "dgamma (accumulated)", got, gw, DTYPE_FP32, rw, C, GPT2_TOL, "dy * x, not dy * xhat", ww);
+    gpt2_check_dev(name, "dbeta (accumulated)", got, gb, DTYPE_FP32, rb, C, GPT2_TOL, "prior overwritten", wb);
 
     free(x), free(w), free(b), free(mean), free(rstd), free(y), free(y_nog), free(got), free(dy), free(pdx), free(pw);
     free(pb), free(rdx), free(wdx), free(rw), free(rb), free(ww), free(wb), free(xd), free(wd), free(bd), free(ones);
@@ -213,18 +202,14 @@ static void test_gelu(dtype_t t, rng_t *rng, cudaStream_t s) {
         dnone[i] = dy[i];
     }
     snprintf(name, sizeof name, "[%s] gelu forward", tn);
-    download(got, dyp, n, t);
-    check(name, "y", got, ref, n, gpt2_tol(t, 1));
-    control(name, "erf GELU, not tanh", got, ref, erfv, n, gpt2_tol(t, 1));
+    gpt2_check_dev(name, "y", got, dyp, t, ref, n, gpt2_tol(t, 1), "erf GELU, not tanh", erfv);
     control(name, "ReLU", got, ref, relu, n, gpt2_tol(t, 1));
     /* backward in place: dx written over dy */
     upload(dyp, dy, n, t);
     gpt2_gelu_backward(dxp, dyp, dyp, t, n, s);
     sync(s);
     snprintf(name, sizeof name, "[%s] gelu backward", tn);
-    download(got, dyp, n, t);
-    check(name, "dx (in place)", got, dref, n, gpt2_tol(t, 1));
-    control(name, "dy passed through", got, dref, dnone, n, gpt2_tol(t, 1));
+    gpt2_check_dev(name, "dx (in place)", got, dyp, t, dref, n, gpt2_tol(t, 1), "dy passed through", dnone);
     free(x), free(dy), free(got), free(ref), free(erfv), free(relu), free(dref), free(dnone);
     CHECK_CUDA(cudaFree(dxp));
     CHECK_CUDA(cudaFree(dyp));
@@ -278,12 +263,9 @@ static void test_xent(dtype_t t, int ld, rng_t *rng, cudaStream_t s) {
     }
     float *got = falloc(n);
     snprintf(name, sizeof name, "[%s] cross-entropy", tn);
-    download(got, dl, rows, DTYPE_FP32);
-    check(name, "loss per row", got, loss, rows, GPT2_TOL);
-    control(name, "the next column's logit", got, loss, loss_off, rows, GPT2_TOL);
-    download(got, dz, n, t);
-    check(name, "dlogits (in place)", got, g, n, gpt2_tol(t, 1));
-    control(name, "no one-hot subtracted", got, g, g_no1, n, gpt2_tol(t, 1));
+    gpt2_check_dev(name, "loss per row", got, dl, DTYPE_FP32, loss, rows, GPT2_TOL,
+                   "the next column's logit", loss_off);
+    gpt2_check_dev(name, "dlogits (in place)", got, dz, t, g, n, gpt2_tol(t, 1), "no one-hot subtracted", g_no1);
     int zeros = 1;
     for (int r = 0; r < rows; r++)
         for (int j = tgt[r] < 0 ? 0 : V; j < ld; j++) zeros &= got[(size_t)r * ld + j] == 0.0f;

@@ -42,9 +42,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     gpt2_linear_forward(lt, t, k->tf32, dx_, dw_, db_, dy_, NULL, ROWS, IN, OUT, s);
     sync(s);
     snprintf(name, sizeof name, "[%s] linear forward", k->name);
-    download(got, dy_, ny, t);
-    check(name, "y = x W^T + b", got, pre, ny, tol(k, 1));
-    control(name, "bias not added", got, pre, nob, ny, tol(k, 1));
+    gpt2_check_dev(name, "y = x W^T + b", got, dy_, t, pre, ny, tol(k, 1), "bias not added", nob);
 
     /* forward with the residual in the epilogue: y = r + x W^T + b rounded once; then in place (r is y) */
     void *dres;
@@ -55,14 +53,11 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     gpt2_linear_forward_residual(lt, t, k->tf32, dx_, dw_, db_, dres, dy_, ROWS, IN, OUT, s);
     sync(s);
     snprintf(name, sizeof name, "[%s] linear + residual forward", k->name);
-    download(got, dy_, ny, t);
-    check(name, "y = r + x W^T + b", got, rres, ny, tol(k, 1));
-    control(name, "residual not added", got, rres, pre, ny, tol(k, 1));
+    gpt2_check_dev(name, "y = r + x W^T + b", got, dy_, t, rres, ny, tol(k, 1), "residual not added", pre);
     upload(dy_, res, ny, t);
     gpt2_linear_forward_residual(lt, t, k->tf32, dx_, dw_, db_, dy_, dy_, ROWS, IN, OUT, s);
     sync(s);
-    download(got, dy_, ny, t);
-    check(name, "in place (r is y)", got, rres, ny, tol(k, 1));
+    gpt2_check_dev(name, "in place (r is y)", got, dy_, t, rres, ny, tol(k, 1), NULL, NULL);
     free(res), free(rres);
     CHECK_CUDA(cudaFree(dres));
 
@@ -73,11 +68,8 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     sync(s);
     printf("#    [%s] bias + GELU %s\n", k->name, fused ? "in cuBLASLt's epilogue" : "as its own kernel (no epilogue)");
     snprintf(name, sizeof name, "[%s] linear + GELU forward", k->name);
-    download(got, dy_, ny, t);
-    check(name, "y = GELU(x W^T + b)", got, gel, ny, tol(k, 2));
-    control(name, "GELU not applied", got, gel, pre, ny, tol(k, 2));
-    download(got, dpre, ny, t);
-    check(name, "pre = x W^T + b", got, pre, ny, tol(k, 1));
+    gpt2_check_dev(name, "y = GELU(x W^T + b)", got, dy_, t, gel, ny, tol(k, 2), "GELU not applied", pre);
+    gpt2_check_dev(name, "pre = x W^T + b", got, dpre, t, pre, ny, tol(k, 1), NULL, NULL);
 
     /* backward, accumulating dx, dW and db onto random priors */
     void *ddy, *ddx, *gw, *gb;
@@ -93,15 +85,9 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     for (size_t i = 0; i < nw; i++) rw[i] = ow[i] + pw[i];
     for (int o = 0; o < OUT; o++) rb[o] = pb[o] + ob[o];
     snprintf(name, sizeof name, "[%s] linear backward", k->name);
-    download(got, ddx, nx, t);
-    check(name, "dx (accumulated)", got, rdx, nx, tol(k, 1));
-    control(name, "prior overwritten", got, rdx, dyw, nx, tol(k, 1));
-    download(got, gw, nw, DTYPE_FP32);
-    check(name, "dW (accumulated)", got, rw, nw, tol(k, 0));
-    control(name, "prior overwritten", got, rw, ow, nw, tol(k, 0));
-    download(got, gb, OUT, DTYPE_FP32);
-    check(name, "db (accumulated)", got, rb, OUT, tol(k, 0));
-    control(name, "prior overwritten", got, rb, ob, OUT, tol(k, 0));
+    gpt2_check_dev(name, "dx (accumulated)", got, ddx, t, rdx, nx, tol(k, 1), "prior overwritten", dyw);
+    gpt2_check_dev(name, "dW (accumulated)", got, gw, DTYPE_FP32, rw, nw, tol(k, 0), "prior overwritten", ow);
+    gpt2_check_dev(name, "db (accumulated)", got, gb, DTYPE_FP32, rb, OUT, tol(k, 0), "prior overwritten", ob);
 
     /* backward through GELU: x = GELU(x_pre), dx = (dy W) * GELU'(x_pre) */
     void *dxpre;
@@ -113,9 +99,7 @@ static void run_case(const lin_case_t *k, gpt2_lt_t *lt, rng_t *rng, cudaStream_
     sync(s);
     printf("#    [%s] GELU's derivative %s\n", k->name, fused ? "in cuBLASLt's epilogue" : "as its own kernel");
     snprintf(name, sizeof name, "[%s] linear backward through GELU", k->name);
-    download(got, ddx, nx, t);
-    check(name, "dx = (dy W) GELU'(x_pre)", got, rg, nx, tol(k, 2));
-    control(name, "GELU' not applied", got, rg, dyw, nx, tol(k, 2));
+    gpt2_check_dev(name, "dx = (dy W) GELU'(x_pre)", got, ddx, t, rg, nx, tol(k, 2), "GELU' not applied", dyw);
 
     free(x), free(w), free(b), free(pre), free(nob), free(gel), free(got), free(dy), free(pdx), free(pw), free(pb);
     free(rdx), free(dyw), free(rw), free(ow), free(rb), free(ob), free(xpre), free(rg), free(xd), free(wd), free(dyd);

@@ -68,23 +68,18 @@ static void run_case(const shape_t *sh, int must_plan, cublasHandle_t hb, cudnnH
     gpt2_ref_attention(B, T, C, NH, qkv, dout, 1.0, 1.0, 1, out_ns, NULL, lse_ns, dqkv_ns);
     float *got = falloc(nqkv), *again = falloc(nqkv), *plain = falloc(nqkv);
 
-    download(got, dO, no, t);
-    check(name, "out", got, out, no, TOL_SDPA);
-    control(name, "no causal mask", got, out, out_nc, no, TOL_SDPA);
+    gpt2_check_dev(name, "out", got, dO, t, out, no, TOL_SDPA, "no causal mask", out_nc);
     control(name, "scores not scaled", got, out, out_ns, no, TOL_SDPA);
     download(plain, pO, no, t);
     double *wide = gpt2_widen(plain, no);
     check(name, "out beside the plain path", got, wide, no, TOL_SDPA + TOL_PLAIN);
     free(wide);
 
-    download(got, dl, nl, DTYPE_FP32);
-    check(name, "stats (max + log sum exp)", got, lse, nl, TOL_STATS);
-    control(name, "no causal mask", got, lse, lse_nc, nl, TOL_STATS);
+    gpt2_check_dev(name, "stats (max + log sum exp)", got, dl, DTYPE_FP32, lse, nl, TOL_STATS,
+                   "no causal mask", lse_nc);
     control(name, "scores not scaled", got, lse, lse_ns, nl, TOL_STATS);
 
-    download(got, ddq, nqkv, t);
-    check(name, "dqkv", got, dqkv, nqkv, TOL_SDPA);
-    control(name, "no causal mask", got, dqkv, dqkv_nc, nqkv, TOL_SDPA);
+    gpt2_check_dev(name, "dqkv", got, ddq, t, dqkv, nqkv, TOL_SDPA, "no causal mask", dqkv_nc);
     control(name, "scores not scaled", got, dqkv, dqkv_ns, nqkv, TOL_SDPA);
     download(plain, pdq, nqkv, t);
     wide = gpt2_widen(plain, nqkv);
