@@ -26,6 +26,8 @@ static float *train(const strategy_t *st, const run_cfg_t *cfg, epoch_stats_t *s
     if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
     st->params(state, p, *n);
     *held = st->evaluate(state);
+    double again = st->evaluate(state);   /* the same parameters, the same windows: the same bits */
+    EXPECT(again == *held, "%s: the held-out loss %.9g, then %.9g", st->info->name, *held, again);
     st->teardown(state);
     return p;
 }
