@@ -2,8 +2,8 @@
 # gpu_gpt2.sh — GPT-2 through the real command on one GPU: the tiny shape on the text corpus (data/sotu) in bf16 for
 # 2 epochs of a few steps gives ok rows whose held-out loss is finite, below a uniform guess's ln(50257) and falls,
 # with tokens/s > 0 and train_acc/test_acc empty; in tf32 (the plain attention) a CUDA-graph run leaves parameters
-# bit-identical to an eager one (SCALING_DUMP_PARAMS), and so are naive's and nccl's on one GPU; the synthetic corpus
-# gives throughput without a held-out loss.
+# bit-identical to an eager one (SCALING_DUMP_PARAMS), and so are naive's and nccl's on one GPU (their held-out losses
+# within 1e-3); the synthetic corpus gives throughput without a held-out loss.
 set -u
 bin=$1; root=$2
 source "$(dirname "$0")/lib_gpu.sh"
@@ -16,6 +16,15 @@ col() {   # col CSV NAME...: those columns of every row, tab-separated
     local f=$1; shift
     "$bin" tsv "$f" | awk -F'\t' -v want="$*" 'NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) c[$i] = i
         next } { line = ""; for (i = 1; i <= n; i++) line = line (i > 1 ? "\t" : "") $c[w[i]]; print line }'
+}
+
+# near A B: A's and B's rows ok with held-out losses within 1e-3 (relative) of each other. The same parameters give
+# held-out losses that differ between processes in the fourth or fifth digit (results/gpt2-dp-h200-2026-11-29,
+# cause not found; within a process they agree to the bit, test_dp_gpt2): the parameters are compared to the bit.
+near() {
+    paste <(col "$1" status test_loss) <(col "$2" status test_loss) | awk -F'\t' '
+        $1 != "ok" || $3 != "ok" || !($2 > 0) || ($2 - $4) > 1e-3 * $4 || ($4 - $2) > 1e-3 * $4 { bad++ }
+        END { exit !(NR > 0 && !bad) }'
 }
 
 # bf16 on the corpus: the rows a user gets.
@@ -37,8 +46,8 @@ SCALING_DUMP_PARAMS=$tmp/eager.f32 run eager "${common[@]}" --dataset sotu --mat
     --out "$tmp/eager.csv"
 [ -s "$tmp/graph.f32" ] && cmp -s "$tmp/graph.f32" "$tmp/eager.f32"
 check "graphed and eager steps leave the same parameters ($(stat -c %s "$tmp/graph.f32" 2>/dev/null) bytes)" $?
-[ "$(col "$tmp/graph.csv" test_loss)" = "$(col "$tmp/eager.csv" test_loss)" ]
-check "and the same held-out losses: $(col "$tmp/graph.csv" test_loss | tr '\n' ' ')" $?
+near "$tmp/graph.csv" "$tmp/eager.csv"
+check "and the same held-out losses within 1e-3: $(col "$tmp/graph.csv" test_loss | tr '\n' ' ')" $?
 
 # Data parallel on one GPU: naive and nccl (in a bucket per unit, so backward runs in pieces) step as single does,
 # the same kernels on the same batch, so the parameters are single's to the bit, under the same caveat as above.
@@ -48,8 +57,8 @@ for st in naive nccl; do
         --math tf32 --out "$tmp/$st.csv"
     [ -s "$tmp/$st.f32" ] && cmp -s "$tmp/$st.f32" "$tmp/graph.f32"
     check "$st on 1 GPU leaves single's parameters" $?
-    [ "$(col "$tmp/$st.csv" status test_loss)" = "$(col "$tmp/graph.csv" status test_loss)" ]
-    check "and its held-out losses: $(col "$tmp/$st.csv" test_loss | tr '\n' ' ')" $?
+    near "$tmp/$st.csv" "$tmp/graph.csv"
+    check "and its held-out losses within 1e-3: $(col "$tmp/$st.csv" test_loss | tr '\n' ' ')" $?
 done
 
 # Random tokens: throughput only.
