@@ -2,7 +2,7 @@
 # gpt2_dp_final.sh — one call of one GPU at the end of a round that gave GPT-2 to the data-parallel strategies: the
 # one-GPU suite (ResNet-50's from-scratch test alone after it; gpu_memcheck apart), the equivalence tests' own output,
 # GPT-2 small on the corpus through single, naive and nccl (3 epochs, seeds 1-2, one study CSV: on one GPU the three
-# must agree to the bit), nccl under mpirun with one rank against one process, and the engine's step speed
+# train alike to the bit), nccl under mpirun with one rank against one process, and the engine's step speed
 # (build/gpt2_bench). Run from the repository root with OUT set.
 #
 # $OUT afterwards: summary.txt, corpus_dp.csv, equiv.txt, engine.csv, steps.tsv, logs.tgz.
