@@ -82,15 +82,17 @@ void dp_epoch_begin(dp_t *dp, int epoch);
 cudaEvent_t dp_comm_event(const dp_t *dp, int step, int k, int end);
 /* Replica i's gather of its shard of the step's batch, forward and loss (a CUDA-graph segment with --cuda-graph). */
 void dp_forward(dp_t *dp, int i);
-/* Replica i's backward over layers [lo, hi) as graph segment `segment` (0 for a whole backward, b for bucket b). */
+/* Replica i's backward over layers [lo, hi) (a language model's units: dp_layers) as graph segment `segment` (0 for
+ * a whole backward, b for bucket b). */
 void dp_backward(dp_t *dp, int i, int segment, int lo, int hi);
 /* The step being enqueued measures the noise scale: where its reduction adds each replica's local |g_i|^2 (fills
  * store), or NULL on the other steps. On such a step dp_update adds |g|^2 of the reduced gradient, so an epoch's row
  * gives the mean |G|^2 at the shard's batch (over replicas and steps) and at the global batch. */
 const dp_gns_local_t *dp_gns_local(const dp_t *dp, dp_gns_local_t *store);
-/* SGD on every replica (each waits only for its own stream's work), then the step's timing event. With a loss scale
- * (fp16), each replica first checks its reduced gradients: an inf or a NaN of any replica survives the sum, so every
- * replica skips the step together and their scales stay equal. */
+/* The update on every replica (SGD; a language model's AdamW, clipped by the reduced gradients' norm), each waiting
+ * only for its own stream's work, then the step's timing event. With a loss scale (fp16), each replica first checks
+ * its reduced gradients: an inf or a NaN of any replica survives the sum, so every replica skips the step together
+ * and their scales stay equal. */
 void dp_update(dp_t *dp, int step);
 /* Synchronises every GPU once and fills out: mean loss/accuracy over the replicas, the loss scale and skipped steps,
  * slowest epoch and step time, compute / exposed / idle time per step (strategies/breakdown.h: the GPU with the most
@@ -100,8 +102,8 @@ void dp_epoch_end(dp_t *dp, int steps, epoch_stats_t *out);
 /* 1 if every replica's parameters are bit-identical to replica 0's (checksums on each GPU), else 0. Synchronises.
  * With dist: over every process's replicas (collective), the same answer on every rank. */
 int dp_replicas_identical(dp_t *dp);
-/* Test accuracy of replica 0 (its own running BatchNorm statistics). With dist: rank 0 evaluates, every rank gets
- * its figure (collective). */
+/* Test accuracy of replica 0 (its own running BatchNorm statistics), or a language model's held-out loss. With dist:
+ * rank 0 evaluates, every rank gets its figure (collective). */
 double dp_evaluate(dp_t *dp);
 /* Copies replica 0's flat parameters to host (max floats at most) and returns the parameter count (host NULL:
  * only the count). Synchronises. The strategies' `params` hook. */
