@@ -523,11 +523,7 @@ void dp_teardown(dp_t *dp) {
 }
 
 int dp_bind_wire(dp_t *dp, size_t *ranges, int max) {
-    if (dp->lms) {   /* GPT-2's gradients are all fp32: the cast carries the whole buffer */
-        ranges[0] = 0;
-        ranges[1] = dp_n_params(dp);
-        return 1;
-    }
+    if (!dp->reps) check_fail(__FILE__, __LINE__, "dp_bind_wire", "a language model binds no 2-byte gradients");
     int n = 0;
     for (int i = 0; i < dp->n; i++) {
         replica_t *r = &dp->reps[i];

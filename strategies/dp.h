@@ -116,11 +116,11 @@ void dp_teardown(dp_t *dp);
  * `count` (reduce_cast_ranges). */
 void dp_cast_wire(struct trace *trace, int device, void *wire, dtype_t t, const float *src, size_t count,
                   const size_t *ranges, int n_ranges, cudaStream_t stream, const char *name);
-/* A 2-byte wire of the math's own activation type (--grad-dtype bf16 under --math bf16, fp16 under fp16): binds
- * every replica's 2-byte weight gradients to be written straight into its wire buffer by backward
- * (model_bind_grads_lp), so they are neither widened to fp32 nor cast back, and writes the parts of the flat buffer
- * still written in fp32, which the cast must still carry over, to ranges (room for max pairs); returns their count
- * (the whole buffer, one part, where nothing was bound). Setup only. */
+/* An image classifier's (a language model's gradients are all fp32) 2-byte wire of the math's own activation type
+ * (--grad-dtype bf16 under --math bf16, fp16 under fp16): binds every replica's 2-byte weight gradients to be written
+ * straight into its wire buffer by backward (model_bind_grads_lp), so they are neither widened to fp32 nor cast back,
+ * and writes the parts of the flat buffer still written in fp32, which the cast must still carry over, to ranges
+ * (room for max pairs); returns their count (the whole buffer, one part, where nothing was bound). Setup only. */
 int dp_bind_wire(dp_t *dp, size_t *ranges, int max);
 /* Fills the inputs with reduce_fill_pattern(rank i, base) (src[i], count fp32, where src is given; else bufs[i],
  * count elements of type wire), runs ops once, and returns how many elements of bufs over all GPUs differ from the

@@ -93,7 +93,8 @@ extern "C" void gpt2_lt_init(gpt2_lt_t *c, gpu_t *g, int max_rows) {
     c->g = g;
     c->max_rows = max_rows > 0 ? max_rows : 1;
     gpu_ones_reserve(g, c->max_rows);
-    CHECK_CUDA(cudaStreamSynchronize(g->stream));   /* the ones are written there: any stream may read them after */
+    /* The ones are written on g's stream, and the model's setup wrote on the legacy one: any stream may read after. */
+    CHECK_CUDA(cudaDeviceSynchronize());
 }
 
 extern "C" void gpt2_lt_free(gpt2_lt_t *c) {

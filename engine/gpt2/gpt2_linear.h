@@ -20,7 +20,7 @@ typedef struct {
 } gpt2_lt_t;
 
 /* Creates the handle on g's device and reserves g's ones for up to max_rows rows (gpu_ones_reserve), before any
- * product is captured into a graph (the ones' address must not move after). */
+ * product is captured into a graph (the ones' address must not move after). Synchronises the device. */
 void gpt2_lt_init(gpt2_lt_t *c, gpu_t *g, int max_rows);
 void gpt2_lt_free(gpt2_lt_t *c);
 

@@ -1,5 +1,5 @@
 /* gpt2_train.cu — one GPU training GPT-2 on a token corpus (gpt2_train.h): the windows gathered on the GPU at a
- * device step counter, so the whole step is one launch sequence that a CUDA graph captures once and replays. */
+ * device step counter, so the step (whole, or in its pieces) is a launch sequence CUDA graphs capture and replay. */
 #include "gpt2_train.h"
 #include "../check.h"
 #include "../launch.h"

@@ -1,6 +1,6 @@
-/* gpt2_train.h — one GPU training GPT-2 on a token corpus (engine/tokens.h), the unit the single strategy drives for
- * a language model as replica.h is for the image classifiers: the corpus on the GPU, each step's windows gathered
- * there at a device step counter, forward, backward and AdamW (its schedule) in one segment a CUDA graph replays. */
+/* gpt2_train.h — one GPU training GPT-2 on a token corpus (engine/tokens.h), the unit single and each data-parallel
+ * replica drive for a language model as replica.h is for the image classifiers: the corpus on the GPU, each step's
+ * windows gathered there at a device step counter, forward, backward and AdamW replayed from CUDA graphs. */
 #pragma once
 #include <stdint.h>
 #include "gpt2_model.h"

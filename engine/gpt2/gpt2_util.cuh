@@ -6,10 +6,11 @@
 #include "../check.h"
 #include "../layers/elem.cuh"
 
-/* Stops the process, naming `what`, unless t is fp32 or bf16. */
+/* Stops the process, naming the caller `what`, unless t is fp32 or bf16. */
 static inline void gpt2_check_type(dtype_t t, const char *what) {
     if (t != DTYPE_FP32 && t != DTYPE_BF16)
-        check_fail(__FILE__, __LINE__, what, "fp16 activations are not supported by GPT-2's kernels");
+        check_fail(__FILE__, __LINE__, what, "GPT-2's kernels take fp32 or bf16 activations (fp16 would need a loss "
+                   "scale)");
 }
 /* cuBLAS's name of t, and the compute type of a product of it: fp32 accumulation, on TF32 tensor cores for fp32
  * operands where tf32. */

@@ -11,7 +11,7 @@ gpu_require 1
 if [ ! -f "$root/data/sotu/train.bin" ] || [ ! -f "$root/data/sotu/val.bin" ]; then
     echo "SKIP: no text corpus in $root/data/sotu (scripts/setup.sh fetches it)"; exit 77
 fi
-common=(--model gpt2 --model-size tiny --strategy single --epochs 2 --steps 40 --data-dir "$root/data/sotu")
+common=(--model gpt2 --model-size tiny --epochs 2 --steps 40 --data-dir "$root/data/sotu")
 col() {   # col CSV NAME...: those columns of every row, tab-separated
     local f=$1; shift
     "$bin" tsv "$f" | awk -F'\t' -v want="$*" 'NR == 1 { n = split(want, w, " "); for (i = 1; i <= NF; i++) c[$i] = i
@@ -28,7 +28,7 @@ near() {
 }
 
 # bf16 on the corpus: the rows a user gets.
-run bf16 "${common[@]}" --dataset sotu --math bf16 --out "$tmp/bf16.csv"
+run bf16 "${common[@]}" --strategy single --dataset sotu --math bf16 --out "$tmp/bf16.csv"
 grep -q '^# model gpt2-tiny: [0-9]* parameters' "$tmp/bf16.log"; check "the model line names gpt2-tiny" $?
 col "$tmp/bf16.csv" epoch status model dataset optimizer test_loss tokens_per_s train_acc test_acc >"$tmp/bf16.tsv"
 cat "$tmp/bf16.tsv"
@@ -40,10 +40,10 @@ check "2 ok rows of gpt2-tiny on sotu, adamw: tokens/s > 0, no accuracy, held-ou
 # tf32 (the plain attention, whose kernels are deterministic): the graphed step equals the eager one to the bit. The
 # clipping reads the squared gradient norm summed with double atomics, whose order may differ; its float factor has
 # rounded alike in every run so far, and a run where it did not would show here as a last-bit difference.
-SCALING_DUMP_PARAMS=$tmp/graph.f32 run graph "${common[@]}" --dataset sotu --math tf32 --cuda-graph on \
-    --out "$tmp/graph.csv"
-SCALING_DUMP_PARAMS=$tmp/eager.f32 run eager "${common[@]}" --dataset sotu --math tf32 --cuda-graph off \
-    --out "$tmp/eager.csv"
+SCALING_DUMP_PARAMS=$tmp/graph.f32 run graph "${common[@]}" --strategy single --dataset sotu --math tf32 \
+    --cuda-graph on --out "$tmp/graph.csv"
+SCALING_DUMP_PARAMS=$tmp/eager.f32 run eager "${common[@]}" --strategy single --dataset sotu --math tf32 \
+    --cuda-graph off --out "$tmp/eager.csv"
 [ -s "$tmp/graph.f32" ] && cmp -s "$tmp/graph.f32" "$tmp/eager.f32"
 check "graphed and eager steps leave the same parameters ($(stat -c %s "$tmp/graph.f32" 2>/dev/null) bytes)" $?
 near "$tmp/graph.csv" "$tmp/eager.csv"
@@ -53,7 +53,7 @@ check "and the same held-out losses within 1e-3: $(col "$tmp/graph.csv" test_los
 # the same kernels on the same batch, so the parameters are single's to the bit, under the same caveat as above.
 for st in naive nccl; do
     extra=(); [ "$st" = nccl ] && extra=(--bucket-mb 0.001)
-    SCALING_DUMP_PARAMS=$tmp/$st.f32 run "$st" "${common[@]/single/$st}" "${extra[@]}" --gpus 1 --dataset sotu \
+    SCALING_DUMP_PARAMS=$tmp/$st.f32 run "$st" "${common[@]}" --strategy "$st" "${extra[@]}" --gpus 1 --dataset sotu \
         --math tf32 --out "$tmp/$st.csv"
     [ -s "$tmp/$st.f32" ] && cmp -s "$tmp/$st.f32" "$tmp/graph.f32"
     check "$st on 1 GPU leaves single's parameters" $?
