@@ -379,7 +379,7 @@ int report_batch_figure(report_t *r, int g, const char *caption, char *err, size
     else if (!lines) report_skip(r, "batch.gp", gr, "no batch whose every seed reached the target");
     else {
         char *name = mem_printf("batch-%s", gr->id);
-        report_emit(r, "batch.gp", name, path, fits ? path2 : "", gr->sub, caption);
+        report_emit(r, "batch.gp", name, path, fits ? path2 : "", gr, gr->sub, caption);
         free(name);
     }
     free(u), free(path), free(path2);

@@ -166,10 +166,7 @@ static int figure_out(figs_t *x, fig_t *f, const char *stem, int drop, const cha
     char *name = mem_printf("%s-%s", stem, x->gr->id), *script = mem_printf("%s.gp", stem);
     fig_build(f);
     int rc = write_series(f, x->path, 2, drop);
-    if (rc > 0) {
-        report_emit(x->r, script, name, x->path, "", x->gr->sub, x->cap);
-        x->r->plot[x->r->nplot - 1].tokens = x->gr->tokens;     /* the figure names its group's unit */
-    }
+    if (rc > 0) report_emit(x->r, script, name, x->path, "", x->gr, x->gr->sub, x->cap);
     else if (rc == 0) report_skip(x->r, script, x->gr, why);
     free(name), free(script);
     fig_free(f);
@@ -263,7 +260,7 @@ static int fig_scaling(figs_t *x) {
     x->path = mem_printf("%s/epoch_time-%s.dat", x->r->out, x->gr->id);
     int rc = write_series(&tf, x->path, 2, 0);
     char *name = mem_printf("epoch_time-%s", x->gr->id);
-    if (rc > 0) report_emit(x->r, "epoch_time.gp", name, x->path, "", x->gr->sub, x->cap);
+    if (rc > 0) report_emit(x->r, "epoch_time.gp", name, x->path, "", x->gr, x->gr->sub, x->cap);
     else if (rc == 0)
         report_skip(x->r, "epoch_time.gp", x->gr,
              x->one ? "every run is on one GPU: nothing scales"
@@ -358,7 +355,7 @@ static int fig_acc_epoch(figs_t *x) {
         fig_free(&f);
         char *name = mem_printf("acc_epoch-%s-%s", x->gr->id, sn), *sub = mem_printf("%s, strategy %s", x->gr->sub,
                                                                                         u[i]->strategy);
-        if (!rc) report_emit(x->r, "acc_epoch.gp", name, x->path, "", sub, x->cap);
+        if (!rc) report_emit(x->r, "acc_epoch.gp", name, x->path, "", x->gr, sub, x->cap);
         free(name), free(sub), free(sn);
         i = j;
     }
@@ -487,7 +484,7 @@ static int fig_breakdown(figs_t *x) {
         return 0;
     }
     char *name = mem_printf("breakdown-%s", x->gr->id);
-    report_emit(x->r, "breakdown.gp", name, x->path, "", x->gr->sub, x->cap);
+    report_emit(x->r, "breakdown.gp", name, x->path, "", x->gr, x->gr->sub, x->cap);
     free(name);
     return 0;
 }
@@ -554,7 +551,7 @@ static int fig_bubble(figs_t *x) {
         else if (write_series(&ideal, path2, 1, 0) < 0) rc = -1, free(x->path), x->path = path2, path2 = NULL;
         if (!rc) {
             char *name = mem_printf("bubble-%s", x->gr->id);
-            report_emit(x->r, "bubble.gp", name, x->path, path2, x->gr->sub, x->cap);
+            report_emit(x->r, "bubble.gp", name, x->path, path2, x->gr, x->gr->sub, x->cap);
             free(name);
         }
         free(path2);

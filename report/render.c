@@ -169,8 +169,9 @@ int report_render(report_t *r, int from, char *err, size_t errlen) {
 // ---- the list of plots
 
 void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
-                 const char *subtitle, const char *caption) {
+                 const study_group_t *g, const char *subtitle, const char *caption) {
     plot_t *p = report_plot_add(r);
+    p->tokens = g->tokens;   /* the figure names its group's unit */
     p->script = mem_printf("%s", script);
     p->name = mem_printf("%s", name);
     p->data = mem_printf("%s", data);

@@ -111,10 +111,10 @@ void report_projection(report_t *r, FILE *md);
 int report_figures(report_t *r, char *err, size_t errlen);
 /* Adds a figure to r->plot, its strings NULL. */
 plot_t *report_plot_add(report_t *r);
-/* A figure to draw: plots/script over data (and data2, "" for none), named name, with subtitle and caption; or one
- * skipped, with why, in REPORT.md's list. */
+/* A figure to draw: plots/script over data (and data2, "" for none) of group g (its unit), named name, with subtitle
+ * and caption; or one skipped, with why, in REPORT.md's list. */
 void report_emit(report_t *r, const char *script, const char *name, const char *data, const char *data2,
-                 const char *subtitle, const char *caption);
+                 const study_group_t *g, const char *subtitle, const char *caption);
 void report_skip(report_t *r, const char *script, const study_group_t *g, const char *why);
 /* A data file's block title: the quoted line gnuplot's columnheader reads, quotes and control bytes as '?'. */
 void report_data_title(FILE *o, const char *s);

@@ -80,8 +80,8 @@ static void table_head(const report_t *r, FILE *md, const srow_t *w, const notes
         fprintf(md,
                 "%s| GPUs (stages) | schedule | batch | M | lr |%s epoch (s) | model epoch (s) | speedup vs %s at the "
                 "same batch | efficiency | speedup vs %s at its fastest batch | bubble measured | bubble ideal (its "
-                "schedule's) | images/s | %s | status |\n",
-                ph, vh, study_ref(&r->st), study_ref(&r->st), qh);
+                "schedule's) | %s | %s | status |\n",
+                ph, vh, study_ref(&r->st), study_ref(&r->st), study_tput_unit(gr->tokens), qh);
         fprintf(md, "%s|---:|---|---:|---:|---:|%s---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n", pr, vr);
     } else if (nt->bench) {
         fprintf(md,

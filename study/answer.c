@@ -67,19 +67,20 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        study_stat_t acc = study_stat_runs(u + i, j - i, study_run_facc),
-        ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i]));
-        study_stat_t tt = study_stat_runs(u + i, j - i, study_run_tt_s),
-                     loss = study_stat_runs(u + i, j - i, study_run_floss);
-        /* a language model has no accuracy: its held-out loss is what a faster setting must not give up */
-        study_quality_t q = study_quality_runs(u + i, j - i, u[i]->tokens);
-        int held = study_quality_held(&q, study_quality_best(&best, u[i]->tokens));
+        study_stat_t ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i])),
+                     tt = study_stat_runs(u + i, j - i, study_run_tt_s);
+        /* both kinds' qualities, once: a language model has no accuracy, its held-out loss is what a faster setting
+         * must not give up */
+        study_quality_t qa = study_quality_runs(u + i, j - i, 0), ql = study_quality_runs(u + i, j - i, 1);
+        int held = study_quality_held(u[i]->tokens ? &ql : &qa, study_quality_best(&best, u[i]->tokens));
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
         if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */
             pick = (held && !chosen_held) || (held == chosen_held && faster);
         if (pick) {
-            w->u = u + i, w->n = j - i, w->ips = ips, w->acc = acc, w->tt = tt, w->loss = loss;
+            w->u = u + i, w->n = j - i, w->ips = ips, w->tt = tt;
+            w->acc = qa.st, w->acc_lo = qa.lo, w->acc_hi = qa.hi;
+            w->loss = ql.st, w->loss_lo = ql.lo, w->loss_hi = ql.hi;
             w->tt_steps = study_stat_runs(u + i, j - i, study_run_tt_steps);
             chosen_held = held;
         }
@@ -87,8 +88,6 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
     }
     w->run = w->u[0];
     w->target = 100 * w->run->tt.target;
-    study_quality_t qa = study_quality_runs(w->u, w->n, 0), ql = study_quality_runs(w->u, w->n, 1);
-    w->acc_lo = qa.lo, w->acc_hi = qa.hi, w->loss_lo = ql.lo, w->loss_hi = ql.hi;
     w->status = "ok";
     for (int i = 0; i < w->n; i++)
         if (strcmp(w->u[i]->fstat, "ok") != 0) {

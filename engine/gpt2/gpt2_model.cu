@@ -192,8 +192,6 @@ void gpt2_model_forward(gpt2_model_t *m, const int *tok, const int *tgt, int gra
     CHECK_LAUNCH();
 }
 
-/* Backward keeps the residual stream's gradient in one buffer (dres): a residual add passes it through unchanged,
- * each LayerNorm adds its input's gradient to it (dx_beta 1), and each sublayer's products read it as their dy. */
 float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream) {
     float f = 0;
     CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -204,6 +202,9 @@ float gpt2_model_loss(const gpt2_model_t *m, cudaStream_t stream) {
 void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t s) {
     gpt2_model_backward_units(m, tok, 0, GPT2_UNITS(m->shape.layers), s);
 }
+
+/* Backward keeps the residual stream's gradient in one buffer (dres): a residual add passes it through unchanged,
+ * each LayerNorm adds its input's gradient to it (dx_beta 1), and each sublayer's products read it as their dy. */
 
 void gpt2_model_backward_units(gpt2_model_t *m, const int *tok, int lo, int hi, cudaStream_t s) {
     const gpt2_shape_t *sh = &m->shape;

@@ -53,9 +53,10 @@ __global__ void eval_add_kernel(const double *batch, double *acc) {
 
 static void gather(gpt2_train_t *g, const uint16_t *src, const int *order, int n_windows, const int *step,
                    long long first) {
-    long long n = (long long)g->B * g->T;
+    const gpt2_model_t *m = &g->m;
+    long long n = (long long)m->B * m->T;
     gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, g->gpu.stream>>>(
-        src, order, n_windows, step, g->global_B, first, g->B, g->T, g->d_tok, g->d_tgt);
+        src, order, n_windows, step, m->grad_B, first, m->B, m->T, g->d_tok, g->d_tgt);
     CHECK_LAUNCH();
 }
 
@@ -116,26 +117,24 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
         snprintf(err, errlen, "sequences of %d tokens: GPT-2 %s's context is %d", corpus->T, size, sh->context);
         return -1;
     }
+    if (B < 1 || first < 0 || first + B > global_B) {
+        snprintf(err, errlen, "rows [%d, %d) are not a shard of a global batch of %d", first, first + B, global_B);
+        return -1;
+    }
     CHECK_CUDA(cudaSetDevice(device));
     CHECK_CUDA(cudaFree(0));   /* the context first, so the baseline includes it */
     size_t free_b, total_b;
     CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
     g->mem_base = total_b - free_b;
-    if (B < 1 || first < 0 || first + B > global_B) {
-        snprintf(err, errlen, "rows [%d, %d) are not a shard of a global batch of %d", first, first + B, global_B);
-        return -1;
-    }
-    g->B = B;
-    g->global_B = global_B;
+    const int T = corpus->T;
     g->first = first;
-    g->T = corpus->T;
     g->seed = seed;
-    if (tokens_sampler_init(&g->order, &corpus->train, g->T, err, errlen) != 0) return -1;
-    g->n_val = tokens_corpus_windows(&corpus->val, g->T);
+    if (tokens_sampler_init(&g->order, &corpus->train, T, err, errlen) != 0) return -1;
+    g->n_val = tokens_corpus_windows(&corpus->val, T);
     g->steps_per_epoch = g->order.n_windows / global_B;
     if (g->steps_per_epoch < 1) {
         snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", global_B,
-                 g->order.n_windows, g->T);
+                 g->order.n_windows, T);
         return -1;
     }
     /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
@@ -143,7 +142,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     gpu_init(&g->gpu, device, math);
     const gpt2_adamw_cfg_t adamw = GPT2_ADAMW_RECIPE(weight_decay);
     dtype_t t = math_act_dtype(math);
-    if (gpt2_model_init(&g->m, &s, B, g->T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, &g->gpu, &adamw, err,
+    if (gpt2_model_init(&g->m, &s, B, T, t, t == DTYPE_FP32 && !MATH_INFO[math].strict, &g->gpu, &adamw, err,
                         errlen) != 0)
         return -1;
     g->m.grad_B = global_B;
@@ -155,10 +154,10 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
     g->n_pieces = 2 + GPT2_UNITS(s.layers);
     g->pieces = (graph_seg_t *)calloc((size_t)g->n_pieces, sizeof(graph_seg_t));
-    g->piece_units = (int *)malloc(2 * (size_t)g->n_pieces * sizeof(int));
+    g->piece_units = (int *)malloc(2 * (size_t)GPT2_UNITS(s.layers) * sizeof(int));   /* a backward piece's two */
     if (!g->step_events || !g->pieces || !g->piece_units) { snprintf(err, errlen, "out of host memory"); return -1; }
-    for (int k = 0; k < 2 * g->n_pieces; k++) g->piece_units[k] = -1;
-    size_t tok_bytes = (size_t)B * g->T * sizeof(int);
+    for (int k = 0; k < 2 * GPT2_UNITS(s.layers); k++) g->piece_units[k] = -1;
+    size_t tok_bytes = (size_t)B * T * sizeof(int);
     if (gpu_try_malloc((void **)&g->d_order, (size_t)g->order.n_windows * sizeof(int)) ||
         gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
         gpu_try_malloc((void **)&g->d_step, sizeof(int)) || gpu_try_malloc((void **)&g->d_loss, 2 * sizeof(double))) {
@@ -217,8 +216,8 @@ void gpt2_train_backward(gpt2_train_t *g, int k, int lo, int hi) {
     if (units[0] < 0) units[0] = lo, units[1] = hi;
     if (units[0] != lo || units[1] != hi)
         check_fail(__FILE__, __LINE__, "gpt2_train_backward", "a piece asked for other units than it first ran");
-    char name[32];
-    snprintf(name, sizeof name, "backward %d", k);
+    char name[32] = "";   /* a range's name, only while tracing: not a format call per piece per step */
+    if (g->trace && g->trace->active) snprintf(name, sizeof name, "backward %d", k);
     run_piece(g, 2 + k, name, backward_seg, units);
 }
 
@@ -243,7 +242,7 @@ double gpt2_train_evaluate(gpt2_train_t *g) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     cudaStream_t s = g->gpu.stream;
     CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), s));
-    for (long long first = 0; first < g->n_val; first += g->B) {
+    for (long long first = 0; first < g->n_val; first += g->m.B) {
         gather(g, g->d_val, NULL, g->n_val, NULL, first);
         gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
         eval_add_kernel<<<1, 1, 0, s>>>(g->m.loss_acc, g->d_loss);

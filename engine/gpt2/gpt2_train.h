@@ -14,9 +14,9 @@ typedef struct gpt2_train {
     gpu_t gpu;
     gpt2_model_t m;
     optim_t opt;                /* the schedule's rate and the step count AdamW reads (gpt2_model_update) */
-    int B, T;                   /* this GPU's sequences a step (its shard of the global batch) and their tokens */
-    int global_B, first;        /* the step's global batch, of which this GPU takes rows [first, first + B) */
-    int steps_per_epoch;        /* the training windows / global_B: the last partial batch is dropped, as for images */
+    int first;                  /* this GPU's rows [first, first + m.B) of every global batch of m.grad_B sequences
+                                 * (of m.T tokens) */
+    int steps_per_epoch;        /* the training windows / m.grad_B: the last partial batch is dropped, as for images */
     tokens_sampler_t order;     /* the training windows (n_windows) and this epoch's order of them */
     int n_val;                  /* held-out windows */
     unsigned long long seed;    /* the parameters' initialisation and every epoch's order (tokens_sampler_shuffle) */
