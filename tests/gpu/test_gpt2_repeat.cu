@@ -1,0 +1,151 @@
+/* test_gpt2_repeat.cu — GPT-2's forward and backward give the same bits every time on the same parameters and tokens:
+ * the tiny shape (vocabularies 512 and GPT-2's 50,257), fp32 and bf16, each buffer of the activations (and the
+ * gradients) compared on the GPU with the first pass's after each of R passes; a buffer that ever differs is named.
+ * Negative control: one token changed is seen. Run: ./test_gpt2_repeat [seed] [passes]  (exits 77 without a GPU) */
+#include <stdint.h>
+#include <string.h>
+#include "gpu_test.h"
+#include "engine/check.h"
+#include "engine/gpu.h"
+#include "engine/rng.h"
+#include "engine/gpt2/gpt2_model.h"
+
+enum { B = 16, T = 64, ROWS = B * T };
+
+/* Bytes of a and b that differ, added to *count. */
+__global__ static void diff_kernel(const uint32_t *a, const uint32_t *b, size_t n, unsigned long long *count) {
+    unsigned long long c = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        c += a[i] != b[i];
+    if (c) atomicAdd(count, c);
+}
+
+typedef struct {
+    gpu_t g;
+    gpt2_model_t m;
+    int *dtok, *dtgt;
+    void *ref[2];                    /* the first pass's arenas (flat buffers, activations) */
+    unsigned long long *dcount;      /* one counter per (kind, index) */
+    int n_counts;
+} rcase_t;
+
+/* Words of every (kind, index) buffer compared against the reference, counts on the device. */
+static void compare(rcase_t *c, unsigned long long *host) {
+    const gpt2_plan_t *p = &c->m.plan;
+    CHECK_CUDA(cudaMemsetAsync(c->dcount, 0, (size_t)c->n_counts * sizeof *c->dcount, c->g.stream));
+    int at = 0;
+    for (int k = 0; k < GPT2_BUF_KINDS; k++)
+        for (int i = 0; i < p->buf[k].count; i++, at++) {
+            size_t off = gpt2_plan_at(p, (gpt2_buf_t)k, i), words = p->buf[k].elems * p->buf[k].elem_bytes / 4;
+            const char *now = (const char *)c->m.arena[p->buf[k].arena] + off;
+            const char *was = (const char *)c->ref[p->buf[k].arena] + off;
+            diff_kernel<<<256, 256, 0, c->g.stream>>>((const uint32_t *)now, (const uint32_t *)was, words,
+                                                      c->dcount + at);
+            CHECK_LAUNCH();
+        }
+    CHECK_CUDA(cudaMemcpyAsync(host, c->dcount, (size_t)c->n_counts * sizeof *host, cudaMemcpyDeviceToHost,
+                               c->g.stream));
+    CHECK_CUDA(cudaStreamSynchronize(c->g.stream));
+}
+
+static void pass(rcase_t *c, int grad) {
+    gpt2_model_forward(&c->m, c->dtok, c->dtgt, grad, c->g.stream);
+    if (grad) gpt2_model_backward(&c->m, c->dtok, c->g.stream);
+}
+
+/* R passes; returns the passes with any difference, each differing buffer named once. */
+static int repeat(rcase_t *c, const char *name, int grad, int R) {
+    const gpt2_plan_t *p = &c->m.plan;
+    pass(c, grad);
+    for (int a = 0; a < 2; a++)
+        CHECK_CUDA(cudaMemcpyAsync(c->ref[a], c->m.arena[a], p->arena_bytes[a], cudaMemcpyDeviceToDevice,
+                                   c->g.stream));
+    unsigned long long *h = (unsigned long long *)calloc((size_t)c->n_counts, sizeof *h);
+    int *seen = (int *)calloc((size_t)c->n_counts, sizeof *seen), bad = 0;
+    for (int r = 0; r < R; r++) {
+        pass(c, grad);
+        compare(c, h);
+        int any = 0, at = 0;
+        for (int k = 0; k < GPT2_BUF_KINDS; k++)
+            for (int i = 0; i < p->buf[k].count; i++, at++) {
+                if (!h[at]) continue;
+                any = 1;
+                if (!seen[at]++)
+                    printf("%s: pass %d: %s[%d] differs in %llu words\n", name, r + 1, p->buf[k].name, i, h[at]);
+            }
+        bad += any;
+    }
+    free(h);
+    free(seen);
+    return bad;
+}
+
+static void run_case(dtype_t t, int vocab, unsigned long long seed, int R) {
+    rcase_t c;
+    memset(&c, 0, sizeof c);
+    char err[512] = "", name[64];
+    snprintf(name, sizeof name, "%s, vocabulary %d", dtype_name(t), vocab);
+    gpu_init(&c.g, 0, t == DTYPE_BF16 ? MATH_BF16 : MATH_TF32);
+    gpt2_shape_t s = gpt2_shape_for_vocab(gpt2_shape("tiny"), vocab);
+    const gpt2_adamw_cfg_t opt = GPT2_ADAMW_RECIPE(0.1f);
+    if (gpt2_model_init(&c.m, &s, B, T, t, t == DTYPE_FP32, &c.g, &opt, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        exit(1);
+    }
+    gpt2_model_init_params(&c.m, seed, c.g.stream);
+    int tok[ROWS], tgt[ROWS];
+    rng_t r;
+    rng_seed(&r, seed + 1);
+    for (int i = 0; i < ROWS; i++) {
+        tok[i] = (int)rng_below(&r, (uint32_t)vocab);
+        tgt[i] = i % T == T - 1 && i / T == B - 1 ? -1 : (int)rng_below(&r, (uint32_t)vocab);   /* one row uncounted */
+    }
+    CHECK_CUDA(cudaMalloc(&c.dtok, sizeof tok));
+    CHECK_CUDA(cudaMalloc(&c.dtgt, sizeof tgt));
+    CHECK_CUDA(cudaMemcpy(c.dtok, tok, sizeof tok, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(c.dtgt, tgt, sizeof tgt, cudaMemcpyHostToDevice));
+    for (int a = 0; a < 2; a++) CHECK_CUDA(cudaMalloc(&c.ref[a], c.m.plan.arena_bytes[a]));
+    for (int k = 0; k < GPT2_BUF_KINDS; k++) c.n_counts += c.m.plan.buf[k].count;
+    CHECK_CUDA(cudaMalloc(&c.dcount, (size_t)c.n_counts * sizeof *c.dcount));
+    CHECK_CUDA(cudaDeviceSynchronize());
+
+    char label[96];
+    snprintf(label, sizeof label, "%s, forward", name);
+    int bad = repeat(&c, label, 0, R);
+    EXPECT(bad == 0, "%s: %d of %d passes differ from the first", label, bad, R);
+    snprintf(label, sizeof label, "%s, forward and backward", name);
+    bad = repeat(&c, label, 1, R / 4 > 0 ? R / 4 : 1);
+    EXPECT(bad == 0, "%s: %d of %d passes differ from the first", label, bad, R / 4 > 0 ? R / 4 : 1);
+    /* the control: one token changed must show (the comparison sees a difference) */
+    tok[5] = (tok[5] + 1) % vocab;
+    pass(&c, 0);
+    for (int a = 0; a < 2; a++)
+        CHECK_CUDA(cudaMemcpyAsync(c.ref[a], c.m.arena[a], c.m.plan.arena_bytes[a], cudaMemcpyDeviceToDevice,
+                                   c.g.stream));
+    CHECK_CUDA(cudaMemcpyAsync(c.dtok, tok, sizeof tok, cudaMemcpyHostToDevice, c.g.stream));
+    pass(&c, 0);
+    unsigned long long *h = (unsigned long long *)calloc((size_t)c.n_counts, sizeof *h);
+    compare(&c, h);
+    unsigned long long total = 0;
+    for (int i = 0; i < c.n_counts; i++) total += h[i];
+    EXPECT(total > 0, "%s: control: a changed token left every buffer equal", name);
+    printf("%s: %d passes equal; control: %llu words differ after one token changed\n", name, R, total);
+    free(h);
+    for (int a = 0; a < 2; a++) CHECK_CUDA(cudaFree(c.ref[a]));
+    CHECK_CUDA(cudaFree(c.dcount));
+    CHECK_CUDA(cudaFree(c.dtok));
+    CHECK_CUDA(cudaFree(c.dtgt));
+    gpt2_model_free(&c.m);
+    gpu_free(&c.g);
+}
+
+int main(int argc, char **argv) {
+    gpu_test_require(1);
+    unsigned long long seed = gpu_test_seed(argc, argv, "test_gpt2_repeat");
+    int R = argc > 2 ? atoi(argv[2]) : 200;
+    const dtype_t types[2] = {DTYPE_FP32, DTYPE_BF16};
+    const int vocabs[2] = {512, 50257};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) run_case(types[i], vocabs[j], seed, R);
+    return test_summary();
+}
