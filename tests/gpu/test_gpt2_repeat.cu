@@ -176,10 +176,61 @@ static void trained_case(math_t math, unsigned long long seed, int E) {
     tokens_corpus_free(&corpus);
 }
 
+/* A diagnosis between processes, not a check: the tiny model trained 20 steps at 16 x 64 on the corpus in dir, then
+ * every full held-out batch's loss sum printed exactly (run it in several processes and compare the lines). */
+static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
+    enum { TB = 16, K = 20 };
+    tokens_corpus_t corpus;
+    char err[512] = "";
+    if (tokens_corpus_load(&corpus, dir, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    optim_cfg_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = OPTIM_ADAMW;
+    o.sched.peak = 6e-4;
+    o.steps_cap = K;
+    gpt2_train_t g;
+    if (gpt2_train_init(&g, 0, "tiny", TB, TB, 0, math, &o, 0.1f, &corpus, seed, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    g.use_graph = 1;
+    gpt2_train_epoch_begin(&g, 1);
+    for (int k = 0; k < K; k++) gpt2_train_step(&g, k);
+    double es, ms, loss;
+    gpt2_train_epoch_end(&g, K, &es, &ms, &loss);
+    printf("dump %s: train loss %a, held-out %a\n", math_name(math), loss, gpt2_train_evaluate(&g));
+    tokens_sampler_t vs;
+    if (tokens_sampler_init(&vs, &corpus.val, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    int *x = (int *)malloc(TB * T * sizeof(int)), *y = (int *)malloc(TB * T * sizeof(int)), *dx, *dy;
+    CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
+    CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
+    for (int b = 0; tokens_sampler_batch(&vs, (long long)b * TB, TB, x, y) == 0; b++) {
+        CHECK_CUDA(cudaMemcpy(dx, x, TB * T * sizeof(int), cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMemcpy(dy, y, TB * T * sizeof(int), cudaMemcpyHostToDevice));
+        gpt2_model_forward(&g.m, dx, dy, 0, g.gpu.stream);
+        double acc[2];
+        CHECK_CUDA(cudaStreamSynchronize(g.gpu.stream));
+        CHECK_CUDA(cudaMemcpy(acc, g.m.loss_acc, sizeof acc, cudaMemcpyDeviceToHost));
+        printf("dump %s batch %d %a %a\n", math_name(math), b, acc[0], acc[1]);
+    }
+    free(x);
+    free(y);
+    CHECK_CUDA(cudaFree(dx));
+    CHECK_CUDA(cudaFree(dy));
+    tokens_sampler_free(&vs);
+    gpt2_train_free(&g);
+    tokens_corpus_free(&corpus);
+}
+
 int main(int argc, char **argv) {
     gpu_test_require(1);
     unsigned long long seed = gpu_test_seed(argc, argv, "test_gpt2_repeat");
     int R = argc > 2 ? atoi(argv[2]) : 200;
+    if (argc > 3) {   /* the diagnosis: test_gpt2_repeat SEED PASSES CORPUS_DIR */
+        corpus_dump(argv[3], MATH_FP32, seed);
+        corpus_dump(argv[3], MATH_BF16, seed);
+        return 0;
+    }
     const math_t maths[3] = {MATH_FP32, MATH_TF32, MATH_BF16};
     const int vocabs[2] = {512, 50257};
     for (int i = 0; i < 3; i++) {
