@@ -204,7 +204,17 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     int *x = (int *)malloc(TB * T * sizeof(int)), *y = (int *)malloc(TB * T * sizeof(int)), *dx, *dy;
     CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
     CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
-    for (int b = 0; tokens_sampler_batch(&vs, (long long)b * TB, TB, x, y) == 0; b++) {
+    uint16_t *hv = (uint16_t *)malloc((size_t)corpus.val.n * 2);
+    CHECK_CUDA(cudaMemcpy(hv, g.d_val, (size_t)corpus.val.n * 2, cudaMemcpyDeviceToHost));
+    printf("dump %s: d_val %s the file's\n", math_name(math),
+           memcmp(hv, corpus.val.tok, (size_t)corpus.val.n * 2) ? "DIFFERS from" : "equals");
+    free(hv);
+    printf("dump %s: held-out again %a\n", math_name(math), gpt2_train_evaluate(&g));
+    double tot[2] = {0, 0};
+    for (int b = 0; b * TB < vs.n_windows; b++) {
+        for (int r = 0; r < TB; r++)   /* the last batch's missing rows: token 0, no target (as the trainer's) */
+            if (tokens_sampler_batch(&vs, (long long)b * TB + r, 1, x + r * T, y + r * T))
+                for (int i = 0; i < T; i++) x[r * T + i] = 0, y[r * T + i] = -1;
         CHECK_CUDA(cudaMemcpy(dx, x, TB * T * sizeof(int), cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(dy, y, TB * T * sizeof(int), cudaMemcpyHostToDevice));
         gpt2_model_forward(&g.m, dx, dy, 0, g.gpu.stream);
@@ -212,7 +222,10 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
         CHECK_CUDA(cudaStreamSynchronize(g.gpu.stream));
         CHECK_CUDA(cudaMemcpy(acc, g.m.loss_acc, sizeof acc, cudaMemcpyDeviceToHost));
         printf("dump %s batch %d %a %a\n", math_name(math), b, acc[0], acc[1]);
+        tot[0] += acc[0];
+        tot[1] += acc[1];
     }
+    printf("dump %s: held-out from the host's batches %a\n", math_name(math), tot[0] / tot[1]);
     free(x);
     free(y);
     CHECK_CUDA(cudaFree(dx));
