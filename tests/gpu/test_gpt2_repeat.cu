@@ -211,6 +211,7 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     free(hv);
     printf("dump %s: held-out again %a\n", math_name(math), gpt2_train_evaluate(&g));
     double tot[2] = {0, 0};
+    int bad_prefix = 0;
     for (int b = 0; b * TB < vs.n_windows; b++) {
         for (int r = 0; r < TB; r++)   /* the last batch's missing rows: token 0, no target (as the trainer's) */
             if (tokens_sampler_batch(&vs, (long long)b * TB + r, 1, x + r * T, y + r * T))
@@ -224,6 +225,14 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
         printf("dump %s batch %d %a %a\n", math_name(math), b, acc[0], acc[1]);
         tot[0] += acc[0];
         tot[1] += acc[1];
+        /* the trainer's evaluation over the first b + 1 batches alone, against these batches' */
+        int keep = g.n_val;
+        g.n_val = (b + 1) * TB < keep ? (b + 1) * TB : keep;
+        double e = gpt2_train_evaluate(&g);
+        g.n_val = keep;
+        if (e != tot[0] / tot[1] && bad_prefix++ < 5)
+            printf("dump %s: the first %d batches: evaluation %a, the host's batches %a (batch %d: %a %a)\n",
+                   math_name(math), b + 1, e, tot[0] / tot[1], b, acc[0], acc[1]);
     }
     printf("dump %s: held-out from the host's batches %a\n", math_name(math), tot[0] / tot[1]);
     free(x);
