@@ -230,6 +230,16 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
         g.n_val = (b + 1) * TB < keep ? (b + 1) * TB : keep;
         double e = gpt2_train_evaluate(&g);
         g.n_val = keep;
+        {   /* the trainer's last batch (this one) against the host's */
+            int *gx = (int *)malloc(TB * T * sizeof(int)), *gy = (int *)malloc(TB * T * sizeof(int)), nx = 0, ny = 0;
+            CHECK_CUDA(cudaMemcpy(gx, g.d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(gy, g.d_tgt, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < TB * T; i++) nx += gx[i] != x[i], ny += gy[i] != y[i];
+            if (nx || ny) printf("dump %s: batch %d: the trainer's tokens differ in %d, targets in %d\n",
+                                 math_name(math), b, nx, ny);
+            free(gx);
+            free(gy);
+        }
         if (e != tot[0] / tot[1] && bad_prefix++ < 5)
             printf("dump %s: the first %d batches: evaluation %a, the host's batches %a (batch %d: %a %a)\n",
                    math_name(math), b + 1, e, tot[0] / tot[1], b, acc[0], acc[1]);
