@@ -211,7 +211,7 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     free(hv);
     printf("dump %s: held-out again %a\n", math_name(math), gpt2_train_evaluate(&g));
     double tot[2] = {0, 0};
-    int bad_prefix = 0;
+    int bad_prefix = 0, bad_again = 0;
     for (int b = 0; b * TB < vs.n_windows; b++) {
         for (int r = 0; r < TB; r++)   /* the last batch's missing rows: token 0, no target (as the trainer's) */
             if (tokens_sampler_batch(&vs, (long long)b * TB + r, 1, x + r * T, y + r * T))
@@ -239,6 +239,13 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
                                  math_name(math), b, nx, ny);
             free(gx);
             free(gy);
+            double a2[2];   /* the forward again on the trainer's token buffers */
+            gpt2_model_forward(&g.m, g.d_tok, g.d_tgt, 0, g.gpu.stream);
+            CHECK_CUDA(cudaStreamSynchronize(g.gpu.stream));
+            CHECK_CUDA(cudaMemcpy(a2, g.m.loss_acc, sizeof a2, cudaMemcpyDeviceToHost));
+            if (a2[0] != acc[0] && bad_again++ < 5)
+                printf("dump %s: batch %d: the forward on the trainer's buffers %a, on the host's %a\n",
+                       math_name(math), b, a2[0], acc[0]);
         }
         if (e != tot[0] / tot[1] && bad_prefix++ < 5)
             printf("dump %s: the first %d batches: evaluation %a, the host's batches %a (batch %d: %a %a)\n",
