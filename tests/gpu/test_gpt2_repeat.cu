@@ -234,7 +234,13 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
             int *gx = (int *)malloc(TB * T * sizeof(int)), *gy = (int *)malloc(TB * T * sizeof(int)), nx = 0, ny = 0;
             CHECK_CUDA(cudaMemcpy(gx, g.d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
             CHECK_CUDA(cudaMemcpy(gy, g.d_tgt, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
-            for (int i = 0; i < TB * T; i++) nx += gx[i] != x[i], ny += gy[i] != y[i];
+            int shown = 0;
+            for (int i = 0; i < TB * T; i++) {
+                nx += gx[i] != x[i], ny += gy[i] != y[i];
+                if ((gx[i] != x[i] || gy[i] != y[i]) && shown++ < 6)
+                    printf("  [%d] (row %d col %d): tok %d tgt %d, host %d %d\n", i, i / T, i % T, gx[i], gy[i], x[i],
+                           y[i]);
+            }
             if (nx || ny) printf("dump %s: batch %d: the trainer's tokens differ in %d, targets in %d\n",
                                  math_name(math), b, nx, ny);
             free(gx);
@@ -244,8 +250,8 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
             CHECK_CUDA(cudaStreamSynchronize(g.gpu.stream));
             CHECK_CUDA(cudaMemcpy(a2, g.m.loss_acc, sizeof a2, cudaMemcpyDeviceToHost));
             if (a2[0] != acc[0] && bad_again++ < 5)
-                printf("dump %s: batch %d: the forward on the trainer's buffers %a, on the host's %a\n",
-                       math_name(math), b, a2[0], acc[0]);
+                printf("dump %s: batch %d: the forward on the trainer's buffers %a (%g targets), on the host's %a\n",
+                       math_name(math), b, a2[0], a2[1], acc[0]);
         }
         if (e != tot[0] / tot[1] && bad_prefix++ < 5)
             printf("dump %s: the first %d batches: evaluation %a, the host's batches %a (batch %d: %a %a)\n",
