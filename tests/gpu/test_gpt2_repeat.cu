@@ -267,11 +267,64 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     tokens_corpus_free(&corpus);
 }
 
+/* The diagnosis's second part: a trainer on dir after `steps` steps (graphed or eager), its evaluation of the first
+ * batch alone `times` times; how often the batch it gathered is not the file's first windows. */
+static void gather_check(const char *dir, int steps, int graph, int times) {
+    enum { TB = 16 };
+    tokens_corpus_t corpus;
+    char err[512] = "";
+    if (tokens_corpus_load(&corpus, dir, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    optim_cfg_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = OPTIM_ADAMW;
+    o.sched.peak = 6e-4;
+    o.steps_cap = 20;
+    gpt2_train_t g;
+    if (gpt2_train_init(&g, 0, "tiny", TB, TB, 0, MATH_FP32, &o, 0.1f, &corpus, 5, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    g.use_graph = graph;
+    gpt2_train_epoch_begin(&g, 1);
+    for (int k = 0; k < steps; k++) gpt2_train_step(&g, k);
+    if (steps) {
+        double es, ms, loss;
+        gpt2_train_epoch_end(&g, steps, &es, &ms, &loss);
+    }
+    int *x = (int *)malloc(TB * T * sizeof(int)), *gx = (int *)malloc(TB * T * sizeof(int)), wrong = 0, worst = 0;
+    for (int r = 0; r < TB; r++)
+        for (int i = 0; i < T; i++) x[r * T + i] = corpus.val.tok[(size_t)r * T + i];
+    int keep = g.n_val;
+    for (int t = 0; t < times; t++) {
+        g.n_val = TB;
+        gpt2_train_evaluate(&g);
+        g.n_val = keep;
+        CHECK_CUDA(cudaMemcpy(gx, g.d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+        int n = 0;
+        for (int i = 0; i < TB * T; i++) n += gx[i] != x[i];
+        wrong += n > 0;
+        worst = n > worst ? n : worst;
+    }
+    printf("gather: %d steps %s: %d of %d first-batch evaluations gathered other tokens (at most %d)\n", steps,
+           graph ? "graphed" : "eager", wrong, times, worst);
+    free(x);
+    free(gx);
+    gpt2_train_free(&g);
+    tokens_corpus_free(&corpus);
+}
+
 int main(int argc, char **argv) {
     gpu_test_require(1);
     unsigned long long seed = gpu_test_seed(argc, argv, "test_gpt2_repeat");
     int R = argc > 2 ? atoi(argv[2]) : 200;
     if (argc > 3) {   /* the diagnosis: test_gpt2_repeat SEED PASSES CORPUS_DIR */
+        if (argc > 4) {
+            gather_check(argv[3], 0, 1, 200);
+            gather_check(argv[3], 20, 0, 200);
+            gather_check(argv[3], 20, 1, 200);
+            gather_check(argv[3], 2, 1, 200);
+            return 0;
+        }
         corpus_dump(argv[3], MATH_FP32, seed);
         corpus_dump(argv[3], MATH_BF16, seed);
         return 0;
