@@ -115,15 +115,26 @@ void gpt2_layout_units(const gpt2_shape_t *s, const gpt2_slice_t *slice, int n, 
     first[s->layers + 1] = gpt2_layout_find(slice, n, GPT2_LNF_W, -1)->at;
 }
 
+/* A block's parameters: two LayerNorms, the attention's QKV and projection, the MLP's two products, with biases. */
+static size_t block_params(const gpt2_shape_t *s) {
+    size_t c = (size_t)s->width;
+    return 2 * c + (3 * c * c + 3 * c) + (c * c + c) + 2 * c + (4 * c * c + 4 * c) + (4 * c * c + c);
+}
+
 size_t gpt2_shape_params(const gpt2_shape_t *s) {
     size_t c = (size_t)s->width;
-    size_t block = 2 * c + (3 * c * c + 3 * c) + (c * c + c) + 2 * c + (4 * c * c + 4 * c) + (4 * c * c + c);
-    return (size_t)s->vocab * c + (size_t)s->context * c + (size_t)s->layers * block + 2 * c;
+    return (size_t)s->vocab * c + (size_t)s->context * c + (size_t)s->layers * block_params(s) + 2 * c;
 }
 
 double gpt2_shape_flops_per_token(const gpt2_shape_t *s, int T) {
     double n = (double)gpt2_shape_params(s) - (double)s->context * s->width;
     return 6 * n + 12.0 * s->layers * T * s->width;
+}
+
+double gpt2_shape_unit_flops(const gpt2_shape_t *s, int T, int unit) {
+    if (unit <= 0 || unit > s->layers + 1) return 0;
+    if (unit <= s->layers) return 6.0 * (double)block_params(s) + 12.0 * T * s->width;
+    return 6.0 * ((double)s->vocab * s->width + 2.0 * s->width);
 }
 
 void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat) {

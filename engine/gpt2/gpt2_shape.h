@@ -32,6 +32,11 @@ size_t gpt2_shape_params(const gpt2_shape_t *s);
 /* Training FLOPs a token at sequences of T tokens, forward and backward, as PaLM's MFU and PyTorch's script count
  * them: 6 N + 12 L T d, N the parameters but the position embedding. */
 double gpt2_shape_flops_per_token(const gpt2_shape_t *s, int T);
+/* unit's share of gpt2_shape_flops_per_token (units: GPT2_UNITS below), the units' shares summing to it: the
+ * embeddings 0 (a gather; the token embedding's 6 V C is the head's product, the position embedding is not counted),
+ * a block 6 (12 C^2 + 13 C) + 12 T C, the final LayerNorm with the head 6 (V C + 2 C). What a pipeline balances its
+ * stages by. */
+double gpt2_shape_unit_flops(const gpt2_shape_t *s, int T, int unit);
 
 /* The tensors of the flat layout, in layer order (the order backward finishes them in reverse): the embeddings, then
  * per block the twelve below, then the final LayerNorm. Weights are row-major (out, in), as nn.Linear's. */
