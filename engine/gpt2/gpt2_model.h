@@ -28,7 +28,7 @@ typedef enum { GPT2_ATTN_AUTO = 0, GPT2_ATTN_PLAIN } gpt2_attn_kind_t;
 
 /* A step is forward (with grad), backward, update: launches on one stream, with no host sync, no allocation and the
  * same sequence every step, so a CUDA graph can capture it (engine/graph.h). */
-typedef struct {
+typedef struct gpt2_model {
     gpt2_shape_t shape;     /* a copy */
     int B, T;
     int grad_B;             /* the sequences the loss's gradient is the mean over: B, or in data parallelism the
@@ -36,10 +36,12 @@ typedef struct {
     dtype_t t;              /* the activations' type, fp32 or bf16; parameters fp32 with a bf16 copy under bf16 */
     int tf32;               /* fp32 GEMMs on TF32 tensor cores (else strict, as the cuBLAS handle's math mode allows) */
     gpt2_plan_t plan;
-    gpt2_slice_t *slices;   /* host: gpt2_layout's, n_slices of them */
+    gpt2_slice_t *slices;   /* host: gpt2_layout_stage's of the plan's units, n_slices of them */
     int n_slices;
-    size_t n_params;        /* elements of each flat buffer (gpt2_layout's total, padding included) */
-    void *arena[2];         /* the plan's two allocations: flat buffers, activations */
+    size_t n_params;        /* elements of each flat buffer (gpt2_layout_stage's total, padding included) */
+    void *arena[3];         /* the plan's three allocations: flat buffers, activations, backward's scratch; a slot
+                             * (gpt2_model_init_slot) owns only its activations */
+    const struct gpt2_model *slot_of;   /* a slot: the stage model whose flat buffers and scratch it shares; NULL */
     float *params, *grads, *adam_m, *adam_v;
     void *params_lp;        /* the bf16 copy (NULL under fp32) */
     void *scratch;          /* LayerNorm's and the embedding's backward scratch, used one after the other */
@@ -65,16 +67,38 @@ int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_
 /* gpt2_model_init with the attention chosen by attn (gpt2_model_init's is GPT2_ATTN_AUTO). */
 int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                          const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err, size_t errlen);
+/* A pipeline stage: the units [lo, hi) of GPT-2 (gpt2_plan_stage) with the attention chosen by attn. Its forward
+ * starts from its input's residual stream (gpt2_model_stage_io) where lo > 0 and ends there where it holds no head;
+ * its backward starts from its output's gradient there. lo 0, hi GPT2_UNITS(layers) is gpt2_model_init_attn. */
+int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
+                          const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, int lo, int hi, char *err,
+                          size_t errlen);
+/* Another activation slot of stage `owner` (a micro-batch in flight): its own activations, the owner's flat buffers,
+ * backward's scratch, handles and optimizer. 0, or -1 with the reason in err (out of memory). Freed before the
+ * owner. */
+int gpt2_model_init_slot(gpt2_model_t *m, const gpt2_model_t *owner, char *err, size_t errlen);
 void gpt2_model_free(gpt2_model_t *m);
+/* The tensors a stage exchanges with its neighbours, (B T, C) each of the activations' type: in, the input's residual
+ * stream (a stage after the first: the previous stage's out); out, the output's (a stage without the head); dout,
+ * the output's gradient (from the next stage's din), read by backward; din, the input's gradient after backward (a
+ * stage after the first). NULL where the stage has none. */
+void gpt2_model_stage_io(const gpt2_model_t *m, void **in, void **out, void **dout, void **din);
+/* Whether m holds the embeddings (unit 0) and the head (the last unit). */
+int gpt2_model_has_embed(const gpt2_model_t *m);
+int gpt2_model_has_head(const gpt2_model_t *m);
 /* Device bytes m holds: the plan's two allocations, the scratch and the fused attention's workspace (the GPU's
  * cuBLAS workspace and ones, which it borrows, not counted). */
 size_t gpt2_model_bytes(const gpt2_model_t *m);
 
-/* The parameters from host (n_params fp32 in gpt2_shape's layout), the bf16 copy made from them, AdamW's moments
- * zeroed (a fresh start). Setup, not a step: returns with `stream` synchronised. */
+/* The parameters from host (n_params fp32 in m's layout: gpt2_layout_stage's), the bf16 copy made from them, AdamW's
+ * moments zeroed (a fresh start). Setup, not a step: returns with `stream` synchronised. */
 void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stream);
-/* gpt2_layout_init's GPT-2 initialisation from seed, then gpt2_model_set_params. */
+/* gpt2_layout_init's GPT-2 initialisation from seed (the whole model's, so a stage's slices hold what the whole
+ * model's do), then gpt2_model_set_params. */
 void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream);
+/* m's parameters into their places of the whole model's flat layout `full` (gpt2_layout's total), which a stage
+ * fills only in part. Synchronises `stream`. */
+void gpt2_model_params_full(const gpt2_model_t *m, float *full, cudaStream_t stream);
 
 /* Forward of tokens tok (device, B * T ints in [0, vocab), sequence after sequence) to *m->loss, the mean
  * cross-entropy over the counted targets (device, B * T ints: the next token, or -1 for none). grad: the logits are
@@ -92,9 +116,18 @@ void gpt2_model_backward(gpt2_model_t *m, const int *tok, cudaStream_t stream);
  * j's gradients are final once its range has run; the token embedding's (unit 0) take the head's part, written by
  * unit L + 1, and its own. */
 void gpt2_model_backward_units(gpt2_model_t *m, const int *tok, int lo, int hi, cudaStream_t stream);
+/* Backward of a stage (or the whole model) over all its units, the weight gradients overwritten (dw_beta 0: a step's
+ * first micro-batch) or added to (dw_beta 1). On a stage without the head it starts from dout (gpt2_model_stage_io);
+ * on one after the first it leaves its input's gradient in din. */
+void gpt2_model_backward_stage(gpt2_model_t *m, const int *tok, float dw_beta, cudaStream_t stream);
 /* One AdamW step of every parameter from m->grads (gpt2_adamw.h), clipped to the global norm opt.max_norm, at o's
  * rate and step count (optim_begin_step is called here: o is this model's optimizer state), the bf16 copy rewritten. */
 void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
+/* The update in its two parts, for a pipeline whose clipping norm is every stage's: the squared norm of m's gradients
+ * added to *acc (device), the token embedding's left out where skip_wte (a tied copy another stage counts); then
+ * AdamW reading m->sumsq, which must hold the whole model's squared norm. */
+void gpt2_model_grad_sumsq(const gpt2_model_t *m, int skip_wte, double *acc, cudaStream_t stream);
+void gpt2_model_adamw(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
 /* One training step: forward with grad, backward and the update, of the batch tok / tgt (what a graph captures). */
 void gpt2_model_step(gpt2_model_t *m, const int *tok, const int *tgt, optim_t *o, cudaStream_t stream);
 #ifdef __cplusplus

@@ -22,6 +22,11 @@ int gpt2_plan(const gpt2_shape_t *s, int B, int T, dtype_t t, gpt2_plan_t *p, ch
 
 int gpt2_plan_attn(const gpt2_shape_t *s, int B, int T, dtype_t t, int fused, gpt2_plan_t *p, char *err,
                    size_t errlen) {
+    return gpt2_plan_stage(s, B, T, t, fused, 0, s ? GPT2_UNITS(s->layers) : 1, p, err, errlen);
+}
+
+int gpt2_plan_stage(const gpt2_shape_t *s, int B, int T, dtype_t t, int fused, int lo, int hi, gpt2_plan_t *p,
+                    char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     if (!s || s->layers < 1 || s->heads < 1 || s->width % s->heads || s->vocab < 1 || s->vocab_pad < s->vocab) {
         snprintf(err, errlen, "not a GPT-2 shape");
@@ -44,11 +49,21 @@ int gpt2_plan_attn(const gpt2_shape_t *s, int B, int T, dtype_t t, int fused, gp
         snprintf(err, errlen, "the fused attention is bf16 only, not %s", dtype_name(t));
         return -1;
     }
+    int units = GPT2_UNITS(s->layers);
+    if (lo < 0 || hi > units || lo >= hi) {
+        snprintf(err, errlen, "units [%d, %d) are not a stage of GPT-2 %s's %d", lo, hi, s->name, units);
+        return -1;
+    }
     fused = fused != 0;
     size_t es = dtype_size(t), C = (size_t)s->width, BT = (size_t)B * (size_t)T;
     size_t att = (size_t)B * (size_t)s->heads * (size_t)T * (size_t)T;
-    int l = s->layers;
-    p->flat_elems = gpt2_layout(s, NULL, 0);
+    int head = hi == units;
+    p->lo = lo;
+    p->hi = hi;
+    p->b0 = lo > 0 ? lo - 1 : 0;
+    p->nb = (hi < s->layers + 1 ? hi - 1 : s->layers) - p->b0;   /* units 1 .. L are blocks 0 .. L - 1 */
+    int l = p->nb;
+    p->flat_elems = gpt2_layout_stage(s, lo, hi, NULL, 0);
     size_t N = p->flat_elems;
     put(p, GPT2_BUF_PARAMS, "params", 0, 1, N, 4);
     put(p, GPT2_BUF_GRADS, "grads", 0, 1, N, 4);
@@ -64,12 +79,13 @@ int gpt2_plan_attn(const gpt2_shape_t *s, int B, int T, dtype_t t, int fused, gp
     put(p, GPT2_BUF_LN2, "ln2", 1, l, BT * C, es);
     put(p, GPT2_BUF_FC_PRE, "fc_pre", 1, l, BT * 4 * C, es);
     put(p, GPT2_BUF_FC, "fc", 1, l, BT * 4 * C, es);
-    put(p, GPT2_BUF_LNF, "lnf", 1, 1, BT * C, es);
-    put(p, GPT2_BUF_LN_STATS, "ln_stats", 1, 2 * l + 1, 2 * BT, 4);
-    put(p, GPT2_BUF_LOGITS, "logits", 1, 1, BT * (size_t)s->vocab_pad, es);
-    put(p, GPT2_BUF_DRESID, "dresid", 1, 1, BT * C, es);
-    put(p, GPT2_BUF_DC, "dc", 1, 1, BT * C, es);
-    put(p, GPT2_BUF_D4C, "d4c", 1, 1, BT * 4 * C, es);
-    put(p, GPT2_BUF_DATT, "datt", 1, !fused, att, es);
+    put(p, GPT2_BUF_LNF, "lnf", 1, head, BT * C, es);
+    put(p, GPT2_BUF_LN_STATS, "ln_stats", 1, 2 * l + head, 2 * BT, 4);
+    put(p, GPT2_BUF_LOGITS, "logits", 1, head, BT * (size_t)s->vocab_pad, es);
+    put(p, GPT2_BUF_DRESID, "dresid", 2, 1, BT * C, es);
+    put(p, GPT2_BUF_DC, "dc", 2, 1, BT * C, es);
+    put(p, GPT2_BUF_D4C, "d4c", 2, 1, BT * 4 * C, es);
+    put(p, GPT2_BUF_DATT, "datt", 2, !fused && l > 0, att, es);
+    put(p, GPT2_BUF_DOUT, "dout", 2, !head, BT * C, es);
     return 0;
 }

@@ -79,7 +79,14 @@ static int layout_index(int n, gpt2_tensor_t kind, int layer) {
     return 2 + layer * BLOCK_KINDS + (int)(kind - GPT2_LN1_W);
 }
 
-size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
+/* The unit a slice of kind in block `layer` belongs to; the token embedding's (both of them) is handled apart. */
+static int slice_unit(const gpt2_shape_t *s, gpt2_tensor_t kind, int layer) {
+    if (kind < GPT2_LN1_W) return 0;
+    if (kind >= GPT2_LNF_W) return s->layers + 1;
+    return 1 + layer;
+}
+
+size_t gpt2_layout_stage(const gpt2_shape_t *s, int lo, int hi, gpt2_slice_t *slice, int max) {
     size_t at = 0;
     int n = 0;
     int total = gpt2_layout_count(s);
@@ -92,9 +99,11 @@ size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
             layer = (i - 2) / BLOCK_KINDS;
             kind = (gpt2_tensor_t)(GPT2_LN1_W + (i - 2) % BLOCK_KINDS);
         }
-        gpt2_slice_t sl = {kind, layer, at, 0, 0, 0, gpt2_tensor_decays(kind)};
+        int u = slice_unit(s, kind, layer);
+        int here = kind == GPT2_WTE ? lo == 0 || hi == GPT2_UNITS(s->layers) : u >= lo && u < hi;
+        gpt2_slice_t sl = {kind, layer, here ? at : 0, 0, 0, 0, gpt2_tensor_decays(kind)};
         tensor_dims(s, kind, &sl.rows, &sl.cols);
-        sl.len = (size_t)sl.rows * (size_t)sl.cols;
+        if (here) sl.len = (size_t)sl.rows * (size_t)sl.cols;
         if (n < max) slice[n] = sl;
         n++;
         at += (sl.len + GPT2_ALIGN - 1) / GPT2_ALIGN * GPT2_ALIGN;
@@ -102,10 +111,14 @@ size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
     return at;
 }
 
+size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max) {
+    return gpt2_layout_stage(s, 0, GPT2_UNITS(s->layers), slice, max);
+}
+
 const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer) {
     /* In gpt2_layout's order the place is known: a lookup per tensor per call of an eager step costs no scan. */
     int i = layout_index(n, kind, layer);
-    if (i >= 0 && i < n && slice[i].kind == kind && slice[i].layer == layer) return &slice[i];
+    if (i >= 0 && i < n && slice[i].kind == kind && slice[i].layer == layer && slice[i].len) return &slice[i];
     return NULL;
 }
 

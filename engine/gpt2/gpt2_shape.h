@@ -72,8 +72,13 @@ int gpt2_layout_count(const gpt2_shape_t *s);
 /* Fills slice[0 .. count) (at most max written) and returns the elements of the whole flat buffer (padding
  * included), which is what a buffer of the layout allocates. */
 size_t gpt2_layout(const gpt2_shape_t *s, gpt2_slice_t *slice, int max);
-/* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among the n of gpt2_layout (in
- * its order, where the place is known), or NULL. */
+/* A pipeline stage's layout, of units [lo, hi) (GPT2_UNITS below): the same n slices in gpt2_layout's order, those
+ * of the stage's units packed from 0 in that order, the others absent (len 0). The token embedding is on the stage of
+ * the embeddings and on the head's (tied: the head's weight). Returns the stage's elements; lo 0, hi
+ * GPT2_UNITS(layers) is gpt2_layout. */
+size_t gpt2_layout_stage(const gpt2_shape_t *s, int lo, int hi, gpt2_slice_t *slice, int max);
+/* The slice of kind in block `layer` (-1 for the embeddings and the final LayerNorm) among the n of gpt2_layout or
+ * gpt2_layout_stage (in its order, where the place is known), or NULL, also for a slice absent from a stage. */
 const gpt2_slice_t *gpt2_layout_find(const gpt2_slice_t *slice, int n, gpt2_tensor_t kind, int layer);
 /* Backward's units: what data parallelism reduces gradients by and a pipeline would cut between. Unit 0 is the
  * embeddings, unit 1 + l block l, unit L + 1 the final LayerNorm with the head (which has no parameters of its own:
