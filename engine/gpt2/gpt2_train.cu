@@ -13,30 +13,6 @@
 
 // ---- kernels
 
-/* Rows b < B of a batch: window w = order[at + b] (the identity without order) gives tok = src[w T + i] and
- * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
- * at = *step * step_rows + first where step is given (training: the device counter, global batches of step_rows),
- * else `first`. (B, T) each. */
-__global__ void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step, int step_rows,
-                              long long first, int B, int T, int *tok, int *tgt) {
-    long long n = (long long)B * T;
-    long long at = (step ? (long long)*step * step_rows : 0) + first;
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
-        long long row = at + k / T;
-        int i = (int)(k % T);
-        if (row >= n_windows) {
-            tok[k] = 0;
-            tgt[k] = -1;
-            continue;
-        }
-        long long w = order ? order[row] : row;
-        const uint16_t *p = src + w * T + i;
-        tok[k] = p[0];
-        tgt[k] = p[1];
-    }
-}
-
 /* After a training step: its mean loss into the epoch's sum, and the step counter on. */
 __global__ void step_done_kernel(const float *loss, double *sum, int *step) {
     *sum += (double)*loss;
@@ -51,20 +27,11 @@ __global__ void eval_add_kernel(const double *batch, double *acc) {
 
 // ---- launchers
 
-static void gather(gpt2_train_t *g, const uint16_t *src, const int *order, int n_windows, const int *step,
-                   long long first) {
-    const gpt2_model_t *m = &g->m;
-    long long n = (long long)m->B * m->T;
-    gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, g->gpu.stream>>>(
-        src, order, n_windows, step, m->grad_B, first, m->B, m->T, g->d_tok, g->d_tgt);
-    CHECK_LAUNCH();
-}
-
 /* The pieces' launches, each the same every step (the windows come from d_step): what the graphs capture. */
 static void forward_seg(void *ctx, const void *arg) {
     (void)arg;
     gpt2_train_t *g = (gpt2_train_t *)ctx;
-    gather(g, g->d_train, g->d_order, g->order.n_windows, g->d_step, g->first);
+    gpt2_data_train(&g->data, g->d_step, g->m.grad_B, g->first, g->m.B, g->d_tok, g->d_tgt, g->gpu.stream);
     gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 1, g->gpu.stream);
 }
 
@@ -95,17 +62,6 @@ static void train_step_seg(void *ctx, const void *arg) {
     update_seg(ctx, arg);
 }
 
-/* A split's tokens on the device. */
-static int upload(uint16_t **d, const tokens_t *t, char *err, size_t errlen) {
-    size_t bytes = (size_t)t->n * sizeof(uint16_t);
-    if (gpu_try_malloc((void **)d, bytes) != 0) {
-        snprintf(err, errlen, "out of memory: %lld tokens of the corpus", t->n);
-        return -1;
-    }
-    CHECK_CUDA(cudaMemcpy(*d, t->tok, bytes, cudaMemcpyHostToDevice));
-    return 0;
-}
-
 int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int global_B, int first, math_t math,
                     const optim_cfg_t *o, float weight_decay, const tokens_corpus_t *corpus, unsigned long long seed,
                     char *err, size_t errlen) {
@@ -129,12 +85,10 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     const int T = corpus->T;
     g->first = first;
     g->seed = seed;
-    if (tokens_sampler_init(&g->order, &corpus->train, T, err, errlen) != 0) return -1;
-    g->n_val = tokens_corpus_windows(&corpus->val, T);
-    g->steps_per_epoch = g->order.n_windows / global_B;
+    int windows = tokens_corpus_windows(&corpus->train, T);
+    g->steps_per_epoch = windows / global_B;
     if (g->steps_per_epoch < 1) {
-        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", global_B,
-                 g->order.n_windows, T);
+        snprintf(err, errlen, "batch %d is larger than the %d training windows of %d tokens", global_B, windows, T);
         return -1;
     }
     /* The corpus's vocabulary where it is larger than the shape's: a model's head must have a row per token. */
@@ -150,7 +104,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     /* The schedule's epoch is the steps the harness runs of one (--steps caps it). */
     long spe = o->steps_cap > 0 && o->steps_cap < g->steps_per_epoch ? o->steps_cap : g->steps_per_epoch;
     if (optim_init(&g->opt, OPTIM_ADAMW, 0.0f, weight_decay, &o->sched, spe, NULL, err, errlen) != 0) return -1;
-    if (upload(&g->d_train, &corpus->train, err, errlen) || upload(&g->d_val, &corpus->val, err, errlen)) return -1;
+    if (gpt2_data_init(&g->data, device, corpus, err, errlen)) return -1;
     g->step_events = (cudaEvent_t *)calloc((size_t)g->steps_per_epoch + 1, sizeof(cudaEvent_t));
     g->n_pieces = 2 + GPT2_UNITS(s.layers);
     g->pieces = (graph_seg_t *)calloc((size_t)g->n_pieces, sizeof(graph_seg_t));
@@ -158,8 +112,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
     if (!g->step_events || !g->pieces || !g->piece_units) { snprintf(err, errlen, "out of host memory"); return -1; }
     for (int k = 0; k < 2 * GPT2_UNITS(s.layers); k++) g->piece_units[k] = -1;
     size_t tok_bytes = (size_t)B * T * sizeof(int);
-    if (gpu_try_malloc((void **)&g->d_order, (size_t)g->order.n_windows * sizeof(int)) ||
-        gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
+    if (gpu_try_malloc((void **)&g->d_tok, tok_bytes) || gpu_try_malloc((void **)&g->d_tgt, tok_bytes) ||
         gpu_try_malloc((void **)&g->d_step, sizeof(int)) || gpu_try_malloc((void **)&g->d_loss, 2 * sizeof(double))) {
         snprintf(err, errlen, "out of memory: the batch's %zu bytes of tokens", 2 * tok_bytes);
         return -1;
@@ -171,13 +124,9 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
 
 void gpt2_train_epoch_begin(gpt2_train_t *g, int epoch) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    tokens_sampler_shuffle(&g->order, g->seed, epoch);
-    /* Ordered on the stream after the previous epoch's steps and evaluation, which read the old order. */
-    CHECK_CUDA(cudaMemcpyAsync(g->d_order, g->order.order, (size_t)g->order.n_windows * sizeof(int),
-                               cudaMemcpyHostToDevice, g->gpu.stream));
+    gpt2_data_epoch(&g->data, g->seed, epoch, g->gpu.stream);
     CHECK_CUDA(cudaMemsetAsync(g->d_step, 0, sizeof(int), g->gpu.stream));
     CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), g->gpu.stream));
-    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));   /* the order is pageable: copied before it changes */
     CHECK_CUDA(cudaEventRecord(g->step_events[0], g->gpu.stream));
 }
 
@@ -242,8 +191,8 @@ double gpt2_train_evaluate(gpt2_train_t *g) {
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     cudaStream_t s = g->gpu.stream;
     CHECK_CUDA(cudaMemsetAsync(g->d_loss, 0, 2 * sizeof(double), s));
-    for (long long first = 0; first < g->n_val; first += g->m.B) {
-        gather(g, g->d_val, NULL, g->n_val, NULL, first);
+    for (long long first = 0; first < g->data.n_val; first += g->m.B) {
+        gpt2_data_val(&g->data, first, g->m.B, g->d_tok, g->d_tgt, s);
         gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
         eval_add_kernel<<<1, 1, 0, s>>>(g->m.loss_acc, g->d_loss);
         CHECK_LAUNCH();
@@ -273,8 +222,10 @@ size_t gpt2_train_params(gpt2_train_t *g, float *host, size_t max) {
 }
 
 void gpt2_train_free(gpt2_train_t *g) {
-    tokens_sampler_free(&g->order);   /* host memory, set up before the GPU */
-    if (!g->gpu.stream) return;   /* gpu_init never ran: nothing on a device */
+    if (!g->gpu.stream) {   /* gpu_init never ran: nothing on a device */
+        gpt2_data_free(&g->data);
+        return;
+    }
     CHECK_CUDA(cudaSetDevice(g->gpu.device));
     CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
     graph_seg_free(&g->seg);
@@ -284,7 +235,8 @@ void gpt2_train_free(gpt2_train_t *g) {
     for (int i = 0; g->step_events && i <= g->steps_per_epoch; i++)
         if (g->step_events[i]) CHECK_CUDA(cudaEventDestroy(g->step_events[i]));
     free(g->step_events);
-    void *bufs[] = {g->d_train, g->d_val, g->d_order, g->d_tok, g->d_tgt, g->d_step, g->d_loss};
+    gpt2_data_free(&g->data);
+    void *bufs[] = {g->d_tok, g->d_tgt, g->d_step, g->d_loss};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) CHECK_CUDA(cudaFree(bufs[i]));
     if (g->opt.table) optim_free(&g->opt);

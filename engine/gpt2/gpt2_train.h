@@ -3,6 +3,7 @@
  * windows gathered there at a device step counter, forward, backward and AdamW replayed from CUDA graphs. */
 #pragma once
 #include <stdint.h>
+#include "gpt2_data.h"
 #include "gpt2_model.h"
 #include "../gpu.h"
 #include "../graph.h"
@@ -17,11 +18,8 @@ typedef struct gpt2_train {
     int first;                  /* this GPU's rows [first, first + m.B) of every global batch of m.grad_B sequences
                                  * (of m.T tokens) */
     int steps_per_epoch;        /* the training windows / m.grad_B: the last partial batch is dropped, as for images */
-    tokens_sampler_t order;     /* the training windows (n_windows) and this epoch's order of them */
-    int n_val;                  /* held-out windows */
+    gpt2_data_t data;           /* the corpus on the GPU, the epoch's order */
     unsigned long long seed;    /* the parameters' initialisation and every epoch's order (tokens_sampler_shuffle) */
-    uint16_t *d_train, *d_val;  /* device: the splits' tokens */
-    int *d_order;               /* device: order.order, uploaded each epoch */
     int *d_tok, *d_tgt;         /* device: a batch's inputs and targets, (B, T) each */
     int *d_step;                /* device: the step of the epoch, which the gather reads (reset each epoch) */
     double *d_loss;             /* device: the epoch's summed training loss; then the evaluation's sum and count */

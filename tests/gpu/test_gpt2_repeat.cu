@@ -171,7 +171,7 @@ static void trained_case(math_t math, unsigned long long seed, int E) {
     }
     EXPECT(differ == 0, "%s, trained: %d of %d evaluations differ from the first", math_name(math), differ, E - 1);
     printf("%s, trained %d steps: %d evaluations of %d held-out windows, %d differ; held-out %.9g\n",
-           math_name(math), K, E, g.n_val, differ, first);
+           math_name(math), K, E, g.data.n_val, differ, first);
     gpt2_train_free(&g);
     tokens_corpus_free(&corpus);
 }
@@ -205,7 +205,7 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
     CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
     uint16_t *hv = (uint16_t *)malloc((size_t)corpus.val.n * 2);
-    CHECK_CUDA(cudaMemcpy(hv, g.d_val, (size_t)corpus.val.n * 2, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(hv, g.data.d_val, (size_t)corpus.val.n * 2, cudaMemcpyDeviceToHost));
     printf("dump %s: d_val %s the file's\n", math_name(math),
            memcmp(hv, corpus.val.tok, (size_t)corpus.val.n * 2) ? "DIFFERS from" : "equals");
     free(hv);
@@ -226,10 +226,10 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
         tot[0] += acc[0];
         tot[1] += acc[1];
         /* the trainer's evaluation over the first b + 1 batches alone, against these batches' */
-        int keep = g.n_val;
-        g.n_val = (b + 1) * TB < keep ? (b + 1) * TB : keep;
+        int keep = g.data.n_val;
+        g.data.n_val = (b + 1) * TB < keep ? (b + 1) * TB : keep;
         double e = gpt2_train_evaluate(&g);
-        g.n_val = keep;
+        g.data.n_val = keep;
         {   /* the trainer's last batch (this one) against the host's */
             int *gx = (int *)malloc(TB * T * sizeof(int)), *gy = (int *)malloc(TB * T * sizeof(int)), nx = 0, ny = 0;
             CHECK_CUDA(cudaMemcpy(gx, g.d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
@@ -288,7 +288,7 @@ static void stray_check(gpt2_train_t *g, const int *x, int mode, int times, cons
     int *gx = (int *)malloc(TB * T * sizeof(int)), wrong = 0, worst = 0;
     cudaStream_t s = g->gpu.stream;
     for (int t = 0; t < times; t++) {
-        if (mode < 2 || t == 0) diag_gather<<<4, 256, 0, s>>>(g->d_val, g->n_val, 0, TB, T, g->d_tok, g->d_tgt);
+        if (mode < 2 || t == 0) diag_gather<<<4, 256, 0, s>>>(g->data.d_val, g->data.n_val, 0, TB, T, g->d_tok, g->d_tgt);
         CHECK_LAUNCH();
         if (mode == 1) gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
         if (mode == 2) gpt2_model_forward(&g->m, dx, dy, 0, s);
@@ -336,16 +336,16 @@ static void gather_check(const char *dir, int steps, int graph, int times) {
         int *dx, *dy;
         CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
         CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
-        diag_gather<<<4, 256, 0, g.gpu.stream>>>(g.d_val, g.n_val, 0, TB, T, dx, dy);
+        diag_gather<<<4, 256, 0, g.gpu.stream>>>(g.data.d_val, g.data.n_val, 0, TB, T, dx, dy);
         for (int mode = 0; mode < 3; mode++) stray_check(&g, x, mode, 400, dx, dy);
         CHECK_CUDA(cudaFree(dx));
         CHECK_CUDA(cudaFree(dy));
     }
-    int keep = g.n_val;
+    int keep = g.data.n_val;
     for (int t = 0; t < times; t++) {
-        g.n_val = TB;
+        g.data.n_val = TB;
         gpt2_train_evaluate(&g);
-        g.n_val = keep;
+        g.data.n_val = keep;
         CHECK_CUDA(cudaMemcpy(gx, g.d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
         int n = 0;
         for (int i = 0; i < TB * T; i++) n += gx[i] != x[i];
