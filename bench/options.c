@@ -329,7 +329,7 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
         strategies_having(strategies, trains_lm, valid, sizeof valid);
         return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (not yet: %s; "
                       "--strategy %s %s)", o->model, o->strategy,
-                      st->staged ? "its stages, cut between GPT-2's blocks, are to come"
+                      st->staged ? "its stages, cut between GPT-2's units, are built and await their test on a GPU"
                                  : "it is built for the image classifiers' layers",
                       valid, strchr(valid, ',') ? "do" : "does");
     }

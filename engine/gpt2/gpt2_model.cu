@@ -17,6 +17,17 @@ __global__ static void loss_mean_kernel(const double *acc, float *loss) {
     *loss = acc[1] > 0.0 ? (float)(acc[0] / acc[1]) : NAN;
 }
 
+__global__ static void sum_kernel(const double *parts, int n, double *out) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += parts[i];   /* in stage order: every stage adds alike */
+    *out = s;
+}
+
+__global__ static void add2_kernel(const double *from, double *acc) {
+    acc[0] += from[0];
+    acc[1] += from[1];
+}
+
 // --- where things are
 
 static void *buf(const gpt2_model_t *m, gpt2_buf_t k, int i) {
@@ -96,8 +107,10 @@ int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, 
     /* The scratch, then the device scalars 256 bytes past its end. */
     size_t scratch_alloc = (m->scratch_bytes + 255) / 256 * 256 + 256;
     int oom = 0;
-    for (int a = 0; a < 3; a++) oom = oom || gpu_try_malloc(&m->arena[a], m->plan.arena_bytes[a] ? m->plan.arena_bytes[a] : 1);
-    if (oom || gpu_try_malloc(&m->scratch, scratch_alloc) || (m->fused && gpu_try_malloc(&m->sdpa_ws, m->sdpa.ws_bytes))) {
+    for (int a = 0; a < 3; a++)
+        oom = oom || gpu_try_malloc(&m->arena[a], m->plan.arena_bytes[a] ? m->plan.arena_bytes[a] : 1);
+    if (oom || gpu_try_malloc(&m->scratch, scratch_alloc) ||
+        (m->fused && gpu_try_malloc(&m->sdpa_ws, m->sdpa.ws_bytes))) {
         double need = (double)(m->plan.arena_bytes[0] + m->plan.arena_bytes[1] + m->plan.arena_bytes[2] +
                                scratch_alloc + m->sdpa.ws_bytes);
         snprintf(err, errlen, "out of memory: GPT-2 %s at %d x %d in %s needs %.2f GiB", s->name, B, T, dtype_name(t),
@@ -373,4 +386,14 @@ void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t s) {
         gpt2_model_grad_sumsq(m, 0, m->sumsq, s);
     }
     gpt2_model_adamw(m, o, s);
+}
+
+void gpt2_model_set_sumsq(gpt2_model_t *m, const double *parts, int n, cudaStream_t s) {
+    sum_kernel<<<1, 1, 0, s>>>(parts, n, m->sumsq);
+    CHECK_LAUNCH();
+}
+
+void gpt2_model_loss_add(const gpt2_model_t *m, double *acc, cudaStream_t s) {
+    add2_kernel<<<1, 1, 0, s>>>(m->loss_acc, acc);
+    CHECK_LAUNCH();
 }

@@ -128,6 +128,10 @@ void gpt2_model_update(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
  * AdamW reading m->sumsq, which must hold the whole model's squared norm. */
 void gpt2_model_grad_sumsq(const gpt2_model_t *m, int skip_wte, double *acc, cudaStream_t stream);
 void gpt2_model_adamw(gpt2_model_t *m, optim_t *o, cudaStream_t stream);
+/* m->sumsq = the sum of parts[0 .. n) (device): the stages' squared norms. */
+void gpt2_model_set_sumsq(gpt2_model_t *m, const double *parts, int n, cudaStream_t stream);
+/* The last forward's cross-entropy sum and target count added to acc[0..1] (device). */
+void gpt2_model_loss_add(const gpt2_model_t *m, double *acc, cudaStream_t stream);
 /* One training step: forward with grad, backward and the update, of the batch tok / tgt (what a graph captures). */
 void gpt2_model_step(gpt2_model_t *m, const int *tok, const int *tgt, optim_t *o, cudaStream_t stream);
 #ifdef __cplusplus

@@ -1,5 +1,5 @@
 /* pipe_lm.h — a language model's pipeline stages: GPT-2's units (gpt2_shape.h: the embeddings, each block, the final
- * LayerNorm with the head) are the layers a stage takes a range of, with a cut between any two. Host-only: CI tests it. */
+ * LayerNorm with the head) are the layers a stage takes a range of, a cut between any two. Host-only: CI tests it. */
 #pragma once
 #include <stddef.h>
 #include "../../engine/gpt2/gpt2_shape.h"

@@ -13,16 +13,20 @@
 
 static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path, char *err, size_t errlen) {
     pipe_link_t *l = &pp->link[from][to];
-    int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device, ab = 0, ba = 0;   /* distinct (setup checks) */
+    int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device, ab = 0, ba = 0;
     CHECK_CUDA(cudaDeviceCanAccessPeer(&ab, a, b));
     CHECK_CUDA(cudaDeviceCanAccessPeer(&ba, b, a));
-    if (naive_path == NAIVE_PATH_P2P && !(ab && ba)) {
+    if (naive_path == NAIVE_PATH_P2P && !(ab && ba) && a != b) {
         snprintf(err, errlen, "--naive-path p2p: GPU %d and GPU %d have no peer access (use auto or host)", a, b);
         return -1;
     }
     l->used = 1;
-    l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
     l->bytes = bytes > l->bytes ? bytes : l->bytes;
+    if (a == b) {   /* two stages on one GPU (a test's): a copy within it */
+        l->peer = 1;
+        return 0;
+    }
+    l->peer = naive_path != NAIVE_PATH_HOST && ab && ba;
     if (l->peer) {   /* once per pair of GPUs in the process (gpu_enable_peer), whichever link asks first */
         gpu_enable_peer(a, b);
         gpu_enable_peer(b, a);
@@ -32,16 +36,19 @@ static int link_open_(pipe_t *pp, int from, int to, size_t bytes, int naive_path
 
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen) {
     for (int s = 1; s < pp->p; s++) {
-        const model_t *m = &pp->st[s].slot[0];
         size_t act = 0;   /* the largest tensor crossing: a staged link copies them one after the other */
-        for (int i = 0; i < pp->st[s].n_in; i++)
+        if (pp->lm) act = pipe_lm_act_bytes(pp);
+        for (int i = 0; !pp->lm && i < pp->st[s].n_in; i++) {
+            const model_t *m = &pp->st[s].slot[0];
             if (model_tensor_bytes(m, pp->st[s].in_t[i]) > act) act = model_tensor_bytes(m, pp->st[s].in_t[i]);
+        }
         if (link_open_(pp, s - 1, s, act, naive_path, err, errlen) ||
             link_open_(pp, s, s - 1, act, naive_path, err, errlen))
             return -1;
     }
     /* The labels go from stage 0, which gathers the batch, straight to the last stage, which needs them. */
-    if (pp->p > 1 && link_open_(pp, 0, pp->p - 1, (size_t)pp->micro_batch * sizeof(int), naive_path, err, errlen))
+    size_t labels = pp->lm ? pipe_lm_tgt_bytes(pp) : (size_t)pp->micro_batch * sizeof(int);
+    if (pp->p > 1 && link_open_(pp, 0, pp->p - 1, labels, naive_path, err, errlen))
         return -1;
     int staged = 0;
     for (int a = 0; a < pp->p; a++)
@@ -92,10 +99,9 @@ static int copy_trace_begin(const pipe_t *pp, int device, int lane, cudaStream_t
     return trace_begin(pp->trace, device, lane, stream, name);
 }
 
-/* dst (on stage `to`) = src (on stage `from`), ordered on `on` (a stream of `to`'s GPU, timeline row `lane`) after
- * the events `wait`. Staged: device-to-host on the link's stream once the waits and the link's previous copy are
- * done (the pinned buffer is free again), then host-to-device on `on`. what/mb name the copy in --trace. */
-static void xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on, int lane,
+/* Staged: device-to-host on the link's stream once the waits and the link's previous copy are done (the pinned
+ * buffer is free again), then host-to-device on `on`. */
+void pipe_xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on, int lane,
                  const cudaEvent_t *wait, int n_wait, const char *what, int mb) {
     pipe_link_t *l = &pp->link[from][to];
     int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device;
@@ -136,6 +142,10 @@ static void wait_ops(const pipe_t *pp, const sched_op_t *o, cudaStream_t s) {
 static void body(void *ctx, const void *arg) {
     pipe_t *pp = ctx;
     const sched_op_t *o = arg;
+    if (pp->lm) {
+        pipe_lm_body(pp, o);
+        return;
+    }
     int s = o->op.stage;
     pipe_stage_t *S = &pp->st[s];
     model_t *m = &S->slot[o->slot];
@@ -195,25 +205,33 @@ static void run_compute_op(pipe_t *pp, const sched_op_t *o, int timed, int k) {
     nvtx_pop();
 }
 
-static void run_act(pipe_t *pp, const sched_op_t *o, int timed) {
+/* The image classifiers' crossing tensors of micro-batch mb into stage s (with the labels into the last). */
+static void act_model(pipe_t *pp, const sched_op_t *o, const cudaEvent_t *wait) {
     int s = o->op.stage, mb = o->op.mb;
     pipe_stage_t *S = &pp->st[s], *F = &pp->st[s - 1];
     model_t *dst = &S->slot[o->slot], *src = &F->slot[o->src_slot];
-    cudaEvent_t wait[2];
-    for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
-    nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
-    pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     for (int i = 0; i < S->n_in; i++) {
         int t = S->in_t[i];
-        xfer(pp, s - 1, s, dst->tensors[t].val, src->tensors[t].val, model_tensor_bytes(dst, t), S->gpu.comm_stream,
-             TRACE_COMM, wait, o->n_wait, "activations", mb);
+        pipe_xfer(pp, s - 1, s, dst->tensors[t].val, src->tensors[t].val, model_tensor_bytes(dst, t),
+                  S->gpu.comm_stream, TRACE_COMM, wait, o->n_wait, "activations", mb);
     }
     if (s == pp->p - 1) {
         /* Stage 0 gathered them before its forward, which the previous stage's forward (waited on) follows. */
         const model_t *first = &pp->st[0].slot[mb % pp->st[0].n_slots];
-        xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream,
-             TRACE_COMM, wait, o->n_wait, "labels", mb);
+        pipe_xfer(pp, 0, s, dst->labels, first->labels, (size_t)pp->micro_batch * sizeof(int), S->gpu.comm_stream,
+                  TRACE_COMM, wait, o->n_wait, "labels", mb);
     }
+}
+
+static void run_act(pipe_t *pp, const sched_op_t *o, int timed) {
+    int s = o->op.stage, mb = o->op.mb;
+    pipe_stage_t *S = &pp->st[s];
+    cudaEvent_t wait[2];
+    for (int w = 0; w < o->n_wait; w++) wait[w] = event_of(pp, o->wait[w]);
+    nvtx_push("p2p act s%d->s%d mb%d", s - 1, s, mb);
+    pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
+    if (pp->lm) pipe_lm_act(pp, o, wait);
+    else act_model(pp, o, wait);
     pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_ACT][mb], S->gpu.comm_stream));
     nvtx_pop();
@@ -228,11 +246,12 @@ static void run_grad(pipe_t *pp, const sched_op_t *o, int timed) {
     pipe_mark_copy(pp, o, timed, 0, wait, o->n_wait);
     /* The micro-batch's slots' gradient buffers: the stage's one set (every slot's points to slot 0's), or under zero
      * bubble each slot's own. */
-    const model_t *from = &N->slot[mb % N->n_slots];
-    for (int i = 0; i < S->n_out; i++) {
+    if (pp->lm) pipe_lm_grad(pp, o, wait);
+    for (int i = 0; !pp->lm && i < S->n_out; i++) {
+        const model_t *from = &N->slot[mb % N->n_slots];
         int t = S->out_t[i];
-        xfer(pp, s + 1, s, S->slot[o->slot].tensors[t].grad, from->tensors[t].grad, model_tensor_bytes(from, t),
-             S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
+        pipe_xfer(pp, s + 1, s, S->slot[o->slot].tensors[t].grad, from->tensors[t].grad, model_tensor_bytes(from, t),
+                  S->grad_stream, TRACE_COMM_IN2, wait, o->n_wait, "gradients", mb);
     }
     pipe_mark_copy(pp, o, timed, 1, NULL, 0);
     CHECK_CUDA(cudaEventRecord(S->ev[SCHED_GRAD][mb], S->grad_stream));
@@ -257,15 +276,20 @@ void pipe_step(pipe_t *pp, int step) {
         }
     }
     pipe_scale_check(pp);
+    if (pp->lm) pipe_lm_exchange(pp);
     for (int s = 0; s < pp->p; s++) {
         pipe_stage_t *S = &pp->st[s];
-        model_t *m = &S->slot[0];
         CHECK_CUDA(cudaSetDevice(S->gpu.device));
         nvtx_push("optimizer s%d gpu%d", s, S->gpu.device);
         int tr = trace_begin(pp->trace, S->gpu.device, TRACE_COMPUTE, S->gpu.stream, "update");
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 0);
-        optim_begin_step(&S->opt, S->gpu.stream);
-        optim_update(&S->opt, m, 0, m->n_params, m->grads, DTYPE_FP32, NULL, S->ls, S->gpu.stream);
+        if (pp->lm) {
+            pipe_lm_update(pp, s);
+        } else {
+            model_t *m = &S->slot[0];
+            optim_begin_step(&S->opt, S->gpu.stream);
+            optim_update(&S->opt, m, 0, m->n_params, m->grads, DTYPE_FP32, NULL, S->ls, S->gpu.stream);
+        }
         pipe_mark_busy(pp, s, timed, pp->ops_per_stage, 1);
         trace_end(pp->trace, tr, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(S->updated, S->gpu.stream));
@@ -292,6 +316,7 @@ void pipe_step(pipe_t *pp, int step) {
 /* ---- evaluation ---- */
 
 double pipe_evaluate(pipe_t *pp) {
+    if (pp->lm) return pipe_lm_evaluate(pp);
     int p = pp->p, chunk = pp->micro_batch, n = pp->st[0].data.n_test;
     pipe_stage_t *L = &pp->st[p - 1];
     nvtx_push("evaluate pipeline");
@@ -314,12 +339,12 @@ double pipe_evaluate(pipe_t *pp) {
             } else {
                 const model_t *prev = &pp->st[s - 1].slot[0];
                 for (int i = 0; i < S->n_in; i++)
-                    xfer(pp, s - 1, s, m->tensors[S->in_t[i]].val, prev->tensors[S->in_t[i]].val,
-                         model_tensor_bytes(m, S->in_t[i]), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1,
-                         "activations", 0);
+                    pipe_xfer(pp, s - 1, s, m->tensors[S->in_t[i]].val, prev->tensors[S->in_t[i]].val,
+                              model_tensor_bytes(m, S->in_t[i]), g->stream, TRACE_COMM, &pp->st[s - 1].eval_fwd, 1,
+                              "activations", 0);
                 if (s == p - 1)
-                    xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int), g->stream,
-                         TRACE_COMM, &pp->st[0].eval_fwd, 1, "labels", 0);
+                    pipe_xfer(pp, 0, s, m->labels, pp->st[0].slot[0].labels, (size_t)chunk * sizeof(int),
+                              g->stream, TRACE_COMM, &pp->st[0].eval_fwd, 1, "labels", 0);
                 CHECK_CUDA(cudaSetDevice(g->device));
                 CHECK_CUDA(cudaEventRecord(S->eval_in, g->stream));
             }

@@ -5,6 +5,7 @@
 #include "../../engine/timing.h"
 #include "../../engine/check.h"
 #include "../../engine/nvtx.h"
+#include "../../engine/model_info.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,11 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
     pp->micro = mbs;
     pp->global_batch = cfg->global_batch;
     pp->micro_batch = cfg->global_batch / mbs;
+    pp->lm = model_info_lm(model_info(cfg->model));
+    if (pp->lm)   /* GPT-2's units are its layers, every boundary a cut */
+        return pipe_lm_check(pp, cfg, err, errlen) ? -1
+                                                   : sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err,
+                                                                 errlen);
     pp->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
     if (pp->steps_per_epoch < 1) {
         snprintf(err, errlen, "global batch %d is larger than the %d training images", cfg->global_batch,
@@ -43,19 +49,13 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
         snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
         return -1;
     }
-    for (int i = 0; i < p; i++)
-        for (int j = 0; j < i; j++)
-            if (cfg->devices[i] == cfg->devices[j]) {
-                snprintf(err, errlen, "pipeline: GPU %d given twice (one stage per GPU)", cfg->devices[i]);
-                return -1;
-            }
     if (pipe_check_split(pp, cfg, m, err, errlen) != 0) return -1;
     return sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err, errlen);
 }
 
-/* Stage s's slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add activations.
- * -1 with a message when a slot's activations do not fit. */
-static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
+/* Stage s's image-classifier slots on its GPU: slot 0 owns the stage's slice of the flat buffers, the others add
+ * activations. -1 with a message when a slot's activations do not fit. */
+static int stage_alloc_model(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
     pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
     S->first = pp->starts[s];
@@ -89,6 +89,14 @@ static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_
     if (s == 0) S->n_in = 1, S->in_t[0] = m->input;
     else S->n_in = model_crossing(m, S->first, S->in_t, MODEL_MAX_CROSS);
     S->n_out = s == pp->p - 1 ? 0 : model_crossing(m, S->end, S->out_t, MODEL_MAX_CROSS);
+    return 0;
+}
+
+/* Stage s on its GPU: its model's slots (a language model's: pipe_lm_run.c), the plan's events, its streams and
+ * graphs. -1 with a message when a slot's activations do not fit. */
+static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
+    pipe_stage_t *S = &pp->st[s];
+    if (pp->lm ? pipe_lm_alloc(pp, s, cfg, err, errlen) : stage_alloc_model(pp, s, cfg, err, errlen)) return -1;
     for (int k = 0; k < SCHED_KINDS; k++) {
         S->ev[k] = calloc((size_t)pp->micro, sizeof(cudaEvent_t));
         if (!S->ev[k]) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
@@ -142,26 +150,35 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
         gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
         pp->st[s].gpu.setup = run_cfg_gpu_setup(cfg);
     }
-    if (pipe_choose_split(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
+    if (!pp->lm && pipe_choose_split(pp, cfg, m, err, errlen) != 0) return setup_fail_(pp, m);
     free(m);
     m = NULL;
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
         if (stage_alloc(pp, s, cfg, err, errlen) != 0) return setup_fail_(pp, m);
         if (s == 0) {
-            dataset_upload(&pp->st[0].data, cfg->data);
-            pp->st[0].has_data = 1;
+            if (!pp->lm) {   /* a language model's corpus is its stage's (pipe_lm_alloc) */
+                dataset_upload(&pp->st[0].data, cfg->data);
+                pp->st[0].has_data = 1;
+            }
             CHECK_ALLOC(cudaMalloc((void **)&pp->d_step, sizeof(int)));
             CHECK_CUDA(cudaMemset(pp->d_step, 0, sizeof(int)));
         }
     }
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
     for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
+        if (pp->lm) {
+            pp->bytes_per_step += 2.0 * pp->micro * pipe_lm_act_bytes(pp);
+            continue;
+        }
         const model_t *b = &pp->st[s].slot[0];
         for (int i = 0; i < pp->st[s].n_in; i++)
             pp->bytes_per_step += 2.0 * pp->micro * model_tensor_bytes(b, pp->st[s].in_t[i]);
     }
-    if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
+    /* a language model's targets, and its tied token embedding's gradient there and back */
+    if (pp->p > 1 && pp->lm)
+        pp->bytes_per_step += pp->micro * (double)pipe_lm_tgt_bytes(pp) + 2.0 * pipe_lm_wte_bytes(pp);
+    else if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
     CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
     pp->step_events = calloc((size_t)pp->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!pp->step_events) {
@@ -189,10 +206,12 @@ static int pipe_steps(void *state) { return ((pipe_t *)state)->steps_per_epoch; 
 static void pipe_epoch_begin(void *state, int epoch) {
     pipe_t *pp = state;
     pipe_stage_t *S0 = &pp->st[0], *L = &pp->st[pp->p - 1];
+    if (pp->lm) pipe_lm_epoch_begin(pp, epoch);   /* before the start event: it synchronises the order's upload */
     CHECK_CUDA(cudaSetDevice(S0->gpu.device));
     CHECK_CUDA(cudaEventRecord(pp->step_events[0], S0->gpu.stream));
-    dataset_shuffle(&S0->data, pp->seed, epoch, S0->gpu.stream);
+    if (!pp->lm) dataset_shuffle(&S0->data, pp->seed, epoch, S0->gpu.stream);
     CHECK_CUDA(cudaMemsetAsync(pp->d_step, 0, sizeof(int), S0->gpu.stream));
+    if (pp->lm) return;
     CHECK_CUDA(cudaSetDevice(L->gpu.device));
     CHECK_CUDA(cudaMemsetAsync(L->slot[0].acc, 0, 2 * sizeof(double), L->gpu.stream));
 }
@@ -201,7 +220,7 @@ static void pipe_train_step(void *state, int step) { pipe_step(state, step); }
 
 static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     pipe_t *pp = state;
-    dataset_shuffle_ahead(&pp->st[0].data);   /* before the waits: the draw overlaps the epoch's last steps */
+    if (!pp->lm) dataset_shuffle_ahead(&pp->st[0].data);   /* before the waits: the draw overlaps the last steps */
     for (int s = 0; s < pp->p; s++) {
         CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
         CHECK_CUDA(cudaDeviceSynchronize());
@@ -209,13 +228,18 @@ static void pipe_epoch_end(void *state, int steps, epoch_stats_t *out) {
     out->steps = steps;
     out->epoch_s = steps > 0 ? timing_ms(pp->step_events[0], pp->step_events[steps]) / 1000.0 : 0;
     out->step_ms = timing_median_step_ms(pp->step_events, steps);
-    double h[2];
-    pipe_stage_t *L = &pp->st[pp->p - 1];
-    CHECK_CUDA(cudaSetDevice(L->gpu.device));
-    CHECK_CUDA(cudaMemcpy(h, L->slot[0].acc, sizeof h, cudaMemcpyDeviceToHost));
-    double images = (double)steps * pp->global_batch;
-    out->train_loss = images > 0 ? h[0] / images : 0;
-    out->train_acc = images > 0 ? h[1] / images : 0;
+    if (pp->lm) {   /* the mean cross-entropy over the epoch's targets; a language model has no accuracy */
+        out->train_loss = pipe_lm_epoch_loss(pp);
+        out->train_acc = -1;
+    } else {
+        double h[2];
+        pipe_stage_t *L = &pp->st[pp->p - 1];
+        CHECK_CUDA(cudaSetDevice(L->gpu.device));
+        CHECK_CUDA(cudaMemcpy(h, L->slot[0].acc, sizeof h, cudaMemcpyDeviceToHost));
+        double images = (double)steps * pp->global_batch;
+        out->train_loss = images > 0 ? h[0] / images : 0;
+        out->train_acc = images > 0 ? h[1] / images : 0;
+    }
     pipe_scale_epoch(pp, out);
     CHECK_CUDA(cudaSetDevice(pp->st[0].gpu.device));
     out->lr_now = optim_lr_read(&pp->st[0].opt, pp->st[0].gpu.stream);
@@ -267,6 +291,7 @@ static void pipe_teardown(void *state) {
         graphs_free(S->bwd_graph, S->n_slots * 2);
         graphs_free(S->wgt_graph, S->n_slots * 2);
         for (int k = S->n_slots - 1; S->slot && k >= 0; k--) model_free(&S->slot[k]);   /* slots before owner */
+        pipe_lm_free(pp, s);
         free(S->slot);
         for (int k = 0; k < SCHED_KINDS; k++) {
             for (int j = 0; S->ev[k] && j < pp->micro; j++) CHECK_CUDA(cudaEventDestroy(S->ev[k][j]));
@@ -288,6 +313,10 @@ static void pipe_teardown(void *state) {
 }
 
 void pipeline_download_params(pipe_t *pp, float *host) {
+    if (pp->lm) {
+        pipe_lm_params(pp, host);
+        return;
+    }
     for (int s = 0; s < pp->p; s++) {
         const model_t *m = &pp->st[s].slot[0];
         CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
@@ -303,6 +332,7 @@ double pipeline_stage_mem_mb(const pipe_t *pp, int s) {
 
 size_t pipeline_act_bytes(const pipe_t *pp, int s) {
     const pipe_stage_t *S = &pp->st[s];
+    if (pp->lm) return pipe_lm_stage_act_bytes(pp, s);
     size_t b = 0;
     for (int k = 0; k < S->n_slots; k++) {
         const model_t *m = &S->slot[k];
@@ -315,7 +345,7 @@ size_t pipeline_act_bytes(const pipe_t *pp, int s) {
 /* The whole flat parameter buffer, for SCALING_DUMP_PARAMS and tests: the stages' slices side by side. */
 static size_t pipe_params(void *state, float *host, size_t max) {
     pipe_t *pp = state;
-    size_t n = pp->st[0].slot[0].n_params_all;
+    size_t n = pp->lm ? pipe_lm_n_params(pp) : pp->st[0].slot[0].n_params_all;
     if (!host) return n;
     float *all = max >= n ? host : malloc((n ? n : 1) * sizeof *all);
     if (!all) check_fail(__FILE__, __LINE__, "malloc", "out of host memory");

@@ -40,6 +40,7 @@ typedef struct {
     int *ls_flags;
     cudaEvent_t checked;
     optim_t opt;                    /* this stage's rate (every stage steps the one schedule) and update */
+    struct pipe_lm_stage *lm;       /* a language model's stage (pipe_lm_run.c) in place of slot, or NULL */
 } pipe_stage_t;
 
 typedef struct {
@@ -72,6 +73,7 @@ typedef struct pipe {
     int *d_step;                        /* stage 0: the step within the epoch, read by the captured gathers */
     loss_scale_cfg_t ls_cfg;            /* the loss scale's schedule (loss-scaled maths) */
     int ls_skipped;                     /* skipped steps as of the last epoch's end */
+    int lm;                             /* a language model (GPT-2): its stages are units, its slots pipe_lm_run.c's */
 } pipe_t;
 
 /* ---- pipe_balance.c ---- */
@@ -100,6 +102,46 @@ double pipe_evaluate(pipe_t *pp);
  * naive_path forces host staging). 0, or -1 with a message (NAIVE_PATH_P2P without peer access). */
 int pipe_links_init(pipe_t *pp, int naive_path, char *err, size_t errlen);
 void pipe_links_free(pipe_t *pp);
+
+/* dst (on stage `to`) = src (on stage `from`), ordered on `on` (a stream of `to`'s GPU, timeline row `lane`) after
+ * the events `wait`: a peer copy, or staged through the link's pinned buffer. what/mb name it in --trace. */
+void pipe_xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on, int lane,
+               const cudaEvent_t *wait, int n_wait, const char *what, int mb);
+
+/* ---- pipe_lm_run.c: a language model's stages (GPT-2 units, strategies/pipeline/pipe_lm.h), where pp->lm ---- */
+/* The checks that need no GPU: the model's size and corpus, the math, the schedule (zero bubble needs backward's
+ * data and weight parts apart, which GPT-2's layers do not offer), the split (pipe_lm_split: hand or by FLOPs) into
+ * pp->starts and pp->split, the steps of an epoch. 0, or -1 with a message. */
+int pipe_lm_check(pipe_t *pp, const run_cfg_t *cfg, char *err, size_t errlen);
+/* Stage s on its GPU: its model and slots, its batch buffers, the corpus on stage 0, its optimizer. 0, or -1 with a
+ * message (out of memory). */
+int pipe_lm_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen);
+void pipe_lm_free(pipe_t *pp, int s);
+/* The bytes of a micro-batch's residual stream (what crosses a cut) and of its targets (stage 0 to the last). */
+size_t pipe_lm_act_bytes(const pipe_t *pp);
+size_t pipe_lm_tgt_bytes(const pipe_t *pp);
+/* The bytes of the tied token embedding's gradient, which the two ends exchange each step (p > 1). */
+size_t pipe_lm_wte_bytes(const pipe_t *pp);
+/* Op o's work on its stage's stream (what a graph captures): forward (stage 0 gathers the micro-batch first, the
+ * last adds its loss to the epoch's) or backward. */
+void pipe_lm_body(pipe_t *pp, const sched_op_t *o);
+/* Copy ops: a micro-batch's activations (with its targets into the last stage), its gradient back. */
+void pipe_lm_act(pipe_t *pp, const sched_op_t *o, const cudaEvent_t *wait);
+void pipe_lm_grad(pipe_t *pp, const sched_op_t *o, const cudaEvent_t *wait);
+/* After the step's ops, before any update: the tied token embedding's two parts summed on both ends, and each
+ * stage's squared gradient norm (the token embedding's once). Then stage s's update: every stage's norm gathered and
+ * summed for the clipping, AdamW. Launches only. */
+void pipe_lm_exchange(pipe_t *pp);
+void pipe_lm_update(pipe_t *pp, int s);
+/* The held-out loss: the held-out windows in micro-batch chunks through the stages. Synchronises. */
+double pipe_lm_evaluate(pipe_t *pp);
+/* The epoch's order on stage 0 and the loss sum zeroed; at its end the mean training loss. */
+void pipe_lm_epoch_begin(pipe_t *pp, int epoch);
+double pipe_lm_epoch_loss(pipe_t *pp);
+/* The whole model's flat parameters (gpt2_layout's), assembled from the stages. Synchronises. */
+void pipe_lm_params(pipe_t *pp, float *host);
+size_t pipe_lm_n_params(const pipe_t *pp);
+size_t pipe_lm_stage_act_bytes(const pipe_t *pp, int s);
 
 /* ---- pipe_scale.c: fp16's loss scale over the stages (nothing where the math has none) ---- */
 /* Stage s's loss scale at the schedule's start, bound to every slot's loss (after the slots are allocated). */

@@ -271,7 +271,8 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
 __global__ static void diag_gather(const uint16_t *src, int n_windows, long long first, int B, int T_, int *tok,
                                    int *tgt) {
     long long n = (long long)B * T_;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += (long long)gridDim.x * blockDim.x) {
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
         long long row = first + k / T_;
         int i = (int)(k % T_);
         if (row >= n_windows) { tok[k] = 0; tgt[k] = -1; continue; }
@@ -288,7 +289,8 @@ static void stray_check(gpt2_train_t *g, const int *x, int mode, int times, cons
     int *gx = (int *)malloc(TB * T * sizeof(int)), wrong = 0, worst = 0;
     cudaStream_t s = g->gpu.stream;
     for (int t = 0; t < times; t++) {
-        if (mode < 2 || t == 0) diag_gather<<<4, 256, 0, s>>>(g->data.d_val, g->data.n_val, 0, TB, T, g->d_tok, g->d_tgt);
+        if (mode < 2 || t == 0)
+            diag_gather<<<4, 256, 0, s>>>(g->data.d_val, g->data.n_val, 0, TB, T, g->d_tok, g->d_tgt);
         CHECK_LAUNCH();
         if (mode == 1) gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
         if (mode == 2) gpt2_model_forward(&g->m, dx, dy, 0, s);

@@ -58,9 +58,10 @@ static void test_flops(void) {
     double block = gpt2_shape_unit_flops(s, 1024, 1), head = gpt2_shape_unit_flops(s, 1024, s->layers + 1);
     /* By hand: a block's 12 C^2 + 13 C parameters and its attention; the head's V C product and the final LayerNorm. */
     double c = 768, hand_block = 6 * (12 * c * c + 13 * c) + 12 * 1024 * c, hand_head = 6 * (50257 * c + 2 * c);
-    EXPECT(block == hand_block && head == hand_head, "small: block %.6g (by hand %.6g), head %.6g (by hand %.6g)", block,
-           hand_block, head, hand_head);
-    printf("small at 1024 tokens: a block %.4g FLOPs a token, the head %.4g (%.2f blocks)\n", block, head, head / block);
+    EXPECT(block == hand_block && head == hand_head, "small: block %.6g (by hand %.6g), head %.6g (by hand %.6g)",
+           block, hand_block, head, hand_head);
+    printf("small at 1024 tokens: a block %.4g FLOPs a token, the head %.4g (%.2f blocks)\n", block, head,
+           head / block);
 }
 
 static void test_balance(void) {
