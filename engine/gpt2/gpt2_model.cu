@@ -204,6 +204,14 @@ static gpt2_slice_t *full_layout(const gpt2_model_t *m, size_t *total) {
 }
 
 void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream) {
+    if (gpt2_model_has_embed(m) && gpt2_model_has_head(m)) {   /* the whole model: its layout is the whole one */
+        float *host = (float *)malloc(m->n_params * sizeof(float));
+        if (!host) check_fail(__FILE__, __LINE__, "gpt2_model_init_params", "out of host memory");
+        gpt2_layout_init(&m->shape, seed, host, m->n_params);
+        gpt2_model_set_params(m, host, stream);
+        free(host);
+        return;
+    }
     size_t total;
     gpt2_slice_t *f = full_layout(m, &total);
     float *full = (float *)malloc(total * sizeof(float)), *host = (float *)calloc(m->n_params, sizeof(float));

@@ -41,7 +41,8 @@ int pipe_lm_check(pipe_t *pp, const run_cfg_t *cfg, char *err, size_t errlen) {
     if (pp->steps_per_epoch < 1)
         return snprintf(err, errlen, "global batch %d is larger than the %d training windows", cfg->global_batch,
                         tokens_corpus_windows(&c->train, c->T)), -1;
-    if (pipe_lm_split(sh, c->T, pp->p, cfg->split, cfg->split ? cfg->n_split : 0, pp->starts, err, errlen)) return -1;
+    gpt2_shape_t v = gpt2_shape_for_vocab(sh, (int)c->train.vocab);   /* the head the stages will hold */
+    if (pipe_lm_split(&v, c->T, pp->p, cfg->split, cfg->split ? cfg->n_split : 0, pp->starts, err, errlen)) return -1;
     partition_format(pp->starts, pp->p, pp->split, sizeof pp->split);
     return 0;
 }
