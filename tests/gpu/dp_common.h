@@ -104,3 +104,82 @@ static inline double dp_test_rel(const float *a, const float *b, size_t n) {
     }
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
+
+/* p's distance from ref after training from p0 (the parameters, the update p - p0 and the loss, relative; the
+ * held-out loss too where ref_held >= 0), printed under label and checked against tol: 1 if within. */
+static inline int dp_test_near(const char *label, const float *p, const float *ref, const float *p0, size_t n,
+                               const dp_tol_t *tol, double loss, double ref_loss, double held, double ref_held) {
+    float *d = malloc(n * sizeof(float)), *dref = malloc(n * sizeof(float));
+    if (!d || !dref) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    for (size_t k = 0; k < n; k++) {
+        d[k] = p[k] - p0[k];
+        dref[k] = ref[k] - p0[k];
+    }
+    double ep = dp_test_rel(p, ref, n), eu = dp_test_rel(d, dref, n), el = fabs(loss - ref_loss) / fabs(ref_loss);
+    double eh = ref_held >= 0 ? fabs(held - ref_held) / fabs(ref_held) : 0;
+    int bitwise = memcmp(p, ref, n * sizeof(float)) == 0;
+    printf("%-44s params %.3g, update %.3g, loss %.3g", label, ep, eu, el);
+    if (ref_held >= 0) printf(", held-out %.3g", eh);
+    printf(" (bounds %.3g, %.3g, %.3g)%s\n", tol->params, tol->update, tol->loss, bitwise ? ", bit-identical" : "");
+    free(d);
+    free(dref);
+    return ep <= tol->params && eu <= tol->update && el <= tol->loss && eh <= tol->loss;
+}
+
+/* A language model (GPT-2) trained k steps by st under cfg: its parameters (malloc'd, the whole model's flat layout,
+ * *n of them), the epoch's stats, and the held-out loss, which a second evaluation must give again to the bit. */
+static inline float *dp_test_lm(const strategy_t *st, const run_cfg_t *cfg, int k, epoch_stats_t *s, double *held,
+                                size_t *n) {
+    epoch_stats_init(s);
+    void *state = dp_test_train(st, cfg, k, s);
+    *n = st->params(state, NULL, 0);
+    float *p = malloc(*n * sizeof(float));
+    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    st->params(state, p, *n);
+    *held = st->evaluate(state);
+    double again = st->evaluate(state);   /* the same parameters, the same windows: the same bits */
+    EXPECT(again == *held, "%s: the held-out loss %.9g, then %.9g", st->info->name, *held, again);
+    st->teardown(state);
+    return p;
+}
+
+/* The reference of a language model's tests: single's parameters before training (*p0, malloc'd) and after k steps
+ * (returned; *n of them), its stats and held-out loss. */
+static inline float *dp_test_lm_single(const run_cfg_t *cfg, int k, float **p0, epoch_stats_t *s, double *held,
+                                       size_t *n) {
+    const strategy_t *single = strategy_find("single");
+    void *st0 = dp_test_train(single, cfg, 0, s);
+    size_t n0 = single->params(st0, NULL, 0);
+    *p0 = malloc(n0 * sizeof(float));
+    if (!*p0) { fprintf(stderr, "out of host memory\n"); exit(1); }
+    single->params(st0, *p0, n0);
+    single->teardown(st0);
+    float *ref = dp_test_lm(single, cfg, k, s, held, n);
+    EXPECT(*n == n0, "parameter counts %zu and %zu", *n, n0);
+    return ref;
+}
+
+/* A language model's run configuration in these tests: the tiny GPT-2 on data (a token corpus) at global batch b,
+ * AdamW at 1e-3 with weight decay 0.1, seed 3, graphed, on devices[0] (the test sets n_gpus and the rest). */
+static inline run_cfg_t dp_test_lm_cfg(math_t math, const idx_dataset_t *data, const int *devices, int b) {
+    return (run_cfg_t){.model = "gpt2", .model_size = "tiny", .n_gpus = 1, .devices = devices, .global_batch = b,
+                       .lr = 1e-3, .weight_decay = 0.1, .optim = {.kind = OPTIM_ADAMW}, .math = math, .seed = 3,
+                       .data = data, .cuda_graph = 1};
+}
+
+/* The negative control of a language model's tests: single at half cfg's batch (at step 0 the first shard's gradient
+ * alone for the batch's) must fall outside tol of the reference ref (from p0). */
+static inline void dp_test_lm_control(const run_cfg_t *cfg, int k, const float *ref, const float *p0,
+                                      const dp_tol_t *tol, double ref_loss, double ref_held) {
+    run_cfg_t half = *cfg;
+    half.global_batch = cfg->global_batch / 2;
+    epoch_stats_t s;
+    double held;
+    size_t n;
+    float *ph = dp_test_lm(strategy_find("single"), &half, k, &s, &held, &n);
+    char label[96];
+    snprintf(label, sizeof label, "%s: control: single at half the batch", math_name(cfg->math));
+    EXPECT(!dp_test_near(label, ph, ref, p0, n, tol, s.train_loss, ref_loss, held, ref_held),
+           "%s: the bounds accept one shard's gradient for the batch's", math_name(cfg->math));
+    free(ph);
+}

@@ -17,39 +17,6 @@ typedef struct {
     dtype_t wire;
 } variant_t;
 
-/* Trains st under cfg for K steps; its parameters (malloc'd) and the epoch's stats and held-out loss. */
-static float *train(const strategy_t *st, const run_cfg_t *cfg, epoch_stats_t *s, double *held, size_t *n) {
-    epoch_stats_init(s);
-    void *state = dp_test_train(st, cfg, K, s);
-    *n = st->params(state, NULL, 0);
-    float *p = malloc(*n * sizeof(float));
-    if (!p) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    st->params(state, p, *n);
-    *held = st->evaluate(state);
-    double again = st->evaluate(state);   /* the same parameters, the same windows: the same bits */
-    EXPECT(again == *held, "%s: the held-out loss %.9g, then %.9g", st->info->name, *held, again);
-    st->teardown(state);
-    return p;
-}
-
-/* The update's and the parameters' distance from the reference's, checked against tol; 1 if within. */
-static int check(const char *label, const float *p, const float *ref, const float *p0, size_t n, const dp_tol_t *tol,
-                 double loss, double ref_loss) {
-    float *d = malloc(n * sizeof(float)), *dref = malloc(n * sizeof(float));
-    if (!d || !dref) { fprintf(stderr, "out of host memory\n"); exit(1); }
-    for (size_t k = 0; k < n; k++) {
-        d[k] = p[k] - p0[k];
-        dref[k] = ref[k] - p0[k];
-    }
-    double ep = dp_test_rel(p, ref, n), eu = dp_test_rel(d, dref, n), el = fabs(loss - ref_loss) / fabs(ref_loss);
-    int bitwise = memcmp(p, ref, n * sizeof(float)) == 0;
-    printf("%-40s params %.3g, update %.3g, loss %.3g (bounds %.3g, %.3g, %.3g)%s\n", label, ep, eu, el, tol->params,
-           tol->update, tol->loss, bitwise ? ", bit-identical" : "");
-    free(d);
-    free(dref);
-    return ep <= tol->params && eu <= tol->update && el <= tol->loss;
-}
-
 int main(void) {
     gpu_test_require(1);
     int n_dev = 0;
@@ -74,32 +41,15 @@ int main(void) {
     for (int mi = 0; mi < 2; mi++) {
         math_t math = maths[mi];
         const dp_tol_t *tol = math == MATH_FP32 ? &dp_tol_fp32 : &dp_tol_bf16;
-        run_cfg_t cfg = {.model = "gpt2", .model_size = "tiny", .n_gpus = 1, .devices = two, .global_batch = B,
-                         .lr = 1e-3, .weight_decay = 0.1, .optim = {.kind = OPTIM_ADAMW}, .math = math, .seed = 3,
-                         .data = &data, .cuda_graph = 1};
+        run_cfg_t cfg = dp_test_lm_cfg(math, &data, two, B);
         epoch_stats_t s;
         double ref_held, held;
-        size_t n, n0;
-        const strategy_t *single = strategy_find("single");
-        void *st0 = dp_test_train(single, &cfg, 0, &s);
-        n0 = single->params(st0, NULL, 0);
-        float *p0 = malloc(n0 * sizeof(float));
-        if (!p0) { fprintf(stderr, "out of host memory\n"); exit(1); }
-        single->params(st0, p0, n0);
-        single->teardown(st0);
-        float *ref = train(single, &cfg, &s, &ref_held, &n);
+        size_t n;
+        float *p0, *ref = dp_test_lm_single(&cfg, K, &p0, &s, &ref_held, &n);
         double ref_loss = s.train_loss;
         printf("%s: single at batch %d, %d steps: loss %.5f, held-out %.5f\n", math_name(math), B, K, ref_loss,
                ref_held);
-        EXPECT(n == n0, "parameter counts %zu and %zu", n, n0);
-        /* The control: training at half the batch (at step 0 the first shard's gradient alone) must fall outside
-         * the bounds. */
-        run_cfg_t half = cfg;
-        half.global_batch = B / 2;
-        float *ph = train(single, &half, &s, &held, &n);
-        EXPECT(!check("control: single at half the batch", ph, ref, p0, n, tol, s.train_loss, ref_loss),
-               "%s: the bounds accept one shard's gradient for the batch's", math_name(math));
-        free(ph);
+        dp_test_lm_control(&cfg, K, ref, p0, tol, ref_loss, ref_held);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             const variant_t *x = &variants[v];
             if ((x->wire == DTYPE_BF16) != (math == MATH_BF16)) continue;   /* bf16 wire under bf16 math */
@@ -113,12 +63,11 @@ int main(void) {
             c.bucket_bytes = x->bucket_bytes;
             c.overlap = 1;
             c.grad_dtype = x->wire;
-            float *p = train(strategy_find(x->strategy), &c, &s, &held, &n);
+            float *p = dp_test_lm(strategy_find(x->strategy), &c, K, &s, &held, &n);
             char label[96];
             snprintf(label, sizeof label, "%s: %s", math_name(math), x->label);
-            EXPECT(check(label, p, ref, p0, n, tol, s.train_loss, ref_loss), "%s: not single's training", label);
-            EXPECT(fabs(held - ref_held) <= tol->loss * fabs(ref_held), "%s: held-out loss %.6f, single's %.6f",
-                   label, held, ref_held);
+            EXPECT(dp_test_near(label, p, ref, p0, n, tol, s.train_loss, ref_loss, held, ref_held),
+                   "%s: not single's training", label);
             EXPECT(x->n == 1 || s.replicas_identical == 1, "%s: replicas differ (%d)", label, s.replicas_identical);
             EXPECT(s.train_acc < 0 && s.loss_scale < 0 && s.skipped_steps < 0 && s.steps == K,
                    "%s: accuracy %g, loss scale %g (%d skipped), steps %d in a language model's row", label,

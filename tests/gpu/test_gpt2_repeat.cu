@@ -176,28 +176,37 @@ static void trained_case(math_t math, unsigned long long seed, int E) {
     tokens_corpus_free(&corpus);
 }
 
+/* The diagnosis's trainer: the tiny GPT-2 at 16 x T on the corpus in dir (loaded into *corpus), `steps` steps of epoch
+ * 1 taken (graphed or eager); the epoch's training loss. */
+static double diag_trainer(const char *dir, math_t math, unsigned long long seed, int steps, int graph,
+                           tokens_corpus_t *corpus, gpt2_train_t *g) {
+    char err[512] = "";
+    if (tokens_corpus_load(corpus, dir, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
+    optim_cfg_t o;
+    memset(&o, 0, sizeof o);
+    o.kind = OPTIM_ADAMW;
+    o.sched.peak = 6e-4;
+    o.steps_cap = 20;
+    if (gpt2_train_init(g, 0, "tiny", 16, 16, 0, math, &o, 0.1f, corpus, seed, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+    g->use_graph = graph;
+    gpt2_train_epoch_begin(g, 1);
+    for (int k = 0; k < steps; k++) gpt2_train_step(g, k);
+    double es, ms, loss = 0;
+    if (steps) gpt2_train_epoch_end(g, steps, &es, &ms, &loss);
+    return loss;
+}
+
 /* A diagnosis between processes, not a check: the tiny model trained 20 steps at 16 x 64 on the corpus in dir, then
  * every full held-out batch's loss sum printed exactly (run it in several processes and compare the lines). */
 static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     enum { TB = 16, K = 20 };
     tokens_corpus_t corpus;
-    char err[512] = "";
-    if (tokens_corpus_load(&corpus, dir, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
-    optim_cfg_t o;
-    memset(&o, 0, sizeof o);
-    o.kind = OPTIM_ADAMW;
-    o.sched.peak = 6e-4;
-    o.steps_cap = K;
     gpt2_train_t g;
-    if (gpt2_train_init(&g, 0, "tiny", TB, TB, 0, math, &o, 0.1f, &corpus, seed, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        exit(1);
-    }
-    g.use_graph = 1;
-    gpt2_train_epoch_begin(&g, 1);
-    for (int k = 0; k < K; k++) gpt2_train_step(&g, k);
-    double es, ms, loss;
-    gpt2_train_epoch_end(&g, K, &es, &ms, &loss);
+    char err[512] = "";
+    double loss = diag_trainer(dir, math, seed, K, 1, &corpus, &g);
     printf("dump %s: train loss %a, held-out %a\n", math_name(math), loss, gpt2_train_evaluate(&g));
     tokens_sampler_t vs;
     if (tokens_sampler_init(&vs, &corpus.val, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
@@ -312,25 +321,8 @@ static void stray_check(gpt2_train_t *g, const int *x, int mode, int times, cons
 static void gather_check(const char *dir, int steps, int graph, int times) {
     enum { TB = 16 };
     tokens_corpus_t corpus;
-    char err[512] = "";
-    if (tokens_corpus_load(&corpus, dir, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
-    optim_cfg_t o;
-    memset(&o, 0, sizeof o);
-    o.kind = OPTIM_ADAMW;
-    o.sched.peak = 6e-4;
-    o.steps_cap = 20;
     gpt2_train_t g;
-    if (gpt2_train_init(&g, 0, "tiny", TB, TB, 0, MATH_FP32, &o, 0.1f, &corpus, 5, err, sizeof err)) {
-        fprintf(stderr, "%s\n", err);
-        exit(1);
-    }
-    g.use_graph = graph;
-    gpt2_train_epoch_begin(&g, 1);
-    for (int k = 0; k < steps; k++) gpt2_train_step(&g, k);
-    if (steps) {
-        double es, ms, loss;
-        gpt2_train_epoch_end(&g, steps, &es, &ms, &loss);
-    }
+    diag_trainer(dir, MATH_FP32, 5, steps, graph, &corpus, &g);
     int *x = (int *)malloc(TB * T * sizeof(int)), *gx = (int *)malloc(TB * T * sizeof(int)), wrong = 0, worst = 0;
     for (int r = 0; r < TB; r++)
         for (int i = 0; i < T; i++) x[r * T + i] = corpus.val.tok[(size_t)r * T + i];
