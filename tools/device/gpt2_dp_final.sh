@@ -7,10 +7,7 @@
 #
 # $OUT afterwards: summary.txt, corpus_dp.csv, equiv.txt, engine.csv, steps.tsv, logs.tgz.
 set -u
-: "${OUT:?set OUT to the directory that comes back}"
-export OUT
-budget=${BUDGET:-585}
-source tools/device/lib.sh
+source tools/device/lib.sh   # OUT required, budget BUDGET or 585
 device_begin --local-gpu
 device_gpu_suite 150
 for t in test_dp_gpt2 test_gpt2_model; do step "$t" 60 "build/tests/$t"; done

@@ -6,10 +6,7 @@
 #
 # $OUT afterwards: summary.txt, steps.tsv, logs.tgz.
 set -u
-: "${OUT:?set OUT to the directory that comes back}"
-export OUT
-budget=${BUDGET:-585}
-source tools/device/lib.sh
+source tools/device/lib.sh   # OUT required, budget BUDGET or 585
 device_begin --local-gpu
 for t in test_gpt2_stage test_pipeline_gpt2; do
     step "$t" 120 "build/tests/$t"

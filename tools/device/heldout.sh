@@ -3,10 +3,7 @@
 # the tiny model's held-out loss over three processes each in bf16 and fp32, and the tiny run under
 # compute-sanitizer's memcheck and initcheck. Run from the repository root with OUT set.
 set -u
-: "${OUT:?set OUT to the directory that comes back}"
-export OUT
-budget=${BUDGET:-585}
-source tools/device/lib.sh
+source tools/device/lib.sh   # OUT required, budget BUDGET or 585
 device_begin --local-gpu
 step gpu_subset 200 ctest --test-dir build -L gpu -j4 --timeout 150 -R 'gpt2|test_dp_|gpu_trace' --output-on-failure
 grep -E "tests passed|\*\*\*Failed|Timeout|Not Run" "$L/gpu_subset.log" | tee -a "$say_log"

@@ -2,9 +2,13 @@
 # lib.sh — what the device scripts share, sourced from the repository root once OUT is set: the environment every
 # run keeps, the call's clock and budget, the offline setup and a timed, logged step.
 #
-# Set before sourcing: OUT (the folder that comes back); budget (seconds, for left) where the script keeps one;
-# say_log (a file say also appends to) where wanted. STEP_LIMIT, a function, may shorten each step's limit.
+# Set before sourcing: OUT (the folder that comes back); budget (seconds, for left) where the script keeps one, else
+# BUDGET or 585; say_log (a file say also appends to) where wanted. STEP_LIMIT, a function, may shorten each step's
+# limit.
 
+: "${OUT:?set OUT to the directory that comes back}"
+export OUT
+budget=${budget:-${BUDGET:-585}}
 export NCCL_NVLS_ENABLE=0   # NVLink multicast stays off on these machines
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 t0=$(date +%s)
