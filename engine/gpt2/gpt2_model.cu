@@ -204,25 +204,11 @@ static gpt2_slice_t *full_layout(const gpt2_model_t *m, size_t *total) {
 }
 
 void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream) {
-    if (gpt2_model_has_embed(m) && gpt2_model_has_head(m)) {   /* the whole model: its layout is the whole one */
-        float *host = (float *)malloc(m->n_params * sizeof(float));
-        if (!host) check_fail(__FILE__, __LINE__, "gpt2_model_init_params", "out of host memory");
-        gpt2_layout_init(&m->shape, seed, host, m->n_params);
-        gpt2_model_set_params(m, host, stream);
-        free(host);
-        return;
-    }
-    size_t total;
-    gpt2_slice_t *f = full_layout(m, &total);
-    float *full = (float *)malloc(total * sizeof(float)), *host = (float *)calloc(m->n_params, sizeof(float));
-    if (!full || !host) check_fail(__FILE__, __LINE__, "gpt2_model_init_params", "out of host memory");
-    gpt2_layout_init(&m->shape, seed, full, total);
-    for (int i = 0; i < m->n_slices; i++)   /* slice i is in the same place of both tables' order */
-        if (m->slices[i].len) memcpy(host + m->slices[i].at, full + f[i].at, m->slices[i].len * sizeof(float));
+    float *host = (float *)malloc(m->n_params * sizeof(float));
+    if (!host) check_fail(__FILE__, __LINE__, "gpt2_model_init_params", "out of host memory");
+    gpt2_layout_init_stage(&m->shape, m->plan.lo, m->plan.hi, seed, host, m->n_params);
     gpt2_model_set_params(m, host, stream);
-    free(full);
     free(host);
-    free(f);
 }
 
 void gpt2_model_params_full(const gpt2_model_t *m, float *full, cudaStream_t stream) {

@@ -151,35 +151,51 @@ double gpt2_shape_unit_flops(const gpt2_shape_t *s, int T, int unit) {
 }
 
 void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat) {
+    gpt2_layout_init_stage(s, 0, GPT2_UNITS(s->layers), seed, flat, n_flat);
+}
+
+void gpt2_layout_init_stage(const gpt2_shape_t *s, int lo, int hi, unsigned long long seed, float *flat,
+                            size_t n_flat) {
     memset(flat, 0, n_flat * sizeof *flat);
     int n = gpt2_layout_count(s);
+    gpt2_slice_t *whole = (gpt2_slice_t *)calloc((size_t)n, sizeof *whole);
     gpt2_slice_t *sl = (gpt2_slice_t *)calloc((size_t)n, sizeof *sl);
-    if (!sl || gpt2_layout(s, sl, n) != n_flat) {   /* a buffer of another shape: leave it zero rather than overrun */
+    /* a buffer of another shape or stage: leave it zero rather than overrun */
+    if (!whole || !sl || gpt2_layout_stage(s, lo, hi, sl, n) != n_flat) {
+        free(whole);
         free(sl);
         return;
     }
+    gpt2_layout(s, whole, n);
     rng_t r;
     rng_seed(&r, seed);
     double proj_std = 0.02 / sqrt(2.0 * s->layers);
     for (int i = 0; i < n; i++) {
-        float *p = flat + sl[i].at;
-        size_t len = sl[i].len;
-        switch (sl[i].kind) {
+        /* every tensor's draws in the whole layout's order, kept where the stage holds the tensor */
+        float *p = sl[i].len ? flat + sl[i].at : NULL;
+        size_t len = whole[i].len;
+        double sd = 0;
+        switch (whole[i].kind) {
         case GPT2_LN1_W: case GPT2_LN2_W: case GPT2_LNF_W:
-            for (size_t k = 0; k < len; k++) p[k] = 1.0f;
+            for (size_t k = 0; p && k < len; k++) p[k] = 1.0f;
             break;
         case GPT2_WTE:
             len = (size_t)s->vocab * (size_t)s->width;   /* the padding rows stay 0 */
             /* fall through */
         case GPT2_WPE: case GPT2_QKV_W: case GPT2_FC_W:
-            for (size_t k = 0; k < len; k++) p[k] = (float)(0.02 * rng_normal(&r));
+            sd = 0.02;
             break;
         case GPT2_ATTN_PROJ_W: case GPT2_MLP_PROJ_W:
-            for (size_t k = 0; k < len; k++) p[k] = (float)(proj_std * rng_normal(&r));
+            sd = proj_std;
             break;
         default:   /* biases and the LayerNorms' shifts */
             break;
         }
+        for (size_t k = 0; sd > 0 && k < len; k++) {
+            float v = (float)(sd * rng_normal(&r));
+            if (p) p[k] = v;
+        }
     }
+    free(whole);
     free(sl);
 }

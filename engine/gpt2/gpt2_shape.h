@@ -100,6 +100,10 @@ const char *gpt2_tensor_name(gpt2_tensor_t kind);
  * gains 1 and shifts 0; the token embedding's padding rows and the padding between slices 0. Drawn from rng.h's
  * normal seeded with seed, tensor after tensor in layout order: the same seed gives the same bits on any machine. */
 void gpt2_layout_init(const gpt2_shape_t *s, unsigned long long seed, float *flat, size_t n_flat);
+/* The same values in a stage's layout of units [lo, hi) (gpt2_layout_stage; n_flat its total): each tensor it holds as
+ * the whole model's initialisation draws it, without the whole model's buffer. */
+void gpt2_layout_init_stage(const gpt2_shape_t *s, int lo, int hi, unsigned long long seed, float *flat,
+                            size_t n_flat);
 #ifdef __cplusplus
 }
 #endif

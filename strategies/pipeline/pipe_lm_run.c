@@ -204,16 +204,22 @@ void pipe_lm_exchange(pipe_t *pp) {
         gpt2_model_grad_sumsq(m, p > 1 && s == p - 1, L->norms + s, S->gpu.stream);
         CHECK_CUDA(cudaEventRecord(L->normed, S->gpu.stream));
     }
+    /* Every other stage's norm into each stage's table, once all are enqueued: the waits stay outside the update's
+     * busy window (pipe_step), as the image classifiers' update has none. */
+    for (int s = 0; s < p; s++) {
+        pipe_stage_t *S = &pp->st[s];
+        CHECK_CUDA(cudaSetDevice(S->gpu.device));
+        for (int q = 0; q < p; q++) {
+            if (q == s) continue;
+            CHECK_CUDA(cudaStreamWaitEvent(S->gpu.stream, pp->st[q].lm->normed, 0));
+            CHECK_CUDA(cudaMemcpyPeerAsync(S->lm->norms + q, S->gpu.device, pp->st[q].lm->norms + q,
+                                           pp->st[q].gpu.device, sizeof(double), S->gpu.stream));
+        }
+    }
 }
 
 void pipe_lm_update(pipe_t *pp, int s) {
-    pipe_stage_t *S = &pp->st[s];
-    for (int q = 0; q < pp->p; q++) {   /* every other stage's norm, then their sum: the same on every stage */
-        if (q == s) continue;
-        CHECK_CUDA(cudaStreamWaitEvent(S->gpu.stream, pp->st[q].lm->normed, 0));
-        CHECK_CUDA(cudaMemcpyPeerAsync(S->lm->norms + q, S->gpu.device, pp->st[q].lm->norms + q, pp->st[q].gpu.device,
-                                       sizeof(double), S->gpu.stream));
-    }
+    pipe_stage_t *S = &pp->st[s];   /* the stages' norms summed in stage order: the same on every stage */
     gpt2_model_set_sumsq(&S->lm->slot[0], S->lm->norms, pp->p, S->gpu.stream);
     gpt2_model_adamw(&S->lm->slot[0], &S->opt, S->gpu.stream);
 }

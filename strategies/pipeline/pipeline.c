@@ -49,6 +49,12 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
         snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
         return -1;
     }
+    for (int i = 0; i < p; i++)   /* a language model's stages may share a GPU (its tests on one GPU); these not */
+        for (int j = 0; j < i; j++)
+            if (cfg->devices[i] == cfg->devices[j]) {
+                snprintf(err, errlen, "pipeline: GPU %d given twice (one stage per GPU)", cfg->devices[i]);
+                return -1;
+            }
     if (pipe_check_split(pp, cfg, m, err, errlen) != 0) return -1;
     return sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err, errlen);
 }

@@ -128,9 +128,9 @@ void pipe_lm_body(pipe_t *pp, const sched_op_t *o);
 /* Copy ops: a micro-batch's activations (with its targets into the last stage), its gradient back. */
 void pipe_lm_act(pipe_t *pp, const sched_op_t *o, const cudaEvent_t *wait);
 void pipe_lm_grad(pipe_t *pp, const sched_op_t *o, const cudaEvent_t *wait);
-/* After the step's ops, before any update: the tied token embedding's two parts summed on both ends, and each
- * stage's squared gradient norm (the token embedding's once). Then stage s's update: every stage's norm gathered and
- * summed for the clipping, AdamW. Launches only. */
+/* After the step's ops, before any update: the tied token embedding's two parts summed on both ends, each stage's
+ * squared gradient norm (the token embedding's once), and every stage's norm copied to every other. Then stage s's
+ * update: the norms summed for the clipping, AdamW. Launches only. */
 void pipe_lm_exchange(pipe_t *pp);
 void pipe_lm_update(pipe_t *pp, int s);
 /* The held-out loss: the held-out windows in micro-batch chunks through the stages. Synchronises. */

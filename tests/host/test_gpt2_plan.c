@@ -106,6 +106,35 @@ static void test_stages(void) {
     free(st);
 }
 
+/* A stage's initialisation holds the whole model's values in its slices (control: another seed does not). */
+static void test_init_stages(void) {
+    const gpt2_shape_t *s = gpt2_shape("tiny");
+    int n = gpt2_layout_count(s);
+    gpt2_slice_t *whole = calloc((size_t)n, sizeof *whole), *st = calloc((size_t)n, sizeof *st);
+    size_t N = gpt2_layout(s, whole, n);
+    float *all = malloc(N * sizeof *all), *part = malloc(N * sizeof *part);
+    gpt2_layout_init(s, 42, all, N);
+    static const int starts[] = {0, 1, 3, 4};
+    for (int k = 0; k < 3; k++) {
+        size_t Ns = gpt2_layout_stage(s, starts[k], starts[k + 1], st, n);
+        for (int seed = 42; seed <= 43; seed++) {
+            gpt2_layout_init_stage(s, starts[k], starts[k + 1], (unsigned long long)seed, part, Ns);
+            int same = 1, held = 0;
+            for (int i = 0; i < n; i++)
+                if (st[i].len) {
+                    held++;
+                    same &= memcmp(part + st[i].at, all + whole[i].at, st[i].len * sizeof(float)) == 0;
+                }
+            EXPECT(held > 0 && same == (seed == 42), "stage [%d, %d), seed %d: %s the whole model's values",
+                   starts[k], starts[k + 1], seed, same ? "holds" : "does not hold");
+        }
+    }
+    free(all);
+    free(part);
+    free(whole);
+    free(st);
+}
+
 static void test_init(void) {
     const gpt2_shape_t *s = gpt2_shape("tiny");
     int n = gpt2_layout_count(s);
@@ -159,6 +188,7 @@ static void test_init(void) {
 int main(void) {
     test_plan();
     test_stages();
+    test_init_stages();
     test_init();
     return test_summary();
 }
