@@ -89,7 +89,8 @@ int report_main(int argc, char **argv, const char *source_dir, const char *exe, 
 int report_runs(const study_runs_t *s, FILE *f);
 /* summary.csv (runs.c): a header, then per reported run (configuration) its key columns (study_key_columns, the
  * cells as the study CSV writes them), run_id, git_commit, variant, steady_epochs, images_per_s (the steady
- * median), its min and max, images_per_s_per_gpu, epoch_s, speedup and efficiency (T1/TN, T1/(N·TN)),
+ * median), its min and max, images_per_s_per_gpu, a language model's tokens_per_s and tokens_per_s_per_gpu, epoch_s,
+ * speedup and efficiency (T1/TN, T1/(N·TN)),
  * final_test_acc (a fraction), final_test_loss (a language model's held-out loss, nats) and status. 0, or 1 when f
  * could not be written. */
 int report_summary_csv(const study_runs_t *s, FILE *f);

@@ -44,6 +44,7 @@ static void put_num(FILE *f, int *col, double x) {
     NUM(images_per_s_median, r->med[RESULTS_COL_images_per_s])                                                       \
     NUM(images_per_s_min, study_steady_min(r, RESULTS_COL_images_per_s))                                               \
     NUM(images_per_s_max, study_steady_max(r, RESULTS_COL_images_per_s))                                               \
+    NUM(tokens_per_s_median, r->med[RESULTS_COL_tokens_per_s]) /* a language model's; empty otherwise */            \
     NUM(step_ms_median, r->med[RESULTS_COL_step_ms])                                                                 \
     NUM(final_test_acc, last && !isnan(r->facc) ? last->test_acc : NAN) /* facc's cell, unscaled */                \
     NUM(final_comm_ms, last ? last->stats.comm_ms : NAN)                                                             \
@@ -93,16 +94,19 @@ static void csv_num(FILE *f, int *col, double x) {   /* as --runs writes it (sho
     csv_cell(f, col, b);
 }
 
-/* What the report says of a configuration beside its key: its steady epochs, images/s (median, extremes, per GPU),
- * epoch time, speedup and efficiency against T1, final test accuracy (a fraction, as the CSV's), a language model's
- * final held-out loss in its place (nats, as the CSV's test_loss; empty for an image model) and how it ended. */
+/* What the report says of a configuration beside its key: its steady epochs, images/s (median, extremes, per GPU; a
+ * language model's sequences/s), a language model's tokens/s (median, per GPU; empty for an image model), epoch time,
+ * speedup and efficiency against T1, final test accuracy (a fraction, as the CSV's), a language model's final
+ * held-out loss in its place (nats, as the CSV's test_loss; empty for an image model) and how it ended. */
 #define SUMMARY_COLUMNS(TEXT, NUM)                                                                                   \
     TEXT(run_id, r->run_id) TEXT(git_commit, r->env->git_commit) TEXT(variant, r->variant)                           \
     NUM(steady_epochs, study_steady_count(r, RESULTS_COL_epoch_s))                                                     \
     NUM(images_per_s, r->med[RESULTS_COL_images_per_s])                                                              \
     NUM(images_per_s_min, study_steady_min(r, RESULTS_COL_images_per_s))                                               \
     NUM(images_per_s_max, study_steady_max(r, RESULTS_COL_images_per_s))                                               \
-    NUM(images_per_s_per_gpu, r->med[RESULTS_COL_images_per_s] / r->gpus) NUM(epoch_s, r->med[RESULTS_COL_epoch_s]) \
+    NUM(images_per_s_per_gpu, r->med[RESULTS_COL_images_per_s] / r->gpus)                                          \
+    NUM(tokens_per_s, r->med[RESULTS_COL_tokens_per_s])                                                            \
+    NUM(tokens_per_s_per_gpu, r->med[RESULTS_COL_tokens_per_s] / r->gpus) NUM(epoch_s, r->med[RESULTS_COL_epoch_s]) \
     NUM(speedup, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] : NAN)                  \
     NUM(efficiency, t1 >= 0 ? s->run[t1].med[RESULTS_COL_epoch_s] / r->med[RESULTS_COL_epoch_s] / r->gpus : NAN)     \
     NUM(final_test_acc, isnan(r->facc) ? NAN : r->facc / 100) NUM(final_test_loss, r->floss)                      \

@@ -220,8 +220,8 @@ head -n 1 "$tmp/runs.tsv" | grep -q '^run_id	strategy	model	dataset	math	grad_dt
     ok || bad "--runs header: $(head -n 1 "$tmp/runs.tsv")"
 n=$(tail -n +2 "$tmp/runs.tsv" | wc -l)
 [ "$n" -eq 38 ] && ok || bad "--runs: $n runs, want 38"
-[ "$(awk -F'\t' '{ print NF }' "$tmp/runs.tsv" | sort -u)" = 32 ] && ok ||
-    bad "--runs: a line without the header's 32 cells"
+[ "$(awk -F'\t' '{ print NF }' "$tmp/runs.tsv" | sort -u)" = 33 ] && ok ||
+    bad "--runs: a line without the header's 33 cells"
 grep -q '20260105T090659Z-1-47819' "$tmp/runs.tsv" && bad "--runs lists the killed run" || ok
 cell() {   # cell RUN_ID COLUMN
     awk -F'\t' -v id="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next } $1 == id { print $k[c] }' \
@@ -297,18 +297,20 @@ has "$md" "| batch | math | tokens/s | held-out loss | status |"
 has "$md" "| 16 | bf16 | 519252 | 5.191 | ok |"
 has "$md" "| 1 | 16 | 0.0006 | 114 | 3.599 (3.597–3.600) | 1.00 | 99.9 % | 5.231 (5.191–5.240) | ok (3) |"
 grep -qF '| final test acc |' "$md" && bad "language model: an accuracy column" || ok
-loss_cells() {   # summary.csv FILE: its final_test_acc and final_test_loss cells, one line each
+loss_cells() {   # summary.csv FILE: its final_test_acc and final_test_loss cells, and tokens_per_s over images_per_s
     python3 -c 'import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 print("acc", " ".join(r["final_test_acc"] for r in rows))
-print("loss", " ".join(sorted(r["final_test_loss"] for r in rows)))' "$1"
+print("loss", " ".join(sorted(r["final_test_loss"] for r in rows)))
+print("tok", " ".join("%.0f" % (float(r["tokens_per_s"]) / float(r["images_per_s"])) if r["tokens_per_s"] else "-"
+                      for r in rows))' "$1"
 }
 loss_cells "$tmp/lm/summary.csv" >"$tmp/lm.txt" 2>&1
-grep -qx 'acc   ' "$tmp/lm.txt" && grep -qx 'loss 5.19115 5.23081 5.24015' "$tmp/lm.txt" && ok ||
-    bad "language model: summary.csv: $(cat "$tmp/lm.txt")"
+grep -qx 'acc   ' "$tmp/lm.txt" && grep -qx 'loss 5.19115 5.23081 5.24015' "$tmp/lm.txt" &&
+    grep -qx 'tok 1024 1024 1024' "$tmp/lm.txt" && ok || bad "language model: summary.csv: $(cat "$tmp/lm.txt")"
 grep -q 'held-out loss\|Δ loss' "$tmp/study/REPORT.md" && bad "image fixture: a held-out loss is named" || ok
 loss_cells "$tmp/study/summary.csv" >"$tmp/img.txt" 2>&1
-grep -qx 'loss *' "$tmp/img.txt" && grep -q '^acc .*0\.' "$tmp/img.txt" && ok ||
+grep -qx 'loss *' "$tmp/img.txt" && grep -q '^acc .*0\.' "$tmp/img.txt" && grep -qx 'tok[ -]*' "$tmp/img.txt" && ok ||
     bad "image fixture: summary.csv: $(cat "$tmp/img.txt")"
 
 echo "$pass passed, $fail failed"
