@@ -183,3 +183,16 @@ static inline void dp_test_lm_control(const run_cfg_t *cfg, int k, const float *
            "%s: the bounds accept one shard's gradient for the batch's", math_name(cfg->math));
     free(ph);
 }
+
+/* The reference of a language model's tests with its control: single's parameters before (*p0) and after k steps
+ * (returned, *n of them), its training loss and held-out loss, printed; and dp_test_lm_control checked at tol. */
+static inline float *dp_test_lm_reference(const run_cfg_t *cfg, int k, const dp_tol_t *tol, float **p0,
+                                          double *loss, double *held, size_t *n) {
+    epoch_stats_t s;
+    float *ref = dp_test_lm_single(cfg, k, p0, &s, held, n);
+    *loss = s.train_loss;
+    printf("%s: single at batch %d, %d steps: loss %.5f, held-out %.5f\n", math_name(cfg->math), cfg->global_batch,
+           k, *loss, *held);
+    dp_test_lm_control(cfg, k, ref, *p0, tol, *loss, *held);
+    return ref;
+}

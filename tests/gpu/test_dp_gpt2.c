@@ -43,13 +43,9 @@ int main(void) {
         const dp_tol_t *tol = math == MATH_FP32 ? &dp_tol_fp32 : &dp_tol_bf16;
         run_cfg_t cfg = dp_test_lm_cfg(math, &data, two, B);
         epoch_stats_t s;
-        double ref_held, held;
+        double ref_loss, ref_held, held;
         size_t n;
-        float *p0, *ref = dp_test_lm_single(&cfg, K, &p0, &s, &ref_held, &n);
-        double ref_loss = s.train_loss;
-        printf("%s: single at batch %d, %d steps: loss %.5f, held-out %.5f\n", math_name(math), B, K, ref_loss,
-               ref_held);
-        dp_test_lm_control(&cfg, K, ref, p0, tol, ref_loss, ref_held);
+        float *p0, *ref = dp_test_lm_reference(&cfg, K, tol, &p0, &ref_loss, &ref_held, &n);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             const variant_t *x = &variants[v];
             if ((x->wire == DTYPE_BF16) != (math == MATH_BF16)) continue;   /* bf16 wire under bf16 math */
