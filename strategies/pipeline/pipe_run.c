@@ -102,7 +102,7 @@ static int copy_trace_begin(const pipe_t *pp, int device, int lane, cudaStream_t
 /* Staged: device-to-host on the link's stream once the waits and the link's previous copy are done (the pinned
  * buffer is free again), then host-to-device on `on`. */
 void pipe_xfer(pipe_t *pp, int from, int to, void *dst, const void *src, size_t bytes, cudaStream_t on, int lane,
-                 const cudaEvent_t *wait, int n_wait, const char *what, int mb) {
+               const cudaEvent_t *wait, int n_wait, const char *what, int mb) {
     pipe_link_t *l = &pp->link[from][to];
     int a = pp->st[from].gpu.device, b = pp->st[to].gpu.device;
     if (l->peer) {
