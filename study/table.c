@@ -158,7 +158,7 @@ static void run_row(study_runs_t *s, study_run_t *r, const study_row_t *row) {
         r->floss = row->test_loss >= 0 ? row->test_loss : NAN;    /* < 0: none; NaN stays none */
     }
     if (row->stats.peak_mem_mb >= 0 && !(r->peak_mb >= row->stats.peak_mem_mb)) r->peak_mb = row->stats.peak_mem_mb;
-    if (row->tokens_per_s >= 0) r->tokens = g->tokens = 1;
+    if (row->tokens_per_s >= 0) g->tokens = 1;
 }
 
 /* Column c of a row as a number; < 0 (or NAN) where the cell is empty or not a number column. */
@@ -440,6 +440,9 @@ int study_load(study_runs_t *s, const char *path, const strategy_info_t *const *
     if (!refs.n) names_add(&refs, "the reference strategy");
     names_join(&s->ref, &refs, ", ");
     names_free(&refs);
+    /* A language model is its group's kind, decided once: a run of the group whose rows hold no tokens/s (one that
+     * failed at setup, or ended before its first epoch) is still one, and reads its speed and quality as one. */
+    for (int i = 0; i < s->nr; i++) s->run[i].tokens = s->grp[s->run[i].group].tokens;
     for (int i = 0; i < s->nr; i++) run_medians(&s->run[i]);
     variants(s);
     t1_index(s);

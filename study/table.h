@@ -24,7 +24,7 @@ typedef struct {
     int micro;                          /* micro-batches (0 where the row has none) */
     int nodes, gpn;                     /* nodes and GPUs per node (1 and gpus where the row does not say) */
     int pipe;                           /* a pipeline's run (study_is_pipeline) */
-    int tokens;                         /* a language model's run: its rows hold tokens_per_s (study_run_tput_col) */
+    int tokens;                         /* a language model's run: its group's (study_group_t.tokens; study_run_tput_col) */
     int global;                         /* its line batch is the global batch (study_t1_global) */
     double facc;                        /* final test accuracy, %, NAN without one */
     double acc_lo, acc_hi;              /* its last epochs' test accuracy, % (study_acc_spread): a seed's noise */
@@ -47,7 +47,8 @@ typedef struct {
     names_t gpus, hosts, commits;       /* distinct GPU names, hosts and commits of its rows */
     names_t maths, gds, seeds;          /* distinct maths, gradient dtypes and seeds of its runs */
     char d0[16], d1[16];                /* the first and last date of its rows */
-    int tokens;                         /* a language model's group: its runs' throughput is in tokens a second */
+    int tokens;                         /* a language model's group (a row of it holds tokens_per_s): its runs'
+                                         * throughput is in tokens a second, their quality the held-out loss */
 } study_group_t;
 
 /* What the report's speeds are: a language model's tokens a second (tokens_per_s, in its rows), else images a second.
