@@ -103,22 +103,22 @@ static const opt_t opts[] = {
     {"batch", "LIST", NULL, "the model's", opt_int_list, LIST(batch), NULL, NULL,
      "batch sizes on one GPU (weak scaling multiplies by the GPU count;\n"
      "strong scaling splits it across the GPUs)"},
-    {"lr", "LIST", NULL, "the model's: 0.1, gpt2 6e-4", opt_double_list, LIST(lr), NULL, NULL,
+    {"lr", "LIST", NULL, "the model's recipe", opt_double_list, LIST(lr), NULL, NULL,
      "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
      "--lr-scaling (by default, under weak scaling: times the GPU count; gpt2, its square root)"},
-    {"lr-schedule", "NAME", NULL, "the model's: constant, gpt2 cosine", opt_enum, FIELD(lr_schedule), 0, "schedule",
+    {"lr-schedule", "NAME", NULL, "the model's recipe", opt_enum, FIELD(lr_schedule), 0, "schedule",
      lr_kind_names,
      "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
      "half, x0.01 at three quarters); cosine (to 0); linear (to 0)"},
-    {"warmup-epochs", "X", NULL, "the model's: 0, gpt2 0.1", opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
+    {"warmup-epochs", "X", NULL, "the model's recipe", opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
      "gradual warm-up: the rate grows linearly, step by step, to the peak over X epochs"},
-    {"lr-scaling", "RULE", NULL, "the model's: linear, gpt2 sqrt", opt_enum, FIELD(lr_scaling), 0, "rule",
+    {"lr-scaling", "RULE", NULL, "the model's recipe", opt_enum, FIELD(lr_scaling), 0, "rule",
      lr_scaling_names,
      "the peak rate at global batch B: linear, lr x B / base; sqrt, lr x sqrt(B / base);\n"
      "none, lr"},
     {"lr-base-batch", "N", "0", "each --batch value", opt_count, FIELD(lr_base_batch), 0, NULL, NULL,
      "the global batch --lr is given at (e.g. 256 for a batch sweep that grows the rate)"},
-    {"optimizer", "NAME", NULL, "the model's: sgd, gpt2 adamw", opt_enum, FIELD(optimizer), 0, "optimizer",
+    {"optimizer", "NAME", NULL, "the model's recipe", opt_enum, FIELD(optimizer), 0, "optimizer",
      optim_names,
      "sgd: momentum SGD as torch.optim.SGD; lars: layer-wise adaptive rates (You et al.\n"
      "2017, trust coefficient 0.001) on every layer's weights and biases (both for the\n"
@@ -138,7 +138,7 @@ static const opt_t opts[] = {
     {"seed", "LIST", "1", NULL, opt_u64_list, FIELD(seeds), FIELD(n_seeds), NULL, NULL,
      "comma-separated unsigned RNG seeds (init and data order)"},
     {"momentum", "X", "0", NULL, opt_number, FIELD(momentum), 0, NULL, NULL, "SGD momentum (0: plain SGD)"},
-    {"weight-decay", "X", NULL, "the model's: 0, gpt2 0.1", opt_number, FIELD(weight_decay), 0, NULL, NULL,
+    {"weight-decay", "X", NULL, "the model's recipe", opt_number, FIELD(weight_decay), 0, NULL, NULL,
      "L2 weight decay (sgd, lars); adamw: the decoupled decay of the matrices"},
     {"math", "LIST", "tf32", NULL, opt_enum_list, LIST(math), "math mode", math_names,
      "arithmetic to sweep, e.g. tf32,bf16.\n"
@@ -492,7 +492,10 @@ void options_usage(FILE *f, const char *prog) {
     opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear; sqrt, GPT-2's "
              "default: lr x sqrt(gpus)). Strong scaling: global batch = batch (must divide by every GPU count), lr "
              "unchanged.", 0, 0);
-    fprintf(f, "\n\nModels (--model), with their defaults of --batch and --image-size:\n");
+    fprintf(f, "\n\n");
+    opt_wrap(f, "Models (--model), with their defaults of --batch and --image-size, and their recipe (the defaults of "
+             "--optimizer, --lr, --lr-schedule, --warmup-epochs, --lr-scaling, --weight-decay):", 0, 0);
+    fputc('\n', f);
     for (int i = 0; model_infos[i].name; i++) {
         const model_info_t *mi = &model_infos[i];
         char img[48], line[512];
@@ -506,6 +509,11 @@ void options_usage(FILE *f, const char *prog) {
             snprintf(line, sizeof line, "  %-10s batch %-4d image %-11s %s; synthetic: %dx%d, %d classes", mi->name,
                      mi->batch, img, mi->summary, mi->synth_channels, mi->image, mi->synth_classes);
         }
+        size_t used = strlen(line);
+        snprintf(line + used, sizeof line - used,
+                 "; recipe: %s at %g, %s, warm-up %g epochs, %s scaling, weight decay %g", optim_names[mi->optimizer],
+                 mi->lr, lr_kind_names[mi->lr_schedule], mi->warmup_epochs, lr_scaling_names[mi->lr_scaling],
+                 mi->weight_decay);
         opt_wrap(f, line, 0, 13);
         fputc('\n', f);
     }

@@ -219,7 +219,9 @@ static void test_help(void) {
     }
     static const char *const must[] = {
         "Usage: scaling", "-h, --help", "(default: single)", "(default: resnet18)", "(default: fashion-mnist)",
-        "(default: data/<dataset>)", "(default: the model's)", "(default: the model's: 0.1, gpt2 6e-4)",
+        "(default: data/<dataset>)", "(default: the model's)", "(default: the model's recipe)",
+        "recipe: sgd at 0.1, constant, warm-up 0 epochs, linear scaling, weight decay 0",
+        "recipe: adamw at 0.0006, cosine, warm-up 0.1 epochs, sqrt scaling, weight decay 0.1",
         "(default: weak)", "(default: 3)",
         "(default: 1)", "(default: 0)", "(default: tf32)", "Models (--model", "resnet50   batch 256  image 224",
         "(default: results/scaling.csv)", "TF32 tensor cores in cuDNN convolutions, fp32 cuBLAS GEMMs",
