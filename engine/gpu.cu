@@ -205,6 +205,14 @@ size_t gpu_mem_used(const gpu_t *g) {
     return total_b - free_b;
 }
 
+size_t gpu_mem_baseline(int device) {
+    size_t free_b = 0, total_b = 0;
+    CHECK_CUDA(cudaSetDevice(device));
+    CHECK_CUDA(cudaFree(0));
+    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    return total_b - free_b;
+}
+
 void gpu_free(gpu_t *g) {
     if (!g->stream) return;
     CHECK_CUDA(cudaSetDevice(g->device));

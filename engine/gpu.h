@@ -100,6 +100,9 @@ void gpu_enable_peer(int device, int peer);
 int gpu_try_malloc(void **p, size_t bytes);
 /* Bytes of device memory in use on the current device (total - free), for peak-memory reporting. */
 size_t gpu_mem_used(const gpu_t *g);
+/* The same on `device` before a run allocates anything, its context created first so that the baseline includes it
+ * (what a replica, a stage or a trainer reports its memory against); the device is left current. */
+size_t gpu_mem_baseline(int device);
 /* The device count in *n: 0 where there is a GPU, else -1 with the one line (engine/gpu_arch.h) saying why there is
  * none: no driver, a driver too old for this build's CUDA, no device visible, or the runtime's own error. */
 int gpu_count(int *n, char *why, size_t len);

@@ -17,11 +17,7 @@ int replica_init(replica_t *r, int device, const char *model, int shard_batch, i
                  gpu_setup_t setup, init_t init, unsigned long long seed, const optim_cfg_t *optim, float momentum,
                  float weight_decay, const idx_dataset_t *data, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
-    CHECK_CUDA(cudaSetDevice(device));
-    CHECK_CUDA(cudaFree(0));   /* create the context first so the baseline includes it */
-    size_t free_b, total_b;
-    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    r->mem_base = total_b - free_b;
+    r->mem_base = gpu_mem_baseline(device);
     r->shard_batch = shard_batch;
     r->global_batch = global_batch;
     r->steps_per_epoch = data->train.n / global_batch;

@@ -77,11 +77,7 @@ int gpt2_train_init(gpt2_train_t *g, int device, const char *size, int B, int gl
         snprintf(err, errlen, "rows [%d, %d) are not a shard of a global batch of %d", first, first + B, global_B);
         return -1;
     }
-    CHECK_CUDA(cudaSetDevice(device));
-    CHECK_CUDA(cudaFree(0));   /* the context first, so the baseline includes it */
-    size_t free_b, total_b;
-    CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    g->mem_base = total_b - free_b;
+    g->mem_base = gpu_mem_baseline(device);
     const int T = corpus->T;
     g->first = first;
     g->seed = seed;

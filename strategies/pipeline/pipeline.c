@@ -148,11 +148,7 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
     pp->n_timed = (run_steps + pp->stride - 1) / pp->stride;   /* later steps (never run) go untimed */
 
     for (int s = 0; s < pp->p; s++) {
-        CHECK_CUDA(cudaSetDevice(cfg->devices[s]));
-        CHECK_CUDA(cudaFree(0));   /* the context first, so the baseline includes it */
-        size_t free_b, total_b;
-        CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-        pp->st[s].mem_base = total_b - free_b;
+        pp->st[s].mem_base = gpu_mem_baseline(cfg->devices[s]);
         gpu_init(&pp->st[s].gpu, cfg->devices[s], cfg->math);
         pp->st[s].gpu.setup = run_cfg_gpu_setup(cfg);
     }
