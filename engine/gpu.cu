@@ -205,6 +205,14 @@ size_t gpu_mem_used(const gpu_t *g) {
     return total_b - free_b;
 }
 
+size_t gpu_params_download(const gpu_t *g, const float *dev, size_t n, float *host, size_t max) {
+    if (!host) return n;
+    CHECK_CUDA(cudaSetDevice(g->device));
+    CHECK_CUDA(cudaStreamSynchronize(g->stream));
+    CHECK_CUDA(cudaMemcpy(host, dev, (n < max ? n : max) * sizeof(float), cudaMemcpyDeviceToHost));
+    return n;
+}
+
 size_t gpu_mem_baseline(int device) {
     size_t free_b = 0, total_b = 0;
     CHECK_CUDA(cudaSetDevice(device));

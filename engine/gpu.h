@@ -103,6 +103,9 @@ size_t gpu_mem_used(const gpu_t *g);
 /* The same on `device` before a run allocates anything, its context created first so that the baseline includes it
  * (what a replica, a stage or a trainer reports its memory against); the device is left current. */
 size_t gpu_mem_baseline(int device);
+/* A strategy's params(): the n fp32 parameters at dev on g's device into host, at most max of them, after g's
+ * stream's work; returns n (host NULL: n only, nothing copied). */
+size_t gpu_params_download(const gpu_t *g, const float *dev, size_t n, float *host, size_t max);
 /* The device count in *n: 0 where there is a GPU, else -1 with the one line (engine/gpu_arch.h) saying why there is
  * none: no driver, a driver too old for this build's CUDA, no device visible, or the runtime's own error. */
 int gpu_count(int *n, char *why, size_t len);

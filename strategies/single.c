@@ -132,13 +132,7 @@ static void single_teardown(void *state) {
 static size_t single_params(void *state, float *host, size_t max) {
     single_t *s = state;
     if (s->lm) return gpt2_train_params(s->lm, host, max);
-    const replica_t *r = &s->r;
-    if (!host) return r->model.n_params;   /* the size query */
-    size_t n = r->model.n_params < max ? r->model.n_params : max;
-    CHECK_CUDA(cudaSetDevice(r->gpu.device));
-    CHECK_CUDA(cudaStreamSynchronize(r->gpu.stream));
-    CHECK_CUDA(cudaMemcpy(host, r->model.params, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return r->model.n_params;
+    return gpu_params_download(&s->r.gpu, s->r.model.params, s->r.model.n_params, host, max);
 }
 
 static int single_steps_done(void *state, int launched, double *ms) {

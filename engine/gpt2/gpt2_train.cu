@@ -209,12 +209,7 @@ double gpt2_train_mem_mb(const gpt2_train_t *g) {
 }
 
 size_t gpt2_train_params(gpt2_train_t *g, float *host, size_t max) {
-    if (!host) return g->m.n_params;
-    size_t n = g->m.n_params < max ? g->m.n_params : max;
-    CHECK_CUDA(cudaSetDevice(g->gpu.device));
-    CHECK_CUDA(cudaStreamSynchronize(g->gpu.stream));
-    CHECK_CUDA(cudaMemcpy(host, g->m.params, n * sizeof(float), cudaMemcpyDeviceToHost));
-    return g->m.n_params;
+    return gpu_params_download(&g->gpu, g->m.params, g->m.n_params, host, max);
 }
 
 void gpt2_train_free(gpt2_train_t *g) {
