@@ -9,6 +9,7 @@
 #include "ref_check.h"
 #include "dev_io.h"
 #include "engine/rng.h"
+#include "engine/optim.h"
 
 /* Strict fp32 results of sums over at most a few thousand O(1) terms: fp32 rounding (2^-24 per operation) grows with
  * the sum's length, about sqrt(K) 2^-24 in the relative L2 norm, under 1e-6 at K = 4096; 1e-5 leaves a 10x margin
@@ -118,4 +119,16 @@ static inline void gpt2_ref_attention(int B, int T, int C, int NH, const float *
                 }
             }
     free(p), free(dp);
+}
+
+/* The optimizer state GPT-2's update reads (its rate and step count; the model's AdamW is its own) at a constant
+ * rate lr over n_steps steps; exits on failure. */
+static inline void gpt2_test_optim(optim_t *o, double lr, long n_steps) {
+    char err[256] = "";
+    lr_schedule_t sched = {LR_CONSTANT, lr, 0, 0};
+    if (optim_init(o, OPTIM_ADAMW, 0.0f, 0.0f, &sched, n_steps, NULL, err, sizeof err)) {
+        fprintf(stderr, "optim_init: %s\n", err);
+        exit(1);
+    }
+    CHECK_CUDA(cudaDeviceSynchronize());   /* its table went in on the legacy stream */
 }

@@ -48,16 +48,6 @@ typedef struct {
 static double tol_loss(dtype_t t) { return t == DTYPE_BF16 ? TOL_LOSS_BF16 : TOL_LOSS_FP32; }
 static double tol_grad(dtype_t t) { return t == DTYPE_BF16 ? TOL_GRAD_BF16 : TOL_GRAD_FP32; }
 
-static void make_optim(optim_t *o, double lr) {
-    char err[256] = "";
-    lr_schedule_t sched = {LR_CONSTANT, lr, 0, 0};
-    if (optim_init(o, OPTIM_SGD, 0.0f, 0.0f, &sched, 1, NULL, err, sizeof err)) {
-        fprintf(stderr, "optim_init: %s\n", err);
-        exit(1);
-    }
-    CHECK_CUDA(cudaDeviceSynchronize());   /* its table went in on the legacy stream */
-}
-
 /* The reference with flags: the loss, and the gradient into grad. */
 static double ref_run(tcase_t *c, int flags, const double *p, double *grad) {
     gpt2_mref_t r = c->r;
@@ -172,7 +162,7 @@ static void test_grads(tcase_t *c, const float *p0) {
      * gradient the model makes 0 (the key bias's: softmax ignores a constant added to every score) would flip whole
      * steps on rounding noise if the reference stepped from its own. */
     optim_t o;
-    make_optim(&o, LR_ONE);
+    gpt2_test_optim(&o, LR_ONE, 1);
     gpt2_model_update(&c->m, &o, s);
     double lr = optim_lr_read(&o, s);
     float *p1 = falloc(N), *dgot = falloc(N);
@@ -218,7 +208,7 @@ static void test_learn(tcase_t *c, unsigned long long seed) {
     cudaStream_t s = c->g.stream;
     size_t N = c->N;
     optim_t o;
-    make_optim(&o, LR_LEARN);
+    gpt2_test_optim(&o, LR_LEARN, 1);
     gpt2_model_init_params(&c->m, seed, s);
     float loss[STEPS + 1];
     for (int k = 0; k <= STEPS; k++) {
@@ -274,7 +264,7 @@ static void test_graph(tcase_t *c, const float *p0) {
     cudaStream_t s = c->g.stream;
     size_t N = c->N;
     optim_t oe, ow, og;
-    make_optim(&oe, LR_ONE), make_optim(&ow, LR_ONE), make_optim(&og, LR_ONE);
+    gpt2_test_optim(&oe, LR_ONE, 1), gpt2_test_optim(&ow, LR_ONE, 1), gpt2_test_optim(&og, LR_ONE, 1);
     step_ctx_t x = {c, &oe};
     gpt2_model_set_params(&c->m, p0, s);
     train_step(&x, NULL);

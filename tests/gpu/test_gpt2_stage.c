@@ -6,6 +6,7 @@
  * at dp_common.h's bounds. Negative controls: the tie left out, and the micro-batches' gradients overwritten rather
  * than summed, are rejected by the same bounds. Run: ./test_gpt2_stage   (exits 77 without a CUDA device) */
 #include "dp_common.h"
+#include "gpt2_ref.h"
 #include "../../engine/convert.h"
 #include "../../engine/gpu.h"
 #include "../../engine/rng.h"
@@ -16,16 +17,6 @@ enum { B = 8, T = 32, K = 4, MAX_STAGES = 4, MAX_M = 2 };
 
 /* What a variant leaves out, for the controls. */
 enum { FAULT_NONE = 0, FAULT_NO_TIE, FAULT_NO_ACCUMULATE };
-
-static void make_optim(optim_t *o) {
-    char err[256] = "";
-    lr_schedule_t sched = {LR_CONSTANT, LR, 0, 0};
-    if (optim_init(o, OPTIM_ADAMW, 0.0f, 0.1f, &sched, K, NULL, err, sizeof err)) {
-        fprintf(stderr, "optim_init: %s\n", err);
-        exit(1);
-    }
-    CHECK_CUDA(cudaDeviceSynchronize());   /* its table went in on the legacy stream */
-}
 
 static const gpt2_adamw_cfg_t OPT = GPT2_ADAMW_RECIPE(0.1f);
 
@@ -43,7 +34,7 @@ static float *whole(gpu_t *g, dtype_t t, const int *dtok, const int *dtgt, doubl
     gpt2_model_t m;
     optim_t o;
     model_init(&m, g, t, B, 0, GPT2_UNITS(gpt2_shape("tiny")->layers));
-    make_optim(&o);
+    gpt2_test_optim(&o, LR, K);
     gpt2_model_init_params(&m, 7, g->stream);
     *loss = 0;
     for (int k = 0; k < K; k++) {
@@ -70,7 +61,7 @@ static float *staged(gpu_t *g, dtype_t t, const int *dtok, const int *dtgt, cons
     char err[256] = "";
     for (int k = 0; k < p; k++) {
         model_init(&st[k], g, t, mb, starts[k], starts[k + 1]);
-        make_optim(&o[k]);
+        gpt2_test_optim(&o[k], LR, K);
         gpt2_model_init_params(&st[k], 7, s);
         for (int j = 0; j < M; j++)
             if (j == 0) slot[k][0] = st[k];

@@ -7,6 +7,7 @@
  * exits 77 without a CUDA device or without a file) */
 #include <string.h>
 #include "gpu_test.h"
+#include "gpt2_ref.h"
 #include "engine/check.h"
 #include "engine/gpu.h"
 #include "engine/optim.h"
@@ -35,22 +36,11 @@ typedef struct {
     int *dtok, *dtgt;
 } run_t;
 
-
-static void make_optim(optim_t *o, double lr) {
-    char err[256] = "";
-    lr_schedule_t sched = {LR_CONSTANT, lr, 0, 0};
-    if (optim_init(o, OPTIM_ADAMW, 0.0f, 0.0f, &sched, 1, NULL, err, sizeof err)) {   /* the rate and step: AdamW's */
-        fprintf(stderr, "optim_init: %s\n", err);
-        exit(1);
-    }
-    CHECK_CUDA(cudaDeviceSynchronize());   /* its table went in on the legacy stream */
-}
-
 /* From params, n losses at rate lr: loss k is step k's forward, before its update; no update after the last. */
 static void train_curve(run_t *r, const float *params, double lr, float *loss, int n) {
     cudaStream_t s = r->g.stream;
     optim_t o;
-    make_optim(&o, lr);
+    gpt2_test_optim(&o, lr, 1);
     gpt2_model_set_params(&r->m, params, s);   /* the moments zeroed: a fresh start */
     for (int k = 0; k < n; k++) {
         gpt2_model_forward(&r->m, r->dtok, r->dtgt, 1, s);
