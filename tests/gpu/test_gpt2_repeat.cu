@@ -276,31 +276,14 @@ static void corpus_dump(const char *dir, math_t math, unsigned long long seed) {
     tokens_corpus_free(&corpus);
 }
 
-/* The trainer's gather, copied for the diagnosis (gpt2_train.cu's is static). */
-__global__ static void diag_gather(const uint16_t *src, int n_windows, long long first, int B, int T_, int *tok,
-                                   int *tgt) {
-    long long n = (long long)B * T_;
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
-        long long row = first + k / T_;
-        int i = (int)(k % T_);
-        if (row >= n_windows) { tok[k] = 0; tgt[k] = -1; continue; }
-        const uint16_t *p = src + row * T_ + i;
-        tok[k] = p[0];
-        tgt[k] = p[1];
-    }
-}
-
-/* Counts, over `times`, how often d_tok holds other than the first windows after: mode 0 the copied gather alone;
+/* Counts, over `times`, how often d_tok holds other than the first windows after: mode 0 the gather (gpt2_data_val) alone;
  * 1 the gather then the forward on d_tok; 2 the gather once, then forwards on other buffers (dx, dy). */
 static void stray_check(gpt2_train_t *g, const int *x, int mode, int times, const int *dx, const int *dy) {
     enum { TB = 16 };
     int *gx = (int *)malloc(TB * T * sizeof(int)), wrong = 0, worst = 0;
     cudaStream_t s = g->gpu.stream;
     for (int t = 0; t < times; t++) {
-        if (mode < 2 || t == 0)
-            diag_gather<<<4, 256, 0, s>>>(g->data.d_val, g->data.n_val, 0, TB, T, g->d_tok, g->d_tgt);
-        CHECK_LAUNCH();
+        if (mode < 2 || t == 0) gpt2_data_val(&g->data, 0, TB, g->d_tok, g->d_tgt, s);
         if (mode == 1) gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
         if (mode == 2) gpt2_model_forward(&g->m, dx, dy, 0, s);
         CHECK_CUDA(cudaStreamSynchronize(s));
@@ -330,7 +313,7 @@ static void gather_check(const char *dir, int steps, int graph, int times) {
         int *dx, *dy;
         CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
         CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
-        diag_gather<<<4, 256, 0, g.gpu.stream>>>(g.data.d_val, g.data.n_val, 0, TB, T, dx, dy);
+        gpt2_data_val(&g.data, 0, TB, dx, dy, g.gpu.stream);
         for (int mode = 0; mode < 3; mode++) stray_check(&g, x, mode, 400, dx, dy);
         CHECK_CUDA(cudaFree(dx));
         CHECK_CUDA(cudaFree(dy));
