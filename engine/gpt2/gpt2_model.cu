@@ -1,4 +1,4 @@
-/* gpt2_model.cu — GPT-2 on one GPU (gpt2_model.h): gpt2_plan's buffers carved from two allocations, and the forward,
+/* gpt2_model.cu — GPT-2 on one GPU (gpt2_model.h): gpt2_plan's buffers carved from three allocations, and the forward,
  * backward and update as fixed sequences of the gpt2 kernels' launches on one stream. */
 #include <math.h>
 #include <stdio.h>
@@ -56,12 +56,7 @@ static float *stats(const gpt2_model_t *m, int i) { return (float *)buf(m, GPT2_
 
 int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen) {
-    return gpt2_model_init_attn(m, s, B, T, t, tf32, g, opt, GPT2_ATTN_AUTO, err, errlen);
-}
-
-int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
-                         const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err, size_t errlen) {
-    return gpt2_model_init_stage(m, s, B, T, t, tf32, g, opt, attn, 0, GPT2_UNITS(s->layers), err, errlen);
+    return gpt2_model_init_stage(m, s, B, T, t, tf32, g, opt, GPT2_ATTN_AUTO, 0, GPT2_UNITS(s->layers), err, errlen);
 }
 
 int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
@@ -135,7 +130,7 @@ int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, 
         gpt2_model_free(m);
         return -1;
     }
-    gpt2_lt_init(&m->lt, g, rows);   /* synchronises g's stream */
+    gpt2_lt_init(&m->lt, g, rows);   /* synchronises the device */
     return 0;
 }
 
@@ -144,7 +139,6 @@ int gpt2_model_init_slot(gpt2_model_t *m, const gpt2_model_t *owner, char *err, 
     m->slot_of = owner;
     m->arena[1] = NULL;
     if (gpu_try_malloc(&m->arena[1], owner->plan.arena_bytes[1] ? owner->plan.arena_bytes[1] : 1)) {
-        m->slot_of = NULL;
         memset(m, 0, sizeof *m);
         snprintf(err, errlen, "out of memory: a GPT-2 activation slot of %.2f GiB",
                  (double)owner->plan.arena_bytes[1] / 1073741824.0);
@@ -211,13 +205,12 @@ void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream
     free(host);
 }
 
-void gpt2_model_params_full(const gpt2_model_t *m, float *full, cudaStream_t stream) {
+void gpt2_model_params_full(const gpt2_model_t *m, float *full) {
     size_t total;
     gpt2_slice_t *f = full_layout(m, &total);
     float *host = (float *)malloc(m->n_params * sizeof(float));
     if (!host) check_fail(__FILE__, __LINE__, "gpt2_model_params_full", "out of host memory");
-    CHECK_CUDA(cudaStreamSynchronize(stream));
-    CHECK_CUDA(cudaMemcpy(host, m->params, m->n_params * sizeof(float), cudaMemcpyDeviceToHost));
+    gpu_params_download(m->lt.g, m->params, m->n_params, host, m->n_params);
     for (int i = 0; i < m->n_slices; i++)
         if (m->slices[i].len) memcpy(full + f[i].at, host + m->slices[i].at, m->slices[i].len * sizeof(float));
     free(host);

@@ -64,12 +64,10 @@ typedef struct gpt2_model {
  * shape or batch, or out of memory: nothing is left allocated). */
 int gpt2_model_init(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                     const gpt2_adamw_cfg_t *opt, char *err, size_t errlen);
-/* gpt2_model_init with the attention chosen by attn (gpt2_model_init's is GPT2_ATTN_AUTO). */
-int gpt2_model_init_attn(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
-                         const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, char *err, size_t errlen);
 /* A pipeline stage: the units [lo, hi) of GPT-2 (gpt2_plan_stage) with the attention chosen by attn. Its forward
  * starts from its input's residual stream (gpt2_model_stage_io) where lo > 0 and ends there where it holds no head;
- * its backward starts from its output's gradient there. lo 0, hi GPT2_UNITS(layers) is gpt2_model_init_attn. */
+ * its backward starts from its output's gradient there. lo 0, hi GPT2_UNITS(layers) with GPT2_ATTN_AUTO is
+ * gpt2_model_init. */
 int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, dtype_t t, int tf32, gpu_t *g,
                           const gpt2_adamw_cfg_t *opt, gpt2_attn_kind_t attn, int lo, int hi, char *err,
                           size_t errlen);
@@ -86,7 +84,7 @@ void gpt2_model_stage_io(const gpt2_model_t *m, void **in, void **out, void **do
 /* Whether m holds the embeddings (unit 0) and the head (the last unit). */
 int gpt2_model_has_embed(const gpt2_model_t *m);
 int gpt2_model_has_head(const gpt2_model_t *m);
-/* Device bytes m holds: the plan's two allocations, the scratch and the fused attention's workspace (the GPU's
+/* Device bytes m holds: the plan's three allocations (a slot: its activations alone), the scratch and the fused attention's workspace (the GPU's
  * cuBLAS workspace and ones, which it borrows, not counted). */
 size_t gpt2_model_bytes(const gpt2_model_t *m);
 
@@ -97,8 +95,8 @@ void gpt2_model_set_params(gpt2_model_t *m, const float *host, cudaStream_t stre
  * model's do), then gpt2_model_set_params. */
 void gpt2_model_init_params(gpt2_model_t *m, unsigned long long seed, cudaStream_t stream);
 /* m's parameters into their places of the whole model's flat layout `full` (gpt2_layout's total), which a stage
- * fills only in part. Synchronises `stream`. */
-void gpt2_model_params_full(const gpt2_model_t *m, float *full, cudaStream_t stream);
+ * fills only in part. Synchronises its GPU's stream. */
+void gpt2_model_params_full(const gpt2_model_t *m, float *full);
 
 /* Forward of tokens tok (device, B * T ints in [0, vocab), sequence after sequence) to *m->loss, the mean
  * cross-entropy over the counted targets (device, B * T ints: the next token, or -1 for none). grad: the logits are

@@ -158,24 +158,21 @@ void gpt2_layout_init_stage(const gpt2_shape_t *s, int lo, int hi, unsigned long
                             size_t n_flat) {
     memset(flat, 0, n_flat * sizeof *flat);
     int n = gpt2_layout_count(s);
-    gpt2_slice_t *whole = (gpt2_slice_t *)calloc((size_t)n, sizeof *whole);
     gpt2_slice_t *sl = (gpt2_slice_t *)calloc((size_t)n, sizeof *sl);
     /* a buffer of another shape or stage: leave it zero rather than overrun */
-    if (!whole || !sl || gpt2_layout_stage(s, lo, hi, sl, n) != n_flat) {
-        free(whole);
+    if (!sl || gpt2_layout_stage(s, lo, hi, sl, n) != n_flat) {
         free(sl);
         return;
     }
-    gpt2_layout(s, whole, n);
     rng_t r;
     rng_seed(&r, seed);
     double proj_std = 0.02 / sqrt(2.0 * s->layers);
     for (int i = 0; i < n; i++) {
         /* every tensor's draws in the whole layout's order, kept where the stage holds the tensor */
         float *p = sl[i].len ? flat + sl[i].at : NULL;
-        size_t len = whole[i].len;
+        size_t len = (size_t)sl[i].rows * (size_t)sl[i].cols;   /* the tensor's, held here or not */
         double sd = 0;
-        switch (whole[i].kind) {
+        switch (sl[i].kind) {
         case GPT2_LN1_W: case GPT2_LN2_W: case GPT2_LNF_W:
             for (size_t k = 0; p && k < len; k++) p[k] = 1.0f;
             break;
@@ -196,6 +193,5 @@ void gpt2_layout_init_stage(const gpt2_shape_t *s, int lo, int hi, unsigned long
             if (p) p[k] = v;
         }
     }
-    free(whole);
     free(sl);
 }

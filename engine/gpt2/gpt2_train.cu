@@ -19,11 +19,6 @@ __global__ void step_done_kernel(const float *loss, double *sum, int *step) {
     *step += 1;
 }
 
-/* After an evaluation batch: its loss sum and target count (the model's loss_acc) into acc[0..1]. */
-__global__ void eval_add_kernel(const double *batch, double *acc) {
-    acc[0] += batch[0];
-    acc[1] += batch[1];
-}
 
 // ---- launchers
 
@@ -190,8 +185,7 @@ double gpt2_train_evaluate(gpt2_train_t *g) {
     for (long long first = 0; first < g->data.n_val; first += g->m.B) {
         gpt2_data_val(&g->data, first, g->m.B, g->d_tok, g->d_tgt, s);
         gpt2_model_forward(&g->m, g->d_tok, g->d_tgt, 0, s);
-        eval_add_kernel<<<1, 1, 0, s>>>(g->m.loss_acc, g->d_loss);
-        CHECK_LAUNCH();
+        gpt2_model_loss_add(&g->m, g->d_loss, s);
     }
     double h[2];
     CHECK_CUDA(cudaMemcpyAsync(h, g->d_loss, sizeof h, cudaMemcpyDeviceToHost, s));

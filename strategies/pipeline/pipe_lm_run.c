@@ -287,7 +287,7 @@ size_t pipe_lm_n_params(const pipe_t *pp) { return gpt2_layout(&pp->st[0].lm->sl
 void pipe_lm_params(pipe_t *pp, float *host) {
     for (int s = pp->p - 1; s >= 0; s--) {   /* stage 0's token embedding last: the copies are equal anyway */
         CHECK_CUDA(cudaSetDevice(pp->st[s].gpu.device));
-        gpt2_model_params_full(&pp->st[s].lm->slot[0], host, pp->st[s].gpu.stream);
+        gpt2_model_params_full(&pp->st[s].lm->slot[0], host);
     }
 }
 

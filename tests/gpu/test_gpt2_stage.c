@@ -43,7 +43,7 @@ static float *whole(gpu_t *g, dtype_t t, const int *dtok, const int *dtgt, doubl
     }
     *n = m.n_params;
     float *p = malloc(*n * sizeof *p);
-    gpt2_model_params_full(&m, p, g->stream);
+    gpt2_model_params_full(&m, p);
     optim_free(&o);
     gpt2_model_free(&m);
     return p;
@@ -120,8 +120,8 @@ static float *staged(gpu_t *g, dtype_t t, const int *dtok, const int *dtgt, cons
     }
     size_t total = gpt2_layout(gpt2_shape("tiny"), NULL, 0);
     float *full = calloc(total, sizeof *full), *tmp = calloc(total, sizeof *tmp);
-    for (int k = p - 1; k >= 0; k--) gpt2_model_params_full(&st[k], full, s);   /* stage 0's embedding last */
-    gpt2_model_params_full(last, tmp, s);
+    for (int k = p - 1; k >= 0; k--) gpt2_model_params_full(&st[k], full);   /* stage 0's embedding last */
+    gpt2_model_params_full(last, tmp);
     *wte_same = memcmp(full, tmp, wte * sizeof(float)) == 0;
     free(tmp);
     CHECK_CUDA(cudaFree(acc));
