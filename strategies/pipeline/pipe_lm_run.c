@@ -64,9 +64,6 @@ int pipe_lm_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t err
     gpu_t *g = &S->gpu;
     const tokens_corpus_t *c = cfg->data->corpus;
     int first = s == 0, last = s == pp->p - 1;
-    S->first = pp->starts[s];
-    S->end = pp->starts[s + 1];
-    S->n_slots = pp->sched.slots[s];
     pipe_lm_stage_t *L = S->lm = calloc(1, sizeof *L);
     if (!L || !(L->slot = calloc((size_t)S->n_slots, sizeof *L->slot)) ||
         !(L->tok = calloc((size_t)S->n_slots, sizeof *L->tok)) ||
@@ -99,8 +96,8 @@ int pipe_lm_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t err
     CHECK_CUDA(cudaEventCreateWithFlags(&L->tied, cudaEventDisableTiming));
     CHECK_CUDA(cudaEventCreateWithFlags(&L->normed, cudaEventDisableTiming));
     optim_cfg_t oc = run_cfg_optim(cfg);
-    long spe = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
-    if (optim_init(&S->opt, OPTIM_ADAMW, 0.0f, (float)cfg->weight_decay, &oc.sched, spe, NULL, err, errlen)) return -1;
+    if (optim_init(&S->opt, OPTIM_ADAMW, 0.0f, (float)cfg->weight_decay, &oc.sched, pp->run_steps, NULL, err, errlen))
+        return -1;
     CHECK_CUDA(cudaDeviceSynchronize());
     return 0;
 oom:
@@ -116,8 +113,7 @@ void pipe_lm_free(pipe_t *pp, int s) {
         if (L->tok[k]) CHECK_CUDA(cudaFree(L->tok[k]));
         if (L->tgt[k]) CHECK_CUDA(cudaFree(L->tgt[k]));
     }
-    for (int k = pp->st[s].n_slots - 1; L->slot && k >= 0; k--)   /* slots before their owner */
-        if (L->slot[k].slices || L->slot[k].slot_of) gpt2_model_free(&L->slot[k]);
+    for (int k = pp->st[s].n_slots - 1; L->slot && k >= 0; k--) gpt2_model_free(&L->slot[k]);   /* slots first */
     gpt2_data_free(&L->data);
     void *bufs[] = {L->loss, L->norms, L->wte_in};
     for (int i = 0; i < 3; i++)
@@ -224,6 +220,16 @@ void pipe_lm_update(pipe_t *pp, int s) {
     gpt2_model_adamw(&S->lm->slot[0], &S->opt, S->gpu.stream);
 }
 
+/* The last stage's loss sum over its target count (after the work on its stream), -1 where none counted. */
+static double loss_mean(pipe_t *pp) {
+    double h[2];
+    pipe_stage_t *E = &pp->st[pp->p - 1];
+    CHECK_CUDA(cudaSetDevice(E->gpu.device));
+    CHECK_CUDA(cudaMemcpyAsync(h, E->lm->loss, sizeof h, cudaMemcpyDeviceToHost, E->gpu.stream));
+    CHECK_CUDA(cudaStreamSynchronize(E->gpu.stream));
+    return h[1] > 0 ? h[0] / h[1] : -1;
+}
+
 double pipe_lm_evaluate(pipe_t *pp) {
     int p = pp->p, chunk = pp->micro_batch;
     pipe_stage_t *E = &pp->st[p - 1];
@@ -259,11 +265,7 @@ double pipe_lm_evaluate(pipe_t *pp) {
             CHECK_CUDA(cudaEventRecord(S->eval_fwd, S->gpu.stream));
         }
     }
-    double h[2];
-    CHECK_CUDA(cudaSetDevice(E->gpu.device));
-    CHECK_CUDA(cudaMemcpyAsync(h, E->lm->loss, sizeof h, cudaMemcpyDeviceToHost, E->gpu.stream));
-    CHECK_CUDA(cudaStreamSynchronize(E->gpu.stream));
-    return h[1] > 0 ? h[0] / h[1] : -1;
+    return loss_mean(pp);
 }
 
 void pipe_lm_epoch_begin(pipe_t *pp, int epoch) {
@@ -274,13 +276,7 @@ void pipe_lm_epoch_begin(pipe_t *pp, int epoch) {
     CHECK_CUDA(cudaMemsetAsync(E->lm->loss, 0, 2 * sizeof(double), E->gpu.stream));
 }
 
-double pipe_lm_epoch_loss(pipe_t *pp) {
-    double h[2];
-    pipe_stage_t *E = &pp->st[pp->p - 1];
-    CHECK_CUDA(cudaSetDevice(E->gpu.device));
-    CHECK_CUDA(cudaMemcpy(h, E->lm->loss, sizeof h, cudaMemcpyDeviceToHost));
-    return h[1] > 0 ? h[0] / h[1] : 0;
-}
+double pipe_lm_epoch_loss(pipe_t *pp) { return loss_mean(pp); }
 
 size_t pipe_lm_n_params(const pipe_t *pp) { return gpt2_layout(&pp->st[0].lm->slot[0].shape, NULL, 0); }
 

@@ -18,6 +18,28 @@ static int setup_fail_(pipe_t *pp, model_t *m) {
     return -1;
 }
 
+/* The image classifiers' checks: the steps of an epoch, the model, one stage per GPU, the split. */
+static int check_model(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, size_t errlen) {
+    int p = pp->p;
+    pp->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
+    if (pp->steps_per_epoch < 1) {
+        snprintf(err, errlen, "global batch %d is larger than the %d training images", cfg->global_batch,
+                 cfg->data->train.n);
+        return -1;
+    }
+    if (model_build_input(m, cfg->model, pp->micro_batch, model_input_of(cfg->data)) != 0) {
+        snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
+        return -1;
+    }
+    for (int i = 0; i < p; i++)   /* a language model's stages may share a GPU (its tests on one GPU); these not */
+        for (int j = 0; j < i; j++)
+            if (cfg->devices[i] == cfg->devices[j]) {
+                snprintf(err, errlen, "pipeline: GPU %d given twice (one stage per GPU)", cfg->devices[i]);
+                return -1;
+            }
+    return pipe_check_split(pp, cfg, m, err, errlen) != 0 ? -1 : 0;
+}
+
 /* Checks everything that needs no GPU, so a bad --split or batch fails before any device is touched. */
 static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, size_t errlen) {
     int p = cfg->n_gpus, mbs = cfg->micro_batches > 0 ? cfg->micro_batches : 1;
@@ -35,27 +57,11 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
     pp->global_batch = cfg->global_batch;
     pp->micro_batch = cfg->global_batch / mbs;
     pp->lm = model_info_lm(model_info(cfg->model));
-    if (pp->lm)   /* GPT-2's units are its layers, every boundary a cut */
-        return pipe_lm_check(pp, cfg, err, errlen) ? -1
-                                                   : sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err,
-                                                                 errlen);
-    pp->steps_per_epoch = cfg->data->train.n / cfg->global_batch;
-    if (pp->steps_per_epoch < 1) {
-        snprintf(err, errlen, "global batch %d is larger than the %d training images", cfg->global_batch,
-                 cfg->data->train.n);
+    if (pp->lm) {   /* GPT-2's units are its layers, every boundary a cut */
+        if (pipe_lm_check(pp, cfg, err, errlen)) return -1;
+    } else if (check_model(pp, cfg, m, err, errlen)) {
         return -1;
     }
-    if (model_build_input(m, cfg->model, pp->micro_batch, model_input_of(cfg->data)) != 0) {
-        snprintf(err, errlen, "unknown model \"%s\"", cfg->model);
-        return -1;
-    }
-    for (int i = 0; i < p; i++)   /* a language model's stages may share a GPU (its tests on one GPU); these not */
-        for (int j = 0; j < i; j++)
-            if (cfg->devices[i] == cfg->devices[j]) {
-                snprintf(err, errlen, "pipeline: GPU %d given twice (one stage per GPU)", cfg->devices[i]);
-                return -1;
-            }
-    if (pipe_check_split(pp, cfg, m, err, errlen) != 0) return -1;
     return sched_build(&pp->sched, p, mbs, (sched_order_t)cfg->schedule, err, errlen);
 }
 
@@ -64,9 +70,6 @@ static int check_cfg(pipe_t *pp, const run_cfg_t *cfg, model_t *m, char *err, si
 static int stage_alloc_model(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
     pipe_stage_t *S = &pp->st[s];
     gpu_t *g = &S->gpu;
-    S->first = pp->starts[s];
-    S->end = pp->starts[s + 1];
-    S->n_slots = pp->sched.slots[s];
     S->slot = calloc((size_t)S->n_slots, sizeof *S->slot);
     if (!S->slot) check_fail(__FILE__, __LINE__, "calloc", "out of host memory");
     size_t ws = 0;
@@ -87,8 +90,8 @@ static int stage_alloc_model(pipe_t *pp, int s, const run_cfg_t *cfg, char *err,
     model_init_params(&S->slot[0], cfg->init, cfg->seed);
     pipe_scale_init(pp, s, cfg->math);
     optim_cfg_t oc = run_cfg_optim(cfg);
-    long spe = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
-    if (optim_init(&S->opt, oc.kind, (float)cfg->momentum, (float)cfg->weight_decay, &oc.sched, spe, &S->slot[0], err,
+    if (optim_init(&S->opt, oc.kind, (float)cfg->momentum, (float)cfg->weight_decay, &oc.sched, pp->run_steps,
+                   &S->slot[0], err,
                    errlen) != 0)
         return -1;
     const model_t *m = &S->slot[0];
@@ -102,6 +105,9 @@ static int stage_alloc_model(pipe_t *pp, int s, const run_cfg_t *cfg, char *err,
  * graphs. -1 with a message when a slot's activations do not fit. */
 static int stage_alloc(pipe_t *pp, int s, const run_cfg_t *cfg, char *err, size_t errlen) {
     pipe_stage_t *S = &pp->st[s];
+    S->first = pp->starts[s];
+    S->end = pp->starts[s + 1];
+    S->n_slots = pp->sched.slots[s];
     if (pp->lm ? pipe_lm_alloc(pp, s, cfg, err, errlen) : stage_alloc_model(pp, s, cfg, err, errlen)) return -1;
     for (int k = 0; k < SCHED_KINDS; k++) {
         S->ev[k] = calloc((size_t)pp->micro, sizeof(cudaEvent_t));
@@ -140,7 +146,8 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
     pp->trace = cfg->trace;
     pp->ops_per_stage = (pp->sched.order == SCHED_ZB ? 3 : 2) * pp->micro;
     /* Timed steps spread over the steps an epoch will run: under --steps, far fewer than an ImageNet epoch's. */
-    int run_steps = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap : pp->steps_per_epoch;
+    int run_steps = pp->run_steps = cfg->steps_cap > 0 && cfg->steps_cap < pp->steps_per_epoch ? cfg->steps_cap
+                                                                                                : pp->steps_per_epoch;
     pp->stride = (run_steps + PIPE_TIMED_MAX - 1) / PIPE_TIMED_MAX;
     int cap = PIPE_TIMED_EVENTS / pp->ops_per_stage;   /* many micro-batches: time fewer steps */
     if (cap < 1) cap = 1;
@@ -168,19 +175,17 @@ static int setup_fixed(void **state, const run_cfg_t *cfg, char *err, size_t err
         }
     }
     if (pipe_links_init(pp, cfg->naive_path, err, errlen) != 0) return setup_fail_(pp, m);
-    for (int s = 1; s < pp->p; s++) {   /* per step: M activations and M gradients per boundary, M label sets */
-        if (pp->lm) {
-            pp->bytes_per_step += 2.0 * pp->micro * pipe_lm_act_bytes(pp);
-            continue;
-        }
+    /* Per step: M activations and M gradients per boundary, M label sets; a language model's boundaries all carry the
+     * residual stream, and its tied token embedding's gradient goes between the ends and back. */
+    if (pp->lm && pp->p > 1)
+        pp->bytes_per_step = (pp->p - 1) * 2.0 * pp->micro * pipe_lm_act_bytes(pp) +
+                             pp->micro * (double)pipe_lm_tgt_bytes(pp) + 2.0 * pipe_lm_wte_bytes(pp);
+    for (int s = 1; !pp->lm && s < pp->p; s++) {
         const model_t *b = &pp->st[s].slot[0];
         for (int i = 0; i < pp->st[s].n_in; i++)
             pp->bytes_per_step += 2.0 * pp->micro * model_tensor_bytes(b, pp->st[s].in_t[i]);
     }
-    /* a language model's targets, and its tied token embedding's gradient there and back */
-    if (pp->p > 1 && pp->lm)
-        pp->bytes_per_step += pp->micro * (double)pipe_lm_tgt_bytes(pp) + 2.0 * pipe_lm_wte_bytes(pp);
-    else if (pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
+    if (!pp->lm && pp->p > 1) pp->bytes_per_step += (double)pp->global_batch * sizeof(int);
     CHECK_CUDA(cudaSetDevice(cfg->devices[0]));
     pp->step_events = calloc((size_t)pp->steps_per_epoch + 1, sizeof(cudaEvent_t));
     if (!pp->step_events) {

@@ -55,6 +55,7 @@ typedef struct {
 
 typedef struct pipe {
     int p, micro, micro_batch, global_batch, steps_per_epoch;
+    int run_steps;                      /* the steps an epoch runs: steps_per_epoch, or --steps where that caps it */
     unsigned long long seed;
     sched_t sched;
     int starts[SCHED_MAX_STAGES + 1];   /* stage s runs layers starts[s] .. starts[s+1]-1 */
