@@ -105,7 +105,7 @@ static const opt_t opts[] = {
      "strong scaling splits it across the GPUs)"},
     {"lr", "LIST", NULL, "the model's recipe", opt_double_list, LIST(lr), NULL, NULL,
      "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
-     "--lr-scaling (by default, under weak scaling: times the GPU count; gpt2, its square root)"},
+     "--lr-scaling (the model's recipe)"},
     {"lr-schedule", "NAME", NULL, "the model's recipe", opt_enum, FIELD(lr_schedule), 0, "schedule",
      lr_kind_names,
      "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
@@ -489,8 +489,8 @@ void options_usage(FILE *f, const char *prog) {
     fprintf(f, "\n\nOptions:\n");
     opt_usage(f, &table);
     fputc('\n', f);
-    opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr = lr x gpus (--lr-scaling linear; sqrt, GPT-2's "
-             "default: lr x sqrt(gpus)). Strong scaling: global batch = batch (must divide by every GPU count), lr "
+    opt_wrap(f, "Weak scaling: global batch = batch x gpus, lr grown by --lr-scaling (linear: lr x gpus; sqrt: lr x "
+             "sqrt(gpus)). Strong scaling: global batch = batch (must divide by every GPU count), lr "
              "unchanged.", 0, 0);
     fprintf(f, "\n\n");
     opt_wrap(f, "Models (--model), with their defaults of --batch and --image-size, and their recipe (the defaults of "

@@ -1,7 +1,8 @@
 /* test_gpt2_repeat.cu — GPT-2's forward and backward give the same bits every time on the same parameters and tokens:
  * the tiny shape (vocabularies 512 and GPT-2's 50,257), fp32 and bf16, each buffer of the activations (and the
  * gradients) compared on the GPU with the first pass's after each of R passes; a buffer that ever differs is named.
- * Negative control: one token changed is seen. Run: ./test_gpt2_repeat [seed] [passes]  (exits 77 without a GPU) */
+ * Negative control: one token changed is seen. Run: ./test_gpt2_repeat [seed] [passes]  (exits 77 without a GPU);
+ * ./test_gpt2_repeat SEED PASSES CORPUS_DIR [gather] is the held-out loss's diagnosis (results/gpt2-heldout-*). */
 #include <stdint.h>
 #include <string.h>
 #include "gpu_test.h"

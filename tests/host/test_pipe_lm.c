@@ -3,6 +3,7 @@
  * and stage count tried, and beats cutting the blocks evenly (the head weighs about 4.5 blocks at 1,024 tokens);
  * hand splits are taken or refused with a message naming the fault. */
 #include "strategies/pipeline/pipe_lm.h"
+#include "strategies/pipeline/partition.h"
 #include "test.h"
 
 #include <math.h>
@@ -11,12 +12,13 @@
 
 #define MAX_UNITS 64
 
-/* The cost of the slowest stage of starts (p stages, starts[p] = the unit count). */
+/* The cost of the slowest stage of starts (p stages), the units' FLOPs summed by partition_stage_cost. */
 static double slowest(const gpt2_shape_t *s, int T, const int *starts, int p) {
-    double worst = 0;
+    double cost[MAX_UNITS], worst = 0;
+    int n = GPT2_UNITS(s->layers);
+    for (int j = 0; j < n; j++) cost[j] = gpt2_shape_unit_flops(s, T, j);
     for (int k = 0; k < p; k++) {
-        double c = 0;
-        for (int j = starts[k]; j < starts[k + 1]; j++) c += gpt2_shape_unit_flops(s, T, j);
+        double c = partition_stage_cost(cost, n, starts, p, k);
         if (c > worst) worst = c;
     }
     return worst;
