@@ -300,6 +300,63 @@ static void stray_check(gpt2_train_t *g, const int *x, int mode, int times, cons
     free(gx);
 }
 
+/* Every device range the trainer holds, and any two that overlap; then the gather once, and forwards on (dx, dy), each
+ * followed by a check of d_tok and d_tgt: the first wrong positions, their values, and the wrong positions' span. */
+typedef struct { const char *name; const char *p; size_t n; } diag_range_t;
+
+static void addr_check(gpt2_train_t *g, const int *x, const int *dx, const int *dy, int times) {
+    enum { TB = 16 };
+    gpt2_model_t *m = &g->m;
+    diag_range_t r[] = {
+        {"d_tok", (const char *)g->d_tok, TB * T * 4}, {"d_tgt", (const char *)g->d_tgt, TB * T * 4},
+        {"dx", (const char *)dx, TB * T * 4}, {"dy", (const char *)dy, TB * T * 4},
+        {"arena0", (const char *)m->arena[0], m->plan.arena_bytes[0]},
+        {"arena1", (const char *)m->arena[1], m->plan.arena_bytes[1]},
+        {"arena2", (const char *)m->arena[2], m->plan.arena_bytes[2]},
+        {"scratch", (const char *)m->scratch, m->scratch_bytes + 512},
+        {"sdpa_ws", (const char *)m->sdpa_ws, m->fused ? m->sdpa.ws_bytes : 0},
+        {"cublas_ws", (const char *)g->gpu.cublas_ws, GPU_CUBLAS_WORKSPACE},
+        {"workspace", (const char *)g->gpu.workspace, g->gpu.workspace_bytes},
+        {"ones32", (const char *)g->gpu.ones[DTYPE_FP32], (size_t)g->gpu.ones_len * 4},
+        {"d_train", (const char *)g->data.d_train, 0}, {"d_val", (const char *)g->data.d_val, 0},
+        {"d_order", (const char *)g->data.d_order, (size_t)g->data.order.n_windows * 4},
+        {"d_step", (const char *)g->d_step, 4}, {"d_loss", (const char *)g->d_loss, 16},
+        {"opt.table", (const char *)g->opt.table, 0},
+    };
+    int n = (int)(sizeof r / sizeof r[0]);
+    for (int i = 0; i < n; i++) printf("addr: %-10s %p + %zu\n", r[i].name, (const void *)r[i].p, r[i].n);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (r[i].p && r[j].p && r[i].n && r[j].n && r[i].p < r[j].p + r[j].n && r[j].p < r[i].p + r[i].n)
+                printf("addr: OVERLAP %s and %s\n", r[i].name, r[j].name);
+    int *gx = (int *)malloc(TB * T * sizeof(int)), *gy = (int *)malloc(TB * T * sizeof(int));
+    cudaStream_t s = g->gpu.stream;
+    for (int t = 0; t < times; t++) {
+        gpt2_data_val(&g->data, 0, TB, g->d_tok, g->d_tgt, s);
+        CHECK_CUDA(cudaStreamSynchronize(s));
+        for (int f = 0; f < 4; f++) {
+            if (f > 0) gpt2_model_forward(m, dx, dy, 0, s);
+            CHECK_CUDA(cudaStreamSynchronize(s));
+            CHECK_CUDA(cudaMemcpy(gx, g->d_tok, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(gy, g->d_tgt, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+            int nw = 0, lo = -1, hi = -1;
+            for (int i = 0; i < TB * T; i++)
+                if (gx[i] != x[i]) {
+                    if (nw++ < 4) printf("addr: try %d after %d forwards: [%d] tok %d (%#x) tgt %d (%#x), file %d\n", t, f,
+                                         i, gx[i], (unsigned)gx[i], gy[i], (unsigned)gy[i], x[i]);
+                    if (lo < 0) lo = i;
+                    hi = i;
+                }
+            if (nw) {
+                printf("addr: try %d after %d forwards: %d wrong in [%d, %d]\n", t, f, nw, lo, hi);
+                break;
+            }
+        }
+    }
+    free(gx);
+    free(gy);
+}
+
 /* The diagnosis's second part: a trainer on dir after `steps` steps (graphed or eager), its evaluation of the first
  * batch alone `times` times; how often the batch it gathered is not the file's first windows. */
 static void gather_check(const char *dir, int steps, int graph, int times) {
@@ -315,7 +372,9 @@ static void gather_check(const char *dir, int steps, int graph, int times) {
         CHECK_CUDA(cudaMalloc(&dx, TB * T * sizeof(int)));
         CHECK_CUDA(cudaMalloc(&dy, TB * T * sizeof(int)));
         gpt2_data_val(&g.data, 0, TB, dx, dy, g.gpu.stream);
-        for (int mode = 0; mode < 3; mode++) stray_check(&g, x, mode, 400, dx, dy);
+        if (getenv("DIAG_ADDR")) addr_check(&g, x, dx, dy, atoi(getenv("DIAG_ADDR")));
+        else
+            for (int mode = 0; mode < 3; mode++) stray_check(&g, x, mode, 400, dx, dy);
         CHECK_CUDA(cudaFree(dx));
         CHECK_CUDA(cudaFree(dy));
     }
@@ -345,6 +404,7 @@ int main(int argc, char **argv) {
     if (argc > 3) {   /* the diagnosis: test_gpt2_repeat SEED PASSES CORPUS_DIR */
         if (argc > 4) {
             gather_check(argv[3], 0, 1, 200);
+            if (getenv("DIAG_ADDR")) return 0;
             gather_check(argv[3], 20, 0, 200);
             gather_check(argv[3], 20, 1, 200);
             gather_check(argv[3], 2, 1, 200);
