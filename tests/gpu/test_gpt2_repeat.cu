@@ -331,7 +331,20 @@ static void addr_check(gpt2_train_t *g, const int *x, const int *dx, const int *
                 printf("addr: OVERLAP %s and %s\n", r[i].name, r[j].name);
     int *gx = (int *)malloc(TB * T * sizeof(int)), *gy = (int *)malloc(TB * T * sizeof(int));
     cudaStream_t s = g->gpu.stream;
+    int *ft, *fg, fresh_bad = 0, fresh_unset = 0;
+    CHECK_CUDA(cudaMalloc(&ft, TB * T * sizeof(int)));
+    CHECK_CUDA(cudaMalloc(&fg, TB * T * sizeof(int)));
     for (int t = 0; t < times; t++) {
+        CHECK_CUDA(cudaMemsetAsync(ft, 0x55, TB * T * sizeof(int), s));
+        CHECK_CUDA(cudaMemsetAsync(fg, 0x55, TB * T * sizeof(int), s));
+        gpt2_data_val(&g->data, 0, TB, ft, fg, s);
+        CHECK_CUDA(cudaStreamSynchronize(s));
+        CHECK_CUDA(cudaMemcpy(gx, ft, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+        int nf = 0, nu = 0;
+        for (int i = 0; i < TB * T; i++) nf += gx[i] != x[i], nu += gx[i] == 0x55555555;
+        if (nf) printf("addr: try %d: fresh buffers %d wrong, %d unwritten; [0] %d\n", t, nf, nu, gx[0]);
+        fresh_bad += nf > 0;
+        fresh_unset += nu > 0;
         gpt2_data_val(&g->data, 0, TB, g->d_tok, g->d_tgt, s);
         CHECK_CUDA(cudaStreamSynchronize(s));
         for (int f = 0; f < 4; f++) {
@@ -353,6 +366,9 @@ static void addr_check(gpt2_train_t *g, const int *x, const int *dx, const int *
             }
         }
     }
+    printf("addr: fresh buffers wrong in %d of %d tries, unwritten in %d\n", fresh_bad, times, fresh_unset);
+    CHECK_CUDA(cudaFree(ft));
+    CHECK_CUDA(cudaFree(fg));
     free(gx);
     free(gy);
 }
