@@ -9,16 +9,20 @@
 
 /* Rows b < B of a batch: window w = order[at + b] (the identity without order) gives tok = src[w T + i] and
  * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
- * at = *step * step_rows + first where step is given (training: the device counter, global batches of step_rows),
- * else `first`. (B, T) each. */
+ * at = *step * step_rows + first under FROM_STEP (training: the device counter, global batches of step_rows), else
+ * `first`. (B, T) each, B T < 2^31 (the batch's int buffers).
+ * The two kinds are two instantiations, not a runtime test of step: the held-out form, compiled with the test and
+ * the step's load in one kernel (nvcc 13.0, sm_90), read a start other than `first` in some warps (values of other
+ * kernels' registers), one launch in about thirty; results/gpt2-heldout-2026-11-29 has the measurements. */
+template <bool FROM_STEP>
 __global__ static void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step,
                                      int step_rows, long long first, int B, int T, int *tok, int *tgt) {
-    long long n = (long long)B * T;
-    long long at = (step ? (long long)*step * step_rows : 0) + first;
-    long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n; k += stride) {
+    long long at = first;
+    if (FROM_STEP) at += (long long)*step * step_rows;
+    const int n = B * T;
+    for (int k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
         long long row = at + k / T;
-        int i = (int)(k % T);
+        int i = k % T;
         if (row >= n_windows) {
             tok[k] = 0;
             tgt[k] = -1;
@@ -33,9 +37,13 @@ __global__ static void gather_kernel(const uint16_t *src, const int *order, int 
 
 static void gather(const uint16_t *src, const int *order, int n_windows, const int *step, int step_rows,
                    long long first, int B, int T, int *tok, int *tgt, cudaStream_t s) {
-    long long n = (long long)B * T;
-    gather_kernel<<<launch_blocks((size_t)n, 256, 4096), 256, 0, s>>>(src, order, n_windows, step, step_rows, first,
-                                                                       B, T, tok, tgt);
+    const size_t n = (size_t)B * T;
+    if (n > 0x7fffffff) check_fail(__FILE__, __LINE__, "gpt2_data", "a batch of 2^31 tokens or more");
+    const unsigned blocks = launch_blocks(n, 256, 4096);
+    if (step)
+        gather_kernel<true><<<blocks, 256, 0, s>>>(src, order, n_windows, step, step_rows, first, B, T, tok, tgt);
+    else
+        gather_kernel<false><<<blocks, 256, 0, s>>>(src, order, n_windows, NULL, 0, first, B, T, tok, tgt);
     CHECK_LAUNCH();
 }
 

@@ -324,6 +324,7 @@ static void addr_check(gpt2_train_t *g, const int *x, const int *dx, const int *
         {"opt.table", (const char *)g->opt.table, 0},
     };
     int n = (int)(sizeof r / sizeof r[0]);
+    printf("addr: n_val %d, T %d\n", g->data.n_val, g->data.T);
     for (int i = 0; i < n; i++) printf("addr: %-10s %p + %zu\n", r[i].name, (const void *)r[i].p, r[i].n);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++)
@@ -342,7 +343,17 @@ static void addr_check(gpt2_train_t *g, const int *x, const int *dx, const int *
         CHECK_CUDA(cudaMemcpy(gx, ft, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
         int nf = 0, nu = 0;
         for (int i = 0; i < TB * T; i++) nf += gx[i] != x[i], nu += gx[i] == 0x55555555;
-        if (nf) printf("addr: try %d: fresh buffers %d wrong, %d unwritten; [0] %d\n", t, nf, nu, gx[0]);
+        if (nf) {
+            printf("addr: try %d: fresh buffers %d wrong, %d unwritten; [0] %d\n", t, nf, nu, gx[0]);
+            int *gt = (int *)malloc(TB * T * sizeof(int));
+            CHECK_CUDA(cudaMemcpy(gt, fg, TB * T * sizeof(int), cudaMemcpyDeviceToHost));
+            for (int i = 0, shown = 0; i < TB * T && shown < 24; i += 32)
+                if (gx[i] != x[i]) {
+                    printf("addr:   warp at %d (block %d): tok %d, row %d (k / T %d)\n", i, i / 256, gx[i], -gt[i] - 2, i / T);
+                    shown++;
+                }
+            free(gt);
+        }
         fresh_bad += nf > 0;
         fresh_unset += nu > 0;
         gpt2_data_val(&g->data, 0, TB, g->d_tok, g->d_tgt, s);
