@@ -327,12 +327,14 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
     if (st && !st->lm) {
         char valid[256];
         strategies_having(strategies, trains_lm, valid, sizeof valid);
-        return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (not yet: %s; "
-                      "--strategy %s %s)", o->model, o->strategy,
-                      st->staged ? "its stages, cut between GPT-2's units, are built and await their test on a GPU"
-                                 : "it is built for the image classifiers' layers",
-                      valid, strchr(valid, ',') ? "do" : "does");
+        return errmsg(2, err, errlen, "--model %s: strategy %s does not train a language model yet (it is built "
+                      "for the image classifiers' layers; --strategy %s %s)", o->model, o->strategy, valid,
+                      strchr(valid, ',') ? "do" : "does");
     }
+    /* GPT-2's backward has no separate weight pass for zero bubble to defer */
+    if (st && st->staged && o->schedule && !strcmp(o->schedule, options_schedules[SCHED_ZB]))
+        return errmsg(2, err, errlen, "--schedule zb: not with --model %s (zero bubble splits backward into its data "
+                      "and weight parts, which GPT-2's layers do not; --schedule gpipe or 1f1b)", o->model);
     return 0;
 }
 

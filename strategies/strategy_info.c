@@ -24,4 +24,4 @@ const strategy_info_t strategy_info_nccl = {
 const strategy_info_t strategy_info_pipeline = {
     .name = "pipeline",
     .summary = "model split into consecutive stages, one per GPU; micro-batches in GPipe, 1F1B or zero-bubble order",
-    .staged = 1, .t1_global_batch = 1};
+    .staged = 1, .t1_global_batch = 1, .lm = 1};

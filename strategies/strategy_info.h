@@ -41,7 +41,7 @@ typedef struct strategy_info {
     /* How it measures the gradient noise scale (--gns-every); STRATEGY_GNS_NONE (0): it does not. */
     strategy_gns_t noise_scale;
     /* 1: trains a language model (GPT-2, engine/gpt2/) as well as the image classifiers; 0: the image classifiers
-     * only, and --model gpt2 is refused before anything runs (the pipeline: its GPT-2 stages await their GPU test). */
+     * only, and --model gpt2 is refused before anything runs. */
     int lm;
     /* The most GPUs one of its runs can use; 0: no bound. --gpus past it is refused before anything runs (and in
      * --dry-run), rather than ending as a failed row at setup. */
