@@ -87,7 +87,7 @@ static int width_n(const char *s, size_t n) {
 }
 static int width(const char *s) { return width_n(s, strlen(s)); }
 
-static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, int head) {
+static void put_cells(FILE *f, char *const *cell, const int *w, const int *show, int markdown, int head) {
     if (markdown) {
         for (int c = 0; c < NCOL; c++) fprintf(f, "| %s ", cell[c]);
         fprintf(f, "|\n");
@@ -96,12 +96,40 @@ static void put_cells(FILE *f, char *const *cell, const int *w, int markdown, in
         return;
     }
     fprintf(f, "%s", head ? "#" : " ");
+    int last = NCOL - 1;
+    while (last > 0 && !show[last]) last--;
     for (int c = 0; c < NCOL; c++) {
-        if (!compact[c]) continue;
+        if (!show[c]) continue;
         int pad = w[c] - width(cell[c]);
-        fprintf(f, "  %*s%s%*s", right[c] ? pad : 0, "", cell[c], right[c] ? 0 : (c == NCOL - 1 ? 0 : pad), "");
+        fprintf(f, "  %*s%s%*s", right[c] ? pad : 0, "", cell[c], right[c] || c == last ? 0 : pad, "");
     }
     fprintf(f, "\n");
+}
+
+/* The compact table within ANSWER_TEXT_WIDTH (total: its width now), in this order while past it: the status gives
+ * way where every row is ok (it says nothing then); the strategy's label (its longest cell, the words in brackets),
+ * ending in "…", down to 8 characters; the speedup (the efficiency and the GPU count give it back). REPORT.md keeps
+ * every column and the full label. cell: rows x NCOL, the heads' row first; w and show are updated. */
+static void fit_width(char **cell, int rows, int *w, int *show, int total) {
+    int all_ok = 1;
+    for (int r = 1; r < rows; r++) all_ok = all_ok && !strcmp(cell[(size_t)r * NCOL + NCOL - 1], "ok");
+    if (total > ANSWER_TEXT_WIDTH && all_ok) show[NCOL - 1] = 0, total -= 2 + w[NCOL - 1];
+    int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1, w0 = 0;
+    if (keep < 8) keep = 8;
+    for (int r = 0; r < rows; r++) {
+        char *l = cell[(size_t)r * NCOL];
+        if (total > ANSWER_TEXT_WIDTH && width(l) > keep + 1) {
+            size_t at = 0;
+            for (int n = 0; l[at] && n < keep; n++)     /* keep characters, not bytes: a UTF-8 one stays whole */
+                for (at++; ((unsigned char)l[at] & 0xc0) == 0x80; at++) {}
+            cell[(size_t)r * NCOL] = mem_printf("%.*s…", (int)at, l);
+            free(l);
+        }
+        if (width(cell[(size_t)r * NCOL]) > w0) w0 = width(cell[(size_t)r * NCOL]);
+    }
+    total -= w[0] - w0;
+    w[0] = w0;
+    if (total > ANSWER_TEXT_WIDTH) show[6] = 0;
 }
 
 static void table_write(FILE *f, const study_answer_t *a, const study_answer_table_t *t, int markdown) {
@@ -116,35 +144,19 @@ static void table_write(FILE *f, const study_answer_t *a, const study_answer_tab
                                      : c == QCOL + 1 ? q->delta_head
                                      : markdown || !text_heads[c] ? heads[c] : text_heads[c]);
     for (int r = 0; r < t->n; r++) row_cells(cell + (size_t)(r + 1) * NCOL, a, t, &t->row[r], markdown);
-    int total = 1;
+    int total = 1, show[NCOL];
     for (int c = 0; c < NCOL; c++) {
         w[c] = 0;
         for (int r = 0; r <= t->n; r++)
             if (width(cell[(size_t)r * NCOL + c]) > w[c]) w[c] = width(cell[(size_t)r * NCOL + c]);
+        show[c] = markdown || compact[c];
         total += compact[c] ? 2 + w[c] : 0;
     }
-    /* Past the width, the strategy's label (its longest cell, the words in brackets) gives way, ending in "…"; the
-     * full label is REPORT.md's. */
-    for (int r = 0; !markdown && total > ANSWER_TEXT_WIDTH && r <= t->n; r++) {
-        char *l = cell[(size_t)r * NCOL];
-        int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1;
-        if (keep < 8 || width(l) <= keep + 1) continue;
-        size_t at = 0;
-        for (int n = 0; l[at] && n < keep; n++)     /* keep characters, not bytes: a UTF-8 one stays whole */
-            for (at++; ((unsigned char)l[at] & 0xc0) == 0x80; at++) {}
-        cell[(size_t)r * NCOL] = mem_printf("%.*s…", (int)at, l);
-        free(l);
-    }
-    if (!markdown) {
-        int w0 = 0;
-        for (int r = 0; r <= t->n; r++)
-            if (width(cell[(size_t)r * NCOL]) > w0) w0 = width(cell[(size_t)r * NCOL]);
-        w[0] = w0;
-    }
+    if (!markdown) fit_width(cell, t->n + 1, w, show, total);
     const study_group_t *g = &a->s->grp[t->group];
     if (markdown) fprintf(f, "### %s, %s\n\n", g->sub, t->math);
     else fprintf(f, "# answer: %s, %s\n", g->sub, t->math);
-    for (int r = 0; r <= t->n; r++) put_cells(f, cell + (size_t)r * NCOL, w, markdown, r == 0);
+    for (int r = 0; r <= t->n; r++) put_cells(f, cell + (size_t)r * NCOL, w, show, markdown, r == 0);
     if (markdown) fprintf(f, "\n");
     for (int i = 0; i < (t->n + 1) * NCOL; i++) free(cell[i]);
     free(cell);

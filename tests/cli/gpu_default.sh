@@ -88,7 +88,7 @@ for g in $counts; do
 done
 runs=$((1 + (pipe > 0 ? 1 : 0) + 2 * multi + pipe))
 set -- $(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    { run[$c["run_id"]]++; n++; if ($c["status"] != "ok") bad++; if ($c["epoch"] > 5) bad++
+    { run[$c["run_id"]]++; n++; if ($c["status"] != "ok") bad++; if ($c["epoch"] < 1 || $c["epoch"] > 6) bad++
       s[$c["strategy"] " " $c["gpus"]] = 1 }
     END { for (r in run) { k++; if (run[r] != 6) short++ }; for (x in s) m++; print n + 0, k + 0, short + 0, bad + 0, m + 0 }' \
     "$tmp/rows.tsv")

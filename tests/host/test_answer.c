@@ -65,6 +65,18 @@ static char *written(const study_answer_t *a, int markdown) {
     return text;
 }
 
+/* Checks every line of a printed answer is at most ANSWER_TEXT_WIDTH columns; its lines. */
+static int fits(const char *text) {
+    int lines = 0;
+    for (const char *p = text; *p; lines++) {
+        size_t n = strcspn(p, "\n"), w = 0;
+        for (size_t i = 0; i < n; i++) w += ((unsigned char)p[i] & 0xc0) != 0x80;
+        EXPECT(w <= ANSWER_TEXT_WIDTH, "printed line %d is %zu columns: %.*s", lines + 1, w, (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+    return lines;
+}
+
 /* Two GPUs: single and nccl in two seeds each, naive over peer copies and over host memory, one seed each. */
 static void test_two_gpus(const char *dir) {
     char path[600];
@@ -135,17 +147,11 @@ static void test_two_gpus(const char *dir) {
     fclose(f);
     EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist, tf32\n") && strstr(text, "# report: x/REPORT.md\n"),
            "printed:\n%s", text);
-    /* It fits a terminal of ANSWER_TEXT_WIDTH: the table's strategy label gives way ("naive (host copies)" would
-     * make it 101 columns), the notes wrap; REPORT.md keeps the full label. */
-    int lines = 0;
-    for (char *p = text; *p; lines++) {
-        size_t n = strcspn(p, "\n"), w = 0;
-        for (size_t i = 0; i < n; i++) w += ((unsigned char)p[i] & 0xc0) != 0x80;
-        EXPECT(w <= ANSWER_TEXT_WIDTH, "printed line %d is %zu columns: %.*s", lines + 1, w, (int)n, p);
-        p += n + (p[n] == '\n');
-    }
-    EXPECT(lines > 10 && strstr(text, "   naive (host copie…     2  256/GPU"),
-           "%d lines; the label shortened in the printed table alone", lines);
+    /* It fits a terminal of ANSWER_TEXT_WIDTH: "naive (host copies)" would make the table 101 columns, and the
+     * status gives way (every row is ok), the label whole; the notes wrap. */
+    int lines = fits(text);
+    EXPECT(lines > 10 && strstr(text, "   naive (host copies)     2  256/GPU") && !strstr(text, "  status\n"),
+           "%d lines; the status left out of the printed table alone", lines);
     EXPECT(!strstr(text, "91.0\n"), "a number stays with its unit:\n%s", text);
     free(text);
     study_answer_free(&a);
@@ -342,6 +348,51 @@ static void test_target_gpus(const char *dir) {
     study_free(&s);
 }
 
+/* The default study's shape on 2 GPUs, which two H200s printed 101 columns wide: single at 256 reaches 92 %, at
+ * 1024 misses it ("0/1 reached"), naive and nccl on 2 GPUs, the pipeline (zero bubble, M = 2) at batch 1024. Every
+ * row ok: the status gives way, the rest stays. With a row not ok (the control) the status stays, and the label
+ * ("pipeline…") and the speedup give way; the efficiency stays in both. */
+static void test_default_wide(const char *dir) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/default_wide.csv", dir);
+    for (int control = 0; control < 2; control++) {
+        csv = fopen(path, "w");
+        fputs("run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,grad_dtype,steps,"
+              "epoch,phase,epoch_s,images_per_s,test_acc,status,target_acc,eval_s,lr_schedule,micro_batches,schedule\n",
+              csv);
+        const struct { const char *id, *st; int gpus, gb, pgb; const char *lr; double acc; int m; const char *sched;
+                       const char *status; } r[5] = {
+            {"a", "single", 1, 256, 256, "0.1", 0.925, 0, "", "ok"},
+            {"b", "single", 1, 1024, 1024, "0.4", 0.915, 0, "", "ok"},
+            {"c", "naive", 2, 512, 256, "0.2", 0.925, 0, "", "ok"},
+            {"d", "nccl", 2, 512, 256, "0.2", 0.925, 0, "", control ? "diverged" : "ok"},
+            {"e", "pipeline", 2, 1024, 1024, "0.4", 0.921, 2, "zb", "ok"}};
+        for (int i = 0; i < 5; i++)
+            for (int e = 1; e <= 3; e++)
+                fprintf(csv, "%s,2026-01-05T08:%02d:00Z,%s,resnet18,fashion-mnist,1,%d,%d,%d,%s,tf32,%s,100,%d,%s,"
+                             "%.6f,%.6f,%.4f,%s,0.92,5.0,cosine,%s,%s\n",
+                        r[i].id, e, r[i].st, r[i].gpus, r[i].gb, r[i].pgb, r[i].lr, r[i].gpus > 1 && !r[i].m ? "fp32" : "",
+                        e, e == 1 ? "warmup" : "steady", 1.0, 47790.0 * r[i].gpus, e == 3 ? r[i].acc : r[i].acc - 0.01,
+                        e == 3 ? r[i].status : "ok", r[i].m ? "2" : "", r[i].sched);
+        fclose(csv);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        EXPECT(answer_print_csv(f, path, infos, "x/REPORT.md", NULL) == 0, "answer_print_csv");
+        fclose(f);
+        int lines = fits(text);
+        const char *head = strstr(text, "#  strategy");
+        EXPECT(lines > 8 && head && strstr(text, control ? "   pipeline…  " : "   pipeline (zb)  ") &&
+                   strstr(text, "0/1 reached") && strstr(head, "effic."),
+               "control %d: the label, the efficiency kept:\n%s", control, text);
+        int status = head && strstr(head, "status"), speedup = head && strstr(head, "speedup");
+        EXPECT(control ? status && !speedup : !status && speedup, "control %d: %s gives way:\n%s", control,
+               control ? "the speedup" : "the status", text);
+        if (getenv("TEST_ANSWER_SHOW")) fputs(text, stdout);
+        free(text);
+    }
+}
+
 /* The columns lm_run writes: a language model's rows, tokens/s and the held-out loss, no accuracy. */
 #define LM_HEADER "run_id,timestamp,strategy,model,dataset,seed,gpus,global_batch,per_gpu_batch,lr,math,steps,epoch," \
                   "phase,epoch_s,images_per_s,tokens_per_s,test_loss,status,git_commit\n"
@@ -441,6 +492,7 @@ int main(void) {
     test_one_gpu_missing(dir);
     test_target(dir);
     test_target_gpus(dir);
+    test_default_wide(dir);
     test_language_model(dir);
     test_scratch_remove(dir);
     return test_summary();
