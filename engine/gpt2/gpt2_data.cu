@@ -11,9 +11,9 @@
  * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
  * at = *step * step_rows + first under FROM_STEP (training: the device counter, global batches of step_rows), else
  * `first`. (B, T) each, B T < 2^31 (the batch's int buffers).
- * The two kinds are two instantiations, not a runtime test of step: the held-out form, compiled with the test and
- * the step's load in one kernel (nvcc 13.0, sm_90), read a start other than `first` in some warps (values of other
- * kernels' registers), one launch in about thirty; results/gpt2-heldout-2026-11-29 has the measurements. */
+ * The two kinds are two instantiations, not a runtime test of step: as one kernel (nvcc 13.0, sm_90) the held-out
+ * form read, in some warps of about one launch in thirty, a start holding other kernels' register values
+ * (results/gpt2-heldout-2026-11-29; test_gpt2_repeat checks both forms). */
 template <bool FROM_STEP>
 __global__ static void gather_kernel(const uint16_t *src, const int *order, int n_windows, const int *step,
                                      int step_rows, long long first, int B, int T, int *tok, int *tgt) {
