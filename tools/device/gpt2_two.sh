@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# gpt2_two.sh — one call of two GPUs for GPT-2 small through the command on the corpus (bf16, 3 epochs, seeds 1
+# gpt2_two.sh — one call of two GPUs for GPT-2 small through the command on the corpus (bf16, 2 epochs, seeds 1
 # and 2): single on one GPU, nccl on one and two, the pipeline on two (its stages balanced by FLOPs, 1F1B), into one
-# CSV, then `scaling report` of it. On one GPU nccl must give single's held-out loss to the digit.
+# CSV, then `scaling report` of it (results/gpt2-h200x2-2026-11-29 ran these commands inline). On one GPU nccl
+# trains as single does, so their held-out losses should agree to the digit.
 #
 #   OUT=/some/dir tools/device/gpt2_two.sh      (carry .carry: the offline bundle)
 #
@@ -11,7 +12,7 @@ set -uo pipefail
 budget=${TWO_BUDGET_S:-400}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 device_begin --local-gpu
-run=(./scaling --model gpt2 --model-size small --dataset sotu --math bf16 --epochs 3 --warmup-epochs 0.1 --seed 1,2
+run=(./scaling --model gpt2 --model-size small --dataset sotu --math bf16 --epochs 2 --warmup-epochs 0.1 --seed 1,2
      --out "$OUT/gpt2_two.csv")
 step single 120 "${run[@]}" --strategy single --gpus 1
 step nccl 150 "${run[@]}" --strategy nccl --gpus 1,2
