@@ -21,6 +21,7 @@ void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus) {
 enum { NCOL = 13 };
 enum { QCOL = 8 };     /* the trained model's columns, QCOL and the change beside it: report_quality's heads */
 enum { TCOL = 4, TRANGE = 11 };   /* the throughput and its range: heads named by the group's unit */
+enum { SPEEDUP = 6, STATUS = NCOL - 1 };   /* the columns the printed table may leave out (fit_width) */
 static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", NULL, "per GPU", "speedup",
                                         "efficiency", NULL, NULL, "to target (s)", NULL, "status"};
 static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0};
@@ -112,8 +113,8 @@ static void put_cells(FILE *f, char *const *cell, const int *w, const int *show,
  * every column and the full label. cell: rows x NCOL, the heads' row first; w and show are updated. */
 static void fit_width(char **cell, int rows, int *w, int *show, int total) {
     int all_ok = 1;
-    for (int r = 1; r < rows; r++) all_ok = all_ok && !strcmp(cell[(size_t)r * NCOL + NCOL - 1], "ok");
-    if (total > ANSWER_TEXT_WIDTH && all_ok) show[NCOL - 1] = 0, total -= 2 + w[NCOL - 1];
+    for (int r = 1; r < rows; r++) all_ok = all_ok && !strcmp(cell[(size_t)r * NCOL + STATUS], "ok");
+    if (total > ANSWER_TEXT_WIDTH && all_ok) show[STATUS] = 0, total -= 2 + w[STATUS];
     int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1, w0 = 0;
     if (keep < 8) keep = 8;
     for (int r = 0; r < rows; r++) {
@@ -129,7 +130,7 @@ static void fit_width(char **cell, int rows, int *w, int *show, int total) {
     }
     total -= w[0] - w0;
     w[0] = w0;
-    if (total > ANSWER_TEXT_WIDTH) show[6] = 0;
+    if (total > ANSWER_TEXT_WIDTH) show[SPEEDUP] = 0;
 }
 
 static void table_write(FILE *f, const study_answer_t *a, const study_answer_table_t *t, int markdown) {
