@@ -31,11 +31,6 @@ static const int compact[NCOL] = {1, 1, 1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 1};
 static const char *const text_heads[NCOL] = {"strategy", "GPUs", "batch", "setting", NULL, NULL, "speedup",
                                              "effic.", NULL, NULL, "target s", NULL, "status"};
 
-/* A row's measure of its trained model over its seeds (report_quality: a language model's held-out loss, else its
- * accuracy; study_answer_quality), and its change against the reference's; lm: the row's group is a language
- * model's. */
-static study_stat_t quality_of(const study_answer_row_t *w, int lm) { return study_answer_quality(w, lm).st; }
-static double quality_delta(const study_answer_row_t *w, int lm) { return study_answer_change(w, lm); }
 
 /* "nccl (2 nodes, NET=Socket, bf16 grads)": the strategy and what tells this row from its others. */
 static void row_label(bytes_t *b, const study_runs_t *s, const study_run_t *u) {
@@ -65,8 +60,8 @@ static void row_cells(char *cell[NCOL], const study_answer_t *a, const study_ans
     cell[7] = mem_printf("%s", report_pct(self ? NAN : 100 * w->efficiency).s);
     int lm = a->s->grp[t->group].tokens;
     const report_quality_t *q = report_quality(lm);
-    study_stat_t qs = quality_of(w, lm);
-    double dq = quality_delta(w, lm);
+    study_stat_t qs = study_answer_quality(w, lm).st;
+    double dq = study_answer_change(w, lm);
     cell[QCOL] = mem_printf("%s", markdown ? report_ranged(q->fmt, qs).s : report_fmt(q->fmt, qs.med).s);
     cell[QCOL + 1] = isnan(dq) || self ? mem_printf("—")
                                        : mem_printf("%s%s%s", report_fmt(q->dfmt, dq).s, w->fell ? " " : "",
@@ -178,8 +173,8 @@ static void row_numbers(bytes_t *b, const study_answer_t *a, const study_answer_
     const char *ref = study_ref(a->s);
     int lm = a->s->grp[t->group].tokens;
     const report_quality_t *q = report_quality(lm);
-    study_stat_t qs = quality_of(w, lm);
-    double dq = quality_delta(w, lm);
+    study_stat_t qs = study_answer_quality(w, lm).st;
+    double dq = study_answer_change(w, lm);
     if (!isnan(w->speedup) && w->run->gpus > 1)
         text_printf(b, ", %.2f× %s (%s efficiency)", w->speedup, ref, report_pct(100 * w->efficiency).s);
     if (!isnan(dq) && w->ref >= 0 && &t->row[w->ref] != w)
@@ -279,10 +274,11 @@ static void finding(bytes_t *b, const study_answer_t *a, int g, int gpus) {
         if (!isnan(w->speedup))
             text_printf(b, ", %.2f× %s at the same batch (%s efficiency)", w->speedup, ref,
                         report_pct(100 * w->efficiency).s);
-        if (!isnan(quality_delta(w, lm)))
+        double dq = study_answer_change(w, lm);
+        if (!isnan(dq))
             text_printf(b, ", its %s %s, %s%s against %s's (%s%s%s)", q->words,
-                        report_fmt(q->fmt, quality_of(w, lm).med).s, report_fmt(q->dfmt, quality_delta(w, lm)).s,
-                        q->dunit, ref, w->fell ? "it " : "within noise", w->fell ? q->fell : "",
+                        report_fmt(q->fmt, study_answer_quality(w, lm).st.med).s, report_fmt(q->dfmt, dq).s, q->dunit,
+                        ref, w->fell ? "it " : "within noise", w->fell ? q->fell : "",
                         w->fell ? ", past the noise" : "");
         if (at >= 0) {
             text_printf(b, "; the fastest whose %s held is ", q->name);
@@ -292,7 +288,8 @@ static void finding(bytes_t *b, const study_answer_t *a, int g, int gpus) {
     }
     text_printf(b, "on 1 GPU the fastest setting whose %s is within the noise of the best is ", q->name);
     row_words(b, a, t, w);
-    double best = quality_of(w, lm).med, other = at >= 0 ? quality_of(&a->t[at].row[ar], lm).med : NAN;
+    double best = study_answer_quality(w, lm).st.med,
+           other = at >= 0 ? study_answer_quality(&a->t[at].row[ar], lm).st.med : NAN;
     if (!isnan(best) && lm) text_printf(b, ", %s %s", q->words, report_fmt(q->fmt, best).s);
     else if (!isnan(best)) text_printf(b, " at %s", report_fmt(q->fmt, best).s);
     if (at >= 0) {
@@ -367,8 +364,8 @@ static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
             text_printf(&b, lm ? ": %s %s (noise %.3f–%.3f)" : ": %s %s (noise %.1f–%.1f %%)", q->words,
                         report_fmt(q->fmt, wq.st.med).s, wq.lo, wq.hi);
             if (w->fell)
-                text_printf(&b, ", %s%s against %s at the same batch", report_fmt(q->dfmt, quality_delta(w, lm)).s,
-                            q->dunit, study_ref(a->s));
+                text_printf(&b, ", %s%s against %s at the same batch",
+                            report_fmt(q->dfmt, study_answer_change(w, lm)).s, q->dunit, study_ref(a->s));
             else text_printf(&b, ", %s the best on one GPU", q->worse);
             fprintf(f, "%s%s\n", item, b.s);
             free(b.s);
