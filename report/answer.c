@@ -21,7 +21,7 @@ void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus) {
 enum { NCOL = 13 };
 enum { QCOL = 8 };     /* the trained model's columns, QCOL and the change beside it: report_quality's heads */
 enum { TCOL = 4, TRANGE = 11 };   /* the throughput and its range: heads named by the group's unit */
-enum { SPEEDUP = 6, STATUS = NCOL - 1 };   /* the columns the printed table may leave out (fit_width) */
+enum { SPEEDUP = 6, EFFIC = 7, TARGET = 10, STATUS = NCOL - 1 };   /* columns the printed table may leave out */
 static const char *const heads[NCOL] = {"strategy", "GPUs", "batch", "setting", NULL, "per GPU", "speedup",
                                         "efficiency", NULL, NULL, "to target (s)", NULL, "status"};
 static const int right[NCOL] = {0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0};
@@ -102,14 +102,22 @@ static void put_cells(FILE *f, char *const *cell, const int *w, const int *show,
     fprintf(f, "\n");
 }
 
-/* The compact table within ANSWER_TEXT_WIDTH (total: its width now), in this order while past it: the status gives
- * way where every row is ok (it says nothing then); the strategy's label (its longest cell, the words in brackets),
- * ending in "…", down to 8 characters; the speedup (the efficiency and the GPU count give it back). REPORT.md keeps
- * every column and the full label. cell: rows x NCOL, the heads' row first; w and show are updated. */
+/* 1 when column c says nothing in any row (rows: the heads' first): every cell "—", or a status "ok". */
+static int says_nothing(char **cell, int rows, int c) {
+    for (int r = 1; r < rows; r++)
+        if (strcmp(cell[(size_t)r * NCOL + c], c == STATUS ? "ok" : "—")) return 0;
+    return 1;
+}
+
+/* The compact table within ANSWER_TEXT_WIDTH (total: its width now), in this order while past it: the columns that
+ * say nothing give way (a speedup, efficiency or time to target "—" in every row, as on one GPU; a status "ok" in
+ * every row); then the strategy's label (its longest cell, the words in brackets), ending in "…", down to 8
+ * characters; then the speedup (the efficiency and the GPU count give it back). REPORT.md keeps every column and the
+ * full label. cell: rows x NCOL, the heads' row first; w and show are updated. */
 static void fit_width(char **cell, int rows, int *w, int *show, int total) {
-    int all_ok = 1;
-    for (int r = 1; r < rows; r++) all_ok = all_ok && !strcmp(cell[(size_t)r * NCOL + STATUS], "ok");
-    if (total > ANSWER_TEXT_WIDTH && all_ok) show[STATUS] = 0, total -= 2 + w[STATUS];
+    const int quiet[4] = {SPEEDUP, EFFIC, TARGET, STATUS};
+    for (int i = 0; i < 4 && total > ANSWER_TEXT_WIDTH; i++)
+        if (show[quiet[i]] && says_nothing(cell, rows, quiet[i])) show[quiet[i]] = 0, total -= 2 + w[quiet[i]];
     int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1, w0 = 0;
     if (keep < 8) keep = 8;
     for (int r = 0; r < rows; r++) {
@@ -377,9 +385,7 @@ static void findings(FILE *f, const study_answer_t *a, int g, int markdown) {
     free(gpus);
 }
 
-/* Writes text with each '#' line past ANSWER_TEXT_WIDTH wrapped at its blanks, the continuation lines indented
- * ("#     "); other lines (the table's rows, which fit by construction) as they are. */
-static void text_wrapped(FILE *f, const char *text) {
+void answer_wrap(FILE *f, const char *text) {
     enum { INDENT = 6 };
     for (const char *p = text; *p;) {
         size_t n = strcspn(p, "\n");
@@ -392,7 +398,11 @@ static void text_wrapped(FILE *f, const char *text) {
                 size_t len = strcspn(q, " \n");
                 if (q + len > end) len = (size_t)(end - q);
                 int w = width_n(q, len);
-                int unit = q + len + 1 < end && q[len + 1] == '%' ? 2 : 0;    /* "91.0 %" stays on one line */
+                /* a number stays with its unit, the whole word after it ("91.0 %", "93.6 %),") */
+                const char *u = q + len + 1;
+                size_t ul = u < end && *u == '%' ? strcspn(u, " \n") : 0;
+                if (ul > (size_t)(end - u)) ul = (size_t)(end - u);
+                int unit = ul ? 1 + width_n(u, ul) : 0;
                 if (q > p && w && *q != '%' && col > INDENT && col + 1 + w + unit > ANSWER_TEXT_WIDTH) {
                     fprintf(f, "\n#%*s", INDENT - 1, "");
                     col = INDENT;
@@ -420,7 +430,7 @@ void answer_write(FILE *f, const study_answer_t *a, int g, int markdown) {
     findings(m, a, g, markdown);
     if (m == f) return;
     fclose(m);
-    text_wrapped(f, text);
+    answer_wrap(f, text);
     free(text);
 }
 
@@ -454,7 +464,7 @@ int answer_print_csv(FILE *f, const char *path, const strategy_info_t *const *in
     fprintf(f, "# report: %s\n", report);
     if (f != out) {
         fclose(f);
-        text_wrapped(out, text);
+        answer_wrap(out, text);
         free(text);
     }
     study_answer_free(&a);

@@ -50,16 +50,13 @@ double study_answer_change(const study_answer_row_t *w, int lower_is_better) {
 /* The row of runs u[0..n) (one row key): its settings, and of them the soonest to the target where one was set
  * (every seed reached it), else the fastest whose quality held against the best setting's (study_quality_held). */
 static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) {
-    /* the best setting of either kind: a setting is weighed by its own runs' kind, which a setting that ended before
-     * its first epoch (no tokens_per_s to tell) need not share with the row's others */
+    const int lm = u[0]->tokens;   /* the row's runs are one group's, of its kind */
     study_quality_best_t best = {0};
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
-        for (int k = 0; k < 2; k++) {
-            study_quality_t q = study_quality_runs(u + i, j - i, k);
-            study_quality_best_add(&best, &q);
-        }
+        study_quality_t q = study_quality_runs(u + i, j - i, lm);
+        study_quality_best_add(&best, &q);
         i = j;
     }
     memset(w, 0, sizeof *w);
@@ -72,7 +69,7 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         /* both kinds' qualities, once: a language model has no accuracy, its held-out loss is what a faster setting
          * must not give up */
         study_quality_t qa = study_quality_runs(u + i, j - i, 0), ql = study_quality_runs(u + i, j - i, 1);
-        int held = study_quality_held(u[i]->tokens ? &ql : &qa, study_quality_best(&best, u[i]->tokens));
+        int held = study_quality_held(lm ? &ql : &qa, study_quality_best(&best));
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);
         int pick = !w->u || sooner(tt, j - i, w->tt, w->n);
         if (!pick && !sooner(w->tt, w->n, tt, j - i))   /* neither reached the target sooner: by accuracy, speed */

@@ -50,15 +50,14 @@ int study_one_cell_at(const study_one_cell_t *c, int n, const char *m, int b) {
 void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
     memset(o, 0, sizeof *o);
     o->fastest = -1;
-    study_quality_best_t best = {0};   /* of the cells with a throughput, the best of either kind */
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < 2 && c[i].ips >= 0; k++) {
-            study_quality_t q = study_one_cell_quality(&c[i], k);
-            study_quality_best_add(&best, &q);
-        }
-    const study_quality_t *ba = study_quality_best(&best, 0), *bl = study_quality_best(&best, 1);
-    o->best_acc = ba ? ba->st.med : NAN;
-    o->best_loss = bl ? bl->st.med : NAN;
+    const int lm = n > 0 && c[0].tokens;   /* the cells are one group's, of its kind */
+    study_quality_best_t best = {0};   /* of the cells with a throughput */
+    for (int i = 0; i < n; i++) {
+        study_quality_t q = study_one_cell_quality(&c[i], lm);
+        if (c[i].ips >= 0) study_quality_best_add(&best, &q);
+    }
+    const study_quality_t *b = study_quality_best(&best);
+    o->best = b ? b->st.med : NAN;
     for (int i = 0; i < n; i++) {
         int m = 0;
         while (m < o->n_math && strcmp(o->math[m], c[i].math) != 0) m++;
@@ -70,8 +69,8 @@ void study_one_gpu(const study_one_cell_t *c, int n, study_one_t *o) {
         if (oom && (!o->no_fit[m] || c[i].batch < o->no_fit[m])) o->no_fit[m] = c[i].batch;
         if (!oom && c[i].ips >= 0 && c[i].batch > o->fit[m]) o->fit[m] = c[i].batch;
         /* a faster cell whose accuracy collapsed (whose held-out loss rose) is no answer */
-        study_quality_t q = study_one_cell_quality(&c[i], c[i].tokens);
-        int held = study_quality_held(&q, study_quality_best(&best, c[i].tokens));
+        study_quality_t q = study_one_cell_quality(&c[i], lm);
+        int held = study_quality_held(&q, b);
         if (c[i].ips >= 0 && held && (o->fastest < 0 || c[i].ips > c[o->fastest].ips)) o->fastest = i;
     }
     for (int m = 0; m < o->n_math; m++) {

@@ -30,10 +30,10 @@ typedef struct {
     int fit[STUDY_ONE_MAX_MATHS], no_fit[STUDY_ONE_MAX_MATHS];
     /* The cell of the highest throughput among those whose accuracy is within STUDY_ACC_POINTS of the best cell's
      * (study_quality_held; a language model's: whose held-out loss is within the noise of the least; every cell with a
-     * throughput where no cell has either), -1 without one; the best accuracy (a fraction) and the least held-out
-     * loss, NAN: none. */
+     * throughput where no cell has either), -1 without one; the best quality of the cells' kind (an accuracy as a
+     * fraction, or the least held-out loss), NAN: none. */
     int fastest;
-    double best_acc, best_loss;
+    double best;
     /* Per math, the fastest cell's batch in that math: its cell (-1 for the fastest's own math, or where that math
      * has no throughput at that batch) and how many times slower than the fastest it is (NAN without). */
     int there[STUDY_ONE_MAX_MATHS];

@@ -35,11 +35,7 @@ int study_quality_held(const study_quality_t *q, const study_quality_t *best) {
 }
 
 void study_quality_best_add(study_quality_best_t *b, const study_quality_t *q) {
-    int k = !!q->lower_is_better;
-    if (study_quality_better(q, b->got[k] ? &b->best[k] : NULL)) b->best[k] = *q, b->got[k] = 1;
+    if (study_quality_better(q, study_quality_best(b))) b->best = *q, b->got = 1;
 }
 
-const study_quality_t *study_quality_best(const study_quality_best_t *b, int lower_is_better) {
-    int k = !!lower_is_better;
-    return b->got[k] ? &b->best[k] : NULL;
-}
+const study_quality_t *study_quality_best(const study_quality_best_t *b) { return b->got ? &b->best : NULL; }

@@ -31,12 +31,12 @@ int study_quality_fell(const study_quality_t *a, const study_quality_t *b);
  * both (study_quality_fell). A missing q is not held. */
 int study_quality_held(const study_quality_t *q, const study_quality_t *best);
 
-/* The best of some qualities (the settings of an answer's row, the cells of a one-GPU study) of each kind apart:
- * each is held against its own kind's best. Zero-initialised: none yet. */
+/* The best of some qualities of one kind: the settings of an answer's row, the cells of a one-GPU study, each one
+ * group's runs, whose kind is the group's (table.c). Zero-initialised: none yet. */
 typedef struct {
-    study_quality_t best[2];
-    int got[2];
+    study_quality_t best;
+    int got;
 } study_quality_best_t;
 void study_quality_best_add(study_quality_best_t *b, const study_quality_t *q);
-/* The best of that kind, NULL for none. */
-const study_quality_t *study_quality_best(const study_quality_best_t *b, int lower_is_better);
+/* The best, NULL for none. */
+const study_quality_t *study_quality_best(const study_quality_best_t *b);

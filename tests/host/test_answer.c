@@ -148,10 +148,11 @@ static void test_two_gpus(const char *dir) {
     EXPECT(strstr(text, "# answer: resnet18 on fashion-mnist, tf32\n") && strstr(text, "# report: x/REPORT.md\n"),
            "printed:\n%s", text);
     /* It fits a terminal of ANSWER_TEXT_WIDTH: "naive (host copies)" would make the table 101 columns, and the
-     * status gives way (every row is ok), the label whole; the notes wrap. */
+     * time to target gives way ("—" in every row: no target), the label and the status whole; the notes wrap. */
     int lines = fits(text);
-    EXPECT(lines > 10 && strstr(text, "   naive (host copies)     2  256/GPU") && !strstr(text, "  status\n"),
-           "%d lines; the status left out of the printed table alone", lines);
+    EXPECT(lines > 10 && strstr(text, "   naive (host copies)     2  256/GPU") && strstr(text, "  status\n") &&
+               !strstr(text, "target s"),
+           "%d lines; the time to target left out of the printed table alone:\n%s", lines, text);
     EXPECT(!strstr(text, "91.0\n"), "a number stays with its unit:\n%s", text);
     free(text);
     study_answer_free(&a);
@@ -198,7 +199,7 @@ static void test_one_gpu(const char *dir) {
     study_one_t o;
     study_one_gpu(cells, n, &o);
     EXPECT(n == 4 && o.fastest >= 0 && cells[o.fastest].batch == 256 && !strcmp(cells[o.fastest].math, "bf16") &&
-               near(o.best_acc, 0.92),
+               near(o.best, 0.92),
            "one-GPU cells: the fastest within a point is bf16 at 256");
     study_answer_free(&a);
     study_free(&s);
@@ -221,7 +222,7 @@ static void test_one_gpu_missing(const char *dir) {
     EXPECT(n == 3 && m >= 0 && isnan(cells[m].ips) && isnan(cells[m].acc), "the run without numbers: NAN, NAN");
     study_one_t o;
     study_one_gpu(cells, n, &o);
-    EXPECT(o.fastest >= 0 && cells[o.fastest].batch == 256 && near(o.best_acc, 0.92) && o.fit[0] == 1024 &&
+    EXPECT(o.fastest >= 0 && cells[o.fastest].batch == 256 && near(o.best, 0.92) && o.fit[0] == 1024 &&
                study_one_cell_at(cells, n, "bf16", 512) == -1,
            "missing numbers are no fastest, no fit and no cell with a throughput");
     study_free(&s);
@@ -348,10 +349,30 @@ static void test_target_gpus(const char *dir) {
     study_free(&s);
 }
 
+/* answer_wrap keeps a number with its whole unit word: "(noise 93.4–93.6 %)," placed at every column near the
+ * width, each line must fit and "93.6 %)," stay on one (the unit's trailing ")," once pushed a line to 101). */
+static void test_wrap(void) {
+    int bad = 0;
+    for (int at = 60; at < ANSWER_TEXT_WIDTH; at++) {
+        char line[400] = "#   the words before";
+        while ((int)strlen(line) < at) strcat(line, " x");
+        strcat(line, " (noise 93.4–93.6 %), below the best on one GPU\n");
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        answer_wrap(f, line);
+        fclose(f);
+        fits(text);
+        bad += !strstr(text, "93.4–93.6 %),");
+        free(text);
+    }
+    EXPECT(bad == 0, "wrap: the unit parted from its number at %d columns", bad);
+}
+
 /* The default study's shape on 2 GPUs, which two H200s printed 101 columns wide: single at 256 reaches 92 %, at
  * 1024 misses it ("0/1 reached"), naive and nccl on 2 GPUs, the pipeline (zero bubble, M = 2) at batch 1024. Every
- * row ok: the status gives way, the rest stays. With a row not ok (the control) the status stays, and the label
- * ("pipeline…") and the speedup give way; the efficiency stays in both. */
+ * row ok: the status gives way (it says nothing), the rest stays. With a row not ok (the control) every column says
+ * something: the label ("pipeline…") and then the speedup give way; the efficiency stays in both. */
 static void test_default_wide(const char *dir) {
     char path[600];
     snprintf(path, sizeof path, "%s/default_wide.csv", dir);
@@ -461,7 +482,7 @@ static void test_language_model(const char *dir) {
     int n = study_one_gpu_cells(&s, 0, cells);
     study_one_t o;
     study_one_gpu(cells, n, &o);
-    EXPECT(n == 6 && o.fastest >= 0 && near(cells[o.fastest].loss, 5.20) && near(o.best_loss, 5.20),
+    EXPECT(n == 6 && o.fastest >= 0 && near(cells[o.fastest].loss, 5.20) && near(o.best, 5.20),
            "one-GPU cells: the fastest within the noise of the best loss is lr 0.0006's seed 1: %g",
            o.fastest >= 0 ? cells[o.fastest].loss : 0);
     study_answer_free(&a);
@@ -493,6 +514,7 @@ int main(void) {
     test_target(dir);
     test_target_gpus(dir);
     test_default_wide(dir);
+    test_wrap();
     test_language_model(dir);
     test_scratch_remove(dir);
     return test_summary();
