@@ -109,22 +109,17 @@ static int says_nothing(char **cell, int rows, int c) {
     return 1;
 }
 
-/* The compact table within ANSWER_TEXT_WIDTH (total: its width now), in this order while past it: the columns that
- * say nothing give way (a speedup, efficiency or time to target "—" in every row, as on one GPU; a status "ok" in
- * every row); then the strategy's label (its longest cell, the words in brackets), ending in "…", down to 8
- * characters; then the speedup (the efficiency and the GPU count give it back). REPORT.md keeps every column and the
- * full label. cell: rows x NCOL, the heads' row first; w and show are updated. */
-static void fit_width(char **cell, int rows, int *w, int *show, int total) {
-    const int quiet[4] = {SPEEDUP, EFFIC, TARGET, STATUS};
-    for (int i = 0; i < 4 && total > ANSWER_TEXT_WIDTH; i++)
-        if (show[quiet[i]] && says_nothing(cell, rows, quiet[i])) show[quiet[i]] = 0, total -= 2 + w[quiet[i]];
+/* Cuts each label (column 0) past keep + 1 characters to keep and "…", keep what the excess over
+ * ANSWER_TEXT_WIDTH asks but at least min (characters, not bytes: a UTF-8 one stays whole); the table's new width. */
+static int cut_labels(char **cell, int rows, int *w, int total, int min) {
+    if (total <= ANSWER_TEXT_WIDTH) return total;
     int keep = w[0] - (total - ANSWER_TEXT_WIDTH) - 1, w0 = 0;
-    if (keep < 8) keep = 8;
+    if (keep < min) keep = min;
     for (int r = 0; r < rows; r++) {
         char *l = cell[(size_t)r * NCOL];
-        if (total > ANSWER_TEXT_WIDTH && width(l) > keep + 1) {
+        if (width(l) > keep + 1) {
             size_t at = 0;
-            for (int n = 0; l[at] && n < keep; n++)     /* keep characters, not bytes: a UTF-8 one stays whole */
+            for (int n = 0; l[at] && n < keep; n++)
                 for (at++; ((unsigned char)l[at] & 0xc0) == 0x80; at++) {}
             cell[(size_t)r * NCOL] = mem_printf("%.*s…", (int)at, l);
             free(l);
@@ -133,7 +128,24 @@ static void fit_width(char **cell, int rows, int *w, int *show, int total) {
     }
     total -= w[0] - w0;
     w[0] = w0;
-    if (total > ANSWER_TEXT_WIDTH) show[SPEEDUP] = 0;
+    return total;
+}
+
+/* The compact table within ANSWER_TEXT_WIDTH (total: its width now), in this order while past it: the columns that
+ * say nothing leave (a speedup, efficiency or time to target "—" in every row, as on one GPU; a status "ok" in every
+ * row); the speedup (the efficiency and the GPU count give it back); the efficiency, where labels of 8 characters
+ * would not make room; then the strategy's labels (the longest cells, the words in brackets) end in "…", as little
+ * as fits, down to 8 characters, and past that as far as it takes. REPORT.md keeps every column and the full label.
+ * cell: rows x NCOL, the heads' row first; w and show are updated. */
+static void fit_width(char **cell, int rows, int *w, int *show, int total) {
+    const int quiet[4] = {SPEEDUP, EFFIC, TARGET, STATUS};
+    for (int i = 0; i < 4 && total > ANSWER_TEXT_WIDTH; i++)
+        if (show[quiet[i]] && says_nothing(cell, rows, quiet[i])) show[quiet[i]] = 0, total -= 2 + w[quiet[i]];
+    if (total > ANSWER_TEXT_WIDTH && show[SPEEDUP]) show[SPEEDUP] = 0, total -= 2 + w[SPEEDUP];
+    int label_room = w[0] > 9 ? w[0] - 9 : 0;   /* what labels cut to 8 characters and "…" would give */
+    if (total - label_room > ANSWER_TEXT_WIDTH && show[EFFIC]) show[EFFIC] = 0, total -= 2 + w[EFFIC];
+    total = cut_labels(cell, rows, w, total, 8);
+    cut_labels(cell, rows, w, total, 1);
 }
 
 static void table_write(FILE *f, const study_answer_t *a, const study_answer_table_t *t, int markdown) {
@@ -406,7 +418,7 @@ void answer_wrap(FILE *f, const char *text) {
                 if (q > p && w && *q != '%' && col > INDENT && col + 1 + w + unit > ANSWER_TEXT_WIDTH) {
                     fprintf(f, "\n#%*s", INDENT - 1, "");
                     col = INDENT;
-                } else if (q > p) {
+                } else if (q > p && (w || col < ANSWER_TEXT_WIDTH)) {   /* an extra blank only within the width */
                     fputc(' ', f);
                     col++;
                 }

@@ -17,7 +17,8 @@ void answer_stop_helping(bytes_t *b, const study_answer_t *a, int g, int gpus);
 /* The printed answer's width: its table is compact and its lines wrapped to fit (REPORT.md's are not). */
 #define ANSWER_TEXT_WIDTH 100
 /* Writes text with each '#' line past ANSWER_TEXT_WIDTH wrapped at its blanks, the continuation lines indented
- * ("#     "), a number kept with its unit; other lines (the table's rows, which fit by construction) as they are. */
+ * ("#     "), a number kept with a "%" word after it ("91.0 %", "93.6 %),"); other lines (the table's rows, fitted
+ * as answer_write makes them) as they are. */
 void answer_wrap(FILE *f, const char *text);
 /* Writes the answer of group g: REPORT.md's Markdown (markdown 1) or the default study's text (lines of '#' notes
  * and aligned columns, markdown 0), the same rows and words. */

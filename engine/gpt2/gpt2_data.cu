@@ -10,7 +10,7 @@
 /* Rows b < B of a batch: window w = order[at + b] (the identity without order) gives tok = src[w T + i] and
  * tgt = src[w T + i + 1]; a row past the last window gets token 0 and no target (-1), which the loss does not count.
  * at = *step * step_rows + first under FROM_STEP (training: the device counter, global batches of step_rows), else
- * `first`. (B, T) each, B T < 2^31 (the batch's int buffers).
+ * `first`. (B, T) each, B T below 2^31 less the grid (int indices).
  * The two kinds are two instantiations, not a runtime test of step: as one kernel (nvcc 13.0, sm_90) the held-out
  * form read, in some warps of about one launch in thirty, a start holding other kernels' register values
  * (results/gpt2-heldout-2026-11-29; test_gpt2_repeat checks both forms). */
@@ -38,8 +38,9 @@ __global__ static void gather_kernel(const uint16_t *src, const int *order, int 
 static void gather(const uint16_t *src, const int *order, int n_windows, const int *step, int step_rows,
                    long long first, int B, int T, int *tok, int *tgt, cudaStream_t s) {
     const size_t n = (size_t)B * T;
-    if (n > 0x7fffffff) check_fail(__FILE__, __LINE__, "gpt2_data", "a batch of 2^31 tokens or more");
     const unsigned blocks = launch_blocks(n, 256, 4096);
+    if (n + (size_t)blocks * 256 > 0x7fffffff)   /* int indices: the last one plus the grid's stride */
+        check_fail(__FILE__, __LINE__, "gpt2_data", "a batch of 2^31 tokens or more");
     if (step)
         gather_kernel<true><<<blocks, 256, 0, s>>>(src, order, n_windows, step, step_rows, first, B, T, tok, tgt);
     else

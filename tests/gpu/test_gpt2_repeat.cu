@@ -187,8 +187,9 @@ static int words_differ(const int *a, const int *b, int n) {
 /* The trainer's two gathers (engine/gpt2/gpt2_data.h) against the host's windows (tokens_sampler_batch), `times`
  * times each into buffers set to another value first, a forward on other buffers between: its kernels leave their
  * registers behind, and the held-out gather once read a start of theirs in some warps, one launch in about thirty
- * (results/gpt2-heldout-2026-11-29). Vocabulary 50,257, as the corpus's. Control: the held-out batch one window on
- * is told apart. */
+ * (results/gpt2-heldout-2026-11-29). The training form at device steps 0 and 1 (the epoch's order from its first
+ * and its second global batch). Vocabulary 50,257, as the corpus's. Control: the held-out batch one window on is
+ * told apart. */
 static void gather_case(unsigned long long seed, int times) {
     enum { GB = 16, N = GB * T };
     tokens_corpus_t corpus;
@@ -206,9 +207,12 @@ static void gather_case(unsigned long long seed, int times) {
     gpt2_train_epoch_begin(&g, 1);   /* the step counter 0, the epoch's order uploaded */
     tokens_sampler_t vs;
     if (tokens_sampler_init(&vs, &corpus.val, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
-    int vx[N], vy[N], tx[N], ty[N], gx[N], gy[N];
-    EXPECT(tokens_sampler_batch(&vs, 0, GB, vx, vy) == 0 && tokens_sampler_batch(&g.data.order, 0, GB, tx, ty) == 0,
-           "gather: the corpus holds fewer than %d windows", GB);
+    int vx[N], vy[N], tx[2][N], ty[2][N], gx[N], gy[N];
+    int got = tokens_sampler_batch(&vs, 0, GB, vx, vy) == 0 &&
+              tokens_sampler_batch(&g.data.order, 0, GB, tx[0], ty[0]) == 0 &&
+              tokens_sampler_batch(&g.data.order, GB, GB, tx[1], ty[1]) == 0;
+    EXPECT(got, "gather: the corpus holds fewer than %d windows", 2 * GB);
+    if (!got) exit(test_summary());
     int *ft, *fg, *dx, *dy;
     CHECK_CUDA(cudaMalloc(&ft, sizeof gx));
     CHECK_CUDA(cudaMalloc(&fg, sizeof gx));
@@ -217,30 +221,36 @@ static void gather_case(unsigned long long seed, int times) {
     CHECK_CUDA(cudaMemcpy(dx, vx, sizeof vx, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dy, vy, sizeof vy, cudaMemcpyHostToDevice));
     cudaStream_t s = g.gpu.stream;
-    int bad[2] = {0, 0}, worst[2] = {0, 0};
+    int bad[3] = {0, 0, 0}, worst[3] = {0, 0, 0};
     for (int t = 0; t < times; t++)
-        for (int form = 0; form < 2; form++) {
+        for (int form = 0; form < 3; form++) {   /* held-out; training at step 0; training at step 1 */
+            const int step = form - 1;
             CHECK_CUDA(cudaMemsetAsync(ft, 0x55, sizeof gx, s));
             CHECK_CUDA(cudaMemsetAsync(fg, 0x55, sizeof gy, s));
-            if (form == 0) gpt2_data_val(&g.data, 0, GB, ft, fg, s);
-            else gpt2_data_train(&g.data, g.d_step, GB, 0, GB, ft, fg, s);
+            if (form == 0) {
+                gpt2_data_val(&g.data, 0, GB, ft, fg, s);
+            } else {
+                CHECK_CUDA(cudaMemcpyAsync(g.d_step, &step, sizeof step, cudaMemcpyHostToDevice, s));
+                gpt2_data_train(&g.data, g.d_step, GB, 0, GB, ft, fg, s);
+            }
             CHECK_CUDA(cudaMemcpyAsync(gx, ft, sizeof gx, cudaMemcpyDeviceToHost, s));
             CHECK_CUDA(cudaMemcpyAsync(gy, fg, sizeof gy, cudaMemcpyDeviceToHost, s));
             gpt2_model_forward(&g.m, dx, dy, 0, s);
             CHECK_CUDA(cudaStreamSynchronize(s));
-            int d = words_differ(gx, form ? tx : vx, N) + words_differ(gy, form ? ty : vy, N);
+            int d = words_differ(gx, form ? tx[step] : vx, N) + words_differ(gy, form ? ty[step] : vy, N);
             bad[form] += d > 0;
             worst[form] = d > worst[form] ? d : worst[form];
         }
-    EXPECT(bad[0] == 0, "gather: the held-out batch differed from the host's in %d of %d launches (at most %d words)",
-           bad[0], times, worst[0]);
-    EXPECT(bad[1] == 0, "gather: the training batch differed from the host's in %d of %d launches (at most %d words)",
-           bad[1], times, worst[1]);
+    const char *what[3] = {"the held-out batch", "the training batch at step 0", "the training batch at step 1"};
+    for (int form = 0; form < 3; form++)
+        EXPECT(bad[form] == 0, "gather: %s differed from the host's in %d of %d launches (at most %d words)",
+               what[form], bad[form], times, worst[form]);
     gpt2_data_val(&g.data, 1, GB, ft, fg, s);   /* the control: one window on */
     CHECK_CUDA(cudaMemcpyAsync(gx, ft, sizeof gx, cudaMemcpyDeviceToHost, s));
     CHECK_CUDA(cudaStreamSynchronize(s));
     int control = words_differ(gx, vx, N);
     EXPECT(control > 0, "gather: control: the batch one window on equals the first");
+    EXPECT(words_differ(tx[0], tx[1], N) > 0, "gather: control: the order's first two batches are the same");
     printf("gather: %d launches of each form equal the host's windows; control: %d words differ one window on\n",
            times, control);
     int *bufs[] = {ft, fg, dx, dy};
@@ -254,7 +264,7 @@ int main(int argc, char **argv) {
     gpu_test_require(1);
     unsigned long long seed = gpu_test_seed(argc, argv, "test_gpt2_repeat");
     int R = argc > 2 ? atoi(argv[2]) : 200;
-    gather_case(seed, 2 * R);
+    gather_case(seed, 400);
     const math_t maths[3] = {MATH_FP32, MATH_TF32, MATH_BF16};
     const int vocabs[2] = {512, 50257};
     for (int i = 0; i < 3; i++) {
