@@ -8,10 +8,7 @@
 #
 # $OUT afterwards: summary.txt, steps.tsv, heldout.csv, heldout.txt, torch/ (gpt2_torch.sh's), logs/.
 set -uo pipefail
-: "${OUT:?set OUT to the directory that comes back}"
-budget=${RECHECK_BUDGET_S:-585}
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-OUT=$(cd "$OUT" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # OUT required; the budget BUDGET or 585 s
 device_begin --local-gpu
 step gpu_default 150 ctest --test-dir build -R '^gpu_default$' --output-on-failure
 grep -E "^FAIL|^# gpu_default|tests passed" "$L/gpu_default.log" | tee -a "$say_log"
@@ -29,7 +26,7 @@ step heldout_nccl 60 "${run[@]}" --strategy nccl
     tee -a "$say_log"
 
 mkdir -p "$OUT/torch"
-step gpt2_torch 300 env OUT="$OUT/torch" BUDGET=290 bash tools/device/gpt2_torch.sh
+step gpt2_torch 300 env OUT="$(cd "$OUT" && pwd)/torch" BUDGET=290 bash tools/device/gpt2_torch.sh
 grep -E "test_gpt2_torch rc|FAIL|passed" "$OUT/torch/summary.txt" | tee -a "$say_log"
 
 step gpu_memcheck $(($(left) - 15)) ctest --test-dir build -R '^gpu_memcheck$' --output-on-failure
