@@ -2,7 +2,8 @@
 # recheck_gpt2.sh — one call (two GPUs where lent, else one) for what the session of 2026-11-29 could not re-run:
 # gpu_default (on two GPUs: its epoch count and the printed answer's width, mended on the host), GPT-2 small's
 # held-out loss in single and in nccl on one GPU (the same training, so the same loss to the digit: the gather's
-# mend through the command), the engine against PyTorch (tools/device/gpt2_torch.sh), then gpu_memcheck.
+# mend through the command), test_gpt2_repeat (its gathers at device steps 0 and 1), the engine against PyTorch
+# (tools/device/gpt2_torch.sh), then gpu_memcheck.
 #
 #   OUT=/some/dir tools/device/recheck_gpt2.sh      (carry .carry: the offline bundle)
 #
@@ -24,6 +25,9 @@ step heldout_nccl 60 "${run[@]}" --strategy nccl
                             print "seed, epoch " k ": single " v[k, "single"] ", nccl " v[k, "nccl"] }
           print "held-out equal in " same + 0 " of " n + 0 " (seed, epoch) pairs" }' | sort | tee "$OUT/heldout.txt" |
     tee -a "$say_log"
+
+step repeat 120 build/tests/test_gpt2_repeat
+grep -E "^gather|passed|FAIL" "$L/repeat.log" | tee -a "$say_log"
 
 mkdir -p "$OUT/torch"
 step gpt2_torch 300 env OUT="$(cd "$OUT" && pwd)/torch" BUDGET=290 bash tools/device/gpt2_torch.sh
