@@ -144,20 +144,27 @@ static void run_case(math_t math, int vocab, unsigned long long seed, int R) {
 }
 
 /* The held-out loss of a trainer (engine/gpt2/gpt2_train.h) after K steps of its CUDA graph, E times: the same. */
-static void trained_case(math_t math, unsigned long long seed, int E) {
-    enum { K = 5, TB = 8 };
-    tokens_corpus_t corpus;
-    tokens_corpus_synthetic(&corpus, T, 512, seed);
+/* A trainer of the tiny GPT-2 at batch B on GPU 0, on random tokens of vocabulary `vocab` (into *corpus): AdamW at
+ * 1e-3, weight decay 0.1. */
+static void tiny_trainer(gpt2_train_t *g, tokens_corpus_t *corpus, math_t math, int vocab, int B,
+                         unsigned long long seed) {
+    tokens_corpus_synthetic(corpus, T, (uint32_t)vocab, seed);
     optim_cfg_t o;
     memset(&o, 0, sizeof o);
     o.kind = OPTIM_ADAMW;
     o.sched.peak = 1e-3;
-    gpt2_train_t g;
     char err[512] = "";
-    if (gpt2_train_init(&g, 0, "tiny", TB, TB, 0, math, &o, 0.1f, &corpus, seed, err, sizeof err)) {
+    if (gpt2_train_init(g, 0, "tiny", B, B, 0, math, &o, 0.1f, corpus, seed, err, sizeof err)) {
         fprintf(stderr, "%s: %s\n", math_name(math), err);
         exit(1);
     }
+}
+
+static void trained_case(math_t math, unsigned long long seed, int E) {
+    enum { K = 5, TB = 8 };
+    tokens_corpus_t corpus;
+    gpt2_train_t g;
+    tiny_trainer(&g, &corpus, math, 512, TB, seed);
     g.use_graph = 1;
     gpt2_train_epoch_begin(&g, 0);
     for (int k = 0; k < K; k++) gpt2_train_step(&g, k);
@@ -193,17 +200,9 @@ static int words_differ(const int *a, const int *b, int n) {
 static void gather_case(unsigned long long seed, int times) {
     enum { GB = 16, N = GB * T };
     tokens_corpus_t corpus;
-    tokens_corpus_synthetic(&corpus, T, 50257, seed);
-    optim_cfg_t o;
-    memset(&o, 0, sizeof o);
-    o.kind = OPTIM_ADAMW;
-    o.sched.peak = 1e-3;
     gpt2_train_t g;
+    tiny_trainer(&g, &corpus, MATH_BF16, 50257, GB, seed);
     char err[512] = "";
-    if (gpt2_train_init(&g, 0, "tiny", GB, GB, 0, MATH_BF16, &o, 0.1f, &corpus, seed, err, sizeof err)) {
-        fprintf(stderr, "gather: %s\n", err);
-        exit(1);
-    }
     gpt2_train_epoch_begin(&g, 1);   /* the step counter 0, the epoch's order uploaded */
     tokens_sampler_t vs;
     if (tokens_sampler_init(&vs, &corpus.val, T, err, sizeof err)) { fprintf(stderr, "%s\n", err); exit(1); }
