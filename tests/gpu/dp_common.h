@@ -184,15 +184,38 @@ static inline void dp_test_lm_control(const run_cfg_t *cfg, int k, const float *
     free(ph);
 }
 
-/* The reference of a language model's tests with its control: single's parameters before (*p0) and after k steps
- * (returned, *n of them), its training loss and held-out loss, printed; and dp_test_lm_control checked at tol. */
-static inline float *dp_test_lm_reference(const run_cfg_t *cfg, int k, const dp_tol_t *tol, float **p0,
-                                          double *loss, double *held, size_t *n) {
+/* The reference of a language model's strategy tests: the configuration (dp_test_lm_cfg) and its tolerances, single's
+ * parameters before (p0) and after k steps (ref, n of them), its training and held-out losses. */
+typedef struct {
+    run_cfg_t cfg;
+    const dp_tol_t *tol;
+    float *p0, *ref;
+    size_t n;
+    double loss, held;
+} dp_lm_ref_t;
+
+/* The reference in math on devices at batch b, printed, with dp_test_lm_control checked at its tolerances. */
+static inline dp_lm_ref_t dp_test_lm_reference(math_t math, const idx_dataset_t *data, const int *devices, int b,
+                                               int k) {
+    dp_lm_ref_t r;
+    r.cfg = dp_test_lm_cfg(math, data, devices, b);
+    r.tol = math == MATH_FP32 ? &dp_tol_fp32 : &dp_tol_bf16;
     epoch_stats_t s;
-    float *ref = dp_test_lm_single(cfg, k, p0, &s, held, n);
-    *loss = s.train_loss;
-    printf("%s: single at batch %d, %d steps: loss %.5f, held-out %.5f\n", math_name(cfg->math), cfg->global_batch,
-           k, *loss, *held);
-    dp_test_lm_control(cfg, k, ref, *p0, tol, *loss, *held);
-    return ref;
+    r.ref = dp_test_lm_single(&r.cfg, k, &r.p0, &s, &r.held, &r.n);
+    r.loss = s.train_loss;
+    printf("%s: single at batch %d, %d steps: loss %.5f, held-out %.5f\n", math_name(math), r.cfg.global_batch, k,
+           r.loss, r.held);
+    dp_test_lm_control(&r.cfg, k, r.ref, r.p0, r.tol, r.loss, r.held);
+    return r;
+}
+
+/* Whether a run's parameters p (n of them), training loss and held-out loss are the reference's (dp_test_near). */
+static inline int dp_test_lm_near(const dp_lm_ref_t *r, const char *label, const float *p, size_t n, double loss,
+                                  double held) {
+    return n == r->n && dp_test_near(label, p, r->ref, r->p0, r->n, r->tol, loss, r->loss, held, r->held);
+}
+
+static inline void dp_test_lm_reference_free(dp_lm_ref_t *r) {
+    free(r->ref);
+    free(r->p0);
 }

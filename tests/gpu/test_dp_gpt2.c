@@ -40,12 +40,7 @@ int main(void) {
     const math_t maths[2] = {MATH_FP32, MATH_BF16};
     for (int mi = 0; mi < 2; mi++) {
         math_t math = maths[mi];
-        const dp_tol_t *tol = math == MATH_FP32 ? &dp_tol_fp32 : &dp_tol_bf16;
-        run_cfg_t cfg = dp_test_lm_cfg(math, &data, two, B);
-        epoch_stats_t s;
-        double ref_loss, ref_held, held;
-        size_t n;
-        float *p0, *ref = dp_test_lm_reference(&cfg, K, tol, &p0, &ref_loss, &ref_held, &n);
+        dp_lm_ref_t r = dp_test_lm_reference(math, &data, two, B, K);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
             const variant_t *x = &variants[v];
             if ((x->wire == DTYPE_BF16) != (math == MATH_BF16)) continue;   /* bf16 wire under bf16 math */
@@ -53,25 +48,26 @@ int main(void) {
                 printf("%-40s skipped: %d GPU(s) present\n", x->label, n_dev);
                 continue;
             }
-            run_cfg_t c = cfg;
+            run_cfg_t c = r.cfg;
             c.n_gpus = x->n;
             c.devices = x->same_gpu ? same : two;
             c.bucket_bytes = x->bucket_bytes;
             c.overlap = 1;
             c.grad_dtype = x->wire;
+            epoch_stats_t s;
+            double held;
+            size_t n;
             float *p = dp_test_lm(strategy_find(x->strategy), &c, K, &s, &held, &n);
             char label[96];
             snprintf(label, sizeof label, "%s: %s", math_name(math), x->label);
-            EXPECT(dp_test_near(label, p, ref, p0, n, tol, s.train_loss, ref_loss, held, ref_held),
-                   "%s: not single's training", label);
+            EXPECT(dp_test_lm_near(&r, label, p, n, s.train_loss, held), "%s: not single's training", label);
             EXPECT(x->n == 1 || s.replicas_identical == 1, "%s: replicas differ (%d)", label, s.replicas_identical);
             EXPECT(s.train_acc < 0 && s.loss_scale < 0 && s.skipped_steps < 0 && s.steps == K,
                    "%s: accuracy %g, loss scale %g (%d skipped), steps %d in a language model's row", label,
                    s.train_acc, s.loss_scale, s.skipped_steps, s.steps);
             free(p);
         }
-        free(ref);
-        free(p0);
+        dp_test_lm_reference_free(&r);
     }
     tokens_corpus_free(&corpus);
     return test_summary();

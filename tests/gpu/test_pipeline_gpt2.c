@@ -34,40 +34,34 @@ int main(void) {
     const math_t maths[2] = {MATH_FP32, MATH_BF16};
     const strategy_t *pipe = strategy_find("pipeline");
     for (int mi = 0; mi < 2; mi++) {
-        math_t math = maths[mi];
-        const dp_tol_t *tol = math == MATH_FP32 ? &dp_tol_fp32 : &dp_tol_bf16;
-        run_cfg_t cfg = dp_test_lm_cfg(math, &data, devices, B);
-        epoch_stats_t s;
-        double ref_loss, ref_held, held;
-        size_t n;
-        float *p0, *ref = dp_test_lm_reference(&cfg, K, tol, &p0, &ref_loss, &ref_held, &n);
+        dp_lm_ref_t r = dp_test_lm_reference(maths[mi], &data, devices, B, K);
         for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
-            run_cfg_t c = cfg;
+            run_cfg_t c = r.cfg;
             c.n_gpus = variants[v].p;
             c.micro_batches = variants[v].micro;
             c.schedule = variants[v].schedule;
             c.split = variants[v].split;
             c.n_split = variants[v].split ? variants[v].p - 1 : 0;
+            epoch_stats_t s;
+            double held;
             size_t np;
             float *p = dp_test_lm(pipe, &c, K, &s, &held, &np);
             char label[96];
-            snprintf(label, sizeof label, "%s: %s", math_name(math), variants[v].label);
-            EXPECT(np == n && dp_test_near(label, p, ref, p0, n, tol, s.train_loss, ref_loss, held, ref_held),
-                   "%s: not single's training", label);
+            snprintf(label, sizeof label, "%s: %s", math_name(maths[mi]), variants[v].label);
+            EXPECT(dp_test_lm_near(&r, label, p, np, s.train_loss, held), "%s: not single's training", label);
             EXPECT(s.train_acc < 0 && s.steps == K && s.stages == variants[v].p,
                    "%s: accuracy %g, steps %d, stages %d in a language model's row", label, s.train_acc, s.steps,
                    s.stages);
             free(p);
         }
-        run_cfg_t zb = cfg;
+        run_cfg_t zb = r.cfg;
         zb.n_gpus = 2;
         zb.micro_batches = 2;
         zb.schedule = SCHED_ZB;
         char err[512] = "";
         void *state = NULL;
         EXPECT(pipe->setup(&state, &zb, err, sizeof err) != 0 && strstr(err, "zb"), "zero bubble: \"%s\"", err);
-        free(ref);
-        free(p0);
+        dp_test_lm_reference_free(&r);
     }
     tokens_corpus_free(&corpus);
     return test_summary();
