@@ -5,6 +5,7 @@
 #include "gpu_test.h"
 #include "../../engine/check.h"
 #include "../../engine/idx.h"
+#include "../../engine/tokens.h"
 #include "../../strategies/dp.h"
 #include <string.h>
 

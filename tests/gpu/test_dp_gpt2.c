@@ -19,11 +19,9 @@ typedef struct {
 
 int main(void) {
     gpu_test_require(1);
-    int n_dev = 0;
-    CHECK_CUDA(cudaGetDeviceCount(&n_dev));
+    int n_dev;
     tokens_corpus_t corpus;
-    tokens_corpus_synthetic(&corpus, T, 512, 7);
-    idx_dataset_t data = {.corpus = &corpus};
+    idx_dataset_t data = dp_test_lm_data(&corpus, T, &n_dev);
     static const int same[2] = {0, 0}, two[2] = {0, 1};
     static const variant_t variants[] = {
         {"naive", "naive, 1 GPU", 1, 0, 0, DTYPE_FP32},

@@ -14,11 +14,9 @@
 
 int main(void) {
     gpu_test_require(1);
-    int n_dev = 0;
-    CHECK_CUDA(cudaGetDeviceCount(&n_dev));
+    int n_dev;
     tokens_corpus_t corpus;
-    tokens_corpus_synthetic(&corpus, T, 512, 7);
-    idx_dataset_t data = {.corpus = &corpus};
+    idx_dataset_t data = dp_test_lm_data(&corpus, T, &n_dev);
     /* stage k on GPU k where present, else on GPU 0 (the links then copy within it) */
     int devices[4];
     for (int k = 0; k < 4; k++) devices[k] = k < n_dev ? k : 0;
