@@ -185,6 +185,15 @@ static inline void dp_test_lm_control(const run_cfg_t *cfg, int k, const float *
     free(ph);
 }
 
+/* The language model's strategy tests' data: random tokens of vocabulary 512 (seed 7) in windows of t into *corpus;
+ * *n_dev the GPUs present. */
+static inline idx_dataset_t dp_test_lm_data(tokens_corpus_t *corpus, int t, int *n_dev) {
+    *n_dev = 0;
+    CHECK_CUDA(cudaGetDeviceCount(n_dev));
+    tokens_corpus_synthetic(corpus, t, 512, 7);
+    return (idx_dataset_t){.corpus = corpus};
+}
+
 /* The reference of a language model's strategy tests: the configuration (dp_test_lm_cfg) and its tolerances, single's
  * parameters before (p0) and after k steps (ref, n of them), its training and held-out losses. */
 typedef struct {
