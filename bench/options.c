@@ -4,6 +4,7 @@
 #include "options.h"
 #include "../engine/errmsg.h"
 #include "../engine/model_info.h"
+#include "../strategies/pipeline/pipe_lm.h"
 #include "../strategies/pipeline/pipe_schedule.h"
 #include "../study/paths.h"
 
@@ -333,8 +334,7 @@ static int check_model_kind(const options_t *o, const model_info_t *mi, const st
     }
     /* GPT-2's backward has no separate weight pass for zero bubble to defer */
     if (st && st->staged && o->schedule && !strcmp(o->schedule, options_schedules[SCHED_ZB]))
-        return errmsg(2, err, errlen, "--schedule zb: not with --model %s (zero bubble splits backward into its data "
-                      "and weight parts, which GPT-2's layers do not; --schedule gpipe or 1f1b)", o->model);
+        return errmsg(2, err, errlen, "--schedule zb: not with --model %s (" PIPE_LM_ZB_WHY ")", o->model);
     return 0;
 }
 

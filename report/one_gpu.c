@@ -13,12 +13,11 @@ void answer_one_fastest(FILE *f, const study_one_cell_t *c, const study_one_t *o
     const study_one_cell_t *b = &c[o->fastest];
     const char *unit = study_tput_unit(b->tokens);
     fprintf(f, "%s at batch %d, %.0f %s", b->math, b->batch, b->ips, unit);
-    const report_quality_t *q = report_quality(1);
     if (!b->tokens && !isnan(o->best))
         fprintf(f, ", the fastest within %.0f point of the best accuracy (%.1f %%)", STUDY_ACC_POINTS, 100 * o->best);
     else if (!isnan(o->best))
-        fprintf(f, ", the fastest whose %s is within the noise of the best (%s)", q->name,
-                report_fmt(q->fmt, o->best).s);
+        fprintf(f, ", the fastest whose %s is within the noise of the best (%s)", report_quality(1)->name,
+                report_fmt(report_quality(1)->fmt, o->best).s);
     for (int m = 0; m < o->n_math; m++)
         if (o->there[m] >= 0)
             fprintf(f, "; %s there: %.0f %s (%.2f× slower)", o->math[m], c[o->there[m]].ips, unit, o->slower[m]);

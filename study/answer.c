@@ -66,8 +66,7 @@ static void row_make(study_answer_row_t *w, const study_run_t *const *u, int n) 
         while (j < n && cmp_setting(u[i], u[j]) == 0) j++;
         study_stat_t ips = study_stat_steady(u + i, j - i, study_run_tput_col(u[i])),
                      tt = study_stat_runs(u + i, j - i, study_run_tt_s);
-        /* both kinds' qualities, once: a language model has no accuracy, its held-out loss is what a faster setting
-         * must not give up */
+        /* both kinds' qualities: the row keeps both, and its kind's is what a faster setting must not give up */
         study_quality_t qa = study_quality_runs(u + i, j - i, 0), ql = study_quality_runs(u + i, j - i, 1);
         int held = study_quality_held(lm ? &ql : &qa, study_quality_best(&best));
         int faster = !isnan(ips.med) && !(w->ips.med >= ips.med);

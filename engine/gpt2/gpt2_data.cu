@@ -62,7 +62,6 @@ static int upload(uint16_t **d, const tokens_t *t, char *err, size_t errlen) {
 int gpt2_data_init(gpt2_data_t *d, int device, const tokens_corpus_t *corpus, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->device = device;
-    d->T = corpus->T;
     if (tokens_sampler_init(&d->order, &corpus->train, corpus->T, err, errlen) != 0) return -1;
     d->n_val = tokens_corpus_windows(&corpus->val, corpus->T);
     CHECK_CUDA(cudaSetDevice(device));
@@ -93,9 +92,9 @@ void gpt2_data_epoch(gpt2_data_t *d, unsigned long long seed, int epoch, cudaStr
 
 void gpt2_data_train(const gpt2_data_t *d, const int *step, int step_rows, long long first, int B, int *tok, int *tgt,
                      cudaStream_t stream) {
-    gather(d->d_train, d->d_order, d->order.n_windows, step, step_rows, first, B, d->T, tok, tgt, stream);
+    gather(d->d_train, d->d_order, d->order.n_windows, step, step_rows, first, B, d->order.T, tok, tgt, stream);
 }
 
 void gpt2_data_val(const gpt2_data_t *d, long long first, int B, int *tok, int *tgt, cudaStream_t stream) {
-    gather(d->d_val, NULL, d->n_val, NULL, 0, first, B, d->T, tok, tgt, stream);
+    gather(d->d_val, NULL, d->n_val, NULL, 0, first, B, d->order.T, tok, tgt, stream);
 }

@@ -8,7 +8,6 @@
 
 typedef struct {
     int device;
-    int T;                      /* tokens a window's inputs */
     tokens_sampler_t order;     /* the training windows (n_windows) and this epoch's order of them */
     int n_val;                  /* held-out windows */
     uint16_t *d_train, *d_val;  /* device: the splits' tokens */

@@ -4,6 +4,10 @@
 #include <stddef.h>
 #include "../../engine/gpt2/gpt2_shape.h"
 
+/* Why GPT-2 takes no zero-bubble schedule: the options' refusal and the strategy's own say it alike. */
+#define PIPE_LM_ZB_WHY "zero bubble splits backward into its data and weight parts, which GPT-2's layers do not; " \
+                       "--schedule gpipe or 1f1b"
+
 /* The stages' first units, starts[0..p] (starts[0] = 0, starts[p] = GPT2_UNITS(layers)), of GPT-2 of shape s at
  * sequences of T tokens on p stages: the hand split split[0..n_split) (the first units of stages 2..p, split_check's
  * messages) where given (split not NULL), else the split whose slowest stage has the fewest training FLOPs

@@ -35,8 +35,7 @@ int pipe_lm_check(pipe_t *pp, const run_cfg_t *cfg, char *err, size_t errlen) {
     if (math_loss_scaled(cfg->math))
         return snprintf(err, errlen, "GPT-2 trains in fp32, tf32 or bf16, not %s", math_name(cfg->math)), -1;
     if (cfg->schedule == SCHED_ZB)
-        return snprintf(err, errlen, "pipeline: --schedule zb splits backward into its data and weight parts, which "
-                        "GPT-2's layers do not; use gpipe or 1f1b"), -1;
+        return snprintf(err, errlen, "pipeline: --schedule zb: %s", PIPE_LM_ZB_WHY), -1;
     pp->steps_per_epoch = tokens_corpus_windows(&c->train, c->T) / cfg->global_batch;
     if (pp->steps_per_epoch < 1)
         return snprintf(err, errlen, "global batch %d is larger than the %d training windows", cfg->global_batch,

@@ -8,9 +8,7 @@
 #
 # $OUT afterwards: summary.txt, steps.tsv, gpt2_two.csv, report/, logs/.
 set -uo pipefail
-: "${OUT:?set OUT to the directory that comes back}"
-budget=${TWO_BUDGET_S:-400}
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"   # OUT required; the budget BUDGET or 585 s
 device_begin --local-gpu
 run=(./scaling --model gpt2 --model-size small --dataset sotu --math bf16 --epochs 2 --warmup-epochs 0.1 --seed 1,2
      --out "$OUT/gpt2_two.csv")
