@@ -82,6 +82,9 @@ int options_dataset_kind(const char *name) {
 #define FIELD(m) offsetof(options_t, m)
 #define LIST(m) FIELD(m), FIELD(n_##m)
 
+/* The default of the options a model's recipe sets (model_info.h), filled in after parsing where not given. */
+#define RECIPE "the model's recipe"
+
 static const opt_t opts[] = {
     {"strategy", "NAME", "single", NULL, opt_str, FIELD(strategy), 0, "strategy name", NULL,
      "parallel strategy (an unknown name prints the valid ones)"},
@@ -104,22 +107,22 @@ static const opt_t opts[] = {
     {"batch", "LIST", NULL, "the model's", opt_int_list, LIST(batch), NULL, NULL,
      "batch sizes on one GPU (weak scaling multiplies by the GPU count;\n"
      "strong scaling splits it across the GPUs)"},
-    {"lr", "LIST", NULL, "the model's recipe", opt_double_list, LIST(lr), NULL, NULL,
+    {"lr", "LIST", NULL, RECIPE, opt_double_list, LIST(lr), NULL, NULL,
      "peak learning rates at --lr-base-batch, grown to each run's global batch by\n"
      "--lr-scaling (the model's recipe)"},
-    {"lr-schedule", "NAME", NULL, "the model's recipe", opt_enum, FIELD(lr_schedule), 0, "schedule",
+    {"lr-schedule", "NAME", NULL, RECIPE, opt_enum, FIELD(lr_schedule), 0, "schedule",
      lr_kind_names,
      "how the rate moves over a run's --epochs after warm-up: constant; step (x0.1 at\n"
      "half, x0.01 at three quarters); cosine (to 0); linear (to 0)"},
-    {"warmup-epochs", "X", NULL, "the model's recipe", opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
+    {"warmup-epochs", "X", NULL, RECIPE, opt_number, FIELD(warmup_epochs), 0, NULL, NULL,
      "gradual warm-up: the rate grows linearly, step by step, to the peak over X epochs"},
-    {"lr-scaling", "RULE", NULL, "the model's recipe", opt_enum, FIELD(lr_scaling), 0, "rule",
+    {"lr-scaling", "RULE", NULL, RECIPE, opt_enum, FIELD(lr_scaling), 0, "rule",
      lr_scaling_names,
      "the peak rate at global batch B: linear, lr x B / base; sqrt, lr x sqrt(B / base);\n"
      "none, lr"},
     {"lr-base-batch", "N", "0", "each --batch value", opt_count, FIELD(lr_base_batch), 0, NULL, NULL,
      "the global batch --lr is given at (e.g. 256 for a batch sweep that grows the rate)"},
-    {"optimizer", "NAME", NULL, "the model's recipe", opt_enum, FIELD(optimizer), 0, "optimizer",
+    {"optimizer", "NAME", NULL, RECIPE, opt_enum, FIELD(optimizer), 0, "optimizer",
      optim_names,
      "sgd: momentum SGD as torch.optim.SGD; lars: layer-wise adaptive rates (You et al.\n"
      "2017, trust coefficient 0.001) on every layer's weights and biases (both for the\n"
@@ -139,7 +142,7 @@ static const opt_t opts[] = {
     {"seed", "LIST", "1", NULL, opt_u64_list, FIELD(seeds), FIELD(n_seeds), NULL, NULL,
      "comma-separated unsigned RNG seeds (init and data order)"},
     {"momentum", "X", "0", NULL, opt_number, FIELD(momentum), 0, NULL, NULL, "SGD momentum (0: plain SGD)"},
-    {"weight-decay", "X", NULL, "the model's recipe", opt_number, FIELD(weight_decay), 0, NULL, NULL,
+    {"weight-decay", "X", NULL, RECIPE, opt_number, FIELD(weight_decay), 0, NULL, NULL,
      "L2 weight decay (sgd, lars); adamw: the decoupled decay of the matrices"},
     {"math", "LIST", "tf32", NULL, opt_enum_list, LIST(math), "math mode", math_names,
      "arithmetic to sweep, e.g. tf32,bf16.\n"

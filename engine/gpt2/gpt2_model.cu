@@ -102,7 +102,7 @@ int gpt2_model_init_stage(gpt2_model_t *m, const gpt2_shape_t *s, int B, int T, 
     /* The scratch, then the device scalars 256 bytes past its end. */
     size_t scratch_alloc = (m->scratch_bytes + 255) / 256 * 256 + 256;
     int oom = 0;
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < GPT2_ARENAS; a++)
         oom = oom || gpu_try_malloc(&m->arena[a], m->plan.arena_bytes[a] ? m->plan.arena_bytes[a] : 1);
     if (oom || gpu_try_malloc(&m->scratch, scratch_alloc) ||
         (m->fused && gpu_try_malloc(&m->sdpa_ws, m->sdpa.ws_bytes))) {

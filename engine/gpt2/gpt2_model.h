@@ -39,7 +39,7 @@ typedef struct gpt2_model {
     gpt2_slice_t *slices;   /* host: gpt2_layout_stage's of the plan's units, n_slices of them */
     int n_slices;
     size_t n_params;        /* elements of each flat buffer (gpt2_layout_stage's total, padding included) */
-    void *arena[3];         /* the plan's three allocations: flat buffers, activations, backward's scratch; a slot
+    void *arena[GPT2_ARENAS]; /* the plan's allocations: flat buffers, activations, backward's scratch; a slot
                              * (gpt2_model_init_slot) owns only its activations */
     const struct gpt2_model *slot_of;   /* a slot: the stage model whose flat buffers and scratch it shares; NULL */
     float *params, *grads, *adam_m, *adam_v;

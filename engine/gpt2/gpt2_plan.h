@@ -46,6 +46,9 @@ typedef enum {
     GPT2_BUF_KINDS
 } gpt2_buf_t;
 
+/* The plan's allocations: the flat buffers, the activations, backward's scratch. */
+enum { GPT2_ARENAS = 3 };
+
 /* Buffers start 256 bytes apart at least (cuBLASLt's and the vector loads' alignment). */
 #define GPT2_PLAN_ALIGN 256
 
@@ -64,7 +67,7 @@ typedef struct {
     int lo, hi;             /* the units (gpt2_shape.h's GPT2_UNITS) it holds: all of them, or a pipeline stage's */
     int b0, nb;             /* its blocks: b0 .. b0 + nb - 1; a block's buffers are indexed from b0 */
     size_t flat_elems;      /* gpt2_layout_stage's total */
-    size_t arena_bytes[3];  /* the flat buffers', the activations', backward's scratch */
+    size_t arena_bytes[GPT2_ARENAS];  /* the flat buffers', the activations', backward's scratch */
 } gpt2_plan_t;
 
 /* The plan of shape s at B x T (1 <= T <= context) with activations of type t (fp32 or bf16) and the plain

@@ -27,7 +27,7 @@ typedef struct {
     gpu_t g;
     gpt2_model_t m;
     int *dtok, *dtgt;
-    void *ref[3];                    /* the first pass's arenas (flat buffers, activations, scratch) */
+    void *ref[GPT2_ARENAS];          /* the first pass's arenas (flat buffers, activations, scratch) */
     unsigned long long *dcount;      /* one counter per (kind, index) */
     int n_counts;
 } rcase_t;
@@ -60,7 +60,7 @@ static void pass(rcase_t *c, int grad) {
 static int repeat(rcase_t *c, const char *name, int grad, int R) {
     const gpt2_plan_t *p = &c->m.plan;
     pass(c, grad);
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < GPT2_ARENAS; a++)
         CHECK_CUDA(cudaMemcpyAsync(c->ref[a], c->m.arena[a], p->arena_bytes[a], cudaMemcpyDeviceToDevice,
                                    c->g.stream));
     unsigned long long *h = (unsigned long long *)calloc((size_t)c->n_counts, sizeof *h);
@@ -108,7 +108,7 @@ static void run_case(math_t math, int vocab, unsigned long long seed, int R) {
     CHECK_CUDA(cudaMalloc(&c.dtgt, sizeof tgt));
     CHECK_CUDA(cudaMemcpy(c.dtok, tok, sizeof tok, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(c.dtgt, tgt, sizeof tgt, cudaMemcpyHostToDevice));
-    for (int a = 0; a < 3; a++) CHECK_CUDA(cudaMalloc(&c.ref[a], c.m.plan.arena_bytes[a]));
+    for (int a = 0; a < GPT2_ARENAS; a++) CHECK_CUDA(cudaMalloc(&c.ref[a], c.m.plan.arena_bytes[a]));
     for (int k = 0; k < GPT2_BUF_KINDS; k++) c.n_counts += c.m.plan.buf[k].count;
     CHECK_CUDA(cudaMalloc(&c.dcount, (size_t)c.n_counts * sizeof *c.dcount));
     CHECK_CUDA(cudaDeviceSynchronize());
@@ -123,7 +123,7 @@ static void run_case(math_t math, int vocab, unsigned long long seed, int R) {
     /* the control: one token changed must show (the comparison sees a difference) */
     tok[5] = (tok[5] + 1) % vocab;
     pass(&c, 0);
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < GPT2_ARENAS; a++)
         CHECK_CUDA(cudaMemcpyAsync(c.ref[a], c.m.arena[a], c.m.plan.arena_bytes[a], cudaMemcpyDeviceToDevice,
                                    c.g.stream));
     CHECK_CUDA(cudaMemcpyAsync(c.dtok, tok, sizeof tok, cudaMemcpyHostToDevice, c.g.stream));
@@ -135,7 +135,7 @@ static void run_case(math_t math, int vocab, unsigned long long seed, int R) {
     EXPECT(total > 0, "%s: control: a changed token left every buffer equal", name);
     printf("%s: %d passes equal; control: %llu words differ after one token changed\n", name, R, total);
     free(h);
-    for (int a = 0; a < 3; a++) CHECK_CUDA(cudaFree(c.ref[a]));
+    for (int a = 0; a < GPT2_ARENAS; a++) CHECK_CUDA(cudaFree(c.ref[a]));
     CHECK_CUDA(cudaFree(c.dcount));
     CHECK_CUDA(cudaFree(c.dtok));
     CHECK_CUDA(cudaFree(c.dtgt));

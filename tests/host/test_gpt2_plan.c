@@ -24,7 +24,7 @@ static void test_plan(void) {
     EXPECT(p.buf[GPT2_BUF_RESID].count == 25 && p.buf[GPT2_BUF_LN_STATS].count == 25, "2L + 1 residuals and stats");
     EXPECT(p.buf[GPT2_BUF_LOGITS].elems == (size_t)16 * 1024 * 50304, "logits over the padded vocabulary");
     /* every buffer inside its arena, aligned, none overlapping the next */
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < GPT2_ARENAS; a++) {
         size_t end = 0;
         for (int k = 0; k < GPT2_BUF_KINDS; k++) {
             const gpt2_plan_buf_t *b = &p.buf[k];
